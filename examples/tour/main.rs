@@ -1,0 +1,40 @@
+//! The tour: every implemented pattern, run against a real server, printing what it does.
+//!
+//! ```sh
+//! ./dev tour                      # embedded secantus-mdb server, nothing to install by hand
+//! MONGODB_URI=mongodb://... ./dev tour
+//! ```
+//!
+//! Each chapter is a module and uses a database of its own, dropped at the start so the tour can
+//! run again.
+
+mod indexes;
+
+use std::error::Error;
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn Error>> {
+    let server = pattern_testkit::server();
+    println!("pattern-runtime tour on {}\n", server.describe());
+    let client = pattern_testkit::client().await;
+
+    indexes::run(&client).await?;
+
+    println!("\nThe tour is over.");
+    Ok(())
+}
+
+/// A fresh database for a chapter.
+pub async fn chapter_db(
+    client: &mongodb::Client,
+    name: &str,
+) -> mongodb::error::Result<mongodb::Database> {
+    let db = client.database(&format!("tour_{name}"));
+    db.drop().await?;
+    Ok(db)
+}
+
+/// A chapter heading.
+pub fn heading(title: &str) {
+    println!("{title}\n{}", "=".repeat(title.chars().count()));
+}

@@ -1,0 +1,382 @@
+//! The typed model of a `#[derive(Model)]` input: fields with their serialized names (resolved
+//! once, by serde's own front end) and the container attributes.
+
+use proc_macro2::Span;
+use quote::ToTokens;
+use serde_derive_internals::{ast, Ctxt, Derive};
+use syn::{Data, DeriveInput, Fields, Ident, LitStr, Type};
+
+use crate::errors::{did_you_mean, Errors};
+
+/// A struct with named fields, as the derive sees it.
+pub(crate) struct Model<'a> {
+    pub ident: &'a Ident,
+    /// The path generated code uses for the runtime crate.
+    pub krate: syn::Path,
+    pub collection: String,
+    pub fields: Vec<Field<'a>>,
+}
+
+/// One named field.
+pub(crate) struct Field<'a> {
+    pub ident: &'a Ident,
+    /// The Rust name without `r#`.
+    pub rust_name: String,
+    /// The BSON key, after `rename` and `rename_all`.
+    pub bson_name: String,
+    pub ty: &'a Type,
+    /// `false` under `#[serde(skip)]` / `skip_serializing`: never stored.
+    pub serialized: bool,
+    /// `#[serde(with = ...)]` / `serialize_with`: the stored type is not `ty`'s default.
+    pub custom_serializer: bool,
+    pub attrs: &'a [syn::Attribute],
+}
+
+impl Model<'_> {
+    pub(crate) fn field(&self, rust_name: &str) -> Option<&Field<'_>> {
+        self.fields.iter().find(|f| f.rust_name == rust_name)
+    }
+
+    /// The message for a name that is not a field, with a suggestion (by Rust or BSON name).
+    pub(crate) fn unknown_field_message(&self, got: &str, what: &str) -> String {
+        if let Some(f) = self.fields.iter().find(|f| f.bson_name == got) {
+            return format!(
+                "{what} `{got}` is not a field: keys are Rust field names; `{got}` is the \
+                 serialized name of `{}`, write `{}`",
+                f.rust_name, f.rust_name
+            );
+        }
+        let names: Vec<&str> = self.fields.iter().map(|f| f.rust_name.as_str()).collect();
+        format!(
+            "{what} `{got}` is not a field of `{}`{}",
+            self.ident,
+            did_you_mean(got, names.iter().copied())
+        )
+    }
+}
+
+/// What went wrong before the fields could be read.
+pub(crate) enum Unsupported {
+    /// Not a struct with named fields, or generic: no stub can be generated.
+    Shape,
+    /// serde's own attributes are invalid: serde's derive reports them.
+    Serde,
+}
+
+/// Reads the input. Errors go to `errors`; `Err` means the model could not be built at all.
+pub(crate) fn parse<'a>(
+    input: &'a DeriveInput,
+    errors: &mut Errors,
+) -> Result<Model<'a>, Unsupported> {
+    check_shape(input, errors)?;
+    let attrs = parse_model_attrs(input, errors);
+
+    let cx = Ctxt::new();
+    let container = ast::Container::from_ast(&cx, input, Derive::Serialize);
+    let serde_ok = cx.check().is_ok();
+    let Some(container) = container.filter(|_| serde_ok) else {
+        return Err(Unsupported::Serde);
+    };
+    check_container_serde(input, &container, errors);
+    let ast::Data::Struct(_, serde_fields) = &container.data else {
+        return Err(Unsupported::Shape);
+    };
+
+    let mut fields = Vec::new();
+    for f in serde_fields {
+        let Some(ident) = f.original.ident.as_ref() else {
+            continue;
+        };
+        if f.attrs.flatten() {
+            let span = serde_key_span(&f.original.attrs, "flatten").unwrap_or_else(|| ident.span());
+            errors.at(
+                span,
+                "`#[serde(flatten)]` is not supported on a model: the flattened keys are not \
+                 known at compile time, so indexes and updates could not name them. Nest the \
+                 struct as a field instead",
+            );
+        }
+        fields.push(Field {
+            ident,
+            rust_name: unraw(ident),
+            bson_name: f.attrs.name().serialize_name().to_owned(),
+            ty: f.ty,
+            serialized: !f.attrs.skip_serializing(),
+            custom_serializer: f.attrs.serialize_with().is_some(),
+            attrs: &f.original.attrs,
+        });
+    }
+
+    let model = Model {
+        ident: &input.ident,
+        krate: attrs
+            .krate
+            .unwrap_or_else(|| syn::parse_quote!(::pattern_runtime)),
+        collection: attrs
+            .collection
+            .unwrap_or_else(|| default_collection(&input.ident.to_string())),
+        fields,
+    };
+    check_id(&model, errors);
+    Ok(model)
+}
+
+pub(crate) fn unraw(ident: &Ident) -> String {
+    let s = ident.to_string();
+    s.strip_prefix("r#")
+        .map_or_else(|| s.clone(), str::to_owned)
+}
+
+fn check_shape(input: &DeriveInput, errors: &mut Errors) -> Result<(), Unsupported> {
+    let shape_error = match &input.data {
+        Data::Struct(s) => match &s.fields {
+            Fields::Named(_) => None,
+            Fields::Unnamed(_) => Some((
+                input.ident.span(),
+                "`derive(Model)` needs a struct with named fields: a tuple struct has no field \
+                 names to store as BSON keys",
+            )),
+            Fields::Unit => Some((
+                input.ident.span(),
+                "`derive(Model)` needs a struct with named fields, including an `_id` field; \
+                 a unit struct has none",
+            )),
+        },
+        Data::Enum(e) => Some((
+            e.enum_token.span,
+            "`derive(Model)` supports structs with named fields; enums (one collection holding \
+             several shapes) are not supported yet: derive it on a struct",
+        )),
+        Data::Union(u) => Some((
+            u.union_token.span,
+            "`derive(Model)` supports structs with named fields, not unions",
+        )),
+    };
+    if let Some((span, message)) = shape_error {
+        errors.at(span, message);
+        return Err(Unsupported::Shape);
+    }
+    if !input.generics.params.is_empty() {
+        errors.spanned(
+            &input.generics,
+            "`derive(Model)` does not support generic structs: a model is registered once, for \
+             one collection, with one set of fields. Derive it on a concrete struct",
+        );
+        return Err(Unsupported::Shape);
+    }
+    Ok(())
+}
+
+#[derive(Default)]
+struct ModelAttrs {
+    collection: Option<String>,
+    krate: Option<syn::Path>,
+}
+
+const MODEL_KEYS: &[&str] = &["collection", "crate"];
+
+fn parse_model_attrs(input: &DeriveInput, errors: &mut Errors) -> ModelAttrs {
+    let mut out = ModelAttrs::default();
+    let mut seen: Vec<String> = Vec::new();
+    for attr in input.attrs.iter().filter(|a| a.path().is_ident("model")) {
+        let result = attr.parse_nested_meta(|meta| {
+            let key = meta
+                .path
+                .get_ident()
+                .map(ToString::to_string)
+                .unwrap_or_else(|| meta.path.to_token_stream().to_string());
+            if !MODEL_KEYS.contains(&key.as_str()) {
+                // Consume a value, if any, so later keys are still read.
+                if meta.input.peek(syn::Token![=]) {
+                    let _: syn::Expr = meta.value()?.parse()?;
+                }
+                errors.spanned(
+                    &meta.path,
+                    format!(
+                        "unknown model option `{key}`{}; expected one of: {}",
+                        did_you_mean(&key, MODEL_KEYS.iter().copied()),
+                        MODEL_KEYS.join(", ")
+                    ),
+                );
+                return Ok(());
+            }
+            if seen.contains(&key) {
+                errors.spanned(&meta.path, format!("duplicate model option `{key}`"));
+            }
+            seen.push(key.clone());
+            let value = meta.value()?;
+            let lit: syn::Lit = value.parse()?;
+            let syn::Lit::Str(s) = lit else {
+                errors.spanned(
+                    &lit,
+                    format!("`{key}` takes a string: `{key} = \"...\"`"),
+                );
+                return Ok(());
+            };
+            match key.as_str() {
+                "collection" => {
+                    if let Some(problem) = collection_name_problem(&s.value()) {
+                        errors.spanned(&s, problem);
+                    }
+                    out.collection = Some(s.value());
+                }
+                _ => match s.parse::<syn::Path>() {
+                    Ok(path) => out.krate = Some(path),
+                    Err(_) => errors.spanned(
+                        &s,
+                        "`crate` takes a path to the runtime crate: `crate = \"::pattern_runtime\"`",
+                    ),
+                },
+            }
+            Ok(())
+        });
+        if let Err(e) = result {
+            errors.push(e);
+        }
+    }
+    out
+}
+
+fn collection_name_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("a collection name cannot be empty")
+    } else if name.contains('$') || name.contains('\0') {
+        Some("a collection name cannot contain `$` or a NUL character")
+    } else if name.starts_with("system.") {
+        Some("`system.` collections are reserved by the server")
+    } else {
+        None
+    }
+}
+
+/// `OrderLine` -> `order_lines`, `Category` -> `categories`, `Address` -> `addresses`.
+fn default_collection(type_name: &str) -> String {
+    let mut snake = String::new();
+    for (i, c) in type_name.chars().enumerate() {
+        if c.is_uppercase() {
+            if i > 0 {
+                snake.push('_');
+            }
+            snake.extend(c.to_lowercase());
+        } else {
+            snake.push(c);
+        }
+    }
+    let consonant_y = snake.len() > 1
+        && snake.ends_with('y')
+        && !snake[..snake.len() - 1].ends_with(['a', 'e', 'i', 'o', 'u']);
+    if consonant_y {
+        snake.pop();
+        snake.push_str("ies");
+    } else if snake.ends_with(['s', 'x', 'z']) || snake.ends_with("ch") || snake.ends_with("sh") {
+        snake.push_str("es");
+    } else {
+        snake.push('s');
+    }
+    snake
+}
+
+/// Container-level serde attributes that change the stored shape in ways the derive cannot see.
+fn check_container_serde(input: &DeriveInput, container: &ast::Container<'_>, errors: &mut Errors) {
+    let a = &container.attrs;
+    let refused = [
+        (
+            a.transparent(),
+            "transparent",
+            "stores the inner value instead of a document",
+        ),
+        (
+            a.type_into().is_some(),
+            "into",
+            "stores another type's shape",
+        ),
+        (
+            a.type_from().is_some(),
+            "from",
+            "reads another type's shape",
+        ),
+        (
+            a.type_try_from().is_some(),
+            "try_from",
+            "reads another type's shape",
+        ),
+        (a.remote().is_some(), "remote", "describes another type"),
+    ];
+    for (present, key, why) in refused {
+        if present {
+            let span = serde_key_span(&input.attrs, key).unwrap_or_else(|| input.ident.span());
+            errors.at(
+                span,
+                format!(
+                    "`#[serde({key})]` is not supported on a model: it {why}, so the field names \
+                     the derive reads are not the stored keys"
+                ),
+            );
+        }
+    }
+}
+
+/// The span of `key` inside `#[serde(...)]` attributes.
+pub(crate) fn serde_key_span(attrs: &[syn::Attribute], key: &str) -> Option<Span> {
+    let mut found = None;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if found.is_none() && meta.path.is_ident(key) {
+                found = Some(
+                    meta.path
+                        .get_ident()
+                        .map_or_else(Span::call_site, Ident::span),
+                );
+            }
+            // Skip any value: `= expr` or a parenthesised list.
+            if meta.input.peek(syn::Token![=]) {
+                let _: syn::Expr = meta.value()?.parse()?;
+            } else if meta.input.peek(syn::token::Paren) {
+                let _ = meta.parse_nested_meta(|_| Ok(()));
+            }
+            Ok(())
+        });
+    }
+    found
+}
+
+fn check_id(model: &Model<'_>, errors: &mut Errors) {
+    match model.fields.iter().find(|f| f.bson_name == "_id") {
+        Some(f) if !f.serialized => errors.spanned(
+            f.ident,
+            "the `_id` field is never serialized (`#[serde(skip)]`): a model's `_id` must be \
+             stored; use `skip_serializing_if = \"Option::is_none\"` to let the server assign it",
+        ),
+        Some(_) => {}
+        None => errors.spanned(
+            model.ident,
+            format!(
+                "`{}` has no field serialized as `_id`: add `#[serde(rename = \"_id\")]` to its \
+                 id field (e.g. `#[serde(rename = \"_id\")] id: bson::oid::ObjectId`)",
+                model.ident
+            ),
+        ),
+    }
+}
+
+/// Parses a string literal as the named kind of value.
+pub(crate) fn lit_str(input: syn::parse::ParseStream<'_>, what: &str) -> syn::Result<LitStr> {
+    input
+        .parse::<LitStr>()
+        .map_err(|e| syn::Error::new(e.span(), format!("{what} takes a string literal")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::default_collection;
+
+    #[test]
+    fn default_collection_names() {
+        assert_eq!(default_collection("Product"), "products");
+        assert_eq!(default_collection("OrderLine"), "order_lines");
+        assert_eq!(default_collection("Category"), "categories");
+        assert_eq!(default_collection("Day"), "days");
+        assert_eq!(default_collection("Address"), "addresses");
+        assert_eq!(default_collection("Batch"), "batches");
+    }
+}

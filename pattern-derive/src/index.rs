@@ -1,0 +1,879 @@
+//! `#[index(...)]`: parsing, checks against the model, and the generated `IndexSpec`.
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::ext::IdentExt;
+use syn::parse::{ParseStream, Parser};
+use syn::{Ident, LitBool, LitInt, LitStr, Token};
+
+use crate::ast::{Field, Model};
+use crate::errors::{did_you_mean, Errors};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Asc,
+    Desc,
+    Text,
+    Geo,
+    Hashed,
+}
+
+impl Kind {
+    fn suffix(self) -> &'static str {
+        match self {
+            Kind::Asc => "1",
+            Kind::Desc => "-1",
+            Kind::Text => "text",
+            Kind::Geo => "2dsphere",
+            Kind::Hashed => "hashed",
+        }
+    }
+
+    fn variant(self) -> Ident {
+        let name = match self {
+            Kind::Asc => "Ascending",
+            Kind::Desc => "Descending",
+            Kind::Text => "Text",
+            Kind::Geo => "Geo2dSphere",
+            Kind::Hashed => "Hashed",
+        };
+        Ident::new(name, Span::call_site())
+    }
+}
+
+/// A key path as written: `field` or `field.sub.path`, or a string `"field.sub"`.
+#[derive(Clone)]
+struct KeyPath {
+    /// The first segment (a Rust field name).
+    head: String,
+    /// Dotted segments below the field, written as BSON names.
+    rest: Vec<String>,
+    span: Span,
+    tokens: TokenStream,
+}
+
+struct Key {
+    path: KeyPath,
+    kind: Kind,
+    kind_span: Span,
+}
+
+#[derive(Clone)]
+enum Lit {
+    Str(String),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+}
+
+struct Clause {
+    path: KeyPath,
+    op: &'static str,
+    value: Lit,
+}
+
+struct CollationDecl {
+    locale: Option<LitStr>,
+    strength: Option<u8>,
+    case_level: Option<bool>,
+    numeric_ordering: Option<bool>,
+}
+
+/// One `#[index(...)]` as parsed, before it is checked against the model.
+struct IndexAttr {
+    /// The `index` of the attribute: where errors about the whole index point.
+    attr_span: Span,
+    /// From `keys(...)` on the struct, or the field itself.
+    keys: Vec<Key>,
+    has_keys_list: bool,
+    name: Option<LitStr>,
+    unique: Option<(bool, Span)>,
+    sparse: bool,
+    hidden: bool,
+    expire: Option<(u64, Span)>,
+    collation: Option<CollationDecl>,
+    partial: Vec<Clause>,
+}
+
+/// A checked index, ready to expand.
+pub(crate) struct Index {
+    pub name: String,
+    /// The `name = "..."` literal, else the attribute: where errors about this index point.
+    span: Span,
+    /// The Rust name of the field of the first key: where the schema records the annotation.
+    pub first_field: String,
+    keys: Vec<(String, Kind)>,
+    unique: bool,
+    sparse: bool,
+    hidden: bool,
+    expire: Option<u64>,
+    collation: Option<(String, Option<u8>, Option<bool>, Option<bool>)>,
+    partial: Vec<(String, &'static str, Lit)>,
+}
+
+const OPTIONS: &[&str] = &[
+    "keys",
+    "unique",
+    "sparse",
+    "hidden",
+    "name",
+    "expire_after",
+    "collation",
+    "partial",
+];
+const COLLATION_OPTIONS: &[&str] = &["locale", "strength", "case_level", "numeric_ordering"];
+const PARTIAL_OPS: &[&str] = &["eq", "gt", "gte", "lt", "lte", "exists", "type"];
+
+/// Every index of the model: struct-level attributes first, then field-level ones.
+pub(crate) fn collect(
+    input: &syn::DeriveInput,
+    model: &Model<'_>,
+    errors: &mut Errors,
+) -> Vec<Index> {
+    let mut parsed: Vec<IndexAttr> = Vec::new();
+    for attr in input.attrs.iter().filter(|a| a.path().is_ident("index")) {
+        if let Some(a) = parse_attr(attr, None, errors) {
+            parsed.push(a);
+        }
+    }
+    for field in &model.fields {
+        for attr in field.attrs.iter().filter(|a| a.path().is_ident("index")) {
+            if let Some(a) = parse_attr(attr, Some(field), errors) {
+                parsed.push(a);
+            }
+        }
+    }
+    let mut out: Vec<Index> = Vec::new();
+    for a in parsed {
+        let Some(index) = check(a, model, errors) else {
+            continue;
+        };
+        if index.name == "_id_" {
+            errors.at(
+                index.span,
+                "the name `_id_` is reserved for the `_id` index",
+            );
+            continue;
+        }
+        if out.iter().any(|o| o.name == index.name) {
+            errors.at(
+                index.span,
+                format!(
+                    "two indexes of this model are named `{}`: give one of them another `name = \"...\"`",
+                    index.name
+                ),
+            );
+            continue;
+        }
+        out.push(index);
+    }
+    out
+}
+
+fn parse_attr(
+    attr: &syn::Attribute,
+    field: Option<&Field<'_>>,
+    errors: &mut Errors,
+) -> Option<IndexAttr> {
+    let mut out = IndexAttr {
+        attr_span: attr
+            .path()
+            .get_ident()
+            .map_or(attr.pound_token.span, Ident::span),
+        keys: Vec::new(),
+        has_keys_list: false,
+        name: None,
+        unique: None,
+        sparse: false,
+        hidden: false,
+        expire: None,
+        collation: None,
+        partial: Vec::new(),
+    };
+    // `#[index]` alone: an ascending index on the field.
+    if matches!(attr.meta, syn::Meta::Path(_)) {
+        return match field {
+            Some(f) => {
+                out.keys.push(field_key(f, Kind::Asc, out.attr_span));
+                Some(out)
+            }
+            None => {
+                errors.spanned(attr, STRUCT_NEEDS_KEYS);
+                None
+            }
+        };
+    }
+    let mut local = Errors::default();
+    let result = (|input: ParseStream<'_>| parse_items(input, field, &mut out, &mut local)).parse2(
+        match &attr.meta {
+            syn::Meta::List(list) => list.tokens.clone(),
+            other => {
+                errors.spanned(other, "write `#[index(...)]`, or `#[index]` on a field");
+                return None;
+            }
+        },
+    );
+    if let Err(e) = result {
+        local.push(e);
+    }
+    let ok = local.is_empty();
+    if let Err(e) = local.into_result() {
+        errors.push(e);
+    }
+    if field.is_none() && !out.has_keys_list && ok {
+        errors.spanned(attr, STRUCT_NEEDS_KEYS);
+        return None;
+    }
+    ok.then_some(out)
+}
+
+const STRUCT_NEEDS_KEYS: &str = "an `#[index]` on the struct needs its keys: \
+     `#[index(keys(category = 1, price = -1))]`; to index one field, put `#[index]` on the field";
+
+fn field_key(f: &Field<'_>, kind: Kind, span: Span) -> Key {
+    Key {
+        path: KeyPath {
+            head: f.rust_name.clone(),
+            rest: Vec::new(),
+            span: f.ident.span(),
+            tokens: quote!(#f),
+        },
+        kind,
+        kind_span: span,
+    }
+}
+
+impl quote::ToTokens for Field<'_> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        self.ident.to_tokens(tokens);
+    }
+}
+
+fn parse_items(
+    input: ParseStream<'_>,
+    field: Option<&Field<'_>>,
+    out: &mut IndexAttr,
+    errors: &mut Errors,
+) -> syn::Result<()> {
+    let mut seen: Vec<String> = Vec::new();
+    let mut first = true;
+    while !input.is_empty() {
+        // On a field, a leading key kind: `#[index(-1, unique)]`, `#[index("text")]`.
+        if input.peek(Token![-]) || input.peek(LitInt) || input.peek(LitStr) {
+            let (kind, span) = parse_kind(input)?;
+            match field {
+                Some(f) if first => out.keys.push(field_key(f, kind, span)),
+                Some(_) => errors.at(span, "the key kind goes first: `#[index(-1, unique)]`"),
+                None => errors.at(
+                    span,
+                    "on the struct, give each key its kind inside `keys(...)`: \
+                     `#[index(keys(price = -1))]`",
+                ),
+            }
+        } else {
+            let ident = Ident::parse_any(input)?;
+            let key = ident.to_string();
+            if !OPTIONS.contains(&key.as_str()) {
+                return Err(syn::Error::new(
+                    ident.span(),
+                    format!(
+                        "unknown index option `{key}`{}; expected one of: {}",
+                        did_you_mean(&key, OPTIONS.iter().copied()),
+                        OPTIONS.join(", ")
+                    ),
+                ));
+            }
+            if seen.contains(&key) {
+                errors.at(ident.span(), format!("duplicate index option `{key}`"));
+            }
+            seen.push(key.clone());
+            parse_option(input, &ident, field, out, errors)?;
+        }
+        first = false;
+        if input.is_empty() {
+            break;
+        }
+        input.parse::<Token![,]>()?;
+    }
+    // `#[index(unique)]` on a field: ascending.
+    if let (Some(f), true) = (field, out.keys.is_empty()) {
+        out.keys.push(field_key(f, Kind::Asc, out.attr_span));
+    }
+    Ok(())
+}
+
+fn parse_bool_flag(input: ParseStream<'_>) -> syn::Result<bool> {
+    if input.peek(Token![=]) {
+        input.parse::<Token![=]>()?;
+        let lit: syn::Lit = input.parse()?;
+        match lit {
+            syn::Lit::Bool(b) => Ok(b.value),
+            other => Err(syn::Error::new_spanned(other, "expected `true` or `false`")),
+        }
+    } else {
+        Ok(true)
+    }
+}
+
+fn parse_option(
+    input: ParseStream<'_>,
+    ident: &Ident,
+    field: Option<&Field<'_>>,
+    out: &mut IndexAttr,
+    errors: &mut Errors,
+) -> syn::Result<()> {
+    match ident.to_string().as_str() {
+        "keys" => {
+            let content;
+            syn::parenthesized!(content in input);
+            if field.is_some() {
+                errors.at(
+                    ident.span(),
+                    "`keys(...)` belongs on the struct; on a field the key is the field itself: \
+                     write `#[index(-1)]`, or move the compound index to the struct",
+                );
+                return Ok(());
+            }
+            out.has_keys_list = true;
+            while !content.is_empty() {
+                let path = parse_path(&content)?;
+                content.parse::<Token![=]>()?;
+                let (kind, kind_span) = parse_kind(&content)?;
+                if out
+                    .keys
+                    .iter()
+                    .any(|k| k.path.head == path.head && k.path.rest == path.rest)
+                {
+                    errors.at(path.span, "this key appears twice in the index");
+                }
+                out.keys.push(Key {
+                    path,
+                    kind,
+                    kind_span,
+                });
+                if content.is_empty() {
+                    break;
+                }
+                content.parse::<Token![,]>()?;
+            }
+            if out.keys.is_empty() {
+                errors.at(
+                    ident.span(),
+                    "`keys(...)` needs at least one key: `keys(name = 1)`",
+                );
+            }
+        }
+        "unique" => {
+            let v = parse_bool_flag(input)?;
+            out.unique = Some((v, ident.span()));
+        }
+        "sparse" => out.sparse = parse_bool_flag(input)?,
+        "hidden" => out.hidden = parse_bool_flag(input)?,
+        "name" => {
+            input.parse::<Token![=]>()?;
+            let name = crate::ast::lit_str(input, "`name`")?;
+            if name.value().is_empty() || name.value() == "*" {
+                errors.spanned(&name, "an index name cannot be empty or `*`");
+            }
+            out.name = Some(name);
+        }
+        "expire_after" => {
+            input.parse::<Token![=]>()?;
+            let lit: syn::Lit = input.parse()?;
+            let secs = match &lit {
+                syn::Lit::Int(i) => i.base10_parse::<u64>().ok(),
+                syn::Lit::Str(s) => parse_duration(&s.value()),
+                _ => None,
+            };
+            match secs {
+                Some(s) if s <= i32::MAX as u64 => out.expire = Some((s, ident.span())),
+                _ => errors.spanned(
+                    &lit,
+                    "`expire_after` takes seconds (`expire_after = 3600`) or a duration string \
+                     of whole units s, m, h, d, w (`expire_after = \"30d\"`, `\"1d12h\"`), at \
+                     most 2147483647 seconds",
+                ),
+            }
+        }
+        "collation" => {
+            let content;
+            syn::parenthesized!(content in input);
+            out.collation = Some(parse_collation(&content, ident.span(), errors)?);
+        }
+        _ => {
+            // "partial"
+            let content;
+            syn::parenthesized!(content in input);
+            while !content.is_empty() {
+                parse_clause(&content, &mut out.partial)?;
+                if content.is_empty() {
+                    break;
+                }
+                content.parse::<Token![,]>()?;
+            }
+            if out.partial.is_empty() {
+                errors.at(
+                    ident.span(),
+                    "`partial(...)` needs a condition: `partial(status = \"active\")`",
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+fn parse_collation(
+    content: ParseStream<'_>,
+    span: Span,
+    errors: &mut Errors,
+) -> syn::Result<CollationDecl> {
+    let mut c = CollationDecl {
+        locale: None,
+        strength: None,
+        case_level: None,
+        numeric_ordering: None,
+    };
+    while !content.is_empty() {
+        let key: Ident = content.parse()?;
+        content.parse::<Token![=]>()?;
+        match key.to_string().as_str() {
+            "locale" => c.locale = Some(crate::ast::lit_str(content, "`locale`")?),
+            "strength" => {
+                let lit: LitInt = content.parse()?;
+                match lit.base10_parse::<u8>() {
+                    Ok(s @ 1..=5) => c.strength = Some(s),
+                    _ => errors.spanned(&lit, "`strength` is a collation level from 1 to 5"),
+                }
+            }
+            "case_level" => c.case_level = Some(content.parse::<LitBool>()?.value),
+            "numeric_ordering" => c.numeric_ordering = Some(content.parse::<LitBool>()?.value),
+            other => {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!(
+                        "unknown collation option `{other}`{}; expected one of: {}",
+                        did_you_mean(other, COLLATION_OPTIONS.iter().copied()),
+                        COLLATION_OPTIONS.join(", ")
+                    ),
+                ))
+            }
+        }
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<Token![,]>()?;
+    }
+    if c.locale.is_none() {
+        errors.at(
+            span,
+            "`collation(...)` needs a `locale`: `collation(locale = \"en\", strength = 2)`",
+        );
+    }
+    Ok(c)
+}
+
+fn parse_clause(content: ParseStream<'_>, out: &mut Vec<Clause>) -> syn::Result<()> {
+    let path = parse_path(content)?;
+    if content.peek(Token![=]) {
+        content.parse::<Token![=]>()?;
+        let value = parse_lit(content)?;
+        out.push(Clause {
+            path,
+            op: "eq",
+            value,
+        });
+        return Ok(());
+    }
+    let ops;
+    syn::parenthesized!(ops in content);
+    while !ops.is_empty() {
+        let op = Ident::parse_any(&ops)?;
+        let name = op.to_string();
+        let Some(op_name) = PARTIAL_OPS.iter().find(|o| **o == name) else {
+            return Err(syn::Error::new(
+                op.span(),
+                format!(
+                    "unknown partial filter operator `{name}`{}; expected one of: {}",
+                    did_you_mean(&name, PARTIAL_OPS.iter().copied()),
+                    PARTIAL_OPS.join(", ")
+                ),
+            ));
+        };
+        ops.parse::<Token![=]>()?;
+        let value = parse_lit(&ops)?;
+        let wrong = match (*op_name, &value) {
+            ("exists", Lit::Bool(_)) => None,
+            ("exists", _) => Some("`exists` takes `true` or `false`"),
+            ("type", Lit::Str(..)) => None,
+            ("type", _) => Some("`type` takes a BSON type alias: `type = \"string\"`"),
+            _ => None,
+        };
+        if let Some(message) = wrong {
+            return Err(syn::Error::new(op.span(), message));
+        }
+        out.push(Clause {
+            path: path.clone(),
+            op: op_name,
+            value,
+        });
+        if ops.is_empty() {
+            break;
+        }
+        ops.parse::<Token![,]>()?;
+    }
+    Ok(())
+}
+
+fn parse_lit(input: ParseStream<'_>) -> syn::Result<Lit> {
+    let negative = input.peek(Token![-]);
+    if negative {
+        input.parse::<Token![-]>()?;
+    }
+    let lit: syn::Lit = input.parse()?;
+    let sign = if negative { -1 } else { 1 };
+    let value = match &lit {
+        syn::Lit::Int(i) if i.suffix().is_empty() => Lit::Int(sign * i.base10_parse::<i64>()?),
+        syn::Lit::Float(f) if f.suffix().is_empty() => {
+            Lit::Float(if negative { -1.0 } else { 1.0 } * f.base10_parse::<f64>()?)
+        }
+        syn::Lit::Str(s) if !negative => Lit::Str(s.value()),
+        syn::Lit::Bool(b) if !negative => Lit::Bool(b.value),
+        other => {
+            return Err(syn::Error::new_spanned(
+                other,
+                "a partial filter value is a string, an integer, a float or a bool literal",
+            ))
+        }
+    };
+    Ok(value)
+}
+
+fn parse_path(input: ParseStream<'_>) -> syn::Result<KeyPath> {
+    if input.peek(LitStr) {
+        let s: LitStr = input.parse()?;
+        let value = s.value();
+        let mut parts = value.split('.').map(str::to_owned);
+        let head = parts.next().unwrap_or_default();
+        return Ok(KeyPath {
+            head,
+            rest: parts.collect(),
+            span: s.span(),
+            tokens: quote!(#s),
+        });
+    }
+    let first = Ident::parse_any(input)?;
+    let mut tokens = quote!(#first);
+    let mut rest = Vec::new();
+    while input.peek(Token![.]) {
+        let dot: Token![.] = input.parse()?;
+        let seg = Ident::parse_any(input)?;
+        rest.push(crate::ast::unraw(&seg));
+        tokens.extend(quote!(#dot #seg));
+    }
+    Ok(KeyPath {
+        head: crate::ast::unraw(&first),
+        rest,
+        span: first.span(),
+        tokens,
+    })
+}
+
+fn parse_kind(input: ParseStream<'_>) -> syn::Result<(Kind, Span)> {
+    if input.peek(Token![-]) {
+        let minus: Token![-] = input.parse()?;
+        let lit: LitInt = input.parse()?;
+        return if lit.base10_digits() == "1" {
+            Ok((Kind::Desc, minus.span))
+        } else {
+            Err(syn::Error::new(lit.span(), KIND_HELP))
+        };
+    }
+    if input.peek(LitInt) {
+        let lit: LitInt = input.parse()?;
+        return if lit.base10_digits() == "1" {
+            Ok((Kind::Asc, lit.span()))
+        } else {
+            Err(syn::Error::new(lit.span(), KIND_HELP))
+        };
+    }
+    if input.peek(LitStr) {
+        let lit: LitStr = input.parse()?;
+        return match lit.value().as_str() {
+            "text" => Ok((Kind::Text, lit.span())),
+            "2dsphere" => Ok((Kind::Geo, lit.span())),
+            "hashed" => Ok((Kind::Hashed, lit.span())),
+            _ => Err(syn::Error::new(lit.span(), KIND_HELP)),
+        };
+    }
+    Err(input.error(KIND_HELP))
+}
+
+const KIND_HELP: &str = "an index key is `1`, `-1`, `\"text\"`, `\"2dsphere\"` or `\"hashed\"`";
+
+/// `"30d"`, `"12h"`, `"1d12h"`, `"90s"`: whole units s, m, h, d, w.
+fn parse_duration(s: &str) -> Option<u64> {
+    let mut total: u64 = 0;
+    let mut digits = String::new();
+    let mut any = false;
+    for c in s.trim().chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        let unit = match c {
+            's' => 1,
+            'm' => 60,
+            'h' => 3600,
+            'd' => 86_400,
+            'w' => 604_800,
+            _ => return None,
+        };
+        let n: u64 = digits.parse().ok()?;
+        total = total.checked_add(n.checked_mul(unit)?)?;
+        digits.clear();
+        any = true;
+    }
+    (any && digits.is_empty()).then_some(total)
+}
+
+/// Whether a field type is stored as a BSON date: `bson::DateTime` (possibly in an `Option` or a
+/// `Vec`). `chrono::DateTime<Utc>` is not: serde writes it as a string.
+fn is_bson_date(ty: &syn::Type) -> bool {
+    let syn::Type::Path(p) = ty else {
+        return false;
+    };
+    let Some(last) = p.path.segments.last() else {
+        return false;
+    };
+    match (&last.ident.to_string()[..], &last.arguments) {
+        ("DateTime", syn::PathArguments::None) => true,
+        ("Option" | "Vec", syn::PathArguments::AngleBracketed(args)) => {
+            matches!(args.args.first(), Some(syn::GenericArgument::Type(inner)) if is_bson_date(inner))
+        }
+        _ => false,
+    }
+}
+
+/// Resolves a path's first segment to a field; reports what is wrong.
+fn resolve(path: &KeyPath, model: &Model<'_>, what: &str, errors: &mut Errors) -> Option<String> {
+    let Some(field) = model.field(&path.head) else {
+        errors.spanned(&path.tokens, model.unknown_field_message(&path.head, what));
+        return None;
+    };
+    if !field.serialized {
+        errors.spanned(
+            &path.tokens,
+            format!(
+                "field `{}` is never serialized (`#[serde(skip)]`): it cannot be {what}",
+                field.rust_name
+            ),
+        );
+        return None;
+    }
+    if path.rest.iter().any(|s| s.is_empty() || s.starts_with('$')) {
+        errors.spanned(
+            &path.tokens,
+            "a path segment cannot be empty or start with `$`",
+        );
+        return None;
+    }
+    let mut full = field.bson_name.clone();
+    for seg in &path.rest {
+        full.push('.');
+        full.push_str(seg);
+    }
+    Some(full)
+}
+
+fn check(a: IndexAttr, model: &Model<'_>, errors: &mut Errors) -> Option<Index> {
+    let before = errors.count();
+    let mut keys = Vec::new();
+    for k in &a.keys {
+        if let Some(path) = resolve(&k.path, model, "an index key", errors) {
+            keys.push((path, k.kind));
+        }
+    }
+    if keys.len() != a.keys.len() {
+        return None;
+    }
+    if keys.len() == 1 && keys[0].0 == "_id" && matches!(keys[0].1, Kind::Asc | Kind::Desc) {
+        errors.at(
+            a.keys[0].kind_span,
+            "`_id` is always indexed (the `_id_` index, unique): remove this index",
+        );
+    }
+    let hashed: Vec<&Key> = a.keys.iter().filter(|k| k.kind == Kind::Hashed).collect();
+    if hashed.len() > 1 {
+        errors.at(hashed[1].kind_span, "an index can have only one hashed key");
+    }
+    if let Some((true, span)) = a.unique {
+        if !hashed.is_empty() {
+            errors.at(
+                span,
+                "a hashed index cannot be unique: index the field with `1` for uniqueness",
+            );
+        }
+    }
+    if let Some((_, span)) = a.expire {
+        if a.keys.len() != 1 {
+            errors.at(
+                span,
+                "a TTL index (`expire_after`) must have exactly one key, a date field",
+            );
+        } else {
+            let k = &a.keys[0];
+            let field = model.field(&k.path.head);
+            if !matches!(k.kind, Kind::Asc | Kind::Desc) {
+                errors.at(
+                    span,
+                    "a TTL index (`expire_after`) needs a `1` or `-1` key on a date field",
+                );
+            } else if let Some(f) = field.filter(|f| !f.custom_serializer && k.path.rest.is_empty())
+            {
+                if !is_bson_date(f.ty) {
+                    errors.at(
+                        span,
+                        format!(
+                            "a TTL index needs a field stored as a BSON date, and `{}` has type `{}`; \
+                             use `bson::DateTime` (a `chrono::DateTime` is serialized as a string and \
+                             would never expire), or a `#[serde(with = ...)]` helper that writes a \
+                             BSON date",
+                            f.rust_name,
+                            quote::ToTokens::to_token_stream(f.ty)
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    let mut partial = Vec::new();
+    for c in &a.partial {
+        if let Some(path) = resolve(&c.path, model, "a partial filter field", errors) {
+            partial.push((path, c.op, c.value.clone()));
+        }
+    }
+    let collation = a.collation.as_ref().and_then(|c| {
+        c.locale
+            .as_ref()
+            .map(|l| (l.value(), c.strength, c.case_level, c.numeric_ordering))
+    });
+    if errors.count() != before {
+        return None;
+    }
+    let name = a.name.as_ref().map_or_else(
+        || {
+            keys.iter()
+                .map(|(p, k)| format!("{p}_{}", k.suffix()))
+                .collect::<Vec<_>>()
+                .join("_")
+        },
+        LitStr::value,
+    );
+    Some(Index {
+        span: a.name.as_ref().map_or(a.attr_span, LitStr::span),
+        name,
+        first_field: a.keys[0].path.head.clone(),
+        keys,
+        unique: a.unique.is_some_and(|(u, _)| u),
+        sparse: a.sparse,
+        hidden: a.hidden,
+        expire: a.expire.map(|(s, _)| s),
+        collation,
+        partial,
+    })
+}
+
+impl Index {
+    /// The `IndexSpec` expression.
+    pub(crate) fn expand(&self, krate: &syn::Path) -> TokenStream {
+        let p = quote!(#krate::__private);
+        let keys = self.keys.iter().map(|(path, kind)| {
+            let variant = kind.variant();
+            quote!(#p::IndexKey { path: #path, kind: #p::IndexKind::#variant })
+        });
+        let name = &self.name;
+        let (unique, sparse, hidden) = (self.unique, self.sparse, self.hidden);
+        let expire = match self.expire {
+            Some(s) => quote!(::core::option::Option::Some(#s)),
+            None => quote!(::core::option::Option::None),
+        };
+        let opt = |v: Option<TokenStream>| match v {
+            Some(t) => quote!(::core::option::Option::Some(#t)),
+            None => quote!(::core::option::Option::None),
+        };
+        let collation =
+            opt(self
+                .collation
+                .as_ref()
+                .map(|(locale, strength, case_level, numeric)| {
+                    let strength = opt(strength.map(|s| quote!(#s)));
+                    let case_level = opt(case_level.map(|b| quote!(#b)));
+                    let numeric = opt(numeric.map(|b| quote!(#b)));
+                    quote!(#p::Collation {
+                        locale: #locale,
+                        strength: #strength,
+                        case_level: #case_level,
+                        numeric_ordering: #numeric,
+                    })
+                }));
+        let partial = self.partial.iter().map(|(path, op, value)| {
+            let op = Ident::new(
+                match *op {
+                    "eq" => "Eq",
+                    "gt" => "Gt",
+                    "gte" => "Gte",
+                    "lt" => "Lt",
+                    "lte" => "Lte",
+                    "exists" => "Exists",
+                    _ => "Type",
+                },
+                Span::call_site(),
+            );
+            let value = match value {
+                Lit::Str(s) => quote!(#p::Literal::Str(#s)),
+                Lit::Int(i) => quote!(#p::Literal::Int(#i)),
+                Lit::Float(f) => quote!(#p::Literal::Float(#f)),
+                Lit::Bool(b) => quote!(#p::Literal::Bool(#b)),
+            };
+            quote!(#p::PartialClause { path: #path, op: #p::PartialOp::#op, value: #value })
+        });
+        quote! {
+            #p::IndexSpec::from_parts(#p::IndexParts {
+                keys: &[#(#keys),*],
+                name: #name,
+                unique: #unique,
+                sparse: #sparse,
+                hidden: #hidden,
+                expire_after_seconds: #expire,
+                collation: #collation,
+                partial: &[#(#partial),*],
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30d"), Some(30 * 86_400));
+        assert_eq!(parse_duration("1d12h"), Some(86_400 + 12 * 3600));
+        assert_eq!(parse_duration("90s"), Some(90));
+        assert_eq!(parse_duration("2w"), Some(2 * 604_800));
+        assert_eq!(parse_duration("30"), None);
+        assert_eq!(parse_duration("3 days"), None);
+        assert_eq!(parse_duration(""), None);
+    }
+
+    #[test]
+    fn date_types() {
+        assert!(is_bson_date(&syn::parse_quote!(bson::DateTime)));
+        assert!(is_bson_date(&syn::parse_quote!(Option<DateTime>)));
+        assert!(!is_bson_date(&syn::parse_quote!(
+            chrono::DateTime<chrono::Utc>
+        )));
+        assert!(!is_bson_date(&syn::parse_quote!(String)));
+    }
+}

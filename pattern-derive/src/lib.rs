@@ -1,0 +1,19 @@
+//! Derive macros of `pattern-runtime`. Depend on `pattern-runtime`, which re-exports them and
+//! documents them; this crate is an implementation detail.
+
+extern crate proc_macro;
+
+use proc_macro::TokenStream;
+use syn::{parse_macro_input, DeriveInput};
+
+mod ast;
+mod errors;
+mod index;
+mod model;
+
+/// `#[derive(Model)]`: see `pattern_runtime`'s documentation.
+#[proc_macro_derive(Model, attributes(model, index))]
+pub fn derive_model(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    model::derive(&input).into()
+}

@@ -1,0 +1,200 @@
+//! `#[derive(Model)]`: reads the input, checks it, and generates the `Model` impl, the schema,
+//! the typed field names and the registry entry. On any error it generates stubs instead, so the
+//! user sees the real mistakes and not a cascade of missing items.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, ToTokens};
+use syn::DeriveInput;
+
+use crate::ast::{self, Model, Unsupported};
+use crate::errors::Errors;
+use crate::index::{self, Index};
+
+pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
+    let mut errors = Errors::default();
+    let model = ast::parse(input, &mut errors);
+    let indexes = match &model {
+        Ok(m) => index::collect(input, m, &mut errors),
+        Err(_) => Vec::new(),
+    };
+    // `#[model]` on a field is a misplaced attribute.
+    if let syn::Data::Struct(s) = &input.data {
+        for attr in s.fields.iter().flat_map(|f| &f.attrs) {
+            if attr.path().is_ident("model") {
+                errors.spanned(attr, "`#[model(...)]` goes on the struct, not on a field");
+            }
+        }
+    }
+    match (model, errors.into_result()) {
+        (Ok(m), Ok(())) => expand(&m, &indexes),
+        (Ok(m), Err(e)) => {
+            let mut out = e.to_compile_error();
+            out.extend(fallback(&m, true));
+            out
+        }
+        // serde reports its own attribute errors: add nothing but the field names.
+        (Err(Unsupported::Serde), result) => {
+            let mut out = result
+                .err()
+                .map(|e| e.to_compile_error())
+                .unwrap_or_default();
+            out.extend(fallback_fields_only(input));
+            out
+        }
+        (Err(Unsupported::Shape), result) => result
+            .err()
+            .map(|e| e.to_compile_error())
+            .unwrap_or_default(),
+    }
+}
+
+fn fields_struct(model: &Model<'_>) -> (syn::Ident, TokenStream, TokenStream) {
+    let ident = model.ident;
+    let krate = &model.krate;
+    let fields_ident = format_ident!("{}Fields", ident);
+    let stored: Vec<_> = model.fields.iter().filter(|f| f.serialized).collect();
+    let decls = stored.iter().map(|f| {
+        let id = f.ident;
+        let doc = format!("`{}`", f.bson_name);
+        quote!(#[doc = #doc] pub #id: #krate::__private::FieldName)
+    });
+    let values = stored.iter().map(|f| {
+        let id = f.ident;
+        let name = &f.bson_name;
+        quote!(#id: #krate::__private::FieldName::new(#name))
+    });
+    let struct_doc = format!("The serialized field names of [`{ident}`].");
+    let def = quote! {
+        #[doc = #struct_doc]
+        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug)]
+        pub struct #fields_ident { #(#decls,)* }
+    };
+    let value = quote!(#fields_ident { #(#values,)* });
+    (fields_ident, def, value)
+}
+
+fn expand(model: &Model<'_>, indexes: &[Index]) -> TokenStream {
+    let ident = model.ident;
+    let krate = &model.krate;
+    let p = quote!(#krate::__private);
+    let name = ident.to_string();
+    let collection = &model.collection;
+    let (fields_ident, fields_def, fields_value) = fields_struct(model);
+    let field_schemas = model.fields.iter().filter(|f| f.serialized).map(|f| {
+        let rust_name = &f.rust_name;
+        let bson_name = &f.bson_name;
+        let rust_type = f.ty.to_token_stream().to_string().replace(' ', "");
+        let annotations = indexes
+            .iter()
+            .filter(|i| i.first_field == f.rust_name)
+            .map(|i| {
+                let index_name = &i.name;
+                quote!(#p::Annotation::Index { name: #index_name })
+            });
+        quote! {
+            #p::FieldSchema::from_parts(#p::FieldParts {
+                rust_name: #rust_name,
+                bson_name: #bson_name,
+                rust_type: #rust_type,
+                annotations: &[#(#annotations),*],
+            })
+        }
+    });
+    let index_specs = indexes.iter().map(|i| i.expand(krate));
+    quote! {
+        const _: () = {
+            #fields_def
+
+            #[automatically_derived]
+            impl #ident {
+                /// The serialized (BSON) name of every stored field, for filters and updates.
+                pub const FIELDS: #fields_ident = #fields_value;
+            }
+
+            static __SCHEMA: #p::ModelSchema = #p::ModelSchema::from_parts(#p::SchemaParts {
+                name: #name,
+                collection: #collection,
+                fields: &[#(#field_schemas),*],
+                indexes: &[#(#index_specs),*],
+            });
+
+            #[automatically_derived]
+            impl #p::Model for #ident {
+                const SCHEMA: &'static #p::ModelSchema = &__SCHEMA;
+            }
+
+            #p::inventory::submit! {
+                #p::Registration { schema: &__SCHEMA }
+            }
+        };
+    }
+}
+
+/// Stubs after an error: the field names and a `Model` impl with an empty schema, unregistered.
+fn fallback(model: &Model<'_>, with_impl: bool) -> TokenStream {
+    let ident = model.ident;
+    let krate = &model.krate;
+    let p = quote!(#krate::__private);
+    let name = ident.to_string();
+    let (fields_ident, fields_def, fields_value) = fields_struct(model);
+    let model_impl = with_impl.then(|| {
+        quote! {
+            #[automatically_derived]
+            impl #p::Model for #ident {
+                const SCHEMA: &'static #p::ModelSchema = &#p::ModelSchema::from_parts(#p::SchemaParts {
+                    name: #name,
+                    collection: "",
+                    fields: &[],
+                    indexes: &[],
+                });
+            }
+        }
+    });
+    quote! {
+        const _: () = {
+            #fields_def
+
+            #[automatically_derived]
+            impl #ident {
+                /// The serialized (BSON) name of every stored field, for filters and updates.
+                pub const FIELDS: #fields_ident = #fields_value;
+            }
+
+            #model_impl
+        };
+    }
+}
+
+/// Stubs when serde's attributes could not be read: field names as written, no `Model` impl
+/// (it would only add an error about the `Serialize` impl serde could not generate).
+fn fallback_fields_only(input: &DeriveInput) -> TokenStream {
+    let syn::Data::Struct(s) = &input.data else {
+        return TokenStream::new();
+    };
+    if !input.generics.params.is_empty() {
+        return TokenStream::new();
+    }
+    let fields = s
+        .fields
+        .iter()
+        .filter_map(|f| {
+            let ident = f.ident.as_ref()?;
+            Some(ast::Field {
+                ident,
+                rust_name: ast::unraw(ident),
+                bson_name: ast::unraw(ident),
+                ty: &f.ty,
+                serialized: true,
+                custom_serializer: false,
+                attrs: &f.attrs,
+            })
+        })
+        .collect();
+    let model = Model {
+        ident: &input.ident,
+        krate: syn::parse_quote!(::pattern_runtime),
+        collection: String::new(),
+        fields,
+    };
+    fallback(&model, false)
+}

@@ -1,0 +1,143 @@
+//! The one error type of the toolkit.
+
+use bson::Document;
+use mongodb::error::{ErrorKind, WriteFailure};
+
+/// A `Result` whose error is [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Server code of a unique index violation.
+pub(crate) const DUPLICATE_KEY: i32 = 11000;
+/// Server code: an index with these keys or this name exists with other options.
+pub(crate) const INDEX_OPTIONS_CONFLICT: i32 = 85;
+/// Server code: an index with this name exists with other keys.
+pub(crate) const INDEX_KEY_SPECS_CONFLICT: i32 = 86;
+/// Server code: the collection does not exist.
+pub(crate) const NAMESPACE_NOT_FOUND: i32 = 26;
+/// Server code: the index does not exist.
+pub(crate) const INDEX_NOT_FOUND: i32 = 27;
+
+/// Everything that can go wrong in the toolkit.
+///
+/// Each failure a caller may want to handle on its own has its own variant; anything else from the
+/// driver is [`Error::Driver`], with the server's error code where there is one.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A write violated a unique index (server code 11000).
+    #[error("duplicate key: {message}")]
+    DuplicateKey {
+        /// The server's message, which names the index and the duplicate key.
+        message: String,
+        /// The driver's error.
+        #[source]
+        source: Box<mongodb::error::Error>,
+    },
+
+    /// Creating a declared index failed because the collection has an index with the same keys or
+    /// the same name and other options (server codes 85 and 86).
+    #[error(
+        "index `{index}` declared by model `{model}` conflicts with an existing index on \
+         `{collection}` (server code {code}): declared {declared}, existing {}; {message}. \
+         Drop or rename the existing index, or sync with `SyncOptions::replace_mismatched()`",
+        existing.as_ref().map_or_else(|| "(not found)".to_owned(), Document::to_string)
+    )]
+    IndexConflict {
+        /// The model that declares the index.
+        model: &'static str,
+        /// The collection.
+        collection: String,
+        /// The declared index's name.
+        index: &'static str,
+        /// The declared index, as sent to `createIndexes`.
+        declared: Document,
+        /// The existing index it collides with, as `listIndexes` shows it, when it could be found.
+        existing: Option<Document>,
+        /// The server code (85 or 86).
+        code: i32,
+        /// The server's message.
+        message: String,
+    },
+
+    /// Two models declare an index with the same name on the same collection, with different
+    /// keys or options: nothing was synced for that collection.
+    #[error(
+        "models `{}` and `{}` both declare index `{index}` on `{collection}`, differently: \
+         give one of them another `name`",
+        models[0], models[1]
+    )]
+    ConflictingDeclarations {
+        /// The collection.
+        collection: String,
+        /// The index name.
+        index: &'static str,
+        /// The two models.
+        models: [&'static str; 2],
+    },
+
+    /// A value could not be converted to or from BSON.
+    #[error("BSON conversion failed: {0}")]
+    Bson(#[from] bson::error::Error),
+
+    /// Any other driver or server error.
+    #[error("MongoDB error{}: {source}", code.map_or_else(String::new, |c| format!(" (code {c})")))]
+    Driver {
+        /// The server's error code, where the server sent one.
+        code: Option<i32>,
+        /// The driver's error.
+        #[source]
+        source: Box<mongodb::error::Error>,
+    },
+}
+
+impl Error {
+    /// The server's error code, where there is one.
+    pub fn code(&self) -> Option<i32> {
+        match self {
+            Error::DuplicateKey { .. } => Some(DUPLICATE_KEY),
+            Error::IndexConflict { code, .. } => Some(*code),
+            Error::Driver { code, .. } => *code,
+            Error::ConflictingDeclarations { .. } | Error::Bson(_) => None,
+        }
+    }
+}
+
+/// The server error code carried by a driver error, if any.
+pub(crate) fn server_code(e: &mongodb::error::Error) -> Option<i32> {
+    match e.kind.as_ref() {
+        ErrorKind::Command(c) => Some(c.code),
+        ErrorKind::Write(WriteFailure::WriteError(w)) => Some(w.code),
+        ErrorKind::Write(WriteFailure::WriteConcernError(w)) => Some(w.code),
+        ErrorKind::InsertMany(m) => m
+            .write_errors
+            .as_ref()
+            .and_then(|errors| errors.first())
+            .map(|w| w.code),
+        _ => None,
+    }
+}
+
+/// The server's message for a command or write error, else the driver's text.
+pub(crate) fn server_message(e: &mongodb::error::Error) -> String {
+    match e.kind.as_ref() {
+        ErrorKind::Command(c) => c.message.clone(),
+        ErrorKind::Write(WriteFailure::WriteError(w)) => w.message.clone(),
+        _ => e.to_string(),
+    }
+}
+
+impl From<mongodb::error::Error> for Error {
+    fn from(e: mongodb::error::Error) -> Self {
+        let code = server_code(&e);
+        if code == Some(DUPLICATE_KEY) {
+            return Error::DuplicateKey {
+                message: server_message(&e),
+                source: Box::new(e),
+            };
+        }
+        Error::Driver {
+            code,
+            source: Box::new(e),
+        }
+    }
+}

@@ -1,0 +1,486 @@
+//! Index sync at start-up: create what is missing, report the rest, drop nothing by default.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use bson::{doc, Bson, Document};
+use futures_util::future::join_all;
+use futures_util::TryStreamExt;
+use mongodb::Database;
+
+use super::compare::{differences, fixable_in_place, same_keys, same_signature, Difference};
+use super::spec::IndexSpec;
+use crate::error::{
+    server_code, server_message, Error, Result, INDEX_KEY_SPECS_CONFLICT, INDEX_NOT_FOUND,
+    INDEX_OPTIONS_CONFLICT, NAMESPACE_NOT_FOUND,
+};
+use crate::model::{registered_models, ModelSchema};
+
+/// What to do with an existing index whose keys or options differ from its declaration.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OnMismatch {
+    /// Leave it and report it as [`IndexStatus::Mismatched`]. The default.
+    #[default]
+    Report,
+    /// Replace it: `collMod` when only `hidden` or `expireAfterSeconds` differ, else drop and
+    /// create. Between the drop and the create the collection has no such index; a failed create
+    /// after a successful drop is returned as the error.
+    Replace,
+}
+
+/// What to do with an index on a model's collection that no registered model declares.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OnUnmanaged {
+    /// Leave it and report it as [`IndexStatus::Unmanaged`]. The default.
+    #[default]
+    Keep,
+    /// Hide it from the query planner (`collMod ... hidden: true`): it is still maintained, a
+    /// unique one still enforced, and unhiding it is instant. It is never dropped.
+    Hide,
+}
+
+/// The policy of an index sync. [`SyncOptions::default()`] creates missing indexes and changes
+/// nothing else.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SyncOptions {
+    /// What to do with mismatched indexes.
+    pub on_mismatch: OnMismatch,
+    /// What to do with unmanaged indexes.
+    pub on_unmanaged: OnUnmanaged,
+}
+
+impl SyncOptions {
+    /// The default policy: create missing indexes, change nothing else.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Replace mismatched indexes ([`OnMismatch::Replace`]).
+    #[must_use]
+    pub fn replace_mismatched(mut self) -> Self {
+        self.on_mismatch = OnMismatch::Replace;
+        self
+    }
+
+    /// Hide unmanaged indexes ([`OnUnmanaged::Hide`]).
+    #[must_use]
+    pub fn hide_unmanaged(mut self) -> Self {
+        self.on_unmanaged = OnUnmanaged::Hide;
+        self
+    }
+}
+
+/// What a sync found, or did, for one index.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum IndexStatus {
+    /// Declared, and the server has it with the same keys and options.
+    InSync,
+    /// Declared and missing: created by this sync.
+    Created,
+    /// Declared, but the server's index differs; left as it is.
+    Mismatched {
+        /// How it differs (`"name"` first when the declared index exists under another name:
+        /// same keys, `unique`, `sparse`, partial filter and collation).
+        differences: Vec<Difference>,
+    },
+    /// Declared and different: replaced under [`OnMismatch::Replace`].
+    Replaced {
+        /// How it differed.
+        differences: Vec<Difference>,
+    },
+    /// On the collection but declared by no registered model; left as it is.
+    Unmanaged {
+        /// Whether the index is hidden from the planner.
+        hidden: bool,
+    },
+    /// Unmanaged, and hidden by this sync under [`OnUnmanaged::Hide`].
+    HiddenUnmanaged,
+}
+
+/// One line of a [`SyncReport`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexReport {
+    /// The collection.
+    pub collection: String,
+    /// The model that declares the index (`None` for an unmanaged index).
+    pub model: Option<&'static str>,
+    /// The index name.
+    pub name: String,
+    /// What was found or done.
+    pub status: IndexStatus,
+    /// The declaration.
+    pub declared: Option<IndexSpec>,
+    /// The index as `listIndexes` showed it before this sync changed anything.
+    pub existing: Option<Document>,
+}
+
+/// What an index sync found and did, index by index.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SyncReport {
+    /// One entry per declared index, then one per unmanaged index, collection by collection.
+    pub indexes: Vec<IndexReport>,
+}
+
+impl SyncReport {
+    /// Whether every declared index is in sync and nothing was changed.
+    pub fn is_in_sync(&self) -> bool {
+        self.indexes.iter().all(|r| {
+            matches!(
+                r.status,
+                IndexStatus::InSync | IndexStatus::Unmanaged { .. }
+            )
+        })
+    }
+
+    /// The entries with the given status kind.
+    pub fn with_status<'a>(
+        &'a self,
+        pred: impl Fn(&IndexStatus) -> bool + 'a,
+    ) -> impl Iterator<Item = &'a IndexReport> + 'a {
+        self.indexes.iter().filter(move |r| pred(&r.status))
+    }
+
+    /// The indexes this sync created.
+    pub fn created(&self) -> impl Iterator<Item = &IndexReport> + '_ {
+        self.with_status(|s| matches!(s, IndexStatus::Created))
+    }
+
+    /// The declared indexes that differ on the server and were left alone.
+    pub fn mismatched(&self) -> impl Iterator<Item = &IndexReport> + '_ {
+        self.with_status(|s| matches!(s, IndexStatus::Mismatched { .. }))
+    }
+
+    /// The indexes no registered model declares.
+    pub fn unmanaged(&self) -> impl Iterator<Item = &IndexReport> + '_ {
+        self.with_status(|s| {
+            matches!(
+                s,
+                IndexStatus::Unmanaged { .. } | IndexStatus::HiddenUnmanaged
+            )
+        })
+    }
+
+    /// The entry for an index on a collection.
+    pub fn get(&self, collection: &str, name: &str) -> Option<&IndexReport> {
+        self.indexes
+            .iter()
+            .find(|r| r.collection == collection && r.name == name)
+    }
+}
+
+impl fmt::Display for SyncReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for r in &self.indexes {
+            let status = match &r.status {
+                IndexStatus::InSync => "in sync".to_owned(),
+                IndexStatus::Created => "created".to_owned(),
+                IndexStatus::Mismatched { differences } => format!(
+                    "MISMATCHED, left alone ({})",
+                    join(differences.iter().map(ToString::to_string))
+                ),
+                IndexStatus::Replaced { differences } => format!(
+                    "replaced ({})",
+                    join(differences.iter().map(|d| d.option.to_owned()))
+                ),
+                IndexStatus::Unmanaged { hidden: false } => "unmanaged, left alone".to_owned(),
+                IndexStatus::Unmanaged { hidden: true } => "unmanaged, hidden".to_owned(),
+                IndexStatus::HiddenUnmanaged => "unmanaged, hidden now".to_owned(),
+            };
+            writeln!(
+                f,
+                "{:<24} {:<32} {:<14} {status}",
+                r.collection,
+                r.name,
+                r.model.unwrap_or("-")
+            )?;
+        }
+        Ok(())
+    }
+}
+
+fn join(items: impl Iterator<Item = String>) -> String {
+    items.collect::<Vec<_>>().join("; ")
+}
+
+/// Syncs the indexes of every model registered with `#[derive(Model)]` in this program.
+///
+/// Per collection, one `listIndexes` and, when something is missing, one `createIndexes` for all
+/// missing indexes; collections are synced concurrently, and a failure on one does not stop the
+/// others (the first failure is returned). With [`SyncOptions::default()`] nothing is
+/// ever dropped or modified, and `_id_` is never touched under any policy. Running it twice is a
+/// no-op the second time.
+///
+/// ```no_run
+/// # async fn start(db: mongodb::Database) -> pattern_runtime::Result<()> {
+/// let report = pattern_runtime::sync_indexes(&db).await?;
+/// for index in report.mismatched() {
+///     eprintln!("index {} differs from its declaration: {:?}", index.name, index.status);
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn sync_indexes(db: &Database) -> Result<SyncReport> {
+    sync_indexes_with(db, &SyncOptions::default()).await
+}
+
+/// [`sync_indexes`] under an explicit policy.
+pub async fn sync_indexes_with(db: &Database, options: &SyncOptions) -> Result<SyncReport> {
+    sync_schemas(db, &registered_models(), options).await
+}
+
+/// Lists a collection's indexes as the server reports them (`listIndexes`); a missing collection
+/// has none.
+pub async fn list_indexes(db: &Database, collection: &str) -> Result<Vec<Document>> {
+    let command = doc! { "listIndexes": collection };
+    match db.run_cursor_command(command).await {
+        Ok(cursor) => Ok(cursor.try_collect().await?),
+        Err(e) if server_code(&e) == Some(NAMESPACE_NOT_FOUND) => Ok(Vec::new()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A declared index and the model that declares it.
+#[derive(Clone, Copy)]
+struct Declared {
+    model: &'static str,
+    spec: &'static IndexSpec,
+}
+
+/// Syncs the collections of `schemas`. An index counts as managed when any registered model, or
+/// any of `schemas`, declares it on that collection.
+pub(crate) async fn sync_schemas(
+    db: &Database,
+    schemas: &[&'static ModelSchema],
+    options: &SyncOptions,
+) -> Result<SyncReport> {
+    let mut collections: BTreeMap<&'static str, Vec<Declared>> = BTreeMap::new();
+    for schema in schemas {
+        let declared = collections.entry(schema.collection()).or_default();
+        push_declarations(declared, schema)?;
+    }
+    let registry = registered_models();
+    let mut plans = Vec::new();
+    for (collection, declared) in collections {
+        let mut managed = declared.clone();
+        for schema in registry.iter().filter(|s| s.collection() == collection) {
+            push_declarations(&mut managed, schema)?;
+        }
+        plans.push(sync_collection(db, collection, declared, managed, options));
+    }
+    // Every collection is synced even when another fails; the first failure is returned.
+    let mut indexes = Vec::new();
+    for result in join_all(plans).await {
+        indexes.extend(result?);
+    }
+    Ok(SyncReport { indexes })
+}
+
+/// Adds a schema's indexes to a collection's declarations: the same index declared twice (by one
+/// model through two schemas, or identically by two models) counts once; one name with two
+/// different specifications is an error.
+fn push_declarations(declared: &mut Vec<Declared>, schema: &'static ModelSchema) -> Result<()> {
+    for spec in schema.indexes() {
+        match declared.iter().find(|d| d.spec.name() == spec.name()) {
+            Some(other) if other.spec == spec => {}
+            Some(other) => {
+                return Err(Error::ConflictingDeclarations {
+                    collection: schema.collection().to_owned(),
+                    index: spec.name(),
+                    models: [other.model, schema.name()],
+                })
+            }
+            None => declared.push(Declared {
+                model: schema.name(),
+                spec,
+            }),
+        }
+    }
+    Ok(())
+}
+
+async fn sync_collection(
+    db: &Database,
+    collection: &'static str,
+    declared: Vec<Declared>,
+    managed: Vec<Declared>,
+    options: &SyncOptions,
+) -> Result<Vec<IndexReport>> {
+    let existing = list_indexes(db, collection).await?;
+    let name_of = |d: &Document| d.get_str("name").unwrap_or_default().to_owned();
+
+    let mut reports = Vec::new();
+    let mut missing: Vec<Declared> = Vec::new();
+    let mut to_replace: Vec<(Declared, Document, Vec<Difference>)> = Vec::new();
+    // Existing indexes a declaration accounts for (same name, or same keys under another name).
+    let mut claimed: Vec<String> = Vec::new();
+
+    for d in &declared {
+        let by_name = existing.iter().find(|e| name_of(e) == d.spec.name());
+        let found = by_name.map(|e| (e, differences(d.spec, e))).or_else(|| {
+            // The declaration's signature under a name no model declares: the server would refuse
+            // to create it again (code 85), so it is this declaration's index, renamed.
+            existing
+                .iter()
+                .filter(|e| !managed.iter().any(|m| m.spec.name() == name_of(e)))
+                .find(|e| same_signature(d.spec, e))
+                .map(|e| {
+                    let mut diffs = vec![Difference {
+                        option: "name",
+                        declared: Some(Bson::String(d.spec.name().to_owned())),
+                        existing: e.get("name").cloned(),
+                    }];
+                    diffs.extend(differences(d.spec, e));
+                    (e, diffs)
+                })
+        });
+        let Some((e, diffs)) = found else {
+            missing.push(*d);
+            continue;
+        };
+        claimed.push(name_of(e));
+        let status = if diffs.is_empty() {
+            IndexStatus::InSync
+        } else if options.on_mismatch == OnMismatch::Replace {
+            to_replace.push((*d, e.clone(), diffs.clone()));
+            IndexStatus::Replaced { differences: diffs }
+        } else {
+            IndexStatus::Mismatched { differences: diffs }
+        };
+        reports.push(IndexReport {
+            collection: collection.to_owned(),
+            model: Some(d.model),
+            name: d.spec.name().to_owned(),
+            status,
+            declared: Some(*d.spec),
+            existing: Some(e.clone()),
+        });
+    }
+
+    if !missing.is_empty() {
+        create_indexes(db, collection, &missing, &existing).await?;
+        for d in &missing {
+            reports.push(IndexReport {
+                collection: collection.to_owned(),
+                model: Some(d.model),
+                name: d.spec.name().to_owned(),
+                status: IndexStatus::Created,
+                declared: Some(*d.spec),
+                existing: None,
+            });
+        }
+    }
+
+    for (d, e, diffs) in &to_replace {
+        replace_index(db, collection, d, e, diffs, &existing).await?;
+    }
+
+    for e in &existing {
+        let name = name_of(e);
+        if name == "_id_"
+            || claimed.contains(&name)
+            || managed.iter().any(|m| m.spec.name() == name)
+        {
+            continue;
+        }
+        let hidden = e.get_bool("hidden").unwrap_or(false);
+        let status = if !hidden && options.on_unmanaged == OnUnmanaged::Hide {
+            coll_mod_index(db, collection, doc! { "name": &name, "hidden": true }).await?;
+            IndexStatus::HiddenUnmanaged
+        } else {
+            IndexStatus::Unmanaged { hidden }
+        };
+        reports.push(IndexReport {
+            collection: collection.to_owned(),
+            model: None,
+            name,
+            status,
+            declared: None,
+            existing: Some(e.clone()),
+        });
+    }
+    Ok(reports)
+}
+
+/// One `createIndexes` for every missing index; a server conflict becomes
+/// [`Error::IndexConflict`] naming the declaration and the existing index it collides with.
+async fn create_indexes(
+    db: &Database,
+    collection: &str,
+    missing: &[Declared],
+    existing: &[Document],
+) -> Result<()> {
+    let indexes: Vec<Document> = missing.iter().map(|d| d.spec.to_document()).collect();
+    let command = doc! { "createIndexes": collection, "indexes": indexes };
+    let Err(e) = db.run_command(command).await else {
+        return Ok(());
+    };
+    let code = server_code(&e);
+    let Some(code @ (INDEX_OPTIONS_CONFLICT | INDEX_KEY_SPECS_CONFLICT)) = code else {
+        return Err(e.into());
+    };
+    // Which declaration collided, and with what: the existing index with its name or its keys.
+    let collides = |d: &Declared, x: &Document| {
+        x.get_str("name").ok() == Some(d.spec.name()) || same_keys(d.spec, x)
+    };
+    let culprit = missing
+        .iter()
+        .find_map(|d| {
+            existing
+                .iter()
+                .find(|x| collides(d, x))
+                .map(|x| (d, Some(x)))
+        })
+        .or_else(|| missing.first().map(|d| (d, None)));
+    let Some((d, other)) = culprit else {
+        return Err(e.into());
+    };
+    Err(Error::IndexConflict {
+        model: d.model,
+        collection: collection.to_owned(),
+        index: d.spec.name(),
+        declared: d.spec.to_document(),
+        existing: other.cloned(),
+        code,
+        message: server_message(&e),
+    })
+}
+
+async fn replace_index(
+    db: &Database,
+    collection: &str,
+    d: &Declared,
+    existing_index: &Document,
+    diffs: &[Difference],
+    existing: &[Document],
+) -> Result<()> {
+    let existing_name = existing_index.get_str("name").unwrap_or_default();
+    if existing_name == d.spec.name() && fixable_in_place(diffs) {
+        let mut change = doc! { "name": d.spec.name(), "hidden": d.spec.is_hidden() };
+        if let Some(secs) = d.spec.options_document().get("expireAfterSeconds") {
+            change.insert("expireAfterSeconds", secs.clone());
+        }
+        return coll_mod_index(db, collection, change).await;
+    }
+    let drop = doc! { "dropIndexes": collection, "index": existing_name };
+    match db.run_command(drop).await {
+        Ok(_) => {}
+        // Dropped meanwhile, e.g. by another instance syncing at the same time.
+        Err(e) if server_code(&e) == Some(INDEX_NOT_FOUND) => {}
+        Err(e) => return Err(e.into()),
+    }
+    let others: Vec<Document> = existing
+        .iter()
+        .filter(|x| x.get_str("name").ok() != Some(existing_name))
+        .cloned()
+        .collect();
+    create_indexes(db, collection, std::slice::from_ref(d), &others).await
+}
+
+async fn coll_mod_index(db: &Database, collection: &str, index: Document) -> Result<()> {
+    db.run_command(doc! { "collMod": collection, "index": index })
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,122 @@
+//! MongoDB schema design patterns, typed and checked at compile time, on the official `mongodb`
+//! driver.
+//!
+//! Annotate a struct with `#[derive(Model)]` and the pattern attributes; the derive checks the
+//! annotations against the struct and its serde names at compile time and generates the index
+//! specifications, typed field names and operations; this crate runs them on the driver.
+//!
+//! # Models and indexes
+//!
+//! ```
+//! use pattern_runtime::{IndexKind, Model};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, Model)]
+//! #[serde(rename_all = "camelCase")]
+//! #[model(collection = "products")]
+//! #[index(keys(category = 1, price = -1))]
+//! struct Product {
+//!     #[serde(rename = "_id")]
+//!     id: String,
+//!     #[index(unique, collation(locale = "en", strength = 2))]
+//!     name: String,
+//!     category: String,
+//!     price: f64,
+//!     #[index(-1, partial(rating_count(gt = 0)))]
+//!     rating_count: i64,
+//! }
+//!
+//! // The derive resolved every name through serde: keys and index names use BSON names.
+//! let names: Vec<_> = Product::SCHEMA.indexes().iter().map(|i| i.name()).collect();
+//! assert_eq!(names, ["category_1_price_-1", "name_1", "ratingCount_-1"]);
+//! assert_eq!(Product::FIELDS.rating_count, "ratingCount");
+//! assert_eq!(Product::SCHEMA.collection(), "products");
+//! ```
+//!
+//! At start-up, [`sync_indexes`] creates the declared indexes of every model in the program that
+//! are missing, and reports the ones that differ and the ones no model declares:
+//!
+//! ```no_run
+//! # use pattern_runtime::Model;
+//! # #[derive(serde::Serialize, serde::Deserialize, Model)]
+//! # struct Product { #[serde(rename = "_id")] id: String }
+//! # async fn run() -> pattern_runtime::Result<()> {
+//! let client = mongodb::Client::with_uri_str("mongodb://localhost:27017").await?;
+//! let db = client.database("shop");
+//! let report = pattern_runtime::sync_indexes(&db).await?;
+//! print!("{report}");
+//!
+//! let products = Product::collection(&db); // the typed handle: every driver method, and more
+//! let count = products.count_documents(bson::doc! {}).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # The `#[model]` attribute
+//!
+//! | key | meaning | default |
+//! | --- | --- | --- |
+//! | `collection = "name"` | the collection | the type name in snake case, pluralised with `s` (`OrderLine` -> `order_lines`) |
+//! | `crate = "path"` | where generated code finds this crate | `::pattern_runtime` |
+//!
+//! # The `#[index]` attribute
+//!
+//! On a field, the index is on that field: `#[index]` (ascending), `#[index(-1)]`,
+//! `#[index("text")]`, `#[index("2dsphere")]`, `#[index("hashed")]`, followed by options.
+//! On the struct, `keys(...)` lists the keys of a compound index in order:
+//! `#[index(keys(category = 1, price = -1))]`, with `address.city = 1` for a path below a field.
+//! Keys are Rust field names; the generated index uses their serialized names.
+//!
+//! | option | meaning |
+//! | --- | --- |
+//! | `unique`, `sparse`, `hidden` | the flag (`unique = false` also accepted) |
+//! | `name = "..."` | the index name; default mongod's (`category_1_price_-1`) |
+//! | `expire_after = "30d"` or `= 2592000` | TTL, on a single date field: `s`, `m`, `h`, `d`, `w` units, combinable (`"1d12h"`) |
+//! | `collation(locale = "en", strength = 2)` | also `case_level = bool`, `numeric_ordering = bool` |
+//! | `partial(status = "active", price(gt = 0), email(exists = true))` | `partialFilterExpression`; operators `eq`, `gt`, `gte`, `lt`, `lte`, `exists`, `type` |
+//!
+//! Every mistake is a compile error at the offending token: an unknown option, a key that is not
+//! a field, a TTL on a compound index or on a field that is not a BSON date, `unique` on a hashed
+//! key, two indexes with one name, a model without an `_id` field, `#[serde(flatten)]`.
+//!
+//! # Errors
+//!
+//! Every operation returns [`Result`], whose [`Error`] gives each failure a caller may handle its
+//! own variant (a duplicate key, an index conflict, ...) and carries the server's code otherwise.
+
+#![warn(missing_docs)]
+
+mod error;
+pub mod index;
+mod model;
+
+pub use error::{Error, Result};
+pub use index::{
+    list_indexes, sync_indexes, sync_indexes_with, Collation, Difference, IndexKey, IndexKind,
+    IndexReport, IndexSpec, IndexStatus, Literal, OnMismatch, OnUnmanaged, PartialClause,
+    PartialOp, SyncOptions, SyncReport,
+};
+pub use model::{
+    registered_models, Annotation, FieldName, FieldSchema, Model, ModelCollection, ModelSchema,
+};
+
+/// `#[derive(Model)]`: see the [crate documentation](crate).
+#[cfg(feature = "derive")]
+pub use pattern_derive::Model;
+
+/// What generated code reaches for. Not a public API: it changes without notice.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::index::{
+        Collation, IndexKey, IndexKind, IndexParts, IndexSpec, Literal, PartialClause, PartialOp,
+    };
+    pub use crate::model::{
+        Annotation, FieldName, FieldParts, FieldSchema, Model, ModelSchema, Registration,
+        SchemaParts,
+    };
+    pub use inventory;
+}
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

@@ -1,0 +1,319 @@
+//! The [`Model`] trait, its static schema, typed field names and the typed collection handle.
+
+use std::fmt;
+use std::future::Future;
+use std::ops::Deref;
+
+use mongodb::{Collection, Database};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::index::{sync, IndexSpec, SyncOptions, SyncReport};
+use crate::Result;
+
+/// A struct stored as documents of one collection, declared with `#[derive(Model)]`.
+///
+/// The derive writes the implementation: the collection name, the indexes and a
+/// [`ModelSchema`] describing every serialized field. Implementing it by hand is possible but
+/// gives up the compile-time checks.
+pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + Sized + 'static {
+    /// The model's static description.
+    const SCHEMA: &'static ModelSchema;
+
+    /// The typed handle on this model's collection in `db`.
+    fn collection(db: &Database) -> ModelCollection<Self> {
+        ModelCollection::new(db)
+    }
+
+    /// Syncs this model's indexes with [`SyncOptions::default()`]: creates what is missing, reports
+    /// the rest, drops nothing. See [`sync_indexes`](crate::sync_indexes).
+    fn sync_indexes(db: &Database) -> impl Future<Output = Result<SyncReport>> + Send {
+        let db = db.clone();
+        async move { sync::sync_schemas(&db, &[Self::SCHEMA], &SyncOptions::default()).await }
+    }
+
+    /// Syncs this model's indexes under an explicit policy.
+    fn sync_indexes_with(
+        db: &Database,
+        options: &SyncOptions,
+    ) -> impl Future<Output = Result<SyncReport>> + Send {
+        let db = db.clone();
+        let options = options.clone();
+        async move { sync::sync_schemas(&db, &[Self::SCHEMA], &options).await }
+    }
+}
+
+/// The static description of a model: its collection, serialized fields and indexes.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelSchema {
+    parts: SchemaParts,
+}
+
+/// The parts of a [`ModelSchema`], as generated code writes them. Not a stable API.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct SchemaParts {
+    pub name: &'static str,
+    pub collection: &'static str,
+    pub fields: &'static [FieldSchema],
+    pub indexes: &'static [IndexSpec],
+}
+
+impl ModelSchema {
+    #[doc(hidden)]
+    pub const fn from_parts(parts: SchemaParts) -> Self {
+        ModelSchema { parts }
+    }
+
+    /// The Rust type name (`Product`).
+    pub fn name(&self) -> &'static str {
+        self.parts.name
+    }
+
+    /// The collection name.
+    pub fn collection(&self) -> &'static str {
+        self.parts.collection
+    }
+
+    /// Every serialized field, in declaration order.
+    pub fn fields(&self) -> &'static [FieldSchema] {
+        self.parts.fields
+    }
+
+    /// The declared indexes: struct-level `#[index]` attributes first, then field-level ones.
+    pub fn indexes(&self) -> &'static [IndexSpec] {
+        self.parts.indexes
+    }
+
+    /// The field with this Rust name.
+    pub fn field(&self, rust_name: &str) -> Option<&'static FieldSchema> {
+        self.parts
+            .fields
+            .iter()
+            .find(|f| f.rust_name() == rust_name)
+    }
+
+    /// The field serialized under this BSON name.
+    pub fn field_by_bson_name(&self, bson_name: &str) -> Option<&'static FieldSchema> {
+        self.parts
+            .fields
+            .iter()
+            .find(|f| f.bson_name() == bson_name)
+    }
+}
+
+/// One serialized field of a model.
+#[derive(Debug, Clone, Copy)]
+pub struct FieldSchema {
+    parts: FieldParts,
+}
+
+/// The parts of a [`FieldSchema`], as generated code writes them. Not a stable API.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct FieldParts {
+    pub rust_name: &'static str,
+    pub bson_name: &'static str,
+    pub rust_type: &'static str,
+    pub annotations: &'static [Annotation],
+}
+
+impl FieldSchema {
+    #[doc(hidden)]
+    pub const fn from_parts(parts: FieldParts) -> Self {
+        FieldSchema { parts }
+    }
+
+    /// The Rust field name, without `r#`.
+    pub fn rust_name(&self) -> &'static str {
+        self.parts.rust_name
+    }
+
+    /// The BSON key, after `#[serde(rename)]` and `#[serde(rename_all)]`.
+    pub fn bson_name(&self) -> &'static str {
+        self.parts.bson_name
+    }
+
+    /// The field's Rust type, as written in the source.
+    pub fn rust_type(&self) -> &'static str {
+        self.parts.rust_type
+    }
+
+    /// The pattern annotations on this field.
+    pub fn annotations(&self) -> &'static [Annotation] {
+        self.parts.annotations
+    }
+
+    /// Whether this field is the document's `_id`.
+    pub fn is_id(&self) -> bool {
+        self.parts.bson_name == "_id"
+    }
+}
+
+/// A pattern annotation on a field, as the schema records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Annotation {
+    /// The field is the first key of the named index (`#[index]` on the field, or the first key
+    /// of a struct-level `#[index(keys(...))]`).
+    Index {
+        /// The index name.
+        name: &'static str,
+    },
+}
+
+/// The serialized name of a model field, from `Model::FIELDS`: use it to build filters and
+/// updates without spelling BSON keys by hand.
+///
+/// ```
+/// use pattern_runtime::Model;
+///
+/// #[derive(serde::Serialize, serde::Deserialize, Model)]
+/// #[serde(rename_all = "camelCase")]
+/// struct Product {
+///     #[serde(rename = "_id")]
+///     id: String,
+///     rating_count: i64,
+/// }
+///
+/// let filter = bson::doc! { Product::FIELDS.rating_count: { "$gt": 10 } };
+/// assert_eq!(filter, bson::doc! { "ratingCount": { "$gt": 10 } });
+/// assert_eq!(Product::FIELDS.id, "_id");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FieldName(&'static str);
+
+impl FieldName {
+    #[doc(hidden)]
+    pub const fn new(name: &'static str) -> Self {
+        FieldName(name)
+    }
+
+    /// The BSON key.
+    pub const fn as_str(&self) -> &'static str {
+        self.0
+    }
+
+    /// A dotted path below this field: `Order::FIELDS.customer.path("name")` is `"customer.name"`.
+    pub fn path(&self, rest: &str) -> String {
+        format!("{}.{rest}", self.0)
+    }
+}
+
+impl Deref for FieldName {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.0
+    }
+}
+
+impl AsRef<str> for FieldName {
+    fn as_ref(&self) -> &str {
+        self.0
+    }
+}
+
+impl fmt::Display for FieldName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl From<FieldName> for String {
+    fn from(name: FieldName) -> String {
+        name.0.to_owned()
+    }
+}
+
+impl From<FieldName> for bson::Bson {
+    fn from(name: FieldName) -> bson::Bson {
+        bson::Bson::String(name.0.to_owned())
+    }
+}
+
+impl PartialEq<str> for FieldName {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for FieldName {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+/// The typed handle on a model's collection: the driver's [`Collection<M>`] (reachable through
+/// `Deref`, so every driver method works on it) plus the toolkit's operations for the model.
+pub struct ModelCollection<M: Model> {
+    db: Database,
+    inner: Collection<M>,
+}
+
+impl<M: Model> ModelCollection<M> {
+    /// The handle on `M`'s collection in `db`.
+    pub fn new(db: &Database) -> Self {
+        ModelCollection {
+            db: db.clone(),
+            inner: db.collection(M::SCHEMA.collection()),
+        }
+    }
+
+    /// The driver's typed collection.
+    pub fn inner(&self) -> &Collection<M> {
+        &self.inner
+    }
+
+    /// The database this collection lives in.
+    pub fn database(&self) -> &Database {
+        &self.db
+    }
+
+    /// Syncs `M`'s indexes; see [`Model::sync_indexes`].
+    pub async fn sync_indexes(&self) -> Result<SyncReport> {
+        sync::sync_schemas(&self.db, &[M::SCHEMA], &SyncOptions::default()).await
+    }
+}
+
+impl<M: Model> Deref for ModelCollection<M> {
+    type Target = Collection<M>;
+    fn deref(&self) -> &Collection<M> {
+        &self.inner
+    }
+}
+
+impl<M: Model> Clone for ModelCollection<M> {
+    fn clone(&self) -> Self {
+        ModelCollection {
+            db: self.db.clone(),
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<M: Model> fmt::Debug for ModelCollection<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ModelCollection")
+            .field("model", &M::SCHEMA.name())
+            .field("namespace", &self.inner.namespace())
+            .finish()
+    }
+}
+
+/// A model's entry in the registry that [`sync_indexes`](crate::sync_indexes) reads.
+#[doc(hidden)]
+pub struct Registration {
+    pub schema: &'static ModelSchema,
+}
+
+inventory::collect!(Registration);
+
+/// Every model compiled into this program with `#[derive(Model)]`, sorted by collection then name.
+pub fn registered_models() -> Vec<&'static ModelSchema> {
+    let mut all: Vec<&'static ModelSchema> = inventory::iter::<Registration>
+        .into_iter()
+        .map(|r| r.schema)
+        .collect();
+    all.sort_by_key(|s| (s.collection(), s.name()));
+    all
+}

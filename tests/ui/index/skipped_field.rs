@@ -1,0 +1,13 @@
+use pattern_runtime::Model;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Model)]
+struct User {
+    #[serde(rename = "_id")]
+    id: u32,
+    #[serde(skip)]
+    #[index]
+    cache: u64,
+}
+
+fn main() {}

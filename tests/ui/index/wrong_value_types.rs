@@ -1,0 +1,14 @@
+use pattern_runtime::Model;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Model)]
+struct User {
+    #[serde(rename = "_id")]
+    id: u32,
+    #[index(unique = "yes")]
+    email: String,
+    #[index(name = by_name)]
+    name: String,
+}
+
+fn main() {}

@@ -1,0 +1,11 @@
+use pattern_runtime::Model;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Model)]
+#[model(collection = 42)]
+struct Product {
+    #[serde(rename = "_id")]
+    id: String,
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+use pattern_runtime::Model;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Model)]
+struct Marker;
+
+fn main() {}

@@ -1,0 +1,1 @@
+//! Compile-fail cases live under the category folders.

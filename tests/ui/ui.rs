@@ -1,0 +1,12 @@
+//! Compile-fail cases: every misuse of the derive is an error at the offending token, with the
+//! fix in the message. Cases live in one folder per category; `TRYBUILD=overwrite` regenerates
+//! the `.stderr` files, which are reviewed like code.
+
+#[test]
+fn ui() {
+    let t = trybuild::TestCases::new();
+    t.compile_fail("model/*.rs");
+    t.compile_fail("index/*.rs");
+    t.compile_fail("serde/*.rs");
+    t.pass("pass/*.rs");
+}
