@@ -204,11 +204,14 @@ fn parse_model_attrs(input: &DeriveInput, errors: &mut Errors) -> ModelAttrs {
                 errors.spanned(&meta.path, format!("duplicate model option `{key}`"));
             }
             seen.push(key.clone());
-            let value = meta.value()?;
-            let lit: syn::Lit = value.parse()?;
-            let syn::Lit::Str(s) = lit else {
+            let value: syn::Expr = meta.value()?.parse()?;
+            let syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) = value
+            else {
                 errors.spanned(
-                    &lit,
+                    &value,
                     format!("`{key}` takes a string: `{key} = \"...\"`"),
                 );
                 return Ok(());

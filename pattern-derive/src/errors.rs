@@ -46,7 +46,7 @@ impl Errors {
     }
 }
 
-/// `; did you mean `x`?` when a candidate is close to `got`, else nothing.
+/// ` (did you mean `x`?)` when a candidate is close to `got`, else nothing.
 pub(crate) fn did_you_mean<'a>(got: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
     let best = candidates
         .into_iter()
@@ -54,24 +54,59 @@ pub(crate) fn did_you_mean<'a>(got: &str, candidates: impl IntoIterator<Item = &
         .filter(|(d, c)| *d <= (c.len().max(got.len()) / 3).max(1))
         .min_by_key(|(d, _)| *d);
     match best {
-        Some((_, c)) => format!("; did you mean `{c}`?"),
+        Some((_, c)) => format!(" (did you mean `{c}`?)"),
         None => String::new(),
     }
 }
 
-/// Levenshtein distance.
+/// Edit distance where a swap of two neighbours counts as one edit (optimal string alignment).
 fn distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
     }
-    prev[b.len()]
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+/// A type as a person writes it: `DateTime<Utc>`, `Option<Vec<u8>>`, `&'a str`.
+pub(crate) fn type_string(ty: &syn::Type) -> String {
+    let raw = quote::ToTokens::to_token_stream(ty).to_string();
+    // No space before these, nor after the opening ones.
+    let tight = |c: char| matches!(c, '<' | '>' | ':' | '(' | ')' | '[' | ']' | '&' | ',' | ';');
+    let opening = |c: char| matches!(c, '<' | ':' | '(' | '[' | '&');
+    let chars: Vec<char> = raw.chars().collect();
+    let mut out = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if c == ' ' {
+            let prev = out.chars().last();
+            let next = chars.get(i + 1).copied();
+            if prev.is_none_or(|p| p == ' ' || opening(p)) || next.is_some_and(tight) {
+                continue;
+            }
+        }
+        out.push(c);
+        if c == ',' || c == ';' {
+            out.push(' ');
+        }
+    }
+    out.trim().to_owned()
 }
 
 #[cfg(test)]
@@ -82,12 +117,30 @@ mod tests {
     fn suggests_close_names_only() {
         assert_eq!(
             did_you_mean("uniqe", ["unique", "sparse"]),
-            "; did you mean `unique`?"
+            " (did you mean `unique`?)"
+        );
+        assert_eq!(
+            did_you_mean("emial", ["email", "name"]),
+            " (did you mean `email`?)"
         );
         assert_eq!(did_you_mean("zzz", ["unique", "sparse"]), "");
         assert_eq!(
             did_you_mean("ratingcount", ["rating_count", "name"]),
-            "; did you mean `rating_count`?"
+            " (did you mean `rating_count`?)"
         );
+    }
+
+    #[test]
+    fn types_print_as_written() {
+        let t = |s: &str| type_string(&syn::parse_str(s).unwrap());
+        assert_eq!(
+            t("chrono::DateTime<chrono::Utc>"),
+            "chrono::DateTime<chrono::Utc>"
+        );
+        assert_eq!(t("Option<Vec<u8>>"), "Option<Vec<u8>>");
+        assert_eq!(t("Box<dyn Fn(u8) -> u8>"), "Box<dyn Fn(u8) -> u8>");
+        assert_eq!(t("&'a str"), "&'a str");
+        assert_eq!(t("HashMap<String, u8>"), "HashMap<String, u8>");
+        assert_eq!(t("[u8; 4]"), "[u8; 4]");
     }
 }

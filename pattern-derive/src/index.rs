@@ -326,27 +326,19 @@ fn parse_option(
         "keys" => {
             let content;
             syn::parenthesized!(content in input);
-            if field.is_some() {
-                errors.at(
-                    ident.span(),
-                    "`keys(...)` belongs on the struct; on a field the key is the field itself: \
-                     write `#[index(-1)]`, or move the compound index to the struct",
-                );
-                return Ok(());
-            }
-            out.has_keys_list = true;
+            // Parsed even where it does not belong, so the one error is about its place.
+            let mut keys: Vec<Key> = Vec::new();
             while !content.is_empty() {
                 let path = parse_path(&content)?;
                 content.parse::<Token![=]>()?;
                 let (kind, kind_span) = parse_kind(&content)?;
-                if out
-                    .keys
+                if keys
                     .iter()
                     .any(|k| k.path.head == path.head && k.path.rest == path.rest)
                 {
                     errors.at(path.span, "this key appears twice in the index");
                 }
-                out.keys.push(Key {
+                keys.push(Key {
                     path,
                     kind,
                     kind_span,
@@ -356,12 +348,22 @@ fn parse_option(
                 }
                 content.parse::<Token![,]>()?;
             }
-            if out.keys.is_empty() {
+            if field.is_some() {
+                errors.at(
+                    ident.span(),
+                    "`keys(...)` belongs on the struct; on a field the key is the field itself: \
+                     write `#[index(-1)]`, or move the compound index to the struct",
+                );
+                return Ok(());
+            }
+            if keys.is_empty() {
                 errors.at(
                     ident.span(),
                     "`keys(...)` needs at least one key: `keys(name = 1)`",
                 );
             }
+            out.has_keys_list = true;
+            out.keys = keys;
         }
         "unique" => {
             let v = parse_bool_flag(input)?;
@@ -739,7 +741,7 @@ fn check(a: IndexAttr, model: &Model<'_>, errors: &mut Errors) -> Option<Index> 
                              would never expire), or a `#[serde(with = ...)]` helper that writes a \
                              BSON date",
                             f.rust_name,
-                            quote::ToTokens::to_token_stream(f.ty)
+                            crate::errors::type_string(f.ty)
                         ),
                     );
                 }

@@ -3,7 +3,7 @@
 //! user sees the real mistakes and not a cascade of missing items.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, ToTokens};
+use quote::{format_ident, quote};
 use syn::DeriveInput;
 
 use crate::ast::{self, Model, Unsupported};
@@ -83,7 +83,7 @@ fn expand(model: &Model<'_>, indexes: &[Index]) -> TokenStream {
     let field_schemas = model.fields.iter().filter(|f| f.serialized).map(|f| {
         let rust_name = &f.rust_name;
         let bson_name = &f.bson_name;
-        let rust_type = f.ty.to_token_stream().to_string().replace(' ', "");
+        let rust_type = crate::errors::type_string(f.ty);
         let annotations = indexes
             .iter()
             .filter(|i| i.first_field == f.rust_name)
