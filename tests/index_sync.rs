@@ -382,24 +382,18 @@ async fn a_conflicting_index_yields_the_typed_error() {
     .await;
 
     let err = Item::sync_indexes(&db).await.unwrap_err();
-    let Error::IndexConflict {
-        model,
-        collection,
-        index,
-        declared,
-        existing,
-        code,
-        ..
-    } = &err
-    else {
+    let Error::IndexConflict(conflict) = &err else {
         panic!("expected IndexConflict, got {err:?}");
     };
-    assert_eq!(*model, "Item");
-    assert_eq!(collection, "items");
-    assert_eq!(*index, "sku_1");
-    assert_eq!(*code, 85);
-    assert_eq!(declared.get_bool("unique").ok(), Some(true));
-    let existing = existing.as_ref().expect("the existing index is named");
+    assert_eq!(conflict.model, "Item");
+    assert_eq!(conflict.collection, "items");
+    assert_eq!(conflict.index, "sku_1");
+    assert_eq!(conflict.code, 85);
+    assert_eq!(conflict.declared.get_bool("unique").ok(), Some(true));
+    let existing = conflict
+        .existing
+        .as_ref()
+        .expect("the existing index is named");
     assert_eq!(existing.get_str("name").ok(), Some("legacy_sku"));
     assert_eq!(err.code(), Some(85));
     let message = err.to_string();

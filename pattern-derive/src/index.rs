@@ -95,6 +95,14 @@ struct IndexAttr {
     partial: Vec<Clause>,
 }
 
+/// A collation with its locale.
+struct CheckedCollation {
+    locale: String,
+    strength: Option<u8>,
+    case_level: Option<bool>,
+    numeric_ordering: Option<bool>,
+}
+
 /// A checked index, ready to expand.
 pub(crate) struct Index {
     pub name: String,
@@ -107,7 +115,7 @@ pub(crate) struct Index {
     sparse: bool,
     hidden: bool,
     expire: Option<u64>,
-    collation: Option<(String, Option<u8>, Option<bool>, Option<bool>)>,
+    collation: Option<CheckedCollation>,
     partial: Vec<(String, &'static str, Lit)>,
 }
 
@@ -755,9 +763,12 @@ fn check(a: IndexAttr, model: &Model<'_>, errors: &mut Errors) -> Option<Index> 
         }
     }
     let collation = a.collation.as_ref().and_then(|c| {
-        c.locale
-            .as_ref()
-            .map(|l| (l.value(), c.strength, c.case_level, c.numeric_ordering))
+        c.locale.as_ref().map(|l| CheckedCollation {
+            locale: l.value(),
+            strength: c.strength,
+            case_level: c.case_level,
+            numeric_ordering: c.numeric_ordering,
+        })
     });
     if errors.count() != before {
         return None;
@@ -803,21 +814,18 @@ impl Index {
             Some(t) => quote!(::core::option::Option::Some(#t)),
             None => quote!(::core::option::Option::None),
         };
-        let collation =
-            opt(self
-                .collation
-                .as_ref()
-                .map(|(locale, strength, case_level, numeric)| {
-                    let strength = opt(strength.map(|s| quote!(#s)));
-                    let case_level = opt(case_level.map(|b| quote!(#b)));
-                    let numeric = opt(numeric.map(|b| quote!(#b)));
-                    quote!(#p::Collation {
-                        locale: #locale,
-                        strength: #strength,
-                        case_level: #case_level,
-                        numeric_ordering: #numeric,
-                    })
-                }));
+        let collation = opt(self.collation.as_ref().map(|c| {
+            let locale = &c.locale;
+            let strength = opt(c.strength.map(|s| quote!(#s)));
+            let case_level = opt(c.case_level.map(|b| quote!(#b)));
+            let numeric = opt(c.numeric_ordering.map(|b| quote!(#b)));
+            quote!(#p::Collation {
+                locale: #locale,
+                strength: #strength,
+                case_level: #case_level,
+                numeric_ordering: #numeric,
+            })
+        }));
         let partial = self.partial.iter().map(|(path, op, value)| {
             let op = Ident::new(
                 match *op {

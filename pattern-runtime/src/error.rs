@@ -36,28 +36,8 @@ pub enum Error {
 
     /// Creating a declared index failed because the collection has an index with the same keys or
     /// the same name and other options (server codes 85 and 86).
-    #[error(
-        "index `{index}` declared by model `{model}` conflicts with an existing index on \
-         `{collection}` (server code {code}): declared {declared}, existing {}; {message}. \
-         Drop or rename the existing index, or sync with `SyncOptions::replace_mismatched()`",
-        existing.as_ref().map_or_else(|| "(not found)".to_owned(), Document::to_string)
-    )]
-    IndexConflict {
-        /// The model that declares the index.
-        model: &'static str,
-        /// The collection.
-        collection: String,
-        /// The declared index's name.
-        index: &'static str,
-        /// The declared index, as sent to `createIndexes`.
-        declared: Document,
-        /// The existing index it collides with, as `listIndexes` shows it, when it could be found.
-        existing: Option<Document>,
-        /// The server code (85 or 86).
-        code: i32,
-        /// The server's message.
-        message: String,
-    },
+    #[error(transparent)]
+    IndexConflict(Box<IndexConflict>),
 
     /// Two models declare an index with the same name on the same collection, with different
     /// keys or options: nothing was synced for that collection.
@@ -95,11 +75,38 @@ impl Error {
     pub fn code(&self) -> Option<i32> {
         match self {
             Error::DuplicateKey { .. } => Some(DUPLICATE_KEY),
-            Error::IndexConflict { code, .. } => Some(*code),
+            Error::IndexConflict(c) => Some(c.code),
             Error::Driver { code, .. } => *code,
             Error::ConflictingDeclarations { .. } | Error::Bson(_) => None,
         }
     }
+}
+
+/// A declared index the server refused to create next to an existing one: see
+/// [`Error::IndexConflict`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "index `{index}` declared by model `{model}` conflicts with an existing index on \
+     `{collection}` (server code {code}): declared {declared}, existing {}; {message}. \
+     Drop or rename the existing index, or sync with `SyncOptions::replace_mismatched()`",
+    existing.as_ref().map_or_else(|| "(not found)".to_owned(), Document::to_string)
+)]
+#[non_exhaustive]
+pub struct IndexConflict {
+    /// The model that declares the index.
+    pub model: &'static str,
+    /// The collection.
+    pub collection: String,
+    /// The declared index's name.
+    pub index: &'static str,
+    /// The declared index, as sent to `createIndexes`.
+    pub declared: Document,
+    /// The existing index it collides with, as `listIndexes` shows it, when it could be found.
+    pub existing: Option<Document>,
+    /// The server code (85 or 86).
+    pub code: i32,
+    /// The server's message.
+    pub message: String,
 }
 
 /// The server error code carried by a driver error, if any.

@@ -89,7 +89,7 @@ mod error;
 pub mod index;
 mod model;
 
-pub use error::{Error, Result};
+pub use error::{Error, IndexConflict, Result};
 pub use index::{
     list_indexes, sync_indexes, sync_indexes_with, Collation, Difference, IndexKey, IndexKind,
     IndexReport, IndexSpec, IndexStatus, Literal, OnMismatch, OnUnmanaged, PartialClause,

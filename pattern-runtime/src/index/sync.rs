@@ -11,8 +11,8 @@ use mongodb::Database;
 use super::compare::{differences, fixable_in_place, same_keys, same_signature, Difference};
 use super::spec::IndexSpec;
 use crate::error::{
-    server_code, server_message, Error, Result, INDEX_KEY_SPECS_CONFLICT, INDEX_NOT_FOUND,
-    INDEX_OPTIONS_CONFLICT, NAMESPACE_NOT_FOUND,
+    server_code, server_message, Error, IndexConflict, Result, INDEX_KEY_SPECS_CONFLICT,
+    INDEX_NOT_FOUND, INDEX_OPTIONS_CONFLICT, NAMESPACE_NOT_FOUND,
 };
 use crate::model::{registered_models, ModelSchema};
 
@@ -173,7 +173,12 @@ impl SyncReport {
 }
 
 impl fmt::Display for SyncReport {
+    /// One line per index: collection, name, model, status; columns sized to fit.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let width = |g: fn(&IndexReport) -> usize| self.indexes.iter().map(g).max().unwrap_or(0);
+        let wc = width(|r| r.collection.len());
+        let wn = width(|r| r.name.len());
+        let wm = width(|r| r.model.map_or(1, str::len));
         for r in &self.indexes {
             let status = match &r.status {
                 IndexStatus::InSync => "in sync".to_owned(),
@@ -192,7 +197,7 @@ impl fmt::Display for SyncReport {
             };
             writeln!(
                 f,
-                "{:<24} {:<32} {:<14} {status}",
+                "{:<wc$}  {:<wn$}  {:<wm$}  {status}",
                 r.collection,
                 r.name,
                 r.model.unwrap_or("-")
@@ -437,7 +442,7 @@ async fn create_indexes(
     let Some((d, other)) = culprit else {
         return Err(e.into());
     };
-    Err(Error::IndexConflict {
+    Err(Error::IndexConflict(Box::new(IndexConflict {
         model: d.model,
         collection: collection.to_owned(),
         index: d.spec.name(),
@@ -445,7 +450,7 @@ async fn create_indexes(
         existing: other.cloned(),
         code,
         message: server_message(&e),
-    })
+    })))
 }
 
 async fn replace_index(
