@@ -163,6 +163,18 @@ async fn create_index(db: &mongodb::Database, collection: &str, index: Document)
         .unwrap();
 }
 
+/// `Account`'s index names, with other options: not unique, another TTL.
+async fn drift_accounts(db: &mongodb::Database) {
+    create_index(
+        db,
+        "accounts",
+        doc! { "key": { "email": 1 }, "name": "email_1" },
+    )
+    .await;
+    let ttl = doc! { "key": { "seen_at": 1 }, "name": "seen_at_1", "expireAfterSeconds": 60 };
+    create_index(db, "accounts", ttl).await;
+}
+
 fn differences(report: &SyncReport, name: &str) -> Vec<&'static str> {
     match &report.get("accounts", name).unwrap().status {
         IndexStatus::Mismatched { differences } | IndexStatus::Replaced { differences } => {
@@ -175,19 +187,7 @@ fn differences(report: &SyncReport, name: &str) -> Vec<&'static str> {
 #[tokio::test]
 async fn a_changed_option_is_reported_and_left_alone_by_default() {
     let db = test_db("mismatch_default").await;
-    // The same names, with other options: not unique, another TTL.
-    create_index(
-        &db,
-        "accounts",
-        doc! { "key": { "email": 1 }, "name": "email_1" },
-    )
-    .await;
-    create_index(
-        &db,
-        "accounts",
-        doc! { "key": { "seen_at": 1 }, "name": "seen_at_1", "expireAfterSeconds": 60 },
-    )
-    .await;
+    drift_accounts(&db).await;
 
     let report = Account::sync_indexes(&db).await.unwrap();
     assert!(matches!(
@@ -210,18 +210,7 @@ async fn a_changed_option_is_reported_and_left_alone_by_default() {
 #[tokio::test]
 async fn a_changed_option_is_replaced_under_the_replace_policy() {
     let db = test_db("mismatch_replace").await;
-    create_index(
-        &db,
-        "accounts",
-        doc! { "key": { "email": 1 }, "name": "email_1" },
-    )
-    .await;
-    create_index(
-        &db,
-        "accounts",
-        doc! { "key": { "seen_at": 1 }, "name": "seen_at_1", "expireAfterSeconds": 60 },
-    )
-    .await;
+    drift_accounts(&db).await;
 
     let options = SyncOptions::new().replace_mismatched();
     let report = Account::sync_indexes_with(&db, &options).await.unwrap();

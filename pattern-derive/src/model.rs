@@ -48,7 +48,8 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     }
 }
 
-fn fields_struct(model: &Model<'_>) -> (syn::Ident, TokenStream, TokenStream) {
+/// `<Model>Fields` (one `FieldName` per stored field) and the `Model::FIELDS` constant.
+fn field_names(model: &Model<'_>) -> TokenStream {
     let ident = model.ident;
     let krate = &model.krate;
     let fields_ident = format_ident!("{}Fields", ident);
@@ -64,13 +65,17 @@ fn fields_struct(model: &Model<'_>) -> (syn::Ident, TokenStream, TokenStream) {
         quote!(#id: #krate::__private::FieldName::new(#name))
     });
     let struct_doc = format!("The serialized field names of [`{ident}`].");
-    let def = quote! {
+    quote! {
         #[doc = #struct_doc]
         #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug)]
         pub struct #fields_ident { #(#decls,)* }
-    };
-    let value = quote!(#fields_ident { #(#values,)* });
-    (fields_ident, def, value)
+
+        #[automatically_derived]
+        impl #ident {
+            /// The serialized (BSON) name of every stored field, for filters and updates.
+            pub const FIELDS: #fields_ident = #fields_ident { #(#values,)* };
+        }
+    }
 }
 
 fn expand(model: &Model<'_>, indexes: &[Index]) -> TokenStream {
@@ -79,7 +84,7 @@ fn expand(model: &Model<'_>, indexes: &[Index]) -> TokenStream {
     let p = quote!(#krate::__private);
     let name = ident.to_string();
     let collection = &model.collection;
-    let (fields_ident, fields_def, fields_value) = fields_struct(model);
+    let field_names = field_names(model);
     let field_schemas = model.fields.iter().filter(|f| f.serialized).map(|f| {
         let rust_name = &f.rust_name;
         let bson_name = &f.bson_name;
@@ -103,13 +108,7 @@ fn expand(model: &Model<'_>, indexes: &[Index]) -> TokenStream {
     let index_specs = indexes.iter().map(|i| i.expand(krate));
     quote! {
         const _: () = {
-            #fields_def
-
-            #[automatically_derived]
-            impl #ident {
-                /// The serialized (BSON) name of every stored field, for filters and updates.
-                pub const FIELDS: #fields_ident = #fields_value;
-            }
+            #field_names
 
             static __SCHEMA: #p::ModelSchema = #p::ModelSchema::from_parts(#p::SchemaParts {
                 name: #name,
@@ -136,7 +135,7 @@ fn fallback(model: &Model<'_>, with_impl: bool) -> TokenStream {
     let krate = &model.krate;
     let p = quote!(#krate::__private);
     let name = ident.to_string();
-    let (fields_ident, fields_def, fields_value) = fields_struct(model);
+    let field_names = field_names(model);
     let model_impl = with_impl.then(|| {
         quote! {
             #[automatically_derived]
@@ -152,13 +151,7 @@ fn fallback(model: &Model<'_>, with_impl: bool) -> TokenStream {
     });
     quote! {
         const _: () = {
-            #fields_def
-
-            #[automatically_derived]
-            impl #ident {
-                /// The serialized (BSON) name of every stored field, for filters and updates.
-                pub const FIELDS: #fields_ident = #fields_value;
-            }
+            #field_names
 
             #model_impl
         };

@@ -51,6 +51,22 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # What `#[derive(Model)]` generates
+//!
+//! For `struct Product`, inside a `const _: () = { ... };` block so nothing is added to the
+//! surrounding scope:
+//! - `impl Model for Product`, whose [`Model::SCHEMA`] is a static [`ModelSchema`]: the
+//!   collection, every serialized field with its BSON name, and the [`IndexSpec`]s;
+//! - `Product::FIELDS`, an inherent constant of an unnameable `ProductFields` struct with one
+//!   [`FieldName`] per serialized field (so a user-defined `Product::FIELDS` would clash);
+//! - a registration that makes [`registered_models`] and [`sync_indexes`] see the model, with no
+//!   hand-kept list.
+//!
+//! The input must be a non-generic struct with named fields, one of them serialized as `_id`.
+//! The serde attributes are read by serde's own front end, so `rename`, `rename_all` and raw
+//! identifiers give the same names serde writes; `flatten`, `transparent`, `into`, `from`,
+//! `try_from` and `remote` are refused, since the stored keys could not be known.
+//!
 //! # The `#[model]` attribute
 //!
 //! | key | meaning | default |
