@@ -10,9 +10,10 @@ mod ast;
 mod errors;
 mod index;
 mod model;
+mod subset;
 
 /// `#[derive(Model)]`: see `pattern_runtime`'s documentation.
-#[proc_macro_derive(Model, attributes(model, index))]
+#[proc_macro_derive(Model, attributes(model, index, subset, computed))]
 pub fn derive_model(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     model::derive(&input).into()

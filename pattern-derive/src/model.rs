@@ -9,12 +9,17 @@ use syn::DeriveInput;
 use crate::ast::{self, Model, Unsupported};
 use crate::errors::Errors;
 use crate::index::{self, Index};
+use crate::subset::{self, SubsetField};
 
 pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     let mut errors = Errors::default();
     let model = ast::parse(input, &mut errors);
     let indexes = match &model {
         Ok(m) => index::collect(input, m, &mut errors),
+        Err(_) => Vec::new(),
+    };
+    let subsets = match &model {
+        Ok(m) => subset::collect(m, &mut errors),
         Err(_) => Vec::new(),
     };
     // `#[model]` on a field is a misplaced attribute.
@@ -26,7 +31,7 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
         }
     }
     match (model, errors.into_result()) {
-        (Ok(m), Ok(())) => expand(&m, &indexes),
+        (Ok(m), Ok(())) => expand(&m, &indexes, &subsets),
         (Ok(m), Err(e)) => {
             let mut out = e.to_compile_error();
             out.extend(fallback(&m, true));
@@ -78,7 +83,7 @@ fn field_names(model: &Model<'_>) -> TokenStream {
     }
 }
 
-fn expand(model: &Model<'_>, indexes: &[Index]) -> TokenStream {
+fn expand(model: &Model<'_>, indexes: &[Index], subsets: &[SubsetField]) -> TokenStream {
     let ident = model.ident;
     let krate = &model.krate;
     let p = quote!(#krate::__private);
@@ -95,7 +100,8 @@ fn expand(model: &Model<'_>, indexes: &[Index]) -> TokenStream {
             .map(|i| {
                 let index_name = &i.name;
                 quote!(#p::Annotation::Index { name: #index_name })
-            });
+            })
+            .chain(subsets.iter().flat_map(|s| s.annotations(f, krate)));
         quote! {
             #p::FieldSchema::from_parts(#p::FieldParts {
                 rust_name: #rust_name,
@@ -106,6 +112,8 @@ fn expand(model: &Model<'_>, indexes: &[Index]) -> TokenStream {
         }
     });
     let index_specs = indexes.iter().map(|i| i.expand(krate));
+    let subset_specs = subsets.iter().map(|s| s.spec(model));
+    let subset_items = subsets.iter().enumerate().map(|(i, s)| s.items(model, i));
     quote! {
         const _: () = {
             #field_names
@@ -115,6 +123,7 @@ fn expand(model: &Model<'_>, indexes: &[Index]) -> TokenStream {
                 collection: #collection,
                 fields: &[#(#field_schemas),*],
                 indexes: &[#(#index_specs),*],
+                subsets: &[#(#subset_specs),*],
             });
 
             #[automatically_derived]
@@ -125,6 +134,8 @@ fn expand(model: &Model<'_>, indexes: &[Index]) -> TokenStream {
             #p::inventory::submit! {
                 #p::Registration { schema: &__SCHEMA }
             }
+
+            #(#subset_items)*
         };
     }
 }
@@ -145,6 +156,7 @@ fn fallback(model: &Model<'_>, with_impl: bool) -> TokenStream {
                     collection: "",
                     fields: &[],
                     indexes: &[],
+                    subsets: &[],
                 });
             }
         }

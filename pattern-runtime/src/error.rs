@@ -16,6 +16,14 @@ pub(crate) const INDEX_KEY_SPECS_CONFLICT: i32 = 86;
 pub(crate) const NAMESPACE_NOT_FOUND: i32 = 26;
 /// Server code: the index does not exist.
 pub(crate) const INDEX_NOT_FOUND: i32 = 27;
+#[doc(hidden)]
+/// Server code: the operation is not allowed here (transactions on a standalone server).
+pub const ILLEGAL_OPERATION: i32 = 20;
+/// Server codes for a document over the BSON size limit (insert, update result).
+pub(crate) const DOCUMENT_TOO_LARGE: [i32; 3] = [10334, 17419, 17420];
+
+/// MongoDB's limit on a document's size: 16 MiB.
+pub const MAX_DOCUMENT_SIZE: usize = 16 * 1024 * 1024;
 
 /// Everything that can go wrong in the toolkit.
 ///
@@ -38,6 +46,39 @@ pub enum Error {
     /// the same name and other options (server codes 85 and 86).
     #[error(transparent)]
     IndexConflict(Box<IndexConflict>),
+
+    /// No document of `collection` has this `_id`.
+    #[error("no document with _id {id} in `{collection}`")]
+    NotFound {
+        /// The collection.
+        collection: String,
+        /// The `_id` looked for.
+        id: bson::Bson,
+    },
+
+    /// A document is, or an update would make it, larger than MongoDB's 16 MiB limit. Nothing
+    /// was written.
+    #[error(
+        "{what} is {} bytes, over MongoDB's limit of {limit} bytes; nothing was written",
+        size.map_or_else(|| "too many".to_owned(), |s| s.to_string())
+    )]
+    DocumentTooLarge {
+        /// What was too large (`"the review"`, `"the updated products document"`).
+        what: String,
+        /// Its size, when known before writing.
+        size: Option<usize>,
+        /// The limit, [`MAX_DOCUMENT_SIZE`].
+        limit: usize,
+    },
+
+    /// A key supplied at run time cannot be a MongoDB field name. Nothing was written.
+    #[error("invalid key `{key}`: {reason}; nothing was written")]
+    InvalidKey {
+        /// The key.
+        key: String,
+        /// Why it is refused.
+        reason: &'static str,
+    },
 
     /// Two models declare an index with the same name on the same collection, with different
     /// keys or options: nothing was synced for that collection.
@@ -77,7 +118,11 @@ impl Error {
             Error::DuplicateKey { .. } => Some(DUPLICATE_KEY),
             Error::IndexConflict(c) => Some(c.code),
             Error::Driver { code, .. } => *code,
-            Error::ConflictingDeclarations { .. } | Error::Bson(_) => None,
+            Error::ConflictingDeclarations { .. }
+            | Error::Bson(_)
+            | Error::NotFound { .. }
+            | Error::DocumentTooLarge { .. }
+            | Error::InvalidKey { .. } => None,
         }
     }
 }
@@ -109,8 +154,9 @@ pub struct IndexConflict {
     pub message: String,
 }
 
+#[doc(hidden)]
 /// The server error code carried by a driver error, if any.
-pub(crate) fn server_code(e: &mongodb::error::Error) -> Option<i32> {
+pub fn server_code(e: &mongodb::error::Error) -> Option<i32> {
     match e.kind.as_ref() {
         ErrorKind::Command(c) => Some(c.code),
         ErrorKind::Write(WriteFailure::WriteError(w)) => Some(w.code),
@@ -136,6 +182,13 @@ pub(crate) fn server_message(e: &mongodb::error::Error) -> String {
 impl From<mongodb::error::Error> for Error {
     fn from(e: mongodb::error::Error) -> Self {
         let code = server_code(&e);
+        if code.is_some_and(|c| DOCUMENT_TOO_LARGE.contains(&c)) {
+            return Error::DocumentTooLarge {
+                what: server_message(&e),
+                size: None,
+                limit: MAX_DOCUMENT_SIZE,
+            };
+        }
         if code == Some(DUPLICATE_KEY) {
             return Error::DuplicateKey {
                 message: server_message(&e),
@@ -147,4 +200,39 @@ impl From<mongodb::error::Error> for Error {
             source: Box::new(e),
         }
     }
+}
+
+/// Checks a key supplied at run time (a `$set` the caller adds, say): not empty, no leading `$`,
+/// no `.` (which would address a nested field), no NUL.
+pub fn validate_key(key: &str) -> Result<()> {
+    let reason = if key.is_empty() {
+        "a field name cannot be empty"
+    } else if key.starts_with('$') {
+        "a field name cannot start with `$` (it would be read as an operator)"
+    } else if key.contains('.') {
+        "a field name cannot contain `.` (it would address a nested field)"
+    } else if key.contains('\0') {
+        "a field name cannot contain NUL"
+    } else {
+        return Ok(());
+    };
+    Err(Error::InvalidKey {
+        key: key.to_owned(),
+        reason,
+    })
+}
+
+/// The BSON size of `doc`, or [`Error::DocumentTooLarge`] when it is over 16 MiB.
+pub fn check_size(doc: &Document, what: &str) -> Result<usize> {
+    let size = bson::RawDocumentBuf::try_from(doc)
+        .map(|raw| raw.as_bytes().len())
+        .map_err(Error::from)?;
+    if size > MAX_DOCUMENT_SIZE {
+        return Err(Error::DocumentTooLarge {
+            what: what.to_owned(),
+            size: Some(size),
+            limit: MAX_DOCUMENT_SIZE,
+        });
+    }
+    Ok(size)
 }

@@ -101,11 +101,13 @@
 
 #![warn(missing_docs)]
 
-mod error;
+pub(crate) mod error;
 pub mod index;
 mod model;
+pub mod subset;
+pub(crate) mod txn;
 
-pub use error::{Error, IndexConflict, Result};
+pub use error::{check_size, validate_key, Error, IndexConflict, Result, MAX_DOCUMENT_SIZE};
 pub use index::{
     list_indexes, sync_indexes, sync_indexes_with, Collation, Difference, IndexKey, IndexKind,
     IndexReport, IndexSpec, IndexStatus, Literal, OnMismatch, OnUnmanaged, PartialClause,
@@ -114,6 +116,7 @@ pub use index::{
 pub use model::{
     registered_models, Annotation, FieldName, FieldSchema, Model, ModelCollection, ModelSchema,
 };
+pub use subset::{Computed, ComputedKind, Subset, SubsetSpec};
 
 /// `#[derive(Model)]`: see the [crate documentation](crate).
 #[cfg(feature = "derive")]
@@ -129,7 +132,41 @@ pub mod __private {
         Annotation, FieldName, FieldParts, FieldSchema, Model, ModelSchema, Registration,
         SchemaParts,
     };
+    pub use crate::subset::{Computed, ComputedKind, Subset, SubsetParts, SubsetSpec};
     pub use inventory;
+    pub use mongodb::Database;
+
+    /// A numeric field: what a computed count, sum or average can be kept in or read from.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is not a number: a computed count, sum or average needs a numeric field",
+        label = "not numeric",
+        note = "use i32, i64, u32, f32 or f64 (or an Option of one)"
+    )]
+    pub trait Numeric {}
+    macro_rules! numeric {
+        ($($t:ty),*) => { $(impl Numeric for $t {})* };
+    }
+    numeric!(i8, i16, i32, i64, u8, u16, u32, f32, f64);
+    impl<T: Numeric> Numeric for Option<T> {}
+
+    /// A field that can hold an average.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot hold an average: use f64 or Option<f64> (null while there are no items)",
+        label = "not a float"
+    )]
+    pub trait Float {}
+    impl Float for f64 {}
+    impl Float for f32 {}
+    impl<T: Float> Float for Option<T> {}
+
+    /// Compile-time check: the value is numeric.
+    pub fn assert_numeric<T: Numeric + ?Sized>(_: &T) {}
+    /// Compile-time check: the value can hold an average.
+    pub fn assert_float<T: Float + ?Sized>(_: &T) {}
+    /// Compile-time check: `E` is built from `&F`.
+    pub fn assert_embeds<F, E: for<'a> ::core::convert::From<&'a F>>() {}
+    /// Compile-time check: `T` is a model.
+    pub fn assert_model<T: Model>() {}
 }
 
 /// The README's examples, compiled and run as doc tests.

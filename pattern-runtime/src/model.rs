@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::index::{sync, IndexSpec, SyncOptions, SyncReport};
+use crate::subset::SubsetSpec;
 use crate::Result;
 
 /// A struct stored as documents of one collection, declared with `#[derive(Model)]`.
@@ -57,6 +58,7 @@ pub struct SchemaParts {
     pub collection: &'static str,
     pub fields: &'static [FieldSchema],
     pub indexes: &'static [IndexSpec],
+    pub subsets: &'static [SubsetSpec],
 }
 
 impl ModelSchema {
@@ -83,6 +85,11 @@ impl ModelSchema {
     /// The declared indexes: struct-level `#[index]` attributes first, then field-level ones.
     pub fn indexes(&self) -> &'static [IndexSpec] {
         self.parts.indexes
+    }
+
+    /// The `#[subset(...)]` fields.
+    pub fn subsets(&self) -> &'static [SubsetSpec] {
+        self.parts.subsets
     }
 
     /// The field with this Rust name.
@@ -159,6 +166,18 @@ pub enum Annotation {
     Index {
         /// The index name.
         name: &'static str,
+    },
+    /// The field is a `#[subset(...)]` array of the first items of another collection.
+    Subset {
+        /// The collection of the full items.
+        full_model: &'static str,
+        /// How many items are kept.
+        limit: u32,
+    },
+    /// The field is computed from a subset's items (`#[computed(...)]`).
+    Computed {
+        /// The subset's field (BSON name).
+        subset: &'static str,
     },
 }
 

@@ -263,15 +263,23 @@ pub(crate) async fn sync_schemas(
 ) -> Result<SyncReport> {
     let mut collections: BTreeMap<&'static str, Vec<Declared>> = BTreeMap::new();
     for schema in schemas {
-        let declared = collections.entry(schema.collection()).or_default();
-        push_declarations(declared, schema)?;
+        for (collection, declared) in declarations(schema) {
+            push_declarations(
+                collections.entry(collection).or_default(),
+                collection,
+                &declared,
+            )?;
+        }
     }
-    let registry = registered_models();
+    let registry: Vec<_> = registered_models()
+        .into_iter()
+        .flat_map(declarations)
+        .collect();
     let mut plans = Vec::new();
     for (collection, declared) in collections {
         let mut managed = declared.clone();
-        for schema in registry.iter().filter(|s| s.collection() == collection) {
-            push_declarations(&mut managed, schema)?;
+        for (_, other) in registry.iter().filter(|(c, _)| *c == collection) {
+            push_declarations(&mut managed, collection, other)?;
         }
         plans.push(sync_collection(db, collection, declared, managed, options));
     }
@@ -283,24 +291,47 @@ pub(crate) async fn sync_schemas(
     Ok(SyncReport { indexes })
 }
 
-/// Adds a schema's indexes to a collection's declarations: the same index declared twice (by one
-/// model through two schemas, or identically by two models) counts once; one name with two
-/// different specifications is an error.
-fn push_declarations(declared: &mut Vec<Declared>, schema: &'static ModelSchema) -> Result<()> {
-    for spec in schema.indexes() {
-        match declared.iter().find(|d| d.spec.name() == spec.name()) {
-            Some(other) if other.spec == spec => {}
+/// The indexes a model declares, by collection: its own, and the `{parent, sort}` index of the
+/// full collection of each of its subsets.
+fn declarations(schema: &'static ModelSchema) -> Vec<(&'static str, Vec<Declared>)> {
+    let own = schema
+        .indexes()
+        .iter()
+        .map(|spec| Declared {
+            model: schema.name(),
+            spec,
+        })
+        .collect();
+    let mut out = vec![(schema.collection(), own)];
+    for subset in schema.subsets() {
+        let declared = Declared {
+            model: schema.name(),
+            spec: subset.full_index(),
+        };
+        out.push((subset.full_collection(), vec![declared]));
+    }
+    out
+}
+
+/// Adds declarations to a collection's: the same index declared twice (by one model through two
+/// schemas, or identically by two models) counts once; one name with two different
+/// specifications is an error.
+fn push_declarations(
+    declared: &mut Vec<Declared>,
+    collection: &str,
+    more: &[Declared],
+) -> Result<()> {
+    for new in more {
+        match declared.iter().find(|d| d.spec.name() == new.spec.name()) {
+            Some(other) if other.spec == new.spec => {}
             Some(other) => {
                 return Err(Error::ConflictingDeclarations {
-                    collection: schema.collection().to_owned(),
-                    index: spec.name(),
-                    models: [other.model, schema.name()],
+                    collection: collection.to_owned(),
+                    index: new.spec.name(),
+                    models: [other.model, new.model],
                 })
             }
-            None => declared.push(Declared {
-                model: schema.name(),
-                spec,
-            }),
+            None => declared.push(*new),
         }
     }
     Ok(())

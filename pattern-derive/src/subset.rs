@@ -1,0 +1,504 @@
+//! `#[subset(...)]` and `#[computed(...)]`: parsing, checks, and the generated `SubsetSpec`,
+//! operations constructor and compile-time assertions.
+//!
+//! What can be checked inside this derive is checked here (the field is a `Vec`, a limit above 0,
+//! one `full` type, computed fields naming a subset of this struct). What lives in other types
+//! (the sort, parent and summed fields of the full item, its `Model` impl, the conversion to the
+//! embedded type, numeric types) is checked by code generated at the user's tokens, so rustc's
+//! error points at the offending token.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::parse::{ParseStream, Parser};
+use syn::{Ident, LitInt, Token};
+
+use crate::ast::{Field, Model};
+use crate::errors::{did_you_mean, Errors};
+
+/// A parsed `#[subset(...)]` field.
+pub(crate) struct SubsetField {
+    /// The field (Rust ident) and its BSON name.
+    ident: Ident,
+    bson_name: String,
+    elem: syn::Type,
+    limit: u32,
+    sort: Vec<(Ident, i32)>,
+    full: syn::Path,
+    parent: Ident,
+    computed: Vec<ComputedField>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Count,
+    Sum,
+    Avg,
+}
+
+/// A parsed `#[computed(...)]` field.
+struct ComputedField {
+    /// The parent field.
+    ident: Ident,
+    bson_name: String,
+    kind: Kind,
+    /// The summed item field (sum, avg).
+    item_field: Option<Ident>,
+}
+
+const SUBSET_OPTIONS: &[&str] = &["limit", "sort", "full", "parent"];
+const COMPUTED_KINDS: &[&str] = &["count", "sum", "avg"];
+
+/// Every subset of the model, with its computed fields.
+pub(crate) fn collect(model: &Model<'_>, errors: &mut Errors) -> Vec<SubsetField> {
+    let mut subsets = Vec::new();
+    for field in &model.fields {
+        for attr in field.attrs.iter().filter(|a| a.path().is_ident("subset")) {
+            if let Some(s) = parse_subset(attr, field, errors) {
+                subsets.push(s);
+            }
+        }
+    }
+    for field in &model.fields {
+        for attr in field.attrs.iter().filter(|a| a.path().is_ident("computed")) {
+            parse_computed(attr, field, &mut subsets, errors);
+        }
+    }
+    for s in &subsets {
+        check_averages(s, errors);
+    }
+    subsets
+}
+
+fn vec_element(ty: &syn::Type) -> Option<syn::Type> {
+    let syn::Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "Vec" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.first() {
+        Some(syn::GenericArgument::Type(t)) if args.args.len() == 1 => Some(t.clone()),
+        _ => None,
+    }
+}
+
+fn parse_subset(
+    attr: &syn::Attribute,
+    field: &Field<'_>,
+    errors: &mut Errors,
+) -> Option<SubsetField> {
+    let Some(elem) = vec_element(field.ty) else {
+        errors.spanned(
+            field.ty,
+            "`#[subset]` goes on a `Vec<T>` field: the embedded first items, `T` being their \
+             embedded form",
+        );
+        return None;
+    };
+    if !field.serialized {
+        errors.spanned(
+            field.ident,
+            "a `#[subset]` field must be serialized (no `#[serde(skip)]`)",
+        );
+        return None;
+    }
+    let mut limit: Option<(u32, Span)> = None;
+    let mut sort: Option<Vec<(Ident, i32)>> = None;
+    let mut full: Option<syn::Path> = None;
+    let mut parent: Option<Ident> = None;
+    let mut seen: Vec<String> = Vec::new();
+    let mut local = Errors::default();
+    let parser = |input: ParseStream<'_>| -> syn::Result<()> {
+        while !input.is_empty() {
+            let key = Ident::parse_any(input)?;
+            let name = key.to_string();
+            if !SUBSET_OPTIONS.contains(&name.as_str()) {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!(
+                        "unknown subset option `{name}`{}; expected one of: {}",
+                        did_you_mean(&name, SUBSET_OPTIONS.iter().copied()),
+                        SUBSET_OPTIONS.join(", ")
+                    ),
+                ));
+            }
+            if seen.contains(&name) {
+                local.at(key.span(), format!("duplicate subset option `{name}`"));
+            }
+            seen.push(name.clone());
+            match name.as_str() {
+                "limit" => {
+                    input.parse::<Token![=]>()?;
+                    let lit: LitInt = input.parse()?;
+                    match lit.base10_parse::<u32>() {
+                        Ok(n) if n > 0 => limit = Some((n, lit.span())),
+                        _ => local.spanned(
+                            &lit,
+                            "`limit` is how many items the parent keeps: a whole number above 0",
+                        ),
+                    }
+                }
+                "sort" => {
+                    let content;
+                    syn::parenthesized!(content in input);
+                    let mut keys = Vec::new();
+                    while !content.is_empty() {
+                        let f = Ident::parse_any(&content)?;
+                        content.parse::<Token![=]>()?;
+                        let negative = content.peek(Token![-]);
+                        if negative {
+                            content.parse::<Token![-]>()?;
+                        }
+                        let lit: LitInt = content.parse()?;
+                        if lit.base10_digits() != "1" {
+                            local.spanned(&lit, "a sort direction is `1` or `-1`");
+                        }
+                        keys.push((f, if negative { -1 } else { 1 }));
+                        if content.is_empty() {
+                            break;
+                        }
+                        content.parse::<Token![,]>()?;
+                    }
+                    if keys.is_empty() {
+                        local.at(
+                            key.span(),
+                            "`sort(...)` needs a field: `sort(created_at = -1)`",
+                        );
+                    }
+                    sort = Some(keys);
+                }
+                "full" => {
+                    input.parse::<Token![=]>()?;
+                    full = Some(input.parse()?);
+                }
+                _ => {
+                    input.parse::<Token![=]>()?;
+                    parent = Some(Ident::parse_any(input)?);
+                }
+            }
+            if input.is_empty() {
+                break;
+            }
+            input.parse::<Token![,]>()?;
+        }
+        Ok(())
+    };
+    let result = match &attr.meta {
+        syn::Meta::List(list) => parser.parse2(list.tokens.clone()),
+        other => Err(syn::Error::new_spanned(other, SUBSET_HELP)),
+    };
+    if let Err(e) = result {
+        local.push(e);
+    }
+    let span = attr
+        .path()
+        .get_ident()
+        .map_or_else(Span::call_site, Ident::span);
+    let missing = |what: &str, local: &mut Errors| {
+        local.at(span, format!("`#[subset]` needs `{what}`: {SUBSET_HELP}"));
+    };
+    if limit.is_none() && !seen.iter().any(|s| s == "limit") {
+        missing("limit = N", &mut local);
+    }
+    if sort.is_none() {
+        missing("sort(field = -1)", &mut local);
+    }
+    if full.is_none() {
+        missing("full = ItemModel", &mut local);
+    }
+    if parent.is_none() {
+        missing("parent = field_of_the_item", &mut local);
+    }
+    let ok = local.is_empty();
+    if let Err(e) = local.into_result() {
+        errors.push(e);
+    }
+    if !ok {
+        return None;
+    }
+    Some(SubsetField {
+        ident: field.ident.clone(),
+        bson_name: field.bson_name.clone(),
+        elem,
+        limit: limit?.0,
+        sort: sort?,
+        full: full?,
+        parent: parent?,
+        computed: Vec::new(),
+    })
+}
+
+const SUBSET_HELP: &str = "`#[subset(limit = 10, sort(created_at = -1), full = Review, \
+     parent = product_id)]`: keep the first 10 `Review`s by `created_at` descending, the full \
+     items being in `Review`'s collection with `product_id` pointing at this document";
+
+fn parse_computed(
+    attr: &syn::Attribute,
+    field: &Field<'_>,
+    subsets: &mut [SubsetField],
+    errors: &mut Errors,
+) {
+    let parser = |input: ParseStream<'_>| -> syn::Result<(Ident, Ident, Option<Ident>)> {
+        let kind = Ident::parse_any(input)?;
+        input.parse::<Token![=]>()?;
+        let subset = Ident::parse_any(input)?;
+        let item = if input.peek(Token![.]) {
+            input.parse::<Token![.]>()?;
+            Some(Ident::parse_any(input)?)
+        } else {
+            None
+        };
+        if !input.is_empty() {
+            return Err(
+                input.error("one computation per field: `#[computed(sum = reviews.stars)]`")
+            );
+        }
+        Ok((kind, subset, item))
+    };
+    let parsed = match &attr.meta {
+        syn::Meta::List(list) => parser.parse2(list.tokens.clone()),
+        other => Err(syn::Error::new_spanned(other, COMPUTED_HELP)),
+    };
+    let (kind_ident, subset_ident, item) = match parsed {
+        Ok(p) => p,
+        Err(e) => return errors.push(e),
+    };
+    let kind = match kind_ident.to_string().as_str() {
+        "count" => Kind::Count,
+        "sum" => Kind::Sum,
+        "avg" => Kind::Avg,
+        other => {
+            return errors.at(
+                kind_ident.span(),
+                format!(
+                    "unknown computation `{other}`{}; expected one of: {}",
+                    did_you_mean(other, COMPUTED_KINDS.iter().copied()),
+                    COMPUTED_KINDS.join(", ")
+                ),
+            )
+        }
+    };
+    match (kind, &item) {
+        (Kind::Count, Some(item)) => {
+            return errors.spanned(
+                item,
+                "`count` counts items: write `count = reviews`, no item field",
+            )
+        }
+        (Kind::Sum | Kind::Avg, None) => {
+            return errors.spanned(
+                &subset_ident,
+                format!(
+                    "`{kind_ident}` needs an item field: `{kind_ident} = {subset_ident}.stars`"
+                ),
+            )
+        }
+        _ => {}
+    }
+    let names: Vec<String> = subsets.iter().map(|s| s.ident.to_string()).collect();
+    let Some(subset) = subsets.iter_mut().find(|s| s.ident == subset_ident) else {
+        return errors.spanned(
+            &subset_ident,
+            format!(
+                "`{subset_ident}` is not a `#[subset]` field of this struct{}",
+                did_you_mean(&subset_ident.to_string(), names.iter().map(String::as_str))
+            ),
+        );
+    };
+    if subset.ident == *field.ident {
+        return errors.spanned(
+            field.ident,
+            "a `#[subset]` field cannot also be `#[computed]`",
+        );
+    }
+    subset.computed.push(ComputedField {
+        ident: field.ident.clone(),
+        bson_name: field.bson_name.clone(),
+        kind,
+        item_field: item,
+    });
+}
+
+const COMPUTED_HELP: &str = "`#[computed(count = reviews)]`, `#[computed(sum = reviews.stars)]` \
+     or `#[computed(avg = reviews.stars)]`";
+
+/// An average is kept as sum / count: both must be declared.
+fn check_averages(s: &SubsetField, errors: &mut Errors) {
+    let has_count = s.computed.iter().any(|c| c.kind == Kind::Count);
+    for avg in s.computed.iter().filter(|c| c.kind == Kind::Avg) {
+        let item = avg.item_field.as_ref().map(ToString::to_string);
+        let has_sum = s
+            .computed
+            .iter()
+            .any(|c| c.kind == Kind::Sum && c.item_field.as_ref().map(ToString::to_string) == item);
+        if !has_count || !has_sum {
+            errors.spanned(
+                &avg.ident,
+                format!(
+                    "an average is kept as sum / count: also declare `#[computed(sum = {}.{})]` and \
+                     `#[computed(count = {})]` on two numeric fields",
+                    s.ident,
+                    item.unwrap_or_default(),
+                    s.ident
+                ),
+            );
+        }
+    }
+}
+
+impl SubsetField {
+    /// The `SubsetSpec` expression (inside the model's static schema).
+    pub(crate) fn spec(&self, model: &Model<'_>) -> TokenStream {
+        let krate = &model.krate;
+        let p = quote!(#krate::__private);
+        let full = &self.full;
+        let field = &self.bson_name;
+        let limit = self.limit;
+        let name_of = |ident: &Ident| quote_spanned!(ident.span()=> #full::FIELDS.#ident.as_str());
+        let sort = self.sort.iter().map(|(f, d)| {
+            let name = name_of(f);
+            quote!((#name, #d))
+        });
+        let parent = name_of(&self.parent);
+        let mut keys = vec![quote!(#p::IndexKey { path: #parent, kind: #p::IndexKind::Ascending })];
+        keys.extend(self.sort.iter().map(|(f, d)| {
+            let name = name_of(f);
+            let kind = if *d < 0 {
+                quote!(Descending)
+            } else {
+                quote!(Ascending)
+            };
+            quote!(#p::IndexKey { path: #name, kind: #p::IndexKind::#kind })
+        }));
+        let index_name = format!("subset_{}_{}", model.collection, self.bson_name);
+        let count_field = self
+            .computed
+            .iter()
+            .find(|c| c.kind == Kind::Count)
+            .map(|c| c.bson_name.clone())
+            .unwrap_or_default();
+        let computed = self.computed.iter().map(|c| {
+            let target = &c.bson_name;
+            let kind = match (c.kind, &c.item_field) {
+                (Kind::Sum, Some(item)) => {
+                    let item = name_of(item);
+                    quote!(#p::ComputedKind::Sum { item_field: #item })
+                }
+                (Kind::Avg, Some(item)) => {
+                    let item_str = item.to_string();
+                    let sum_field = self
+                        .computed
+                        .iter()
+                        .find(|s| {
+                            s.kind == Kind::Sum
+                                && s.item_field.as_ref().is_some_and(|i| *i == item_str)
+                        })
+                        .map(|s| s.bson_name.clone())
+                        .unwrap_or_default();
+                    let item = name_of(item);
+                    quote!(#p::ComputedKind::Avg {
+                        item_field: #item,
+                        sum_field: #sum_field,
+                        count_field: #count_field,
+                    })
+                }
+                _ => quote!(#p::ComputedKind::Count),
+            };
+            quote!(#p::Computed { field: #target, kind: #kind })
+        });
+        let full_name = quote!(#full).to_string().replace(' ', "");
+        quote! {
+            #p::SubsetSpec::from_parts(#p::SubsetParts {
+                field: #field,
+                limit: #limit,
+                sort: &[#(#sort),*],
+                parent_key: #parent,
+                full_collection: || <#full as #p::Model>::SCHEMA.collection(),
+                full_model: #full_name,
+                full_index: #p::IndexSpec::from_parts(#p::IndexParts {
+                    keys: &[#(#keys),*],
+                    name: #index_name,
+                    unique: false,
+                    sparse: false,
+                    hidden: false,
+                    expire_after_seconds: ::core::option::Option::None,
+                    collation: ::core::option::Option::None,
+                    partial: &[],
+                }),
+                computed: &[#(#computed),*],
+            })
+        }
+    }
+
+    /// The `Model::<field>_subset(&db)` constructor and the compile-time assertions.
+    pub(crate) fn items(&self, model: &Model<'_>, position: usize) -> TokenStream {
+        let krate = &model.krate;
+        let p = quote!(#krate::__private);
+        let ident = model.ident;
+        let full = &self.full;
+        let elem = &self.elem;
+        let method = format_ident!("{}_subset", crate::ast::unraw(&self.ident));
+        let doc = format!(
+            "The operations of the `{}` subset: the first {} `{}` items, embedded.",
+            self.ident,
+            self.limit,
+            quote!(#full).to_string().replace(' ', "")
+        );
+        let item_checks = self.computed.iter().filter_map(|c| {
+            let item = c.item_field.as_ref()?;
+            Some(quote_spanned!(item.span()=> let _ = |f: &#full| #p::assert_numeric(&f.#item);))
+        });
+        let target_checks = self.computed.iter().map(|c| {
+            let target = &c.ident;
+            if c.kind == Kind::Avg {
+                quote_spanned!(target.span()=> let _ = |m: &#ident| #p::assert_float(&m.#target);)
+            } else {
+                quote_spanned!(target.span()=> let _ = |m: &#ident| #p::assert_numeric(&m.#target);)
+            }
+        });
+        let full_span = self
+            .full
+            .segments
+            .last()
+            .map_or_else(Span::call_site, |s| s.ident.span());
+        let model_check = quote_spanned!(full_span=> #p::assert_model::<#full>(););
+        let elem_span = syn::spanned::Spanned::span(elem);
+        let embeds_check = quote_spanned!(elem_span=> #p::assert_embeds::<#full, #elem>(););
+        quote! {
+            #[automatically_derived]
+            impl #ident {
+                #[doc = #doc]
+                pub fn #method(db: &#p::Database) -> #p::Subset<#ident, #full, #elem> {
+                    #p::Subset::new(db, &<#ident as #p::Model>::SCHEMA.subsets()[#position])
+                }
+            }
+
+            const _: fn() = || {
+                #model_check
+                #embeds_check
+                #(#item_checks)*
+                #(#target_checks)*
+            };
+        }
+    }
+
+    /// The schema annotation of the subset field, and of each computed field.
+    pub(crate) fn annotations(&self, field: &Field<'_>, krate: &syn::Path) -> Vec<TokenStream> {
+        let p = quote!(#krate::__private);
+        let mut out = Vec::new();
+        if *field.ident == self.ident {
+            let full = &self.full;
+            let full_name = quote!(#full).to_string().replace(' ', "");
+            let limit = self.limit;
+            out.push(quote!(#p::Annotation::Subset { full_model: #full_name, limit: #limit }));
+        }
+        if self.computed.iter().any(|c| c.ident == *field.ident) {
+            let subset = &self.bson_name;
+            out.push(quote!(#p::Annotation::Computed { subset: #subset }));
+        }
+        out
+    }
+}

@@ -1,0 +1,760 @@
+//! The subset pattern, with computed summary fields.
+//!
+//! A parent document keeps the first N items of a collection, by a fixed order, in an embedded
+//! array (`recentReviews`: the 10 newest reviews of a product), while every item lives in its own
+//! collection (`product_reviews`). Computed fields next to the array (`ratingCount`, `ratingSum`,
+//! `ratingAvg`) summarise *all* items, not only the embedded ones.
+//!
+//! ```
+//! use pattern_runtime::Model;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, Model)]
+//! #[serde(rename_all = "camelCase")]
+//! #[model(collection = "products")]
+//! struct Product {
+//!     #[serde(rename = "_id")]
+//!     id: String,
+//!     #[subset(limit = 10, sort(created_at = -1), full = Review, parent = product_id)]
+//!     recent_reviews: Vec<ReviewExcerpt>,
+//!     #[computed(count = recent_reviews)]
+//!     rating_count: i64,
+//!     #[computed(sum = recent_reviews.stars)]
+//!     rating_sum: i64,
+//!     #[computed(avg = recent_reviews.stars)]
+//!     rating_avg: Option<f64>,
+//! }
+//!
+//! /// A review, as stored in `product_reviews`.
+//! #[derive(Serialize, Deserialize, Model)]
+//! #[serde(rename_all = "camelCase")]
+//! #[model(collection = "product_reviews")]
+//! struct Review {
+//!     #[serde(rename = "_id")]
+//!     id: String,
+//!     product_id: String,
+//!     stars: i32,
+//!     content: String,
+//!     created_at: bson::DateTime,
+//! }
+//!
+//! /// A review as the product embeds it: an excerpt.
+//! #[derive(Serialize, Deserialize)]
+//! #[serde(rename_all = "camelCase")]
+//! struct ReviewExcerpt {
+//!     review_id: String,
+//!     stars: i32,
+//!     excerpt: String,
+//!     created_at: bson::DateTime,
+//! }
+//!
+//! impl From<&Review> for ReviewExcerpt {
+//!     fn from(r: &Review) -> Self {
+//!         ReviewExcerpt {
+//!             review_id: r.id.clone(),
+//!             stars: r.stars,
+//!             excerpt: r.content.chars().take(40).collect(),
+//!             created_at: r.created_at,
+//!         }
+//!     }
+//! }
+//!
+//! # async fn run(db: mongodb::Database, review: Review) -> pattern_runtime::Result<()> {
+//! let reviews = Product::recent_reviews_subset(&db);
+//! reviews
+//!     .push("prod_123", review)
+//!     .set(bson::doc! { "updatedAt": bson::DateTime::now() })
+//!     .await?;
+//! let older = reviews.page("prod_123", 10, 20).await?; // items 11 to 30, from product_reviews
+//! let count = reviews.count("prod_123").await?;         // from ratingCount
+//! # Ok(()) }
+//! ```
+//!
+//! # Consistency
+//!
+//! `push` writes the full item and updates the parent (`$push` with `$each/$sort/$slice`, `$inc`
+//! of every count and sum, and the caller's `$set`) in one transaction where the deployment has
+//! transactions (a replica set or a sharded cluster); an average is then recomputed from its sum
+//! and count by a second update in the same transaction. Transient errors are retried by the
+//! driver's transaction loop. On a standalone server the full item is written first, so no item
+//! is ever lost: a crash between the two writes leaves the parent behind, and
+//! [`Subset::rebuild`] repairs it.
+
+use std::future::{Future, IntoFuture};
+use std::marker::PhantomData;
+use std::pin::Pin;
+
+use bson::{doc, Bson, Document};
+use futures_util::TryStreamExt;
+use mongodb::{ClientSession, Database};
+use serde::Serialize;
+
+use crate::error::{check_size, validate_key, Error, Result};
+use crate::index::IndexSpec;
+use crate::model::Model;
+use crate::txn::transact;
+
+/// What a computed field summarises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ComputedKind {
+    /// The number of items.
+    Count,
+    /// The sum of an item field (BSON name in the full item).
+    Sum {
+        /// The item field.
+        item_field: &'static str,
+    },
+    /// The mean of an item field: its sum divided by the count, `null` while there are no items.
+    Avg {
+        /// The item field.
+        item_field: &'static str,
+        /// The parent field holding the sum of that item field.
+        sum_field: &'static str,
+        /// The parent field holding the count.
+        count_field: &'static str,
+    },
+}
+
+/// A parent field computed from a subset's items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Computed {
+    /// The parent field's BSON name.
+    pub field: &'static str,
+    /// What it holds.
+    pub kind: ComputedKind,
+}
+
+/// A `#[subset(...)]` field, as static data.
+#[derive(Debug, Clone, Copy)]
+pub struct SubsetSpec {
+    parts: SubsetParts,
+}
+
+/// The parts of a [`SubsetSpec`], as generated code writes them. Not a stable API.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct SubsetParts {
+    pub field: &'static str,
+    pub limit: u32,
+    pub sort: &'static [(&'static str, i32)],
+    pub parent_key: &'static str,
+    pub full_collection: fn() -> &'static str,
+    pub full_model: &'static str,
+    pub full_index: IndexSpec,
+    pub computed: &'static [Computed],
+}
+
+impl SubsetSpec {
+    #[doc(hidden)]
+    pub const fn from_parts(parts: SubsetParts) -> Self {
+        SubsetSpec { parts }
+    }
+
+    /// The parent's array field (BSON name).
+    pub fn field(&self) -> &'static str {
+        self.parts.field
+    }
+
+    /// How many items the parent keeps.
+    pub fn limit(&self) -> u32 {
+        self.parts.limit
+    }
+
+    /// The order of the items: item fields (BSON names) with `1` or `-1`.
+    pub fn sort(&self) -> &'static [(&'static str, i32)] {
+        self.parts.sort
+    }
+
+    /// The field of the full item that holds the parent's `_id`.
+    pub fn parent_key(&self) -> &'static str {
+        self.parts.parent_key
+    }
+
+    /// The collection of the full items.
+    pub fn full_collection(&self) -> &'static str {
+        (self.parts.full_collection)()
+    }
+
+    /// The index the full collection needs: `{parent key, sort fields}`. Synced with the parent.
+    pub fn full_index(&'static self) -> &'static IndexSpec {
+        &self.parts.full_index
+    }
+
+    /// The computed fields of the parent that summarise this subset.
+    pub fn computed(&self) -> &'static [Computed] {
+        self.parts.computed
+    }
+
+    /// The model name of the full items.
+    pub fn full_model(&self) -> &'static str {
+        self.parts.full_model
+    }
+
+    /// The `$sort` document (`{ "createdAt": -1 }`).
+    pub fn sort_document(&self) -> Document {
+        self.parts
+            .sort
+            .iter()
+            .map(|(k, d)| ((*k).to_owned(), Bson::Int32(*d)))
+            .collect()
+    }
+
+    fn count_field(&self) -> Option<&'static str> {
+        self.parts
+            .computed
+            .iter()
+            .find(|c| c.kind == ComputedKind::Count)
+            .map(|c| c.field)
+    }
+}
+
+/// The operations of one subset: the parent model `P`, the full item `F` and the embedded
+/// form `E` (built from `&F`). Get one from the generated `P::<field>_subset(&db)`.
+pub struct Subset<P, F, E> {
+    db: Database,
+    spec: &'static SubsetSpec,
+    _types: PhantomData<fn() -> (P, F, E)>,
+}
+
+impl<P, F, E> Clone for Subset<P, F, E> {
+    fn clone(&self) -> Self {
+        Subset {
+            db: self.db.clone(),
+            spec: self.spec,
+            _types: PhantomData,
+        }
+    }
+}
+
+impl<P, F, E> std::fmt::Debug for Subset<P, F, E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Subset").field("spec", self.spec).finish()
+    }
+}
+
+/// Sums of the items' fields, as one `$inc` value per computed sum.
+fn sum_of(item: &Document, field: &str) -> Bson {
+    match item.get(field) {
+        Some(Bson::Int32(i)) => Bson::Int64(i64::from(*i)),
+        Some(v @ (Bson::Int64(_) | Bson::Double(_))) => v.clone(),
+        // `$sum` ignores missing and non-numeric values; so does the running sum.
+        _ => Bson::Int64(0),
+    }
+}
+
+/// An integer as the shell writes it: `Int32` when it fits (the server promotes a `$inc` that
+/// overflows 32 bits to a long).
+fn small(v: Bson) -> Bson {
+    match v {
+        Bson::Int64(i) => i32::try_from(i).map_or(Bson::Int64(i), Bson::Int32),
+        other => other,
+    }
+}
+
+fn add(a: Bson, b: Bson) -> Bson {
+    match (a, b) {
+        (Bson::Int64(x), Bson::Int64(y)) => Bson::Int64(x.wrapping_add(y)),
+        (x, y) => Bson::Double(as_f64(&x) + as_f64(&y)),
+    }
+}
+
+fn as_f64(v: &Bson) -> f64 {
+    match v {
+        #[allow(clippy::cast_precision_loss)]
+        Bson::Int64(i) => *i as f64,
+        Bson::Int32(i) => f64::from(*i),
+        Bson::Double(d) => *d,
+        _ => 0.0,
+    }
+}
+
+fn negate(v: Bson) -> Bson {
+    match v {
+        Bson::Int64(i) => Bson::Int64(i.wrapping_neg()),
+        Bson::Double(d) => Bson::Double(-d),
+        other => other,
+    }
+}
+
+impl<P, F, E> Subset<P, F, E>
+where
+    P: Model,
+    F: Model,
+    E: Serialize + for<'a> From<&'a F> + Send + Sync,
+{
+    #[doc(hidden)]
+    pub fn new(db: &Database, spec: &'static SubsetSpec) -> Self {
+        Subset {
+            db: db.clone(),
+            spec,
+            _types: PhantomData,
+        }
+    }
+
+    /// The subset's static description.
+    pub fn spec(&self) -> &'static SubsetSpec {
+        self.spec
+    }
+
+    /// Writes `item` to the full collection and adds it to the parent's subset and computed
+    /// fields. Chain `.set(doc! { .. })` to set more parent fields in the same update.
+    ///
+    /// Errors: [`Error::NotFound`] when no parent has this `_id` (nothing is written);
+    /// [`Error::DocumentTooLarge`] when the item, or the parent with it, is over 16 MiB (nothing is
+    /// written); [`Error::InvalidKey`] for a `.set()` key that cannot be a field or that the
+    /// subset already writes; [`Error::DuplicateKey`] when an item with this `_id` exists.
+    pub fn push(&self, parent_id: impl Into<Bson>, item: F) -> Push<'_, P, F, E> {
+        Push {
+            subset: self,
+            parent_id: parent_id.into(),
+            items: vec![item],
+            set: Document::new(),
+        }
+    }
+
+    /// [`push`](Subset::push) for many items at once: one insert of the full items and one update
+    /// of the parent, whatever their number.
+    pub fn push_many(&self, parent_id: impl Into<Bson>, items: Vec<F>) -> Push<'_, P, F, E> {
+        Push {
+            subset: self,
+            parent_id: parent_id.into(),
+            items,
+            set: Document::new(),
+        }
+    }
+
+    /// The update [`push`](Subset::push) sends to the parent for these full items (before the
+    /// average, which a second, pipeline update recomputes): `$push` with `$each`, `$sort` and
+    /// `$slice`, `$inc` of every count and sum, and `set` as `$set`.
+    pub fn push_update(&self, items: &[F], set: Document) -> Result<Document> {
+        let mut embedded = Vec::with_capacity(items.len());
+        let mut full = Vec::with_capacity(items.len());
+        for item in items {
+            full.push(bson::serialize_to_document(item)?);
+            embedded.push(Bson::Document(bson::serialize_to_document(&E::from(item))?));
+        }
+        Ok(self.update_from_docs(&full, embedded, set))
+    }
+
+    fn update_from_docs(&self, full: &[Document], embedded: Vec<Bson>, set: Document) -> Document {
+        let spec = &self.spec.parts;
+        let mut inc = Document::new();
+        for c in spec.computed {
+            match c.kind {
+                ComputedKind::Count => {
+                    inc.insert(
+                        c.field,
+                        small(Bson::Int64(i64::try_from(full.len()).unwrap_or(i64::MAX))),
+                    );
+                }
+                ComputedKind::Sum { item_field } => {
+                    let total = full
+                        .iter()
+                        .map(|d| sum_of(d, item_field))
+                        .fold(Bson::Int64(0), add);
+                    inc.insert(c.field, small(total));
+                }
+                ComputedKind::Avg { .. } => {}
+            }
+        }
+        let mut update = Document::new();
+        if !inc.is_empty() {
+            update.insert("$inc", inc);
+        }
+        if !set.is_empty() {
+            update.insert("$set", set);
+        }
+        update.insert(
+            "$push",
+            doc! {
+                spec.field: {
+                    "$each": embedded,
+                    "$sort": self.spec.sort_document(),
+                    "$slice": small(Bson::Int64(i64::from(spec.limit))),
+                }
+            },
+        );
+        update
+    }
+
+    /// The pipeline update that recomputes every average from its sum and count, or `None`.
+    fn average_update(&self) -> Option<Vec<Document>> {
+        let mut set = Document::new();
+        for c in self.spec.parts.computed {
+            if let ComputedKind::Avg {
+                sum_field,
+                count_field,
+                ..
+            } = c.kind
+            {
+                let count = format!("${count_field}");
+                let sum = format!("${sum_field}");
+                set.insert(
+                    c.field,
+                    doc! { "$cond": [
+                        { "$gt": [&count, 0] },
+                        { "$divide": [sum, &count] },
+                        Bson::Null,
+                    ] },
+                );
+            }
+        }
+        (!set.is_empty()).then(|| vec![doc! { "$set": set }])
+    }
+
+    /// The checks [`push`](Subset::push) makes before writing anything.
+    fn validate_set(&self, set: &Document) -> Result<()> {
+        let spec = &self.spec.parts;
+        for key in set.keys() {
+            validate_key(key)?;
+            if key == spec.field || spec.computed.iter().any(|c| c.field == key) {
+                return Err(Error::InvalidKey {
+                    key: key.clone(),
+                    reason: "the subset already writes this field in the same update",
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn parents(&self) -> mongodb::Collection<Document> {
+        self.db.collection(P::SCHEMA.collection())
+    }
+
+    fn fulls(&self) -> mongodb::Collection<Document> {
+        self.db.collection(self.spec.full_collection())
+    }
+
+    async fn write_push(
+        &self,
+        session: Option<&mut ClientSession>,
+        parent_id: &Bson,
+        full: &[Document],
+        update: &Document,
+    ) -> mongodb::error::Result<bool> {
+        let parents = self.parents();
+        let fulls = self.fulls();
+        let filter = doc! { "_id": parent_id.clone() };
+        let average = self.average_update();
+        match session {
+            Some(s) => {
+                // The parent first: a missing parent aborts before the item is written.
+                let r = parents
+                    .update_one(filter.clone(), update.clone())
+                    .session(&mut *s)
+                    .await?;
+                if r.matched_count == 0 {
+                    return Ok(false);
+                }
+                fulls.insert_many(full.to_vec()).session(&mut *s).await?;
+                if let Some(avg) = average {
+                    parents.update_one(filter, avg).session(&mut *s).await?;
+                }
+            }
+            None => {
+                // Without transactions: is the parent there, then the full items, then the parent.
+                if parents.count_documents(filter.clone()).limit(1).await? == 0 {
+                    return Ok(false);
+                }
+                fulls.insert_many(full.to_vec()).await?;
+                parents.update_one(filter.clone(), update.clone()).await?;
+                if let Some(avg) = average {
+                    parents.update_one(filter, avg).await?;
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    async fn run_push(&self, parent_id: Bson, items: Vec<F>, set: Document) -> Result<()> {
+        if items.is_empty() {
+            return Ok(());
+        }
+        self.validate_set(&set)?;
+        let what = format!("the {} item", F::SCHEMA.name());
+        let mut full = Vec::with_capacity(items.len());
+        let mut embedded = Vec::with_capacity(items.len());
+        for item in &items {
+            let mut doc = bson::serialize_to_document(item)?;
+            check_size(&doc, &what)?;
+            // The item belongs to this parent, whatever the caller set.
+            doc.insert(self.spec.parts.parent_key, parent_id.clone());
+            full.push(doc);
+            let e = bson::serialize_to_document(&E::from(item))?;
+            check_size(&e, &format!("the embedded form of {what}"))?;
+            for (key, _) in self.spec.parts.sort {
+                if !e.contains_key(key) {
+                    return Err(Error::InvalidKey {
+                        key: (*key).to_owned(),
+                        reason: "the embedded item has no such field, yet the subset sorts by it: \
+                                 serialize it under the same name as in the full item",
+                    });
+                }
+            }
+            embedded.push(Bson::Document(e));
+        }
+        let update = self.update_from_docs(&full, embedded, set);
+        let found = transact!(self.db, |s| self.write_push(s, &parent_id, &full, &update))?;
+        if found {
+            Ok(())
+        } else {
+            Err(self.parent_not_found(parent_id))
+        }
+    }
+
+    fn parent_not_found(&self, id: Bson) -> Error {
+        Error::NotFound {
+            collection: P::SCHEMA.collection().to_owned(),
+            id,
+        }
+    }
+
+    /// Items of the full collection in the subset's order, `skip` then at most `limit`: the
+    /// pages after the embedded one start at `skip = limit of the subset`.
+    pub async fn page(&self, parent_id: impl Into<Bson>, skip: u64, limit: i64) -> Result<Vec<F>> {
+        let filter = doc! { self.spec.parts.parent_key: parent_id.into() };
+        let cursor = self
+            .db
+            .collection::<F>(self.spec.full_collection())
+            .find(filter)
+            .sort(self.spec.sort_document())
+            .skip(skip)
+            .limit(limit)
+            .await?;
+        Ok(cursor.try_collect().await?)
+    }
+
+    /// How many items the parent has: its count field when one is declared (one read of one
+    /// field), else a count of the full collection.
+    pub async fn count(&self, parent_id: impl Into<Bson>) -> Result<i64> {
+        let parent_id = parent_id.into();
+        let Some(field) = self.spec.count_field() else {
+            let filter = doc! { self.spec.parts.parent_key: parent_id };
+            let n = self.fulls().count_documents(filter).await?;
+            return Ok(i64::try_from(n).unwrap_or(i64::MAX));
+        };
+        let parent = self
+            .parents()
+            .find_one(doc! { "_id": parent_id.clone() })
+            .projection(doc! { field: 1 })
+            .await?
+            .ok_or_else(|| self.parent_not_found(parent_id))?;
+        Ok(match parent.get(field) {
+            Some(Bson::Int32(i)) => i64::from(*i),
+            Some(Bson::Int64(i)) => *i,
+            #[allow(clippy::cast_possible_truncation)]
+            Some(Bson::Double(d)) => *d as i64,
+            _ => 0,
+        })
+    }
+
+    /// Recomputes the embedded array and every computed field from the full collection: the repair
+    /// after manual edits or a crash between two non-transactional writes. Reads the first N items
+    /// through the `{parent, sort}` index and sums the rest with one `$group`.
+    pub async fn rebuild(&self, parent_id: impl Into<Bson>) -> Result<()> {
+        let parent_id = parent_id.into();
+        let found = transact!(self.db, |s| self.write_rebuild(s, &parent_id))?;
+        if found {
+            Ok(())
+        } else {
+            Err(self.parent_not_found(parent_id))
+        }
+    }
+
+    /// Deletes the full item `item_id` of the parent and keeps the subset and computed fields
+    /// right: the counters go down by the item, and the embedded array is refilled from the full
+    /// collection. [`Error::NotFound`] when the parent has no such item.
+    pub async fn remove(&self, parent_id: impl Into<Bson>, item_id: impl Into<Bson>) -> Result<()> {
+        let parent_id = parent_id.into();
+        let item_id = item_id.into();
+        let removed = transact!(self.db, |s| self.write_remove(s, &parent_id, &item_id))?;
+        if removed {
+            Ok(())
+        } else {
+            Err(Error::NotFound {
+                collection: self.spec.full_collection().to_owned(),
+                id: item_id,
+            })
+        }
+    }
+
+    async fn first_items(
+        &self,
+        session: Option<&mut ClientSession>,
+        parent_id: &Bson,
+    ) -> mongodb::error::Result<Vec<Bson>> {
+        let coll = self.db.collection::<F>(self.spec.full_collection());
+        let find = coll
+            .find(doc! { self.spec.parts.parent_key: parent_id.clone() })
+            .sort(self.spec.sort_document())
+            .limit(i64::from(self.spec.parts.limit));
+        let items: Vec<F> = match session {
+            Some(s) => find.session(&mut *s).await?.stream(s).try_collect().await?,
+            None => find.await?.try_collect().await?,
+        };
+        items
+            .iter()
+            .map(|f| {
+                bson::serialize_to_document(&E::from(f))
+                    .map(Bson::Document)
+                    .map_err(mongodb::error::Error::custom)
+            })
+            .collect()
+    }
+
+    async fn write_rebuild(
+        &self,
+        mut session: Option<&mut ClientSession>,
+        parent_id: &Bson,
+    ) -> mongodb::error::Result<bool> {
+        let spec = &self.spec.parts;
+        let first = self.first_items(session.as_deref_mut(), parent_id).await?;
+        let mut group = doc! { "_id": Bson::Null };
+        for c in spec.computed {
+            match c.kind {
+                ComputedKind::Count => group.insert(c.field, doc! { "$sum": 1 }),
+                ComputedKind::Sum { item_field } => {
+                    group.insert(c.field, doc! { "$sum": format!("${item_field}") })
+                }
+                ComputedKind::Avg { .. } => None,
+            };
+        }
+        let pipeline = vec![
+            doc! { "$match": { spec.parent_key: parent_id.clone() } },
+            doc! { "$group": group },
+        ];
+        let fulls = self.fulls();
+        let totals: Vec<Document> = match session.as_deref_mut() {
+            Some(s) => {
+                let mut agg = fulls.aggregate(pipeline).session(&mut *s).await?;
+                agg.stream(s).try_collect().await?
+            }
+            None => fulls.aggregate(pipeline).await?.try_collect().await?,
+        };
+        let totals = totals.into_iter().next().unwrap_or_default();
+        let mut set = doc! { spec.field: first };
+        for c in spec.computed {
+            match c.kind {
+                ComputedKind::Count | ComputedKind::Sum { .. } => {
+                    let v = totals.get(c.field).cloned().unwrap_or(Bson::Int64(0));
+                    set.insert(c.field, v);
+                }
+                ComputedKind::Avg { .. } => {}
+            }
+        }
+        let parents = self.parents();
+        let filter = doc! { "_id": parent_id.clone() };
+        let update = doc! { "$set": set };
+        let average = self.average_update();
+        let matched = match session {
+            Some(s) => {
+                let r = parents
+                    .update_one(filter.clone(), update)
+                    .session(&mut *s)
+                    .await?;
+                if let Some(avg) = average {
+                    parents.update_one(filter, avg).session(&mut *s).await?;
+                }
+                r.matched_count
+            }
+            None => {
+                let r = parents.update_one(filter.clone(), update).await?;
+                if let Some(avg) = average {
+                    parents.update_one(filter, avg).await?;
+                }
+                r.matched_count
+            }
+        };
+        Ok(matched > 0)
+    }
+
+    async fn write_remove(
+        &self,
+        mut session: Option<&mut ClientSession>,
+        parent_id: &Bson,
+        item_id: &Bson,
+    ) -> mongodb::error::Result<bool> {
+        let spec = &self.spec.parts;
+        let fulls = self.fulls();
+        let filter = doc! { "_id": item_id.clone(), spec.parent_key: parent_id.clone() };
+        let removed = match session.as_deref_mut() {
+            Some(s) => fulls.find_one_and_delete(filter).session(s).await?,
+            None => fulls.find_one_and_delete(filter).await?,
+        };
+        let Some(removed) = removed else {
+            return Ok(false);
+        };
+        let mut inc = Document::new();
+        for c in spec.computed {
+            match c.kind {
+                ComputedKind::Count => {
+                    inc.insert(c.field, -1i32);
+                }
+                ComputedKind::Sum { item_field } => {
+                    inc.insert(c.field, small(negate(sum_of(&removed, item_field))));
+                }
+                ComputedKind::Avg { .. } => {}
+            }
+        }
+        let first = self.first_items(session.as_deref_mut(), parent_id).await?;
+        let mut update = doc! { "$set": { spec.field: first } };
+        if !inc.is_empty() {
+            update.insert("$inc", inc);
+        }
+        let parents = self.parents();
+        let pfilter = doc! { "_id": parent_id.clone() };
+        let average = self.average_update();
+        match session {
+            Some(s) => {
+                parents
+                    .update_one(pfilter.clone(), update)
+                    .session(&mut *s)
+                    .await?;
+                if let Some(avg) = average {
+                    parents.update_one(pfilter, avg).session(&mut *s).await?;
+                }
+            }
+            None => {
+                parents.update_one(pfilter.clone(), update).await?;
+                if let Some(avg) = average {
+                    parents.update_one(pfilter, avg).await?;
+                }
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// A pending [`Subset::push`] or [`Subset::push_many`]: `.set(..)` adds parent fields to the same
+/// update; `.await` runs it.
+#[must_use = "a push does nothing until it is awaited"]
+pub struct Push<'a, P, F, E> {
+    subset: &'a Subset<P, F, E>,
+    parent_id: Bson,
+    items: Vec<F>,
+    set: Document,
+}
+
+impl<P, F, E> Push<'_, P, F, E> {
+    /// Also `$set` these parent fields in the same update (`updatedAt`, say). Keys are checked
+    /// before anything is written.
+    pub fn set(mut self, fields: Document) -> Self {
+        self.set.extend(fields);
+        self
+    }
+}
+
+impl<'a, P, F, E> IntoFuture for Push<'a, P, F, E>
+where
+    P: Model,
+    F: Model,
+    E: Serialize + for<'b> From<&'b F> + Send + Sync + 'a,
+{
+    type Output = Result<()>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.subset.run_push(self.parent_id, self.items, self.set))
+    }
+}
