@@ -317,7 +317,7 @@ async fn a_missing_parent_is_not_found_and_nothing_is_written() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, Error::NotFound { collection, id } if collection == "products" && *id == Bson::String("nope".into())),
+        matches!(&err, Error::NotFound { collection, id } if collection == "products" && **id == Bson::String("nope".into())),
         "{err:?}"
     );
     assert_eq!(full_count(&db).await, 0);

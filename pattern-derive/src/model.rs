@@ -61,8 +61,9 @@ fn field_names(model: &Model<'_>) -> TokenStream {
     let stored: Vec<_> = model.fields.iter().filter(|f| f.serialized).collect();
     let decls = stored.iter().map(|f| {
         let id = f.ident;
+        let ty = f.ty;
         let doc = format!("`{}`", f.bson_name);
-        quote!(#[doc = #doc] pub #id: #krate::__private::FieldName)
+        quote!(#[doc = #doc] pub #id: #krate::__private::FieldName<#ty>)
     });
     let values = stored.iter().map(|f| {
         let id = f.ident;
@@ -73,6 +74,7 @@ fn field_names(model: &Model<'_>) -> TokenStream {
     quote! {
         #[doc = #struct_doc]
         #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug)]
+        #[allow(dead_code)]
         pub struct #fields_ident { #(#decls,)* }
 
         #[automatically_derived]

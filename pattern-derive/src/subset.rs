@@ -357,7 +357,18 @@ impl SubsetField {
         let full = &self.full;
         let field = &self.bson_name;
         let limit = self.limit;
-        let name_of = |ident: &Ident| quote_spanned!(ident.span()=> #full::FIELDS.#ident.as_str());
+        // Each reference is spanned at the field the user wrote, type path included, so an
+        // error underlines that field alone.
+        let name_of = |ident: &Ident| {
+            let full = respan(quote!(#full), ident.span());
+            quote_spanned!(ident.span()=> #full::FIELDS.#ident.as_str())
+        };
+        // One reference per field: its BSON name, and the compile-time check that it is numeric.
+        let numeric_of = |ident: &Ident| {
+            let full = respan(quote!(#full), ident.span());
+            quote_spanned!(ident.span()=> #p::numeric_name(#full::FIELDS.#ident))
+        };
+        let model_ident = model.ident;
         let sort = self.sort.iter().map(|(f, d)| {
             let name = name_of(f);
             quote!((#name, #d))
@@ -374,6 +385,12 @@ impl SubsetField {
             quote!(#p::IndexKey { path: #name, kind: #p::IndexKind::#kind })
         }));
         let index_name = format!("subset_{}_{}", model.collection, self.bson_name);
+        let full_span = self
+            .full
+            .segments
+            .last()
+            .map_or_else(Span::call_site, |s| s.ident.span());
+        let full_collection = quote_spanned!(full_span=> <#full as #p::Model>::SCHEMA.collection());
         let count_field = self
             .computed
             .iter()
@@ -381,10 +398,16 @@ impl SubsetField {
             .map(|c| c.bson_name.clone())
             .unwrap_or_default();
         let computed = self.computed.iter().map(|c| {
-            let target = &c.bson_name;
+            let t = &c.ident;
+            let model_ident = Ident::new(&model_ident.to_string(), t.span());
+            let target = if c.kind == Kind::Avg {
+                quote_spanned!(t.span()=> #p::float_name(#model_ident::FIELDS.#t))
+            } else {
+                quote_spanned!(t.span()=> #p::numeric_name(#model_ident::FIELDS.#t))
+            };
             let kind = match (c.kind, &c.item_field) {
                 (Kind::Sum, Some(item)) => {
-                    let item = name_of(item);
+                    let item = numeric_of(item);
                     quote!(#p::ComputedKind::Sum { item_field: #item })
                 }
                 (Kind::Avg, Some(item)) => {
@@ -398,7 +421,7 @@ impl SubsetField {
                         })
                         .map(|s| s.bson_name.clone())
                         .unwrap_or_default();
-                    let item = name_of(item);
+                    let item = numeric_of(item);
                     quote!(#p::ComputedKind::Avg {
                         item_field: #item,
                         sum_field: #sum_field,
@@ -416,7 +439,7 @@ impl SubsetField {
                 limit: #limit,
                 sort: &[#(#sort),*],
                 parent_key: #parent,
-                full_collection: || <#full as #p::Model>::SCHEMA.collection(),
+                full_collection: || #full_collection,
                 full_model: #full_name,
                 full_index: #p::IndexSpec::from_parts(#p::IndexParts {
                     keys: &[#(#keys),*],
@@ -447,24 +470,6 @@ impl SubsetField {
             self.limit,
             quote!(#full).to_string().replace(' ', "")
         );
-        let item_checks = self.computed.iter().filter_map(|c| {
-            let item = c.item_field.as_ref()?;
-            Some(quote_spanned!(item.span()=> let _ = |f: &#full| #p::assert_numeric(&f.#item);))
-        });
-        let target_checks = self.computed.iter().map(|c| {
-            let target = &c.ident;
-            if c.kind == Kind::Avg {
-                quote_spanned!(target.span()=> let _ = |m: &#ident| #p::assert_float(&m.#target);)
-            } else {
-                quote_spanned!(target.span()=> let _ = |m: &#ident| #p::assert_numeric(&m.#target);)
-            }
-        });
-        let full_span = self
-            .full
-            .segments
-            .last()
-            .map_or_else(Span::call_site, |s| s.ident.span());
-        let model_check = quote_spanned!(full_span=> #p::assert_model::<#full>(););
         let elem_span = syn::spanned::Spanned::span(elem);
         let embeds_check = quote_spanned!(elem_span=> #p::assert_embeds::<#full, #elem>(););
         quote! {
@@ -477,10 +482,7 @@ impl SubsetField {
             }
 
             const _: fn() = || {
-                #model_check
                 #embeds_check
-                #(#item_checks)*
-                #(#target_checks)*
             };
         }
     }
@@ -501,4 +503,21 @@ impl SubsetField {
         }
         out
     }
+}
+
+/// The same tokens, every one of them at `span`.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tt| {
+            if let proc_macro2::TokenTree::Group(g) = &tt {
+                let mut group = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                group.set_span(span);
+                tt = proc_macro2::TokenTree::Group(group);
+            } else {
+                tt.set_span(span);
+            }
+            tt
+        })
+        .collect()
 }

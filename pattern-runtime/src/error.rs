@@ -52,8 +52,8 @@ pub enum Error {
     NotFound {
         /// The collection.
         collection: String,
-        /// The `_id` looked for.
-        id: bson::Bson,
+        /// The `_id` looked for (boxed: it keeps every `Result` small).
+        id: Box<bson::Bson>,
     },
 
     /// A document is, or an update would make it, larger than MongoDB's 16 MiB limit. Nothing

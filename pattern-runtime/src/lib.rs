@@ -159,10 +159,14 @@ pub mod __private {
     impl Float for f32 {}
     impl<T: Float> Float for Option<T> {}
 
-    /// Compile-time check: the value is numeric.
-    pub fn assert_numeric<T: Numeric + ?Sized>(_: &T) {}
-    /// Compile-time check: the value can hold an average.
-    pub fn assert_float<T: Float + ?Sized>(_: &T) {}
+    /// The BSON name of a numeric field (a compile error, at the field, otherwise).
+    pub const fn numeric_name<T: Numeric>(field: FieldName<T>) -> &'static str {
+        field.as_str()
+    }
+    /// The BSON name of a field that can hold an average (a compile error otherwise).
+    pub const fn float_name<T: Float>(field: FieldName<T>) -> &'static str {
+        field.as_str()
+    }
     /// Compile-time check: `E` is built from `&F`.
     pub fn assert_embeds<F, E: for<'a> ::core::convert::From<&'a F>>() {}
     /// Compile-time check: `T` is a model.

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::ops::Deref;
 
 use mongodb::{Collection, Database};
@@ -182,7 +183,8 @@ pub enum Annotation {
 }
 
 /// The serialized name of a model field, from `Model::FIELDS`: use it to build filters and
-/// updates without spelling BSON keys by hand.
+/// updates without spelling BSON keys by hand. `T` is the field's Rust type, which lets other
+/// derives check at compile time what they do with the field.
 ///
 /// ```
 /// use pattern_runtime::Model;
@@ -199,13 +201,12 @@ pub enum Annotation {
 /// assert_eq!(filter, bson::doc! { "ratingCount": { "$gt": 10 } });
 /// assert_eq!(Product::FIELDS.id, "_id");
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct FieldName(&'static str);
+pub struct FieldName<T: ?Sized = ()>(&'static str, PhantomData<fn() -> T>);
 
-impl FieldName {
+impl<T: ?Sized> FieldName<T> {
     #[doc(hidden)]
     pub const fn new(name: &'static str) -> Self {
-        FieldName(name)
+        FieldName(name, PhantomData)
     }
 
     /// The BSON key.
@@ -219,44 +220,65 @@ impl FieldName {
     }
 }
 
-impl Deref for FieldName {
+// By hand: derives would demand `T: Clone`, `T: Debug`, ... of the field's type.
+impl<T: ?Sized> Clone for FieldName<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: ?Sized> Copy for FieldName<T> {}
+
+impl<T: ?Sized> fmt::Debug for FieldName<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("FieldName").field(&self.0).finish()
+    }
+}
+
+impl<T: ?Sized> Deref for FieldName<T> {
     type Target = str;
     fn deref(&self) -> &str {
         self.0
     }
 }
 
-impl AsRef<str> for FieldName {
+impl<T: ?Sized> AsRef<str> for FieldName<T> {
     fn as_ref(&self) -> &str {
         self.0
     }
 }
 
-impl fmt::Display for FieldName {
+impl<T: ?Sized> fmt::Display for FieldName<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.0)
     }
 }
 
-impl From<FieldName> for String {
-    fn from(name: FieldName) -> String {
+impl<T: ?Sized> From<FieldName<T>> for String {
+    fn from(name: FieldName<T>) -> String {
         name.0.to_owned()
     }
 }
 
-impl From<FieldName> for bson::Bson {
-    fn from(name: FieldName) -> bson::Bson {
+impl<T: ?Sized> From<FieldName<T>> for bson::Bson {
+    fn from(name: FieldName<T>) -> bson::Bson {
         bson::Bson::String(name.0.to_owned())
     }
 }
 
-impl PartialEq<str> for FieldName {
+impl<T: ?Sized> PartialEq for FieldName<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+impl<T: ?Sized> Eq for FieldName<T> {}
+
+impl<T: ?Sized> PartialEq<str> for FieldName<T> {
     fn eq(&self, other: &str) -> bool {
         self.0 == other
     }
 }
 
-impl PartialEq<&str> for FieldName {
+impl<T: ?Sized> PartialEq<&str> for FieldName<T> {
     fn eq(&self, other: &&str) -> bool {
         self.0 == *other
     }

@@ -209,12 +209,15 @@ impl SubsetSpec {
     }
 }
 
+/// The parent, full item and embedded item types of a [`Subset`], without owning any.
+type Types<P, F, E> = PhantomData<fn() -> (P, F, E)>;
+
 /// The operations of one subset: the parent model `P`, the full item `F` and the embedded
 /// form `E` (built from `&F`). Get one from the generated `P::<field>_subset(&db)`.
 pub struct Subset<P, F, E> {
     db: Database,
     spec: &'static SubsetSpec,
-    _types: PhantomData<fn() -> (P, F, E)>,
+    _types: Types<P, F, E>,
 }
 
 impl<P, F, E> Clone for Subset<P, F, E> {
@@ -277,12 +280,9 @@ fn negate(v: Bson) -> Bson {
     }
 }
 
-impl<P, F, E> Subset<P, F, E>
-where
-    P: Model,
-    F: Model,
-    E: Serialize + for<'a> From<&'a F> + Send + Sync,
-{
+impl<P, F, E> Subset<P, F, E> {
+    // Without bounds: what the types must satisfy is checked, at the user's tokens, by the
+    // assertions the derive generates; a bound here would repeat each error at the derive.
     #[doc(hidden)]
     pub fn new(db: &Database, spec: &'static SubsetSpec) -> Self {
         Subset {
@@ -296,7 +296,14 @@ where
     pub fn spec(&self) -> &'static SubsetSpec {
         self.spec
     }
+}
 
+impl<P, F, E> Subset<P, F, E>
+where
+    P: Model,
+    F: Model,
+    E: Serialize + for<'a> From<&'a F> + Send + Sync,
+{
     /// Writes `item` to the full collection and adds it to the parent's subset and computed
     /// fields. Chain `.set(doc! { .. })` to set more parent fields in the same update.
     ///
@@ -506,7 +513,7 @@ where
     fn parent_not_found(&self, id: Bson) -> Error {
         Error::NotFound {
             collection: P::SCHEMA.collection().to_owned(),
-            id,
+            id: Box::new(id),
         }
     }
 
@@ -574,7 +581,7 @@ where
         } else {
             Err(Error::NotFound {
                 collection: self.spec.full_collection().to_owned(),
-                id: item_id,
+                id: Box::new(item_id),
             })
         }
     }

@@ -8,5 +8,6 @@ fn ui() {
     t.compile_fail("model/*.rs");
     t.compile_fail("index/*.rs");
     t.compile_fail("serde/*.rs");
+    t.compile_fail("subset/*.rs");
     t.pass("pass/*.rs");
 }
