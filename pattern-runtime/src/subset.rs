@@ -454,7 +454,11 @@ where
                 if r.matched_count == 0 {
                     return Ok(false);
                 }
-                fulls.insert_many(full.to_vec()).session(&mut *s).await?;
+                if let [one] = full {
+                    fulls.insert_one(one).session(&mut *s).await?;
+                } else {
+                    fulls.insert_many(full).session(&mut *s).await?;
+                }
                 if let Some(avg) = average {
                     parents.update_one(filter, avg).session(&mut *s).await?;
                 }
@@ -464,7 +468,11 @@ where
                 if parents.count_documents(filter.clone()).limit(1).await? == 0 {
                     return Ok(false);
                 }
-                fulls.insert_many(full.to_vec()).await?;
+                if let [one] = full {
+                    fulls.insert_one(one).await?;
+                } else {
+                    fulls.insert_many(full).await?;
+                }
                 parents.update_one(filter.clone(), update.clone()).await?;
                 if let Some(avg) = average {
                     parents.update_one(filter, avg).await?;
