@@ -9,6 +9,7 @@
 //! run again.
 
 mod indexes;
+mod subset;
 
 use std::error::Error;
 
@@ -19,6 +20,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let client = pattern_testkit::client().await;
 
     indexes::run(&client).await?;
+    println!();
+    subset::run(&client).await?;
 
     println!("\nThe tour is over.");
     Ok(())

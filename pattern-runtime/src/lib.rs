@@ -94,6 +94,12 @@
 //! a field, a TTL on a compound index or on a field that is not a BSON date, `unique` on a hashed
 //! key, two indexes with one name, a model without an `_id` field, `#[serde(flatten)]`.
 //!
+//! # Patterns
+//!
+//! | pattern | attribute | module |
+//! | --- | --- | --- |
+//! | subset, with computed count / sum / average | `#[subset(limit = 10, sort(created_at = -1), full = Review, parent = product_id)]` on a `Vec`, `#[computed(count = ..)]` | [`subset`] |
+//!
 //! # Errors
 //!
 //! Every operation returns [`Result`], whose [`Error`] gives each failure a caller may handle its
