@@ -495,3 +495,41 @@ async fn the_full_collection_gets_its_parent_and_sort_index() {
     assert_eq!(key.get_i32("createdAt").ok(), Some(-1));
     assert!(Product::sync_indexes(&db).await.unwrap().is_in_sync());
 }
+
+#[tokio::test]
+async fn without_transactions_the_full_item_is_written_first() {
+    // mongod without a replica set refuses the first command of a transaction with code 20
+    // (IllegalOperation: "Transaction numbers are only allowed on a replica set member or
+    // mongos"). The embedded server has transactions even standalone, so the fail point answers
+    // as mongod would; push must then write without a session, the review first.
+    let db = test_db("subset_standalone").await;
+    new_product(&db, "prod_123").await;
+    let reviews = Product::recent_reviews_subset(&db);
+    let illegal = doc! { "errorCode": 20, "errmsg": "Transaction numbers are only allowed on a replica set member or mongos" };
+    for n in 0..12 {
+        db.fail_command(&["update"], 1, illegal.clone()).await;
+        reviews.push("prod_123", review(n)).await.unwrap();
+    }
+    let p = load(&db, "prod_123").await;
+    assert_eq!(ids(&p), newest(0..12, 10));
+    assert_eq!(p.rating_count, 12);
+    assert_eq!(full_count(&db).await, 12);
+
+    // A missing parent is still found out before anything is written.
+    db.fail_command(&["update"], 1, illegal.clone()).await;
+    let err = reviews.push("nope", review(50)).await.unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err:?}");
+    assert_eq!(full_count(&db).await, 12);
+
+    // Without a transaction, a failure between the two writes leaves the review written and the
+    // product behind (here: the parent update refused once more); rebuild repairs it.
+    db.fail_command(&["update"], 2, illegal).await;
+    let err = reviews.push("prod_123", review(40)).await.unwrap_err();
+    assert_eq!(err.code(), Some(20), "{err:?}");
+    assert_eq!(full_count(&db).await, 13, "the review is not lost");
+    assert_eq!(load(&db, "prod_123").await.rating_count, 12);
+    reviews.rebuild("prod_123").await.unwrap();
+    let p = load(&db, "prod_123").await;
+    assert_eq!(ids(&p), newest((0..12).chain([40]), 10));
+    assert_eq!(p.rating_count, 13);
+}
