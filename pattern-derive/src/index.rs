@@ -621,7 +621,7 @@ fn parse_kind(input: ParseStream<'_>) -> syn::Result<(Kind, Span)> {
 const KIND_HELP: &str = "an index key is `1`, `-1`, `\"text\"`, `\"2dsphere\"` or `\"hashed\"`";
 
 /// `"30d"`, `"12h"`, `"1d12h"`, `"90s"`: whole units s, m, h, d, w.
-fn parse_duration(s: &str) -> Option<u64> {
+pub(crate) fn parse_duration(s: &str) -> Option<u64> {
     let mut total: u64 = 0;
     let mut digits = String::new();
     let mut any = false;

@@ -11,9 +11,10 @@ mod errors;
 mod index;
 mod model;
 mod subset;
+mod versioning;
 
 /// `#[derive(Model)]`: see `pattern_runtime`'s documentation.
-#[proc_macro_derive(Model, attributes(model, index, subset, computed))]
+#[proc_macro_derive(Model, attributes(model, index, subset, computed, versioned, version))]
 pub fn derive_model(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     model::derive(&input).into()

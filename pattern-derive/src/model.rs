@@ -10,6 +10,7 @@ use crate::ast::{self, Model, Unsupported};
 use crate::errors::Errors;
 use crate::index::{self, Index};
 use crate::subset::{self, SubsetField};
+use crate::versioning::{self, Versioning};
 
 pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     let mut errors = Errors::default();
@@ -22,6 +23,10 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
         Ok(m) => subset::collect(m, &mut errors),
         Err(_) => Vec::new(),
     };
+    let versioning = match &model {
+        Ok(m) => versioning::collect(input, m, &mut errors),
+        Err(_) => None,
+    };
     // `#[model]` on a field is a misplaced attribute.
     if let syn::Data::Struct(s) = &input.data {
         for attr in s.fields.iter().flat_map(|f| &f.attrs) {
@@ -31,7 +36,7 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
         }
     }
     match (model, errors.into_result()) {
-        (Ok(m), Ok(())) => expand(&m, &indexes, &subsets),
+        (Ok(m), Ok(())) => expand(&m, &indexes, &subsets, versioning.as_ref()),
         (Ok(m), Err(e)) => {
             let mut out = e.to_compile_error();
             out.extend(fallback(&m, true));
@@ -85,7 +90,12 @@ fn field_names(model: &Model<'_>) -> TokenStream {
     }
 }
 
-fn expand(model: &Model<'_>, indexes: &[Index], subsets: &[SubsetField]) -> TokenStream {
+fn expand(
+    model: &Model<'_>,
+    indexes: &[Index],
+    subsets: &[SubsetField],
+    versioning: Option<&Versioning>,
+) -> TokenStream {
     let ident = model.ident;
     let krate = &model.krate;
     let p = quote!(#krate::__private);
@@ -103,7 +113,12 @@ fn expand(model: &Model<'_>, indexes: &[Index], subsets: &[SubsetField]) -> Toke
                 let index_name = &i.name;
                 quote!(#p::Annotation::Index { name: #index_name })
             })
-            .chain(subsets.iter().flat_map(|s| s.annotations(f, krate)));
+            .chain(subsets.iter().flat_map(|s| s.annotations(f, krate)))
+            .chain(
+                versioning
+                    .filter(|v| v.is_field(f.ident))
+                    .map(|_| quote!(#p::Annotation::Version)),
+            );
         quote! {
             #p::FieldSchema::from_parts(#p::FieldParts {
                 rust_name: #rust_name,
@@ -116,6 +131,8 @@ fn expand(model: &Model<'_>, indexes: &[Index], subsets: &[SubsetField]) -> Toke
     let index_specs = indexes.iter().map(|i| i.expand(krate));
     let subset_specs = subsets.iter().map(|s| s.spec(model));
     let subset_items = subsets.iter().enumerate().map(|(i, s)| s.items(model, i));
+    let version_spec = Versioning::spec(versioning, model);
+    let version_items = versioning.map(|v| v.items(model));
     quote! {
         const _: () = {
             #field_names
@@ -126,6 +143,7 @@ fn expand(model: &Model<'_>, indexes: &[Index], subsets: &[SubsetField]) -> Toke
                 fields: &[#(#field_schemas),*],
                 indexes: &[#(#index_specs),*],
                 subsets: &[#(#subset_specs),*],
+                versioning: #version_spec,
             });
 
             #[automatically_derived]
@@ -138,6 +156,7 @@ fn expand(model: &Model<'_>, indexes: &[Index], subsets: &[SubsetField]) -> Toke
             }
 
             #(#subset_items)*
+            #version_items
         };
     }
 }
@@ -159,6 +178,7 @@ fn fallback(model: &Model<'_>, with_impl: bool) -> TokenStream {
                     fields: &[],
                     indexes: &[],
                     subsets: &[],
+                    versioning: ::core::option::Option::None,
                 });
             }
         }

@@ -56,6 +56,20 @@ pub enum Error {
         id: Box<bson::Bson>,
     },
 
+    /// The document is no longer at the version the caller holds: someone saved it since. Read
+    /// it again and retry. Nothing was written.
+    #[error("document {id} in `{collection}` is at version {found}, not {expected}: it changed since it was read; reload and retry")]
+    VersionConflict {
+        /// The collection.
+        collection: String,
+        /// The document's `_id`.
+        id: Box<bson::Bson>,
+        /// The version the caller held.
+        expected: i64,
+        /// The version stored now.
+        found: i64,
+    },
+
     /// A document is, or an update would make it, larger than MongoDB's 16 MiB limit. Nothing
     /// was written.
     #[error(
@@ -121,6 +135,7 @@ impl Error {
             Error::ConflictingDeclarations { .. }
             | Error::Bson(_)
             | Error::NotFound { .. }
+            | Error::VersionConflict { .. }
             | Error::DocumentTooLarge { .. }
             | Error::InvalidKey { .. } => None,
         }

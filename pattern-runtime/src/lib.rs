@@ -98,6 +98,7 @@
 //!
 //! | pattern | attribute | module |
 //! | --- | --- | --- |
+//! | document versioning with optimistic locking | `#[versioned(history = "article_revisions", keep = 50)]` on the struct, `#[version]` on an integer field | [`versioning`] |
 //! | subset, with computed count / sum / average | `#[subset(limit = 10, sort(created_at = -1), full = Review, parent = product_id)]` on a `Vec`, `#[computed(count = ..)]` | [`subset`] |
 //!
 //! # Errors
@@ -112,6 +113,7 @@ pub mod index;
 mod model;
 pub mod subset;
 pub(crate) mod txn;
+pub mod versioning;
 
 pub use error::{check_size, validate_key, Error, IndexConflict, Result, MAX_DOCUMENT_SIZE};
 pub use index::{
@@ -123,6 +125,7 @@ pub use model::{
     registered_models, Annotation, FieldName, FieldSchema, Model, ModelCollection, ModelSchema,
 };
 pub use subset::{Computed, ComputedKind, Subset, SubsetSpec};
+pub use versioning::{Revision, VersionSpec, Versioned};
 
 /// `#[derive(Model)]`: see the [crate documentation](crate).
 #[cfg(feature = "derive")]
@@ -139,8 +142,49 @@ pub mod __private {
         SchemaParts,
     };
     pub use crate::subset::{Computed, ComputedKind, Subset, SubsetParts, SubsetSpec};
+    pub use crate::versioning::{VersionParts, VersionSpec, Versioned};
     pub use inventory;
     pub use mongodb::Database;
+
+    /// An integer that can be a document's version.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be a version: use i64, i32 or u32",
+        label = "not an integer version"
+    )]
+    pub trait VersionInt: Sized {
+        /// As i64.
+        fn to_i64(&self) -> i64;
+        /// From i64, saturating.
+        fn from_i64(v: i64) -> Self;
+    }
+    impl VersionInt for i64 {
+        fn to_i64(&self) -> i64 {
+            *self
+        }
+        fn from_i64(v: i64) -> Self {
+            v
+        }
+    }
+    impl VersionInt for i32 {
+        fn to_i64(&self) -> i64 {
+            i64::from(*self)
+        }
+        fn from_i64(v: i64) -> Self {
+            i32::try_from(v).unwrap_or(i32::MAX)
+        }
+    }
+    impl VersionInt for u32 {
+        fn to_i64(&self) -> i64 {
+            i64::from(*self)
+        }
+        fn from_i64(v: i64) -> Self {
+            u32::try_from(v).unwrap_or(u32::MAX)
+        }
+    }
+    /// The BSON name of a version field (a compile error at the field when it is no integer).
+    pub const fn version_name<T: VersionInt>(field: FieldName<T>) -> &'static str {
+        field.as_str()
+    }
 
     /// A numeric field: what a computed count, sum or average can be kept in or read from.
     #[diagnostic::on_unimplemented(

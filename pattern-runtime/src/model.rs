@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::index::{sync, IndexSpec, SyncOptions, SyncReport};
 use crate::subset::SubsetSpec;
+use crate::versioning::VersionSpec;
 use crate::Result;
 
 /// A struct stored as documents of one collection, declared with `#[derive(Model)]`.
@@ -60,6 +61,7 @@ pub struct SchemaParts {
     pub fields: &'static [FieldSchema],
     pub indexes: &'static [IndexSpec],
     pub subsets: &'static [SubsetSpec],
+    pub versioning: Option<VersionSpec>,
 }
 
 impl ModelSchema {
@@ -91,6 +93,11 @@ impl ModelSchema {
     /// The `#[subset(...)]` fields.
     pub fn subsets(&self) -> &'static [SubsetSpec] {
         self.parts.subsets
+    }
+
+    /// The `#[versioned(...)]` settings, if the model is versioned.
+    pub fn versioning(&'static self) -> Option<&'static VersionSpec> {
+        self.parts.versioning.as_ref()
     }
 
     /// The field with this Rust name.
@@ -175,6 +182,8 @@ pub enum Annotation {
         /// How many items are kept.
         limit: u32,
     },
+    /// The field is the version of a `#[versioned]` model.
+    Version,
     /// The field is computed from a subset's items (`#[computed(...)]`).
     Computed {
         /// The subset's field (BSON name).

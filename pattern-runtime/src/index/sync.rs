@@ -291,8 +291,8 @@ pub(crate) async fn sync_schemas(
     Ok(SyncReport { indexes })
 }
 
-/// The indexes a model declares, by collection: its own, and the `{parent, sort}` index of the
-/// full collection of each of its subsets.
+/// The indexes a model declares, by collection: its own, its history collection's when it is
+/// versioned, and the `{parent, sort}` index of the full collection of each of its subsets.
 fn declarations(schema: &'static ModelSchema) -> Vec<(&'static str, Vec<Declared>)> {
     let own = schema
         .indexes()
@@ -303,6 +303,17 @@ fn declarations(schema: &'static ModelSchema) -> Vec<(&'static str, Vec<Declared
         })
         .collect();
     let mut out = vec![(schema.collection(), own)];
+    if let Some(v) = schema.versioning() {
+        let declared = v
+            .history_indexes()
+            .iter()
+            .map(|spec| Declared {
+                model: schema.name(),
+                spec,
+            })
+            .collect();
+        out.push((v.history(), declared));
+    }
     for subset in schema.subsets() {
         let declared = Declared {
             model: schema.name(),

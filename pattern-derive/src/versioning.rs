@@ -1,0 +1,221 @@
+//! `#[versioned(...)]` on the struct and `#[version]` on its integer field: parsing, checks, and
+//! the generated `VersionSpec` and `Versioned` impl.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use syn::{Ident, LitInt, LitStr};
+
+use crate::ast::Model;
+use crate::errors::{did_you_mean, Errors};
+
+/// A checked `#[versioned]` model.
+pub(crate) struct Versioning {
+    history: String,
+    keep: Option<u32>,
+    expire_after: Option<u64>,
+    field: Ident,
+}
+
+const OPTIONS: &[&str] = &["history", "keep", "expire_after"];
+
+/// Reads `#[versioned]` and `#[version]`; `None` when the model is not versioned (or is wrong).
+pub(crate) fn collect(
+    input: &syn::DeriveInput,
+    model: &Model<'_>,
+    errors: &mut Errors,
+) -> Option<Versioning> {
+    let attrs: Vec<&syn::Attribute> = input
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("versioned"))
+        .collect();
+    let marked: Vec<&crate::ast::Field<'_>> = model
+        .fields
+        .iter()
+        .filter(|f| f.attrs.iter().any(|a| a.path().is_ident("version")))
+        .collect();
+    if attrs.is_empty() {
+        for f in &marked {
+            errors.spanned(
+                f.ident,
+                "`#[version]` needs `#[versioned(history = \"...\")]` on the struct",
+            );
+        }
+        return None;
+    }
+    for extra in attrs.iter().skip(1) {
+        errors.spanned(extra, "one `#[versioned(...)]` per model");
+    }
+    let attr = attrs[0];
+    let mut history: Option<LitStr> = None;
+    let mut keep = None;
+    let mut expire_after = None;
+    let mut seen: Vec<String> = Vec::new();
+    let result = attr.parse_nested_meta(|meta| {
+        let key = meta
+            .path
+            .get_ident()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        if !OPTIONS.contains(&key.as_str()) {
+            return Err(meta.error(format!(
+                "unknown versioning option `{key}`{}; expected one of: {}",
+                did_you_mean(&key, OPTIONS.iter().copied()),
+                OPTIONS.join(", ")
+            )));
+        }
+        if seen.contains(&key) {
+            errors.spanned(&meta.path, format!("duplicate versioning option `{key}`"));
+        }
+        seen.push(key.clone());
+        match key.as_str() {
+            "history" => history = Some(meta.value()?.parse::<LitStr>()?),
+            "keep" => {
+                let lit: LitInt = meta.value()?.parse()?;
+                match lit.base10_parse::<u32>() {
+                    Ok(n) if n > 0 => keep = Some(n),
+                    _ => errors.spanned(
+                        &lit,
+                        "`keep` is how many revisions to keep per document: above 0",
+                    ),
+                }
+            }
+            _ => {
+                let lit: syn::Lit = meta.value()?.parse()?;
+                let secs = match &lit {
+                    syn::Lit::Int(i) => i.base10_parse::<u64>().ok(),
+                    syn::Lit::Str(s) => crate::index::parse_duration(&s.value()),
+                    _ => None,
+                };
+                match secs {
+                    Some(s) if s > 0 && s <= i32::MAX as u64 => expire_after = Some(s),
+                    _ => errors.spanned(
+                        &lit,
+                        "`expire_after` takes seconds or a duration such as \"90d\"",
+                    ),
+                }
+            }
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        errors.push(e);
+    }
+    let Some(history) = history else {
+        errors.spanned(attr, "`#[versioned]` needs the history collection: `#[versioned(history = \"article_revisions\")]`");
+        return None;
+    };
+    if history.value() == model.collection {
+        errors.spanned(
+            &history,
+            "the history collection must differ from the model's own collection: revisions and \
+             current documents would mix",
+        );
+    } else if history.value().is_empty()
+        || history.value().contains('$')
+        || history.value().starts_with("system.")
+    {
+        errors.spanned(&history, "not a usable collection name");
+    }
+    let field = match marked.as_slice() {
+        [] => {
+            errors.spanned(
+                attr,
+                "a versioned model needs one integer field marked `#[version]` (e.g. \
+                 `#[version] version: i64`)",
+            );
+            return None;
+        }
+        [one] => one,
+        [_, second, ..] => {
+            errors.spanned(second.ident, "only one field can be the `#[version]`");
+            return None;
+        }
+    };
+    Some(Versioning {
+        history: history.value(),
+        keep,
+        expire_after,
+        field: field.ident.clone(),
+    })
+}
+
+impl Versioning {
+    /// Whether `ident` is the version field.
+    pub(crate) fn is_field(&self, ident: &Ident) -> bool {
+        self.field == *ident
+    }
+
+    /// The `Option<VersionSpec>` expression of the schema.
+    pub(crate) fn spec(this: Option<&Self>, model: &Model<'_>) -> TokenStream {
+        let Some(v) = this else {
+            return quote!(::core::option::Option::None);
+        };
+        let krate = &model.krate;
+        let p = quote!(#krate::__private);
+        let ident = Ident::new(&model.ident.to_string(), v.field.span());
+        let field = &v.field;
+        let version_name = quote_spanned!(field.span()=> #p::version_name(#ident::FIELDS.#field));
+        let history = &v.history;
+        let keep = match v.keep {
+            Some(k) => quote!(::core::option::Option::Some(#k)),
+            None => quote!(::core::option::Option::None),
+        };
+        let index = |keys: TokenStream, name: &str, unique: bool, ttl: Option<u64>| {
+            let ttl = match ttl {
+                Some(s) => quote!(::core::option::Option::Some(#s)),
+                None => quote!(::core::option::Option::None),
+            };
+            quote!(#p::IndexSpec::from_parts(#p::IndexParts {
+                keys: &[#keys],
+                name: #name,
+                unique: #unique,
+                sparse: false,
+                hidden: false,
+                expire_after_seconds: #ttl,
+                collation: ::core::option::Option::None,
+                partial: &[],
+            }))
+        };
+        let mut indexes = vec![index(
+            quote!(#p::IndexKey { path: "docId", kind: #p::IndexKind::Ascending },
+                   #p::IndexKey { path: "version", kind: #p::IndexKind::Ascending }),
+            "docId_1_version_1",
+            true,
+            None,
+        )];
+        if let Some(secs) = v.expire_after {
+            indexes.push(index(
+                quote!(#p::IndexKey { path: "archivedAt", kind: #p::IndexKind::Ascending }),
+                "archivedAt_1",
+                false,
+                Some(secs),
+            ));
+        }
+        quote!(::core::option::Option::Some(#p::VersionSpec::from_parts(#p::VersionParts {
+            history: #history,
+            version_field: #version_name,
+            keep: #keep,
+            history_indexes: &[#(#indexes),*],
+        })))
+    }
+
+    /// The `Versioned` impl.
+    pub(crate) fn items(&self, model: &Model<'_>) -> TokenStream {
+        let krate = &model.krate;
+        let p = quote!(#krate::__private);
+        let ident = model.ident;
+        let field = &self.field;
+        quote! {
+            #[automatically_derived]
+            impl #p::Versioned for #ident {
+                fn version(&self) -> i64 {
+                    #p::VersionInt::to_i64(&self.#field)
+                }
+                fn set_version(&mut self, version: i64) {
+                    self.#field = #p::VersionInt::from_i64(version);
+                }
+            }
+        }
+    }
+}

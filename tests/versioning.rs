@@ -1,0 +1,326 @@
+//! Document versioning against a real server: the seed's `articles` + `article_revisions`.
+
+use bson::{doc, Bson};
+use pattern_runtime::{list_indexes, Error, Model, Versioned};
+use pattern_testkit::test_db;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "articles")]
+#[versioned(history = "article_revisions")]
+struct Article {
+    #[serde(rename = "_id")]
+    id: u32,
+    #[version]
+    version: i64,
+    title: String,
+    counter: i64,
+    #[index(unique)]
+    slug: String,
+}
+
+fn article(id: u32) -> Article {
+    Article {
+        id,
+        version: 0,
+        title: format!("article {id}"),
+        counter: 0,
+        slug: format!("a-{id}"),
+    }
+}
+
+async fn revisions(db: &mongodb::Database, id: u32) -> Vec<i64> {
+    let mut v: Vec<i64> = Article::collection(db)
+        .history(id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.version)
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+#[tokio::test]
+async fn concurrent_read_modify_save_loses_no_update() {
+    let db = test_db("versioning_concurrent").await;
+    Article::sync_indexes(&db).await.unwrap();
+    let articles = Article::collection(&db);
+    articles.insert(&mut article(1)).await.unwrap();
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let articles = articles.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut conflicts = 0u32;
+            for _ in 0..50 {
+                loop {
+                    let mut a = articles.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
+                    a.counter += 1;
+                    match articles.save(&mut a).await {
+                        Ok(v) => {
+                            assert_eq!(a.version(), v);
+                            break;
+                        }
+                        Err(Error::VersionConflict {
+                            expected, found, ..
+                        }) => {
+                            assert!(found > expected);
+                            conflicts += 1;
+                        }
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+            }
+            conflicts
+        }));
+    }
+    let mut conflicts = 0;
+    for t in tasks {
+        conflicts += t.await.unwrap();
+    }
+    let a = articles.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
+    assert_eq!(
+        a.counter, 400,
+        "no lost update ({conflicts} conflicts retried)"
+    );
+    assert_eq!(a.version, 401);
+    assert_eq!(
+        revisions(&db, 1).await,
+        (1..=400).collect::<Vec<i64>>(),
+        "gapless, no duplicates"
+    );
+}
+
+#[tokio::test]
+async fn conflict_not_found_and_duplicate_key_are_three_errors() {
+    let db = test_db("versioning_errors").await;
+    Article::sync_indexes(&db).await.unwrap();
+    let articles = Article::collection(&db);
+    let mut a = article(1);
+    articles.insert(&mut a).await.unwrap();
+    assert_eq!(a.version, 1);
+    let mut stale = a.clone();
+    a.title = "edited".into();
+    assert_eq!(articles.save(&mut a).await.unwrap(), 2);
+
+    // A stale copy: conflict, with both versions, and its version left as it was.
+    stale.title = "late edit".into();
+    let err = articles.save(&mut stale).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::VersionConflict {
+                expected: 1,
+                found: 2,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(stale.version, 1);
+
+    // Gone: not found.
+    let mut ghost = article(9);
+    ghost.version = 1;
+    let err = articles.save(&mut ghost).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::NotFound { id, .. } if **id == Bson::Int64(9) || **id == Bson::Int32(9)),
+        "{err:?}"
+    );
+
+    // A unique index violated by the new content: a duplicate key, neither of the others.
+    let mut b = article(2);
+    articles.insert(&mut b).await.unwrap();
+    b.slug = "a-1".into();
+    let err = articles.save(&mut b).await.unwrap_err();
+    assert!(matches!(err, Error::DuplicateKey { .. }), "{err:?}");
+    // ...and nothing was written: no revision, same version.
+    assert_eq!(revisions(&db, 2).await, Vec::<i64>::new());
+    assert_eq!(
+        articles
+            .find_one(doc! { "_id": 2 })
+            .await
+            .unwrap()
+            .unwrap()
+            .version,
+        1
+    );
+
+    // Operator updates follow the same rules.
+    assert_eq!(
+        articles
+            .update(1, 2, doc! { "$inc": { "counter": 5 } })
+            .await
+            .unwrap(),
+        3
+    );
+    let err = articles
+        .update(1, 2, doc! { "$inc": { "counter": 5 } })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::VersionConflict {
+                expected: 2,
+                found: 3,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let err = articles
+        .update(7, 1, doc! { "$set": { "title": "x" } })
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err:?}");
+    let err = articles
+        .update(1, 3, doc! { "$set": { "version": 99 } })
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::InvalidKey { .. }), "{err:?}");
+}
+
+#[tokio::test]
+async fn history_revision_revert_and_delete() {
+    let db = test_db("versioning_history").await;
+    let articles = Article::collection(&db);
+    let mut a = article(1);
+    articles.insert(&mut a).await.unwrap();
+    for title in ["two", "three"] {
+        a.title = title.into();
+        articles.save(&mut a).await.unwrap();
+    }
+    let history = articles.history(1).await.unwrap();
+    let versions: Vec<i64> = history.iter().map(|r| r.version).collect();
+    assert_eq!(versions, [2, 1], "newest first");
+    assert_eq!(history[1].snapshot.title, "article 1");
+    assert_eq!(articles.revision(1, 2).await.unwrap().title, "two");
+    assert_eq!(
+        articles.revision(1, 3).await.unwrap().title,
+        "three",
+        "the current one"
+    );
+    assert!(matches!(
+        articles.revision(1, 7).await.unwrap_err(),
+        Error::NotFound { .. }
+    ));
+
+    // Revert to 1: a new version 4 equal to revision 1.
+    assert_eq!(articles.revert(1, 1).await.unwrap(), 4);
+    let now = articles.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
+    assert_eq!((now.version, now.title.as_str()), (4, "article 1"));
+    assert_eq!(revisions(&db, 1).await, [1, 2, 3]);
+
+    // Delete keeps the last version in history.
+    articles.delete(1).await.unwrap();
+    assert!(articles
+        .find_one(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .is_none());
+    let last = &articles.history(1).await.unwrap()[0];
+    assert_eq!((last.version, last.deleted), (4, true));
+    assert!(matches!(
+        articles.delete(1).await.unwrap_err(),
+        Error::NotFound { .. }
+    ));
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "pages")]
+#[versioned(history = "page_revisions", keep = 3, expire_after = "90d")]
+struct Page {
+    #[serde(rename = "_id")]
+    id: u32,
+    #[version]
+    rev: i32,
+    body: String,
+}
+
+#[tokio::test]
+async fn retention_keeps_the_last_revisions_and_the_history_is_indexed() {
+    let db = test_db("versioning_keep").await;
+    Page::sync_indexes(&db).await.unwrap();
+    let pages = Page::collection(&db);
+    let mut p = Page {
+        id: 1,
+        rev: 0,
+        body: "0".into(),
+    };
+    pages.insert(&mut p).await.unwrap();
+    for n in 1..=6 {
+        p.body = n.to_string();
+        pages.save(&mut p).await.unwrap();
+    }
+    assert_eq!(p.rev, 7);
+    let kept: Vec<i64> = pages
+        .history(1)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.version)
+        .collect();
+    assert_eq!(kept, [6, 5, 4]);
+
+    let listed = list_indexes(&db, "page_revisions").await.unwrap();
+    let unique = listed
+        .iter()
+        .find(|i| i.get_str("name").ok() == Some("docId_1_version_1"))
+        .unwrap();
+    assert_eq!(unique.get_bool("unique").ok(), Some(true));
+    let ttl = listed
+        .iter()
+        .find(|i| i.get_str("name").ok() == Some("archivedAt_1"))
+        .unwrap();
+    assert_eq!(ttl.get_i32("expireAfterSeconds").ok(), Some(90 * 86_400));
+}
+
+#[tokio::test]
+async fn transient_failures_are_retried_without_a_duplicate_revision() {
+    let db = test_db("versioning_faults").await;
+    Article::sync_indexes(&db).await.unwrap();
+    let articles = Article::collection(&db);
+    let mut a = article(1);
+    articles.insert(&mut a).await.unwrap();
+
+    // The main update fails once with a transient transaction error: the whole transaction is
+    // run again, and exactly one revision results.
+    db.fail_command(
+        &["findAndModify"],
+        1,
+        doc! { "errorCode": 112, "errorLabels": ["TransientTransactionError"] },
+    )
+    .await;
+    a.title = "after a transient failure".into();
+    assert_eq!(articles.save(&mut a).await.unwrap(), 2);
+    assert_eq!(revisions(&db, 1).await, [1]);
+
+    // The commit's result is unknown once: the commit is retried, not the transaction.
+    db.fail_command(
+        &["commitTransaction"],
+        1,
+        doc! { "errorCode": 91, "errorLabels": ["UnknownTransactionCommitResult"] },
+    )
+    .await;
+    a.title = "after an unknown commit result".into();
+    assert_eq!(articles.save(&mut a).await.unwrap(), 3);
+    assert_eq!(revisions(&db, 1).await, [1, 2]);
+
+    // A non-retryable failure of the revision write: nothing changes in either collection.
+    db.fail_command(
+        &["insert"],
+        1,
+        doc! { "errorCode": 2, "errmsg": "injected" },
+    )
+    .await;
+    a.title = "never saved".into();
+    let err = articles.save(&mut a).await.unwrap_err();
+    assert_eq!(err.code(), Some(2), "{err:?}");
+    let stored = articles.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
+    assert_eq!(
+        (stored.version, stored.title.as_str()),
+        (3, "after an unknown commit result")
+    );
+    assert_eq!(revisions(&db, 1).await, [1, 2]);
+}
