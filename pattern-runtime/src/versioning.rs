@@ -320,7 +320,7 @@ impl<M: Versioned> ModelCollection<M> {
     ) -> mongodb::error::Result<Outcome<i64>> {
         let field = spec::<M>().version_field();
         let filter = doc! { "_id": id.clone(), field: v };
-        let old = if session.is_some() {
+        if session.is_some() {
             // One transaction: swap the document, then archive what it was.
             let raw = self.raw();
             let replace = raw
@@ -331,7 +331,7 @@ impl<M: Versioned> ModelCollection<M> {
                 None => replace.await?,
             };
             let Some(old) = old else {
-                return Ok(self.missing_or_stale(session, id).await?);
+                return self.missing_or_stale(session, id).await;
             };
             self.archive(
                 session.as_deref_mut(),
@@ -342,14 +342,14 @@ impl<M: Versioned> ModelCollection<M> {
         } else {
             // No transactions: the revision first, under the unique {docId, version} index.
             let Some(old) = self.raw().find_one(filter.clone()).await? else {
-                return Ok(self.missing_or_stale(None, id).await?);
+                return self.missing_or_stale(None, id).await;
             };
             match self
                 .archive(None, self.revision_doc(id, v, old.clone(), false))
                 .await
             {
                 Err(e) if crate::error::server_code(&e) == Some(crate::error::DUPLICATE_KEY) => {
-                    return Ok(self.missing_or_stale(None, id).await?)
+                    return self.missing_or_stale(None, id).await
                 }
                 other => other?,
             }
@@ -360,11 +360,9 @@ impl<M: Versioned> ModelCollection<M> {
                 .matched_count
                 == 0
             {
-                return Ok(self.missing_or_stale(None, id).await?);
+                return self.missing_or_stale(None, id).await;
             }
-            old
-        };
-        let _ = old;
+        }
         self.trim(session, id, v).await?;
         Ok(Outcome::Done(v + 1))
     }
