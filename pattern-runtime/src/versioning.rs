@@ -333,19 +333,15 @@ impl<M: Versioned> ModelCollection<M> {
             let Some(old) = old else {
                 return self.missing_or_stale(session, id).await;
             };
-            self.archive(
-                session.as_deref_mut(),
-                self.revision_doc(id, v, old.clone(), false),
-            )
-            .await?;
-            old
+            self.archive(session.as_deref_mut(), self.revision_doc(id, v, old, false))
+                .await?;
         } else {
             // No transactions: the revision first, under the unique {docId, version} index.
             let Some(old) = self.raw().find_one(filter.clone()).await? else {
                 return self.missing_or_stale(None, id).await;
             };
             match self
-                .archive(None, self.revision_doc(id, v, old.clone(), false))
+                .archive(None, self.revision_doc(id, v, old, false))
                 .await
             {
                 Err(e) if crate::error::server_code(&e) == Some(crate::error::DUPLICATE_KEY) => {
