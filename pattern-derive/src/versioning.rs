@@ -98,10 +98,14 @@ pub(crate) fn collect(
         }
         Ok(())
     });
+    let parsed = result.is_ok();
     if let Err(e) = result {
         errors.push(e);
     }
     let Some(history) = history else {
+        if !parsed {
+            return None; // the parse error already points at the attribute
+        }
         errors.spanned(attr, "`#[versioned]` needs the history collection: `#[versioned(history = \"article_revisions\")]`");
         return None;
     };
@@ -132,6 +136,23 @@ pub(crate) fn collect(
             return None;
         }
     };
+    let integer = matches!(
+        &field.ty,
+        syn::Type::Path(p) if p.qself.is_none()
+            && p.path.segments.last().is_some_and(|s| {
+                s.arguments.is_empty() && ["i64", "i32", "u32"].iter().any(|t| s.ident == t)
+            })
+    );
+    if !integer {
+        errors.spanned(
+            field.ty,
+            format!(
+                "`{}` cannot be a version: use i64, i32 or u32",
+                crate::errors::type_string(field.ty)
+            ),
+        );
+        return None;
+    }
     Some(Versioning {
         history: history.value(),
         keep,
@@ -206,14 +227,17 @@ impl Versioning {
         let p = quote!(#krate::__private);
         let ident = model.ident;
         let field = &self.field;
+        // The type was checked in `collect`; spanned at the field all the same.
+        let get = quote_spanned!(field.span()=> #p::VersionInt::to_i64(&self.#field));
+        let set = quote_spanned!(field.span()=> #p::VersionInt::from_i64(version));
         quote! {
             #[automatically_derived]
             impl #p::Versioned for #ident {
                 fn version(&self) -> i64 {
-                    #p::VersionInt::to_i64(&self.#field)
+                    #get
                 }
                 fn set_version(&mut self, version: i64) {
-                    self.#field = #p::VersionInt::from_i64(version);
+                    self.#field = #set;
                 }
             }
         }

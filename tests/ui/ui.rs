@@ -9,5 +9,6 @@ fn ui() {
     t.compile_fail("index/*.rs");
     t.compile_fail("serde/*.rs");
     t.compile_fail("subset/*.rs");
+    t.compile_fail("versioning/*.rs");
     t.pass("pass/*.rs");
 }
