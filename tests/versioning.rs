@@ -324,3 +324,53 @@ async fn transient_failures_are_retried_without_a_duplicate_revision() {
     );
     assert_eq!(revisions(&db, 1).await, [1, 2]);
 }
+
+#[tokio::test]
+async fn without_transactions_the_revision_is_written_first() {
+    // mongod without a replica set refuses a transaction's first command with code 20; the
+    // fail point answers so (the embedded server has transactions even standalone).
+    let db = test_db("versioning_standalone").await;
+    Article::sync_indexes(&db).await.unwrap();
+    let articles = Article::collection(&db);
+    let mut a = article(1);
+    articles.insert(&mut a).await.unwrap();
+    let illegal = doc! { "errorCode": 20, "errmsg": "Transaction numbers are only allowed on a replica set member or mongos" };
+
+    db.fail_command(&["findAndModify"], 1, illegal.clone())
+        .await;
+    a.title = "saved without a transaction".into();
+    assert_eq!(articles.save(&mut a).await.unwrap(), 2);
+    assert_eq!(revisions(&db, 1).await, [1]);
+
+    // A stale save on that path: the version condition finds nothing, and the caller gets the
+    // conflict (a racing writer that read version 1 too would be stopped by the unique
+    // {docId, version} index when archiving it, and also get the conflict).
+    let mut stale = a.clone();
+    stale.version = 1;
+    db.fail_command(&["findAndModify"], 1, illegal.clone())
+        .await;
+    let err = articles.save(&mut stale).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::VersionConflict {
+                expected: 1,
+                found: 2,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(revisions(&db, 1).await, [1]);
+
+    // Operator updates too.
+    db.fail_command(&["findAndModify"], 1, illegal).await;
+    assert_eq!(
+        articles
+            .update(1, 2, doc! { "$inc": { "counter": 1 } })
+            .await
+            .unwrap(),
+        3
+    );
+    assert_eq!(revisions(&db, 1).await, [1, 2]);
+}

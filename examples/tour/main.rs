@@ -10,6 +10,7 @@
 
 mod indexes;
 mod subset;
+mod versioning;
 
 use std::error::Error;
 
@@ -22,6 +23,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
     indexes::run(&client).await?;
     println!();
     subset::run(&client).await?;
+    println!();
+    versioning::run(&client).await?;
 
     println!("\nThe tour is over.");
     Ok(())
