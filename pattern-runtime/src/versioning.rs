@@ -140,6 +140,15 @@ fn version_of(doc: &Document, field: &str) -> Option<i64> {
     }
 }
 
+/// A change to the current document.
+#[derive(Clone, Copy)]
+enum Change<'a> {
+    /// Replace it with this document.
+    Replace(&'a Document),
+    /// Apply this operator update.
+    Update(&'a Document),
+}
+
 /// What a write found when it did not go through.
 enum Outcome<T> {
     Done(T),
@@ -199,7 +208,12 @@ impl<M: Versioned> ModelCollection<M> {
         let new = bson::serialize_to_document(doc)?;
         check_size(&new, M::SCHEMA.name())?;
         let id = new.get("_id").cloned().unwrap_or(Bson::Null);
-        let outcome = transact!(self.database(), |s| self.write_replace(s, &id, v, &new))?;
+        let outcome = transact!(self.database(), |s| self.write_change(
+            s,
+            &id,
+            v,
+            Change::Replace(&new)
+        ))?;
         self.outcome(id, v, outcome)
     }
 
@@ -239,11 +253,11 @@ impl<M: Versioned> ModelCollection<M> {
         let mut inc = update.get_document("$inc").cloned().unwrap_or_default();
         inc.insert(field, 1);
         update.insert("$inc", inc);
-        let outcome = transact!(self.database(), |s| self.write_update(
+        let outcome = transact!(self.database(), |s| self.write_change(
             s,
             &id,
             expected_version,
-            &update
+            Change::Update(&update)
         ))?;
         self.outcome(id, expected_version, outcome)
     }
@@ -311,58 +325,6 @@ impl<M: Versioned> ModelCollection<M> {
         Ok(())
     }
 
-    async fn write_replace(
-        &self,
-        mut session: Option<&mut ClientSession>,
-        id: &Bson,
-        v: i64,
-        new: &Document,
-    ) -> mongodb::error::Result<Outcome<i64>> {
-        let field = spec::<M>().version_field();
-        let filter = doc! { "_id": id.clone(), field: v };
-        if session.is_some() {
-            // One transaction: swap the document, then archive what it was.
-            let raw = self.raw();
-            let replace = raw
-                .find_one_and_replace(filter, new.clone())
-                .return_document(ReturnDocument::Before);
-            let old = match session.as_deref_mut() {
-                Some(s) => replace.session(s).await?,
-                None => replace.await?,
-            };
-            let Some(old) = old else {
-                return self.missing_or_stale(session, id).await;
-            };
-            self.archive(session.as_deref_mut(), self.revision_doc(id, v, old, false))
-                .await?;
-        } else {
-            // No transactions: the revision first, under the unique {docId, version} index.
-            let Some(old) = self.raw().find_one(filter.clone()).await? else {
-                return self.missing_or_stale(None, id).await;
-            };
-            match self
-                .archive(None, self.revision_doc(id, v, old, false))
-                .await
-            {
-                Err(e) if crate::error::server_code(&e) == Some(crate::error::DUPLICATE_KEY) => {
-                    return self.missing_or_stale(None, id).await
-                }
-                other => other?,
-            }
-            if self
-                .raw()
-                .replace_one(filter, new.clone())
-                .await?
-                .matched_count
-                == 0
-            {
-                return self.missing_or_stale(None, id).await;
-            }
-        }
-        self.trim(session, id, v).await?;
-        Ok(Outcome::Done(v + 1))
-    }
-
     async fn missing_or_stale<T>(
         &self,
         session: Option<&mut ClientSession>,
@@ -374,51 +336,67 @@ impl<M: Versioned> ModelCollection<M> {
         })
     }
 
-    async fn write_update(
+    /// The one write of `save` and `update`: change the document under `{_id, version: v}` and
+    /// archive what it was as revision `v`.
+    async fn write_change(
         &self,
         mut session: Option<&mut ClientSession>,
         id: &Bson,
         v: i64,
-        update: &Document,
+        change: Change<'_>,
     ) -> mongodb::error::Result<Outcome<i64>> {
         let field = spec::<M>().version_field();
         let filter = doc! { "_id": id.clone(), field: v };
-        if session.is_none() {
-            let Some(old) = self.raw().find_one(filter.clone()).await? else {
-                return self.missing_or_stale(None, id).await;
-            };
-            match self
-                .archive(None, self.revision_doc(id, v, old, false))
-                .await
-            {
-                Err(e) if crate::error::server_code(&e) == Some(crate::error::DUPLICATE_KEY) => {
-                    return self.missing_or_stale(None, id).await
+        let raw = self.raw();
+        match session.as_deref_mut() {
+            Some(s) => {
+                // One transaction: change the document, then archive what it was.
+                let old = match change {
+                    Change::Replace(new) => {
+                        raw.find_one_and_replace(filter, new.clone())
+                            .return_document(ReturnDocument::Before)
+                            .session(&mut *s)
+                            .await?
+                    }
+                    Change::Update(update) => {
+                        raw.find_one_and_update(filter, update.clone())
+                            .return_document(ReturnDocument::Before)
+                            .session(&mut *s)
+                            .await?
+                    }
+                };
+                let Some(old) = old else {
+                    return self.missing_or_stale(Some(s), id).await;
+                };
+                self.archive(Some(s), self.revision_doc(id, v, old, false))
+                    .await?;
+            }
+            None => {
+                // No transactions: the revision first, under the unique {docId, version} index,
+                // which stops a writer racing for the same version.
+                let Some(old) = raw.find_one(filter.clone()).await? else {
+                    return self.missing_or_stale(None, id).await;
+                };
+                match self
+                    .archive(None, self.revision_doc(id, v, old, false))
+                    .await
+                {
+                    Err(e)
+                        if crate::error::server_code(&e) == Some(crate::error::DUPLICATE_KEY) =>
+                    {
+                        return self.missing_or_stale(None, id).await
+                    }
+                    other => other?,
                 }
-                other => other?,
+                let matched = match change {
+                    Change::Replace(new) => raw.replace_one(filter, new.clone()).await?,
+                    Change::Update(update) => raw.update_one(filter, update.clone()).await?,
+                }
+                .matched_count;
+                if matched == 0 {
+                    return self.missing_or_stale(None, id).await;
+                }
             }
-            if self
-                .raw()
-                .update_one(filter, update.clone())
-                .await?
-                .matched_count
-                == 0
-            {
-                return self.missing_or_stale(None, id).await;
-            }
-        } else {
-            let raw = self.raw();
-            let action = raw
-                .find_one_and_update(filter, update.clone())
-                .return_document(ReturnDocument::Before);
-            let old = match session.as_deref_mut() {
-                Some(s) => action.session(s).await?,
-                None => action.await?,
-            };
-            let Some(old) = old else {
-                return self.missing_or_stale(session, id).await;
-            };
-            self.archive(session.as_deref_mut(), self.revision_doc(id, v, old, false))
-                .await?;
         }
         self.trim(session, id, v).await?;
         Ok(Outcome::Done(v + 1))
