@@ -68,7 +68,34 @@ pub(crate) fn parse<'a>(
     input: &'a DeriveInput,
     errors: &mut Errors,
 ) -> Result<Model<'a>, Unsupported> {
-    check_shape(input, errors)?;
+    parse_as(input, errors, DeriveKind::Model)
+}
+
+/// Which derive reads the input.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DeriveKind {
+    /// `derive(Model)`: a document with an `_id`, `#[model(...)]` options.
+    Model,
+    /// `derive(Measurement)`: a measurement of a series; no `_id`, options in `#[bucket(...)]`.
+    Measurement,
+}
+
+impl DeriveKind {
+    fn name(self) -> &'static str {
+        match self {
+            DeriveKind::Model => "derive(Model)",
+            DeriveKind::Measurement => "derive(Measurement)",
+        }
+    }
+}
+
+/// [`parse`] for either derive.
+pub(crate) fn parse_as<'a>(
+    input: &'a DeriveInput,
+    errors: &mut Errors,
+    derive: DeriveKind,
+) -> Result<Model<'a>, Unsupported> {
+    check_shape(input, errors, derive)?;
     let attrs = parse_model_attrs(input, errors);
 
     let cx = Ctxt::new();
@@ -117,7 +144,9 @@ pub(crate) fn parse<'a>(
             .unwrap_or_else(|| default_collection(&input.ident.to_string())),
         fields,
     };
-    check_id(&model, errors);
+    if derive == DeriveKind::Model {
+        check_id(&model, errors);
+    }
     Ok(model)
 }
 
@@ -127,29 +156,44 @@ pub(crate) fn unraw(ident: &Ident) -> String {
         .map_or_else(|| s.clone(), str::to_owned)
 }
 
-fn check_shape(input: &DeriveInput, errors: &mut Errors) -> Result<(), Unsupported> {
+fn check_shape(
+    input: &DeriveInput,
+    errors: &mut Errors,
+    derive: DeriveKind,
+) -> Result<(), Unsupported> {
+    let name = derive.name();
     let shape_error = match &input.data {
         Data::Struct(s) => match &s.fields {
             Fields::Named(_) => None,
             Fields::Unnamed(_) => Some((
                 input.ident.span(),
-                "`derive(Model)` needs a struct with named fields: a tuple struct has no field \
-                 names to store as BSON keys",
+                format!(
+                    "`{name}` needs a struct with named fields: a tuple struct has no field \
+                     names to store as BSON keys"
+                ),
             )),
             Fields::Unit => Some((
                 input.ident.span(),
-                "`derive(Model)` needs a struct with named fields, including an `_id` field; \
-                 a unit struct has none",
+                match derive {
+                    DeriveKind::Model => "`derive(Model)` needs a struct with named fields, \
+                                      including an `_id` field; a unit struct has none"
+                        .to_owned(),
+                    DeriveKind::Measurement => "`derive(Measurement)` needs a struct with named \
+                                            fields: a key, a time and the values"
+                        .to_owned(),
+                },
             )),
         },
         Data::Enum(e) => Some((
             e.enum_token.span,
-            "`derive(Model)` supports structs with named fields; enums (one collection holding \
-             several shapes) are not supported yet: derive it on a struct",
+            format!(
+                "`{name}` supports structs with named fields; enums (one collection holding \
+                 several shapes) are not supported yet: derive it on a struct"
+            ),
         )),
         Data::Union(u) => Some((
             u.union_token.span,
-            "`derive(Model)` supports structs with named fields, not unions",
+            format!("`{name}` supports structs with named fields, not unions"),
         )),
     };
     if let Some((span, message)) = shape_error {
@@ -159,8 +203,10 @@ fn check_shape(input: &DeriveInput, errors: &mut Errors) -> Result<(), Unsupport
     if !input.generics.params.is_empty() {
         errors.spanned(
             &input.generics,
-            "`derive(Model)` does not support generic structs: a model is registered once, for \
-             one collection, with one set of fields. Derive it on a concrete struct",
+            format!(
+                "`{name}` does not support generic structs: a model is registered once, for \
+                 one collection, with one set of fields. Derive it on a concrete struct"
+            ),
         );
         return Err(Unsupported::Shape);
     }
@@ -240,7 +286,7 @@ fn parse_model_attrs(input: &DeriveInput, errors: &mut Errors) -> ModelAttrs {
     out
 }
 
-fn collection_name_problem(name: &str) -> Option<&'static str> {
+pub(crate) fn collection_name_problem(name: &str) -> Option<&'static str> {
     if name.is_empty() {
         Some("a collection name cannot be empty")
     } else if name.contains('$') || name.contains('\0') {
@@ -253,7 +299,7 @@ fn collection_name_problem(name: &str) -> Option<&'static str> {
 }
 
 /// `OrderLine` -> `order_lines`, `Category` -> `categories`, `Address` -> `addresses`.
-fn default_collection(type_name: &str) -> String {
+pub(crate) fn default_collection(type_name: &str) -> String {
     let mut snake = String::new();
     for (i, c) in type_name.chars().enumerate() {
         if c.is_uppercase() {

@@ -7,6 +7,7 @@ use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};
 
 mod ast;
+mod bucket;
 mod errors;
 mod index;
 mod model;
@@ -18,4 +19,11 @@ mod versioning;
 pub fn derive_model(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     model::derive(&input).into()
+}
+
+/// `#[derive(Measurement)]`: see `pattern_runtime::bucket`.
+#[proc_macro_derive(Measurement, attributes(bucket))]
+pub fn derive_measurement(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    bucket::derive(&input).into()
 }

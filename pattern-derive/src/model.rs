@@ -59,7 +59,7 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
 }
 
 /// `<Model>Fields` (one `FieldName` per stored field) and the `Model::FIELDS` constant.
-fn field_names(model: &Model<'_>) -> TokenStream {
+pub(crate) fn field_names(model: &Model<'_>) -> TokenStream {
     let ident = model.ident;
     let krate = &model.krate;
     let fields_ident = format_ident!("{}Fields", ident);
@@ -144,6 +144,7 @@ fn expand(
                 indexes: &[#(#index_specs),*],
                 subsets: &[#(#subset_specs),*],
                 versioning: #version_spec,
+                series: ::core::option::Option::None,
             });
 
             #[automatically_derived]
@@ -179,6 +180,7 @@ fn fallback(model: &Model<'_>, with_impl: bool) -> TokenStream {
                     indexes: &[],
                     subsets: &[],
                     versioning: ::core::option::Option::None,
+                    series: ::core::option::Option::None,
                 });
             }
         }

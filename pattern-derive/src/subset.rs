@@ -506,7 +506,7 @@ impl SubsetField {
 }
 
 /// The same tokens, every one of them at `span`.
-fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+pub(crate) fn respan(tokens: TokenStream, span: Span) -> TokenStream {
     tokens
         .into_iter()
         .map(|mut tt| {

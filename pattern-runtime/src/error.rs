@@ -16,6 +16,8 @@ pub(crate) const INDEX_KEY_SPECS_CONFLICT: i32 = 86;
 pub(crate) const NAMESPACE_NOT_FOUND: i32 = 26;
 /// Server code: the index does not exist.
 pub(crate) const INDEX_NOT_FOUND: i32 = 27;
+/// `NamespaceExists`: `create` of a collection that exists.
+pub(crate) const NAMESPACE_EXISTS: i32 = 48;
 #[doc(hidden)]
 /// Server code: the operation is not allowed here (transactions on a standalone server).
 pub const ILLEGAL_OPERATION: i32 = 20;
@@ -110,6 +112,30 @@ pub enum Error {
         models: [&'static str; 2],
     },
 
+    /// A collection exists in a form the model cannot use (a normal collection where a native
+    /// time-series one is declared, or a time-series collection with other options). Nothing
+    /// was changed.
+    #[error("collection `{collection}` cannot be used as declared: {reason}")]
+    CollectionConflict {
+        /// The collection.
+        collection: String,
+        /// What is there, and what to do about it.
+        reason: String,
+    },
+
+    /// A batch was partly written: `written` items are stored, `failed` are not (and can be sent
+    /// again). `source` is the first failure.
+    #[error("{written} written, {failed} not written: {source}")]
+    Incomplete {
+        /// Items stored.
+        written: usize,
+        /// Items not stored.
+        failed: usize,
+        /// The first failure.
+        #[source]
+        source: Box<Error>,
+    },
+
     /// A value could not be converted to or from BSON.
     #[error("BSON conversion failed: {0}")]
     Bson(#[from] bson::error::Error),
@@ -132,7 +158,9 @@ impl Error {
             Error::DuplicateKey { .. } => Some(DUPLICATE_KEY),
             Error::IndexConflict(c) => Some(c.code),
             Error::Driver { code, .. } => *code,
+            Error::Incomplete { source, .. } => source.code(),
             Error::ConflictingDeclarations { .. }
+            | Error::CollectionConflict { .. }
             | Error::Bson(_)
             | Error::NotFound { .. }
             | Error::VersionConflict { .. }
@@ -176,6 +204,11 @@ pub fn server_code(e: &mongodb::error::Error) -> Option<i32> {
         ErrorKind::Command(c) => Some(c.code),
         ErrorKind::Write(WriteFailure::WriteError(w)) => Some(w.code),
         ErrorKind::Write(WriteFailure::WriteConcernError(w)) => Some(w.code),
+        ErrorKind::BulkWrite(b) => b
+            .write_errors
+            .iter()
+            .min_by_key(|(i, _)| **i)
+            .map(|(_, w)| w.code),
         ErrorKind::InsertMany(m) => m
             .write_errors
             .as_ref()

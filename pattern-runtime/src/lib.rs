@@ -100,6 +100,7 @@
 //! | --- | --- | --- |
 //! | document versioning with optimistic locking | `#[versioned(history = "article_revisions", keep = 50)]` on the struct, `#[version]` on an integer field | [`versioning`] |
 //! | subset, with computed count / sum / average | `#[subset(limit = 10, sort(created_at = -1), full = Review, parent = product_id)]` on a `Vec`, `#[computed(count = ..)]` | [`subset`] |
+//! | bucket (time series), or a native time-series collection | `#[derive(Measurement)]` with `#[bucket(key = device_id, time = timestamp, max_count = 200, span = "1h", summary(value(min, max, sum)))]`, or `#[bucket(native, key = .., time = .., granularity = "minutes")]` | [`bucket`] |
 //!
 //! # Errors
 //!
@@ -108,6 +109,7 @@
 
 #![warn(missing_docs)]
 
+pub mod bucket;
 pub(crate) mod error;
 pub mod index;
 mod model;
@@ -115,6 +117,10 @@ pub mod subset;
 pub(crate) mod txn;
 pub mod versioning;
 
+pub use bucket::{
+    BatchReport, Granularity, Measurement, Measurements, Series, SeriesSpec, Storage, Summary,
+    SummarySpec,
+};
 pub use error::{check_size, validate_key, Error, IndexConflict, Result, MAX_DOCUMENT_SIZE};
 pub use index::{
     list_indexes, sync_indexes, sync_indexes_with, Collation, Difference, IndexKey, IndexKind,
@@ -131,9 +137,16 @@ pub use versioning::{Revision, VersionSpec, Versioned};
 #[cfg(feature = "derive")]
 pub use pattern_derive::Model;
 
+/// `#[derive(Measurement)]`: see the [`bucket`] module.
+#[cfg(feature = "derive")]
+pub use pattern_derive::Measurement;
+
 /// What generated code reaches for. Not a public API: it changes without notice.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::bucket::{
+        Granularity, Measurement, SeriesParts, SeriesSpec, Storage, SummarySpec,
+    };
     pub use crate::index::{
         Collation, IndexKey, IndexKind, IndexParts, IndexSpec, Literal, PartialClause, PartialOp,
     };
@@ -143,6 +156,7 @@ pub mod __private {
     };
     pub use crate::subset::{Computed, ComputedKind, Subset, SubsetParts, SubsetSpec};
     pub use crate::versioning::{VersionParts, VersionSpec, Versioned};
+    pub use bson;
     pub use inventory;
     pub use mongodb::Database;
 

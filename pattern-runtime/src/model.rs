@@ -9,6 +9,7 @@ use mongodb::{Collection, Database};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use crate::bucket::SeriesSpec;
 use crate::index::{sync, IndexSpec, SyncOptions, SyncReport};
 use crate::subset::SubsetSpec;
 use crate::versioning::VersionSpec;
@@ -62,6 +63,7 @@ pub struct SchemaParts {
     pub indexes: &'static [IndexSpec],
     pub subsets: &'static [SubsetSpec],
     pub versioning: Option<VersionSpec>,
+    pub series: Option<&'static SeriesSpec>,
 }
 
 impl ModelSchema {
@@ -98,6 +100,12 @@ impl ModelSchema {
     /// The `#[versioned(...)]` settings, if the model is versioned.
     pub fn versioning(&'static self) -> Option<&'static VersionSpec> {
         self.parts.versioning.as_ref()
+    }
+
+    /// The `#[bucket(...)]` storage of a [`Measurement`](crate::Measurement): then this schema
+    /// describes the bucket (or native time-series) collection.
+    pub fn series(&self) -> Option<&'static SeriesSpec> {
+        self.parts.series
     }
 
     /// The field with this Rust name.
@@ -358,7 +366,8 @@ pub struct Registration {
 
 inventory::collect!(Registration);
 
-/// Every model compiled into this program with `#[derive(Model)]`, sorted by collection then name.
+/// Every model compiled into this program with `#[derive(Model)]` or `#[derive(Measurement)]`,
+/// sorted by collection then name.
 pub fn registered_models() -> Vec<&'static ModelSchema> {
     let mut all: Vec<&'static ModelSchema> = inventory::iter::<Registration>
         .into_iter()

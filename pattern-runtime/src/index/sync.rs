@@ -219,6 +219,10 @@ fn join(items: impl Iterator<Item = String>) -> String {
 /// ever dropped or modified, and `_id_` is never touched under any policy. Running it twice is a
 /// no-op the second time.
 ///
+/// The native time-series collection of each `#[bucket(native, ...)]` measurement is created
+/// first, with its declared options; one that exists with those options is fine, a normal
+/// collection of that name (or other options) is an [`Error::CollectionConflict`](crate::Error::CollectionConflict).
+///
 /// ```no_run
 /// # async fn start(db: mongodb::Database) -> pattern_runtime::Result<()> {
 /// let report = pattern_runtime::sync_indexes(&db).await?;
@@ -275,6 +279,13 @@ pub(crate) async fn sync_schemas(
         .into_iter()
         .flat_map(declarations)
         .collect();
+    // Native time-series collections must exist before anything (an index) creates them as
+    // normal collections.
+    for schema in schemas {
+        if let Some(series) = schema.series().filter(|s| s.is_native()) {
+            crate::bucket::ensure_timeseries(db, series).await?;
+        }
+    }
     let mut plans = Vec::new();
     for (collection, declared) in collections {
         let mut managed = declared.clone();

@@ -1,0 +1,707 @@
+//! `#[derive(Measurement)]` with `#[bucket(...)]`: parsing, checks, and the generated
+//! `SeriesSpec`, schema (bucket collection and its indexes) and `Measurement` impl.
+//!
+//! Checked here: the key and time fields exist, the time is a bare `bson::DateTime`, the limits
+//! are positive and parseable, and native mode gets no option it cannot honour. Numeric types of
+//! summarised fields are checked by generated code at the field's token.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::meta::ParseNestedMeta;
+use syn::{DeriveInput, Ident, LitStr};
+
+use crate::ast::{self, DeriveKind, Field, Model, Unsupported};
+use crate::errors::{did_you_mean, Errors};
+use crate::model::field_names;
+
+/// The bucket document's own fields (`pattern_runtime::bucket::fields::RESERVED`).
+const RESERVED: &[&str] = &[
+    "_id",
+    "start",
+    "end",
+    "count",
+    "first",
+    "last",
+    "measurements",
+    "summary",
+];
+
+const OPTIONS: &[&str] = &[
+    "native",
+    "collection",
+    "key",
+    "time",
+    "max_count",
+    "span",
+    "granularity",
+    "summary",
+    "expire_after",
+    "crate",
+];
+
+const SUMMARY_OPS: &[&str] = &["min", "max", "sum"];
+
+/// A checked `#[bucket(...)]`.
+struct Bucket {
+    native: bool,
+    collection: String,
+    keys: Vec<Ident>,
+    time: Ident,
+    max_count: u32,
+    span: Option<u64>,
+    granularity: Option<&'static str>,
+    summaries: Vec<(Ident, [bool; 3])>,
+    expire_after: Option<u64>,
+}
+
+/// What the attribute says, before the checks against the fields.
+#[derive(Default)]
+struct Raw {
+    native: Option<Span>,
+    collection: Option<LitStr>,
+    keys: Vec<Ident>,
+    key_span: Option<Span>,
+    time: Option<Ident>,
+    max_count: Option<(u32, Span)>,
+    span: Option<(u64, Span)>,
+    granularity: Option<(&'static str, Span)>,
+    summaries: Vec<(Ident, [bool; 3])>,
+    summary_span: Option<Span>,
+    expire_after: Option<u64>,
+    krate: Option<syn::Path>,
+}
+
+pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
+    let mut errors = Errors::default();
+    let model = ast::parse_as(input, &mut errors, DeriveKind::Measurement);
+    let mut model = match model {
+        Ok(m) => m,
+        Err(Unsupported::Shape) | Err(Unsupported::Serde) => {
+            // serde reports its own errors; a shape error is already recorded.
+            return errors
+                .into_result()
+                .err()
+                .map(|e| e.to_compile_error())
+                .unwrap_or_default();
+        }
+    };
+    let bucket = collect(input, &mut model, &mut errors);
+    for attr in input.attrs.iter().filter(|a| a.path().is_ident("model")) {
+        errors.spanned(
+            attr,
+            "`#[model(...)]` belongs to `derive(Model)`; a measurement's options go in `#[bucket(...)]`",
+        );
+    }
+    match (bucket, errors.into_result()) {
+        (Some(b), Ok(())) => expand(&model, &b),
+        (_, Err(e)) => {
+            let mut out = e.to_compile_error();
+            out.extend(fallback(&model));
+            out
+        }
+        (None, Ok(())) => fallback(&model),
+    }
+}
+
+fn collect(input: &DeriveInput, model: &mut Model<'_>, errors: &mut Errors) -> Option<Bucket> {
+    let attrs: Vec<&syn::Attribute> = input
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("bucket"))
+        .collect();
+    let Some(attr) = attrs.first() else {
+        errors.spanned(
+            &input.ident,
+            "`derive(Measurement)` needs `#[bucket(key = .., time = .., max_count = .., span = \"1h\")]` \
+             (or `#[bucket(native, key = .., time = ..)]` for a native time-series collection)",
+        );
+        return None;
+    };
+    for extra in attrs.iter().skip(1) {
+        errors.spanned(extra, "one `#[bucket(...)]` per measurement");
+    }
+    let mut raw = Raw::default();
+    let mut seen: Vec<String> = Vec::new();
+    let parsed = attr.parse_nested_meta(|meta| parse_option(&meta, &mut raw, &mut seen, errors));
+    let parsed_ok = parsed.is_ok();
+    if let Err(e) = parsed {
+        errors.push(e);
+    }
+    if let Some(k) = raw.krate.clone() {
+        model.krate = k;
+    }
+    let native = raw.native.is_some();
+
+    // Options native mode cannot honour, and the other way round.
+    if native {
+        if let Some((_, span)) = raw.max_count {
+            errors.at(
+                span,
+                "a native time-series collection decides how many measurements a bucket holds \
+                 (up to 1000, or 125 KB): remove `max_count`, or remove `native` to use bucket \
+                 documents",
+            );
+        }
+        if let (Some((_, g)), Some((_, _))) = (raw.granularity, raw.span) {
+            errors.at(
+                g,
+                "give either `granularity` or `span` for a native time-series collection, not \
+                 both (`span` sets bucketMaxSpanSeconds = bucketRoundingSeconds)",
+            );
+        }
+        if let Some((s, span)) = raw.span {
+            if s > 31_536_000 {
+                errors.at(
+                    span,
+                    "a native time-series bucket spans at most one year (31536000 s)",
+                );
+            }
+        }
+        if raw.keys.len() > 1 {
+            errors.at(
+                raw.key_span.unwrap_or_else(Span::call_site),
+                "a native time-series collection has one `metaField`: give one key field (a \
+                 struct field holding the parts of the key, if there are several)",
+            );
+        }
+    } else if let Some((_, span)) = raw.granularity {
+        errors.at(
+            span,
+            "`granularity` is an option of native time-series collections (`#[bucket(native, ..)]`); \
+             bucket documents take `span = \"1h\"`",
+        );
+    }
+
+    // Required options.
+    let mut missing = Vec::new();
+    if raw.keys.is_empty() {
+        missing.push("`key = <field>` (what groups the measurements, e.g. `key = device_id`)");
+    }
+    if raw.time.is_none() {
+        missing.push("`time = <field>` (the `bson::DateTime` of each measurement)");
+    }
+    if !native {
+        if raw.max_count.is_none() {
+            missing.push("`max_count = <n>` (the most measurements in one bucket, e.g. 200)");
+        }
+        if raw.span.is_none() {
+            missing.push("`span = \"<duration>\"` (the window of one bucket, e.g. \"1h\")");
+        }
+    }
+    if !missing.is_empty() && parsed_ok {
+        errors.spanned(
+            attr,
+            format!("`#[bucket(...)]` is missing {}", missing.join(", ")),
+        );
+    }
+
+    // The fields.
+    let mut keys_ok = Vec::new();
+    for key in &raw.keys {
+        let Some(f) = field(model, key, "key", errors) else {
+            continue;
+        };
+        if keys_ok.iter().any(|k: &Ident| k == key) {
+            errors.spanned(key, format!("`{key}` is already a key field"));
+            continue;
+        }
+        if f.custom_serializer {
+            errors.spanned(
+                key,
+                "a key field cannot have `#[serde(with)]` / `serialize_with`: the key passed to \
+                 `range` and `summary` is serialized on its own and would not match",
+            );
+        }
+        if !native && RESERVED.contains(&f.bson_name.as_str()) {
+            errors.spanned(
+                key,
+                format!(
+                    "a key field cannot be stored as `{}`: the bucket document uses that name. \
+                     Rename it with `#[serde(rename = \"...\")]`",
+                    f.bson_name
+                ),
+            );
+        }
+        keys_ok.push(key.clone());
+    }
+    let mut time_ok = None;
+    if let Some(time) = &raw.time {
+        if let Some(f) = field(model, time, "time", errors) {
+            if raw.keys.iter().any(|k| k == time) {
+                errors.spanned(time, "the time field cannot also be a key field");
+            } else if let Some(problem) = time_type_problem(f.ty) {
+                errors.spanned(f.ty, problem);
+            } else if f.custom_serializer {
+                errors.spanned(
+                    time,
+                    "the time field cannot have `#[serde(with)]` / `serialize_with`: it must be \
+                     stored as a BSON date",
+                );
+            } else {
+                time_ok = Some(time.clone());
+            }
+        }
+    }
+    let mut summaries: Vec<(Ident, [bool; 3])> = Vec::new();
+    for (ident, ops) in &raw.summaries {
+        if field(model, ident, "summary", errors).is_none() {
+            continue;
+        }
+        if raw.keys.contains(ident) || raw.time.as_ref() == Some(ident) {
+            errors.spanned(ident, "a key or time field cannot be summarised");
+            continue;
+        }
+        if summaries.iter().any(|(i, _)| i == ident) {
+            errors.spanned(
+                ident,
+                format!("`{ident}` is summarised twice: list its summaries once"),
+            );
+            continue;
+        }
+        summaries.push((ident.clone(), *ops));
+    }
+
+    let collection = match &raw.collection {
+        Some(c) => {
+            if let Some(problem) = ast::collection_name_problem(&c.value()) {
+                errors.spanned(c, problem);
+            }
+            c.value()
+        }
+        None if native => ast::default_collection(&model.ident.to_string()),
+        None => {
+            let plural = ast::default_collection(&model.ident.to_string());
+            let singular = plural.strip_suffix('s').unwrap_or(&plural);
+            format!("{singular}_buckets")
+        }
+    };
+    let time = time_ok?;
+    if keys_ok.is_empty() || keys_ok.len() != raw.keys.len() {
+        return None;
+    }
+    Some(Bucket {
+        native,
+        collection,
+        keys: keys_ok,
+        time,
+        max_count: raw.max_count.map_or(0, |m| m.0),
+        span: raw.span.map(|s| s.0),
+        granularity: raw.granularity.map(|g| g.0),
+        summaries,
+        expire_after: raw.expire_after,
+    })
+}
+
+fn field<'m>(
+    model: &'m Model<'_>,
+    ident: &Ident,
+    what: &str,
+    errors: &mut Errors,
+) -> Option<&'m Field<'m>> {
+    let name = ast::unraw(ident);
+    match model.field(&name) {
+        Some(f) if !f.serialized => {
+            errors.spanned(
+                ident,
+                format!("`{name}` is not stored (`#[serde(skip)]`): it cannot be the {what}"),
+            );
+            None
+        }
+        Some(f) => Some(f),
+        None => {
+            errors.spanned(ident, model.unknown_field_message(&name, what));
+            None
+        }
+    }
+}
+
+/// Why a type cannot be a measurement's time, if it cannot.
+fn time_type_problem(ty: &syn::Type) -> Option<String> {
+    let found = crate::errors::type_string(ty);
+    let syn::Type::Path(p) = ty else {
+        return Some(format!(
+            "the time field must be a `bson::DateTime`, not `{found}`"
+        ));
+    };
+    let last = p.path.segments.last()?;
+    match (last.ident.to_string().as_str(), &last.arguments) {
+        ("DateTime", syn::PathArguments::None) => None,
+        ("DateTime", _) => Some(format!(
+            "the time field must be a `bson::DateTime`: `{found}` (chrono) is serialized as a \
+             string, so windows, ranges and expiry would not work"
+        )),
+        ("Option", _) => Some(format!(
+            "every measurement needs a time: use `bson::DateTime`, not `{found}`"
+        )),
+        _ => Some(format!(
+            "the time field must be a date, `bson::DateTime`, not `{found}`"
+        )),
+    }
+}
+
+fn parse_option(
+    meta: &ParseNestedMeta<'_>,
+    raw: &mut Raw,
+    seen: &mut Vec<String>,
+    errors: &mut Errors,
+) -> syn::Result<()> {
+    let key = meta
+        .path
+        .get_ident()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    if !OPTIONS.contains(&key.as_str()) {
+        return Err(meta.error(format!(
+            "unknown bucket option `{key}`{}; expected one of: {}",
+            did_you_mean(&key, OPTIONS.iter().copied()),
+            OPTIONS.join(", ")
+        )));
+    }
+    if seen.contains(&key) {
+        errors.spanned(&meta.path, format!("duplicate bucket option `{key}`"));
+    }
+    seen.push(key.clone());
+    let span = meta
+        .path
+        .get_ident()
+        .map_or_else(Span::call_site, Ident::span);
+    match key.as_str() {
+        "native" => raw.native = Some(span),
+        "collection" => raw.collection = Some(ast::lit_str(meta.value()?, "collection")?),
+        "key" => {
+            raw.key_span = Some(span);
+            if meta.input.peek(syn::token::Paren) {
+                meta.parse_nested_meta(|inner| {
+                    match inner.path.get_ident() {
+                        Some(i) => raw.keys.push(i.clone()),
+                        None => errors.spanned(&inner.path, "a key is a field name"),
+                    }
+                    Ok(())
+                })?;
+            } else {
+                raw.keys.push(meta.value()?.parse()?);
+            }
+        }
+        "time" => raw.time = Some(meta.value()?.parse()?),
+        "max_count" => {
+            let lit: syn::LitInt = meta.value()?.parse()?;
+            match lit.base10_parse::<u32>() {
+                Ok(n) if n > 0 => raw.max_count = Some((n, lit.span())),
+                _ => {
+                    errors.spanned(
+                        &lit,
+                        "`max_count` is the most measurements one bucket holds: above 0 (e.g. 200)",
+                    );
+                    raw.max_count = Some((1, lit.span()));
+                }
+            }
+        }
+        "span" | "expire_after" => {
+            let lit: syn::Lit = meta.value()?.parse()?;
+            let secs = match &lit {
+                syn::Lit::Int(i) => i.base10_parse::<u64>().ok(),
+                syn::Lit::Str(s) => crate::index::parse_duration(&s.value()),
+                _ => None,
+            };
+            match (key.as_str(), secs) {
+                ("span", Some(s)) if s > 0 => raw.span = Some((s, lit.span())),
+                ("span", _) => {
+                    errors.spanned(
+                        &lit,
+                        "`span` is the window of one bucket: seconds, or a duration such as \
+                         \"1h\", \"15m\" or \"1d\" (units s, m, h, d, w)",
+                    );
+                    raw.span = Some((1, lit.span()));
+                }
+                (_, Some(s)) if s > 0 && s <= i32::MAX as u64 => raw.expire_after = Some(s),
+                _ => errors.spanned(
+                    &lit,
+                    "`expire_after` takes seconds or a duration such as \"30d\"",
+                ),
+            }
+        }
+        "granularity" => {
+            let lit = ast::lit_str(meta.value()?, "granularity")?;
+            let value = match lit.value().as_str() {
+                "seconds" => "Seconds",
+                "minutes" => "Minutes",
+                "hours" => "Hours",
+                other => {
+                    errors.spanned(
+                        &lit,
+                        format!(
+                            "unknown granularity \"{other}\"{}; expected \"seconds\", \"minutes\" \
+                             or \"hours\" (or give `span` instead)",
+                            did_you_mean(other, ["seconds", "minutes", "hours"])
+                        ),
+                    );
+                    "Seconds"
+                }
+            };
+            raw.granularity = Some((value, lit.span()));
+        }
+        "summary" => {
+            raw.summary_span = Some(span);
+            meta.parse_nested_meta(|field| {
+                let Some(ident) = field.path.get_ident().cloned() else {
+                    return Err(
+                        field.error("a summarised field is a field name: `value(min, max)`")
+                    );
+                };
+                let mut ops = [false; 3];
+                if !field.input.peek(syn::token::Paren) {
+                    errors.spanned(
+                        &ident,
+                        format!(
+                            "say which summaries of `{ident}` to keep: `{ident}(min, max, sum)`"
+                        ),
+                    );
+                    return Ok(());
+                }
+                let mut any = false;
+                field.parse_nested_meta(|op| {
+                    let name = op
+                        .path
+                        .get_ident()
+                        .map(ToString::to_string)
+                        .unwrap_or_default();
+                    match SUMMARY_OPS.iter().position(|o| *o == name) {
+                        Some(i) if ops[i] => {
+                            errors.spanned(&op.path, format!("`{name}` is listed twice"));
+                        }
+                        Some(i) => ops[i] = true,
+                        None => errors.spanned(
+                            &op.path,
+                            format!(
+                                "unknown summary `{name}`{}; expected min, max or sum (the count \
+                                 of measurements is always kept)",
+                                did_you_mean(&name, SUMMARY_OPS.iter().copied())
+                            ),
+                        ),
+                    }
+                    any = true;
+                    Ok(())
+                })?;
+                if !any {
+                    errors.spanned(
+                        &ident,
+                        format!(
+                            "say which summaries of `{ident}` to keep: `{ident}(min, max, sum)`"
+                        ),
+                    );
+                }
+                if ops.iter().any(|o| *o) {
+                    raw.summaries.push((ident, ops));
+                }
+                Ok(())
+            })?;
+        }
+        _ => {
+            let lit = ast::lit_str(meta.value()?, "crate")?;
+            match lit.parse::<syn::Path>() {
+                Ok(path) => raw.krate = Some(path),
+                Err(_) => errors.spanned(
+                    &lit,
+                    "`crate` takes a path to the runtime crate: `crate = \"::pattern_runtime\"`",
+                ),
+            }
+        }
+    }
+    Ok(())
+}
+
+fn opt_u64(v: Option<u64>) -> TokenStream {
+    match v {
+        Some(s) => quote!(::core::option::Option::Some(#s)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+/// The `ModelSchema` field entries (no annotations).
+fn field_schemas(model: &Model<'_>) -> Vec<TokenStream> {
+    let krate = &model.krate;
+    let p = quote!(#krate::__private);
+    model
+        .fields
+        .iter()
+        .filter(|f| f.serialized)
+        .map(|f| {
+            let rust_name = &f.rust_name;
+            let bson_name = &f.bson_name;
+            let rust_type = crate::errors::type_string(f.ty);
+            quote! {
+                #p::FieldSchema::from_parts(#p::FieldParts {
+                    rust_name: #rust_name,
+                    bson_name: #bson_name,
+                    rust_type: #rust_type,
+                    annotations: &[],
+                })
+            }
+        })
+        .collect()
+}
+
+fn index_spec(p: &TokenStream, keys: &[String], ttl: Option<u64>) -> TokenStream {
+    let name = keys
+        .iter()
+        .map(|k| format!("{k}_1"))
+        .collect::<Vec<_>>()
+        .join("_");
+    let ttl = opt_u64(ttl);
+    quote!(#p::IndexSpec::from_parts(#p::IndexParts {
+        keys: &[#(#p::IndexKey { path: #keys, kind: #p::IndexKind::Ascending }),*],
+        name: #name,
+        unique: false,
+        sparse: false,
+        hidden: false,
+        expire_after_seconds: #ttl,
+        collation: ::core::option::Option::None,
+        partial: &[],
+    }))
+}
+
+fn expand(model: &Model<'_>, b: &Bucket) -> TokenStream {
+    let ident = model.ident;
+    let krate = &model.krate;
+    let p = quote!(#krate::__private);
+    let name = ident.to_string();
+    let collection = &b.collection;
+    let bson = |i: &Ident| {
+        model
+            .field(&ast::unraw(i))
+            .map_or_else(|| ast::unraw(i), |f| f.bson_name.clone())
+    };
+    let key_names: Vec<String> = b.keys.iter().map(bson).collect();
+    let time_name = bson(&b.time);
+    let summaries = b.summaries.iter().map(|(field, [min, max, sum])| {
+        let owner = Ident::new(&ident.to_string(), field.span());
+        let name = quote_spanned!(field.span()=> #p::numeric_name(#owner::FIELDS.#field));
+        quote!(#p::SummarySpec { field: #name, min: #min, max: #max, sum: #sum })
+    });
+    let expire = opt_u64(b.expire_after);
+    let (storage, indexes) = if b.native {
+        let granularity = match b.granularity {
+            Some(g) => {
+                let g = Ident::new(g, Span::call_site());
+                quote!(::core::option::Option::Some(#p::Granularity::#g))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let span = opt_u64(b.span);
+        let mut meta_time = key_names.clone();
+        meta_time.push(time_name.clone());
+        (
+            quote!(#p::Storage::Native { granularity: #granularity, span_seconds: #span }),
+            vec![index_spec(&p, &meta_time, None)],
+        )
+    } else {
+        let max_count = b.max_count;
+        let span = b.span.unwrap_or(1);
+        let mut key_start = key_names.clone();
+        key_start.push("start".to_owned());
+        let mut indexes = vec![index_spec(&p, &key_start, None)];
+        if let Some(secs) = b.expire_after {
+            indexes.push(index_spec(&p, &["end".to_owned()], Some(secs)));
+        }
+        (
+            quote!(#p::Storage::Buckets { max_count: #max_count, span_seconds: #span }),
+            indexes,
+        )
+    };
+    let key_types: Vec<&syn::Type> = b
+        .keys
+        .iter()
+        .filter_map(|k| model.field(&ast::unraw(k)).map(|f| f.ty))
+        .collect();
+    let key_type = match key_types.as_slice() {
+        [one] => quote!(#one),
+        many => quote!((#(#many),*)),
+    };
+    let time = &b.time;
+    let time_fn = quote_spanned!(time.span()=>
+        fn time(&self) -> #p::bson::DateTime {
+            self.#time
+        }
+    );
+    let field_names = field_names(model);
+    let field_schemas = field_schemas(model);
+    quote! {
+        const _: () = {
+            #field_names
+
+            static __SERIES: #p::SeriesSpec = #p::SeriesSpec::from_parts(#p::SeriesParts {
+                collection: #collection,
+                keys: &[#(#key_names),*],
+                time: #time_name,
+                summaries: &[#(#summaries),*],
+                expire_after_seconds: #expire,
+                storage: #storage,
+            });
+
+            static __SCHEMA: #p::ModelSchema = #p::ModelSchema::from_parts(#p::SchemaParts {
+                name: #name,
+                collection: #collection,
+                fields: &[#(#field_schemas),*],
+                indexes: &[#(#indexes),*],
+                subsets: &[],
+                versioning: ::core::option::Option::None,
+                series: ::core::option::Option::Some(&__SERIES),
+            });
+
+            #[automatically_derived]
+            impl #p::Measurement for #ident {
+                type Key = #key_type;
+                const SCHEMA: &'static #p::ModelSchema = &__SCHEMA;
+                const SERIES: &'static #p::SeriesSpec = &__SERIES;
+                #time_fn
+            }
+
+            #p::inventory::submit! {
+                #p::Registration { schema: &__SCHEMA }
+            }
+        };
+    }
+}
+
+/// Stubs after an error: the field names and an unregistered `Measurement` impl.
+fn fallback(model: &Model<'_>) -> TokenStream {
+    let ident = model.ident;
+    let krate = &model.krate;
+    let p = quote!(#krate::__private);
+    let name = ident.to_string();
+    let field_names = field_names(model);
+    quote! {
+        const _: () = {
+            #field_names
+
+            static __SERIES: #p::SeriesSpec = #p::SeriesSpec::from_parts(#p::SeriesParts {
+                collection: "",
+                keys: &[],
+                time: "",
+                summaries: &[],
+                expire_after_seconds: ::core::option::Option::None,
+                storage: #p::Storage::Buckets { max_count: 1, span_seconds: 1 },
+            });
+
+            static __SCHEMA: #p::ModelSchema = #p::ModelSchema::from_parts(#p::SchemaParts {
+                name: #name,
+                collection: "",
+                fields: &[],
+                indexes: &[],
+                subsets: &[],
+                versioning: ::core::option::Option::None,
+                series: ::core::option::Option::None,
+            });
+
+            #[automatically_derived]
+            impl #p::Measurement for #ident {
+                type Key = ();
+                const SCHEMA: &'static #p::ModelSchema = &__SCHEMA;
+                const SERIES: &'static #p::SeriesSpec = &__SERIES;
+                fn time(&self) -> #p::bson::DateTime {
+                    #p::bson::DateTime::MIN
+                }
+            }
+        };
+    }
+}
