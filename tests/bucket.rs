@@ -2,17 +2,21 @@
 //! 001, 5.2), out-of-order data, summaries, concurrent writers, and the same struct stored in a
 //! native time-series collection.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashSet};
 
 use bson::{doc, Bson, DateTime, Document};
 use futures_util::TryStreamExt;
-use pattern_runtime::{list_indexes, Error, Measurement, Model};
+use pattern_runtime::{list_indexes, Error, Measurement};
 use pattern_testkit::test_db;
 use serde::{Deserialize, Serialize};
 
 const HOUR: i64 = 3_600_000;
-/// 2023-10-25T10:00:00Z, the seed's hour.
-const T0: i64 = 1_698_228_000_000;
+/// The start of an hour a day ago (recent: the buckets' 30-day TTL would delete the seed's 2023
+/// hours while a test runs).
+fn t0() -> i64 {
+    static T0: std::sync::OnceLock<i64> = std::sync::OnceLock::new();
+    *T0.get_or_init(|| (DateTime::now().timestamp_millis() / HOUR - 24) * HOUR)
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Measurement)]
 #[serde(rename_all = "camelCase")]
@@ -71,7 +75,13 @@ async fn one_insert_is_one_upsert_into_the_aligned_window() {
     let db = test_db("bucket_insert").await;
     let series = Reading::series(&db);
     // Out of order and late: 10:30, 10:05, 11:10, 09:59:59.999, 10:00.
-    let times = [T0 + HOUR / 2, T0 + 300_000, T0 + HOUR + 600_000, T0 - 1, T0];
+    let times = [
+        t0() + HOUR / 2,
+        t0() + 300_000,
+        t0() + HOUR + 600_000,
+        t0() - 1,
+        t0(),
+    ];
     for (i, t) in times.iter().enumerate() {
         series
             .insert(&reading("sensor-001", *t, i as i64))
@@ -92,16 +102,16 @@ async fn one_insert_is_one_upsert_into_the_aligned_window() {
     assert_eq!(
         windows,
         vec![
-            (T0 - HOUR, T0, 1),
-            (T0, T0 + HOUR, 3),
-            (T0 + HOUR, T0 + 2 * HOUR, 1)
+            (t0() - HOUR, t0(), 1),
+            (t0(), t0() + HOUR, 3),
+            (t0() + HOUR, t0() + 2 * HOUR, 1)
         ]
     );
     let ten = &all[1];
-    assert_eq!(ten.get_datetime("first").unwrap().timestamp_millis(), T0);
+    assert_eq!(ten.get_datetime("first").unwrap().timestamp_millis(), t0());
     assert_eq!(
         ten.get_datetime("last").unwrap().timestamp_millis(),
-        T0 + HOUR / 2
+        t0() + HOUR / 2
     );
     assert_eq!(ten.get_str("deviceId").unwrap(), "sensor-001");
     // The measurements are stored without their key.
@@ -121,8 +131,8 @@ async fn one_insert_is_one_upsert_into_the_aligned_window() {
     let got: Vec<Reading> = series
         .range(
             "sensor-001",
-            DateTime::from_millis(T0 - HOUR),
-            DateTime::from_millis(T0 + 2 * HOUR),
+            DateTime::from_millis(t0() - HOUR),
+            DateTime::from_millis(t0() + 2 * HOUR),
         )
         .await
         .unwrap()
@@ -138,4 +148,578 @@ async fn one_insert_is_one_upsert_into_the_aligned_window() {
         sorted
     );
     assert!(got.iter().all(|r| r.device_id == "sensor-001"));
+}
+
+/// Spreads `n` readings of `keys` devices over `hours` hours, shuffled (deterministically).
+fn scattered(n: usize, keys: usize, hours: i64, first_seq: i64) -> Vec<Reading> {
+    let mut out: Vec<Reading> = (0..n)
+        .map(|i| {
+            let seq = first_seq + i as i64;
+            // A pseudo-random time in the span, from the sequence number.
+            let t = t0() + (seq.wrapping_mul(2_654_435_761) % (hours * HOUR)).abs();
+            reading(&format!("sensor-{:03}", i % keys), t, seq)
+        })
+        .collect();
+    // Out of order: reverse every other chunk.
+    for chunk in out.chunks_mut(7).step_by(2) {
+        chunk.reverse();
+    }
+    out
+}
+
+async fn read_all(
+    series: &pattern_runtime::Series<Reading>,
+    device: &str,
+    from: i64,
+    to: i64,
+) -> Vec<Reading> {
+    series
+        .range(
+            device.to_owned(),
+            DateTime::from_millis(from),
+            DateTime::from_millis(to),
+        )
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_writers_never_overfill_a_bucket_and_lose_nothing() {
+    let db = test_db("bucket_concurrent").await;
+    pattern_runtime::sync_indexes(&db).await.unwrap();
+    let series = Reading::series(&db);
+    let tasks: Vec<_> = (0..8)
+        .map(|task| {
+            let series = series.clone();
+            tokio::spawn(async move {
+                for r in scattered(1000, 5, 6, task * 1000) {
+                    series.insert(&r).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let all = buckets(&db).await;
+    let total: i64 = all
+        .iter()
+        .map(|b| i64::from(b.get_i32("count").unwrap()))
+        .sum();
+    assert_eq!(total, 8000, "sum of bucket counts");
+    for b in &all {
+        let count = b.get_i32("count").unwrap();
+        assert!(count <= 200, "a bucket holds {count} > 200 measurements");
+        assert_eq!(b.get_array("measurements").unwrap().len(), count as usize);
+        let start = b.get_datetime("start").unwrap().timestamp_millis();
+        assert_eq!(start % HOUR, 0, "windows are aligned to the hour");
+        for m in b.get_array("measurements").unwrap() {
+            let t = m
+                .as_document()
+                .unwrap()
+                .get_datetime("timestamp")
+                .unwrap()
+                .timestamp_millis();
+            assert!(
+                (start..start + HOUR).contains(&t),
+                "a measurement outside its window"
+            );
+        }
+    }
+    // Every measurement comes back from `range` exactly once, in time order.
+    let mut seen = HashSet::new();
+    for k in 0..5 {
+        let device = format!("sensor-{k:03}");
+        let got = read_all(&series, &device, t0() - HOUR, t0() + 7 * HOUR).await;
+        assert!(
+            got.windows(2).all(|w| w[0].timestamp <= w[1].timestamp),
+            "range is in time order"
+        );
+        for r in got {
+            assert_eq!(r.device_id, device);
+            assert!(seen.insert(r.seq), "measurement {} returned twice", r.seq);
+        }
+    }
+    assert_eq!(seen.len(), 8000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_batches_never_overfill_a_bucket() {
+    let db = test_db("bucket_concurrent_batches").await;
+    let series = Reading::series(&db);
+    let tasks: Vec<_> = (0..4)
+        .map(|task| {
+            let series = series.clone();
+            tokio::spawn(async move {
+                let all = scattered(1500, 3, 2, task * 1500);
+                for batch in all.chunks(250) {
+                    series.insert_many(batch).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let all = buckets(&db).await;
+    let total: i64 = all
+        .iter()
+        .map(|b| i64::from(b.get_i32("count").unwrap()))
+        .sum();
+    assert_eq!(total, 6000);
+    assert!(all.iter().all(|b| b.get_i32("count").unwrap() <= 200));
+    let mut seen = HashSet::new();
+    for k in 0..3 {
+        for r in read_all(&series, &format!("sensor-{k:03}"), t0(), t0() + 2 * HOUR).await {
+            assert!(seen.insert(r.seq));
+        }
+    }
+    assert_eq!(seen.len(), 6000);
+}
+
+#[tokio::test]
+async fn insert_many_sends_one_write_per_group_chunk() {
+    let db = test_db("bucket_insert_many").await;
+    let series = Reading::series(&db);
+    // 450 readings of one device in one hour, 30 of another, 10 of the first in the next hour.
+    let mut batch: Vec<Reading> = (0..450).map(|i| reading("a", t0() + i * 1000, i)).collect();
+    batch.extend((0..30).map(|i| reading("b", t0() + i * 1000, 1000 + i)));
+    batch.extend((0..10).map(|i| reading("a", t0() + HOUR + i, 2000 + i)));
+    let report = series.insert_many(&batch).await.unwrap();
+    assert_eq!(report.measurements, 490);
+    // a/10h: 200 + 200 + 50; b/10h: 30; a/11h: 10.
+    assert_eq!(report.writes, 5);
+    assert_eq!(report.new_buckets, 5);
+    let counts: Vec<(String, i64, i32)> = buckets(&db)
+        .await
+        .iter()
+        .map(|b| {
+            (
+                b.get_str("deviceId").unwrap().to_owned(),
+                b.get_datetime("start").unwrap().timestamp_millis() - t0(),
+                b.get_i32("count").unwrap(),
+            )
+        })
+        .collect();
+    let mut counts = counts;
+    counts.sort();
+    assert_eq!(
+        counts,
+        vec![
+            ("a".into(), 0, 50),
+            ("a".into(), 0, 200),
+            ("a".into(), 0, 200),
+            ("a".into(), HOUR, 10),
+            ("b".into(), 0, 30)
+        ]
+    );
+    // A small batch tops up a bucket with room instead of opening one.
+    let more: Vec<Reading> = (0..20)
+        .map(|i| reading("b", t0() + 500_000 + i, 3000 + i))
+        .collect();
+    let report = series.insert_many(&more).await.unwrap();
+    assert_eq!((report.writes, report.new_buckets), (1, 0));
+    let got = read_all(&series, "b", t0(), t0() + HOUR).await;
+    assert_eq!(got.len(), 50);
+    assert_eq!(series.insert_many(&[]).await.unwrap().writes, 0);
+}
+
+/// min, max, sum and count of `seq` and `value` over `[from, to)`, from the raw readings.
+fn expected(readings: &[Reading], device: &str, from: i64, to: i64) -> (u64, f64, f64, f64, i64) {
+    let sel: Vec<&Reading> = readings
+        .iter()
+        .filter(|r| r.device_id == device)
+        .filter(|r| (from..to).contains(&r.timestamp.timestamp_millis()))
+        .collect();
+    (
+        sel.len() as u64,
+        sel.iter().map(|r| r.value).fold(f64::INFINITY, f64::min),
+        sel.iter()
+            .map(|r| r.value)
+            .fold(f64::NEG_INFINITY, f64::max),
+        sel.iter().map(|r| r.value).sum(),
+        sel.iter().map(|r| r.seq).sum(),
+    )
+}
+
+#[tokio::test]
+async fn summary_equals_the_raw_measurements_and_uses_stored_summaries_inside() {
+    let db = test_db("bucket_summary").await;
+    let series = Reading::series(&db);
+    let readings = scattered(3000, 2, 5, 0);
+    for batch in readings.chunks(300) {
+        series.insert_many(batch).await.unwrap();
+    }
+    // Ranges cutting windows in the middle, whole windows, and nothing at all.
+    let ranges = [
+        (t0() + HOUR / 3, t0() + 4 * HOUR + 123_456),
+        (t0(), t0() + 5 * HOUR),
+        (t0() + HOUR, t0() + 2 * HOUR),
+        (t0() + 10 * HOUR, t0() + 11 * HOUR),
+    ];
+    for (from, to) in ranges {
+        let s = series
+            .summary(
+                "sensor-001",
+                DateTime::from_millis(from),
+                DateTime::from_millis(to),
+            )
+            .await
+            .unwrap();
+        let (count, min, max, sum, seq_sum) = expected(&readings, "sensor-001", from, to);
+        assert_eq!(s.count(), count, "count over {from}..{to}");
+        if count == 0 {
+            assert_eq!(s.min(Reading::FIELDS.value).unwrap(), None);
+            assert_eq!(s.sum(Reading::FIELDS.seq).unwrap(), None);
+            assert_eq!(s.first(), None);
+            continue;
+        }
+        assert_eq!(s.min(Reading::FIELDS.value).unwrap(), Some(min));
+        assert_eq!(s.max(Reading::FIELDS.value).unwrap(), Some(max));
+        // Quarters: every partial sum is exact in f64.
+        assert_eq!(s.sum(Reading::FIELDS.value).unwrap(), Some(sum));
+        assert_eq!(s.sum(Reading::FIELDS.seq).unwrap(), Some(seq_sum));
+        let times: Vec<i64> = readings
+            .iter()
+            .filter(|r| r.device_id == "sensor-001")
+            .map(|r| r.timestamp.timestamp_millis())
+            .filter(|t| (from..to).contains(t))
+            .collect();
+        assert_eq!(
+            s.first().map(|t| t.timestamp_millis()),
+            times.iter().min().copied()
+        );
+        assert_eq!(
+            s.last().map(|t| t.timestamp_millis()),
+            times.iter().max().copied()
+        );
+        // An undeclared summary is an error, not a silent `None`.
+        assert!(matches!(
+            s.max(Reading::FIELDS.seq),
+            Err(Error::InvalidKey { .. })
+        ));
+    }
+
+    // A bucket wholly inside the range contributes its stored summary (no unwinding): change
+    // one stored sum and the summary follows it; a range cutting that bucket does not.
+    let buckets = db.collection::<Document>("sensor_data");
+    let inside = doc! { "deviceId": "sensor-001", "start": DateTime::from_millis(t0() + HOUR) };
+    let before = buckets.find_one(inside.clone()).await.unwrap().unwrap();
+    buckets
+        .update_one(
+            before.clone(),
+            doc! { "$inc": { "summary.seq.sum": 1_000_000_i64 } },
+        )
+        .await
+        .unwrap();
+    let whole = series
+        .summary(
+            "sensor-001",
+            DateTime::from_millis(t0()),
+            DateTime::from_millis(t0() + 5 * HOUR),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        whole.sum(Reading::FIELDS.seq).unwrap(),
+        Some(expected(&readings, "sensor-001", t0(), t0() + 5 * HOUR).4 + 1_000_000)
+    );
+    let first = before.get_datetime("first").unwrap().timestamp_millis();
+    let cut = series
+        .summary(
+            "sensor-001",
+            DateTime::from_millis(first + 1),
+            DateTime::from_millis(t0() + 5 * HOUR),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        cut.sum(Reading::FIELDS.seq).unwrap(),
+        Some(expected(&readings, "sensor-001", first + 1, t0() + 5 * HOUR).4)
+    );
+}
+
+#[tokio::test]
+async fn range_is_half_open_and_filters_on_the_server() {
+    let db = test_db("bucket_range").await;
+    let series = Reading::series(&db);
+    let batch: Vec<Reading> = (0..120)
+        .map(|i| reading("a", t0() + i * 60_000, i))
+        .collect();
+    series.insert_many(&batch).await.unwrap();
+    let got = read_all(&series, "a", t0() + 30 * 60_000, t0() + 90 * 60_000).await;
+    let seqs: Vec<i64> = got.iter().map(|r| r.seq).collect();
+    assert_eq!(seqs, (30..90).collect::<Vec<_>>());
+    assert!(read_all(&series, "b", t0(), t0() + 2 * HOUR)
+        .await
+        .is_empty());
+    assert!(read_all(&series, "a", t0() + 5 * HOUR, t0() + 6 * HOUR)
+        .await
+        .is_empty());
+}
+
+#[tokio::test]
+async fn sync_creates_the_bucket_indexes() {
+    let db = test_db("bucket_indexes").await;
+    let report = pattern_runtime::sync_indexes(&db).await.unwrap();
+    assert!(report.indexes.iter().any(|i| i.collection == "sensor_data"));
+    let indexes = list_indexes(&db, "sensor_data").await.unwrap();
+    let by_name: BTreeMap<String, &Document> = indexes
+        .iter()
+        .map(|d| (d.get_str("name").unwrap().to_owned(), d))
+        .collect();
+    let key = by_name["deviceId_1_start_1"];
+    assert_eq!(
+        key.get_document("key").unwrap(),
+        &doc! { "deviceId": 1, "start": 1 }
+    );
+    let ttl = by_name["end_1"];
+    assert_eq!(ttl.get_document("key").unwrap(), &doc! { "end": 1 });
+    assert_eq!(
+        ttl.get("expireAfterSeconds").map(|v| match v {
+            Bson::Int32(n) => i64::from(*n),
+            Bson::Int64(n) => *n,
+            Bson::Double(n) => *n as i64,
+            _ => -1,
+        }),
+        Some(30 * 86_400)
+    );
+    // Again: nothing to do.
+    let again = pattern_runtime::sync_indexes(&db).await.unwrap();
+    assert!(
+        again
+            .indexes
+            .iter()
+            .all(|i| i.status == pattern_runtime::IndexStatus::InSync
+                || i.collection != "sensor_data")
+    );
+}
+
+#[tokio::test]
+async fn bad_input_is_a_typed_error_before_anything_is_written() {
+    let db = test_db("bucket_bad_input").await;
+    let series = Reading::series(&db);
+    let mut big = reading("a", t0(), 1);
+    big.unit = "x".repeat(17 * 1024 * 1024);
+    let err = series.insert(&big).await.unwrap_err();
+    assert!(
+        matches!(err, Error::DocumentTooLarge { size: Some(_), .. }),
+        "{err}"
+    );
+    let err = series
+        .insert_many(&[reading("a", t0(), 2), big])
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::DocumentTooLarge { .. }), "{err}");
+    assert!(buckets(&db).await.is_empty(), "nothing was written");
+}
+
+/// Two key fields (the seed's highway segment and lane); the key is a tuple.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Measurement)]
+#[serde(rename_all = "camelCase")]
+#[bucket(key(seg_id, lane), time = ts, max_count = 60, span = "1m", summary(speed(sum)))]
+struct Speed {
+    seg_id: String,
+    lane: i32,
+    ts: DateTime,
+    speed: i32,
+}
+
+#[tokio::test]
+async fn several_key_fields() {
+    let db = test_db("bucket_keys").await;
+    assert_eq!(Speed::SERIES.collection(), "speed_buckets");
+    let series = Speed::series(&db);
+    let batch: Vec<Speed> = (0..180)
+        .map(|i| Speed {
+            seg_id: "I80_mile23".into(),
+            lane: (i % 2) as i32,
+            ts: DateTime::from_millis(t0() + i64::from(i) * 1000),
+            speed: 40 + (i % 30) as i32,
+        })
+        .collect();
+    let report = series.insert_many(&batch).await.unwrap();
+    // Two lanes x three minutes, 30 readings each.
+    assert_eq!(report.writes, 6);
+    let lane1: Vec<Speed> = series
+        .range(
+            ("I80_mile23".to_owned(), 1),
+            DateTime::from_millis(t0()),
+            DateTime::from_millis(t0() + HOUR),
+        )
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(lane1.len(), 90);
+    assert!(lane1
+        .iter()
+        .all(|s| s.lane == 1 && s.seg_id == "I80_mile23"));
+    let s = series
+        .summary(
+            ("I80_mile23".to_owned(), 0),
+            DateTime::from_millis(t0()),
+            DateTime::from_millis(t0() + 60_000),
+        )
+        .await
+        .unwrap();
+    let expected: i32 = batch
+        .iter()
+        .filter(|s| s.lane == 0 && s.ts.timestamp_millis() < t0() + 60_000)
+        .map(|s| s.speed)
+        .sum();
+    assert_eq!(s.sum(Speed::FIELDS.speed).unwrap(), Some(expected));
+    assert_eq!(s.count(), 30);
+}
+
+fn native(device: &str, ms: i64, seq: i64) -> NativeReading {
+    let r = reading(device, ms, seq);
+    NativeReading {
+        device_id: r.device_id,
+        timestamp: r.timestamp,
+        value: r.value,
+        seq,
+        unit: r.unit,
+    }
+}
+
+#[tokio::test]
+async fn native_time_series_collection() {
+    let db = test_db("bucket_native").await;
+    pattern_runtime::sync_indexes(&db).await.unwrap();
+    let specs: Vec<_> = db
+        .list_collections()
+        .filter(doc! { "name": "sensor_ts" })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let ts = specs[0]
+        .options
+        .timeseries
+        .as_ref()
+        .expect("a time-series collection");
+    assert_eq!(ts.time_field, "timestamp");
+    assert_eq!(ts.meta_field.as_deref(), Some("deviceId"));
+    // Syncing again finds it as declared.
+    pattern_runtime::sync_indexes(&db).await.unwrap();
+
+    let series = NativeReading::series(&db);
+    let times = [
+        t0() + HOUR / 2,
+        t0() + 300_000,
+        t0() + HOUR + 600_000,
+        t0() - 1,
+        t0(),
+    ];
+    for (i, t) in times.iter().enumerate() {
+        series
+            .insert(&native("sensor-001", *t, i as i64))
+            .await
+            .unwrap();
+    }
+    let batch: Vec<NativeReading> = (0..500)
+        .map(|i| native(&format!("sensor-{:03}", i % 5), t0() + i * 7_000, 100 + i))
+        .collect();
+    let report = series.insert_many(&batch).await.unwrap();
+    assert_eq!(report.measurements, 500);
+    let got: Vec<NativeReading> = series
+        .range(
+            "sensor-001",
+            DateTime::from_millis(t0()),
+            DateTime::from_millis(t0() + HOUR),
+        )
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let mut want: Vec<i64> = times
+        .iter()
+        .copied()
+        .filter(|t| (t0()..t0() + HOUR).contains(t))
+        .collect();
+    want.extend(
+        batch
+            .iter()
+            .filter(|r| r.device_id == "sensor-001")
+            .map(|r| r.timestamp.timestamp_millis())
+            .filter(|t| (t0()..t0() + HOUR).contains(t)),
+    );
+    want.sort();
+    assert_eq!(
+        got.iter()
+            .map(|r| r.timestamp.timestamp_millis())
+            .collect::<Vec<_>>(),
+        want
+    );
+    let s = series
+        .summary(
+            "sensor-001",
+            DateTime::from_millis(t0()),
+            DateTime::from_millis(t0() + HOUR),
+        )
+        .await
+        .unwrap();
+    assert_eq!(s.count(), want.len() as u64);
+    let values: Vec<f64> = got.iter().map(|r| r.value).collect();
+    assert_eq!(
+        s.max(NativeReading::FIELDS.value).unwrap(),
+        values.iter().copied().reduce(f64::max)
+    );
+    assert_eq!(
+        s.sum(NativeReading::FIELDS.value).unwrap(),
+        Some(values.iter().sum())
+    );
+}
+
+#[tokio::test]
+async fn a_normal_collection_is_not_silently_used_for_a_native_series() {
+    let db = test_db("bucket_native_conflict").await;
+    db.collection::<Document>("sensor_ts")
+        .insert_one(doc! { "x": 1 })
+        .await
+        .unwrap();
+    let err = pattern_runtime::sync_indexes(&db).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::CollectionConflict { collection, .. } if collection == "sensor_ts"),
+        "{err}"
+    );
+    let err = NativeReading::series(&db)
+        .insert(&native("a", t0(), 1))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::CollectionConflict { .. }), "{err}");
+    assert_eq!(
+        db.collection::<Document>("sensor_ts")
+            .count_documents(doc! {})
+            .await
+            .unwrap(),
+        1
+    );
+
+    // A time-series collection with another time field is refused as well.
+    let db = test_db("bucket_native_options").await;
+    db.create_collection("sensor_ts")
+        .timeseries(
+            mongodb::options::TimeseriesOptions::builder()
+                .time_field("ts".to_owned())
+                .meta_field(Some("deviceId".to_owned()))
+                .build(),
+        )
+        .await
+        .unwrap();
+    let err = NativeReading::series(&db)
+        .insert(&native("a", t0(), 1))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::CollectionConflict { reason, .. } if reason.contains("timeField")),
+        "{err}"
+    );
 }

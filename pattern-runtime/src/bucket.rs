@@ -684,9 +684,8 @@ impl<M: Measurement> Series<M> {
             }
         };
         let mut cursor = self.collection.aggregate(pipeline).await?;
-        let Some(row) = cursor.try_next().await? else {
-            return Ok(Summary::default());
-        };
+        // No measurement in range: no row; every declared summary is then null.
+        let row = cursor.try_next().await?.unwrap_or_default();
         let count = match row.get("n") {
             Some(Bson::Int32(n)) => u64::try_from(*n).unwrap_or(0),
             Some(Bson::Int64(n)) => u64::try_from(*n).unwrap_or(0),
