@@ -8,6 +8,7 @@
 //! Each chapter is a module and uses a database of its own, dropped at the start so the tour can
 //! run again.
 
+mod bucket;
 mod indexes;
 mod subset;
 mod versioning;
@@ -25,6 +26,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
     subset::run(&client).await?;
     println!();
     versioning::run(&client).await?;
+    println!();
+    bucket::run(&client).await?;
 
     println!("\nThe tour is over.");
     Ok(())
