@@ -1145,15 +1145,14 @@ fn check_timeseries(
         })
     };
     let Some(ts) = found.options.timeseries.as_ref() else {
-        return conflict(
-            format!(
-                "it exists as a {:?} collection, not a time-series one; a collection cannot be \
-             converted: drop or rename it (or copy its documents into a new time-series \
-             collection)",
-                found.collection_type
-            )
-            .to_lowercase(),
-        );
+        let what = match found.collection_type {
+            mongodb::results::CollectionType::View => "a view",
+            _ => "a normal collection",
+        };
+        return conflict(format!(
+            "it exists as {what}, not a time-series collection, and cannot be converted: drop \
+             or rename it (or copy its documents into a new time-series collection)"
+        ));
     };
     let declared = spec.timeseries_options();
     let mut differences = Vec::new();
