@@ -1,0 +1,380 @@
+//! The bucket pattern for time series, and native time-series collections.
+//!
+//! A measurement struct derives [`Measurement`] and says how its measurements are grouped:
+//!
+//! ```
+//! use bson::DateTime;
+//! use pattern_runtime::Measurement;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Debug, Serialize, Deserialize, Measurement)]
+//! #[serde(rename_all = "camelCase")]
+//! #[bucket(
+//!     collection = "sensor_buckets",
+//!     key = device_id,
+//!     time = timestamp,
+//!     max_count = 200,
+//!     span = "1h",
+//!     summary(value(min, max, sum)),
+//!     expire_after = "30d",
+//! )]
+//! struct Reading {
+//!     device_id: String,
+//!     timestamp: DateTime,
+//!     value: f64,
+//!     unit: String,
+//! }
+//!
+//! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
+//! use futures_util::TryStreamExt;
+//!
+//! pattern_runtime::sync_indexes(&db).await?; // {deviceId: 1, start: 1} and the TTL on `end`
+//! let series = Reading::series(&db);
+//! let now = DateTime::now();
+//! series
+//!     .insert(&Reading { device_id: "sensor-001".into(), timestamp: now, value: 25.6, unit: "°C".into() })
+//!     .await?;
+//! let hour_ago = DateTime::from_millis(now.timestamp_millis() - 3_600_000);
+//! let last_hour: Vec<Reading> = series.range("sensor-001", hour_ago, now).await?.try_collect().await?;
+//! let summary = series.summary("sensor-001", hour_ago, now).await?;
+//! let max: Option<f64> = summary.max(Reading::FIELDS.value)?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Bucket documents
+//!
+//! With `#[bucket(...)]`, measurements of one key are stored together, one document per aligned
+//! window of `span` (the window of a measurement is its time rounded down to a multiple of the
+//! span since the Unix epoch) holding at most `max_count` of them:
+//!
+//! ```text
+//! { _id: ObjectId, deviceId: "sensor-001",            // the key field(s)
+//!   start: ISODate("…T10:00Z"), end: ISODate("…T11:00Z"),  // the window
+//!   count: 200, first: ISODate(…), last: ISODate(…),  // how many, earliest and latest time
+//!   measurements: [ { timestamp, value, unit }, … ],  // the measurements, without the key
+//!   summary: { value: { min, max, sum } } }           // the declared summaries
+//! ```
+//!
+//! [`Series::insert`] is one upsert: `{deviceId, start, count: {$lt: max_count}}` with `$push`,
+//! `$inc`, `$min`, `$max` and `$setOnInsert`. Late and out-of-order measurements go to the window
+//! that covers their time. A bucket never holds more than `max_count` measurements, even with many
+//! concurrent writers: the count is checked and incremented in the same single-document update.
+//! Concurrent writers that find no bucket with room may each open one, so a window can hold
+//! several partly filled buckets; that is the price of not reading before writing.
+//!
+//! # Native time-series collections
+//!
+//! `#[bucket(native, ...)]` stores each measurement as a document of a MongoDB time-series
+//! collection (5.0+), with the key as its `metaField`, and lets the server do the bucketing.
+//! The collection is created with the declared options by [`sync_indexes`](crate::sync_indexes),
+//! or by the first write through a [`Series`] handle: an existing normal collection of that name
+//! is an [`Error::CollectionConflict`], never a silent fallback to one document per measurement.
+//! The same [`Series`] operations work on both.
+
+use std::fmt;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bson::{Bson, DateTime, Document};
+use mongodb::options::{TimeseriesGranularity, TimeseriesOptions};
+use mongodb::{Collection, Database};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use tokio::sync::OnceCell;
+
+use crate::error::{validate_key, Error, Result};
+use crate::model::ModelSchema;
+
+mod native;
+mod read;
+mod write;
+
+pub(crate) use native::ensure_timeseries;
+pub use read::{Measurements, Summary};
+pub use write::{window_start, BatchReport};
+
+/// The bucket document's own fields. Key fields may not use these names (checked by the derive).
+pub mod fields {
+    /// The start of the bucket's window (inclusive).
+    pub const START: &str = "start";
+    /// The end of the bucket's window (exclusive); the TTL index is on it.
+    pub const END: &str = "end";
+    /// How many measurements the bucket holds.
+    pub const COUNT: &str = "count";
+    /// The earliest measurement time in the bucket.
+    pub const FIRST: &str = "first";
+    /// The latest measurement time in the bucket.
+    pub const LAST: &str = "last";
+    /// The measurements, without their key fields.
+    pub const MEASUREMENTS: &str = "measurements";
+    /// The declared summaries: `summary.<field>.{min, max, sum}`.
+    pub const SUMMARY: &str = "summary";
+    /// Every reserved name, `_id` included.
+    pub const RESERVED: &[&str] = &["_id", START, END, COUNT, FIRST, LAST, MEASUREMENTS, SUMMARY];
+}
+
+/// A struct whose values are measurements of a time series, declared with
+/// `#[derive(Measurement)]` and `#[bucket(...)]`. See the [module documentation](self).
+pub trait Measurement:
+    Serialize + DeserializeOwned + Send + Sync + Unpin + Sized + 'static
+{
+    /// What groups measurements: the key field's type, or a tuple of the key fields' types in
+    /// declaration order.
+    type Key: Serialize + Send + Sync;
+
+    /// The registry entry: the bucket (or time-series) collection and its indexes.
+    const SCHEMA: &'static ModelSchema;
+
+    /// How the series is stored.
+    const SERIES: &'static SeriesSpec;
+
+    /// The measurement's time.
+    fn time(&self) -> DateTime;
+
+    /// The handle on this series in `db`.
+    fn series(db: &Database) -> Series<Self> {
+        Series::new(db)
+    }
+}
+
+/// How a series is stored, as `#[bucket(...)]` declares it.
+#[derive(Debug, Clone, Copy)]
+pub struct SeriesSpec {
+    parts: SeriesParts,
+}
+
+/// The parts of a [`SeriesSpec`], as generated code writes them. Not a stable API.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct SeriesParts {
+    pub collection: &'static str,
+    pub keys: &'static [&'static str],
+    pub time: &'static str,
+    pub summaries: &'static [SummarySpec],
+    pub expire_after_seconds: Option<u64>,
+    pub storage: Storage,
+}
+
+/// Where the measurements go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Storage {
+    /// Bucket documents written by the toolkit.
+    Buckets {
+        /// The most measurements one bucket holds.
+        max_count: u32,
+        /// The window of one bucket, in seconds.
+        span_seconds: u64,
+    },
+    /// A native time-series collection.
+    Native {
+        /// The declared granularity, if any.
+        granularity: Option<Granularity>,
+        /// The declared bucket span (`bucketMaxSpanSeconds` = `bucketRoundingSeconds`), if any.
+        span_seconds: Option<u64>,
+    },
+}
+
+/// A native time-series collection's granularity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Granularity {
+    /// `"seconds"`.
+    Seconds,
+    /// `"minutes"`.
+    Minutes,
+    /// `"hours"`.
+    Hours,
+}
+
+impl Granularity {
+    fn driver(self) -> TimeseriesGranularity {
+        match self {
+            Granularity::Seconds => TimeseriesGranularity::Seconds,
+            Granularity::Minutes => TimeseriesGranularity::Minutes,
+            Granularity::Hours => TimeseriesGranularity::Hours,
+        }
+    }
+}
+
+/// One summarised numeric field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SummarySpec {
+    /// The field's BSON name.
+    pub field: &'static str,
+    /// Whether the minimum is kept.
+    pub min: bool,
+    /// Whether the maximum is kept.
+    pub max: bool,
+    /// Whether the sum is kept.
+    pub sum: bool,
+}
+
+impl SeriesSpec {
+    #[doc(hidden)]
+    pub const fn from_parts(parts: SeriesParts) -> Self {
+        SeriesSpec { parts }
+    }
+
+    /// The bucket (or time-series) collection.
+    pub fn collection(&self) -> &'static str {
+        self.parts.collection
+    }
+
+    /// The BSON names of the key fields.
+    pub fn keys(&self) -> &'static [&'static str] {
+        self.parts.keys
+    }
+
+    /// The BSON name of the time field.
+    pub fn time(&self) -> &'static str {
+        self.parts.time
+    }
+
+    /// The summarised fields.
+    pub fn summaries(&self) -> &'static [SummarySpec] {
+        self.parts.summaries
+    }
+
+    /// The declared expiry, in seconds.
+    pub fn expire_after_seconds(&self) -> Option<u64> {
+        self.parts.expire_after_seconds
+    }
+
+    /// How the series is stored.
+    pub fn storage(&self) -> Storage {
+        self.parts.storage
+    }
+
+    /// Whether this is a native time-series collection.
+    pub fn is_native(&self) -> bool {
+        matches!(self.parts.storage, Storage::Native { .. })
+    }
+
+    /// The options a native time-series collection is created with.
+    fn timeseries_options(&self) -> TimeseriesOptions {
+        let (granularity, span) = match self.parts.storage {
+            Storage::Native {
+                granularity,
+                span_seconds,
+            } => (granularity, span_seconds),
+            Storage::Buckets { .. } => (None, None),
+        };
+        let mut options = TimeseriesOptions::builder()
+            .time_field(self.parts.time.to_owned())
+            .meta_field(self.parts.keys.first().map(|k| (*k).to_owned()))
+            .granularity(granularity.map(Granularity::driver))
+            .build();
+        options.bucket_max_span = span.map(Duration::from_secs);
+        options.bucket_rounding = span.map(Duration::from_secs);
+        options
+    }
+}
+
+/// The handle on a series: [`Measurement::series`].
+pub struct Series<M: Measurement> {
+    db: Database,
+    collection: Collection<Document>,
+    /// Native mode: the time-series collection was checked (or created) by this handle.
+    ready: Arc<OnceCell<()>>,
+    /// `false` once the server refused the `bulkWrite` command (MongoDB < 8.0).
+    bulk_write: Arc<AtomicBool>,
+    _measurement: std::marker::PhantomData<fn() -> M>,
+}
+
+impl<M: Measurement> Clone for Series<M> {
+    fn clone(&self) -> Self {
+        Series {
+            db: self.db.clone(),
+            collection: self.collection.clone(),
+            ready: self.ready.clone(),
+            bulk_write: self.bulk_write.clone(),
+            _measurement: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<M: Measurement> fmt::Debug for Series<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Series")
+            .field("measurement", &M::SCHEMA.name())
+            .field("namespace", &self.collection.namespace())
+            .field("storage", &M::SERIES.storage())
+            .finish()
+    }
+}
+
+impl<M: Measurement> Series<M> {
+    /// The handle on `M`'s series in `db`. No I/O.
+    pub fn new(db: &Database) -> Self {
+        Series {
+            db: db.clone(),
+            collection: db.collection(M::SERIES.collection()),
+            ready: Arc::new(OnceCell::new()),
+            bulk_write: Arc::new(AtomicBool::new(true)),
+            _measurement: std::marker::PhantomData,
+        }
+    }
+
+    /// The driver's collection of bucket documents (or of measurements, in native mode).
+    pub fn collection(&self) -> &Collection<Document> {
+        &self.collection
+    }
+
+    /// The series' storage declaration.
+    pub fn spec(&self) -> &'static SeriesSpec {
+        M::SERIES
+    }
+
+    /// Native mode: makes sure the time-series collection exists, once per handle.
+    async fn ensure_native(&self) -> Result<()> {
+        self.ready
+            .get_or_try_init(|| ensure_timeseries(&self.db, M::SERIES))
+            .await
+            .map(|_| ())
+    }
+}
+
+/// A key value is used in a filter: a document in it must not read as an operator.
+pub(crate) fn check_key_value(value: &Bson) -> Result<()> {
+    match value {
+        Bson::Document(d) => d.iter().try_for_each(|(k, v)| {
+            validate_key(k)?;
+            check_key_value(v)
+        }),
+        Bson::Array(a) => a.iter().try_for_each(check_key_value),
+        _ => Ok(()),
+    }
+}
+
+/// The filter on the key fields for a `Key` value.
+pub(crate) fn key_filter<M: Measurement>(key: &M::Key) -> Result<Document> {
+    let names = M::SERIES.keys();
+    let value = bson::serialize_to_bson(key)?;
+    let values = match (names.len(), value) {
+        (1, v) => vec![v],
+        (n, Bson::Array(items)) if items.len() == n => items,
+        (n, _) => {
+            return Err(Error::InvalidKey {
+                key: names.join(", "),
+                reason: if n == 0 {
+                    "the series has no key field"
+                } else {
+                    "the key must be a tuple with one value per key field"
+                },
+            })
+        }
+    };
+    let mut filter = Document::new();
+    for (name, value) in names.iter().zip(values) {
+        check_key_value(&value)?;
+        filter.insert(*name, value);
+    }
+    Ok(filter)
+}
+
+pub(crate) fn span_millis(span_seconds: u64) -> i64 {
+    i64::try_from(span_seconds.saturating_mul(1000))
+        .unwrap_or(i64::MAX)
+        .max(1)
+}

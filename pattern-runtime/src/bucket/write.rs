@@ -1,0 +1,428 @@
+//! Writing measurements: one upsert per measurement, or one per (key, window) chunk.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::sync::atomic::Ordering as AtomicOrdering;
+
+use bson::{doc, Bson, DateTime, Document};
+use futures_util::stream::{self, StreamExt};
+use mongodb::error::ErrorKind;
+use mongodb::options::{UpdateModifications, UpdateOneModel, WriteModel};
+
+use super::{check_key_value, fields, span_millis, Measurement, Series, SeriesSpec, Storage};
+use crate::error::{check_size, Error, Result};
+
+/// What [`Series::insert_many`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct BatchReport {
+    /// Measurements written.
+    pub measurements: usize,
+    /// Write statements sent: one per (key, window) group chunk in bucket mode, one per
+    /// measurement in native mode. They travel in as few commands as the server allows.
+    pub writes: usize,
+    /// Buckets opened (bucket mode).
+    pub new_buckets: usize,
+}
+
+impl<M: Measurement> Series<M> {
+    /// Stores one measurement: one upsert into the bucket of its key and window that still has
+    /// room (a new bucket when none has), or one insert in native mode.
+    ///
+    /// # Errors
+    /// [`Error::DocumentTooLarge`] before anything is written when the measurement is over
+    /// 16 MiB (or when the bucket would be: the server refuses the update); [`Error::InvalidKey`]
+    /// when a key value is a document with a `$` or `.` in a field name; the driver's errors.
+    pub async fn insert(&self, measurement: &M) -> Result<()> {
+        let prepared = prepare::<M>(measurement)?;
+        match M::SERIES.storage() {
+            Storage::Native { .. } => {
+                self.ensure_native().await?;
+                self.collection.insert_one(prepared.document).await?;
+            }
+            Storage::Buckets {
+                max_count,
+                span_seconds,
+            } => {
+                let group = Group::new(prepared, span_seconds);
+                let (filter, update) = group.statement(M::SERIES, max_count, span_seconds, ..);
+                self.collection
+                    .update_one(filter, update)
+                    .upsert(true)
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Stores many measurements with the fewest writes: grouped by key and window, each group
+    /// split into chunks of at most `max_count`, one upsert with `$push: {$each: [...]}` per
+    /// chunk, all of them in one `bulkWrite` command where the server has it (MongoDB 8.0+), else
+    /// sent concurrently. A chunk goes to a bucket with room for the whole chunk, else opens one.
+    /// In native mode, one `insertMany`.
+    ///
+    /// Every measurement is checked before anything is sent.
+    ///
+    /// # Errors
+    /// As [`insert`](Self::insert); when the server refuses some writes after others succeeded,
+    /// [`Error::Incomplete`] says how many measurements were written.
+    pub async fn insert_many(&self, measurements: &[M]) -> Result<BatchReport> {
+        if measurements.is_empty() {
+            return Ok(BatchReport::default());
+        }
+        let prepared = measurements
+            .iter()
+            .map(prepare::<M>)
+            .collect::<Result<Vec<_>>>()?;
+        match M::SERIES.storage() {
+            Storage::Native { .. } => {
+                self.ensure_native().await?;
+                let docs: Vec<Document> = prepared.into_iter().map(|p| p.document).collect();
+                let n = docs.len();
+                match self.collection.insert_many(docs).ordered(false).await {
+                    Ok(_) => Ok(BatchReport {
+                        measurements: n,
+                        writes: n,
+                        new_buckets: 0,
+                    }),
+                    Err(e) => Err(match e.kind.as_ref() {
+                        ErrorKind::InsertMany(m) => {
+                            let failed = m.write_errors.as_ref().map_or(0, Vec::len);
+                            Error::Incomplete {
+                                written: n.saturating_sub(failed),
+                                failed,
+                                source: Box::new(Error::from(e)),
+                            }
+                        }
+                        _ => Error::from(e),
+                    }),
+                }
+            }
+            Storage::Buckets {
+                max_count,
+                span_seconds,
+            } => self.insert_buckets(prepared, max_count, span_seconds).await,
+        }
+    }
+
+    async fn insert_buckets(
+        &self,
+        prepared: Vec<Prepared>,
+        max_count: u32,
+        span_seconds: u64,
+    ) -> Result<BatchReport> {
+        // Group by (key, window), in order of first appearance.
+        let mut groups: Vec<Group> = Vec::new();
+        let mut index: HashMap<(Vec<u8>, i64), usize> = HashMap::new();
+        for p in prepared {
+            let window = window_start(p.time, span_seconds);
+            let id = (key_bytes(&p.key)?, window);
+            match index.get(&id) {
+                Some(&i) => groups[i].items.push((p.element, p.time)),
+                None => {
+                    index.insert(id, groups.len());
+                    groups.push(Group::new(p, span_seconds));
+                }
+            }
+        }
+        let chunk = max_count as usize;
+        let mut statements: Vec<(Document, Document, usize)> = Vec::new();
+        for group in &groups {
+            for range in (0..group.items.len()).step_by(chunk.max(1)) {
+                let end = (range + chunk).min(group.items.len());
+                let (filter, update) =
+                    group.statement(M::SERIES, max_count, span_seconds, range..end);
+                statements.push((filter, update, end - range));
+            }
+        }
+        let total: usize = statements.iter().map(|s| s.2).sum();
+        let writes = statements.len();
+
+        if self.bulk_write.load(AtomicOrdering::Relaxed) {
+            let namespace = self.collection.namespace();
+            let models: Vec<WriteModel> = statements
+                .iter()
+                .map(|(filter, update, _)| {
+                    WriteModel::UpdateOne(
+                        UpdateOneModel::builder()
+                            .namespace(namespace.clone())
+                            .filter(filter.clone())
+                            .update(UpdateModifications::Document(update.clone()))
+                            .upsert(true)
+                            .build(),
+                    )
+                })
+                .collect();
+            match self.db.client().bulk_write(models).ordered(false).await {
+                Ok(result) => {
+                    return Ok(BatchReport {
+                        measurements: total,
+                        writes,
+                        new_buckets: usize::try_from(result.upserted_count).unwrap_or(usize::MAX),
+                    })
+                }
+                Err(e) if matches!(e.kind.as_ref(), ErrorKind::IncompatibleServer { .. }) => {
+                    // MongoDB < 8.0: nothing was sent; fall back to one update per statement.
+                    self.bulk_write.store(false, AtomicOrdering::Relaxed);
+                }
+                Err(e) => {
+                    let failed: usize = match e.kind.as_ref() {
+                        ErrorKind::BulkWrite(b) => {
+                            b.write_errors.keys().map(|i| statements[*i].2).sum()
+                        }
+                        _ => total,
+                    };
+                    return Err(incomplete(total, failed, Error::from(e)));
+                }
+            }
+        }
+
+        // One update per statement, a few at a time, every one attempted.
+        let results: Vec<(usize, Result<bool>)> = stream::iter(statements)
+            .map(|(filter, update, n)| async move {
+                let result = self
+                    .collection
+                    .update_one(filter, update)
+                    .upsert(true)
+                    .await
+                    .map(|r| r.upserted_id.is_some())
+                    .map_err(Error::from);
+                (n, result)
+            })
+            .buffer_unordered(8)
+            .collect()
+            .await;
+        let mut report = BatchReport {
+            measurements: 0,
+            writes,
+            new_buckets: 0,
+        };
+        let mut first_error = None;
+        let mut failed = 0;
+        for (n, result) in results {
+            match result {
+                Ok(new) => {
+                    report.measurements += n;
+                    report.new_buckets += usize::from(new);
+                }
+                Err(e) => {
+                    failed += n;
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        match first_error {
+            None => Ok(report),
+            Some(e) => Err(incomplete(total, failed, e)),
+        }
+    }
+}
+
+fn incomplete(total: usize, failed: usize, source: Error) -> Error {
+    if failed >= total {
+        return source;
+    }
+    Error::Incomplete {
+        written: total - failed,
+        failed,
+        source: Box::new(source),
+    }
+}
+
+/// A measurement, serialized and split for writing.
+struct Prepared {
+    /// The whole measurement (native mode).
+    document: Document,
+    /// The key fields, by BSON name.
+    key: Document,
+    /// The measurement without its key fields (bucket mode).
+    element: Document,
+    time: DateTime,
+}
+
+fn prepare<M: Measurement>(measurement: &M) -> Result<Prepared> {
+    let document = bson::serialize_to_document(measurement)?;
+    check_size(&document, "the measurement")?;
+    let mut key = Document::new();
+    let mut element = document.clone();
+    for k in M::SERIES.keys() {
+        let value = element.remove(*k).unwrap_or(Bson::Null);
+        check_key_value(&value)?;
+        key.insert(*k, value);
+    }
+    Ok(Prepared {
+        document,
+        key,
+        element,
+        time: measurement.time(),
+    })
+}
+
+fn key_bytes(key: &Document) -> Result<Vec<u8>> {
+    Ok(bson::RawDocumentBuf::try_from(key)?.into_bytes())
+}
+
+/// The start of the window of `time`: rounded down to a multiple of the span since the epoch
+/// (times before 1970 included).
+pub fn window_start(time: DateTime, span_seconds: u64) -> i64 {
+    let span = span_millis(span_seconds);
+    time.timestamp_millis().div_euclid(span) * span
+}
+
+/// The measurements of one (key, window), to be written together.
+struct Group {
+    key: Document,
+    window: i64,
+    items: Vec<(Document, DateTime)>,
+}
+
+impl Group {
+    fn new(first: Prepared, span_seconds: u64) -> Self {
+        Group {
+            window: window_start(first.time, span_seconds),
+            key: first.key,
+            items: vec![(first.element, first.time)],
+        }
+    }
+
+    /// The upsert of `items[range]`: its filter and update.
+    fn statement(
+        &self,
+        spec: &SeriesSpec,
+        max_count: u32,
+        span_seconds: u64,
+        range: impl std::slice::SliceIndex<[(Document, DateTime)], Output = [(Document, DateTime)]>,
+    ) -> (Document, Document) {
+        let items = &self.items[range];
+        let n = items.len();
+        let mut filter = self.key.clone();
+        filter.insert(fields::START, DateTime::from_millis(self.window));
+        // Room for the whole chunk: `count <= max - n`, i.e. `count < max - n + 1`.
+        let room = i64::from(max_count) - n as i64 + 1;
+        filter.insert(fields::COUNT, doc! { "$lt": small_int(room) });
+
+        let first = items.iter().map(|i| i.1).min().unwrap_or(DateTime::MAX);
+        let last = items.iter().map(|i| i.1).max().unwrap_or(DateTime::MIN);
+        let elements: Vec<Bson> = items.iter().map(|i| Bson::Document(i.0.clone())).collect();
+        let push = if n == 1 {
+            elements.into_iter().next().unwrap_or(Bson::Null)
+        } else {
+            Bson::Document(doc! { "$each": elements })
+        };
+        let mut inc = doc! { fields::COUNT: small_int(n as i64) };
+        let mut min = doc! { fields::FIRST: first };
+        let mut max = doc! { fields::LAST: last };
+        for s in spec.summaries() {
+            let values: Vec<&Bson> = items
+                .iter()
+                .filter_map(|i| i.0.get(s.field))
+                .filter(|v| number(v).is_some())
+                .collect();
+            if values.is_empty() {
+                continue;
+            }
+            let path = |op: &str| format!("{}.{}.{op}", fields::SUMMARY, s.field);
+            if s.min {
+                if let Some(v) = extreme(&values, Ordering::Less) {
+                    min.insert(path("min"), v.clone());
+                }
+            }
+            if s.max {
+                if let Some(v) = extreme(&values, Ordering::Greater) {
+                    max.insert(path("max"), v.clone());
+                }
+            }
+            if s.sum {
+                inc.insert(path("sum"), sum(&values));
+            }
+        }
+        let end = DateTime::from_millis(self.window.saturating_add(span_millis(span_seconds)));
+        let update = doc! {
+            "$push": { fields::MEASUREMENTS: push },
+            "$inc": inc,
+            "$min": min,
+            "$max": max,
+            "$setOnInsert": { fields::END: end },
+        };
+        (filter, update)
+    }
+}
+
+/// An Int32 when it fits (what the shell sends), else an Int64.
+fn small_int(n: i64) -> Bson {
+    i32::try_from(n).map_or(Bson::Int64(n), Bson::Int32)
+}
+
+fn number(v: &Bson) -> Option<f64> {
+    match v {
+        Bson::Int32(n) => Some(f64::from(*n)),
+        Bson::Int64(n) => Some(*n as f64),
+        Bson::Double(n) if !n.is_nan() => Some(*n),
+        _ => None,
+    }
+}
+
+fn extreme<'a>(values: &[&'a Bson], want: Ordering) -> Option<&'a Bson> {
+    values
+        .iter()
+        .copied()
+        .reduce(|best, v| match (number(v), number(best)) {
+            (Some(a), Some(b)) if a.partial_cmp(&b) == Some(want) => v,
+            _ => best,
+        })
+}
+
+/// The sum of a chunk's values: exact in integers (as the server's `$inc` would be), a double as
+/// soon as one value is.
+fn sum(values: &[&Bson]) -> Bson {
+    if let [one] = values {
+        return (*one).clone();
+    }
+    let mut int: Option<i64> = Some(0);
+    let mut float = 0.0;
+    for v in values {
+        match v {
+            Bson::Int32(n) => int = int.and_then(|s| s.checked_add(i64::from(*n))),
+            Bson::Int64(n) => int = int.and_then(|s| s.checked_add(*n)),
+            _ => int = None,
+        }
+        float += number(v).unwrap_or(0.0);
+    }
+    match int {
+        Some(s) => Bson::Int64(s),
+        None => Bson::Double(float),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_are_aligned() {
+        let hour = 3600;
+        assert_eq!(window_start(DateTime::from_millis(3_599_999), hour), 0);
+        assert_eq!(
+            window_start(DateTime::from_millis(3_600_000), hour),
+            3_600_000
+        );
+        assert_eq!(window_start(DateTime::from_millis(-1), hour), -3_600_000);
+    }
+
+    #[test]
+    fn sums_stay_exact() {
+        let (a, b) = (Bson::Int32(i32::MAX), Bson::Int32(1));
+        assert_eq!(sum(&[&a, &b]), Bson::Int64(i64::from(i32::MAX) + 1));
+        let c = Bson::Double(0.5);
+        assert_eq!(sum(&[&b, &c]), Bson::Double(1.5));
+        assert_eq!(sum(&[&b]), Bson::Int32(1));
+    }
+
+    #[test]
+    fn extremes() {
+        let v = [Bson::Int32(3), Bson::Double(-1.5), Bson::Int64(7)];
+        let refs: Vec<&Bson> = v.iter().collect();
+        assert_eq!(extreme(&refs, Ordering::Less), Some(&Bson::Double(-1.5)));
+        assert_eq!(extreme(&refs, Ordering::Greater), Some(&Bson::Int64(7)));
+    }
+}
