@@ -96,7 +96,11 @@ pub(crate) fn parse_as<'a>(
     derive: DeriveKind,
 ) -> Result<Model<'a>, Unsupported> {
     check_shape(input, errors, derive)?;
-    let attrs = parse_model_attrs(input, errors);
+    let attrs = match derive {
+        DeriveKind::Model => parse_model_attrs(input, errors),
+        // A measurement's options are in `#[bucket(...)]`; `#[model]` is reported there.
+        DeriveKind::Measurement => ModelAttrs::default(),
+    };
 
     let cx = Ctxt::new();
     let container = ast::Container::from_ast(&cx, input, Derive::Serialize);
@@ -204,8 +208,12 @@ fn check_shape(
         errors.spanned(
             &input.generics,
             format!(
-                "`{name}` does not support generic structs: a model is registered once, for \
-                 one collection, with one set of fields. Derive it on a concrete struct"
+                "`{name}` does not support generic structs: a {} is registered once, for \
+                 one collection, with one set of fields. Derive it on a concrete struct",
+                match derive {
+                    DeriveKind::Model => "model",
+                    DeriveKind::Measurement => "measurement",
+                }
             ),
         );
         return Err(Unsupported::Shape);

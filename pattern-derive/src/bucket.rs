@@ -7,6 +7,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
+use syn::ext::IdentExt;
 use syn::meta::ParseNestedMeta;
 use syn::{DeriveInput, Ident, LitStr};
 
@@ -62,11 +63,11 @@ struct Raw {
     keys: Vec<Ident>,
     key_span: Option<Span>,
     time: Option<Ident>,
+    time_span: Option<Span>,
     max_count: Option<(u32, Span)>,
     span: Option<(u64, Span)>,
     granularity: Option<(&'static str, Span)>,
     summaries: Vec<(Ident, [bool; 3])>,
-    summary_span: Option<Span>,
     expire_after: Option<u64>,
     krate: Option<syn::Path>,
 }
@@ -118,7 +119,10 @@ fn collect(input: &DeriveInput, model: &mut Model<'_>, errors: &mut Errors) -> O
         return None;
     };
     for extra in attrs.iter().skip(1) {
-        errors.spanned(extra, "one `#[bucket(...)]` per measurement");
+        errors.spanned(
+            extra,
+            "one `#[bucket(...)]` per measurement: merge the options into the first one",
+        );
     }
     let mut raw = Raw::default();
     let mut seen: Vec<String> = Vec::new();
@@ -174,10 +178,10 @@ fn collect(input: &DeriveInput, model: &mut Model<'_>, errors: &mut Errors) -> O
 
     // Required options.
     let mut missing = Vec::new();
-    if raw.keys.is_empty() {
+    if raw.key_span.is_none() {
         missing.push("`key = <field>` (what groups the measurements, e.g. `key = device_id`)");
     }
-    if raw.time.is_none() {
+    if raw.time_span.is_none() {
         missing.push("`time = <field>` (the `bson::DateTime` of each measurement)");
     }
     if !native {
@@ -188,7 +192,7 @@ fn collect(input: &DeriveInput, model: &mut Model<'_>, errors: &mut Errors) -> O
             missing.push("`span = \"<duration>\"` (the window of one bucket, e.g. \"1h\")");
         }
     }
-    if !missing.is_empty() && parsed_ok {
+    if !missing.is_empty() && parsed_ok && attrs.len() == 1 {
         errors.spanned(
             attr,
             format!("`#[bucket(...)]` is missing {}", missing.join(", ")),
@@ -303,7 +307,10 @@ fn field<'m>(
         Some(f) if !f.serialized => {
             errors.spanned(
                 ident,
-                format!("`{name}` is not stored (`#[serde(skip)]`): it cannot be the {what}"),
+                format!(
+                    "`{name}` is not stored (`#[serde(skip)]` or `skip_serializing`): it cannot \
+                     be the {what}"
+                ),
             );
             None
         }
@@ -371,18 +378,28 @@ fn parse_option(
         "key" => {
             raw.key_span = Some(span);
             if meta.input.peek(syn::token::Paren) {
-                meta.parse_nested_meta(|inner| {
-                    match inner.path.get_ident() {
-                        Some(i) => raw.keys.push(i.clone()),
-                        None => errors.spanned(&inner.path, "a key is a field name"),
-                    }
-                    Ok(())
-                })?;
-            } else {
-                raw.keys.push(meta.value()?.parse()?);
+                let content;
+                syn::parenthesized!(content in meta.input);
+                let idents = content.parse_terminated(syn::Ident::parse_any, syn::Token![,]);
+                match idents {
+                    Ok(list) if list.is_empty() => errors.at(
+                        span,
+                        "`key(...)` lists the key fields: `key(site, device_id)`",
+                    ),
+                    Ok(list) => raw.keys.extend(list),
+                    Err(e) => errors.at(
+                        e.span(),
+                        "`key(...)` lists the key fields by name: `key(site, device_id)`",
+                    ),
+                }
+            } else if let Some(ident) = field_ident(meta, "key", errors)? {
+                raw.keys.push(ident);
             }
         }
-        "time" => raw.time = Some(meta.value()?.parse()?),
+        "time" => {
+            raw.time_span = Some(span);
+            raw.time = field_ident(meta, "time", errors)?;
+        }
         "max_count" => {
             let lit: syn::LitInt = meta.value()?.parse()?;
             match lit.base10_parse::<u32>() {
@@ -404,7 +421,13 @@ fn parse_option(
                 _ => None,
             };
             match (key.as_str(), secs) {
-                ("span", Some(s)) if s > 0 => raw.span = Some((s, lit.span())),
+                (_, Some(0)) => {
+                    errors.spanned(&lit, format!("`{key}` must be above 0"));
+                    if key == "span" {
+                        raw.span = Some((1, lit.span()));
+                    }
+                }
+                ("span", Some(s)) => raw.span = Some((s, lit.span())),
                 ("span", _) => {
                     errors.spanned(
                         &lit,
@@ -416,7 +439,8 @@ fn parse_option(
                 (_, Some(s)) if s > 0 && s <= i32::MAX as u64 => raw.expire_after = Some(s),
                 _ => errors.spanned(
                     &lit,
-                    "`expire_after` takes seconds or a duration such as \"30d\"",
+                    "`expire_after` takes seconds or a duration such as \"30d\" (at most 2^31 - 1 \
+                     seconds)",
                 ),
             }
         }
@@ -441,7 +465,6 @@ fn parse_option(
             raw.granularity = Some((value, lit.span()));
         }
         "summary" => {
-            raw.summary_span = Some(span);
             meta.parse_nested_meta(|field| {
                 let Some(ident) = field.path.get_ident().cloned() else {
                     return Err(
@@ -510,6 +533,27 @@ fn parse_option(
     Ok(())
 }
 
+/// `key = field` / `time = field`; a string gets a message saying to drop the quotes.
+fn field_ident(
+    meta: &ParseNestedMeta<'_>,
+    what: &str,
+    errors: &mut Errors,
+) -> syn::Result<Option<Ident>> {
+    let value = meta.value()?;
+    if value.peek(LitStr) {
+        let s: LitStr = value.parse()?;
+        errors.spanned(
+            &s,
+            format!(
+                "`{what}` takes a field name, not a string: `{what} = {}`",
+                s.value()
+            ),
+        );
+        return Ok(None);
+    }
+    Ok(Some(value.parse()?))
+}
+
 fn opt_u64(v: Option<u64>) -> TokenStream {
     match v {
         Some(s) => quote!(::core::option::Option::Some(#s)),
@@ -575,7 +619,7 @@ fn expand(model: &Model<'_>, b: &Bucket) -> TokenStream {
     let time_name = bson(&b.time);
     let summaries = b.summaries.iter().map(|(field, [min, max, sum])| {
         let owner = Ident::new(&ident.to_string(), field.span());
-        let name = quote_spanned!(field.span()=> #p::numeric_name(#owner::FIELDS.#field));
+        let name = quote_spanned!(field.span()=> #p::summary_name(#owner::FIELDS.#field));
         quote!(#p::SummarySpec { field: #name, min: #min, max: #max, sum: #sum })
     });
     let expire = opt_u64(b.expire_after);

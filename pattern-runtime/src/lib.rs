@@ -213,6 +213,23 @@ pub mod __private {
     numeric!(i8, i16, i32, i64, u8, u16, u32, f32, f64);
     impl<T: Numeric> Numeric for Option<T> {}
 
+    /// A field a bucket can summarise.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be summarised: `summary(field(min, max, sum))` needs a numeric field",
+        label = "not numeric",
+        note = "use i32, i64, u32, f32 or f64 (or an Option of one)"
+    )]
+    pub trait Summarisable {}
+    macro_rules! summarisable {
+        ($($t:ty),*) => { $(impl Summarisable for $t {})* };
+    }
+    summarisable!(i8, i16, i32, i64, u8, u16, u32, f32, f64);
+    impl<T: Summarisable> Summarisable for Option<T> {}
+    /// The BSON name of a summarisable field (a compile error, at the field, otherwise).
+    pub const fn summary_name<T: Summarisable>(field: FieldName<T>) -> &'static str {
+        field.as_str()
+    }
+
     /// A field that can hold an average.
     #[diagnostic::on_unimplemented(
         message = "`{Self}` cannot hold an average: use f64 or Option<f64> (null while there are no items)",

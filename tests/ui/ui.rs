@@ -10,5 +10,6 @@ fn ui() {
     t.compile_fail("serde/*.rs");
     t.compile_fail("subset/*.rs");
     t.compile_fail("versioning/*.rs");
+    t.compile_fail("bucket/*.rs");
     t.pass("pass/*.rs");
 }
