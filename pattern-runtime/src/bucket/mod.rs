@@ -62,6 +62,10 @@
 //! Concurrent writers that find no bucket with room may each open one, so a window can hold
 //! several partly filled buckets; that is the price of not reading before writing.
 //!
+//! With `expire_after`, a TTL index on `end` deletes a bucket that long after its window closed:
+//! backfilling measurements older than the expiry writes buckets the server deletes within a
+//! minute.
+//!
 //! # Native time-series collections
 //!
 //! `#[bucket(native, ...)]` stores each measurement as a document of a MongoDB time-series
