@@ -49,6 +49,17 @@ struct NativeReading {
     unit: String,
 }
 
+/// Out of order and late: 10:30, 10:05, 11:10, 09:59:59.999, 10:00 (with t0 = 10:00).
+fn out_of_order_times() -> [i64; 5] {
+    [
+        t0() + HOUR / 2,
+        t0() + 300_000,
+        t0() + HOUR + 600_000,
+        t0() - 1,
+        t0(),
+    ]
+}
+
 fn reading(device: &str, ms: i64, seq: i64) -> Reading {
     Reading {
         device_id: device.to_owned(),
@@ -74,14 +85,7 @@ async fn buckets(db: &mongodb::Database) -> Vec<Document> {
 async fn one_insert_is_one_upsert_into_the_aligned_window() {
     let db = test_db("bucket_insert").await;
     let series = Reading::series(&db);
-    // Out of order and late: 10:30, 10:05, 11:10, 09:59:59.999, 10:00.
-    let times = [
-        t0() + HOUR / 2,
-        t0() + 300_000,
-        t0() + HOUR + 600_000,
-        t0() - 1,
-        t0(),
-    ];
+    let times = out_of_order_times();
     for (i, t) in times.iter().enumerate() {
         series
             .insert(&reading("sensor-001", *t, i as i64))
@@ -610,13 +614,7 @@ async fn native_time_series_collection() {
     pattern_runtime::sync_indexes(&db).await.unwrap();
 
     let series = NativeReading::series(&db);
-    let times = [
-        t0() + HOUR / 2,
-        t0() + 300_000,
-        t0() + HOUR + 600_000,
-        t0() - 1,
-        t0(),
-    ];
+    let times = out_of_order_times();
     for (i, t) in times.iter().enumerate() {
         series
             .insert(&native("sensor-001", *t, i as i64))

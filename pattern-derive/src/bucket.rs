@@ -569,39 +569,13 @@ fn field_schemas(model: &Model<'_>) -> Vec<TokenStream> {
         .fields
         .iter()
         .filter(|f| f.serialized)
-        .map(|f| {
-            let rust_name = &f.rust_name;
-            let bson_name = &f.bson_name;
-            let rust_type = crate::errors::type_string(f.ty);
-            quote! {
-                #p::FieldSchema::from_parts(#p::FieldParts {
-                    rust_name: #rust_name,
-                    bson_name: #bson_name,
-                    rust_type: #rust_type,
-                    annotations: &[],
-                })
-            }
-        })
+        .map(|f| crate::model::field_schema(f, &p, std::iter::empty()))
         .collect()
 }
 
 fn index_spec(p: &TokenStream, keys: &[String], ttl: Option<u64>) -> TokenStream {
-    let name = keys
-        .iter()
-        .map(|k| format!("{k}_1"))
-        .collect::<Vec<_>>()
-        .join("_");
-    let ttl = opt_u64(ttl);
-    quote!(#p::IndexSpec::from_parts(#p::IndexParts {
-        keys: &[#(#p::IndexKey { path: #keys, kind: #p::IndexKind::Ascending }),*],
-        name: #name,
-        unique: false,
-        sparse: false,
-        hidden: false,
-        expire_after_seconds: #ttl,
-        collation: ::core::option::Option::None,
-        partial: &[],
-    }))
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    crate::index::plain_spec(p, &keys, None, false, ttl)
 }
 
 fn expand(model: &Model<'_>, b: &Bucket) -> TokenStream {

@@ -796,6 +796,40 @@ fn check(a: IndexAttr, model: &Model<'_>, errors: &mut Errors) -> Option<Index> 
     })
 }
 
+/// The `IndexSpec` expression of an index the derive declares itself: ascending keys (BSON
+/// paths), no collation or partial filter, named like mongod unless `name` is given.
+pub(crate) fn plain_spec(
+    p: &TokenStream,
+    keys: &[&str],
+    name: Option<&str>,
+    unique: bool,
+    ttl: Option<u64>,
+) -> TokenStream {
+    let name = name.map_or_else(
+        || {
+            keys.iter()
+                .map(|k| format!("{k}_1"))
+                .collect::<Vec<_>>()
+                .join("_")
+        },
+        str::to_owned,
+    );
+    let ttl = match ttl {
+        Some(s) => quote!(::core::option::Option::Some(#s)),
+        None => quote!(::core::option::Option::None),
+    };
+    quote!(#p::IndexSpec::from_parts(#p::IndexParts {
+        keys: &[#(#p::IndexKey { path: #keys, kind: #p::IndexKind::Ascending }),*],
+        name: #name,
+        unique: #unique,
+        sparse: false,
+        hidden: false,
+        expire_after_seconds: #ttl,
+        collation: ::core::option::Option::None,
+        partial: &[],
+    }))
+}
+
 impl Index {
     /// The `IndexSpec` expression.
     pub(crate) fn expand(&self, krate: &syn::Path) -> TokenStream {

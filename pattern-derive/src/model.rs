@@ -90,6 +90,25 @@ pub(crate) fn field_names(model: &Model<'_>) -> TokenStream {
     }
 }
 
+/// The `FieldSchema` expression of one stored field.
+pub(crate) fn field_schema(
+    f: &crate::ast::Field<'_>,
+    p: &TokenStream,
+    annotations: impl Iterator<Item = TokenStream>,
+) -> TokenStream {
+    let rust_name = &f.rust_name;
+    let bson_name = &f.bson_name;
+    let rust_type = crate::errors::type_string(f.ty);
+    quote! {
+        #p::FieldSchema::from_parts(#p::FieldParts {
+            rust_name: #rust_name,
+            bson_name: #bson_name,
+            rust_type: #rust_type,
+            annotations: &[#(#annotations),*],
+        })
+    }
+}
+
 fn expand(
     model: &Model<'_>,
     indexes: &[Index],
@@ -103,9 +122,6 @@ fn expand(
     let collection = &model.collection;
     let field_names = field_names(model);
     let field_schemas = model.fields.iter().filter(|f| f.serialized).map(|f| {
-        let rust_name = &f.rust_name;
-        let bson_name = &f.bson_name;
-        let rust_type = crate::errors::type_string(f.ty);
         let annotations = indexes
             .iter()
             .filter(|i| i.first_field == f.rust_name)
@@ -119,14 +135,7 @@ fn expand(
                     .filter(|v| v.is_field(f.ident))
                     .map(|_| quote!(#p::Annotation::Version)),
             );
-        quote! {
-            #p::FieldSchema::from_parts(#p::FieldParts {
-                rust_name: #rust_name,
-                bson_name: #bson_name,
-                rust_type: #rust_type,
-                annotations: &[#(#annotations),*],
-            })
-        }
+        field_schema(f, &p, annotations)
     });
     let index_specs = indexes.iter().map(|i| i.expand(krate));
     let subset_specs = subsets.iter().map(|s| s.spec(model));

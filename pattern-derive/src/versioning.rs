@@ -182,33 +182,18 @@ impl Versioning {
             Some(k) => quote!(::core::option::Option::Some(#k)),
             None => quote!(::core::option::Option::None),
         };
-        let index = |keys: TokenStream, name: &str, unique: bool, ttl: Option<u64>| {
-            let ttl = match ttl {
-                Some(s) => quote!(::core::option::Option::Some(#s)),
-                None => quote!(::core::option::Option::None),
-            };
-            quote!(#p::IndexSpec::from_parts(#p::IndexParts {
-                keys: &[#keys],
-                name: #name,
-                unique: #unique,
-                sparse: false,
-                hidden: false,
-                expire_after_seconds: #ttl,
-                collation: ::core::option::Option::None,
-                partial: &[],
-            }))
-        };
-        let mut indexes = vec![index(
-            quote!(#p::IndexKey { path: "docId", kind: #p::IndexKind::Ascending },
-                   #p::IndexKey { path: "version", kind: #p::IndexKind::Ascending }),
-            "docId_1_version_1",
+        let mut indexes = vec![crate::index::plain_spec(
+            &p,
+            &["docId", "version"],
+            None,
             true,
             None,
         )];
         if let Some(secs) = v.expire_after {
-            indexes.push(index(
-                quote!(#p::IndexKey { path: "archivedAt", kind: #p::IndexKind::Ascending }),
-                "archivedAt_1",
+            indexes.push(crate::index::plain_spec(
+                &p,
+                &["archivedAt"],
+                None,
                 false,
                 Some(secs),
             ));
