@@ -78,6 +78,8 @@ pub(crate) enum DeriveKind {
     Model,
     /// `derive(Measurement)`: a measurement of a series; no `_id`, options in `#[bucket(...)]`.
     Measurement,
+    /// `derive(Fields)`: any struct with named fields; typed field names only.
+    Fields,
 }
 
 impl DeriveKind {
@@ -85,6 +87,7 @@ impl DeriveKind {
         match self {
             DeriveKind::Model => "derive(Model)",
             DeriveKind::Measurement => "derive(Measurement)",
+            DeriveKind::Fields => "derive(Fields)",
         }
     }
 }
@@ -99,7 +102,7 @@ pub(crate) fn parse_as<'a>(
     let attrs = match derive {
         DeriveKind::Model => parse_model_attrs(input, errors),
         // A measurement's options are in `#[bucket(...)]`; `#[model]` is reported there.
-        DeriveKind::Measurement => ModelAttrs::default(),
+        DeriveKind::Measurement | DeriveKind::Fields => ModelAttrs::default(),
     };
 
     let cx = Ctxt::new();
@@ -149,7 +152,11 @@ pub(crate) fn parse_as<'a>(
         fields,
     };
     if derive == DeriveKind::Model {
-        check_id(&model, errors);
+        let referenced = input
+            .attrs
+            .iter()
+            .any(|a| a.path().is_ident("extended_ref"));
+        check_id(&model, referenced, errors);
     }
     Ok(model)
 }
@@ -185,6 +192,9 @@ fn check_shape(
                     DeriveKind::Measurement => "`derive(Measurement)` needs a struct with named \
                                             fields: a key, a time and the values"
                         .to_owned(),
+                    DeriveKind::Fields => "`derive(Fields)` needs a struct with named fields: a \
+                                       unit struct has no field names"
+                        .to_owned(),
                 },
             )),
         },
@@ -205,17 +215,21 @@ fn check_shape(
         return Err(Unsupported::Shape);
     }
     if !input.generics.params.is_empty() {
-        errors.spanned(
-            &input.generics,
-            format!(
+        let message = match derive {
+            DeriveKind::Model | DeriveKind::Measurement => format!(
                 "`{name}` does not support generic structs: a {} is registered once, for \
                  one collection, with one set of fields. Derive it on a concrete struct",
-                match derive {
-                    DeriveKind::Model => "model",
-                    DeriveKind::Measurement => "measurement",
+                if derive == DeriveKind::Model {
+                    "model"
+                } else {
+                    "measurement"
                 }
             ),
-        );
+            DeriveKind::Fields => "`derive(Fields)` does not support generic structs: its \
+                                   field names are constants of one concrete type"
+                .to_owned(),
+        };
+        errors.spanned(&input.generics, message);
         return Err(Unsupported::Shape);
     }
     Ok(())
@@ -397,7 +411,7 @@ pub(crate) fn serde_key_span(attrs: &[syn::Attribute], key: &str) -> Option<Span
     found
 }
 
-fn check_id(model: &Model<'_>, errors: &mut Errors) {
+fn check_id(model: &Model<'_>, referenced: bool, errors: &mut Errors) {
     match model.fields.iter().find(|f| f.bson_name == "_id") {
         Some(f) if !f.serialized => errors.spanned(
             f.ident,
@@ -408,9 +422,14 @@ fn check_id(model: &Model<'_>, errors: &mut Errors) {
         None => errors.spanned(
             model.ident,
             format!(
-                "`{}` has no field serialized as `_id`: add `#[serde(rename = \"_id\")]` to its \
+                "`{}` has no field serialized as `_id`{}: add `#[serde(rename = \"_id\")]` to its \
                  id field (e.g. `#[serde(rename = \"_id\")] id: bson::oid::ObjectId`)",
-                model.ident
+                model.ident,
+                if referenced {
+                    " (an extended reference copies its source's `_id`: the copies are found by it)"
+                } else {
+                    ""
+                }
             ),
         ),
     }

@@ -664,6 +664,8 @@ fn expand(model: &Model<'_>, b: &Bucket) -> TokenStream {
                 subsets: &[],
                 versioning: ::core::option::Option::None,
                 series: ::core::option::Option::Some(&__SERIES),
+                references: &[],
+                embeddings: &[],
             });
 
             #[automatically_derived]
@@ -709,6 +711,8 @@ fn fallback(model: &Model<'_>) -> TokenStream {
                 subsets: &[],
                 versioning: ::core::option::Option::None,
                 series: ::core::option::Option::None,
+                references: &[],
+                embeddings: &[],
             });
 
             #[automatically_derived]

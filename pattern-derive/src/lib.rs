@@ -9,13 +9,17 @@ use syn::{parse_macro_input, DeriveInput};
 mod ast;
 mod bucket;
 mod errors;
+mod extended_ref;
 mod index;
 mod model;
 mod subset;
 mod versioning;
 
 /// `#[derive(Model)]`: see `pattern_runtime`'s documentation.
-#[proc_macro_derive(Model, attributes(model, index, subset, computed, versioned, version))]
+#[proc_macro_derive(
+    Model,
+    attributes(model, index, subset, computed, versioned, version, extended_ref)
+)]
 pub fn derive_model(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     model::derive(&input).into()
@@ -26,4 +30,11 @@ pub fn derive_model(input: TokenStream) -> TokenStream {
 pub fn derive_measurement(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     bucket::derive(&input).into()
+}
+
+/// `#[derive(Fields)]`: see `pattern_runtime::Fields`.
+#[proc_macro_derive(Fields)]
+pub fn derive_fields(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    model::derive_fields(&input).into()
 }

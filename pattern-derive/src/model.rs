@@ -8,6 +8,7 @@ use syn::DeriveInput;
 
 use crate::ast::{self, Model, Unsupported};
 use crate::errors::Errors;
+use crate::extended_ref::{self, ExtendedRefs};
 use crate::index::{self, Index};
 use crate::subset::{self, SubsetField};
 use crate::versioning::{self, Versioning};
@@ -27,6 +28,10 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
         Ok(m) => versioning::collect(input, m, &mut errors),
         Err(_) => None,
     };
+    let refs = match &model {
+        Ok(m) => extended_ref::collect(input, m, &mut errors),
+        Err(_) => ExtendedRefs::default(),
+    };
     // `#[model]` on a field is a misplaced attribute.
     if let syn::Data::Struct(s) = &input.data {
         for attr in s.fields.iter().flat_map(|f| &f.attrs) {
@@ -36,10 +41,15 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
         }
     }
     match (model, errors.into_result()) {
-        (Ok(m), Ok(())) => expand(&m, &indexes, &subsets, versioning.as_ref()),
+        (Ok(m), Ok(())) => {
+            let mut out = refs.types(input, &m);
+            out.extend(expand(&m, &indexes, &subsets, versioning.as_ref(), &refs));
+            out
+        }
         (Ok(m), Err(e)) => {
             let mut out = e.to_compile_error();
-            out.extend(fallback(&m, true));
+            out.extend(refs.types(input, &m));
+            out.extend(fallback(&m, true, &refs));
             out
         }
         // serde reports its own attribute errors: add nothing but the field names.
@@ -87,6 +97,12 @@ pub(crate) fn field_names(model: &Model<'_>) -> TokenStream {
             /// The serialized (BSON) name of every stored field, for filters and updates.
             pub const FIELDS: #fields_ident = #fields_ident { #(#values,)* };
         }
+
+        #[automatically_derived]
+        impl #krate::__private::Fields for #ident {
+            type Names = #fields_ident;
+            const FIELDS: #fields_ident = #ident::FIELDS;
+        }
     }
 }
 
@@ -114,6 +130,7 @@ fn expand(
     indexes: &[Index],
     subsets: &[SubsetField],
     versioning: Option<&Versioning>,
+    refs: &ExtendedRefs,
 ) -> TokenStream {
     let ident = model.ident;
     let krate = &model.krate;
@@ -134,7 +151,8 @@ fn expand(
                 versioning
                     .filter(|v| v.is_field(f.ident))
                     .map(|_| quote!(#p::Annotation::Version)),
-            );
+            )
+            .chain(refs.annotation(f, &p));
         field_schema(f, &p, annotations)
     });
     let index_specs = indexes.iter().map(|i| i.expand(krate));
@@ -142,6 +160,8 @@ fn expand(
     let subset_items = subsets.iter().enumerate().map(|(i, s)| s.items(model, i));
     let version_spec = Versioning::spec(versioning, model);
     let version_items = versioning.map(|v| v.items(model));
+    let ref_parts = refs.schema_parts(model);
+    let ref_items = refs.items(model, true);
     quote! {
         const _: () = {
             #field_names
@@ -154,6 +174,7 @@ fn expand(
                 subsets: &[#(#subset_specs),*],
                 versioning: #version_spec,
                 series: ::core::option::Option::None,
+                #ref_parts
             });
 
             #[automatically_derived]
@@ -167,12 +188,14 @@ fn expand(
 
             #(#subset_items)*
             #version_items
+            #ref_items
         };
     }
 }
 
-/// Stubs after an error: the field names and a `Model` impl with an empty schema, unregistered.
-fn fallback(model: &Model<'_>, with_impl: bool) -> TokenStream {
+/// Stubs after an error: the field names and a `Model` impl with an empty schema, unregistered,
+/// and the reference types the model declares (with the copied fields that exist).
+fn fallback(model: &Model<'_>, with_impl: bool, refs: &ExtendedRefs) -> TokenStream {
     let ident = model.ident;
     let krate = &model.krate;
     let p = quote!(#krate::__private);
@@ -190,15 +213,19 @@ fn fallback(model: &Model<'_>, with_impl: bool) -> TokenStream {
                     subsets: &[],
                     versioning: ::core::option::Option::None,
                     series: ::core::option::Option::None,
+                    references: &[],
+                    embeddings: &[],
                 });
             }
         }
     });
+    let ref_items = with_impl.then(|| refs.items(model, false));
     quote! {
         const _: () = {
             #field_names
 
             #model_impl
+            #ref_items
         };
     }
 }
@@ -234,5 +261,43 @@ fn fallback_fields_only(input: &DeriveInput) -> TokenStream {
         collection: String::new(),
         fields,
     };
-    fallback(&model, false)
+    fallback(&model, false, &ExtendedRefs::default())
+}
+
+/// `#[derive(Fields)]`: the typed field names of any struct with named fields.
+pub(crate) fn derive_fields(input: &DeriveInput) -> TokenStream {
+    let mut errors = Errors::default();
+    let model = ast::parse_as(input, &mut errors, ast::DeriveKind::Fields);
+    match (model, errors.into_result()) {
+        (Ok(m), Ok(())) => {
+            let names = field_names(&m);
+            quote! {
+                const _: () = {
+                    #names
+                };
+            }
+        }
+        (Ok(m), Err(e)) => {
+            let names = field_names(&m);
+            let mut out = e.to_compile_error();
+            out.extend(quote! {
+                const _: () = {
+                    #names
+                };
+            });
+            out
+        }
+        (Err(Unsupported::Serde), result) => {
+            let mut out = result
+                .err()
+                .map(|e| e.to_compile_error())
+                .unwrap_or_default();
+            out.extend(fallback_fields_only(input));
+            out
+        }
+        (Err(Unsupported::Shape), result) => result
+            .err()
+            .map(|e| e.to_compile_error())
+            .unwrap_or_default(),
+    }
 }

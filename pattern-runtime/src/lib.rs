@@ -100,6 +100,7 @@
 //! | --- | --- | --- |
 //! | document versioning with optimistic locking | `#[versioned(history = "article_revisions", keep = 50)]` on the struct, `#[version]` on an integer field | [`versioning`] |
 //! | subset, with computed count / sum / average | `#[subset(limit = 10, sort(created_at = -1), full = Review, parent = product_id)]` on a `Vec`, `#[computed(count = ..)]` | [`subset`] |
+//! | extended reference: copied fields kept in sync, or kept as snapshots | `#[extended_ref(CustomerRef(name, address))]` on the source, `#[extended_ref(propagate)]` / `#[extended_ref(snapshot)]` / `#[extended_ref(propagate, path = product)]` on the fields holding it | [`extended_ref`] |
 //! | bucket (time series), or a native time-series collection | `#[derive(Measurement)]` with `#[bucket(key = device_id, time = timestamp, max_count = 200, span = "1h", summary(value(min, max, sum)))]`, or `#[bucket(native, key = .., time = .., granularity = "minutes")]` | [`bucket`] |
 //!
 //! # Errors
@@ -111,6 +112,7 @@
 
 pub mod bucket;
 pub(crate) mod error;
+pub mod extended_ref;
 pub mod index;
 mod model;
 pub mod subset;
@@ -122,13 +124,17 @@ pub use bucket::{
     SummarySpec,
 };
 pub use error::{check_size, validate_key, Error, IndexConflict, Result, MAX_DOCUMENT_SIZE};
+pub use extended_ref::{
+    CopiesUpdated, Embedding, ExtendedRef, Mode, Propagation, RefSpec, Referenced, References,
+};
 pub use index::{
     list_indexes, sync_indexes, sync_indexes_with, Collation, Difference, IndexKey, IndexKind,
     IndexReport, IndexSpec, IndexStatus, Literal, OnMismatch, OnUnmanaged, PartialClause,
     PartialOp, SyncOptions, SyncReport,
 };
 pub use model::{
-    registered_models, Annotation, FieldName, FieldSchema, Model, ModelCollection, ModelSchema,
+    registered_models, Annotation, FieldName, FieldSchema, Fields, Model, ModelCollection,
+    ModelSchema,
 };
 pub use subset::{Computed, ComputedKind, Subset, SubsetSpec};
 pub use versioning::{Revision, VersionSpec, Versioned};
@@ -136,6 +142,11 @@ pub use versioning::{Revision, VersionSpec, Versioned};
 /// `#[derive(Model)]`: see the [crate documentation](crate).
 #[cfg(feature = "derive")]
 pub use pattern_derive::Model;
+
+/// `#[derive(Fields)]`: typed field names (`OrderItem::FIELDS`) for a struct nested in models;
+/// see [`Fields`](trait@Fields).
+#[cfg(feature = "derive")]
+pub use pattern_derive::Fields;
 
 /// `#[derive(Measurement)]`: see the [`bucket`] module.
 #[cfg(feature = "derive")]
@@ -147,11 +158,18 @@ pub mod __private {
     pub use crate::bucket::{
         Granularity, Measurement, SeriesParts, SeriesSpec, Storage, SummarySpec,
     };
+    pub use crate::extended_ref::slot::{
+        no_mode_needed, propagate as propagated_ref, snapshot as snapshot_ref, Probe as RefProbe,
+        ProbePlain as RefProbePlain, ProbeRef as RefProbeRef, Propagatable,
+    };
+    pub use crate::extended_ref::{
+        Embedding, EmbeddingParts, ExtendedRef, Mode, RefParts, RefSpec, Referenced, Slot,
+    };
     pub use crate::index::{
         Collation, IndexKey, IndexKind, IndexParts, IndexSpec, Literal, PartialClause, PartialOp,
     };
     pub use crate::model::{
-        Annotation, FieldName, FieldParts, FieldSchema, Model, ModelSchema, Registration,
+        Annotation, FieldName, FieldParts, FieldSchema, Fields, Model, ModelSchema, Registration,
         SchemaParts,
     };
     pub use crate::subset::{Computed, ComputedKind, Subset, SubsetParts, SubsetSpec};
@@ -159,6 +177,7 @@ pub mod __private {
     pub use bson;
     pub use inventory;
     pub use mongodb::Database;
+    pub use serde;
 
     /// An integer that can be a document's version.
     #[diagnostic::on_unimplemented(

@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::bucket::SeriesSpec;
+use crate::extended_ref::{Embedding, RefSpec};
 use crate::index::{sync, IndexSpec, SyncOptions, SyncReport};
 use crate::subset::SubsetSpec;
 use crate::versioning::VersionSpec;
@@ -64,6 +65,8 @@ pub struct SchemaParts {
     pub subsets: &'static [SubsetSpec],
     pub versioning: Option<VersionSpec>,
     pub series: Option<&'static SeriesSpec>,
+    pub references: &'static [&'static RefSpec],
+    pub embeddings: &'static [Embedding],
 }
 
 impl ModelSchema {
@@ -106,6 +109,17 @@ impl ModelSchema {
     /// describes the bucket (or native time-series) collection.
     pub fn series(&self) -> Option<&'static SeriesSpec> {
         self.parts.series
+    }
+
+    /// The extended reference shapes declared on this model (`#[extended_ref(CustomerRef(..))]`):
+    /// what other models copy from it.
+    pub fn references(&self) -> &'static [&'static RefSpec] {
+        self.parts.references
+    }
+
+    /// The fields of this model that hold extended references to other models.
+    pub fn embeddings(&self) -> &'static [Embedding] {
+        self.parts.embeddings
     }
 
     /// The field with this Rust name.
@@ -197,6 +211,40 @@ pub enum Annotation {
         /// The subset's field (BSON name).
         subset: &'static str,
     },
+    /// The field holds extended references (`#[extended_ref(propagate | snapshot)]`).
+    ExtendedRef {
+        /// How the copies are kept.
+        mode: crate::extended_ref::Mode,
+    },
+}
+
+/// A struct with typed field names, `T::FIELDS`: every `#[derive(Model)]`, and
+/// `#[derive(Fields)]` for the structs nested in models (the items of an array holding extended
+/// references, for instance).
+///
+/// ```
+/// use pattern_runtime::Fields;
+///
+/// #[derive(serde::Serialize, serde::Deserialize, Fields)]
+/// #[serde(rename_all = "camelCase")]
+/// struct OrderItem {
+///     quantity: u32,
+///     price_at_order: f64,
+/// }
+///
+/// assert_eq!(OrderItem::FIELDS.price_at_order, "priceAtOrder");
+/// assert_eq!(<OrderItem as Fields>::FIELDS.quantity, "quantity");
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no typed field names",
+    label = "no `FIELDS`",
+    note = "add `#[derive(Fields)]` (or `#[derive(Model)]`) to `{Self}`"
+)]
+pub trait Fields {
+    /// The struct of [`FieldName`]s, one per serialized field.
+    type Names: Copy + 'static;
+    /// The serialized (BSON) name of every stored field.
+    const FIELDS: Self::Names;
 }
 
 /// The serialized name of a model field, from `Model::FIELDS`: use it to build filters and

@@ -12,9 +12,11 @@
 
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bson::{doc, Document};
+use mongodb::event::command::CommandEvent;
+use mongodb::event::EventHandler;
 use mongodb::options::ClientOptions;
 use mongodb::{Client, Database};
 
@@ -79,25 +81,56 @@ pub fn server() -> &'static TestServer {
 /// # Panics
 /// When the URI is invalid.
 pub async fn client() -> Client {
-    client_named(None).await
+    client_named(None, None).await
 }
 
-async fn client_named(app_name: Option<String>) -> Client {
+async fn client_named(app_name: Option<String>, log: Option<CommandLog>) -> Client {
     let mut options = ClientOptions::parse(server().uri())
         .await
         .unwrap_or_else(|e| panic!("invalid server URI for {}: {e}", server().describe()));
     options.app_name = app_name;
+    if let Some(log) = log {
+        options.command_event_handler = Some(EventHandler::callback(move |event| {
+            if let CommandEvent::Started(started) = event {
+                let target = started
+                    .command
+                    .get_str(&started.command_name)
+                    .unwrap_or_default()
+                    .to_owned();
+                log.0
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push(Command {
+                        name: started.command_name,
+                        target,
+                    });
+            }
+        }));
+    }
     Client::with_options(options)
         .unwrap_or_else(|e| panic!("cannot connect to {}: {e}", server().describe()))
 }
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
+/// A command a test's client sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    /// The command name: `find`, `update`, `findAndModify`, `commitTransaction`, ...
+    pub name: String,
+    /// Its collection (the command's first value, when it is a string), else empty.
+    pub target: String,
+}
+
+#[derive(Debug, Clone, Default)]
+struct CommandLog(Arc<Mutex<Vec<Command>>>);
+
 /// A database of one test's own. Derefs to [`Database`].
 #[derive(Debug)]
 pub struct TestDb {
     db: Database,
     client: Client,
+    log: CommandLog,
 }
 
 /// A fresh database for the test `name` (any text; it is sanitised into the database name).
@@ -112,13 +145,14 @@ pub async fn test_db(name: &str) -> TestDb {
         .collect();
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let db_name = format!("pt_{hint}_{}_{n}", std::process::id());
-    let client = client_named(Some(db_name.clone())).await;
+    let log = CommandLog::default();
+    let client = client_named(Some(db_name.clone()), Some(log.clone())).await;
     let db = client.database(&db_name);
     // A leftover of an earlier run with the same pid must not leak into this test.
     db.drop()
         .await
         .unwrap_or_else(|e| panic!("cannot reset database {db_name}: {e}"));
-    TestDb { db, client }
+    TestDb { db, client, log }
 }
 
 impl TestDb {
@@ -130,6 +164,19 @@ impl TestDb {
     /// The client the database was opened with.
     pub fn client(&self) -> &Client {
         &self.client
+    }
+
+    /// Takes the commands this test's client started since the last call (from the driver's
+    /// command monitoring), oldest first: what an operation really sent, to count round trips
+    /// or prove that a command was not sent.
+    pub fn take_commands(&self) -> Vec<Command> {
+        std::mem::take(
+            &mut *self
+                .log
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
     }
 
     /// Makes the server fail the next `times` of `commands` sent by this test's client, with the

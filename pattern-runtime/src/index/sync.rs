@@ -308,6 +308,7 @@ fn declarations(schema: &'static ModelSchema) -> Vec<(&'static str, Vec<Declared
     let own = schema
         .indexes()
         .iter()
+        .chain(schema.embeddings().iter().map(|e| e.index()))
         .map(|spec| Declared {
             model: schema.name(),
             spec,

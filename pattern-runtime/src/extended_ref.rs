@@ -1,0 +1,838 @@
+//! Extended references: copies of a few fields of another document, kept next to its `_id`, so
+//! the common read needs no second query (`#[extended_ref]`).
+//!
+//! An order shows its customer's name and address on every page; the customer document holds much
+//! more (email, loyalty points, preferences). The extended reference pattern stores the
+//! customer's `_id` *and* copies of the fields the order needs. Copy fields that rarely change:
+//! every change of a copied field has to reach every copy.
+//!
+//! # Declaring the reference: on the source
+//!
+//! `#[extended_ref(CustomerRef(name, address))]` on a `#[derive(Model)]` struct generates
+//! `CustomerRef` next to it: a struct with the source's `_id` and the listed fields, under the
+//! same serialized names, the same types and the same serde attributes, and
+//! `From<&Customer> for CustomerRef`. A reference is always built from a source document, so a
+//! copy cannot drift from its source's names or types. Several shapes may be declared, one per
+//! attribute. Add `snapshot` to a shape whose copies must stay frozen at write time (a price at
+//! order time): marking such a field `propagate` is then a compile error. Add `derive(PartialEq)`
+//! (any derives) to derive more than `Clone`, `Debug`, `Serialize` and `Deserialize`.
+//!
+//! # Embedding it: on the models that copy
+//!
+//! A field holding a reference, an `Option` of one or a `Vec` of them carries a mode:
+//! - `#[extended_ref(propagate)]`: kept in sync: [`References::update`] and
+//!   [`References::replace`] carry every change of a copied field to it;
+//! - `#[extended_ref(snapshot)]`: frozen as written; nothing in the toolkit ever touches it.
+//!
+//! For references inside the items of an array, mark the `Vec` of items and name the item's field
+//! with `path`: `#[extended_ref(propagate, path = product)] items: Vec<OrderItem>`, where
+//! `OrderItem` derives [`Fields`](crate::Fields) (its typed field names) and has a
+//! `product: ProductRef` (or `Option<ProductRef>`, `Vec<ProductRef>`) field. A field whose type is
+//! a reference but has no mode is a compile error: the choice between a live copy and a frozen one
+//! is the point of the pattern, so it is never made by default.
+//!
+//! Every embedding declares an index on the copy's `_id` (`customer._id_1`,
+//! `items.product._id_1`), created by [`sync_indexes`](crate::sync_indexes): propagation finds the
+//! copies through it, and "the orders of this customer" is the same query.
+//!
+//! ```
+//! use bson::oid::ObjectId;
+//! use pattern_runtime::{Fields, Model, Referenced};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Clone, Serialize, Deserialize, Model)]
+//! #[serde(rename_all = "camelCase")]
+//! #[extended_ref(CustomerRef(name, address))]
+//! struct Customer {
+//!     #[serde(rename = "_id")]
+//!     id: ObjectId,
+//!     name: String,
+//!     address: String,
+//!     loyalty_points: i64, // changes often: not copied
+//! }
+//!
+//! #[derive(Clone, Serialize, Deserialize, Model)]
+//! #[extended_ref(ProductRef(sku, title))]
+//! struct Product {
+//!     #[serde(rename = "_id")]
+//!     id: ObjectId,
+//!     sku: String,
+//!     title: String,
+//!     price: f64,
+//! }
+//!
+//! #[derive(Serialize, Deserialize, Fields)]
+//! #[serde(rename_all = "camelCase")]
+//! struct OrderItem {
+//!     product: ProductRef,
+//!     quantity: u32,
+//!     price_at_order: f64, // the order's own snapshot of the price
+//! }
+//!
+//! #[derive(Serialize, Deserialize, Model)]
+//! struct Order {
+//!     #[serde(rename = "_id")]
+//!     id: ObjectId,
+//!     #[extended_ref(propagate)]
+//!     customer: CustomerRef,
+//!     #[extended_ref(propagate, path = product)]
+//!     items: Vec<OrderItem>,
+//! }
+//!
+//! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
+//! let ada = Customer { id: ObjectId::new(), name: "Ada".into(), address: "1 Main St".into(), loyalty_points: 0 };
+//! let pen = Product { id: ObjectId::new(), sku: "P-1".into(), title: "Pen".into(), price: 2.5 };
+//! Customer::collection(&db).insert_one(&ada).await?;
+//! let order = Order {
+//!     id: ObjectId::new(),
+//!     customer: CustomerRef::from(&ada),
+//!     items: vec![OrderItem { product: ProductRef::from(&pen), quantity: 2, price_at_order: pen.price }],
+//! };
+//! Order::collection(&db).insert_one(&order).await?;
+//!
+//! // One transaction: the customer, then every `propagate` copy of `name`.
+//! let report = Customer::references(&db)
+//!     .update(ada.id, bson::doc! { "$set": { Customer::FIELDS.name: "Ada L." } })
+//!     .await?;
+//! assert_eq!(report.modified(), 1);
+//! // A field nobody copies: one write, to the customer only.
+//! Customer::references(&db)
+//!     .update(ada.id, bson::doc! { "$inc": { Customer::FIELDS.loyalty_points: 10 } })
+//!     .await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Propagation
+//!
+//! [`References::update`] applies an operator update to the source and reads back the copied
+//! fields it touched (one `findAndModify`), then sends one `updateMany` per embedding in
+//! `propagate` mode whose reference copies one of them: `{<path>._id: id}` with `$set` of the new
+//! values (`$unset` for a field the update removed), through `arrayFilters` for references inside
+//! arrays, so only the matching elements change. Both run in one transaction, retried on
+//! transient errors: a failure anywhere leaves the source and every copy as they were. An update
+//! that touches no copied field is a single `update` of the source: no transaction, no
+//! `updateMany`. [`References::replace`] does the same for a whole document and compares the old
+//! copied values with the new ones. [`References::resync`] rewrites every copy from the stored
+//! source, to repair copies after changes made outside the toolkit.
+//!
+//! The embedding models come from the registry of every `#[derive(Model)]` in the program (the one
+//! [`registered_models`](crate::registered_models) reads): nothing is listed by hand. They are
+//! looked for in the source's database.
+//!
+//! On a deployment without transactions (a standalone server) the source is written first, then
+//! the copies, unprotected: a failure in between is [`Error::Incomplete`] (the source and
+//! `written` embeddings are updated, `failed` are not) and [`References::resync`] repairs it; two
+//! writers changing one source at once may leave the copies with the older value. Changes made
+//! with the driver directly (`Customer::collection(&db).update_one(..)`) are not propagated; no
+//! change stream is watched.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::{Mutex, OnceLock};
+
+use bson::{doc, Bson, Document};
+use mongodb::options::ReturnDocument;
+use mongodb::{ClientSession, Collection, Database};
+
+use crate::error::{check_size, validate_key, Error, Result};
+use crate::index::{IndexKey, IndexKind, IndexParts, IndexSpec};
+use crate::model::{registered_models, FieldName, Model};
+use crate::txn::transact;
+
+/// A reference type generated by `#[extended_ref(Name(fields..))]` on its source model.
+pub trait ExtendedRef: Sized + 'static {
+    /// The model the reference points to and copies from.
+    type Source: Model;
+    /// Which fields are copied.
+    const SPEC: &'static RefSpec;
+}
+
+/// A model with `#[extended_ref(...)]` reference shapes: documents other models copy from.
+/// Generated by the derive.
+pub trait Referenced: Model {
+    /// The operations that change this model's documents and keep every copy in sync.
+    fn references(db: &Database) -> References<Self> {
+        References::new(db)
+    }
+}
+
+/// One reference shape, as static data: `CustomerRef(name, address)` on `Customer`.
+#[derive(Debug, Clone, Copy)]
+pub struct RefSpec {
+    parts: RefParts,
+}
+
+/// The parts of a [`RefSpec`], as generated code writes them. Not a stable API.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct RefParts {
+    pub name: &'static str,
+    pub source: &'static str,
+    pub source_collection: &'static str,
+    pub fields: &'static [&'static str],
+    pub snapshot_only: bool,
+}
+
+impl RefSpec {
+    #[doc(hidden)]
+    pub const fn from_parts(parts: RefParts) -> Self {
+        RefSpec { parts }
+    }
+
+    /// The reference type's name (`CustomerRef`).
+    pub fn name(&self) -> &'static str {
+        self.parts.name
+    }
+
+    /// The source model's name (`Customer`).
+    pub fn source(&self) -> &'static str {
+        self.parts.source
+    }
+
+    /// The source's collection.
+    pub fn source_collection(&self) -> &'static str {
+        self.parts.source_collection
+    }
+
+    /// The copied fields' BSON names (the `_id` is always copied and not listed).
+    pub fn fields(&self) -> &'static [&'static str] {
+        self.parts.fields
+    }
+
+    /// Whether the shape was declared `snapshot`: it can only be embedded frozen.
+    pub fn is_snapshot_only(&self) -> bool {
+        self.parts.snapshot_only
+    }
+
+    /// Every registered field holding this reference, in any mode.
+    pub fn embeddings(&'static self) -> Vec<&'static Embedding> {
+        registered_models()
+            .into_iter()
+            .flat_map(|schema| schema.embeddings())
+            .filter(|e| std::ptr::eq(e.reference(), self))
+            .collect()
+    }
+}
+
+/// How an embedded reference is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Kept in sync with the source by [`References`].
+    Propagate,
+    /// Frozen as written.
+    Snapshot,
+}
+
+/// A field of a model that holds an extended reference: `Order.customer`, `Order.items[].product`.
+#[derive(Debug, Clone, Copy)]
+pub struct Embedding {
+    parts: EmbeddingParts,
+}
+
+/// The parts of an [`Embedding`], as generated code writes them. Not a stable API.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct EmbeddingParts {
+    pub model: &'static str,
+    pub collection: &'static str,
+    /// The model's field (BSON name).
+    pub field: &'static str,
+    /// Whether `field` is an array of items (`path = ..`) whose `slot` field holds the references.
+    pub items: bool,
+    /// The field holding the references: `field` itself, or the items' field.
+    pub slot: Slot,
+    pub mode: Mode,
+}
+
+/// A field holding references, as the derive's compile-time checks resolve it. Not a stable API.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct Slot {
+    pub reference: &'static RefSpec,
+    /// An array of references.
+    pub many: bool,
+    /// The field's BSON name.
+    pub name: &'static str,
+}
+
+impl Embedding {
+    #[doc(hidden)]
+    pub const fn from_parts(parts: EmbeddingParts) -> Self {
+        Embedding { parts }
+    }
+
+    /// The embedding model's name.
+    pub fn model(&self) -> &'static str {
+        self.parts.model
+    }
+
+    /// The embedding model's collection.
+    pub fn collection(&self) -> &'static str {
+        self.parts.collection
+    }
+
+    /// `propagate` or `snapshot`.
+    pub fn mode(&self) -> Mode {
+        self.parts.mode
+    }
+
+    /// The embedded reference shape.
+    pub fn reference(&self) -> &'static RefSpec {
+        self.parts.slot.reference
+    }
+
+    /// The dotted path of the copies: `customer`, `items.product`.
+    pub fn path(&self) -> String {
+        if self.parts.items {
+            format!("{}.{}", self.parts.field, self.parts.slot.name)
+        } else {
+            self.parts.field.to_owned()
+        }
+    }
+
+    /// The index on the copies' `_id` (`{ "items.product._id": 1 }`, named as mongod would).
+    pub fn index(&'static self) -> &'static IndexSpec {
+        // The path is only known at run time (an item's field name comes from another type's
+        // derive), and index specifications are static data: build each one once per process.
+        static BUILT: OnceLock<Mutex<HashMap<usize, &'static IndexSpec>>> = OnceLock::new();
+        let built = BUILT.get_or_init(Default::default);
+        let mut built = built
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let key = std::ptr::from_ref(self) as usize;
+        built.entry(key).or_insert_with(|| {
+            let path: &'static str = Box::leak(format!("{}._id", self.path()).into_boxed_str());
+            let name: &'static str = Box::leak(format!("{path}_1").into_boxed_str());
+            let keys: &'static [IndexKey] = Box::leak(Box::new([IndexKey {
+                path,
+                kind: IndexKind::Ascending,
+            }]));
+            Box::leak(Box::new(IndexSpec::from_parts(IndexParts {
+                keys,
+                name,
+                unique: false,
+                sparse: false,
+                hidden: false,
+                expire_after_seconds: None,
+                collation: None,
+                partial: &[],
+            })))
+        })
+    }
+
+    /// The filter, update and array filters that set `fields` of every copy of `id` to their
+    /// values in `source` (`$unset` where `source` lacks one).
+    pub(crate) fn copy_update(
+        &self,
+        id: &Bson,
+        source: &Document,
+        fields: &[&str],
+    ) -> (Document, Document, Vec<Document>) {
+        let field = self.parts.field;
+        let item = self.parts.slot.name;
+        let (filter_path, prefix, array_filters) = match (self.parts.items, self.parts.slot.many) {
+            (false, false) => (format!("{field}._id"), format!("{field}."), vec![]),
+            (false, true) => (
+                format!("{field}._id"),
+                format!("{field}.$[r]."),
+                vec![doc! { "r._id": id.clone() }],
+            ),
+            (true, false) => (
+                format!("{field}.{item}._id"),
+                format!("{field}.$[i].{item}."),
+                vec![doc! { format!("i.{item}._id"): id.clone() }],
+            ),
+            (true, true) => (
+                format!("{field}.{item}._id"),
+                format!("{field}.$[i].{item}.$[r]."),
+                vec![
+                    doc! { format!("i.{item}._id"): id.clone() },
+                    doc! { "r._id": id.clone() },
+                ],
+            ),
+        };
+        let mut set = Document::new();
+        let mut unset = Document::new();
+        for f in fields {
+            match source.get(*f) {
+                Some(value) => set.insert(format!("{prefix}{f}"), value.clone()),
+                None => unset.insert(format!("{prefix}{f}"), ""),
+            };
+        }
+        let mut update = Document::new();
+        if !set.is_empty() {
+            update.insert("$set", set);
+        }
+        if !unset.is_empty() {
+            update.insert("$unset", unset);
+        }
+        (doc! { filter_path: id.clone() }, update, array_filters)
+    }
+}
+
+/// What one propagation wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Propagation {
+    /// One entry per `updateMany` sent, in the order sent.
+    pub copies: Vec<CopiesUpdated>,
+}
+
+impl Propagation {
+    /// Documents changed, over every embedding.
+    pub fn modified(&self) -> u64 {
+        self.copies.iter().map(|c| c.modified).sum()
+    }
+}
+
+/// One `updateMany` of a propagation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CopiesUpdated {
+    /// The embedding model.
+    pub model: &'static str,
+    /// Its collection.
+    pub collection: &'static str,
+    /// The copies' path (`customer`, `items.product`).
+    pub path: String,
+    /// The fields set (BSON names).
+    pub fields: Vec<&'static str>,
+    /// Documents holding a copy of the source.
+    pub matched: u64,
+    /// Documents changed.
+    pub modified: u64,
+}
+
+impl fmt::Display for Propagation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.copies.is_empty() {
+            return f.write_str("no copies to update");
+        }
+        for (i, c) in self.copies.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(
+                f,
+                "{}.{} [{}]: {} matched, {} modified",
+                c.collection,
+                c.path,
+                c.fields.join(", "),
+                c.matched,
+                c.modified
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The operations on a [`Referenced`] model that keep its copies in sync: from
+/// `Customer::references(&db)`. See the [module documentation](self).
+pub struct References<M> {
+    db: Database,
+    _model: PhantomData<fn() -> M>,
+}
+
+impl<M> Clone for References<M> {
+    fn clone(&self) -> Self {
+        References {
+            db: self.db.clone(),
+            _model: PhantomData,
+        }
+    }
+}
+
+impl<M: Model> fmt::Debug for References<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("References")
+            .field("model", &M::SCHEMA.name())
+            .field("database", &self.db.name())
+            .finish()
+    }
+}
+
+/// What the body of a propagation came to.
+enum Step {
+    Done(Propagation),
+    Missing,
+    /// Without a transaction: the source and `done` copies were written, then `error`.
+    Partial {
+        done: usize,
+        left: usize,
+        error: mongodb::error::Error,
+    },
+}
+
+/// The `updateMany`s of one propagation: which embedding, which of its fields.
+type Targets = Vec<(&'static Embedding, Vec<&'static str>)>;
+
+impl<M: Referenced> References<M> {
+    /// The operations on `M` in `db`.
+    pub fn new(db: &Database) -> Self {
+        References {
+            db: db.clone(),
+            _model: PhantomData,
+        }
+    }
+
+    fn raw(&self) -> Collection<Document> {
+        self.db.collection(M::SCHEMA.collection())
+    }
+
+    /// Every field of every registered model that keeps a copy of `M` in sync.
+    pub fn propagated(&self) -> Vec<&'static Embedding> {
+        M::SCHEMA
+            .references()
+            .iter()
+            .flat_map(|r| r.embeddings())
+            .filter(|e| e.mode() == Mode::Propagate)
+            .collect()
+    }
+
+    /// The embeddings to update when `touched` copied fields change, with the fields of each.
+    fn targets(&self, touched: &dyn Fn(&str) -> bool) -> Targets {
+        self.propagated()
+            .into_iter()
+            .filter_map(|e| {
+                let fields: Vec<&'static str> = e
+                    .reference()
+                    .fields()
+                    .iter()
+                    .copied()
+                    .filter(|f| touched(f))
+                    .collect();
+                (!fields.is_empty()).then_some((e, fields))
+            })
+            .collect()
+    }
+
+    fn projection(targets: &Targets) -> Document {
+        let fields: BTreeSet<&str> = targets
+            .iter()
+            .flat_map(|(_, f)| f.iter().copied())
+            .collect();
+        fields
+            .into_iter()
+            .map(|f| (f.to_owned(), Bson::Int32(1)))
+            .collect()
+    }
+
+    fn not_found(&self, id: Bson) -> Error {
+        Error::NotFound {
+            collection: M::SCHEMA.collection().to_owned(),
+            id: Box::new(id),
+        }
+    }
+
+    fn finish(&self, id: Bson, step: Step) -> Result<Propagation> {
+        match step {
+            Step::Done(p) => Ok(p),
+            Step::Missing => Err(self.not_found(id)),
+            Step::Partial { done, left, error } => Err(Error::Incomplete {
+                written: done,
+                failed: left,
+                source: Box::new(Error::from(error)),
+            }),
+        }
+    }
+
+    /// Applies an operator update (`{ "$set": { "name": "Ada L." } }`) to the document `id`, and
+    /// carries the copied fields it touches to every copy in `propagate` mode, in one transaction.
+    ///
+    /// A copied field counts as touched when an update key is that field or a path below it
+    /// (`address.city` touches `address`). Updates touching no copied field send one `update`
+    /// and nothing else. Keys are checked before anything is sent: only operators at the top, no
+    /// `$` or empty segments in field paths, and never `_id` ([`Error::InvalidKey`]). A missing
+    /// document is [`Error::NotFound`], with nothing written.
+    pub async fn update(&self, id: impl Into<Bson>, update: Document) -> Result<Propagation> {
+        let id = id.into();
+        let touched = touched_fields(&update)?;
+        let targets = self.targets(&|f| touched.contains(f));
+        if targets.is_empty() {
+            let result = self
+                .raw()
+                .update_one(doc! { "_id": id.clone() }, update)
+                .await?;
+            if result.matched_count == 0 {
+                return Err(self.not_found(id));
+            }
+            return Ok(Propagation::default());
+        }
+        let projection = Self::projection(&targets);
+        let raw = self.raw();
+        let step = transact!(self.db, |s| async {
+            let find = raw
+                .find_one_and_update(doc! { "_id": id.clone() }, update.clone())
+                .return_document(ReturnDocument::After)
+                .projection(projection.clone());
+            let mut s: Option<&mut ClientSession> = s;
+            let source = match s.as_deref_mut() {
+                Some(s) => find.session(s).await?,
+                None => find.await?,
+            };
+            match source {
+                None => Ok(Step::Missing),
+                Some(source) => self.write_copies(s, &id, &source, &targets).await,
+            }
+        })?;
+        self.finish(id, step)
+    }
+
+    /// Replaces the stored document with `doc` (matched by its `_id`) and carries the copied
+    /// fields whose values changed to every copy in `propagate` mode, in one transaction.
+    ///
+    /// [`Error::DocumentTooLarge`] over 16 MiB and [`Error::NotFound`] when no document has that
+    /// `_id`; nothing is written then.
+    pub async fn replace(&self, doc: &M) -> Result<Propagation> {
+        let new = bson::serialize_to_document(doc)?;
+        check_size(&new, M::SCHEMA.name())?;
+        let Some(id) = new.get("_id").cloned() else {
+            return Err(Error::InvalidKey {
+                key: "_id".to_owned(),
+                reason:
+                    "`replace` finds the stored document by the new one's `_id`, and it has none",
+            });
+        };
+        let all = self.targets(&|_| true);
+        let projection = Self::projection(&all);
+        let raw = self.raw();
+        let step = transact!(self.db, |s| async {
+            let find = raw
+                .find_one_and_replace(doc! { "_id": id.clone() }, new.clone())
+                .return_document(ReturnDocument::Before)
+                .projection(projection.clone());
+            let mut s: Option<&mut ClientSession> = s;
+            let old = match s.as_deref_mut() {
+                Some(s) => find.session(s).await?,
+                None => find.await?,
+            };
+            let Some(old) = old else {
+                return Ok(Step::Missing);
+            };
+            let changed = |f: &str| old.get(f) != new.get(f);
+            let targets = self.targets(&changed);
+            self.write_copies(s, &id, &new, &targets).await
+        })?;
+        self.finish(id, step)
+    }
+
+    /// Rewrites every `propagate` copy of the document `id` from its stored version: after
+    /// changes made outside the toolkit, or an [`Error::Incomplete`] propagation. One read and
+    /// one `updateMany` per embedding, in one transaction. Snapshot copies are left alone.
+    pub async fn resync(&self, id: impl Into<Bson>) -> Result<Propagation> {
+        let id = id.into();
+        let targets = self.targets(&|_| true);
+        let projection = Self::projection(&targets);
+        let raw = self.raw();
+        let step = transact!(self.db, |s| async {
+            let find = raw
+                .find_one(doc! { "_id": id.clone() })
+                .projection(projection.clone());
+            let mut s: Option<&mut ClientSession> = s;
+            let source = match s.as_deref_mut() {
+                Some(s) => find.session(s).await?,
+                None => find.await?,
+            };
+            match source {
+                None => Ok(Step::Missing),
+                Some(source) => self.write_copies(s, &id, &source, &targets).await,
+            }
+        })?;
+        self.finish(id, step)
+    }
+
+    /// One `updateMany` per target. In a transaction an error aborts everything; without one,
+    /// it is reported as a partial propagation.
+    async fn write_copies(
+        &self,
+        mut session: Option<&mut ClientSession>,
+        id: &Bson,
+        source: &Document,
+        targets: &Targets,
+    ) -> mongodb::error::Result<Step> {
+        let mut copies = Vec::with_capacity(targets.len());
+        for (done, (embedding, fields)) in targets.iter().enumerate() {
+            let (filter, update, array_filters) = embedding.copy_update(id, source, fields);
+            let coll: Collection<Document> = self.db.collection(embedding.collection());
+            let mut op = coll.update_many(filter, update);
+            if !array_filters.is_empty() {
+                op = op.array_filters(array_filters);
+            }
+            let result = match session.as_deref_mut() {
+                Some(s) => op.session(s).await,
+                None => op.await,
+            };
+            let result = match result {
+                Ok(r) => r,
+                Err(e) if session.is_none() => {
+                    return Ok(Step::Partial {
+                        done,
+                        left: targets.len() - done,
+                        error: e,
+                    })
+                }
+                Err(e) => return Err(e),
+            };
+            copies.push(CopiesUpdated {
+                model: embedding.model(),
+                collection: embedding.collection(),
+                path: embedding.path(),
+                fields: fields.clone(),
+                matched: result.matched_count,
+                modified: result.modified_count,
+            });
+        }
+        Ok(Step::Done(Propagation { copies }))
+    }
+}
+
+/// The top-level fields an operator update touches; refuses what is not a plain operator update
+/// of named fields, and any change of `_id`.
+fn touched_fields(update: &Document) -> Result<BTreeSet<String>> {
+    let mut touched = BTreeSet::new();
+    let mut add = |path: &str| -> Result<()> {
+        for part in path.split('.') {
+            validate_key(part)?;
+        }
+        let top = path.split('.').next().unwrap_or(path);
+        if top == "_id" {
+            return Err(Error::InvalidKey {
+                key: path.to_owned(),
+                reason: "an extended reference's `_id` never changes: the copies are found by it",
+            });
+        }
+        touched.insert(top.to_owned());
+        Ok(())
+    };
+    for (op, fields) in update {
+        if !op.starts_with('$') {
+            return Err(Error::InvalidKey {
+                key: op.clone(),
+                reason: "an update is made of operators such as `$set`",
+            });
+        }
+        let Bson::Document(fields) = fields else {
+            return Err(Error::InvalidKey {
+                key: op.clone(),
+                reason: "an update operator takes a document of fields",
+            });
+        };
+        for (key, value) in fields {
+            add(key)?;
+            if op == "$rename" {
+                if let Bson::String(to) = value {
+                    add(to)?;
+                }
+            }
+        }
+    }
+    Ok(touched)
+}
+
+/// Compile-time plumbing of the derive: what a field holding references is.
+#[doc(hidden)]
+pub mod slot {
+    use super::*;
+
+    /// A field type that holds extended references: `R`, `Option<R>` or `Vec<R>`.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is not an extended reference: `#[extended_ref]` marks a field holding one",
+        label = "not an extended reference",
+        note = "declare the reference on its source model, `#[extended_ref(CustomerRef(name, ..))]`, \
+                and hold `CustomerRef`, `Option<CustomerRef>` or `Vec<CustomerRef>`"
+    )]
+    pub trait RefSlot {
+        /// The reference type.
+        type Ref: ExtendedRef;
+        /// Whether the field is an array of references.
+        const MANY: bool;
+    }
+    impl<T: ExtendedRef> RefSlot for T {
+        type Ref = T;
+        const MANY: bool = false;
+    }
+    impl<T: ExtendedRef> RefSlot for Option<T> {
+        type Ref = T;
+        const MANY: bool = false;
+    }
+    impl<T: ExtendedRef> RefSlot for Vec<T> {
+        type Ref = T;
+        const MANY: bool = true;
+    }
+
+    /// A reference shape that may be kept in sync (not declared `snapshot`).
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is declared `snapshot` on its source: its copies are frozen when written and cannot be marked `propagate`",
+        label = "a snapshot-only reference",
+        note = "mark the field `#[extended_ref(snapshot)]`, or declare another shape without `snapshot` to keep in sync"
+    )]
+    pub trait Propagatable {}
+
+    /// A `snapshot` field.
+    pub const fn snapshot<T: RefSlot>(field: FieldName<T>) -> Slot {
+        Slot {
+            reference: <T::Ref as ExtendedRef>::SPEC,
+            many: T::MANY,
+            name: field.as_str(),
+        }
+    }
+
+    /// A `propagate` field (a compile error for a snapshot-only shape).
+    pub const fn propagate<T: RefSlot>(field: FieldName<T>) -> Slot
+    where
+        T::Ref: Propagatable,
+    {
+        snapshot(field)
+    }
+
+    /// Probes a field without `#[extended_ref]`: `(&Probe::<T>::new()).probe()` is
+    /// [`WithoutMode<T>`] when `T` is a reference, [`Plain`] otherwise, and only `Plain` passes
+    /// [`no_mode_needed`].
+    pub struct Probe<T>(PhantomData<T>);
+    impl<T> Probe<T> {
+        /// A probe.
+        pub const fn new() -> Self {
+            Probe(PhantomData)
+        }
+    }
+    impl<T> Default for Probe<T> {
+        fn default() -> Self {
+            Self::new()
+        }
+    }
+    /// A field that holds a reference and has no mode.
+    pub struct WithoutMode<T>(PhantomData<T>);
+    /// A field that holds no reference.
+    pub struct Plain;
+    /// Chosen first (by value) when `T` is a reference.
+    pub trait ProbeRef {
+        /// The verdict.
+        type Verdict;
+        /// Probes.
+        fn probe(&self) -> Self::Verdict;
+    }
+    impl<T: ExtendedRef> ProbeRef for Probe<T> {
+        type Verdict = WithoutMode<T>;
+        fn probe(&self) -> WithoutMode<T> {
+            WithoutMode(PhantomData)
+        }
+    }
+    /// Chosen (through one more reference) otherwise.
+    pub trait ProbePlain {
+        /// Probes.
+        fn probe(&self) -> Plain {
+            Plain
+        }
+    }
+    impl<T> ProbePlain for &Probe<T> {}
+
+    /// A field that needs no `#[extended_ref]` mode.
+    #[diagnostic::on_unimplemented(
+        message = "this field holds an extended reference without a mode (`{Self}`)",
+        label = "needs `#[extended_ref(propagate)]` or `#[extended_ref(snapshot)]`",
+        note = "mark the field `#[extended_ref(propagate)]` to keep its copies in sync with the source, or `#[extended_ref(snapshot)]` to keep them as written"
+    )]
+    pub trait NoModeNeeded {}
+    impl NoModeNeeded for Plain {}
+    /// Compile-time check: the probed field needs no mode.
+    pub fn no_mode_needed<V: NoModeNeeded>(_verdict: V) {}
+}

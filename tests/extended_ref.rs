@@ -1,0 +1,742 @@
+//! Extended references against a real server: the seed's `orders` with a customer's copied
+//! `{name, address}` and `items[].product {sku, title}` next to each item's `priceAtOrder`.
+
+use bson::oid::ObjectId;
+use bson::{doc, Document};
+use futures_util::TryStreamExt;
+use pattern_runtime::{list_indexes, Error, Fields, Mode, Model, Referenced};
+use pattern_testkit::{test_db, TestDb};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Address {
+    street: String,
+    city: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+#[model(collection = "customers")]
+#[extended_ref(CustomerRef(name, address), derive(PartialEq))]
+struct Customer {
+    #[serde(rename = "_id")]
+    id: ObjectId,
+    #[serde(rename = "fullName")]
+    name: String,
+    address: Address,
+    email: String,
+    loyalty_points: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "products")]
+#[extended_ref(ProductRef(sku, title), derive(PartialEq))]
+struct Product {
+    #[serde(rename = "_id")]
+    id: ObjectId,
+    sku: String,
+    title: String,
+    price: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Fields)]
+#[serde(rename_all = "camelCase")]
+struct OrderItem {
+    product: ProductRef,
+    quantity: u32,
+    price_at_order: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "orders")]
+struct Order {
+    #[serde(rename = "_id")]
+    id: ObjectId,
+    #[extended_ref(propagate)]
+    #[serde(rename = "customerSnapshot")]
+    customer: CustomerRef,
+    #[extended_ref(propagate)]
+    billing: Option<CustomerRef>,
+    #[extended_ref(propagate, path = product)]
+    items: Vec<OrderItem>,
+    total: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "invoices")]
+struct Invoice {
+    #[serde(rename = "_id")]
+    id: ObjectId,
+    #[extended_ref(propagate)]
+    customer: CustomerRef,
+    amount: f64,
+}
+
+/// Receipts keep the customer as they were when paid.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "receipts")]
+struct Receipt {
+    #[serde(rename = "_id")]
+    id: ObjectId,
+    #[extended_ref(snapshot)]
+    customer: CustomerRef,
+}
+
+/// An array of references.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "teams")]
+struct Team {
+    #[serde(rename = "_id")]
+    id: ObjectId,
+    #[extended_ref(propagate)]
+    members: Vec<CustomerRef>,
+}
+
+fn customer(name: &str) -> Customer {
+    Customer {
+        id: ObjectId::new(),
+        name: name.to_owned(),
+        address: Address {
+            street: format!("{name} street 1"),
+            city: "Hangzhou".to_owned(),
+        },
+        email: format!("{}@example.com", name.to_lowercase()),
+        loyalty_points: 0,
+    }
+}
+
+fn product(sku: &str, title: &str) -> Product {
+    Product {
+        id: ObjectId::new(),
+        sku: sku.to_owned(),
+        title: title.to_owned(),
+        price: 10.0,
+    }
+}
+
+fn item(p: &Product, quantity: u32) -> OrderItem {
+    OrderItem {
+        product: ProductRef::from(p),
+        quantity,
+        price_at_order: p.price,
+    }
+}
+
+fn order(c: &Customer, items: Vec<OrderItem>) -> Order {
+    Order {
+        id: ObjectId::new(),
+        customer: CustomerRef::from(c),
+        billing: Some(CustomerRef::from(c)),
+        items,
+        total: 0.0,
+    }
+}
+
+async fn all<M: Model>(db: &TestDb) -> Vec<M> {
+    M::collection(db)
+        .find(doc! {})
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap()
+}
+
+/// The `update` commands sent since the last call, by collection, sorted.
+fn update_targets(db: &TestDb) -> Vec<String> {
+    let mut v: Vec<String> = db
+        .take_commands()
+        .into_iter()
+        .filter(|c| c.name == "update")
+        .map(|c| c.target)
+        .collect();
+    v.sort();
+    v
+}
+
+/// Whether the server runs transactions (a standalone mongod at `MONGODB_URI` does not).
+async fn has_transactions(db: &TestDb) -> bool {
+    let mut session = db.client().start_session().await.unwrap();
+    session.start_transaction().await.unwrap();
+    let probe = db
+        .collection::<Document>("txn_probe")
+        .insert_one(doc! {})
+        .session(&mut session)
+        .await;
+    let _ = session.abort_transaction().await;
+    probe.is_ok()
+}
+
+#[test]
+fn the_reference_type_has_the_sources_names_and_values() {
+    let c = customer("Ada");
+    let r = CustomerRef::from(&c);
+    assert_eq!((r.id, &r.name, &r.address), (c.id, &c.name, &c.address));
+    let stored = bson::serialize_to_document(&c).unwrap();
+    let copied = bson::serialize_to_document(&r).unwrap();
+    assert_eq!(
+        copied,
+        doc! {
+            "_id": c.id,
+            "fullName": stored.get("fullName").cloned().unwrap(),
+            "address": stored.get("address").cloned().unwrap(),
+        }
+    );
+    let back: CustomerRef = bson::deserialize_from_document(copied).unwrap();
+    assert_eq!(back, r);
+
+    let spec = <CustomerRef as pattern_runtime::ExtendedRef>::SPEC;
+    assert_eq!(spec.fields(), ["fullName", "address"]);
+    assert_eq!(
+        (spec.name(), spec.source(), spec.source_collection()),
+        ("CustomerRef", "Customer", "customers")
+    );
+    // Every registered embedding, found through the registry.
+    let mut found: Vec<(String, &str, Mode)> = spec
+        .embeddings()
+        .iter()
+        .map(|e| (e.path(), e.collection(), e.mode()))
+        .collect();
+    found.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
+    assert_eq!(
+        found,
+        [
+            ("customer".to_owned(), "invoices", Mode::Propagate),
+            ("billing".to_owned(), "orders", Mode::Propagate),
+            ("customerSnapshot".to_owned(), "orders", Mode::Propagate),
+            ("customer".to_owned(), "receipts", Mode::Snapshot),
+            ("members".to_owned(), "teams", Mode::Propagate),
+        ]
+    );
+    assert_eq!(
+        OrderItem::FIELDS.price_at_order,
+        "priceAtOrder",
+        "derive(Fields) honours rename_all"
+    );
+}
+
+#[tokio::test]
+async fn renaming_a_customer_updates_every_propagated_copy_and_no_snapshot() {
+    let db = test_db("extref_rename").await;
+    let ada = customer("Ada");
+    let bob = customer("Bob");
+    Customer::collection(&db)
+        .insert_many([&ada, &bob])
+        .await
+        .unwrap();
+    let orders: Vec<Order> = (0..3).map(|_| order(&ada, vec![])).collect();
+    Order::collection(&db).insert_many(&orders).await.unwrap();
+    Order::collection(&db)
+        .insert_one(order(&bob, vec![]))
+        .await
+        .unwrap();
+    for amount in [10.0, 20.0] {
+        Invoice::collection(&db)
+            .insert_one(Invoice {
+                id: ObjectId::new(),
+                customer: CustomerRef::from(&ada),
+                amount,
+            })
+            .await
+            .unwrap();
+    }
+    let receipt = Receipt {
+        id: ObjectId::new(),
+        customer: CustomerRef::from(&ada),
+    };
+    Receipt::collection(&db).insert_one(&receipt).await.unwrap();
+    Team::collection(&db)
+        .insert_one(Team {
+            id: ObjectId::new(),
+            members: vec![CustomerRef::from(&bob), CustomerRef::from(&ada)],
+        })
+        .await
+        .unwrap();
+    db.take_commands();
+
+    let report = Customer::references(&db)
+        .update(
+            ada.id,
+            doc! { "$set": { Customer::FIELDS.name: "Ada Lovelace" } },
+        )
+        .await
+        .unwrap();
+
+    // One updateMany per propagated embedding, nothing for the snapshot.
+    assert_eq!(
+        update_targets(&db),
+        ["invoices", "orders", "orders", "teams"],
+        "{report}"
+    );
+    let modified: Vec<(&str, String, u64)> = report
+        .copies
+        .iter()
+        .map(|c| (c.collection, c.path.clone(), c.modified))
+        .collect();
+    assert_eq!(modified.len(), 4);
+    assert!(modified.contains(&("orders", "customerSnapshot".into(), 3)));
+    assert!(modified.contains(&("orders", "billing".into(), 3)));
+    assert!(modified.contains(&("invoices", "customer".into(), 2)));
+    assert!(modified.contains(&("teams", "members".into(), 1)));
+    assert!(report.copies.iter().all(|c| c.fields == ["fullName"]));
+
+    let stored = Customer::collection(&db)
+        .find_one(doc! { "_id": ada.id })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.name, "Ada Lovelace");
+    let expected = CustomerRef::from(&stored);
+    for o in all::<Order>(&db).await {
+        let owner = if o.customer.id == ada.id {
+            expected.clone()
+        } else {
+            CustomerRef::from(&bob)
+        };
+        assert_eq!(o.customer, owner);
+        assert_eq!(o.billing.as_ref(), Some(&owner));
+    }
+    for i in all::<Invoice>(&db).await {
+        assert_eq!(i.customer, expected);
+    }
+    let team = &all::<Team>(&db).await[0];
+    assert_eq!(team.members, [CustomerRef::from(&bob), expected]);
+    // The snapshot keeps the name the receipt was written with.
+    assert_eq!(all::<Receipt>(&db).await[0].customer.name, "Ada");
+}
+
+#[tokio::test]
+async fn a_title_change_reaches_only_the_matching_items() {
+    let db = test_db("extref_items").await;
+    let ada = customer("Ada");
+    let pen = product("P-1", "Pen");
+    let ink = product("P-2", "Ink");
+    Product::collection(&db)
+        .insert_many([&pen, &ink])
+        .await
+        .unwrap();
+    let mut both = order(&ada, vec![item(&pen, 1), item(&ink, 2), item(&pen, 3)]);
+    both.items[2].price_at_order = 7.5;
+    let ink_only = order(&ada, vec![item(&ink, 1)]);
+    Order::collection(&db)
+        .insert_many([&both, &ink_only])
+        .await
+        .unwrap();
+    db.take_commands();
+
+    let report = Product::references(&db)
+        .update(
+            pen.id,
+            doc! { "$set": { "title": "Fountain pen", "price": 12.0 } },
+        )
+        .await
+        .unwrap();
+    assert_eq!(update_targets(&db), ["orders"]);
+    assert_eq!(report.copies.len(), 1);
+    assert_eq!(report.copies[0].path, "items.product");
+    assert_eq!(report.copies[0].fields, ["title"], "price is not copied");
+    assert_eq!(
+        (report.copies[0].matched, report.copies[0].modified),
+        (1, 1)
+    );
+
+    let stored = Order::collection(&db)
+        .find_one(doc! { "_id": both.id })
+        .await
+        .unwrap()
+        .unwrap();
+    let titles: Vec<&str> = stored
+        .items
+        .iter()
+        .map(|i| i.product.title.as_str())
+        .collect();
+    assert_eq!(titles, ["Fountain pen", "Ink", "Fountain pen"]);
+    // Everything else in the items stays: the sku, and each item's own price at order.
+    let skus: Vec<&str> = stored
+        .items
+        .iter()
+        .map(|i| i.product.sku.as_str())
+        .collect();
+    assert_eq!(skus, ["P-1", "P-2", "P-1"]);
+    let prices: Vec<f64> = stored.items.iter().map(|i| i.price_at_order).collect();
+    assert_eq!(prices, [10.0, 10.0, 7.5]);
+    let untouched = Order::collection(&db)
+        .find_one(doc! { "_id": ink_only.id })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(untouched.items[0].product, ProductRef::from(&ink));
+}
+
+#[tokio::test]
+async fn a_change_to_fields_nobody_copies_sends_one_update_and_nothing_else() {
+    let db = test_db("extref_uncopied").await;
+    let ada = customer("Ada");
+    Customer::collection(&db).insert_one(&ada).await.unwrap();
+    Order::collection(&db)
+        .insert_one(order(&ada, vec![]))
+        .await
+        .unwrap();
+    db.take_commands();
+
+    let report = Customer::references(&db)
+        .update(
+            ada.id,
+            doc! {
+                "$inc": { Customer::FIELDS.loyalty_points: 5 },
+                "$set": { Customer::FIELDS.email: "ada@new.example" },
+            },
+        )
+        .await
+        .unwrap();
+    assert!(report.copies.is_empty());
+    let sent: Vec<(String, String)> = db
+        .take_commands()
+        .into_iter()
+        .map(|c| (c.name, c.target))
+        .collect();
+    assert_eq!(sent, [("update".to_owned(), "customers".to_owned())]);
+    let stored = Customer::collection(&db)
+        .find_one(doc! { "_id": ada.id })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (stored.loyalty_points, stored.email.as_str()),
+        (5, "ada@new.example")
+    );
+
+    // A path below a copied field touches it: the whole copied address follows.
+    Customer::references(&db)
+        .update(ada.id, doc! { "$set": { "address.city": "Suzhou" } })
+        .await
+        .unwrap();
+    // One updateMany per propagated embedding of the reference, whether or not it holds copies.
+    assert_eq!(
+        update_targets(&db),
+        ["invoices", "orders", "orders", "teams"]
+    );
+    let o = &all::<Order>(&db).await[0];
+    assert_eq!(o.customer.address.city, "Suzhou");
+    assert_eq!(o.customer.address.street, "Ada street 1");
+}
+
+#[tokio::test]
+async fn replace_propagates_the_copied_fields_that_changed() {
+    let db = test_db("extref_replace").await;
+    let mut ada = customer("Ada");
+    Customer::collection(&db).insert_one(&ada).await.unwrap();
+    Invoice::collection(&db)
+        .insert_one(Invoice {
+            id: ObjectId::new(),
+            customer: CustomerRef::from(&ada),
+            amount: 1.0,
+        })
+        .await
+        .unwrap();
+    let customers = Customer::references(&db);
+
+    ada.loyalty_points = 100;
+    let report = customers.replace(&ada).await.unwrap();
+    assert!(report.copies.is_empty(), "{report}");
+
+    ada.address.street = "2 New Road".into();
+    ada.email = "other@example.com".into();
+    let report = customers.replace(&ada).await.unwrap();
+    let fields: Vec<_> = report.copies.iter().map(|c| c.fields.clone()).collect();
+    assert!(fields.iter().all(|f| f == &["address"]), "{report}");
+    assert_eq!(report.modified(), 1, "{report}");
+    assert_eq!(
+        all::<Invoice>(&db).await[0].customer,
+        CustomerRef::from(&ada)
+    );
+
+    // Replacing a customer that is not stored writes nothing.
+    let ghost = customer("Ghost");
+    let err = customers.replace(&ghost).await.unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err:?}");
+    assert_eq!(
+        Customer::collection(&db)
+            .count_documents(doc! {})
+            .await
+            .unwrap(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn bad_updates_are_refused_before_anything_is_sent() {
+    let db = test_db("extref_refused").await;
+    let ada = customer("Ada");
+    Customer::collection(&db).insert_one(&ada).await.unwrap();
+    let customers = Customer::references(&db);
+    db.take_commands();
+    for bad in [
+        doc! { "$set": { "_id": ObjectId::new() } },
+        doc! { "$set": { "address.$bad": 1 } },
+        doc! { "$set": { "a..b": 1 } },
+        doc! { "fullName": "no operator" },
+        doc! { "$rename": { "fullName": "_id" } },
+    ] {
+        let err = customers.update(ada.id, bad.clone()).await.unwrap_err();
+        assert!(matches!(err, Error::InvalidKey { .. }), "{bad}: {err:?}");
+    }
+    assert_eq!(db.take_commands(), []);
+
+    // A missing source: NotFound, with and without copied fields in the update.
+    for update in [
+        doc! { "$set": { "fullName": "x" } },
+        doc! { "$set": { "email": "x" } },
+    ] {
+        let err = customers.update(ObjectId::new(), update).await.unwrap_err();
+        assert!(matches!(err, Error::NotFound { .. }), "{err:?}");
+    }
+    let err = customers.resync(ObjectId::new()).await.unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err:?}");
+}
+
+#[tokio::test]
+async fn a_failed_propagation_rolls_back_the_source() {
+    let db = test_db("extref_rollback").await;
+    if !has_transactions(&db).await {
+        eprintln!("skipped: this server runs no transactions");
+        return;
+    }
+    let ada = customer("Ada");
+    Customer::collection(&db).insert_one(&ada).await.unwrap();
+    Order::collection(&db)
+        .insert_one(order(&ada, vec![]))
+        .await
+        .unwrap();
+    Invoice::collection(&db)
+        .insert_one(Invoice {
+            id: ObjectId::new(),
+            customer: CustomerRef::from(&ada),
+            amount: 1.0,
+        })
+        .await
+        .unwrap();
+
+    // The second updateMany fails: the first one and the customer's update are undone too.
+    db.fail_command(
+        &["update"],
+        1,
+        doc! { "errorCode": 2, "errmsg": "injected" },
+    )
+    .await;
+    let err = Customer::references(&db)
+        .update(ada.id, doc! { "$set": { "fullName": "Never" } })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Some(2), "{err:?}");
+    let stored = Customer::collection(&db)
+        .find_one(doc! { "_id": ada.id })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.name, "Ada");
+    assert_eq!(all::<Order>(&db).await[0].customer.name, "Ada");
+    assert_eq!(all::<Invoice>(&db).await[0].customer.name, "Ada");
+
+    // A transient failure is retried as a whole and then goes through.
+    db.fail_command(
+        &["update"],
+        1,
+        doc! { "errorCode": 112, "errorLabels": ["TransientTransactionError"] },
+    )
+    .await;
+    Customer::references(&db)
+        .update(ada.id, doc! { "$set": { "fullName": "Ada L." } })
+        .await
+        .unwrap();
+    assert_eq!(all::<Order>(&db).await[0].customer.name, "Ada L.");
+    assert_eq!(all::<Invoice>(&db).await[0].customer.name, "Ada L.");
+}
+
+#[tokio::test]
+async fn without_transactions_a_partial_propagation_is_incomplete_and_resync_repairs_it() {
+    let db = test_db("extref_no_txn").await;
+    let ada = customer("Ada");
+    Customer::collection(&db).insert_one(&ada).await.unwrap();
+    for _ in 0..2 {
+        Order::collection(&db)
+            .insert_one(order(&ada, vec![]))
+            .await
+            .unwrap();
+    }
+    let receipt = Receipt {
+        id: ObjectId::new(),
+        customer: CustomerRef::from(&ada),
+    };
+    Receipt::collection(&db).insert_one(&receipt).await.unwrap();
+    // The first `update` (in the transaction) says there are no transactions; the second (the
+    // first copy write, without one) fails after the customer was written.
+    let illegal = doc! { "errorCode": 20, "errmsg": "Transaction numbers are only allowed on a replica set member or mongos" };
+    db.fail_command(&["update"], 2, illegal).await;
+    let err = Customer::references(&db)
+        .update(ada.id, doc! { "$set": { "fullName": "Ada B." } })
+        .await
+        .unwrap_err();
+    let Error::Incomplete {
+        written, failed, ..
+    } = &err
+    else {
+        panic!("expected Incomplete, got {err:?}");
+    };
+    assert_eq!((*written, *failed), (0, 4), "{err}");
+    let stored = Customer::collection(&db)
+        .find_one(doc! { "_id": ada.id })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.name, "Ada B.");
+    assert_eq!(all::<Order>(&db).await[0].customer.name, "Ada");
+
+    // Changes made with the driver directly are not propagated either; resync repairs both.
+    Customer::collection(&db)
+        .update_one(
+            doc! { "_id": ada.id },
+            doc! { "$set": { "address.city": "Ningbo" } },
+        )
+        .await
+        .unwrap();
+    let report = Customer::references(&db).resync(ada.id).await.unwrap();
+    assert_eq!(
+        report.modified(),
+        4,
+        "two orders, each with two copies: {report}"
+    );
+    let stored = Customer::collection(&db)
+        .find_one(doc! { "_id": ada.id })
+        .await
+        .unwrap()
+        .unwrap();
+    for o in all::<Order>(&db).await {
+        assert_eq!(o.customer, CustomerRef::from(&stored));
+        assert_eq!(o.billing, Some(CustomerRef::from(&stored)));
+    }
+    assert_eq!(all::<Receipt>(&db).await[0].customer, receipt.customer);
+    // A second resync finds nothing to change.
+    let again = Customer::references(&db).resync(ada.id).await.unwrap();
+    assert_eq!(again.modified(), 0);
+}
+
+#[tokio::test]
+async fn every_embedding_gets_an_index_on_the_copied_id() {
+    let db = test_db("extref_indexes").await;
+    pattern_runtime::sync_indexes(&db).await.unwrap();
+    let names = |coll: &'static str| {
+        let db = &db;
+        async move {
+            let mut v: Vec<String> = list_indexes(db, coll)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|d| d.get_str("name").unwrap().to_owned())
+                .collect();
+            v.sort();
+            v
+        }
+    };
+    assert_eq!(
+        names("orders").await,
+        [
+            "_id_",
+            "billing._id_1",
+            "customerSnapshot._id_1",
+            "items.product._id_1"
+        ]
+    );
+    assert_eq!(names("invoices").await, ["_id_", "customer._id_1"]);
+    assert_eq!(names("receipts").await, ["_id_", "customer._id_1"]);
+    assert_eq!(names("teams").await, ["_id_", "members._id_1"]);
+    let orders = list_indexes(&db, "orders").await.unwrap();
+    let items = orders
+        .iter()
+        .find(|d| d.get_str("name").ok() == Some("items.product._id_1"))
+        .unwrap();
+    assert_eq!(
+        items.get_document("key").unwrap(),
+        &doc! { "items.product._id": 1 }
+    );
+}
+
+#[tokio::test]
+async fn concurrent_renames_leave_every_copy_equal_to_its_source() {
+    let db = test_db("extref_concurrent").await;
+    let ada = customer("Ada");
+    let pen = product("P-1", "Pen");
+    Customer::collection(&db).insert_one(&ada).await.unwrap();
+    Product::collection(&db).insert_one(&pen).await.unwrap();
+    for n in 0..20u32 {
+        Order::collection(&db)
+            .insert_one(order(&ada, vec![item(&pen, n), item(&pen, 1)]))
+            .await
+            .unwrap();
+    }
+    let mut tasks = Vec::new();
+    for t in 0..6 {
+        let db = db.db().clone();
+        tasks.push(tokio::spawn(async move {
+            for round in 0..5 {
+                Customer::references(&db)
+                    .update(
+                        ada.id,
+                        doc! { "$set": { "fullName": format!("Ada {t}-{round}") } },
+                    )
+                    .await
+                    .unwrap();
+                Product::references(&db)
+                    .update(
+                        pen.id,
+                        doc! { "$set": { "title": format!("Pen {t}-{round}") } },
+                    )
+                    .await
+                    .unwrap();
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let stored = Customer::collection(&db)
+        .find_one(doc! { "_id": ada.id })
+        .await
+        .unwrap()
+        .unwrap();
+    let stored_pen = Product::collection(&db)
+        .find_one(doc! { "_id": pen.id })
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(stored.name.starts_with("Ada ") && stored.name != "Ada");
+    let orders = all::<Order>(&db).await;
+    assert_eq!(orders.len(), 20);
+    for o in &orders {
+        assert_eq!(o.customer, CustomerRef::from(&stored));
+        assert_eq!(o.billing, Some(CustomerRef::from(&stored)));
+        for i in &o.items {
+            assert_eq!(i.product, ProductRef::from(&stored_pen));
+        }
+    }
+}
+
+#[test]
+fn schemas_describe_the_embeddings() {
+    let field = Order::SCHEMA.field("customer").unwrap();
+    assert_eq!(field.bson_name(), "customerSnapshot");
+    assert!(field.annotations().iter().any(|a| matches!(
+        a,
+        pattern_runtime::Annotation::ExtendedRef {
+            mode: Mode::Propagate
+        }
+    )));
+    assert_eq!(Customer::SCHEMA.references().len(), 1);
+    assert!(Order::SCHEMA.references().is_empty());
+    let paths: Vec<String> = Order::SCHEMA
+        .embeddings()
+        .iter()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(paths, ["customerSnapshot", "billing", "items.product"]);
+}
