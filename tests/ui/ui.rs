@@ -11,5 +11,6 @@ fn ui() {
     t.compile_fail("subset/*.rs");
     t.compile_fail("versioning/*.rs");
     t.compile_fail("bucket/*.rs");
+    t.compile_fail("extended_ref/*.rs");
     t.pass("pass/*.rs");
 }
