@@ -9,6 +9,7 @@
 //! run again.
 
 mod bucket;
+mod extended_ref;
 mod indexes;
 mod subset;
 mod versioning;
@@ -28,6 +29,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
     versioning::run(&client).await?;
     println!();
     bucket::run(&client).await?;
+    println!();
+    extended_ref::run(&client).await?;
 
     println!("\nThe tour is over.");
     Ok(())
