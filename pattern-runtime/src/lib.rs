@@ -58,9 +58,14 @@
 //! - `impl Model for Product`, whose [`Model::SCHEMA`] is a static [`ModelSchema`]: the
 //!   collection, every serialized field with its BSON name, and the [`IndexSpec`]s;
 //! - `Product::FIELDS`, an inherent constant of an unnameable `ProductFields` struct with one
-//!   [`FieldName`] per serialized field (so a user-defined `Product::FIELDS` would clash);
+//!   [`FieldName`] per serialized field (so a user-defined `Product::FIELDS` would clash), and the
+//!   same names through the [`Fields`](trait@Fields) trait;
 //! - a registration that makes [`registered_models`] and [`sync_indexes`] see the model, with no
 //!   hand-kept list.
+//!
+//! The one exception: each `#[extended_ref(ProductRef(..))]` shape declares its reference type,
+//! `ProductRef`, next to the model (with the model's visibility), since other models hold it; see
+//! [`extended_ref`].
 //!
 //! The input must be a non-generic struct with named fields, one of them serialized as `_id`.
 //! The serde attributes are read by serde's own front end, so `rename`, `rename_all` and raw
