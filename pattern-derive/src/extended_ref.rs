@@ -83,6 +83,19 @@ pub(crate) fn collect(
             }
         }
     }
+    let versioned = input.attrs.iter().any(|a| a.path().is_ident("versioned"));
+    if let Some(shape) = out.shapes.iter().find(|s| versioned && !s.snapshot_only) {
+        errors.spanned(
+            &shape.ident,
+            format!(
+                "a `#[versioned]` model cannot keep copies in sync yet: its writes go through \
+                 `save` and `update`, which archive revisions but do not propagate. Declare the \
+                 shape `snapshot` (`#[extended_ref({}(..), snapshot)]`: copies frozen when \
+                 written), or reference an unversioned model",
+                shape.ident
+            ),
+        );
+    }
     for field in &model.fields {
         let attrs: Vec<&syn::Attribute> = field
             .attrs
@@ -99,9 +112,13 @@ pub(crate) fn collect(
                 }
             }
             None if field.serialized => {
-                let ty = wrapped(field.ty, "Option")
-                    .or_else(|| wrapped(field.ty, "Vec"))
-                    .unwrap_or(field.ty);
+                let mut ty = field.ty;
+                while let Some(inner) = ["Option", "Vec", "Box"]
+                    .iter()
+                    .find_map(|w| wrapped(ty, w))
+                {
+                    ty = inner;
+                }
                 out.probes.push(ty.clone());
             }
             None => {}
@@ -521,7 +538,8 @@ impl ExtendedRefs {
                 #propagatable
             });
         }
-        if !self.shapes.is_empty() {
+        // Only shapes that can be kept in sync give the model propagating writes.
+        if self.shapes.iter().any(|s| !s.snapshot_only) {
             out.extend(quote! {
                 #[automatically_derived]
                 impl #p::Referenced for #source {}
