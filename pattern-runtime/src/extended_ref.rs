@@ -838,3 +838,119 @@ pub mod slot {
     /// Compile-time check: the probed field needs no mode.
     pub fn no_mode_needed<V: NoModeNeeded>(_verdict: V) {}
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static CUSTOMER_REF: RefSpec = RefSpec::from_parts(RefParts {
+        name: "CustomerRef",
+        source: "Customer",
+        source_collection: "customers",
+        fields: &["name", "address"],
+        snapshot_only: false,
+    });
+
+    fn embedding(field: &'static str, items: bool, many: bool, name: &'static str) -> Embedding {
+        Embedding::from_parts(EmbeddingParts {
+            model: "Order",
+            collection: "orders",
+            field,
+            items,
+            slot: Slot {
+                reference: &CUSTOMER_REF,
+                many,
+                name,
+            },
+            mode: Mode::Propagate,
+        })
+    }
+
+    #[test]
+    fn touched_fields_are_the_top_level_names_of_every_key() {
+        let t = touched_fields(&doc! {
+            "$set": { "name": "x", "address.city": "y" },
+            "$inc": { "points": 1 },
+            "$rename": { "nick": "alias" },
+        })
+        .unwrap();
+        let t: Vec<&str> = t.iter().map(String::as_str).collect();
+        assert_eq!(t, ["address", "alias", "name", "nick", "points"]);
+    }
+
+    #[test]
+    fn touched_fields_refuse_what_is_not_a_plain_update() {
+        for bad in [
+            doc! { "name": "x" },
+            doc! { "$set": 1 },
+            doc! { "$set": { "_id": 1 } },
+            doc! { "$set": { "_id.x": 1 } },
+            doc! { "$set": { "a.$": 1 } },
+            doc! { "$set": { "a..b": 1 } },
+            doc! { "$rename": { "a": "_id" } },
+        ] {
+            assert!(
+                matches!(touched_fields(&bad), Err(Error::InvalidKey { .. })),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn copy_updates_address_each_layout() {
+        let id = Bson::Int32(7);
+        let source = doc! { "_id": 7, "name": "Ada" }; // no address: it was unset
+        let fields = ["name", "address"];
+
+        let (f, u, a) =
+            embedding("customer", false, false, "customer").copy_update(&id, &source, &fields);
+        assert_eq!(f, doc! { "customer._id": 7 });
+        assert_eq!(
+            u,
+            doc! { "$set": { "customer.name": "Ada" }, "$unset": { "customer.address": "" } }
+        );
+        assert!(a.is_empty());
+
+        let (f, u, a) =
+            embedding("members", false, true, "members").copy_update(&id, &source, &fields[..1]);
+        assert_eq!(f, doc! { "members._id": 7 });
+        assert_eq!(u, doc! { "$set": { "members.$[r].name": "Ada" } });
+        assert_eq!(a, [doc! { "r._id": 7 }]);
+
+        let e = embedding("items", true, false, "product");
+        assert_eq!(e.path(), "items.product");
+        let (f, u, a) = e.copy_update(&id, &source, &fields[..1]);
+        assert_eq!(f, doc! { "items.product._id": 7 });
+        assert_eq!(u, doc! { "$set": { "items.$[i].product.name": "Ada" } });
+        assert_eq!(a, [doc! { "i.product._id": 7 }]);
+
+        let (f, u, a) =
+            embedding("items", true, true, "products").copy_update(&id, &source, &fields[..1]);
+        assert_eq!(f, doc! { "items.products._id": 7 });
+        assert_eq!(
+            u,
+            doc! { "$set": { "items.$[i].products.$[r].name": "Ada" } }
+        );
+        assert_eq!(a, [doc! { "i.products._id": 7 }, doc! { "r._id": 7 }]);
+    }
+
+    #[test]
+    fn the_index_is_built_once_and_named_as_mongod_would() {
+        static E: Embedding = Embedding::from_parts(EmbeddingParts {
+            model: "Order",
+            collection: "orders",
+            field: "items",
+            items: true,
+            slot: Slot {
+                reference: &CUSTOMER_REF,
+                many: false,
+                name: "product",
+            },
+            mode: Mode::Snapshot,
+        });
+        let index = E.index();
+        assert!(std::ptr::eq(index, E.index()));
+        assert_eq!(index.name(), "items.product._id_1");
+        assert_eq!(index.key_document(), doc! { "items.product._id": 1 });
+    }
+}
