@@ -113,9 +113,7 @@ pub(crate) fn collect(
             }
             None if field.serialized => {
                 let mut ty = field.ty;
-                while let Some(inner) = ["Option", "Vec", "Box"]
-                    .iter()
-                    .find_map(|w| wrapped(ty, w))
+                while let Some(inner) = ["Option", "Vec", "Box"].iter().find_map(|w| wrapped(ty, w))
                 {
                     ty = inner;
                 }
