@@ -125,6 +125,11 @@ pub enum Error {
 
     /// A batch was partly written: `written` items are stored, `failed` are not (and can be sent
     /// again). `source` is the first failure.
+    ///
+    /// From a propagation of extended references without a transaction
+    /// ([`References`](crate::References)), the items are the `updateMany`s of the copies: the
+    /// source document was written, `failed` embeddings still hold the old values, and
+    /// [`References::resync`](crate::References::resync) repairs them.
     #[error("{written} written, {failed} not written: {source}")]
     Incomplete {
         /// Items stored.
