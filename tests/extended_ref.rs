@@ -740,3 +740,68 @@ fn schemas_describe_the_embeddings() {
         .collect();
     assert_eq!(paths, ["customerSnapshot", "billing", "items.product"]);
 }
+
+/// The watcher's next propagation; the timeout guards against a hang, it asserts no timing.
+async fn next(w: &mut pattern_runtime::Watcher<Customer>) -> pattern_runtime::Propagation {
+    tokio::time::timeout(std::time::Duration::from_secs(60), w.next())
+        .await
+        .expect("a change event")
+        .expect("an open stream")
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_watcher_propagates_changes_made_outside_the_toolkit() {
+    let db = test_db("extref_watch").await;
+    let ada = customer("Ada");
+    Customer::collection(&db).insert_one(&ada).await.unwrap();
+    for _ in 0..2 {
+        Order::collection(&db)
+            .insert_one(order(&ada, vec![]))
+            .await
+            .unwrap();
+    }
+    let mut watcher = Customer::references(&db).watch(None).await.unwrap();
+    let raw = Customer::collection(&db);
+
+    // Not copied: nothing to write.
+    raw.update_one(
+        doc! { "_id": ada.id },
+        doc! { "$inc": { "loyaltyPoints": 1 } },
+    )
+    .await
+    .unwrap();
+    assert!(next(&mut watcher).await.copies.is_empty());
+
+    raw.update_one(
+        doc! { "_id": ada.id },
+        doc! { "$set": { "fullName": "Ada W.", "address.city": "Wuxi" } },
+    )
+    .await
+    .unwrap();
+    let report = next(&mut watcher).await;
+    assert_eq!(report.modified(), 4, "{report}");
+    assert!(report
+        .copies
+        .iter()
+        .all(|c| c.fields == ["fullName", "address"]));
+    let stored = raw.find_one(doc! { "_id": ada.id }).await.unwrap().unwrap();
+    for o in all::<Order>(&db).await {
+        assert_eq!(o.customer, CustomerRef::from(&stored));
+    }
+
+    // Resuming after a restart misses nothing.
+    let token = watcher.resume_token();
+    drop(watcher);
+    let mut replaced = stored.clone();
+    replaced.name = "Ada X.".into();
+    raw.replace_one(doc! { "_id": ada.id }, &replaced)
+        .await
+        .unwrap();
+    let mut watcher = Customer::references(&db).watch(token).await.unwrap();
+    let report = next(&mut watcher).await;
+    assert_eq!(report.modified(), 4, "{report}");
+    for o in all::<Order>(&db).await {
+        assert_eq!(o.customer, CustomerRef::from(&replaced));
+    }
+}

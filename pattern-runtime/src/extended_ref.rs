@@ -123,9 +123,12 @@
 //! On a deployment without transactions (a standalone server) the source is written first, then
 //! the copies, unprotected: a failure in between is [`Error::Incomplete`] (the source and
 //! `written` embeddings are updated, `failed` are not) and [`References::resync`] repairs it; two
-//! writers changing one source at once may leave the copies with the older value. Changes made
-//! with the driver directly (`Customer::collection(&db).update_one(..)`) are not propagated; no
-//! change stream is watched.
+//! writers changing one source at once may leave the copies with the older value.
+//!
+//! Changes made with the driver directly (`Customer::collection(&db).update_one(..)`), by other
+//! programs or in the shell are not propagated by these calls: [`References::resync`] repairs one
+//! document's copies, and [`References::watch`] follows a change stream on the source collection
+//! and propagates each change as it comes.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
@@ -133,7 +136,10 @@ use std::marker::PhantomData;
 use std::sync::{Mutex, OnceLock};
 
 use bson::{doc, Bson, Document};
-use mongodb::options::ReturnDocument;
+use futures_util::StreamExt;
+use mongodb::change_stream::event::{ChangeStreamEvent, OperationType, ResumeToken};
+use mongodb::change_stream::ChangeStream;
+use mongodb::options::{FullDocumentType, ReturnDocument};
 use mongodb::{ClientSession, Collection, Database};
 
 use crate::error::{check_size, validate_key, Error, Result};
@@ -642,6 +648,31 @@ impl<M: Referenced> References<M> {
         self.finish(id, step)
     }
 
+    /// Watches the source collection (a change stream; needs a replica set or a sharded cluster)
+    /// and propagates every change as it comes, whoever made it: writes with the driver
+    /// directly, other programs, the shell. Each [`Watcher::next`] waits for the next update or
+    /// replacement of a source document and propagates the copied fields it touched, without a
+    /// transaction (the source change is already committed). `resume_after` is a token from
+    /// [`Watcher::resume_token`], to go on after a restart without missing a change.
+    ///
+    /// Changes made through [`References`] are seen too and propagated a second time, which
+    /// changes nothing (`modified` is 0): run a watcher when writes also come from elsewhere.
+    pub async fn watch(&self, resume_after: Option<ResumeToken>) -> Result<Watcher<M>> {
+        let stream = self
+            .raw()
+            .watch()
+            .pipeline([doc! {
+                "$match": { "operationType": { "$in": ["update", "replace"] } }
+            }])
+            .full_document(FullDocumentType::UpdateLookup)
+            .resume_after(resume_after)
+            .await?;
+        Ok(Watcher {
+            references: self.clone(),
+            stream,
+        })
+    }
+
     /// One `updateMany` per target. In a transaction an error aborts everything; without one,
     /// it is reported as a partial propagation.
     async fn write_copies(
@@ -684,6 +715,79 @@ impl<M: Referenced> References<M> {
             });
         }
         Ok(Step::Done(Propagation { copies }))
+    }
+}
+
+/// A change stream on a source collection that propagates changes as they come: from
+/// [`References::watch`].
+pub struct Watcher<M> {
+    references: References<M>,
+    stream: ChangeStream<ChangeStreamEvent<Document>>,
+}
+
+impl<M: Model> fmt::Debug for Watcher<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Watcher")
+            .field("model", &M::SCHEMA.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<M: Referenced> Watcher<M> {
+    /// Waits for the next update or replacement of a source document and propagates the copied
+    /// fields it touched (all of them for a replacement, whose old values the stream does not
+    /// carry), from the document as it is now. A change to fields nobody copies gives an empty
+    /// [`Propagation`] and writes nothing; so does a document deleted since the change. `None`
+    /// when the stream ends (the collection was dropped or renamed).
+    pub async fn next(&mut self) -> Option<Result<Propagation>> {
+        let event = match self.stream.next().await? {
+            Ok(event) => event,
+            Err(e) => return Some(Err(e.into())),
+        };
+        let id = event
+            .document_key
+            .as_ref()
+            .and_then(|k| k.get("_id"))
+            .cloned()
+            .unwrap_or(Bson::Null);
+        let touched: BTreeSet<String> = match (&event.operation_type, &event.update_description) {
+            (OperationType::Update, Some(d)) => d
+                .updated_fields
+                .keys()
+                .map(String::as_str)
+                .chain(d.removed_fields.iter().map(String::as_str))
+                .chain(
+                    d.truncated_arrays
+                        .iter()
+                        .flatten()
+                        .map(|t| t.field.as_str()),
+                )
+                .map(|path| path.split('.').next().unwrap_or(path).to_owned())
+                .collect(),
+            // A replacement: the stream does not say what changed.
+            _ => M::SCHEMA
+                .references()
+                .iter()
+                .flat_map(|r| r.fields().iter().map(|f| (*f).to_owned()))
+                .collect(),
+        };
+        let Some(source) = event.full_document else {
+            return Some(Ok(Propagation::default()));
+        };
+        let targets = self.references.targets(&|f| touched.contains(f));
+        let step = self
+            .references
+            .write_copies(None, &id, &source, &targets)
+            .await;
+        Some(match step {
+            Ok(step) => self.references.finish(id, step),
+            Err(e) => Err(e.into()),
+        })
+    }
+
+    /// Where the stream is: give it to [`References::watch`] to resume after a restart.
+    pub fn resume_token(&self) -> Option<ResumeToken> {
+        self.stream.resume_token()
     }
 }
 

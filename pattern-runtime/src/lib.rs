@@ -131,6 +131,7 @@ pub use bucket::{
 pub use error::{check_size, validate_key, Error, IndexConflict, Result, MAX_DOCUMENT_SIZE};
 pub use extended_ref::{
     CopiesUpdated, Embedding, ExtendedRef, Mode, Propagation, RefSpec, Referenced, References,
+    Watcher,
 };
 pub use index::{
     list_indexes, sync_indexes, sync_indexes_with, Collation, Difference, IndexKey, IndexKind,
