@@ -40,19 +40,41 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
             }
         }
     }
-    match (model, errors.into_result()) {
-        (Ok(m), Ok(())) => {
-            let mut out = refs.types(input, &m);
-            out.extend(expand(&m, &indexes, &subsets, versioning.as_ref(), &refs));
+    output(
+        input,
+        model,
+        errors,
+        |m| {
+            let mut out = refs.types(input, m);
+            out.extend(expand(m, &indexes, &subsets, versioning.as_ref(), &refs));
             out
-        }
+        },
+        |m| {
+            let mut out = refs.types(input, m);
+            out.extend(fallback(m, true, &refs));
+            out
+        },
+    )
+}
+
+/// The derive's output for each way reading the input can end: `ok` when all is well, the errors
+/// and `stubs` when the model was read but has mistakes, the errors and the field names when
+/// serde's own attributes are wrong (serde reports those), the errors alone when the input's
+/// shape is unsupported.
+fn output(
+    input: &DeriveInput,
+    model: Result<Model<'_>, Unsupported>,
+    errors: Errors,
+    ok: impl FnOnce(&Model<'_>) -> TokenStream,
+    stubs: impl FnOnce(&Model<'_>) -> TokenStream,
+) -> TokenStream {
+    match (model, errors.into_result()) {
+        (Ok(m), Ok(())) => ok(&m),
         (Ok(m), Err(e)) => {
             let mut out = e.to_compile_error();
-            out.extend(refs.types(input, &m));
-            out.extend(fallback(&m, true, &refs));
+            out.extend(stubs(&m));
             out
         }
-        // serde reports its own attribute errors: add nothing but the field names.
         (Err(Unsupported::Serde), result) => {
             let mut out = result
                 .err()
@@ -268,36 +290,13 @@ fn fallback_fields_only(input: &DeriveInput) -> TokenStream {
 pub(crate) fn derive_fields(input: &DeriveInput) -> TokenStream {
     let mut errors = Errors::default();
     let model = ast::parse_as(input, &mut errors, ast::DeriveKind::Fields);
-    match (model, errors.into_result()) {
-        (Ok(m), Ok(())) => {
-            let names = field_names(&m);
-            quote! {
-                const _: () = {
-                    #names
-                };
-            }
+    let names = |m: &Model<'_>| {
+        let names = field_names(m);
+        quote! {
+            const _: () = {
+                #names
+            };
         }
-        (Ok(m), Err(e)) => {
-            let names = field_names(&m);
-            let mut out = e.to_compile_error();
-            out.extend(quote! {
-                const _: () = {
-                    #names
-                };
-            });
-            out
-        }
-        (Err(Unsupported::Serde), result) => {
-            let mut out = result
-                .err()
-                .map(|e| e.to_compile_error())
-                .unwrap_or_default();
-            out.extend(fallback_fields_only(input));
-            out
-        }
-        (Err(Unsupported::Shape), result) => result
-            .err()
-            .map(|e| e.to_compile_error())
-            .unwrap_or_default(),
-    }
+    };
+    output(input, model, errors, names, names)
 }

@@ -89,3 +89,16 @@ macro_rules! transact {
 }
 
 pub(crate) use transact;
+
+/// `in_session!(action, session)`: awaits a driver action in `session: Option<&mut
+/// ClientSession>` when there is one, on its own otherwise.
+macro_rules! in_session {
+    ($action:expr, $session:expr) => {
+        match $session {
+            ::core::option::Option::Some(s) => $action.session(s).await,
+            ::core::option::Option::None => $action.await,
+        }
+    };
+}
+
+pub(crate) use in_session;
