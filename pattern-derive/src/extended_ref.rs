@@ -163,74 +163,83 @@ fn parse_shape(attr: &syn::Attribute, model: &Model<'_>, errors: &mut Errors) ->
     let mut shape: Option<(Ident, Vec<Ident>)> = None;
     let mut snapshot_only = false;
     let mut derives = Vec::new();
-    let result = attr.parse_nested_meta(|meta| {
-        let key = key_of(&meta.path);
-        match key.as_str() {
-            "snapshot" => {
-                if snapshot_only {
-                    errors.spanned(&meta.path, "duplicate `snapshot`");
+    let before = errors.count();
+    let bare = matches!(attr.meta, syn::Meta::Path(_));
+    let result = if bare {
+        Ok(())
+    } else {
+        attr.parse_nested_meta(|meta| {
+            let key = key_of(&meta.path);
+            match key.as_str() {
+                "snapshot" => {
+                    if snapshot_only {
+                        errors.spanned(&meta.path, "duplicate `snapshot`");
+                    }
+                    snapshot_only = true;
                 }
-                snapshot_only = true;
-            }
-            "derive" => {
-                meta.parse_nested_meta(|d| {
-                    derives.push(d.path.clone());
-                    Ok(())
-                })?;
-            }
-            "propagate" | "path" => {
-                skip_value(&meta)?;
-                errors.spanned(
-                    &meta.path,
-                    format!(
-                        "`{key}` goes on a field that holds a reference; on the struct, \
-                         `#[extended_ref]` declares a reference shape: \
-                         `#[extended_ref(CustomerRef(name, address))]`"
-                    ),
-                );
-            }
-            _ => {
-                let Some(ident) = meta.path.get_ident().cloned() else {
+                "derive" => {
+                    meta.parse_nested_meta(|d| {
+                        derives.push(d.path.clone());
+                        Ok(())
+                    })?;
+                }
+                "propagate" | "path" => {
                     skip_value(&meta)?;
                     errors.spanned(
                         &meta.path,
-                        "expected a reference shape: `#[extended_ref(CustomerRef(name, address))]`",
-                    );
-                    return Ok(());
-                };
-                if !meta.input.peek(syn::token::Paren) {
-                    skip_value(&meta)?;
-                    errors.spanned(
-                        &ident,
                         format!(
-                            "list the fields `{ident}` copies: `{ident}(name, address)` (the \
-                             `_id` is always copied)"
+                            "`{key}` goes on a field that holds a reference; on the struct, \
+                         `#[extended_ref]` declares a reference shape: \
+                         `#[extended_ref(CustomerRef(name, address))]`"
                         ),
                     );
-                    return Ok(());
                 }
-                let content;
-                syn::parenthesized!(content in meta.input);
-                let fields: Punctuated<Ident, Token![,]> =
-                    content.parse_terminated(Ident::parse_any, Token![,])?;
-                if shape.is_some() {
-                    errors.spanned(
+                _ => {
+                    let Some(ident) = meta.path.get_ident().cloned() else {
+                        skip_value(&meta)?;
+                        errors.spanned(
+                        &meta.path,
+                        "expected a reference shape: `#[extended_ref(CustomerRef(name, address))]`",
+                    );
+                        return Ok(());
+                    };
+                    if !meta.input.peek(syn::token::Paren) {
+                        skip_value(&meta)?;
+                        errors.spanned(
+                            &ident,
+                            format!(
+                                "list the fields `{ident}` copies: `{ident}(name, address)` (the \
+                             `_id` is always copied)"
+                            ),
+                        );
+                        return Ok(());
+                    }
+                    let content;
+                    syn::parenthesized!(content in meta.input);
+                    let fields: Punctuated<Ident, Token![,]> =
+                        content.parse_terminated(Ident::parse_any, Token![,])?;
+                    if shape.is_some() {
+                        errors.spanned(
                         &ident,
                         "one reference shape per `#[extended_ref(...)]`: add another attribute \
                          for another shape",
                     );
-                    return Ok(());
+                        return Ok(());
+                    }
+                    shape = Some((ident, fields.into_iter().collect()));
                 }
-                shape = Some((ident, fields.into_iter().collect()));
             }
-        }
-        Ok(())
-    });
+            Ok(())
+        })
+    };
     if let Err(e) = result {
         errors.push(e);
         return None;
     }
     let Some((ident, written)) = shape else {
+        if errors.count() > before {
+            return None; // the options already had an error
+        }
         errors.spanned(
             attr,
             "`#[extended_ref]` on a struct declares a reference shape: the type to generate and \
@@ -286,63 +295,68 @@ fn parse_embed(attr: &syn::Attribute, field: &Field<'_>, errors: &mut Errors) ->
     let mut mode: Option<Mode> = None;
     let mut path: Option<Ident> = None;
     let mut local = Errors::default();
-    let result = attr.parse_nested_meta(|meta| {
-        let key = key_of(&meta.path);
-        match key.as_str() {
-            "propagate" | "snapshot" => {
-                let this = if key == "propagate" {
-                    Mode::Propagate
-                } else {
-                    Mode::Snapshot
-                };
-                match mode {
-                    Some(m) if m == this => {
-                        local.spanned(&meta.path, format!("duplicate `{key}`"));
-                    }
-                    Some(_) => local.spanned(
-                        &meta.path,
-                        "a field has one mode: `propagate` keeps the copies in sync with the \
+    let bare = matches!(attr.meta, syn::Meta::Path(_));
+    let result = if bare {
+        Ok(())
+    } else {
+        attr.parse_nested_meta(|meta| {
+            let key = key_of(&meta.path);
+            match key.as_str() {
+                "propagate" | "snapshot" => {
+                    let this = if key == "propagate" {
+                        Mode::Propagate
+                    } else {
+                        Mode::Snapshot
+                    };
+                    match mode {
+                        Some(m) if m == this => {
+                            local.spanned(&meta.path, format!("duplicate `{key}`"));
+                        }
+                        Some(_) => local.spanned(
+                            &meta.path,
+                            "a field has one mode: `propagate` keeps the copies in sync with the \
                          source, `snapshot` keeps them as written",
-                    ),
-                    None => mode = Some(this),
+                        ),
+                        None => mode = Some(this),
+                    }
                 }
-            }
-            "path" => {
-                let value = meta.value()?;
-                let ident = Ident::parse_any(value).map_err(|e| {
-                    syn::Error::new(
-                        e.span(),
-                        "`path` names the item's field holding the reference: `path = product`",
-                    )
-                })?;
-                if path.is_some() {
-                    local.spanned(&meta.path, "duplicate `path`");
+                "path" => {
+                    let value = meta.value()?;
+                    let ident = Ident::parse_any(value).map_err(|e| {
+                        syn::Error::new(
+                            e.span(),
+                            "`path` names the item's field holding the reference: `path = product`",
+                        )
+                    })?;
+                    if path.is_some() {
+                        local.spanned(&meta.path, "duplicate `path`");
+                    }
+                    path = Some(ident);
                 }
-                path = Some(ident);
-            }
-            _ if meta.input.peek(syn::token::Paren) => {
-                skip_value(&meta)?;
-                local.spanned(
-                    &meta.path,
-                    "reference shapes are declared on the source struct \
+                _ if meta.input.peek(syn::token::Paren) => {
+                    skip_value(&meta)?;
+                    local.spanned(
+                        &meta.path,
+                        "reference shapes are declared on the source struct \
                      (`#[extended_ref(CustomerRef(name))]` on `Customer`); on a field, give the \
                      mode: `#[extended_ref(propagate)]` or `#[extended_ref(snapshot)]`",
-                );
+                    );
+                }
+                _ => {
+                    skip_value(&meta)?;
+                    local.spanned(
+                        &meta.path,
+                        format!(
+                            "unknown extended_ref option `{key}`{}; expected one of: {}",
+                            did_you_mean(&key, FIELD_OPTIONS.iter().copied()),
+                            FIELD_OPTIONS.join(", ")
+                        ),
+                    );
+                }
             }
-            _ => {
-                skip_value(&meta)?;
-                local.spanned(
-                    &meta.path,
-                    format!(
-                        "unknown extended_ref option `{key}`{}; expected one of: {}",
-                        did_you_mean(&key, FIELD_OPTIONS.iter().copied()),
-                        FIELD_OPTIONS.join(", ")
-                    ),
-                );
-            }
-        }
-        Ok(())
-    });
+            Ok(())
+        })
+    };
     if let Err(e) = result {
         errors.push(e);
         return None;
@@ -562,16 +576,29 @@ impl ExtendedRefs {
     }
 
     /// The `references` and `embeddings` of the model's `SchemaParts`.
-    pub(crate) fn schema_parts(&self, model: &Model<'_>) -> TokenStream {
+    pub(crate) fn schema_parts(&self) -> TokenStream {
+        let refs = (0..self.shapes.len()).map(|i| format_ident!("__REF_{}", i));
+        let embeds = (0..self.embeds.len()).map(|i| format_ident!("__EMBED_{}", i));
+        quote! {
+            references: &[#(&#refs),*],
+            embeddings: &[#(#embeds),*],
+        }
+    }
+
+    /// One constant per embedding, inside the derive's `const _` block (a constant, so the
+    /// compile-time checks can bind the field name first).
+    pub(crate) fn embedding_items(&self, model: &Model<'_>) -> TokenStream {
         let krate = &model.krate;
         let p = quote!(#krate::__private);
         let ident = model.ident;
         let name = ident.to_string();
         let collection = &model.collection;
-        let refs = (0..self.shapes.len()).map(|i| format_ident!("__REF_{}", i));
-        let embeds = self.embeds.iter().map(|e| {
+        let embeds = self.embeds.iter().enumerate().map(|(i, e)| {
+            let konst = format_ident!("__EMBED_{}", i);
             let field = &e.field;
             let bson = &e.bson_name;
+            // The field name is bound first, so the check's argument is spanned at one token:
+            // the field's type, or the item field named by `path`.
             let (names, span, slot_field) = match &e.item {
                 None => (quote!(#ident::FIELDS), e.ty.span(), field.clone()),
                 Some((item_ty, path)) => {
@@ -583,27 +610,28 @@ impl ExtendedRefs {
                 Mode::Propagate => quote_spanned!(span=> #p::propagated_ref),
                 Mode::Snapshot => quote_spanned!(span=> #p::snapshot_ref),
             };
-            let slot = quote_spanned!(span=> #check(#names.#slot_field));
+            let bound = quote_spanned!(span=> __field);
+            let slot = quote! {{
+                let #bound = #names.#slot_field;
+                #check(#bound)
+            }};
             let items = e.item.is_some();
             let mode = match e.mode {
                 Mode::Propagate => quote!(#p::Mode::Propagate),
                 Mode::Snapshot => quote!(#p::Mode::Snapshot),
             };
             quote! {
-                #p::Embedding::from_parts(#p::EmbeddingParts {
+                const #konst: #p::Embedding = #p::Embedding::from_parts(#p::EmbeddingParts {
                     model: #name,
                     collection: #collection,
                     field: #bson,
                     items: #items,
                     slot: #slot,
                     mode: #mode,
-                })
+                });
             }
         });
-        quote! {
-            references: &[#(&#refs),*],
-            embeddings: &[#(#embeds),*],
-        }
+        quote!(#(#embeds)*)
     }
 }
 

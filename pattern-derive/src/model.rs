@@ -182,11 +182,13 @@ fn expand(
     let subset_items = subsets.iter().enumerate().map(|(i, s)| s.items(model, i));
     let version_spec = Versioning::spec(versioning, model);
     let version_items = versioning.map(|v| v.items(model));
-    let ref_parts = refs.schema_parts(model);
+    let ref_parts = refs.schema_parts();
     let ref_items = refs.items(model, true);
+    let embeddings = refs.embedding_items(model);
     quote! {
         const _: () = {
             #field_names
+            #embeddings
 
             static __SCHEMA: #p::ModelSchema = #p::ModelSchema::from_parts(#p::SchemaParts {
                 name: #name,

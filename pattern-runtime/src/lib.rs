@@ -166,7 +166,7 @@ pub mod __private {
     };
     pub use crate::extended_ref::slot::{
         no_mode_needed, propagate as propagated_ref, snapshot as snapshot_ref, Probe as RefProbe,
-        ProbePlain as RefProbePlain, ProbeRef as RefProbeRef, Propagatable,
+        ProbePlain as RefProbePlain, ProbeRef as RefProbeRef, Propagatable, PropagatedSlot,
     };
     pub use crate::extended_ref::{
         Embedding, EmbeddingParts, ExtendedRef, Mode, RefParts, RefSpec, Referenced, Slot,
