@@ -1,0 +1,27 @@
+use pattern_runtime::Model;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Model)]
+#[versioned(history = "customer_revisions")]
+#[extended_ref(CustomerRef(name))]
+#[extended_ref(CustomerSnapshot(name), snapshot)]
+struct Customer {
+    #[serde(rename = "_id")]
+    id: u32,
+    #[version]
+    version: i64,
+    name: String,
+}
+
+// The shapes are still generated: no error below.
+#[derive(Serialize, Deserialize, Model)]
+struct Order {
+    #[serde(rename = "_id")]
+    id: u32,
+    #[extended_ref(propagate)]
+    customer: CustomerRef,
+    #[extended_ref(snapshot)]
+    frozen: CustomerSnapshot,
+}
+
+fn main() {}
