@@ -142,6 +142,25 @@ async fn all<M: Model>(db: &TestDb) -> Vec<M> {
         .unwrap()
 }
 
+/// The customer `id` as stored now.
+async fn stored_customer(db: &TestDb, id: ObjectId) -> Customer {
+    Customer::collection(db)
+        .find_one(doc! { "_id": id })
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+/// `n` orders of customer `c`, without items.
+async fn insert_orders(db: &TestDb, c: &Customer, n: usize) {
+    for _ in 0..n {
+        Order::collection(db)
+            .insert_one(order(c, vec![]))
+            .await
+            .unwrap();
+    }
+}
+
 /// The `update` commands sent since the last call, by collection, sorted.
 fn update_targets(db: &TestDb) -> Vec<String> {
     let mut v: Vec<String> = db
@@ -280,11 +299,7 @@ async fn renaming_a_customer_updates_every_propagated_copy_and_no_snapshot() {
     assert!(modified.contains(&("teams", "members".into(), 1)));
     assert!(report.copies.iter().all(|c| c.fields == ["fullName"]));
 
-    let stored = Customer::collection(&db)
-        .find_one(doc! { "_id": ada.id })
-        .await
-        .unwrap()
-        .unwrap();
+    let stored = stored_customer(&db, ada.id).await;
     assert_eq!(stored.name, "Ada Lovelace");
     let expected = CustomerRef::from(&stored);
     for o in all::<Order>(&db).await {
@@ -396,11 +411,7 @@ async fn a_change_to_fields_nobody_copies_sends_one_update_and_nothing_else() {
         .map(|c| (c.name, c.target))
         .collect();
     assert_eq!(sent, [("update".to_owned(), "customers".to_owned())]);
-    let stored = Customer::collection(&db)
-        .find_one(doc! { "_id": ada.id })
-        .await
-        .unwrap()
-        .unwrap();
+    let stored = stored_customer(&db, ada.id).await;
     assert_eq!(
         (stored.loyalty_points, stored.email.as_str()),
         (5, "ada@new.example")
@@ -529,11 +540,7 @@ async fn a_failed_propagation_rolls_back_the_source() {
         .await
         .unwrap_err();
     assert_eq!(err.code(), Some(2), "{err:?}");
-    let stored = Customer::collection(&db)
-        .find_one(doc! { "_id": ada.id })
-        .await
-        .unwrap()
-        .unwrap();
+    let stored = stored_customer(&db, ada.id).await;
     assert_eq!(stored.name, "Ada");
     assert_eq!(all::<Order>(&db).await[0].customer.name, "Ada");
     assert_eq!(all::<Invoice>(&db).await[0].customer.name, "Ada");
@@ -558,12 +565,7 @@ async fn without_transactions_a_partial_propagation_is_incomplete_and_resync_rep
     let db = test_db("extref_no_txn").await;
     let ada = customer("Ada");
     Customer::collection(&db).insert_one(&ada).await.unwrap();
-    for _ in 0..2 {
-        Order::collection(&db)
-            .insert_one(order(&ada, vec![]))
-            .await
-            .unwrap();
-    }
+    insert_orders(&db, &ada, 2).await;
     let receipt = Receipt {
         id: ObjectId::new(),
         customer: CustomerRef::from(&ada),
@@ -584,11 +586,7 @@ async fn without_transactions_a_partial_propagation_is_incomplete_and_resync_rep
         panic!("expected Incomplete, got {err:?}");
     };
     assert_eq!((*written, *failed), (0, 4), "{err}");
-    let stored = Customer::collection(&db)
-        .find_one(doc! { "_id": ada.id })
-        .await
-        .unwrap()
-        .unwrap();
+    let stored = stored_customer(&db, ada.id).await;
     assert_eq!(stored.name, "Ada B.");
     assert_eq!(all::<Order>(&db).await[0].customer.name, "Ada");
 
@@ -606,11 +604,7 @@ async fn without_transactions_a_partial_propagation_is_incomplete_and_resync_rep
         4,
         "two orders, each with two copies: {report}"
     );
-    let stored = Customer::collection(&db)
-        .find_one(doc! { "_id": ada.id })
-        .await
-        .unwrap()
-        .unwrap();
+    let stored = stored_customer(&db, ada.id).await;
     for o in all::<Order>(&db).await {
         assert_eq!(o.customer, CustomerRef::from(&stored));
         assert_eq!(o.billing, Some(CustomerRef::from(&stored)));
@@ -699,11 +693,7 @@ async fn concurrent_renames_leave_every_copy_equal_to_its_source() {
     for t in tasks {
         t.await.unwrap();
     }
-    let stored = Customer::collection(&db)
-        .find_one(doc! { "_id": ada.id })
-        .await
-        .unwrap()
-        .unwrap();
+    let stored = stored_customer(&db, ada.id).await;
     let stored_pen = Product::collection(&db)
         .find_one(doc! { "_id": pen.id })
         .await
@@ -755,12 +745,7 @@ async fn a_watcher_propagates_changes_made_outside_the_toolkit() {
     let db = test_db("extref_watch").await;
     let ada = customer("Ada");
     Customer::collection(&db).insert_one(&ada).await.unwrap();
-    for _ in 0..2 {
-        Order::collection(&db)
-            .insert_one(order(&ada, vec![]))
-            .await
-            .unwrap();
-    }
+    insert_orders(&db, &ada, 2).await;
     let mut watcher = Customer::references(&db).watch(None).await.unwrap();
     let raw = Customer::collection(&db);
 
