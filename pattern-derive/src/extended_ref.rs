@@ -8,11 +8,10 @@
 //! mode holds no reference, the item's field names) is checked by code generated at the user's
 //! tokens, so rustc's error points there.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Delimiter, Group, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::ext::IdentExt;
 use syn::punctuated::Punctuated;
-use syn::spanned::Spanned;
 use syn::{Ident, Token};
 
 use crate::ast::{Field, Model};
@@ -24,7 +23,16 @@ use crate::errors::{did_you_mean, Errors};
 pub(crate) struct ExtendedRefs {
     shapes: Vec<Shape>,
     embeds: Vec<Embed>,
-    probes: Vec<syn::Type>,
+    probes: Vec<Probe>,
+}
+
+/// A stored field without `#[extended_ref]`: checked to hold no reference, directly or in the
+/// fields of the struct it holds.
+struct Probe {
+    ty: syn::Type,
+    /// The type inside `Option`/`Vec`/`Box` wrappers, and whether one of them is a `Vec`.
+    inner: syn::Type,
+    in_array: bool,
 }
 
 /// `#[extended_ref(CustomerRef(name, address), snapshot, derive(PartialEq))]` on the struct.
@@ -53,6 +61,7 @@ struct Embed {
 }
 
 const FIELD_OPTIONS: &[&str] = &["propagate", "snapshot", "path"];
+const SHAPE_OPTIONS: &[&str] = &["snapshot", "derive"];
 
 /// Reads every `#[extended_ref]` of the model.
 pub(crate) fn collect(
@@ -112,12 +121,20 @@ pub(crate) fn collect(
                 }
             }
             None if field.serialized => {
-                let mut ty = field.ty;
-                while let Some(inner) = ["Option", "Vec", "Box"].iter().find_map(|w| wrapped(ty, w))
+                let mut inner = field.ty;
+                let mut in_array = false;
+                while let Some((w, t)) = ["Option", "Vec", "Box"]
+                    .iter()
+                    .find_map(|w| Some((*w, wrapped(inner, w)?)))
                 {
-                    ty = inner;
+                    in_array |= w == "Vec";
+                    inner = t;
                 }
-                out.probes.push(ty.clone());
+                out.probes.push(Probe {
+                    ty: field.ty.clone(),
+                    inner: inner.clone(),
+                    in_array,
+                });
             }
             None => {}
         }
@@ -203,6 +220,24 @@ fn parse_shape(attr: &syn::Attribute, model: &Model<'_>, errors: &mut Errors) ->
                     );
                         return Ok(());
                     };
+                    let option_like = ident
+                        .unraw()
+                        .to_string()
+                        .starts_with(|c: char| c.is_lowercase() || c == '_');
+                    if option_like && !meta.input.peek(syn::token::Paren) {
+                        skip_value(&meta)?;
+                        let key = ident.unraw().to_string();
+                        errors.spanned(
+                            &ident,
+                            format!(
+                                "unknown extended_ref option `{key}`{}; expected a reference \
+                                 shape, `CustomerRef(name, address)`, or one of: {}",
+                                did_you_mean(&key, SHAPE_OPTIONS.iter().copied()),
+                                SHAPE_OPTIONS.join(", ")
+                            ),
+                        );
+                        return Ok(());
+                    }
                     if !meta.input.peek(syn::token::Paren) {
                         skip_value(&meta)?;
                         errors.spanned(
@@ -475,7 +510,6 @@ impl ExtendedRefs {
             out.extend(quote! {
                 #[doc = #doc]
                 #[derive(
-                    ::core::clone::Clone,
                     ::core::fmt::Debug,
                     #p::serde::Serialize,
                     #p::serde::Deserialize,
@@ -504,20 +538,27 @@ impl ExtendedRefs {
             let ident = &shape.ident;
             let name = ident.to_string();
             let stat = format_ident!("__REF_{}", i);
-            let copied: Vec<(&Field<'_>, Span)> = shape
+            let copied: Vec<&Field<'_>> = shape
                 .fields
                 .iter()
-                .filter_map(|f| Some((model.field(&crate::ast::unraw(f))?, f.span())))
+                .filter_map(|f| model.field(&crate::ast::unraw(f)))
                 .collect();
-            let bson_names = copied.iter().map(|(f, _)| &f.bson_name);
-            let inits = id
-                .map(|f| (f, f.ident.span()))
-                .into_iter()
-                .chain(copied.iter().copied())
-                .map(|(f, span)| {
-                    let field = f.ident;
-                    quote_spanned!(span=> #field: ::core::clone::Clone::clone(&source.#field))
-                });
+            let bson_names = copied.iter().map(|f| &f.bson_name);
+            // Both impls copy each field with `copy_field::<Type, Shape>`: a field that is not
+            // `Clone` is one error (the same at both), at the field's type.
+            let p = &p;
+            let copies = |from: TokenStream| {
+                id.into_iter()
+                    .chain(copied.iter().copied())
+                    .map(|f| {
+                        let field = f.ident;
+                        let ty = f.ty;
+                        quote!(#field: #p::copy_field::<#ty, #ident>(&#from.#field))
+                    })
+                    .collect::<Vec<_>>()
+            };
+            let inits = copies(quote!(source));
+            let clones = copies(quote!(self));
             let snapshot_only = shape.snapshot_only;
             let propagatable = (!snapshot_only).then(|| {
                 quote! {
@@ -526,6 +567,13 @@ impl ExtendedRefs {
                 }
             });
             out.extend(quote! {
+                #[automatically_derived]
+                impl ::core::clone::Clone for #ident {
+                    fn clone(&self) -> Self {
+                        #ident { #(#clones,)* }
+                    }
+                }
+
                 #[automatically_derived]
                 impl ::core::convert::From<&#source> for #ident {
                     fn from(source: &#source) -> Self {
@@ -557,20 +605,10 @@ impl ExtendedRefs {
                 impl #p::Referenced for #source {}
             });
         }
-        if with_probes && !self.probes.is_empty() {
-            let probes = self.probes.iter().map(|ty| {
-                quote_spanned! {ty.span()=>
-                    #p::no_mode_needed((&#p::RefProbe::<#ty>::new()).probe());
-                }
-            });
-            out.extend(quote! {
-                // Never called: type-checking it is the check.
-                #[allow(dead_code, clippy::all)]
-                fn __extended_ref_probes() {
-                    use #p::{RefProbePlain as _, RefProbeRef as _};
-                    #(#probes)*
-                }
-            });
+        if with_probes {
+            for probe in &self.probes {
+                out.extend(probe.check(&p));
+            }
         }
         out
     }
@@ -585,36 +623,57 @@ impl ExtendedRefs {
         }
     }
 
-    /// One constant per embedding, inside the derive's `const _` block (a constant, so the
-    /// compile-time checks can bind the field name first).
+    /// One constant per embedding, inside the derive's `const _` block. Its slot is where the
+    /// field's type is checked: `ref_slot::<Type>` (an error points at the type), or for
+    /// `path`, the item's field name bound first (an error points at `path`'s value).
     pub(crate) fn embedding_items(&self, model: &Model<'_>) -> TokenStream {
         let krate = &model.krate;
         let p = quote!(#krate::__private);
-        let ident = model.ident;
-        let name = ident.to_string();
+        let name = model.ident.to_string();
         let collection = &model.collection;
         let embeds = self.embeds.iter().enumerate().map(|(i, e)| {
             let konst = format_ident!("__EMBED_{}", i);
-            let field = &e.field;
             let bson = &e.bson_name;
-            // The field name is bound first, so the check's argument is spanned at one token:
-            // the field's type, or the item field named by `path`.
-            let (names, span, slot_field) = match &e.item {
-                None => (quote!(#ident::FIELDS), e.ty.span(), field.clone()),
-                Some((item_ty, path)) => {
-                    let names = quote_spanned!(item_ty.span()=> <#item_ty as #p::Fields>::FIELDS);
-                    (names, path.span(), path.clone())
+            let slot = match (&e.item, e.mode) {
+                (None, Mode::Snapshot) => {
+                    let ty = &e.ty;
+                    quote!(#p::ref_slot::<#ty>(#bson))
+                }
+                (None, Mode::Propagate) => {
+                    let ty = &e.ty;
+                    let check = probe_closure(&p, ty, "propagation");
+                    quote!(#p::propagated_slot::<#ty>(#bson, #p::synced(#check)))
+                }
+                (Some((item_ty, path)), mode) => {
+                    let names = quote_spanned!(span_range(item_ty).0=> <#item_ty as #p::Fields>::FIELDS);
+                    let span = path.span();
+                    let bound = quote_spanned!(span=> __field);
+                    let call = match mode {
+                        Mode::Snapshot => quote_spanned!(span=> #p::item_slot(#bound)),
+                        Mode::Propagate => quote_spanned! {span=>
+                            #p::propagated_item_slot(#bound, |__f| {
+                                #[allow(unused_imports)]
+                                use #p::{ProbeOther as _, ProbeSnapshotOnly as _, ProbeSyncable as _};
+                                (&&&#p::RefProbe::of(__f)).propagation()
+                            })
+                        },
+                    };
+                    quote! {{
+                        let #bound = #names.#path;
+                        #call
+                    }}
                 }
             };
-            let check = match e.mode {
-                Mode::Propagate => quote_spanned!(span=> #p::propagated_ref),
-                Mode::Snapshot => quote_spanned!(span=> #p::snapshot_ref),
-            };
-            let bound = quote_spanned!(span=> __field);
-            let slot = quote! {{
-                let #bound = #names.#slot_field;
-                #check(#bound)
-            }};
+            // The other fields of the items hold no reference (one `path` per field).
+            let beside = e.item.as_ref().map(|(item_ty, path)| {
+                let items = probe_closure(&p, item_ty, "items");
+                let name = crate::ast::unraw(path);
+                fail_with(
+                    quote!(#p::items_beside_path(#items, #name)),
+                    path.span(),
+                    path.span(),
+                )
+            });
             let items = e.item.is_some();
             let mode = match e.mode {
                 Mode::Propagate => quote!(#p::Mode::Propagate),
@@ -629,9 +688,156 @@ impl ExtendedRefs {
                     slot: #slot,
                     mode: #mode,
                 });
+                #beside
             }
         });
         quote!(#(#embeds)*)
+    }
+}
+
+impl Probe {
+    /// The checks of a field without a mode: it holds no reference (`no_mode_needed`), and the
+    /// struct it holds (`#[derive(Fields)]`) has no field holding one (a constant that fails to
+    /// evaluate with the struct's message).
+    fn check(&self, p: &TokenStream) -> TokenStream {
+        let held = probe_closure(p, &self.ty, "held");
+        let (lo, hi) = span_range(&self.ty);
+        let mut out = quote_spanned! {lo=>
+            const _: () = #p::no_mode_needed(#held);
+        };
+        let simple = matches!(&self.inner, syn::Type::Path(t) if t.qself.is_none());
+        if simple {
+            let items = probe_closure(p, &self.inner, "items");
+            let in_array = self.in_array;
+            out.extend(fail_with(
+                quote!(#p::items_without_mode(#items, #in_array)),
+                lo,
+                hi,
+            ));
+        }
+        out
+    }
+}
+
+/// The spans of the first and last tokens of `tokens`. Generated code starting at the first and
+/// ending at the second makes rustc point at all of `tokens` (a proc macro cannot join spans on
+/// stable Rust).
+fn span_range(tokens: &impl ToTokens) -> (Span, Span) {
+    let mut iter = tokens.to_token_stream().into_iter();
+    let first = iter.next().map_or_else(Span::call_site, |t| t.span());
+    let last = iter.last().map_or(first, |t| t.span());
+    (first, last)
+}
+
+/// `const _: () = if let Some(m) = <message> { panic!("{}", m) };`, the panic spanned from `lo` to
+/// `hi`: a compile-time check whose message is computed from other types' constants.
+fn fail_with(message: TokenStream, lo: Span, hi: Span) -> TokenStream {
+    let panic = quote_spanned!(lo=> ::core::panic);
+    let args = quote_spanned!(hi=> ("{}", __message));
+    quote! {
+        const _: () = if let ::core::option::Option::Some(__message) = #message {
+            #panic!#args
+        };
+    }
+}
+
+/// `|| (&&&Probe::<Type>::new()).method()`, spanned over the whole of `ty`: the verdict of
+/// `ty` (see `pattern_runtime::extended_ref::slot`).
+fn probe_closure(p: &TokenStream, ty: &syn::Type, method: &str) -> TokenStream {
+    let (lo, hi) = span_range(ty);
+    let method = Ident::new(method, hi);
+    let imports = quote_spanned! {lo=>
+        #[allow(unused_imports)]
+        use #p::{
+            ProbeHeld as _, ProbeItems as _, ProbeNested as _, ProbeOther as _,
+            ProbeSnapshotOnly as _, ProbeSyncable as _,
+        };
+    };
+    let receiver = quote_spanned!(lo=> (&&&#p::RefProbe::<#ty>::new()));
+    let call = quote_spanned!(hi=> .#method());
+    let mut body = Group::new(Delimiter::Brace, quote!(#imports #receiver #call));
+    body.set_span(hi);
+    quote_spanned!(lo=> || #body)
+}
+
+/// `#[extended_ref]` on a `#[derive(Fields)]` struct (registered there only to say this):
+/// shapes are declared on models, and modes go on the model's field holding the items.
+pub(crate) fn misplaced_on_fields(input: &syn::DeriveInput, errors: &mut Errors) {
+    for attr in input
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("extended_ref"))
+    {
+        errors.spanned(
+            attr,
+            "reference shapes are declared on a `#[derive(Model)]` struct: the source of the \
+             copies, with an `_id`",
+        );
+    }
+    let syn::Data::Struct(s) = &input.data else {
+        return;
+    };
+    for field in &s.fields {
+        for attr in field
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident("extended_ref"))
+        {
+            let name = field
+                .ident
+                .as_ref()
+                .map_or_else(|| "field".to_owned(), |i| i.unraw().to_string());
+            errors.spanned(
+                attr,
+                format!(
+                    "the mode goes on the model's field holding these items, with `path`: \
+                     `#[extended_ref(propagate, path = {name})] items: Vec<{}>`",
+                    input.ident
+                ),
+            );
+        }
+    }
+}
+
+/// `impl HeldRefs` of a `#[derive(Fields)]` struct: for each stored field holding references, the
+/// messages for a model field holding the struct (see `pattern_runtime::extended_ref::slot`).
+pub(crate) fn held_refs(model: &Model<'_>) -> TokenStream {
+    let krate = &model.krate;
+    let p = quote!(#krate::__private);
+    let ident = model.ident;
+    let held = model.fields.iter().filter(|f| f.serialized).map(|f| {
+        let name = &f.rust_name;
+        let in_array = format!(
+            "this field's items (`{ident}`) hold extended references in `{name}`, and the field \
+             has no mode: mark it `#[extended_ref(propagate, path = {name})]` to keep the copies \
+             in sync, or `#[extended_ref(snapshot, path = {name})]` to keep them as written"
+        );
+        let nested = format!(
+            "this field holds a `{ident}`, whose `{name}` holds extended references: references \
+             inside a nested struct are kept in sync only from a `Vec` of items \
+             (`#[extended_ref(propagate, path = {name})] items: Vec<{ident}>`); hold the \
+             reference on the model itself, or the struct in a `Vec`"
+        );
+        let beside = format!(
+            "the items (`{ident}`) also hold extended references in `{name}`, which no mode \
+             covers: one field tracks one reference of its items (`path`). Hold `{name}`'s \
+             reference in an array of its own, or drop it from the items"
+        );
+        let check = probe_closure(&p, f.ty, "held");
+        quote! {
+            #p::when_held(#check, #p::HeldRef {
+                field: #name,
+                in_array: #in_array,
+                nested: #nested,
+                beside: #beside,
+            })
+        }
+    });
+    quote! {
+        #[automatically_derived]
+        impl #p::HeldRefs for #ident {
+            const HELD: &'static [::core::option::Option<#p::HeldRef>] = &[#(#held),*];
+        }
     }
 }
 

@@ -292,11 +292,14 @@ fn fallback_fields_only(input: &DeriveInput) -> TokenStream {
 pub(crate) fn derive_fields(input: &DeriveInput) -> TokenStream {
     let mut errors = Errors::default();
     let model = ast::parse_as(input, &mut errors, ast::DeriveKind::Fields);
+    extended_ref::misplaced_on_fields(input, &mut errors);
     let names = |m: &Model<'_>| {
         let names = field_names(m);
+        let held = extended_ref::held_refs(m);
         quote! {
             const _: () = {
                 #names
+                #held
             };
         }
     };

@@ -20,7 +20,8 @@
 //!
 //! # Embedding it: on the models that copy
 //!
-//! A field holding a reference, an `Option` of one or a `Vec` of them carries a mode:
+//! A field holding a reference (`CustomerRef`, `Option<CustomerRef>`, `Vec<CustomerRef>` or
+//! `Option<Vec<CustomerRef>>`) carries a mode:
 //! - `#[extended_ref(propagate)]`: kept in sync: [`References::update`] and
 //!   [`References::replace`] carry every change of a copied field to it;
 //! - `#[extended_ref(snapshot)]`: frozen as written; nothing in the toolkit ever touches it.
@@ -28,9 +29,13 @@
 //! For references inside the items of an array, mark the `Vec` of items and name the item's field
 //! with `path`: `#[extended_ref(propagate, path = product)] items: Vec<OrderItem>`, where
 //! `OrderItem` derives [`Fields`](crate::Fields) (its typed field names) and has a
-//! `product: ProductRef` (or `Option<ProductRef>`, `Vec<ProductRef>`) field. A field whose type is
-//! a reference but has no mode is a compile error: the choice between a live copy and a frozen one
-//! is the point of the pattern, so it is never made by default.
+//! `product: ProductRef` (or `Option<ProductRef>`, `Vec<ProductRef>`, ...) field. A stored field
+//! that holds references but has no mode is a compile error: the choice between a live copy and a
+//! frozen one is the point of the pattern, so it is never made by default. That covers references
+//! nested deeper (`Vec<Vec<CustomerRef>>`, which propagation cannot address) and the fields of a
+//! `#[derive(Fields)]` struct the model holds (`items: Vec<OrderItem>` without a mode, when
+//! `OrderItem` holds a `ProductRef`). It cannot see into a struct without `#[derive(Fields)]`.
+//! One `path` per field: when the items hold two references, only the one named is tracked.
 //!
 //! Every embedding declares an index on the copy's `_id` (`customer._id_1`,
 //! `items.product._id_1`), created by [`sync_indexes`](crate::sync_indexes): propagation finds the
@@ -152,7 +157,8 @@ use crate::txn::{in_session, transact};
     message = "`{Self}` is not an extended reference",
     label = "not an extended reference",
     note = "declare the reference on its source model, `#[extended_ref(CustomerRef(name, ..))]`, \
-            and hold `CustomerRef`, `Option<CustomerRef>` or `Vec<CustomerRef>`"
+            and hold `CustomerRef`, `Option<CustomerRef>`, `Vec<CustomerRef>` or \
+            `Option<Vec<CustomerRef>>`"
 )]
 pub trait ExtendedRef: Sized + 'static {
     /// The model the reference points to and copies from.
@@ -834,17 +840,24 @@ fn touched_fields(update: &Document) -> Result<BTreeSet<String>> {
     Ok(touched)
 }
 
-/// Compile-time plumbing of the derive: what a field holding references is.
+/// Compile-time plumbing of the derives: what a field holding references is, and the checks
+/// that point at the user's tokens. Not a stable API.
+///
+/// The checks classify a field's type by autoref specialisation: `(&&&Probe::<T>::new())`
+/// resolves a method on the most specific of `&&Probe<T>`, `&Probe<T>` and `Probe<T>` whose
+/// bounds hold, and the method's return type is the verdict. One check per verdict, each with
+/// its own message, so a mistake is one error saying what to do.
 #[doc(hidden)]
 pub mod slot {
     use super::*;
+    use std::collections::{BTreeMap, HashMap};
 
-    /// A field type that holds extended references: `R`, `Option<R>` or `Vec<R>`.
+    /// A field type holding extended references in a layout propagation can address: `R`,
+    /// `Option<R>`, `Vec<R>` or `Option<Vec<R>>`.
     #[diagnostic::on_unimplemented(
-        message = "`{Self}` is not an extended reference: `#[extended_ref]` marks a field holding one",
-        label = "not an extended reference",
-        note = "declare the reference on its source model, `#[extended_ref(CustomerRef(name, ..))]`, \
-                and hold `CustomerRef`, `Option<CustomerRef>` or `Vec<CustomerRef>`"
+        message = "`{Self}` is not a field of extended references: a mode goes on a field holding `CustomerRef`, `Option<CustomerRef>`, `Vec<CustomerRef>` or `Option<Vec<CustomerRef>>`",
+        label = "not a field of extended references",
+        note = "an extended reference is declared on its source model: `#[extended_ref(CustomerRef(name, ..))]` on `Customer` generates `CustomerRef`"
     )]
     pub trait RefSlot {
         /// The reference type.
@@ -852,122 +865,376 @@ pub mod slot {
         /// Whether the field is an array of references.
         const MANY: bool;
     }
+    #[diagnostic::do_not_recommend]
     impl<T: ExtendedRef> RefSlot for T {
         type Ref = T;
         const MANY: bool = false;
     }
+    #[diagnostic::do_not_recommend]
     impl<T: ExtendedRef> RefSlot for Option<T> {
         type Ref = T;
         const MANY: bool = false;
     }
+    #[diagnostic::do_not_recommend]
     impl<T: ExtendedRef> RefSlot for Vec<T> {
         type Ref = T;
         const MANY: bool = true;
     }
-
-    /// A reference shape that may be kept in sync (not declared `snapshot`).
-    #[diagnostic::on_unimplemented(
-        message = "`{Self}` is declared `snapshot` on its source: its copies are frozen when written and cannot be marked `propagate`",
-        label = "a snapshot-only reference",
-        note = "mark the field `#[extended_ref(snapshot)]`, or declare another shape without `snapshot` to keep in sync"
-    )]
-    pub trait Propagatable {}
-
-    /// A `snapshot` field.
-    pub const fn snapshot<T: RefSlot>(field: FieldName<T>) -> Slot {
-        Slot {
-            reference: <T::Ref as ExtendedRef>::SPEC,
-            many: T::MANY,
-            name: field.as_str(),
-        }
-    }
-
-    /// A field type holding references that may be kept in sync.
-    #[diagnostic::on_unimplemented(
-        message = "`{Self}` is not an extended reference that can be kept in sync",
-        label = "not a reference to propagate",
-        note = "a `propagate` field holds a reference declared on its source without `snapshot`: \
-                `CustomerRef`, `Option<CustomerRef>` or `Vec<CustomerRef>`"
-    )]
-    pub trait PropagatedSlot {
-        /// The reference type.
-        type Ref: ExtendedRef;
-        /// Whether the field is an array of references.
-        const MANY: bool;
-    }
-    impl<T: ExtendedRef + Propagatable> PropagatedSlot for T {
-        type Ref = T;
-        const MANY: bool = false;
-    }
-    impl<T: ExtendedRef + Propagatable> PropagatedSlot for Option<T> {
-        type Ref = T;
-        const MANY: bool = false;
-    }
-    impl<T: ExtendedRef + Propagatable> PropagatedSlot for Vec<T> {
+    #[diagnostic::do_not_recommend]
+    impl<T: ExtendedRef> RefSlot for Option<Vec<T>> {
         type Ref = T;
         const MANY: bool = true;
     }
 
-    /// A `propagate` field (a compile error for a snapshot-only shape).
-    pub const fn propagate<T: PropagatedSlot>(field: FieldName<T>) -> Slot {
+    /// A type holding extended references at any depth (`Vec<Vec<R>>`, `HashMap<K, R>`, ...).
+    pub trait HoldsRef {}
+    impl<T: ExtendedRef> HoldsRef for T {}
+    impl<T: HoldsRef> HoldsRef for Option<T> {}
+    impl<T: HoldsRef> HoldsRef for Vec<T> {}
+    impl<T: HoldsRef, const N: usize> HoldsRef for [T; N] {}
+    impl<K, T: HoldsRef> HoldsRef for BTreeMap<K, T> {}
+    impl<K, T: HoldsRef, S> HoldsRef for HashMap<K, T, S> {}
+
+    /// A reference shape that may be kept in sync (not declared `snapshot`).
+    pub trait Propagatable: ExtendedRef {}
+
+    /// A source field copied into the reference shape `R`: the copy is a clone.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is copied into `{R}`, so it must implement `Clone`",
+        label = "copied into `{R}`",
+        note = "derive `Clone` on it, or leave the field out of the reference shape"
+    )]
+    pub trait Copied<R: ?Sized>: Sized {
+        /// The copy.
+        fn copied(&self) -> Self;
+    }
+    #[diagnostic::do_not_recommend]
+    impl<T: Clone, R: ?Sized> Copied<R> for T {
+        fn copied(&self) -> Self {
+            self.clone()
+        }
+    }
+    /// Copies a source field into the reference shape `R` (`copy_field::<Type, R>`, so an error
+    /// points at the field's type).
+    pub fn copy_field<T: Copied<R>, R: ?Sized>(value: &T) -> T {
+        value.copied()
+    }
+
+    const fn slot_of<T: RefSlot>(name: &'static str) -> Slot {
         Slot {
             reference: <T::Ref as ExtendedRef>::SPEC,
             many: T::MANY,
-            name: field.as_str(),
+            name,
         }
     }
 
-    /// Probes a field without `#[extended_ref]`: `(&Probe::<T>::new()).probe()` is
-    /// [`WithoutMode<T>`] when `T` is a reference, [`Plain`] otherwise, and only `Plain` passes
-    /// [`no_mode_needed`].
-    pub struct Probe<T>(PhantomData<T>);
-    impl<T> Probe<T> {
-        /// A probe.
+    /// A `snapshot` field holding references directly (`slot::<T>`, so an error points at the
+    /// field's type).
+    pub const fn slot<T: RefSlot>(name: &'static str) -> Slot {
+        slot_of::<T>(name)
+    }
+
+    /// Proof that a `propagate` field's type passed [`synced`].
+    pub struct Synced(());
+
+    /// Compile-time check of a `propagate` field: `check` classifies its type (a separate call,
+    /// so an error points at the closure, spanned over the field's type).
+    pub const fn synced<V: SyncVerdict + Syncable<V::Ref>>(_check: fn() -> V) -> Synced {
+        Synced(())
+    }
+
+    /// A `propagate` field holding references directly.
+    pub const fn propagated_slot<T: RefSlot>(name: &'static str, _synced: Synced) -> Slot {
+        slot_of::<T>(name)
+    }
+
+    /// A `snapshot` field of the items of an array.
+    pub const fn item_slot<T: RefSlot>(field: FieldName<T>) -> Slot {
+        slot_of::<T>(field.as_str())
+    }
+
+    /// A `propagate` field of the items of an array; `check` classifies its type.
+    pub const fn propagated_item_slot<T: RefSlot, V: SyncVerdict + Syncable<V::Ref>>(
+        field: FieldName<T>,
+        _check: fn(FieldName<T>) -> V,
+    ) -> Slot {
+        slot_of::<T>(field.as_str())
+    }
+
+    /// The probe of a type: see the module docs.
+    pub struct Probe<T: ?Sized>(PhantomData<fn() -> T>);
+    impl<T: ?Sized> Probe<T> {
+        /// The probe of `T`.
         pub const fn new() -> Self {
             Probe(PhantomData)
         }
+        /// The probe of a field's type.
+        pub const fn of(_field: FieldName<T>) -> Self {
+            Probe(PhantomData)
+        }
     }
-    impl<T> Default for Probe<T> {
+    impl<T: ?Sized> Default for Probe<T> {
         fn default() -> Self {
             Self::new()
         }
     }
-    /// A field that holds a reference and has no mode.
-    pub struct WithoutMode<T>(PhantomData<T>);
-    /// A field that holds no reference.
+
+    /// Verdict: nothing to say.
     pub struct Plain;
-    /// Chosen first (by value) when `T` is a reference.
-    pub trait ProbeRef {
+    /// Verdict: `T` holds references in a layout propagation addresses.
+    pub struct Held<T: ?Sized>(PhantomData<fn() -> T>);
+    /// Verdict: `T` holds references deeper than propagation addresses.
+    pub struct Nested<T: ?Sized>(PhantomData<fn() -> T>);
+    /// Verdict: `T` holds a reference declared `snapshot` on its source.
+    pub struct SnapshotOnly<R: ?Sized>(PhantomData<fn() -> R>);
+    /// Verdict: `T` has `#[derive(Fields)]`, which says what its fields hold.
+    pub struct ItemsOf<T: ?Sized>(PhantomData<fn() -> T>);
+
+    /// `held()` when `T` holds references addressably.
+    pub trait ProbeHeld {
         /// The verdict.
         type Verdict;
-        /// Probes.
-        fn probe(&self) -> Self::Verdict;
+        /// Classifies.
+        fn held(&self) -> Self::Verdict;
     }
-    impl<T: ExtendedRef> ProbeRef for Probe<T> {
-        type Verdict = WithoutMode<T>;
-        fn probe(&self) -> WithoutMode<T> {
-            WithoutMode(PhantomData)
+    impl<T: RefSlot> ProbeHeld for &&Probe<T> {
+        type Verdict = Held<T>;
+        fn held(&self) -> Held<T> {
+            Held(PhantomData)
         }
     }
-    /// Chosen (through one more reference) otherwise.
-    pub trait ProbePlain {
-        /// Probes.
-        fn probe(&self) -> Plain {
+    /// `held()` when `T` holds references deeper.
+    pub trait ProbeNested {
+        /// The verdict.
+        type Verdict;
+        /// Classifies.
+        fn held(&self) -> Self::Verdict;
+    }
+    impl<T: HoldsRef> ProbeNested for &Probe<T> {
+        type Verdict = Nested<T>;
+        fn held(&self) -> Nested<T> {
+            Nested(PhantomData)
+        }
+    }
+    /// `propagation()` when `T` holds references that may be kept in sync.
+    pub trait ProbeSyncable {
+        /// Classifies.
+        fn propagation(&self) -> Plain {
             Plain
         }
     }
-    impl<T> ProbePlain for &Probe<T> {}
+    impl<T: RefSlot> ProbeSyncable for &&Probe<T> where T::Ref: Propagatable {}
+    /// `propagation()` when `T` holds references declared `snapshot`.
+    pub trait ProbeSnapshotOnly {
+        /// The verdict.
+        type Verdict;
+        /// Classifies.
+        fn propagation(&self) -> Self::Verdict;
+    }
+    impl<T: RefSlot> ProbeSnapshotOnly for &Probe<T> {
+        type Verdict = SnapshotOnly<T::Ref>;
+        fn propagation(&self) -> SnapshotOnly<T::Ref> {
+            SnapshotOnly(PhantomData)
+        }
+    }
+    /// `items()` when `T` has `#[derive(Fields)]`.
+    pub trait ProbeItems {
+        /// The verdict.
+        type Verdict;
+        /// Classifies.
+        fn items(&self) -> Self::Verdict;
+    }
+    impl<T: HeldRefs> ProbeItems for &&Probe<T> {
+        type Verdict = ItemsOf<T>;
+        fn items(&self) -> ItemsOf<T> {
+            ItemsOf(PhantomData)
+        }
+    }
+    /// Every method, when nothing more specific holds.
+    pub trait ProbeOther {
+        /// Nothing to say.
+        fn held(&self) -> Plain {
+            Plain
+        }
+        /// Nothing to say (not a reference: [`RefSlot`] reports it).
+        fn propagation(&self) -> Plain {
+            Plain
+        }
+        /// Nothing to say.
+        fn items(&self) -> Plain {
+            Plain
+        }
+    }
+    impl<T: ?Sized> ProbeOther for Probe<T> {}
 
-    /// A field that needs no `#[extended_ref]` mode.
+    /// What a `held()` verdict is about.
+    pub trait Verdict {
+        /// The field's type.
+        type Field: ?Sized;
+        /// Whether the type holds references.
+        const HOLDS: bool;
+    }
+    impl Verdict for Plain {
+        type Field = ();
+        const HOLDS: bool = false;
+    }
+    impl<T: ?Sized> Verdict for Held<T> {
+        type Field = T;
+        const HOLDS: bool = true;
+    }
+    impl<T: ?Sized> Verdict for Nested<T> {
+        type Field = T;
+        const HOLDS: bool = true;
+    }
+
+    /// Passes unless the field holds references and has no mode.
     #[diagnostic::on_unimplemented(
-        message = "this field holds an extended reference without a mode (`{Self}`)",
+        message = "this field holds extended references (`{F}`) without a mode",
         label = "needs `#[extended_ref(propagate)]` or `#[extended_ref(snapshot)]`",
         note = "mark the field `#[extended_ref(propagate)]` to keep its copies in sync with the source, or `#[extended_ref(snapshot)]` to keep them as written"
     )]
-    pub trait NoModeNeeded {}
-    impl NoModeNeeded for Plain {}
-    /// Compile-time check: the probed field needs no mode.
-    pub fn no_mode_needed<V: NoModeNeeded>(_verdict: V) {}
+    pub trait ModeGiven<F: ?Sized> {}
+    impl<F: ?Sized> ModeGiven<F> for Plain {}
+    impl<F: ?Sized> ModeGiven<F> for Nested<F> {}
+
+    /// Passes unless the field holds references deeper than propagation addresses.
+    #[diagnostic::on_unimplemented(
+        message = "this field holds extended references (`{F}`) nested deeper than propagation can address",
+        label = "hold them as `R`, `Option<R>`, `Vec<R>` or `Option<Vec<R>>`",
+        note = "hold the references as `CustomerRef`, `Option<CustomerRef>`, `Vec<CustomerRef>` or `Option<Vec<CustomerRef>>`, then give the field a mode: `#[extended_ref(propagate)]` or `#[extended_ref(snapshot)]`"
+    )]
+    pub trait Addressable<F: ?Sized> {}
+    impl<F: ?Sized> Addressable<F> for Plain {}
+    impl<F: ?Sized> Addressable<F> for Held<F> {}
+
+    /// Compile-time check of a stored field without `#[extended_ref]`.
+    pub const fn no_mode_needed<V>(_check: fn() -> V)
+    where
+        V: Verdict + ModeGiven<V::Field> + Addressable<V::Field>,
+    {
+    }
+
+    /// What a `propagation()` verdict is about.
+    pub trait SyncVerdict {
+        /// The reference type.
+        type Ref: ?Sized;
+    }
+    impl SyncVerdict for Plain {
+        type Ref = ();
+    }
+    impl<R: ?Sized> SyncVerdict for SnapshotOnly<R> {
+        type Ref = R;
+    }
+
+    /// Passes unless a `propagate` field holds a reference declared `snapshot`.
+    #[diagnostic::on_unimplemented(
+        message = "`{R}` is declared `snapshot` on its source: its copies are frozen when written, so the field cannot be marked `propagate`",
+        label = "a snapshot-only reference",
+        note = "mark the field `#[extended_ref(snapshot)]`, or declare a shape without `snapshot` on the source to keep copies in sync"
+    )]
+    pub trait Syncable<R: ?Sized> {}
+    impl<R: ?Sized> Syncable<R> for Plain {}
+
+    /// A field of a `#[derive(Fields)]` struct that holds references, with the messages for a
+    /// model field holding the struct.
+    #[derive(Clone, Copy, Debug)]
+    pub struct HeldRef {
+        /// The field's Rust name (what `path` names).
+        pub field: &'static str,
+        /// The model field holds the struct in an array, without a mode.
+        pub in_array: &'static str,
+        /// The model field holds the struct directly, without a mode.
+        pub nested: &'static str,
+        /// The model field names another field of the items with `path`.
+        pub beside: &'static str,
+    }
+
+    /// What `#[derive(Fields)]` says of a struct's fields holding references.
+    pub trait HeldRefs {
+        /// One entry per stored field, `Some` for those holding references.
+        const HELD: &'static [Option<HeldRef>];
+    }
+
+    /// What an `items()` verdict says.
+    pub trait ItemVerdict {
+        /// See [`HeldRefs::HELD`].
+        const HELD: &'static [Option<HeldRef>];
+    }
+    impl ItemVerdict for Plain {
+        const HELD: &'static [Option<HeldRef>] = &[];
+    }
+    impl<T: HeldRefs + ?Sized> ItemVerdict for ItemsOf<T> {
+        const HELD: &'static [Option<HeldRef>] = T::HELD;
+    }
+
+    /// `held` when the verdict holds references.
+    pub const fn when_held<V: Verdict>(_check: fn() -> V, held: HeldRef) -> Option<HeldRef> {
+        if V::HOLDS {
+            Some(held)
+        } else {
+            None
+        }
+    }
+
+    /// The error of a model field without a mode holding the struct (in an array or not), if
+    /// one of its fields holds references.
+    pub const fn items_without_mode<V: ItemVerdict>(
+        _check: fn() -> V,
+        in_array: bool,
+    ) -> Option<&'static str> {
+        let held = V::HELD;
+        let mut i = 0;
+        while i < held.len() {
+            if let Some(h) = held[i] {
+                return Some(if in_array { h.in_array } else { h.nested });
+            }
+            i += 1;
+        }
+        None
+    }
+
+    /// The error of a model field marked with `path`, if another field of its items holds
+    /// references (which no mode covers).
+    pub const fn items_beside_path<V: ItemVerdict>(
+        _check: fn() -> V,
+        path: &'static str,
+    ) -> Option<&'static str> {
+        let held = V::HELD;
+        // A `path` that names no field holding references has its own error.
+        let mut named = false;
+        let mut i = 0;
+        while i < held.len() {
+            if let Some(h) = held[i] {
+                named |= str_eq(h.field, path);
+            }
+            i += 1;
+        }
+        let mut i = 0;
+        while named && i < held.len() {
+            if let Some(h) = held[i] {
+                if !str_eq(h.field, path) {
+                    return Some(h.beside);
+                }
+            }
+            i += 1;
+        }
+        None
+    }
+
+    const fn str_eq(a: &str, b: &str) -> bool {
+        let (a, b) = (a.as_bytes(), b.as_bytes());
+        if a.len() != b.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < a.len() {
+            if a[i] != b[i] {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
 }
 
 #[cfg(test)]

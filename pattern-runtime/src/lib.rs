@@ -165,8 +165,10 @@ pub mod __private {
         Granularity, Measurement, SeriesParts, SeriesSpec, Storage, SummarySpec,
     };
     pub use crate::extended_ref::slot::{
-        no_mode_needed, propagate as propagated_ref, snapshot as snapshot_ref, Probe as RefProbe,
-        ProbePlain as RefProbePlain, ProbeRef as RefProbeRef, Propagatable, PropagatedSlot,
+        copy_field, item_slot, items_beside_path, items_without_mode, no_mode_needed,
+        propagated_item_slot, propagated_slot, slot as ref_slot, synced, when_held, HeldRef,
+        HeldRefs, Probe as RefProbe, ProbeHeld, ProbeItems, ProbeNested, ProbeOther,
+        ProbeSnapshotOnly, ProbeSyncable, Propagatable,
     };
     pub use crate::extended_ref::{
         Embedding, EmbeddingParts, ExtendedRef, Mode, RefParts, RefSpec, Referenced, Slot,

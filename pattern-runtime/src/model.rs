@@ -222,6 +222,11 @@ pub enum Annotation {
 /// `#[derive(Fields)]` for the structs nested in models (the items of an array holding extended
 /// references, for instance).
 ///
+/// `#[derive(Fields)]` also tells the models holding the struct which of its fields hold
+/// [extended references](crate::extended_ref): a model field holding such items needs a mode
+/// (`#[extended_ref(propagate, path = product)] items: Vec<OrderItem>`), or it is a compile
+/// error. The mode goes on that model field, never on the item's own field.
+///
 /// ```
 /// use pattern_runtime::Fields;
 ///

@@ -18,4 +18,12 @@ struct OrderItem {
     quantity: u32,
 }
 
+
+
+/// Shapes are declared on models.
+#[derive(Serialize, Deserialize, Fields)]
+#[extended_ref(LineRef(sku))]
+struct Line {
+    sku: String,
+}
 fn main() {}

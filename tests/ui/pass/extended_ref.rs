@@ -55,10 +55,25 @@ pub struct Contract {
 #[serde(rename_all = "camelCase")]
 pub struct OrderItem {
     pub product: ProductRef,
-    pub listing: Option<ProductSnapshot>,
-    pub bundled: Vec<ProductRef>,
     pub quantity: u32,
     pub price_at_order: f64,
+}
+
+/// Each kind of item holds one reference: one field tracks one reference of its items.
+#[derive(Clone, Serialize, Deserialize, Fields)]
+pub struct Listing {
+    pub listing: Option<ProductSnapshot>,
+}
+
+#[derive(Clone, Serialize, Deserialize, Fields)]
+pub struct Bundle {
+    pub bundled: Vec<ProductRef>,
+}
+
+/// Items holding no reference need no mode.
+#[derive(Clone, Serialize, Deserialize, Fields)]
+pub struct Note {
+    pub text: String,
 }
 
 #[derive(Serialize, Deserialize, Model)]
@@ -76,9 +91,12 @@ pub struct Order {
     #[extended_ref(propagate, path = product)]
     pub items: Vec<OrderItem>,
     #[extended_ref(snapshot, path = listing)]
-    pub listed: Vec<OrderItem>,
+    pub listed: Vec<Listing>,
     #[extended_ref(propagate, path = bundled)]
-    pub bundles: Vec<OrderItem>,
+    pub bundles: Vec<Bundle>,
+    #[extended_ref(propagate)]
+    pub reviewers: Option<Vec<CustomerRef>>,
+    pub notes: Vec<Note>,
     #[extended_ref(snapshot)]
     pub featured: ProductSnapshot,
     #[extended_ref(snapshot)]
@@ -93,8 +111,6 @@ async fn rename(db: mongodb::Database, ada: &Customer, pen: &Product) -> pattern
     assert_eq!(r, r.clone());
     let item = OrderItem {
         product: ProductRef::from(pen),
-        listing: Some(ProductSnapshot::from(pen)),
-        bundled: vec![ProductRef::from(pen)],
         quantity: 2,
         price_at_order: pen.price,
     };
@@ -103,9 +119,17 @@ async fn rename(db: mongodb::Database, ada: &Customer, pen: &Product) -> pattern
         customer: r.clone(),
         billed_to: Some(r),
         watchers: vec![CustomerRef::from(ada)],
-        items: vec![item.clone()],
-        listed: vec![item.clone()],
-        bundles: vec![item],
+        items: vec![item],
+        listed: vec![Listing {
+            listing: Some(ProductSnapshot::from(pen)),
+        }],
+        bundles: vec![Bundle {
+            bundled: vec![ProductRef::from(pen)],
+        }],
+        reviewers: None,
+        notes: vec![Note {
+            text: "gift".into(),
+        }],
         featured: ProductSnapshot::from(pen),
         contract: ContractSnapshot::from(&Contract {
             id: 1,
