@@ -82,7 +82,7 @@ struct Receipt {
     customer: CustomerRef,
 }
 
-/// An array of references.
+/// Arrays of references, one of them optional.
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
 #[model(collection = "teams")]
 struct Team {
@@ -90,6 +90,8 @@ struct Team {
     id: ObjectId,
     #[extended_ref(propagate)]
     members: Vec<CustomerRef>,
+    #[extended_ref(propagate)]
+    reviewers: Option<Vec<CustomerRef>>,
 }
 
 fn customer(name: &str) -> Customer {
@@ -225,6 +227,7 @@ fn the_reference_type_has_the_sources_names_and_values() {
             ("customerSnapshot".to_owned(), "orders", Mode::Propagate),
             ("customer".to_owned(), "receipts", Mode::Snapshot),
             ("members".to_owned(), "teams", Mode::Propagate),
+            ("reviewers".to_owned(), "teams", Mode::Propagate),
         ]
     );
     assert_eq!(
@@ -264,13 +267,19 @@ async fn renaming_a_customer_updates_every_propagated_copy_and_no_snapshot() {
         customer: CustomerRef::from(&ada),
     };
     Receipt::collection(&db).insert_one(&receipt).await.unwrap();
-    Team::collection(&db)
-        .insert_one(Team {
+    let teams = [
+        Team {
             id: ObjectId::new(),
             members: vec![CustomerRef::from(&bob), CustomerRef::from(&ada)],
-        })
-        .await
-        .unwrap();
+            reviewers: Some(vec![CustomerRef::from(&ada)]),
+        },
+        Team {
+            id: ObjectId::new(),
+            members: vec![CustomerRef::from(&ada)],
+            reviewers: None,
+        },
+    ];
+    Team::collection(&db).insert_many(&teams).await.unwrap();
     db.take_commands();
 
     let report = Customer::references(&db)
@@ -284,7 +293,7 @@ async fn renaming_a_customer_updates_every_propagated_copy_and_no_snapshot() {
     // One updateMany per propagated embedding, nothing for the snapshot.
     assert_eq!(
         update_targets(&db),
-        ["invoices", "orders", "orders", "teams"],
+        ["invoices", "orders", "orders", "teams", "teams"],
         "{report}"
     );
     let modified: Vec<(&str, String, u64)> = report
@@ -292,11 +301,12 @@ async fn renaming_a_customer_updates_every_propagated_copy_and_no_snapshot() {
         .iter()
         .map(|c| (c.collection, c.path.clone(), c.modified))
         .collect();
-    assert_eq!(modified.len(), 4);
+    assert_eq!(modified.len(), 5);
     assert!(modified.contains(&("orders", "customerSnapshot".into(), 3)));
     assert!(modified.contains(&("orders", "billing".into(), 3)));
     assert!(modified.contains(&("invoices", "customer".into(), 2)));
-    assert!(modified.contains(&("teams", "members".into(), 1)));
+    assert!(modified.contains(&("teams", "members".into(), 2)));
+    assert!(modified.contains(&("teams", "reviewers".into(), 1)));
     assert!(report.copies.iter().all(|c| c.fields == ["fullName"]));
 
     let stored = stored_customer(&db, ada.id).await;
@@ -314,8 +324,13 @@ async fn renaming_a_customer_updates_every_propagated_copy_and_no_snapshot() {
     for i in all::<Invoice>(&db).await {
         assert_eq!(i.customer, expected);
     }
-    let team = &all::<Team>(&db).await[0];
-    assert_eq!(team.members, [CustomerRef::from(&bob), expected]);
+    let stored_teams = all::<Team>(&db).await;
+    let team = stored_teams.iter().find(|t| t.id == teams[0].id).unwrap();
+    assert_eq!(team.members, [CustomerRef::from(&bob), expected.clone()]);
+    assert_eq!(team.reviewers.as_deref(), Some(&[expected.clone()][..]));
+    let team = stored_teams.iter().find(|t| t.id == teams[1].id).unwrap();
+    assert_eq!(team.members, [expected]);
+    assert_eq!(team.reviewers, None, "an absent array stays absent");
     // The snapshot keeps the name the receipt was written with.
     assert_eq!(all::<Receipt>(&db).await[0].customer.name, "Ada");
 }
@@ -425,7 +440,7 @@ async fn a_change_to_fields_nobody_copies_sends_one_update_and_nothing_else() {
     // One updateMany per propagated embedding of the reference, whether or not it holds copies.
     assert_eq!(
         update_targets(&db),
-        ["invoices", "orders", "orders", "teams"]
+        ["invoices", "orders", "orders", "teams", "teams"]
     );
     let o = &all::<Order>(&db).await[0];
     assert_eq!(o.customer.address.city, "Suzhou");
@@ -585,7 +600,7 @@ async fn without_transactions_a_partial_propagation_is_incomplete_and_resync_rep
     else {
         panic!("expected Incomplete, got {err:?}");
     };
-    assert_eq!((*written, *failed), (0, 4), "{err}");
+    assert_eq!((*written, *failed), (0, 5), "{err}");
     let stored = stored_customer(&db, ada.id).await;
     assert_eq!(stored.name, "Ada B.");
     assert_eq!(all::<Order>(&db).await[0].customer.name, "Ada");
@@ -643,7 +658,10 @@ async fn every_embedding_gets_an_index_on_the_copied_id() {
     );
     assert_eq!(names("invoices").await, ["_id_", "customer._id_1"]);
     assert_eq!(names("receipts").await, ["_id_", "customer._id_1"]);
-    assert_eq!(names("teams").await, ["_id_", "members._id_1"]);
+    assert_eq!(
+        names("teams").await,
+        ["_id_", "members._id_1", "reviewers._id_1"]
+    );
     let orders = list_indexes(&db, "orders").await.unwrap();
     let items = orders
         .iter()
