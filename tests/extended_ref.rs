@@ -134,6 +134,18 @@ fn order(c: &Customer, items: Vec<OrderItem>) -> Order {
     }
 }
 
+/// One invoice of `amount` for `c`, holding its reference.
+async fn insert_invoice(db: &TestDb, c: &Customer, amount: f64) {
+    Invoice::collection(db)
+        .insert_one(Invoice {
+            id: ObjectId::new(),
+            customer: CustomerRef::from(c),
+            amount,
+        })
+        .await
+        .unwrap();
+}
+
 async fn all<M: Model>(db: &TestDb) -> Vec<M> {
     M::collection(db)
         .find(doc! {})
@@ -253,14 +265,7 @@ async fn renaming_a_customer_updates_every_propagated_copy_and_no_snapshot() {
         .await
         .unwrap();
     for amount in [10.0, 20.0] {
-        Invoice::collection(&db)
-            .insert_one(Invoice {
-                id: ObjectId::new(),
-                customer: CustomerRef::from(&ada),
-                amount,
-            })
-            .await
-            .unwrap();
+        insert_invoice(&db, &ada, amount).await;
     }
     let receipt = Receipt {
         id: ObjectId::new(),
@@ -452,14 +457,7 @@ async fn replace_propagates_the_copied_fields_that_changed() {
     let db = test_db("extref_replace").await;
     let mut ada = customer("Ada");
     Customer::collection(&db).insert_one(&ada).await.unwrap();
-    Invoice::collection(&db)
-        .insert_one(Invoice {
-            id: ObjectId::new(),
-            customer: CustomerRef::from(&ada),
-            amount: 1.0,
-        })
-        .await
-        .unwrap();
+    insert_invoice(&db, &ada, 1.0).await;
     let customers = Customer::references(&db);
 
     ada.loyalty_points = 100;
@@ -534,14 +532,7 @@ async fn a_failed_propagation_rolls_back_the_source() {
         .insert_one(order(&ada, vec![]))
         .await
         .unwrap();
-    Invoice::collection(&db)
-        .insert_one(Invoice {
-            id: ObjectId::new(),
-            customer: CustomerRef::from(&ada),
-            amount: 1.0,
-        })
-        .await
-        .unwrap();
+    insert_invoice(&db, &ada, 1.0).await;
 
     // The second updateMany fails: the first one and the customer's update are undone too.
     db.fail_command(

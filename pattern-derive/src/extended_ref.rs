@@ -176,97 +176,103 @@ fn skip_value(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<()> {
     Ok(())
 }
 
+/// The options of `#[extended_ref(...)]`, none for a bare `#[extended_ref]`.
+fn options(
+    attr: &syn::Attribute,
+    each: impl FnMut(syn::meta::ParseNestedMeta<'_>) -> syn::Result<()>,
+) -> syn::Result<()> {
+    match attr.meta {
+        syn::Meta::Path(_) => Ok(()),
+        _ => attr.parse_nested_meta(each),
+    }
+}
+
 fn parse_shape(attr: &syn::Attribute, model: &Model<'_>, errors: &mut Errors) -> Option<Shape> {
     let mut shape: Option<(Ident, Vec<Ident>)> = None;
     let mut snapshot_only = false;
     let mut derives = Vec::new();
     let before = errors.count();
-    let bare = matches!(attr.meta, syn::Meta::Path(_));
-    let result = if bare {
-        Ok(())
-    } else {
-        attr.parse_nested_meta(|meta| {
-            let key = key_of(&meta.path);
-            match key.as_str() {
-                "snapshot" => {
-                    if snapshot_only {
-                        errors.spanned(&meta.path, "duplicate `snapshot`");
-                    }
-                    snapshot_only = true;
+    let result = options(attr, |meta| {
+        let key = key_of(&meta.path);
+        match key.as_str() {
+            "snapshot" => {
+                if snapshot_only {
+                    errors.spanned(&meta.path, "duplicate `snapshot`");
                 }
-                "derive" => {
-                    meta.parse_nested_meta(|d| {
-                        derives.push(d.path.clone());
-                        Ok(())
-                    })?;
-                }
-                "propagate" | "path" => {
+                snapshot_only = true;
+            }
+            "derive" => {
+                meta.parse_nested_meta(|d| {
+                    derives.push(d.path.clone());
+                    Ok(())
+                })?;
+            }
+            "propagate" | "path" => {
+                skip_value(&meta)?;
+                errors.spanned(
+                    &meta.path,
+                    format!(
+                        "`{key}` goes on a field that holds a reference; on the struct, \
+                         `#[extended_ref]` declares a reference shape: \
+                         `#[extended_ref(CustomerRef(name, address))]`"
+                    ),
+                );
+            }
+            _ => {
+                let Some(ident) = meta.path.get_ident().cloned() else {
                     skip_value(&meta)?;
                     errors.spanned(
                         &meta.path,
-                        format!(
-                            "`{key}` goes on a field that holds a reference; on the struct, \
-                         `#[extended_ref]` declares a reference shape: \
-                         `#[extended_ref(CustomerRef(name, address))]`"
-                        ),
-                    );
-                }
-                _ => {
-                    let Some(ident) = meta.path.get_ident().cloned() else {
-                        skip_value(&meta)?;
-                        errors.spanned(
-                        &meta.path,
                         "expected a reference shape: `#[extended_ref(CustomerRef(name, address))]`",
                     );
-                        return Ok(());
-                    };
-                    let option_like = ident
-                        .unraw()
-                        .to_string()
-                        .starts_with(|c: char| c.is_lowercase() || c == '_');
-                    if option_like && !meta.input.peek(syn::token::Paren) {
-                        skip_value(&meta)?;
-                        let key = ident.unraw().to_string();
-                        errors.spanned(
-                            &ident,
-                            format!(
-                                "unknown extended_ref option `{key}`{}; expected a reference \
+                    return Ok(());
+                };
+                let option_like = ident
+                    .unraw()
+                    .to_string()
+                    .starts_with(|c: char| c.is_lowercase() || c == '_');
+                if option_like && !meta.input.peek(syn::token::Paren) {
+                    skip_value(&meta)?;
+                    let key = ident.unraw().to_string();
+                    errors.spanned(
+                        &ident,
+                        format!(
+                            "unknown extended_ref option `{key}`{}; expected a reference \
                                  shape, `CustomerRef(name, address)`, or one of: {}",
-                                did_you_mean(&key, SHAPE_OPTIONS.iter().copied()),
-                                SHAPE_OPTIONS.join(", ")
-                            ),
-                        );
-                        return Ok(());
-                    }
-                    if !meta.input.peek(syn::token::Paren) {
-                        skip_value(&meta)?;
-                        errors.spanned(
-                            &ident,
-                            format!(
-                                "list the fields `{ident}` copies: `{ident}(name, address)` (the \
+                            did_you_mean(&key, SHAPE_OPTIONS.iter().copied()),
+                            SHAPE_OPTIONS.join(", ")
+                        ),
+                    );
+                    return Ok(());
+                }
+                if !meta.input.peek(syn::token::Paren) {
+                    skip_value(&meta)?;
+                    errors.spanned(
+                        &ident,
+                        format!(
+                            "list the fields `{ident}` copies: `{ident}(name, address)` (the \
                              `_id` is always copied)"
-                            ),
-                        );
-                        return Ok(());
-                    }
-                    let content;
-                    syn::parenthesized!(content in meta.input);
-                    let fields: Punctuated<Ident, Token![,]> =
-                        content.parse_terminated(Ident::parse_any, Token![,])?;
-                    if shape.is_some() {
-                        errors.spanned(
+                        ),
+                    );
+                    return Ok(());
+                }
+                let content;
+                syn::parenthesized!(content in meta.input);
+                let fields: Punctuated<Ident, Token![,]> =
+                    content.parse_terminated(Ident::parse_any, Token![,])?;
+                if shape.is_some() {
+                    errors.spanned(
                         &ident,
                         "one reference shape per `#[extended_ref(...)]`: add another attribute \
                          for another shape",
                     );
-                        return Ok(());
-                    }
-                    shape = Some((ident, fields.into_iter().collect()));
+                    return Ok(());
                 }
+                shape = Some((ident, fields.into_iter().collect()));
             }
-            Ok(())
-        })
-    };
+        }
+        Ok(())
+    });
     if let Err(e) = result {
         errors.push(e);
         return None;
@@ -330,68 +336,63 @@ fn parse_embed(attr: &syn::Attribute, field: &Field<'_>, errors: &mut Errors) ->
     let mut mode: Option<Mode> = None;
     let mut path: Option<Ident> = None;
     let mut local = Errors::default();
-    let bare = matches!(attr.meta, syn::Meta::Path(_));
-    let result = if bare {
-        Ok(())
-    } else {
-        attr.parse_nested_meta(|meta| {
-            let key = key_of(&meta.path);
-            match key.as_str() {
-                "propagate" | "snapshot" => {
-                    let this = if key == "propagate" {
-                        Mode::Propagate
-                    } else {
-                        Mode::Snapshot
-                    };
-                    match mode {
-                        Some(m) if m == this => {
-                            local.spanned(&meta.path, format!("duplicate `{key}`"));
-                        }
-                        Some(_) => local.spanned(
-                            &meta.path,
-                            "a field has one mode: `propagate` keeps the copies in sync with the \
+    let result = options(attr, |meta| {
+        let key = key_of(&meta.path);
+        match key.as_str() {
+            "propagate" | "snapshot" => {
+                let this = if key == "propagate" {
+                    Mode::Propagate
+                } else {
+                    Mode::Snapshot
+                };
+                match mode {
+                    Some(m) if m == this => {
+                        local.spanned(&meta.path, format!("duplicate `{key}`"));
+                    }
+                    Some(_) => local.spanned(
+                        &meta.path,
+                        "a field has one mode: `propagate` keeps the copies in sync with the \
                          source, `snapshot` keeps them as written",
-                        ),
-                        None => mode = Some(this),
-                    }
-                }
-                "path" => {
-                    let value = meta.value()?;
-                    let ident = Ident::parse_any(value).map_err(|e| {
-                        syn::Error::new(
-                            e.span(),
-                            "`path` names the item's field holding the reference: `path = product`",
-                        )
-                    })?;
-                    if path.is_some() {
-                        local.spanned(&meta.path, "duplicate `path`");
-                    }
-                    path = Some(ident);
-                }
-                _ if meta.input.peek(syn::token::Paren) => {
-                    skip_value(&meta)?;
-                    local.spanned(
-                        &meta.path,
-                        "reference shapes are declared on the source struct \
-                     (`#[extended_ref(CustomerRef(name))]` on `Customer`); on a field, give the \
-                     mode: `#[extended_ref(propagate)]` or `#[extended_ref(snapshot)]`",
-                    );
-                }
-                _ => {
-                    skip_value(&meta)?;
-                    local.spanned(
-                        &meta.path,
-                        format!(
-                            "unknown extended_ref option `{key}`{}; expected one of: {}",
-                            did_you_mean(&key, FIELD_OPTIONS.iter().copied()),
-                            FIELD_OPTIONS.join(", ")
-                        ),
-                    );
+                    ),
+                    None => mode = Some(this),
                 }
             }
-            Ok(())
-        })
-    };
+            "path" => {
+                let value = meta.value()?;
+                let ident = Ident::parse_any(value).map_err(|e| {
+                    syn::Error::new(
+                        e.span(),
+                        "`path` names the item's field holding the reference: `path = product`",
+                    )
+                })?;
+                if path.is_some() {
+                    local.spanned(&meta.path, "duplicate `path`");
+                }
+                path = Some(ident);
+            }
+            _ if meta.input.peek(syn::token::Paren) => {
+                skip_value(&meta)?;
+                local.spanned(
+                    &meta.path,
+                    "reference shapes are declared on the source struct \
+                     (`#[extended_ref(CustomerRef(name))]` on `Customer`); on a field, give the \
+                     mode: `#[extended_ref(propagate)]` or `#[extended_ref(snapshot)]`",
+                );
+            }
+            _ => {
+                skip_value(&meta)?;
+                local.spanned(
+                    &meta.path,
+                    format!(
+                        "unknown extended_ref option `{key}`{}; expected one of: {}",
+                        did_you_mean(&key, FIELD_OPTIONS.iter().copied()),
+                        FIELD_OPTIONS.join(", ")
+                    ),
+                );
+            }
+        }
+        Ok(())
+    });
     if let Err(e) = result {
         errors.push(e);
         return None;
