@@ -14,6 +14,8 @@ pub(crate) struct Model<'a> {
     /// The path generated code uses for the runtime crate.
     pub krate: syn::Path,
     pub collection: String,
+    /// `#[model(group = "...")]` (`#[bucket(group = "...")]` on a measurement).
+    pub group: Option<String>,
     pub fields: Vec<Field<'a>>,
 }
 
@@ -149,6 +151,7 @@ pub(crate) fn parse_as<'a>(
         collection: attrs
             .collection
             .unwrap_or_else(|| default_collection(&input.ident.to_string())),
+        group: attrs.group,
         fields,
     };
     if derive == DeriveKind::Model {
@@ -238,10 +241,11 @@ fn check_shape(
 #[derive(Default)]
 struct ModelAttrs {
     collection: Option<String>,
+    group: Option<String>,
     krate: Option<syn::Path>,
 }
 
-const MODEL_KEYS: &[&str] = &["collection", "crate"];
+const MODEL_KEYS: &[&str] = &["collection", "group", "crate"];
 
 fn parse_model_attrs(input: &DeriveInput, errors: &mut Errors) -> ModelAttrs {
     let mut out = ModelAttrs::default();
@@ -291,6 +295,12 @@ fn parse_model_attrs(input: &DeriveInput, errors: &mut Errors) -> ModelAttrs {
                     }
                     out.collection = Some(s.value());
                 }
+                "group" => {
+                    if let Some(problem) = group_name_problem(&s.value()) {
+                        errors.spanned(&s, problem);
+                    }
+                    out.group = Some(s.value());
+                }
                 _ => match s.parse::<syn::Path>() {
                     Ok(path) => out.krate = Some(path),
                     Err(_) => errors.spanned(
@@ -306,6 +316,13 @@ fn parse_model_attrs(input: &DeriveInput, errors: &mut Errors) -> ModelAttrs {
         }
     }
     out
+}
+
+/// Why `name` cannot be a group name, if it cannot.
+pub(crate) fn group_name_problem(name: &str) -> Option<&'static str> {
+    name.trim()
+        .is_empty()
+        .then_some("a group needs a name: `group = \"shop\"`")
 }
 
 pub(crate) fn collection_name_problem(name: &str) -> Option<&'static str> {

@@ -13,7 +13,7 @@ use syn::{DeriveInput, Ident, LitStr};
 
 use crate::ast::{self, DeriveKind, Field, Model, Unsupported};
 use crate::errors::{did_you_mean, Errors};
-use crate::model::field_names;
+use crate::schema::{self, field_names};
 
 /// The bucket document's own fields (`pattern_runtime::bucket::fields::RESERVED`).
 const RESERVED: &[&str] = &[
@@ -37,6 +37,7 @@ const OPTIONS: &[&str] = &[
     "granularity",
     "summary",
     "expire_after",
+    "group",
     "crate",
 ];
 
@@ -69,6 +70,7 @@ struct Raw {
     granularity: Option<(&'static str, Span)>,
     summaries: Vec<(Ident, [bool; 3])>,
     expire_after: Option<u64>,
+    group: Option<String>,
     krate: Option<syn::Path>,
 }
 
@@ -134,6 +136,7 @@ fn collect(input: &DeriveInput, model: &mut Model<'_>, errors: &mut Errors) -> O
     if let Some(k) = raw.krate.clone() {
         model.krate = k;
     }
+    model.group = raw.group.take();
     let native = raw.native.is_some();
 
     // Options native mode cannot honour, and the other way round.
@@ -375,6 +378,13 @@ fn parse_option(
     match key.as_str() {
         "native" => raw.native = Some(span),
         "collection" => raw.collection = Some(ast::lit_str(meta.value()?, "collection")?),
+        "group" => {
+            let lit = ast::lit_str(meta.value()?, "group")?;
+            if let Some(problem) = ast::group_name_problem(&lit.value()) {
+                errors.spanned(&lit, problem);
+            }
+            raw.group = Some(lit.value());
+        }
         "key" => {
             raw.key_span = Some(span);
             if meta.input.peek(syn::token::Paren) {
@@ -569,7 +579,7 @@ fn field_schemas(model: &Model<'_>) -> Vec<TokenStream> {
         .fields
         .iter()
         .filter(|f| f.serialized)
-        .map(|f| crate::model::field_schema(f, &p, std::iter::empty()))
+        .map(|f| schema::field_schema(f, &p, std::iter::empty()))
         .collect()
 }
 
@@ -582,7 +592,6 @@ fn expand(model: &Model<'_>, b: &Bucket) -> TokenStream {
     let ident = model.ident;
     let krate = &model.krate;
     let p = quote!(#krate::__private);
-    let name = ident.to_string();
     let collection = &b.collection;
     let bson = |i: &Ident| {
         model
@@ -643,6 +652,13 @@ fn expand(model: &Model<'_>, b: &Bucket) -> TokenStream {
     );
     let field_names = field_names(model);
     let field_schemas = field_schemas(model);
+    let schema = schema::schema_static(
+        model,
+        collection,
+        &field_schemas,
+        &indexes,
+        &[quote!(&__SERIES)],
+    );
     quote! {
         const _: () = {
             #field_names
@@ -656,17 +672,7 @@ fn expand(model: &Model<'_>, b: &Bucket) -> TokenStream {
                 storage: #storage,
             });
 
-            static __SCHEMA: #p::ModelSchema = #p::ModelSchema::from_parts(#p::SchemaParts {
-                name: #name,
-                collection: #collection,
-                fields: &[#(#field_schemas),*],
-                indexes: &[#(#indexes),*],
-                subsets: &[],
-                versioning: ::core::option::Option::None,
-                series: ::core::option::Option::Some(&__SERIES),
-                references: &[],
-                embeddings: &[],
-            });
+            #schema
 
             #[automatically_derived]
             impl #p::Measurement for #ident {
@@ -688,8 +694,8 @@ fn fallback(model: &Model<'_>) -> TokenStream {
     let ident = model.ident;
     let krate = &model.krate;
     let p = quote!(#krate::__private);
-    let name = ident.to_string();
     let field_names = field_names(model);
+    let schema = schema::empty_schema(model);
     quote! {
         const _: () = {
             #field_names
@@ -703,17 +709,7 @@ fn fallback(model: &Model<'_>) -> TokenStream {
                 storage: #p::Storage::Buckets { max_count: 1, span_seconds: 1 },
             });
 
-            static __SCHEMA: #p::ModelSchema = #p::ModelSchema::from_parts(#p::SchemaParts {
-                name: #name,
-                collection: "",
-                fields: &[],
-                indexes: &[],
-                subsets: &[],
-                versioning: ::core::option::Option::None,
-                series: ::core::option::Option::None,
-                references: &[],
-                embeddings: &[],
-            });
+            #schema
 
             #[automatically_derived]
             impl #p::Measurement for #ident {

@@ -16,6 +16,43 @@ use syn::{Ident, Token};
 
 use crate::ast::{Field, Model};
 use crate::errors::{did_you_mean, Errors};
+use crate::schema::{Pattern, PatternDef};
+
+/// The extended reference pattern's entry points: shapes and embeddings on models, and on
+/// `#[derive(Fields)]` structs, which of their fields hold references.
+pub(crate) const PATTERN: PatternDef = PatternDef {
+    model: |input, model, errors| Box::new(collect(input, model, errors)),
+    fields: Some(|input, model, errors| {
+        misplaced_on_fields(input, errors);
+        held_refs(model)
+    }),
+};
+
+impl Pattern for ExtendedRefs {
+    fn public_items(&self, input: &syn::DeriveInput, model: &Model<'_>) -> TokenStream {
+        self.types(input, model)
+    }
+
+    fn annotations(&self, field: &Field<'_>, p: &TokenStream) -> Vec<TokenStream> {
+        self.annotation(field, p).into_iter().collect()
+    }
+
+    fn items(&self, model: &Model<'_>) -> TokenStream {
+        let mut out = self.embedding_items(model);
+        out.extend(self.items(model, true));
+        out
+    }
+
+    fn specs(&self) -> Vec<TokenStream> {
+        let refs = (0..self.shapes.len()).map(|i| format_ident!("__REF_{}", i));
+        let embeds = (0..self.embeds.len()).map(|i| format_ident!("__EMBED_{}", i));
+        refs.chain(embeds).map(|s| quote!(&#s)).collect()
+    }
+
+    fn stubs(&self, model: &Model<'_>) -> TokenStream {
+        self.items(model, false)
+    }
+}
 
 /// The extended references of one model: shapes it declares, fields that embed others' shapes,
 /// and the other stored fields, probed for references without a mode.
@@ -64,11 +101,7 @@ const FIELD_OPTIONS: &[&str] = &["propagate", "snapshot", "path"];
 const SHAPE_OPTIONS: &[&str] = &["snapshot", "derive"];
 
 /// Reads every `#[extended_ref]` of the model.
-pub(crate) fn collect(
-    input: &syn::DeriveInput,
-    model: &Model<'_>,
-    errors: &mut Errors,
-) -> ExtendedRefs {
+fn collect(input: &syn::DeriveInput, model: &Model<'_>, errors: &mut Errors) -> ExtendedRefs {
     let mut out = ExtendedRefs::default();
     for attr in input
         .attrs
@@ -448,7 +481,7 @@ fn parse_embed(attr: &syn::Attribute, field: &Field<'_>, errors: &mut Errors) ->
 
 impl ExtendedRefs {
     /// The field annotation of an embedding field.
-    pub(crate) fn annotation(&self, field: &Field<'_>, p: &TokenStream) -> Option<TokenStream> {
+    fn annotation(&self, field: &Field<'_>, p: &TokenStream) -> Option<TokenStream> {
         let embed = self.embeds.iter().find(|e| e.field == *field.ident)?;
         let mode = match embed.mode {
             Mode::Propagate => quote!(#p::Mode::Propagate),
@@ -458,7 +491,7 @@ impl ExtendedRefs {
     }
 
     /// The generated reference types: outside the derive's `const _` block, so they can be named.
-    pub(crate) fn types(&self, input: &syn::DeriveInput, model: &Model<'_>) -> TokenStream {
+    fn types(&self, input: &syn::DeriveInput, model: &Model<'_>) -> TokenStream {
         let krate = &model.krate;
         let p = quote!(#krate::__private);
         let serde_crate = format!("{}::__private::serde", krate.to_token_stream());
@@ -527,7 +560,7 @@ impl ExtendedRefs {
 
     /// The impls and statics, inside the derive's `const _` block: `From<&Source>`, the
     /// `RefSpec`s, `ExtendedRef`, `Propagatable`, `Referenced`, and the probes.
-    pub(crate) fn items(&self, model: &Model<'_>, with_probes: bool) -> TokenStream {
+    fn items(&self, model: &Model<'_>, with_probes: bool) -> TokenStream {
         let krate = &model.krate;
         let p = quote!(#krate::__private);
         let source = model.ident;
@@ -614,20 +647,10 @@ impl ExtendedRefs {
         out
     }
 
-    /// The `references` and `embeddings` of the model's `SchemaParts`.
-    pub(crate) fn schema_parts(&self) -> TokenStream {
-        let refs = (0..self.shapes.len()).map(|i| format_ident!("__REF_{}", i));
-        let embeds = (0..self.embeds.len()).map(|i| format_ident!("__EMBED_{}", i));
-        quote! {
-            references: &[#(&#refs),*],
-            embeddings: &[#(#embeds),*],
-        }
-    }
-
     /// One constant per embedding, inside the derive's `const _` block. Its slot is where the
     /// field's type is checked: `ref_slot::<Type>` (an error points at the type), or for
     /// `path`, the item's field name bound first (an error points at `path`'s value).
-    pub(crate) fn embedding_items(&self, model: &Model<'_>) -> TokenStream {
+    fn embedding_items(&self, model: &Model<'_>) -> TokenStream {
         let krate = &model.krate;
         let p = quote!(#krate::__private);
         let name = model.ident.to_string();
@@ -763,7 +786,7 @@ fn probe_closure(p: &TokenStream, ty: &syn::Type, method: &str) -> TokenStream {
 
 /// `#[extended_ref]` on a `#[derive(Fields)]` struct (registered there only to say this):
 /// shapes are declared on models, and modes go on the model's field holding the items.
-pub(crate) fn misplaced_on_fields(input: &syn::DeriveInput, errors: &mut Errors) {
+fn misplaced_on_fields(input: &syn::DeriveInput, errors: &mut Errors) {
     for attr in input
         .attrs
         .iter()
@@ -802,7 +825,7 @@ pub(crate) fn misplaced_on_fields(input: &syn::DeriveInput, errors: &mut Errors)
 
 /// `impl HeldRefs` of a `#[derive(Fields)]` struct: for each stored field holding references, the
 /// messages for a model field holding the struct (see `pattern_runtime::extended_ref::slot`).
-pub(crate) fn held_refs(model: &Model<'_>) -> TokenStream {
+fn held_refs(model: &Model<'_>) -> TokenStream {
     let krate = &model.krate;
     let p = quote!(#krate::__private);
     let ident = model.ident;

@@ -6,14 +6,21 @@ extern crate proc_macro;
 use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};
 
+// The layers, bottom up (each module imports only from those above it in this list):
+// the input and errors, index paths and specifications, what every model generates (`schema`,
+// with the `Pattern` trait), one module per pattern, then the derives.
 mod ast;
-mod bucket;
 mod errors;
-mod extended_ref;
 mod index;
-mod model;
+mod schema;
+
+// One line per pattern.
+mod extended_ref;
 mod subset;
 mod versioning;
+
+mod bucket;
+mod model;
 
 /// `#[derive(Model)]`: see `pattern_runtime`'s documentation.
 #[proc_macro_derive(

@@ -15,6 +15,56 @@ use syn::{Ident, LitInt, Token};
 
 use crate::ast::{Field, Model};
 use crate::errors::{did_you_mean, Errors};
+use crate::schema::{Pattern, PatternDef};
+
+/// The subset pattern's entry points.
+pub(crate) const PATTERN: PatternDef = PatternDef {
+    model: |_, model, errors| Box::new(Subsets(collect(model, errors))),
+    fields: None,
+};
+
+/// Every `#[subset]` field of a model, each with its `#[computed]` fields.
+struct Subsets(Vec<SubsetField>);
+
+impl Pattern for Subsets {
+    fn annotations(&self, field: &Field<'_>, p: &TokenStream) -> Vec<TokenStream> {
+        self.0
+            .iter()
+            .flat_map(|s| s.annotations(field, p))
+            .collect()
+    }
+
+    fn items(&self, model: &Model<'_>) -> TokenStream {
+        let krate = &model.krate;
+        let p = quote!(#krate::__private);
+        self.0
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let stat = spec_static(i);
+                let spec = s.spec(model);
+                let items = s.items(model, &stat);
+                quote! {
+                    static #stat: #p::SubsetSpec = #spec;
+                    #items
+                }
+            })
+            .collect()
+    }
+
+    fn specs(&self) -> Vec<TokenStream> {
+        (0..self.0.len())
+            .map(|i| {
+                let stat = spec_static(i);
+                quote!(&#stat)
+            })
+            .collect()
+    }
+}
+
+fn spec_static(position: usize) -> Ident {
+    format_ident!("__SUBSET_{}", position)
+}
 
 /// A parsed `#[subset(...)]` field.
 pub(crate) struct SubsetField {
@@ -50,7 +100,7 @@ const SUBSET_OPTIONS: &[&str] = &["limit", "sort", "full", "parent"];
 const COMPUTED_KINDS: &[&str] = &["count", "sum", "avg"];
 
 /// Every subset of the model, with its computed fields.
-pub(crate) fn collect(model: &Model<'_>, errors: &mut Errors) -> Vec<SubsetField> {
+fn collect(model: &Model<'_>, errors: &mut Errors) -> Vec<SubsetField> {
     let mut subsets = Vec::new();
     for field in &model.fields {
         for attr in field.attrs.iter().filter(|a| a.path().is_ident("subset")) {
@@ -350,8 +400,8 @@ fn check_averages(s: &SubsetField, errors: &mut Errors) {
 }
 
 impl SubsetField {
-    /// The `SubsetSpec` expression (inside the model's static schema).
-    pub(crate) fn spec(&self, model: &Model<'_>) -> TokenStream {
+    /// The `SubsetSpec` expression.
+    fn spec(&self, model: &Model<'_>) -> TokenStream {
         let krate = &model.krate;
         let p = quote!(#krate::__private);
         let full = &self.full;
@@ -457,7 +507,7 @@ impl SubsetField {
     }
 
     /// The `Model::<field>_subset(&db)` constructor and the compile-time assertions.
-    pub(crate) fn items(&self, model: &Model<'_>, position: usize) -> TokenStream {
+    fn items(&self, model: &Model<'_>, spec: &Ident) -> TokenStream {
         let krate = &model.krate;
         let p = quote!(#krate::__private);
         let ident = model.ident;
@@ -477,7 +527,7 @@ impl SubsetField {
             impl #ident {
                 #[doc = #doc]
                 pub fn #method(db: &#p::Database) -> #p::Subset<#ident, #full, #elem> {
-                    #p::Subset::new(db, &<#ident as #p::Model>::SCHEMA.subsets()[#position])
+                    #p::Subset::new(db, &#spec)
                 }
             }
 
@@ -488,8 +538,7 @@ impl SubsetField {
     }
 
     /// The schema annotation of the subset field, and of each computed field.
-    pub(crate) fn annotations(&self, field: &Field<'_>, krate: &syn::Path) -> Vec<TokenStream> {
-        let p = quote!(#krate::__private);
+    fn annotations(&self, field: &Field<'_>, p: &TokenStream) -> Vec<TokenStream> {
         let mut out = Vec::new();
         if *field.ident == self.ident {
             let full = &self.full;

@@ -7,6 +7,40 @@ use syn::{Ident, LitInt, LitStr};
 
 use crate::ast::Model;
 use crate::errors::{did_you_mean, Errors};
+use crate::schema::{Pattern, PatternDef};
+
+/// The versioning pattern's entry points.
+pub(crate) const PATTERN: PatternDef = PatternDef {
+    model: |input, model, errors| Box::new(collect(input, model, errors)),
+    fields: None,
+};
+
+impl Pattern for Option<Versioning> {
+    fn annotations(&self, field: &crate::ast::Field<'_>, p: &TokenStream) -> Vec<TokenStream> {
+        self.iter()
+            .filter(|v| v.field == *field.ident)
+            .map(|_| quote!(#p::Annotation::Version))
+            .collect()
+    }
+
+    fn items(&self, model: &Model<'_>) -> TokenStream {
+        let Some(v) = self else {
+            return TokenStream::new();
+        };
+        let krate = &model.krate;
+        let p = quote!(#krate::__private);
+        let spec = v.spec(model);
+        let items = v.items(model);
+        quote! {
+            static __VERSIONING: #p::VersionSpec = #spec;
+            #items
+        }
+    }
+
+    fn specs(&self) -> Vec<TokenStream> {
+        self.iter().map(|_| quote!(&__VERSIONING)).collect()
+    }
+}
 
 /// A checked `#[versioned]` model.
 pub(crate) struct Versioning {
@@ -19,11 +53,7 @@ pub(crate) struct Versioning {
 const OPTIONS: &[&str] = &["history", "keep", "expire_after"];
 
 /// Reads `#[versioned]` and `#[version]`; `None` when the model is not versioned (or is wrong).
-pub(crate) fn collect(
-    input: &syn::DeriveInput,
-    model: &Model<'_>,
-    errors: &mut Errors,
-) -> Option<Versioning> {
+fn collect(input: &syn::DeriveInput, model: &Model<'_>, errors: &mut Errors) -> Option<Versioning> {
     let attrs: Vec<&syn::Attribute> = input
         .attrs
         .iter()
@@ -162,16 +192,9 @@ pub(crate) fn collect(
 }
 
 impl Versioning {
-    /// Whether `ident` is the version field.
-    pub(crate) fn is_field(&self, ident: &Ident) -> bool {
-        self.field == *ident
-    }
-
-    /// The `Option<VersionSpec>` expression of the schema.
-    pub(crate) fn spec(this: Option<&Self>, model: &Model<'_>) -> TokenStream {
-        let Some(v) = this else {
-            return quote!(::core::option::Option::None);
-        };
+    /// The `VersionSpec` expression.
+    fn spec(&self, model: &Model<'_>) -> TokenStream {
+        let v = self;
         let krate = &model.krate;
         let p = quote!(#krate::__private);
         let ident = Ident::new(&model.ident.to_string(), v.field.span());
@@ -198,16 +221,16 @@ impl Versioning {
                 Some(secs),
             ));
         }
-        quote!(::core::option::Option::Some(#p::VersionSpec::from_parts(#p::VersionParts {
+        quote!(#p::VersionSpec::from_parts(#p::VersionParts {
             history: #history,
             version_field: #version_name,
             keep: #keep,
             history_indexes: &[#(#indexes),*],
-        })))
+        }))
     }
 
     /// The `Versioned` impl.
-    pub(crate) fn items(&self, model: &Model<'_>) -> TokenStream {
+    fn items(&self, model: &Model<'_>) -> TokenStream {
         let krate = &model.krate;
         let p = quote!(#krate::__private);
         let ident = model.ident;

@@ -123,6 +123,19 @@ pub enum Error {
         reason: String,
     },
 
+    /// [`sync_group`](crate::sync_group) was given a group that no model compiled into the
+    /// program names with `#[model(group = "...")]`. Nothing was synced.
+    #[error(
+        "no model is in group `{group}`; the groups are: {}",
+        if known.is_empty() { "(none: no model has `#[model(group = \"...\")]`)".to_owned() } else { known.join(", ") }
+    )]
+    UnknownGroup {
+        /// The group asked for.
+        group: String,
+        /// The groups the registered models name.
+        known: Vec<&'static str>,
+    },
+
     /// A batch was partly written: `written` items are stored, `failed` are not (and can be sent
     /// again). `source` is the first failure.
     ///
@@ -166,6 +179,7 @@ impl Error {
             Error::Incomplete { source, .. } => source.code(),
             Error::ConflictingDeclarations { .. }
             | Error::CollectionConflict { .. }
+            | Error::UnknownGroup { .. }
             | Error::Bson(_)
             | Error::NotFound { .. }
             | Error::VersionConflict { .. }

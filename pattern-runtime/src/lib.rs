@@ -115,13 +115,21 @@
 
 #![warn(missing_docs)]
 
-pub mod bucket;
+// The layers, bottom up: errors and index specifications; the schema (models, fields, the
+// registry and `PatternSpec`); the index sync and the `Model` trait; one module per pattern; this
+// file, the public surface. A module imports only from the layers below it.
 pub(crate) mod error;
-pub mod extended_ref;
 pub mod index;
-mod model;
-pub mod subset;
+mod schema;
+mod sync;
 pub(crate) mod txn;
+
+mod model;
+
+// One line per pattern.
+pub mod bucket;
+pub mod extended_ref;
+pub mod subset;
 pub mod versioning;
 
 pub use bucket::{
@@ -134,15 +142,17 @@ pub use extended_ref::{
     Watcher,
 };
 pub use index::{
-    list_indexes, sync_indexes, sync_indexes_with, Collation, Difference, IndexKey, IndexKind,
-    IndexReport, IndexSpec, IndexStatus, Literal, OnMismatch, OnUnmanaged, PartialClause,
-    PartialOp, SyncOptions, SyncReport,
+    Collation, Difference, IndexKey, IndexKind, IndexSpec, Literal, PartialClause, PartialOp,
 };
-pub use model::{
-    registered_models, Annotation, FieldName, FieldSchema, Fields, Model, ModelCollection,
-    ModelSchema,
+pub use model::{Model, ModelCollection};
+pub use schema::{
+    registered_models, Annotation, FieldName, FieldSchema, Fields, ModelSchema, PatternSpec,
 };
 pub use subset::{Computed, ComputedKind, Subset, SubsetSpec};
+pub use sync::{
+    list_indexes, sync_group, sync_indexes, sync_indexes_with, sync_models, IndexReport,
+    IndexStatus, OnMismatch, OnUnmanaged, SyncOptions, SyncReport,
+};
 pub use versioning::{Revision, VersionSpec, Versioned};
 
 /// `#[derive(Model)]`: see the [crate documentation](crate).
@@ -171,14 +181,15 @@ pub mod __private {
         ProbeSnapshotOnly, ProbeSyncable, Propagatable,
     };
     pub use crate::extended_ref::{
-        Embedding, EmbeddingParts, ExtendedRef, Mode, RefParts, RefSpec, Referenced, Slot,
+        Embedding, EmbeddingParts, ExtendedRef, RefParts, RefSpec, Referenced, Slot,
     };
     pub use crate::index::{
         Collation, IndexKey, IndexKind, IndexParts, IndexSpec, Literal, PartialClause, PartialOp,
     };
-    pub use crate::model::{
-        Annotation, FieldName, FieldParts, FieldSchema, Fields, Model, ModelSchema, Registration,
-        SchemaParts,
+    pub use crate::model::Model;
+    pub use crate::schema::{
+        Annotation, FieldName, FieldParts, FieldSchema, Fields, Mode, ModelSchema, PatternSpec,
+        Registration, SchemaParts,
     };
     pub use crate::subset::{Computed, ComputedKind, Subset, SubsetParts, SubsetSpec};
     pub use crate::versioning::{VersionParts, VersionSpec, Versioned};

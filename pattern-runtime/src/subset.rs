@@ -92,6 +92,7 @@ use serde::Serialize;
 use crate::error::{check_size, validate_key, Error, Result};
 use crate::index::IndexSpec;
 use crate::model::Model;
+use crate::schema::{ModelSchema, PatternSpec};
 use crate::txn::transact;
 
 /// What a computed field summarises.
@@ -129,6 +130,23 @@ pub struct Computed {
 #[derive(Debug, Clone, Copy)]
 pub struct SubsetSpec {
     parts: SubsetParts,
+}
+
+impl PatternSpec for SubsetSpec {
+    /// The full collection's `{parent key, sort fields}` index.
+    fn indexes(
+        &'static self,
+        _model: &'static ModelSchema,
+    ) -> Vec<(&'static str, &'static IndexSpec)> {
+        vec![(self.full_collection(), self.full_index())]
+    }
+}
+
+impl ModelSchema {
+    /// The model's `#[subset(...)]` fields.
+    pub fn subsets(&self) -> Vec<&'static SubsetSpec> {
+        self.specs().collect()
+    }
 }
 
 /// The parts of a [`SubsetSpec`], as generated code writes them. Not a stable API.

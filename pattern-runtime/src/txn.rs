@@ -32,7 +32,7 @@ macro_rules! transact {
         let started = ::std::time::Instant::now();
         let mut attempt: u32 = 0;
         let mut session = $db.client().start_session().await?;
-        let outcome: $crate::Result<_> = 'attempts: loop {
+        let outcome: $crate::error::Result<_> = 'attempts: loop {
             session.start_transaction().await?;
             let result = {
                 let $session = ::core::option::Option::Some(&mut session);
@@ -46,7 +46,7 @@ macro_rules! transact {
                         // No transactions here: run once, in the documented order, unprotected.
                         let $session: ::core::option::Option<&mut ::mongodb::ClientSession> =
                             ::core::option::Option::None;
-                        break 'attempts $body.await.map_err($crate::Error::from);
+                        break 'attempts $body.await.map_err($crate::error::Error::from);
                     }
                     if e.contains_label(TRANSIENT_TRANSACTION_ERROR)
                         && started.elapsed() < $crate::txn::RETRY_FOR
@@ -55,7 +55,7 @@ macro_rules! transact {
                         attempt += 1;
                         continue 'attempts;
                     }
-                    break 'attempts ::core::result::Result::Err($crate::Error::from(e));
+                    break 'attempts ::core::result::Result::Err($crate::error::Error::from(e));
                 }
             };
             loop {
@@ -79,7 +79,7 @@ macro_rules! transact {
                         continue 'attempts;
                     }
                     ::core::result::Result::Err(e) => {
-                        break 'attempts ::core::result::Result::Err($crate::Error::from(e))
+                        break 'attempts ::core::result::Result::Err($crate::error::Error::from(e))
                     }
                 }
             }

@@ -88,7 +88,7 @@ use serde::Serialize;
 use tokio::sync::OnceCell;
 
 use crate::error::{validate_key, Error, Result};
-use crate::model::ModelSchema;
+use crate::schema::{ModelSchema, PatternSpec};
 
 mod native;
 mod read;
@@ -146,6 +146,26 @@ pub trait Measurement:
 #[derive(Debug, Clone, Copy)]
 pub struct SeriesSpec {
     parts: SeriesParts,
+}
+
+impl PatternSpec for SeriesSpec {
+    /// A native time-series collection is created (or checked) before its indexes are synced:
+    /// an index would create a normal collection of that name.
+    fn prepare<'a>(
+        &'static self,
+        db: &'a Database,
+    ) -> Option<futures_util::future::BoxFuture<'a, Result<()>>> {
+        self.is_native()
+            .then(|| Box::pin(native::ensure_timeseries(db, self)) as _)
+    }
+}
+
+impl ModelSchema {
+    /// The `#[bucket(...)]` storage of a [`Measurement`]: then this schema describes the bucket
+    /// (or native time-series) collection.
+    pub fn series(&self) -> Option<&'static SeriesSpec> {
+        self.specs().next()
+    }
 }
 
 /// The parts of a [`SeriesSpec`], as generated code writes them. Not a stable API.

@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 
 use super::{fields, key_filter, span_millis, Measurement, Series, Storage};
 use crate::error::{Error, Result};
-use crate::model::FieldName;
+use crate::schema::FieldName;
 
 impl<M: Measurement> Series<M> {
     /// The measurements of `key` with a time in `[from, to)`, in time order. Measurements with

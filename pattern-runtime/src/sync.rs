@@ -8,13 +8,13 @@ use futures_util::future::join_all;
 use futures_util::TryStreamExt;
 use mongodb::Database;
 
-use super::compare::{differences, fixable_in_place, same_keys, same_signature, Difference};
-use super::spec::IndexSpec;
 use crate::error::{
     server_code, server_message, Error, IndexConflict, Result, INDEX_KEY_SPECS_CONFLICT,
     INDEX_NOT_FOUND, INDEX_OPTIONS_CONFLICT, NAMESPACE_NOT_FOUND,
 };
-use crate::model::{registered_models, ModelSchema};
+use crate::index::compare::{differences, fixable_in_place, same_keys, same_signature, Difference};
+use crate::index::IndexSpec;
+use crate::schema::{registered_models, ModelSchema};
 
 /// What to do with an existing index whose keys or options differ from its declaration.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -240,6 +240,72 @@ pub async fn sync_indexes_with(db: &Database, options: &SyncOptions) -> Result<S
     sync_schemas(db, &registered_models(), options).await
 }
 
+/// Syncs the models of one group, `#[model(group = "...")]`, in `db`: for a program whose models
+/// live in several databases, one call per database.
+///
+/// ```no_run
+/// use pattern_runtime::{Model, SyncOptions};
+///
+/// #[derive(serde::Serialize, serde::Deserialize, Model)]
+/// #[model(group = "shop")]
+/// struct Order { #[serde(rename = "_id")] id: i64 }
+///
+/// #[derive(serde::Serialize, serde::Deserialize, Model)]
+/// #[model(group = "audit")]
+/// struct LoginEvent { #[serde(rename = "_id")] id: i64 }
+///
+/// # async fn start(client: mongodb::Client) -> pattern_runtime::Result<()> {
+/// let options = SyncOptions::new();
+/// pattern_runtime::sync_group(&client.database("shop"), "shop", &options).await?;
+/// pattern_runtime::sync_group(&client.database("audit"), "audit", &options).await?;
+/// # Ok(()) }
+/// ```
+///
+/// A group no registered model names is [`Error::UnknownGroup`] (a misspelt name would
+/// otherwise sync nothing, silently). An index on one of the group's collections counts as
+/// managed when any registered model declares it on a collection of that name, in whichever
+/// group: [`SyncOptions::hide_unmanaged`] never hides what some model of the program declares.
+pub async fn sync_group(db: &Database, group: &str, options: &SyncOptions) -> Result<SyncReport> {
+    let all = registered_models();
+    let members: Vec<_> = all
+        .iter()
+        .copied()
+        .filter(|m| m.group() == Some(group))
+        .collect();
+    if members.is_empty() {
+        let mut known: Vec<&'static str> = all.iter().filter_map(|m| m.group()).collect();
+        known.sort_unstable();
+        known.dedup();
+        return Err(Error::UnknownGroup {
+            group: group.to_owned(),
+            known,
+        });
+    }
+    sync_schemas(db, &members, options).await
+}
+
+/// Syncs exactly the listed models in `db`, by their schemas (`Order::SCHEMA`): the explicit
+/// form of [`sync_group`], for a database whose models are not a group.
+///
+/// ```no_run
+/// # use pattern_runtime::Model;
+/// # #[derive(serde::Serialize, serde::Deserialize, Model)]
+/// # struct Order { #[serde(rename = "_id")] id: i64 }
+/// # #[derive(serde::Serialize, serde::Deserialize, Model)]
+/// # struct Customer { #[serde(rename = "_id")] id: i64 }
+/// # async fn start(db: mongodb::Database) -> pattern_runtime::Result<()> {
+/// let options = pattern_runtime::SyncOptions::new();
+/// pattern_runtime::sync_models(&db, &[Order::SCHEMA, Customer::SCHEMA], &options).await?;
+/// # Ok(()) }
+/// ```
+pub async fn sync_models(
+    db: &Database,
+    models: &[&'static ModelSchema],
+    options: &SyncOptions,
+) -> Result<SyncReport> {
+    sync_schemas(db, models, options).await
+}
+
 /// Lists a collection's indexes as the server reports them (`listIndexes`); a missing collection
 /// has none.
 pub async fn list_indexes(db: &Database, collection: &str) -> Result<Vec<Document>> {
@@ -282,8 +348,8 @@ pub(crate) async fn sync_schemas(
     // Native time-series collections must exist before anything (an index) creates them as
     // normal collections.
     for schema in schemas {
-        if let Some(series) = schema.series().filter(|s| s.is_native()) {
-            crate::bucket::ensure_timeseries(db, series).await?;
+        for prepare in schema.patterns().iter().filter_map(|p| p.prepare(db)) {
+            prepare.await?;
         }
     }
     let mut plans = Vec::new();
@@ -302,36 +368,23 @@ pub(crate) async fn sync_schemas(
     Ok(SyncReport { indexes })
 }
 
-/// The indexes a model declares, by collection: its own, its history collection's when it is
-/// versioned, and the `{parent, sort}` index of the full collection of each of its subsets.
+/// The indexes a model declares, by collection: its own, then those of its patterns (a history
+/// collection's, a full-item collection's, the copies' `_id`s), in the order the patterns list
+/// them.
 fn declarations(schema: &'static ModelSchema) -> Vec<(&'static str, Vec<Declared>)> {
-    let own = schema
-        .indexes()
-        .iter()
-        .chain(schema.embeddings().iter().map(|e| e.index()))
-        .map(|spec| Declared {
-            model: schema.name(),
-            spec,
-        })
-        .collect();
-    let mut out = vec![(schema.collection(), own)];
-    if let Some(v) = schema.versioning() {
-        let declared = v
-            .history_indexes()
-            .iter()
-            .map(|spec| Declared {
-                model: schema.name(),
-                spec,
-            })
-            .collect();
-        out.push((v.history(), declared));
-    }
-    for subset in schema.subsets() {
-        let declared = Declared {
-            model: schema.name(),
-            spec: subset.full_index(),
-        };
-        out.push((subset.full_collection(), vec![declared]));
+    let declared = |spec| Declared {
+        model: schema.name(),
+        spec,
+    };
+    let mut out: Vec<(&'static str, Vec<Declared>)> = vec![(
+        schema.collection(),
+        schema.indexes().iter().map(declared).collect(),
+    )];
+    for (collection, spec) in schema.patterns().iter().flat_map(|p| p.indexes(schema)) {
+        match out.iter_mut().find(|(c, _)| *c == collection) {
+            Some((_, specs)) => specs.push(declared(spec)),
+            None => out.push((collection, vec![declared(spec)])),
+        }
     }
     out
 }

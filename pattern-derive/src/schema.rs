@@ -1,0 +1,217 @@
+//! What both derives generate for every model, and the [`Pattern`] trait through which each
+//! pattern adds its part: the typed field names, the field schemas, the `static` schema with its
+//! pattern list, and the choice between the real output and stubs.
+//!
+//! The layers of this crate, bottom up: `ast` and `errors` (the input, serde's names, error
+//! accumulation); `index` (paths and index specifications); this module; one module per pattern;
+//! `model` and `bucket` (the two derives); `lib` (the entry points).
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::DeriveInput;
+
+use crate::ast::{Field, Model, Unsupported};
+use crate::errors::Errors;
+
+/// What one pattern adds to a `#[derive(Model)]`, once its attributes are read and checked.
+///
+/// A pattern module provides a [`PatternDef`] whose `model` function reads the pattern's
+/// attributes (recording every mistake in `errors`) and returns this; `model.rs` lists the
+/// `PatternDef`s, one line each, and asks each pattern for its part of the output.
+pub(crate) trait Pattern {
+    /// Items outside the derive's `const _` block (types other code names, like an extended
+    /// reference type). Generated with the stubs too, so uses of them do not cascade.
+    fn public_items(&self, _input: &DeriveInput, _model: &Model<'_>) -> TokenStream {
+        TokenStream::new()
+    }
+
+    /// The schema annotations (`Annotation` expressions) of one stored field.
+    fn annotations(&self, _field: &Field<'_>, _p: &TokenStream) -> Vec<TokenStream> {
+        Vec::new()
+    }
+
+    /// Statics, impls and compile-time checks inside the `const _` block, when the model has no
+    /// error. The pattern's specs are `static`s declared here.
+    fn items(&self, model: &Model<'_>) -> TokenStream;
+
+    /// The pattern's entries of the schema's `patterns` list: `&'static` expressions of types
+    /// implementing the runtime's `PatternSpec` (the statics `items` declares).
+    fn specs(&self) -> Vec<TokenStream>;
+
+    /// Stubs inside the `const _` block when the model has errors: what other code may name.
+    fn stubs(&self, _model: &Model<'_>) -> TokenStream {
+        TokenStream::new()
+    }
+}
+
+/// A pattern's entry points: what it reads on a `#[derive(Model)]`, and what it adds to a
+/// `#[derive(Fields)]` (the structs nested in models), if anything.
+pub(crate) struct PatternDef {
+    /// Reads and checks the pattern's attributes on a model.
+    pub model: fn(&DeriveInput, &Model<'_>, &mut Errors) -> Box<dyn Pattern>,
+    /// Checks and items for a `#[derive(Fields)]` struct.
+    pub fields: Option<fn(&DeriveInput, &Model<'_>, &mut Errors) -> TokenStream>,
+}
+
+/// The `static __SCHEMA` of a model: its fields, indexes and pattern specs, and the group
+/// `#[model(group = "...")]` names.
+pub(crate) fn schema_static(
+    model: &Model<'_>,
+    collection: &str,
+    fields: &[TokenStream],
+    indexes: &[TokenStream],
+    patterns: &[TokenStream],
+) -> TokenStream {
+    let krate = &model.krate;
+    let p = quote!(#krate::__private);
+    let name = model.ident.to_string();
+    let group = match &model.group {
+        Some(g) => quote!(::core::option::Option::Some(#g)),
+        None => quote!(::core::option::Option::None),
+    };
+    quote! {
+        static __SCHEMA: #p::ModelSchema = #p::ModelSchema::from_parts(#p::SchemaParts {
+            name: #name,
+            collection: #collection,
+            group: #group,
+            fields: &[#(#fields),*],
+            indexes: &[#(#indexes),*],
+            patterns: &[#(#patterns),*],
+        });
+    }
+}
+
+/// The schema of a stub: the model's name, nothing else.
+pub(crate) fn empty_schema(model: &Model<'_>) -> TokenStream {
+    schema_static(model, "", &[], &[], &[])
+}
+
+/// The derive's output for each way reading the input can end: `ok` when all is well, the errors
+/// and `stubs` when the model was read but has mistakes, the errors and the field names when
+/// serde's own attributes are wrong (serde reports those), the errors alone when the input's
+/// shape is unsupported.
+pub(crate) fn output(
+    input: &DeriveInput,
+    model: Result<Model<'_>, Unsupported>,
+    errors: Errors,
+    ok: impl FnOnce(&Model<'_>) -> TokenStream,
+    stubs: impl FnOnce(&Model<'_>) -> TokenStream,
+) -> TokenStream {
+    match (model, errors.into_result()) {
+        (Ok(m), Ok(())) => ok(&m),
+        (Ok(m), Err(e)) => {
+            let mut out = e.to_compile_error();
+            out.extend(stubs(&m));
+            out
+        }
+        (Err(Unsupported::Serde), result) => {
+            let mut out = result
+                .err()
+                .map(|e| e.to_compile_error())
+                .unwrap_or_default();
+            out.extend(fields_only(input));
+            out
+        }
+        (Err(Unsupported::Shape), result) => result
+            .err()
+            .map(|e| e.to_compile_error())
+            .unwrap_or_default(),
+    }
+}
+
+/// `<Model>Fields` (one `FieldName` per stored field) and the `Model::FIELDS` constant.
+pub(crate) fn field_names(model: &Model<'_>) -> TokenStream {
+    let ident = model.ident;
+    let krate = &model.krate;
+    let fields_ident = format_ident!("{}Fields", ident);
+    let stored: Vec<_> = model.fields.iter().filter(|f| f.serialized).collect();
+    let decls = stored.iter().map(|f| {
+        let id = f.ident;
+        let ty = f.ty;
+        let doc = format!("`{}`", f.bson_name);
+        quote!(#[doc = #doc] pub #id: #krate::__private::FieldName<#ty>)
+    });
+    let values = stored.iter().map(|f| {
+        let id = f.ident;
+        let name = &f.bson_name;
+        quote!(#id: #krate::__private::FieldName::new(#name))
+    });
+    let struct_doc = format!("The serialized field names of [`{ident}`].");
+    quote! {
+        #[doc = #struct_doc]
+        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug)]
+        #[allow(dead_code)]
+        pub struct #fields_ident { #(#decls,)* }
+
+        #[automatically_derived]
+        impl #ident {
+            /// The serialized (BSON) name of every stored field, for filters and updates.
+            pub const FIELDS: #fields_ident = #fields_ident { #(#values,)* };
+        }
+
+        #[automatically_derived]
+        impl #krate::__private::Fields for #ident {
+            type Names = #fields_ident;
+            const FIELDS: #fields_ident = #ident::FIELDS;
+        }
+    }
+}
+
+/// The `FieldSchema` expression of one stored field.
+pub(crate) fn field_schema(
+    f: &crate::ast::Field<'_>,
+    p: &TokenStream,
+    annotations: impl Iterator<Item = TokenStream>,
+) -> TokenStream {
+    let rust_name = &f.rust_name;
+    let bson_name = &f.bson_name;
+    let rust_type = crate::errors::type_string(f.ty);
+    quote! {
+        #p::FieldSchema::from_parts(#p::FieldParts {
+            rust_name: #rust_name,
+            bson_name: #bson_name,
+            rust_type: #rust_type,
+            annotations: &[#(#annotations),*],
+        })
+    }
+}
+
+/// Stubs when serde's attributes could not be read: field names as written, no `Model` impl
+/// (it would only add an error about the `Serialize` impl serde could not generate).
+fn fields_only(input: &DeriveInput) -> TokenStream {
+    let syn::Data::Struct(s) = &input.data else {
+        return TokenStream::new();
+    };
+    if !input.generics.params.is_empty() {
+        return TokenStream::new();
+    }
+    let fields = s
+        .fields
+        .iter()
+        .filter_map(|f| {
+            let ident = f.ident.as_ref()?;
+            Some(Field {
+                ident,
+                rust_name: crate::ast::unraw(ident),
+                bson_name: crate::ast::unraw(ident),
+                ty: &f.ty,
+                serialized: true,
+                custom_serializer: false,
+                attrs: &f.attrs,
+            })
+        })
+        .collect();
+    let model = Model {
+        ident: &input.ident,
+        krate: syn::parse_quote!(::pattern_runtime),
+        collection: String::new(),
+        group: None,
+        fields,
+    };
+    let names = field_names(&model);
+    quote! {
+        const _: () = {
+            #names
+        };
+    }
+}

@@ -1,0 +1,367 @@
+//! The static description of models: schemas, fields, typed field names, the registry, and
+//! the [`PatternSpec`] trait through which each pattern adds its own data.
+//!
+//! This is the bottom layer of the crate: it knows models, fields and indexes, and nothing of any
+//! pattern. A pattern's static data (a [`SubsetSpec`](crate::SubsetSpec), a
+//! [`VersionSpec`](crate::VersionSpec), ...) implements [`PatternSpec`] and is listed in its
+//! model's schema; the pattern's module reads it back by type ([`ModelSchema::specs`]), and the
+//! index sync asks every spec which indexes it needs and what must exist first.
+
+use std::any::Any;
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::Deref;
+
+use futures_util::future::BoxFuture;
+use mongodb::Database;
+
+use crate::error::Result;
+use crate::index::IndexSpec;
+
+/// The static description of a model: its collection, serialized fields and indexes.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelSchema {
+    parts: SchemaParts,
+}
+
+/// The parts of a [`ModelSchema`], as generated code writes them. Not a stable API.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct SchemaParts {
+    pub name: &'static str,
+    pub collection: &'static str,
+    pub group: Option<&'static str>,
+    pub fields: &'static [FieldSchema],
+    pub indexes: &'static [IndexSpec],
+    pub patterns: &'static [&'static dyn PatternSpec],
+}
+
+impl ModelSchema {
+    #[doc(hidden)]
+    pub const fn from_parts(parts: SchemaParts) -> Self {
+        ModelSchema { parts }
+    }
+
+    /// The Rust type name (`Product`).
+    pub fn name(&self) -> &'static str {
+        self.parts.name
+    }
+
+    /// The collection name.
+    pub fn collection(&self) -> &'static str {
+        self.parts.collection
+    }
+
+    /// Every serialized field, in declaration order.
+    pub fn fields(&self) -> &'static [FieldSchema] {
+        self.parts.fields
+    }
+
+    /// The declared indexes: struct-level `#[index]` attributes first, then field-level ones.
+    pub fn indexes(&self) -> &'static [IndexSpec] {
+        self.parts.indexes
+    }
+
+    /// The group named by `#[model(group = "...")]`, if any: see
+    /// [`sync_group`](crate::sync_group).
+    pub fn group(&self) -> Option<&'static str> {
+        self.parts.group
+    }
+
+    /// The static data of every pattern the model uses, in declaration order.
+    pub fn patterns(&self) -> &'static [&'static dyn PatternSpec] {
+        self.parts.patterns
+    }
+
+    /// The pattern data of type `T`: `schema.specs::<SubsetSpec>()` is every subset of the model.
+    pub fn specs<T: PatternSpec>(&self) -> impl Iterator<Item = &'static T> {
+        self.parts.patterns.iter().filter_map(|p| {
+            let any: &'static dyn Any = *p;
+            any.downcast_ref::<T>()
+        })
+    }
+
+    /// The field with this Rust name.
+    pub fn field(&self, rust_name: &str) -> Option<&'static FieldSchema> {
+        self.parts
+            .fields
+            .iter()
+            .find(|f| f.rust_name() == rust_name)
+    }
+
+    /// The field serialized under this BSON name.
+    pub fn field_by_bson_name(&self, bson_name: &str) -> Option<&'static FieldSchema> {
+        self.parts
+            .fields
+            .iter()
+            .find(|f| f.bson_name() == bson_name)
+    }
+}
+
+/// The static data of one pattern on one model, listed in its [`ModelSchema`]: what makes a
+/// pattern known to the rest of the toolkit without the toolkit knowing the pattern.
+///
+/// The derives list a model's specs; [`ModelSchema::specs`] finds them by type; the index sync
+/// ([`sync_indexes`](crate::sync_indexes)) calls [`indexes`](PatternSpec::indexes) and
+/// [`prepare`](PatternSpec::prepare) on each. Both have defaults that do nothing.
+pub trait PatternSpec: Any + Send + Sync + fmt::Debug {
+    /// The indexes this pattern needs, each with its collection (the model's own, or another
+    /// one: a history or full-item collection). Synced with the model's declared indexes.
+    fn indexes(
+        &'static self,
+        model: &'static ModelSchema,
+    ) -> Vec<(&'static str, &'static IndexSpec)> {
+        let _ = model;
+        Vec::new()
+    }
+
+    /// What must exist before the model's indexes are synced (a native time-series collection
+    /// must be created before an index creates a normal collection of that name).
+    fn prepare<'a>(&'static self, db: &'a Database) -> Option<BoxFuture<'a, Result<()>>> {
+        let _ = db;
+        None
+    }
+}
+
+/// How an embedded [extended reference](crate::extended_ref) is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Kept in sync with the source by [`References`](crate::References).
+    Propagate,
+    /// Frozen as written.
+    Snapshot,
+}
+
+/// One serialized field of a model.
+#[derive(Debug, Clone, Copy)]
+pub struct FieldSchema {
+    parts: FieldParts,
+}
+
+/// The parts of a [`FieldSchema`], as generated code writes them. Not a stable API.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct FieldParts {
+    pub rust_name: &'static str,
+    pub bson_name: &'static str,
+    pub rust_type: &'static str,
+    pub annotations: &'static [Annotation],
+}
+
+impl FieldSchema {
+    #[doc(hidden)]
+    pub const fn from_parts(parts: FieldParts) -> Self {
+        FieldSchema { parts }
+    }
+
+    /// The Rust field name, without `r#`.
+    pub fn rust_name(&self) -> &'static str {
+        self.parts.rust_name
+    }
+
+    /// The BSON key, after `#[serde(rename)]` and `#[serde(rename_all)]`.
+    pub fn bson_name(&self) -> &'static str {
+        self.parts.bson_name
+    }
+
+    /// The field's Rust type, as written in the source.
+    pub fn rust_type(&self) -> &'static str {
+        self.parts.rust_type
+    }
+
+    /// The pattern annotations on this field.
+    pub fn annotations(&self) -> &'static [Annotation] {
+        self.parts.annotations
+    }
+
+    /// Whether this field is the document's `_id`.
+    pub fn is_id(&self) -> bool {
+        self.parts.bson_name == "_id"
+    }
+}
+
+/// A pattern annotation on a field, as the schema records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Annotation {
+    /// The field is the first key of the named index (`#[index]` on the field, or the first key
+    /// of a struct-level `#[index(keys(...))]`).
+    Index {
+        /// The index name.
+        name: &'static str,
+    },
+    /// The field is a `#[subset(...)]` array of the first items of another collection.
+    Subset {
+        /// The collection of the full items.
+        full_model: &'static str,
+        /// How many items are kept.
+        limit: u32,
+    },
+    /// The field is the version of a `#[versioned]` model.
+    Version,
+    /// The field is computed from a subset's items (`#[computed(...)]`).
+    Computed {
+        /// The subset's field (BSON name).
+        subset: &'static str,
+    },
+    /// The field holds extended references (`#[extended_ref(propagate | snapshot)]`).
+    ExtendedRef {
+        /// How the copies are kept.
+        mode: Mode,
+    },
+}
+
+/// A struct with typed field names, `T::FIELDS`: every `#[derive(Model)]`, and
+/// `#[derive(Fields)]` for the structs nested in models (the items of an array holding extended
+/// references, for instance).
+///
+/// `#[derive(Fields)]` also tells the models holding the struct which of its fields hold
+/// [extended references](crate::extended_ref): a model field holding such items needs a mode
+/// (`#[extended_ref(propagate, path = product)] items: Vec<OrderItem>`), or it is a compile
+/// error. The mode goes on that model field, never on the item's own field.
+///
+/// ```
+/// use pattern_runtime::Fields;
+///
+/// #[derive(serde::Serialize, serde::Deserialize, Fields)]
+/// #[serde(rename_all = "camelCase")]
+/// struct OrderItem {
+///     quantity: u32,
+///     price_at_order: f64,
+/// }
+///
+/// assert_eq!(OrderItem::FIELDS.price_at_order, "priceAtOrder");
+/// assert_eq!(<OrderItem as Fields>::FIELDS.quantity, "quantity");
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no typed field names",
+    label = "no `FIELDS`",
+    note = "add `#[derive(Fields)]` (or `#[derive(Model)]`) to `{Self}`"
+)]
+pub trait Fields {
+    /// The struct of [`FieldName`]s, one per serialized field.
+    type Names: Copy + 'static;
+    /// The serialized (BSON) name of every stored field.
+    const FIELDS: Self::Names;
+}
+
+/// The serialized name of a model field, from `Model::FIELDS`: use it to build filters and
+/// updates without spelling BSON keys by hand. `T` is the field's Rust type, which lets other
+/// derives check at compile time what they do with the field.
+///
+/// ```
+/// use pattern_runtime::Model;
+///
+/// #[derive(serde::Serialize, serde::Deserialize, Model)]
+/// #[serde(rename_all = "camelCase")]
+/// struct Product {
+///     #[serde(rename = "_id")]
+///     id: String,
+///     rating_count: i64,
+/// }
+///
+/// let filter = bson::doc! { Product::FIELDS.rating_count: { "$gt": 10 } };
+/// assert_eq!(filter, bson::doc! { "ratingCount": { "$gt": 10 } });
+/// assert_eq!(Product::FIELDS.id, "_id");
+/// ```
+pub struct FieldName<T: ?Sized = ()>(&'static str, PhantomData<fn() -> T>);
+
+impl<T: ?Sized> FieldName<T> {
+    #[doc(hidden)]
+    pub const fn new(name: &'static str) -> Self {
+        FieldName(name, PhantomData)
+    }
+
+    /// The BSON key.
+    pub const fn as_str(&self) -> &'static str {
+        self.0
+    }
+
+    /// A dotted path below this field: `Order::FIELDS.customer.path("name")` is `"customer.name"`.
+    pub fn path(&self, rest: &str) -> String {
+        format!("{}.{rest}", self.0)
+    }
+}
+
+// By hand: derives would demand `T: Clone`, `T: Debug`, ... of the field's type.
+impl<T: ?Sized> Clone for FieldName<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: ?Sized> Copy for FieldName<T> {}
+
+impl<T: ?Sized> fmt::Debug for FieldName<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("FieldName").field(&self.0).finish()
+    }
+}
+
+impl<T: ?Sized> Deref for FieldName<T> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.0
+    }
+}
+
+impl<T: ?Sized> AsRef<str> for FieldName<T> {
+    fn as_ref(&self) -> &str {
+        self.0
+    }
+}
+
+impl<T: ?Sized> fmt::Display for FieldName<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl<T: ?Sized> From<FieldName<T>> for String {
+    fn from(name: FieldName<T>) -> String {
+        name.0.to_owned()
+    }
+}
+
+impl<T: ?Sized> From<FieldName<T>> for bson::Bson {
+    fn from(name: FieldName<T>) -> bson::Bson {
+        bson::Bson::String(name.0.to_owned())
+    }
+}
+
+impl<T: ?Sized> PartialEq for FieldName<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+impl<T: ?Sized> Eq for FieldName<T> {}
+
+impl<T: ?Sized> PartialEq<str> for FieldName<T> {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl<T: ?Sized> PartialEq<&str> for FieldName<T> {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+/// A model's entry in the registry that [`sync_indexes`](crate::sync_indexes) reads.
+#[doc(hidden)]
+pub struct Registration {
+    pub schema: &'static ModelSchema,
+}
+
+inventory::collect!(Registration);
+
+/// Every model compiled into this program with `#[derive(Model)]` or `#[derive(Measurement)]`,
+/// sorted by collection then name.
+pub fn registered_models() -> Vec<&'static ModelSchema> {
+    let mut all: Vec<&'static ModelSchema> = inventory::iter::<Registration>
+        .into_iter()
+        .map(|r| r.schema)
+        .collect();
+    all.sort_by_key(|s| (s.collection(), s.name()));
+    all
+}
