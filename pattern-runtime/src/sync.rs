@@ -325,7 +325,9 @@ struct Declared {
 }
 
 /// Syncs the collections of `schemas`. An index counts as managed when any registered model, or
-/// any of `schemas`, declares it on that collection.
+/// any of `schemas`, declares it on that collection. Two of `schemas` declaring one index name
+/// differently on one collection is [`Error::ConflictingDeclarations`]; other registered models
+/// are not compared (they may live in another database).
 pub(crate) async fn sync_schemas(
     db: &Database,
     schemas: &[&'static ModelSchema],
@@ -354,9 +356,15 @@ pub(crate) async fn sync_schemas(
     }
     let mut plans = Vec::new();
     for (collection, declared) in collections {
+        // Other models only make names managed: they may live in another database (another
+        // group), so their declarations never conflict with the ones synced here.
         let mut managed = declared.clone();
         for (_, other) in registry.iter().filter(|(c, _)| *c == collection) {
-            push_declarations(&mut managed, collection, other)?;
+            for d in other {
+                if !managed.iter().any(|m| m.spec.name() == d.spec.name()) {
+                    managed.push(*d);
+                }
+            }
         }
         plans.push(sync_collection(db, collection, declared, managed, options));
     }
