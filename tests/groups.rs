@@ -1,0 +1,223 @@
+//! A program whose models live in several databases: `#[model(group = "...")]` with
+//! `sync_group`, the explicit list `sync_models`, and what counts as managed or conflicting
+//! across groups. Against the server.
+
+use pattern_runtime::{Error, IndexStatus, Model, SyncOptions};
+use pattern_testkit::test_db;
+use serde::{Deserialize, Serialize};
+
+/// The shop's orders: group `shop`.
+#[derive(Debug, Serialize, Deserialize, Model)]
+#[model(collection = "events", group = "shop")]
+#[index(keys(kind = 1), name = "by_kind")]
+struct ShopEvent {
+    #[serde(rename = "_id")]
+    id: i64,
+    kind: String,
+}
+
+/// The audit log: group `audit`, the same collection name, an index of the same name on other
+/// keys. In one database this would conflict; in two it must not.
+#[derive(Debug, Serialize, Deserialize, Model)]
+#[model(collection = "events", group = "audit")]
+#[index(keys(at = -1), name = "by_kind")]
+struct AuditEvent {
+    #[serde(rename = "_id")]
+    id: i64,
+    at: bson::DateTime,
+    #[index]
+    actor: String,
+}
+
+/// Also in `shop`, its own collection.
+#[derive(Debug, Serialize, Deserialize, Model)]
+#[model(group = "shop")]
+struct Customer {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[index(unique)]
+    email: String,
+}
+
+/// In no group.
+#[derive(Debug, Serialize, Deserialize, Model)]
+struct Loner {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[index]
+    name: String,
+}
+
+async fn index_names(db: &mongodb::Database, collection: &str) -> Vec<String> {
+    let mut names: Vec<String> = pattern_runtime::list_indexes(db, collection)
+        .await
+        .unwrap()
+        .iter()
+        .filter_map(|i| i.get_str("name").ok().map(str::to_owned))
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn each_group_syncs_its_own_models_in_its_own_database() {
+    let shop = test_db("groups_shop").await;
+    let audit = test_db("groups_audit").await;
+    let options = SyncOptions::new();
+
+    let report = pattern_runtime::sync_group(&shop, "shop", &options)
+        .await
+        .unwrap();
+    let mut synced: Vec<_> = report
+        .indexes
+        .iter()
+        .map(|r| (r.collection.as_str(), r.model))
+        .collect();
+    synced.sort();
+    assert_eq!(
+        synced,
+        [
+            ("customers", Some("Customer")),
+            ("events", Some("ShopEvent"))
+        ]
+    );
+    assert_eq!(index_names(&shop, "events").await, ["_id_", "by_kind"]);
+    assert_eq!(index_names(&shop, "customers").await, ["_id_", "email_1"]);
+    // Nothing of the other group, nor of the model in no group.
+    assert!(index_names(&shop, "loners").await.is_empty());
+
+    pattern_runtime::sync_group(&audit, "audit", &options)
+        .await
+        .unwrap();
+    assert_eq!(
+        index_names(&audit, "events").await,
+        ["_id_", "actor_1", "by_kind"]
+    );
+    assert!(index_names(&audit, "customers").await.is_empty());
+    let by_kind = pattern_runtime::list_indexes(&audit, "events")
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|i| i.get_str("name").ok() == Some("by_kind"))
+        .unwrap();
+    assert_eq!(
+        by_kind.get_document("key").unwrap(),
+        &bson::doc! { "at": -1 }
+    );
+
+    // Again: in sync, both.
+    assert!(pattern_runtime::sync_group(&shop, "shop", &options)
+        .await
+        .unwrap()
+        .is_in_sync());
+    assert!(pattern_runtime::sync_group(&audit, "audit", &options)
+        .await
+        .unwrap()
+        .is_in_sync());
+}
+
+#[tokio::test]
+async fn an_unknown_group_is_an_error_that_lists_the_groups() {
+    let db = test_db("groups_unknown").await;
+    let err = pattern_runtime::sync_group(&db, "shpo", &SyncOptions::new())
+        .await
+        .unwrap_err();
+    match &err {
+        Error::UnknownGroup { group, known } => {
+            assert_eq!(group, "shpo");
+            assert_eq!(known, &["audit", "shop"]);
+        }
+        other => panic!("expected UnknownGroup, got {other:?}"),
+    }
+    assert_eq!(
+        err.to_string(),
+        "no model is in group `shpo`; the groups are: audit, shop"
+    );
+    // Nothing was created.
+    let collections = db.list_collection_names().await.unwrap();
+    assert!(collections.is_empty(), "{collections:?}");
+}
+
+#[tokio::test]
+async fn an_explicit_list_syncs_exactly_those_models() {
+    let db = test_db("groups_list").await;
+    let report =
+        pattern_runtime::sync_models(&db, &[Loner::SCHEMA, Customer::SCHEMA], &SyncOptions::new())
+            .await
+            .unwrap();
+    let mut created: Vec<_> = report
+        .created()
+        .map(|r| (r.collection.as_str(), r.name.as_str()))
+        .collect();
+    created.sort();
+    assert_eq!(created, [("customers", "email_1"), ("loners", "name_1")]);
+    assert!(index_names(&db, "events").await.is_empty());
+}
+
+#[tokio::test]
+async fn two_groups_declaring_one_name_differently_conflict_only_when_synced_together() {
+    let db = test_db("groups_conflict").await;
+    // Both `events` models in one database: the same index name, different keys.
+    let err = pattern_runtime::sync_models(
+        &db,
+        &[ShopEvent::SCHEMA, AuditEvent::SCHEMA],
+        &SyncOptions::new(),
+    )
+    .await
+    .unwrap_err();
+    match err {
+        Error::ConflictingDeclarations {
+            collection,
+            index,
+            models,
+        } => {
+            assert_eq!((collection.as_str(), index), ("events", "by_kind"));
+            assert_eq!(models, ["ShopEvent", "AuditEvent"]);
+        }
+        other => panic!("expected ConflictingDeclarations, got {other:?}"),
+    }
+    assert!(index_names(&db, "events").await.is_empty());
+}
+
+#[tokio::test]
+async fn hiding_unmanaged_indexes_spares_what_another_group_declares() {
+    let db = test_db("groups_hide").await;
+    let events = db.collection::<bson::Document>("events");
+    // `actor_1` is declared by the audit group's model; `stray_1` by no model.
+    for (keys, name) in [
+        (bson::doc! { "actor": 1 }, "actor_1"),
+        (bson::doc! { "stray": 1 }, "stray_1"),
+    ] {
+        let model = mongodb::IndexModel::builder()
+            .keys(keys)
+            .options(
+                mongodb::options::IndexOptions::builder()
+                    .name(name.to_owned())
+                    .build(),
+            )
+            .build();
+        events.create_index(model).await.unwrap();
+    }
+    let report = pattern_runtime::sync_group(&db, "shop", &SyncOptions::new().hide_unmanaged())
+        .await
+        .unwrap();
+    let status = |name: &str| report.get("events", name).map(|r| r.status.clone());
+    assert_eq!(status("by_kind"), Some(IndexStatus::Created));
+    assert_eq!(status("stray_1"), Some(IndexStatus::HiddenUnmanaged));
+    // Declared by a model of the program, in another group: managed, never hidden.
+    assert_eq!(status("actor_1"), None);
+    let actor = pattern_runtime::list_indexes(&db, "events")
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|i| i.get_str("name").ok() == Some("actor_1"))
+        .unwrap();
+    assert!(!actor.get_bool("hidden").unwrap_or(false));
+}
+
+#[test]
+fn the_group_is_in_the_schema() {
+    assert_eq!(ShopEvent::SCHEMA.group(), Some("shop"));
+    assert_eq!(AuditEvent::SCHEMA.group(), Some("audit"));
+    assert_eq!(Loner::SCHEMA.group(), None);
+}
