@@ -6,7 +6,7 @@
 
 use bson::{doc, DateTime, Document};
 use futures_util::TryStreamExt;
-use pattern_runtime::Measurement;
+use pattern_runtime::{Measurement, SyncOptions};
 use serde::{Deserialize, Serialize};
 
 const HOUR: i64 = 3_600_000;
@@ -15,6 +15,7 @@ const HOUR: i64 = 3_600_000;
 #[derive(Debug, Clone, Serialize, Deserialize, Measurement)]
 #[serde(rename_all = "camelCase")]
 #[bucket(
+    group = "bucket",
     collection = "sensor_data",
     key = device_id,
     time = timestamp,
@@ -33,7 +34,7 @@ pub struct Reading {
 /// The same reading in a native time-series collection, `deviceId` as its metaField.
 #[derive(Debug, Clone, Serialize, Deserialize, Measurement)]
 #[serde(rename_all = "camelCase")]
-#[bucket(native, collection = "sensor_ts", key = device_id, time = timestamp, granularity = "seconds", summary(value(min, max, sum)), expire_after = "30d")]
+#[bucket(native, group = "bucket", collection = "sensor_ts", key = device_id, time = timestamp, granularity = "seconds", summary(value(min, max, sum)), expire_after = "30d")]
 pub struct NativeReading {
     pub device_id: String,
     pub timestamp: DateTime,
@@ -50,7 +51,11 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     crate::heading("Chapter 4: the bucket pattern, time series");
     let db = crate::chapter_db(client, "bucket").await?;
     // Creates {deviceId: 1, start: 1}, the TTL on `end`, and the native time-series collection.
-    pattern_runtime::sync_indexes(&db).await?;
+    pattern_runtime::sync_group(&db, "bucket", &SyncOptions::new()).await?;
+    // Only this chapter's group: no other chapter's collections appear in `tour_bucket`.
+    let mut collections = db.list_collection_names().await?;
+    collections.sort();
+    println!("  collections of tour_bucket after sync_group: {collections:?}");
     for index in pattern_runtime::list_indexes(&db, "sensor_data").await? {
         println!("  sensor_data index: {index}");
     }

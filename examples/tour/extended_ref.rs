@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 /// (they change on every purchase).
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
 #[serde(rename_all = "camelCase")]
-#[model(collection = "customers")]
+#[model(group = "extended_ref", collection = "customers")]
 #[extended_ref(CustomerRef(name, address))]
 pub struct Customer {
     #[serde(rename = "_id")]
@@ -28,7 +28,7 @@ pub struct Customer {
 
 /// `products`: orders copy the sku and title; the price is the order's own snapshot.
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
-#[model(collection = "products")]
+#[model(group = "extended_ref", collection = "products")]
 #[extended_ref(ProductRef(sku, title))]
 pub struct Product {
     #[serde(rename = "_id")]
@@ -49,7 +49,7 @@ pub struct OrderItem {
 
 /// `orders`: the customer and the products are kept in sync.
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
-#[model(collection = "orders")]
+#[model(group = "extended_ref", collection = "orders")]
 pub struct Order {
     #[serde(rename = "_id")]
     pub id: u32,
@@ -62,7 +62,7 @@ pub struct Order {
 
 /// `receipts`: the customer as it was when the receipt was issued.
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
-#[model(collection = "receipts")]
+#[model(group = "extended_ref", collection = "receipts")]
 pub struct Receipt {
     #[serde(rename = "_id")]
     pub id: u32,

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 /// `notifications`: one collection, a `type` field, newest first per type, expired after 90 days.
 #[derive(Debug, Serialize, Deserialize, Model)]
 #[serde(rename_all = "camelCase")]
-#[model(collection = "notifications")]
+#[model(group = "indexes", collection = "notifications")]
 #[index(keys(kind = 1, created_at = -1))]
 pub struct Notification {
     #[serde(rename = "_id")]
@@ -30,7 +30,7 @@ pub struct Notification {
 /// `products`: the subset pattern's parent, with its computed rating fields.
 #[derive(Debug, Serialize, Deserialize, Model)]
 #[serde(rename_all = "camelCase")]
-#[model(collection = "products")]
+#[model(group = "indexes", collection = "products")]
 pub struct Product {
     #[serde(rename = "_id")]
     pub id: String,
@@ -45,7 +45,7 @@ pub struct Product {
 
 /// `records`: the attribute pattern, one compound index over every `{name, value}` pair.
 #[derive(Debug, Serialize, Deserialize, Model)]
-#[model(collection = "records")]
+#[model(group = "indexes", collection = "records")]
 #[index(keys(attributes.name = 1, attributes.value = 1))]
 pub struct HealthRecord {
     #[serde(rename = "_id")]
@@ -62,7 +62,7 @@ pub struct Attribute {
 
 /// `users`: the compound index of the best-practices article, with its explicit name.
 #[derive(Debug, Serialize, Deserialize, Model)]
-#[model(collection = "users")]
+#[model(group = "indexes", collection = "users")]
 #[index(keys(country = 1, last_login = -1, status = 1), name = "country_lastLogin_status_idx")]
 pub struct User {
     #[serde(rename = "_id")]
@@ -74,7 +74,7 @@ pub struct User {
 
 /// `sessions`: removed by the server 30 days after creation.
 #[derive(Debug, Serialize, Deserialize, Model)]
-#[model(collection = "sessions")]
+#[model(group = "indexes", collection = "sessions")]
 pub struct Session {
     #[serde(rename = "_id")]
     pub id: String,
@@ -85,7 +85,7 @@ pub struct Session {
 /// `places`: a geospatial index. (Text indexes work the same way on mongod; the embedded server
 /// has none yet, so the tour leaves them out.)
 #[derive(Debug, Serialize, Deserialize, Model)]
-#[model(collection = "places")]
+#[model(group = "indexes", collection = "places")]
 pub struct Place {
     #[serde(rename = "_id")]
     pub id: i32,
@@ -99,22 +99,28 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     crate::heading("Chapter 1: models and indexes, synced at start-up");
     let db = crate::chapter_db(client, "indexes").await?;
 
+    // The tour's chapters each use a database of their own: this one syncs the models of its
+    // group, `#[model(group = "indexes", ...)]`, and nothing of the other chapters.
+    let chapter: Vec<_> = pattern_runtime::registered_models()
+        .into_iter()
+        .filter(|s| s.group() == Some("indexes"))
+        .collect();
     println!("\nWhat the models declare (static data, compiled in):");
-    for schema in pattern_runtime::registered_models() {
+    for schema in &chapter {
         for spec in schema.indexes() {
             println!("  {:<14} {:<14} {spec}", schema.name(), schema.collection());
         }
     }
 
-    println!("\nFirst sync, on an empty database: pattern_runtime::sync_indexes(&db)");
-    let report = pattern_runtime::sync_indexes(&db).await?;
+    let policy = SyncOptions::new();
+    println!(
+        "\nFirst sync, on an empty database: pattern_runtime::sync_group(&db, \"indexes\", &SyncOptions::new())"
+    );
+    let report = pattern_runtime::sync_group(&db, "indexes", &policy).await?;
     print!("{report}");
 
     println!("\nWhat the server now has (listIndexes, read back):");
-    let mut collections: Vec<&str> = pattern_runtime::registered_models()
-        .iter()
-        .map(|s| s.collection())
-        .collect();
+    let mut collections: Vec<&str> = chapter.iter().map(|s| s.collection()).collect();
     collections.dedup();
     for collection in collections {
         for index in list_indexes(&db, collection).await? {
@@ -123,7 +129,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     }
 
     println!("\nSecond sync: nothing to do.");
-    let again = pattern_runtime::sync_indexes(&db).await?;
+    let again = pattern_runtime::sync_group(&db, "indexes", &policy).await?;
     println!(
         "  in sync: {}, created: {}",
         again.is_in_sync(),
@@ -141,7 +147,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         "index": { "name": "session_ttl_idx", "expireAfterSeconds": 3600 },
     })
     .await?;
-    let drift = pattern_runtime::sync_indexes(&db).await?;
+    let drift = pattern_runtime::sync_group(&db, "indexes", &policy).await?;
     for line in drift.to_string().lines() {
         if !line.ends_with("in sync") {
             println!("  {line}");
@@ -153,7 +159,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
 
     println!("\nWith SyncOptions::new().replace_mismatched().hide_unmanaged():");
     let options = SyncOptions::new().replace_mismatched().hide_unmanaged();
-    let fixed = pattern_runtime::sync_indexes_with(&db, &options).await?;
+    let fixed = pattern_runtime::sync_group(&db, "indexes", &options).await?;
     for line in fixed.to_string().lines() {
         if !line.ends_with("in sync") {
             println!("  {line}");

@@ -6,7 +6,16 @@
 //! ```
 //!
 //! Each chapter is a module and uses a database of its own, dropped at the start so the tour can
-//! run again.
+//! run again; its models are a group (`#[model(group = "subset", ...)]`), and the chapter syncs
+//! that group in its database (`pattern_runtime::sync_group`), so no chapter creates another's
+//! collections.
+//!
+//! Every operation emits `tracing` spans and events. The tour installs `tracing-subscriber`'s
+//! formatter on stderr, filtered by `RUST_LOG` (silent when it is unset):
+//!
+//! ```sh
+//! RUST_LOG=pattern_runtime=debug ./dev tour   # operations, retries, fallbacks, documents written
+//! ```
 
 mod bucket;
 mod extended_ref;
@@ -18,6 +27,11 @@ use std::error::Error;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn Error>> {
+    // What an application does to see the toolkit's spans and events: any `tracing` subscriber.
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
     let server = pattern_testkit::server();
     println!("pattern-runtime tour on {}\n", server.describe());
     let client = pattern_testkit::client().await;

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 /// `products`, with the subset and its summaries.
 #[derive(Debug, Serialize, Deserialize, Model)]
 #[serde(rename_all = "camelCase")]
-#[model(collection = "products")]
+#[model(group = "subset", collection = "products")]
 pub struct Product {
     #[serde(rename = "_id")]
     pub id: String,
@@ -30,7 +30,7 @@ pub struct Product {
 /// `product_reviews`: every review, in full.
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
 #[serde(rename_all = "camelCase")]
-#[model(collection = "product_reviews")]
+#[model(group = "subset", collection = "product_reviews")]
 pub struct Review {
     #[serde(rename = "_id")]
     pub id: String,

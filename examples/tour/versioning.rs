@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// `articles`, versioned; revisions in `article_revisions`, the last 20 per article kept.
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
-#[model(collection = "articles")]
+#[model(group = "versioning", collection = "articles")]
 #[versioned(history = "article_revisions", keep = 20)]
 pub struct Article {
     #[serde(rename = "_id")]
