@@ -77,6 +77,7 @@
 //! | key | meaning | default |
 //! | --- | --- | --- |
 //! | `collection = "name"` | the collection | the type name in snake case, pluralised with `s` (`OrderLine` -> `order_lines`) |
+//! | `group = "name"` | the group [`sync_group`] syncs, for programs whose models live in several databases (on a measurement: `#[bucket(group = "...")]`) | none: only [`sync_indexes`] and [`sync_models`] sync it |
 //! | `crate = "path"` | where generated code finds this crate | `::pattern_runtime` |
 //!
 //! # The `#[index]` attribute
@@ -107,6 +108,42 @@
 //! | subset, with computed count / sum / average | `#[subset(limit = 10, sort(created_at = -1), full = Review, parent = product_id)]` on a `Vec`, `#[computed(count = ..)]` | [`subset`] |
 //! | extended reference: copied fields kept in sync, or kept as snapshots | `#[extended_ref(CustomerRef(name, address))]` on the source, `#[extended_ref(propagate)]` / `#[extended_ref(snapshot)]` / `#[extended_ref(propagate, path = product)]` on the fields holding it | [`extended_ref`] |
 //! | bucket (time series), or a native time-series collection | `#[derive(Measurement)]` with `#[bucket(key = device_id, time = timestamp, max_count = 200, span = "1h", summary(value(min, max, sum)))]`, or `#[bucket(native, key = .., time = .., granularity = "minutes")]` | [`bucket`] |
+//!
+//! # Several databases
+//!
+//! [`sync_indexes`] syncs every model of the program in one database. Where models live in
+//! several, give each database's models a group and sync each group in its database
+//! ([`sync_group`]), or list the models ([`sync_models`]):
+//!
+//! ```no_run
+//! # use pattern_runtime::{Model, SyncOptions};
+//! #[derive(serde::Serialize, serde::Deserialize, Model)]
+//! #[model(group = "audit")]
+//! struct LoginEvent { #[serde(rename = "_id")] id: i64 }
+//!
+//! # async fn run(client: mongodb::Client) -> pattern_runtime::Result<()> {
+//! let audit = client.database("audit");
+//! pattern_runtime::sync_group(&audit, "audit", &SyncOptions::new()).await?;
+//! pattern_runtime::sync_models(&audit, &[LoginEvent::SCHEMA], &SyncOptions::new()).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Tracing
+//!
+//! Every operation runs in a [`tracing`](https://docs.rs/tracing) span named after it
+//! (`pattern_runtime::subset.push`, ...) with the model, the collection and the `_id` where it is
+//! at hand, and emits events for transaction retries (attempt, server code, label, backoff), the
+//! fallback taken without transactions, and the documents written. Install any subscriber to see
+//! them (`RUST_LOG=pattern_runtime=debug` with `tracing-subscriber`'s `EnvFilter`); without one
+//! they cost nothing.
+//!
+//! # Features
+//!
+//! `derive` (the derives, on by default) and the driver's features, passed through: `rustls-tls`
+//! and `dns-resolver` (on by default, as in the driver), `rustls-tls-aws-lc`, `openssl-tls`,
+//! `zstd-compression`, `zlib-compression`, `snappy-compression`, `aws-auth`, `gssapi-auth`,
+//! `cert-key-password`, `in-use-encryption`, `socks5-proxy`. The driver needs exactly one TLS
+//! backend.
 //!
 //! # Errors
 //!
