@@ -146,4 +146,4 @@ async fn rename(db: mongodb::Database, ada: &Customer, pen: &Product) -> pattern
     Ok(())
 }
 
-fn main() {}
+pub fn main() {}

@@ -37,7 +37,7 @@ fn sample_key(key: <Sample as Measurement>::Key) -> String {
     key
 }
 
-fn main() {
+pub fn main() {
     let _ = (reading_key, sample_key);
     let _: &str = Reading::FIELDS.taken_at.as_str();
 }

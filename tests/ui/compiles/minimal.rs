@@ -13,4 +13,4 @@ struct Notification {
     created_at: bson::DateTime,
 }
 
-fn main() {}
+pub fn main() {}

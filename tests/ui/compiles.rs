@@ -1,0 +1,22 @@
+//! Models that must compile (and whose checks run): every attribute used as documented. Ordinary
+//! modules of an ordinary test target rather than trybuild `pass` cases: with a pass case in the
+//! project trybuild builds (codegen and links) every compile-fail case too, where `check` suffices.
+
+#[allow(dead_code)]
+#[path = "compiles/minimal.rs"]
+mod minimal;
+
+#[allow(dead_code)]
+#[path = "compiles/bucket.rs"]
+mod bucket;
+
+#[allow(dead_code)]
+#[path = "compiles/extended_ref.rs"]
+mod extended_ref;
+
+#[test]
+fn the_models_compile_and_their_checks_hold() {
+    minimal::main();
+    bucket::main();
+    extended_ref::main();
+}
