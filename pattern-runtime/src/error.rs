@@ -75,11 +75,12 @@ pub enum Error {
     /// A document is, or an update would make it, larger than MongoDB's 16 MiB limit. Nothing
     /// was written.
     #[error(
-        "{what} is {} bytes, over MongoDB's limit of {limit} bytes; nothing was written",
-        size.map_or_else(|| "too many".to_owned(), |s| s.to_string())
+        "{what} {}, over MongoDB's limit of {limit} bytes; nothing was written",
+        size.map_or_else(|| "is too large".to_owned(), |s| format!("is {s} bytes"))
     )]
     DocumentTooLarge {
-        /// What was too large (`"the review"`, `"the updated products document"`).
+        /// What was too large (`"the review"`, `"the updated products document"`; from the
+        /// server, its message).
         what: String,
         /// Its size, when known before writing.
         size: Option<usize>,
@@ -158,8 +159,9 @@ pub enum Error {
     #[error("BSON conversion failed: {0}")]
     Bson(#[from] bson::error::Error),
 
-    /// Any other driver or server error.
-    #[error("MongoDB error{}: {source}", code.map_or_else(String::new, |c| format!(" (code {c})")))]
+    /// Any other driver or server error. Its `Display` is the server's code, code name and
+    /// message (or the driver's description); the raw reply is in `source` and in `Debug`.
+    #[error("MongoDB error: {}", describe(source))]
     Driver {
         /// The server's error code, where the server sent one.
         code: Option<i32>,
@@ -170,6 +172,34 @@ pub enum Error {
 }
 
 impl Error {
+    /// Whether this is a [`VersionConflict`](Error::VersionConflict): someone saved the document
+    /// since it was read. Reload and retry.
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, Error::VersionConflict { .. })
+    }
+
+    /// Whether this is a [`NotFound`](Error::NotFound): no document has that `_id`.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Error::NotFound { .. })
+    }
+
+    /// Whether this is a [`DuplicateKey`](Error::DuplicateKey): a unique index refused the write.
+    pub fn is_duplicate_key(&self) -> bool {
+        matches!(self, Error::DuplicateKey { .. })
+    }
+
+    /// Whether this is an [`IndexConflict`](Error::IndexConflict): a declared index could not
+    /// be created next to an existing one.
+    pub fn is_index_conflict(&self) -> bool {
+        matches!(self, Error::IndexConflict(_))
+    }
+
+    /// Whether this is [`DocumentTooLarge`](Error::DocumentTooLarge): over 16 MiB, nothing
+    /// written.
+    pub fn is_too_large(&self) -> bool {
+        matches!(self, Error::DocumentTooLarge { .. })
+    }
+
     /// The server's error code, where there is one.
     pub fn code(&self) -> Option<i32> {
         match self {
@@ -234,6 +264,50 @@ pub fn server_code(e: &mongodb::error::Error) -> Option<i32> {
             .and_then(|errors| errors.first())
             .map(|w| w.code),
         _ => None,
+    }
+}
+
+/// A driver error as a person reads it: the server's code, code name and message, without the
+/// raw reply the driver's own `Display` can include.
+fn describe(e: &mongodb::error::Error) -> String {
+    let named = |code: i32, name: Option<&str>, message: &str| match name {
+        Some(name) if !name.is_empty() => format!("{message} (code {code}, {name})"),
+        _ => format!("{message} (code {code})"),
+    };
+    match e.kind.as_ref() {
+        ErrorKind::Command(c) => named(c.code, Some(&c.code_name), &c.message),
+        ErrorKind::Write(WriteFailure::WriteError(w)) => {
+            named(w.code, w.code_name.as_deref(), &w.message)
+        }
+        ErrorKind::Write(WriteFailure::WriteConcernError(w)) => format!(
+            "write concern not satisfied: {}",
+            named(w.code, Some(&w.code_name), &w.message)
+        ),
+        ErrorKind::InsertMany(m) => match m.write_errors.as_deref() {
+            Some([first, rest @ ..]) => format!(
+                "{}{}",
+                named(first.code, first.code_name.as_deref(), &first.message),
+                if rest.is_empty() {
+                    String::new()
+                } else {
+                    format!(", and {} more write errors", rest.len())
+                }
+            ),
+            _ => e.kind.to_string(),
+        },
+        ErrorKind::BulkWrite(b) => match b.write_errors.iter().min_by_key(|(i, _)| **i) {
+            Some((_, first)) => format!(
+                "{}{}",
+                named(first.code, first.code_name.as_deref(), &first.message),
+                if b.write_errors.len() > 1 {
+                    format!(", and {} more write errors", b.write_errors.len() - 1)
+                } else {
+                    String::new()
+                }
+            ),
+            None => e.kind.to_string(),
+        },
+        _ => e.kind.to_string(),
     }
 }
 
