@@ -8,11 +8,37 @@
 //! across processes, so tests run in parallel. Against `MONGODB_URI` the database is dropped when
 //! the `TestDb` is dropped; the embedded server's store goes away with the process.
 //!
+//! # Fail points are one per server: a test that configures one holds it until it ends
+//!
+//! [`TestDb::fail_command`] configures the server's `failCommand` fail point. There is ONE such
+//! fail point per server, not one per client: configuring it replaces whatever was configured
+//! before, whatever `appName` either configuration names. Cargo runs a test binary's tests in
+//! parallel threads against the one server of the process, so two tests configuring it at the
+//! same time would overwrite each other's failures (a test would then see no failure, or run out
+//! of its `times` early).
+//!
+//! So the first `fail_command` of a [`TestDb`] takes a process-wide lock (an async mutex, usable
+//! from every test's own runtime) and the `TestDb` keeps it: fail-point tests run one at a time,
+//! other tests still run beside them. A test may call `fail_command` any number of times; each
+//! call replaces the previous configuration. When the `TestDb` is dropped, at the end of the test
+//! or while a failed test unwinds, the fail point is turned off (`mode: "off"`, sent from a
+//! helper thread with a client of its own, since the test's runtime may be shutting down) and
+//! only then is the lock released. There is no guard to keep or to forget: the `TestDb` a test
+//! needs anyway is the guard. The `appName` scoping stays too, so a configuration never fails
+//! another test's commands, only its own.
+//!
+//! One test should configure fail points through one `TestDb`: a second `TestDb` of the same
+//! test would wait for the lock the first one holds, which is reported as a panic (on the test's
+//! thread) rather than left to hang. The lock is per process: against a shared `MONGODB_URI`
+//! server, run the test binaries one after another (as `cargo test` does), not in parallel
+//! processes.
+//!
 //! This crate is not published: the embedded server is GPL-2.0 and only ever a test dependency.
 
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::ThreadId;
 
 use bson::{doc, Document};
 use mongodb::event::command::CommandEvent;
@@ -125,18 +151,35 @@ pub struct Command {
 #[derive(Debug, Clone, Default)]
 struct CommandLog(Arc<Mutex<Vec<Command>>>);
 
+/// The server's one `failCommand` fail point: whoever holds this configures it (see the crate
+/// docs). A `tokio` mutex, not a `std` one: it is awaited from many tests' runtimes.
+static FAIL_POINT: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// The thread of the test that holds [`FAIL_POINT`], to report a test waiting for itself.
+static FAIL_POINT_HOLDER: Mutex<Option<ThreadId>> = Mutex::new(None);
+
+fn fail_point_holder() -> std::sync::MutexGuard<'static, Option<ThreadId>> {
+    FAIL_POINT_HOLDER
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A database of one test's own. Derefs to [`Database`].
 #[derive(Debug)]
 pub struct TestDb {
     db: Database,
     client: Client,
     log: CommandLog,
+    /// Held from the first [`TestDb::fail_command`] until the `TestDb` is dropped (after the fail
+    /// point is turned off): fields drop after `Drop::drop` has run.
+    fail_point: tokio::sync::OnceCell<tokio::sync::MutexGuard<'static, ()>>,
 }
 
 /// A fresh database for the test `name` (any text; it is sanitised into the database name).
 ///
 /// Its client's `appName` is the database name, so [`TestDb::fail_command`] fails this test's
-/// commands only, even with other tests running on the same server.
+/// commands only, even with other tests running on the same server; and the first
+/// `fail_command` makes the `TestDb` hold the process's fail point until it is dropped.
 pub async fn test_db(name: &str) -> TestDb {
     let hint: String = name
         .chars()
@@ -152,7 +195,12 @@ pub async fn test_db(name: &str) -> TestDb {
     db.drop()
         .await
         .unwrap_or_else(|e| panic!("cannot reset database {db_name}: {e}"));
-    TestDb { db, client, log }
+    TestDb {
+        db,
+        client,
+        log,
+        fail_point: tokio::sync::OnceCell::new(),
+    }
 }
 
 impl TestDb {
@@ -184,9 +232,29 @@ impl TestDb {
     /// ...), through the `failCommand` fail point. Needs a server with test commands enabled (the
     /// embedded one has them).
     ///
+    /// The server has one such fail point: the first call waits until no other test of the
+    /// process holds it, then this `TestDb` holds it until it is dropped, when the fail point is
+    /// turned off (see the crate docs). Each call replaces the previous configuration, including
+    /// failures it had left unused.
+    ///
     /// # Panics
-    /// When the server refuses the fail point.
+    /// When the server refuses the fail point, or when another `TestDb` of the same test already
+    /// holds it (that wait would never end).
     pub async fn fail_command(&self, commands: &[&str], times: i32, failure: Document) {
+        self.fail_point
+            .get_or_init(|| async {
+                let me = std::thread::current().id();
+                assert!(
+                    *fail_point_holder() != Some(me),
+                    "{}: another TestDb of this test holds the fail point; configure fail points \
+                     through one TestDb per test",
+                    self.db.name()
+                );
+                let guard = FAIL_POINT.lock().await;
+                *fail_point_holder() = Some(me);
+                guard
+            })
+            .await;
         let mut data = doc! { "failCommands": commands, "appName": self.db.name() };
         data.extend(failure);
         let command = doc! {
@@ -213,14 +281,17 @@ impl Deref for TestDb {
 
 impl Drop for TestDb {
     fn drop(&mut self) {
-        if server().is_embedded() {
-            return; // the temporary store is removed with the process
+        let fail_point = self.fail_point.initialized();
+        let drop_database = !server().is_embedded();
+        if !fail_point && !drop_database {
+            return; // the embedded server's temporary store is removed with the process
         }
-        // A real server keeps what a test leaves: drop the database on a runtime of its own, since
-        // the test's runtime may already be shutting down.
+        // Turn our fail point off before the lock is released (when the fields drop, after this),
+        // and on a real server drop the database, which it would keep. On a runtime of its own:
+        // the test's runtime may be shutting down, and a current-thread one is blocked here.
         let name = self.db.name().to_owned();
         let uri = server().uri().to_owned();
-        let dropper = std::thread::spawn(move || {
+        let cleaner = std::thread::spawn(move || {
             let Ok(rt) = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
@@ -228,11 +299,108 @@ impl Drop for TestDb {
                 return;
             };
             rt.block_on(async {
-                if let Ok(client) = Client::with_uri_str(&uri).await {
+                let Ok(client) = Client::with_uri_str(&uri).await else {
+                    return;
+                };
+                if fail_point {
+                    let off = doc! { "configureFailPoint": "failCommand", "mode": "off" };
+                    // Left on, it would still only fail this test's appName, which nothing uses
+                    // any more: harmless, so not worth a panic while dropping.
+                    if let Err(e) = client.database("admin").run_command(off).await {
+                        eprintln!("{name}: could not turn the failCommand fail point off: {e}");
+                    }
+                }
+                if drop_database {
                     let _ = client.database(&name).drop().await;
                 }
             });
         });
-        let _ = dropper.join();
+        let _ = cleaner.join();
+        if fail_point {
+            *fail_point_holder() = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mongodb::error::ErrorKind;
+
+    async fn find_code(db: &TestDb) -> Option<i32> {
+        match db.collection::<Document>("c").find_one(doc! {}).await {
+            Ok(_) => None,
+            Err(e) => match *e.kind {
+                ErrorKind::Command(ref c) => Some(c.code),
+                _ => panic!("not a command error: {e}"),
+            },
+        }
+    }
+
+    /// Tests on their own runtimes and threads, each failing its own `find` twice, again and
+    /// again: without the lock their configurations replace one another and a failure is lost.
+    #[test]
+    fn fail_points_of_parallel_tests_do_not_overwrite_each_other() {
+        let threads: Vec<_> = (0..6)
+            .map(|t| {
+                std::thread::spawn(move || {
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .unwrap();
+                    rt.block_on(async {
+                        for round in 0..5 {
+                            let db = test_db(&format!("fp_parallel_{t}_{round}")).await;
+                            db.fail_command(&["find"], 2, doc! { "errorCode": 2 }).await;
+                            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                            assert_eq!(find_code(&db).await, Some(2));
+                            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                            assert_eq!(find_code(&db).await, Some(2));
+                            assert_eq!(find_code(&db).await, None);
+                            // Again, replacing the first configuration.
+                            db.fail_command(&["find"], 1, doc! { "errorCode": 8 }).await;
+                            assert_eq!(find_code(&db).await, Some(8));
+                            assert_eq!(find_code(&db).await, None);
+                        }
+                    });
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+    }
+
+    /// Dropping the `TestDb` turns its fail point off, even when failures were left unused.
+    #[tokio::test]
+    async fn the_fail_point_is_off_once_the_test_db_is_dropped() {
+        let db = test_db("fp_off").await;
+        let name = db.name().to_owned();
+        db.fail_command(&["find"], 1000, doc! { "errorCode": 2 })
+            .await;
+        assert_eq!(find_code(&db).await, Some(2));
+        drop(db);
+        // A client with the dropped database's appName: the fail point would match it.
+        let client = client_named(Some(name.clone()), None).await;
+        client
+            .database(&name)
+            .collection::<Document>("c")
+            .find_one(doc! {})
+            .await
+            .expect("the fail point is off");
+    }
+
+    /// A test whose second `TestDb` waits for the fail point its first holds is told so.
+    #[tokio::test]
+    #[should_panic(expected = "another TestDb of this test holds the fail point")]
+    async fn a_second_test_db_of_the_same_test_is_refused() {
+        let first = test_db("fp_first").await;
+        first
+            .fail_command(&["find"], 1, doc! { "errorCode": 2 })
+            .await;
+        let second = test_db("fp_second").await;
+        second
+            .fail_command(&["find"], 1, doc! { "errorCode": 2 })
+            .await;
     }
 }
