@@ -106,7 +106,11 @@ pub struct Order {
 
 /// Never called: type-checking it is the test.
 #[allow(dead_code)]
-async fn rename(db: mongodb::Database, ada: &Customer, pen: &Product) -> pattern_runtime::Result<()> {
+async fn rename(
+    db: mongodb::Database,
+    ada: &Customer,
+    pen: &Product,
+) -> pattern_runtime::Result<()> {
     let r = CustomerRef::from(ada);
     assert_eq!(r, r.clone());
     let item = OrderItem {
@@ -140,7 +144,10 @@ async fn rename(db: mongodb::Database, ada: &Customer, pen: &Product) -> pattern
     };
     Order::collection(&db).insert_one(&order).await?;
     Customer::references(&db)
-        .update(ada.id, bson::doc! { "$set": { Customer::FIELDS.name: "Ada L." } })
+        .update(
+            ada.id,
+            bson::doc! { "$set": { Customer::FIELDS.name: "Ada L." } },
+        )
         .await?;
     Product::references(&db).resync(pen.id).await?;
     Ok(())
