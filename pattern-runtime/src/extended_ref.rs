@@ -122,7 +122,7 @@
 //! source, to repair copies after changes made outside the toolkit.
 //!
 //! The embedding models come from the registry of every `#[derive(Model)]` in the program (the one
-//! [`registered_models`](crate::registered_models) reads): nothing is listed by hand. They are
+//! [`registered_models`] reads): nothing is listed by hand. They are
 //! looked for in the source's database.
 //!
 //! On a deployment without transactions (a standalone server) the source is written first, then
@@ -134,6 +134,18 @@
 //! programs or in the shell are not propagated by these calls: [`References::resync`] repairs one
 //! document's copies, and [`References::watch`] follows a change stream on the source collection
 //! and propagates each change as it comes.
+//!
+//! # Tracing
+//!
+//! [`References::update`], [`replace`](References::replace), [`resync`](References::resync) and
+//! [`watch`](References::watch) run in `INFO` spans named `pattern_runtime::extended_ref.<operation>`
+//! with the fields `model` and `collection` (the source's), `id` and `embeddings` (how many
+//! `updateMany`s the propagation sends); each change a [`Watcher`] propagates runs in an `INFO`
+//! span `pattern_runtime::extended_ref.watcher.next` (opened once the change has arrived, so the
+//! wait is not in it) with `operation` (`update` or `replace`). Each `updateMany` is followed by a
+//! `DEBUG` event with the embedding's model, collection and path, the fields set, and the copies
+//! matched and modified; a partial propagation without a transaction is a `DEBUG` event too, and
+//! the [`Error::Incomplete`] it returns says the rest.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
@@ -146,6 +158,7 @@ use mongodb::change_stream::event::{ChangeStreamEvent, OperationType, ResumeToke
 use mongodb::change_stream::ChangeStream;
 use mongodb::options::{FullDocumentType, ReturnDocument};
 use mongodb::{ClientSession, Collection, Database};
+use tracing::Instrument;
 
 use crate::error::{check_size, validate_key, Error, Result};
 use crate::index::{IndexKey, IndexKind, IndexParts, IndexSpec};
@@ -581,15 +594,34 @@ impl<M: Referenced> References<M> {
     /// and nothing else. Keys are checked before anything is sent: only operators at the top, no
     /// `$` or empty segments in field paths, and never `_id` ([`Error::InvalidKey`]). A missing
     /// document is [`Error::NotFound`], with nothing written.
+    #[tracing::instrument(
+        name = "pattern_runtime::extended_ref.update",
+        skip_all,
+        fields(
+            model = M::SCHEMA.name(),
+            collection = M::SCHEMA.collection(),
+            id = tracing::field::Empty,
+            embeddings = tracing::field::Empty,
+        ),
+        err(level = "debug")
+    )]
     pub async fn update(&self, id: impl Into<Bson>, update: Document) -> Result<Propagation> {
         let id = id.into();
+        let span = tracing::Span::current();
+        span.record("id", tracing::field::display(&id));
         let touched = touched_fields(&update)?;
         let targets = self.targets(&|f| touched.contains(f));
+        span.record("embeddings", targets.len());
         if targets.is_empty() {
             let result = self
                 .raw()
                 .update_one(doc! { "_id": id.clone() }, update)
                 .await?;
+            tracing::debug!(
+                matched = result.matched_count,
+                modified = result.modified_count,
+                "source updated; it touched no copied field, so no copy to update"
+            );
             if result.matched_count == 0 {
                 return Err(self.not_found(id));
             }
@@ -604,6 +636,9 @@ impl<M: Referenced> References<M> {
                 .return_document(ReturnDocument::After)
                 .projection(projection.clone());
             let source = in_session!(find, s.as_deref_mut())?;
+            if source.is_some() {
+                source_written(s.is_some());
+            }
             self.copy_from(s, &id, source, &targets).await
         })?;
         self.finish(id, step)
@@ -614,6 +649,17 @@ impl<M: Referenced> References<M> {
     ///
     /// [`Error::DocumentTooLarge`] over 16 MiB and [`Error::NotFound`] when no document has that
     /// `_id`; nothing is written then.
+    #[tracing::instrument(
+        name = "pattern_runtime::extended_ref.replace",
+        skip_all,
+        fields(
+            model = M::SCHEMA.name(),
+            collection = M::SCHEMA.collection(),
+            id = tracing::field::Empty,
+            embeddings = tracing::field::Empty,
+        ),
+        err(level = "debug")
+    )]
     pub async fn replace(&self, doc: &M) -> Result<Propagation> {
         let new = bson::serialize_to_document(doc)?;
         check_size(&new, M::SCHEMA.name())?;
@@ -624,6 +670,8 @@ impl<M: Referenced> References<M> {
                     "`replace` finds the stored document by the new one's `_id`, and it has none",
             });
         };
+        let span = tracing::Span::current();
+        span.record("id", tracing::field::display(&id));
         let all = self.targets(&|_| true);
         let projection = Self::projection(&all);
         let raw = self.raw();
@@ -634,10 +682,13 @@ impl<M: Referenced> References<M> {
                 .return_document(ReturnDocument::Before)
                 .projection(projection.clone());
             let Some(old) = in_session!(find, s.as_deref_mut())? else {
+                tracing::debug!("no document with this _id: nothing written");
                 return Ok(Step::Missing);
             };
+            source_written(s.is_some());
             let changed = |f: &str| old.get(f) != new.get(f);
             let targets = self.targets(&changed);
+            span.record("embeddings", targets.len());
             self.write_copies(s, &id, &new, &targets).await
         })?;
         self.finish(id, step)
@@ -646,9 +697,23 @@ impl<M: Referenced> References<M> {
     /// Rewrites every `propagate` copy of the document `id` from its stored version: after
     /// changes made outside the toolkit, or an [`Error::Incomplete`] propagation. One read and
     /// one `updateMany` per embedding, in one transaction. Snapshot copies are left alone.
+    #[tracing::instrument(
+        name = "pattern_runtime::extended_ref.resync",
+        skip_all,
+        fields(
+            model = M::SCHEMA.name(),
+            collection = M::SCHEMA.collection(),
+            id = tracing::field::Empty,
+            embeddings = tracing::field::Empty,
+        ),
+        err(level = "debug")
+    )]
     pub async fn resync(&self, id: impl Into<Bson>) -> Result<Propagation> {
         let id = id.into();
+        let span = tracing::Span::current();
+        span.record("id", tracing::field::display(&id));
         let targets = self.targets(&|_| true);
+        span.record("embeddings", targets.len());
         let projection = Self::projection(&targets);
         let raw = self.raw();
         let step = transact!(self.db, |s| async {
@@ -671,6 +736,16 @@ impl<M: Referenced> References<M> {
     ///
     /// Changes made through [`References`] are seen too and propagated a second time, which
     /// changes nothing (`modified` is 0): run a watcher when writes also come from elsewhere.
+    #[tracing::instrument(
+        name = "pattern_runtime::extended_ref.watch",
+        skip_all,
+        fields(
+            model = M::SCHEMA.name(),
+            collection = M::SCHEMA.collection(),
+            resumed = resume_after.is_some(),
+        ),
+        err(level = "debug")
+    )]
     pub async fn watch(&self, resume_after: Option<ResumeToken>) -> Result<Watcher<M>> {
         let stream = self
             .raw()
@@ -681,6 +756,7 @@ impl<M: Referenced> References<M> {
             .full_document(FullDocumentType::UpdateLookup)
             .resume_after(resume_after)
             .await?;
+        tracing::debug!("change stream opened");
         Ok(Watcher {
             references: self.clone(),
             stream,
@@ -696,7 +772,10 @@ impl<M: Referenced> References<M> {
         targets: &Targets,
     ) -> mongodb::error::Result<Step> {
         match source {
-            None => Ok(Step::Missing),
+            None => {
+                tracing::debug!("no document with this _id: no copy to update");
+                Ok(Step::Missing)
+            }
             Some(source) => self.write_copies(session, id, &source, targets).await,
         }
     }
@@ -721,22 +800,42 @@ impl<M: Referenced> References<M> {
             let result = match in_session!(op, session.as_deref_mut()) {
                 Ok(r) => r,
                 Err(e) if session.is_none() => {
+                    tracing::debug!(
+                        done,
+                        left = targets.len() - done,
+                        embedding_model = embedding.model(),
+                        embedding_collection = embedding.collection(),
+                        code = crate::error::server_code(&e),
+                        error = %e,
+                        "copies not updated: the propagation without a transaction is incomplete"
+                    );
                     return Ok(Step::Partial {
                         done,
                         left: targets.len() - done,
                         error: e,
-                    })
+                    });
                 }
                 Err(e) => return Err(e),
             };
-            copies.push(CopiesUpdated {
+            let c = CopiesUpdated {
                 model: embedding.model(),
                 collection: embedding.collection(),
                 path: embedding.path(),
                 fields: fields.clone(),
                 matched: result.matched_count,
                 modified: result.modified_count,
-            });
+            };
+            tracing::debug!(
+                embedding_model = c.model,
+                embedding_collection = c.collection,
+                path = %c.path,
+                fields = ?c.fields,
+                matched = c.matched,
+                modified = c.modified,
+                in_transaction = session.is_some(),
+                "copies updated"
+            );
+            copies.push(c);
         }
         Ok(Step::Done(Propagation { copies }))
     }
@@ -795,24 +894,48 @@ impl<M: Referenced> Watcher<M> {
                 .flat_map(|r| r.fields().iter().map(|f| (*f).to_owned()))
                 .collect(),
         };
+        let span = tracing::info_span!(
+            "pattern_runtime::extended_ref.watcher.next",
+            model = M::SCHEMA.name(),
+            collection = M::SCHEMA.collection(),
+            id = %id,
+            operation = match event.operation_type {
+                OperationType::Update => "update",
+                OperationType::Replace => "replace",
+                _ => "other",
+            },
+            embeddings = tracing::field::Empty,
+        );
         let Some(source) = event.full_document else {
+            span.in_scope(|| tracing::debug!("the document is gone: no copy to update"));
             return Some(Ok(Propagation::default()));
         };
         let targets = self.references.targets(&|f| touched.contains(f));
+        span.record("embeddings", targets.len());
         let step = self
             .references
             .write_copies(None, &id, &source, &targets)
+            .instrument(span.clone())
             .await;
-        Some(match step {
+        let result = match step {
             Ok(step) => self.references.finish(id, step),
             Err(e) => Err(e.into()),
-        })
+        };
+        if let Err(e) = &result {
+            span.in_scope(|| tracing::debug!(error = %e, "propagation failed"));
+        }
+        Some(result)
     }
 
     /// Where the stream is: give it to [`References::watch`] to resume after a restart.
     pub fn resume_token(&self) -> Option<ResumeToken> {
         self.stream.resume_token()
     }
+}
+
+/// `DEBUG`: the source was written (one `findAndModify`).
+fn source_written(in_transaction: bool) {
+    tracing::debug!(written = 1, in_transaction, "source written");
 }
 
 /// The top-level fields an operator update touches; refuses what is not a plain operator update

@@ -79,6 +79,14 @@
 //! driver's transaction loop. On a standalone server the full item is written first, so no item
 //! is ever lost: a crash between the two writes leaves the parent behind, and
 //! [`Subset::rebuild`] repairs it.
+//!
+//! # Tracing
+//!
+//! `push` (and `push_many`), `rebuild` and `remove` run in `INFO` spans named
+//! `pattern_runtime::subset.<operation>`, `page` and `count` in `DEBUG` spans, with the fields
+//! `model` and `collection` (the parent's), `items_collection`, `field` and `id` (the parent's
+//! `_id`). Every write is followed by a `DEBUG` event with what it matched, modified, inserted or
+//! deleted; an error returned is a `DEBUG` event of the span.
 
 use std::future::{Future, IntoFuture};
 use std::marker::PhantomData;
@@ -470,20 +478,25 @@ where
                     .session(&mut *s)
                     .await?;
                 if r.matched_count == 0 {
+                    tracing::debug!("no parent with this _id: nothing written");
                     return Ok(false);
                 }
+                parent_updated(&r, true);
                 if let [one] = full {
                     fulls.insert_one(one).session(&mut *s).await?;
                 } else {
                     fulls.insert_many(full).session(&mut *s).await?;
                 }
+                items_inserted(full.len(), true);
                 if let Some(avg) = average {
-                    parents.update_one(filter, avg).session(&mut *s).await?;
+                    let r = parents.update_one(filter, avg).session(&mut *s).await?;
+                    averages_updated(&r, true);
                 }
             }
             None => {
                 // Without transactions: is the parent there, then the full items, then the parent.
                 if parents.count_documents(filter.clone()).limit(1).await? == 0 {
+                    tracing::debug!("no parent with this _id: nothing written");
                     return Ok(false);
                 }
                 if let [one] = full {
@@ -491,15 +504,31 @@ where
                 } else {
                     fulls.insert_many(full).await?;
                 }
-                parents.update_one(filter.clone(), update.clone()).await?;
+                items_inserted(full.len(), false);
+                let r = parents.update_one(filter.clone(), update.clone()).await?;
+                parent_updated(&r, false);
                 if let Some(avg) = average {
-                    parents.update_one(filter, avg).await?;
+                    let r = parents.update_one(filter, avg).await?;
+                    averages_updated(&r, false);
                 }
             }
         }
         Ok(true)
     }
 
+    #[tracing::instrument(
+        name = "pattern_runtime::subset.push",
+        skip_all,
+        fields(
+            model = P::SCHEMA.name(),
+            collection = P::SCHEMA.collection(),
+            items_collection = self.spec.full_collection(),
+            field = self.spec.field(),
+            id = %parent_id,
+            items = items.len(),
+        ),
+        err(level = "debug")
+    )]
     async fn run_push(&self, parent_id: Bson, items: Vec<F>, set: Document) -> Result<()> {
         if items.is_empty() {
             return Ok(());
@@ -545,8 +574,25 @@ where
 
     /// Items of the full collection in the subset's order, `skip` then at most `limit`: the
     /// pages after the embedded one start at `skip = limit of the subset`.
+    #[tracing::instrument(
+        name = "pattern_runtime::subset.page",
+        level = "debug",
+        skip_all,
+        fields(
+            model = P::SCHEMA.name(),
+            collection = P::SCHEMA.collection(),
+            items_collection = self.spec.full_collection(),
+            field = self.spec.field(),
+            id = tracing::field::Empty,
+            skip,
+            limit,
+        ),
+        err(level = "debug")
+    )]
     pub async fn page(&self, parent_id: impl Into<Bson>, skip: u64, limit: i64) -> Result<Vec<F>> {
-        let filter = doc! { self.spec.parts.parent_key: parent_id.into() };
+        let parent_id = parent_id.into();
+        tracing::Span::current().record("id", tracing::field::display(&parent_id));
+        let filter = doc! { self.spec.parts.parent_key: parent_id };
         let cursor = self
             .db
             .collection::<F>(self.spec.full_collection())
@@ -555,13 +601,29 @@ where
             .skip(skip)
             .limit(limit)
             .await?;
-        Ok(cursor.try_collect().await?)
+        let items: Vec<F> = cursor.try_collect().await?;
+        tracing::debug!(read = items.len(), "items read");
+        Ok(items)
     }
 
     /// How many items the parent has: its count field when one is declared (one read of one
     /// field), else a count of the full collection.
+    #[tracing::instrument(
+        name = "pattern_runtime::subset.count",
+        level = "debug",
+        skip_all,
+        fields(
+            model = P::SCHEMA.name(),
+            collection = P::SCHEMA.collection(),
+            items_collection = self.spec.full_collection(),
+            field = self.spec.field(),
+            id = tracing::field::Empty,
+        ),
+        err(level = "debug")
+    )]
     pub async fn count(&self, parent_id: impl Into<Bson>) -> Result<i64> {
         let parent_id = parent_id.into();
+        tracing::Span::current().record("id", tracing::field::display(&parent_id));
         let Some(field) = self.spec.count_field() else {
             let filter = doc! { self.spec.parts.parent_key: parent_id };
             let n = self.fulls().count_documents(filter).await?;
@@ -585,8 +647,21 @@ where
     /// Recomputes the embedded array and every computed field from the full collection: the repair
     /// after manual edits or a crash between two non-transactional writes. Reads the first N items
     /// through the `{parent, sort}` index and sums the rest with one `$group`.
+    #[tracing::instrument(
+        name = "pattern_runtime::subset.rebuild",
+        skip_all,
+        fields(
+            model = P::SCHEMA.name(),
+            collection = P::SCHEMA.collection(),
+            items_collection = self.spec.full_collection(),
+            field = self.spec.field(),
+            id = tracing::field::Empty,
+        ),
+        err(level = "debug")
+    )]
     pub async fn rebuild(&self, parent_id: impl Into<Bson>) -> Result<()> {
         let parent_id = parent_id.into();
+        tracing::Span::current().record("id", tracing::field::display(&parent_id));
         let found = transact!(self.db, |s| self.write_rebuild(s, &parent_id))?;
         if found {
             Ok(())
@@ -598,9 +673,25 @@ where
     /// Deletes the full item `item_id` of the parent and keeps the subset and computed fields
     /// right: the counters go down by the item, and the embedded array is refilled from the full
     /// collection. [`Error::NotFound`] when the parent has no such item.
+    #[tracing::instrument(
+        name = "pattern_runtime::subset.remove",
+        skip_all,
+        fields(
+            model = P::SCHEMA.name(),
+            collection = P::SCHEMA.collection(),
+            items_collection = self.spec.full_collection(),
+            field = self.spec.field(),
+            id = tracing::field::Empty,
+            item_id = tracing::field::Empty,
+        ),
+        err(level = "debug")
+    )]
     pub async fn remove(&self, parent_id: impl Into<Bson>, item_id: impl Into<Bson>) -> Result<()> {
         let parent_id = parent_id.into();
         let item_id = item_id.into();
+        let span = tracing::Span::current();
+        span.record("id", tracing::field::display(&parent_id));
+        span.record("item_id", tracing::field::display(&item_id));
         let removed = transact!(self.db, |s| self.write_remove(s, &parent_id, &item_id))?;
         if removed {
             Ok(())
@@ -666,6 +757,7 @@ where
             None => fulls.aggregate(pipeline).await?.try_collect().await?,
         };
         let totals = totals.into_iter().next().unwrap_or_default();
+        let first_len = first.len();
         let mut set = doc! { spec.field: first };
         for c in spec.computed {
             match c.kind {
@@ -680,26 +772,37 @@ where
         let filter = doc! { "_id": parent_id.clone() };
         let update = doc! { "$set": set };
         let average = self.average_update();
-        let matched = match session {
+        let embedded = first_len;
+        let in_transaction = session.is_some();
+        let r = match session {
             Some(s) => {
                 let r = parents
                     .update_one(filter.clone(), update)
                     .session(&mut *s)
                     .await?;
                 if let Some(avg) = average {
-                    parents.update_one(filter, avg).session(&mut *s).await?;
+                    let r = parents.update_one(filter, avg).session(&mut *s).await?;
+                    averages_updated(&r, true);
                 }
-                r.matched_count
+                r
             }
             None => {
                 let r = parents.update_one(filter.clone(), update).await?;
                 if let Some(avg) = average {
-                    parents.update_one(filter, avg).await?;
+                    let r = parents.update_one(filter, avg).await?;
+                    averages_updated(&r, false);
                 }
-                r.matched_count
+                r
             }
         };
-        Ok(matched > 0)
+        tracing::debug!(
+            embedded,
+            matched = r.matched_count,
+            modified = r.modified_count,
+            in_transaction,
+            "parent rebuilt from the full collection"
+        );
+        Ok(r.matched_count > 0)
     }
 
     async fn write_remove(
@@ -716,8 +819,14 @@ where
             None => fulls.find_one_and_delete(filter).await?,
         };
         let Some(removed) = removed else {
+            tracing::debug!("the parent has no such item: nothing written");
             return Ok(false);
         };
+        tracing::debug!(
+            deleted = 1,
+            in_transaction = session.is_some(),
+            "full item deleted"
+        );
         let mut inc = Document::new();
         for c in spec.computed {
             match c.kind {
@@ -740,23 +849,52 @@ where
         let average = self.average_update();
         match session {
             Some(s) => {
-                parents
+                let r = parents
                     .update_one(pfilter.clone(), update)
                     .session(&mut *s)
                     .await?;
+                parent_updated(&r, true);
                 if let Some(avg) = average {
-                    parents.update_one(pfilter, avg).session(&mut *s).await?;
+                    let r = parents.update_one(pfilter, avg).session(&mut *s).await?;
+                    averages_updated(&r, true);
                 }
             }
             None => {
-                parents.update_one(pfilter.clone(), update).await?;
+                let r = parents.update_one(pfilter.clone(), update).await?;
+                parent_updated(&r, false);
                 if let Some(avg) = average {
-                    parents.update_one(pfilter, avg).await?;
+                    let r = parents.update_one(pfilter, avg).await?;
+                    averages_updated(&r, false);
                 }
             }
         }
         Ok(true)
     }
+}
+
+/// `DEBUG`: the parent's update (array, counts and sums, the caller's `$set`).
+fn parent_updated(r: &mongodb::results::UpdateResult, in_transaction: bool) {
+    tracing::debug!(
+        matched = r.matched_count,
+        modified = r.modified_count,
+        in_transaction,
+        "parent updated"
+    );
+}
+
+/// `DEBUG`: the full items written.
+fn items_inserted(inserted: usize, in_transaction: bool) {
+    tracing::debug!(inserted, in_transaction, "full items inserted");
+}
+
+/// `DEBUG`: the averages recomputed from their sums and counts.
+fn averages_updated(r: &mongodb::results::UpdateResult, in_transaction: bool) {
+    tracing::debug!(
+        matched = r.matched_count,
+        modified = r.modified_count,
+        in_transaction,
+        "averages recomputed"
+    );
 }
 
 /// A pending [`Subset::push`] or [`Subset::push_many`]: `.set(..)` adds parent fields to the same

@@ -1,4 +1,15 @@
 //! Index sync at start-up: create what is missing, report the rest, drop nothing by default.
+//!
+//! # Tracing
+//!
+//! Every sync ([`sync_indexes`], [`sync_indexes_with`], [`sync_group`], [`sync_models`],
+//! `Model::sync_indexes`) runs in one `INFO` span `pattern_runtime::sync.sync_indexes` with the
+//! fields `database`, `group` (for [`sync_group`]), `models` (how many) and `options`; each
+//! collection in a `DEBUG` span `pattern_runtime::sync.collection` with `collection` and
+//! `declared`. Indexes created, changed in place, dropped and created again, hidden, or found to
+//! differ are `DEBUG` events; the sync ends with one event counting them, at `INFO` when it
+//! changed something or found a mismatch and at `DEBUG` otherwise. An error returned is a `DEBUG`
+//! event of the span. [`list_indexes`] runs in a `DEBUG` span `pattern_runtime::sync.list_indexes`.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -7,6 +18,7 @@ use bson::{doc, Bson, Document};
 use futures_util::future::join_all;
 use futures_util::TryStreamExt;
 use mongodb::Database;
+use tracing::Instrument;
 
 use crate::error::{
     server_code, server_message, Error, IndexConflict, Result, INDEX_KEY_SPECS_CONFLICT,
@@ -221,7 +233,7 @@ fn join(items: impl Iterator<Item = String>) -> String {
 ///
 /// The native time-series collection of each `#[bucket(native, ...)]` measurement is created
 /// first, with its declared options; one that exists with those options is fine, a normal
-/// collection of that name (or other options) is an [`Error::CollectionConflict`](crate::Error::CollectionConflict).
+/// collection of that name (or other options) is an [`Error::CollectionConflict`].
 ///
 /// ```no_run
 /// # async fn start(db: mongodb::Database) -> pattern_runtime::Result<()> {
@@ -266,6 +278,20 @@ pub async fn sync_indexes_with(db: &Database, options: &SyncOptions) -> Result<S
 /// managed when any registered model declares it on a collection of that name, in whichever
 /// group: [`SyncOptions::hide_unmanaged`] never hides what some model of the program declares.
 pub async fn sync_group(db: &Database, group: &str, options: &SyncOptions) -> Result<SyncReport> {
+    let span = sync_span(db, Some(group), options);
+    let result = sync_group_in(db, group, options, &span)
+        .instrument(span.clone())
+        .await;
+    finished(&span, &result);
+    result
+}
+
+async fn sync_group_in(
+    db: &Database,
+    group: &str,
+    options: &SyncOptions,
+    span: &tracing::Span,
+) -> Result<SyncReport> {
     let all = registered_models();
     let members: Vec<_> = all
         .iter()
@@ -281,7 +307,8 @@ pub async fn sync_group(db: &Database, group: &str, options: &SyncOptions) -> Re
             known,
         });
     }
-    sync_schemas(db, &members, options).await
+    span.record("models", members.len());
+    sync_unspanned(db, &members, options).await
 }
 
 /// Syncs exactly the listed models in `db`, by their schemas (`Order::SCHEMA`): the explicit
@@ -308,13 +335,22 @@ pub async fn sync_models(
 
 /// Lists a collection's indexes as the server reports them (`listIndexes`); a missing collection
 /// has none.
+#[tracing::instrument(
+    name = "pattern_runtime::sync.list_indexes",
+    level = "debug",
+    skip_all,
+    fields(database = db.name(), collection = collection),
+    err(level = "debug")
+)]
 pub async fn list_indexes(db: &Database, collection: &str) -> Result<Vec<Document>> {
     let command = doc! { "listIndexes": collection };
-    match db.run_cursor_command(command).await {
-        Ok(cursor) => Ok(cursor.try_collect().await?),
-        Err(e) if server_code(&e) == Some(NAMESPACE_NOT_FOUND) => Ok(Vec::new()),
-        Err(e) => Err(e.into()),
-    }
+    let indexes: Vec<Document> = match db.run_cursor_command(command).await {
+        Ok(cursor) => cursor.try_collect().await?,
+        Err(e) if server_code(&e) == Some(NAMESPACE_NOT_FOUND) => Vec::new(),
+        Err(e) => return Err(e.into()),
+    };
+    tracing::debug!(indexes = indexes.len(), "indexes listed");
+    Ok(indexes)
 }
 
 /// A declared index and the model that declares it.
@@ -329,6 +365,68 @@ struct Declared {
 /// differently on one collection is [`Error::ConflictingDeclarations`]; other registered models
 /// are not compared (they may live in another database).
 pub(crate) async fn sync_schemas(
+    db: &Database,
+    schemas: &[&'static ModelSchema],
+    options: &SyncOptions,
+) -> Result<SyncReport> {
+    let span = sync_span(db, None, options);
+    span.record("models", schemas.len());
+    let result = sync_unspanned(db, schemas, options)
+        .instrument(span.clone())
+        .await;
+    finished(&span, &result);
+    result
+}
+
+/// The span of one sync. `models` is recorded once known.
+fn sync_span(db: &Database, group: Option<&str>, options: &SyncOptions) -> tracing::Span {
+    tracing::info_span!(
+        "pattern_runtime::sync.sync_indexes",
+        database = db.name(),
+        group,
+        models = tracing::field::Empty,
+        options = ?options,
+    )
+}
+
+/// The sync's last event, in its span: what it did (`INFO` when it changed something or found a
+/// mismatch, else `DEBUG`), or the error returned (`DEBUG`: the caller has it).
+fn finished(span: &tracing::Span, result: &Result<SyncReport>) {
+    // Counting costs little, but nothing at all without a subscriber.
+    if !(tracing::enabled!(tracing::Level::INFO) || tracing::enabled!(tracing::Level::DEBUG)) {
+        return;
+    }
+    let _entered = span.enter();
+    let report = match result {
+        Ok(report) => report,
+        Err(e) => {
+            tracing::debug!(error = %e, "index sync failed");
+            return;
+        }
+    };
+    let count = |pred: fn(&IndexStatus) -> bool| report.with_status(pred).count();
+    let created = count(|s| matches!(s, IndexStatus::Created));
+    let replaced = count(|s| matches!(s, IndexStatus::Replaced { .. }));
+    let hidden = count(|s| matches!(s, IndexStatus::HiddenUnmanaged));
+    let mismatched = count(|s| matches!(s, IndexStatus::Mismatched { .. }));
+    let in_sync = count(|s| matches!(s, IndexStatus::InSync));
+    let unmanaged = count(|s| matches!(s, IndexStatus::Unmanaged { .. }));
+    if created + replaced + hidden + mismatched > 0 {
+        tracing::info!(
+            created,
+            replaced,
+            hidden,
+            mismatched,
+            in_sync,
+            unmanaged,
+            "indexes synced"
+        );
+    } else {
+        tracing::debug!(in_sync, unmanaged, "indexes synced: nothing to change");
+    }
+}
+
+async fn sync_unspanned(
     db: &Database,
     schemas: &[&'static ModelSchema],
     options: &SyncOptions,
@@ -366,7 +464,12 @@ pub(crate) async fn sync_schemas(
                 }
             }
         }
-        plans.push(sync_collection(db, collection, declared, managed, options));
+        let span = tracing::debug_span!(
+            "pattern_runtime::sync.collection",
+            collection,
+            declared = declared.len(),
+        );
+        plans.push(sync_collection(db, collection, declared, managed, options).instrument(span));
     }
     // Every collection is synced even when another fails; the first failure is returned.
     let mut indexes = Vec::new();
@@ -467,6 +570,12 @@ async fn sync_collection(
             to_replace.push((*d, e.clone(), diffs.clone()));
             IndexStatus::Replaced { differences: diffs }
         } else {
+            tracing::debug!(
+                index = d.spec.name(),
+                model = d.model,
+                differences = ?option_names(&diffs),
+                "index differs from its declaration; left alone"
+            );
             IndexStatus::Mismatched { differences: diffs }
         };
         reports.push(IndexReport {
@@ -481,6 +590,11 @@ async fn sync_collection(
 
     if !missing.is_empty() {
         create_indexes(db, collection, &missing, &existing).await?;
+        tracing::debug!(
+            created = missing.len(),
+            indexes = ?missing.iter().map(|d| d.spec.name()).collect::<Vec<_>>(),
+            "indexes created"
+        );
         for d in &missing {
             reports.push(IndexReport {
                 collection: collection.to_owned(),
@@ -508,6 +622,7 @@ async fn sync_collection(
         let hidden = e.get_bool("hidden").unwrap_or(false);
         let status = if !hidden && options.on_unmanaged == OnUnmanaged::Hide {
             coll_mod_index(db, collection, doc! { "name": &name, "hidden": true }).await?;
+            tracing::debug!(index = %name, "unmanaged index hidden");
             IndexStatus::HiddenUnmanaged
         } else {
             IndexStatus::Unmanaged { hidden }
@@ -582,7 +697,13 @@ async fn replace_index(
         if let Some(secs) = d.spec.options_document().get("expireAfterSeconds") {
             change.insert("expireAfterSeconds", secs.clone());
         }
-        return coll_mod_index(db, collection, change).await;
+        coll_mod_index(db, collection, change).await?;
+        tracing::debug!(
+            index = d.spec.name(),
+            differences = ?option_names(diffs),
+            "index changed in place (collMod)"
+        );
+        return Ok(());
     }
     let drop = doc! { "dropIndexes": collection, "index": existing_name };
     match db.run_command(drop).await {
@@ -596,7 +717,19 @@ async fn replace_index(
         .filter(|x| x.get_str("name").ok() != Some(existing_name))
         .cloned()
         .collect();
-    create_indexes(db, collection, std::slice::from_ref(d), &others).await
+    create_indexes(db, collection, std::slice::from_ref(d), &others).await?;
+    tracing::debug!(
+        index = d.spec.name(),
+        dropped = existing_name,
+        differences = ?option_names(diffs),
+        "index dropped and created again"
+    );
+    Ok(())
+}
+
+/// The options that differ, for an event's field.
+fn option_names(diffs: &[Difference]) -> Vec<&'static str> {
+    diffs.iter().map(|d| d.option).collect()
 }
 
 async fn coll_mod_index(db: &Database, collection: &str, index: Document) -> Result<()> {

@@ -8,6 +8,15 @@
 //!
 //! A macro rather than a function taking an async closure: the body borrows its surroundings, and
 //! async closures over borrowed data trip rust-lang/rust#96865 (`Send` not general enough).
+//!
+//! # Tracing
+//!
+//! Every retry is an `INFO` event of target `pattern_runtime::txn` (the attempt that failed, the
+//! server code and label that caused the retry, the backoff delay); giving up after [`RETRY_FOR`]
+//! is a `WARN` event; the fallback without transactions is a `WARN` event the first time in the
+//! process and `DEBUG` afterwards; a commit, and an error that ends the transaction, are `DEBUG`
+//! events. They are emitted inside the span of the operation that runs the transaction. The
+//! macro calls the functions below, so its expansion names no `tracing` path.
 
 use std::time::Duration;
 
@@ -30,6 +39,7 @@ macro_rules! transact {
     ($db:expr, |$session:ident| $body:expr) => {{
         use ::mongodb::error::{TRANSIENT_TRANSACTION_ERROR, UNKNOWN_TRANSACTION_COMMIT_RESULT};
         let started = ::std::time::Instant::now();
+        // Failed tries so far (body runs and commits alike): the backoff grows with it.
         let mut attempt: u32 = 0;
         let mut session = $db.client().start_session().await?;
         let outcome: $crate::error::Result<_> = 'attempts: loop {
@@ -44,16 +54,31 @@ macro_rules! transact {
                     let _ = session.abort_transaction().await;
                     if $crate::error::server_code(&e) == Some($crate::error::ILLEGAL_OPERATION) {
                         // No transactions here: run once, in the documented order, unprotected.
+                        $crate::txn::trace::without_transactions(&e);
                         let $session: ::core::option::Option<&mut ::mongodb::ClientSession> =
                             ::core::option::Option::None;
-                        break 'attempts $body.await.map_err($crate::error::Error::from);
+                        let result = $body.await;
+                        if let ::core::result::Result::Err(e) = &result {
+                            $crate::txn::trace::failed_without_transaction(e);
+                        }
+                        break 'attempts result.map_err($crate::error::Error::from);
                     }
-                    if e.contains_label(TRANSIENT_TRANSACTION_ERROR)
-                        && started.elapsed() < $crate::txn::RETRY_FOR
-                    {
-                        ::tokio::time::sleep($crate::txn::backoff(attempt)).await;
-                        attempt += 1;
-                        continue 'attempts;
+                    if e.contains_label(TRANSIENT_TRANSACTION_ERROR) {
+                        if started.elapsed() < $crate::txn::RETRY_FOR {
+                            let delay = $crate::txn::backoff(attempt);
+                            attempt += 1;
+                            $crate::txn::trace::retry_transaction(&e, attempt, delay, false);
+                            ::tokio::time::sleep(delay).await;
+                            continue 'attempts;
+                        }
+                        $crate::txn::trace::give_up(
+                            &e,
+                            attempt + 1,
+                            started.elapsed(),
+                            TRANSIENT_TRANSACTION_ERROR,
+                        );
+                    } else {
+                        $crate::txn::trace::aborted(&e, attempt + 1);
                     }
                     break 'attempts ::core::result::Result::Err($crate::error::Error::from(e));
                 }
@@ -61,25 +86,41 @@ macro_rules! transact {
             loop {
                 match session.commit_transaction().await {
                     ::core::result::Result::Ok(()) => {
-                        break 'attempts ::core::result::Result::Ok(value)
+                        $crate::txn::trace::committed(attempt + 1, started.elapsed());
+                        break 'attempts ::core::result::Result::Ok(value);
                     }
                     ::core::result::Result::Err(e)
                         if e.contains_label(UNKNOWN_TRANSACTION_COMMIT_RESULT)
                             && started.elapsed() < $crate::txn::RETRY_FOR =>
                     {
-                        ::tokio::time::sleep($crate::txn::backoff(attempt)).await;
+                        let delay = $crate::txn::backoff(attempt);
                         attempt += 1;
+                        $crate::txn::trace::retry_commit(&e, attempt, delay);
+                        ::tokio::time::sleep(delay).await;
                     }
                     ::core::result::Result::Err(e)
                         if e.contains_label(TRANSIENT_TRANSACTION_ERROR)
                             && started.elapsed() < $crate::txn::RETRY_FOR =>
                     {
-                        ::tokio::time::sleep($crate::txn::backoff(attempt)).await;
+                        let delay = $crate::txn::backoff(attempt);
                         attempt += 1;
+                        $crate::txn::trace::retry_transaction(&e, attempt, delay, true);
+                        ::tokio::time::sleep(delay).await;
                         continue 'attempts;
                     }
                     ::core::result::Result::Err(e) => {
-                        break 'attempts ::core::result::Result::Err($crate::error::Error::from(e))
+                        if let ::core::option::Option::Some(label) = [
+                            UNKNOWN_TRANSACTION_COMMIT_RESULT,
+                            TRANSIENT_TRANSACTION_ERROR,
+                        ]
+                        .into_iter()
+                        .find(|l| e.contains_label(l))
+                        {
+                            $crate::txn::trace::give_up(&e, attempt + 1, started.elapsed(), label);
+                        } else {
+                            $crate::txn::trace::aborted(&e, attempt + 1);
+                        }
+                        break 'attempts ::core::result::Result::Err($crate::error::Error::from(e));
                     }
                 }
             }
@@ -102,3 +143,124 @@ macro_rules! in_session {
 }
 
 pub(crate) use in_session;
+
+/// The events of [`transact!`], one function each: the macro's expansion stays free of `tracing`
+/// paths, and every event has the target `pattern_runtime::txn` wherever the macro is used.
+/// Field values are computed only when a subscriber enables the event.
+pub(crate) mod trace {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+
+    use mongodb::error::Error as DriverError;
+
+    use super::RETRY_FOR;
+    use crate::error::server_code;
+
+    /// The events' target: the module's, without `::trace`.
+    const TARGET: &str = "pattern_runtime::txn";
+
+    /// Whether the fallback without transactions was reported at `WARN` in this process.
+    static FALLBACK_REPORTED: AtomicBool = AtomicBool::new(false);
+
+    fn millis(d: Duration) -> u64 {
+        u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Try number `attempt` (from 1) failed with a `TransientTransactionError` (in its body, or
+    /// at commit): the whole transaction runs again after `delay`.
+    pub(crate) fn retry_transaction(e: &DriverError, attempt: u32, delay: Duration, commit: bool) {
+        tracing::info!(
+            target: TARGET,
+            attempt,
+            code = server_code(e),
+            label = mongodb::error::TRANSIENT_TRANSACTION_ERROR,
+            during = if commit { "commit" } else { "body" },
+            delay_ms = millis(delay),
+            error = %e,
+            "transaction failed with a transient error; running it again"
+        );
+    }
+
+    /// Try number `attempt` (from 1) was a commit whose result is unknown: the commit is sent
+    /// again after `delay` (the body is not run again).
+    pub(crate) fn retry_commit(e: &DriverError, attempt: u32, delay: Duration) {
+        tracing::info!(
+            target: TARGET,
+            attempt,
+            code = server_code(e),
+            label = mongodb::error::UNKNOWN_TRANSACTION_COMMIT_RESULT,
+            delay_ms = millis(delay),
+            error = %e,
+            "transaction commit result unknown; committing again"
+        );
+    }
+
+    /// A retryable error after [`RETRY_FOR`] of retries: it is returned.
+    pub(crate) fn give_up(e: &DriverError, attempts: u32, elapsed: Duration, label: &str) {
+        tracing::warn!(
+            target: TARGET,
+            attempts,
+            code = server_code(e),
+            label,
+            elapsed_ms = millis(elapsed),
+            retry_for_s = RETRY_FOR.as_secs(),
+            error = %e,
+            "transaction still failing after retrying for the whole retry period; giving up"
+        );
+    }
+
+    /// An error that is not retried ended the transaction: nothing it wrote is kept. The error
+    /// is returned to the caller, who decides how loud it is.
+    pub(crate) fn aborted(e: &DriverError, attempts: u32) {
+        tracing::debug!(
+            target: TARGET,
+            attempts,
+            code = server_code(e),
+            error = %e,
+            "transaction aborted; returning the error"
+        );
+    }
+
+    /// The transaction committed after `attempts` tries.
+    pub(crate) fn committed(attempts: u32, elapsed: Duration) {
+        tracing::debug!(
+            target: TARGET,
+            attempts,
+            elapsed_ms = millis(elapsed),
+            "transaction committed"
+        );
+    }
+
+    /// The server has no transactions (code 20): `WARN` the first time in the process, `DEBUG`
+    /// afterwards.
+    pub(crate) fn without_transactions(e: &DriverError) {
+        let first = !FALLBACK_REPORTED.load(Ordering::Relaxed)
+            && !FALLBACK_REPORTED.swap(true, Ordering::Relaxed);
+        if first {
+            tracing::warn!(
+                target: TARGET,
+                code = server_code(e),
+                error = %e,
+                "the deployment has no transactions (a standalone server): pattern writes run \
+                 without one, unprotected, in the order each pattern documents; a failure between \
+                 two writes leaves them partly applied (reported once per process, then at debug)"
+            );
+        } else {
+            tracing::debug!(
+                target: TARGET,
+                code = server_code(e),
+                "no transactions: the writes run unprotected, in the documented order"
+            );
+        }
+    }
+
+    /// The writes without a transaction failed: the error is returned.
+    pub(crate) fn failed_without_transaction(e: &DriverError) {
+        tracing::debug!(
+            target: TARGET,
+            code = server_code(e),
+            error = %e,
+            "writes without a transaction failed; returning the error"
+        );
+    }
+}

@@ -41,6 +41,15 @@
 //! conflict from the index), and no change is ever made without its revision; but a failure
 //! between the two writes leaves a revision of a version that stays current: harmless for
 //! `history`, and the next successful save replaces it.
+//!
+//! # Tracing
+//!
+//! `insert`, `save`, `update`, `revert` and `delete` run in `INFO` spans named
+//! `pattern_runtime::versioning.<operation>`, `history` and `revision` in `DEBUG` spans, with the
+//! fields `model`, `collection`, `id` and the version the caller holds (`expected_version`) or
+//! asks for (`version`). Each write is followed by a `DEBUG` event: the document written at its
+//! new version, the revision archived, old revisions trimmed. A version conflict or a missing
+//! document is a `DEBUG` event of the span (the caller gets the error).
 
 use bson::{doc, Bson, DateTime, Document};
 use futures_util::TryStreamExt;
@@ -186,6 +195,7 @@ impl<M: Versioned> ModelCollection<M> {
         self.database().collection(M::SCHEMA.collection())
     }
 
+    /// The caller's result; the errors are `DEBUG` events of the operation's span.
     fn outcome<T>(&self, id: Bson, expected: i64, outcome: Outcome<T>) -> Result<T> {
         match outcome {
             Outcome::Done(v) => Ok(v),
@@ -203,11 +213,25 @@ impl<M: Versioned> ModelCollection<M> {
     }
 
     /// Inserts a new document at version 1 (and sets `doc`'s version to 1).
+    #[tracing::instrument(
+        name = "pattern_runtime::versioning.insert",
+        skip_all,
+        fields(
+            model = M::SCHEMA.name(),
+            collection = M::SCHEMA.collection(),
+            id = tracing::field::Empty,
+        ),
+        err(level = "debug")
+    )]
     pub async fn insert(&self, doc: &mut M) -> Result<()> {
         doc.set_version(1);
         let d = bson::serialize_to_document(&*doc)?;
+        if let Some(id) = d.get("_id") {
+            tracing::Span::current().record("id", tracing::field::display(id));
+        }
         check_size(&d, M::SCHEMA.name())?;
         self.raw().insert_one(d).await?;
+        tracing::debug!(inserted = 1, version = 1, "document inserted");
         Ok(())
     }
 
@@ -215,6 +239,17 @@ impl<M: Versioned> ModelCollection<M> {
     /// `doc` becomes version `v + 1` (set on `doc` too), in one transaction. Returns the new
     /// version. [`Error::VersionConflict`] when someone saved since, [`Error::NotFound`] when the
     /// document is gone; nothing is written then.
+    #[tracing::instrument(
+        name = "pattern_runtime::versioning.save",
+        skip_all,
+        fields(
+            model = M::SCHEMA.name(),
+            collection = M::SCHEMA.collection(),
+            id = tracing::field::Empty,
+            expected_version = doc.version(),
+        ),
+        err(level = "debug")
+    )]
     pub async fn save(&self, doc: &mut M) -> Result<i64> {
         let v = doc.version();
         doc.set_version(v + 1);
@@ -229,6 +264,7 @@ impl<M: Versioned> ModelCollection<M> {
         let new = bson::serialize_to_document(doc)?;
         check_size(&new, M::SCHEMA.name())?;
         let id = new.get("_id").cloned().unwrap_or(Bson::Null);
+        tracing::Span::current().record("id", tracing::field::display(&id));
         let outcome = transact!(self.database(), |s| self.write_change(
             s,
             &id,
@@ -241,6 +277,17 @@ impl<M: Versioned> ModelCollection<M> {
     /// Applies an operator update (`{ "$set": {..} }`) to the document at `expected_version`,
     /// archiving the stored version first, in one transaction; returns the new version. The
     /// update may not touch the version field or `_id`.
+    #[tracing::instrument(
+        name = "pattern_runtime::versioning.update",
+        skip_all,
+        fields(
+            model = M::SCHEMA.name(),
+            collection = M::SCHEMA.collection(),
+            id = tracing::field::Empty,
+            expected_version,
+        ),
+        err(level = "debug")
+    )]
     pub async fn update(
         &self,
         id: impl Into<Bson>,
@@ -248,6 +295,7 @@ impl<M: Versioned> ModelCollection<M> {
         update: Document,
     ) -> Result<i64> {
         let id = id.into();
+        tracing::Span::current().record("id", tracing::field::display(&id));
         let field = spec::<M>().version_field();
         let mut update = update;
         for (op, fields) in &update {
@@ -320,10 +368,17 @@ impl<M: Versioned> ModelCollection<M> {
         revision: Document,
     ) -> mongodb::error::Result<()> {
         let history = self.history_coll();
+        let in_transaction = session.is_some();
         match session {
             Some(s) => history.insert_one(revision).session(s).await?,
             None => history.insert_one(revision).await?,
         };
+        tracing::debug!(
+            history = spec::<M>().history(),
+            archived = 1,
+            in_transaction,
+            "revision archived"
+        );
         Ok(())
     }
 
@@ -339,10 +394,18 @@ impl<M: Versioned> ModelCollection<M> {
         let filter =
             doc! { "docId": id.clone(), "version": { "$lte": newest_archived - i64::from(keep) } };
         let history = self.history_coll();
-        match session {
+        let in_transaction = session.is_some();
+        let r = match session {
             Some(s) => history.delete_many(filter).session(s).await?,
             None => history.delete_many(filter).await?,
         };
+        tracing::debug!(
+            history = spec::<M>().history(),
+            keep,
+            deleted = r.deleted_count,
+            in_transaction,
+            "old revisions trimmed"
+        );
         Ok(())
     }
 
@@ -352,8 +415,14 @@ impl<M: Versioned> ModelCollection<M> {
         id: &Bson,
     ) -> mongodb::error::Result<Outcome<T>> {
         Ok(match self.why_not(session, id).await? {
-            None => Outcome::Missing,
-            Some(found) => Outcome::Stale(found),
+            None => {
+                tracing::debug!("no document with this _id: nothing written");
+                Outcome::Missing
+            }
+            Some(found) => {
+                tracing::debug!(found, "the document is at another version: nothing written");
+                Outcome::Stale(found)
+            }
         })
     }
 
@@ -389,6 +458,7 @@ impl<M: Versioned> ModelCollection<M> {
                 let Some(old) = old else {
                     return self.missing_or_stale(Some(s), id).await;
                 };
+                document_written(change, v, true);
                 self.archive(Some(s), self.revision_doc(id, v, old, false))
                     .await?;
             }
@@ -417,6 +487,7 @@ impl<M: Versioned> ModelCollection<M> {
                 if matched == 0 {
                     return self.missing_or_stale(None, id).await;
                 }
+                document_written(change, v, false);
             }
         }
         self.trim(session, id, v).await?;
@@ -424,20 +495,48 @@ impl<M: Versioned> ModelCollection<M> {
     }
 
     /// Every archived revision of a document, newest first.
+    #[tracing::instrument(
+        name = "pattern_runtime::versioning.history",
+        level = "debug",
+        skip_all,
+        fields(
+            model = M::SCHEMA.name(),
+            collection = M::SCHEMA.collection(),
+            id = tracing::field::Empty,
+        ),
+        err(level = "debug")
+    )]
     pub async fn history(&self, id: impl Into<Bson>) -> Result<Vec<Revision<M>>> {
+        let id = id.into();
+        tracing::Span::current().record("id", tracing::field::display(&id));
         let cursor = self
             .database()
             .collection::<Revision<M>>(spec::<M>().history())
-            .find(doc! { "docId": id.into() })
+            .find(doc! { "docId": id })
             .sort(doc! { "version": -1 })
             .await?;
-        Ok(cursor.try_collect().await?)
+        let revisions: Vec<Revision<M>> = cursor.try_collect().await?;
+        tracing::debug!(read = revisions.len(), "revisions read");
+        Ok(revisions)
     }
 
     /// The document as it was at version `v`: the current one if `v` is current, else its
     /// archived revision. [`Error::NotFound`] when there is no such version.
+    #[tracing::instrument(
+        name = "pattern_runtime::versioning.revision",
+        level = "debug",
+        skip_all,
+        fields(
+            model = M::SCHEMA.name(),
+            collection = M::SCHEMA.collection(),
+            id = tracing::field::Empty,
+            version = v,
+        ),
+        err(level = "debug")
+    )]
     pub async fn revision(&self, id: impl Into<Bson>, v: i64) -> Result<M> {
         let id = id.into();
+        tracing::Span::current().record("id", tracing::field::display(&id));
         let field = spec::<M>().version_field();
         if let Some(current) = self.find_one(doc! { "_id": id.clone(), field: v }).await? {
             return Ok(current);
@@ -455,8 +554,20 @@ impl<M: Versioned> ModelCollection<M> {
 
     /// Makes revision `v` the current document again, as a new version (history keeps every
     /// version in between). Returns the new version.
+    #[tracing::instrument(
+        name = "pattern_runtime::versioning.revert",
+        skip_all,
+        fields(
+            model = M::SCHEMA.name(),
+            collection = M::SCHEMA.collection(),
+            id = tracing::field::Empty,
+            version = v,
+        ),
+        err(level = "debug")
+    )]
     pub async fn revert(&self, id: impl Into<Bson>, v: i64) -> Result<i64> {
         let id = id.into();
+        tracing::Span::current().record("id", tracing::field::display(&id));
         let mut old = self.revision(id.clone(), v).await?;
         let current = self
             .find_one(doc! { "_id": id.clone() })
@@ -470,8 +581,19 @@ impl<M: Versioned> ModelCollection<M> {
     }
 
     /// Deletes the current document, archiving its last version (marked `deleted`).
+    #[tracing::instrument(
+        name = "pattern_runtime::versioning.delete",
+        skip_all,
+        fields(
+            model = M::SCHEMA.name(),
+            collection = M::SCHEMA.collection(),
+            id = tracing::field::Empty,
+        ),
+        err(level = "debug")
+    )]
     pub async fn delete(&self, id: impl Into<Bson>) -> Result<()> {
         let id = id.into();
+        tracing::Span::current().record("id", tracing::field::display(&id));
         let outcome = transact!(self.database(), |s| self.write_delete(s, &id))?;
         self.outcome(id, 0, outcome)
     }
@@ -488,11 +610,32 @@ impl<M: Versioned> ModelCollection<M> {
             None => self.raw().find_one_and_delete(filter).await?,
         };
         let Some(old) = removed else {
+            tracing::debug!("no document with this _id: nothing written");
             return Ok(Outcome::Missing);
         };
         let v = version_of(&old, field).unwrap_or(0);
+        tracing::debug!(
+            deleted = 1,
+            version = v,
+            in_transaction = session.is_some(),
+            "document deleted"
+        );
         self.archive(session, self.revision_doc(id, v, old, true))
             .await?;
         Ok(Outcome::Done(()))
     }
+}
+
+/// `DEBUG`: the current document was replaced or updated from version `v` to `v + 1`.
+fn document_written(change: Change<'_>, v: i64, in_transaction: bool) {
+    tracing::debug!(
+        change = match change {
+            Change::Replace(_) => "replace",
+            Change::Update(_) => "update",
+        },
+        from_version = v,
+        version = v + 1,
+        in_transaction,
+        "document written"
+    );
 }

@@ -74,6 +74,17 @@
 //! or by the first write through a [`Series`] handle: an existing normal collection of that name
 //! is an [`Error::CollectionConflict`], never a silent fallback to one document per measurement.
 //! The same [`Series`] operations work on both.
+//!
+//! # Tracing
+//!
+//! [`Series::insert`] and [`Series::insert_many`] run in `INFO` spans named
+//! `pattern_runtime::bucket.<operation>`, [`Series::range`] (until its stream is returned) and
+//! [`Series::summary`] in `DEBUG` spans, with the fields `model` (the measurement type),
+//! `collection` and `key` (the key fields, a small document); the writes' spans also have
+//! `storage` (`buckets` or `native`), the reads' `from` and `to`.
+//! Each write is followed by a `DEBUG` event: the bucket's window and whether the upsert opened a
+//! new bucket, or a batch's measurements, writes and new buckets. Creating or checking a native
+//! time-series collection is a `DEBUG` span `pattern_runtime::bucket.ensure_timeseries`.
 
 use std::fmt;
 use std::sync::atomic::AtomicBool;

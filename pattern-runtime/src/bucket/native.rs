@@ -9,7 +9,14 @@ use mongodb::Database;
 use super::SeriesSpec;
 use crate::error::{server_code, Error, Result};
 
-/// Creates the native time-series collection of `spec`, or checks the existing one.
+/// Creates the native time-series collection of `spec`, or checks the existing one. An error is
+/// not an event here: the operation that called this reports it.
+#[tracing::instrument(
+    name = "pattern_runtime::bucket.ensure_timeseries",
+    level = "debug",
+    skip_all,
+    fields(collection = spec.collection())
+)]
 pub(crate) async fn ensure_timeseries(db: &Database, spec: &'static SeriesSpec) -> Result<()> {
     let name = spec.collection();
     for _ in 0..2 {
@@ -20,7 +27,9 @@ pub(crate) async fn ensure_timeseries(db: &Database, spec: &'static SeriesSpec) 
             .try_collect()
             .await?;
         if let Some(found) = existing.first() {
-            return check_timeseries(spec, found);
+            check_timeseries(spec, found)?;
+            tracing::debug!("time-series collection exists with the declared options");
+            return Ok(());
         }
         let mut create = db
             .create_collection(name)
@@ -29,7 +38,10 @@ pub(crate) async fn ensure_timeseries(db: &Database, spec: &'static SeriesSpec) 
             create = create.expire_after_seconds(Duration::from_secs(secs));
         }
         match create.await {
-            Ok(()) => return Ok(()),
+            Ok(()) => {
+                tracing::debug!(created = 1, "time-series collection created");
+                return Ok(());
+            }
             // Created concurrently (or exists as something else): check what is there.
             Err(e) if server_code(&e) == Some(crate::error::NAMESPACE_EXISTS) => continue,
             Err(e) => return Err(e.into()),

@@ -20,6 +20,19 @@ impl<M: Measurement> Series<M> {
     /// Only the buckets whose window overlaps the range are read (through the `{key, start}`
     /// index), and measurements outside the range are dropped by the server. The buckets of one
     /// window are merged on the client, so memory holds one window at a time, never the range.
+    #[tracing::instrument(
+        name = "pattern_runtime::bucket.range",
+        level = "debug",
+        skip_all,
+        fields(
+            model = M::SCHEMA.name(),
+            collection = M::SERIES.collection(),
+            key = tracing::field::Empty,
+            from = %from,
+            to = %to,
+        ),
+        err(level = "debug")
+    )]
     pub async fn range(
         &self,
         key: impl Into<M::Key>,
@@ -27,6 +40,7 @@ impl<M: Measurement> Series<M> {
         to: DateTime,
     ) -> Result<Measurements<M>> {
         let key = key_filter::<M>(&key.into())?;
+        tracing::Span::current().record("key", tracing::field::display(&key));
         let spec = M::SERIES;
         let time = spec.time();
         match spec.storage() {
@@ -92,6 +106,19 @@ impl<M: Measurement> Series<M> {
     /// A bucket that lies wholly inside the range contributes its stored summary and count; only
     /// the buckets across the range's edges are filtered measurement by measurement, and no
     /// bucket is unwound. In native mode the summary is computed from the measurements.
+    #[tracing::instrument(
+        name = "pattern_runtime::bucket.summary",
+        level = "debug",
+        skip_all,
+        fields(
+            model = M::SCHEMA.name(),
+            collection = M::SERIES.collection(),
+            key = tracing::field::Empty,
+            from = %from,
+            to = %to,
+        ),
+        err(level = "debug")
+    )]
     pub async fn summary(
         &self,
         key: impl Into<M::Key>,
@@ -99,6 +126,7 @@ impl<M: Measurement> Series<M> {
         to: DateTime,
     ) -> Result<Summary> {
         let key = key_filter::<M>(&key.into())?;
+        tracing::Span::current().record("key", tracing::field::display(&key));
         let spec = M::SERIES;
         let time = spec.time();
         let pipeline = match spec.storage() {
@@ -189,6 +217,7 @@ impl<M: Measurement> Series<M> {
             }
             fields.insert(s.field, one);
         }
+        tracing::debug!(count, "range summarised");
         Ok(Summary {
             count,
             first: row.get_datetime("first").ok().copied(),

@@ -33,12 +33,25 @@ impl<M: Measurement> Series<M> {
     /// [`Error::DocumentTooLarge`] before anything is written when the measurement is over
     /// 16 MiB (or when the bucket would be: the server refuses the update); [`Error::InvalidKey`]
     /// when a key value is a document with a `$` or `.` in a field name; the driver's errors.
+    #[tracing::instrument(
+        name = "pattern_runtime::bucket.insert",
+        skip_all,
+        fields(
+            model = M::SCHEMA.name(),
+            collection = M::SERIES.collection(),
+            storage = storage_name(M::SERIES),
+            key = tracing::field::Empty,
+        ),
+        err(level = "debug")
+    )]
     pub async fn insert(&self, measurement: &M) -> Result<()> {
         let prepared = prepare::<M>(measurement)?;
+        tracing::Span::current().record("key", tracing::field::display(&prepared.key));
         match M::SERIES.storage() {
             Storage::Native { .. } => {
                 self.ensure_native().await?;
                 self.collection.insert_one(prepared.document).await?;
+                tracing::debug!(inserted = 1, "measurement inserted");
             }
             Storage::Buckets {
                 max_count,
@@ -46,10 +59,18 @@ impl<M: Measurement> Series<M> {
             } => {
                 let group = Group::new(prepared, span_seconds);
                 let (filter, update) = group.statement(M::SERIES, max_count, span_seconds, ..);
-                self.collection
+                let r = self
+                    .collection
                     .update_one(filter, update)
                     .upsert(true)
                     .await?;
+                tracing::debug!(
+                    window = %DateTime::from_millis(group.window),
+                    matched = r.matched_count,
+                    modified = r.modified_count,
+                    new_bucket = r.upserted_id.is_some(),
+                    "measurement added to its bucket"
+                );
             }
         }
         Ok(())
@@ -66,6 +87,17 @@ impl<M: Measurement> Series<M> {
     /// # Errors
     /// As [`insert`](Self::insert); when the server refuses some writes after others succeeded,
     /// [`Error::Incomplete`] says how many measurements were written.
+    #[tracing::instrument(
+        name = "pattern_runtime::bucket.insert_many",
+        skip_all,
+        fields(
+            model = M::SCHEMA.name(),
+            collection = M::SERIES.collection(),
+            storage = storage_name(M::SERIES),
+            measurements = measurements.len(),
+        ),
+        err(level = "debug")
+    )]
     pub async fn insert_many(&self, measurements: &[M]) -> Result<BatchReport> {
         if measurements.is_empty() {
             return Ok(BatchReport::default());
@@ -80,11 +112,14 @@ impl<M: Measurement> Series<M> {
                 let docs: Vec<Document> = prepared.into_iter().map(|p| p.document).collect();
                 let n = docs.len();
                 match self.collection.insert_many(docs).ordered(false).await {
-                    Ok(_) => Ok(BatchReport {
-                        measurements: n,
-                        writes: n,
-                        new_buckets: 0,
-                    }),
+                    Ok(_) => {
+                        tracing::debug!(inserted = n, "measurements inserted");
+                        Ok(BatchReport {
+                            measurements: n,
+                            writes: n,
+                            new_buckets: 0,
+                        })
+                    }
                     Err(e) => Err(match e.kind.as_ref() {
                         ErrorKind::InsertMany(m) => {
                             let failed = m.write_errors.as_ref().map_or(0, Vec::len);
@@ -155,14 +190,20 @@ impl<M: Measurement> Series<M> {
                 .collect();
             match self.db.client().bulk_write(models).ordered(false).await {
                 Ok(result) => {
-                    return Ok(BatchReport {
+                    let report = BatchReport {
                         measurements: total,
                         writes,
                         new_buckets: usize::try_from(result.upserted_count).unwrap_or(usize::MAX),
-                    })
+                    };
+                    batch_written(&report, "bulkWrite");
+                    return Ok(report);
                 }
                 Err(e) if matches!(e.kind.as_ref(), ErrorKind::IncompatibleServer { .. }) => {
                     // MongoDB < 8.0: nothing was sent; fall back to one update per statement.
+                    tracing::debug!(
+                        "the server has no bulkWrite command (MongoDB < 8.0): one update per \
+                         bucket, for this handle from now on"
+                    );
                     self.bulk_write.store(false, AtomicOrdering::Relaxed);
                 }
                 Err(e) => {
@@ -211,10 +252,31 @@ impl<M: Measurement> Series<M> {
                 }
             }
         }
+        batch_written(&report, "update");
         match first_error {
             None => Ok(report),
             Some(e) => Err(incomplete(total, failed, e)),
         }
+    }
+}
+
+/// `DEBUG`: what a batch wrote, and through which command.
+fn batch_written(report: &BatchReport, command: &'static str) {
+    tracing::debug!(
+        command,
+        measurements = report.measurements,
+        writes = report.writes,
+        new_buckets = report.new_buckets,
+        "measurements written to buckets"
+    );
+}
+
+/// The storage, for a span's field.
+fn storage_name(spec: &SeriesSpec) -> &'static str {
+    if spec.is_native() {
+        "native"
+    } else {
+        "buckets"
     }
 }
 

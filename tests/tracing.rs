@@ -1,0 +1,404 @@
+//! Tracing against a real server: the operation spans, the retry events under a fail point, and
+//! the fallback without transactions.
+//!
+//! Each test installs a capturing subscriber for its own thread only (`set_default`, never a
+//! global default: the other tests of the binary run in parallel). `#[tokio::test]` runs the
+//! operation on that thread (a current-thread runtime), so its spans and events are captured.
+//! Each test configures fail points through its one `TestDb`, which holds the process's fail
+//! point until it is dropped (see `pattern-testkit`).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use bson::{doc, DateTime};
+use pattern_runtime::{Model, Versioned};
+use pattern_testkit::test_db;
+use serde::{Deserialize, Serialize};
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::layer::{Context, SubscriberExt};
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::{Layer, Registry};
+
+// ----- the capturing subscriber -----
+
+/// Field values as text: `%` and `?` values by their formatting, numbers and strings as written.
+#[derive(Debug, Clone, Default)]
+struct Fields(BTreeMap<String, String>);
+
+impl Visit for Fields {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.0.insert(field.name().to_owned(), format!("{value:?}"));
+    }
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().to_owned(), value.to_owned());
+    }
+}
+
+impl Fields {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0.get(name).map(String::as_str)
+    }
+}
+
+/// One event: its level, target, fields (the message under `message`) and the names of the
+/// spans it happened in, outermost first.
+#[derive(Debug, Clone)]
+struct Captured {
+    level: Level,
+    target: String,
+    fields: Fields,
+    spans: Vec<&'static str>,
+}
+
+/// What the subscriber saw: a span entered (with its fields as recorded by then), or an event.
+#[derive(Debug, Clone)]
+enum Seen {
+    Entered { name: &'static str, fields: Fields },
+    Event(Captured),
+}
+
+#[derive(Clone, Default)]
+struct Capture(Arc<Mutex<Vec<Seen>>>);
+
+impl Capture {
+    fn seen(&self) -> Vec<Seen> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn push(&self, seen: Seen) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(seen);
+    }
+
+    /// The fields of every entry into a span named `name`.
+    fn entered(&self, name: &str) -> Vec<Fields> {
+        self.seen()
+            .into_iter()
+            .filter_map(|s| match s {
+                Seen::Entered { name: n, fields } if n == name => Some(fields),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The events whose message contains `text`.
+    fn events(&self, text: &str) -> Vec<Captured> {
+        self.seen()
+            .into_iter()
+            .filter_map(|s| match s {
+                Seen::Event(e) if e.fields.get("message").is_some_and(|m| m.contains(text)) => {
+                    Some(e)
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Every event message, in order (for assertion messages).
+    fn messages(&self) -> Vec<String> {
+        self.seen()
+            .into_iter()
+            .filter_map(|s| match s {
+                Seen::Event(e) => e.fields.get("message").map(str::to_owned),
+                Seen::Entered { .. } => None,
+            })
+            .collect()
+    }
+}
+
+impl<S> Layer<S> for Capture
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let mut fields = Fields::default();
+        attrs.record(&mut fields);
+        if let Some(span) = ctx.span(id) {
+            span.extensions_mut().insert(fields);
+        }
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
+        if let Some(span) = ctx.span(id) {
+            if let Some(fields) = span.extensions_mut().get_mut::<Fields>() {
+                values.record(fields);
+            }
+        }
+    }
+
+    fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
+        if let Some(span) = ctx.span(id) {
+            let fields = span
+                .extensions()
+                .get::<Fields>()
+                .cloned()
+                .unwrap_or_default();
+            self.push(Seen::Entered {
+                name: span.name(),
+                fields,
+            });
+        }
+    }
+
+    fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
+        let mut fields = Fields::default();
+        event.record(&mut fields);
+        let spans = ctx
+            .event_scope(event)
+            .map(|scope| scope.from_root().map(|s| s.name()).collect())
+            .unwrap_or_default();
+        self.push(Seen::Event(Captured {
+            level: *event.metadata().level(),
+            target: event.metadata().target().to_owned(),
+            fields,
+            spans,
+        }));
+    }
+}
+
+/// A capture, and the guard that makes it this thread's subscriber until dropped.
+fn capture() -> (Capture, tracing::subscriber::DefaultGuard) {
+    let capture = Capture::default();
+    let guard = tracing::subscriber::set_default(Registry::default().with(capture.clone()));
+    (capture, guard)
+}
+
+// ----- models -----
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "articles")]
+#[versioned(history = "article_revisions")]
+struct Article {
+    #[serde(rename = "_id")]
+    id: u32,
+    #[version]
+    version: i64,
+    title: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+#[model(collection = "products")]
+struct Product {
+    #[serde(rename = "_id")]
+    id: String,
+    #[subset(limit = 10, sort(created_at = -1), full = Review, parent = product_id)]
+    recent_reviews: Vec<ReviewExcerpt>,
+    #[computed(count = recent_reviews)]
+    rating_count: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+#[model(collection = "product_reviews")]
+struct Review {
+    #[serde(rename = "_id")]
+    id: String,
+    product_id: String,
+    stars: i32,
+    created_at: DateTime,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReviewExcerpt {
+    review_id: String,
+    stars: i32,
+    created_at: DateTime,
+}
+
+impl From<&Review> for ReviewExcerpt {
+    fn from(r: &Review) -> Self {
+        ReviewExcerpt {
+            review_id: r.id.clone(),
+            stars: r.stars,
+            created_at: r.created_at,
+        }
+    }
+}
+
+// ----- tests -----
+
+#[tokio::test]
+async fn a_transient_failure_is_retried_and_says_so() {
+    let (capture, _guard) = capture();
+    let db = test_db("tracing_retry").await;
+    Article::sync_indexes(&db).await.unwrap();
+    let articles = Article::collection(&db);
+    let mut a = Article {
+        id: 1,
+        version: 0,
+        title: "v1".into(),
+    };
+    articles.insert(&mut a).await.unwrap();
+
+    // The transaction's first write fails once with a transient error: it runs again.
+    db.fail_command(
+        &["findAndModify"],
+        1,
+        doc! { "errorCode": 112, "errorLabels": ["TransientTransactionError"] },
+    )
+    .await;
+    a.title = "v2".into();
+    assert_eq!(articles.save(&mut a).await.unwrap(), 2, "the save succeeds");
+    assert_eq!(a.version(), 2);
+
+    // The retry event: the attempt that failed, the code and label that caused it, the delay,
+    // in the span of the save.
+    let [retry] = capture
+        .events("running it again")
+        .try_into()
+        .unwrap_or_else(|e| {
+            panic!(
+                "one retry event expected, not {e:#?}; all: {:#?}",
+                capture.messages()
+            )
+        });
+    assert_eq!(retry.level, Level::INFO);
+    assert_eq!(retry.target, "pattern_runtime::txn");
+    let fields = &retry.fields;
+    assert_eq!(fields.get("attempt"), Some("1"), "{fields:?}");
+    assert_eq!(fields.get("code"), Some("112"), "{fields:?}");
+    assert_eq!(
+        fields.get("label"),
+        Some("TransientTransactionError"),
+        "{fields:?}"
+    );
+    assert_eq!(fields.get("during"), Some("body"), "{fields:?}");
+    let delay: u64 = fields.get("delay_ms").unwrap().parse().unwrap();
+    assert!(delay <= 500, "{fields:?}");
+    assert_eq!(retry.spans, ["pattern_runtime::versioning.save"]);
+
+    // The operation span, entered with the model, the collection, the _id and the version held.
+    let saves = capture.entered("pattern_runtime::versioning.save");
+    let save = saves.last().expect("the save span was entered");
+    assert_eq!(save.get("model"), Some("Article"), "{save:?}");
+    assert_eq!(save.get("collection"), Some("articles"), "{save:?}");
+    assert_eq!(save.get("id"), Some("1"), "{save:?}");
+    assert_eq!(save.get("expected_version"), Some("1"), "{save:?}");
+
+    // Then the second attempt wrote, archived and committed.
+    let [commit] = capture
+        .events("transaction committed")
+        .try_into()
+        .unwrap_or_else(|e| panic!("one commit expected, not {e:#?}"));
+    assert_eq!(commit.level, Level::DEBUG);
+    assert_eq!(commit.fields.get("attempts"), Some("2"), "{commit:?}");
+    assert_eq!(commit.spans, ["pattern_runtime::versioning.save"]);
+    let archived = capture.events("revision archived");
+    assert!(
+        archived
+            .iter()
+            .any(|e| e.fields.get("history") == Some("article_revisions")),
+        "{archived:?}"
+    );
+
+    // The index sync before it: its span, and what it created.
+    let syncs = capture.entered("pattern_runtime::sync.sync_indexes");
+    assert_eq!(
+        syncs.first().and_then(|f| f.get("database")),
+        Some(db.name())
+    );
+    let [synced] = capture
+        .events("indexes synced")
+        .try_into()
+        .unwrap_or_else(|e| panic!("one sync summary expected, not {e:#?}"));
+    assert_eq!(synced.level, Level::INFO, "the sync created an index");
+    assert_eq!(synced.fields.get("created"), Some("1"), "{synced:?}");
+}
+
+#[tokio::test]
+async fn the_fallback_without_transactions_is_reported() {
+    let (capture, _guard) = capture();
+    let db = test_db("tracing_fallback").await;
+    Product::collection(&db)
+        .insert_one(Product {
+            id: "prod_1".into(),
+            recent_reviews: Vec::new(),
+            rating_count: 0,
+        })
+        .await
+        .unwrap();
+    let reviews = Product::recent_reviews_subset(&db);
+
+    // mongod without a replica set refuses a transaction's first command with code 20; the
+    // embedded server has transactions, so the fail point answers as mongod would.
+    db.fail_command(
+        &["update"],
+        1,
+        doc! { "errorCode": 20, "errmsg": "Transaction numbers are only allowed on a replica set member or mongos" },
+    )
+    .await;
+    let review = Review {
+        id: "r_1".into(),
+        product_id: "prod_1".into(),
+        stars: 4,
+        created_at: DateTime::from_millis(1_700_000_000_000),
+    };
+    reviews.push("prod_1", review).await.unwrap();
+    let stored = Product::collection(&db)
+        .find_one(doc! { "_id": "prod_1" })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.rating_count, 1, "the push succeeded");
+
+    // The fallback: WARN the first time in the process, DEBUG after (should another test of this
+    // binary ever be first), in the span of the push.
+    let [fallback] = capture
+        .events("no transactions")
+        .try_into()
+        .unwrap_or_else(|e| {
+            panic!(
+                "one fallback event expected, not {e:#?}; all: {:#?}",
+                capture.messages()
+            )
+        });
+    assert!(
+        matches!(fallback.level, Level::WARN | Level::DEBUG),
+        "{fallback:?}"
+    );
+    assert_eq!(fallback.target, "pattern_runtime::txn");
+    assert_eq!(fallback.fields.get("code"), Some("20"), "{fallback:?}");
+    assert!(
+        fallback
+            .fields
+            .get("message")
+            .unwrap()
+            .contains("unprotected"),
+        "{fallback:?}"
+    );
+    assert_eq!(fallback.spans, ["pattern_runtime::subset.push"]);
+    assert!(capture.events("running it again").is_empty());
+
+    let pushes = capture.entered("pattern_runtime::subset.push");
+    let push = pushes.last().expect("the push span was entered");
+    assert_eq!(push.get("model"), Some("Product"), "{push:?}");
+    assert_eq!(push.get("collection"), Some("products"), "{push:?}");
+    assert_eq!(push.get("items_collection"), Some("product_reviews"));
+    assert_eq!(push.get("id"), Some("\"prod_1\""), "{push:?}");
+    assert_eq!(push.get("items"), Some("1"), "{push:?}");
+
+    // Without a transaction, in the documented order: the review, then the product.
+    let messages = capture.messages();
+    let position = |text: &str| {
+        messages
+            .iter()
+            .position(|m| m.contains(text))
+            .unwrap_or_else(|| panic!("no `{text}` event: {messages:#?}"))
+    };
+    assert!(position("no transactions") < position("full items inserted"));
+    assert!(position("full items inserted") < position("parent updated"));
+    let [inserted] = capture.events("full items inserted").try_into().unwrap();
+    assert_eq!(inserted.fields.get("inserted"), Some("1"), "{inserted:?}");
+    assert_eq!(inserted.fields.get("in_transaction"), Some("false"));
+    let [updated] = capture.events("parent updated").try_into().unwrap();
+    assert_eq!(updated.fields.get("modified"), Some("1"), "{updated:?}");
+}
