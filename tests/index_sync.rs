@@ -33,7 +33,7 @@ struct Place {
     legacy_code: String,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Deserialize, pattern_runtime::Fields)]
 struct Owner {
     user_id: u32,
 }
@@ -371,6 +371,10 @@ async fn a_conflicting_index_yields_the_typed_error() {
     .await;
 
     let err = Item::sync_indexes(&db).await.unwrap_err();
+    assert!(
+        err.is_index_conflict() && !err.is_duplicate_key(),
+        "{err:?}"
+    );
     let Error::IndexConflict(conflict) = &err else {
         panic!("expected IndexConflict, got {err:?}");
     };
@@ -565,4 +569,97 @@ async fn sync_all_covers_every_registered_model() {
             by_name(&listed, spec.name());
         }
     }
+}
+
+/// A nested struct under `rename_all`: the key path is resolved through its serde names.
+#[derive(Serialize, Deserialize, pattern_runtime::Fields)]
+#[serde(rename_all = "camelCase")]
+struct Dimensions {
+    weight_grams: u32,
+    height_mm: u32,
+}
+
+#[derive(Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+#[model(collection = "parcels")]
+#[index(keys(dimensions.weight_grams = 1))]
+struct Parcel {
+    #[serde(rename = "_id")]
+    id: u32,
+    dimensions: Dimensions,
+}
+
+#[tokio::test]
+async fn a_nested_path_under_rename_all_is_indexed_as_serde_writes_it_and_used() {
+    let db = test_db("index_nested_rename").await;
+    let report = Parcel::sync_indexes(&db).await.unwrap();
+    assert_eq!(
+        report
+            .created()
+            .map(|r| r.name.as_str())
+            .collect::<Vec<_>>(),
+        ["dimensions.weightGrams_1"]
+    );
+    let index = list_indexes(&db, "parcels")
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|i| i.get_str("name").ok() == Some("dimensions.weightGrams_1"))
+        .unwrap();
+    assert_eq!(
+        index.get_document("key").unwrap(),
+        &doc! { "dimensions.weightGrams": 1 }
+    );
+
+    let parcels = Parcel::collection(&db);
+    let stored: Vec<Parcel> = (0..50)
+        .map(|i| Parcel {
+            id: i,
+            dimensions: Dimensions {
+                weight_grams: i * 100,
+                height_mm: 10,
+            },
+        })
+        .collect();
+    parcels.insert_many(&stored).await.unwrap();
+    // The document as stored has the serialized path the index covers.
+    let raw = db
+        .collection::<Document>("parcels")
+        .find_one(doc! { "_id": 3 })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        raw.get_document("dimensions")
+            .unwrap()
+            .get_i64("weightGrams")
+            .or_else(|_| raw
+                .get_document("dimensions")
+                .unwrap()
+                .get_i32("weightGrams")
+                .map(i64::from))
+            .unwrap(),
+        300
+    );
+    // A query on the serialized path uses the index: the plan scans it, and a hint by its name
+    // is accepted (a hint naming a missing index is an error).
+    let filter = doc! { "dimensions.weightGrams": { "$gte": 4500 } };
+    let explain = db
+        .run_command(doc! {
+            "explain": { "find": "parcels", "filter": filter.clone() },
+            "verbosity": "queryPlanner",
+        })
+        .await
+        .unwrap();
+    let plan = explain.to_string();
+    assert!(plan.contains("IXSCAN"), "{plan}");
+    assert!(plan.contains("dimensions.weightGrams_1"), "{plan}");
+    let found = parcels
+        .count_documents(filter)
+        .hint(mongodb::options::Hint::Name(
+            "dimensions.weightGrams_1".into(),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(found, 5);
 }

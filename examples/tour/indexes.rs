@@ -53,8 +53,9 @@ pub struct HealthRecord {
     pub attributes: Vec<Attribute>,
 }
 
-/// One measured attribute.
-#[derive(Debug, Serialize, Deserialize)]
+/// One measured attribute: `Fields` resolves the index paths `attributes.name`, `attributes.value`
+/// through its serde names.
+#[derive(Debug, Serialize, Deserialize, pattern_runtime::Fields)]
 pub struct Attribute {
     pub name: String,
     pub value: bson::Bson,

@@ -85,6 +85,25 @@ fn distance(a: &str, b: &str) -> usize {
     d[a.len()][b.len()]
 }
 
+/// The same tokens, every one of them at `span`: so an error in generated code points at the
+/// user's token, interpolated paths (`::pattern_runtime::__private::...`) included.
+pub(crate) fn respan_all(tokens: proc_macro2::TokenStream, span: Span) -> proc_macro2::TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tt| {
+            if let proc_macro2::TokenTree::Group(g) = &tt {
+                let mut group =
+                    proc_macro2::Group::new(g.delimiter(), respan_all(g.stream(), span));
+                group.set_span(span);
+                tt = proc_macro2::TokenTree::Group(group);
+            } else {
+                tt.set_span(span);
+            }
+            tt
+        })
+        .collect()
+}
+
 /// A type as a person writes it: `DateTime<Utc>`, `Option<Vec<u8>>`, `&'a str`.
 pub(crate) fn type_string(ty: &syn::Type) -> String {
     let raw = quote::ToTokens::to_token_stream(ty).to_string();

@@ -1,7 +1,7 @@
 //! `#[index(...)]`: parsing, checks against the model, and the generated `IndexSpec`.
 
 use proc_macro2::{Span, TokenStream};
-use quote::quote;
+use quote::{quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::{Ident, LitBool, LitInt, LitStr, Token};
@@ -46,10 +46,101 @@ impl Kind {
 struct KeyPath {
     /// The first segment (a Rust field name).
     head: String,
-    /// Dotted segments below the field, written as BSON names.
+    /// Dotted segments below the field: Rust field names of the nested struct (resolved through
+    /// its `Fields`), or keys kept as written below a document or map field.
     rest: Vec<String>,
+    /// The segments as identifiers, spanned where the user wrote them.
+    rest_idents: Vec<Ident>,
     span: Span,
     tokens: TokenStream,
+}
+
+/// A resolved BSON path (or index name): text the derive knows, and steps only the nested
+/// structs' `Fields` impls know, concatenated at compile time.
+#[derive(Clone)]
+pub(crate) struct BsonPath {
+    pieces: Vec<Piece>,
+    /// Where the user wrote the path (for paths with nested steps).
+    span: Option<Span>,
+}
+
+#[derive(Clone)]
+enum Piece {
+    Text(String),
+    /// A `&'static str` const expression, and the Rust name it stands for.
+    Step(TokenStream, String),
+}
+
+impl BsonPath {
+    fn text(s: &str) -> Self {
+        BsonPath {
+            pieces: vec![Piece::Text(s.to_owned())],
+            span: None,
+        }
+    }
+
+    fn push_text(&mut self, s: &str) {
+        match self.pieces.last_mut() {
+            Some(Piece::Text(t)) => t.push_str(s),
+            _ => self.pieces.push(Piece::Text(s.to_owned())),
+        }
+    }
+
+    fn push_path(&mut self, other: &BsonPath) {
+        self.span = self.span.or(other.span);
+        for piece in &other.pieces {
+            match piece {
+                Piece::Text(t) => self.push_text(t),
+                step => self.pieces.push(step.clone()),
+            }
+        }
+    }
+
+    /// The whole text, when no step needs a nested struct's names.
+    pub(crate) fn literal(&self) -> Option<String> {
+        match self.pieces.as_slice() {
+            [] => Some(String::new()),
+            [Piece::Text(t)] => Some(t.clone()),
+            _ => None,
+        }
+    }
+
+    /// The path as a person reads it in a message: nested steps by their Rust names.
+    pub(crate) fn display(&self) -> String {
+        self.pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Text(t) => t.clone(),
+                Piece::Step(_, rust) => rust.clone(),
+            })
+            .collect()
+    }
+
+    /// A `&'static str` const expression of the path.
+    pub(crate) fn expr(&self, p: &TokenStream) -> TokenStream {
+        if let Some(text) = self.literal() {
+            return quote!(#text);
+        }
+        let parts = self.pieces.iter().map(|piece| match piece {
+            Piece::Text(t) => quote!(#t),
+            Piece::Step(e, _) => e.clone(),
+        });
+        // Spanned at the user's path: a missing `Fields` is one error, there.
+        let span = self.span.unwrap_or_else(Span::call_site);
+        let p = &crate::errors::respan_all(p.clone(), span);
+        quote_spanned!(span=> {
+            const __PARTS: &[&str] = &[#(#parts),*];
+            const __LEN: usize = #p::concat_len(__PARTS);
+            const __BYTES: [u8; __LEN] = #p::concat_bytes::<__LEN>(__PARTS);
+            #p::utf8(&__BYTES)
+        })
+    }
+}
+
+impl PartialEq for BsonPath {
+    fn eq(&self, other: &Self) -> bool {
+        self.display() == other.display()
+    }
 }
 
 struct Key {
@@ -58,7 +149,7 @@ struct Key {
     kind_span: Span,
 }
 
-#[derive(Clone)]
+#[derive(Clone, PartialEq)]
 enum Lit {
     Str(String),
     Int(i64),
@@ -105,18 +196,18 @@ struct CheckedCollation {
 
 /// A checked index, ready to expand.
 pub(crate) struct Index {
-    pub name: String,
+    name: BsonPath,
     /// The `name = "..."` literal, else the attribute: where errors about this index point.
     span: Span,
     /// The Rust name of the field of the first key: where the schema records the annotation.
     pub first_field: String,
-    keys: Vec<(String, Kind)>,
+    keys: Vec<(BsonPath, Kind)>,
     unique: bool,
     sparse: bool,
     hidden: bool,
     expire: Option<u64>,
     collation: Option<CheckedCollation>,
-    partial: Vec<(String, &'static str, Lit)>,
+    partial: Vec<(BsonPath, &'static str, Lit)>,
 }
 
 const OPTIONS: &[&str] = &[
@@ -156,7 +247,7 @@ pub(crate) fn collect(
         let Some(index) = check(a, model, errors) else {
             continue;
         };
-        if index.name == "_id_" {
+        if index.name.literal().as_deref() == Some("_id_") {
             errors.at(
                 index.span,
                 "the name `_id_` is reserved for the `_id` index",
@@ -168,7 +259,24 @@ pub(crate) fn collect(
                 index.span,
                 format!(
                     "two indexes of this model are named `{}`: give one of them another `name = \"...\"`",
-                    index.name
+                    index.name.display()
+                ),
+            );
+            continue;
+        }
+        if let Some(same) = out.iter().find(|o| o.same_pattern(&index)) {
+            let ttl = if index.expire.is_some() && same.expire.is_some() {
+                " (a field has at most one TTL: keep one `expire_after`)"
+            } else {
+                ""
+            };
+            errors.at(
+                index.span,
+                format!(
+                    "this index has the same keys as index `{}` of this model: MongoDB keeps one \
+                     index per key pattern (unless their partial filters or collations differ) and \
+                     would refuse to create the second; merge them into one `#[index(...)]`{ttl}",
+                    same.name.display()
                 ),
             );
             continue;
@@ -243,6 +351,7 @@ fn field_key(f: &Field<'_>, kind: Kind, span: Span) -> Key {
         path: KeyPath {
             head: f.rust_name.clone(),
             rest: Vec::new(),
+            rest_idents: Vec::new(),
             span: f.ident.span(),
             tokens: quote!(#f),
         },
@@ -564,9 +673,12 @@ fn parse_path(input: ParseStream<'_>) -> syn::Result<KeyPath> {
         let value = s.value();
         let mut parts = value.split('.').map(str::to_owned);
         let head = parts.next().unwrap_or_default();
+        let rest: Vec<String> = parts.collect();
+        let rest_idents = rest.iter().map(|seg| ident_at(seg, s.span())).collect();
         return Ok(KeyPath {
             head,
-            rest: parts.collect(),
+            rest,
+            rest_idents,
             span: s.span(),
             tokens: quote!(#s),
         });
@@ -574,18 +686,60 @@ fn parse_path(input: ParseStream<'_>) -> syn::Result<KeyPath> {
     let first = Ident::parse_any(input)?;
     let mut tokens = quote!(#first);
     let mut rest = Vec::new();
+    let mut rest_idents = Vec::new();
     while input.peek(Token![.]) {
         let dot: Token![.] = input.parse()?;
         let seg = Ident::parse_any(input)?;
         rest.push(crate::ast::unraw(&seg));
         tokens.extend(quote!(#dot #seg));
+        rest_idents.push(seg);
     }
     Ok(KeyPath {
         head: crate::ast::unraw(&first),
         rest,
+        rest_idents,
         span: first.span(),
         tokens,
     })
+}
+
+/// `name` as an identifier at `span` (raw when it is a keyword); a name that is no identifier at
+/// all (`0`, `a-b`) gives a placeholder, used only where the text is kept as written.
+fn ident_at(name: &str, span: Span) -> Ident {
+    match syn::parse_str::<Ident>(name) {
+        Ok(mut ident) => {
+            ident.set_span(span);
+            ident
+        }
+        Err(_) if !name.is_empty() && syn::parse_str::<Ident>(&format!("r#{name}")).is_ok() => {
+            Ident::new_raw(name, span)
+        }
+        Err(_) => Ident::new("__not_an_ident", span),
+    }
+}
+
+/// Whether a field of this type is a document or map: a path below it is kept as written.
+fn is_dynamic(ty: &syn::Type) -> bool {
+    let syn::Type::Path(p) = ty else { return false };
+    let Some(last) = p.path.segments.last() else {
+        return false;
+    };
+    match (last.ident.to_string().as_str(), &last.arguments) {
+        ("Option" | "Vec" | "Box", syn::PathArguments::AngleBracketed(args)) => {
+            matches!(args.args.first(), Some(syn::GenericArgument::Type(inner)) if is_dynamic(inner))
+        }
+        (name, _) => [
+            "Document",
+            "RawDocumentBuf",
+            "Bson",
+            "HashMap",
+            "BTreeMap",
+            "IndexMap",
+            "Map",
+            "Value",
+        ]
+        .contains(&name),
+    }
 }
 
 fn parse_kind(input: ParseStream<'_>) -> syn::Result<(Kind, Span)> {
@@ -664,8 +818,11 @@ fn is_bson_date(ty: &syn::Type) -> bool {
     }
 }
 
-/// Resolves a path's first segment to a field; reports what is wrong.
-fn resolve(path: &KeyPath, model: &Model<'_>, what: &str, errors: &mut Errors) -> Option<String> {
+/// Resolves a path to its BSON form; reports what is wrong. The first segment is a field of the
+/// model; the segments below go through the nested struct's `Fields` (serde's names, checked when
+/// the generated code compiles, at the user's tokens), or are kept as written below a document or
+/// map field.
+fn resolve(path: &KeyPath, model: &Model<'_>, what: &str, errors: &mut Errors) -> Option<BsonPath> {
     let Some(field) = model.field(&path.head) else {
         errors.spanned(&path.tokens, model.unknown_field_message(&path.head, what));
         return None;
@@ -687,12 +844,43 @@ fn resolve(path: &KeyPath, model: &Model<'_>, what: &str, errors: &mut Errors) -
         );
         return None;
     }
-    let mut full = field.bson_name.clone();
-    for seg in &path.rest {
-        full.push('.');
-        full.push_str(seg);
+    let mut out = BsonPath::text(&field.bson_name);
+    if path.rest.is_empty() {
+        return Some(out);
     }
-    Some(full)
+    out.span = Some(path.span);
+    let krate = &model.krate;
+    let p = quote!(#krate::__private);
+    let model_ident = model.ident;
+    let mut head = field.ident.clone();
+    head.set_span(path.span);
+    // The typed names of the struct the path continues in, spanned at the segment that led there.
+    let mut names = crate::errors::respan_all(
+        quote!(#p::nested(<#model_ident as #p::Fields>::FIELDS.#head)),
+        path.span,
+    );
+    let mut typed = !is_dynamic(field.ty) && !field.custom_serializer;
+    for (seg, ident) in path.rest.iter().zip(&path.rest_idents) {
+        out.push_text(".");
+        // A position in an array (`items.0`) or a name that is no identifier: as written, and
+        // so is everything below it.
+        if seg.parse::<usize>().is_ok() || *ident == "__not_an_ident" {
+            typed = false;
+        }
+        if !typed {
+            out.push_text(seg);
+            continue;
+        }
+        let span = ident.span();
+        let step = quote_spanned!(span=> #names.#ident);
+        let p_here = crate::errors::respan_all(p.clone(), span);
+        out.pieces.push(Piece::Step(
+            quote_spanned!(span=> #p_here::step(#step)),
+            seg.clone(),
+        ));
+        names = quote_spanned!(span=> #p_here::nested(#step));
+    }
+    Some(out)
 }
 
 fn check(a: IndexAttr, model: &Model<'_>, errors: &mut Errors) -> Option<Index> {
@@ -706,7 +894,10 @@ fn check(a: IndexAttr, model: &Model<'_>, errors: &mut Errors) -> Option<Index> 
     if keys.len() != a.keys.len() {
         return None;
     }
-    if keys.len() == 1 && keys[0].0 == "_id" && matches!(keys[0].1, Kind::Asc | Kind::Desc) {
+    if keys.len() == 1
+        && keys[0].0.literal().as_deref() == Some("_id")
+        && matches!(keys[0].1, Kind::Asc | Kind::Desc)
+    {
         errors.at(
             a.keys[0].kind_span,
             "`_id` is always indexed (the `_id_` index, unique): remove this index",
@@ -775,12 +966,21 @@ fn check(a: IndexAttr, model: &Model<'_>, errors: &mut Errors) -> Option<Index> 
     }
     let name = a.name.as_ref().map_or_else(
         || {
-            keys.iter()
-                .map(|(p, k)| format!("{p}_{}", k.suffix()))
-                .collect::<Vec<_>>()
-                .join("_")
+            // mongod's default: `path_1_other_-1`.
+            let mut name = BsonPath {
+                pieces: Vec::new(),
+                span: None,
+            };
+            for (i, (path, kind)) in keys.iter().enumerate() {
+                if i > 0 {
+                    name.push_text("_");
+                }
+                name.push_path(path);
+                name.push_text(&format!("_{}", kind.suffix()));
+            }
+            name
         },
-        LitStr::value,
+        |lit| BsonPath::text(&lit.value()),
     );
     Some(Index {
         span: a.name.as_ref().map_or(a.attr_span, LitStr::span),
@@ -831,14 +1031,38 @@ pub(crate) fn plain_spec(
 }
 
 impl Index {
+    /// The index name, a `&'static str` const expression.
+    pub(crate) fn name_expr(&self, p: &TokenStream) -> TokenStream {
+        self.name.expr(p)
+    }
+
+    /// Whether the server would take `other` for this index: the same keys, partial filter and
+    /// collation (MongoDB keeps one index per such pattern, whatever the names and other options).
+    fn same_pattern(&self, other: &Index) -> bool {
+        let collation = |i: &Index| {
+            i.collation.as_ref().map(|c| {
+                (
+                    c.locale.clone(),
+                    c.strength,
+                    c.case_level,
+                    c.numeric_ordering,
+                )
+            })
+        };
+        self.keys == other.keys
+            && self.partial == other.partial
+            && collation(self) == collation(other)
+    }
+
     /// The `IndexSpec` expression.
     pub(crate) fn expand(&self, krate: &syn::Path) -> TokenStream {
         let p = quote!(#krate::__private);
         let keys = self.keys.iter().map(|(path, kind)| {
             let variant = kind.variant();
+            let path = path.expr(&p);
             quote!(#p::IndexKey { path: #path, kind: #p::IndexKind::#variant })
         });
-        let name = &self.name;
+        let name = self.name.expr(&p);
         let (unique, sparse, hidden) = (self.unique, self.sparse, self.hidden);
         let expire = match self.expire {
             Some(s) => quote!(::core::option::Option::Some(#s)),
@@ -879,6 +1103,7 @@ impl Index {
                 Lit::Float(f) => quote!(#p::Literal::Float(#f)),
                 Lit::Bool(b) => quote!(#p::Literal::Bool(#b)),
             };
+            let path = path.expr(&p);
             quote!(#p::PartialClause { path: #path, op: #p::PartialOp::#op, value: #value })
         });
         quote! {

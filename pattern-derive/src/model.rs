@@ -78,7 +78,7 @@ fn expand(model: &Model<'_>, indexes: &[Index], patterns: &[Box<dyn Pattern>]) -
                 .iter()
                 .filter(|i| i.first_field == f.rust_name)
                 .map(|i| {
-                    let index_name = &i.name;
+                    let index_name = i.name_expr(&p);
                     quote!(#p::Annotation::Index { name: #index_name })
                 })
                 .chain(patterns.iter().flat_map(|pat| pat.annotations(f, &p)));

@@ -154,6 +154,11 @@ pub(crate) fn field_names(model: &Model<'_>) -> TokenStream {
             type Names = #fields_ident;
             const FIELDS: #fields_ident = #ident::FIELDS;
         }
+
+        #[automatically_derived]
+        impl #krate::__private::Nests for #ident {
+            type Inner = #ident;
+        }
     }
 }
 

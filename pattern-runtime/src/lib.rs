@@ -327,6 +327,88 @@ pub mod __private {
     pub fn assert_embeds<F, E: for<'a> ::core::convert::From<&'a F>>() {}
     /// Compile-time check: `T` is a model.
     pub fn assert_model<T: Model>() {}
+
+    /// A field type whose stored value is a struct with typed field names, possibly inside
+    /// `Option`, `Vec`, `Box` or an array: what a dotted path (`dimensions.weight_grams`) goes
+    /// through. `#[derive(Fields)]` and `#[derive(Model)]` implement it.
+    #[diagnostic::on_unimplemented(
+        message = "a path below a field of type `{Self}` cannot be resolved through serde's names: `{Self}` has no typed field names",
+        label = "the path goes through this field",
+        note = "add `#[derive(Fields)]` to the nested struct (paths are Rust field names, resolved to the names serde writes); a path below a `bson::Document` or a map field is kept as written"
+    )]
+    pub trait Nests {
+        /// The struct the path continues in.
+        type Inner: Fields;
+    }
+    impl<T: Nests> Nests for Option<T> {
+        type Inner = T::Inner;
+    }
+    impl<T: Nests> Nests for Vec<T> {
+        type Inner = T::Inner;
+    }
+    impl<T: Nests> Nests for Box<T> {
+        type Inner = T::Inner;
+    }
+    impl<T: Nests, const N: usize> Nests for [T; N] {
+        type Inner = T::Inner;
+    }
+    /// The typed field names of the struct a field holds: one step of a dotted path.
+    pub const fn nested<T: Nests>(_field: FieldName<T>) -> <T::Inner as Fields>::Names {
+        <T::Inner as Fields>::FIELDS
+    }
+    /// The BSON name of a path step.
+    pub const fn step<T: ?Sized>(field: FieldName<T>) -> &'static str {
+        field.as_str()
+    }
+    /// The length of the concatenation of `parts`.
+    pub const fn concat_len(parts: &[&str]) -> usize {
+        let mut len = 0;
+        let mut i = 0;
+        while i < parts.len() {
+            len += parts[i].len();
+            i += 1;
+        }
+        len
+    }
+    /// The concatenation of `parts`, `N` bytes long (`N` = [`concat_len`]).
+    pub const fn concat_bytes<const N: usize>(parts: &[&str]) -> [u8; N] {
+        let mut out = [0u8; N];
+        let mut at = 0;
+        let mut i = 0;
+        while i < parts.len() {
+            let bytes = parts[i].as_bytes();
+            let mut j = 0;
+            while j < bytes.len() {
+                out[at] = bytes[j];
+                at += 1;
+                j += 1;
+            }
+            i += 1;
+        }
+        out
+    }
+    /// `bytes` (a concatenation of `&str`s) as a `&str`.
+    pub const fn utf8(bytes: &'static [u8]) -> &'static str {
+        match ::core::str::from_utf8(bytes) {
+            Ok(s) => s,
+            Err(_) => panic!("a concatenation of strings is UTF-8"),
+        }
+    }
+    /// `a == b`, in a constant.
+    pub const fn str_eq(a: &str, b: &str) -> bool {
+        let (a, b) = (a.as_bytes(), b.as_bytes());
+        if a.len() != b.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < a.len() {
+            if a[i] != b[i] {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
 }
 
 /// The README's examples, compiled and run as doc tests.

@@ -14,8 +14,13 @@ mod bucket;
 #[path = "compiles/extended_ref.rs"]
 mod extended_ref;
 
+#[allow(dead_code)]
+#[path = "compiles/nested_paths.rs"]
+mod nested_paths;
+
 #[test]
 fn the_models_compile_and_their_checks_hold() {
+    nested_paths::main();
     minimal::main();
     bucket::main();
     extended_ref::main();
