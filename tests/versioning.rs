@@ -374,3 +374,116 @@ async fn without_transactions_the_revision_is_written_first() {
     );
     assert_eq!(revisions(&db, 1).await, [1, 2]);
 }
+
+#[tokio::test]
+async fn modify_retries_conflicts_and_loses_no_update_under_8_writers() {
+    let db = test_db("versioning_modify").await;
+    Article::sync_indexes(&db).await.unwrap();
+    let articles = Article::collection(&db);
+    articles.insert(&mut article(1)).await.unwrap();
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let articles = articles.clone();
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..25 {
+                // Each conflict is another writer's successful save, and the others save 7 x 25 =
+                // 175 times in all: 200 tries can never run out, whatever the interleaving.
+                let saved = articles.modify(1, 200, |a| a.counter += 1).await.unwrap();
+                assert!(saved.version >= 2);
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let a = articles.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
+    assert_eq!(a.counter, 200, "no lost update");
+    assert_eq!(a.version, 201);
+    assert_eq!(
+        revisions(&db, 1).await,
+        (1..=200).collect::<Vec<i64>>(),
+        "gapless, no duplicates"
+    );
+}
+
+#[tokio::test]
+async fn modify_with_one_try_returns_the_conflict_and_counts_stay_exact() {
+    let db = test_db("versioning_modify_bounded").await;
+    Article::sync_indexes(&db).await.unwrap();
+    let articles = Article::collection(&db);
+    articles.insert(&mut article(1)).await.unwrap();
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let articles = articles.clone();
+        tasks.push(tokio::spawn(async move {
+            let (mut saved, mut conflicts) = (0i64, 0i64);
+            for _ in 0..10 {
+                match articles.modify(1, 1, |a| a.counter += 1).await {
+                    Ok(_) => saved += 1,
+                    Err(e) if e.is_conflict() => conflicts += 1,
+                    Err(e) => panic!("{e:?}"),
+                }
+            }
+            (saved, conflicts)
+        }));
+    }
+    let (mut saved, mut conflicts) = (0, 0);
+    for t in tasks {
+        let (s, c) = t.await.unwrap();
+        saved += s;
+        conflicts += c;
+    }
+    assert_eq!(saved + conflicts, 80);
+    let a = articles.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
+    // Every reported success is in the document, and nothing else is.
+    assert_eq!(a.counter, saved, "{conflicts} conflicts returned");
+    assert_eq!(a.version, saved + 1);
+}
+
+#[tokio::test]
+async fn modify_of_a_missing_document_and_a_refused_change_write_nothing() {
+    #[derive(Debug)]
+    enum AppError {
+        TooMany,
+        Db(Error),
+    }
+    impl From<Error> for AppError {
+        fn from(e: Error) -> Self {
+            AppError::Db(e)
+        }
+    }
+
+    let db = test_db("versioning_modify_refused").await;
+    Article::sync_indexes(&db).await.unwrap();
+    let articles = Article::collection(&db);
+    let err = articles
+        .modify(42, 3, |a| a.counter += 1)
+        .await
+        .unwrap_err();
+    assert!(err.is_not_found(), "{err:?}");
+
+    articles.insert(&mut article(1)).await.unwrap();
+    let refused = articles
+        .try_modify(1, 3, |a| {
+            if a.counter >= 0 {
+                return Err(AppError::TooMany);
+            }
+            a.counter += 1;
+            Ok(())
+        })
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, AppError::TooMany), "{refused:?}");
+    let a = articles.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
+    assert_eq!((a.version, a.counter), (1, 0));
+    assert!(revisions(&db, 1).await.is_empty());
+
+    let missing = articles
+        .try_modify(42, 3, |_| Ok::<(), AppError>(()))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(missing, AppError::Db(ref e) if e.is_not_found()),
+        "{missing:?}"
+    );
+}

@@ -173,7 +173,8 @@ pub enum Error {
 
 impl Error {
     /// Whether this is a [`VersionConflict`](Error::VersionConflict): someone saved the document
-    /// since it was read. Reload and retry.
+    /// since it was read. Reload and retry, or let
+    /// [`ModelCollection::modify`](crate::ModelCollection::modify) do it.
     pub fn is_conflict(&self) -> bool {
         matches!(self, Error::VersionConflict { .. })
     }

@@ -28,6 +28,8 @@
 //! articles.insert(&mut a).await?;              // version 1
 //! a.title = "v2".into();
 //! let v = articles.save(&mut a).await?;        // version 2; revision 1 in article_revisions
+//! // Load, change, save; reload and retry on a conflict, at most 5 tries:
+//! let saved = articles.modify(1, 5, |a| a.title.push('!')).await?;
 //! let history = articles.history(1).await?;    // newest first
 //! articles.revert(1, 1).await?;                // version 3, equal to revision 1
 //! # Ok(()) }
@@ -233,6 +235,123 @@ impl<M: Versioned> ModelCollection<M> {
         self.raw().insert_one(d).await?;
         tracing::debug!(inserted = 1, version = 1, "document inserted");
         Ok(())
+    }
+
+    /// Loads the document `id`, lets `change` modify it, and saves it; when someone saved it in
+    /// between ([`Error::VersionConflict`]), loads it again and reapplies `change`, for at most
+    /// `attempts` tries (`0` counts as `1`). Returns the document as saved, at its new version.
+    /// [`Error::NotFound`] when there is no such document; after the last try, its conflict.
+    ///
+    /// `change` runs once per try on a freshly loaded document, so it must derive its edit from
+    /// the document it is given (increment the loaded counter, not a value computed before), and
+    /// it must not have other side effects. To refuse a change, use [`try_modify`](Self::try_modify).
+    ///
+    /// ```no_run
+    /// # use pattern_runtime::Model;
+    /// # #[derive(serde::Serialize, serde::Deserialize, Model)]
+    /// # #[versioned(history = "article_revisions")]
+    /// # struct Article { #[serde(rename = "_id")] id: u32, #[version] version: i64, views: i64, title: String }
+    /// # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
+    /// let articles = Article::collection(&db);
+    /// // Read, change, save; on a conflict read again and retry, up to 5 tries.
+    /// let saved = articles.modify(1, 5, |a| a.views += 1).await?;
+    /// println!("views {} at version {}", saved.views, saved.version);
+    /// # Ok(()) }
+    /// ```
+    pub async fn modify(
+        &self,
+        id: impl Into<Bson>,
+        attempts: u32,
+        mut change: impl FnMut(&mut M) + Send,
+    ) -> Result<M> {
+        self.try_modify(id, attempts, |doc| {
+            change(doc);
+            Ok::<(), Error>(())
+        })
+        .await
+    }
+
+    /// [`modify`](Self::modify) whose `change` may refuse: its error is returned as it is and
+    /// nothing is written. `E` is the caller's error type, which holds the toolkit's errors too.
+    ///
+    /// ```no_run
+    /// # use pattern_runtime::Model;
+    /// # #[derive(serde::Serialize, serde::Deserialize, Model)]
+    /// # #[versioned(history = "stock_revisions")]
+    /// # struct Stock { #[serde(rename = "_id")] id: u32, #[version] version: i64, available: i64 }
+    /// #[derive(Debug)]
+    /// enum BookingError { SoldOut, Db(pattern_runtime::Error) }
+    /// impl From<pattern_runtime::Error> for BookingError {
+    ///     fn from(e: pattern_runtime::Error) -> Self { BookingError::Db(e) }
+    /// }
+    ///
+    /// # async fn run(db: mongodb::Database) -> Result<(), BookingError> {
+    /// let stock = Stock::collection(&db);
+    /// stock
+    ///     .try_modify(7, 10, |s| {
+    ///         if s.available == 0 {
+    ///             return Err(BookingError::SoldOut);
+    ///         }
+    ///         s.available -= 1;
+    ///         Ok(())
+    ///     })
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    #[tracing::instrument(
+        name = "pattern_runtime::versioning.modify",
+        skip_all,
+        fields(
+            model = M::SCHEMA.name(),
+            collection = M::SCHEMA.collection(),
+            id = tracing::field::Empty,
+            attempts,
+        )
+    )]
+    pub async fn try_modify<E: From<Error>>(
+        &self,
+        id: impl Into<Bson>,
+        attempts: u32,
+        mut change: impl FnMut(&mut M) -> std::result::Result<(), E> + Send,
+    ) -> std::result::Result<M, E> {
+        let id: Bson = id.into();
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        let attempts = attempts.max(1);
+        let mut attempt = 1;
+        loop {
+            let Some(mut doc) = self
+                .inner()
+                .find_one(doc! { "_id": id.clone() })
+                .await
+                .map_err(Error::from)?
+            else {
+                tracing::debug!("no such document");
+                return Err(Error::NotFound {
+                    collection: M::SCHEMA.collection().to_owned(),
+                    id: Box::new(id),
+                }
+                .into());
+            };
+            change(&mut doc)?;
+            match self.save(&mut doc).await {
+                Ok(_) => return Ok(doc),
+                Err(e) if e.is_conflict() && attempt < attempts => {
+                    tracing::debug!(
+                        attempt,
+                        attempts,
+                        "version conflict: someone saved the document since it was loaded; \
+                         loading it again"
+                    );
+                    attempt += 1;
+                }
+                Err(e) => {
+                    if e.is_conflict() {
+                        tracing::info!(attempts, "still conflicting after the last try");
+                    }
+                    return Err(e.into());
+                }
+            }
+        }
     }
 
     /// Saves `doc` over the stored version it was read at: the stored document goes to history,
