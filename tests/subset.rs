@@ -2,7 +2,7 @@
 //! `ratingCount`, `ratingSum` and `ratingAvg`.
 
 use bson::{doc, Bson, DateTime, Document};
-use pattern_runtime::{list_indexes, Error, Model};
+use pattern_runtime::{list_indexes, Error, Fields, Model};
 use pattern_testkit::test_db;
 use serde::{Deserialize, Serialize};
 
@@ -37,7 +37,7 @@ struct Review {
     created_at: DateTime,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Fields)]
 #[serde(rename_all = "camelCase")]
 struct ReviewExcerpt {
     review_id: String,

@@ -206,7 +206,7 @@ struct Review {
     created_at: DateTime,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, pattern_runtime::Fields)]
 #[serde(rename_all = "camelCase")]
 struct ReviewExcerpt {
     review_id: String,

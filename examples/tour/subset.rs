@@ -4,7 +4,7 @@
 //! `ratingCount`, `ratingSum` and `ratingAvg`; every review lives in `product_reviews`.
 
 use bson::{doc, DateTime};
-use pattern_runtime::Model;
+use pattern_runtime::{Fields, Model};
 use serde::{Deserialize, Serialize};
 
 /// `products`, with the subset and its summaries.
@@ -42,7 +42,7 @@ pub struct Review {
 }
 
 /// What the product embeds of a review.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, Fields)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewExcerpt {
     pub review_id: String,

@@ -4,8 +4,9 @@
 //! What can be checked inside this derive is checked here (the field is a `Vec`, a limit above 0,
 //! one `full` type, computed fields naming a subset of this struct). What lives in other types
 //! (the sort, parent and summed fields of the full item, its `Model` impl, the conversion to the
-//! embedded type, numeric types) is checked by code generated at the user's tokens, so rustc's
-//! error points at the offending token.
+//! embedded type, the sort fields of the embedded type under the full item's BSON names, numeric
+//! types) is checked by code generated at the user's tokens, so rustc's error points at the
+//! offending token.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -522,6 +523,7 @@ impl SubsetField {
         );
         let elem_span = syn::spanned::Spanned::span(elem);
         let embeds_check = quote_spanned!(elem_span=> #p::assert_embeds::<#full, #elem>(););
+        let sort_checks = self.sort_checks(&p);
         quote! {
             #[automatically_derived]
             impl #ident {
@@ -533,6 +535,72 @@ impl SubsetField {
 
             const _: fn() = || {
                 #embeds_check
+            };
+
+            #sort_checks
+        }
+    }
+
+    /// The checks that the embedded type has each sort field, under the full item's BSON name:
+    /// `$push`'s `$sort` orders the embedded elements by their own keys, while the index on the
+    /// full collection uses the full item's names.
+    ///
+    /// Per sort field: `<Elem as Fields>::FIELDS.<field>` at the field (rustc's E0609, with the
+    /// available fields, when the embedded type lacks it), and a constant that fails to evaluate,
+    /// at the field, when the two BSON names differ. The `Fields` path is spanned at the first
+    /// sort field for every field, so a missing `#[derive(Fields)]` is one error (rustc drops
+    /// identical diagnostics). The embedded names go through `__embedded(&<full item's field>,
+    /// names)`, whose type comes from the full item's field: when the full item lacks the field
+    /// (an error at the same token, from the spec), the embedded lookup has an error type and
+    /// reports nothing more.
+    fn sort_checks(&self, p: &TokenStream) -> TokenStream {
+        let full = &self.full;
+        let elem = &self.elem;
+        let full_name = quote!(#full).to_string().replace(' ', "");
+        let elem_name = quote!(#elem).to_string().replace(' ', "");
+        let Some(first) = self.sort.first().map(|(f, _)| f.span()) else {
+            return TokenStream::new();
+        };
+        let names = respan(quote!(<#elem as #p::Fields>::FIELDS), first);
+        let checks = self.sort.iter().map(|(f, _)| {
+            let span = f.span();
+            let full = respan(quote!(#full), span);
+            let full_field = quote_spanned!(span=> #full::FIELDS.#f);
+            let embedded = quote_spanned!(span=> __embedded(&#full_field, #names).#f.as_str());
+            let panic = quote_spanned!(span=> ::core::panic);
+            let args = quote_spanned!(span=> ("{}", #p::utf8(&__MESSAGE)));
+            let field = crate::ast::unraw(f);
+            let before = format!("`{elem_name}` serializes `{field}` as `");
+            let between = format!("` but `{full_name}` as `");
+            let after = "`: the subset's $sort runs on the embedded items and the index on the \
+                         full items, so the names must match";
+            quote! {
+                const _: () = {
+                    const __EMBEDDED: &str = #embedded;
+                    const __FULL: &str = #full_field.as_str();
+                    const __PARTS: &[&str] = &[#before, __EMBEDDED, #between, __FULL, #after];
+                    const __LEN: usize = #p::concat_len(__PARTS);
+                    const __MESSAGE: [u8; __LEN] = #p::concat_bytes::<__LEN>(__PARTS);
+                    if !#p::str_eq(__EMBEDDED, __FULL) {
+                        #panic!#args
+                    }
+                };
+            }
+        });
+        quote! {
+            const _: () = {
+                // `<FieldName<T> as __Beside<N>>::Names` is `N`: an error type when the full
+                // item's field is one.
+                trait __Beside<N> {
+                    type Names;
+                }
+                impl<N, T: ?::core::marker::Sized> __Beside<N> for #p::FieldName<T> {
+                    type Names = N;
+                }
+                const fn __embedded<F: __Beside<N, Names = N>, N>(_full: &F, names: N) -> F::Names {
+                    names
+                }
+                #(#checks)*
             };
         }
     }

@@ -13,7 +13,7 @@
 use bson::{doc, Bson, DateTime, Document};
 use criterion::{criterion_group, criterion_main, Criterion};
 use mongodb::Database;
-use pattern_runtime::Model;
+use pattern_runtime::{Fields, Model};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Serialize, Deserialize, Model)]
@@ -44,7 +44,7 @@ struct Review {
     created_at: DateTime,
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, Fields)]
 #[serde(rename_all = "camelCase")]
 struct ReviewExcerpt {
     review_id: String,

@@ -1,4 +1,4 @@
-use pattern_runtime::Model;
+use pattern_runtime::{Fields, Model};
 use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Deserialize, Model)]
@@ -21,7 +21,7 @@ struct Review {
     created_at: bson::DateTime,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Deserialize, Fields)]
 struct Excerpt {
     stars: i32,
     created_at: bson::DateTime,

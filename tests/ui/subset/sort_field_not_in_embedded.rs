@@ -1,0 +1,34 @@
+use pattern_runtime::{Fields, Model};
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Model)]
+struct Product {
+    #[serde(rename = "_id")]
+    id: u32,
+    #[subset(limit = 10, sort(created_at = -1), full = Review, parent = product_id)]
+    recent: Vec<Excerpt>,
+}
+
+#[derive(Serialize, Deserialize, Model)]
+struct Review {
+    #[serde(rename = "_id")]
+    id: u32,
+    product_id: u32,
+    stars: i32,
+    title: String,
+    created_at: bson::DateTime,
+}
+
+#[derive(Serialize, Deserialize, Fields)]
+struct Excerpt {
+    stars: i32,
+    title: String,
+}
+
+impl From<&Review> for Excerpt {
+    fn from(r: &Review) -> Self {
+        Excerpt { stars: r.stars, title: r.title.clone() }
+    }
+}
+
+fn main() {}
