@@ -97,6 +97,16 @@ pub enum Error {
         reason: &'static str,
     },
 
+    /// A value supplied at run time cannot be stored as the pattern needs it (a NaN or an
+    /// infinity in a field a summary adds up). Nothing was written.
+    #[error("invalid value for `{field}`: {reason}; nothing was written")]
+    InvalidValue {
+        /// The field (BSON name).
+        field: String,
+        /// Why it is refused.
+        reason: String,
+    },
+
     /// Two models declare an index with the same name on the same collection, with different
     /// keys or options: nothing was synced for that collection.
     #[error(
@@ -211,6 +221,7 @@ impl Error {
             Error::ConflictingDeclarations { .. }
             | Error::CollectionConflict { .. }
             | Error::UnknownGroup { .. }
+            | Error::InvalidValue { .. }
             | Error::Bson(_)
             | Error::NotFound { .. }
             | Error::VersionConflict { .. }
@@ -362,6 +373,22 @@ pub fn validate_key(key: &str) -> Result<()> {
         key: key.to_owned(),
         reason,
     })
+}
+
+/// [`Error::InvalidValue`] when `field` of `doc` is a double that is NaN or infinite: a summary
+/// (a running sum, a min or max) cannot take it in. `what` says which summary.
+pub(crate) fn check_finite(doc: &Document, field: &str, what: &str) -> Result<()> {
+    match doc.get(field) {
+        Some(bson::Bson::Double(v)) if !v.is_finite() => Err(Error::InvalidValue {
+            field: field.to_owned(),
+            reason: format!(
+                "{v} cannot be added to {what}: one non-finite value would make the sum NaN or \
+                 infinite for good (and NaN sorts below every number in a min or max); leave \
+                 the reading out, or store it in a field that is not summarised"
+            ),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// The BSON size of `doc`, or [`Error::DocumentTooLarge`] when it is over 16 MiB.

@@ -70,6 +70,12 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # Non-finite values
+//!
+//! A NaN or an infinity in an item field that a computed sum or average adds up is
+//! [`Error::InvalidValue`], and nothing is written: `$inc` would make the sum NaN or infinite for
+//! good. Counts and the embedded items themselves are not affected by the rule.
+//!
 //! # Consistency
 //!
 //! `push` writes the full item and updates the parent (`$push` with `$each/$sort/$slice`, `$inc`
@@ -97,7 +103,7 @@ use futures_util::TryStreamExt;
 use mongodb::{ClientSession, Database};
 use serde::Serialize;
 
-use crate::error::{check_size, validate_key, Error, Result};
+use crate::error::{check_finite, check_size, validate_key, Error, Result};
 use crate::index::IndexSpec;
 use crate::model::Model;
 use crate::schema::{ModelSchema, PatternSpec};
@@ -364,10 +370,24 @@ where
         let mut embedded = Vec::with_capacity(items.len());
         let mut full = Vec::with_capacity(items.len());
         for item in items {
-            full.push(bson::serialize_to_document(item)?);
+            let doc = bson::serialize_to_document(item)?;
+            self.check_summed(&doc)?;
+            full.push(doc);
             embedded.push(Bson::Document(bson::serialize_to_document(&E::from(item))?));
         }
         Ok(self.update_from_docs(&full, embedded, set))
+    }
+
+    /// [`Error::InvalidValue`] when a field the computed sums and averages add up is NaN or
+    /// infinite: one such value would spoil the running sum for good.
+    fn check_summed(&self, item: &Document) -> Result<()> {
+        for c in self.spec.parts.computed {
+            if let ComputedKind::Sum { item_field } | ComputedKind::Avg { item_field, .. } = c.kind
+            {
+                check_finite(item, item_field, "a computed sum or average")?;
+            }
+        }
+        Ok(())
     }
 
     fn update_from_docs(&self, full: &[Document], embedded: Vec<Bson>, set: Document) -> Document {
@@ -540,6 +560,7 @@ where
         for item in &items {
             let mut doc = bson::serialize_to_document(item)?;
             check_size(&doc, &what)?;
+            self.check_summed(&doc)?;
             // The item belongs to this parent, whatever the caller set.
             doc.insert(self.spec.parts.parent_key, parent_id.clone());
             full.push(doc);

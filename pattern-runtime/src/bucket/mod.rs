@@ -41,6 +41,29 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # The `#[bucket]` attribute
+//!
+//! Field names are Rust names; the stored keys are serde's names for them.
+//!
+//! | option | meaning | default |
+//! | --- | --- | --- |
+//! | `key = device_id` or `key(site, device_id)` | the field(s) measurements are grouped by (bucket mode: copied into each bucket; native: the `metaField`, one field) | required |
+//! | `time = timestamp` | the measurement's time, a `bson::DateTime` | required |
+//! | `max_count = 200` | the most measurements in one bucket (bucket mode) | required in bucket mode; refused with `native` |
+//! | `span = "1h"` | the window of one bucket, aligned on the Unix epoch (`s`, `m`, `h`, `d`, `w`); with `native`, `bucketMaxSpanSeconds` | required in bucket mode |
+//! | `summary(value(min, max, sum), ..)` | per-bucket summaries of numeric fields, kept by `$min`, `$max`, `$inc` in the same update | none (the count is always kept) |
+//! | `expire_after = "30d"` | bucket mode: a TTL on `end`; native: `expireAfterSeconds` | never |
+//! | `native` | a native time-series collection instead of bucket documents | off |
+//! | `granularity = "seconds"` | native only: `seconds`, `minutes` or `hours` (instead of `span`) | the server's |
+//! | `collection = "name"` | the collection | `<type>_buckets` (`reading_buckets`); native: `<type>s` |
+//! | `group = "name"` | the group [`sync_group`](crate::sync_group) syncs | none |
+//! | `crate = "path"` | where generated code finds this crate | `::pattern_runtime` |
+//!
+//! A summarised value must be a finite number: a NaN or an infinity in a summarised field is
+//! [`Error::InvalidValue`] and nothing is written (a batch containing one is refused whole), since
+//! one such value would make the sum NaN or infinite for good, and NaN sorts below every number
+//! in `$min`. Fields that are not summarised are stored as they are, NaN included.
+//!
 //! # Bucket documents
 //!
 //! With `#[bucket(...)]`, measurements of one key are stored together, one document per aligned

@@ -10,7 +10,7 @@ use mongodb::error::ErrorKind;
 use mongodb::options::{UpdateModifications, UpdateOneModel, WriteModel};
 
 use super::{check_key_value, fields, span_millis, Measurement, Series, SeriesSpec, Storage};
-use crate::error::{check_size, Error, Result};
+use crate::error::{check_finite, check_size, Error, Result};
 
 /// What [`Series::insert_many`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -305,6 +305,9 @@ struct Prepared {
 fn prepare<M: Measurement>(measurement: &M) -> Result<Prepared> {
     let document = bson::serialize_to_document(measurement)?;
     check_size(&document, "the measurement")?;
+    for s in M::SERIES.summaries() {
+        check_finite(&document, s.field, "the bucket's summary")?;
+    }
     let mut key = Document::new();
     let mut element = document.clone();
     for k in M::SERIES.keys() {
