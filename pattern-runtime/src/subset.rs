@@ -6,7 +6,7 @@
 //! `ratingAvg`) summarise *all* items, not only the embedded ones.
 //!
 //! ```
-//! use pattern_runtime::Model;
+//! use pattern_runtime::{Fields, Model};
 //! use serde::{Deserialize, Serialize};
 //!
 //! #[derive(Serialize, Deserialize, Model)]
@@ -38,8 +38,8 @@
 //!     created_at: bson::DateTime,
 //! }
 //!
-//! /// A review as the product embeds it: an excerpt.
-//! #[derive(Serialize, Deserialize)]
+//! /// A review as the product embeds it: an excerpt (`Fields`: it carries the sort field).
+//! #[derive(Serialize, Deserialize, Fields)]
 //! #[serde(rename_all = "camelCase")]
 //! struct ReviewExcerpt {
 //!     review_id: String,
@@ -69,6 +69,13 @@
 //! let count = reviews.count("prod_123").await?;         // from ratingCount
 //! # Ok(()) }
 //! ```
+//!
+//! # The embedded type
+//!
+//! The embedded type carries each sort field under the same serialized name as the full item,
+//! with `#[derive(Fields)]`: `$push`'s `$sort` orders the embedded items by their own keys, while
+//! the index on the full collection uses the full item's names. A missing field or a different
+//! name is a compile error at the sort field.
 //!
 //! # Non-finite values
 //!

@@ -109,8 +109,12 @@ pub enum IndexStatus {
         /// Whether the index is hidden from the planner.
         hidden: bool,
     },
-    /// Unmanaged, and hidden by this sync under [`OnUnmanaged::Hide`].
+    /// Unmanaged, and hidden by this sync under [`OnUnmanaged::Hide`] (read back: the server
+    /// lists it hidden now).
     HiddenUnmanaged,
+    /// Unmanaged: this sync asked the server to hide it under [`OnUnmanaged::Hide`], and the
+    /// server acknowledged, but lists it visible still (a server without hidden indexes).
+    NotHidden,
 }
 
 /// One line of a [`SyncReport`].
@@ -171,7 +175,9 @@ impl SyncReport {
         self.with_status(|s| {
             matches!(
                 s,
-                IndexStatus::Unmanaged { .. } | IndexStatus::HiddenUnmanaged
+                IndexStatus::Unmanaged { .. }
+                    | IndexStatus::HiddenUnmanaged
+                    | IndexStatus::NotHidden
             )
         })
     }
@@ -206,6 +212,10 @@ impl fmt::Display for SyncReport {
                 IndexStatus::Unmanaged { hidden: false } => "unmanaged, left alone".to_owned(),
                 IndexStatus::Unmanaged { hidden: true } => "unmanaged, hidden".to_owned(),
                 IndexStatus::HiddenUnmanaged => "unmanaged, hidden now".to_owned(),
+                IndexStatus::NotHidden => {
+                    "unmanaged, NOT hidden (the server acknowledged, but lists it visible)"
+                        .to_owned()
+                }
             };
             writeln!(
                 f,
@@ -636,7 +646,66 @@ async fn sync_collection(
             existing: Some(e.clone()),
         });
     }
+    // What `collMod` changed is read back, never assumed: a server may acknowledge it and do
+    // nothing. One `listIndexes`, only when something was changed in place.
+    if reports.iter().any(|r| changed_in_place(r, &existing)) {
+        let after = crate::sync::list_indexes(db, collection).await?;
+        reconcile(&mut reports, &existing, &after);
+    }
     Ok(reports)
+}
+
+/// Whether this sync changed the report's index with `collMod` (hidden it, or changed its
+/// `hidden` or `expireAfterSeconds` in place).
+fn changed_in_place(report: &IndexReport, before: &[Document]) -> bool {
+    match &report.status {
+        IndexStatus::HiddenUnmanaged => true,
+        IndexStatus::Replaced { differences } => {
+            fixable_in_place(differences)
+                && before
+                    .iter()
+                    .any(|e| e.get_str("name").ok() == Some(report.name.as_str()))
+        }
+        _ => false,
+    }
+}
+
+/// Corrects the statuses of what was changed in place to what `after` (the indexes as the
+/// server lists them after the changes) shows.
+fn reconcile(reports: &mut [IndexReport], before: &[Document], after: &[Document]) {
+    for report in reports.iter_mut() {
+        if !changed_in_place(report, before) {
+            continue;
+        }
+        let now = after
+            .iter()
+            .find(|e| e.get_str("name").ok() == Some(report.name.as_str()));
+        match (&report.status, now, report.declared) {
+            (IndexStatus::HiddenUnmanaged, Some(e), _)
+                if !e.get_bool("hidden").unwrap_or(false) =>
+            {
+                tracing::warn!(
+                    collection = %report.collection,
+                    index = %report.name,
+                    "the server acknowledged hiding the index, but it is still visible"
+                );
+                report.status = IndexStatus::NotHidden;
+            }
+            (IndexStatus::Replaced { .. }, Some(e), Some(spec)) => {
+                let still = differences(&spec, e);
+                if !still.is_empty() {
+                    tracing::warn!(
+                        collection = %report.collection,
+                        index = %report.name,
+                        differences = ?option_names(&still),
+                        "the server acknowledged changing the index in place, but it still differs"
+                    );
+                    report.status = IndexStatus::Mismatched { differences: still };
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// One `createIndexes` for every missing index; a server conflict becomes
@@ -736,4 +805,43 @@ async fn coll_mod_index(db: &Database, collection: &str, index: Document) -> Res
     db.run_command(doc! { "collMod": collection, "index": index })
         .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unmanaged_hidden_now(name: &str) -> IndexReport {
+        IndexReport {
+            collection: "users".to_owned(),
+            model: None,
+            name: name.to_owned(),
+            status: IndexStatus::HiddenUnmanaged,
+            declared: None,
+            existing: Some(doc! { "name": name, "key": { "email": 1 } }),
+        }
+    }
+
+    #[test]
+    fn a_hide_the_server_did_not_apply_is_reported_as_not_hidden() {
+        let before = [doc! { "name": "adhoc", "key": { "email": 1 } }];
+        let mut reports = [unmanaged_hidden_now("adhoc")];
+        // The server acknowledged collMod but lists the index as it was.
+        reconcile(&mut reports, &before, &before);
+        assert_eq!(reports[0].status, IndexStatus::NotHidden);
+        assert!(!SyncReport {
+            indexes: reports.to_vec()
+        }
+        .to_string()
+        .contains("hidden now"));
+    }
+
+    #[test]
+    fn a_hide_the_server_applied_stays_hidden_now() {
+        let before = [doc! { "name": "adhoc", "key": { "email": 1 } }];
+        let after = [doc! { "name": "adhoc", "key": { "email": 1 }, "hidden": true }];
+        let mut reports = [unmanaged_hidden_now("adhoc")];
+        reconcile(&mut reports, &before, &after);
+        assert_eq!(reports[0].status, IndexStatus::HiddenUnmanaged);
+    }
 }
