@@ -125,13 +125,13 @@ async fn an_unknown_group_is_an_error_that_lists_the_groups() {
     match &err {
         Error::UnknownGroup { group, known } => {
             assert_eq!(group, "shpo");
-            assert_eq!(known, &["audit", "shop"]);
+            assert_eq!(known, &["audit", "helpdesk", "shop"]);
         }
         other => panic!("expected UnknownGroup, got {other:?}"),
     }
     assert_eq!(
         err.to_string(),
-        "no model is in group `shpo`; the groups are: audit, shop"
+        "no model is in group `shpo`; the groups are: audit, helpdesk, shop"
     );
     // Nothing was created.
     let collections = db.list_collection_names().await.unwrap();
@@ -170,6 +170,7 @@ async fn two_groups_declaring_one_name_differently_conflict_only_when_synced_tog
             collection,
             index,
             models,
+            same_signature_as: None,
         } => {
             assert_eq!((collection.as_str(), index), ("events", "by_kind"));
             assert_eq!(models, ["ShopEvent", "AuditEvent"]);
@@ -220,4 +221,44 @@ fn the_group_is_in_the_schema() {
     assert_eq!(ShopEvent::SCHEMA.group(), Some("shop"));
     assert_eq!(AuditEvent::SCHEMA.group(), Some("audit"));
     assert_eq!(Loner::SCHEMA.group(), None);
+}
+
+/// The same index under two names in two models of one group: renaming cannot fix it.
+#[derive(Debug, Serialize, Deserialize, Model)]
+#[model(collection = "tickets", group = "helpdesk")]
+#[index(keys(opened_at = 1), name = "ticket_ttl", expire_after = "7d")]
+struct Ticket {
+    #[serde(rename = "_id")]
+    id: i64,
+    opened_at: bson::DateTime,
+}
+
+#[derive(Debug, Serialize, Deserialize, Model)]
+#[model(collection = "tickets", group = "helpdesk")]
+#[index(keys(opened_at = 1), name = "archive_ttl", expire_after = "90d")]
+struct ArchivedTicket {
+    #[serde(rename = "_id")]
+    id: i64,
+    opened_at: bson::DateTime,
+}
+
+#[tokio::test]
+async fn one_index_under_two_names_in_two_models_gets_a_hint_that_can_work() {
+    let db = test_db("groups_same_signature").await;
+    let err = pattern_runtime::sync_group(&db, "helpdesk", &SyncOptions::new())
+        .await
+        .unwrap_err();
+    let Error::ConflictingDeclarations {
+        same_signature_as, ..
+    } = &err
+    else {
+        panic!("expected ConflictingDeclarations, got {err:?}");
+    };
+    assert!(same_signature_as.is_some(), "{err:?}");
+    let text = err.to_string();
+    assert!(text.contains("under two names"), "{text}");
+    assert!(text.contains("declare it in one model only"), "{text}");
+    assert!(!text.contains("give one of them another `name`"), "{text}");
+    // Nothing was created.
+    assert!(index_names(&db, "tickets").await.is_empty());
 }

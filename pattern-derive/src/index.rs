@@ -273,9 +273,10 @@ pub(crate) fn collect(
             errors.at(
                 index.span,
                 format!(
-                    "this index has the same keys as index `{}` of this model: MongoDB keeps one \
-                     index per key pattern (unless their partial filters or collations differ) and \
-                     would refuse to create the second; merge them into one `#[index(...)]`{ttl}",
+                    "this index has the same keys and options as index `{}` of this model: \
+                     MongoDB keeps one index per key pattern (unless `unique`, `sparse`, the \
+                     partial filter or the collation differ) and would refuse to create the \
+                     second; merge them into one `#[index(...)]`{ttl}",
                     same.name.display()
                 ),
             );
@@ -1036,8 +1037,9 @@ impl Index {
         self.name.expr(p)
     }
 
-    /// Whether the server would take `other` for this index: the same keys, partial filter and
-    /// collation (MongoDB keeps one index per such pattern, whatever the names and other options).
+    /// Whether the server would take `other` for this index: the same keys, `unique`, `sparse`,
+    /// partial filter and collation (MongoDB 5.0+ keeps one index per such signature, whatever
+    /// the names, TTLs and `hidden`).
     fn same_pattern(&self, other: &Index) -> bool {
         let collation = |i: &Index| {
             i.collation.as_ref().map(|c| {
@@ -1050,6 +1052,7 @@ impl Index {
             })
         };
         self.keys == other.keys
+            && (self.unique, self.sparse) == (other.unique, other.sparse)
             && self.partial == other.partial
             && collation(self) == collation(other)
     }

@@ -107,20 +107,22 @@ pub enum Error {
         reason: String,
     },
 
-    /// Two models declare an index with the same name on the same collection, with different
-    /// keys or options: nothing was synced for that collection.
+    /// Two models synced together declare one index name on one collection with different keys
+    /// or options, or the same index (keys, `unique`, `sparse`, partial filter, collation) under
+    /// two names, which the server would refuse. Nothing was synced.
     #[error(
-        "models `{}` and `{}` both declare index `{index}` on `{collection}`, differently: \
-         give one of them another `name`",
-        models[0], models[1]
+        "{}",
+        conflicting_declarations(collection, index, models, *same_signature_as)
     )]
     ConflictingDeclarations {
         /// The collection.
         collection: String,
-        /// The index name.
+        /// The index name (the second model's, for one index under two names).
         index: &'static str,
         /// The two models.
         models: [&'static str; 2],
+        /// For one index under two names: the first model's name for it.
+        same_signature_as: Option<&'static str>,
     },
 
     /// A collection exists in a form the model cannot use (a normal collection where a native
@@ -276,6 +278,38 @@ pub fn server_code(e: &mongodb::error::Error) -> Option<i32> {
             .and_then(|errors| errors.first())
             .map(|w| w.code),
         _ => None,
+    }
+}
+
+fn conflicting_declarations(
+    collection: &str,
+    index: &str,
+    models: &[&'static str; 2],
+    same_signature_as: Option<&str>,
+) -> String {
+    let [a, b] = models;
+    match same_signature_as {
+        None if a == b => format!(
+            "model `{a}` declares index `{index}` on `{collection}` twice, differently: give one \
+             of them another `name`"
+        ),
+        None => format!(
+            "models `{a}` and `{b}` both declare index `{index}` on `{collection}`, differently: \
+             make the two declarations identical, or give one of them another `name`"
+        ),
+        Some(first) if a == b => format!(
+            "model `{a}` declares the same index on `{collection}` (the same keys, `unique`, \
+             `sparse`, partial filter and collation) under two names, `{first}` and `{index}`: \
+             MongoDB keeps one index per such key pattern and would refuse the second; declare \
+             it once"
+        ),
+        Some(first) => format!(
+            "models `{a}` and `{b}` declare the same index on `{collection}` (the same keys, \
+             `unique`, `sparse`, partial filter and collation) under two names, `{first}` and \
+             `{index}`: MongoDB keeps one index per such key pattern and would refuse the second, \
+             whatever its name or TTL; declare it in one model only, or identically (same \
+             `name`, same options) in both"
+        ),
     }
 }
 

@@ -526,9 +526,25 @@ fn push_declarations(
                     collection: collection.to_owned(),
                     index: new.spec.name(),
                     models: [other.model, new.model],
+                    same_signature_as: None,
                 })
             }
-            None => declared.push(*new),
+            None => {
+                // One index under two names: the server would refuse the second (code 85),
+                // and renaming either cannot help.
+                if let Some(other) = declared
+                    .iter()
+                    .find(|d| same_signature(new.spec, &d.spec.to_document()))
+                {
+                    return Err(Error::ConflictingDeclarations {
+                        collection: collection.to_owned(),
+                        index: new.spec.name(),
+                        models: [other.model, new.model],
+                        same_signature_as: Some(other.spec.name()),
+                    });
+                }
+                declared.push(*new);
+            }
         }
     }
     Ok(())

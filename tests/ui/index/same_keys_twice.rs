@@ -14,7 +14,8 @@ struct Session {
 // The same keys under two names, without a TTL.
 #[derive(Serialize, Deserialize, Model)]
 #[index(keys(email = 1, name = 1))]
-#[index(keys(email = 1, name = 1), name = "by_email", unique)]
+#[index(keys(email = 1, name = 1), name = "by_email", hidden)]
+#[index(keys(email = 1, name = 1), name = "unique_email", unique)] // allowed: unique differs
 struct User {
     #[serde(rename = "_id")]
     id: String,
