@@ -137,6 +137,19 @@
 //! them (`RUST_LOG=pattern_runtime=debug` with `tracing-subscriber`'s `EnvFilter`); without one
 //! they cost nothing.
 //!
+//! | what | level | target |
+//! | --- | --- | --- |
+//! | operation spans: writes / reads | `INFO` / `DEBUG` | `pattern_runtime::<module>` |
+//! | a transaction run again, a commit sent again (attempt, code, label, backoff) | `INFO` | `pattern_runtime::txn` |
+//! | giving up after retrying for 120 s | `WARN` | `pattern_runtime::txn` |
+//! | the fallback without transactions | `WARN` once per process, then `DEBUG` | `pattern_runtime::txn` |
+//! | documents written, copies updated, indexes created / changed / hidden | `DEBUG` | the pattern's module |
+//! | one summary per index sync | `INFO` when it changed something or found a mismatch, else `DEBUG` | `pattern_runtime::sync` |
+//! | errors returned to the caller | `DEBUG` (never `ERROR`: the caller decides) | the operation's |
+//!
+//! `RUST_LOG=pattern_runtime=info` shows retries and syncs, `pattern_runtime::txn=info` retries
+//! only, `pattern_runtime=debug` every write.
+//!
 //! # Features
 //!
 //! `derive` (the derives, on by default) and the driver's features, passed through: `rustls-tls`
