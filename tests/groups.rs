@@ -224,6 +224,7 @@ fn the_group_is_in_the_schema() {
 }
 
 /// The same index under two names in two models of one group: renaming cannot fix it.
+#[allow(dead_code)] // only ever synced, through the registry
 #[derive(Debug, Serialize, Deserialize, Model)]
 #[model(collection = "tickets", group = "helpdesk")]
 #[index(keys(opened_at = 1), name = "ticket_ttl", expire_after = "7d")]
@@ -233,6 +234,7 @@ struct Ticket {
     opened_at: bson::DateTime,
 }
 
+#[allow(dead_code)] // only ever synced, through the registry
 #[derive(Debug, Serialize, Deserialize, Model)]
 #[model(collection = "tickets", group = "helpdesk")]
 #[index(keys(opened_at = 1), name = "archive_ttl", expire_after = "90d")]
