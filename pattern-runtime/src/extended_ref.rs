@@ -18,6 +18,24 @@
 //! can only declare `snapshot` shapes: its writes go through `save`, which does not propagate. Add `derive(PartialEq)`
 //! (any derives) to derive more than `Clone`, `Debug`, `Serialize` and `Deserialize`.
 //!
+//! # The `#[extended_ref]` options
+//!
+//! On the source model (the shape):
+//!
+//! | form | meaning | default |
+//! | --- | --- | --- |
+//! | `#[extended_ref(CustomerRef(name, address))]` | generates `CustomerRef { id, name, address }` (Rust field names of the source; `_id` always copied) | required: a name and at least one field |
+//! | `snapshot` (`#[extended_ref(PriceRef(price), snapshot)]`) | copies are frozen when written; holders can only be `snapshot` | kept in sync where a holder says `propagate` |
+//! | `derive(PartialEq, Hash)` | more derives on the generated type | `Clone`, `Debug`, `Serialize`, `Deserialize` |
+//!
+//! On the field of a model that holds references (the holder):
+//!
+//! | form | meaning | default |
+//! | --- | --- | --- |
+//! | `#[extended_ref(propagate)]` | kept in sync by [`References`] | none: a field holding references needs a mode |
+//! | `#[extended_ref(snapshot)]` | frozen as written; never touched | none |
+//! | `path = product` (with a mode) | the references are in the `product` field of the array's items (`Vec<OrderItem>`, `OrderItem: Fields`) | the field holds the references itself |
+//!
 //! # Embedding it: on the models that copy
 //!
 //! A field holding a reference (`CustomerRef`, `Option<CustomerRef>`, `Vec<CustomerRef>` or

@@ -88,6 +88,17 @@
 //! `#[index(keys(category = 1, price = -1))]`, with `address.city = 1` for a path below a field.
 //! Keys are Rust field names; the generated index uses their serialized names.
 //!
+//! A dotted path goes through the nested struct's names too: `dimensions.weight_grams` is
+//! resolved through the serde names of the struct `dimensions` holds (directly, or in an
+//! `Option`, `Vec`, `Box` or array), which must derive [`Fields`](trait@Fields) (or `Model`). A
+//! misspelt segment is a compile error at that segment, and a `rename_all` on the nested struct
+//! shows in the key (`dimensions.weightGrams`) and in the default name. Below a `bson::Document`,
+//! `Bson` or map field the path is kept as written, and so is everything below an array position
+//! (`items.0.sku`). The same holds for partial filter paths.
+//!
+//! Two indexes of one model with the same keys, `unique`, `sparse`, partial filter and collation
+//! (two TTLs on one key, say) are a compile error: MongoDB keeps one index per such signature.
+//!
 //! | option | meaning |
 //! | --- | --- |
 //! | `unique`, `sparse`, `hidden` | the flag (`unique = false` also accepted) |

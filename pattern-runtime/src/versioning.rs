@@ -35,6 +35,18 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # The `#[versioned]` attribute
+//!
+//! | option | meaning | default |
+//! | --- | --- | --- |
+//! | `history = "article_revisions"` | the history collection (not the model's own) | required |
+//! | `keep = 50` | revisions kept per document; older ones are deleted after each save | all |
+//! | `expire_after = "90d"` or seconds | a TTL on the revisions' `archivedAt` | never |
+//!
+//! One integer field (`i64`, `i32` or `u32`) carries `#[version]`: the version the document was
+//! read at, set by the toolkit on every write. A versioned model can declare only `snapshot`
+//! [extended reference](crate::extended_ref) shapes.
+//!
 //! # Without transactions
 //!
 //! On a deployment without transactions (a standalone server), the revision is written first,

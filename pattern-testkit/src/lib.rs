@@ -33,7 +33,32 @@
 //! server, run the test binaries one after another (as `cargo test` does), not in parallel
 //! processes.
 //!
+//! # In your own tests
+//!
+//! ```no_run
+//! use pattern_runtime::Model;
+//!
+//! #[derive(serde::Serialize, serde::Deserialize, Model)]
+//! struct Note { #[serde(rename = "_id")] id: u32, body: String }
+//!
+//! #[tokio::test]
+//! async fn notes_round_trip() {
+//!     let db = pattern_testkit::test_db("notes_round_trip").await; // a database of its own
+//!     Note::sync_indexes(&db).await.unwrap();
+//!     Note::collection(&db).insert_one(Note { id: 1, body: "hi".into() }).await.unwrap();
+//!     // What the test's client sent, to count round trips:
+//!     let sent = db.take_commands();
+//!     assert!(sent.iter().any(|c| c.name == "insert" && c.target == "notes"));
+//!     // Make the server fail the next `update` of this test, as a replica set without a
+//!     // primary would; held until `db` is dropped.
+//!     db.fail_command(&["update"], 1, bson::doc! { "errorCode": 91 }).await;
+//! }
+//! ```
+//!
 //! This crate is not published: the embedded server is GPL-2.0 and only ever a test dependency.
+//! Use it from a checkout of this repository as a path dev-dependency
+//! (`pattern-testkit = { path = "../mongo-patterns/pattern-testkit" }`), or depend on
+//! [`secantus_mdb`] (test-only) yourself: `secantus_mdb::Server::start()?.uri()`.
 
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU32, Ordering};
