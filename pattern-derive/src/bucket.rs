@@ -602,7 +602,8 @@ fn expand(model: &Model<'_>, b: &Bucket) -> TokenStream {
     let time_name = bson(&b.time);
     let summaries = b.summaries.iter().map(|(field, [min, max, sum])| {
         let owner = Ident::new(&ident.to_string(), field.span());
-        let name = quote_spanned!(field.span()=> #p::summary_name(#owner::FIELDS.#field));
+        let p_here = crate::errors::respan_all(p.clone(), field.span());
+        let name = quote_spanned!(field.span()=> #p_here::summary_name(#owner::FIELDS.#field));
         quote!(#p::SummarySpec { field: #name, min: #min, max: #max, sum: #sum })
     });
     let expire = opt_u64(b.expire_after);

@@ -417,7 +417,8 @@ impl SubsetField {
         // One reference per field: its BSON name, and the compile-time check that it is numeric.
         let numeric_of = |ident: &Ident| {
             let full = respan(quote!(#full), ident.span());
-            quote_spanned!(ident.span()=> #p::numeric_name(#full::FIELDS.#ident))
+            let p_here = crate::errors::respan_all(p.clone(), ident.span());
+            quote_spanned!(ident.span()=> #p_here::numeric_name(#full::FIELDS.#ident))
         };
         let model_ident = model.ident;
         let sort = self.sort.iter().map(|(f, d)| {
@@ -452,9 +453,11 @@ impl SubsetField {
             let t = &c.ident;
             let model_ident = Ident::new(&model_ident.to_string(), t.span());
             let target = if c.kind == Kind::Avg {
-                quote_spanned!(t.span()=> #p::float_name(#model_ident::FIELDS.#t))
+                let p_here = crate::errors::respan_all(p.clone(), t.span());
+                quote_spanned!(t.span()=> #p_here::float_name(#model_ident::FIELDS.#t))
             } else {
-                quote_spanned!(t.span()=> #p::numeric_name(#model_ident::FIELDS.#t))
+                let p_here = crate::errors::respan_all(p.clone(), t.span());
+                quote_spanned!(t.span()=> #p_here::numeric_name(#model_ident::FIELDS.#t))
             };
             let kind = match (c.kind, &c.item_field) {
                 (Kind::Sum, Some(item)) => {

@@ -306,8 +306,10 @@ pub mod __private {
         note = "use i32, i64, u32, f32 or f64 (or an Option of one)"
     )]
     pub trait Numeric {}
+    // `do_not_recommend`: the message's note names the accepted types; rustc's list of every
+    // implementing type would only repeat it.
     macro_rules! numeric {
-        ($($t:ty),*) => { $(impl Numeric for $t {})* };
+        ($($t:ty),*) => { $(#[diagnostic::do_not_recommend] impl Numeric for $t {})* };
     }
     numeric!(i8, i16, i32, i64, u8, u16, u32, f32, f64);
     impl<T: Numeric> Numeric for Option<T> {}
@@ -320,7 +322,7 @@ pub mod __private {
     )]
     pub trait Summarisable {}
     macro_rules! summarisable {
-        ($($t:ty),*) => { $(impl Summarisable for $t {})* };
+        ($($t:ty),*) => { $(#[diagnostic::do_not_recommend] impl Summarisable for $t {})* };
     }
     summarisable!(i8, i16, i32, i64, u8, u16, u32, f32, f64);
     impl<T: Summarisable> Summarisable for Option<T> {}
@@ -335,7 +337,9 @@ pub mod __private {
         label = "not a float"
     )]
     pub trait Float {}
+    #[diagnostic::do_not_recommend]
     impl Float for f64 {}
+    #[diagnostic::do_not_recommend]
     impl Float for f32 {}
     impl<T: Float> Float for Option<T> {}
 
