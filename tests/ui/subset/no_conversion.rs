@@ -6,7 +6,7 @@ struct Product {
     #[serde(rename = "_id")]
     id: u32,
     #[subset(limit = 10, sort(created_at = -1), full = Review, parent = product_id)]
-    recent: Vec<String>,
+    recent: Vec<Headline>,
 }
 
 #[derive(Serialize, Deserialize, Model)]
@@ -29,6 +29,13 @@ impl From<&Review> for Excerpt {
     fn from(r: &Review) -> Self {
         Excerpt { stars: r.stars, created_at: r.created_at }
     }
+}
+
+// Carries the sort field, but nothing builds it from a `Review`. (A local type, not `String`:
+// rustc's list of `String`'s `From` impls changes with the features of the dependencies.)
+#[derive(Serialize, Deserialize, Fields)]
+struct Headline {
+    created_at: bson::DateTime,
 }
 
 fn main() {}
