@@ -600,12 +600,28 @@ fn expand(model: &Model<'_>, b: &Bucket) -> TokenStream {
     };
     let key_names: Vec<String> = b.keys.iter().map(bson).collect();
     let time_name = bson(&b.time);
-    let summaries = b.summaries.iter().map(|(field, [min, max, sum])| {
-        let owner = Ident::new(&ident.to_string(), field.span());
-        let p_here = crate::errors::respan_all(p.clone(), field.span());
-        let name = quote_spanned!(field.span()=> #p_here::summary_name(#owner::FIELDS.#field));
-        quote!(#p::SummarySpec { field: #name, min: #min, max: #max, sum: #sum })
-    });
+    let mut checks = Vec::new();
+    let summaries: Vec<TokenStream> = b
+        .summaries
+        .iter()
+        .map(|(field, [min, max, sum])| {
+            let owner = Ident::new(&ident.to_string(), field.span());
+            let message = format!(
+            "`{f}` cannot be summarised: `summary({f}(min, max, sum))` needs a numeric field; use \
+             i32, i64, u32, f32 or f64 (or an Option of one)",
+            f = ast::unraw(field)
+        );
+            let (name, check) = crate::errors::checked_name(
+                &p,
+                quote_spanned!(field.span()=> #owner::FIELDS.#field),
+                "numeric",
+                &message,
+                field.span(),
+            );
+            checks.push(check);
+            quote!(#p::SummarySpec { field: #name, min: #min, max: #max, sum: #sum })
+        })
+        .collect();
     let expire = opt_u64(b.expire_after);
     let (storage, indexes) = if b.native {
         let granularity = match b.granularity {
@@ -672,6 +688,7 @@ fn expand(model: &Model<'_>, b: &Bucket) -> TokenStream {
                 expire_after_seconds: #expire,
                 storage: #storage,
             });
+            #(#checks)*
 
             #schema
 

@@ -2,7 +2,8 @@
 
 use std::fmt::Display;
 
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned, ToTokens};
 
 /// Collects errors so the user sees all of them, not just the first.
 #[derive(Default)]
@@ -126,6 +127,48 @@ pub(crate) fn type_string(ty: &syn::Type) -> String {
         }
     }
     out.trim().to_owned()
+}
+
+/// The spans of the first and last tokens of `tokens`. Generated code starting at the first and
+/// ending at the second makes rustc point at all of `tokens` (a proc macro cannot join spans on
+/// stable Rust).
+pub(crate) fn span_range(tokens: &impl ToTokens) -> (Span, Span) {
+    let mut iter = tokens.to_token_stream().into_iter();
+    let first = iter.next().map_or_else(Span::call_site, |t| t.span());
+    let last = iter.last().map_or(first, |t| t.span());
+    (first, last)
+}
+
+/// `const _: () = if let Some(m) = <message> { panic!("{}", m) };`, the panic spanned from `lo` to
+/// `hi`: a compile-time check whose message is computed from other types' constants.
+pub(crate) fn fail_with(message: TokenStream, lo: Span, hi: Span) -> TokenStream {
+    let panic = quote_spanned!(lo=> ::core::panic);
+    let args = quote_spanned!(hi=> ("{}", __message));
+    quote! {
+        const _: () = if let ::core::option::Option::Some(__message) = #message {
+            #panic!#args
+        };
+    }
+}
+
+/// The BSON name of `field` (a `FieldName<T>` expression), and a compile-time check of `T` to
+/// emit beside the static that uses the name: `(&&CheckProbe::of(field)).method()` must pass
+/// (see `pattern_runtime`'s `checks`), or the build fails with `message` alone, at `span`.
+pub(crate) fn checked_name(
+    p: &TokenStream,
+    field: TokenStream,
+    method: &str,
+    message: &str,
+    span: Span,
+) -> (TokenStream, TokenStream) {
+    let method = proc_macro2::Ident::new(method, span);
+    let check = quote_spanned! {span=> || {
+        #[allow(unused_imports)]
+        use #p::{ProbeFloat as _, ProbeNumeric as _, ProbeOtherCheck as _};
+        (&&#p::CheckProbe::of(#field)).#method()
+    }};
+    let fail = fail_with(quote!(#p::unless(#check, #message)), span, span);
+    (quote_spanned!(span=> #field.as_str()), fail)
 }
 
 #[cfg(test)]

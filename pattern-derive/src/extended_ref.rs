@@ -8,14 +8,14 @@
 //! mode holds no reference, the item's field names) is checked by code generated at the user's
 //! tokens, so rustc's error points there.
 
-use proc_macro2::{Delimiter, Group, Span, TokenStream};
+use proc_macro2::{Delimiter, Group, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::ext::IdentExt;
 use syn::punctuated::Punctuated;
 use syn::{Ident, Token};
 
 use crate::ast::{Field, Model};
-use crate::errors::{did_you_mean, Errors};
+use crate::errors::{did_you_mean, fail_with, span_range, Errors};
 use crate::schema::{Pattern, PatternDef};
 
 /// The extended reference pattern's entry points: shapes and embeddings on models, and on
@@ -578,7 +578,7 @@ impl ExtendedRefs {
                 .filter_map(|f| model.field(&crate::ast::unraw(f)))
                 .collect();
             let bson_names = copied.iter().map(|f| &f.bson_name);
-            // Both impls copy each field with `copy_field::<Type, Shape>`: a field that is not
+            // Both impls copy each field with `<Type as Copied<Shape>>::copied`: a field that is not
             // `Clone` is one error (the same at both), at the field's type.
             let p = &p;
             let copies = |from: TokenStream| {
@@ -587,7 +587,10 @@ impl ExtendedRefs {
                     .map(|f| {
                         let field = f.ident;
                         let ty = f.ty;
-                        quote!(#field: #p::copy_field::<#ty, #ident>(&#from.#field))
+                        let (lo, hi) = span_range(ty);
+                        let p_here = crate::errors::respan_all(p.clone(), lo);
+                        let value = crate::errors::respan_all(quote!((&#from.#field)), hi);
+                        quote!(#field: #p_here::Copied::<#ident>::copied #value)
                     })
                     .collect::<Vec<_>>()
             };
@@ -658,36 +661,77 @@ impl ExtendedRefs {
         let embeds = self.embeds.iter().enumerate().map(|(i, e)| {
             let konst = format_ident!("__EMBED_{}", i);
             let bson = &e.bson_name;
-            let slot = match (&e.item, e.mode) {
-                (None, Mode::Snapshot) => {
-                    let ty = &e.ty;
-                    quote!(#p::ref_slot::<#ty>(#bson))
+            // The slot comes from the field type's verdict, so no trait bound can fail: the
+            // checks are constants that fail with the message alone, at the user's tokens.
+            let (held, propagation, subject, lo, hi, slot_name) = match &e.item {
+                None => {
+                    let (lo, hi) = span_range(&e.ty);
+                    (
+                        probe_closure(&p, &e.ty, "held"),
+                        probe_closure(&p, &e.ty, "propagation"),
+                        format!("`{}`", crate::errors::type_string(&e.ty)),
+                        lo,
+                        hi,
+                        quote!(#bson),
+                    )
                 }
-                (None, Mode::Propagate) => {
-                    let ty = &e.ty;
-                    let check = probe_closure(&p, ty, "propagation");
-                    quote!(#p::propagated_slot::<#ty>(#bson, #p::synced(#check)))
-                }
-                (Some((item_ty, path)), mode) => {
-                    let names = quote_spanned!(span_range(item_ty).0=> <#item_ty as #p::Fields>::FIELDS);
+                Some((item_ty, path)) => {
                     let span = path.span();
-                    let bound = quote_spanned!(span=> __field);
-                    let call = match mode {
-                        Mode::Snapshot => quote_spanned!(span=> #p::item_slot(#bound)),
-                        Mode::Propagate => quote_spanned! {span=>
-                            #p::propagated_item_slot(#bound, |__f| {
-                                #[allow(unused_imports)]
-                                use #p::{ProbeOther as _, ProbeSnapshotOnly as _, ProbeSyncable as _};
-                                (&&&#p::RefProbe::of(__f)).propagation()
-                            })
-                        },
+                    let names =
+                        quote_spanned!(span_range(item_ty).0=> <#item_ty as #p::Fields>::FIELDS);
+                    let field = quote_spanned!(span=> #names.#path);
+                    let probe = |method: &str| {
+                        let method = Ident::new(method, span);
+                        quote_spanned! {span=> || {
+                            #[allow(unused_imports)]
+                            use #p::{
+                                ProbeHeld as _, ProbeNested as _, ProbeOther as _,
+                                ProbeSnapshotOnly as _, ProbeSyncable as _,
+                            };
+                            (&&&#p::RefProbe::of(#field)).#method()
+                        }}
                     };
-                    quote! {{
-                        let #bound = #names.#path;
-                        #call
-                    }}
+                    (
+                        probe("held"),
+                        probe("propagation"),
+                        format!(
+                            "`{}` of `{}`",
+                            crate::ast::unraw(path),
+                            crate::errors::type_string(item_ty)
+                        ),
+                        span,
+                        span,
+                        quote_spanned!(span=> #field.as_str()),
+                    )
                 }
             };
+            let not_refs = format!(
+                "{subject} is not a field of extended references: a mode goes on a field holding \
+                 `CustomerRef`, `Option<CustomerRef>`, `Vec<CustomerRef>` or \
+                 `Option<Vec<CustomerRef>>`, where an extended reference is declared on its \
+                 source model (`#[extended_ref(CustomerRef(name, ..))]` on `Customer` generates \
+                 `CustomerRef`)"
+            );
+            let too_deep = format!(
+                "{subject} holds extended references nested deeper than propagation can address: \
+                 hold them as `CustomerRef`, `Option<CustomerRef>`, `Vec<CustomerRef>` or \
+                 `Option<Vec<CustomerRef>>`"
+            );
+            let mut checks = fail_with(quote!(#p::mode_error(#held, #not_refs, #too_deep)), lo, hi);
+            if e.mode == Mode::Propagate {
+                let message = format!(
+                    "{subject} holds a reference shape declared `snapshot` on its source: its \
+                     copies are frozen when written, so the field cannot be marked `propagate`; \
+                     mark it `#[extended_ref(snapshot)]`, or declare a shape without `snapshot` \
+                     on the source to keep copies in sync"
+                );
+                checks.extend(fail_with(
+                    quote!(#p::propagate_error(#propagation, #message)),
+                    lo,
+                    hi,
+                ));
+            }
+            let slot = quote!(#p::ref_slot(#held, #slot_name));
             // The other fields of the items hold no reference (one `path` per field).
             let beside = e.item.as_ref().map(|(item_ty, path)| {
                 let items = probe_closure(&p, item_ty, "items");
@@ -713,6 +757,7 @@ impl ExtendedRefs {
                     mode: #mode,
                 });
                 #beside
+                #checks
             }
         });
         quote!(#(#embeds)*)
@@ -726,9 +771,23 @@ impl Probe {
     fn check(&self, p: &TokenStream) -> TokenStream {
         let held = probe_closure(p, &self.ty, "held");
         let (lo, hi) = span_range(&self.ty);
-        let mut out = quote_spanned! {lo=>
-            const _: () = #p::no_mode_needed(#held);
-        };
+        let ty = crate::errors::type_string(&self.ty);
+        let no_mode = format!(
+            "this field holds extended references (`{ty}`) without a mode: mark it \
+             `#[extended_ref(propagate)]` to keep its copies in sync with the source, or \
+             `#[extended_ref(snapshot)]` to keep them as written"
+        );
+        let too_deep = format!(
+            "this field holds extended references (`{ty}`) nested deeper than propagation can \
+             address: hold them as `CustomerRef`, `Option<CustomerRef>`, `Vec<CustomerRef>` or \
+             `Option<Vec<CustomerRef>>`, then give the field a mode: `#[extended_ref(propagate)]` \
+             or `#[extended_ref(snapshot)]`"
+        );
+        let mut out = fail_with(
+            quote!(#p::no_mode_error(#held, #no_mode, #too_deep)),
+            lo,
+            hi,
+        );
         let simple = matches!(&self.inner, syn::Type::Path(t) if t.qself.is_none());
         if simple {
             let items = probe_closure(p, &self.inner, "items");
@@ -740,28 +799,6 @@ impl Probe {
             ));
         }
         out
-    }
-}
-
-/// The spans of the first and last tokens of `tokens`. Generated code starting at the first and
-/// ending at the second makes rustc point at all of `tokens` (a proc macro cannot join spans on
-/// stable Rust).
-fn span_range(tokens: &impl ToTokens) -> (Span, Span) {
-    let mut iter = tokens.to_token_stream().into_iter();
-    let first = iter.next().map_or_else(Span::call_site, |t| t.span());
-    let last = iter.last().map_or(first, |t| t.span());
-    (first, last)
-}
-
-/// `const _: () = if let Some(m) = <message> { panic!("{}", m) };`, the panic spanned from `lo` to
-/// `hi`: a compile-time check whose message is computed from other types' constants.
-fn fail_with(message: TokenStream, lo: Span, hi: Span) -> TokenStream {
-    let panic = quote_spanned!(lo=> ::core::panic);
-    let args = quote_spanned!(hi=> ("{}", __message));
-    quote! {
-        const _: () = if let ::core::option::Option::Some(__message) = #message {
-            #panic!#args
-        };
     }
 }
 

@@ -857,7 +857,7 @@ fn resolve(path: &KeyPath, model: &Model<'_>, what: &str, errors: &mut Errors) -
     head.set_span(path.span);
     // The typed names of the struct the path continues in, spanned at the segment that led there.
     let mut names = crate::errors::respan_all(
-        quote!(#p::nested(<#model_ident as #p::Fields>::FIELDS.#head)),
+        quote!(#p::FieldName::nested(<#model_ident as #p::Fields>::FIELDS.#head)),
         path.span,
     );
     let mut typed = !is_dynamic(field.ty) && !field.custom_serializer;
@@ -879,7 +879,7 @@ fn resolve(path: &KeyPath, model: &Model<'_>, what: &str, errors: &mut Errors) -
             quote_spanned!(span=> #p_here::step(#step)),
             seg.clone(),
         ));
-        names = quote_spanned!(span=> #p_here::nested(#step));
+        names = quote_spanned!(span=> #p_here::FieldName::nested(#step));
     }
     Some(out)
 }

@@ -156,6 +156,7 @@ pub(crate) fn field_names(model: &Model<'_>) -> TokenStream {
         }
 
         #[automatically_derived]
+        #[diagnostic::do_not_recommend]
         impl #krate::__private::Nests for #ident {
             type Inner = #ident;
         }

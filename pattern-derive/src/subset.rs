@@ -43,10 +43,11 @@ impl Pattern for Subsets {
             .enumerate()
             .map(|(i, s)| {
                 let stat = spec_static(i);
-                let spec = s.spec(model);
+                let (spec, checks) = s.spec(model);
                 let items = s.items(model, &stat);
                 quote! {
                     static #stat: #p::SubsetSpec = #spec;
+                    #(#checks)*
                     #items
                 }
             })
@@ -401,8 +402,13 @@ fn check_averages(s: &SubsetField, errors: &mut Errors) {
 }
 
 impl SubsetField {
-    /// The `SubsetSpec` expression.
-    fn spec(&self, model: &Model<'_>) -> TokenStream {
+    /// The `SubsetSpec` expression, and the compile-time checks of its fields' types.
+    fn spec(&self, model: &Model<'_>) -> (TokenStream, Vec<TokenStream>) {
+        let checks = std::cell::RefCell::new(Vec::new());
+        let checked = |(name, check): (TokenStream, TokenStream)| {
+            checks.borrow_mut().push(check);
+            name
+        };
         let krate = &model.krate;
         let p = quote!(#krate::__private);
         let full = &self.full;
@@ -415,10 +421,24 @@ impl SubsetField {
             quote_spanned!(ident.span()=> #full::FIELDS.#ident.as_str())
         };
         // One reference per field: its BSON name, and the compile-time check that it is numeric.
+        let full_name = crate::errors::type_string(&syn::Type::Path(syn::TypePath {
+            qself: None,
+            path: full.clone(),
+        }));
         let numeric_of = |ident: &Ident| {
             let full = respan(quote!(#full), ident.span());
-            let p_here = crate::errors::respan_all(p.clone(), ident.span());
-            quote_spanned!(ident.span()=> #p_here::numeric_name(#full::FIELDS.#ident))
+            let message = format!(
+                "`{}` of `{full_name}` is not a number: a computed sum or average reads a numeric \
+                 field; use i32, i64, u32, f32 or f64 (or an Option of one)",
+                crate::ast::unraw(ident)
+            );
+            checked(crate::errors::checked_name(
+                &p,
+                quote_spanned!(ident.span()=> #full::FIELDS.#ident),
+                "numeric",
+                &message,
+                ident.span(),
+            ))
         };
         let model_ident = model.ident;
         let sort = self.sort.iter().map(|(f, d)| {
@@ -452,12 +472,32 @@ impl SubsetField {
         let computed = self.computed.iter().map(|c| {
             let t = &c.ident;
             let model_ident = Ident::new(&model_ident.to_string(), t.span());
+            let field = quote_spanned!(t.span()=> #model_ident::FIELDS.#t);
+            let name = crate::ast::unraw(t);
             let target = if c.kind == Kind::Avg {
-                let p_here = crate::errors::respan_all(p.clone(), t.span());
-                quote_spanned!(t.span()=> #p_here::float_name(#model_ident::FIELDS.#t))
+                let message = format!(
+                    "`{name}` cannot hold an average: use f64 or Option<f64> (null while there \
+                     are no items)"
+                );
+                checked(crate::errors::checked_name(
+                    &p,
+                    field,
+                    "float",
+                    &message,
+                    t.span(),
+                ))
             } else {
-                let p_here = crate::errors::respan_all(p.clone(), t.span());
-                quote_spanned!(t.span()=> #p_here::numeric_name(#model_ident::FIELDS.#t))
+                let message = format!(
+                    "`{name}` is not a number: a computed count or sum is kept in a numeric \
+                     field; use i32, i64, u32, f32 or f64 (or an Option of one)"
+                );
+                checked(crate::errors::checked_name(
+                    &p,
+                    field,
+                    "numeric",
+                    &message,
+                    t.span(),
+                ))
             };
             let kind = match (c.kind, &c.item_field) {
                 (Kind::Sum, Some(item)) => {
@@ -487,7 +527,7 @@ impl SubsetField {
             quote!(#p::Computed { field: #target, kind: #kind })
         });
         let full_name = quote!(#full).to_string().replace(' ', "");
-        quote! {
+        let spec = quote! {
             #p::SubsetSpec::from_parts(#p::SubsetParts {
                 field: #field,
                 limit: #limit,
@@ -507,7 +547,8 @@ impl SubsetField {
                 }),
                 computed: &[#(#computed),*],
             })
-        }
+        };
+        (spec, checks.into_inner())
     }
 
     /// The `Model::<field>_subset(&db)` constructor and the compile-time assertions.
@@ -525,7 +566,11 @@ impl SubsetField {
             quote!(#full).to_string().replace(' ', "")
         );
         let elem_span = syn::spanned::Spanned::span(elem);
-        let embeds_check = quote_spanned!(elem_span=> #p::assert_embeds::<#full, #elem>(););
+        // A path to the conversion, not a call through a bounded helper: the error names
+        // `From<&Review>` alone.
+        let embeds_check = quote_spanned!(elem_span=>
+            let _ = <#elem as ::core::convert::From<&#full>>::from;
+        );
         let sort_checks = self.sort_checks(&p);
         quote! {
             #[automatically_derived]

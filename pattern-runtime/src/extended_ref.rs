@@ -999,13 +999,36 @@ fn touched_fields(update: &Document) -> Result<BTreeSet<String>> {
     Ok(touched)
 }
 
+/// A source field copied into the reference shape `R`: every `Clone` type, copied by cloning.
+///
+/// The shape's `From<&Source>` and `Clone` impls copy each field through this trait, so a copied
+/// field that is not `Clone` is one error at the field, saying which shape copies it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is copied into `{R}`, so it must implement `Clone`",
+    label = "copied into `{R}`",
+    note = "derive `Clone` on it, or leave the field out of the reference shape"
+)]
+pub trait Copied<R: ?Sized>: Sized {
+    /// The copy put into `R`.
+    fn copied(&self) -> Self;
+}
+#[diagnostic::do_not_recommend]
+impl<T: Clone, R: ?Sized> Copied<R> for T {
+    fn copied(&self) -> Self {
+        self.clone()
+    }
+}
+
 /// Compile-time plumbing of the derives: what a field holding references is, and the checks
 /// that point at the user's tokens. Not a stable API.
 ///
 /// The checks classify a field's type by autoref specialisation: `(&&&Probe::<T>::new())`
 /// resolves a method on the most specific of `&&Probe<T>`, `&Probe<T>` and `Probe<T>` whose
-/// bounds hold, and the method's return type is the verdict. One check per verdict, each with
-/// its own message, so a mistake is one error saying what to do.
+/// bounds hold, and the method's return type is the verdict. No trait bound fails on a user's
+/// mistake: each check is a constant that reads the verdict and fails to evaluate with the
+/// derive's message (E0080), spanned at the user's tokens, so a mistake is one error saying what
+/// to do, without naming this module. Even the slot of a misdeclared field is built (on a
+/// placeholder reference), since the build fails at its check anyway.
 #[doc(hidden)]
 pub mod slot {
     use super::*;
@@ -1013,11 +1036,6 @@ pub mod slot {
 
     /// A field type holding extended references in a layout propagation can address: `R`,
     /// `Option<R>`, `Vec<R>` or `Option<Vec<R>>`.
-    #[diagnostic::on_unimplemented(
-        message = "`{Self}` is not a field of extended references: a mode goes on a field holding `CustomerRef`, `Option<CustomerRef>`, `Vec<CustomerRef>` or `Option<Vec<CustomerRef>>`",
-        label = "not a field of extended references",
-        note = "an extended reference is declared on its source model: `#[extended_ref(CustomerRef(name, ..))]` on `Customer` generates `CustomerRef`"
-    )]
     pub trait RefSlot {
         /// The reference type.
         type Ref: ExtendedRef;
@@ -1057,67 +1075,58 @@ pub mod slot {
     /// A reference shape that may be kept in sync (not declared `snapshot`).
     pub trait Propagatable: ExtendedRef {}
 
-    /// A source field copied into the reference shape `R`: the copy is a clone.
-    #[diagnostic::on_unimplemented(
-        message = "`{Self}` is copied into `{R}`, so it must implement `Clone`",
-        label = "copied into `{R}`",
-        note = "derive `Clone` on it, or leave the field out of the reference shape"
-    )]
-    pub trait Copied<R: ?Sized>: Sized {
-        /// The copy.
-        fn copied(&self) -> Self;
-    }
-    #[diagnostic::do_not_recommend]
-    impl<T: Clone, R: ?Sized> Copied<R> for T {
-        fn copied(&self) -> Self {
-            self.clone()
-        }
-    }
-    /// Copies a source field into the reference shape `R` (`copy_field::<Type, R>`, so an error
-    /// points at the field's type).
-    pub fn copy_field<T: Copied<R>, R: ?Sized>(value: &T) -> T {
-        value.copied()
-    }
+    /// The reference spec a [`Slot`] holds while its field's check fails the build: never read
+    /// at run time, since a program with such a field does not compile.
+    static UNRESOLVED: RefSpec = RefSpec::from_parts(RefParts {
+        name: "",
+        source: "",
+        source_collection: "",
+        fields: &[],
+        snapshot_only: true,
+    });
 
-    const fn slot_of<T: RefSlot>(name: &'static str) -> Slot {
-        Slot {
-            reference: <T::Ref as ExtendedRef>::SPEC,
-            many: T::MANY,
-            name,
+    /// The slot of a field marked with a mode, from its `held()` verdict (the check that the
+    /// verdict is [`Held`] is [`mode_error`]'s, a separate constant).
+    pub const fn slot<V: Verdict>(_check: fn() -> V, name: &'static str) -> Slot {
+        match V::SLOT {
+            Some((reference, many)) => Slot {
+                reference,
+                many,
+                name,
+            },
+            None => Slot {
+                reference: &UNRESOLVED,
+                many: false,
+                name,
+            },
         }
     }
 
-    /// A `snapshot` field holding references directly (`slot::<T>`, so an error points at the
-    /// field's type).
-    pub const fn slot<T: RefSlot>(name: &'static str) -> Slot {
-        slot_of::<T>(name)
+    /// The error of a field marked with a mode: `not_refs` unless it holds references,
+    /// `too_deep` unless propagation can address them.
+    pub const fn mode_error<V: Verdict>(
+        _check: fn() -> V,
+        not_refs: &'static str,
+        too_deep: &'static str,
+    ) -> Option<&'static str> {
+        match (V::HOLDS, V::SLOT.is_some()) {
+            (false, _) => Some(not_refs),
+            (true, false) => Some(too_deep),
+            (true, true) => None,
+        }
     }
 
-    /// Proof that a `propagate` field's type passed [`synced`].
-    pub struct Synced(());
-
-    /// Compile-time check of a `propagate` field: `check` classifies its type (a separate call,
-    /// so an error points at the closure, spanned over the field's type).
-    pub const fn synced<V: SyncVerdict + Syncable<V::Ref>>(_check: fn() -> V) -> Synced {
-        Synced(())
-    }
-
-    /// A `propagate` field holding references directly.
-    pub const fn propagated_slot<T: RefSlot>(name: &'static str, _synced: Synced) -> Slot {
-        slot_of::<T>(name)
-    }
-
-    /// A `snapshot` field of the items of an array.
-    pub const fn item_slot<T: RefSlot>(field: FieldName<T>) -> Slot {
-        slot_of::<T>(field.as_str())
-    }
-
-    /// A `propagate` field of the items of an array; `check` classifies its type.
-    pub const fn propagated_item_slot<T: RefSlot, V: SyncVerdict + Syncable<V::Ref>>(
-        field: FieldName<T>,
-        _check: fn(FieldName<T>) -> V,
-    ) -> Slot {
-        slot_of::<T>(field.as_str())
+    /// The error of a field marked `propagate`: `message` if its reference shape is declared
+    /// `snapshot` on the source.
+    pub const fn propagate_error<V: SyncVerdict>(
+        _check: fn() -> V,
+        message: &'static str,
+    ) -> Option<&'static str> {
+        if V::SNAPSHOT_ONLY {
+            Some(message)
+        } else {
+            None
+        }
     }
 
     /// The probe of a type: see the module docs.
@@ -1226,73 +1235,53 @@ pub mod slot {
     }
     impl<T: ?Sized> ProbeOther for Probe<T> {}
 
-    /// What a `held()` verdict is about.
+    /// What a `held()` verdict says.
     pub trait Verdict {
-        /// The field's type.
-        type Field: ?Sized;
         /// Whether the type holds references.
         const HOLDS: bool;
+        /// The reference and whether the field holds an array of them, when propagation can
+        /// address them.
+        const SLOT: Option<(&'static RefSpec, bool)>;
     }
     impl Verdict for Plain {
-        type Field = ();
         const HOLDS: bool = false;
+        const SLOT: Option<(&'static RefSpec, bool)> = None;
     }
-    impl<T: ?Sized> Verdict for Held<T> {
-        type Field = T;
+    impl<T: RefSlot + ?Sized> Verdict for Held<T> {
         const HOLDS: bool = true;
+        const SLOT: Option<(&'static RefSpec, bool)> =
+            Some((<T::Ref as ExtendedRef>::SPEC, T::MANY));
     }
     impl<T: ?Sized> Verdict for Nested<T> {
-        type Field = T;
         const HOLDS: bool = true;
+        const SLOT: Option<(&'static RefSpec, bool)> = None;
     }
 
-    /// Passes unless the field holds references and has no mode.
-    #[diagnostic::on_unimplemented(
-        message = "this field holds extended references (`{F}`) without a mode",
-        label = "needs `#[extended_ref(propagate)]` or `#[extended_ref(snapshot)]`",
-        note = "mark the field `#[extended_ref(propagate)]` to keep its copies in sync with the source, or `#[extended_ref(snapshot)]` to keep them as written"
-    )]
-    pub trait ModeGiven<F: ?Sized> {}
-    impl<F: ?Sized> ModeGiven<F> for Plain {}
-    impl<F: ?Sized> ModeGiven<F> for Nested<F> {}
-
-    /// Passes unless the field holds references deeper than propagation addresses.
-    #[diagnostic::on_unimplemented(
-        message = "this field holds extended references (`{F}`) nested deeper than propagation can address",
-        label = "hold them as `R`, `Option<R>`, `Vec<R>` or `Option<Vec<R>>`",
-        note = "hold the references as `CustomerRef`, `Option<CustomerRef>`, `Vec<CustomerRef>` or `Option<Vec<CustomerRef>>`, then give the field a mode: `#[extended_ref(propagate)]` or `#[extended_ref(snapshot)]`"
-    )]
-    pub trait Addressable<F: ?Sized> {}
-    impl<F: ?Sized> Addressable<F> for Plain {}
-    impl<F: ?Sized> Addressable<F> for Held<F> {}
-
-    /// Compile-time check of a stored field without `#[extended_ref]`.
-    pub const fn no_mode_needed<V>(_check: fn() -> V)
-    where
-        V: Verdict + ModeGiven<V::Field> + Addressable<V::Field>,
-    {
+    /// The error of a stored field without a mode: `no_mode` if it holds references,
+    /// `too_deep` if it holds them deeper than propagation can address.
+    pub const fn no_mode_error<V: Verdict>(
+        _check: fn() -> V,
+        no_mode: &'static str,
+        too_deep: &'static str,
+    ) -> Option<&'static str> {
+        match (V::HOLDS, V::SLOT.is_some()) {
+            (false, _) => None,
+            (true, true) => Some(no_mode),
+            (true, false) => Some(too_deep),
+        }
     }
 
-    /// What a `propagation()` verdict is about.
+    /// What a `propagation()` verdict says.
     pub trait SyncVerdict {
-        /// The reference type.
-        type Ref: ?Sized;
+        /// Whether the reference shape is declared `snapshot` on its source.
+        const SNAPSHOT_ONLY: bool;
     }
     impl SyncVerdict for Plain {
-        type Ref = ();
+        const SNAPSHOT_ONLY: bool = false;
     }
     impl<R: ?Sized> SyncVerdict for SnapshotOnly<R> {
-        type Ref = R;
+        const SNAPSHOT_ONLY: bool = true;
     }
-
-    /// Passes unless a `propagate` field holds a reference declared `snapshot`.
-    #[diagnostic::on_unimplemented(
-        message = "`{R}` is declared `snapshot` on its source: its copies are frozen when written, so the field cannot be marked `propagate`",
-        label = "a snapshot-only reference",
-        note = "mark the field `#[extended_ref(snapshot)]`, or declare a shape without `snapshot` on the source to keep copies in sync"
-    )]
-    pub trait Syncable<R: ?Sized> {}
-    impl<R: ?Sized> Syncable<R> for Plain {}
 
     /// A field of a `#[derive(Fields)]` struct that holds references, with the messages for a
     /// model field holding the struct.

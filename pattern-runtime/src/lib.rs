@@ -179,6 +179,7 @@
 // The layers, bottom up: errors and index specifications; the schema (models, fields, the
 // registry and `PatternSpec`); the index sync and the `Model` trait; one module per pattern; this
 // file, the public surface. A module imports only from the layers below it.
+mod checks;
 pub(crate) mod error;
 pub mod index;
 mod schema;
@@ -199,15 +200,15 @@ pub use bucket::{
 };
 pub use error::{check_size, validate_key, Error, IndexConflict, Result, MAX_DOCUMENT_SIZE};
 pub use extended_ref::{
-    CopiesUpdated, Embedding, ExtendedRef, Mode, Propagation, RefSpec, Referenced, References,
-    Watcher,
+    Copied, CopiesUpdated, Embedding, ExtendedRef, Mode, Propagation, RefSpec, Referenced,
+    References, Watcher,
 };
 pub use index::{
     Collation, Difference, IndexKey, IndexKind, IndexSpec, Literal, PartialClause, PartialOp,
 };
 pub use model::{Model, ModelCollection};
 pub use schema::{
-    registered_models, Annotation, FieldName, FieldSchema, Fields, ModelSchema, PatternSpec,
+    registered_models, Annotation, FieldName, FieldSchema, Fields, ModelSchema, Nests, PatternSpec,
 };
 pub use subset::{Computed, ComputedKind, Subset, SubsetSpec};
 pub use sync::{
@@ -235,22 +236,24 @@ pub mod __private {
     pub use crate::bucket::{
         Granularity, Measurement, SeriesParts, SeriesSpec, Storage, SummarySpec,
     };
+    pub use crate::checks::{
+        unless, Probe as CheckProbe, ProbeFloat, ProbeNumeric, ProbeOther as ProbeOtherCheck,
+    };
     pub use crate::extended_ref::slot::{
-        copy_field, item_slot, items_beside_path, items_without_mode, no_mode_needed,
-        propagated_item_slot, propagated_slot, slot as ref_slot, synced, when_held, HeldRef,
-        HeldRefs, Probe as RefProbe, ProbeHeld, ProbeItems, ProbeNested, ProbeOther,
-        ProbeSnapshotOnly, ProbeSyncable, Propagatable,
+        items_beside_path, items_without_mode, mode_error, no_mode_error, propagate_error,
+        slot as ref_slot, when_held, HeldRef, HeldRefs, Probe as RefProbe, ProbeHeld, ProbeItems,
+        ProbeNested, ProbeOther, ProbeSnapshotOnly, ProbeSyncable, Propagatable,
     };
     pub use crate::extended_ref::{
-        Embedding, EmbeddingParts, ExtendedRef, RefParts, RefSpec, Referenced, Slot,
+        Copied, Embedding, EmbeddingParts, ExtendedRef, RefParts, RefSpec, Referenced, Slot,
     };
     pub use crate::index::{
         Collation, IndexKey, IndexKind, IndexParts, IndexSpec, Literal, PartialClause, PartialOp,
     };
     pub use crate::model::Model;
     pub use crate::schema::{
-        Annotation, FieldName, FieldParts, FieldSchema, Fields, Mode, ModelSchema, PatternSpec,
-        Registration, SchemaParts,
+        Annotation, FieldName, FieldParts, FieldSchema, Fields, Mode, ModelSchema, Nests,
+        PatternSpec, Registration, SchemaParts,
     };
     pub use crate::subset::{Computed, ComputedKind, Subset, SubsetParts, SubsetSpec};
     pub use crate::versioning::{VersionParts, VersionSpec, Versioned};
@@ -299,91 +302,9 @@ pub mod __private {
         field.as_str()
     }
 
-    /// A numeric field: what a computed count, sum or average can be kept in or read from.
-    #[diagnostic::on_unimplemented(
-        message = "`{Self}` is not a number: a computed count, sum or average needs a numeric field",
-        label = "not numeric",
-        note = "use i32, i64, u32, f32 or f64 (or an Option of one)"
-    )]
-    pub trait Numeric {}
-    // `do_not_recommend`: the message's note names the accepted types; rustc's list of every
-    // implementing type would only repeat it.
-    macro_rules! numeric {
-        ($($t:ty),*) => { $(#[diagnostic::do_not_recommend] impl Numeric for $t {})* };
-    }
-    numeric!(i8, i16, i32, i64, u8, u16, u32, f32, f64);
-    impl<T: Numeric> Numeric for Option<T> {}
-
-    /// A field a bucket can summarise.
-    #[diagnostic::on_unimplemented(
-        message = "`{Self}` cannot be summarised: `summary(field(min, max, sum))` needs a numeric field",
-        label = "not numeric",
-        note = "use i32, i64, u32, f32 or f64 (or an Option of one)"
-    )]
-    pub trait Summarisable {}
-    macro_rules! summarisable {
-        ($($t:ty),*) => { $(#[diagnostic::do_not_recommend] impl Summarisable for $t {})* };
-    }
-    summarisable!(i8, i16, i32, i64, u8, u16, u32, f32, f64);
-    impl<T: Summarisable> Summarisable for Option<T> {}
-    /// The BSON name of a summarisable field (a compile error, at the field, otherwise).
-    pub const fn summary_name<T: Summarisable>(field: FieldName<T>) -> &'static str {
-        field.as_str()
-    }
-
-    /// A field that can hold an average.
-    #[diagnostic::on_unimplemented(
-        message = "`{Self}` cannot hold an average: use f64 or Option<f64> (null while there are no items)",
-        label = "not a float"
-    )]
-    pub trait Float {}
-    #[diagnostic::do_not_recommend]
-    impl Float for f64 {}
-    #[diagnostic::do_not_recommend]
-    impl Float for f32 {}
-    impl<T: Float> Float for Option<T> {}
-
-    /// The BSON name of a numeric field (a compile error, at the field, otherwise).
-    pub const fn numeric_name<T: Numeric>(field: FieldName<T>) -> &'static str {
-        field.as_str()
-    }
-    /// The BSON name of a field that can hold an average (a compile error otherwise).
-    pub const fn float_name<T: Float>(field: FieldName<T>) -> &'static str {
-        field.as_str()
-    }
-    /// Compile-time check: `E` is built from `&F`.
-    pub fn assert_embeds<F, E: for<'a> ::core::convert::From<&'a F>>() {}
     /// Compile-time check: `T` is a model.
     pub fn assert_model<T: Model>() {}
 
-    /// A field type whose stored value is a struct with typed field names, possibly inside
-    /// `Option`, `Vec`, `Box` or an array: what a dotted path (`dimensions.weight_grams`) goes
-    /// through. `#[derive(Fields)]` and `#[derive(Model)]` implement it.
-    #[diagnostic::on_unimplemented(
-        message = "a path below a field of type `{Self}` cannot be resolved through serde's names: `{Self}` has no typed field names",
-        label = "the path goes through this field",
-        note = "add `#[derive(Fields)]` to the nested struct (paths are Rust field names, resolved to the names serde writes); a path below a `bson::Document` or a map field is kept as written"
-    )]
-    pub trait Nests {
-        /// The struct the path continues in.
-        type Inner: Fields;
-    }
-    impl<T: Nests> Nests for Option<T> {
-        type Inner = T::Inner;
-    }
-    impl<T: Nests> Nests for Vec<T> {
-        type Inner = T::Inner;
-    }
-    impl<T: Nests> Nests for Box<T> {
-        type Inner = T::Inner;
-    }
-    impl<T: Nests, const N: usize> Nests for [T; N] {
-        type Inner = T::Inner;
-    }
-    /// The typed field names of the struct a field holds: one step of a dotted path.
-    pub const fn nested<T: Nests>(_field: FieldName<T>) -> <T::Inner as Fields>::Names {
-        <T::Inner as Fields>::FIELDS
-    }
     /// The BSON name of a path step.
     pub const fn step<T: ?Sized>(field: FieldName<T>) -> &'static str {
         field.as_str()

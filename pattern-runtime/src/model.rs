@@ -17,6 +17,11 @@ use crate::sync::{self, SyncOptions, SyncReport};
 /// The derive writes the implementation: the collection name, the indexes and a
 /// [`ModelSchema`] describing every serialized field. Implementing it by hand is possible but
 /// gives up the compile-time checks.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a model",
+    label = "not a `#[derive(Model)]` type",
+    note = "derive it: `#[derive(Serialize, Deserialize, Model)]` on `{Self}` (a subset's `full` names the model its items are copied from)"
+)]
 pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + Sized + 'static {
     /// The model's static description.
     const SCHEMA: &'static ModelSchema;

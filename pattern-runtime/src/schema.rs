@@ -281,6 +281,49 @@ impl<T: ?Sized> FieldName<T> {
     pub fn path(&self, rest: &str) -> String {
         format!("{}.{rest}", self.0)
     }
+
+    /// The typed field names of the struct this field holds (see [`Nests`]): one step of a
+    /// dotted path. `FieldName::nested(Product::FIELDS.dimensions).weight_grams` is the
+    /// nested field's name, as serde writes it within `Dimensions`.
+    pub const fn nested(self) -> <T::Inner as Fields>::Names
+    where
+        T: Nests,
+    {
+        <T::Inner as Fields>::FIELDS
+    }
+}
+
+/// A field type whose stored value is a struct with typed field names, possibly inside
+/// `Option`, `Vec`, `Box` or an array: what a dotted path in an attribute
+/// (`#[index(keys(dimensions.weight_grams = 1))]`) goes through, so each segment becomes the name
+/// serde writes.
+///
+/// `#[derive(Fields)]` and `#[derive(Model)]` implement it for the struct. Implement it for a
+/// wrapper of your own (an `Arc<T>` newtype, say) with `type Inner = T::Inner;`.
+#[diagnostic::on_unimplemented(
+    message = "a path below this field cannot be resolved through serde's names: `{Self}` holds no struct with typed field names",
+    label = "the path goes through this field",
+    note = "add `#[derive(Fields)]` to the nested struct (paths are Rust field names, resolved to the names serde writes); a path below a `bson::Document` or a map field is kept as written"
+)]
+pub trait Nests {
+    /// The struct the path continues in.
+    type Inner: Fields;
+}
+#[diagnostic::do_not_recommend]
+impl<T: Nests> Nests for Option<T> {
+    type Inner = T::Inner;
+}
+#[diagnostic::do_not_recommend]
+impl<T: Nests> Nests for Vec<T> {
+    type Inner = T::Inner;
+}
+#[diagnostic::do_not_recommend]
+impl<T: Nests> Nests for Box<T> {
+    type Inner = T::Inner;
+}
+#[diagnostic::do_not_recommend]
+impl<T: Nests, const N: usize> Nests for [T; N] {
+    type Inner = T::Inner;
 }
 
 // By hand: derives would demand `T: Clone`, `T: Debug`, ... of the field's type.

@@ -11,6 +11,11 @@ struct Product {
     review_count: String,
     #[computed(sum = recent.title)]
     title_sum: i64,
+    #[computed(sum = recent.stars)]
+    star_sum: i64,
+    // An average is a float: an integer field cannot hold it.
+    #[computed(avg = recent.stars)]
+    mean_stars: i64,
 }
 
 #[derive(Serialize, Deserialize, Model)]

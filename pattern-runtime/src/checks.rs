@@ -1,0 +1,95 @@
+//! Compile-time checks of field types that the derives generate, shared by the patterns.
+//!
+//! A check classifies a field's type by autoref specialisation and reads the verdict in a
+//! constant: `(&&Probe::of(FIELDS.unit)).numeric()` resolves to the impl for `&Probe<T>` when
+//! `T` is numeric and to the fallback for `Probe<T>` otherwise, and the generated
+//! `const _: () = if let Some(m) = unless(|| ..., "message") { panic!("{}", m) };` fails to
+//! evaluate with the derive's message, spanned at the user's token. No trait bound fails, so
+//! rustc prints that message alone, without naming this plumbing.
+
+use std::marker::PhantomData;
+
+use crate::schema::FieldName;
+
+/// The probe of a field's type.
+pub struct Probe<T: ?Sized>(PhantomData<fn() -> T>);
+
+impl<T: ?Sized> Probe<T> {
+    /// The probe of `field`'s type.
+    pub const fn of(_field: FieldName<T>) -> Self {
+        Probe(PhantomData)
+    }
+}
+
+/// Verdict: the type passes.
+pub struct Pass;
+/// Verdict: the type fails.
+pub struct Fail;
+
+/// A check's outcome.
+pub trait Verdict {
+    /// Whether the type passes.
+    const PASS: bool;
+}
+impl Verdict for Pass {
+    const PASS: bool = true;
+}
+impl Verdict for Fail {
+    const PASS: bool = false;
+}
+
+/// `message` unless `check`'s verdict passes (the closure is never called: its type is the
+/// verdict).
+pub const fn unless<V: Verdict>(_check: fn() -> V, message: &'static str) -> Option<&'static str> {
+    if V::PASS {
+        None
+    } else {
+        Some(message)
+    }
+}
+
+/// A numeric type: what a bucket summarises, and what a computed count or sum is kept in or
+/// read from.
+pub trait Numeric {}
+macro_rules! numeric {
+    ($($t:ty),*) => { $(impl Numeric for $t {})* };
+}
+numeric!(i8, i16, i32, i64, u8, u16, u32, f32, f64);
+impl<T: Numeric> Numeric for Option<T> {}
+
+/// A type that can hold an average.
+pub trait Float {}
+impl Float for f64 {}
+impl Float for f32 {}
+impl<T: Float> Float for Option<T> {}
+
+/// `numeric()` when the type is [`Numeric`].
+pub trait ProbeNumeric {
+    /// Passes.
+    fn numeric(&self) -> Pass {
+        Pass
+    }
+}
+impl<T: Numeric> ProbeNumeric for &Probe<T> {}
+
+/// `float()` when the type is [`Float`].
+pub trait ProbeFloat {
+    /// Passes.
+    fn float(&self) -> Pass {
+        Pass
+    }
+}
+impl<T: Float> ProbeFloat for &Probe<T> {}
+
+/// Every check, when nothing more specific holds.
+pub trait ProbeOther {
+    /// Fails: not numeric.
+    fn numeric(&self) -> Fail {
+        Fail
+    }
+    /// Fails: not a float.
+    fn float(&self) -> Fail {
+        Fail
+    }
+}
+impl<T: ?Sized> ProbeOther for Probe<T> {}
