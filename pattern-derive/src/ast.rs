@@ -2,9 +2,12 @@
 //! once, by serde's own front end) and the container attributes.
 
 use proc_macro2::Span;
+use proc_macro2::TokenStream;
+use quote::quote;
 use quote::ToTokens;
 use serde_derive_internals::{ast, Ctxt, Derive};
-use syn::{Data, DeriveInput, Fields, Ident, LitStr, Type};
+use syn::punctuated::Punctuated;
+use syn::{Data, DeriveInput, Fields, Ident, LitStr, Token, Type};
 
 use crate::errors::{did_you_mean, Errors};
 
@@ -17,6 +20,9 @@ pub(crate) struct Model<'a> {
     /// `#[model(group = "...")]` (`#[bucket(group = "...")]` on a measurement).
     pub group: Option<String>,
     pub fields: Vec<Field<'a>>,
+    /// For the common fields of an enum model: the fields of some variants only, by Rust name,
+    /// with the variants that have them (so a message can say where a name is missing).
+    pub partial_fields: Vec<(String, Vec<String>)>,
 }
 
 /// One named field.
@@ -41,6 +47,18 @@ impl Model<'_> {
 
     /// The message for a name that is not a field, with a suggestion (by Rust or BSON name).
     pub(crate) fn unknown_field_message(&self, got: &str, what: &str) -> String {
+        if let Some((_, variants)) = self.partial_fields.iter().find(|(f, _)| f == got) {
+            return format!(
+                "{what} `{got}` is not a field of every variant (only of {}): an index on the \
+                 enum names fields common to all its variants; put `#[index(...)]` on the \
+                 variant instead, for an index restricted to its documents",
+                variants
+                    .iter()
+                    .map(|v| format!("`{v}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
         if let Some(f) = self.fields.iter().find(|f| f.bson_name == got) {
             return format!(
                 "{what} `{got}` is not a field: keys are Rust field names; `{got}` is the \
@@ -118,6 +136,36 @@ pub(crate) fn parse_as<'a>(
         return Err(Unsupported::Shape);
     };
 
+    let fields = fields_of(serde_fields, errors);
+
+    let model = Model {
+        ident: &input.ident,
+        krate: attrs
+            .krate
+            .unwrap_or_else(|| syn::parse_quote!(::pattern_runtime)),
+        collection: attrs
+            .collection
+            .unwrap_or_else(|| default_collection(&input.ident.to_string())),
+        group: attrs.group,
+        fields,
+        partial_fields: Vec::new(),
+    };
+    if derive == DeriveKind::Model {
+        let referenced = input
+            .attrs
+            .iter()
+            .any(|a| a.path().is_ident("extended_ref"));
+        check_id(&model, referenced, errors);
+    }
+    Ok(model)
+}
+
+/// The named fields serde reads (of a struct or of an enum's struct variant), with their
+/// serialized names; `#[serde(flatten)]` is refused.
+pub(crate) fn fields_of<'a>(
+    serde_fields: &[ast::Field<'a>],
+    errors: &mut Errors,
+) -> Vec<Field<'a>> {
     let mut fields = Vec::new();
     for f in serde_fields {
         let Some(ident) = f.original.ident.as_ref() else {
@@ -142,26 +190,7 @@ pub(crate) fn parse_as<'a>(
             attrs: &f.original.attrs,
         });
     }
-
-    let model = Model {
-        ident: &input.ident,
-        krate: attrs
-            .krate
-            .unwrap_or_else(|| syn::parse_quote!(::pattern_runtime)),
-        collection: attrs
-            .collection
-            .unwrap_or_else(|| default_collection(&input.ident.to_string())),
-        group: attrs.group,
-        fields,
-    };
-    if derive == DeriveKind::Model {
-        let referenced = input
-            .attrs
-            .iter()
-            .any(|a| a.path().is_ident("extended_ref"));
-        check_id(&model, referenced, errors);
-    }
-    Ok(model)
+    fields
 }
 
 pub(crate) fn unraw(ident: &Ident) -> String {
@@ -238,16 +267,19 @@ fn check_shape(
     Ok(())
 }
 
+/// `#[model(...)]` on the struct or enum.
 #[derive(Default)]
-struct ModelAttrs {
-    collection: Option<String>,
-    group: Option<String>,
-    krate: Option<syn::Path>,
+pub(crate) struct ModelAttrs {
+    pub collection: Option<String>,
+    pub group: Option<String>,
+    pub krate: Option<syn::Path>,
+    /// `derive(Clone, PartialEq)`: extra derives of the types generated for an enum model.
+    pub derives: Vec<syn::Path>,
 }
 
-const MODEL_KEYS: &[&str] = &["collection", "group", "crate"];
+const MODEL_KEYS: &[&str] = &["collection", "group", "crate", "derive"];
 
-fn parse_model_attrs(input: &DeriveInput, errors: &mut Errors) -> ModelAttrs {
+pub(crate) fn parse_model_attrs(input: &DeriveInput, errors: &mut Errors) -> ModelAttrs {
     let mut out = ModelAttrs::default();
     let mut seen: Vec<String> = Vec::new();
     for attr in input.attrs.iter().filter(|a| a.path().is_ident("model")) {
@@ -276,6 +308,25 @@ fn parse_model_attrs(input: &DeriveInput, errors: &mut Errors) -> ModelAttrs {
                 errors.spanned(&meta.path, format!("duplicate model option `{key}`"));
             }
             seen.push(key.clone());
+            if key == "derive" {
+                let content;
+                syn::parenthesized!(content in meta.input);
+                let paths =
+                    syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated(
+                        &content,
+                    )?;
+                if matches!(input.data, Data::Enum(_)) {
+                    out.derives.extend(paths);
+                } else {
+                    errors.spanned(
+                        &meta.path,
+                        "`derive(...)` adds derives to the types generated for an enum model \
+                         (its variants and common fields); on a struct, derive them on the \
+                         struct itself",
+                    );
+                }
+                return Ok(());
+            }
             let value: syn::Expr = meta.value()?.parse()?;
             let syn::Expr::Lit(syn::ExprLit {
                 lit: syn::Lit::Str(s),
@@ -365,7 +416,11 @@ pub(crate) fn default_collection(type_name: &str) -> String {
 }
 
 /// Container-level serde attributes that change the stored shape in ways the derive cannot see.
-fn check_container_serde(input: &DeriveInput, container: &ast::Container<'_>, errors: &mut Errors) {
+pub(crate) fn check_container_serde(
+    input: &DeriveInput,
+    container: &ast::Container<'_>,
+    errors: &mut Errors,
+) {
     let a = &container.attrs;
     let refused = [
         (
@@ -450,6 +505,26 @@ fn check_id(model: &Model<'_>, referenced: bool, errors: &mut Errors) {
             ),
         ),
     }
+}
+
+/// The source field's serde attributes without `rename` and `alias` (the copy is renamed
+/// explicitly to the source's serialized name): `with`, `skip_serializing_if`, `default`, ...
+/// keep the copy's stored form equal to the source's.
+pub(crate) fn serde_attrs_without_names(attrs: &[syn::Attribute]) -> Vec<TokenStream> {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("serde"))
+        .filter_map(|a| {
+            let metas = a
+                .parse_args_with(Punctuated::<syn::Meta, Token![,]>::parse_terminated)
+                .ok()?;
+            let kept: Vec<&syn::Meta> = metas
+                .iter()
+                .filter(|m| !(m.path().is_ident("rename") || m.path().is_ident("alias")))
+                .collect();
+            (!kept.is_empty()).then(|| quote!(#[serde(#(#kept),*)]))
+        })
+        .collect()
 }
 
 /// Parses a string literal as the named kind of value.

@@ -515,7 +515,7 @@ impl ExtendedRefs {
                 let ty = f.ty;
                 let bson = &f.bson_name;
                 let field_vis = field_vis(input, f.ident);
-                let serde_attrs = copied_serde_attrs(f.attrs);
+                let serde_attrs = crate::ast::serde_attrs_without_names(f.attrs);
                 let doc = format!("`{bson}`, copied from `{source}::{}`.", f.rust_name);
                 quote! {
                     #[doc = #doc]
@@ -911,24 +911,4 @@ fn field_vis<'a>(input: &'a syn::DeriveInput, ident: &Ident) -> Option<&'a syn::
         .iter()
         .find(|f| f.ident.as_ref() == Some(ident))
         .map(|f| &f.vis)
-}
-
-/// The source field's serde attributes without `rename` and `alias` (the copy is renamed
-/// explicitly to the source's serialized name): `with`, `skip_serializing_if`, `default`, ...
-/// keep the copy's stored form equal to the source's.
-fn copied_serde_attrs(attrs: &[syn::Attribute]) -> Vec<TokenStream> {
-    attrs
-        .iter()
-        .filter(|a| a.path().is_ident("serde"))
-        .filter_map(|a| {
-            let metas = a
-                .parse_args_with(Punctuated::<syn::Meta, Token![,]>::parse_terminated)
-                .ok()?;
-            let kept: Vec<&syn::Meta> = metas
-                .iter()
-                .filter(|m| !(m.path().is_ident("rename") || m.path().is_ident("alias")))
-                .collect();
-            (!kept.is_empty()).then(|| quote!(#[serde(#(#kept),*)]))
-        })
-        .collect()
 }

@@ -197,6 +197,8 @@ struct CheckedCollation {
 /// A checked index, ready to expand.
 pub(crate) struct Index {
     name: BsonPath,
+    /// `name = "..."` was given.
+    explicit_name: bool,
     /// The `name = "..."` literal, else the attribute: where errors about this index point.
     span: Span,
     /// The Rust name of the field of the first key: where the schema records the annotation.
@@ -225,12 +227,15 @@ const PARTIAL_OPS: &[&str] = &["eq", "gt", "gte", "lt", "lte", "exists", "type"]
 
 /// Every index of the model: struct-level attributes first, then field-level ones.
 pub(crate) fn collect(
-    input: &syn::DeriveInput,
+    container_attrs: &[syn::Attribute],
     model: &Model<'_>,
     errors: &mut Errors,
 ) -> Vec<Index> {
     let mut parsed: Vec<IndexAttr> = Vec::new();
-    for attr in input.attrs.iter().filter(|a| a.path().is_ident("index")) {
+    for attr in container_attrs
+        .iter()
+        .filter(|a| a.path().is_ident("index"))
+    {
         if let Some(a) = parse_attr(attr, None, errors) {
             parsed.push(a);
         }
@@ -242,11 +247,18 @@ pub(crate) fn collect(
             }
         }
     }
+    let checked = parsed
+        .into_iter()
+        .filter_map(|a| check(a, model, errors))
+        .collect();
+    dedupe(checked, errors)
+}
+
+/// `indexes` without those MongoDB would refuse beside an earlier one (the same name, or the
+/// same keys and options), each refused one reported at its own `index`.
+pub(crate) fn dedupe(indexes: Vec<Index>, errors: &mut Errors) -> Vec<Index> {
     let mut out: Vec<Index> = Vec::new();
-    for a in parsed {
-        let Some(index) = check(a, model, errors) else {
-            continue;
-        };
+    for index in indexes {
         if index.name.literal().as_deref() == Some("_id_") {
             errors.at(
                 index.span,
@@ -985,6 +997,7 @@ fn check(a: IndexAttr, model: &Model<'_>, errors: &mut Errors) -> Option<Index> 
     );
     Some(Index {
         span: a.name.as_ref().map_or(a.attr_span, LitStr::span),
+        explicit_name: a.name.is_some(),
         name,
         first_field: a.keys[0].path.head.clone(),
         keys,
@@ -1035,6 +1048,29 @@ impl Index {
     /// The index name, a `&'static str` const expression.
     pub(crate) fn name_expr(&self, p: &TokenStream) -> TokenStream {
         self.name.expr(p)
+    }
+
+    /// Whether the first key is the BSON path `path`.
+    pub(crate) fn starts_with_key(&self, path: &str) -> bool {
+        self.keys
+            .first()
+            .is_some_and(|(k, _)| k.literal().as_deref() == Some(path))
+    }
+
+    /// Restricts the index to the documents whose `field` equals `value` (a partial filter
+    /// clause), and, when the name is mongod's default, suffixes it with `_value` so the same
+    /// keys can be indexed for another value under another name.
+    pub(crate) fn restrict_to(&mut self, field: &str, value: &str, named: bool) {
+        self.partial
+            .push((BsonPath::text(field), "eq", Lit::Str(value.to_owned())));
+        if !named {
+            self.name.push_text(&format!("_{value}"));
+        }
+    }
+
+    /// Whether the name was given with `name = "..."`.
+    pub(crate) fn is_named(&self) -> bool {
+        self.explicit_name
     }
 
     /// Whether the server would take `other` for this index: the same keys, `unique`, `sparse`,

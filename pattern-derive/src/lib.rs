@@ -16,6 +16,7 @@ mod schema;
 
 // One line per pattern.
 mod extended_ref;
+mod polymorphic;
 mod subset;
 mod versioning;
 

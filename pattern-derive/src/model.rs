@@ -11,7 +11,7 @@ use crate::ast::{self, Model};
 use crate::errors::Errors;
 use crate::index::{self, Index};
 use crate::schema::{self, Pattern, PatternDef};
-use crate::{extended_ref, subset, versioning};
+use crate::{extended_ref, polymorphic, subset, versioning};
 
 /// The patterns of `#[derive(Model)]`, one line each, in the order their specs are listed in the
 /// schema. Adding a pattern: a module with a `PATTERN`, a line here, and its attribute names in
@@ -23,11 +23,15 @@ const PATTERNS: &[&PatternDef] = &[
 ];
 
 pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
+    // An enum is a polymorphic model: its own reading and output.
+    if matches!(input.data, syn::Data::Enum(_)) {
+        return polymorphic::derive(input);
+    }
     let mut errors = Errors::default();
     let model = ast::parse(input, &mut errors);
     let (indexes, patterns) = match &model {
         Ok(m) => {
-            let indexes = index::collect(input, m, &mut errors);
+            let indexes = index::collect(&input.attrs, m, &mut errors);
             let patterns: Vec<Box<dyn Pattern>> = PATTERNS
                 .iter()
                 .map(|def| (def.model)(input, m, &mut errors))

@@ -136,6 +136,7 @@ pub(crate) fn field_names(model: &Model<'_>) -> TokenStream {
         let name = &f.bson_name;
         quote!(#id: #krate::__private::FieldName::new(#name))
     });
+    let keys: Vec<&String> = stored.iter().map(|f| &f.bson_name).collect();
     let struct_doc = format!("The serialized field names of [`{ident}`].");
     quote! {
         #[doc = #struct_doc]
@@ -153,6 +154,7 @@ pub(crate) fn field_names(model: &Model<'_>) -> TokenStream {
         impl #krate::__private::Fields for #ident {
             type Names = #fields_ident;
             const FIELDS: #fields_ident = #ident::FIELDS;
+            const KEYS: &'static [&'static str] = &[#(#keys),*];
         }
 
         #[automatically_derived]
@@ -213,6 +215,7 @@ fn fields_only(input: &DeriveInput) -> TokenStream {
         collection: String::new(),
         group: None,
         fields,
+        partial_fields: Vec::new(),
     };
     let names = field_names(&model);
     quote! {

@@ -107,6 +107,33 @@ pub enum Error {
         reason: String,
     },
 
+    /// A document of a polymorphic model's collection whose tag names no variant of the enum
+    /// (and the enum has no `#[serde(other)]` catch-all), or has no tag. Only that document is
+    /// affected: the others of the same read are still returned.
+    #[error(
+        "document {} in `{collection}` has {}: `{model}` knows {}",
+        id.as_ref().map_or_else(|| "without _id".to_owned(), ToString::to_string),
+        match value {
+            Some(v) => format!("`{tag}: {v}`"),
+            None => format!("no string `{tag}`"),
+        },
+        known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+    )]
+    UnknownVariant {
+        /// The model (the enum's name).
+        model: &'static str,
+        /// The collection read.
+        collection: String,
+        /// The tag's key (`type`).
+        tag: &'static str,
+        /// The tag's value in the document, if it is a string.
+        value: Option<String>,
+        /// The document's `_id`, if it has one.
+        id: Option<bson::Bson>,
+        /// The tag values the enum knows.
+        known: &'static [&'static str],
+    },
+
     /// Two models synced together declare one index name on one collection with different keys
     /// or options, or the same index (keys, `unique`, `sparse`, partial filter, collation) under
     /// two names, which the server would refuse. Nothing was synced.
@@ -207,6 +234,12 @@ impl Error {
         matches!(self, Error::IndexConflict(_))
     }
 
+    /// Whether this is an [`UnknownVariant`](Error::UnknownVariant): a document whose tag the
+    /// polymorphic model does not know.
+    pub fn is_unknown_variant(&self) -> bool {
+        matches!(self, Error::UnknownVariant { .. })
+    }
+
     /// Whether this is [`DocumentTooLarge`](Error::DocumentTooLarge): over 16 MiB, nothing
     /// written.
     pub fn is_too_large(&self) -> bool {
@@ -224,6 +257,7 @@ impl Error {
             | Error::CollectionConflict { .. }
             | Error::UnknownGroup { .. }
             | Error::InvalidValue { .. }
+            | Error::UnknownVariant { .. }
             | Error::Bson(_)
             | Error::NotFound { .. }
             | Error::VersionConflict { .. }

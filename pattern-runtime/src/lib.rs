@@ -191,6 +191,7 @@ mod model;
 // One line per pattern.
 pub mod bucket;
 pub mod extended_ref;
+pub mod polymorphic;
 pub mod subset;
 pub mod versioning;
 
@@ -207,6 +208,7 @@ pub use index::{
     Collation, Difference, IndexKey, IndexKind, IndexSpec, Literal, PartialClause, PartialOp,
 };
 pub use model::{Model, ModelCollection};
+pub use polymorphic::{Polymorphic, Variant, VariantCollection};
 pub use schema::{
     registered_models, Annotation, FieldName, FieldSchema, Fields, ModelSchema, Nests, PatternSpec,
 };
@@ -251,6 +253,7 @@ pub mod __private {
         Collation, IndexKey, IndexKind, IndexParts, IndexSpec, Literal, PartialClause, PartialOp,
     };
     pub use crate::model::Model;
+    pub use crate::polymorphic::{Polymorphic, Variant};
     pub use crate::schema::{
         Annotation, FieldName, FieldParts, FieldSchema, Fields, Mode, ModelSchema, Nests,
         PatternSpec, Registration, SchemaParts,

@@ -243,6 +243,9 @@ pub trait Fields {
     type Names: Copy + 'static;
     /// The serialized (BSON) name of every stored field.
     const FIELDS: Self::Names;
+    /// The same names as a list, in declaration order: what a projection onto this type asks
+    /// the server for.
+    const KEYS: &'static [&'static str];
 }
 
 /// The serialized name of a model field, from `Model::FIELDS`: use it to build filters and

@@ -1,0 +1,686 @@
+//! `#[derive(Model)]` on an enum: the polymorphic pattern. One collection, a serde internal tag
+//! telling the variants apart, the fields common to every variant, and one generated struct per
+//! variant for typed access. Indexes on the enum take common fields; indexes on a variant are
+//! partial indexes restricted to its tag value.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, ToTokens};
+use serde_derive_internals::{ast as serde_ast, attr::TagType, Ctxt, Derive};
+use syn::{DeriveInput, Ident};
+
+use crate::ast::{self, Field, Model};
+use crate::errors::Errors;
+use crate::index::{self, Index};
+use crate::schema;
+
+/// Attributes of other patterns, refused on an enum model (with where they would go).
+const REFUSED: &[&str] = &["versioned", "version", "subset", "computed", "extended_ref"];
+
+/// One struct variant.
+struct VariantDef<'a> {
+    ident: &'a Ident,
+    tag_value: String,
+    /// The generated struct (`NotificationPush`).
+    struct_ident: Ident,
+    fields: Vec<Field<'a>>,
+    attrs: &'a [syn::Attribute],
+}
+
+/// What the derive read of the enum.
+struct Poly<'a> {
+    input: &'a DeriveInput,
+    attrs: ast::ModelAttrs,
+    tag: String,
+    variants: Vec<VariantDef<'a>>,
+    /// The `#[serde(other)]` unit variant.
+    catch_all: Option<&'a Ident>,
+    kind_ident: Ident,
+    common_ident: Ident,
+    /// Indices into the first variant's fields: the common ones.
+    common: Vec<usize>,
+    /// Fields of some variants only: (Rust name, the variants having it).
+    partial: Vec<(String, Vec<String>)>,
+}
+
+pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
+    let mut errors = Errors::default();
+    let poly = read(input, &mut errors);
+    let indexes = match &poly {
+        Some(p) if errors.is_empty() => Some(collect_indexes(p, &mut errors)),
+        _ => None,
+    };
+    let mut out = match errors.into_result() {
+        Ok(()) => TokenStream::new(),
+        Err(e) => e.to_compile_error(),
+    };
+    if let Some(p) = &poly {
+        // With errors, the same items without indexes and unregistered: uses of the generated
+        // types do not cascade into more errors.
+        out.extend(generate(p, indexes.as_deref()));
+    }
+    out
+}
+
+/// Reads the enum; `None` when nothing can be generated (serde's attributes are wrong, which
+/// serde reports, or the enum is generic or not internally tagged).
+fn read<'a>(input: &'a DeriveInput, errors: &mut Errors) -> Option<Poly<'a>> {
+    if !input.generics.params.is_empty() {
+        errors.spanned(
+            &input.generics,
+            "`derive(Model)` does not support generic enums: a model is registered once, for one \
+             collection. Derive it on a concrete enum",
+        );
+        return None;
+    }
+    let attrs = ast::parse_model_attrs(input, errors);
+    refuse_other_patterns(input, errors);
+    let cx = Ctxt::new();
+    let container = serde_ast::Container::from_ast(&cx, input, Derive::Serialize);
+    let serde_ok = cx.check().is_ok();
+    let container = container.filter(|_| serde_ok)?;
+    ast::check_container_serde(input, &container, errors);
+    let serde_ast::Data::Enum(serde_variants) = &container.data else {
+        return None;
+    };
+    let advice = "store one shape per variant with `#[serde(tag = \"type\")]` on the enum (the \
+                  tag's key, here `type`, is a field of every document)";
+    let tag = match container.attrs.tag() {
+        TagType::Internal { tag } => tag.clone(),
+        TagType::External => {
+            errors.spanned(
+                &input.ident,
+                format!(
+                    "`derive(Model)` on an enum needs an internally tagged enum: by default serde \
+                     nests each variant's fields under its name (`{{\"Email\": {{..}}}}`), so no \
+                     field is common to every document and none can be indexed; {advice}"
+                ),
+            );
+            return None;
+        }
+        TagType::Adjacent { .. } => {
+            let span =
+                ast::serde_key_span(&input.attrs, "content").unwrap_or_else(|| input.ident.span());
+            errors.at(
+                span,
+                format!(
+                    "an adjacently tagged enum (`tag` + `content`) nests each variant's fields \
+                     under `content`, so no field is common to every document; remove \
+                     `content`: {advice}"
+                ),
+            );
+            return None;
+        }
+        TagType::None => {
+            let span =
+                ast::serde_key_span(&input.attrs, "untagged").unwrap_or_else(|| input.ident.span());
+            errors.at(
+                span,
+                format!(
+                    "an untagged enum stores no field saying which variant a document is, so it \
+                     cannot be read back reliably nor queried by variant; {advice}"
+                ),
+            );
+            return None;
+        }
+    };
+
+    let mut variants: Vec<VariantDef<'a>> = Vec::new();
+    let mut catch_all = None;
+    for v in serde_variants {
+        let ident = &v.original.ident;
+        if v.attrs.other() {
+            catch_all = Some(ident);
+            continue;
+        }
+        match v.style {
+            serde_ast::Style::Struct => {}
+            serde_ast::Style::Unit => {
+                errors.spanned(
+                    ident,
+                    format!(
+                        "unit variant `{ident}` would store only the tag, and every document \
+                         needs an `_id`: give it fields (one serialized as `_id`), or mark it \
+                         `#[serde(other)]` to read documents whose tag no variant has"
+                    ),
+                );
+                continue;
+            }
+            serde_ast::Style::Newtype => {
+                errors.spanned(
+                    &v.original.fields,
+                    format!(
+                        "newtype variant `{ident}(..)` is not supported: the derive cannot see \
+                         the inner struct's fields, which it needs for the common fields, the \
+                         indexes and the variant's struct; write them in the variant: \
+                         `{ident} {{ .. }}`"
+                    ),
+                );
+                continue;
+            }
+            serde_ast::Style::Tuple => {
+                errors.spanned(
+                    &v.original.fields,
+                    format!(
+                        "tuple variant `{ident}(..)` has no field names to store as BSON keys: \
+                         write a struct variant, `{ident} {{ .. }}`"
+                    ),
+                );
+                continue;
+            }
+        }
+        let tag_value = v.attrs.name().serialize_name().to_owned();
+        if let Some(first) = variants.iter().find(|o| o.tag_value == tag_value) {
+            errors.spanned(
+                ident,
+                format!(
+                    "variants `{}` and `{ident}` are both stored with `{tag}: \"{tag_value}\"`, \
+                     so a document could not say which one it is: give one of them another \
+                     `#[serde(rename = \"...\")]`",
+                    first.ident
+                ),
+            );
+            continue;
+        }
+        let fields = ast::fields_of(&v.fields, errors);
+        match fields.iter().find(|f| f.bson_name == "_id") {
+            Some(f) if !f.serialized => errors.spanned(
+                f.ident,
+                "the `_id` field is never serialized (`#[serde(skip)]`): a model's `_id` must be \
+                 stored; use `skip_serializing_if = \"Option::is_none\"` to let the server assign it",
+            ),
+            Some(_) => {}
+            None => errors.spanned(
+                ident,
+                format!(
+                    "variant `{ident}` has no field serialized as `_id`: every document needs \
+                     one; add `#[serde(rename = \"_id\")] id: bson::oid::ObjectId` (the same in \
+                     every variant, so it is a common field)"
+                ),
+            ),
+        }
+        variants.push(VariantDef {
+            ident,
+            tag_value,
+            struct_ident: format_ident!("{}{}", input.ident, ast::unraw(ident)),
+            fields,
+            attrs: &v.original.attrs,
+        });
+    }
+    if variants.is_empty() && serde_variants.iter().all(|v| v.attrs.other()) {
+        errors.spanned(
+            &input.ident,
+            "an enum model needs at least one struct variant with fields (one of them serialized \
+             as `_id`)",
+        );
+    }
+
+    let (common, partial) = common_fields(&variants);
+    let poly = Poly {
+        input,
+        attrs,
+        tag,
+        catch_all,
+        kind_ident: format_ident!("{}Kind", input.ident),
+        common_ident: format_ident!("{}Common", input.ident),
+        common,
+        partial,
+        variants,
+    };
+    if let Some(f) = poly.common_fields().find(|f| f.rust_name == "kind") {
+        errors.spanned(
+            f.ident,
+            format!(
+                "`kind` is a field of every variant, and `{}` names the tag `kind`: rename this \
+                 field",
+                poly.common_ident
+            ),
+        );
+    }
+    Some(poly)
+}
+
+/// `#[versioned]`, `#[subset]`, ... anywhere on the enum: refused, with why.
+fn refuse_other_patterns(input: &DeriveInput, errors: &mut Errors) {
+    let syn::Data::Enum(e) = &input.data else {
+        return;
+    };
+    let on_fields = e
+        .variants
+        .iter()
+        .flat_map(|v| v.attrs.iter().chain(v.fields.iter().flat_map(|f| &f.attrs)));
+    for attr in input.attrs.iter().chain(on_fields) {
+        if let Some(name) = REFUSED.iter().find(|n| attr.path().is_ident(n)) {
+            errors.spanned(
+                attr.path(),
+                format!(
+                    "`#[{name}]` is not supported on an enum model (the polymorphic pattern) \
+                     yet: its operations address the fields of one shape. Keep this data in a \
+                     struct model of its own"
+                ),
+            );
+        }
+    }
+    for v in &e.variants {
+        for attr in v.fields.iter().flat_map(|f| &f.attrs).chain(&v.attrs) {
+            if attr.path().is_ident("model") {
+                errors.spanned(
+                    attr,
+                    "`#[model(...)]` goes on the enum, not on a variant or field",
+                );
+            }
+        }
+    }
+}
+
+/// The first variant's fields that every variant has under the same Rust name, BSON name and
+/// type; and the names only some variants have.
+fn common_fields(variants: &[VariantDef<'_>]) -> (Vec<usize>, Vec<(String, Vec<String>)>) {
+    let Some(first) = variants.first() else {
+        return (Vec::new(), Vec::new());
+    };
+    let same = |f: &Field<'_>, g: &Field<'_>| {
+        f.rust_name == g.rust_name
+            && f.bson_name == g.bson_name
+            && g.serialized
+            && crate::errors::type_string(f.ty) == crate::errors::type_string(g.ty)
+    };
+    let common = first
+        .fields
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| {
+            f.serialized && variants.iter().all(|v| v.fields.iter().any(|g| same(f, g)))
+        })
+        .map(|(i, _)| i)
+        .collect::<Vec<_>>();
+    let mut partial: Vec<(String, Vec<String>)> = Vec::new();
+    for v in variants {
+        for f in v.fields.iter().filter(|f| f.serialized) {
+            let is_common = common
+                .iter()
+                .any(|&i| first.fields[i].rust_name == f.rust_name);
+            if is_common {
+                continue;
+            }
+            match partial.iter_mut().find(|(n, _)| *n == f.rust_name) {
+                Some((_, vs)) => vs.push(v.ident.to_string()),
+                None => partial.push((f.rust_name.clone(), vec![v.ident.to_string()])),
+            }
+        }
+    }
+    (common, partial)
+}
+
+impl<'a> Poly<'a> {
+    fn common_fields(&self) -> impl Iterator<Item = &Field<'a>> {
+        let first = self.variants.first();
+        self.common
+            .iter()
+            .filter_map(move |&i| first.map(|v| &v.fields[i]))
+    }
+
+    fn krate(&self) -> syn::Path {
+        self.attrs
+            .krate
+            .clone()
+            .unwrap_or_else(|| syn::parse_quote!(::pattern_runtime))
+    }
+
+    fn collection(&self) -> String {
+        self.attrs
+            .collection
+            .clone()
+            .unwrap_or_else(|| ast::default_collection(&self.input.ident.to_string()))
+    }
+}
+
+/// The model of the generated common struct: the tag (`kind`) and the common fields, without
+/// their attributes (field-level `#[index]` belongs to the variant it is written in).
+fn common_model<'p>(
+    poly: &'p Poly<'_>,
+    kind_field_ident: &'p Ident,
+    kind_ty: &'p syn::Type,
+) -> Model<'p> {
+    let mut fields = vec![Field {
+        ident: kind_field_ident,
+        rust_name: "kind".to_owned(),
+        bson_name: poly.tag.clone(),
+        ty: kind_ty,
+        serialized: true,
+        custom_serializer: false,
+        attrs: &[],
+    }];
+    fields.extend(poly.common_fields().map(|f| Field {
+        ident: f.ident,
+        rust_name: f.rust_name.clone(),
+        bson_name: f.bson_name.clone(),
+        ty: f.ty,
+        serialized: true,
+        custom_serializer: f.custom_serializer,
+        attrs: &[],
+    }));
+    Model {
+        ident: &poly.common_ident,
+        krate: poly.krate(),
+        collection: poly.collection(),
+        group: poly.attrs.group.clone(),
+        fields,
+        partial_fields: poly.partial.clone(),
+    }
+}
+
+/// The model of one variant's generated struct.
+fn variant_model<'p>(poly: &'p Poly<'_>, v: &'p VariantDef<'_>) -> Model<'p> {
+    Model {
+        ident: &v.struct_ident,
+        krate: poly.krate(),
+        collection: poly.collection(),
+        group: poly.attrs.group.clone(),
+        fields: v
+            .fields
+            .iter()
+            .map(|f| Field {
+                ident: f.ident,
+                rust_name: f.rust_name.clone(),
+                bson_name: f.bson_name.clone(),
+                ty: f.ty,
+                serialized: f.serialized,
+                custom_serializer: f.custom_serializer,
+                attrs: f.attrs,
+            })
+            .collect(),
+        partial_fields: Vec::new(),
+    }
+}
+
+/// The indexes: the enum's (common fields, every variant), then each variant's (restricted to
+/// its tag value). `None` in the output's place when an index is wrong.
+fn collect_indexes(poly: &Poly<'_>, errors: &mut Errors) -> Vec<Index> {
+    let kind_field = Ident::new("kind", Span::call_site());
+    let kind_ident = &poly.kind_ident;
+    let kind_ty: syn::Type = syn::parse_quote!(#kind_ident);
+    let common = common_model(poly, &kind_field, &kind_ty);
+    let mut all = index::collect(&poly.input.attrs, &common, errors);
+    for v in &poly.variants {
+        let model = variant_model(poly, v);
+        for mut i in index::collect(v.attrs, &model, errors) {
+            let named = i.is_named();
+            i.restrict_to(&poly.tag, &v.tag_value, named);
+            all.push(i);
+        }
+    }
+    index::dedupe(all, errors)
+}
+
+fn generate(poly: &Poly<'_>, indexes: Option<&[Index]>) -> TokenStream {
+    let input = poly.input;
+    let krate = poly.krate();
+    let p = quote!(#krate::__private);
+    let serde_crate = format!("{}::__private::serde", krate.to_token_stream()).replace(' ', "");
+    let vis = &input.vis;
+    let ident = &input.ident;
+    let kind_ident = &poly.kind_ident;
+    let common_ident = &poly.common_ident;
+    let tag = &poly.tag;
+    let derives = &poly.attrs.derives;
+
+    // The kind enum.
+    let kind_variants = poly.variants.iter().map(|v| {
+        let vi = v.ident;
+        let value = &v.tag_value;
+        let doc = format!("`{tag}: \"{value}\"`");
+        quote!(#[doc = #doc] #[serde(rename = #value)] #vi)
+    });
+    let other_kind = poly.catch_all.map(|o| {
+        quote!(
+            /// Any other tag (the enum's `#[serde(other)]` variant).
+            #[serde(other)]
+            #o
+        )
+    });
+    let kind_tags = poly.variants.iter().map(|v| {
+        let vi = v.ident;
+        let value = &v.tag_value;
+        quote!(#kind_ident::#vi => ::core::option::Option::Some(#value))
+    });
+    let other_tag = poly
+        .catch_all
+        .map(|o| quote!(#kind_ident::#o => ::core::option::Option::None));
+    let kind_doc = format!("The variants of [`{ident}`], stored as its `{tag}` field.");
+
+    // The common struct.
+    let common_fields = poly.common_fields().map(|f| generated_field(vis, f, ident));
+    let common_doc = format!(
+        "The tag and the fields every variant of [`{ident}`] has: what a query over all of them \
+         projects to."
+    );
+    let kind_field_doc = format!("`{tag}`: the variant.");
+
+    // The variant structs.
+    let variant_structs = poly.variants.iter().map(|v| {
+        let sident = &v.struct_ident;
+        let fields = v.fields.iter().map(|f| generated_field(vis, f, ident));
+        let doc = format!(
+            "The `{}` variant of [`{ident}`] (`{tag}: \"{}\"`): what its handle reads and writes.",
+            v.ident, v.tag_value
+        );
+        quote! {
+            #[doc = #doc]
+            #[derive(
+                ::core::fmt::Debug,
+                #p::serde::Serialize,
+                #p::serde::Deserialize,
+                #(#derives),*
+            )]
+            #[serde(crate = #serde_crate)]
+            #vis struct #sident {
+                #(#fields,)*
+            }
+        }
+    });
+
+    let public = quote! {
+        #[doc = #kind_doc]
+        #[derive(
+            ::core::clone::Clone,
+            ::core::marker::Copy,
+            ::core::fmt::Debug,
+            ::core::cmp::PartialEq,
+            ::core::cmp::Eq,
+            ::core::hash::Hash,
+            #p::serde::Serialize,
+            #p::serde::Deserialize,
+        )]
+        #[serde(crate = #serde_crate)]
+        #vis enum #kind_ident {
+            #(#kind_variants,)*
+            #other_kind
+        }
+
+        #[automatically_derived]
+        impl #kind_ident {
+            /// The tag value (`None` for the `#[serde(other)]` variant).
+            #vis const fn tag(self) -> ::core::option::Option<&'static str> {
+                match self {
+                    #(#kind_tags,)*
+                    #other_tag
+                }
+            }
+        }
+
+        #[doc = #common_doc]
+        #[derive(
+            ::core::fmt::Debug,
+            #p::serde::Serialize,
+            #p::serde::Deserialize,
+            #(#derives),*
+        )]
+        #[serde(crate = #serde_crate)]
+        #vis struct #common_ident {
+            #[doc = #kind_field_doc]
+            #[serde(rename = #tag)]
+            #vis kind: #kind_ident,
+            #(#common_fields,)*
+        }
+
+        #(#variant_structs)*
+    };
+
+    // Inside the `const _` block.
+    let kind_field = Ident::new("kind", Span::call_site());
+    let kind_ty: syn::Type = syn::parse_quote!(#kind_ident);
+    let common = common_model(poly, &kind_field, &kind_ty);
+    let common_names = schema::field_names(&common);
+    let variant_models: Vec<Model<'_>> = poly
+        .variants
+        .iter()
+        .map(|v| variant_model(poly, v))
+        .collect();
+    let variant_names = variant_models.iter().map(schema::field_names);
+    let field_schemas: Vec<TokenStream> = common
+        .fields
+        .iter()
+        .map(|f| {
+            let annotations = indexes
+                .unwrap_or_default()
+                .iter()
+                .filter(|i| i.first_field == f.rust_name)
+                .map(|i| {
+                    let name = i.name_expr(&p);
+                    quote!(#p::Annotation::Index { name: #name })
+                })
+                .collect::<Vec<_>>();
+            schema::field_schema(f, &p, annotations.into_iter())
+        })
+        .collect();
+    let mut index_specs: Vec<TokenStream> = Vec::new();
+    if let Some(indexes) = indexes {
+        if !indexes.iter().any(|i| i.starts_with_key(tag)) {
+            index_specs.push(index::plain_spec(&p, &[tag.as_str()], None, false, None));
+        }
+        index_specs.extend(indexes.iter().map(|i| i.expand(&krate)));
+    }
+    let enum_model = Model {
+        ident,
+        krate: krate.clone(),
+        collection: poly.collection(),
+        group: poly.attrs.group.clone(),
+        fields: Vec::new(),
+        partial_fields: Vec::new(),
+    };
+    let (collection, schema_fields) = if indexes.is_some() {
+        (poly.collection(), field_schemas)
+    } else {
+        (String::new(), Vec::new())
+    };
+    let schema = schema::schema_static(&enum_model, &collection, &schema_fields, &index_specs, &[]);
+    let registration = indexes.is_some().then(|| {
+        quote! {
+            #p::inventory::submit! {
+                #p::Registration { schema: &__SCHEMA }
+            }
+        }
+    });
+    let tags = poly.variants.iter().map(|v| &v.tag_value);
+    let catch_all = poly.catch_all.is_some();
+    let kind_arms = poly.variants.iter().map(|v| {
+        let vi = v.ident;
+        quote!(#ident::#vi { .. } => #kind_ident::#vi)
+    });
+    let other_arm = poly
+        .catch_all
+        .map(|o| quote!(#ident::#o => #kind_ident::#o));
+    let variant_impls = poly.variants.iter().map(|v| {
+        let vi = v.ident;
+        let sident = &v.struct_ident;
+        let value = &v.tag_value;
+        let names: Vec<&Ident> = v.fields.iter().map(|f| f.ident).collect();
+        quote! {
+            #[automatically_derived]
+            impl #p::Variant for #sident {
+                type Model = #ident;
+                const TAG_VALUE: &'static str = #value;
+            }
+
+            #[automatically_derived]
+            impl ::core::convert::From<#sident> for #ident {
+                fn from(v: #sident) -> Self {
+                    #ident::#vi { #(#names: v.#names),* }
+                }
+            }
+
+            #[automatically_derived]
+            impl ::core::convert::TryFrom<#ident> for #sident {
+                /// The value, when it is another variant.
+                type Error = #ident;
+                fn try_from(m: #ident) -> ::core::result::Result<Self, #ident> {
+                    match m {
+                        #ident::#vi { #(#names),* } => ::core::result::Result::Ok(#sident { #(#names),* }),
+                        #[allow(unreachable_patterns)]
+                        other => ::core::result::Result::Err(other),
+                    }
+                }
+            }
+        }
+    });
+    quote! {
+        #public
+
+        const _: () = {
+            #common_names
+            #(#variant_names)*
+            #schema
+
+            #[automatically_derived]
+            impl #ident {
+                /// The serialized (BSON) names of the tag (`kind`) and of the fields every
+                /// variant has, for filters across variants.
+                pub const FIELDS: <#common_ident as #p::Fields>::Names = #common_ident::FIELDS;
+            }
+
+            #[automatically_derived]
+            impl #p::Model for #ident {
+                const SCHEMA: &'static #p::ModelSchema = &__SCHEMA;
+            }
+
+            #[automatically_derived]
+            impl #p::Polymorphic for #ident {
+                const TAG: &'static str = #tag;
+                const TAGS: &'static [&'static str] = &[#(#tags),*];
+                const CATCH_ALL: bool = #catch_all;
+                type Kind = #kind_ident;
+                type Common = #common_ident;
+                fn kind(&self) -> #kind_ident {
+                    match self {
+                        #(#kind_arms,)*
+                        #other_arm
+                    }
+                }
+            }
+
+            #(#variant_impls)*
+
+            #registration
+        };
+    }
+}
+
+/// A field of a generated struct: its docs and serde attributes, renamed explicitly to the
+/// enum's serialized name, public like the enum.
+fn generated_field(vis: &syn::Visibility, f: &Field<'_>, ident: &Ident) -> TokenStream {
+    let name = f.ident;
+    let ty = f.ty;
+    let bson = &f.bson_name;
+    let serde_attrs = ast::serde_attrs_without_names(f.attrs);
+    let docs = f.attrs.iter().filter(|a| a.path().is_ident("doc"));
+    let fallback_doc = format!("`{bson}`, as in [`{ident}`].");
+    let has_doc = f.attrs.iter().any(|a| a.path().is_ident("doc"));
+    let doc = (!has_doc).then(|| quote!(#[doc = #fallback_doc]));
+    quote! {
+        #(#docs)*
+        #doc
+        #[serde(rename = #bson)]
+        #(#serde_attrs)*
+        #vis #name: #ty
+    }
+}

@@ -1,0 +1,573 @@
+//! The polymorphic pattern: one collection holding documents of several shapes, told apart by a
+//! tag field, declared as a serde internally tagged enum.
+//!
+//! `#[derive(Model)]` on an enum with `#[serde(tag = "...")]` stores every variant in one
+//! collection, the tag first (`{_id, type: "push", deviceId, ...}`). Fields present in every
+//! variant under the same Rust name, BSON name and type are the *common fields*. The derive
+//! generates, next to the enum (for `enum Notification`):
+//!
+//! - `NotificationKind`, a fieldless enum of the variants (serialized as their tag values);
+//! - `NotificationCommon`, the tag (as `kind`) and the common fields: what a query over every
+//!   variant projects to ([`ModelCollection::find_common`]);
+//! - one struct per variant, `NotificationEmail`, `NotificationSms`, ..., with the variant's fields
+//!   (public like the enum), `#[derive(Fields)]` names, `From<NotificationEmail> for Notification`
+//!   and `TryFrom<Notification>`: what a variant's handle reads and writes ([`Variant`]);
+//! - `Notification::FIELDS`: the names of the common fields and the tag.
+//!
+//! ```no_run
+//! use bson::{doc, oid::ObjectId, DateTime};
+//! use pattern_runtime::{Fields, Model};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, Model)]
+//! #[serde(tag = "type", rename_all = "lowercase", rename_all_fields = "camelCase")]
+//! #[model(collection = "notifications")]
+//! #[index(keys(created_at = -1))]
+//! enum Notification {
+//!     Email {
+//!         #[serde(rename = "_id")]
+//!         id: ObjectId,
+//!         to: String,
+//!         subject: String,
+//!         body: String,
+//!         created_at: DateTime,
+//!     },
+//!     Sms {
+//!         #[serde(rename = "_id")]
+//!         id: ObjectId,
+//!         phone_number: String,
+//!         message: String,
+//!         created_at: DateTime,
+//!     },
+//!     // Restricted to push notifications: `partialFilterExpression: {type: "push"}`.
+//!     #[index(keys(device_id = 1))]
+//!     Push {
+//!         #[serde(rename = "_id")]
+//!         id: ObjectId,
+//!         device_id: String,
+//!         title: String,
+//!         content: String,
+//!         created_at: DateTime,
+//!     },
+//! }
+//!
+//! /// A projection of push notifications: any `Fields` struct whose fields the variant has.
+//! #[derive(Deserialize, Fields)]
+//! #[serde(rename_all = "camelCase")]
+//! struct PushContent {
+//!     content: String,
+//!     device_id: String,
+//! }
+//!
+//! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
+//! let notifications = Notification::collection(&db);
+//! let since = DateTime::parse_rfc3339_str("2025-08-01T00:00:00Z").unwrap();
+//! // Every variant, projected to the tag and the common fields.
+//! for n in notifications
+//!     .find_common(doc! { Notification::FIELDS.created_at: { "$gte": since } })
+//!     .await?
+//! {
+//!     println!("{:?} at {}", n.kind, n.created_at);
+//! }
+//! // One variant, typed: the handle adds `{type: "email"}` itself.
+//! let emails: Vec<NotificationEmail> =
+//!     notifications.variant::<NotificationEmail>().find(doc! {}).await?;
+//! // One variant, projected.
+//! let pushes: Vec<PushContent> = notifications
+//!     .variant::<NotificationPush>()
+//!     .find_as::<PushContent>(doc! {})
+//!     .await?;
+//! # let _ = (emails, pushes);
+//! # Ok(()) }
+//! ```
+//!
+//! # Declaring it
+//! | where | what | meaning |
+//! | --- | --- | --- |
+//! | enum | `#[serde(tag = "type")]` | required: the tag's key. Externally, adjacently tagged and untagged enums are refused |
+//! | enum | `#[serde(rename_all = "..")]`, variant `#[serde(rename = "..")]` | the tag values |
+//! | enum | `#[serde(rename_all_fields = "..")]`, variant `#[serde(rename_all = "..")]`, field `#[serde(rename = "..")]` | the fields' BSON names |
+//! | enum | `#[model(collection = "..", group = "..", derive(Clone, PartialEq))]` | as on a struct; `derive` adds derives to the generated types (which always derive `Debug`, `Serialize`, `Deserialize`) |
+//! | enum | `#[index(keys(..), ..)]` | an index on common fields (`kind` is the tag), over every variant |
+//! | variant | `#[index(keys(..), ..)]`, or `#[index]` on a variant's field | an index on that variant's fields, restricted to its documents (`partialFilterExpression: {type: "push"}`); its default name ends in `_push` |
+//! | variant | struct variant with a field serialized as `_id` | every variant stores documents; tuple and newtype variants are refused |
+//! | variant | `#[serde(other)] Other` (a unit variant) | reads documents with any other tag instead of failing; no handle, never written by this toolkit |
+//!
+//! Unless an index on the enum starts with the tag, the derive declares `{type: 1}` (named
+//! `type_1`), so a variant's handle never scans the collection.
+//!
+//! # Reading documents it does not know
+//! A document whose tag names no variant (written by a newer version of the application, say)
+//! is [`Error::UnknownVariant`], naming the tag's value and the `_id`; with a `#[serde(other)]`
+//! variant it reads as that variant instead. [`ModelCollection::find_all`] fails on the first such
+//! document; [`ModelCollection::find_each`] returns one result per document, so the others stay
+//! readable. A variant's handle filters on its tag and never meets them.
+//!
+//! # Combining with other patterns
+//! `#[versioned]`, `#[subset]`/`#[computed]` and `#[extended_ref]` on an enum model are refused at
+//! compile time for now: their operations address fields of one shape.
+
+use std::marker::PhantomData;
+
+use bson::{Bson, Document, RawDocumentBuf};
+use futures_util::TryStreamExt;
+use mongodb::results::UpdateResult;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::error::{check_size, Error, Result};
+use crate::model::{Model, ModelCollection};
+use crate::schema::Fields;
+
+/// An enum model: `#[derive(Model)]` on a serde internally tagged enum implements it.
+pub trait Polymorphic: Model {
+    /// The tag's BSON key (`#[serde(tag = "type")]`).
+    const TAG: &'static str;
+    /// The tag value of each variant with fields, in declaration order.
+    const TAGS: &'static [&'static str];
+    /// Whether a `#[serde(other)]` variant reads documents with any other tag.
+    const CATCH_ALL: bool;
+    /// The generated fieldless enum of the variants (`NotificationKind`).
+    type Kind: Copy + Eq + std::fmt::Debug + Send + Sync + 'static;
+    /// The generated struct of the tag (`kind`) and the common fields (`NotificationCommon`).
+    type Common: Fields + DeserializeOwned + Send + Sync + Unpin + 'static;
+
+    /// The variant of this value.
+    fn kind(&self) -> Self::Kind;
+}
+
+/// The generated struct of one variant of a polymorphic model (`NotificationPush`): what its
+/// handle, [`VariantCollection`], reads and writes.
+pub trait Variant:
+    Fields + Serialize + DeserializeOwned + Send + Sync + Unpin + Sized + 'static
+{
+    /// The enum.
+    type Model: Polymorphic + From<Self>;
+    /// The tag value of this variant's documents.
+    const TAG_VALUE: &'static str;
+}
+
+impl<M: Polymorphic> ModelCollection<M> {
+    /// The handle on one variant's documents: every operation adds `{tag: value}` itself.
+    pub fn variant<V: Variant<Model = M>>(&self) -> VariantCollection<V> {
+        VariantCollection {
+            raw: self.database().collection(M::SCHEMA.collection()),
+            _variant: PhantomData,
+        }
+    }
+
+    /// The documents of every variant matching `filter`, projected to the tag and the common
+    /// fields (the generated `Common` struct).
+    #[tracing::instrument(
+        name = "pattern_runtime::polymorphic.find_common",
+        level = "debug",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection())
+    )]
+    pub async fn find_common(&self, filter: Document) -> Result<Vec<M::Common>> {
+        let projection = projection(<M::Common as Fields>::KEYS);
+        let found: Vec<M::Common> = self
+            .database()
+            .collection::<M::Common>(M::SCHEMA.collection())
+            .find(filter)
+            .projection(projection)
+            .await?
+            .try_collect()
+            .await?;
+        tracing::debug!(read = found.len(), "documents read");
+        Ok(found)
+    }
+
+    /// The documents matching `filter`, each read as the enum. A document whose tag the enum
+    /// does not know fails the whole read with [`Error::UnknownVariant`]; see
+    /// [`find_each`](Self::find_each) to read the others anyway.
+    pub async fn find_all(&self, filter: Document) -> Result<Vec<M>> {
+        self.find_each(filter).await?.into_iter().collect()
+    }
+
+    /// The documents matching `filter`, one result per document: a document whose tag the enum
+    /// does not know is an [`Error::UnknownVariant`] in its place, and the others are read.
+    #[tracing::instrument(
+        name = "pattern_runtime::polymorphic.find_each",
+        level = "debug",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection())
+    )]
+    pub async fn find_each(&self, filter: Document) -> Result<Vec<Result<M>>> {
+        let raws: Vec<RawDocumentBuf> = self
+            .database()
+            .collection::<RawDocumentBuf>(M::SCHEMA.collection())
+            .find(filter)
+            .await?
+            .try_collect()
+            .await?;
+        let out: Vec<Result<M>> = raws.iter().map(read_one::<M>).collect();
+        let unknown = out.iter().filter(|r| r.is_err()).count();
+        tracing::debug!(read = out.len(), unknown, "documents read");
+        Ok(out)
+    }
+}
+
+/// One raw document as the enum, or why not.
+fn read_one<M: Polymorphic>(raw: &RawDocumentBuf) -> Result<M> {
+    match bson::deserialize_from_slice::<M>(raw.as_bytes()) {
+        Ok(m) => Ok(m),
+        Err(e) => {
+            let value = raw.get_str(M::TAG).ok();
+            let known = value.is_some_and(|v| M::TAGS.contains(&v));
+            if known {
+                // A known variant with a field of the wrong shape: serde's error says which.
+                return Err(Error::from(e));
+            }
+            Err(Error::UnknownVariant {
+                model: M::SCHEMA.name(),
+                collection: M::SCHEMA.collection().to_owned(),
+                tag: M::TAG,
+                value: value.map(str::to_owned),
+                id: raw
+                    .get("_id")
+                    .ok()
+                    .flatten()
+                    .and_then(|v| Bson::try_from(v).ok()),
+                known: M::TAGS,
+            })
+        }
+    }
+}
+
+/// `{key: 1, ...}`.
+fn projection(keys: &[&str]) -> Document {
+    keys.iter()
+        .map(|k| ((*k).to_owned(), Bson::Int32(1)))
+        .collect()
+}
+
+/// Whether every key of `inner` is one of `outer` (in a constant).
+const fn keys_within(inner: &[&str], outer: &[&str]) -> bool {
+    let mut i = 0;
+    while i < inner.len() {
+        let mut found = false;
+        let mut j = 0;
+        while j < outer.len() {
+            if crate::__private::str_eq(inner[i], outer[j]) {
+                found = true;
+            }
+            j += 1;
+        }
+        if !found {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The documents of one variant of a polymorphic model: from [`ModelCollection::variant`].
+/// Every filter gets `{tag: value}`, every inserted document the tag, and no update may change
+/// the tag (that would move a document to another variant behind the types' back).
+pub struct VariantCollection<V: Variant> {
+    raw: mongodb::Collection<Document>,
+    _variant: PhantomData<fn() -> V>,
+}
+
+impl<V: Variant> Clone for VariantCollection<V> {
+    fn clone(&self) -> Self {
+        VariantCollection {
+            raw: self.raw.clone(),
+            _variant: PhantomData,
+        }
+    }
+}
+
+impl<V: Variant> std::fmt::Debug for VariantCollection<V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VariantCollection")
+            .field("model", &V::Model::SCHEMA.name())
+            .field("tag", &V::TAG_VALUE)
+            .field("namespace", &self.raw.namespace())
+            .finish()
+    }
+}
+
+impl<V: Variant> VariantCollection<V> {
+    /// `filter` restricted to this variant: `{tag: value, ...filter}`.
+    /// [`Error::InvalidKey`] if `filter` names the tag itself.
+    pub fn filter(&self, filter: Document) -> Result<Document> {
+        let tag = <V::Model as Polymorphic>::TAG;
+        if filter.contains_key(tag) {
+            return Err(Error::InvalidKey {
+                key: tag.to_owned(),
+                reason: "a variant's handle adds the tag to every filter itself; query across \
+                         variants through the model's collection",
+            });
+        }
+        let mut out = Document::new();
+        out.insert(tag, V::TAG_VALUE);
+        out.extend(filter);
+        Ok(out)
+    }
+
+    /// The variant's documents matching `filter`.
+    #[tracing::instrument(
+        name = "pattern_runtime::polymorphic.find",
+        level = "debug",
+        skip_all,
+        fields(
+            model = V::Model::SCHEMA.name(),
+            collection = V::Model::SCHEMA.collection(),
+            variant = V::TAG_VALUE,
+        )
+    )]
+    pub async fn find(&self, filter: Document) -> Result<Vec<V>> {
+        let filter = self.filter(filter)?;
+        let found: Vec<V> = self
+            .raw
+            .clone_with_type::<V>()
+            .find(filter)
+            .await?
+            .try_collect()
+            .await?;
+        tracing::debug!(read = found.len(), "documents read");
+        Ok(found)
+    }
+
+    /// The first of the variant's documents matching `filter`.
+    #[tracing::instrument(
+        name = "pattern_runtime::polymorphic.find_one",
+        level = "debug",
+        skip_all,
+        fields(
+            model = V::Model::SCHEMA.name(),
+            collection = V::Model::SCHEMA.collection(),
+            variant = V::TAG_VALUE,
+        )
+    )]
+    pub async fn find_one(&self, filter: Document) -> Result<Option<V>> {
+        let filter = self.filter(filter)?;
+        Ok(self.raw.clone_with_type::<V>().find_one(filter).await?)
+    }
+
+    /// The variant's documents matching `filter`, projected to `P`'s fields (`P` is any
+    /// `#[derive(Fields)]` struct; the server adds `_id` unless asked not to, and `P` may leave
+    /// it out). Every field of `P` must be a field of the variant, under the same BSON name: a
+    /// build error when `find_as` is instantiated otherwise (`cargo build`, not `cargo check`).
+    #[tracing::instrument(
+        name = "pattern_runtime::polymorphic.find_as",
+        level = "debug",
+        skip_all,
+        fields(
+            model = V::Model::SCHEMA.name(),
+            collection = V::Model::SCHEMA.collection(),
+            variant = V::TAG_VALUE,
+        )
+    )]
+    pub async fn find_as<P>(&self, filter: Document) -> Result<Vec<P>>
+    where
+        P: Fields + DeserializeOwned + Send + Sync + Unpin + 'static,
+    {
+        const {
+            assert!(
+                keys_within(P::KEYS, V::KEYS),
+                "a projection's fields must all be fields of the variant it reads, under the \
+                 same BSON names"
+            );
+        }
+        let filter = self.filter(filter)?;
+        let found: Vec<P> = self
+            .raw
+            .clone_with_type::<P>()
+            .find(filter)
+            .projection(projection(P::KEYS))
+            .await?
+            .try_collect()
+            .await?;
+        tracing::debug!(read = found.len(), "documents read");
+        Ok(found)
+    }
+
+    /// How many of the variant's documents match `filter`.
+    #[tracing::instrument(
+        name = "pattern_runtime::polymorphic.count",
+        level = "debug",
+        skip_all,
+        fields(
+            model = V::Model::SCHEMA.name(),
+            collection = V::Model::SCHEMA.collection(),
+            variant = V::TAG_VALUE,
+        )
+    )]
+    pub async fn count(&self, filter: Document) -> Result<u64> {
+        let filter = self.filter(filter)?;
+        Ok(self.raw.count_documents(filter).await?)
+    }
+
+    /// The stored form of `value`: the tag first, then the variant's fields.
+    pub fn document(&self, value: &V) -> Result<Document> {
+        let tag = <V::Model as Polymorphic>::TAG;
+        let mut out = Document::new();
+        out.insert(tag, V::TAG_VALUE);
+        out.extend(bson::serialize_to_document(value)?);
+        check_size(&out, <V::Model as Model>::SCHEMA.name())?;
+        Ok(out)
+    }
+
+    /// Inserts `value` with its tag; returns its `_id` (the server's, if `value` has none).
+    #[tracing::instrument(
+        name = "pattern_runtime::polymorphic.insert_one",
+        skip_all,
+        fields(
+            model = V::Model::SCHEMA.name(),
+            collection = V::Model::SCHEMA.collection(),
+            variant = V::TAG_VALUE,
+        ),
+        err(level = "debug")
+    )]
+    pub async fn insert_one(&self, value: &V) -> Result<Bson> {
+        let doc = self.document(value)?;
+        let id = self.raw.insert_one(doc).await?.inserted_id;
+        tracing::debug!(inserted = 1, %id, "document inserted");
+        Ok(id)
+    }
+
+    /// Inserts every value with its tag, in order; returns their `_id`s. Every document is
+    /// serialized and checked before the first is written.
+    #[tracing::instrument(
+        name = "pattern_runtime::polymorphic.insert_many",
+        skip_all,
+        fields(
+            model = V::Model::SCHEMA.name(),
+            collection = V::Model::SCHEMA.collection(),
+            variant = V::TAG_VALUE,
+            count = values.len(),
+        ),
+        err(level = "debug")
+    )]
+    pub async fn insert_many(&self, values: &[V]) -> Result<Vec<Bson>> {
+        if values.is_empty() {
+            return Ok(Vec::new());
+        }
+        let docs = values
+            .iter()
+            .map(|v| self.document(v))
+            .collect::<Result<Vec<_>>>()?;
+        let result = self.raw.insert_many(docs).await?;
+        let mut ids: Vec<(usize, Bson)> = result.inserted_ids.into_iter().collect();
+        ids.sort_by_key(|(i, _)| *i);
+        tracing::debug!(inserted = ids.len(), "documents inserted");
+        Ok(ids.into_iter().map(|(_, id)| id).collect())
+    }
+
+    /// Updates the first of the variant's documents matching `filter`.
+    /// [`Error::InvalidKey`] (nothing written) if `update` would set, unset or rename the tag.
+    #[tracing::instrument(
+        name = "pattern_runtime::polymorphic.update_one",
+        skip_all,
+        fields(
+            model = V::Model::SCHEMA.name(),
+            collection = V::Model::SCHEMA.collection(),
+            variant = V::TAG_VALUE,
+        ),
+        err(level = "debug")
+    )]
+    pub async fn update_one(&self, filter: Document, update: Document) -> Result<UpdateResult> {
+        let filter = self.filter(filter)?;
+        check_update::<V>(&update)?;
+        let result = self.raw.update_one(filter, update).await?;
+        tracing::debug!(
+            matched = result.matched_count,
+            modified = result.modified_count,
+            "documents updated"
+        );
+        Ok(result)
+    }
+
+    /// Updates every one of the variant's documents matching `filter`; see
+    /// [`update_one`](Self::update_one).
+    #[tracing::instrument(
+        name = "pattern_runtime::polymorphic.update_many",
+        skip_all,
+        fields(
+            model = V::Model::SCHEMA.name(),
+            collection = V::Model::SCHEMA.collection(),
+            variant = V::TAG_VALUE,
+        ),
+        err(level = "debug")
+    )]
+    pub async fn update_many(&self, filter: Document, update: Document) -> Result<UpdateResult> {
+        let filter = self.filter(filter)?;
+        check_update::<V>(&update)?;
+        let result = self.raw.update_many(filter, update).await?;
+        tracing::debug!(
+            matched = result.matched_count,
+            modified = result.modified_count,
+            "documents updated"
+        );
+        Ok(result)
+    }
+
+    /// Deletes the variant's documents matching `filter`; returns how many.
+    #[tracing::instrument(
+        name = "pattern_runtime::polymorphic.delete_many",
+        skip_all,
+        fields(
+            model = V::Model::SCHEMA.name(),
+            collection = V::Model::SCHEMA.collection(),
+            variant = V::TAG_VALUE,
+        ),
+        err(level = "debug")
+    )]
+    pub async fn delete_many(&self, filter: Document) -> Result<u64> {
+        let filter = self.filter(filter)?;
+        let deleted = self.raw.delete_many(filter).await?.deleted_count;
+        tracing::debug!(deleted, "documents deleted");
+        Ok(deleted)
+    }
+}
+
+/// Refuses an update that touches the tag, or that is not made of update operators.
+fn check_update<V: Variant>(update: &Document) -> Result<()> {
+    let tag = <V::Model as Polymorphic>::TAG;
+    for (op, fields) in update {
+        if !op.starts_with('$') {
+            return Err(Error::InvalidKey {
+                key: op.clone(),
+                reason: "an update through a variant's handle is made of update operators \
+                         (`$set`, `$inc`, ...); a replacement would drop the tag",
+            });
+        }
+        let touches = |key: &str| key == tag || key.starts_with(&format!("{tag}."));
+        let named = match fields {
+            Bson::Document(d) => d.iter().any(|(k, v)| {
+                touches(k) || (op == "$rename" && matches!(v, Bson::String(to) if touches(to)))
+            }),
+            _ => false,
+        };
+        if named {
+            return Err(Error::InvalidKey {
+                key: tag.to_owned(),
+                reason: "an update through a variant's handle cannot change the tag: that would \
+                         move documents to another variant behind the types' back; write the \
+                         other variant instead",
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keys_within;
+
+    #[test]
+    fn projection_keys_must_be_the_variants() {
+        assert!(keys_within(
+            &["content", "deviceId"],
+            &["_id", "deviceId", "content"]
+        ));
+        assert!(keys_within(&[], &["_id"]));
+        assert!(!keys_within(
+            &["content", "device_id"],
+            &["_id", "deviceId", "content"]
+        ));
+    }
+}

@@ -1,0 +1,465 @@
+//! The polymorphic pattern against the server, on the seed's notification system (多态模式): one
+//! `notifications` collection holding email, sms and push notifications told apart by `type`.
+
+use bson::{doc, oid::ObjectId, Bson, DateTime, Document};
+use pattern_runtime::{Fields, IndexStatus, Model, Polymorphic};
+use pattern_testkit::test_db;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[serde(
+    tag = "type",
+    rename_all = "lowercase",
+    rename_all_fields = "camelCase"
+)]
+#[model(collection = "notifications", derive(Clone, PartialEq))]
+#[index(keys(created_at = -1))]
+enum Notification {
+    Email {
+        #[serde(rename = "_id")]
+        id: ObjectId,
+        to: String,
+        subject: String,
+        body: String,
+        created_at: DateTime,
+    },
+    Sms {
+        #[serde(rename = "_id")]
+        id: ObjectId,
+        phone_number: String,
+        message: String,
+        created_at: DateTime,
+    },
+    #[index(keys(device_id = 1))]
+    Push {
+        #[serde(rename = "_id")]
+        id: ObjectId,
+        device_id: String,
+        title: String,
+        content: String,
+        created_at: DateTime,
+    },
+}
+
+/// The seed's third query: push notifications projected to `{content, deviceId}`.
+#[derive(Debug, PartialEq, Deserialize, Fields)]
+#[serde(rename_all = "camelCase")]
+struct PushContent {
+    content: String,
+    device_id: String,
+}
+
+fn at(s: &str) -> DateTime {
+    DateTime::parse_rfc3339_str(s).unwrap()
+}
+
+/// The seed's three documents, as the enum.
+fn seed() -> Vec<Notification> {
+    vec![
+        Notification::Email {
+            id: ObjectId::new(),
+            to: "[email protected]".into(),
+            subject: "Welcome!".into(),
+            body: "Thank you for registering.".into(),
+            created_at: at("2025-08-01T12:00:00Z"),
+        },
+        Notification::Sms {
+            id: ObjectId::new(),
+            phone_number: "+1234567890".into(),
+            message: "Your code is 123456".into(),
+            created_at: at("2025-08-01T12:01:00Z"),
+        },
+        Notification::Push {
+            id: ObjectId::new(),
+            device_id: "abc123".into(),
+            title: "New Message".into(),
+            content: "You have a new message in your inbox.".into(),
+            created_at: at("2025-08-01T12:02:00Z"),
+        },
+    ]
+}
+
+/// Inserts the seed through the variants' handles; returns the enum values.
+async fn insert_seed(db: &mongodb::Database) -> Vec<Notification> {
+    let notifications = Notification::collection(db);
+    let all = seed();
+    for n in &all {
+        match n.clone() {
+            Notification::Email { .. } => {
+                let email = NotificationEmail::try_from(n.clone()).unwrap();
+                notifications
+                    .variant::<NotificationEmail>()
+                    .insert_one(&email)
+                    .await
+                    .unwrap();
+            }
+            Notification::Sms { .. } => {
+                let sms = NotificationSms::try_from(n.clone()).unwrap();
+                notifications
+                    .variant::<NotificationSms>()
+                    .insert_one(&sms)
+                    .await
+                    .unwrap();
+            }
+            Notification::Push { .. } => {
+                let push = NotificationPush::try_from(n.clone()).unwrap();
+                notifications
+                    .variant::<NotificationPush>()
+                    .insert_one(&push)
+                    .await
+                    .unwrap();
+            }
+        }
+    }
+    all
+}
+
+fn id_of(n: &Notification) -> ObjectId {
+    match n {
+        Notification::Email { id, .. }
+        | Notification::Sms { id, .. }
+        | Notification::Push { id, .. } => *id,
+    }
+}
+
+#[tokio::test]
+async fn the_seed_round_trips_key_for_key() {
+    let db = test_db("poly_round_trip").await;
+    let all = insert_seed(&db).await;
+    let raw = db.collection::<Document>("notifications");
+    let mut stored: Vec<Document> = Vec::new();
+    let mut cursor = raw
+        .find(doc! {})
+        .sort(doc! { "createdAt": 1 })
+        .await
+        .unwrap();
+    while cursor.advance().await.unwrap() {
+        stored.push(cursor.deserialize_current().unwrap());
+    }
+    let expected = [
+        doc! {
+            "_id": id_of(&all[0]), "type": "email", "to": "[email protected]",
+            "subject": "Welcome!", "body": "Thank you for registering.",
+            "createdAt": at("2025-08-01T12:00:00Z"),
+        },
+        doc! {
+            "_id": id_of(&all[1]), "type": "sms", "phoneNumber": "+1234567890",
+            "message": "Your code is 123456", "createdAt": at("2025-08-01T12:01:00Z"),
+        },
+        doc! {
+            "_id": id_of(&all[2]), "type": "push", "deviceId": "abc123", "title": "New Message",
+            "content": "You have a new message in your inbox.",
+            "createdAt": at("2025-08-01T12:02:00Z"),
+        },
+    ];
+    for (got, want) in stored.iter().zip(&expected) {
+        // Key for key, in the seed's order.
+        let got_keys: Vec<&String> = got.keys().collect();
+        let want_keys: Vec<&String> = want.keys().collect();
+        assert_eq!(got_keys, want_keys);
+        assert_eq!(got, want);
+    }
+    assert_eq!(stored.len(), 3);
+
+    // Read back as the enum: the same values.
+    let notifications = Notification::collection(&db);
+    let mut read = notifications.find_all(doc! {}).await.unwrap();
+    read.sort_by_key(|n| match n {
+        Notification::Email { created_at, .. }
+        | Notification::Sms { created_at, .. }
+        | Notification::Push { created_at, .. } => *created_at,
+    });
+    assert_eq!(read, all);
+    assert_eq!(
+        read.iter().map(Polymorphic::kind).collect::<Vec<_>>(),
+        [
+            NotificationKind::Email,
+            NotificationKind::Sms,
+            NotificationKind::Push
+        ]
+    );
+}
+
+#[tokio::test]
+async fn the_seeds_three_queries_through_typed_calls() {
+    let db = test_db("poly_queries").await;
+    let all = insert_seed(&db).await;
+    let notifications = Notification::collection(&db);
+
+    // 1. Everything since a date, projected to {type, createdAt} (and _id).
+    let since = at("2025-08-01T00:00:00Z");
+    let mut common = notifications
+        .find_common(doc! { Notification::FIELDS.created_at: { "$gte": since } })
+        .await
+        .unwrap();
+    common.sort_by_key(|c| c.created_at);
+    let got: Vec<(NotificationKind, ObjectId, DateTime)> = common
+        .iter()
+        .map(|c| (c.kind, c.id, c.created_at))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                NotificationKind::Email,
+                id_of(&all[0]),
+                at("2025-08-01T12:00:00Z")
+            ),
+            (
+                NotificationKind::Sms,
+                id_of(&all[1]),
+                at("2025-08-01T12:01:00Z")
+            ),
+            (
+                NotificationKind::Push,
+                id_of(&all[2]),
+                at("2025-08-01T12:02:00Z")
+            ),
+        ]
+    );
+    assert_eq!(Notification::FIELDS.kind.as_str(), "type");
+
+    // 2. All email notifications, as the email variant's struct.
+    let emails = notifications
+        .variant::<NotificationEmail>()
+        .find(doc! {})
+        .await
+        .unwrap();
+    assert_eq!(
+        emails
+            .into_iter()
+            .map(Notification::from)
+            .collect::<Vec<_>>(),
+        [all[0].clone()]
+    );
+
+    // 3. Push notifications projected to {content, deviceId}.
+    let pushes = notifications
+        .variant::<NotificationPush>()
+        .find_as::<PushContent>(doc! {})
+        .await
+        .unwrap();
+    assert_eq!(
+        pushes,
+        [PushContent {
+            content: "You have a new message in your inbox.".into(),
+            device_id: "abc123".into(),
+        }]
+    );
+
+    // Counts and updates stay within their variant.
+    let sms = notifications.variant::<NotificationSms>();
+    assert_eq!(sms.count(doc! {}).await.unwrap(), 1);
+    let updated = notifications
+        .variant::<NotificationPush>()
+        .update_many(
+            doc! {},
+            doc! { "$set": { NotificationPush::FIELDS.title: "Read" } },
+        )
+        .await
+        .unwrap();
+    assert_eq!(updated.modified_count, 1);
+    let raw = db.collection::<Document>("notifications");
+    assert_eq!(
+        raw.count_documents(doc! { "title": "Read" }).await.unwrap(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn a_variant_handle_refuses_to_touch_the_tag() {
+    let db = test_db("poly_tag_guard").await;
+    insert_seed(&db).await;
+    let push = Notification::collection(&db).variant::<NotificationPush>();
+    let e = push.find(doc! { "type": "sms" }).await.unwrap_err();
+    assert!(
+        matches!(e, pattern_runtime::Error::InvalidKey { ref key, .. } if key == "type"),
+        "{e}"
+    );
+    let e = push
+        .update_many(doc! {}, doc! { "$set": { "type": "sms" } })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, pattern_runtime::Error::InvalidKey { .. }),
+        "{e}"
+    );
+    let e = push
+        .update_many(doc! {}, doc! { "$rename": { "title": "type" } })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, pattern_runtime::Error::InvalidKey { .. }),
+        "{e}"
+    );
+    let e = push
+        .update_many(doc! {}, doc! { "title": "replaced" })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, pattern_runtime::Error::InvalidKey { .. }),
+        "{e}"
+    );
+    // Nothing was written: still one push, untouched.
+    let raw = db.collection::<Document>("notifications");
+    assert_eq!(
+        raw.count_documents(doc! { "type": "push", "title": "New Message" })
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        raw.count_documents(doc! { "type": "sms" }).await.unwrap(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn indexes_type_first_and_per_variant_partial() {
+    let db = test_db("poly_indexes").await;
+    let report = Notification::sync_indexes(&db).await.unwrap();
+    let declared: Vec<_> = report
+        .indexes
+        .iter()
+        .filter(|i| !matches!(i.status, IndexStatus::Unmanaged { .. }))
+        .collect();
+    assert_eq!(declared.len(), 3, "{report:?}");
+    assert!(
+        declared
+            .iter()
+            .all(|i| matches!(i.status, IndexStatus::Created)),
+        "{report:?}"
+    );
+    let specs: Vec<Document> = pattern_runtime::list_indexes(&db, "notifications")
+        .await
+        .unwrap();
+    let by_name = |name: &str| {
+        specs
+            .iter()
+            .find(|s| s.get_str("name").ok() == Some(name))
+            .cloned()
+            .unwrap_or_else(|| panic!("no index {name}: {specs:?}"))
+    };
+    assert_eq!(
+        by_name("type_1").get_document("key").unwrap(),
+        &doc! { "type": 1 }
+    );
+    assert_eq!(
+        by_name("createdAt_-1").get_document("key").unwrap(),
+        &doc! { "createdAt": -1 }
+    );
+    let push = by_name("deviceId_1_push");
+    assert_eq!(push.get_document("key").unwrap(), &doc! { "deviceId": 1 });
+    assert_eq!(
+        push.get_document("partialFilterExpression").unwrap(),
+        &doc! { "type": "push" }
+    );
+
+    // A query of the push variant on deviceId uses the partial index.
+    insert_seed(&db).await;
+    let push = Notification::collection(&db).variant::<NotificationPush>();
+    let filter = push
+        .filter(doc! { NotificationPush::FIELDS.device_id: "abc123" })
+        .unwrap();
+    let explain = db
+        .run_command(doc! {
+            "explain": { "find": "notifications", "filter": filter },
+            "verbosity": "queryPlanner",
+        })
+        .await
+        .unwrap();
+    let plan = explain
+        .get_document("queryPlanner")
+        .and_then(|q| q.get_document("winningPlan"))
+        .unwrap()
+        .to_string();
+    assert!(plan.contains("IXSCAN"), "{plan}");
+    assert!(plan.contains("deviceId_1_push"), "{plan}");
+}
+
+#[tokio::test]
+async fn an_unknown_type_is_a_typed_error_and_the_rest_stays_readable() {
+    let db = test_db("poly_unknown").await;
+    let all = insert_seed(&db).await;
+    let raw = db.collection::<Document>("notifications");
+    let fax_id = ObjectId::new();
+    raw.insert_one(
+        doc! { "_id": fax_id, "type": "fax", "number": "+1", "createdAt": DateTime::now() },
+    )
+    .await
+    .unwrap();
+    let notifications = Notification::collection(&db);
+
+    let e = notifications.find_all(doc! {}).await.unwrap_err();
+    assert!(e.is_unknown_variant(), "{e:?}");
+    match &e {
+        pattern_runtime::Error::UnknownVariant { value, id, .. } => {
+            assert_eq!(value.as_deref(), Some("fax"));
+            assert_eq!(id, &Some(Bson::ObjectId(fax_id)));
+        }
+        other => panic!("{other:?}"),
+    }
+    let message = e.to_string();
+    assert!(
+        message.contains("`type: fax`") && message.contains(&fax_id.to_hex()),
+        "{message}"
+    );
+
+    let each = notifications.find_each(doc! {}).await.unwrap();
+    assert_eq!(each.len(), 4);
+    let mut ok: Vec<ObjectId> = each
+        .iter()
+        .filter_map(|r| r.as_ref().ok())
+        .map(id_of)
+        .collect();
+    ok.sort();
+    let mut want: Vec<ObjectId> = all.iter().map(id_of).collect();
+    want.sort();
+    assert_eq!(ok, want);
+    assert_eq!(each.iter().filter(|r| r.is_err()).count(), 1);
+
+    // The variants' handles never meet it.
+    assert_eq!(
+        notifications
+            .variant::<NotificationSms>()
+            .find(doc! {})
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+/// With a `#[serde(other)]` variant, unknown tags read as it.
+#[derive(Debug, Serialize, Deserialize, Model)]
+#[serde(tag = "kind")]
+#[model(collection = "events")]
+enum Event {
+    Click {
+        #[serde(rename = "_id")]
+        id: u32,
+        x: i32,
+    },
+    #[serde(other)]
+    Unknown,
+}
+
+#[tokio::test]
+async fn a_catch_all_reads_unknown_tags() {
+    let db = test_db("poly_catch_all").await;
+    let raw = db.collection::<Document>("events");
+    raw.insert_many([
+        doc! { "_id": 1, "kind": "Click", "x": 3 },
+        doc! { "_id": 2, "kind": "Scroll", "dy": 10 },
+    ])
+    .await
+    .unwrap();
+    let events = Event::collection(&db).find_all(doc! {}).await.unwrap();
+    assert_eq!(events.len(), 2);
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, Event::Click { id: 1, x: 3 })));
+    assert!(events.iter().any(|e| matches!(e, Event::Unknown)));
+    assert_eq!(EventKind::Unknown.tag(), None);
+    assert_eq!(EventKind::Click.tag(), Some("Click"));
+}
