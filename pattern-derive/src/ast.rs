@@ -23,6 +23,9 @@ pub(crate) struct Model<'a> {
     /// For the common fields of an enum model: the fields of some variants only, by Rust name,
     /// with the variants that have them (so a message can say where a name is missing).
     pub partial_fields: Vec<(String, Vec<String>)>,
+    /// How messages name the type whose fields these are, when not `` `ident` `` (a generated
+    /// struct of an enum model: "variant `Push` of `Notification`").
+    pub described_as: Option<String>,
 }
 
 /// One named field.
@@ -68,8 +71,10 @@ impl Model<'_> {
         }
         let names: Vec<&str> = self.fields.iter().map(|f| f.rust_name.as_str()).collect();
         format!(
-            "{what} `{got}` is not a field of `{}`{}",
-            self.ident,
+            "{what} `{got}` is not a field of {}{}",
+            self.described_as
+                .clone()
+                .unwrap_or_else(|| format!("`{}`", self.ident)),
             did_you_mean(got, names.iter().copied())
         )
     }
@@ -149,6 +154,7 @@ pub(crate) fn parse_as<'a>(
         group: attrs.group,
         fields,
         partial_fields: Vec::new(),
+        described_as: None,
     };
     if derive == DeriveKind::Model {
         let referenced = input
@@ -233,8 +239,8 @@ fn check_shape(
         Data::Enum(e) => Some((
             e.enum_token.span,
             format!(
-                "`{name}` supports structs with named fields; enums (one collection holding \
-                 several shapes) are not supported yet: derive it on a struct"
+                "`{name}` supports structs with named fields, not enums; for one collection \
+                 holding several shapes, derive `Model` on an enum with `#[serde(tag = \"type\")]`"
             ),
         )),
         Data::Union(u) => Some((

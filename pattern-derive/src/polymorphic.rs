@@ -366,6 +366,7 @@ fn common_model<'p>(
         group: poly.attrs.group.clone(),
         fields,
         partial_fields: poly.partial.clone(),
+        described_as: Some(format!("any variant of `{}`", poly.input.ident)),
     }
 }
 
@@ -390,6 +391,7 @@ fn variant_model<'p>(poly: &'p Poly<'_>, v: &'p VariantDef<'_>) -> Model<'p> {
             })
             .collect(),
         partial_fields: Vec::new(),
+        described_as: Some(format!("variant `{}` of `{}`", v.ident, poly.input.ident)),
     }
 }
 
@@ -567,6 +569,7 @@ fn generate(poly: &Poly<'_>, indexes: Option<&[Index]>) -> TokenStream {
         group: poly.attrs.group.clone(),
         fields: Vec::new(),
         partial_fields: Vec::new(),
+        described_as: None,
     };
     let (collection, schema_fields) = if indexes.is_some() {
         (poly.collection(), field_schemas)
@@ -590,6 +593,14 @@ fn generate(poly: &Poly<'_>, indexes: Option<&[Index]>) -> TokenStream {
     let other_arm = poly
         .catch_all
         .map(|o| quote!(#ident::#o => #kind_ident::#o));
+    // After an error, variants the derive refused have no kind: the build fails anyway, so the
+    // arm is never reached; it only keeps the match from adding an error of its own.
+    let refused_arm = indexes.is_none().then(|| {
+        quote! {
+            #[allow(unreachable_patterns)]
+            _ => ::core::unreachable!("`derive(Model)` reported an error on this enum"),
+        }
+    });
     let variant_impls = poly.variants.iter().map(|v| {
         let vi = v.ident;
         let sident = &v.struct_ident;
@@ -654,6 +665,7 @@ fn generate(poly: &Poly<'_>, indexes: Option<&[Index]>) -> TokenStream {
                     match self {
                         #(#kind_arms,)*
                         #other_arm
+                        #refused_arm
                     }
                 }
             }

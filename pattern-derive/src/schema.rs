@@ -216,6 +216,7 @@ fn fields_only(input: &DeriveInput) -> TokenStream {
         group: None,
         fields,
         partial_fields: Vec::new(),
+        described_as: None,
     };
     let names = field_names(&model);
     quote! {

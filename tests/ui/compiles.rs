@@ -18,9 +18,14 @@ mod extended_ref;
 #[path = "compiles/nested_paths.rs"]
 mod nested_paths;
 
+#[allow(dead_code)]
+#[path = "compiles/polymorphic.rs"]
+mod polymorphic;
+
 #[test]
 fn the_models_compile_and_their_checks_hold() {
     nested_paths::main();
+    polymorphic::main();
     minimal::main();
     bucket::main();
     extended_ref::main();

@@ -13,4 +13,5 @@ fn ui() {
     t.compile_fail("versioning/*.rs");
     t.compile_fail("bucket/*.rs");
     t.compile_fail("extended_ref/*.rs");
+    t.compile_fail("polymorphic/*.rs");
 }

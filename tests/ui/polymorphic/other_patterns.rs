@@ -3,9 +3,14 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Deserialize, Model)]
 #[serde(tag = "type")]
+#[versioned(history = "notification_revisions")]
 enum Notification {
-    Email { to: String },
-    Sms { phone_number: String },
+    Email {
+        #[serde(rename = "_id")]
+        id: u32,
+        #[version]
+        version: i64,
+    },
 }
 
 fn main() {}
