@@ -151,6 +151,28 @@ pub(crate) fn fail_with(message: TokenStream, lo: Span, hi: Span) -> TokenStream
     }
 }
 
+/// `|| (&&&Probe::<Type>::new()).method()`, spanned over the whole of `ty`: the verdict of
+/// `ty` (see `pattern_runtime::extended_ref::slot`).
+pub(crate) fn probe_closure(p: &TokenStream, ty: &syn::Type, method: &str) -> TokenStream {
+    let (lo, hi) = span_range(ty);
+    let method = proc_macro2::Ident::new(method, hi);
+    let imports = quote_spanned! {lo=>
+        #[allow(unused_imports)]
+        use #p::{
+            ProbeHeld as _, ProbeItems as _, ProbeNested as _, ProbeOther as _,
+            ProbeSnapshotOnly as _, ProbeSyncable as _,
+        };
+    };
+    let receiver = quote_spanned!(lo=> (&&&#p::RefProbe::<#ty>::new()));
+    let call = quote_spanned!(hi=> .#method());
+    let mut body = proc_macro2::Group::new(
+        proc_macro2::Delimiter::Brace,
+        quote!(#imports #receiver #call),
+    );
+    body.set_span(hi);
+    quote_spanned!(lo=> || #body)
+}
+
 /// The BSON name of `field` (a `FieldName<T>` expression), and a compile-time check of `T` to
 /// emit beside the static that uses the name: `(&&CheckProbe::of(field)).method()` must pass
 /// (see `pattern_runtime`'s `checks`), or the build fails with `message` alone, at `span`.

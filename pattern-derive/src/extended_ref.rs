@@ -8,14 +8,14 @@
 //! mode holds no reference, the item's field names) is checked by code generated at the user's
 //! tokens, so rustc's error points there.
 
-use proc_macro2::{Delimiter, Group, TokenStream};
+use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::ext::IdentExt;
 use syn::punctuated::Punctuated;
 use syn::{Ident, Token};
 
 use crate::ast::{Field, Model};
-use crate::errors::{did_you_mean, fail_with, span_range, Errors};
+use crate::errors::{did_you_mean, fail_with, probe_closure, span_range, Errors};
 use crate::schema::{Pattern, PatternDef};
 
 /// The extended reference pattern's entry points: shapes and embeddings on models, and on
@@ -800,25 +800,6 @@ impl Probe {
         }
         out
     }
-}
-
-/// `|| (&&&Probe::<Type>::new()).method()`, spanned over the whole of `ty`: the verdict of
-/// `ty` (see `pattern_runtime::extended_ref::slot`).
-fn probe_closure(p: &TokenStream, ty: &syn::Type, method: &str) -> TokenStream {
-    let (lo, hi) = span_range(ty);
-    let method = Ident::new(method, hi);
-    let imports = quote_spanned! {lo=>
-        #[allow(unused_imports)]
-        use #p::{
-            ProbeHeld as _, ProbeItems as _, ProbeNested as _, ProbeOther as _,
-            ProbeSnapshotOnly as _, ProbeSyncable as _,
-        };
-    };
-    let receiver = quote_spanned!(lo=> (&&&#p::RefProbe::<#ty>::new()));
-    let call = quote_spanned!(hi=> .#method());
-    let mut body = Group::new(Delimiter::Brace, quote!(#imports #receiver #call));
-    body.set_span(hi);
-    quote_spanned!(lo=> || #body)
 }
 
 /// `#[extended_ref]` on a `#[derive(Fields)]` struct (registered there only to say this):

@@ -634,10 +634,28 @@ fn generate(poly: &Poly<'_>, indexes: Option<&[Index]>) -> TokenStream {
             }
         }
     });
+    // Extended references are not tracked in enum models yet: a field holding one (without the
+    // refused `#[extended_ref]`) would silently never be updated.
+    let ref_checks = poly
+        .variants
+        .iter()
+        .flat_map(|v| v.fields.iter())
+        .filter(|f| f.serialized && !f.attrs.iter().any(|a| a.path().is_ident("extended_ref")))
+        .map(|f| {
+            let (lo, hi) = crate::errors::span_range(f.ty);
+            let held = crate::errors::probe_closure(&p, f.ty, "held");
+            let message = format!(
+            "this field holds extended references (`{}`), which an enum model does not keep in \
+             sync yet: hold them in a struct model, or store plain values here",
+            crate::errors::type_string(f.ty)
+        );
+            crate::errors::fail_with(quote!(#p::no_mode_error(#held, #message, #message)), lo, hi)
+        });
     quote! {
         #public
 
         const _: () = {
+            #(#ref_checks)*
             #common_names
             #(#variant_names)*
             #schema

@@ -128,8 +128,8 @@ pub enum Error {
         tag: &'static str,
         /// The tag's value in the document, if it is a string.
         value: Option<String>,
-        /// The document's `_id`, if it has one.
-        id: Option<bson::Bson>,
+        /// The document's `_id`, if it has one (boxed: it keeps every `Result` small).
+        id: Option<Box<bson::Bson>>,
         /// The tag values the enum knows.
         known: &'static [&'static str],
     },

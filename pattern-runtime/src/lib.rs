@@ -79,6 +79,7 @@
 //! | `collection = "name"` | the collection | the type name in snake case, pluralised with `s` (`OrderLine` -> `order_lines`) |
 //! | `group = "name"` | the group [`sync_group`] syncs, for programs whose models live in several databases (on a measurement: `#[bucket(group = "...")]`) | none: only [`sync_indexes`] and [`sync_models`] sync it |
 //! | `crate = "path"` | where generated code finds this crate | `::pattern_runtime` |
+//! | `derive(Clone, PartialEq)` | on an enum model: derives added to the types it generates (see [`polymorphic`]) | `Debug`, `Serialize`, `Deserialize` only |
 //!
 //! # The `#[index]` attribute
 //!
@@ -118,6 +119,7 @@
 //! | document versioning with optimistic locking | `#[versioned(history = "article_revisions", keep = 50)]` on the struct, `#[version]` on an integer field | [`versioning`] |
 //! | subset, with computed count / sum / average | `#[subset(limit = 10, sort(created_at = -1), full = Review, parent = product_id)]` on a `Vec`, `#[computed(count = ..)]` | [`subset`] |
 //! | extended reference: copied fields kept in sync, or kept as snapshots | `#[extended_ref(CustomerRef(name, address))]` on the source, `#[extended_ref(propagate)]` / `#[extended_ref(snapshot)]` / `#[extended_ref(propagate, path = product)]` on the fields holding it | [`extended_ref`] |
+//! | polymorphic: one collection of several shapes told apart by a tag, typed per variant | `#[derive(Model)]` on an enum with `#[serde(tag = "type")]`; `#[index]` on the enum (common fields) or on a variant (partial, restricted to it) | [`polymorphic`] |
 //! | bucket (time series), or a native time-series collection | `#[derive(Measurement)]` with `#[bucket(key = device_id, time = timestamp, max_count = 200, span = "1h", summary(value(min, max, sum)))]`, or `#[bucket(native, key = .., time = .., granularity = "minutes")]` | [`bucket`] |
 //!
 //! # Several databases

@@ -228,7 +228,8 @@ fn read_one<M: Polymorphic>(raw: &RawDocumentBuf) -> Result<M> {
                     .get("_id")
                     .ok()
                     .flatten()
-                    .and_then(|v| Bson::try_from(v).ok()),
+                    .and_then(|v| Bson::try_from(v).ok())
+                    .map(Box::new),
                 known: M::TAGS,
             })
         }
