@@ -20,6 +20,7 @@
 mod bucket;
 mod extended_ref;
 mod indexes;
+mod polymorphic;
 mod subset;
 mod versioning;
 
@@ -45,6 +46,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
     bucket::run(&client).await?;
     println!();
     extended_ref::run(&client).await?;
+    println!();
+    polymorphic::run(&client).await?;
 
     println!("\nThe tour is over.");
     Ok(())
