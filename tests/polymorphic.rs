@@ -44,6 +44,7 @@ enum Notification {
 /// The seed's third query: push notifications projected to `{content, deviceId}`.
 #[derive(Debug, PartialEq, Deserialize, Fields)]
 #[serde(rename_all = "camelCase")]
+#[projection(of = NotificationPush)]
 struct PushContent {
     content: String,
     device_id: String,

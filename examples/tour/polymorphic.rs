@@ -51,6 +51,7 @@ pub enum Notification {
 /// The seed's third query reads push notifications as `{content, deviceId}`.
 #[derive(Debug, Deserialize, Fields)]
 #[serde(rename_all = "camelCase")]
+#[projection(of = NotificationPush)]
 pub struct PushContent {
     pub content: String,
     pub device_id: String,

@@ -41,7 +41,7 @@ pub fn derive_measurement(input: TokenStream) -> TokenStream {
 }
 
 /// `#[derive(Fields)]`: see `pattern_runtime::Fields`.
-#[proc_macro_derive(Fields, attributes(extended_ref))]
+#[proc_macro_derive(Fields, attributes(extended_ref, projection))]
 pub fn derive_fields(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     model::derive_fields(&input).into()

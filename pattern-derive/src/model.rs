@@ -153,11 +153,15 @@ pub(crate) fn derive_fields(input: &DeriveInput) -> TokenStream {
     let mut errors = Errors::default();
     let model = ast::parse_as(input, &mut errors, ast::DeriveKind::Fields);
     let added: Vec<TokenStream> = match &model {
-        Ok(m) => PATTERNS
-            .iter()
-            .filter_map(|def| def.fields)
-            .map(|fields| fields(input, m, &mut errors))
-            .collect(),
+        Ok(m) => {
+            let mut added: Vec<TokenStream> = PATTERNS
+                .iter()
+                .filter_map(|def| def.fields)
+                .map(|fields| fields(input, m, &mut errors))
+                .collect();
+            added.push(polymorphic::projections(input, m, &mut errors));
+            added
+        }
         Err(_) => Vec::new(),
     };
     let names = |m: &Model<'_>| {

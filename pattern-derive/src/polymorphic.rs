@@ -714,3 +714,93 @@ fn generated_field(vis: &syn::Visibility, f: &Field<'_>, ident: &Ident) -> Token
         #vis #name: #ty
     }
 }
+
+/// `#[projection(of = Variant)]` on a `#[derive(Fields)]` struct: each field is checked to be a
+/// field of `Variant` with the same BSON name and type, and the struct implements
+/// `Projection<Variant>`.
+pub(crate) fn projections(
+    input: &DeriveInput,
+    model: &Model<'_>,
+    errors: &mut Errors,
+) -> TokenStream {
+    let krate = &model.krate;
+    let p = quote!(#krate::__private);
+    let ident = model.ident;
+    let mut out = TokenStream::new();
+    for attr in input
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("projection"))
+    {
+        let mut of: Option<syn::Type> = None;
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("of") {
+                of = Some(meta.value()?.parse()?);
+                Ok(())
+            } else {
+                Err(meta.error(
+                    "unknown projection option: write `#[projection(of = NotificationPush)]`, \
+                     naming the struct (or model) whose fields this one projects",
+                ))
+            }
+        });
+        if let Err(e) = result {
+            errors.push(e);
+            continue;
+        }
+        let Some(of) = of else {
+            errors.spanned(
+                attr,
+                "`#[projection]` needs the projected type: `#[projection(of = NotificationPush)]`",
+            );
+            continue;
+        };
+        let (lo, _) = crate::errors::span_range(&of);
+        let p_lo = crate::errors::respan_all(p.clone(), lo);
+        let checks = model.fields.iter().filter(|f| f.serialized).map(|f| {
+            let name = f.ident;
+            let ty = f.ty;
+            let span = name.span();
+            // `<Of as Fields>::FIELDS` at `of` (a type without names is one error there), the
+            // field at the field.
+            let source = quote::quote_spanned!(lo=> <#of as #p_lo::Fields>::FIELDS);
+            let field = quote::quote_spanned!(span=> #source.#name);
+            let bound = Ident::new("__field", span);
+            let bson = &f.bson_name;
+            let message = format!(
+                "`{}` is serialized as `{bson}` here but under another name in `{}`: a \
+                 projection asks the server for the projected type's names, so they must match \
+                 (check the two structs' `rename` / `rename_all`)",
+                f.rust_name,
+                crate::errors::type_string(&of)
+            );
+            let same_name = crate::errors::fail_with(
+                quote!(if #p::str_eq(#field.as_str(), #bson) {
+                    ::core::option::Option::None
+                } else {
+                    ::core::option::Option::Some(#message)
+                }),
+                span,
+                span,
+            );
+            // A field missing from `of` is E0609 at the field; another type is E0308 there.
+            let (ty_lo, _) = crate::errors::span_range(ty);
+            let p_ty = crate::errors::respan_all(p.clone(), ty_lo);
+            let expected = quote::quote_spanned!(ty_lo=> #p_ty::FieldName<#ty>);
+            quote::quote_spanned! {span=>
+                const _: () = {
+                    let #bound = #field;
+                    let _: #expected = #bound;
+                };
+                #same_name
+            }
+        });
+        out.extend(quote! {
+            #(#checks)*
+
+            #[automatically_derived]
+            impl #p::Projection<#of> for #ident {}
+        });
+    }
+    out
+}

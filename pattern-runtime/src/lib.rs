@@ -210,7 +210,7 @@ pub use index::{
     Collation, Difference, IndexKey, IndexKind, IndexSpec, Literal, PartialClause, PartialOp,
 };
 pub use model::{Model, ModelCollection};
-pub use polymorphic::{Polymorphic, Variant, VariantCollection};
+pub use polymorphic::{Polymorphic, Projection, Variant, VariantCollection};
 pub use schema::{
     registered_models, Annotation, FieldName, FieldSchema, Fields, ModelSchema, Nests, PatternSpec,
 };
@@ -255,7 +255,7 @@ pub mod __private {
         Collation, IndexKey, IndexKind, IndexParts, IndexSpec, Literal, PartialClause, PartialOp,
     };
     pub use crate::model::Model;
-    pub use crate::polymorphic::{Polymorphic, Variant};
+    pub use crate::polymorphic::{Polymorphic, Projection, Variant};
     pub use crate::schema::{
         Annotation, FieldName, FieldParts, FieldSchema, Fields, Mode, ModelSchema, Nests,
         PatternSpec, Registration, SchemaParts,

@@ -51,9 +51,10 @@
 //!     },
 //! }
 //!
-//! /// A projection of push notifications: any `Fields` struct whose fields the variant has.
+//! /// A projection of push notifications: some of the variant's fields, checked at compile time.
 //! #[derive(Deserialize, Fields)]
 //! #[serde(rename_all = "camelCase")]
+//! #[projection(of = NotificationPush)]
 //! struct PushContent {
 //!     content: String,
 //!     device_id: String,
@@ -91,6 +92,7 @@
 //! | enum | `#[index(keys(..), ..)]` | an index on common fields (`kind` is the tag), over every variant |
 //! | variant | `#[index(keys(..), ..)]`, or `#[index]` on a variant's field | an index on that variant's fields, restricted to its documents (`partialFilterExpression: {type: "push"}`); its default name ends in `_push` |
 //! | variant | struct variant with a field serialized as `_id` | every variant stores documents; tuple and newtype variants are refused |
+//! | projection | `#[projection(of = NotificationPush)]` on a `#[derive(Deserialize, Fields)]` struct | a struct of some of the variant's fields (same Rust and BSON names, same types), for [`VariantCollection::find_as`]; checked at compile time |
 //! | variant | `#[serde(other)] Other` (a unit variant) | reads documents with any other tag instead of failing; no handle, never written by this toolkit |
 //!
 //! Unless an index on the enum starts with the tag, the derive declares `{type: 1}` (named
@@ -146,6 +148,16 @@ pub trait Variant:
     /// The tag value of this variant's documents.
     const TAG_VALUE: &'static str;
 }
+
+/// A struct of some of `V`'s fields, under the same BSON names and types: what
+/// [`VariantCollection::find_as`] reads. Declared with `#[projection(of = V)]` beside
+/// `#[derive(Fields)]`, which checks each field against `V` at compile time.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not declared a projection of `{V}`",
+    label = "not a projection of `{V}`",
+    note = "add `#[projection(of = {V})]` to `{Self}` (with `#[derive(Deserialize, Fields)]`): each of its fields is then checked to be a field of `{V}`"
+)]
+pub trait Projection<V>: Fields + DeserializeOwned + Send + Sync + Unpin + 'static {}
 
 impl<M: Polymorphic> ModelCollection<M> {
     /// The handle on one variant's documents: every operation adds `{tag: value}` itself.
@@ -243,26 +255,6 @@ fn projection(keys: &[&str]) -> Document {
         .collect()
 }
 
-/// Whether every key of `inner` is one of `outer` (in a constant).
-const fn keys_within(inner: &[&str], outer: &[&str]) -> bool {
-    let mut i = 0;
-    while i < inner.len() {
-        let mut found = false;
-        let mut j = 0;
-        while j < outer.len() {
-            if crate::__private::str_eq(inner[i], outer[j]) {
-                found = true;
-            }
-            j += 1;
-        }
-        if !found {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
-
 /// The documents of one variant of a polymorphic model: from [`ModelCollection::variant`].
 /// Every filter gets `{tag: value}`, every inserted document the tag, and no update may change
 /// the tag (that would move a document to another variant behind the types' back).
@@ -348,10 +340,10 @@ impl<V: Variant> VariantCollection<V> {
         Ok(self.raw.clone_with_type::<V>().find_one(filter).await?)
     }
 
-    /// The variant's documents matching `filter`, projected to `P`'s fields (`P` is any
-    /// `#[derive(Fields)]` struct; the server adds `_id` unless asked not to, and `P` may leave
-    /// it out). Every field of `P` must be a field of the variant, under the same BSON name: a
-    /// build error when `find_as` is instantiated otherwise (`cargo build`, not `cargo check`).
+    /// The variant's documents matching `filter`, projected to `P`'s fields: `P` is a
+    /// `#[derive(Deserialize, Fields)]` struct declared `#[projection(of = V)]`, so every field of
+    /// `P` is known at compile time to be a field of the variant. The server adds `_id` unless
+    /// asked not to, and `P` may leave it out.
     #[tracing::instrument(
         name = "pattern_runtime::polymorphic.find_as",
         level = "debug",
@@ -362,17 +354,7 @@ impl<V: Variant> VariantCollection<V> {
             variant = V::TAG_VALUE,
         )
     )]
-    pub async fn find_as<P>(&self, filter: Document) -> Result<Vec<P>>
-    where
-        P: Fields + DeserializeOwned + Send + Sync + Unpin + 'static,
-    {
-        const {
-            assert!(
-                keys_within(P::KEYS, V::KEYS),
-                "a projection's fields must all be fields of the variant it reads, under the \
-                 same BSON names"
-            );
-        }
+    pub async fn find_as<P: Projection<V>>(&self, filter: Document) -> Result<Vec<P>> {
         let filter = self.filter(filter)?;
         let found: Vec<P> = self
             .raw
@@ -553,22 +535,4 @@ fn check_update<V: Variant>(update: &Document) -> Result<()> {
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::keys_within;
-
-    #[test]
-    fn projection_keys_must_be_the_variants() {
-        assert!(keys_within(
-            &["content", "deviceId"],
-            &["_id", "deviceId", "content"]
-        ));
-        assert!(keys_within(&[], &["_id"]));
-        assert!(!keys_within(
-            &["content", "device_id"],
-            &["_id", "deviceId", "content"]
-        ));
-    }
 }
