@@ -464,3 +464,94 @@ async fn a_catch_all_reads_unknown_tags() {
     assert_eq!(EventKind::Unknown.tag(), None);
     assert_eq!(EventKind::Click.tag(), Some("Click"));
 }
+
+/// Eight writers insert notifications of every variant while others update the pushes: each
+/// variant ends with exactly what was inserted into it, and the updates touched pushes only.
+#[tokio::test]
+async fn concurrent_writers_stay_within_their_variants() {
+    let db = test_db("poly_concurrent").await;
+    Notification::sync_indexes(&db).await.unwrap();
+    let notifications = Notification::collection(&db);
+    let mut tasks = Vec::new();
+    for w in 0..8u32 {
+        let n = notifications.clone();
+        tasks.push(tokio::spawn(async move {
+            for i in 0..25u32 {
+                let created_at = DateTime::from_millis(i64::from(w * 1000 + i));
+                match i % 3 {
+                    0 => {
+                        n.variant::<NotificationEmail>()
+                            .insert_one(&NotificationEmail {
+                                id: ObjectId::new(),
+                                to: format!("w{w}@example.com"),
+                                subject: "s".into(),
+                                body: "b".into(),
+                                created_at,
+                            })
+                            .await
+                            .unwrap();
+                    }
+                    1 => {
+                        n.variant::<NotificationSms>()
+                            .insert_one(&NotificationSms {
+                                id: ObjectId::new(),
+                                phone_number: format!("+{w}"),
+                                message: "m".into(),
+                                created_at,
+                            })
+                            .await
+                            .unwrap();
+                    }
+                    _ => {
+                        n.variant::<NotificationPush>()
+                            .insert_one(&NotificationPush {
+                                id: ObjectId::new(),
+                                device_id: format!("d{w}"),
+                                title: "t".into(),
+                                content: "c".into(),
+                                created_at,
+                            })
+                            .await
+                            .unwrap();
+                        // Every push so far gets `title: "seen"`; no other variant may.
+                        n.variant::<NotificationPush>()
+                            .update_many(doc! {}, doc! { "$set": { "title": "seen" } })
+                            .await
+                            .unwrap();
+                    }
+                }
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    // 25 per writer: i % 3 == 0 nine times, == 1 eight times, == 2 eight times.
+    assert_eq!(
+        notifications
+            .variant::<NotificationEmail>()
+            .count(doc! {})
+            .await
+            .unwrap(),
+        8 * 9
+    );
+    assert_eq!(
+        notifications
+            .variant::<NotificationSms>()
+            .count(doc! {})
+            .await
+            .unwrap(),
+        8 * 8
+    );
+    let pushes = notifications.variant::<NotificationPush>();
+    assert_eq!(pushes.count(doc! {}).await.unwrap(), 8 * 8);
+    assert_eq!(pushes.count(doc! { "title": "seen" }).await.unwrap(), 8 * 8);
+    let raw = db.collection::<Document>("notifications");
+    assert_eq!(
+        raw.count_documents(doc! { "title": { "$exists": true }, "type": { "$ne": "push" } })
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(notifications.find_all(doc! {}).await.unwrap().len(), 8 * 25);
+}
