@@ -489,28 +489,40 @@ pub(crate) fn serde_key_span(attrs: &[syn::Attribute], key: &str) -> Option<Span
     found
 }
 
-fn check_id(model: &Model<'_>, referenced: bool, errors: &mut Errors) {
-    match model.fields.iter().find(|f| f.bson_name == "_id") {
-        Some(f) if !f.serialized => errors.spanned(
-            f.ident,
-            "the `_id` field is never serialized (`#[serde(skip)]`): a model's `_id` must be \
-             stored; use `skip_serializing_if = \"Option::is_none\"` to let the server assign it",
-        ),
-        Some(_) => {}
-        None => errors.spanned(
-            model.ident,
-            format!(
-                "`{}` has no field serialized as `_id`{}: add `#[serde(rename = \"_id\")]` to its \
-                 id field (e.g. `#[serde(rename = \"_id\")] id: bson::oid::ObjectId`)",
-                model.ident,
-                if referenced {
-                    " (an extended reference copies its source's `_id`: the copies are found by it)"
-                } else {
-                    ""
-                }
-            ),
-        ),
+/// Whether `fields` have one serialized as `_id`; one that is never serialized is reported.
+pub(crate) fn has_id(fields: &[Field<'_>], errors: &mut Errors) -> bool {
+    match fields.iter().find(|f| f.bson_name == "_id") {
+        Some(f) if !f.serialized => {
+            errors.spanned(
+                f.ident,
+                "the `_id` field is never serialized (`#[serde(skip)]`): a model's `_id` must be \
+                 stored; use `skip_serializing_if = \"Option::is_none\"` to let the server assign \
+                 it",
+            );
+            true
+        }
+        Some(_) => true,
+        None => false,
     }
+}
+
+fn check_id(model: &Model<'_>, referenced: bool, errors: &mut Errors) {
+    if has_id(&model.fields, errors) {
+        return;
+    }
+    errors.spanned(
+        model.ident,
+        format!(
+            "`{}` has no field serialized as `_id`{}: add `#[serde(rename = \"_id\")]` to its \
+             id field (e.g. `#[serde(rename = \"_id\")] id: bson::oid::ObjectId`)",
+            model.ident,
+            if referenced {
+                " (an extended reference copies its source's `_id`: the copies are found by it)"
+            } else {
+                ""
+            }
+        ),
+    );
 }
 
 /// The source field's serde attributes without `rename` and `alias` (the copy is renamed

@@ -182,21 +182,15 @@ fn read<'a>(input: &'a DeriveInput, errors: &mut Errors) -> Option<Poly<'a>> {
             continue;
         }
         let fields = ast::fields_of(&v.fields, errors);
-        match fields.iter().find(|f| f.bson_name == "_id") {
-            Some(f) if !f.serialized => errors.spanned(
-                f.ident,
-                "the `_id` field is never serialized (`#[serde(skip)]`): a model's `_id` must be \
-                 stored; use `skip_serializing_if = \"Option::is_none\"` to let the server assign it",
-            ),
-            Some(_) => {}
-            None => errors.spanned(
+        if !ast::has_id(&fields, errors) {
+            errors.spanned(
                 ident,
                 format!(
                     "variant `{ident}` has no field serialized as `_id`: every document needs \
                      one; add `#[serde(rename = \"_id\")] id: bson::oid::ObjectId` (the same in \
                      every variant, so it is a common field)"
                 ),
-            ),
+            );
         }
         variants.push(VariantDef {
             ident,

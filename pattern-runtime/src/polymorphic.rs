@@ -453,15 +453,7 @@ impl<V: Variant> VariantCollection<V> {
         err(level = "debug")
     )]
     pub async fn update_one(&self, filter: Document, update: Document) -> Result<UpdateResult> {
-        let filter = self.filter(filter)?;
-        check_update::<V>(&update)?;
-        let result = self.raw.update_one(filter, update).await?;
-        tracing::debug!(
-            matched = result.matched_count,
-            modified = result.modified_count,
-            "documents updated"
-        );
-        Ok(result)
+        self.update(filter, update, false).await
     }
 
     /// Updates every one of the variant's documents matching `filter`; see
@@ -477,9 +469,18 @@ impl<V: Variant> VariantCollection<V> {
         err(level = "debug")
     )]
     pub async fn update_many(&self, filter: Document, update: Document) -> Result<UpdateResult> {
+        self.update(filter, update, true).await
+    }
+
+    /// `update_one` or `update_many`, inside the caller's span.
+    async fn update(&self, filter: Document, update: Document, many: bool) -> Result<UpdateResult> {
         let filter = self.filter(filter)?;
         check_update::<V>(&update)?;
-        let result = self.raw.update_many(filter, update).await?;
+        let result = if many {
+            self.raw.update_many(filter, update).await?
+        } else {
+            self.raw.update_one(filter, update).await?
+        };
         tracing::debug!(
             matched = result.matched_count,
             modified = result.modified_count,
