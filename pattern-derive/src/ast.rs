@@ -545,6 +545,22 @@ pub(crate) fn serde_attrs_without_names(attrs: &[syn::Attribute]) -> Vec<TokenSt
         .collect()
 }
 
+/// `T` of a field typed `Vec<T>`.
+pub(crate) fn vec_element(ty: &syn::Type) -> Option<syn::Type> {
+    let syn::Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "Vec" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.first() {
+        Some(syn::GenericArgument::Type(t)) if args.args.len() == 1 => Some(t.clone()),
+        _ => None,
+    }
+}
+
 /// Parses a string literal as the named kind of value.
 pub(crate) fn lit_str(input: syn::parse::ParseStream<'_>, what: &str) -> syn::Result<LitStr> {
     input

@@ -15,6 +15,7 @@ mod index;
 mod schema;
 
 // One line per pattern.
+mod attribute;
 mod extended_ref;
 mod polymorphic;
 mod subset;
@@ -26,7 +27,16 @@ mod model;
 /// `#[derive(Model)]`: see `pattern_runtime`'s documentation.
 #[proc_macro_derive(
     Model,
-    attributes(model, index, subset, computed, versioned, version, extended_ref)
+    attributes(
+        model,
+        index,
+        subset,
+        computed,
+        versioned,
+        version,
+        extended_ref,
+        attribute
+    )
 )]
 pub fn derive_model(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
@@ -41,8 +51,15 @@ pub fn derive_measurement(input: TokenStream) -> TokenStream {
 }
 
 /// `#[derive(Fields)]`: see `pattern_runtime::Fields`.
-#[proc_macro_derive(Fields, attributes(extended_ref, projection))]
+#[proc_macro_derive(Fields, attributes(extended_ref, projection, attribute))]
 pub fn derive_fields(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     model::derive_fields(&input).into()
+}
+
+/// `#[derive(AttributeKey)]`: see `pattern_runtime::attribute`.
+#[proc_macro_derive(AttributeKey)]
+pub fn derive_attribute_key(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    attribute::derive_key(&input).into()
 }

@@ -11,12 +11,13 @@ use crate::ast::{self, Model};
 use crate::errors::Errors;
 use crate::index::{self, Index};
 use crate::schema::{self, Pattern, PatternDef};
-use crate::{extended_ref, polymorphic, subset, versioning};
+use crate::{attribute, extended_ref, polymorphic, subset, versioning};
 
 /// The patterns of `#[derive(Model)]`, one line each, in the order their specs are listed in the
 /// schema. Adding a pattern: a module with a `PATTERN`, a line here, and its attribute names in
 /// `lib.rs`'s `proc_macro_derive` list.
 const PATTERNS: &[&PatternDef] = &[
+    &attribute::PATTERN,
     &subset::PATTERN,
     &versioning::PATTERN,
     &extended_ref::PATTERN,

@@ -14,7 +14,14 @@ use crate::index::{self, Index};
 use crate::schema;
 
 /// Attributes of other patterns, refused on an enum model (with where they would go).
-const REFUSED: &[&str] = &["versioned", "version", "subset", "computed", "extended_ref"];
+const REFUSED: &[&str] = &[
+    "versioned",
+    "version",
+    "subset",
+    "computed",
+    "extended_ref",
+    "attribute",
+];
 
 /// One struct variant.
 struct VariantDef<'a> {

@@ -122,27 +122,12 @@ fn collect(model: &Model<'_>, errors: &mut Errors) -> Vec<SubsetField> {
     subsets
 }
 
-fn vec_element(ty: &syn::Type) -> Option<syn::Type> {
-    let syn::Type::Path(p) = ty else { return None };
-    let last = p.path.segments.last()?;
-    if last.ident != "Vec" {
-        return None;
-    }
-    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
-        return None;
-    };
-    match args.args.first() {
-        Some(syn::GenericArgument::Type(t)) if args.args.len() == 1 => Some(t.clone()),
-        _ => None,
-    }
-}
-
 fn parse_subset(
     attr: &syn::Attribute,
     field: &Field<'_>,
     errors: &mut Errors,
 ) -> Option<SubsetField> {
-    let Some(elem) = vec_element(field.ty) else {
+    let Some(elem) = crate::ast::vec_element(field.ty) else {
         errors.spanned(
             field.ty,
             "`#[subset]` goes on a `Vec<T>` field: the embedded first items, `T` being their \

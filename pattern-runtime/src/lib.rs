@@ -191,12 +191,14 @@ pub(crate) mod txn;
 mod model;
 
 // One line per pattern.
+pub mod attribute;
 pub mod bucket;
 pub mod extended_ref;
 pub mod polymorphic;
 pub mod subset;
 pub mod versioning;
 
+pub use attribute::{AttributeItem, AttributeKey, Attributes};
 pub use bucket::{
     BatchReport, Granularity, Measurement, Measurements, Series, SeriesSpec, Storage, Summary,
     SummarySpec,
@@ -230,6 +232,10 @@ pub use pattern_derive::Model;
 #[cfg(feature = "derive")]
 pub use pattern_derive::Fields;
 
+/// `#[derive(AttributeKey)]`: a fieldless enum of attribute keys; see the [`attribute`] module.
+#[cfg(feature = "derive")]
+pub use pattern_derive::AttributeKey;
+
 /// `#[derive(Measurement)]`: see the [`bucket`] module.
 #[cfg(feature = "derive")]
 pub use pattern_derive::Measurement;
@@ -237,6 +243,9 @@ pub use pattern_derive::Measurement;
 /// What generated code reaches for. Not a public API: it changes without notice.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::attribute::{
+        AttributeItem, AttributeKey, AttributeParts, AttributeSpec, Attributes,
+    };
     pub use crate::bucket::{
         Granularity, Measurement, SeriesParts, SeriesSpec, Storage, SummarySpec,
     };

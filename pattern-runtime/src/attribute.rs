@@ -1,0 +1,509 @@
+//! The attribute pattern: measurements, specifications or prices that differ from document to
+//! document, stored as an array of `{key, value, qualifiers...}` items with one compound
+//! multikey index on `{<field>.<key>: 1, <field>.<value>: 1}` instead of one field and one index
+//! per attribute.
+//!
+//! The item struct says which of its fields is the key and which the value, beside
+//! `#[derive(Fields)]`; the model's field holding the items says `#[attribute]`:
+//!
+//! ```no_run
+//! use bson::{doc, Bson};
+//! use pattern_runtime::attribute::Order;
+//! use pattern_runtime::{Fields, Model};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Clone, Debug, Serialize, Deserialize, Fields)]
+//! #[attribute(key = name, value = value, qualifiers(unit))]
+//! struct Measurement {
+//!     name: String,
+//!     value: Bson,
+//!     #[serde(skip_serializing_if = "Option::is_none")]
+//!     unit: Option<String>,
+//! }
+//!
+//! #[derive(Serialize, Deserialize, Model)]
+//! #[model(collection = "records")]
+//! struct Record {
+//!     #[serde(rename = "_id")]
+//!     id: i32,
+//!     // Declares the index {attributes.name: 1, attributes.value: 1}.
+//!     #[attribute]
+//!     attributes: Vec<Measurement>,
+//! }
+//!
+//! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
+//! let attributes = Record::attributes_attribute(&db);
+//! // Replace the `bmi` item of record 1001, or append it: one atomic update.
+//! let bmi = Measurement { name: "bmi".into(), value: Bson::Double(26.1), unit: None };
+//! attributes.set(1001, &bmi).await?;
+//! // {attributes: {$elemMatch: {name: "bmi", value: {$gt: 25}}}}
+//! let heavy = attributes.find(attributes.key(&"bmi".to_owned()).gt(25)?).await?;
+//! // Records with a blood sugar, highest first.
+//! let ranked = attributes
+//!     .find_sorted(doc! {}, &"blood_sugar".to_owned(), Order::Descending)
+//!     .await?;
+//! # let _ = (heavy, ranked);
+//! # Ok(()) }
+//! ```
+//!
+//! | where | option | meaning |
+//! | --- | --- | --- |
+//! | item struct, with `#[derive(Fields)]` | `#[attribute(key = name, value = value)]` | the item's key and value fields (Rust names; stored under serde's names) |
+//! | item struct | `qualifiers(unit, ..)` | the other fields an item carries (units, sources); every field of the item must be the key, the value or a qualifier |
+//! | item struct | the key field's type | `String`, or a fieldless enum with `#[derive(AttributeKey)]` (its serde names are the keys, so the set of keys is checked at compile time) |
+//! | model field | `#[attribute]` on a `Vec` of such items | the index `{<field>.<key>: 1, <field>.<value>: 1}` and `Model::<field>_attribute(&db)` |
+//! | model field | `#[attribute(name = "...")]` | the index name; by default mongod's (`attributes.name_1_attributes.value_1`) |
+//!
+//! # Operations
+//! [`Attributes::set`] replaces the item with the same key in place, or appends it, in one
+//! pipeline update: concurrent writers never leave two items with one key, and no item is lost.
+//! [`Attributes::unset`] pulls every item with the key. Keys are checked before anything is sent:
+//! an empty key, or one starting with `$` or containing `.` or NUL, is [`Error::InvalidKey`]; an
+//! update the server refuses for size is [`Error::DocumentTooLarge`].
+//!
+//! # A duplicate key written by someone else
+//! Documents written outside the toolkit may hold two items with one key. Reading them works as
+//! it does for any array (the model holds both items). [`Attributes::get`] and
+//! [`Attributes::find_sorted`] use the *first* item with the key; a query matches when *any* item
+//! with the key matches; the next [`Attributes::set`] of that key keeps the first position and
+//! drops the others.
+
+use std::marker::PhantomData;
+
+use bson::{doc, Bson, Document};
+use futures_util::TryStreamExt;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::error::{validate_key, Error, Result};
+use crate::index::IndexSpec;
+use crate::model::Model;
+use crate::schema::{Fields, ModelSchema, PatternSpec};
+
+/// A string-like key of an attribute item: `String`, or a fieldless enum with
+/// `#[derive(AttributeKey)]` (serialized as its serde names).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be an attribute key",
+    label = "not a string-like key",
+    note = "use `String`, or a fieldless enum with `#[derive(Serialize, Deserialize, AttributeKey)]` (its serde names are the keys, checked at compile time)"
+)]
+pub trait AttributeKey: Serialize + DeserializeOwned + Send + Sync {
+    /// The key as stored.
+    fn as_key(&self) -> &str;
+}
+
+impl AttributeKey for String {
+    fn as_key(&self) -> &str {
+        self
+    }
+}
+
+/// An item of an attribute array: `#[attribute(key = .., value = ..)]` beside
+/// `#[derive(Fields)]` implements it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an attribute item",
+    label = "items of an `#[attribute]` field declare their key and value",
+    note = "add `#[attribute(key = name, value = value)]` to `{Self}`, beside `#[derive(Fields)]`"
+)]
+pub trait AttributeItem:
+    Fields + Serialize + DeserializeOwned + Send + Sync + Unpin + 'static
+{
+    /// The key field's type.
+    type Key: AttributeKey;
+    /// The key field's BSON name.
+    const KEY: &'static str;
+    /// The value field's BSON name.
+    const VALUE: &'static str;
+    /// This item's key.
+    fn key(&self) -> &Self::Key;
+}
+
+/// A model's `#[attribute]` field, as the derive declares it.
+#[derive(Debug)]
+pub struct AttributeSpec {
+    parts: AttributeParts,
+}
+
+/// The parts of an [`AttributeSpec`], as generated code writes them. Not a stable API.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct AttributeParts {
+    /// The field's BSON name.
+    pub field: &'static str,
+    /// The compound index.
+    pub index: IndexSpec,
+}
+
+impl AttributeSpec {
+    #[doc(hidden)]
+    pub const fn from_parts(parts: AttributeParts) -> Self {
+        AttributeSpec { parts }
+    }
+
+    /// The field's BSON name.
+    pub fn field(&self) -> &'static str {
+        self.parts.field
+    }
+
+    /// The `{<field>.<key>: 1, <field>.<value>: 1}` index.
+    pub fn index(&'static self) -> &'static IndexSpec {
+        &self.parts.index
+    }
+}
+
+impl PatternSpec for AttributeSpec {
+    fn indexes(
+        &'static self,
+        model: &'static ModelSchema,
+    ) -> Vec<(&'static str, &'static IndexSpec)> {
+        vec![(model.collection(), self.index())]
+    }
+}
+
+/// Sort order of [`Attributes::find_sorted`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Lowest value first.
+    Ascending,
+    /// Highest value first.
+    Descending,
+}
+
+/// The operations on one `#[attribute]` field of model `M`: `Model::<field>_attribute(&db)`.
+pub struct Attributes<M, I> {
+    db: mongodb::Database,
+    spec: &'static AttributeSpec,
+    _types: PhantomData<fn() -> (M, I)>,
+}
+
+impl<M, I> Clone for Attributes<M, I> {
+    fn clone(&self) -> Self {
+        Attributes {
+            db: self.db.clone(),
+            spec: self.spec,
+            _types: PhantomData,
+        }
+    }
+}
+
+impl<M: Model, I> std::fmt::Debug for Attributes<M, I> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Attributes")
+            .field("model", &M::SCHEMA.name())
+            .field("field", &self.spec.field())
+            .finish()
+    }
+}
+
+/// One attribute's condition: from [`Attributes::key`].
+#[derive(Debug, Clone)]
+pub struct Condition {
+    field: &'static str,
+    key_field: &'static str,
+    value_field: &'static str,
+    key: String,
+    /// Why the key is refused, if it is.
+    invalid: Option<&'static str>,
+}
+
+impl Condition {
+    fn elem_match(&self, value: Option<Bson>) -> Result<Document> {
+        if let Some(reason) = self.invalid {
+            return Err(Error::InvalidKey {
+                key: self.key.clone(),
+                reason,
+            });
+        }
+        let key = self.key.clone();
+        let mut inner = doc! { self.key_field: key };
+        if let Some(v) = value {
+            inner.insert(self.value_field, v);
+        }
+        Ok(doc! { self.field: { "$elemMatch": inner } })
+    }
+
+    fn op(&self, op: &str, value: impl Into<Bson>) -> Result<Document> {
+        self.elem_match(Some(Bson::Document(doc! { op: value.into() })))
+    }
+
+    /// The attribute equals `value`.
+    pub fn eq(&self, value: impl Into<Bson>) -> Result<Document> {
+        self.elem_match(Some(value.into()))
+    }
+    /// The attribute is present and differs from `value` (a document without it does not match).
+    pub fn ne(&self, value: impl Into<Bson>) -> Result<Document> {
+        self.op("$ne", value)
+    }
+    /// The attribute is above `value`.
+    pub fn gt(&self, value: impl Into<Bson>) -> Result<Document> {
+        self.op("$gt", value)
+    }
+    /// The attribute is at least `value`.
+    pub fn gte(&self, value: impl Into<Bson>) -> Result<Document> {
+        self.op("$gte", value)
+    }
+    /// The attribute is below `value`.
+    pub fn lt(&self, value: impl Into<Bson>) -> Result<Document> {
+        self.op("$lt", value)
+    }
+    /// The attribute is at most `value`.
+    pub fn lte(&self, value: impl Into<Bson>) -> Result<Document> {
+        self.op("$lte", value)
+    }
+    /// The attribute is one of `values`.
+    pub fn is_in(&self, values: impl IntoIterator<Item = impl Into<Bson>>) -> Result<Document> {
+        let values: Vec<Bson> = values.into_iter().map(Into::into).collect();
+        self.op("$in", values)
+    }
+    /// The document has the attribute, whatever its value.
+    pub fn exists(&self) -> Result<Document> {
+        self.elem_match(None)
+    }
+}
+
+/// `{$and: [filters...]}`: every filter holds (several attribute conditions on one document, or
+/// an attribute condition beside ordinary filters).
+pub fn and(filters: impl IntoIterator<Item = Document>) -> Document {
+    doc! { "$and": filters.into_iter().map(Bson::Document).collect::<Vec<_>>() }
+}
+
+/// `{$or: [filters...]}`: one of the filters holds.
+pub fn or(filters: impl IntoIterator<Item = Document>) -> Document {
+    doc! { "$or": filters.into_iter().map(Bson::Document).collect::<Vec<_>>() }
+}
+
+impl<M: Model, I: AttributeItem> Attributes<M, I> {
+    /// The operations on `spec`'s field of `M` in `db` (what the generated
+    /// `Model::<field>_attribute` calls).
+    pub fn new(db: &mongodb::Database, spec: &'static AttributeSpec) -> Self {
+        Attributes {
+            db: db.clone(),
+            spec,
+            _types: PhantomData,
+        }
+    }
+
+    /// The field's static description.
+    pub fn spec(&self) -> &'static AttributeSpec {
+        self.spec
+    }
+
+    fn raw(&self) -> mongodb::Collection<Document> {
+        self.db.collection(M::SCHEMA.collection())
+    }
+
+    /// The checked key.
+    fn key_str(key: &I::Key) -> Result<String> {
+        let k = key.as_key();
+        validate_key(k)?;
+        Ok(k.to_owned())
+    }
+
+    /// A condition on the attribute `key`, to compare with a value.
+    pub fn key(&self, key: &I::Key) -> Condition {
+        let invalid = match validate_key(key.as_key()) {
+            Err(Error::InvalidKey { reason, .. }) => Some(reason),
+            _ => None,
+        };
+        Condition {
+            field: self.spec.field(),
+            key_field: I::KEY,
+            value_field: I::VALUE,
+            key: key.as_key().to_owned(),
+            invalid,
+        }
+    }
+
+    /// Sets `item` on document `id`: replaces the item with the same key where it is (dropping
+    /// any later duplicate of it), or appends it, in one atomic pipeline update.
+    /// [`Error::NotFound`] when there is no such document.
+    #[tracing::instrument(
+        name = "pattern_runtime::attribute.set",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection(), id = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn set(&self, id: impl Into<Bson>, item: &I) -> Result<()> {
+        let id = id.into();
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        let key = Self::key_str(item.key())?;
+        let item = Bson::Document(bson::serialize_to_document(item)?);
+        let f = format!("${}", self.spec.field());
+        // The keys through `$map`, not `$$a.<key>`: not every server traverses arrays in
+        // expression paths (the embedded test server does not).
+        let names = doc! { "$map": { "input": "$$a", "in": format!("$$this.{}", I::KEY) } };
+        let this_key = format!("$$this.{}", I::KEY);
+        // a: the items (none yet: []); i: the first with the key, or -1.
+        let value = doc! {
+            "$let": {
+                "vars": { "a": { "$ifNull": [&f, []] } },
+                "in": { "$let": {
+                    "vars": { "i": { "$indexOfArray": [&names, &key] } },
+                    "in": { "$cond": [
+                        { "$eq": ["$$i", -1] },
+                        { "$concatArrays": ["$$a", [item.clone()]] },
+                        { "$concatArrays": [
+                            { "$slice": ["$$a", "$$i"] },
+                            [item],
+                            { "$filter": {
+                                "input": { "$slice": ["$$a", { "$subtract": [{ "$add": ["$$i", 1] }, { "$size": "$$a" }] }] },
+                                "cond": { "$ne": [&this_key, &key] },
+                            } },
+                        ] },
+                    ] },
+                } },
+            }
+        };
+        let pipeline = vec![doc! { "$set": { self.spec.field(): value } }];
+        let result = self
+            .raw()
+            .update_one(doc! { "_id": id.clone() }, pipeline)
+            .await?;
+        if result.matched_count == 0 {
+            return Err(Error::NotFound {
+                collection: M::SCHEMA.collection().to_owned(),
+                id: Box::new(id),
+            });
+        }
+        tracing::debug!(key, modified = result.modified_count, "attribute set");
+        Ok(())
+    }
+
+    /// Removes every item with `key` from document `id` (nothing to remove is not an error).
+    /// [`Error::NotFound`] when there is no such document.
+    #[tracing::instrument(
+        name = "pattern_runtime::attribute.unset",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection(), id = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn unset(&self, id: impl Into<Bson>, key: &I::Key) -> Result<()> {
+        let id = id.into();
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        let key = Self::key_str(key)?;
+        let result = self
+            .raw()
+            .update_one(
+                doc! { "_id": id.clone() },
+                doc! { "$pull": { self.spec.field(): { I::KEY: &key } } },
+            )
+            .await?;
+        if result.matched_count == 0 {
+            return Err(Error::NotFound {
+                collection: M::SCHEMA.collection().to_owned(),
+                id: Box::new(id),
+            });
+        }
+        tracing::debug!(key, removed = result.modified_count, "attribute unset");
+        Ok(())
+    }
+
+    /// The item with `key` of document `id` (the first, if someone wrote two); `None` when the
+    /// document has no such item. [`Error::NotFound`] when there is no such document.
+    #[tracing::instrument(
+        name = "pattern_runtime::attribute.get",
+        level = "debug",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection())
+    )]
+    pub async fn get(&self, id: impl Into<Bson>, key: &I::Key) -> Result<Option<I>> {
+        let id = id.into();
+        let key = Self::key_str(key)?;
+        let field = self.spec.field();
+        let found = self
+            .raw()
+            .find_one(doc! { "_id": id.clone() })
+            .projection(doc! { field: { "$elemMatch": { I::KEY: &key } } })
+            .await?;
+        let Some(doc) = found else {
+            return Err(Error::NotFound {
+                collection: M::SCHEMA.collection().to_owned(),
+                id: Box::new(id),
+            });
+        };
+        match doc.get_array(field).ok().and_then(|a| a.first()) {
+            Some(item) => Ok(Some(bson::deserialize_from_bson(item.clone())?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The documents matching `filter` (an attribute condition, [`and`]/[`or`] of them, or any
+    /// filter).
+    #[tracing::instrument(
+        name = "pattern_runtime::attribute.find",
+        level = "debug",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection())
+    )]
+    pub async fn find(&self, filter: Document) -> Result<Vec<M>> {
+        let found: Vec<M> = self
+            .db
+            .collection::<M>(M::SCHEMA.collection())
+            .find(filter)
+            .await?
+            .try_collect()
+            .await?;
+        tracing::debug!(read = found.len(), "documents read");
+        Ok(found)
+    }
+
+    /// The documents matching `filter` that have the attribute `key`, sorted by its value (the
+    /// first item with the key), then by `_id`. One aggregation: the documents are matched on
+    /// the index (`{<field>.<key>: key}`), the sort value is computed per document; nothing is
+    /// unwound.
+    #[tracing::instrument(
+        name = "pattern_runtime::attribute.find_sorted",
+        level = "debug",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection())
+    )]
+    pub async fn find_sorted(
+        &self,
+        filter: Document,
+        key: &I::Key,
+        order: Order,
+    ) -> Result<Vec<M>> {
+        let key = Self::key_str(key)?;
+        let field = self.spec.field();
+        let has = doc! { field: { "$elemMatch": { I::KEY: &key } } };
+        let matched = if filter.is_empty() {
+            has
+        } else {
+            and([filter, has])
+        };
+        let direction = match order {
+            Order::Ascending => 1,
+            Order::Descending => -1,
+        };
+        const SORT: &str = "__patternSortValue";
+        let pipeline = vec![
+            doc! { "$match": matched },
+            doc! { "$addFields": { SORT: { "$arrayElemAt": [
+                { "$map": {
+                    "input": { "$filter": {
+                        "input": format!("${field}"),
+                        "cond": { "$eq": [format!("$$this.{}", I::KEY), &key] },
+                    } },
+                    "in": format!("$$this.{}", I::VALUE),
+                } },
+                0,
+            ] } } },
+            doc! { "$sort": { SORT: direction, "_id": 1 } },
+            doc! { "$project": { SORT: 0 } },
+        ];
+        let docs: Vec<Document> = self.raw().aggregate(pipeline).await?.try_collect().await?;
+        let out = docs
+            .into_iter()
+            .map(|d| bson::deserialize_from_document::<M>(d).map_err(Error::from))
+            .collect::<Result<Vec<M>>>()?;
+        tracing::debug!(read = out.len(), "documents read");
+        Ok(out)
+    }
+}
+
+impl ModelSchema {
+    /// The model's `#[attribute]` fields.
+    pub fn attributes(&self) -> Vec<&'static AttributeSpec> {
+        self.specs().collect()
+    }
+}
