@@ -281,11 +281,13 @@ fn item(input: &DeriveInput, model: &Model<'_>, errors: &mut Errors) -> TokenStr
             }
             f
         };
+        let before = errors.count();
         let k = find(&key, "key", errors);
         let v = find(&value, "value", errors);
         for q in &qualifiers {
             find(q, "qualifier", errors);
         }
+        let names_known = errors.count() == before;
         if key == value {
             errors.spanned(&value, "the key and the value are two different fields");
         }
@@ -295,7 +297,8 @@ fn item(input: &DeriveInput, model: &Model<'_>, errors: &mut Errors) -> TokenStr
             .chain(&qualifiers)
             .map(ast::unraw)
             .collect();
-        for f in model.fields.iter().filter(|f| f.serialized) {
+        // (Only when every name was found: a misspelt one would report its field here too.)
+        for f in model.fields.iter().filter(|f| f.serialized && names_known) {
             if !declared.contains(&f.rust_name) {
                 errors.spanned(
                     f.ident,
@@ -395,10 +398,10 @@ pub(crate) fn derive_key(input: &DeriveInput) -> TokenStream {
         quote!(#ident::#vi => #name)
     });
     let krate: syn::Path = syn::parse_quote!(::pattern_runtime);
-    let mut out = match errors.into_result() {
-        Ok(()) => TokenStream::new(),
-        Err(e) => e.to_compile_error(),
-    };
+    if let Err(e) = errors.into_result() {
+        return e.to_compile_error();
+    }
+    let mut out = TokenStream::new();
     out.extend(quote! {
         #[automatically_derived]
         impl #krate::__private::AttributeKey for #ident {

@@ -272,7 +272,9 @@ pub fn or(filters: impl IntoIterator<Item = Document>) -> Document {
     doc! { "$or": filters.into_iter().map(Bson::Document).collect::<Vec<_>>() }
 }
 
-impl<M: Model, I: AttributeItem> Attributes<M, I> {
+// Unbounded, so the generated constructor of a field whose items are no attribute items does
+// not repeat the error the derive reports at the item type.
+impl<M, I> Attributes<M, I> {
     /// The operations on `spec`'s field of `M` in `db` (what the generated
     /// `Model::<field>_attribute` calls).
     pub fn new(db: &mongodb::Database, spec: &'static AttributeSpec) -> Self {
@@ -287,7 +289,9 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
     pub fn spec(&self) -> &'static AttributeSpec {
         self.spec
     }
+}
 
+impl<M: Model, I: AttributeItem> Attributes<M, I> {
     fn raw(&self) -> mongodb::Collection<Document> {
         self.db.collection(M::SCHEMA.collection())
     }

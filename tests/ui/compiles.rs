@@ -22,10 +22,15 @@ mod nested_paths;
 #[path = "compiles/polymorphic.rs"]
 mod polymorphic;
 
+#[allow(dead_code)]
+#[path = "compiles/attribute.rs"]
+mod attribute;
+
 #[test]
 fn the_models_compile_and_their_checks_hold() {
     nested_paths::main();
     polymorphic::main();
+    attribute::main();
     minimal::main();
     bucket::main();
     extended_ref::main();

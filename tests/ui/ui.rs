@@ -14,4 +14,5 @@ fn ui() {
     t.compile_fail("bucket/*.rs");
     t.compile_fail("extended_ref/*.rs");
     t.compile_fail("polymorphic/*.rs");
+    t.compile_fail("attribute/*.rs");
 }
