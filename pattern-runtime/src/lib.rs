@@ -119,6 +119,7 @@
 //! | document versioning with optimistic locking | `#[versioned(history = "article_revisions", keep = 50)]` on the struct, `#[version]` on an integer field | [`versioning`] |
 //! | subset, with computed count / sum / average | `#[subset(limit = 10, sort(created_at = -1), full = Review, parent = product_id)]` on a `Vec`, `#[computed(count = ..)]` | [`subset`] |
 //! | extended reference: copied fields kept in sync, or kept as snapshots | `#[extended_ref(CustomerRef(name, address))]` on the source, `#[extended_ref(propagate)]` / `#[extended_ref(snapshot)]` / `#[extended_ref(propagate, path = product)]` on the fields holding it | [`extended_ref`] |
+//! | attribute: varying measurements as `[{key, value, qualifiers}]` with one compound index | `#[attribute(key = name, value = value, qualifiers(unit))]` on the item struct (with `#[derive(Fields)]`), `#[attribute]` on the model's `Vec` of items | [`attribute`] |
 //! | polymorphic: one collection of several shapes told apart by a tag, typed per variant | `#[derive(Model)]` on an enum with `#[serde(tag = "type")]`; `#[index]` on the enum (common fields) or on a variant (partial, restricted to it) | [`polymorphic`] |
 //! | bucket (time series), or a native time-series collection | `#[derive(Measurement)]` with `#[bucket(key = device_id, time = timestamp, max_count = 200, span = "1h", summary(value(min, max, sum)))]`, or `#[bucket(native, key = .., time = .., granularity = "minutes")]` | [`bucket`] |
 //!
