@@ -17,6 +17,7 @@
 //! RUST_LOG=pattern_runtime=debug ./dev tour   # operations, retries, fallbacks, documents written
 //! ```
 
+mod attribute;
 mod bucket;
 mod extended_ref;
 mod indexes;
@@ -48,6 +49,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
     extended_ref::run(&client).await?;
     println!();
     polymorphic::run(&client).await?;
+    println!();
+    attribute::run(&client).await?;
 
     println!("\nThe tour is over.");
     Ok(())
