@@ -57,31 +57,22 @@ impl Pattern for AttributeFields {
                 let item = quote_spanned!(lo=> <#elem as #p_lo::AttributeItem>);
                 let key = quote_spanned!(hi=> #item::KEY);
                 let value = quote_spanned!(hi=> #item::VALUE);
-                let path = |what: &TokenStream, konst: &Ident| {
-                    quote! {
-                        const #konst: &str = {
-                            const PARTS: &[&str] = &[#field, ".", #what];
-                            const LEN: usize = #p::concat_len(PARTS);
-                            const BYTES: [u8; LEN] = #p::concat_bytes::<LEN>(PARTS);
-                            #p::utf8(&BYTES)
-                        };
-                    }
-                };
                 let key_const = format_ident!("{}_KEY", stat);
                 let value_const = format_ident!("{}_VALUE", stat);
                 let name_const = format_ident!("{}_NAME", stat);
-                let key_path = path(&key, &key_const);
-                let value_path = path(&value, &value_const);
+                let concat = |parts: Vec<TokenStream>| {
+                    crate::index::concat_expr(&p, parts, proc_macro2::Span::call_site())
+                };
+                let key_path = concat(vec![quote!(#field), quote!("."), key]);
+                let value_path = concat(vec![quote!(#field), quote!("."), value]);
                 let name = match &a.name {
-                    Some(n) => quote!(const #name_const: &str = #n;),
-                    None => quote! {
-                        const #name_const: &str = {
-                            const PARTS: &[&str] = &[#key_const, "_1_", #value_const, "_1"];
-                            const LEN: usize = #p::concat_len(PARTS);
-                            const BYTES: [u8; LEN] = #p::concat_bytes::<LEN>(PARTS);
-                            #p::utf8(&BYTES)
-                        };
-                    },
+                    Some(n) => quote!(#n),
+                    None => concat(vec![
+                        quote!(#key_const),
+                        quote!("_1_"),
+                        quote!(#value_const),
+                        quote!("_1"),
+                    ]),
                 };
                 let method = format_ident!("{}_attribute", a.rust_name);
                 let doc = format!(
@@ -90,9 +81,9 @@ impl Pattern for AttributeFields {
                     a.rust_name
                 );
                 quote! {
-                    #key_path
-                    #value_path
-                    #name
+                    const #key_const: &str = #key_path;
+                    const #value_const: &str = #value_path;
+                    const #name_const: &str = #name;
                     static #stat: #p::AttributeSpec = #p::AttributeSpec::from_parts(#p::AttributeParts {
                         field: #field,
                         index: #p::IndexSpec::from_parts(#p::IndexParts {

@@ -493,8 +493,6 @@ impl ExtendedRefs {
     /// The generated reference types: outside the derive's `const _` block, so they can be named.
     fn types(&self, input: &syn::DeriveInput, model: &Model<'_>) -> TokenStream {
         let krate = &model.krate;
-        let p = quote!(#krate::__private);
-        let serde_crate = format!("{}::__private::serde", krate.to_token_stream());
         let vis = &input.vis;
         let source = model.ident;
         let id = model.fields.iter().find(|f| f.bson_name == "_id");
@@ -540,16 +538,10 @@ impl ExtendedRefs {
                 },
                 crate::ast::unraw(source).to_lowercase(),
             );
-            let derives = &shape.derives;
+            let type_attrs = crate::schema::generated_type_attrs(krate, &shape.derives);
             out.extend(quote! {
                 #[doc = #doc]
-                #[derive(
-                    ::core::fmt::Debug,
-                    #p::serde::Serialize,
-                    #p::serde::Deserialize,
-                    #(#derives),*
-                )]
-                #[serde(crate = #serde_crate)]
+                #type_attrs
                 #vis struct #ident {
                     #(#fields,)*
                 }

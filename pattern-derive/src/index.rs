@@ -126,15 +126,25 @@ impl BsonPath {
             Piece::Step(e, _) => e.clone(),
         });
         // Spanned at the user's path: a missing `Fields` is one error, there.
-        let span = self.span.unwrap_or_else(Span::call_site);
-        let p = &crate::errors::respan_all(p.clone(), span);
-        quote_spanned!(span=> {
-            const __PARTS: &[&str] = &[#(#parts),*];
-            const __LEN: usize = #p::concat_len(__PARTS);
-            const __BYTES: [u8; __LEN] = #p::concat_bytes::<__LEN>(__PARTS);
-            #p::utf8(&__BYTES)
-        })
+        concat_expr(p, parts, self.span.unwrap_or_else(Span::call_site))
     }
+}
+
+/// A `&'static str` const expression: the concatenation of `parts` (`&str` const expressions),
+/// spanned at `span`.
+pub(crate) fn concat_expr(
+    p: &TokenStream,
+    parts: impl IntoIterator<Item = TokenStream>,
+    span: Span,
+) -> TokenStream {
+    let parts = parts.into_iter();
+    let p = &crate::errors::respan_all(p.clone(), span);
+    quote_spanned!(span=> {
+        const __PARTS: &[&str] = &[#(#parts),*];
+        const __LEN: usize = #p::concat_len(__PARTS);
+        const __BYTES: [u8; __LEN] = #p::concat_bytes::<__LEN>(__PARTS);
+        #p::utf8(&__BYTES)
+    })
 }
 
 impl PartialEq for BsonPath {

@@ -425,7 +425,7 @@ fn generate(poly: &Poly<'_>, indexes: Option<&[Index]>) -> TokenStream {
     let kind_ident = &poly.kind_ident;
     let common_ident = &poly.common_ident;
     let tag = &poly.tag;
-    let derives = &poly.attrs.derives;
+    let type_attrs = schema::generated_type_attrs(&krate, &poly.attrs.derives);
 
     // The kind enum.
     let kind_variants = poly.variants.iter().map(|v| {
@@ -469,13 +469,7 @@ fn generate(poly: &Poly<'_>, indexes: Option<&[Index]>) -> TokenStream {
         );
         quote! {
             #[doc = #doc]
-            #[derive(
-                ::core::fmt::Debug,
-                #p::serde::Serialize,
-                #p::serde::Deserialize,
-                #(#derives),*
-            )]
-            #[serde(crate = #serde_crate)]
+            #type_attrs
             #vis struct #sident {
                 #(#fields,)*
             }
@@ -512,13 +506,7 @@ fn generate(poly: &Poly<'_>, indexes: Option<&[Index]>) -> TokenStream {
         }
 
         #[doc = #common_doc]
-        #[derive(
-            ::core::fmt::Debug,
-            #p::serde::Serialize,
-            #p::serde::Deserialize,
-            #(#derives),*
-        )]
-        #[serde(crate = #serde_crate)]
+        #type_attrs
         #vis struct #common_ident {
             #[doc = #kind_field_doc]
             #[serde(rename = #tag)]

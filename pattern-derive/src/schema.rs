@@ -225,3 +225,19 @@ fn fields_only(input: &DeriveInput) -> TokenStream {
         };
     }
 }
+
+/// The attributes of a struct the derive generates for the user (an extended reference's shape,
+/// an enum model's variant and common structs): `Debug`, serde through the runtime's re-export,
+/// and the user's extra `derives`.
+pub(crate) fn generated_type_attrs(krate: &syn::Path, derives: &[syn::Path]) -> TokenStream {
+    let serde_crate = format!("{}::__private::serde", quote!(#krate)).replace(' ', "");
+    quote! {
+        #[derive(
+            ::core::fmt::Debug,
+            #krate::__private::serde::Serialize,
+            #krate::__private::serde::Deserialize,
+            #(#derives),*
+        )]
+        #[serde(crate = #serde_crate)]
+    }
+}

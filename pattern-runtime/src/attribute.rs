@@ -296,6 +296,14 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
         self.db.collection(M::SCHEMA.collection())
     }
 
+    /// [`Error::NotFound`] for document `id` of `M`'s collection.
+    fn not_found(id: Bson) -> Error {
+        Error::NotFound {
+            collection: M::SCHEMA.collection().to_owned(),
+            id: Box::new(id),
+        }
+    }
+
     /// The checked key.
     fn key_str(key: &I::Key) -> Result<String> {
         let k = key.as_key();
@@ -364,10 +372,7 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
             .update_one(doc! { "_id": id.clone() }, pipeline)
             .await?;
         if result.matched_count == 0 {
-            return Err(Error::NotFound {
-                collection: M::SCHEMA.collection().to_owned(),
-                id: Box::new(id),
-            });
+            return Err(Self::not_found(id));
         }
         tracing::debug!(key, modified = result.modified_count, "attribute set");
         Ok(())
@@ -393,10 +398,7 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
             )
             .await?;
         if result.matched_count == 0 {
-            return Err(Error::NotFound {
-                collection: M::SCHEMA.collection().to_owned(),
-                id: Box::new(id),
-            });
+            return Err(Self::not_found(id));
         }
         tracing::debug!(key, removed = result.modified_count, "attribute unset");
         Ok(())
@@ -420,10 +422,7 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
             .projection(doc! { field: { "$elemMatch": { I::KEY: &key } } })
             .await?;
         let Some(doc) = found else {
-            return Err(Error::NotFound {
-                collection: M::SCHEMA.collection().to_owned(),
-                id: Box::new(id),
-            });
+            return Err(Self::not_found(id));
         };
         match doc.get_array(field).ok().and_then(|a| a.first()) {
             Some(item) => Ok(Some(bson::deserialize_from_bson(item.clone())?)),

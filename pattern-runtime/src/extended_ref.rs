@@ -1353,35 +1353,20 @@ pub mod slot {
         let mut i = 0;
         while i < held.len() {
             if let Some(h) = held[i] {
-                named |= str_eq(h.field, path);
+                named |= crate::__private::str_eq(h.field, path);
             }
             i += 1;
         }
         let mut i = 0;
         while named && i < held.len() {
             if let Some(h) = held[i] {
-                if !str_eq(h.field, path) {
+                if !crate::__private::str_eq(h.field, path) {
                     return Some(h.beside);
                 }
             }
             i += 1;
         }
         None
-    }
-
-    const fn str_eq(a: &str, b: &str) -> bool {
-        let (a, b) = (a.as_bytes(), b.as_bytes());
-        if a.len() != b.len() {
-            return false;
-        }
-        let mut i = 0;
-        while i < a.len() {
-            if a[i] != b[i] {
-                return false;
-            }
-            i += 1;
-        }
-        true
     }
 }
 
