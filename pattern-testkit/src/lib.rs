@@ -1,8 +1,13 @@
 //! Test support for the workspace: one MongoDB server per test process, one database per test.
 //!
 //! The server is `MONGODB_URI` when that variable is set (a real `mongod` or cluster), else an
-//! embedded [`secantus_mdb`] server started on first use, on loopback with a temporary store that
-//! is removed when the process exits. Nothing is mocked: every test talks the wire protocol.
+//! embedded [`secantus_mdb`] server started on first use, on loopback with a store of its own under
+//! `$TMPDIR/pattern-testkit/<pid>-<time>`. Nothing is mocked: every test talks the wire protocol.
+//!
+//! The server lives in a process-wide static, which Rust never drops, so its store outlives the
+//! process (some 130 MB each, mostly WiredTiger's log). Every process that starts a server first
+//! removes the stores of processes that are no longer running (on Linux, where `/proc` says so),
+//! and `./dev test` does the same when it ends: leftovers never pile up.
 //!
 //! Each [`TestDb`] is a database of its own, named after the test and unique in the process and
 //! across processes, so tests run in parallel. Against `MONGODB_URI` the database is dropped when
@@ -116,7 +121,9 @@ pub fn server() -> &'static TestServer {
             embedded: None,
         },
         _ => {
-            let server = secantus_mdb::Server::start()
+            let server = secantus_mdb::Server::builder()
+                .storage_path(store_dir())
+                .start()
                 .unwrap_or_else(|e| panic!("the embedded secantus-mdb server did not start: {e}"));
             TestServer {
                 uri: server.uri(),
@@ -124,6 +131,35 @@ pub fn server() -> &'static TestServer {
             }
         }
     })
+}
+
+/// A store directory for this process's server, after removing those of ended processes.
+fn store_dir() -> std::path::PathBuf {
+    let root = std::env::temp_dir().join("pattern-testkit");
+    if let Ok(entries) = std::fs::read_dir(&root) {
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let pid = name
+                .to_str()
+                .and_then(|n| n.split('-').next()?.parse::<u32>().ok());
+            if pid.is_some_and(|pid| !running(pid)) {
+                // Best effort: another process may be removing it too.
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    root.join(format!("{}-{nanos}", std::process::id()))
+}
+
+/// Whether process `pid` is running; `true` where that cannot be told (no `/proc`), so a store is
+/// never removed from under a live server.
+fn running(pid: u32) -> bool {
+    let proc = std::path::Path::new("/proc");
+    !proc.join("self").exists() || proc.join(pid.to_string()).exists()
 }
 
 /// A new client on the process's server. Each async runtime needs its own client: the driver's
