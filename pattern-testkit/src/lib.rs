@@ -123,6 +123,10 @@ pub fn server() -> &'static TestServer {
         _ => {
             let server = secantus_mdb::Server::builder()
                 .storage_path(store_dir())
+                // Not the default 256M: under it, one update that writes a 9 MiB value and its
+                // index keys (tests/attribute.rs) is rolled back for cache pressure, which the
+                // server retries as a write conflict, forever. A cap, not an allocation.
+                .cache_size("1G")
                 .start()
                 .unwrap_or_else(|e| panic!("the embedded secantus-mdb server did not start: {e}"));
             TestServer {
