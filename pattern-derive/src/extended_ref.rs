@@ -595,6 +595,22 @@ impl ExtendedRefs {
                     impl #p::Propagatable for #ident {}
                 }
             });
+            // A reference for relations too (loading the sources): when the source can be
+            // referenced, its `_id` stored as its type's own serialization.
+            let reference = id
+                .filter(|f| f.serialized && !f.custom_serializer)
+                .map(|f| {
+                    let field = f.ident;
+                    quote! {
+                        #[automatically_derived]
+                        impl #p::Reference for #ident {
+                            type Target = #source;
+                            fn target_id(&self) -> &<#source as #p::Identified>::Id {
+                                &self.#field
+                            }
+                        }
+                    }
+                });
             out.extend(quote! {
                 #[automatically_derived]
                 impl ::core::clone::Clone for #ident {
@@ -625,6 +641,7 @@ impl ExtendedRefs {
                 }
 
                 #propagatable
+                #reference
             });
         }
         // Only shapes that can be kept in sync give the model propagating writes.

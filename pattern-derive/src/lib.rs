@@ -18,6 +18,7 @@ mod schema;
 mod attribute;
 mod extended_ref;
 mod polymorphic;
+mod relation;
 mod subset;
 mod versioning;
 
@@ -35,7 +36,8 @@ mod model;
         versioned,
         version,
         extended_ref,
-        attribute
+        attribute,
+        relation
     )
 )]
 pub fn derive_model(input: TokenStream) -> TokenStream {

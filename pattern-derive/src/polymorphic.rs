@@ -21,6 +21,7 @@ const REFUSED: &[&str] = &[
     "computed",
     "extended_ref",
     "attribute",
+    "relation",
 ];
 
 /// One struct variant.

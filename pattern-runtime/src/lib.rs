@@ -196,6 +196,7 @@ pub mod attribute;
 pub mod bucket;
 pub mod extended_ref;
 pub mod polymorphic;
+pub mod relation;
 pub mod subset;
 pub mod versioning;
 
@@ -214,6 +215,7 @@ pub use index::{
 };
 pub use model::{Model, ModelCollection};
 pub use polymorphic::{Polymorphic, Projection, Variant, VariantCollection};
+pub use relation::{Identified, Ref, Reference, Relation, TwoWay};
 pub use schema::{
     registered_models, Annotation, FieldName, FieldSchema, Fields, ModelSchema, Nests, PatternSpec,
 };
@@ -266,6 +268,10 @@ pub mod __private {
     };
     pub use crate::model::Model;
     pub use crate::polymorphic::{Polymorphic, Projection, Variant};
+    pub use crate::relation::{
+        inverse_bson, inverse_error, Identified, RefField, Reference, Relation, RelationKind,
+        RelationParts, RelationSide, RelationSpec, Relations, TwoWay,
+    };
     pub use crate::schema::{
         Annotation, FieldName, FieldParts, FieldSchema, Fields, Mode, ModelSchema, Nests,
         PatternSpec, Registration, SchemaParts,

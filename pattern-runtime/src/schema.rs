@@ -43,7 +43,7 @@ impl ModelSchema {
     }
 
     /// The Rust type name (`Product`).
-    pub fn name(&self) -> &'static str {
+    pub const fn name(&self) -> &'static str {
         self.parts.name
     }
 
