@@ -366,10 +366,7 @@ impl Pattern for Relations {
                         span,
                         span,
                     );
-                    (
-                        quote!(::core::option::Option::Some(#p::inverse_bson(#relations, #inv_name))),
-                        check,
-                    )
+                    (quote!(::core::option::Option::Some(#inv_name)), check)
                 }
                 None => (quote!(::core::option::Option::None), TokenStream::new()),
             };
@@ -436,7 +433,7 @@ impl Pattern for Relations {
                 static #stat: #p::RelationSpec = #p::RelationSpec::from_parts(#p::RelationParts {
                     model: &__SCHEMA,
                     field: #field,
-                    target: <#target as #p::Model>::SCHEMA,
+                    target: || <#target as #p::Model>::SCHEMA,
                     kind: #kind,
                     many: #many,
                     inverse: #inverse,

@@ -269,7 +269,7 @@ pub mod __private {
     pub use crate::model::Model;
     pub use crate::polymorphic::{Polymorphic, Projection, Variant};
     pub use crate::relation::{
-        inverse_bson, inverse_error, Identified, RefField, Reference, Relation, RelationKind,
+        inverse_error, Identified, RefField, Reference, Relation, RelationKind,
         RelationParts, RelationSide, RelationSpec, Relations, TwoWay,
     };
     pub use crate::schema::{

@@ -338,11 +338,12 @@ pub struct RelationParts {
     pub model: &'static ModelSchema,
     /// The field's BSON name.
     pub field: &'static str,
-    /// The referenced model.
-    pub target: &'static ModelSchema,
+    /// The referenced model's schema. A function: two models referring to each other would
+    /// make their schema constants depend on each other.
+    pub target: fn() -> &'static ModelSchema,
     pub kind: RelationKind,
     pub many: bool,
-    /// The BSON name of the other side's field, for a two-way relation.
+    /// The Rust name of the other side's field, for a two-way relation.
     pub inverse: Option<&'static str>,
     /// The index the access path needs (parent references and both sides of a two-way one).
     pub index: Option<IndexSpec>,
@@ -368,7 +369,7 @@ impl RelationSpec {
 
     /// The referenced model.
     pub fn target(&self) -> &'static ModelSchema {
-        self.parts.target
+        (self.parts.target)()
     }
 
     /// What the field is.
@@ -383,7 +384,10 @@ impl RelationSpec {
 
     /// The BSON name of the other side's field, for a two-way relation.
     pub fn inverse(&self) -> Option<&'static str> {
-        self.parts.inverse
+        // Resolved through the target's schema: a constant could not read it without a cycle
+        // (each side's static refers to the other's schema).
+        let rust = self.parts.inverse?;
+        self.target().field(rust).map(|f| f.bson_name())
     }
 
     /// The index the relation's access path needs, if any.
@@ -482,20 +486,6 @@ pub const fn inverse_error(
         i += 1;
     }
     Some(messages[0])
-}
-
-/// The BSON name of the other side's field `inverse` (a checked relation: see
-/// [`inverse_error`]); `""` when it is missing, which the check reports.
-#[doc(hidden)]
-pub const fn inverse_bson(other: &'static [RelationSide], inverse: &str) -> &'static str {
-    let mut i = 0;
-    while i < other.len() {
-        if crate::__private::str_eq(other[i].rust, inverse) {
-            return other[i].bson;
-        }
-        i += 1;
-    }
-    ""
 }
 
 // ----- loading -----
@@ -995,7 +985,8 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
     /// the child's field names `owner`, and every other array listing the child loses it.
     ///
     /// [`Error::NotFound`] when the child or the new owner does not exist; nothing is written
-    /// then.
+    /// then. (Without transactions, a missing child is found after the owner's array gained
+    /// it: [`repair`](TwoWay::repair) removes such entries.)
     pub async fn assign(&self, child: &S::Id, owner: &T::Id) -> Result<Assigned> {
         let spec = self.relation.spec;
         let span = tracing::info_span!(
@@ -1020,11 +1011,10 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
         let owners = db.collection::<Document>(spec.target().collection());
         let field = spec.field();
         let inverse = self.inverse();
-        enum Step {
-            Done(Assigned),
-            NoOwner,
-            NoChild,
-        }
+        /// A document found missing after the owner's array was written: returned as the
+        /// body's error, so the transaction is aborted and that write undone.
+        #[derive(Debug, Clone, Copy)]
+        struct NoChild;
         let step = transact!(db, |s| async {
             let mut s: Option<&mut ClientSession> = s;
             let add = owners.update_one(
@@ -1033,7 +1023,7 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
             );
             let added = in_session!(add, s.as_deref_mut())?;
             if added.matched_count == 0 {
-                return Ok(Step::NoOwner);
+                return Ok(None);
             }
             let set = children
                 .find_one_and_update(
@@ -1043,14 +1033,14 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
                 .projection(doc! { field: 1 })
                 .return_document(ReturnDocument::Before);
             let Some(before) = in_session!(set, s.as_deref_mut())? else {
-                return Ok(Step::NoChild);
+                return Err(mongodb::error::Error::custom(NoChild));
             };
             let pull = owners.update_many(
                 doc! { inverse: child.clone(), "_id": { "$ne": owner.clone() } },
                 doc! { "$pull": { inverse: child.clone() } },
             );
             let pulled = in_session!(pull, s.as_deref_mut())?;
-            Ok(Step::Done(Assigned {
+            Ok(Some(Assigned {
                 previous: before
                     .get(field)
                     .filter(|b| !matches!(b, Bson::Null))
@@ -1058,9 +1048,9 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
                 pulled: pulled.modified_count,
                 added: added.modified_count == 1,
             }))
-        })?;
+        });
         match step {
-            Step::Done(a) => {
+            Ok(Some(a)) => {
                 tracing::debug!(
                     target: "pattern_runtime::relation",
                     pulled = a.pulled,
@@ -1069,14 +1059,17 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
                 );
                 Ok(a)
             }
-            Step::NoOwner => Err(Error::NotFound {
+            Ok(None) => Err(Error::NotFound {
                 collection: spec.target().collection().to_owned(),
                 id: Box::new(owner),
             }),
-            Step::NoChild => Err(Error::NotFound {
-                collection: spec.model().collection().to_owned(),
-                id: Box::new(child),
-            }),
+            Err(Error::Driver { source, .. }) if source.get_custom::<NoChild>().is_some() => {
+                Err(Error::NotFound {
+                    collection: spec.model().collection().to_owned(),
+                    id: Box::new(child),
+                })
+            }
+            Err(e) => Err(e),
         }
     }
 

@@ -1,0 +1,799 @@
+//! Relationships against the server, with the scenarios and document shapes of seed 003
+//! (一对多关系建模): products and their parts (child references, loaded with one `$in`), hosts
+//! and their log messages (parent references, the newest 5 000 of one host), persons and tasks
+//! (two-way references, reassigned in one transaction), and the part names denormalised into the
+//! product through an extended reference.
+
+use std::collections::HashMap;
+
+use bson::oid::ObjectId;
+use bson::{doc, Bson, DateTime, Document};
+use futures_util::TryStreamExt;
+use pattern_runtime::relation::{Disagreement, RelationKind};
+use pattern_runtime::{Model, Ref, Referenced};
+use pattern_testkit::test_db;
+use serde::{Deserialize, Serialize};
+
+// ----- one-to-many: products and parts -----
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Model)]
+#[extended_ref(PartName(name), derive(PartialEq))]
+struct Part {
+    #[serde(rename = "_id")]
+    id: ObjectId,
+    partno: String,
+    name: String,
+    qty: i32,
+    cost: f64,
+    price: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Model)]
+struct Product {
+    #[serde(rename = "_id")]
+    id: ObjectId,
+    name: String,
+    manufacturer: String,
+    catalog_number: i32,
+    #[relation]
+    parts: Vec<Ref<Part>>,
+}
+
+/// The denormalised product of the seed: `parts: [{_id, name}]`, names kept in sync.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "products_denormalised")]
+struct ProductWithNames {
+    #[serde(rename = "_id")]
+    id: ObjectId,
+    name: String,
+    #[extended_ref(propagate)]
+    #[relation]
+    parts: Vec<PartName>,
+}
+
+fn part(n: usize) -> Part {
+    Part {
+        id: ObjectId::new(),
+        partno: format!("{n:03}-aff-456"),
+        name: format!("part #{n}"),
+        qty: 94,
+        cost: 0.94,
+        price: 3.99,
+    }
+}
+
+fn find_targets(db: &pattern_testkit::TestDb, command: &str) -> Vec<String> {
+    db.take_commands()
+        .into_iter()
+        .filter(|c| c.name == command)
+        .map(|c| c.target)
+        .collect()
+}
+
+#[tokio::test]
+async fn the_seed_product_stores_bare_ids_and_its_parts_load_in_one_query() {
+    let db = test_db("rel_parts").await;
+    let grommet = Part {
+        id: ObjectId::new(),
+        partno: "123-aff-456".into(),
+        name: "#4 grommet".into(),
+        qty: 94,
+        cost: 0.94,
+        price: 3.99,
+    };
+    let fan = Part {
+        name: "fan blade assembly".into(),
+        ..part(1)
+    };
+    let switch = Part {
+        name: "power switch".into(),
+        ..part(2)
+    };
+    Part::collection(&db)
+        .insert_many([&grommet, &fan, &switch])
+        .await
+        .unwrap();
+    let shifter = Product {
+        id: ObjectId::new(),
+        name: "left-handed smoke shifter".into(),
+        manufacturer: "Acme Corp".into(),
+        catalog_number: 1234,
+        parts: vec![Ref::to(&grommet), Ref::to(&fan), Ref::to(&switch)],
+    };
+    Product::collection(&db).insert_one(&shifter).await.unwrap();
+
+    // Stored exactly as the seed's document: the parts are bare ObjectIds.
+    let stored = db
+        .collection::<Document>("products")
+        .find_one(doc! {})
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        stored,
+        doc! {
+            "_id": shifter.id,
+            "name": "left-handed smoke shifter",
+            "manufacturer": "Acme Corp",
+            "catalog_number": 1234,
+            "parts": [grommet.id, fan.id, switch.id],
+        }
+    );
+    let stored_part = db
+        .collection::<Document>("parts")
+        .find_one(doc! { "_id": grommet.id })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        stored_part,
+        doc! { "_id": grommet.id, "partno": "123-aff-456", "name": "#4 grommet", "qty": 94, "cost": 0.94, "price": 3.99 }
+    );
+
+    // `product_parts = db.parts.find({_id: {$in: product.parts}})`, typed.
+    let read = Product::collection(&db)
+        .find_one(doc! { "catalog_number": 1234 })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(read, shifter);
+    let loaded = Product::parts_relation(&db).load_one(&read).await.unwrap();
+    let names: Vec<&str> = loaded
+        .of(&read)
+        .into_iter()
+        .map(|p| p.unwrap().name.as_str())
+        .collect();
+    assert_eq!(names, ["#4 grommet", "fan blade assembly", "power switch"]);
+    assert_eq!(loaded.queries(), 1);
+    assert!(loaded.dangling().is_empty());
+    let spec = Product::parts_relation(&db).spec();
+    assert_eq!(spec.kind(), RelationKind::Reference);
+    assert!(spec.is_many());
+    assert_eq!(spec.target().name(), "Part");
+}
+
+#[tokio::test]
+async fn a_thousand_products_load_their_parts_with_one_query_in_order_with_dangling_reported() {
+    let db = test_db("rel_batch").await;
+    let parts: Vec<Part> = (0..200).map(part).collect();
+    Part::collection(&db).insert_many(&parts).await.unwrap();
+    let missing = ObjectId::new();
+    let products: Vec<Product> = (0..1000)
+        .map(|i| Product {
+            id: ObjectId::new(),
+            name: format!("product {i}"),
+            manufacturer: "Acme Corp".into(),
+            catalog_number: i,
+            // 10 references, a duplicate among them, and for every 100th product a dangling one.
+            parts: (0..10)
+                .map(|k| {
+                    if k == 9 && i % 100 == 0 {
+                        Ref::new(missing)
+                    } else if k == 8 {
+                        Ref::to(&parts[(i as usize * 7) % 200])
+                    } else {
+                        Ref::to(&parts[(i as usize * 7 + k * 13) % 200])
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    Product::collection(&db)
+        .insert_many(&products)
+        .await
+        .unwrap();
+    let products: Vec<Product> = Product::collection(&db)
+        .find(doc! {})
+        .sort(doc! { "catalog_number": 1 })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(products.len(), 1000);
+    db.take_commands();
+
+    let loaded = Product::parts_relation(&db).load(&products).await.unwrap();
+
+    // Exactly one query for the parts of all 1 000 products, answered in one batch.
+    assert_eq!(find_targets(&db, "find"), ["parts"]);
+    assert_eq!(find_targets(&db, "getMore"), Vec::<String>::new());
+    assert_eq!(loaded.queries(), 1);
+    assert_eq!(loaded.targets().len(), 200);
+    let by_id: HashMap<ObjectId, &Part> = parts.iter().map(|p| (p.id, p)).collect();
+    for (product, resolved) in loaded.iter() {
+        // The array's order and its duplicates, `None` where the part does not exist.
+        assert_eq!(resolved.len(), 10);
+        for (r, got) in product.parts.iter().zip(&resolved) {
+            assert_eq!(*got, by_id.get(r.id()).copied(), "{product:?}");
+        }
+        assert_eq!(resolved[8], resolved[0]);
+    }
+    // Every dangling reference, as data: which product, which field, where, which id.
+    let dangling = loaded.dangling();
+    assert_eq!(dangling.len(), 10);
+    for (d, i) in dangling.iter().zip((0..1000).step_by(100)) {
+        assert_eq!(d.source, products[i].id);
+        assert_eq!(d.field, "parts");
+        assert_eq!(d.position, Some(9));
+        assert_eq!(d.target, missing);
+    }
+    assert!(dangling[0].to_string().contains("does not exist"));
+
+    // Chunked: the same answer in ceil(200 / 64) queries.
+    let chunked = Product::parts_relation(&db)
+        .chunk_size(64)
+        .load(&products)
+        .await
+        .unwrap();
+    assert_eq!(chunked.queries(), 4);
+    assert_eq!(find_targets(&db, "find").len(), 4);
+    assert_eq!(chunked.dangling(), loaded.dangling());
+    assert_eq!(chunked.of(&products[1]), loaded.of(&products[1]));
+
+    // No references: no query.
+    let none: Vec<Product> = Vec::new();
+    assert_eq!(
+        Product::parts_relation(&db)
+            .load(&none)
+            .await
+            .unwrap()
+            .queries(),
+        0
+    );
+}
+
+#[tokio::test]
+async fn denormalised_part_names_are_kept_in_sync_and_still_load_the_whole_parts() {
+    let db = test_db("rel_denorm").await;
+    ProductWithNames::sync_indexes(&db).await.unwrap();
+    let grommet = Part {
+        name: "#4 grommet".into(),
+        ..part(0)
+    };
+    let fan = Part {
+        name: "fan blade assembly".into(),
+        ..part(1)
+    };
+    Part::collection(&db)
+        .insert_many([&grommet, &fan])
+        .await
+        .unwrap();
+    let product = ProductWithNames {
+        id: ObjectId::new(),
+        name: "left-handed smoke shifter".into(),
+        parts: vec![PartName::from(&grommet), PartName::from(&fan)],
+    };
+    ProductWithNames::collection(&db)
+        .insert_one(&product)
+        .await
+        .unwrap();
+    let stored = db
+        .collection::<Document>("products_denormalised")
+        .find_one(doc! {})
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        stored.get_array("parts").unwrap(),
+        &vec![
+            Bson::Document(doc! { "_id": grommet.id, "name": "#4 grommet" }),
+            Bson::Document(doc! { "_id": fan.id, "name": "fan blade assembly" }),
+        ]
+    );
+
+    // Renaming the part reaches the copy (the extended reference machinery, not a second one).
+    Part::references(&db)
+        .update(
+            grommet.id,
+            doc! { "$set": { "name": "#4 grommet (brass)" } },
+        )
+        .await
+        .unwrap();
+    let read = ProductWithNames::collection(&db)
+        .find_one(doc! {})
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(read.parts[0].name, "#4 grommet (brass)");
+    // And the same field loads the whole parts.
+    let loaded = ProductWithNames::parts_relation(&db)
+        .load_one(&read)
+        .await
+        .unwrap();
+    let qty: Vec<i32> = loaded.of(&read).iter().map(|p| p.unwrap().qty).collect();
+    assert_eq!(qty, [94, 94]);
+    assert_eq!(loaded.of(&read)[0].unwrap().name, "#4 grommet (brass)");
+}
+
+// ----- one-to-squillions: hosts and log messages -----
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Model)]
+struct Host {
+    #[serde(rename = "_id")]
+    id: ObjectId,
+    #[index(unique)]
+    name: String,
+    ipaddr: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "logmsg")]
+struct LogMessage {
+    #[serde(rename = "_id")]
+    id: ObjectId,
+    time: DateTime,
+    message: String,
+    #[relation(parent, sort(time = -1))]
+    host: Ref<Host>,
+}
+
+#[tokio::test]
+async fn the_newest_five_thousand_messages_of_one_host_through_the_parent_index() {
+    let db = test_db("rel_logs").await;
+    LogMessage::sync_indexes(&db).await.unwrap();
+    let names: Vec<String> = db
+        .collection::<Document>("logmsg")
+        .list_index_names()
+        .await
+        .unwrap();
+    assert!(names.contains(&"host_1_time_-1".to_owned()), "{names:?}");
+
+    let goofy = Host {
+        id: ObjectId::new(),
+        name: "goofy.example.com".into(),
+        ipaddr: "127.66.66.66".into(),
+    };
+    let other = Host {
+        id: ObjectId::new(),
+        name: "other.example.com".into(),
+        ipaddr: "127.0.0.2".into(),
+    };
+    Host::collection(&db)
+        .insert_many([&goofy, &other])
+        .await
+        .unwrap();
+    let start = DateTime::parse_rfc3339_str("2014-03-28T09:42:41.382Z")
+        .unwrap()
+        .timestamp_millis();
+    // 6 000 messages of goofy and 1 000 of the other host, interleaved, out of time order.
+    let messages: Vec<LogMessage> = (0..7000_i64)
+        .map(|i| LogMessage {
+            id: ObjectId::new(),
+            time: DateTime::from_millis(start + (i * 7919) % 7000 * 1000),
+            message: if i == 0 {
+                "cpu is on fire!".into()
+            } else {
+                format!("message {i}")
+            },
+            host: if i % 7 == 3 {
+                Ref::to(&other)
+            } else {
+                Ref::to(&goofy)
+            },
+        })
+        .collect();
+    LogMessage::collection(&db)
+        .insert_many(&messages)
+        .await
+        .unwrap();
+    let first = db
+        .collection::<Document>("logmsg")
+        .find_one(doc! { "message": "cpu is on fire!" })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        first,
+        doc! { "_id": messages[0].id, "time": DateTime::from_millis(start), "message": "cpu is on fire!", "host": goofy.id }
+    );
+
+    // `host = db.hosts.findOne({ipaddr: ..}); db.logmsg.find({host: host._id}).sort({time: -1}).limit(5000)`
+    let host = Host::collection(&db)
+        .find_one(doc! { "ipaddr": "127.66.66.66" })
+        .await
+        .unwrap()
+        .unwrap();
+    let relation = LogMessage::host_relation(&db);
+    let children = relation.children_of(&host.id).limit(5000);
+    assert_eq!(
+        children.query().unwrap(),
+        (doc! { "host": host.id }, doc! { "time": -1 })
+    );
+    let newest: Vec<LogMessage> = children.to_vec().await.unwrap();
+    assert_eq!(newest.len(), 5000);
+    assert!(newest.iter().all(|m| m.host.id() == &host.id));
+    assert!(newest.windows(2).all(|w| w[0].time >= w[1].time));
+    let mut expected: Vec<&LogMessage> = messages
+        .iter()
+        .filter(|m| m.host.id() == &host.id)
+        .collect();
+    expected.sort_by(|a, b| b.time.cmp(&a.time));
+    assert_eq!(newest[0].time, expected[0].time);
+    assert_eq!(newest[4999].time, expected[4999].time);
+
+    // The parents of a page of messages, in one query.
+    let page = &newest[..50];
+    let loaded = relation.load(page).await.unwrap();
+    assert_eq!(loaded.queries(), 1);
+    assert_eq!(loaded.of(&page[0]), [Some(&host)]);
+    assert_eq!(relation.spec().kind(), RelationKind::Parent);
+}
+
+// ----- two-way: persons and tasks -----
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "person")]
+struct Person {
+    #[serde(rename = "_id")]
+    id: ObjectId,
+    name: String,
+    #[relation(inverse = owner)]
+    tasks: Vec<Ref<Task>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Model)]
+struct Task {
+    #[serde(rename = "_id")]
+    id: ObjectId,
+    description: String,
+    due_date: DateTime,
+    #[relation(inverse = tasks)]
+    owner: Ref<Person>,
+}
+
+async fn person(db: &mongodb::Database, id: ObjectId) -> Document {
+    db.collection::<Document>("person")
+        .find_one(doc! { "_id": id })
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+async fn task(db: &mongodb::Database, id: ObjectId) -> Document {
+    db.collection::<Document>("tasks")
+        .find_one(doc! { "_id": id })
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+/// Kate with three tasks, and Jon with none.
+async fn persons_and_tasks(db: &mongodb::Database) -> (Person, Person, Vec<Task>) {
+    Person::sync_indexes(db).await.unwrap();
+    Task::sync_indexes(db).await.unwrap();
+    let kate = ObjectId::new();
+    let due = DateTime::parse_rfc3339_str("2014-04-01T00:00:00Z").unwrap();
+    let tasks: Vec<Task> = ["Write lesson plan", "Grade papers", "Order books"]
+        .into_iter()
+        .map(|d| Task {
+            id: ObjectId::new(),
+            description: d.into(),
+            due_date: due,
+            owner: Ref::new(kate),
+        })
+        .collect();
+    let kate = Person {
+        id: kate,
+        name: "Kate Monster".into(),
+        tasks: tasks.iter().map(Ref::to).collect(),
+    };
+    let jon = Person {
+        id: ObjectId::new(),
+        name: "Jon Smith".into(),
+        tasks: vec![],
+    };
+    Person::collection(db)
+        .insert_many([&kate, &jon])
+        .await
+        .unwrap();
+    Task::collection(db).insert_many(&tasks).await.unwrap();
+    (kate, jon, tasks)
+}
+
+#[tokio::test]
+async fn assign_moves_a_task_between_the_arrays_and_sets_its_owner() {
+    let db = test_db("rel_assign").await;
+    let (kate, jon, tasks) = persons_and_tasks(&db).await;
+    let names = |coll: &'static str| {
+        let db: mongodb::Database = (*db).clone();
+        async move {
+            db.collection::<Document>(coll)
+                .list_index_names()
+                .await
+                .unwrap()
+        }
+    };
+    assert!(names("person").await.contains(&"tasks_1".to_owned()));
+    assert!(names("tasks").await.contains(&"owner_1".to_owned()));
+    assert_eq!(
+        person(&db, kate.id).await,
+        doc! { "_id": kate.id, "name": "Kate Monster", "tasks": [tasks[0].id, tasks[1].id, tasks[2].id] }
+    );
+    assert_eq!(
+        task(&db, tasks[0].id).await,
+        doc! { "_id": tasks[0].id, "description": "Write lesson plan", "due_date": tasks[0].due_date, "owner": kate.id }
+    );
+
+    let owner = Task::owner_relation(&db);
+    let done = owner.assign(&tasks[0].id, &jon.id).await.unwrap();
+    assert_eq!(done.previous, Some(Bson::ObjectId(kate.id)));
+    assert_eq!(done.pulled, 1);
+    assert!(done.added);
+    assert_eq!(
+        person(&db, kate.id).await.get_array("tasks").unwrap(),
+        &vec![Bson::ObjectId(tasks[1].id), Bson::ObjectId(tasks[2].id)]
+    );
+    assert_eq!(
+        person(&db, jon.id).await.get_array("tasks").unwrap(),
+        &vec![Bson::ObjectId(tasks[0].id)]
+    );
+    assert_eq!(
+        task(&db, tasks[0].id).await.get_object_id("owner").unwrap(),
+        jon.id
+    );
+    // Assigning again to the same owner changes nothing.
+    let again = owner.assign(&tasks[0].id, &jon.id).await.unwrap();
+    assert_eq!((again.pulled, again.added), (0, false));
+
+    // A missing owner or task: NotFound, and nothing written.
+    let before = (
+        person(&db, kate.id).await,
+        person(&db, jon.id).await,
+        task(&db, tasks[1].id).await,
+    );
+    let ghost = ObjectId::new();
+    let e = owner.assign(&tasks[1].id, &ghost).await.unwrap_err();
+    assert!(e.is_not_found(), "{e:?}");
+    let e = owner.assign(&ghost, &jon.id).await.unwrap_err();
+    assert!(e.is_not_found(), "{e:?}");
+    let after = (
+        person(&db, kate.id).await,
+        person(&db, jon.id).await,
+        task(&db, tasks[1].id).await,
+    );
+    assert_eq!(before, after);
+    assert!(owner.check().await.unwrap().is_empty());
+
+    // Both sides load: Jon's tasks, and the owners of every task.
+    let persons = vec![Person {
+        tasks: vec![Ref::new(tasks[0].id)],
+        ..jon.clone()
+    }];
+    let loaded = Person::tasks_relation(&db).load(&persons).await.unwrap();
+    assert_eq!(
+        loaded.of(&persons[0])[0].map(|t| t.description.as_str()),
+        Some("Write lesson plan")
+    );
+    let stored: Vec<Task> = Task::collection(&db)
+        .find(doc! {})
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let owners = owner.load(&stored).await.unwrap();
+    assert_eq!(owners.queries(), 1);
+    assert_eq!(owners.targets().len(), 2);
+    assert_eq!(owner.spec().inverse(), Some("tasks"));
+    assert_eq!(Person::tasks_relation(&db).spec().inverse(), Some("owner"));
+}
+
+#[tokio::test]
+async fn a_failure_between_the_writes_of_assign_leaves_all_three_documents_as_before() {
+    let db = test_db("rel_assign_fail").await;
+    let (kate, jon, tasks) = persons_and_tasks(&db).await;
+    let before = (
+        person(&db, kate.id).await,
+        person(&db, jon.id).await,
+        task(&db, tasks[0].id).await,
+    );
+    // The owner's array has gained the task when the task's write fails.
+    db.fail_command(
+        &["findAndModify"],
+        1,
+        doc! { "errorCode": 2, "errmsg": "injected" },
+    )
+    .await;
+    let e = Task::owner_relation(&db)
+        .assign(&tasks[0].id, &jon.id)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some(2), "{e:?}");
+    let after = (
+        person(&db, kate.id).await,
+        person(&db, jon.id).await,
+        task(&db, tasks[0].id).await,
+    );
+    assert_eq!(before, after);
+
+    // A transient failure reruns the whole transaction, which then goes through.
+    db.fail_command(
+        &["update"],
+        1,
+        doc! { "errorCode": 112, "errorLabels": ["TransientTransactionError"] },
+    )
+    .await;
+    Task::owner_relation(&db)
+        .assign(&tasks[0].id, &jon.id)
+        .await
+        .unwrap();
+    assert_eq!(
+        task(&db, tasks[0].id).await.get_object_id("owner").unwrap(),
+        jon.id
+    );
+    assert!(Task::owner_relation(&db).check().await.unwrap().is_empty());
+}
+
+/// 8 workers reassign 100 tasks among 5 persons, 20 times each task (2 000 assignments, the
+/// same task often in flight in two workers): every task ends in exactly one array, its owner's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_reassignments_keep_every_task_in_exactly_its_owners_array() {
+    let db = test_db("rel_concurrent").await;
+    Person::sync_indexes(&db).await.unwrap();
+    Task::sync_indexes(&db).await.unwrap();
+    let persons: Vec<ObjectId> = (0..5).map(|_| ObjectId::new()).collect();
+    let tasks: Vec<Task> = (0..100)
+        .map(|i| Task {
+            id: ObjectId::new(),
+            description: format!("task {i}"),
+            due_date: DateTime::now(),
+            owner: Ref::new(persons[i % 5]),
+        })
+        .collect();
+    let people: Vec<Person> = persons
+        .iter()
+        .enumerate()
+        .map(|(p, id)| Person {
+            id: *id,
+            name: format!("person {p}"),
+            tasks: tasks
+                .iter()
+                .filter(|t| t.owner.id() == id)
+                .map(Ref::to)
+                .collect(),
+        })
+        .collect();
+    Person::collection(&db).insert_many(&people).await.unwrap();
+    Task::collection(&db).insert_many(&tasks).await.unwrap();
+
+    let ids: Vec<ObjectId> = tasks.iter().map(|t| t.id).collect();
+    let workers: Vec<_> = (0..8_usize)
+        .map(|w| {
+            let db: mongodb::Database = (*db).clone();
+            let ids = ids.clone();
+            let persons = persons.clone();
+            tokio::spawn(async move {
+                let owner = Task::owner_relation(&db);
+                // Assignment k = round * 100 + task goes to worker k % 8.
+                for k in (w..2000).step_by(8) {
+                    let (round, t) = (k / 100, k % 100);
+                    let to = persons[(t + round * 3 + w) % 5];
+                    owner.assign(&ids[t], &to).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.await.unwrap();
+    }
+
+    let stored: Vec<Task> = Task::collection(&db)
+        .find(doc! {})
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let people: Vec<Person> = Person::collection(&db)
+        .find(doc! {})
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(stored.len(), 100);
+    for t in &stored {
+        let holders: Vec<&Person> = people
+            .iter()
+            .filter(|p| p.tasks.iter().any(|r| r.id() == &t.id))
+            .collect();
+        assert_eq!(holders.len(), 1, "{t:?} is in {} arrays", holders.len());
+        assert_eq!(&holders[0].id, t.owner.id(), "{t:?}");
+        assert_eq!(
+            holders[0].tasks.iter().filter(|r| r.id() == &t.id).count(),
+            1
+        );
+    }
+    assert_eq!(people.iter().map(|p| p.tasks.len()).sum::<usize>(), 100);
+    assert!(Task::owner_relation(&db).check().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn check_reports_hand_edits_and_repair_makes_the_arrays_agree_with_the_owners() {
+    let db = test_db("rel_repair").await;
+    let (kate, jon, tasks) = persons_and_tasks(&db).await;
+    let persons = db.collection::<Document>("person");
+    let task_coll = db.collection::<Document>("tasks");
+    let ghost_task = ObjectId::new();
+    let ghost_person = ObjectId::new();
+    // Jon lists a task of Kate's and a task that does not exist; Kate no longer lists task 1;
+    // task 2's owner is someone who does not exist (Kate still lists it).
+    persons
+        .update_one(
+            doc! { "_id": jon.id },
+            doc! { "$push": { "tasks": { "$each": [tasks[0].id, ghost_task] } } },
+        )
+        .await
+        .unwrap();
+    persons
+        .update_one(
+            doc! { "_id": kate.id },
+            doc! { "$pull": { "tasks": tasks[1].id } },
+        )
+        .await
+        .unwrap();
+    task_coll
+        .update_one(
+            doc! { "_id": tasks[2].id },
+            doc! { "$set": { "owner": ghost_person } },
+        )
+        .await
+        .unwrap();
+
+    let owner = Task::owner_relation(&db);
+    let found = owner.check().await.unwrap();
+    let k = Bson::ObjectId(kate.id);
+    let j = Bson::ObjectId(jon.id);
+    let t = |i: usize| Bson::ObjectId(tasks[i].id);
+    let expected = [
+        Disagreement::ListedElsewhere {
+            owner: j.clone(),
+            child: t(0),
+            actual: Some(k.clone()),
+        },
+        Disagreement::MissingChild {
+            owner: j.clone(),
+            child: Bson::ObjectId(ghost_task),
+        },
+        Disagreement::NotListed {
+            child: t(1),
+            owner: k.clone(),
+        },
+        Disagreement::ListedElsewhere {
+            owner: k.clone(),
+            child: t(2),
+            actual: Some(Bson::ObjectId(ghost_person)),
+        },
+        Disagreement::MissingOwner {
+            child: t(2),
+            owner: Bson::ObjectId(ghost_person),
+        },
+    ];
+    assert_eq!(found.len(), expected.len(), "{found:#?}");
+    for e in &expected {
+        assert!(found.contains(e), "{e} not in {found:#?}");
+    }
+
+    let repaired = owner.repair().await.unwrap();
+    assert_eq!(repaired.added, 1);
+    assert_eq!(repaired.pulled, 3);
+    assert_eq!(repaired.orphans, [t(2)]);
+    // What is left is the orphan, which no repair can invent an owner for.
+    assert_eq!(
+        owner.check().await.unwrap(),
+        [Disagreement::MissingOwner {
+            child: t(2),
+            owner: Bson::ObjectId(ghost_person),
+        }]
+    );
+    assert_eq!(
+        person(&db, kate.id).await.get_array("tasks").unwrap().len(),
+        2
+    );
+    assert!(person(&db, jon.id)
+        .await
+        .get_array("tasks")
+        .unwrap()
+        .is_empty());
+}
