@@ -22,6 +22,7 @@ mod bucket;
 mod extended_ref;
 mod indexes;
 mod polymorphic;
+mod relation;
 mod subset;
 mod versioning;
 
@@ -51,6 +52,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
     polymorphic::run(&client).await?;
     println!();
     attribute::run(&client).await?;
+    println!();
+    relation::run(&client).await?;
 
     println!("\nThe tour is over.");
     Ok(())
