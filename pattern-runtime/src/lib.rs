@@ -61,7 +61,10 @@
 //!   [`FieldName`] per serialized field (so a user-defined `Product::FIELDS` would clash), and the
 //!   same names through the [`Fields`](trait@Fields) trait;
 //! - a registration that makes [`registered_models`] and [`sync_indexes`] see the model, with no
-//!   hand-kept list.
+//!   hand-kept list;
+//! - `impl Identified for Product` (its `_id` type and value, what a [`Ref<Product>`](Ref) holds;
+//!   not when the `_id` has `#[serde(with = ..)]`) and the list of its `#[relation]` fields that
+//!   other models' two-way relations are checked against (see [`relation`]).
 //!
 //! The one exception: each `#[extended_ref(ProductRef(..))]` shape declares its reference type,
 //! `ProductRef`, next to the model (with the model's visibility), since other models hold it; see
@@ -121,6 +124,7 @@
 //! | extended reference: copied fields kept in sync, or kept as snapshots | `#[extended_ref(CustomerRef(name, address))]` on the source, `#[extended_ref(propagate)]` / `#[extended_ref(snapshot)]` / `#[extended_ref(propagate, path = product)]` on the fields holding it | [`extended_ref`] |
 //! | attribute: varying measurements as `[{key, value, qualifiers}]` with one compound index | `#[attribute(key = name, value = value, qualifiers(unit))]` on the item struct (with `#[derive(Fields)]`), `#[attribute]` on the model's `Vec` of items | [`attribute`] |
 //! | polymorphic: one collection of several shapes told apart by a tag, typed per variant | `#[derive(Model)]` on an enum with `#[serde(tag = "type")]`; `#[index]` on the enum (common fields) or on a variant (partial, restricted to it) | [`polymorphic`] |
+//! | relationships: typed references loaded in batches (one `$in` per referenced model), parent references with indexed children queries, two-way references kept consistent | `Ref<Part>` fields with `#[relation]`, `#[relation(parent, sort(time = -1))]`, `#[relation(inverse = owner)]` | [`relation`] |
 //! | bucket (time series), or a native time-series collection | `#[derive(Measurement)]` with `#[bucket(key = device_id, time = timestamp, max_count = 200, span = "1h", summary(value(min, max, sum)))]`, or `#[bucket(native, key = .., time = .., granularity = "minutes")]` | [`bucket`] |
 //!
 //! # Several databases

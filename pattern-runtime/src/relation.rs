@@ -692,7 +692,7 @@ impl<S: Identified, T: Identified> Relation<S, T> {
         for chunk in distinct.chunks(self.chunk) {
             let ids = chunk
                 .iter()
-                .map(|id| bson::serialize_to_bson(id))
+                .map(bson::serialize_to_bson)
                 .collect::<std::result::Result<Vec<Bson>, _>>()?;
             let batch = u32::try_from(ids.len()).unwrap_or(u32::MAX);
             let found: Vec<T> = collection
@@ -1039,7 +1039,7 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
                 doc! { inverse: child.clone(), "_id": { "$ne": owner.clone() } },
                 doc! { "$pull": { inverse: child.clone() } },
             );
-            let pulled = in_session!(pull, s.as_deref_mut())?;
+            let pulled = in_session!(pull, s)?;
             Ok(Some(Assigned {
                 previous: before
                     .get(field)
