@@ -408,7 +408,7 @@ async fn the_newest_five_thousand_messages_of_one_host_through_the_parent_index(
         .iter()
         .filter(|m| m.host.id() == &host.id)
         .collect();
-    expected.sort_by(|a, b| b.time.cmp(&a.time));
+    expected.sort_by_key(|m| std::cmp::Reverse(m.time));
     assert_eq!(newest[0].time, expected[0].time);
     assert_eq!(newest[4999].time, expected[4999].time);
 
