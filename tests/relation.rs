@@ -797,3 +797,72 @@ async fn check_reports_hand_edits_and_repair_makes_the_arrays_agree_with_the_own
         .unwrap()
         .is_empty());
 }
+
+// ----- a model referring to itself, through an optional parent -----
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Model)]
+struct Category {
+    #[serde(rename = "_id")]
+    id: String,
+    #[serde(rename = "label")]
+    name: String,
+    #[relation(parent, sort(name = 1))]
+    #[serde(rename = "parentId")]
+    parent: Option<Ref<Category>>,
+}
+
+#[tokio::test]
+async fn an_optional_parent_of_the_same_model_loads_and_lists_children_under_serde_names() {
+    let db = test_db("rel_self").await;
+    Category::sync_indexes(&db).await.unwrap();
+    let names = db
+        .collection::<Document>("categories")
+        .list_index_names()
+        .await
+        .unwrap();
+    assert!(
+        names.contains(&"parentId_1_label_1".to_owned()),
+        "{names:?}"
+    );
+    let cat = |id: &str, name: &str, parent: Option<&str>| Category {
+        id: id.into(),
+        name: name.into(),
+        parent: parent.map(|p| Ref::new(p.to_owned())),
+    };
+    let all = vec![
+        cat("books", "Books", None),
+        cat("scifi", "Science fiction", Some("books")),
+        cat("poetry", "Poetry", Some("books")),
+        cat("lost", "Lost", Some("gone")),
+    ];
+    Category::collection(&db).insert_many(&all).await.unwrap();
+    let stored = db
+        .collection::<Document>("categories")
+        .find_one(doc! { "_id": "scifi" })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        stored,
+        doc! { "_id": "scifi", "label": "Science fiction", "parentId": "books" }
+    );
+    let relation = Category::parent_relation(&db);
+    let children: Vec<String> = relation
+        .children_of(&"books".to_owned())
+        .to_vec()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|c| c.name)
+        .collect();
+    assert_eq!(children, ["Poetry", "Science fiction"]);
+    let loaded = relation.load(&all).await.unwrap();
+    assert_eq!(loaded.of(&all[0]), Vec::<Option<&Category>>::new());
+    assert_eq!(loaded.of(&all[1]), [Some(&all[0])]);
+    assert_eq!(loaded.of(&all[3]), [None]);
+    assert_eq!(loaded.dangling().len(), 1);
+    assert_eq!(loaded.dangling()[0].source, "lost");
+    assert_eq!(loaded.dangling()[0].field, "parentId");
+    assert_eq!(loaded.dangling()[0].position, None);
+    assert_eq!(loaded.dangling()[0].target, "gone");
+}
