@@ -219,7 +219,7 @@ pub use index::{
 };
 pub use model::{Model, ModelCollection};
 pub use polymorphic::{Polymorphic, Projection, Variant, VariantCollection};
-pub use relation::{Identified, Ref, Reference, Relation, TwoWay};
+pub use relation::{Dangling, Disagreement, Identified, Loaded, Ref, Reference, Relation, TwoWay};
 pub use schema::{
     registered_models, Annotation, FieldName, FieldSchema, Fields, ModelSchema, Nests, PatternSpec,
 };
@@ -273,8 +273,8 @@ pub mod __private {
     pub use crate::model::Model;
     pub use crate::polymorphic::{Polymorphic, Projection, Variant};
     pub use crate::relation::{
-        inverse_error, Identified, RefField, Reference, Relation, RelationKind,
-        RelationParts, RelationSide, RelationSpec, Relations, TwoWay,
+        inverse_error, Identified, RefField, Reference, Relation, RelationKind, RelationParts,
+        RelationSide, RelationSpec, Relations, TwoWay,
     };
     pub use crate::schema::{
         Annotation, FieldName, FieldParts, FieldSchema, Fields, Mode, ModelSchema, Nests,
