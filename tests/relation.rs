@@ -137,7 +137,11 @@ async fn the_seed_product_stores_bare_ids_and_its_parts_load_in_one_query() {
         .unwrap()
         .unwrap();
     assert_eq!(read, shifter);
+    db.take_commands();
     let loaded = Product::parts_relation(&db).load_one(&read).await.unwrap();
+    // One round trip: every part found, and no empty `getMore` after them.
+    let sent: Vec<String> = db.take_commands().into_iter().map(|c| c.name).collect();
+    assert_eq!(sent, ["find"]);
     let names: Vec<&str> = loaded
         .of(&read)
         .into_iter()

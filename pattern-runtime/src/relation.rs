@@ -694,7 +694,9 @@ impl<S: Identified, T: Identified> Relation<S, T> {
                 .iter()
                 .map(bson::serialize_to_bson)
                 .collect::<std::result::Result<Vec<Bson>, _>>()?;
-            let batch = u32::try_from(ids.len()).unwrap_or(u32::MAX);
+            // One more than can match: with exactly as many as match, the server would keep
+            // the cursor open and the driver would send an empty `getMore`.
+            let batch = u32::try_from(ids.len() + 1).unwrap_or(u32::MAX);
             let found: Vec<T> = collection
                 .find(doc! { "_id": { "$in": ids } })
                 .batch_size(batch)
