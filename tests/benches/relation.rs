@@ -197,7 +197,11 @@ fn check(rt: &Runtime, db: &TestDb, products: &[Product]) {
 
     let find = ("find".to_owned(), "parts".to_owned());
     // One `find`, and no empty `getMore` after it: see the module documentation.
-    assert_eq!(toolkit_sent, [find.clone()], "toolkit_batch_load sent");
+    assert_eq!(
+        toolkit_sent,
+        std::slice::from_ref(&find),
+        "toolkit_batch_load sent"
+    );
     assert_eq!(
         driver_sent, toolkit_sent,
         "driver_batch_in no longer sends what the toolkit sends"
