@@ -402,3 +402,80 @@ async fn the_fallback_without_transactions_is_reported() {
     let [updated] = capture.events("parent updated").try_into().unwrap();
     assert_eq!(updated.fields.get("modified"), Some("1"), "{updated:?}");
 }
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+struct Owner {
+    #[serde(rename = "_id")]
+    id: u32,
+    #[relation(inverse = owner)]
+    chores: Vec<pattern_runtime::Ref<Chore>>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+struct Chore {
+    #[serde(rename = "_id")]
+    id: u32,
+    #[relation(inverse = chores)]
+    owner: pattern_runtime::Ref<Owner>,
+}
+
+#[tokio::test]
+async fn relation_loads_and_assignments_run_in_spans_with_their_events() {
+    let (capture, _guard) = capture();
+    let db = test_db("tracing_relation").await;
+    Owner::collection(&db)
+        .insert_many([
+            Owner {
+                id: 1,
+                chores: vec![pattern_runtime::Ref::new(10)],
+            },
+            Owner {
+                id: 2,
+                chores: vec![],
+            },
+        ])
+        .await
+        .unwrap();
+    let chore = Chore {
+        id: 10,
+        owner: pattern_runtime::Ref::new(1),
+    };
+    Chore::collection(&db).insert_one(&chore).await.unwrap();
+
+    let loaded = Chore::owner_relation(&db)
+        .load(std::slice::from_ref(&chore))
+        .await
+        .unwrap();
+    assert_eq!(loaded.queries(), 1);
+    let loads = capture.entered("pattern_runtime::relation.load");
+    let load = loads.last().expect("the load span was entered");
+    assert_eq!(load.get("model"), Some("Chore"), "{load:?}");
+    assert_eq!(load.get("field"), Some("owner"), "{load:?}");
+    let [found] = capture
+        .events("loaded referenced documents")
+        .try_into()
+        .unwrap_or_else(|e| panic!("one load event expected, not {e:#?}"));
+    assert_eq!(found.fields.get("asked"), Some("1"), "{found:?}");
+    assert_eq!(found.fields.get("found"), Some("1"), "{found:?}");
+    assert_eq!(found.spans, ["pattern_runtime::relation.load"]);
+
+    Chore::owner_relation(&db).assign(&10, &2).await.unwrap();
+    let assigns = capture.entered("pattern_runtime::relation.assign");
+    let assign = assigns.last().expect("the assign span was entered");
+    assert_eq!(assign.get("collection"), Some("chores"), "{assign:?}");
+    assert_eq!(assign.get("child"), Some("10"), "{assign:?}");
+    assert_eq!(assign.get("owner"), Some("2"), "{assign:?}");
+    let [assigned] = capture
+        .events("assigned")
+        .try_into()
+        .unwrap_or_else(|e| panic!("one assigned event expected, not {e:#?}"));
+    assert_eq!(assigned.fields.get("pulled"), Some("1"), "{assigned:?}");
+    assert_eq!(assigned.spans, ["pattern_runtime::relation.assign"]);
+    assert!(
+        capture
+            .events("transaction committed")
+            .iter()
+            .any(|e| e.spans == ["pattern_runtime::relation.assign"]),
+        "the assignment commits in its span"
+    );
+}
