@@ -2,9 +2,12 @@
 //! on fields holding references, and, for every struct model, what other models' references
 //! need of it (`Identified`: its `_id`; `Relations`: its relation fields, for the two-way checks).
 //!
-//! The field's type is checked to hold references by the `RefField` projection at its span; a
+//! The field's type is checked to hold references by the `RefField` projection: every use of the
+//! type in generated code is spanned over the whole type (see `across`), so a type holding no
+//! reference is one error at the field's type, the same one from every item, printed once. A
 //! two-way relation is checked against the other side's `Relations` in a constant, which fails
-//! with a message naming both sides.
+//! with a message naming both sides; a model with a mistake still lists its relation fields, so
+//! the models naming them are not told they are missing.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -153,39 +156,47 @@ fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Opt
                     Ok(())
                 })?;
             } else {
-                return Err(meta.error(format!("unknown relation option; {HELP}")));
+                let got = meta.path.get_ident().map(ast::unraw).unwrap_or_default();
+                return Err(meta.error(format!(
+                    "unknown relation option `{got}`{}: write {HELP}",
+                    did_you_mean(&got, ["parent", "sort", "inverse"])
+                )));
             }
             Ok(())
         });
+        // On a mistake the field is still listed with what was read (for the two-way checks of
+        // the models naming it, which would otherwise report it missing); the model's errors
+        // stop the rest of its generated code.
         if let Err(e) = result {
             errors.push(e);
-            return None;
         }
     } else if !matches!(attr.meta, syn::Meta::Path(_)) {
-        errors.spanned(attr, HELP);
-        return None;
+        errors.spanned(
+            attr,
+            format!("`#[relation]` takes its options in parentheses: write {HELP}"),
+        );
     }
     let many = written_many(field.ty);
     if let Some(span) = parent {
         if many {
+            let target = target_name(field.ty);
             errors.at(
                 span,
                 format!(
-                    "a parent reference is a single reference in the child (`{}: Ref<Parent>` or \
-                     `Option<Ref<Parent>>`), not an array: for an array of children's ids in the \
-                     parent, use `#[relation]`",
+                    "a parent reference is a single reference in the child (`{}: Ref<{target}>` \
+                     or `Option<Ref<{target}>>`), not an array: for an array of children's ids \
+                     in the parent, drop `parent` (`#[relation]`)",
                     field.rust_name
                 ),
             );
-            return None;
-        }
-        if let Some(inv) = &inverse {
-            errors.spanned(
-                inv,
+            parent = None;
+        } else if inverse.is_some() {
+            errors.at(
+                span,
                 "`parent` and `inverse` do not go together: the single side of a two-way \
                  relation is already indexed and queried like a parent reference; drop `parent`",
             );
-            return None;
+            parent = None;
         }
     } else if let Some(span) = sort_span {
         errors.at(
@@ -193,7 +204,9 @@ fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Opt
             "`sort(..)` orders a parent's children: it goes with `parent` \
              (`#[relation(parent, sort(time = -1))]`)",
         );
-        return None;
+    }
+    if parent.is_none() {
+        sort.clear();
     }
     Some(RelationField {
         ident: field.ident.clone(),
@@ -237,7 +250,7 @@ fn identity(model: &Model<'_>, fields: &[RelationField]) -> TokenStream {
     let sides = fields.iter().map(|f| {
         let rust = &f.rust_name;
         let bson = &f.bson_name;
-        let target = target_ty(&p, &f.ty);
+        let schema = target_schema(&p, &f.ty);
         let many = f.many;
         let inverse = match &f.inverse {
             Some(i) => {
@@ -250,7 +263,7 @@ fn identity(model: &Model<'_>, fields: &[RelationField]) -> TokenStream {
             #p::RelationSide {
                 rust: #rust,
                 bson: #bson,
-                target: <#target as #p::Model>::SCHEMA.name(),
+                target: #schema.name(),
                 inverse: #inverse,
                 many: #many,
             }
@@ -266,12 +279,38 @@ fn identity(model: &Model<'_>, fields: &[RelationField]) -> TokenStream {
     }
 }
 
-/// `<ty as RefField>::Target`, spanned at `ty`: a field holding no reference fails here.
+/// `first`, `middle` as it is, then `last`: every token of `first` at `lo` and of `last` at
+/// `hi`, so that rustc's span of them together runs from `lo` to `hi`, the field's type.
+///
+/// Every use of the field's type in generated code is spanned over the whole type this way:
+/// the error each one reports for a type holding no reference is then the same error at the
+/// same span, which rustc prints once.
+fn across(
+    (lo, hi): (Span, Span),
+    first: TokenStream,
+    middle: impl quote::ToTokens,
+    last: TokenStream,
+) -> TokenStream {
+    let first = crate::errors::respan_all(first, lo);
+    let last = crate::errors::respan_all(last, hi);
+    quote!(#first #middle #last)
+}
+
+/// `<ty as RefField>::Target`, spanned over `ty`: a field holding no reference fails here.
 fn target_ty(p: &TokenStream, ty: &syn::Type) -> TokenStream {
-    let (lo, hi) = crate::errors::span_range(ty);
-    let p_lo = crate::errors::respan_all(p.clone(), lo);
-    let target = quote_spanned!(hi=> Target);
-    quote_spanned!(lo=> <#ty as #p_lo::RefField>::#target)
+    let span = crate::errors::span_range(ty);
+    across(span, quote!(<), ty, quote!(as #p::RefField>::Target))
+}
+
+/// `<<ty as RefField>::Target as Model>::SCHEMA`, spanned over `ty`.
+fn target_schema(p: &TokenStream, ty: &syn::Type) -> TokenStream {
+    let span = crate::errors::span_range(ty);
+    across(
+        span,
+        quote!(<),
+        target_ty(p, ty),
+        quote!(as #p::Model>::SCHEMA),
+    )
 }
 
 impl Pattern for Relations {
@@ -287,6 +326,7 @@ impl Pattern for Relations {
             let fident = &f.ident;
             let ty = &f.ty;
             let target = target_ty(&p, ty);
+            let schema = target_schema(&p, ty);
             let many = f.many;
             let (lo, hi) = crate::errors::span_range(ty);
             // The `Vec` the derive read in the type is the one the type has.
@@ -304,17 +344,34 @@ impl Pattern for Relations {
                     f.rust_name
                 )
             };
-            let shape_check = crate::errors::fail_with(
-                quote! {
-                    if <#ty as #p::RefField>::MANY == #many {
+            // The one check of the field's type: the constant's type names `Target`, so a field
+            // holding no reference fails there, with the error every other use of `Target` (all
+            // spanned over the type) reports identically, and rustc prints it once; the body's
+            // `MANY` then reports nothing more.
+            let shape_check = {
+                let panic = quote_spanned!(lo=> ::core::panic);
+                let args = quote_spanned!(hi=> ("{}", __message));
+                let identity = crate::errors::respan_all(quote!(::core::convert::identity), lo);
+                let mut body = proc_macro2::Group::new(
+                    proc_macro2::Delimiter::Parenthesis,
+                    quote! {{
+                        if let ::core::option::Option::Some(__message) =
+                            if <#ty as #p::RefField>::MANY == #many {
+                                ::core::option::Option::None
+                            } else {
+                                ::core::option::Option::Some(#shape)
+                            }
+                        {
+                            #panic!#args
+                        }
                         ::core::option::Option::None
-                    } else {
-                        ::core::option::Option::Some(#shape)
-                    }
-                },
-                lo,
-                hi,
-            );
+                    }},
+                );
+                body.set_span(hi);
+                quote! {
+                    const _: ::core::option::Option<fn() -> #target> = #identity #body;
+                }
+            };
             let kind = if f.inverse.is_some() {
                 quote!(#p::RelationKind::TwoWay)
             } else if f.parent {
@@ -344,17 +401,22 @@ impl Pattern for Relations {
                         ),
                         format!(
                             "`{other}.{inv_name}` does not name `{me}` back: both sides of a \
-                             two-way relation name each other; write `{declare}` on `{other}`"
+                             two-way relation name each other; write \
+                             `#[relation(inverse = {me})]` on `{other}.{inv_name}`"
                         ),
                         format!(
                             "`{model_name}.{me}` and `{other}.{inv_name}` are both arrays: a \
                              two-way relation has one array side (the owner's list) and one \
-                             single reference (each child's owner)"
+                             single reference (each child's owner); make the child's side \
+                             `Ref<..>` or `Option<Ref<..>>`, or, for many-to-many, drop \
+                             `inverse` on both sides (`#[relation]`)"
                         ),
                         format!(
                             "`{model_name}.{me}` and `{other}.{inv_name}` are both single \
                              references: a two-way relation has one array side (the owner's \
-                             list) and one single reference (each child's owner)"
+                             list) and one single reference (each child's owner); make the \
+                             owner's side `Vec<Ref<..>>`, or, for one-to-one, drop `inverse` on \
+                             both sides (`#[relation]`)"
                         ),
                     ];
                     let span = inv.span();
@@ -404,7 +466,7 @@ impl Pattern for Relations {
             let two_way_single = f.inverse.is_some() && !many;
             let (handle, doc) = if two_way_single {
                 (
-                    quote!(#p::TwoWay),
+                    format_ident!("TwoWay"),
                     format!(
                         "The two-way relation `{}` (`{field}`): assign, check and repair, and \
                          loading.",
@@ -413,7 +475,7 @@ impl Pattern for Relations {
                 )
             } else {
                 (
-                    quote!(#p::Relation),
+                    format_ident!("Relation"),
                     format!(
                         "The relation `{}` (`{field}`): batch loading of the referenced \
                          documents{}.",
@@ -426,6 +488,29 @@ impl Pattern for Relations {
                     ),
                 )
             };
+            // The handle's type and its construction, spanned over the field's type too (the
+            // handle's path ends at the type's last token, so its well-formedness is checked over
+            // the whole type), and the ids read through `<ty as RefField>`.
+            let span = (lo, hi);
+            let handle_path = across(span, quote!(#p::), TokenStream::new(), quote!(#handle));
+            let handle_ty = across(
+                span,
+                TokenStream::new(),
+                quote!(#handle_path <#ident, #target),
+                quote!(>),
+            );
+            let ids = across(
+                span,
+                quote!(|s: &#ident| <),
+                ty,
+                quote!(as #p::RefField>::ids(&s.#fident)),
+            );
+            let mut args = proc_macro2::Group::new(
+                proc_macro2::Delimiter::Parenthesis,
+                quote!(db, &#stat, #ids),
+            );
+            args.set_span(hi);
+            let call = across(span, TokenStream::new(), handle_path, quote!(::new));
             out.extend(quote! {
                 #shape_check
                 #inverse_check
@@ -433,7 +518,7 @@ impl Pattern for Relations {
                 static #stat: #p::RelationSpec = #p::RelationSpec::from_parts(#p::RelationParts {
                     model: &__SCHEMA,
                     field: #field,
-                    target: || <#target as #p::Model>::SCHEMA,
+                    target: || #schema,
                     kind: #kind,
                     many: #many,
                     inverse: #inverse,
@@ -444,8 +529,8 @@ impl Pattern for Relations {
                 #[automatically_derived]
                 impl #ident {
                     #[doc = #doc]
-                    pub fn #method(db: &#p::Database) -> #handle<#ident, #target> {
-                        #handle::new(db, &#stat, |s: &#ident| #p::RefField::ids(&s.#fident))
+                    pub fn #method(db: &#p::Database) -> #handle_ty {
+                        #call #args
                     }
                 }
             });
@@ -463,8 +548,9 @@ impl Pattern for Relations {
     }
 
     fn stubs(&self, model: &Model<'_>) -> TokenStream {
-        // What other models' references need of this one, so a mistake here does not show up
+        // What other models' references need of this one, its relation fields included (those
+        // with a mistake too, as far as they were read), so a mistake here does not show up
         // again in every model referring to it.
-        identity(model, &[])
+        identity(model, &self.fields)
     }
 }

@@ -135,9 +135,9 @@ pub const DEFAULT_CHUNK: usize = 10_000;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be referenced",
     label = "not a referenceable model",
-    note = "a reference points to a `#[derive(Model)]` struct; an enum model, and a model whose \
-            `_id` has `#[serde(with = ..)]` (its stored form is not its type's), cannot be \
-            referenced yet"
+    note = "a reference points to a `#[derive(Model)]` struct: derive `Model` for `{Self}` (with \
+            an `_id` field) or refer to a model; an enum model, and a model whose `_id` has \
+            `#[serde(with = ..)]` (its stored form is not its type's), cannot be referenced yet"
 )]
 pub trait Identified: Model {
     /// The `_id`'s type.
@@ -246,7 +246,9 @@ impl<'de, T: Identified> Deserialize<'de> for Ref<T> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a reference to a model",
     label = "not a reference",
-    note = "hold `Ref<T>` (or an extended reference type) where `T` is a `#[derive(Model)]` struct"
+    note = "a reference is `Ref<T>` (or an extended reference type) where `T` is a \
+            `#[derive(Model)]` struct; a `#[relation]` field holds one directly, in an `Option`, \
+            a `Vec` or an `Option<Vec<..>>`"
 )]
 pub trait Reference: 'static {
     /// The referenced model.
@@ -265,10 +267,11 @@ impl<T: Identified> Reference for Ref<T> {
 /// A field's type that holds references: `R`, `Option<R>`, `Vec<R>` or `Option<Vec<R>>` for a
 /// [`Reference`] `R`.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` holds no references: `#[relation]` goes on a field holding them",
-    label = "not `Ref<T>`, `Option<Ref<T>>`, `Vec<Ref<T>>` or `Option<Vec<Ref<T>>>`",
+    message = "`{Self}` holds no references to a model: `#[relation]` goes on a field holding them",
+    label = "not `Ref<T>`, `Option<Ref<T>>`, `Vec<Ref<T>>` or `Option<Vec<Ref<T>>>` of a model `T`",
     note = "hold `Ref<T>` (serialized as the bare `_id`) or an extended reference type, directly, \
-            in an `Option`, a `Vec` or an `Option<Vec<..>>`"
+            in an `Option`, a `Vec` or an `Option<Vec<..>>`, where `T` is a `#[derive(Model)]` \
+            struct"
 )]
 pub trait RefField {
     /// The referenced model.
