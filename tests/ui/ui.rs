@@ -15,4 +15,5 @@ fn ui() {
     t.compile_fail("extended_ref/*.rs");
     t.compile_fail("polymorphic/*.rs");
     t.compile_fail("attribute/*.rs");
+    t.compile_fail("relation/*.rs");
 }
