@@ -1029,10 +1029,23 @@ pub(crate) fn plain_spec(
     unique: bool,
     ttl: Option<u64>,
 ) -> TokenStream {
+    let keys: Vec<(&str, i32)> = keys.iter().map(|k| (*k, 1)).collect();
+    directed_spec(p, &keys, name, unique, ttl)
+}
+
+/// [`plain_spec`] with a direction per key (`1` or `-1`): `{host: 1, time: -1}`, named
+/// `host_1_time_-1` unless `name` is given.
+pub(crate) fn directed_spec(
+    p: &TokenStream,
+    keys: &[(&str, i32)],
+    name: Option<&str>,
+    unique: bool,
+    ttl: Option<u64>,
+) -> TokenStream {
     let name = name.map_or_else(
         || {
             keys.iter()
-                .map(|k| format!("{k}_1"))
+                .map(|(k, d)| format!("{k}_{d}"))
                 .collect::<Vec<_>>()
                 .join("_")
         },
@@ -1042,8 +1055,16 @@ pub(crate) fn plain_spec(
         Some(s) => quote!(::core::option::Option::Some(#s)),
         None => quote!(::core::option::Option::None),
     };
+    let keys = keys.iter().map(|(path, d)| {
+        let kind = if *d < 0 {
+            quote!(#p::IndexKind::Descending)
+        } else {
+            quote!(#p::IndexKind::Ascending)
+        };
+        quote!(#p::IndexKey { path: #path, kind: #kind })
+    });
     quote!(#p::IndexSpec::from_parts(#p::IndexParts {
-        keys: &[#(#p::IndexKey { path: #keys, kind: #p::IndexKind::Ascending }),*],
+        keys: &[#(#keys),*],
         name: #name,
         unique: #unique,
         sparse: false,

@@ -457,30 +457,11 @@ impl Pattern for Relations {
             };
             // Parents and both sides of a two-way relation are queried by the field.
             let index = if f.parent || f.inverse.is_some() {
-                let mut keys =
-                    vec![quote!(#p::IndexKey { path: #field, kind: #p::IndexKind::Ascending })];
-                let mut name = format!("{field}_1");
-                for (k, dir) in &f.sort {
-                    let kind = if *dir == 1 {
-                        quote!(#p::IndexKind::Ascending)
-                    } else {
-                        quote!(#p::IndexKind::Descending)
-                    };
-                    keys.push(quote!(#p::IndexKey { path: #k, kind: #kind }));
-                    name.push_str(&format!("_{k}_{dir}"));
-                }
-                quote! {
-                    ::core::option::Option::Some(#p::IndexSpec::from_parts(#p::IndexParts {
-                        keys: &[#(#keys),*],
-                        name: #name,
-                        unique: false,
-                        sparse: false,
-                        hidden: false,
-                        expire_after_seconds: ::core::option::Option::None,
-                        collation: ::core::option::Option::None,
-                        partial: &[],
-                    }))
-                }
+                let keys: Vec<(&str, i32)> = std::iter::once((field.as_str(), 1))
+                    .chain(f.sort.iter().map(|(k, d)| (k.as_str(), *d)))
+                    .collect();
+                let spec = crate::index::directed_spec(&p, &keys, None, false, None);
+                quote!(::core::option::Option::Some(#spec))
             } else {
                 quote!(::core::option::Option::None)
             };

@@ -525,8 +525,6 @@ impl<S, T: Identified> fmt::Debug for Relation<S, T> {
 }
 
 /// A reference whose document does not exist.
-#[derive(Debug, Clone, PartialEq)]
-#[allow(clippy::derive_partial_eq_without_eq)]
 pub struct Dangling<S: Identified, T: Identified> {
     /// The `_id` of the document holding the reference.
     pub source: S::Id,
@@ -536,6 +534,50 @@ pub struct Dangling<S: Identified, T: Identified> {
     pub position: Option<usize>,
     /// The `_id` no document has.
     pub target: T::Id,
+}
+
+// By hand: derived impls would ask `S` and `T` themselves to be `Debug`, `Clone`, `PartialEq`.
+impl<S: Identified, T: Identified> fmt::Debug for Dangling<S, T>
+where
+    S::Id: fmt::Debug,
+    T::Id: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Dangling")
+            .field("source", &self.source)
+            .field("field", &self.field)
+            .field("position", &self.position)
+            .field("target", &self.target)
+            .finish()
+    }
+}
+
+impl<S: Identified, T: Identified> Clone for Dangling<S, T>
+where
+    S::Id: Clone,
+    T::Id: Clone,
+{
+    fn clone(&self) -> Self {
+        Dangling {
+            source: self.source.clone(),
+            field: self.field,
+            position: self.position,
+            target: self.target.clone(),
+        }
+    }
+}
+
+impl<S: Identified, T: Identified> PartialEq for Dangling<S, T>
+where
+    S::Id: PartialEq,
+    T::Id: PartialEq,
+{
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source
+            && self.field == other.field
+            && self.position == other.position
+            && self.target == other.target
+    }
 }
 
 impl<S: Identified, T: Identified> fmt::Display for Dangling<S, T>
@@ -1100,26 +1142,14 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
         // Bson is not `Hash`: key both sides by their debug form (type and value).
         let key = |b: &Bson| format!("{b:?}");
         let mut owner_of: HashMap<String, (Bson, Option<Bson>)> = HashMap::new();
-        let mut cursor = db
-            .collection::<Document>(spec.model().collection())
-            .find(doc! {})
-            .projection(doc! { field: 1 })
-            .await?;
-        while let Some(d) = cursor.try_next().await? {
-            let id = d.get("_id").cloned().unwrap_or(Bson::Null);
-            let owner = d.get(field).filter(|b| !matches!(b, Bson::Null)).cloned();
+        for (id, owner) in scan(db, spec.model().collection(), field).await? {
+            let owner = owner.filter(|b| !matches!(b, Bson::Null));
             owner_of.insert(key(&id), (id, owner));
         }
         let mut lists: HashMap<String, (Bson, Vec<Bson>)> = HashMap::new();
-        let mut cursor = db
-            .collection::<Document>(spec.target().collection())
-            .find(doc! {})
-            .projection(doc! { inverse: 1 })
-            .await?;
-        while let Some(d) = cursor.try_next().await? {
-            let id = d.get("_id").cloned().unwrap_or(Bson::Null);
-            let listed = match d.get(inverse) {
-                Some(Bson::Array(a)) => a.clone(),
+        for (id, listed) in scan(db, spec.target().collection(), inverse).await? {
+            let listed = match listed {
+                Some(Bson::Array(a)) => a,
                 _ => Vec::new(),
             };
             lists.insert(key(&id), (id, listed));
@@ -1225,4 +1255,19 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
         )
         .await
     }
+}
+
+/// Every document of `collection` as its `_id` and the value of `field` (a full scan, projected).
+async fn scan(db: &Database, collection: &str, field: &str) -> Result<Vec<(Bson, Option<Bson>)>> {
+    let mut cursor = db
+        .collection::<Document>(collection)
+        .find(doc! {})
+        .projection(doc! { field: 1 })
+        .await?;
+    let mut out = Vec::new();
+    while let Some(mut d) = cursor.try_next().await? {
+        let id = d.remove("_id").unwrap_or(Bson::Null);
+        out.push((id, d.remove(field)));
+    }
+    Ok(out)
 }
