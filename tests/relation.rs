@@ -62,6 +62,14 @@ fn part(n: usize) -> Part {
     }
 }
 
+/// Part `n`, named `name` (the seed's part names).
+fn named(n: usize, name: &str) -> Part {
+    Part {
+        name: name.into(),
+        ..part(n)
+    }
+}
+
 fn find_targets(db: &pattern_testkit::TestDb, command: &str) -> Vec<String> {
     db.take_commands()
         .into_iter()
@@ -81,14 +89,8 @@ async fn the_seed_product_stores_bare_ids_and_its_parts_load_in_one_query() {
         cost: 0.94,
         price: 3.99,
     };
-    let fan = Part {
-        name: "fan blade assembly".into(),
-        ..part(1)
-    };
-    let switch = Part {
-        name: "power switch".into(),
-        ..part(2)
-    };
+    let fan = named(1, "fan blade assembly");
+    let switch = named(2, "power switch");
     Part::collection(&db)
         .insert_many([&grommet, &fan, &switch])
         .await
@@ -251,14 +253,8 @@ async fn a_thousand_products_load_their_parts_with_one_query_in_order_with_dangl
 async fn denormalised_part_names_are_kept_in_sync_and_still_load_the_whole_parts() {
     let db = test_db("rel_denorm").await;
     ProductWithNames::sync_indexes(&db).await.unwrap();
-    let grommet = Part {
-        name: "#4 grommet".into(),
-        ..part(0)
-    };
-    let fan = Part {
-        name: "fan blade assembly".into(),
-        ..part(1)
-    };
+    let grommet = named(0, "#4 grommet");
+    let fan = named(1, "fan blade assembly");
     Part::collection(&db)
         .insert_many([&grommet, &fan])
         .await
