@@ -93,3 +93,19 @@ pub trait ProbeOther {
     }
 }
 impl<T: ?Sized> ProbeOther for Probe<T> {}
+
+/// `a == b`, in a constant.
+pub const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}

@@ -1353,14 +1353,14 @@ pub mod slot {
         let mut i = 0;
         while i < held.len() {
             if let Some(h) = held[i] {
-                named |= crate::__private::str_eq(h.field, path);
+                named |= crate::checks::str_eq(h.field, path);
             }
             i += 1;
         }
         let mut i = 0;
         while named && i < held.len() {
             if let Some(h) = held[i] {
-                if !crate::__private::str_eq(h.field, path) {
+                if !crate::checks::str_eq(h.field, path) {
                     return Some(h.beside);
                 }
             }

@@ -257,7 +257,8 @@ pub mod __private {
         Granularity, Measurement, SeriesParts, SeriesSpec, Storage, SummarySpec,
     };
     pub use crate::checks::{
-        unless, Probe as CheckProbe, ProbeFloat, ProbeNumeric, ProbeOther as ProbeOtherCheck,
+        str_eq, unless, Probe as CheckProbe, ProbeFloat, ProbeNumeric,
+        ProbeOther as ProbeOtherCheck,
     };
     pub use crate::extended_ref::slot::{
         items_beside_path, items_without_mode, mode_error, no_mode_error, propagate_error,
@@ -367,21 +368,6 @@ pub mod __private {
             Ok(s) => s,
             Err(_) => panic!("a concatenation of strings is UTF-8"),
         }
-    }
-    /// `a == b`, in a constant.
-    pub const fn str_eq(a: &str, b: &str) -> bool {
-        let (a, b) = (a.as_bytes(), b.as_bytes());
-        if a.len() != b.len() {
-            return false;
-        }
-        let mut i = 0;
-        while i < a.len() {
-            if a[i] != b[i] {
-                return false;
-            }
-            i += 1;
-        }
-        true
     }
 }
 

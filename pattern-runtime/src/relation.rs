@@ -469,12 +469,12 @@ pub const fn inverse_error(
     let mut i = 0;
     while i < other.len() {
         let side = &other[i];
-        if crate::__private::str_eq(side.rust, inverse) {
-            if !crate::__private::str_eq(side.target, model) {
+        if crate::checks::str_eq(side.rust, inverse) {
+            if !crate::checks::str_eq(side.target, model) {
                 return Some(messages[1]);
             }
             return match side.inverse {
-                Some(back) if crate::__private::str_eq(back, field) => {
+                Some(back) if crate::checks::str_eq(back, field) => {
                     if many && side.many {
                         Some(messages[3])
                     } else if !many && !side.many {
