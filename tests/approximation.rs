@@ -1,0 +1,178 @@
+//! The approximation pattern's counters against the server (seed 000, 近似值模式): batched in
+//! memory, sampled with probability p, sharded over several documents; concurrent writers, with
+//! the writes counted.
+
+use bson::{doc, Bson, Document};
+use pattern_runtime::approximation::{BatchedCounter, Random, SampledCounter, ShardedCounter};
+use pattern_runtime::Error;
+use pattern_testkit::test_db;
+
+async fn field(db: &mongodb::Database, coll: &str, id: &str, field: &str) -> Option<Bson> {
+    db.collection::<Document>(coll)
+        .find_one(doc! { "_id": id })
+        .await
+        .unwrap()
+        .and_then(|d| d.get(field).cloned())
+}
+
+fn updates(db: &pattern_testkit::TestDb) -> usize {
+    db.take_commands()
+        .iter()
+        .filter(|c| c.name == "update")
+        .count()
+}
+
+/// 8 tasks x 10 007 events on one page: exactly 80 056 once flushed (the last 56 only by the
+/// flush), in at most 80 056 / threshold + 8 writes (counted from the commands the client sent).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn batched_counts_are_exact_after_flush_with_one_write_per_threshold() {
+    let db = test_db("approx_batched").await;
+    let pages = db.collection::<Document>("pages");
+    let counter = std::sync::Arc::new(BatchedCounter::new(pages, "views", 1000).unwrap());
+    db.take_commands();
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let counter = counter.clone();
+            tokio::spawn(async move {
+                for _ in 0..10_007 {
+                    counter.add("home", 1).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let before_flush = field(&db, "pages", "home", "views").await;
+    assert_eq!(before_flush, Some(Bson::Int64(80_000)));
+    assert_eq!(counter.pending(), 56);
+    let flushed = counter.flush().await.unwrap();
+    assert_eq!(counter.pending(), 0);
+    assert_eq!(
+        field(&db, "pages", "home", "views").await,
+        Some(Bson::Int64(80_056)),
+        "before the flush: {before_flush:?}, flush wrote {flushed}"
+    );
+    let sent = updates(&db);
+    assert!(sent <= 80_056 / 1000 + 8, "{sent} writes");
+    assert_eq!(flushed, 1);
+    assert_eq!(sent as u64, counter.writes());
+    // Nothing pending: a flush writes nothing.
+    assert_eq!(counter.flush().await.unwrap(), 0);
+}
+
+#[tokio::test]
+async fn a_failed_batched_write_keeps_its_count_for_the_next_flush() {
+    let db = test_db("approx_batched_fail").await;
+    let counter = BatchedCounter::new(db.collection("pages"), "views", 10).unwrap();
+    for _ in 0..5 {
+        counter.add("a", 1).await.unwrap();
+    }
+    db.fail_command(
+        &["update"],
+        1,
+        doc! { "errorCode": 2, "errmsg": "injected" },
+    )
+    .await;
+    let e = counter.flush().await.unwrap_err();
+    assert_eq!(e.code(), Some(2), "{e:?}");
+    assert_eq!(counter.pending(), 5);
+    assert_eq!(field(&db, "pages", "a", "views").await, None);
+    assert_eq!(counter.flush().await.unwrap(), 1);
+    assert_eq!(
+        field(&db, "pages", "a", "views").await,
+        Some(Bson::Int64(5))
+    );
+}
+
+/// 100 000 events at p = 0.01 with a fixed seed: about 1 000 writes, and the stored estimate
+/// within four standard errors (12.6%) of the truth.
+#[tokio::test]
+async fn sampled_counts_estimate_within_the_documented_error() {
+    let db = test_db("approx_sampled").await;
+    let counter =
+        SampledCounter::with_random(db.collection("pages"), "likes", 0.01, Random::seeded(42))
+            .unwrap();
+    db.take_commands();
+    let mut wrote = 0u64;
+    for _ in 0..100_000 {
+        if counter.add("home").await.unwrap() {
+            wrote += 1;
+        }
+    }
+    assert_eq!(updates(&db) as u64, wrote);
+    assert_eq!(counter.writes(), wrote);
+    assert!((800..=1200).contains(&wrote), "{wrote} writes");
+    let Some(Bson::Double(estimate)) = field(&db, "pages", "home", "likes").await else {
+        panic!("no estimate stored");
+    };
+    assert!((estimate - wrote as f64 * 100.0).abs() < 1e-6);
+    let bound = 4.0 * counter.relative_error(100_000);
+    assert!((bound - 0.126).abs() < 0.001, "{bound}");
+    let relative = (estimate - 100_000.0).abs() / 100_000.0;
+    assert!(
+        relative <= bound,
+        "estimate {estimate}: {relative} > {bound}"
+    );
+}
+
+/// 8 tasks x 2 000 increments over 16 shards: the read is exactly 16 000, in one aggregation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sharded_counts_are_exact_and_read_in_one_query() {
+    let db = test_db("approx_sharded").await;
+    let counter =
+        std::sync::Arc::new(ShardedCounter::new(db.collection("counters"), "hits", 16).unwrap());
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let counter = counter.clone();
+            tokio::spawn(async move {
+                for _ in 0..2_000 {
+                    counter.add(1).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    db.take_commands();
+    assert_eq!(counter.read().await.unwrap(), 16_000);
+    let sent: Vec<String> = db.take_commands().into_iter().map(|c| c.name).collect();
+    assert_eq!(sent, ["aggregate"]);
+    // The increments spread over the shards, every one of them named `hits:<k>`.
+    let shards = db
+        .collection::<Document>("counters")
+        .count_documents(doc! {})
+        .await
+        .unwrap();
+    assert!((2..=16).contains(&shards), "{shards} shards");
+}
+
+#[tokio::test]
+async fn bad_settings_are_typed_errors_before_anything_is_written() {
+    let db = test_db("approx_settings").await;
+    let pages = db.collection::<Document>("pages");
+    assert!(matches!(
+        BatchedCounter::new(pages.clone(), "views", 0),
+        Err(Error::InvalidValue { .. })
+    ));
+    assert!(matches!(
+        BatchedCounter::new(pages.clone(), "$views", 10),
+        Err(Error::InvalidKey { .. })
+    ));
+    for p in [0.0, -0.5, 1.5, f64::NAN] {
+        assert!(
+            matches!(
+                SampledCounter::new(pages.clone(), "likes", p),
+                Err(Error::InvalidValue { .. })
+            ),
+            "{p}"
+        );
+    }
+    assert!(SampledCounter::new(pages.clone(), "likes", 1.0).is_ok());
+    assert!(matches!(
+        ShardedCounter::new(db.collection("counters"), "hits", 0),
+        Err(Error::InvalidValue { .. })
+    ));
+    assert!(db.list_collection_names().await.unwrap().is_empty());
+}
