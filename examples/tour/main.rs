@@ -17,6 +17,7 @@
 //! RUST_LOG=pattern_runtime=debug ./dev tour   # operations, retries, fallbacks, documents written
 //! ```
 
+mod approximation;
 mod attribute;
 mod bucket;
 mod extended_ref;
@@ -54,6 +55,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
     attribute::run(&client).await?;
     println!();
     relation::run(&client).await?;
+    println!();
+    approximation::run(&client).await?;
 
     println!("\nThe tour is over.");
     Ok(())
