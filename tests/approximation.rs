@@ -135,7 +135,8 @@ async fn sharded_counts_are_exact_and_read_in_one_query() {
     for t in tasks {
         t.await.unwrap();
     }
-    db.take_commands();
+    assert_eq!(updates(&db), 16_000);
+    assert_eq!(counter.writes(), 16_000);
     assert_eq!(counter.read().await.unwrap(), 16_000);
     let sent: Vec<String> = db.take_commands().into_iter().map(|c| c.name).collect();
     assert_eq!(sent, ["aggregate"]);

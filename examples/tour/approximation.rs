@@ -69,8 +69,9 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     }
     let shards = counters.count_documents(doc! {}).await?;
     println!(
-        "\nSharded (8 shards): {VIEWS} writes (one upsert per view, as its docs say; it keeps no \
-         count), spread over {shards} shard documents; read() = {} (exact)",
+        "\nSharded (8 shards): {} writes (one upsert per view) for {VIEWS} views, spread over \
+         {shards} shard documents; read() = {} (exact)",
+        sharded.writes(),
         sharded.read().await?
     );
     let mut cursor = counters.find(doc! {}).sort(doc! { "_id": 1 }).await?;

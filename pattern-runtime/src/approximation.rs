@@ -352,6 +352,7 @@ pub struct ShardedCounter {
     name: String,
     shards: u32,
     random: Random,
+    writes: AtomicU64,
 }
 
 impl ShardedCounter {
@@ -379,6 +380,7 @@ impl ShardedCounter {
             name: name.to_owned(),
             shards,
             random,
+            writes: AtomicU64::new(0),
         })
     }
 
@@ -394,6 +396,7 @@ impl ShardedCounter {
             .update_one(doc! { "_id": id.as_str() }, doc! { "$inc": { "count": n } })
             .upsert(true)
             .await?;
+        self.writes.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(
             target: "pattern_runtime::approximation",
             collection = self.collection.name(),
@@ -402,6 +405,11 @@ impl ShardedCounter {
             "sharded count written"
         );
         Ok(())
+    }
+
+    /// Upserts sent so far (one per [`add`](ShardedCounter::add)).
+    pub fn writes(&self) -> u64 {
+        self.writes.load(Ordering::Relaxed)
     }
 
     /// The exact total: the shards summed in one aggregation.
