@@ -70,6 +70,15 @@ fn named(n: usize, name: &str) -> Part {
     }
 }
 
+/// The stored document of `collection` matching `filter`, as BSON.
+async fn stored_doc(db: &mongodb::Database, collection: &str, filter: Document) -> Document {
+    db.collection::<Document>(collection)
+        .find_one(filter)
+        .await
+        .unwrap()
+        .unwrap()
+}
+
 fn find_targets(db: &pattern_testkit::TestDb, command: &str) -> Vec<String> {
     db.take_commands()
         .into_iter()
@@ -105,12 +114,7 @@ async fn the_seed_product_stores_bare_ids_and_its_parts_load_in_one_query() {
     Product::collection(&db).insert_one(&shifter).await.unwrap();
 
     // Stored exactly as the seed's document: the parts are bare ObjectIds.
-    let stored = db
-        .collection::<Document>("products")
-        .find_one(doc! {})
-        .await
-        .unwrap()
-        .unwrap();
+    let stored = stored_doc(&db, "products", doc! {}).await;
     assert_eq!(
         stored,
         doc! {
@@ -121,12 +125,7 @@ async fn the_seed_product_stores_bare_ids_and_its_parts_load_in_one_query() {
             "parts": [grommet.id, fan.id, switch.id],
         }
     );
-    let stored_part = db
-        .collection::<Document>("parts")
-        .find_one(doc! { "_id": grommet.id })
-        .await
-        .unwrap()
-        .unwrap();
+    let stored_part = stored_doc(&db, "parts", doc! { "_id": grommet.id }).await;
     assert_eq!(
         stored_part,
         doc! { "_id": grommet.id, "partno": "123-aff-456", "name": "#4 grommet", "qty": 94, "cost": 0.94, "price": 3.99 }
@@ -268,12 +267,7 @@ async fn denormalised_part_names_are_kept_in_sync_and_still_load_the_whole_parts
         .insert_one(&product)
         .await
         .unwrap();
-    let stored = db
-        .collection::<Document>("products_denormalised")
-        .find_one(doc! {})
-        .await
-        .unwrap()
-        .unwrap();
+    let stored = stored_doc(&db, "products_denormalised", doc! {}).await;
     assert_eq!(
         stored.get_array("parts").unwrap(),
         &vec![
@@ -377,12 +371,7 @@ async fn the_newest_five_thousand_messages_of_one_host_through_the_parent_index(
         .insert_many(&messages)
         .await
         .unwrap();
-    let first = db
-        .collection::<Document>("logmsg")
-        .find_one(doc! { "message": "cpu is on fire!" })
-        .await
-        .unwrap()
-        .unwrap();
+    let first = stored_doc(&db, "logmsg", doc! { "message": "cpu is on fire!" }).await;
     assert_eq!(
         first,
         doc! { "_id": messages[0].id, "time": DateTime::from_millis(start), "message": "cpu is on fire!", "host": goofy.id }
@@ -443,19 +432,11 @@ struct Task {
 }
 
 async fn person(db: &mongodb::Database, id: ObjectId) -> Document {
-    db.collection::<Document>("person")
-        .find_one(doc! { "_id": id })
-        .await
-        .unwrap()
-        .unwrap()
+    stored_doc(db, "person", doc! { "_id": id }).await
 }
 
 async fn task(db: &mongodb::Database, id: ObjectId) -> Document {
-    db.collection::<Document>("tasks")
-        .find_one(doc! { "_id": id })
-        .await
-        .unwrap()
-        .unwrap()
+    stored_doc(db, "tasks", doc! { "_id": id }).await
 }
 
 /// Kate with three tasks, and Jon with none.
@@ -836,12 +817,7 @@ async fn an_optional_parent_of_the_same_model_loads_and_lists_children_under_ser
         cat("lost", "Lost", Some("gone")),
     ];
     Category::collection(&db).insert_many(&all).await.unwrap();
-    let stored = db
-        .collection::<Document>("categories")
-        .find_one(doc! { "_id": "scifi" })
-        .await
-        .unwrap()
-        .unwrap();
+    let stored = stored_doc(&db, "categories", doc! { "_id": "scifi" }).await;
     assert_eq!(
         stored,
         doc! { "_id": "scifi", "label": "Science fiction", "parentId": "books" }

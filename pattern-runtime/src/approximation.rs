@@ -107,6 +107,50 @@ fn key_of(id: &Bson) -> String {
     format!("{id:?}")
 }
 
+/// Where a counter writes: upserting `$inc`s of one field, counted, each a `DEBUG` event.
+#[derive(Debug)]
+struct Increments {
+    collection: Collection<Document>,
+    field: String,
+    writes: AtomicU64,
+}
+
+impl Increments {
+    fn new(collection: Collection<Document>, field: String) -> Self {
+        Increments {
+            collection,
+            field,
+            writes: AtomicU64::new(0),
+        }
+    }
+
+    /// `$inc` of `amount` on the document `id`, created if missing.
+    async fn inc(&self, id: &Bson, amount: Bson, what: &'static str) -> Result<()> {
+        self.collection
+            .update_one(
+                doc! { "_id": id.clone() },
+                doc! { "$inc": { self.field.as_str(): amount.clone() } },
+            )
+            .upsert(true)
+            .await?;
+        self.writes.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(
+            target: "pattern_runtime::approximation",
+            collection = self.collection.name(),
+            field = self.field.as_str(),
+            id = %id,
+            amount = %amount,
+            counter = what,
+            "count written"
+        );
+        Ok(())
+    }
+
+    fn writes(&self) -> u64 {
+        self.writes.load(Ordering::Relaxed)
+    }
+}
+
 // ----- batched -----
 
 /// Counts in memory per document and writes one `$inc` when a document's count reaches the
@@ -114,18 +158,16 @@ fn key_of(id: &Bson) -> String {
 /// the program ends; a counter dropped with unflushed events says so in a `WARN` event (it cannot
 /// write from `drop`). If the process dies, at most `threshold - 1` events per document are lost.
 pub struct BatchedCounter {
-    collection: Collection<Document>,
-    field: String,
+    target: Increments,
     threshold: i64,
     pending: Mutex<HashMap<String, (Bson, i64)>>,
-    writes: AtomicU64,
 }
 
 impl fmt::Debug for BatchedCounter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BatchedCounter")
-            .field("collection", &self.collection.name())
-            .field("field", &self.field)
+            .field("collection", &self.target.collection.name())
+            .field("field", &self.target.field)
             .field("threshold", &self.threshold)
             .field("pending", &self.pending())
             .finish()
@@ -145,11 +187,9 @@ impl BatchedCounter {
             });
         }
         Ok(BatchedCounter {
-            collection,
-            field,
+            target: Increments::new(collection, field),
             threshold: i64::from(threshold),
             pending: Mutex::new(HashMap::new()),
-            writes: AtomicU64::new(0),
         })
     }
 
@@ -182,7 +222,7 @@ impl BatchedCounter {
 
     /// `$inc` writes sent so far.
     pub fn writes(&self) -> u64 {
-        self.writes.load(Ordering::Relaxed)
+        self.target.writes()
     }
 
     /// Writes every pending count: one `$inc` per document with events pending. Returns how
@@ -213,34 +253,13 @@ impl BatchedCounter {
     }
 
     async fn write(&self, id: Bson, amount: i64) -> Result<()> {
-        let result = self
-            .collection
-            .update_one(
-                doc! { "_id": id.clone() },
-                doc! { "$inc": { self.field.as_str(): amount } },
-            )
-            .upsert(true)
-            .await;
-        match result {
-            Ok(_) => {
-                self.writes.fetch_add(1, Ordering::Relaxed);
-                tracing::debug!(
-                    target: "pattern_runtime::approximation",
-                    collection = self.collection.name(),
-                    field = self.field.as_str(),
-                    id = %id,
-                    amount,
-                    "batched count written"
-                );
-                Ok(())
-            }
-            Err(e) => {
-                // Nothing counted is dropped: the amount waits for the next write of `id`.
-                let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-                pending.entry(key_of(&id)).or_insert((id, 0)).1 += amount;
-                Err(e.into())
-            }
+        let written = self.target.inc(&id, Bson::Int64(amount), "batched").await;
+        if written.is_err() {
+            // Nothing counted is dropped: the amount waits for the next write of `id`.
+            let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            pending.entry(key_of(&id)).or_insert((id, 0)).1 += amount;
         }
+        written
     }
 }
 
@@ -250,8 +269,8 @@ impl Drop for BatchedCounter {
         if pending != 0 {
             tracing::warn!(
                 target: "pattern_runtime::approximation",
-                collection = self.collection.name(),
-                field = self.field.as_str(),
+                collection = self.target.collection.name(),
+                field = self.target.field.as_str(),
                 pending,
                 "a batched counter was dropped with events not written: call flush() first"
             );
@@ -267,11 +286,9 @@ impl Drop for BatchedCounter {
 /// The stored field is a double.
 #[derive(Debug)]
 pub struct SampledCounter {
-    collection: Collection<Document>,
-    field: String,
+    target: Increments,
     p: f64,
     random: Random,
-    writes: AtomicU64,
 }
 
 impl SampledCounter {
@@ -295,11 +312,9 @@ impl SampledCounter {
             });
         }
         Ok(SampledCounter {
-            collection,
-            field,
+            target: Increments::new(collection, field),
             p,
             random,
-            writes: AtomicU64::new(0),
         })
     }
 
@@ -309,30 +324,15 @@ impl SampledCounter {
         if self.random.next_f64() >= self.p {
             return Ok(false);
         }
-        let id = id.into();
-        let amount = 1.0 / self.p;
-        self.collection
-            .update_one(
-                doc! { "_id": id.clone() },
-                doc! { "$inc": { self.field.as_str(): amount } },
-            )
-            .upsert(true)
+        self.target
+            .inc(&id.into(), Bson::Double(1.0 / self.p), "sampled")
             .await?;
-        self.writes.fetch_add(1, Ordering::Relaxed);
-        tracing::debug!(
-            target: "pattern_runtime::approximation",
-            collection = self.collection.name(),
-            field = self.field.as_str(),
-            id = %id,
-            amount,
-            "sampled count written"
-        );
         Ok(true)
     }
 
     /// `$inc` writes sent so far.
     pub fn writes(&self) -> u64 {
-        self.writes.load(Ordering::Relaxed)
+        self.target.writes()
     }
 
     /// The relative standard error of the estimate after `n` events: `sqrt((1 - p) / (n p))`.
@@ -348,11 +348,10 @@ impl SampledCounter {
 /// the shards in one aggregation and is exact.
 #[derive(Debug)]
 pub struct ShardedCounter {
-    collection: Collection<Document>,
+    target: Increments,
     name: String,
     shards: u32,
     random: Random,
-    writes: AtomicU64,
 }
 
 impl ShardedCounter {
@@ -376,11 +375,10 @@ impl ShardedCounter {
             });
         }
         Ok(ShardedCounter {
-            collection,
+            target: Increments::new(collection, "count".to_owned()),
             name: name.to_owned(),
             shards,
             random,
-            writes: AtomicU64::new(0),
         })
     }
 
@@ -391,31 +389,21 @@ impl ShardedCounter {
     /// Adds `n` to a random shard (one upsert).
     pub async fn add(&self, n: i64) -> Result<()> {
         let k = ((self.random.next_f64() * f64::from(self.shards)) as u32).min(self.shards - 1);
-        let id = self.shard_id(k);
-        self.collection
-            .update_one(doc! { "_id": id.as_str() }, doc! { "$inc": { "count": n } })
-            .upsert(true)
-            .await?;
-        self.writes.fetch_add(1, Ordering::Relaxed);
-        tracing::debug!(
-            target: "pattern_runtime::approximation",
-            collection = self.collection.name(),
-            shard = id.as_str(),
-            n,
-            "sharded count written"
-        );
+        let id = Bson::String(self.shard_id(k));
+        self.target.inc(&id, Bson::Int64(n), "sharded").await?;
         Ok(())
     }
 
     /// Upserts sent so far (one per [`add`](ShardedCounter::add)).
     pub fn writes(&self) -> u64 {
-        self.writes.load(Ordering::Relaxed)
+        self.target.writes()
     }
 
     /// The exact total: the shards summed in one aggregation.
     pub async fn read(&self) -> Result<i64> {
         let ids: Vec<String> = (0..self.shards).map(|k| self.shard_id(k)).collect();
         let mut cursor = self
+            .target
             .collection
             .aggregate([
                 doc! { "$match": { "_id": { "$in": ids } } },

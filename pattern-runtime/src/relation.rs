@@ -1218,26 +1218,18 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
                     .collection::<Document>(spec.target().collection());
                 let inverse = self.inverse();
                 let mut out = Repaired::default();
+                // One `update_one` of an owner's array per disagreement it can mend.
+                let mend = |owner: Bson, op: &str, child: Bson| {
+                    owners.update_one(doc! { "_id": owner }, doc! { op: { inverse: child } })
+                };
                 for d in self.check_inner().await? {
                     match d {
                         Disagreement::NotListed { child, owner } => {
-                            let r = owners
-                                .update_one(
-                                    doc! { "_id": owner },
-                                    doc! { "$addToSet": { inverse: child } },
-                                )
-                                .await?;
-                            out.added += r.modified_count;
+                            out.added += mend(owner, "$addToSet", child).await?.modified_count;
                         }
                         Disagreement::ListedElsewhere { owner, child, .. }
                         | Disagreement::MissingChild { owner, child } => {
-                            let r = owners
-                                .update_one(
-                                    doc! { "_id": owner },
-                                    doc! { "$pull": { inverse: child } },
-                                )
-                                .await?;
-                            out.pulled += r.modified_count;
+                            out.pulled += mend(owner, "$pull", child).await?.modified_count;
                         }
                         Disagreement::MissingOwner { child, .. } => out.orphans.push(child),
                     }
