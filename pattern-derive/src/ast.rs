@@ -568,6 +568,19 @@ pub(crate) fn lit_str(input: syn::parse::ParseStream<'_>, what: &str) -> syn::Re
         .map_err(|e| syn::Error::new(e.span(), format!("{what} takes a string literal")))
 }
 
+/// Whether a `#[computed(..)]` attribute computes from another model (it has `by = ..`, handled
+/// by the `computed` pattern) rather than from a subset of the same struct (the `subset` pattern).
+pub(crate) fn computed_from_another_model(attr: &syn::Attribute) -> bool {
+    let syn::Meta::List(list) = &attr.meta else {
+        return false;
+    };
+    let tokens: Vec<proc_macro2::TokenTree> = list.tokens.clone().into_iter().collect();
+    tokens.windows(2).any(|w| {
+        matches!(&w[0], proc_macro2::TokenTree::Ident(i) if i == "by")
+            && matches!(&w[1], proc_macro2::TokenTree::Punct(p) if p.as_char() == '=')
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::default_collection;

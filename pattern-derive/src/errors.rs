@@ -186,7 +186,10 @@ pub(crate) fn checked_name(
     let method = proc_macro2::Ident::new(method, span);
     let check = quote_spanned! {span=> || {
         #[allow(unused_imports)]
-        use #p::{ProbeFloat as _, ProbeNumeric as _, ProbeOtherCheck as _};
+        use #p::{
+            ProbeFloat as _, ProbeInteger as _, ProbeNumeric as _, ProbeOptional as _,
+            ProbeOtherCheck as _,
+        };
         (&&#p::CheckProbe::of(#field)).#method()
     }};
     let fail = fail_with(quote!(#p::unless(#check, #message)), span, span);

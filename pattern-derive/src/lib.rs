@@ -16,6 +16,7 @@ mod schema;
 
 // One line per pattern.
 mod attribute;
+mod computed;
 mod extended_ref;
 mod polymorphic;
 mod relation;

@@ -11,7 +11,7 @@ use crate::ast::{self, Model};
 use crate::errors::Errors;
 use crate::index::{self, Index};
 use crate::schema::{self, Pattern, PatternDef};
-use crate::{attribute, extended_ref, polymorphic, relation, subset, versioning};
+use crate::{attribute, computed, extended_ref, polymorphic, relation, subset, versioning};
 
 /// The patterns of `#[derive(Model)]`, one line each, in the order their specs are listed in the
 /// schema. Adding a pattern: a module with a `PATTERN`, a line here, and its attribute names in
@@ -19,6 +19,7 @@ use crate::{attribute, extended_ref, polymorphic, relation, subset, versioning};
 const PATTERNS: &[&PatternDef] = &[
     &attribute::PATTERN,
     &subset::PATTERN,
+    &computed::PATTERN,
     &versioning::PATTERN,
     &extended_ref::PATTERN,
     &relation::PATTERN,

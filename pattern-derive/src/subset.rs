@@ -112,7 +112,10 @@ fn collect(model: &Model<'_>, errors: &mut Errors) -> Vec<SubsetField> {
         }
     }
     for field in &model.fields {
-        for attr in field.attrs.iter().filter(|a| a.path().is_ident("computed")) {
+        let of_subsets = field.attrs.iter().filter(|a| {
+            a.path().is_ident("computed") && !crate::ast::computed_from_another_model(a)
+        });
+        for attr in of_subsets {
             parse_computed(attr, field, &mut subsets, errors);
         }
     }
@@ -340,7 +343,9 @@ fn parse_computed(
         return errors.spanned(
             &subset_ident,
             format!(
-                "`{subset_ident}` is not a `#[subset]` field of this struct{}",
+                "`{subset_ident}` is not a `#[subset]` field of this struct{}; to compute from \
+                 another model's documents, name its field that holds this document's `_id`: \
+                 `#[computed(sum = Order.amount, by = user_id)]`",
                 did_you_mean(&subset_ident.to_string(), names.iter().map(String::as_str))
             ),
         );

@@ -57,6 +57,14 @@ macro_rules! numeric {
 numeric!(i8, i16, i32, i64, u8, u16, u32, f32, f64);
 impl<T: Numeric> Numeric for Option<T> {}
 
+/// An integer type: what a count is kept in, and what an approximate counter counts in.
+pub trait Integer {}
+macro_rules! integer {
+    ($($t:ty),*) => { $(impl Integer for $t {})* };
+}
+integer!(i8, i16, i32, i64, u8, u16, u32);
+impl<T: Integer> Integer for Option<T> {}
+
 /// A type that can hold an average.
 pub trait Float {}
 impl Float for f64 {}
@@ -81,6 +89,24 @@ pub trait ProbeFloat {
 }
 impl<T: Float> ProbeFloat for &Probe<T> {}
 
+/// `integer()` when the type is [`Integer`].
+pub trait ProbeInteger {
+    /// Passes.
+    fn integer(&self) -> Pass {
+        Pass
+    }
+}
+impl<T: Integer> ProbeInteger for &Probe<T> {}
+
+/// `optional()` when the type is an `Option`.
+pub trait ProbeOptional {
+    /// Passes.
+    fn optional(&self) -> Pass {
+        Pass
+    }
+}
+impl<T> ProbeOptional for &Probe<Option<T>> {}
+
 /// Every check, when nothing more specific holds.
 pub trait ProbeOther {
     /// Fails: not numeric.
@@ -91,6 +117,19 @@ pub trait ProbeOther {
     fn float(&self) -> Fail {
         Fail
     }
+    /// Fails: not an integer.
+    fn integer(&self) -> Fail {
+        Fail
+    }
+    /// Fails: not an `Option`.
+    fn optional(&self) -> Fail {
+        Fail
+    }
+}
+
+/// Whether `check`'s verdict passes (the closure is never called: its type is the verdict).
+pub const fn passes<V: Verdict>(_check: fn() -> V) -> bool {
+    V::PASS
 }
 impl<T: ?Sized> ProbeOther for Probe<T> {}
 

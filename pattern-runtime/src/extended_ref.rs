@@ -178,7 +178,7 @@ use mongodb::options::{FullDocumentType, ReturnDocument};
 use mongodb::{ClientSession, Collection, Database};
 use tracing::Instrument;
 
-use crate::error::{check_size, validate_key, Error, Result};
+use crate::error::{check_size, touched_fields, Error, Result};
 use crate::index::{IndexKey, IndexKind, IndexParts, IndexSpec};
 use crate::model::Model;
 pub use crate::schema::Mode;
@@ -627,7 +627,10 @@ impl<M: Referenced> References<M> {
         let id = id.into();
         let span = tracing::Span::current();
         span.record("id", tracing::field::display(&id));
-        let touched = touched_fields(&update)?;
+        let touched = touched_fields(
+            &update,
+            "an extended reference's `_id` never changes: the copies are found by it",
+        )?;
         let targets = self.targets(&|f| touched.contains(f));
         span.record("embeddings", targets.len());
         if targets.is_empty() {
@@ -954,49 +957,6 @@ impl<M: Referenced> Watcher<M> {
 /// `DEBUG`: the source was written (one `findAndModify`).
 fn source_written(in_transaction: bool) {
     tracing::debug!(written = 1, in_transaction, "source written");
-}
-
-/// The top-level fields an operator update touches; refuses what is not a plain operator update
-/// of named fields, and any change of `_id`.
-fn touched_fields(update: &Document) -> Result<BTreeSet<String>> {
-    let mut touched = BTreeSet::new();
-    let mut add = |path: &str| -> Result<()> {
-        for part in path.split('.') {
-            validate_key(part)?;
-        }
-        let top = path.split('.').next().unwrap_or(path);
-        if top == "_id" {
-            return Err(Error::InvalidKey {
-                key: path.to_owned(),
-                reason: "an extended reference's `_id` never changes: the copies are found by it",
-            });
-        }
-        touched.insert(top.to_owned());
-        Ok(())
-    };
-    for (op, fields) in update {
-        if !op.starts_with('$') {
-            return Err(Error::InvalidKey {
-                key: op.clone(),
-                reason: "an update is made of operators such as `$set`",
-            });
-        }
-        let Bson::Document(fields) = fields else {
-            return Err(Error::InvalidKey {
-                key: op.clone(),
-                reason: "an update operator takes a document of fields",
-            });
-        };
-        for (key, value) in fields {
-            add(key)?;
-            if op == "$rename" {
-                if let Bson::String(to) = value {
-                    add(to)?;
-                }
-            }
-        }
-    }
-    Ok(touched)
 }
 
 /// A source field copied into the reference shape `R`: every `Clone` type, copied by cloning.
@@ -1395,36 +1355,6 @@ mod tests {
             },
             mode: Mode::Propagate,
         })
-    }
-
-    #[test]
-    fn touched_fields_are_the_top_level_names_of_every_key() {
-        let t = touched_fields(&doc! {
-            "$set": { "name": "x", "address.city": "y" },
-            "$inc": { "points": 1 },
-            "$rename": { "nick": "alias" },
-        })
-        .unwrap();
-        let t: Vec<&str> = t.iter().map(String::as_str).collect();
-        assert_eq!(t, ["address", "alias", "name", "nick", "points"]);
-    }
-
-    #[test]
-    fn touched_fields_refuse_what_is_not_a_plain_update() {
-        for bad in [
-            doc! { "name": "x" },
-            doc! { "$set": 1 },
-            doc! { "$set": { "_id": 1 } },
-            doc! { "$set": { "_id.x": 1 } },
-            doc! { "$set": { "a.$": 1 } },
-            doc! { "$set": { "a..b": 1 } },
-            doc! { "$rename": { "a": "_id" } },
-        ] {
-            assert!(
-                matches!(touched_fields(&bad), Err(Error::InvalidKey { .. })),
-                "{bad}"
-            );
-        }
     }
 
     #[test]

@@ -200,6 +200,7 @@ mod model;
 pub mod approximation;
 pub mod attribute;
 pub mod bucket;
+pub mod computed;
 pub mod extended_ref;
 pub mod polymorphic;
 pub mod relation;
@@ -211,6 +212,7 @@ pub use bucket::{
     BatchReport, Granularity, Measurement, Measurements, Series, SeriesSpec, Storage, Summary,
     SummarySpec,
 };
+pub use computed::{Aggregate, ComputedFields, Computing, Drift, Recomputed, Refresher};
 pub use error::{check_size, validate_key, Error, IndexConflict, Result, MAX_DOCUMENT_SIZE};
 pub use extended_ref::{
     Copied, CopiesUpdated, Embedding, ExtendedRef, Mode, Propagation, RefSpec, Referenced,
@@ -259,9 +261,10 @@ pub mod __private {
         Granularity, Measurement, SeriesParts, SeriesSpec, Storage, SummarySpec,
     };
     pub use crate::checks::{
-        str_eq, unless, Probe as CheckProbe, ProbeFloat, ProbeNumeric,
-        ProbeOther as ProbeOtherCheck,
+        passes, str_eq, unless, Probe as CheckProbe, ProbeFloat, ProbeInteger, ProbeNumeric,
+        ProbeOptional, ProbeOther as ProbeOtherCheck,
     };
+    pub use crate::computed::{Aggregate, ComputedFields, ComputedFromParts, ComputedFromSpec};
     pub use crate::extended_ref::slot::{
         items_beside_path, items_without_mode, mode_error, no_mode_error, propagate_error,
         slot as ref_slot, when_held, HeldRef, HeldRefs, Probe as RefProbe, ProbeHeld, ProbeItems,
@@ -275,6 +278,9 @@ pub mod __private {
     };
     pub use crate::model::Model;
     pub use crate::polymorphic::{Polymorphic, Projection, Variant};
+    pub use crate::relation::id_probe::{
+        IdProbe, ProbeId, ProbeOptionalId, ProbeOptionalRefTo, ProbeOtherId, ProbeRefTo,
+    };
     pub use crate::relation::{
         inverse_error, Identified, RefField, Reference, Relation, RelationKind, RelationParts,
         RelationSide, RelationSpec, Relations, TwoWay,

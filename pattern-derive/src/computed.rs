@@ -1,0 +1,441 @@
+//! `#[computed(sum = Order.amount, by = user_id)]`: fields computed from another model's
+//! documents (the `#[computed(..)]` forms without `by` summarise a subset: `subset.rs`).
+//!
+//! Every check of a type is a constant of generated code, spanned at the token it is about: the
+//! source is a model (`<Order as Model>`), the summed field is a number, the kept field can hold
+//! the result (an integer for a count, a float for a sum of floats, an `Option` for a min or max),
+//! and `by` holds the target's `_id` (the `IdProbe` verdicts of the runtime's `relation`).
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::parse::{ParseStream, Parser};
+use syn::{DeriveInput, Ident, Token};
+
+use crate::ast::{Field, Model};
+use crate::errors::{did_you_mean, fail_with, Errors};
+use crate::schema::{Pattern, PatternDef};
+
+/// The computed pattern's entry points.
+pub(crate) const PATTERN: PatternDef = PatternDef {
+    model: |_input: &DeriveInput, model, errors| {
+        let declared = model.fields.iter().any(|f| {
+            f.attrs.iter().any(|a| {
+                a.path().is_ident("computed") && crate::ast::computed_from_another_model(a)
+            })
+        });
+        let fields = model
+            .fields
+            .iter()
+            .filter_map(|f| parse_field(f, errors))
+            .collect();
+        Box::new(ComputedFrom { fields, declared })
+    },
+    fields: None,
+};
+
+const KINDS: &[&str] = &["count", "sum", "min", "max"];
+
+const HELP: &str = "`#[computed(sum = Order.amount, by = user_id)]`, `#[computed(count = Order, \
+                    by = user_id)]`, `min = ..` or `max = ..`: `Order` is the model whose \
+                    documents are summarised, `user_id` its field holding this document's `_id`";
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Count,
+    Sum,
+    Min,
+    Max,
+}
+
+/// One field computed from another model.
+struct FromField {
+    /// The kept field.
+    ident: Ident,
+    kind: Kind,
+    /// The source model, as written.
+    source: syn::Path,
+    /// The source's summed field (not for a count).
+    source_field: Option<Ident>,
+    /// The source's field holding this document's `_id`.
+    by: Ident,
+}
+
+struct ComputedFrom {
+    fields: Vec<FromField>,
+    /// Whether any field declares one, read or not: the stubs keep `Model::computed`.
+    declared: bool,
+}
+
+fn parse_field(field: &Field<'_>, errors: &mut Errors) -> Option<FromField> {
+    let attrs: Vec<&syn::Attribute> = field
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("computed") && crate::ast::computed_from_another_model(a))
+        .collect();
+    let attr = *attrs.first()?;
+    for extra in &attrs[1..] {
+        errors.spanned(
+            extra,
+            "one `#[computed]` per field: a field keeps one value; declare another field for the \
+             other computation",
+        );
+    }
+    if !field.serialized {
+        errors.spanned(
+            attr,
+            "a computed field is stored: remove `#[serde(skip)]` or `#[computed]`",
+        );
+        return None;
+    }
+    if let Some(subset) = field.attrs.iter().find(|a| a.path().is_ident("subset")) {
+        errors.spanned(
+            subset,
+            "a `#[subset]` field cannot also be `#[computed]`: a computed field keeps a number",
+        );
+        return None;
+    }
+    let syn::Meta::List(list) = &attr.meta else {
+        errors.spanned(attr, HELP);
+        return None;
+    };
+    type Parsed = (Option<(Ident, syn::Path, Option<Ident>)>, Option<Ident>);
+    let parser = |input: ParseStream<'_>| -> syn::Result<Parsed> {
+        let mut kind = None;
+        let mut by = None;
+        while !input.is_empty() {
+            let key = Ident::parse_any(input)?;
+            input.parse::<Token![=]>()?;
+            if key == "by" {
+                if by.is_some() {
+                    return Err(syn::Error::new(key.span(), "`by` is given twice"));
+                }
+                by = Some(Ident::parse_any(input)?);
+            } else {
+                if kind.is_some() {
+                    return Err(syn::Error::new(
+                        key.span(),
+                        "one computation per field: `#[computed(sum = Order.amount, by = user_id)]`",
+                    ));
+                }
+                let path = input.call(syn::Path::parse_mod_style)?;
+                let item = if input.peek(Token![.]) {
+                    input.parse::<Token![.]>()?;
+                    Some(Ident::parse_any(input)?)
+                } else {
+                    None
+                };
+                kind = Some((key, path, item));
+            }
+            if !input.is_empty() {
+                input.parse::<Token![,]>()?;
+            }
+        }
+        Ok((kind, by))
+    };
+    let (kind, by) = match parser.parse2(list.tokens.clone()) {
+        Ok(p) => p,
+        Err(e) => {
+            errors.push(e);
+            return None;
+        }
+    };
+    let Some((kind_ident, source, source_field)) = kind else {
+        errors.spanned(attr, format!("say what is computed: {HELP}"));
+        return None;
+    };
+    let by = by?;
+    let kind = match kind_ident.to_string().as_str() {
+        "count" => Kind::Count,
+        "sum" => Kind::Sum,
+        "min" => Kind::Min,
+        "max" => Kind::Max,
+        "avg" => {
+            errors.at(
+                kind_ident.span(),
+                "an average across collections is not kept: declare a `sum` and a `count` field \
+                 and divide them when reading (both stay exact)",
+            );
+            return None;
+        }
+        other => {
+            errors.at(
+                kind_ident.span(),
+                format!(
+                    "unknown computation `{other}`{}; expected one of: {}",
+                    did_you_mean(other, KINDS.iter().copied()),
+                    KINDS.join(", ")
+                ),
+            );
+            return None;
+        }
+    };
+    let source_name = quote!(#source).to_string().replace(' ', "");
+    match (kind, &source_field) {
+        (Kind::Count, Some(item)) => {
+            errors.spanned(
+                item,
+                format!("`count` counts documents: write `count = {source_name}`, no field"),
+            );
+            return None;
+        }
+        (Kind::Sum | Kind::Min | Kind::Max, None) => {
+            errors.spanned(
+                &source,
+                format!(
+                    "`{kind_ident}` needs a field of the source: `{kind_ident} = \
+                     {source_name}.amount`"
+                ),
+            );
+            return None;
+        }
+        _ => {}
+    }
+    Some(FromField {
+        ident: field.ident.clone(),
+        kind,
+        source,
+        source_field,
+        by,
+    })
+}
+
+impl FromField {
+    fn static_ident(&self) -> Ident {
+        format_ident!(
+            "__COMPUTED_FROM_{}",
+            crate::ast::unraw(&self.ident).to_uppercase()
+        )
+    }
+
+    fn source_name(&self) -> String {
+        let source = &self.source;
+        quote!(#source).to_string().replace(' ', "")
+    }
+
+    /// `<Order>::FIELDS.field`, spanned at `field`: a misspelt field is one error there, and a
+    /// missing model is one error at the path (rustc prints an error once per span).
+    fn source_field_expr(&self, field: &Ident) -> TokenStream {
+        let source = &self.source;
+        let span = field.span();
+        quote_spanned!(span=> <#source>::FIELDS.#field)
+    }
+
+    /// The static spec and the checks beside it.
+    fn expand(&self, model: &Model<'_>, p: &TokenStream) -> TokenStream {
+        let ident = model.ident;
+        let target = &self.ident;
+        let name = crate::ast::unraw(target);
+        let source = &self.source;
+        let source_name = self.source_name();
+        let mut checks = TokenStream::new();
+        let target_field = {
+            let model_ident = Ident::new(&ident.to_string(), target.span());
+            quote_spanned!(target.span()=> #model_ident::FIELDS.#target)
+        };
+        let mut check = |field: TokenStream, method: &str, message: String, span: Span| {
+            let (name, fail) = crate::errors::checked_name(p, field, method, &message, span);
+            checks.extend(fail);
+            name
+        };
+        let (target_name, aggregate) = match self.kind {
+            Kind::Count => (
+                check(
+                    target_field.clone(),
+                    "integer",
+                    format!(
+                        "`{name}` keeps a count of `{source_name}` documents: use an integer \
+                         (i64, i32 or u32)"
+                    ),
+                    target.span(),
+                ),
+                quote!(Count),
+            ),
+            Kind::Sum => (
+                check(
+                    target_field.clone(),
+                    "numeric",
+                    format!("`{name}` keeps a sum: use a number (i64, i32, u32 or f64)"),
+                    target.span(),
+                ),
+                quote!(Sum),
+            ),
+            Kind::Min | Kind::Max => {
+                let which = if self.kind == Kind::Min {
+                    "smallest"
+                } else {
+                    "largest"
+                };
+                check(
+                    target_field.clone(),
+                    "numeric",
+                    format!(
+                        "`{name}` keeps the {which} value of a field: use an Option of a number \
+                         (Option<i64>, Option<f64>)"
+                    ),
+                    target.span(),
+                );
+                (
+                    check(
+                        target_field.clone(),
+                        "optional",
+                        format!(
+                            "`{name}` has no value while no `{source_name}` points at the \
+                             document: use an Option (Option<i64>, Option<f64>)"
+                        ),
+                        target.span(),
+                    ),
+                    if self.kind == Kind::Min {
+                        quote!(Min)
+                    } else {
+                        quote!(Max)
+                    },
+                )
+            }
+        };
+        let source_field = match &self.source_field {
+            Some(f) => {
+                let field = self.source_field_expr(f);
+                let f_name = crate::ast::unraw(f);
+                let named = check(
+                    field.clone(),
+                    "numeric",
+                    format!(
+                        "`{f_name}` of `{source_name}` is not a number: a computed sum, min or \
+                         max reads a numeric field (i32, i64, u32, f64, or an Option of one)"
+                    ),
+                    f.span(),
+                );
+                if self.kind == Kind::Sum {
+                    // A sum of floats is a float: an integer field could not be read back.
+                    let span = target.span();
+                    let message = format!(
+                        "`{name}` sums `{source_name}.{f_name}`, a float: keep it in an f64"
+                    );
+                    let imports = quote_spanned! {span=>
+                        #[allow(unused_imports)]
+                        use #p::{ProbeFloat as _, ProbeOtherCheck as _};
+                    };
+                    let fails = quote_spanned! {span=>
+                        if #p::passes(|| { #imports (&&#p::CheckProbe::of(#field)).float() })
+                            && !#p::passes(|| { #imports (&&#p::CheckProbe::of(#target_field)).float() })
+                        {
+                            ::core::option::Option::Some(#message)
+                        } else {
+                            ::core::option::Option::None
+                        }
+                    };
+                    checks.extend(fail_with(fails, span, span));
+                }
+                named
+            }
+            None => quote!(""),
+        };
+        let by = &self.by;
+        let by_field = self.source_field_expr(by);
+        {
+            let span = by.span();
+            let by_name = crate::ast::unraw(by);
+            let message = format!(
+                "`{by_name}` of `{source_name}` must hold the `_id` of a `{ident}`: give it the \
+                 type of `{ident}`'s `_id`, an Option of it, `Ref<{ident}>` or \
+                 `Option<Ref<{ident}>>`"
+            );
+            let verdict = |method: &str| {
+                let method = Ident::new(method, span);
+                quote_spanned! {span=>
+                    #p::passes(|| {
+                        #[allow(unused_imports)]
+                        use #p::{
+                            ProbeId as _, ProbeOptionalId as _, ProbeOptionalRefTo as _,
+                            ProbeOtherId as _, ProbeRefTo as _,
+                        };
+                        (&&#p::IdProbe::<_, #ident>::of(#by_field)).#method()
+                    })
+                }
+            };
+            let (a, b, c, d) = (
+                verdict("id"),
+                verdict("optional_id"),
+                verdict("ref_to"),
+                verdict("optional_ref_to"),
+            );
+            let fails = quote_spanned! {span=>
+                if #a || #b || #c || #d {
+                    ::core::option::Option::None
+                } else {
+                    ::core::option::Option::Some(#message)
+                }
+            };
+            checks.extend(fail_with(fails, span, span));
+        }
+        let static_ident = self.static_ident();
+        let source_span = self
+            .source
+            .segments
+            .last()
+            .map_or_else(Span::call_site, |s| s.ident.span());
+        let schema = quote_spanned!(source_span=> <#source as #p::Model>::SCHEMA);
+        quote! {
+            static #static_ident: #p::ComputedFromSpec =
+                #p::ComputedFromSpec::from_parts(#p::ComputedFromParts {
+                    field: #target_name,
+                    aggregate: #p::Aggregate::#aggregate,
+                    source: || #schema,
+                    source_field: #source_field,
+                    by: #by_field.as_str(),
+                });
+            #checks
+        }
+    }
+}
+
+/// `Model::computed(&db)`.
+fn constructor(model: &Model<'_>) -> TokenStream {
+    let ident = model.ident;
+    let krate = &model.krate;
+    let p = quote!(#krate::__private);
+    quote! {
+        #[automatically_derived]
+        impl #ident {
+            /// The fields of this model computed from other models' documents: verify and
+            /// recompute them (`pattern_runtime::computed`).
+            pub fn computed(db: &#p::Database) -> #p::ComputedFields<#ident> {
+                #p::ComputedFields::new(db)
+            }
+        }
+    }
+}
+
+impl Pattern for ComputedFrom {
+    fn items(&self, model: &Model<'_>) -> TokenStream {
+        if self.fields.is_empty() {
+            return TokenStream::new();
+        }
+        let krate = &model.krate;
+        let p = quote!(#krate::__private);
+        let specs = self.fields.iter().map(|f| f.expand(model, &p));
+        let constructor = constructor(model);
+        quote! {
+            #(#specs)*
+            #constructor
+        }
+    }
+
+    fn specs(&self) -> Vec<TokenStream> {
+        self.fields
+            .iter()
+            .map(|f| {
+                let s = f.static_ident();
+                quote!(&#s)
+            })
+            .collect()
+    }
+
+    fn stubs(&self, model: &Model<'_>) -> TokenStream {
+        if !self.declared {
+            return TokenStream::new();
+        }
+        constructor(model)
+    }
+}
