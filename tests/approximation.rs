@@ -3,9 +3,29 @@
 //! the writes counted.
 
 use bson::{doc, Bson, Document};
-use pattern_runtime::approximation::{BatchedCounter, Random, SampledCounter, ShardedCounter};
-use pattern_runtime::Error;
+use std::sync::Arc;
+use std::time::Duration;
+
+use pattern_runtime::approximation::{
+    Approximation, BatchedCounter, Random, SampledCounter, ShardedCounter,
+};
+use pattern_runtime::{Error, Model};
 use pattern_testkit::test_db;
+use serde::{Deserialize, Serialize};
+
+/// The counters declared on a model's fields.
+#[derive(Debug, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+struct Page {
+    #[serde(rename = "_id")]
+    id: String,
+    #[approximate(batched, threshold = 50)]
+    page_views: i64,
+    #[approximate(sampled, p = 0.3)]
+    likes: i64,
+    #[approximate(sharded, shards = 8)]
+    hits: i64,
+}
 
 async fn field(db: &mongodb::Database, coll: &str, id: &str, field: &str) -> Option<Bson> {
     db.collection::<Document>(coll)
@@ -103,10 +123,12 @@ async fn sampled_counts_estimate_within_the_documented_error() {
     assert_eq!(updates(&db) as u64, wrote);
     assert_eq!(counter.writes(), wrote);
     assert!((800..=1200).contains(&wrote), "{wrote} writes");
-    let Some(Bson::Double(estimate)) = field(&db, "pages", "home", "likes").await else {
-        panic!("no estimate stored");
+    // 1/p is 100: every write adds exactly 100, and the field stays an integer.
+    let Some(Bson::Int64(estimate)) = field(&db, "pages", "home", "likes").await else {
+        panic!("no integer estimate stored");
     };
-    assert!((estimate - wrote as f64 * 100.0).abs() < 1e-6);
+    assert_eq!(estimate, wrote as i64 * 100);
+    let estimate = estimate as f64;
     let bound = 4.0 * counter.relative_error(100_000);
     assert!((bound - 0.126).abs() < 0.001, "{bound}");
     let relative = (estimate - 100_000.0).abs() / 100_000.0;
@@ -176,4 +198,97 @@ async fn bad_settings_are_typed_errors_before_anything_is_written() {
         Err(Error::InvalidValue { .. })
     ));
     assert!(db.list_collection_names().await.unwrap().is_empty());
+}
+
+/// The counters declared on a model: handles on the model's collection and serde's field names,
+/// the settings in the schema; a sampled field with a non-integer 1/p stays an integer; a
+/// sharded field's shards are keyed by the document and its snapshot lands in the document.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counters_declared_on_a_model() {
+    let db = test_db("approx_model").await;
+    let pages = Page::collection(&db);
+    pages
+        .insert_one(Page {
+            id: "home".into(),
+            page_views: 0,
+            likes: 0,
+            hits: 0,
+        })
+        .await
+        .unwrap();
+    let specs: Vec<(&str, Approximation)> = Page::SCHEMA
+        .approximated()
+        .map(|s| (s.field(), s.approximation()))
+        .collect();
+    assert_eq!(
+        specs,
+        [
+            ("pageViews", Approximation::Batched { threshold: 50 }),
+            ("likes", Approximation::Sampled { p: 0.3 }),
+            (
+                "hits",
+                Approximation::Sharded {
+                    shards: 8,
+                    collection: "pages.hits"
+                }
+            ),
+        ]
+    );
+
+    // Batched, flushed in the background and once more at shutdown: nothing counted is lost.
+    let views = Arc::new(Page::page_views_counter(&db));
+    let flusher = BatchedCounter::flush_every(views.clone(), Duration::from_millis(10));
+    for _ in 0..120 {
+        views.add("home", 1).await.unwrap();
+    }
+    flusher.stop().await.unwrap();
+    assert_eq!(views.pending(), 0);
+    let page = pages
+        .find_one(doc! { "_id": "home" })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(page.page_views, 120);
+
+    // Sampled at p = 0.3: each write adds 3 or 4, the field stays an integer.
+    let likes = Page::likes_counter(&db);
+    let mut wrote = 0;
+    for _ in 0..300 {
+        wrote += u32::from(likes.add("home").await.unwrap());
+    }
+    let stored = field(&db, "pages", "home", "likes").await;
+    let Some(Bson::Int64(n)) = stored else {
+        panic!("likes is {stored:?}");
+    };
+    assert!(
+        n >= 3 * i64::from(wrote) && n <= 4 * i64::from(wrote),
+        "{n} after {wrote} writes"
+    );
+
+    // Sharded: 8 shards keyed by the page; the snapshot writes the exact total into the page.
+    let hits = Page::hits_counter(&db, "home");
+    for _ in 0..200 {
+        hits.add(1).await.unwrap();
+    }
+    assert_eq!(hits.read().await.unwrap(), 200);
+    assert_eq!(hits.snapshot().await.unwrap(), 200);
+    let page = pages
+        .find_one(doc! { "_id": "home" })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(page.hits, 200);
+    let shard = db
+        .collection::<Document>("pages.hits")
+        .find_one(doc! {})
+        .await
+        .unwrap()
+        .unwrap();
+    let id = shard.get_document("_id").unwrap();
+    assert_eq!(id.get_str("of").ok(), Some("home"), "{shard}");
+    // Another page's shards are its own; a snapshot of a missing page is NotFound.
+    let other = Page::hits_counter(&db, "nowhere");
+    assert_eq!(other.read().await.unwrap(), 0);
+    other.add(1).await.unwrap();
+    assert!(other.snapshot().await.unwrap_err().is_not_found());
 }

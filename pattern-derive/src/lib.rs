@@ -15,6 +15,7 @@ mod index;
 mod schema;
 
 // One line per pattern.
+mod approximation;
 mod attribute;
 mod computed;
 mod extended_ref;
@@ -34,6 +35,7 @@ mod model;
         index,
         subset,
         computed,
+        approximate,
         versioned,
         version,
         extended_ref,

@@ -11,7 +11,9 @@ use crate::ast::{self, Model};
 use crate::errors::Errors;
 use crate::index::{self, Index};
 use crate::schema::{self, Pattern, PatternDef};
-use crate::{attribute, computed, extended_ref, polymorphic, relation, subset, versioning};
+use crate::{
+    approximation, attribute, computed, extended_ref, polymorphic, relation, subset, versioning,
+};
 
 /// The patterns of `#[derive(Model)]`, one line each, in the order their specs are listed in the
 /// schema. Adding a pattern: a module with a `PATTERN`, a line here, and its attribute names in
@@ -20,6 +22,7 @@ const PATTERNS: &[&PatternDef] = &[
     &attribute::PATTERN,
     &subset::PATTERN,
     &computed::PATTERN,
+    &approximation::PATTERN,
     &versioning::PATTERN,
     &extended_ref::PATTERN,
     &relation::PATTERN,

@@ -19,6 +19,7 @@ const REFUSED: &[&str] = &[
     "version",
     "subset",
     "computed",
+    "approximate",
     "extended_ref",
     "attribute",
     "relation",

@@ -7,10 +7,11 @@
 //! | [`SampledCounter`] | one `$inc` of `1/p` with probability `p` per event | an estimate: relative standard error `sqrt((1 - p) / (n p))` after `n` events |
 //! | [`ShardedCounter`] | one upsert per event, spread over `shards` documents | exact; the read sums the shards in one query |
 //!
-//! They are standalone handles on a collection of your choice (the model attributes of the
-//! issue, `#[approximate(..)]` on a model's field, are not built yet). Each validates its settings
-//! when it is made: a zero threshold, a probability outside `(0, 1]`, zero shards or a field name
-//! that is not a plain key are typed errors before anything is written.
+//! Each is a standalone handle on a collection of your choice, or the handle of a model's
+//! integer field declared with `#[approximate(..)]`. A standalone handle validates its settings
+//! when it is made (a zero threshold, a probability outside `(0, 1]`, zero shards or a field name
+//! that is not a plain key are typed errors before anything is written); a declared one is
+//! checked at compile time, its field an integer and its settings in range.
 //!
 //! ```
 //! use pattern_runtime::approximation::{BatchedCounter, SampledCounter, ShardedCounter};
@@ -31,6 +32,48 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # On a model's fields
+//!
+//! | form | generates | the field |
+//! | --- | --- | --- |
+//! | `#[approximate(batched, threshold = 100)]` | `Page::views_counter(&db) -> BatchedCounter` | written by `$inc` of the pending count |
+//! | `#[approximate(sampled, p = 0.01)]` | `Page::likes_counter(&db) -> SampledCounter` | written by `$inc` of `1/p` (an integer: see [`SampledCounter`]) |
+//! | `#[approximate(sharded, shards = 16)]` | `Page::hits_counter(&db, id) -> ShardedField` | a snapshot of the shards' exact total, by [`ShardedField::snapshot`]; the shards are documents `{_id: {of: id, shard: k}, count}` of `pages.hits` (`collection = ".."` to choose) |
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use pattern_runtime::approximation::BatchedCounter;
+//! use pattern_runtime::Model;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, Model)]
+//! struct Page {
+//!     #[serde(rename = "_id")]
+//!     id: String,
+//!     #[approximate(batched, threshold = 100)]
+//!     views: i64,
+//!     #[approximate(sharded, shards = 16)]
+//!     hits: i64,
+//! }
+//!
+//! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
+//! // Flushed every second and once more at shutdown: no counted view is lost on a normal exit.
+//! let views = Arc::new(Page::views_counter(&db));
+//! let flusher = BatchedCounter::flush_every(views.clone(), Duration::from_secs(1));
+//! views.add("home", 1).await?;
+//! flusher.stop().await?;
+//!
+//! let hits = Page::hits_counter(&db, "home");
+//! hits.add(1).await?;
+//! let exact = hits.snapshot().await?; // also stored in the page's `hits`
+//! # Ok(()) }
+//! ```
+//!
+//! What a crash loses: a [`BatchedCounter`] holds at most `threshold - 1` events per document
+//! in memory (fewer with [`BatchedCounter::flush_every`]: what arrived since the last flush); a
+//! [`SampledCounter`] and a [`ShardedCounter`] hold nothing.
+//!
 //! # Tracing
 //!
 //! Each write is a `DEBUG` event of target `pattern_runtime::approximation` (the counter's
@@ -40,14 +83,80 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
 use mongodb::Collection;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
 
 use crate::error::{validate_key, Error, Result};
+use crate::schema::{ModelSchema, PatternSpec};
+
+/// How a model field declared with `#[approximate(..)]` is counted.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Approximation {
+    /// `#[approximate(batched, threshold = N)]`: a [`BatchedCounter`].
+    Batched {
+        /// Events per write.
+        threshold: u32,
+    },
+    /// `#[approximate(sampled, p = P)]`: a [`SampledCounter`].
+    Sampled {
+        /// The probability of a write per event.
+        p: f64,
+    },
+    /// `#[approximate(sharded, shards = N)]`: a [`ShardedField`].
+    Sharded {
+        /// Shard documents per counted document.
+        shards: u32,
+        /// The collection of the shard documents.
+        collection: &'static str,
+    },
+}
+
+/// A model field counted approximately, as `#[approximate(..)]` declares it.
+#[derive(Debug)]
+pub struct ApproximateSpec {
+    parts: ApproximateParts,
+}
+
+/// The parts of an [`ApproximateSpec`], as generated code writes them. Not a stable API.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct ApproximateParts {
+    /// The field's BSON name.
+    pub field: &'static str,
+    pub approximation: Approximation,
+}
+
+impl ApproximateSpec {
+    #[doc(hidden)]
+    pub const fn from_parts(parts: ApproximateParts) -> Self {
+        ApproximateSpec { parts }
+    }
+
+    /// The counted field's BSON name.
+    pub fn field(&self) -> &'static str {
+        self.parts.field
+    }
+
+    /// How it is counted.
+    pub fn approximation(&self) -> Approximation {
+        self.parts.approximation
+    }
+}
+
+impl PatternSpec for ApproximateSpec {}
+
+impl ModelSchema {
+    /// The fields of this model counted approximately.
+    pub fn approximated(&self) -> impl Iterator<Item = &'static ApproximateSpec> {
+        self.specs::<ApproximateSpec>()
+    }
+}
 
 /// A source of uniform numbers in `[0, 1)`: [`SampledCounter`] and [`ShardedCounter`] draw
 /// from it. [`Random::seeded`] makes runs repeatable (tests); [`Random::new`] seeds from the clock.
@@ -193,6 +302,48 @@ impl BatchedCounter {
         })
     }
 
+    /// A counter declared with `#[approximate(batched, threshold = ..)]` (checked at compile
+    /// time).
+    #[doc(hidden)]
+    pub fn declared(collection: Collection<Document>, field: &'static str, threshold: u32) -> Self {
+        BatchedCounter {
+            target: Increments::new(collection, field.to_owned()),
+            threshold: i64::from(threshold.max(1)),
+            pending: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Flushes `counter` every `interval` in a background task (a Tokio runtime is needed), so
+    /// a document that gets few events is not left behind for long. A failed periodic flush is
+    /// a `WARN` event and its counts wait for the next flush; [`Flusher::stop`] ends the task
+    /// with a last flush and returns its outcome: call it at shutdown.
+    pub fn flush_every(counter: Arc<BatchedCounter>, interval: Duration) -> Flusher {
+        let (stop, mut stopped) = oneshot::channel::<()>();
+        let task_counter = counter.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep(interval) => {}
+                    _ = &mut stopped => return,
+                }
+                if let Err(e) = task_counter.flush().await {
+                    tracing::warn!(
+                        target: "pattern_runtime::approximation",
+                        collection = task_counter.target.collection.name(),
+                        field = task_counter.target.field.as_str(),
+                        error = %e,
+                        "a periodic flush failed; its counts wait for the next flush"
+                    );
+                }
+            }
+        });
+        Flusher {
+            counter,
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
     /// Counts `n` events of the document `id` (created by the first write if missing); writes
     /// its pending count when it reaches the threshold.
     pub async fn add(&self, id: impl Into<Bson>, n: i64) -> Result<()> {
@@ -278,12 +429,53 @@ impl Drop for BatchedCounter {
     }
 }
 
+/// The background flushes of a [`BatchedCounter`], from [`BatchedCounter::flush_every`].
+/// Dropping it stops the task without the last flush (a `WARN` event says so when counts are
+/// pending): call [`stop`](Flusher::stop).
+pub struct Flusher {
+    counter: Arc<BatchedCounter>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl fmt::Debug for Flusher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Flusher")
+            .field("counter", &self.counter)
+            .finish()
+    }
+}
+
+impl Flusher {
+    /// Stops the periodic flushes (waiting for one under way) and flushes what is pending:
+    /// how many writes that last flush sent.
+    pub async fn stop(mut self) -> Result<u64> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+        self.counter.flush().await
+    }
+}
+
+impl Drop for Flusher {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
 // ----- sampled -----
 
 /// Writes each event with probability `p`, as an increment of `1/p`: about `n p` writes for `n`
 /// events, and an unbiased estimate whose relative standard error is `sqrt((1 - p) / (n p))`
 /// (3.1% for 100 000 events at `p = 0.01`; four times that is exceeded about once in 16 000 runs).
-/// The stored field is a double.
+/// The stored field stays an integer: when `1/p` is not a whole number, each write adds
+/// `floor(1/p)` or `floor(1/p) + 1`, the latter with probability `1/p - floor(1/p)`, so the
+/// estimate stays unbiased (and its error grows by less than `1/(2n)` relative).
 #[derive(Debug)]
 pub struct SampledCounter {
     target: Increments,
@@ -324,10 +516,24 @@ impl SampledCounter {
         if self.random.next_f64() >= self.p {
             return Ok(false);
         }
+        let step = 1.0 / self.p;
+        let whole = step.floor();
+        let frac = step - whole;
+        let amount = whole as i64 + i64::from(frac > 1e-9 && self.random.next_f64() < frac);
         self.target
-            .inc(&id.into(), Bson::Double(1.0 / self.p), "sampled")
+            .inc(&id.into(), Bson::Int64(amount), "sampled")
             .await?;
         Ok(true)
+    }
+
+    /// A counter declared with `#[approximate(sampled, p = ..)]` (checked at compile time).
+    #[doc(hidden)]
+    pub fn declared(collection: Collection<Document>, field: &'static str, p: f64) -> Self {
+        SampledCounter {
+            target: Increments::new(collection, field.to_owned()),
+            p,
+            random: Random::new(),
+        }
     }
 
     /// `$inc` writes sent so far.
@@ -349,9 +555,18 @@ impl SampledCounter {
 #[derive(Debug)]
 pub struct ShardedCounter {
     target: Increments,
-    name: String,
+    key: ShardKey,
     shards: u32,
     random: Random,
+}
+
+/// How a counter's shard documents are named.
+#[derive(Debug, Clone)]
+enum ShardKey {
+    /// A standalone counter: `"<name>:<k>"`.
+    Named(String),
+    /// A model field's counter of one document: `{of: <its _id>, shard: k}`.
+    Of(Bson),
 }
 
 impl ShardedCounter {
@@ -376,20 +591,23 @@ impl ShardedCounter {
         }
         Ok(ShardedCounter {
             target: Increments::new(collection, "count".to_owned()),
-            name: name.to_owned(),
+            key: ShardKey::Named(name.to_owned()),
             shards,
             random,
         })
     }
 
-    fn shard_id(&self, k: u32) -> String {
-        format!("{}:{k}", self.name)
+    fn shard_id(&self, k: u32) -> Bson {
+        match &self.key {
+            ShardKey::Named(name) => Bson::String(format!("{name}:{k}")),
+            ShardKey::Of(id) => Bson::Document(doc! { "of": id.clone(), "shard": k }),
+        }
     }
 
     /// Adds `n` to a random shard (one upsert).
     pub async fn add(&self, n: i64) -> Result<()> {
         let k = ((self.random.next_f64() * f64::from(self.shards)) as u32).min(self.shards - 1);
-        let id = Bson::String(self.shard_id(k));
+        let id = self.shard_id(k);
         self.target.inc(&id, Bson::Int64(n), "sharded").await?;
         Ok(())
     }
@@ -401,7 +619,7 @@ impl ShardedCounter {
 
     /// The exact total: the shards summed in one aggregation.
     pub async fn read(&self) -> Result<i64> {
-        let ids: Vec<String> = (0..self.shards).map(|k| self.shard_id(k)).collect();
+        let ids: Vec<Bson> = (0..self.shards).map(|k| self.shard_id(k)).collect();
         let mut cursor = self
             .target
             .collection
@@ -419,6 +637,86 @@ impl ShardedCounter {
             },
             None => 0,
         };
+        Ok(total)
+    }
+}
+
+/// The sharded counter of one document's field, declared with
+/// `#[approximate(sharded, shards = N)]`: its shards are documents `{_id: {of: <the document's
+/// _id>, shard: k}, count}` of the collection `<collection>.<field>` (or the one declared), and
+/// [`snapshot`](ShardedField::snapshot) copies the exact total into the document's field, for
+/// readers of the document.
+#[derive(Debug)]
+pub struct ShardedField {
+    counter: ShardedCounter,
+    owner: Collection<Document>,
+    field: &'static str,
+    id: Bson,
+}
+
+impl ShardedField {
+    /// The counter of the document `id` of `owner`, its shards in `shards_collection`.
+    #[doc(hidden)]
+    pub fn declared(
+        owner: Collection<Document>,
+        field: &'static str,
+        shards_collection: Collection<Document>,
+        shards: u32,
+        id: Bson,
+    ) -> Self {
+        ShardedField {
+            counter: ShardedCounter {
+                target: Increments::new(shards_collection, "count".to_owned()),
+                key: ShardKey::Of(id.clone()),
+                shards: shards.max(1),
+                random: Random::new(),
+            },
+            owner,
+            field,
+            id,
+        }
+    }
+
+    /// Adds `n` to a random shard (one upsert).
+    pub async fn add(&self, n: i64) -> Result<()> {
+        self.counter.add(n).await
+    }
+
+    /// The exact total (one aggregation over the shards).
+    pub async fn read(&self) -> Result<i64> {
+        self.counter.read().await
+    }
+
+    /// Upserts sent so far.
+    pub fn writes(&self) -> u64 {
+        self.counter.writes()
+    }
+
+    /// Reads the exact total and `$set`s it into the document's field; returns it.
+    /// [`Error::NotFound`] when the document does not exist (nothing is written).
+    pub async fn snapshot(&self) -> Result<i64> {
+        let total = self.read().await?;
+        let result = self
+            .owner
+            .update_one(
+                doc! { "_id": self.id.clone() },
+                doc! { "$set": { self.field: total } },
+            )
+            .await?;
+        if result.matched_count == 0 {
+            return Err(Error::NotFound {
+                collection: self.owner.name().to_owned(),
+                id: Box::new(self.id.clone()),
+            });
+        }
+        tracing::debug!(
+            target: "pattern_runtime::approximation",
+            collection = self.owner.name(),
+            field = self.field,
+            id = %self.id,
+            total,
+            "sharded total copied into the document"
+        );
         Ok(total)
     }
 }

@@ -254,6 +254,10 @@ pub use pattern_derive::Measurement;
 /// What generated code reaches for. Not a public API: it changes without notice.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::approximation::{
+        ApproximateParts, ApproximateSpec, Approximation, BatchedCounter, SampledCounter,
+        ShardedField,
+    };
     pub use crate::attribute::{
         AttributeItem, AttributeKey, AttributeParts, AttributeSpec, Attributes,
     };

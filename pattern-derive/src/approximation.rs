@@ -1,0 +1,359 @@
+//! `#[approximate(batched, threshold = 100)]`, `#[approximate(sampled, p = 0.01)]` and
+//! `#[approximate(sharded, shards = 16)]` on an integer field: the counter handle
+//! `Model::<field>_counter(&db)` (`(&db, id)` for a sharded one) and the schema's
+//! `ApproximateSpec`. The settings are checked here; the field's type (an integer) by a constant
+//! of generated code.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::parse::{ParseStream, Parser};
+use syn::{DeriveInput, Ident, Lit, Token};
+
+use crate::ast::{Field, Model};
+use crate::errors::{did_you_mean, Errors};
+use crate::schema::{Pattern, PatternDef};
+
+/// The approximation pattern's entry points.
+pub(crate) const PATTERN: PatternDef = PatternDef {
+    model: |_input: &DeriveInput, model, errors| {
+        let fields = model
+            .fields
+            .iter()
+            .filter_map(|f| parse_field(f, model, errors))
+            .collect();
+        Box::new(Approximate { fields })
+    },
+    fields: None,
+};
+
+const KINDS: &[&str] = &["batched", "sampled", "sharded"];
+
+const HELP: &str = "`#[approximate(batched, threshold = 100)]` (one `$inc` per 100 events), \
+                    `#[approximate(sampled, p = 0.01)]` (one write of 100 per 100 events on \
+                    average) or `#[approximate(sharded, shards = 16)]` (16 shard documents)";
+
+enum Kind {
+    Batched { threshold: u32 },
+    Sampled { p: f64 },
+    Sharded { shards: u32, collection: String },
+}
+
+struct ApproxField {
+    ident: Ident,
+    bson_name: String,
+    kind: Kind,
+}
+
+struct Approximate {
+    fields: Vec<ApproxField>,
+}
+
+/// One `key = literal` setting.
+struct Setting {
+    key: Ident,
+    value: Lit,
+}
+
+fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Option<ApproxField> {
+    let mut attrs = field
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("approximate"));
+    let attr = attrs.next()?;
+    for extra in attrs {
+        errors.spanned(extra, "one `#[approximate]` per field");
+    }
+    for other in ["computed", "subset", "version"] {
+        if let Some(a) = field.attrs.iter().find(|a| a.path().is_ident(other)) {
+            errors.spanned(
+                a,
+                format!(
+                    "an `#[approximate]` counter cannot also be `#[{other}]`: its value is \
+                     written by the counter alone"
+                ),
+            );
+            return None;
+        }
+    }
+    if !field.serialized {
+        errors.spanned(
+            attr,
+            "an approximate counter is stored: remove `#[serde(skip)]` or `#[approximate]`",
+        );
+        return None;
+    }
+    let syn::Meta::List(list) = &attr.meta else {
+        errors.spanned(attr, HELP);
+        return None;
+    };
+    let parser = |input: ParseStream<'_>| -> syn::Result<(Ident, Vec<Setting>)> {
+        let kind = Ident::parse_any(input)?;
+        let mut settings = Vec::new();
+        while !input.is_empty() {
+            input.parse::<Token![,]>()?;
+            if input.is_empty() {
+                break;
+            }
+            let key = Ident::parse_any(input)?;
+            input.parse::<Token![=]>()?;
+            let value: Lit = input.parse()?;
+            settings.push(Setting { key, value });
+        }
+        Ok((kind, settings))
+    };
+    let (kind, settings) = match parser.parse2(list.tokens.clone()) {
+        Ok(p) => p,
+        Err(e) => {
+            errors.push(syn::Error::new(e.span(), format!("{e}: {HELP}")));
+            return None;
+        }
+    };
+    let allowed: &[&str] = match kind.to_string().as_str() {
+        "batched" => &["threshold"],
+        "sampled" => &["p"],
+        "sharded" => &["shards", "collection"],
+        other => {
+            errors.at(
+                kind.span(),
+                format!(
+                    "unknown approximation `{other}`{}; expected one of: {}",
+                    did_you_mean(other, KINDS.iter().copied()),
+                    KINDS.join(", ")
+                ),
+            );
+            return None;
+        }
+    };
+    let mut ok = true;
+    for s in &settings {
+        let key = s.key.to_string();
+        if !allowed.contains(&key.as_str()) {
+            errors.at(
+                s.key.span(),
+                format!(
+                    "`{key}` is not a setting of a {kind} counter{}; its settings: {}",
+                    did_you_mean(&key, allowed.iter().copied()),
+                    allowed.join(", ")
+                ),
+            );
+            ok = false;
+        }
+    }
+    let find = |key: &str| settings.iter().find(|s| s.key == key);
+    let required = |key: &str, example: &str, errors: &mut Errors| {
+        let found = find(key);
+        if found.is_none() {
+            errors.at(
+                kind.span(),
+                format!(
+                    "a {kind} counter needs `{key}`: `#[approximate({kind}, {key} = {example})]`"
+                ),
+            );
+        }
+        found
+    };
+    let parsed = match kind.to_string().as_str() {
+        "batched" => {
+            let s = required("threshold", "100", errors)?;
+            let threshold = positive_int(&s.value, "a threshold", "events per write", errors)?;
+            Kind::Batched { threshold }
+        }
+        "sampled" => {
+            let s = required("p", "0.01", errors)?;
+            let p = match &s.value {
+                Lit::Float(f) => f.base10_parse::<f64>().ok(),
+                Lit::Int(i) => i.base10_parse::<f64>().ok(),
+                _ => None,
+            };
+            match p {
+                Some(p) if p > 0.0 && p <= 1.0 => Kind::Sampled { p },
+                Some(p) => {
+                    errors.spanned(
+                        &s.value,
+                        format!(
+                            "`p` is a probability in (0, 1], not {p}: `p = 0.01` writes one \
+                             event in 100, as an increment of 100"
+                        ),
+                    );
+                    return None;
+                }
+                None => {
+                    errors.spanned(&s.value, "`p` is a number in (0, 1], like `p = 0.01`");
+                    return None;
+                }
+            }
+        }
+        _ => {
+            let s = required("shards", "16", errors)?;
+            let shards = positive_int(&s.value, "a shard count", "shard documents", errors)?;
+            let collection = match find("collection").map(|s| &s.value) {
+                Some(Lit::Str(c)) => {
+                    let name = c.value();
+                    if let Some(problem) = crate::ast::collection_name_problem(&name) {
+                        errors.spanned(c, problem);
+                        return None;
+                    }
+                    name
+                }
+                Some(other) => {
+                    errors.spanned(
+                        other,
+                        "`collection` is a string: `collection = \"page_hits\"`",
+                    );
+                    return None;
+                }
+                None => format!("{}.{}", model.collection, field.bson_name),
+            };
+            Kind::Sharded { shards, collection }
+        }
+    };
+    ok.then(|| ApproxField {
+        ident: field.ident.clone(),
+        bson_name: field.bson_name.clone(),
+        kind: parsed,
+    })
+}
+
+/// A literal integer of at least 1.
+fn positive_int(value: &Lit, what: &str, unit: &str, errors: &mut Errors) -> Option<u32> {
+    let n = match value {
+        Lit::Int(i) => i.base10_parse::<u32>().ok(),
+        _ => None,
+    };
+    match n {
+        Some(0) => {
+            errors.spanned(value, format!("{what} is at least 1 ({unit})"));
+            None
+        }
+        Some(n) => Some(n),
+        None => {
+            errors.spanned(
+                value,
+                format!("{what} is a whole number of {unit}, at least 1"),
+            );
+            None
+        }
+    }
+}
+
+impl ApproxField {
+    fn static_ident(&self) -> Ident {
+        format_ident!(
+            "__APPROXIMATE_{}",
+            crate::ast::unraw(&self.ident).to_uppercase()
+        )
+    }
+
+    fn expand(&self, model: &Model<'_>, p: &TokenStream) -> TokenStream {
+        let ident = model.ident;
+        let field = &self.ident;
+        let name = crate::ast::unraw(field);
+        let span = field.span();
+        let model_ident = Ident::new(&ident.to_string(), span);
+        let (bson, check) = crate::errors::checked_name(
+            p,
+            quote_spanned!(span=> #model_ident::FIELDS.#field),
+            "integer",
+            &format!(
+                "`{name}` is an approximate counter: it counts in an integer field (i64, i32 or \
+                 u32)"
+            ),
+            span,
+        );
+        let collection = &model.collection;
+        let bson_name = &self.bson_name;
+        let static_ident = self.static_ident();
+        let method = format_ident!("{}_counter", name, span = Span::call_site());
+        let (approximation, constructor) = match &self.kind {
+            Kind::Batched { threshold } => (
+                quote!(#p::Approximation::Batched { threshold: #threshold }),
+                {
+                    let doc = format!(
+                        "The batched counter of `{bson_name}`: one `$inc` per {threshold} events \
+                         of a document; `flush` it before the program ends."
+                    );
+                    quote! {
+                        #[doc = #doc]
+                        pub fn #method(db: &#p::Database) -> #p::BatchedCounter {
+                            #p::BatchedCounter::declared(db.collection(#collection), #bson_name, #threshold)
+                        }
+                    }
+                },
+            ),
+            Kind::Sampled { p: prob } => (quote!(#p::Approximation::Sampled { p: #prob }), {
+                let doc = format!(
+                    "The sampled counter of `{bson_name}`: each event written with \
+                         probability {prob}, as an increment of its inverse."
+                );
+                quote! {
+                    #[doc = #doc]
+                    pub fn #method(db: &#p::Database) -> #p::SampledCounter {
+                        #p::SampledCounter::declared(db.collection(#collection), #bson_name, #prob)
+                    }
+                }
+            }),
+            Kind::Sharded {
+                shards,
+                collection: shards_collection,
+            } => (
+                quote!(#p::Approximation::Sharded {
+                    shards: #shards,
+                    collection: #shards_collection,
+                }),
+                {
+                    let doc = format!(
+                        "The sharded counter of `{bson_name}` of the document `id`: {shards} \
+                         shard documents in `{shards_collection}`, read exactly."
+                    );
+                    quote! {
+                        #[doc = #doc]
+                        pub fn #method(
+                            db: &#p::Database,
+                            id: impl ::core::convert::Into<#p::bson::Bson>,
+                        ) -> #p::ShardedField {
+                            #p::ShardedField::declared(
+                                db.collection(#collection),
+                                #bson_name,
+                                db.collection(#shards_collection),
+                                #shards,
+                                id.into(),
+                            )
+                        }
+                    }
+                },
+            ),
+        };
+        quote! {
+            static #static_ident: #p::ApproximateSpec =
+                #p::ApproximateSpec::from_parts(#p::ApproximateParts {
+                    field: #bson,
+                    approximation: #approximation,
+                });
+            #check
+
+            #[automatically_derived]
+            impl #ident {
+                #constructor
+            }
+        }
+    }
+}
+
+impl Pattern for Approximate {
+    fn items(&self, model: &Model<'_>) -> TokenStream {
+        let krate = &model.krate;
+        let p = quote!(#krate::__private);
+        self.fields.iter().map(|f| f.expand(model, &p)).collect()
+    }
+
+    fn specs(&self) -> Vec<TokenStream> {
+        self.fields
+            .iter()
+            .map(|f| {
+                let s = f.static_ident();
+                quote!(&#s)
+            })
+            .collect()
+    }
+}
