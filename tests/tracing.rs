@@ -479,3 +479,65 @@ async fn relation_loads_and_assignments_run_in_spans_with_their_events() {
         "the assignment commits in its span"
     );
 }
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+struct Buyer {
+    #[serde(rename = "_id")]
+    id: u32,
+    #[computed(sum = Purchase.amount, by = buyer_id)]
+    total_spent: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+struct Purchase {
+    #[serde(rename = "_id")]
+    id: u32,
+    buyer_id: u32,
+    amount: i64,
+}
+
+#[tokio::test]
+async fn computed_writes_and_recomputations_run_in_spans_with_their_events() {
+    let (capture, _guard) = capture();
+    let db = test_db("tracing_computed").await;
+    Buyer::collection(&db)
+        .insert_one(Buyer {
+            id: 1,
+            total_spent: 0,
+        })
+        .await
+        .unwrap();
+    let purchases = pattern_runtime::Computing::<Purchase>::new(&db);
+    purchases
+        .insert(&Purchase {
+            id: 7,
+            buyer_id: 1,
+            amount: 30,
+        })
+        .await
+        .unwrap();
+    let inserts = capture.entered("pattern_runtime::computed.insert");
+    let insert = inserts.last().expect("the insert span was entered");
+    assert_eq!(insert.get("model"), Some("Purchase"), "{insert:?}");
+    assert_eq!(insert.get("collection"), Some("purchases"), "{insert:?}");
+    let [updated] = capture
+        .events("computed fields updated")
+        .try_into()
+        .unwrap_or_else(|e| panic!("one target update event expected, not {e:#?}"));
+    assert_eq!(updated.fields.get("target_id"), Some("1"), "{updated:?}");
+    assert_eq!(updated.fields.get("matched"), Some("1"), "{updated:?}");
+    assert_eq!(updated.spans, ["pattern_runtime::computed.insert"]);
+
+    Buyer::computed(&db).recompute_all().await.unwrap();
+    assert!(!capture
+        .entered("pattern_runtime::computed.recompute_all")
+        .is_empty());
+    let [progress] = capture
+        .events("recomputing")
+        .try_into()
+        .unwrap_or_else(|e| panic!("one progress event expected, not {e:#?}"));
+    assert_eq!(progress.fields.get("checked"), Some("1"), "{progress:?}");
+    assert_eq!(progress.fields.get("repaired"), Some("0"), "{progress:?}");
+}

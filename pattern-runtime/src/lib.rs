@@ -125,7 +125,8 @@
 //! | attribute: varying measurements as `[{key, value, qualifiers}]` with one compound index | `#[attribute(key = name, value = value, qualifiers(unit))]` on the item struct (with `#[derive(Fields)]`), `#[attribute]` on the model's `Vec` of items | [`attribute`] |
 //! | polymorphic: one collection of several shapes told apart by a tag, typed per variant | `#[derive(Model)]` on an enum with `#[serde(tag = "type")]`; `#[index]` on the enum (common fields) or on a variant (partial, restricted to it) | [`polymorphic`] |
 //! | relationships: typed references loaded in batches (one `$in` per referenced model), parent references with indexed children queries, two-way references kept consistent | `Ref<Part>` fields with `#[relation]`, `#[relation(parent, sort(time = -1))]`, `#[relation(inverse = owner)]` | [`relation`] |
-//! | approximation: counters that avoid a write per event (batched in memory, sampled with probability p, sharded over documents) | standalone handles for now: `BatchedCounter::new(coll, "views", 100)`, `SampledCounter`, `ShardedCounter` | [`approximation`] |
+//! | computed across collections: a user's total of its orders, kept exact as orders are written | `#[computed(sum = Order.amount, by = user_id)]`, `count = Order`, `min`, `max`; writes through `Computing::<Order>` | [`computed`] |
+//! | approximation: counters that avoid a write per event (batched in memory, sampled with probability p, sharded over documents) | `#[approximate(batched, threshold = 100)]`, `sampled, p = 0.01`, `sharded, shards = 16` on an integer field, or standalone handles | [`approximation`] |
 //! | bucket (time series), or a native time-series collection | `#[derive(Measurement)]` with `#[bucket(key = device_id, time = timestamp, max_count = 200, span = "1h", summary(value(min, max, sum)))]`, or `#[bucket(native, key = .., time = .., granularity = "minutes")]` | [`bucket`] |
 //!
 //! # Several databases
