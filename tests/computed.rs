@@ -153,11 +153,16 @@ async fn the_seed_user_total_stays_exact_through_every_write() {
         ),
         (2200, 2, Some(1200), Some(1000))
     );
-    // Re-price: the sum moves by the difference, the extremes follow.
+    // Re-price: the sum moves by the difference, the extremes follow. A `$set` of the amount
+    // needs no read back: the new value is in the update.
+    db.take_commands();
     orders
         .update(3, doc! { "$set": { Order::FIELDS.amount: 1500 } })
         .await
         .unwrap();
+    let sent: Vec<String> = db.take_commands().into_iter().map(|c| c.name).collect();
+    assert!(!sent.contains(&"find".to_owned()), "{sent:?}");
+    assert_eq!(sent[0], "findAndModify", "{sent:?}");
     let u = stored(&db, "user123").await;
     assert_eq!(
         (u.total_spent, u.largest_order, u.smallest_order),

@@ -69,8 +69,10 @@
 //! them in the registry of the program's models (every `#[derive(Model)]`), so the source model
 //! declares nothing. [`insert`](Computing::insert), [`replace`](Computing::replace),
 //! [`update`](Computing::update) (an operator update; one that touches neither `by` nor a summed
-//! field is a plain `update`, no transaction) and [`delete`](Computing::delete) each write the
-//! source, then one update per target document concerned (the old and the new one when an order
+//! field is a plain `update`, no transaction; one that changes them by top-level `$set`,
+//! `$unset` or `$inc` needs no read back, others one `find`) and [`delete`](Computing::delete)
+//! each write the source (one command that also returns the old values), then one update per
+//! target document concerned (the old and the new one when an order
 //! moves to another user), in one transaction retried on transient errors: concurrent writers
 //! leave every value exact. A target that does not exist is [`Error::NotFound`] and nothing is
 //! written; a source whose `by` is `null` or missing counts for nobody. A NaN or infinite value
@@ -351,6 +353,14 @@ impl Num {
         match (self, other) {
             (Num::Int(a), Num::Int(b)) => Num::Int(a.wrapping_sub(b)),
             (a, b) => Num::Float(a.as_f64() - b.as_f64()),
+        }
+    }
+
+    /// `self + other`; `None` when integers overflow (the server would widen them).
+    fn plus(self, other: Num) -> Option<Num> {
+        match (self, other) {
+            (Num::Int(a), Num::Int(b)) => a.checked_add(b).map(Num::Int),
+            (a, b) => Some(Num::Float(a.as_f64() + b.as_f64())),
         }
     }
 
@@ -656,16 +666,67 @@ impl<M: Model + Serialize> Computing<M> {
             let Some(before) = in_session!(write, s.as_deref_mut())? else {
                 return Err(abort(Abort::NoSource));
             };
-            let read = raw
-                .find_one(doc! { "_id": id.clone() })
-                .projection(projection.clone());
-            let after = in_session!(read, s.as_deref_mut())?;
+            let after = match self.after_locally(&before, &update) {
+                Some(after) => Some(after),
+                None => {
+                    let read = raw
+                        .find_one(doc! { "_id": id.clone() })
+                        .projection(projection.clone());
+                    in_session!(read, s.as_deref_mut())?
+                }
+            };
             if let Some(after) = &after {
                 self.check_finite(after).map_err(abort)?;
             }
             self.apply(s, Some(&before), after.as_ref()).await
         });
         self.finish(Some(id), result)
+    }
+
+    /// The fields the feeds read after `update`, computed from `before` when every key they read
+    /// is a top-level `$set`, `$unset` or numeric `$inc` (no read back then); `None` otherwise.
+    fn after_locally(&self, before: &Document, update: &Document) -> Option<Document> {
+        let read = |key: &str| {
+            let top = key.split('.').next().unwrap_or(key);
+            self.feeds
+                .iter()
+                .any(|f| f.by == top || f.source_fields().any(|s| s == top))
+        };
+        let mut after = before.clone();
+        for (op, fields) in update {
+            let Bson::Document(fields) = fields else {
+                return None;
+            };
+            for (key, value) in fields {
+                if op == "$rename" && matches!(value, Bson::String(to) if read(to)) {
+                    return None;
+                }
+                if !read(key) {
+                    continue;
+                }
+                if key.contains('.') {
+                    return None;
+                }
+                match op.as_str() {
+                    "$set" => {
+                        after.insert(key, value.clone());
+                    }
+                    "$unset" => {
+                        after.remove(key);
+                    }
+                    "$inc" => {
+                        let by = Num::of(Some(value))?;
+                        let current = match after.get(key) {
+                            None => Num::Int(0),
+                            v => Num::of(v)?,
+                        };
+                        after.insert(key, current.plus(by)?.bson());
+                    }
+                    _ => return None,
+                }
+            }
+        }
+        Some(after)
     }
 
     /// Deletes the document `id` and removes its contribution, in one transaction.
