@@ -2,9 +2,10 @@
 //! documents (the `#[computed(..)]` forms without `by` summarise a subset: `subset.rs`).
 //!
 //! Every check of a type is a constant of generated code, spanned at the token it is about: the
-//! source is a model (`<Order as Model>`), the summed field is a number, the kept field can hold
-//! the result (an integer for a count, a float for a sum of floats, an `Option` for a min or max),
-//! and `by` holds the target's `_id` (the `IdProbe` verdicts of the runtime's `relation`).
+//! source is a model (`<Order as Model>`, the source named once: `FromField::source_names`), the
+//! summed field is a number, the kept field can hold the result (an integer for a count, a float
+//! for a sum of floats, an `Option` for a min or max), and `by` holds the target's `_id` (the
+//! `IdProbe` verdicts of the runtime's `relation`).
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -213,12 +214,32 @@ impl FromField {
         quote!(#source).to_string().replace(' ', "")
     }
 
-    /// `<Order>::FIELDS.field`, spanned at `field`: a misspelt field is one error there, and a
-    /// missing model is one error at the path (rustc prints an error once per span).
-    fn source_field_expr(&self, field: &Ident) -> TokenStream {
+    /// `<Order as Fields>::Names`, spanned at the path: what the source is named through.
+    /// Every mention of the source goes through its field names, so a source that is not a
+    /// model (nor has field names) fails once, at the path ("`Order` has no typed field names",
+    /// its note naming `#[derive(Model)]`: rustc prints one error per message and span), and
+    /// the rest sees an error type and says nothing. (Named directly, `Order`'s `FIELDS` and
+    /// `SCHEMA` failed apart: three errors.)
+    fn source_names(&self, p: &TokenStream) -> TokenStream {
         let source = &self.source;
-        let span = field.span();
-        quote_spanned!(span=> <#source>::FIELDS.#field)
+        quote_spanned!(self.source_span()=> <#source as #p::Fields>::Names)
+    }
+
+    /// The last segment of the source's path: where errors about the source point.
+    fn source_span(&self) -> Span {
+        self.source
+            .segments
+            .last()
+            .map_or_else(Span::call_site, |s| s.ident.span())
+    }
+
+    /// `<Order as Fields>::FIELDS.field`, the names spanned at the path and the field at
+    /// `field`: a misspelt field is one error there, and a source that is not a model is one
+    /// error at the path (`source_names`).
+    fn source_field_expr(&self, field: &Ident, p: &TokenStream) -> TokenStream {
+        let source = &self.source;
+        let fields = quote_spanned!(self.source_span()=> <#source as #p::Fields>::FIELDS);
+        quote_spanned!(field.span()=> #fields.#field)
     }
 
     /// The static spec and the checks beside it.
@@ -229,6 +250,8 @@ impl FromField {
         let source = &self.source;
         let source_name = self.source_name();
         let mut checks = TokenStream::new();
+        // A min or max of a number in the Option, beside `checks` (which `check` borrows).
+        let mut min_max_check = TokenStream::new();
         let target_field = {
             let model_ident = Ident::new(&ident.to_string(), target.span());
             quote_spanned!(target.span()=> #model_ident::FIELDS.#target)
@@ -266,36 +289,42 @@ impl FromField {
                 } else {
                     "largest"
                 };
-                check(
+                let named = check(
                     target_field.clone(),
-                    "numeric",
+                    "optional",
                     format!(
-                        "`{name}` keeps the {which} value of a field: use an Option of a number \
-                         (Option<i64>, Option<f64>)"
+                        "`{name}` has no value while no `{source_name}` points at the document: \
+                         use an Option (Option<i64>, Option<f64>)"
                     ),
                     target.span(),
                 );
-                (
-                    check(
-                        target_field.clone(),
-                        "optional",
-                        format!(
-                            "`{name}` has no value while no `{source_name}` points at the \
-                             document: use an Option (Option<i64>, Option<f64>)"
-                        ),
-                        target.span(),
-                    ),
-                    if self.kind == Kind::Min {
-                        quote!(Min)
+                // Of an Option only: a `String` is the Option check's error alone, not two.
+                let span = target.span();
+                let message = format!(
+                    "`{name}` keeps the {which} value of a field: use an Option of a number \
+                     (Option<i64>, Option<f64>)"
+                );
+                let optional = verdict(p, &target_field, "optional", span);
+                let numeric = verdict(p, &target_field, "numeric", span);
+                let fails = quote_spanned! {span=>
+                    if #optional && !#numeric {
+                        ::core::option::Option::Some(#message)
                     } else {
-                        quote!(Max)
-                    },
-                )
+                        ::core::option::Option::None
+                    }
+                };
+                min_max_check = fail_with(fails, span, span);
+                let aggregate = if self.kind == Kind::Min {
+                    quote!(Min)
+                } else {
+                    quote!(Max)
+                };
+                (named, aggregate)
             }
         };
         let source_field = match &self.source_field {
             Some(f) => {
-                let field = self.source_field_expr(f);
+                let field = self.source_field_expr(f, p);
                 let f_name = crate::ast::unraw(f);
                 let named = check(
                     field.clone(),
@@ -312,14 +341,12 @@ impl FromField {
                     let message = format!(
                         "`{name}` sums `{source_name}.{f_name}`, a float: keep it in an f64"
                     );
-                    let imports = quote_spanned! {span=>
-                        #[allow(unused_imports)]
-                        use #p::{ProbeFloat as _, ProbeOtherCheck as _};
-                    };
+                    // Only of a number: another type is the numeric check's error alone.
+                    let source_float = verdict(p, &field, "float", span);
+                    let numeric = verdict(p, &target_field, "numeric", span);
+                    let float = verdict(p, &target_field, "float", span);
                     let fails = quote_spanned! {span=>
-                        if #p::passes(|| { #imports (&&#p::CheckProbe::of(#field)).float() })
-                            && !#p::passes(|| { #imports (&&#p::CheckProbe::of(#target_field)).float() })
-                        {
+                        if #source_float && #numeric && !#float {
                             ::core::option::Option::Some(#message)
                         } else {
                             ::core::option::Option::None
@@ -331,8 +358,9 @@ impl FromField {
             }
             None => quote!(""),
         };
+        checks.extend(min_max_check);
         let by = &self.by;
-        let by_field = self.source_field_expr(by);
+        let by_field = self.source_field_expr(by, p);
         {
             let span = by.span();
             let by_name = crate::ast::unraw(by);
@@ -370,23 +398,47 @@ impl FromField {
             checks.extend(fail_with(fails, span, span));
         }
         let static_ident = self.static_ident();
-        let source_span = self
-            .source
-            .segments
-            .last()
-            .map_or_else(Span::call_site, |s| s.ident.span());
-        let schema = quote_spanned!(source_span=> <#source as #p::Model>::SCHEMA);
+        let source_names = self.source_names(p);
+        let span = self.source_span();
+        // `Order`'s `SCHEMA` through its field names: a source without names fails there alone,
+        // one with names that is not a model fails here alone ("`Order` is not a model").
+        let schema = quote_spanned! {span=>
+            <<#source_names as __ComputedSource>::Model as #p::Model>::SCHEMA
+        };
         quote! {
-            static #static_ident: #p::ComputedFromSpec =
+            static #static_ident: #p::ComputedFromSpec = {
+                trait __ComputedSource {
+                    type Model;
+                }
+                impl __ComputedSource for #source_names {
+                    type Model = #source;
+                }
                 #p::ComputedFromSpec::from_parts(#p::ComputedFromParts {
                     field: #target_name,
                     aggregate: #p::Aggregate::#aggregate,
                     source: || #schema,
                     source_field: #source_field,
                     by: #by_field.as_str(),
-                });
+                })
+            };
             #checks
         }
+    }
+}
+
+/// `passes(|| (&&CheckProbe::of(field)).method())`, spanned at `span`: whether `field`'s type
+/// passes the check, in a constant (see `pattern_runtime`'s `checks`).
+fn verdict(p: &TokenStream, field: &TokenStream, method: &str, span: Span) -> TokenStream {
+    let method = Ident::new(method, span);
+    quote_spanned! {span=>
+        #p::passes(|| {
+            #[allow(unused_imports)]
+            use #p::{
+                ProbeFloat as _, ProbeInteger as _, ProbeNumeric as _, ProbeOptional as _,
+                ProbeOtherCheck as _,
+            };
+            (&&#p::CheckProbe::of(#field)).#method()
+        })
     }
 }
 

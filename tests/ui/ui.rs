@@ -16,4 +16,6 @@ fn ui() {
     t.compile_fail("polymorphic/*.rs");
     t.compile_fail("attribute/*.rs");
     t.compile_fail("relation/*.rs");
+    t.compile_fail("computed/*.rs");
+    t.compile_fail("approximation/*.rs");
 }
