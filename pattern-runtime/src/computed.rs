@@ -120,7 +120,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::error::{check_size, touched_fields, Error, Result};
-use crate::index::{IndexKey, IndexKind, IndexParts, IndexSpec};
+use crate::index::IndexSpec;
 use crate::model::Model;
 use crate::schema::{registered_models, ModelSchema, PatternSpec};
 use crate::txn::{in_session, transact};
@@ -233,23 +233,8 @@ impl ComputedFromSpec {
     /// The index on the source's `by` field, named as MongoDB names it by default (`userId_1`),
     /// so that the same index declared elsewhere counts once.
     pub fn index(&'static self) -> &'static IndexSpec {
-        self.index.get_or_init(|| {
-            let keys: &'static [IndexKey] = Box::leak(Box::new([IndexKey {
-                path: self.parts.by,
-                kind: IndexKind::Ascending,
-            }]));
-            let name: &'static str = Box::leak(format!("{}_1", self.parts.by).into_boxed_str());
-            IndexSpec::from_parts(IndexParts {
-                keys,
-                name,
-                unique: false,
-                sparse: false,
-                hidden: false,
-                expire_after_seconds: None,
-                collation: None,
-                partial: &[],
-            })
-        })
+        self.index
+            .get_or_init(|| IndexSpec::ascending_leaked(self.parts.by))
     }
 }
 

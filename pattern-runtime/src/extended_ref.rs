@@ -179,7 +179,7 @@ use mongodb::{ClientSession, Collection, Database};
 use tracing::Instrument;
 
 use crate::error::{check_size, touched_fields, Error, Result};
-use crate::index::{IndexKey, IndexKind, IndexParts, IndexSpec};
+use crate::index::IndexSpec;
 use crate::model::Model;
 pub use crate::schema::Mode;
 use crate::schema::{registered_models, FieldName, ModelSchema, PatternSpec};
@@ -372,21 +372,7 @@ impl Embedding {
         let key = std::ptr::from_ref(self) as usize;
         built.entry(key).or_insert_with(|| {
             let path: &'static str = Box::leak(format!("{}._id", self.path()).into_boxed_str());
-            let name: &'static str = Box::leak(format!("{path}_1").into_boxed_str());
-            let keys: &'static [IndexKey] = Box::leak(Box::new([IndexKey {
-                path,
-                kind: IndexKind::Ascending,
-            }]));
-            Box::leak(Box::new(IndexSpec::from_parts(IndexParts {
-                keys,
-                name,
-                unique: false,
-                sparse: false,
-                hidden: false,
-                expire_after_seconds: None,
-                collation: None,
-                partial: &[],
-            })))
+            Box::leak(Box::new(IndexSpec::ascending_leaked(path)))
         })
     }
 

@@ -214,6 +214,26 @@ impl IndexSpec {
         IndexSpec { parts }
     }
 
+    /// An ascending index on one path known only at run time, under mongod's default name
+    /// (`path_1`). Its parts are leaked: build each one once per process.
+    pub(crate) fn ascending_leaked(path: &'static str) -> Self {
+        let name: &'static str = Box::leak(format!("{path}_1").into_boxed_str());
+        let keys: &'static [IndexKey] = Box::leak(Box::new([IndexKey {
+            path,
+            kind: IndexKind::Ascending,
+        }]));
+        IndexSpec::from_parts(IndexParts {
+            keys,
+            name,
+            unique: false,
+            sparse: false,
+            hidden: false,
+            expire_after_seconds: None,
+            collation: None,
+            partial: &[],
+        })
+    }
+
     /// The index name: the one given with `name = "..."`, else mongod's default (`a_1_b_-1`).
     pub fn name(&self) -> &'static str {
         self.parts.name
