@@ -529,3 +529,39 @@ async fn the_back_reference_is_indexed() {
         .collect();
     assert!(names.contains(&"author_1".to_owned()), "{names:?}");
 }
+
+/// Without transactions (a standalone mongod refuses them with code 20) the source is written
+/// first, then the targets: a failure in between leaves the total behind its orders, `verify`
+/// says so and `recompute` repairs it.
+#[tokio::test]
+async fn without_transactions_a_failure_in_between_is_repairable() {
+    let db = setup("computed_no_txn", &["u1"]).await;
+    let orders = Computing::<Order>::new(&db);
+    // The transaction's target update is refused as mongod refuses transactions (the insert is
+    // undone), then the same update is refused again when run without one.
+    db.fail_command(
+        &["update"],
+        2,
+        doc! { "errorCode": 20, "errmsg": "Transaction numbers are only allowed on a replica set member or mongos" },
+    )
+    .await;
+    let err = orders.insert(&order(1, "u1", 250)).await.unwrap_err();
+    assert_eq!(err.code(), Some(20), "{err}");
+    // The documented order: the order is written, its user not yet.
+    assert_eq!(
+        Order::collection(&db)
+            .count_documents(doc! {})
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(stored(&db, "u1").await.total_spent, 0);
+    let drifts = User::computed(&db).verify().await.unwrap();
+    assert_eq!(drifts.len(), 4, "{drifts:?}");
+    User::computed(&db).recompute("u1").await.unwrap();
+    let u = stored(&db, "u1").await;
+    assert_eq!(
+        (u.total_spent, u.order_count, u.largest_order, u.smallest_order),
+        (250, 1, Some(250), Some(250))
+    );
+}
