@@ -561,7 +561,12 @@ async fn without_transactions_a_failure_in_between_is_repairable() {
     User::computed(&db).recompute("u1").await.unwrap();
     let u = stored(&db, "u1").await;
     assert_eq!(
-        (u.total_spent, u.order_count, u.largest_order, u.smallest_order),
+        (
+            u.total_spent,
+            u.order_count,
+            u.largest_order,
+            u.smallest_order
+        ),
         (250, 1, Some(250), Some(250))
     );
 }
