@@ -187,7 +187,8 @@ pub(crate) fn checked_name(
     let check = quote_spanned! {span=> || {
         #[allow(unused_imports)]
         use #p::{
-            ProbeFloat as _, ProbeInteger as _, ProbeNumeric as _, ProbeOptional as _,
+            ProbeBool as _, ProbeFloat as _, ProbeInteger as _, ProbeNumeric as _,
+            ProbeOptional as _,
             ProbeOtherCheck as _,
         };
         (&&#p::CheckProbe::of(#field)).#method()

@@ -19,6 +19,7 @@ mod approximation;
 mod attribute;
 mod computed;
 mod extended_ref;
+mod outlier;
 mod polymorphic;
 mod relation;
 mod subset;
@@ -36,6 +37,7 @@ mod model;
         subset,
         computed,
         approximate,
+        outlier,
         versioned,
         version,
         extended_ref,

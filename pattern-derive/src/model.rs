@@ -12,7 +12,8 @@ use crate::errors::Errors;
 use crate::index::{self, Index};
 use crate::schema::{self, Pattern, PatternDef};
 use crate::{
-    approximation, attribute, computed, extended_ref, polymorphic, relation, subset, versioning,
+    approximation, attribute, computed, extended_ref, outlier, polymorphic, relation, subset,
+    versioning,
 };
 
 /// The patterns of `#[derive(Model)]`, one line each, in the order their specs are listed in the
@@ -23,6 +24,7 @@ const PATTERNS: &[&PatternDef] = &[
     &subset::PATTERN,
     &computed::PATTERN,
     &approximation::PATTERN,
+    &outlier::PATTERN,
     &versioning::PATTERN,
     &extended_ref::PATTERN,
     &relation::PATTERN,

@@ -20,6 +20,7 @@ const REFUSED: &[&str] = &[
     "subset",
     "computed",
     "approximate",
+    "outlier",
     "extended_ref",
     "attribute",
     "relation",

@@ -98,6 +98,15 @@ pub trait ProbeInteger {
 }
 impl<T: Integer> ProbeInteger for &Probe<T> {}
 
+/// `boolean()` when the type is `bool`.
+pub trait ProbeBool {
+    /// Passes.
+    fn boolean(&self) -> Pass {
+        Pass
+    }
+}
+impl ProbeBool for &Probe<bool> {}
+
 /// `optional()` when the type is an `Option`.
 pub trait ProbeOptional {
     /// Passes.
@@ -123,6 +132,10 @@ pub trait ProbeOther {
     }
     /// Fails: not an `Option`.
     fn optional(&self) -> Fail {
+        Fail
+    }
+    /// Fails: not a `bool`.
+    fn boolean(&self) -> Fail {
         Fail
     }
 }

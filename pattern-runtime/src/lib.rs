@@ -127,6 +127,7 @@
 //! | relationships: typed references loaded in batches (one `$in` per referenced model), parent references with indexed children queries, two-way references kept consistent | `Ref<Part>` fields with `#[relation]`, `#[relation(parent, sort(time = -1))]`, `#[relation(inverse = owner)]` | [`relation`] |
 //! | computed across collections: a user's total of its orders, kept exact as orders are written | `#[computed(sum = Order.amount, by = user_id)]`, `count = Order`, `min`, `max`; writes through `Computing::<Order>` | [`computed`] |
 //! | approximation: counters that avoid a write per event (batched in memory, sampled with probability p, sharded over documents) | `#[approximate(batched, threshold = 100)]`, `sampled, p = 0.01`, `sharded, shards = 16` on an integer field, or standalone handles | [`approximation`] |
+//! | outlier: an embedded array that overflows into linked documents for the few documents that grow far past the rest | `#[outlier(limit = 50, overflow = "user_posts", flag = is_outlier, count = posts_count)]` on a `Vec` | [`outlier`] |
 //! | bucket (time series), or a native time-series collection | `#[derive(Measurement)]` with `#[bucket(key = device_id, time = timestamp, max_count = 200, span = "1h", summary(value(min, max, sum)))]`, or `#[bucket(native, key = .., time = .., granularity = "minutes")]` | [`bucket`] |
 //!
 //! # Several databases
@@ -203,6 +204,7 @@ pub mod attribute;
 pub mod bucket;
 pub mod computed;
 pub mod extended_ref;
+pub mod outlier;
 pub mod polymorphic;
 pub mod relation;
 pub mod subset;
@@ -223,6 +225,7 @@ pub use index::{
     Collation, Difference, IndexKey, IndexKind, IndexSpec, Literal, PartialClause, PartialOp,
 };
 pub use model::{Model, ModelCollection};
+pub use outlier::{Outlier, OutlierSpec, OutlierState};
 pub use polymorphic::{Polymorphic, Projection, Variant, VariantCollection};
 pub use relation::{Dangling, Disagreement, Identified, Loaded, Ref, Reference, Relation, TwoWay};
 pub use schema::{
@@ -266,8 +269,8 @@ pub mod __private {
         Granularity, Measurement, SeriesParts, SeriesSpec, Storage, SummarySpec,
     };
     pub use crate::checks::{
-        passes, str_eq, unless, Probe as CheckProbe, ProbeFloat, ProbeInteger, ProbeNumeric,
-        ProbeOptional, ProbeOther as ProbeOtherCheck,
+        passes, str_eq, unless, Probe as CheckProbe, ProbeBool, ProbeFloat, ProbeInteger,
+        ProbeNumeric, ProbeOptional, ProbeOther as ProbeOtherCheck,
     };
     pub use crate::computed::{Aggregate, ComputedFields, ComputedFromParts, ComputedFromSpec};
     pub use crate::extended_ref::slot::{
@@ -282,6 +285,7 @@ pub mod __private {
         Collation, IndexKey, IndexKind, IndexParts, IndexSpec, Literal, PartialClause, PartialOp,
     };
     pub use crate::model::Model;
+    pub use crate::outlier::{Outlier, OutlierParts, OutlierSpec};
     pub use crate::polymorphic::{Polymorphic, Projection, Variant};
     pub use crate::relation::id_probe::{
         IdProbe, ProbeId, ProbeOptionalId, ProbeOptionalRefTo, ProbeOtherId, ProbeRefTo,

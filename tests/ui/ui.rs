@@ -18,4 +18,5 @@ fn ui() {
     t.compile_fail("relation/*.rs");
     t.compile_fail("computed/*.rs");
     t.compile_fail("approximation/*.rs");
+    t.compile_fail("outlier/*.rs");
 }

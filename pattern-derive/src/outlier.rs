@@ -1,0 +1,350 @@
+//! `#[outlier(limit = 50, overflow = "user_posts", capacity = 1000, flag = is_outlier, count =
+//! posts_count)]` on a `Vec<T>` field: the `OutlierSpec` (with the overflow collection's
+//! `{parent, seq}` index) and `Model::<field>_outlier(&db)`. The options are checked here; the
+//! flag's type (`bool`) and the count's (an integer) by constants of generated code.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::parse::{ParseStream, Parser};
+use syn::{DeriveInput, Ident, LitInt, LitStr, Token};
+
+use crate::ast::{Field, Model};
+use crate::errors::{did_you_mean, Errors};
+use crate::schema::{Pattern, PatternDef};
+
+/// The outlier pattern's entry points.
+pub(crate) const PATTERN: PatternDef = PatternDef {
+    model: |_input: &DeriveInput, model, errors| {
+        let fields = model
+            .fields
+            .iter()
+            .filter_map(|f| parse_field(f, model, errors))
+            .collect();
+        Box::new(Outliers { fields })
+    },
+    fields: None,
+};
+
+const OPTIONS: &[&str] = &["limit", "overflow", "capacity", "flag", "count", "parent"];
+
+const HELP: &str = "`#[outlier(limit = 50, overflow = \"user_posts\", flag = is_outlier, count = \
+                    posts_count)]`: 50 items in the document, the rest in `user_posts`, the \
+                    model's `is_outlier: bool` set once it overflows and `posts_count` counting \
+                    every item";
+
+/// The default number of items per overflow document.
+const DEFAULT_CAPACITY: u32 = 1000;
+
+struct OutlierField {
+    ident: Ident,
+    bson_name: String,
+    elem: syn::Type,
+    limit: u32,
+    capacity: u32,
+    overflow: String,
+    parent: String,
+    flag: Ident,
+    count: Ident,
+}
+
+struct Outliers {
+    fields: Vec<OutlierField>,
+}
+
+/// `User` -> `userId`.
+fn default_parent(model: &Ident) -> String {
+    let name = model.to_string();
+    let mut chars = name.chars();
+    match chars.next() {
+        Some(first) => format!("{}{}Id", first.to_lowercase(), chars.as_str()),
+        None => "parentId".to_owned(),
+    }
+}
+
+fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Option<OutlierField> {
+    let mut attrs = field.attrs.iter().filter(|a| a.path().is_ident("outlier"));
+    let attr = attrs.next()?;
+    for extra in attrs {
+        errors.spanned(extra, "one `#[outlier]` per field");
+    }
+    let Some(elem) = crate::ast::vec_element(field.ty) else {
+        errors.spanned(
+            field.ty,
+            "`#[outlier]` goes on a `Vec<T>` field: the items kept in the document, the rest \
+             overflowing into other documents",
+        );
+        return None;
+    };
+    if let Some(subset) = field.attrs.iter().find(|a| a.path().is_ident("subset")) {
+        errors.spanned(
+            subset,
+            "a field cannot be both `#[subset]` and `#[outlier]`: a subset keeps the first items \
+             and the full list elsewhere, an outlier array keeps every item, overflowing past its \
+             limit; choose one",
+        );
+        return None;
+    }
+    if !field.serialized {
+        errors.spanned(
+            attr,
+            "an `#[outlier]` array is stored: remove `#[serde(skip)]` or `#[outlier]`",
+        );
+        return None;
+    }
+    let syn::Meta::List(list) = &attr.meta else {
+        errors.spanned(attr, HELP);
+        return None;
+    };
+    let mut limit: Option<u32> = None;
+    let mut capacity: Option<u32> = None;
+    let mut overflow: Option<String> = None;
+    let mut parent: Option<String> = None;
+    let mut flag: Option<Ident> = None;
+    let mut count: Option<Ident> = None;
+    let mut local = Errors::default();
+    let parser = |input: ParseStream<'_>| -> syn::Result<()> {
+        while !input.is_empty() {
+            let key = Ident::parse_any(input)?;
+            let name = key.to_string();
+            if !OPTIONS.contains(&name.as_str()) {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!(
+                        "unknown outlier option `{name}`{}; expected one of: {}",
+                        did_you_mean(&name, OPTIONS.iter().copied()),
+                        OPTIONS.join(", ")
+                    ),
+                ));
+            }
+            input.parse::<Token![=]>()?;
+            match name.as_str() {
+                "limit" | "capacity" => {
+                    let lit: LitInt = input.parse()?;
+                    match lit.base10_parse::<u32>() {
+                        Ok(n) if n > 0 => {
+                            if name == "limit" {
+                                limit = Some(n);
+                            } else {
+                                capacity = Some(n);
+                            }
+                        }
+                        _ => local.spanned(
+                            &lit,
+                            if name == "limit" {
+                                "`limit` is how many items the document keeps: a whole number \
+                                 above 0"
+                            } else {
+                                "`capacity` is how many items one overflow document holds: a \
+                                 whole number above 0"
+                            },
+                        ),
+                    }
+                }
+                "overflow" | "parent" => {
+                    let lit: LitStr = input.parse()?;
+                    let value = lit.value();
+                    if name == "overflow" {
+                        match crate::ast::collection_name_problem(&value) {
+                            Some(problem) => local.spanned(&lit, problem),
+                            None => overflow = Some(value),
+                        }
+                    } else if value.is_empty() || value.starts_with('$') || value.contains('.') {
+                        local.spanned(
+                            &lit,
+                            "`parent` is a field name of the overflow documents: not empty, no \
+                             `$` at the start, no `.`",
+                        );
+                    } else {
+                        parent = Some(value);
+                    }
+                }
+                _ => {
+                    let ident = Ident::parse_any(input)?;
+                    if name == "flag" {
+                        flag = Some(ident);
+                    } else {
+                        count = Some(ident);
+                    }
+                }
+            }
+            if !input.is_empty() {
+                input.parse::<Token![,]>()?;
+            }
+        }
+        Ok(())
+    };
+    if let Err(e) = parser.parse2(list.tokens.clone()) {
+        errors.push(e);
+        return None;
+    }
+    let had_errors = !local.is_empty();
+    if let Err(e) = local.into_result() {
+        errors.push(e);
+    }
+    let mut missing = |what: &str, example: &str| {
+        errors.spanned(
+            attr.path(),
+            format!("`#[outlier]` needs `{what}`: `{example}`; {HELP}"),
+        );
+    };
+    if limit.is_none() && !had_errors {
+        missing("limit", "limit = 50");
+    }
+    if overflow.is_none() && !had_errors {
+        missing("overflow", "overflow = \"user_posts\"");
+    }
+    if flag.is_none() {
+        missing("flag", "flag = is_outlier");
+    }
+    if count.is_none() {
+        missing("count", "count = posts_count");
+    }
+    // `flag` and `count` name fields of this model.
+    for ident in [&flag, &count].into_iter().flatten() {
+        let name = crate::ast::unraw(ident);
+        if model.field(&name).is_none() {
+            errors.spanned(ident, model.unknown_field_message(&name, "outlier field"));
+            return None;
+        }
+    }
+    Some(OutlierField {
+        ident: field.ident.clone(),
+        bson_name: field.bson_name.clone(),
+        elem,
+        limit: limit?,
+        capacity: capacity.unwrap_or(DEFAULT_CAPACITY),
+        overflow: overflow?,
+        parent: parent.unwrap_or_else(|| default_parent(model.ident)),
+        flag: flag?,
+        count: count?,
+    })
+}
+
+impl OutlierField {
+    fn static_ident(&self) -> Ident {
+        format_ident!(
+            "__OUTLIER_{}",
+            crate::ast::unraw(&self.ident).to_uppercase()
+        )
+    }
+
+    /// The spec, the method, and (`with_checks`) the type checks of the flag and the count.
+    fn expand(&self, model: &Model<'_>, p: &TokenStream, with_checks: bool) -> TokenStream {
+        let ident = model.ident;
+        let mut checks = TokenStream::new();
+        let mut checked = |field: &Ident, method: &str, message: String| {
+            let span = field.span();
+            let model_ident = Ident::new(&ident.to_string(), span);
+            let (name, fail) = crate::errors::checked_name(
+                p,
+                quote_spanned!(span=> #model_ident::FIELDS.#field),
+                method,
+                &message,
+                span,
+            );
+            checks.extend(fail);
+            name
+        };
+        let flag_name = crate::ast::unraw(&self.flag);
+        let count_name = crate::ast::unraw(&self.count);
+        let flag = checked(
+            &self.flag,
+            "boolean",
+            format!("`{flag_name}` is the outlier flag: make it a `bool`"),
+        );
+        let count = checked(
+            &self.count,
+            "integer",
+            format!(
+                "`{count_name}` counts every item of the outlier array: use an integer (i64, \
+                 i32 or u32)"
+            ),
+        );
+        if !with_checks {
+            checks = TokenStream::new();
+        }
+        let field = &self.bson_name;
+        let (limit, capacity) = (self.limit, self.capacity);
+        let overflow = &self.overflow;
+        let parent = &self.parent;
+        let index_name = format!("{parent}_1_seq_1");
+        let static_ident = self.static_ident();
+        let elem = &self.elem;
+        let method = format_ident!(
+            "{}_outlier",
+            crate::ast::unraw(&self.ident),
+            span = Span::call_site()
+        );
+        let doc = format!(
+            "The operations of the `{}` outlier array: {limit} items in the document, the rest \
+             in `{overflow}`, {capacity} per document.",
+            self.ident
+        );
+        quote! {
+            static #static_ident: #p::OutlierSpec = #p::OutlierSpec::from_parts(#p::OutlierParts {
+                field: #field,
+                limit: #limit,
+                capacity: #capacity,
+                overflow: #overflow,
+                parent: #parent,
+                flag: #flag,
+                count: #count,
+                index: #p::IndexSpec::from_parts(#p::IndexParts {
+                    keys: &[
+                        #p::IndexKey { path: #parent, kind: #p::IndexKind::Ascending },
+                        #p::IndexKey { path: "seq", kind: #p::IndexKind::Ascending },
+                    ],
+                    name: #index_name,
+                    unique: true,
+                    sparse: false,
+                    hidden: false,
+                    expire_after_seconds: ::core::option::Option::None,
+                    collation: ::core::option::Option::None,
+                    partial: &[],
+                }),
+            });
+            #checks
+
+            #[automatically_derived]
+            impl #ident {
+                #[doc = #doc]
+                pub fn #method(db: &#p::Database) -> #p::Outlier<#ident, #elem> {
+                    #p::Outlier::new(db, &#static_ident)
+                }
+            }
+        }
+    }
+}
+
+impl Pattern for Outliers {
+    fn items(&self, model: &Model<'_>) -> TokenStream {
+        let krate = &model.krate;
+        let p = quote!(#krate::__private);
+        self.fields
+            .iter()
+            .map(|f| f.expand(model, &p, true))
+            .collect()
+    }
+
+    fn specs(&self) -> Vec<TokenStream> {
+        self.fields
+            .iter()
+            .map(|f| {
+                let s = f.static_ident();
+                quote!(&#s)
+            })
+            .collect()
+    }
+
+    fn stubs(&self, model: &Model<'_>) -> TokenStream {
+        // The fields whose attribute read well keep their method (without the type checks);
+        // a field whose attribute failed has none.
+        let krate = &model.krate;
+        let p = quote!(#krate::__private);
+        self.fields
+            .iter()
+            .map(|f| f.expand(model, &p, false))
+            .collect()
+    }
+}

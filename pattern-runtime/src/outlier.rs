@@ -1,0 +1,835 @@
+//! The outlier pattern: an embedded array that stays small for almost every document, and
+//! overflows into linked documents for the few that grow far past the rest (`#[outlier]`).
+//!
+//! Seed 000's social network keeps a user's posts in the user document; a few celebrities have
+//! far too many. Their document carries `isOutlier: true` and `postsCount`, and the rest of their
+//! posts live in overflow documents `{_id: "posts_user123_1", userId: "user123", seq: 1, posts:
+//! [...]}` that point back at the user. A reader of a normal user reads one document; only an
+//! outlier's reader queries the overflow collection.
+//!
+//! | option | meaning | default |
+//! | --- | --- | --- |
+//! | `limit = 50` | items kept in the main document; the first item past it makes the document an outlier | required |
+//! | `overflow = "user_posts"` | the collection of the overflow documents | required |
+//! | `capacity = 1000` | items per overflow document | 1000 |
+//! | `flag = is_outlier` | the model's `bool` field set once the array overflows | required |
+//! | `count = posts_count` | the model's integer field counting every item, embedded or not | required |
+//! | `parent = "userId"` | the overflow documents' field holding the main document's `_id` | `<model>Id`, the model's name in lower camel case |
+//!
+//! ```
+//! use pattern_runtime::Model;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+//! struct Post {
+//!     text: String,
+//! }
+//!
+//! #[derive(Serialize, Deserialize, Model)]
+//! #[serde(rename_all = "camelCase")]
+//! struct User {
+//!     #[serde(rename = "_id")]
+//!     id: String,
+//!     #[outlier(limit = 50, overflow = "user_posts", capacity = 1000, flag = is_outlier, count = posts_count)]
+//!     posts: Vec<Post>,
+//!     is_outlier: bool,
+//!     posts_count: i64,
+//! }
+//!
+//! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
+//! User::collection(&db)
+//!     .insert_one(User { id: "user123".into(), posts: vec![], is_outlier: false, posts_count: 0 })
+//!     .await?;
+//! let posts = User::posts_outlier(&db);
+//! posts.push("user123", Post { text: "hello".into() }).await?;
+//! let page = posts.page("user123", 0, 20).await?; // the first 20, wherever they live
+//! assert_eq!(posts.count("user123").await?, 1);
+//! # Ok(()) }
+//! ```
+//!
+//! # Writes
+//!
+//! No write needs a transaction. [`Outlier::push`] and [`push_many`](Outlier::push_many) first
+//! try one conditional update of the main document: `$push` and `$inc` of the count where the
+//! document is not an outlier and both its count and its array leave room. That is the whole
+//! write for a normal document: one round trip. When it matches nothing, one `findAndModify`
+//! increments the count and sets the flag, returning the count before: the one push that
+//! crosses the limit puts what still fits into the main document (guarded by the array's
+//! length, so it never passes the limit), and every item after that goes to the overflow
+//! documents, so the items read back in the order they were pushed (pushes running at the same
+//! moment may land in either order). The overflow documents fill in turn: the last one up to
+//! its capacity by a conditional `$push` (a writer that loses the race reads the last one
+//! again), then a new one with the next `seq`, created by an insert that the unique
+//! `{parent, seq}` index guards. Concurrent pushers never wait on a lock or a transaction: no
+//! item is lost or stored twice, the count stays exact, the main document never passes its
+//! limit and no overflow document passes its capacity (tested with 8 writers).
+//!
+//! A push that fails after counting its items returns [`Error::Incomplete`] (how many items
+//! were written): the count is then ahead of the items, and [`Outlier::rebuild`] repairs it.
+//! [`Outlier::remove`] and [`rebuild`](Outlier::rebuild) run in a transaction.
+//!
+//! # Reads
+//!
+//! [`items`](Outlier::items) reads the main document, then (for an outlier only) its overflow
+//! documents in `seq` order through the `{parent, seq}` index, declared with the model and
+//! synced with it. [`page`](Outlier::page) reads the main document, then for an outlier the
+//! sizes of the overflow documents (one aggregation returning numbers) and only the overflow
+//! documents holding the page. [`count`](Outlier::count) reads the count field.
+//!
+//! # Tracing
+//!
+//! Every operation runs in a span `pattern_runtime::outlier.<operation>` with `model`,
+//! `collection`, `field` and `id`; a push records `overflowed` (how many of its items went to
+//! overflow documents) and a `DEBUG` event per overflow document written.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use bson::{doc, Bson, Document};
+use futures_util::TryStreamExt;
+use mongodb::options::ReturnDocument;
+use mongodb::{ClientSession, Collection, Database};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::error::{check_size, Error, Result};
+use crate::index::IndexSpec;
+use crate::model::Model;
+use crate::schema::{ModelSchema, PatternSpec};
+use crate::txn::{in_session, transact};
+
+/// An `#[outlier(...)]` field, as static data.
+#[derive(Debug, Clone, Copy)]
+pub struct OutlierSpec {
+    parts: OutlierParts,
+}
+
+/// The parts of an [`OutlierSpec`], as generated code writes them. Not a stable API.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct OutlierParts {
+    /// The array field (BSON name), in the main and the overflow documents.
+    pub field: &'static str,
+    pub limit: u32,
+    pub capacity: u32,
+    pub overflow: &'static str,
+    /// The overflow documents' field holding the main document's `_id`.
+    pub parent: &'static str,
+    /// The main document's `bool` flag (BSON name).
+    pub flag: &'static str,
+    /// The main document's count of every item (BSON name).
+    pub count: &'static str,
+    /// `{parent: 1, seq: 1}`, unique.
+    pub index: IndexSpec,
+}
+
+impl OutlierSpec {
+    #[doc(hidden)]
+    pub const fn from_parts(parts: OutlierParts) -> Self {
+        OutlierSpec { parts }
+    }
+
+    /// The array field's BSON name.
+    pub fn field(&self) -> &'static str {
+        self.parts.field
+    }
+
+    /// Items kept in the main document.
+    pub fn limit(&self) -> u32 {
+        self.parts.limit
+    }
+
+    /// Items per overflow document.
+    pub fn capacity(&self) -> u32 {
+        self.parts.capacity
+    }
+
+    /// The overflow collection.
+    pub fn overflow(&self) -> &'static str {
+        self.parts.overflow
+    }
+
+    /// The overflow documents' field holding the main document's `_id`.
+    pub fn parent(&self) -> &'static str {
+        self.parts.parent
+    }
+
+    /// The flag field's BSON name.
+    pub fn flag(&self) -> &'static str {
+        self.parts.flag
+    }
+
+    /// The count field's BSON name.
+    pub fn count(&self) -> &'static str {
+        self.parts.count
+    }
+
+    /// The overflow collection's `{parent: 1, seq: 1}` unique index.
+    pub fn index(&'static self) -> &'static IndexSpec {
+        &self.parts.index
+    }
+}
+
+impl PatternSpec for OutlierSpec {
+    fn indexes(
+        &'static self,
+        _model: &'static ModelSchema,
+    ) -> Vec<(&'static str, &'static IndexSpec)> {
+        vec![(self.parts.overflow, self.index())]
+    }
+}
+
+impl ModelSchema {
+    /// The model's `#[outlier(...)]` fields.
+    pub fn outliers(&self) -> impl Iterator<Item = &'static OutlierSpec> {
+        self.specs::<OutlierSpec>()
+    }
+}
+
+/// The overflow documents' sequence field.
+const SEQ: &str = "seq";
+
+/// What [`Outlier::check`] found, and [`Outlier::rebuild`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutlierState {
+    /// Items in the main document.
+    pub embedded: u64,
+    /// Items in the overflow documents.
+    pub overflowed: u64,
+    /// Overflow documents.
+    pub overflow_documents: u64,
+    /// The stored count.
+    pub stored_count: i64,
+    /// The stored flag.
+    pub stored_flag: bool,
+}
+
+impl OutlierState {
+    /// Whether the count and the flag agree with the items (the flag: set exactly when overflow
+    /// documents exist).
+    pub fn is_consistent(&self) -> bool {
+        self.stored_count == (self.embedded + self.overflowed) as i64
+            && self.stored_flag == (self.overflow_documents > 0)
+    }
+}
+
+/// The operations of an `#[outlier]` field: `User::posts_outlier(&db)`. `P` is the model, `T`
+/// the item type. See the [module documentation](self).
+pub struct Outlier<P, T> {
+    db: Database,
+    spec: &'static OutlierSpec,
+    _types: PhantomData<fn() -> (P, T)>,
+}
+
+impl<P, T> Clone for Outlier<P, T> {
+    fn clone(&self) -> Self {
+        Outlier {
+            db: self.db.clone(),
+            spec: self.spec,
+            _types: PhantomData,
+        }
+    }
+}
+
+impl<P: Model, T> fmt::Debug for Outlier<P, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Outlier")
+            .field("model", &P::SCHEMA.name())
+            .field("field", &self.spec.field())
+            .field("limit", &self.spec.limit())
+            .field("overflow", &self.spec.overflow())
+            .field("capacity", &self.spec.capacity())
+            .finish()
+    }
+}
+
+/// A body's reason to abort its transaction.
+#[derive(Debug, Clone, Copy)]
+struct NoParent;
+
+/// The text of an `_id` inside an overflow document's `_id` (`posts_user123_1`).
+fn id_text(id: &Bson) -> String {
+    match id {
+        Bson::String(s) => s.clone(),
+        Bson::ObjectId(o) => o.to_hex(),
+        Bson::Int32(n) => n.to_string(),
+        Bson::Int64(n) => n.to_string(),
+        other => other.to_string(),
+    }
+}
+
+fn int(value: Option<&Bson>) -> i64 {
+    match value {
+        Some(Bson::Int32(n)) => i64::from(*n),
+        Some(Bson::Int64(n)) => *n,
+        Some(Bson::Double(n)) => *n as i64,
+        _ => 0,
+    }
+}
+
+impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync> Outlier<P, T> {
+    /// The operations of the field `spec` of `P` in `db`.
+    pub fn new(db: &Database, spec: &'static OutlierSpec) -> Self {
+        Outlier {
+            db: db.clone(),
+            spec,
+            _types: PhantomData,
+        }
+    }
+
+    /// The field's spec.
+    pub fn spec(&self) -> &'static OutlierSpec {
+        self.spec
+    }
+
+    fn main(&self) -> Collection<Document> {
+        self.db.collection(P::SCHEMA.collection())
+    }
+
+    fn overflow(&self) -> Collection<Document> {
+        self.db.collection(self.spec.overflow())
+    }
+
+    fn not_found(&self, id: Bson) -> Error {
+        Error::NotFound {
+            collection: P::SCHEMA.collection().to_owned(),
+            id: Box::new(id),
+        }
+    }
+
+    /// Appends `item` to the document `id`'s items. See [`push_many`](Self::push_many).
+    pub async fn push(&self, id: impl Into<Bson>, item: T) -> Result<()> {
+        self.push_many(id, vec![item]).await
+    }
+
+    /// Appends `items`, in order, to the document `id`'s items: embedded while the main
+    /// document has room and is no outlier, else into the overflow documents. One conditional
+    /// update when they fit; one transaction otherwise. [`Error::NotFound`] when there is no
+    /// such document, [`Error::DocumentTooLarge`] for an item that alone would pass 16 MiB
+    /// inside its document: nothing is written then.
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.push",
+        skip_all,
+        fields(
+            model = P::SCHEMA.name(),
+            collection = P::SCHEMA.collection(),
+            field = self.spec.field(),
+            id = tracing::field::Empty,
+            items = items.len(),
+            overflowed = tracing::field::Empty,
+        ),
+        err(level = "debug")
+    )]
+    pub async fn push_many(&self, id: impl Into<Bson>, items: Vec<T>) -> Result<()> {
+        let id = id.into();
+        let span = tracing::Span::current();
+        span.record("id", tracing::field::display(&id));
+        if items.is_empty() {
+            return Ok(());
+        }
+        let spec = self.spec;
+        let mut docs: Vec<Bson> = Vec::with_capacity(items.len());
+        for item in &items {
+            let doc = bson::serialize_to_document(item)?;
+            // The item inside an overflow document: `_id`, parent, seq and the array around it.
+            let mut wrapped =
+                doc! { "_id": "", spec.parent(): id.clone(), SEQ: 0, spec.field(): [doc.clone()] };
+            wrapped.insert(
+                "_id",
+                format!("{}_{}_0000000000", spec.field(), id_text(&id)),
+            );
+            check_size(&wrapped, "an item of an outlier array")?;
+            docs.push(Bson::Document(doc));
+        }
+        let n = docs.len() as i64;
+        let limit = i64::from(spec.limit());
+        let main = self.main();
+        // Fast path: the items fit into a main document that is no outlier. The count and the
+        // array both say there is room, so neither can pass the limit.
+        if n <= limit {
+            let room = format!("{}.{}", spec.field(), limit - n);
+            let result = main
+                .update_one(
+                    doc! {
+                        "_id": id.clone(),
+                        spec.flag(): { "$ne": true },
+                        spec.count(): { "$lte": limit - n },
+                        room: { "$exists": false },
+                    },
+                    doc! {
+                        "$push": { spec.field(): { "$each": docs.clone() } },
+                        "$inc": { spec.count(): n },
+                    },
+                )
+                .await?;
+            if result.matched_count == 1 {
+                span.record("overflowed", 0);
+                return Ok(());
+            }
+        }
+        // The items do not all fit: count them and flag the document in one update, which
+        // returns the count before them.
+        let before = main
+            .find_one_and_update(
+                doc! { "_id": id.clone() },
+                doc! { "$inc": { spec.count(): n }, "$set": { spec.flag(): true } },
+            )
+            .projection(doc! { spec.flag(): 1, spec.count(): 1 })
+            .return_document(ReturnDocument::Before)
+            .await?
+            .ok_or_else(|| self.not_found(id.clone()))?;
+        let outlier = before.get_bool(spec.flag()).unwrap_or(false);
+        let stored = int(before.get(spec.count()));
+        // Only the push that crosses the limit has items for the main document: every later
+        // one finds the flag set.
+        let room = if outlier {
+            0
+        } else {
+            (limit - stored).clamp(0, n)
+        } as usize;
+        let mut rest: Vec<Bson> = docs[room..].to_vec();
+        if room > 0 {
+            let embedded = docs[..room].to_vec();
+            let guard = format!("{}.{}", spec.field(), limit - room as i64);
+            let push = main
+                .update_one(
+                    doc! { "_id": id.clone(), guard: { "$exists": false } },
+                    doc! { "$push": { spec.field(): { "$each": embedded.clone() } } },
+                )
+                .await;
+            match push {
+                Ok(r) if r.matched_count == 1 => {}
+                Ok(_) => {
+                    // The count said there was room and the array disagrees (edited by hand):
+                    // nothing goes past the limit, the items overflow instead.
+                    let mut all = embedded;
+                    all.extend(rest);
+                    rest = all;
+                }
+                Err(e) => {
+                    return Err(Error::Incomplete {
+                        written: 0,
+                        failed: docs.len(),
+                        source: Box::new(e.into()),
+                    })
+                }
+            }
+        }
+        let overflowed = rest.len();
+        span.record("overflowed", overflowed);
+        let total = rest.len();
+        if let Err(e) = self.overflow_push(&id, &mut rest).await {
+            let failed = rest.len();
+            tracing::debug!(
+                written = docs.len() - failed,
+                failed,
+                "push incomplete: the count is ahead of the items; `rebuild` repairs it"
+            );
+            return Err(Error::Incomplete {
+                written: docs.len() - failed,
+                failed,
+                source: Box::new(e),
+            });
+        }
+        debug_assert!(rest.is_empty() && total == overflowed);
+        Ok(())
+    }
+
+    /// Appends `rest` to the overflow documents of `id`: the last one filled up to its capacity
+    /// by a conditional `$push`, then new ones (`seq` + 1, created by an insert the unique
+    /// `{parent, seq}` index guards). A writer that loses a race to another reads the last
+    /// document again. Removes from `rest` what it wrote.
+    async fn overflow_push(&self, id: &Bson, rest: &mut Vec<Bson>) -> Result<()> {
+        let spec = self.spec;
+        let overflow = self.overflow();
+        let capacity = spec.capacity() as usize;
+        while !rest.is_empty() {
+            // The last overflow document and its size.
+            let last: Option<Document> = overflow
+                .aggregate([
+                    doc! { "$match": { spec.parent(): id.clone() } },
+                    doc! { "$sort": { SEQ: -1 } },
+                    doc! { "$limit": 1 },
+                    doc! { "$project": { SEQ: 1, "n": { "$size": format!("${}", spec.field()) } } },
+                ])
+                .await?
+                .try_next()
+                .await?;
+            let (seq, size) = match &last {
+                Some(d) => (
+                    int(d.get(SEQ)),
+                    usize::try_from(int(d.get("n"))).unwrap_or(0),
+                ),
+                None => (0, capacity),
+            };
+            if size < capacity {
+                let take = (capacity - size).min(rest.len());
+                let chunk: Vec<Bson> = rest[..take].to_vec();
+                let guard = format!("{}.{}", spec.field(), capacity - take);
+                let filled = overflow
+                    .update_one(
+                        doc! { spec.parent(): id.clone(), SEQ: seq, guard: { "$exists": false } },
+                        doc! { "$push": { spec.field(): { "$each": chunk } } },
+                    )
+                    .await?;
+                if filled.matched_count == 1 {
+                    rest.drain(..take);
+                    tracing::debug!(seq, added = take, "overflow document filled");
+                }
+                // Else another writer filled it first: read the last document again.
+                continue;
+            }
+            let seq = seq + 1;
+            let take = capacity.min(rest.len());
+            let doc = doc! {
+                "_id": format!("{}_{}_{seq}", spec.field(), id_text(id)),
+                spec.parent(): id.clone(),
+                SEQ: seq,
+                spec.field(): rest[..take].to_vec(),
+            };
+            match overflow.insert_one(doc).await {
+                Ok(_) => {
+                    rest.drain(..take);
+                    tracing::debug!(seq, added = take, "overflow document created");
+                }
+                Err(e) if Error::from(e.clone()).is_duplicate_key() => {
+                    // Another writer created it first (read the last document again), unless
+                    // the `_id` is another parent's (`1` and `"1"` read alike in an `_id`).
+                    let raced = overflow
+                        .find_one(doc! { spec.parent(): id.clone(), SEQ: seq })
+                        .projection(doc! { "_id": 1 })
+                        .await?;
+                    if raced.is_none() {
+                        return Err(e.into());
+                    }
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the main document's flag, count and embedded items.
+    async fn read_main(&self, id: &Bson) -> Result<(bool, i64, Vec<T>)> {
+        let spec = self.spec;
+        let main = self
+            .main()
+            .find_one(doc! { "_id": id.clone() })
+            .projection(doc! { spec.flag(): 1, spec.count(): 1, spec.field(): 1 })
+            .await?
+            .ok_or_else(|| self.not_found(id.clone()))?;
+        let items = match main.get(spec.field()) {
+            Some(Bson::Array(a)) => a
+                .iter()
+                .map(|b| bson::deserialize_from_bson(b.clone()))
+                .collect::<std::result::Result<Vec<T>, _>>()?,
+            _ => Vec::new(),
+        };
+        Ok((
+            main.get_bool(spec.flag()).unwrap_or(false),
+            int(main.get(spec.count())),
+            items,
+        ))
+    }
+
+    fn items_of(&self, doc: &Document) -> Result<Vec<T>> {
+        match doc.get(self.spec.field()) {
+            Some(Bson::Array(a)) => Ok(a
+                .iter()
+                .map(|b| bson::deserialize_from_bson(b.clone()))
+                .collect::<std::result::Result<Vec<T>, _>>()?),
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    /// Every item of the document `id`, in the order they were pushed: the embedded ones, then
+    /// (for an outlier only) the overflow documents' in `seq` order. [`Error::NotFound`] when
+    /// there is no such document.
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.items",
+        level = "debug",
+        skip_all,
+        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn items(&self, id: impl Into<Bson>) -> Result<Vec<T>> {
+        let id = id.into();
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        let (outlier, count, mut items) = self.read_main(&id).await?;
+        if !outlier {
+            return Ok(items);
+        }
+        items.reserve(
+            usize::try_from(count)
+                .unwrap_or(0)
+                .saturating_sub(items.len()),
+        );
+        let mut cursor = self
+            .overflow()
+            .find(doc! { self.spec.parent(): id })
+            .projection(doc! { self.spec.field(): 1 })
+            .sort(doc! { SEQ: 1 })
+            .await?;
+        while let Some(d) = cursor.try_next().await? {
+            items.extend(self.items_of(&d)?);
+        }
+        Ok(items)
+    }
+
+    /// The items `skip..skip + limit` of the document `id`, in push order: reads the main
+    /// document, and for an outlier whose page reaches past it, the overflow documents' sizes
+    /// (one aggregation) and only the overflow documents holding the page.
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.page",
+        level = "debug",
+        skip_all,
+        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty, skip, limit),
+        err(level = "debug")
+    )]
+    pub async fn page(&self, id: impl Into<Bson>, skip: u64, limit: u64) -> Result<Vec<T>> {
+        let id = id.into();
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        let (outlier, _, embedded) = self.read_main(&id).await?;
+        let (skip, limit) = (
+            usize::try_from(skip).unwrap_or(usize::MAX),
+            usize::try_from(limit).unwrap_or(usize::MAX),
+        );
+        let embedded_len = embedded.len();
+        let end = skip.saturating_add(limit);
+        let mut page: Vec<T> = embedded.into_iter().skip(skip).take(limit).collect();
+        if !outlier || end <= embedded_len || limit == 0 {
+            return Ok(page);
+        }
+        // Overflow item k is item `embedded_len + k`: the page wants overflow items from..to.
+        let (from, to) = (skip.saturating_sub(embedded_len), end - embedded_len);
+        let mut wanted: Vec<i64> = Vec::new();
+        let mut skip_in_first = 0;
+        let mut at = 0usize;
+        for (seq, n) in self.overflow_sizes(&id).await? {
+            if at + n > from && at < to {
+                if wanted.is_empty() {
+                    skip_in_first = from.saturating_sub(at);
+                }
+                wanted.push(seq);
+            }
+            at += n;
+            if at >= to {
+                break;
+            }
+        }
+        if wanted.is_empty() {
+            return Ok(page);
+        }
+        let mut cursor = self
+            .overflow()
+            .find(doc! { self.spec.parent(): id, SEQ: { "$in": wanted } })
+            .projection(doc! { self.spec.field(): 1 })
+            .sort(doc! { SEQ: 1 })
+            .await?;
+        let mut items = Vec::new();
+        while let Some(d) = cursor.try_next().await? {
+            items.extend(self.items_of(&d)?);
+        }
+        let room = limit - page.len();
+        page.extend(items.into_iter().skip(skip_in_first).take(room));
+        Ok(page)
+    }
+
+    /// The overflow documents of `id`: `(seq, items)`, in `seq` order (one aggregation).
+    async fn overflow_sizes(&self, id: &Bson) -> Result<Vec<(i64, usize)>> {
+        let cursor = self
+            .overflow()
+            .aggregate([
+                doc! { "$match": { self.spec.parent(): id.clone() } },
+                doc! { "$sort": { SEQ: 1 } },
+                doc! { "$project": { SEQ: 1, "n": { "$size": format!("${}", self.spec.field()) } } },
+            ])
+            .await?;
+        let docs: Vec<Document> = cursor.try_collect().await?;
+        Ok(docs
+            .iter()
+            .map(|d| {
+                (
+                    int(d.get(SEQ)),
+                    usize::try_from(int(d.get("n"))).unwrap_or(0),
+                )
+            })
+            .collect())
+    }
+
+    /// How many items the document `id` has: its count field (one read of one field).
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.count",
+        level = "debug",
+        skip_all,
+        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn count(&self, id: impl Into<Bson>) -> Result<i64> {
+        let id = id.into();
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        let main = self
+            .main()
+            .find_one(doc! { "_id": id.clone() })
+            .projection(doc! { self.spec.count(): 1 })
+            .await?
+            .ok_or_else(|| self.not_found(id))?;
+        Ok(int(main.get(self.spec.count())))
+    }
+
+    /// Removes every item equal to `item`, wherever it lives (`$pull` from the main document
+    /// and the overflow documents), and writes the count and flag again, in one transaction.
+    /// Returns how many items were removed. Overflow documents left empty are deleted.
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.remove",
+        skip_all,
+        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn remove(&self, id: impl Into<Bson>, item: &T) -> Result<u64> {
+        let id = id.into();
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        let item = Bson::Document(bson::serialize_to_document(item)?);
+        let spec = self.spec;
+        let (main, overflow) = (self.main(), self.overflow());
+        let outcome = transact!(self.db, |s| async {
+            let mut s: Option<&mut ClientSession> = s;
+            let before = self.state_in(s.as_deref_mut(), &id).await?;
+            let pull = main.update_one(
+                doc! { "_id": id.clone() },
+                doc! { "$pull": { spec.field(): item.clone() } },
+            );
+            in_session!(pull, s.as_deref_mut())?;
+            let pull = overflow.update_many(
+                doc! { spec.parent(): id.clone() },
+                doc! { "$pull": { spec.field(): item.clone() } },
+            );
+            in_session!(pull, s.as_deref_mut())?;
+            let empty = overflow
+                .delete_many(doc! { spec.parent(): id.clone(), spec.field(): { "$size": 0 } });
+            in_session!(empty, s.as_deref_mut())?;
+            let after = self.write_state(s, &id).await?;
+            Ok((before.embedded + before.overflowed) - (after.embedded + after.overflowed))
+        });
+        self.map_no_parent(id, outcome)
+    }
+
+    fn map_no_parent<R>(&self, id: Bson, outcome: Result<R>) -> Result<R> {
+        match outcome {
+            Err(Error::Driver { source, .. }) if source.get_custom::<NoParent>().is_some() => {
+                Err(self.not_found(id))
+            }
+            other => other,
+        }
+    }
+
+    /// What the document `id` holds, against its count and flag; writes nothing.
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.check",
+        level = "debug",
+        skip_all,
+        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn check(&self, id: impl Into<Bson>) -> Result<OutlierState> {
+        let id = id.into();
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        let outcome = self.state_in(None, &id).await.map_err(Error::from);
+        self.map_no_parent(id, outcome)
+    }
+
+    /// Writes the count and the flag of the document `id` from its items (after edits made
+    /// around the toolkit), in one transaction; returns the state found before.
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.rebuild",
+        skip_all,
+        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn rebuild(&self, id: impl Into<Bson>) -> Result<OutlierState> {
+        let id = id.into();
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        let outcome = transact!(self.db, |s| async {
+            let mut s: Option<&mut ClientSession> = s;
+            let before = self.state_in(s.as_deref_mut(), &id).await?;
+            self.write_state(s, &id).await?;
+            Ok(before)
+        });
+        self.map_no_parent(id, outcome)
+    }
+
+    /// The state of `id` read in `s`: the main document's items, count and flag, and the
+    /// overflow documents' sizes (one aggregation).
+    async fn state_in(
+        &self,
+        mut s: Option<&mut ClientSession>,
+        id: &Bson,
+    ) -> mongodb::error::Result<OutlierState> {
+        let spec = self.spec;
+        let main_collection = self.main();
+        let read = main_collection.aggregate([
+            doc! { "$match": { "_id": id.clone() } },
+            doc! { "$project": {
+                spec.flag(): 1,
+                spec.count(): 1,
+                "n": { "$size": { "$ifNull": [format!("${}", spec.field()), []] } },
+            } },
+        ]);
+        let main: Option<Document> = match s.as_deref_mut() {
+            Some(s) => {
+                let mut cursor = read.session(&mut *s).await?;
+                cursor.next(&mut *s).await.transpose()?
+            }
+            None => read.await?.try_next().await?,
+        };
+        let Some(main) = main else {
+            return Err(mongodb::error::Error::custom(NoParent));
+        };
+        let overflow_collection = self.overflow();
+        let read = overflow_collection.aggregate([
+            doc! { "$match": { spec.parent(): id.clone() } },
+            doc! { "$group": {
+                "_id": Bson::Null,
+                "docs": { "$sum": 1 },
+                "items": { "$sum": { "$size": format!("${}", spec.field()) } },
+            } },
+        ]);
+        let overflow: Option<Document> = match s {
+            Some(s) => {
+                let mut cursor = read.session(&mut *s).await?;
+                cursor.next(&mut *s).await.transpose()?
+            }
+            None => read.await?.try_next().await?,
+        };
+        let (docs, items) = overflow
+            .map(|d| (int(d.get("docs")), int(d.get("items"))))
+            .unwrap_or((0, 0));
+        Ok(OutlierState {
+            embedded: u64::try_from(int(main.get("n"))).unwrap_or(0),
+            overflowed: u64::try_from(items).unwrap_or(0),
+            overflow_documents: u64::try_from(docs).unwrap_or(0),
+            stored_count: int(main.get(spec.count())),
+            stored_flag: main.get_bool(spec.flag()).unwrap_or(false),
+        })
+    }
+
+    /// Reads the state of `id` and writes its count and flag from it; returns the state after.
+    async fn write_state(
+        &self,
+        mut s: Option<&mut ClientSession>,
+        id: &Bson,
+    ) -> mongodb::error::Result<OutlierState> {
+        let mut state = self.state_in(s.as_deref_mut(), id).await?;
+        let count = (state.embedded + state.overflowed) as i64;
+        let flag = state.overflow_documents > 0;
+        let main = self.main();
+        let write = main.update_one(
+            doc! { "_id": id.clone() },
+            doc! { "$set": { self.spec.count(): count, self.spec.flag(): flag } },
+        );
+        in_session!(write, s)?;
+        state.stored_count = count;
+        state.stored_flag = flag;
+        Ok(state)
+    }
+}

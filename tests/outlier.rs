@@ -1,0 +1,316 @@
+//! The outlier pattern against the server (seed 000, 异常值模式): users keep their posts in an
+//! array; a celebrity's overflow into `{_id: "posts_user123_1", userId, seq, posts}` documents,
+//! flagged and counted on the user, read back as one list.
+
+use std::sync::Arc;
+
+use bson::{doc, Document};
+use pattern_runtime::{Error, Model};
+use pattern_testkit::test_db;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Post {
+    n: i64,
+    text: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+struct User {
+    #[serde(rename = "_id")]
+    id: String,
+    name: String,
+    #[outlier(limit = 50, overflow = "user_posts", capacity = 1000, flag = is_outlier, count = posts_count)]
+    posts: Vec<Post>,
+    is_outlier: bool,
+    posts_count: i64,
+}
+
+/// Smaller overflow documents, for many single pushes: a push rewrites its overflow document,
+/// so its cost grows with the capacity.
+#[derive(Debug, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+struct Star {
+    #[serde(rename = "_id")]
+    id: String,
+    #[outlier(limit = 50, overflow = "star_posts", capacity = 100, flag = is_outlier, count = posts_count)]
+    posts: Vec<Post>,
+    is_outlier: bool,
+    posts_count: i64,
+}
+
+fn post(n: i64) -> Post {
+    Post {
+        n,
+        text: format!("post {n}"),
+    }
+}
+
+async fn setup(name: &str, users: &[&str]) -> pattern_testkit::TestDb {
+    let db = test_db(name).await;
+    pattern_runtime::sync_models(
+        &db,
+        &[User::SCHEMA, Star::SCHEMA],
+        &pattern_runtime::SyncOptions::new(),
+    )
+    .await
+    .unwrap();
+    for u in users {
+        User::collection(&db)
+            .insert_one(User {
+                id: (*u).into(),
+                name: u.to_uppercase(),
+                posts: vec![],
+                is_outlier: false,
+                posts_count: 0,
+            })
+            .await
+            .unwrap();
+    }
+    db
+}
+
+async fn user(db: &mongodb::Database, id: &str) -> User {
+    User::collection(db)
+        .find_one(doc! { "_id": id })
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+async fn overflow_docs(db: &mongodb::Database, id: &str) -> Vec<Document> {
+    futures_util::TryStreamExt::try_collect(
+        db.collection::<Document>("user_posts")
+            .find(doc! { "userId": id })
+            .sort(doc! { "seq": 1 })
+            .await
+            .unwrap(),
+    )
+    .await
+    .unwrap()
+}
+
+fn names(db: &pattern_testkit::TestDb) -> Vec<(String, String)> {
+    db.take_commands()
+        .into_iter()
+        .map(|c| (c.name, c.target))
+        .collect()
+}
+
+/// The seed: a normal user with 30 posts (one document, one collection read) and a celebrity
+/// with 10 000 (flagged, 50 embedded, the rest in overflow documents shaped as the seed's).
+#[tokio::test]
+async fn the_seed_normal_user_and_celebrity() {
+    let db = setup("outlier_seed", &["alice", "user123"]).await;
+    let posts = User::posts_outlier(&db);
+    for n in 0..30 {
+        posts.push("alice", post(n)).await.unwrap();
+    }
+    let alice = user(&db, "alice").await;
+    assert_eq!(
+        (alice.is_outlier, alice.posts_count, alice.posts.len()),
+        (false, 30, 30)
+    );
+    assert!(overflow_docs(&db, "alice").await.is_empty());
+    db.take_commands();
+    let read = posts.items("alice").await.unwrap();
+    assert_eq!(read, (0..30).map(post).collect::<Vec<_>>());
+    // A reader of a normal user never queries the overflow collection.
+    assert_eq!(names(&db), [("find".to_owned(), "users".to_owned())]);
+
+    // The celebrity: 10 000 posts in batches of 500.
+    for batch in 0..20 {
+        let items = (batch * 500..(batch + 1) * 500).map(post).collect();
+        posts.push_many("user123", items).await.unwrap();
+    }
+    let celebrity = user(&db, "user123").await;
+    assert!(celebrity.is_outlier);
+    assert_eq!(celebrity.posts_count, 10_000);
+    assert_eq!(celebrity.posts, (0..50).map(post).collect::<Vec<_>>());
+    let docs = overflow_docs(&db, "user123").await;
+    assert_eq!(docs.len(), 10);
+    for (i, d) in docs.iter().enumerate() {
+        let seq = i as i64 + 1;
+        assert_eq!(d.get_str("_id").unwrap(), format!("posts_user123_{seq}"));
+        assert_eq!(d.get_str("userId").unwrap(), "user123");
+        let expected = if seq < 10 { 1000 } else { 950 };
+        assert_eq!(d.get_array("posts").unwrap().len(), expected, "{seq}");
+    }
+    let read = posts.items("user123").await.unwrap();
+    assert_eq!(read.len(), 10_000);
+    assert!(read.iter().enumerate().all(|(i, p)| p.n == i as i64));
+    assert_eq!(posts.count("user123").await.unwrap(), 10_000);
+    assert!(posts.check("user123").await.unwrap().is_consistent());
+}
+
+/// 8 tasks x 500 pushes to one user crossing the limit: every item exactly once, the count
+/// exact, the main document at its limit, no overflow document over its capacity.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_pushes_lose_nothing_and_respect_every_bound() {
+    let db = Arc::new(setup("outlier_concurrent", &[]).await);
+    Star::collection(&db)
+        .insert_one(Star {
+            id: "star".into(),
+            posts: vec![],
+            is_outlier: false,
+            posts_count: 0,
+        })
+        .await
+        .unwrap();
+    let tasks: Vec<_> = (0..8i64)
+        .map(|t| {
+            let db = db.clone();
+            tokio::spawn(async move {
+                let posts = Star::posts_outlier(&db);
+                for i in 0..500 {
+                    posts.push("star", post(t * 1000 + i)).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let star = Star::collection(&db)
+        .find_one(doc! { "_id": "star" })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(star.posts_count, 4000);
+    assert_eq!(star.posts.len(), 50);
+    assert!(star.is_outlier);
+    let docs: Vec<Document> = futures_util::TryStreamExt::try_collect(
+        db.collection::<Document>("star_posts")
+            .find(doc! { "starId": "star" })
+            .await
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    assert!(docs
+        .iter()
+        .all(|d| d.get_array("posts").unwrap().len() <= 100));
+    let mut all: Vec<i64> = Star::posts_outlier(&db)
+        .items("star")
+        .await
+        .unwrap()
+        .iter()
+        .map(|p| p.n)
+        .collect();
+    assert_eq!(all.len(), 4000);
+    // Each task's posts in its own order.
+    for t in 0..8 {
+        let mine: Vec<i64> = all.iter().copied().filter(|n| n / 1000 == t).collect();
+        assert_eq!(mine, (t * 1000..t * 1000 + 500).collect::<Vec<_>>());
+    }
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), 4000);
+    assert!(Star::posts_outlier(&db)
+        .check("star")
+        .await
+        .unwrap()
+        .is_consistent());
+}
+
+/// A page reads the main document, and for an outlier only the overflow documents it needs.
+#[tokio::test]
+async fn pages_touch_only_the_documents_they_need() {
+    let db = setup("outlier_pages", &["u"]).await;
+    let posts = User::posts_outlier(&db);
+    posts
+        .push_many("u", (0..3_050).map(post).collect())
+        .await
+        .unwrap();
+    // Within the embedded items: one read of the main document.
+    db.take_commands();
+    let page = posts.page("u", 10, 20).await.unwrap();
+    assert_eq!(page, (10..30).map(post).collect::<Vec<_>>());
+    assert_eq!(names(&db), [("find".to_owned(), "users".to_owned())]);
+    // Across the embedded end and into the first overflow document: its sizes, then one
+    // document (seq 1 holds items 50..1050).
+    let page = posts.page("u", 40, 20).await.unwrap();
+    assert_eq!(page, (40..60).map(post).collect::<Vec<_>>());
+    assert_eq!(
+        names(&db),
+        [
+            ("find".to_owned(), "users".to_owned()),
+            ("aggregate".to_owned(), "user_posts".to_owned()),
+            ("find".to_owned(), "user_posts".to_owned()),
+        ]
+    );
+    // Across overflow documents 2 and 3 (items 1050..2050 and 2050..3050).
+    let page = posts.page("u", 2_000, 100).await.unwrap();
+    assert_eq!(page, (2_000..2_100).map(post).collect::<Vec<_>>());
+    // Past the end: what there is.
+    let page = posts.page("u", 3_000, 100).await.unwrap();
+    assert_eq!(page, (3_000..3_050).map(post).collect::<Vec<_>>());
+    assert!(posts.page("u", 5_000, 10).await.unwrap().is_empty());
+}
+
+/// Removing wherever the item lives keeps the count; `check` sees a hand-made drift and
+/// `rebuild` repairs it; bad input writes nothing.
+#[tokio::test]
+async fn remove_check_rebuild_and_bad_input() {
+    let db = setup("outlier_repair", &["u"]).await;
+    let posts = User::posts_outlier(&db);
+    posts
+        .push_many("u", (0..1_100).map(post).collect())
+        .await
+        .unwrap();
+    assert_eq!(posts.remove("u", &post(3)).await.unwrap(), 1);
+    assert_eq!(posts.remove("u", &post(700)).await.unwrap(), 1);
+    assert_eq!(posts.remove("u", &post(99_999)).await.unwrap(), 0);
+    assert_eq!(posts.count("u").await.unwrap(), 1_098);
+    let read = posts.items("u").await.unwrap();
+    assert_eq!(read.len(), 1_098);
+    assert!(!read.contains(&post(3)) && !read.contains(&post(700)));
+
+    db.collection::<Document>("users")
+        .update_one(
+            doc! { "_id": "u" },
+            doc! { "$set": { "postsCount": 7, "isOutlier": false } },
+        )
+        .await
+        .unwrap();
+    let state = posts.check("u").await.unwrap();
+    assert!(!state.is_consistent(), "{state:?}");
+    let before = posts.rebuild("u").await.unwrap();
+    assert_eq!(before.stored_count, 7);
+    let after = posts.check("u").await.unwrap();
+    assert!(after.is_consistent(), "{after:?}");
+    assert_eq!(after.stored_count, 1_098);
+    assert!(after.stored_flag);
+
+    // A missing parent, and an item too large for any document: typed errors, nothing written.
+    let err = posts.push("ghost", post(1)).await.unwrap_err();
+    assert!(err.is_not_found(), "{err}");
+    let huge = Post {
+        n: 0,
+        text: "x".repeat(17 * 1024 * 1024),
+    };
+    let err = posts.push("u", huge).await.unwrap_err();
+    assert!(matches!(err, Error::DocumentTooLarge { .. }), "{err}");
+    assert_eq!(posts.count("u").await.unwrap(), 1_098);
+    assert!(db
+        .collection::<Document>("user_posts")
+        .find_one(doc! { "userId": "ghost" })
+        .await
+        .unwrap()
+        .is_none());
+}
+
+/// The overflow collection's `{userId, seq}` index is declared with the model and synced.
+#[tokio::test]
+async fn the_overflow_index_is_synced() {
+    let db = setup("outlier_index", &[]).await;
+    let indexes = pattern_runtime::list_indexes(&db, "user_posts")
+        .await
+        .unwrap();
+    let index = indexes
+        .iter()
+        .find(|d| d.get_str("name").ok() == Some("userId_1_seq_1"))
+        .unwrap_or_else(|| panic!("{indexes:?}"));
+    assert_eq!(index.get_bool("unique").ok(), Some(true), "{index}");
+}
