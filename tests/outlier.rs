@@ -266,6 +266,12 @@ async fn remove_check_rebuild_and_bad_input() {
     let read = posts.items("u").await.unwrap();
     assert_eq!(read.len(), 1_098);
     assert!(!read.contains(&post(3)) && !read.contains(&post(700)));
+    // The removal made room in the first overflow document, which is closed: a new post
+    // still comes last.
+    posts.push("u", post(5_000)).await.unwrap();
+    let read = posts.items("u").await.unwrap();
+    assert_eq!(read.last(), Some(&post(5_000)));
+    assert_eq!(posts.remove("u", &post(5_000)).await.unwrap(), 1);
 
     db.collection::<Document>("users")
         .update_one(

@@ -4,8 +4,8 @@
 //! Seed 000's social network keeps a user's posts in the user document; a few celebrities have
 //! far too many. Their document carries `isOutlier: true` and `postsCount`, and the rest of their
 //! posts live in overflow documents `{_id: "posts_user123_1", userId: "user123", seq: 1, posts:
-//! [...]}` that point back at the user. A reader of a normal user reads one document; only an
-//! outlier's reader queries the overflow collection.
+//! [...]}` that point back at the user (and `full: true` once the next one exists). A reader of
+//! a normal user reads one document; only an outlier's reader queries the overflow collection.
 //!
 //! | option | meaning | default |
 //! | --- | --- | --- |
@@ -57,12 +57,15 @@
 //! crosses the limit puts what still fits into the main document (guarded by the array's
 //! length, so it never passes the limit), and every item after that goes to the overflow
 //! documents, so the items read back in the order they were pushed (pushes running at the same
-//! moment may land in either order). The overflow documents fill in turn: the last one up to
-//! its capacity by a conditional `$push` (a writer that loses the race reads the last one
-//! again), then a new one with the next `seq`, created by an insert that the unique
-//! `{parent, seq}` index guards. Concurrent pushers never wait on a lock or a transaction: no
-//! item is lost or stored twice, the count stays exact, the main document never passes its
-//! limit and no overflow document passes its capacity (tested with 8 writers).
+//! moment may land in either order). Only the last overflow document is open: one conditional
+//! `$push` into it (`{userId, full: {$ne: true}, "posts.<capacity - n>": {$exists: false}}`) is
+//! the common write, so a push past the limit costs two round trips. When it is full, the
+//! writer closes it (`full: true`) and creates the next one with the next `seq`, by an insert
+//! that the unique `{parent, seq}` index guards (a writer that loses the race reads the last
+//! document again). A closed document never takes an item again, even after removals made room
+//! in it. Concurrent pushers never wait on a lock or a transaction: no item is lost or stored
+//! twice, the count stays exact, the main document never passes its limit and no overflow
+//! document passes its capacity (tested with 8 writers).
 //!
 //! A push that fails after counting its items returns [`Error::Incomplete`] (how many items
 //! were written): the count is then ahead of the items, and [`Outlier::rebuild`] repairs it.
@@ -188,6 +191,8 @@ impl ModelSchema {
 
 /// The overflow documents' sequence field.
 const SEQ: &str = "seq";
+/// Set on an overflow document once the next one exists: it takes no more items.
+const FULL: &str = "full";
 
 /// What [`Outlier::check`] found, and [`Outlier::rebuild`] wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -435,49 +440,77 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync> Outlier<P, T> {
         Ok(())
     }
 
-    /// Appends `rest` to the overflow documents of `id`: the last one filled up to its capacity
-    /// by a conditional `$push`, then new ones (`seq` + 1, created by an insert the unique
-    /// `{parent, seq}` index guards). A writer that loses a race to another reads the last
-    /// document again. Removes from `rest` what it wrote.
+    /// Appends `rest` to the overflow documents of `id`, removing from it what it wrote.
+    ///
+    /// Only the last overflow document is open (`full` not set): one conditional `$push` into
+    /// it, with room for the items, is the common write. When it has no room, the writer reads
+    /// the last document, fills what room it has, closes it (`full: true`) and creates the next
+    /// (`seq` + 1) by an insert that the unique `{parent, seq}` index guards; a writer that loses
+    /// a race to another reads the last document again. A closed document never takes an item
+    /// again, even after removals made room in it: the items stay in push order.
     async fn overflow_push(&self, id: &Bson, rest: &mut Vec<Bson>) -> Result<()> {
         let spec = self.spec;
         let overflow = self.overflow();
         let capacity = spec.capacity() as usize;
         while !rest.is_empty() {
-            // The last overflow document and its size.
+            // The open document, if it has room for all (up to a document's worth).
+            let take = capacity.min(rest.len());
+            let guard = format!("{}.{}", spec.field(), capacity - take);
+            let pushed = overflow
+                .update_one(
+                    doc! { spec.parent(): id.clone(), FULL: { "$ne": true }, guard: { "$exists": false } },
+                    doc! { "$push": { spec.field(): { "$each": rest[..take].to_vec() } } },
+                )
+                .await?;
+            if pushed.matched_count == 1 {
+                rest.drain(..take);
+                continue;
+            }
+            // No room for all: the last document and its size.
             let last: Option<Document> = overflow
                 .aggregate([
                     doc! { "$match": { spec.parent(): id.clone() } },
                     doc! { "$sort": { SEQ: -1 } },
                     doc! { "$limit": 1 },
-                    doc! { "$project": { SEQ: 1, "n": { "$size": format!("${}", spec.field()) } } },
+                    doc! { "$project": {
+                        SEQ: 1,
+                        FULL: 1,
+                        "n": { "$size": format!("${}", spec.field()) },
+                    } },
                 ])
                 .await?
                 .try_next()
                 .await?;
-            let (seq, size) = match &last {
+            let (seq, size, open) = match &last {
                 Some(d) => (
                     int(d.get(SEQ)),
                     usize::try_from(int(d.get("n"))).unwrap_or(0),
+                    !d.get_bool(FULL).unwrap_or(false),
                 ),
-                None => (0, capacity),
+                None => (0, capacity, false),
             };
-            if size < capacity {
+            if open && size < capacity {
                 let take = (capacity - size).min(rest.len());
-                let chunk: Vec<Bson> = rest[..take].to_vec();
                 let guard = format!("{}.{}", spec.field(), capacity - take);
                 let filled = overflow
                     .update_one(
-                        doc! { spec.parent(): id.clone(), SEQ: seq, guard: { "$exists": false } },
-                        doc! { "$push": { spec.field(): { "$each": chunk } } },
+                        doc! { spec.parent(): id.clone(), SEQ: seq, FULL: { "$ne": true }, guard: { "$exists": false } },
+                        doc! { "$push": { spec.field(): { "$each": rest[..take].to_vec() } } },
                     )
                     .await?;
                 if filled.matched_count == 1 {
                     rest.drain(..take);
                     tracing::debug!(seq, added = take, "overflow document filled");
                 }
-                // Else another writer filled it first: read the last document again.
+                // Else another writer changed it first: read it again.
                 continue;
+            }
+            if last.is_some() && open {
+                let close = overflow.update_one(
+                    doc! { spec.parent(): id.clone(), SEQ: seq },
+                    doc! { "$set": { FULL: true } },
+                );
+                close.await?;
             }
             let seq = seq + 1;
             let take = capacity.min(rest.len());
