@@ -140,6 +140,12 @@ async fn the_seed_normal_user_and_celebrity() {
     let read = posts.items("user123").await.unwrap();
     assert_eq!(read.len(), 10_000);
     assert!(read.iter().enumerate().all(|(i, p)| p.n == i as i64));
+    // The same list as a stream, one overflow document at a time.
+    let streamed: Vec<Post> =
+        futures_util::TryStreamExt::try_collect(posts.stream("user123").await.unwrap())
+            .await
+            .unwrap();
+    assert!(streamed == read);
     assert_eq!(posts.count("user123").await.unwrap(), 10_000);
     assert!(posts.check("user123").await.unwrap().is_consistent());
 }

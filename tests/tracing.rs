@@ -541,3 +541,49 @@ async fn computed_writes_and_recomputations_run_in_spans_with_their_events() {
     assert_eq!(progress.fields.get("checked"), Some("1"), "{progress:?}");
     assert_eq!(progress.fields.get("repaired"), Some("0"), "{progress:?}");
 }
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Note {
+    n: u32,
+}
+
+#[derive(Debug, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+struct Notebook {
+    #[serde(rename = "_id")]
+    id: u32,
+    #[outlier(limit = 2, overflow = "notebook_pages", capacity = 2, flag = is_outlier, count = notes_count)]
+    notes: Vec<Note>,
+    is_outlier: bool,
+    notes_count: i64,
+}
+
+#[tokio::test]
+async fn outlier_pushes_run_in_spans_and_say_what_overflowed() {
+    let (capture, _guard) = capture();
+    let db = test_db("tracing_outlier").await;
+    Notebook::collection(&db)
+        .insert_one(Notebook {
+            id: 1,
+            notes: vec![],
+            is_outlier: false,
+            notes_count: 0,
+        })
+        .await
+        .unwrap();
+    let notes = Notebook::notes_outlier(&db);
+    notes
+        .push_many(1, (0..5).map(|n| Note { n }).collect())
+        .await
+        .unwrap();
+    let pushes = capture.entered("pattern_runtime::outlier.push");
+    let push = pushes.last().expect("the push span was entered");
+    assert_eq!(push.get("model"), Some("Notebook"), "{push:?}");
+    assert_eq!(push.get("field"), Some("notes"), "{push:?}");
+    assert_eq!(push.get("items"), Some("5"), "{push:?}");
+    assert_eq!(push.get("overflowed"), Some("3"), "{push:?}");
+    let created = capture.events("overflow document created");
+    // Three items past the limit, two per overflow document: two documents.
+    assert_eq!(created.len(), 2, "{created:#?}");
+    assert_eq!(created[0].spans, ["pattern_runtime::outlier.push"]);
+}

@@ -75,7 +75,7 @@
 //!
 //! [`items`](Outlier::items) reads the main document, then (for an outlier only) its overflow
 //! documents in `seq` order through the `{parent, seq}` index, declared with the model and
-//! synced with it. [`page`](Outlier::page) reads the main document, then for an outlier the
+//! synced with it; [`stream`](Outlier::stream) yields the same items as the cursor brings them. [`page`](Outlier::page) reads the main document, then for an outlier the
 //! sizes of the overflow documents (one aggregation returning numbers) and only the overflow
 //! documents holding the page. [`count`](Outlier::count) reads the count field.
 //!
@@ -89,7 +89,8 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use bson::{doc, Bson, Document};
-use futures_util::TryStreamExt;
+use futures_util::stream::{self, BoxStream};
+use futures_util::{StreamExt, TryStreamExt};
 use mongodb::options::ReturnDocument;
 use mongodb::{ClientSession, Collection, Database};
 use serde::de::DeserializeOwned;
@@ -260,6 +261,17 @@ fn id_text(id: &Bson) -> String {
         Bson::Int32(n) => n.to_string(),
         Bson::Int64(n) => n.to_string(),
         other => other.to_string(),
+    }
+}
+
+/// The items of the array `field` of `doc`.
+fn items_in<T: DeserializeOwned>(doc: &Document, field: &str) -> Result<Vec<T>> {
+    match doc.get(field) {
+        Some(Bson::Array(a)) => Ok(a
+            .iter()
+            .map(|b| bson::deserialize_from_bson(b.clone()))
+            .collect::<std::result::Result<Vec<T>, _>>()?),
+        _ => Ok(Vec::new()),
     }
 }
 
@@ -566,13 +578,44 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync> Outlier<P, T> {
     }
 
     fn items_of(&self, doc: &Document) -> Result<Vec<T>> {
-        match doc.get(self.spec.field()) {
-            Some(Bson::Array(a)) => Ok(a
-                .iter()
-                .map(|b| bson::deserialize_from_bson(b.clone()))
-                .collect::<std::result::Result<Vec<T>, _>>()?),
-            _ => Ok(Vec::new()),
+        items_in(doc, self.spec.field())
+    }
+
+    /// Every item of the document `id` as a stream, in push order: the embedded ones (read
+    /// with the main document), then (for an outlier only) each overflow document's as the
+    /// cursor brings it, so a long list is never all in memory. [`Error::NotFound`] when there
+    /// is no such document.
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.stream",
+        level = "debug",
+        skip_all,
+        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn stream(&self, id: impl Into<Bson>) -> Result<BoxStream<'static, Result<T>>>
+    where
+        T: 'static,
+    {
+        let id = id.into();
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        let (outlier, _, items) = self.read_main(&id).await?;
+        let embedded = stream::iter(items.into_iter().map(Ok));
+        if !outlier {
+            return Ok(embedded.boxed());
         }
+        let field = self.spec.field();
+        let cursor = self
+            .overflow()
+            .find(doc! { self.spec.parent(): id })
+            .projection(doc! { field: 1 })
+            .sort(doc! { SEQ: 1 })
+            .await?;
+        let overflowed = cursor
+            .map_err(Error::from)
+            .and_then(move |d| async move { items_in::<T>(&d, field) })
+            .map_ok(|items| stream::iter(items.into_iter().map(Ok)))
+            .try_flatten();
+        Ok(embedded.chain(overflowed).boxed())
     }
 
     /// Every item of the document `id`, in the order they were pushed: the embedded ones, then
