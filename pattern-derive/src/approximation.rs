@@ -16,7 +16,22 @@ use crate::schema::{Pattern, PatternDef};
 
 /// The approximation pattern's entry points.
 pub(crate) const PATTERN: PatternDef = PatternDef {
-    model: |_input: &DeriveInput, model, errors| {
+    model: |input: &DeriveInput, model, errors| {
+        if input.attrs.iter().any(|a| a.path().is_ident("versioned")) {
+            for attr in model
+                .fields
+                .iter()
+                .flat_map(|f| f.attrs)
+                .filter(|a| a.path().is_ident("approximate"))
+            {
+                errors.spanned(
+                    attr.path(),
+                    "`#[approximate]` is not supported on a `#[versioned]` model yet: its counters \
+                     would change the document without a new version or a copy of the old one. \
+                     Count in a model of its own",
+                );
+            }
+        }
         let fields = model
             .fields
             .iter()

@@ -19,7 +19,20 @@ use crate::schema::{Pattern, PatternDef};
 
 /// The computed pattern's entry points.
 pub(crate) const PATTERN: PatternDef = PatternDef {
-    model: |_input: &DeriveInput, model, errors| {
+    model: |input: &DeriveInput, model, errors| {
+        if input.attrs.iter().any(|a| a.path().is_ident("versioned")) {
+            for attr in model.fields.iter().flat_map(|f| f.attrs).filter(|a| {
+                a.path().is_ident("computed") && crate::ast::computed_from_another_model(a)
+            }) {
+                errors.spanned(
+                    attr.path(),
+                    "a field computed from another model is not supported on a `#[versioned]` \
+                     model yet: the writes of its sources would change the document without a \
+                     new version or a copy of the old one. Keep the computed values in a model \
+                     of their own",
+                );
+            }
+        }
         let declared = model.fields.iter().any(|f| {
             f.attrs.iter().any(|a| {
                 a.path().is_ident("computed") && crate::ast::computed_from_another_model(a)

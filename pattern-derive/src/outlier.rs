@@ -15,7 +15,8 @@ use crate::schema::{Pattern, PatternDef};
 
 /// The outlier pattern's entry points.
 pub(crate) const PATTERN: PatternDef = PatternDef {
-    model: |_input: &DeriveInput, model, errors| {
+    model: |input: &DeriveInput, model, errors| {
+        refuse_when_versioned(input, model, errors);
         let fields = model
             .fields
             .iter()
@@ -25,6 +26,27 @@ pub(crate) const PATTERN: PatternDef = PatternDef {
     },
     fields: None,
 };
+
+/// `#[outlier]` on a `#[versioned]` model: its pushes would change the document without a new
+/// version or a copy of the old one.
+fn refuse_when_versioned(input: &DeriveInput, model: &Model<'_>, errors: &mut Errors) {
+    if !input.attrs.iter().any(|a| a.path().is_ident("versioned")) {
+        return;
+    }
+    for attr in model
+        .fields
+        .iter()
+        .flat_map(|f| f.attrs)
+        .filter(|a| a.path().is_ident("outlier"))
+    {
+        errors.spanned(
+            attr.path(),
+            "`#[outlier]` is not supported on a `#[versioned]` model yet: its pushes would change \
+             the document without a new version or a copy of the old one. Keep the array in a \
+             model of its own, or change it through the versioned model's `modify`",
+        );
+    }
+}
 
 const OPTIONS: &[&str] = &["limit", "overflow", "capacity", "flag", "count", "parent"];
 
