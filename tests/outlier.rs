@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use bson::{doc, Document};
-use pattern_runtime::{Error, Model};
+use pattern_runtime::{Error, Model, Referenced};
 use pattern_testkit::test_db;
 use serde::{Deserialize, Serialize};
 
@@ -325,4 +325,103 @@ async fn the_overflow_index_is_synced() {
         .find(|d| d.get_str("name").ok() == Some("userId_1_seq_1"))
         .unwrap_or_else(|| panic!("{indexes:?}"));
     assert_eq!(index.get_bool("unique").ok(), Some(true), "{index}");
+}
+
+// ----- patterns together -----
+
+/// An author whose document is at once an extended-reference source, an outlier array's
+/// parent, a computed field's target and an approximate counter's home.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+#[extended_ref(AuthorRef(name))]
+struct Author {
+    #[serde(rename = "_id")]
+    id: String,
+    name: String,
+    #[outlier(limit = 3, overflow = "author_posts", capacity = 4, flag = is_outlier, count = posts_count)]
+    posts: Vec<Post>,
+    is_outlier: bool,
+    posts_count: i64,
+    #[computed(count = Book, by = author_id)]
+    books: i64,
+    #[approximate(batched, threshold = 10)]
+    views: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+struct Book {
+    #[serde(rename = "_id")]
+    id: i64,
+    author_id: String,
+    #[extended_ref(propagate)]
+    author: AuthorRef,
+}
+
+#[tokio::test]
+async fn an_outlier_parent_that_is_also_a_source_a_target_and_a_counter() {
+    let db = test_db("outlier_together").await;
+    pattern_runtime::sync_models(
+        &db,
+        &[Author::SCHEMA, Book::SCHEMA],
+        &pattern_runtime::SyncOptions::new(),
+    )
+    .await
+    .unwrap();
+    let ada = Author {
+        id: "ada".into(),
+        name: "Ada".into(),
+        posts: vec![],
+        is_outlier: false,
+        posts_count: 0,
+        books: 0,
+        views: 0,
+    };
+    Author::collection(&db).insert_one(&ada).await.unwrap();
+    let books = pattern_runtime::Computing::<Book>::new(&db);
+    for id in 1..=3 {
+        books
+            .insert(&Book {
+                id,
+                author_id: "ada".into(),
+                author: AuthorRef::from(&ada),
+            })
+            .await
+            .unwrap();
+    }
+    let posts = Author::posts_outlier(&db);
+    posts
+        .push_many("ada", (0..10).map(post).collect())
+        .await
+        .unwrap();
+    let views = Author::views_counter(&db);
+    for _ in 0..25 {
+        views.add("ada", 1).await.unwrap();
+    }
+    views.flush().await.unwrap();
+    Author::references(&db)
+        .update("ada", doc! { "$set": { "name": "Ada L." } })
+        .await
+        .unwrap();
+
+    let stored = Author::collection(&db)
+        .find_one(doc! { "_id": "ada" })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.name, "Ada L.");
+    assert_eq!((stored.books, stored.views), (3, 25));
+    assert_eq!((stored.posts.len(), stored.posts_count), (3, 10));
+    assert!(stored.is_outlier);
+    assert_eq!(
+        posts.items("ada").await.unwrap(),
+        (0..10).map(post).collect::<Vec<_>>()
+    );
+    assert!(posts.check("ada").await.unwrap().is_consistent());
+    assert!(Author::computed(&db).verify().await.unwrap().is_empty());
+    let copies: Vec<Book> =
+        futures_util::TryStreamExt::try_collect(Book::collection(&db).find(doc! {}).await.unwrap())
+            .await
+            .unwrap();
+    assert!(copies.iter().all(|b| b.author.name == "Ada L."));
 }
