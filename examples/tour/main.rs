@@ -22,6 +22,7 @@ mod attribute;
 mod bucket;
 mod extended_ref;
 mod indexes;
+mod outlier;
 mod polymorphic;
 mod relation;
 mod subset;
@@ -57,6 +58,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
     relation::run(&client).await?;
     println!();
     approximation::run(&client).await?;
+    println!();
+    outlier::run(&client).await?;
 
     println!("\nThe tour is over.");
     Ok(())

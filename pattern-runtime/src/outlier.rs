@@ -59,7 +59,8 @@
 //! documents, so the items read back in the order they were pushed (pushes running at the same
 //! moment may land in either order). Only the last overflow document is open: one conditional
 //! `$push` into it (`{userId, full: {$ne: true}, "posts.<capacity - n>": {$exists: false}}`) is
-//! the common write, so a push past the limit costs two round trips. When it is full, the
+//! the common write, so a push to an outlier costs three round trips (the main document's
+//! conditional update, which misses on the flag; the count; the `$push`). When it is full, the
 //! writer closes it (`full: true`) and creates the next one with the next `seq`, by an insert
 //! that the unique `{parent, seq}` index guards (a writer that loses the race reads the last
 //! document again). A closed document never takes an item again, even after removals made room
@@ -321,9 +322,11 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync> Outlier<P, T> {
 
     /// Appends `items`, in order, to the document `id`'s items: embedded while the main
     /// document has room and is no outlier, else into the overflow documents. One conditional
-    /// update when they fit; one transaction otherwise. [`Error::NotFound`] when there is no
-    /// such document, [`Error::DocumentTooLarge`] for an item that alone would pass 16 MiB
-    /// inside its document: nothing is written then.
+    /// update when they fit; otherwise the count (one `findAndModify`), then the `$push`es
+    /// (no transaction: see the [module documentation](self)). [`Error::NotFound`] when there
+    /// is no such document, [`Error::DocumentTooLarge`] for an item that alone would pass
+    /// 16 MiB inside its document: nothing is written then. [`Error::Incomplete`] when a write
+    /// after the count fails: [`rebuild`](Self::rebuild) repairs the count.
     #[tracing::instrument(
         name = "pattern_runtime::outlier.push",
         skip_all,
