@@ -58,7 +58,8 @@
 //! length, so it never passes the limit), and every item after that goes to the overflow
 //! documents, so the items read back in the order they were pushed (pushes running at the same
 //! moment may land in either order). Only the last overflow document is open: one conditional
-//! `$push` into it (`{userId, full: {$ne: true}, "posts.<capacity - n>": {$exists: false}}`) is
+//! `$push` into it (`{userId, seq: {$gte: <where the count puts it, minus one>}, full: {$ne:
+//! true}, "posts.<capacity - n>": {$exists: false}}`, one or two documents through the index) is
 //! the common write, so a push to an outlier costs three round trips (the main document's
 //! conditional update, which misses on the flag; the count; the `$push`). When it is full, the
 //! writer closes it (`full: true`) and creates the next one with the next `seq`, by an insert
@@ -438,7 +439,12 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync> Outlier<P, T> {
         let overflowed = rest.len();
         span.record("overflowed", overflowed);
         let total = rest.len();
-        if let Err(e) = self.overflow_push(&id, &mut rest).await {
+        // Where the open overflow document should be, from the count: the search for it starts
+        // one document before (a count lowered by removals only widens the search; one ahead of
+        // the items makes it miss, and the slow path reads the last document instead).
+        let first = (stored + room as i64 - limit).max(0);
+        let from_seq = (first / i64::from(spec.capacity())).max(1);
+        if let Err(e) = self.overflow_push(&id, &mut rest, from_seq).await {
             let failed = rest.len();
             tracing::debug!(
                 written = docs.len() - failed,
@@ -458,12 +464,13 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync> Outlier<P, T> {
     /// Appends `rest` to the overflow documents of `id`, removing from it what it wrote.
     ///
     /// Only the last overflow document is open (`full` not set): one conditional `$push` into
-    /// it, with room for the items, is the common write. When it has no room, the writer reads
-    /// the last document, fills what room it has, closes it (`full: true`) and creates the next
-    /// (`seq` + 1) by an insert that the unique `{parent, seq}` index guards; a writer that loses
-    /// a race to another reads the last document again. A closed document never takes an item
+    /// it, with room for the items, is the common write; its filter starts at `from_seq` (from
+    /// the count), so the `{parent, seq}` index reads one or two documents, not every one. When
+    /// it has no room, the writer reads the last document, fills what room it has, closes it
+    /// (`full: true`) and creates the next (`seq` + 1) by an insert that the unique `{parent,
+    /// seq}` index guards; a writer that loses a race to another reads the last document again. A closed document never takes an item
     /// again, even after removals made room in it: the items stay in push order.
-    async fn overflow_push(&self, id: &Bson, rest: &mut Vec<Bson>) -> Result<()> {
+    async fn overflow_push(&self, id: &Bson, rest: &mut Vec<Bson>, from_seq: i64) -> Result<()> {
         let spec = self.spec;
         let overflow = self.overflow();
         let capacity = spec.capacity() as usize;
@@ -473,7 +480,12 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync> Outlier<P, T> {
             let guard = format!("{}.{}", spec.field(), capacity - take);
             let pushed = overflow
                 .update_one(
-                    doc! { spec.parent(): id.clone(), FULL: { "$ne": true }, guard: { "$exists": false } },
+                    doc! {
+                        spec.parent(): id.clone(),
+                        SEQ: { "$gte": from_seq },
+                        FULL: { "$ne": true },
+                        guard: { "$exists": false },
+                    },
                     doc! { "$push": { spec.field(): { "$each": rest[..take].to_vec() } } },
                 )
                 .await?;

@@ -1,0 +1,562 @@
+//! The outlier pattern (`pattern_runtime::outlier`): one push below the limit and one past it,
+//! each vs the same writes by hand with the driver, and an outlier's 10 000 items read back vs
+//! the same posts stored one document per post.
+//!
+//! `cargo bench --ignore-rust-version -p pattern-tests --bench outlier` (embedded server, or
+//! `MONGODB_URI`). Three groups:
+//! - `outlier_push_below`: one post pushed to a member under the limit (`limit = 50`).
+//!   `toolkit` is `Member::posts_outlier(&db).push`; `by_hand` the toolkit's whole write for a
+//!   normal document, one conditional `update` of the member: filter `{_id, isOutlier: {$ne:
+//!   true}, postsCount: {$lte: 49}, "posts.49": {$exists: false}}`, update `{$push: {posts:
+//!   {$each: [post]}}, $inc: {postsCount: 1}}`. Each side starts a fresh member every 49 pushes
+//!   (the insert is not timed), so every timed push finds room: 0 to 48 posts already there.
+//! - `outlier_push_above`: one post pushed to a member already past the limit, its overflow
+//!   documents holding 100 posts each (`capacity = 100`). `toolkit` is `push`; `by_hand` the two
+//!   writes such a push needs: a `findAndModify` of the member (`$inc` the count, `$set` the flag,
+//!   returning the count and flag before) and one conditional `$push` into the open overflow
+//!   document (`{memberId, full: {$ne: true}, "posts.99": {$exists: false}}`). But `push` does
+//!   not know the member is an outlier before it writes: it first tries the conditional update
+//!   of the fast path, which matches nothing, so it sends three commands (`update` of the member,
+//!   `findAndModify`, `update` of the overflow document), one round trip more than by hand.
+//!   `by_hand_same_commands` writes those three by hand, so `toolkit` vs it is the toolkit's own
+//!   cost and `by_hand` vs it the cost of the round trip the fast path wastes on an outlier.
+//!   Once every 100 pushes the open overflow document is full and the next one is opened: the
+//!   toolkit reads the last document (`aggregate`, with its size), closes it (`update`, `full:
+//!   true`) and inserts the next; by hand, `find` of the last `seq`, the same close and insert.
+//!   These rollovers are timed on every side (they are part of what a push costs, one push in
+//!   100) and are the only place the commands differ. Each side starts a fresh member every 1 000
+//!   pushes (set up by the toolkit's `push_many` of 51 posts, not timed), so a push meets at most
+//!   11 overflow documents (see the end: more would slow every push).
+//! - `outlier_read_10000`: a user's 10 000 posts read back in push order, as `Vec<Post>`.
+//!   `outlier_items` is `User::posts_outlier(&db).items` on an outlier with `limit = 50` and
+//!   `capacity = 1000`, as in the seed: the user document (50 posts), then its 10 overflow
+//!   documents (`find` by `userId`, sorted by `seq`); `one_document_per_post` is the same posts
+//!   stored as `{userId, n, text}` documents, `find({userId}).sort({n: 1})` with the projection
+//!   `{_id: 0, n: 1, text: 1}` over an index on `{userId: 1, n: 1}` (inserted in scattered
+//!   order). The driver's first batch holds 101 documents, so that read takes a `find` and a
+//!   `getMore`; `one_document_per_post_one_batch` asks for all of them in the first batch
+//!   (`batchSize` 10 001), one round trip like `items`' read of the overflow documents. 10
+//!   samples.
+//!
+//! Before timing, the push sides are checked to send the same commands (name and collection,
+//! `TestDb::take_commands`) in the common case (`by_hand` the toolkit's minus the first
+//! `update`), and to leave the same documents after 250 pushes past the limit (two rollovers:
+//! 100, 100 and 51 posts, read back by `items`, `check` consistent); the reads to send the
+//! commands above and return the same 10 000 posts in push order. The checks and the read's
+//! 20 000 posts are only written when a benchmark needing them runs.
+//!
+//! One run on the embedded server, 2 cores shared with other builds (lightly loaded then), all
+//! groups in one process, in the order above:
+//!
+//! | group | side | time | ratio |
+//! | --- | --- | --- | --- |
+//! | `outlier_push_below` | `toolkit` | 611 µs | 1.03 (toolkit / by hand) |
+//! | | `by_hand` | 594 µs | |
+//! | `outlier_push_above` | `toolkit` | 1.82 ms | 1.02 (toolkit / `by_hand_same_commands`) |
+//! | | `by_hand_same_commands` | 1.79 ms | |
+//! | | `by_hand` (two writes) | 1.45 ms | 1.25 (toolkit / `by_hand`) |
+//! | `outlier_read_10000` | `outlier_items` | 40.8 ms | 0.47 (outlier / one document per post) |
+//! | | `one_document_per_post` | 87.7 ms | |
+//! | | `one_document_per_post_one_batch` | 87.9 ms | 0.46 |
+//!
+//! The same commands cost the same: the toolkit's own work (serialising, the size check, the
+//! span) does not show beside a round trip of about 0.6 ms. A push to an outlier pays for the
+//! fast path's miss: a third round trip, a fifth of its time here. Reading an outlier's
+//! 10 000 posts from 11 documents takes half the time of reading 10 000 documents, and the
+//! `getMore` is not what costs (one batch takes as long): the server's work per document is.
+//!
+//! Runs spread widely, so compare several, not one. Over seven runs of the pushes (four in this
+//! order, two with the sides of each push group swapped, one under heavy load): toolkit / by
+//! hand below 0.78 to 1.04; toolkit / `by_hand_same_commands` above 0.83 to 1.30; toolkit /
+//! `by_hand` above 1.10 to 1.76. Over five runs of the reads, outlier / one document per post
+//! 0.47 to 0.73. The benchmark that ran first in a group of writes often came out faster,
+//! whichever side it was: below, toolkit first gave 0.78, 0.83, 0.83 and 1.03 (1.01 under
+//! load), by hand first 1.04 and 0.95.
+//!
+//! This bench found that a push past the limit grew slower with the outlier's overflow
+//! documents: the open document's filter had no `seq`, so the server examined every overflow
+//! document of the member through the `{memberId, seq}` index (`explain` on a member with 505
+//! overflow documents: 505 keys and 505 documents examined, one returned; 200 pushes to a
+//! member with 501 overflow documents took 4.7 ms each against 2.0 ms with one). The toolkit's
+//! filter now starts at the `seq` the count points to, minus one (`seq: {$gte: ..}`), so it
+//! reads one or two documents however many there are; the figures above are from before that
+//! change, and `by_hand_same_commands` still writes the filter without `seq` (each side starts
+//! a fresh member every 1 000 pushes, at most 11 overflow documents, where the two cost alike).
+
+use bson::{doc, Bson, Document};
+use criterion::{criterion_group, criterion_main, Criterion};
+use futures_util::future::BoxFuture;
+use futures_util::TryStreamExt;
+use mongodb::options::ReturnDocument;
+use mongodb::{Database, IndexModel};
+use pattern_runtime::Model;
+use pattern_testkit::TestDb;
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Once;
+use std::time::{Duration, Instant};
+use tokio::runtime::Runtime;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Post {
+    n: i64,
+    text: String,
+}
+
+/// The seed's user: 50 posts embedded, 1 000 per overflow document. Read by `items`.
+#[derive(Debug, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+#[model(collection = "users")]
+struct User {
+    #[serde(rename = "_id")]
+    id: String,
+    #[outlier(limit = 50, overflow = "user_posts", capacity = 1000, flag = is_outlier, count = posts_count)]
+    posts: Vec<Post>,
+    is_outlier: bool,
+    posts_count: i64,
+}
+
+/// Pushed to: overflow documents of 100 posts, so a push rewrites a small document.
+#[derive(Debug, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+#[model(collection = "members")]
+struct Member {
+    #[serde(rename = "_id")]
+    id: String,
+    #[outlier(limit = 50, overflow = "member_posts", capacity = 100, flag = is_outlier, count = posts_count)]
+    posts: Vec<Post>,
+    is_outlier: bool,
+    posts_count: i64,
+}
+
+const LIMIT: i64 = 50;
+const CAPACITY: i64 = 100;
+/// Pushes to one member below the limit before the next member: every one finds room.
+const PUSHES_BELOW: u64 = LIMIT as u64 - 1;
+/// Pushes to one outlier member before the next: at most 11 overflow documents each.
+const PUSHES_ABOVE: u64 = 1_000;
+/// The outlier read back.
+const POSTS: i64 = 10_000;
+
+fn post(n: i64) -> Post {
+    Post {
+        n,
+        text: format!("post {n}: 今天的照片，谢谢大家的支持"),
+    }
+}
+
+/// The commands sent since the last call: (name, collection).
+fn sent(db: &TestDb) -> Vec<(String, String)> {
+    db.take_commands()
+        .into_iter()
+        .map(|c| (c.name, c.target))
+        .collect()
+}
+
+fn cmd(name: &str, target: &str) -> (String, String) {
+    (name.to_owned(), target.to_owned())
+}
+
+/// Distinct member ids across the sides and samples.
+static NEXT_MEMBER: AtomicU64 = AtomicU64::new(0);
+
+/// A new member with no posts (`below`) or past the limit: 51 posts pushed by the toolkit, 50
+/// embedded and one in overflow document 1 (the state any outlier's pushes start from).
+async fn fresh_member(db: &Database, below: bool) -> String {
+    let id = format!("m{}", NEXT_MEMBER.fetch_add(1, Ordering::Relaxed));
+    Member::collection(db)
+        .insert_one(Member {
+            id: id.clone(),
+            posts: vec![],
+            is_outlier: false,
+            posts_count: 0,
+        })
+        .await
+        .unwrap();
+    if !below {
+        Member::posts_outlier(db)
+            .push_many(id.as_str(), (0..=LIMIT).map(post).collect())
+            .await
+            .unwrap();
+    }
+    id
+}
+
+/// The fast path by hand: one conditional update of the member.
+async fn by_hand_below(db: &Database, id: &str, item: &Post) {
+    let room = format!("posts.{}", LIMIT - 1);
+    let item = bson::serialize_to_document(item).unwrap();
+    let result = db
+        .collection::<Document>("members")
+        .update_one(
+            doc! {
+                "_id": id,
+                "isOutlier": { "$ne": true },
+                "postsCount": { "$lte": LIMIT - 1 },
+                room: { "$exists": false },
+            },
+            doc! { "$push": { "posts": { "$each": [item] } }, "$inc": { "postsCount": 1i64 } },
+        )
+        .await
+        .unwrap();
+    assert_eq!(result.matched_count, 1, "{id} had no room");
+}
+
+/// A push past the limit by hand: count and flag the member, then `$push` into the open
+/// overflow document, or when it is full close it and insert the next. With `fast_path_first`,
+/// first the conditional update of [`by_hand_below`], which matches nothing on an outlier (the
+/// commands the toolkit sends).
+async fn by_hand_above(db: &Database, id: &str, item: &Post, fast_path_first: bool) {
+    let members = db.collection::<Document>("members");
+    let overflow = db.collection::<Document>("member_posts");
+    let item = bson::serialize_to_document(item).unwrap();
+    if fast_path_first {
+        let room = format!("posts.{}", LIMIT - 1);
+        let result = members
+            .update_one(
+                doc! {
+                    "_id": id,
+                    "isOutlier": { "$ne": true },
+                    "postsCount": { "$lte": LIMIT - 1 },
+                    room: { "$exists": false },
+                },
+                doc! { "$push": { "posts": { "$each": [item.clone()] } }, "$inc": { "postsCount": 1i64 } },
+            )
+            .await
+            .unwrap();
+        assert_eq!(result.matched_count, 0, "{id} is no outlier");
+    }
+    let before = members
+        .find_one_and_update(
+            doc! { "_id": id },
+            doc! { "$inc": { "postsCount": 1i64 }, "$set": { "isOutlier": true } },
+        )
+        .projection(doc! { "isOutlier": 1, "postsCount": 1 })
+        .return_document(ReturnDocument::Before)
+        .await
+        .unwrap()
+        .unwrap();
+    // Only the case measured: the member is already an outlier, the post goes to overflow.
+    assert!(before.get_bool("isOutlier").unwrap(), "{id} is no outlier");
+    let room = format!("posts.{}", CAPACITY - 1);
+    let pushed = overflow
+        .update_one(
+            doc! { "memberId": id, "full": { "$ne": true }, room: { "$exists": false } },
+            doc! { "$push": { "posts": { "$each": [item.clone()] } } },
+        )
+        .await
+        .unwrap();
+    if pushed.matched_count == 1 {
+        return;
+    }
+    // The open document is full: close it and open the next.
+    let last = overflow
+        .find_one(doc! { "memberId": id })
+        .sort(doc! { "seq": -1 })
+        .projection(doc! { "seq": 1 })
+        .await
+        .unwrap()
+        .unwrap();
+    let seq = match last.get("seq") {
+        Some(Bson::Int64(n)) => *n,
+        Some(Bson::Int32(n)) => i64::from(*n),
+        other => panic!("seq {other:?}"),
+    };
+    overflow
+        .update_one(
+            doc! { "memberId": id, "seq": seq },
+            doc! { "$set": { "full": true } },
+        )
+        .await
+        .unwrap();
+    let next = seq + 1;
+    overflow
+        .insert_one(doc! {
+            "_id": format!("posts_{id}_{next}"),
+            "memberId": id,
+            "seq": next,
+            "posts": [item],
+        })
+        .await
+        .unwrap();
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Toolkit,
+    ByHand,
+    /// Past the limit only: by hand with the toolkit's commands.
+    ByHandSameCommands,
+}
+
+async fn push(db: &Database, side: Side, below: bool, id: &str, item: Post) {
+    match side {
+        Side::Toolkit => Member::posts_outlier(db).push(id, item).await.unwrap(),
+        Side::ByHand if below => by_hand_below(db, id, &item).await,
+        Side::ByHand => by_hand_above(db, id, &item, false).await,
+        Side::ByHandSameCommands => by_hand_above(db, id, &item, true).await,
+    }
+}
+
+/// `iters` pushes by `side`, a fresh member every `PUSHES_BELOW` or `PUSHES_ABOVE` of them: the
+/// time of the pushes only.
+async fn timed_pushes(db: &Database, side: Side, below: bool, iters: u64) -> Duration {
+    let per_member = if below { PUSHES_BELOW } else { PUSHES_ABOVE };
+    let mut total = Duration::ZERO;
+    let mut id = String::new();
+    for i in 0..iters {
+        let k = i % per_member;
+        if k == 0 {
+            id = fresh_member(db, below).await;
+        }
+        let item = post(1_000 + i64::try_from(k).unwrap_or(0));
+        let start = Instant::now();
+        push(db, side, below, &id, item).await;
+        total += start.elapsed();
+    }
+    total
+}
+
+/// The commands of one push by `side` to a fresh member (below), or the next push to an outlier
+/// member whose open overflow document has room (above).
+fn commands_of(rt: &Runtime, db: &TestDb, side: Side, below: bool) -> Vec<(String, String)> {
+    let id = rt.block_on(fresh_member(db, below));
+    db.take_commands();
+    rt.block_on(push(db, side, below, &id, post(1_000)));
+    sent(db)
+}
+
+/// Both push sides send the same commands in the common case, and write the same documents.
+fn check_pushes(rt: &Runtime, db: &TestDb) {
+    let toolkit = commands_of(rt, db, Side::Toolkit, true);
+    assert_eq!(toolkit, [cmd("update", "members")], "below: toolkit sent");
+    let by_hand = commands_of(rt, db, Side::ByHand, true);
+    assert_eq!(by_hand, toolkit, "below: by_hand sends otherwise");
+
+    let toolkit = commands_of(rt, db, Side::Toolkit, false);
+    let same = commands_of(rt, db, Side::ByHandSameCommands, false);
+    let two = commands_of(rt, db, Side::ByHand, false);
+    println!("a push past the limit sends: toolkit {toolkit:?}, by_hand {two:?}");
+    assert_eq!(
+        toolkit,
+        [
+            cmd("update", "members"),
+            cmd("findAndModify", "members"),
+            cmd("update", "member_posts"),
+        ],
+        "above: toolkit sent"
+    );
+    assert_eq!(
+        same, toolkit,
+        "above: by_hand_same_commands sends otherwise"
+    );
+    assert_eq!(two, toolkit[1..], "above: by_hand sends otherwise");
+
+    // 250 pushes past the limit on each side, two of them opening the next overflow document:
+    // the same documents, and the toolkit reads back what by hand wrote.
+    for side in [Side::Toolkit, Side::ByHand, Side::ByHandSameCommands] {
+        let id = rt.block_on(fresh_member(db, false));
+        rt.block_on(async {
+            for n in 100..350 {
+                push(db, side, false, &id, post(n)).await;
+            }
+        });
+        let posts = Member::posts_outlier(db);
+        let read = rt.block_on(posts.items(id.as_str())).unwrap();
+        let expected: Vec<Post> = (0..=LIMIT).chain(100..350).map(post).collect();
+        assert!(read == expected, "{side:?}: the posts read back otherwise");
+        let state = rt.block_on(posts.check(id.as_str())).unwrap();
+        assert!(state.is_consistent(), "{side:?}: {state:?}");
+        assert_eq!(state.overflow_documents, 3, "{side:?}: {state:?}");
+        let sizes: Vec<usize> = rt.block_on(async {
+            db.collection::<Document>("member_posts")
+                .find(doc! { "memberId": id.as_str() })
+                .sort(doc! { "seq": 1 })
+                .await
+                .unwrap()
+                .map_ok(|d| d.get_array("posts").unwrap().len())
+                .try_collect()
+                .await
+                .unwrap()
+        });
+        assert_eq!(sizes, [100, 100, 51], "{side:?}");
+    }
+    db.take_commands();
+}
+
+/// The outlier `user123` with `POSTS` posts (pushed in batches of 500, as in the seed), and the
+/// same posts one document each in `posts`, indexed on `{userId: 1, n: 1}`.
+async fn setup_read(db: &Database) {
+    User::collection(db)
+        .insert_one(User {
+            id: "user123".into(),
+            posts: vec![],
+            is_outlier: false,
+            posts_count: 0,
+        })
+        .await
+        .unwrap();
+    let posts = User::posts_outlier(db);
+    for batch in 0..POSTS / 500 {
+        let items = (batch * 500..(batch + 1) * 500).map(post).collect();
+        posts.push_many("user123", items).await.unwrap();
+    }
+    let one_each = db.collection::<Document>("posts");
+    one_each
+        .create_index(
+            IndexModel::builder()
+                .keys(doc! { "userId": 1, "n": 1 })
+                .build(),
+        )
+        .await
+        .unwrap();
+    // Inserted in a scattered order, as posts arriving over time among other users' would be.
+    let docs: Vec<Document> = (0..POSTS)
+        .map(|k| k * 7_919 % POSTS)
+        .map(|n| {
+            let p = post(n);
+            doc! { "userId": "user123", "n": p.n, "text": p.text }
+        })
+        .collect();
+    one_each.insert_many(docs).await.unwrap();
+}
+
+async fn outlier_items(db: &Database) -> Vec<Post> {
+    User::posts_outlier(db).items("user123").await.unwrap()
+}
+
+async fn one_document_per_post(db: &Database) -> Vec<Post> {
+    db.collection::<Post>("posts")
+        .find(doc! { "userId": "user123" })
+        .sort(doc! { "n": 1 })
+        .projection(doc! { "_id": 0, "n": 1, "text": 1 })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap()
+}
+
+/// [`one_document_per_post`] asking for every post in the first batch: one round trip, as
+/// `items` takes for its overflow documents.
+async fn one_document_per_post_one_batch(db: &Database) -> Vec<Post> {
+    db.collection::<Post>("posts")
+        .find(doc! { "userId": "user123" })
+        .sort(doc! { "n": 1 })
+        .projection(doc! { "_id": 0, "n": 1, "text": 1 })
+        .batch_size(u32::try_from(POSTS + 1).unwrap_or(u32::MAX))
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap()
+}
+
+/// The reads return the same posts, in push order.
+fn check_reads(rt: &Runtime, db: &TestDb) {
+    db.take_commands();
+    let by_outlier = rt.block_on(outlier_items(db));
+    let outlier_sent = sent(db);
+    let by_document = rt.block_on(one_document_per_post(db));
+    let document_sent = sent(db);
+    let by_one_batch = rt.block_on(one_document_per_post_one_batch(db));
+    let one_batch_sent = sent(db);
+    println!(
+        "reading {POSTS} posts sends: outlier_items {outlier_sent:?}, one_document_per_post \
+         {document_sent:?}, one_document_per_post_one_batch {one_batch_sent:?}"
+    );
+    assert_eq!(
+        outlier_sent,
+        [cmd("find", "users"), cmd("find", "user_posts")]
+    );
+    assert_eq!(document_sent, [cmd("find", "posts"), cmd("getMore", "")]);
+    assert_eq!(one_batch_sent, [cmd("find", "posts")]);
+    let expected: Vec<Post> = (0..POSTS).map(post).collect();
+    assert!(by_outlier == expected, "outlier_items read otherwise");
+    assert!(
+        by_document == expected,
+        "one_document_per_post read otherwise"
+    );
+    assert!(
+        by_one_batch == expected,
+        "one_document_per_post_one_batch read otherwise"
+    );
+}
+
+fn benches(c: &mut Criterion) {
+    let rt = Runtime::new().unwrap();
+    let test_db = rt.block_on(async {
+        let db = pattern_testkit::test_db("bench_outlier").await;
+        pattern_runtime::sync_models(
+            &db,
+            &[User::SCHEMA, Member::SCHEMA],
+            &pattern_runtime::SyncOptions::new(),
+        )
+        .await
+        .unwrap();
+        db
+    });
+    let db = test_db.db();
+    // Checked, and the read's 20 000 posts written, only when a benchmark needing them runs: a
+    // filtered run (`-- outlier_push_below/toolkit`) starts on a quiet server.
+    let pushes_checked = Once::new();
+    let reads_ready = Once::new();
+
+    let mut g = c.benchmark_group("outlier_push_below");
+    g.sample_size(30);
+    g.warm_up_time(Duration::from_secs(1));
+    g.measurement_time(Duration::from_secs(4));
+    for (name, side) in [("toolkit", Side::Toolkit), ("by_hand", Side::ByHand)] {
+        g.bench_function(name, |b| {
+            pushes_checked.call_once(|| check_pushes(&rt, &test_db));
+            b.to_async(&rt)
+                .iter_custom(|iters| timed_pushes(db, side, true, iters));
+        });
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("outlier_push_above");
+    g.sample_size(30);
+    g.warm_up_time(Duration::from_secs(1));
+    g.measurement_time(Duration::from_secs(4));
+    for (name, side) in [
+        ("toolkit", Side::Toolkit),
+        ("by_hand_same_commands", Side::ByHandSameCommands),
+        ("by_hand", Side::ByHand),
+    ] {
+        g.bench_function(name, |b| {
+            pushes_checked.call_once(|| check_pushes(&rt, &test_db));
+            b.to_async(&rt)
+                .iter_custom(|iters| timed_pushes(db, side, false, iters));
+        });
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("outlier_read_10000");
+    g.sample_size(10);
+    g.warm_up_time(Duration::from_secs(1));
+    g.measurement_time(Duration::from_secs(8));
+    type Read = for<'a> fn(&'a Database) -> BoxFuture<'a, Vec<Post>>;
+    let reads: [(&str, Read); 3] = [
+        ("outlier_items", |db| Box::pin(outlier_items(db))),
+        ("one_document_per_post", |db| {
+            Box::pin(one_document_per_post(db))
+        }),
+        ("one_document_per_post_one_batch", |db| {
+            Box::pin(one_document_per_post_one_batch(db))
+        }),
+    ];
+    for (name, read) in reads {
+        g.bench_function(name, |b| {
+            reads_ready.call_once(|| {
+                rt.block_on(setup_read(db));
+                check_reads(&rt, &test_db);
+            });
+            b.to_async(&rt).iter(|| read(db));
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(outlier, benches);
+criterion_main!(outlier);
