@@ -91,17 +91,14 @@ fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Opt
             return None;
         }
     }
-    if !field.serialized {
-        errors.spanned(
-            attr,
-            "an approximate counter is stored: remove `#[serde(skip)]` or `#[approximate]`",
-        );
-        return None;
-    }
-    let syn::Meta::List(list) = &attr.meta else {
-        errors.spanned(attr, HELP);
-        return None;
-    };
+    let list = crate::ast::stored_field_list(
+        field,
+        attr,
+        "approximate",
+        "an approximate counter",
+        HELP,
+        errors,
+    )?;
     let parser = |input: ParseStream<'_>| -> syn::Result<(Ident, Vec<Setting>)> {
         let kind = Ident::parse_any(input)?;
         let mut settings = Vec::new();
@@ -363,12 +360,6 @@ impl Pattern for Approximate {
     }
 
     fn specs(&self) -> Vec<TokenStream> {
-        self.fields
-            .iter()
-            .map(|f| {
-                let s = f.static_ident();
-                quote!(&#s)
-            })
-            .collect()
+        crate::schema::spec_refs(self.fields.iter().map(|f| f.static_ident()))
     }
 }

@@ -568,6 +568,31 @@ pub(crate) fn lit_str(input: syn::parse::ParseStream<'_>, what: &str) -> syn::Re
         .map_err(|e| syn::Error::new(e.span(), format!("{what} takes a string literal")))
 }
 
+/// The `(..)` of a field attribute whose pattern stores the field: an error (and `None`) when the
+/// field is not serialized (`#[serde(skip)]`) or the attribute has no list, `help` saying what to
+/// write. `name` is the attribute's name, `what` the stored thing (`an approximate counter`).
+pub(crate) fn stored_field_list<'a>(
+    field: &Field<'_>,
+    attr: &'a syn::Attribute,
+    name: &str,
+    what: &str,
+    help: &str,
+    errors: &mut Errors,
+) -> Option<&'a syn::MetaList> {
+    if !field.serialized {
+        errors.spanned(
+            attr,
+            format!("{what} is stored: remove `#[serde(skip)]` or `#[{name}]`"),
+        );
+        return None;
+    }
+    let syn::Meta::List(list) = &attr.meta else {
+        errors.spanned(attr, help);
+        return None;
+    };
+    Some(list)
+}
+
 /// Whether a `#[computed(..)]` attribute computes from another model (it has `by = ..`, handled
 /// by the `computed` pattern) rather than from a subset of the same struct (the `subset` pattern).
 pub(crate) fn computed_from_another_model(attr: &syn::Attribute) -> bool {

@@ -95,13 +95,6 @@ fn parse_field(field: &Field<'_>, errors: &mut Errors) -> Option<FromField> {
              other computation",
         );
     }
-    if !field.serialized {
-        errors.spanned(
-            attr,
-            "a computed field is stored: remove `#[serde(skip)]` or `#[computed]`",
-        );
-        return None;
-    }
     if let Some(subset) = field.attrs.iter().find(|a| a.path().is_ident("subset")) {
         errors.spanned(
             subset,
@@ -109,10 +102,8 @@ fn parse_field(field: &Field<'_>, errors: &mut Errors) -> Option<FromField> {
         );
         return None;
     }
-    let syn::Meta::List(list) = &attr.meta else {
-        errors.spanned(attr, HELP);
-        return None;
-    };
+    let list =
+        crate::ast::stored_field_list(field, attr, "computed", "a computed field", HELP, errors)?;
     type Parsed = (Option<(Ident, syn::Path, Option<Ident>)>, Option<Ident>);
     let parser = |input: ParseStream<'_>| -> syn::Result<Parsed> {
         let mut kind = None;
@@ -488,13 +479,7 @@ impl Pattern for ComputedFrom {
     }
 
     fn specs(&self) -> Vec<TokenStream> {
-        self.fields
-            .iter()
-            .map(|f| {
-                let s = f.static_ident();
-                quote!(&#s)
-            })
-            .collect()
+        crate::schema::spec_refs(self.fields.iter().map(|f| f.static_ident()))
     }
 
     fn stubs(&self, model: &Model<'_>) -> TokenStream {

@@ -107,17 +107,14 @@ fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Opt
         );
         return None;
     }
-    if !field.serialized {
-        errors.spanned(
-            attr,
-            "an `#[outlier]` array is stored: remove `#[serde(skip)]` or `#[outlier]`",
-        );
-        return None;
-    }
-    let syn::Meta::List(list) = &attr.meta else {
-        errors.spanned(attr, HELP);
-        return None;
-    };
+    let list = crate::ast::stored_field_list(
+        field,
+        attr,
+        "outlier",
+        "an `#[outlier]` array",
+        HELP,
+        errors,
+    )?;
     let mut limit: Option<u32> = None;
     let mut capacity: Option<u32> = None;
     let mut overflow: Option<String> = None;
@@ -350,13 +347,7 @@ impl Pattern for Outliers {
     }
 
     fn specs(&self) -> Vec<TokenStream> {
-        self.fields
-            .iter()
-            .map(|f| {
-                let s = f.static_ident();
-                quote!(&#s)
-            })
-            .collect()
+        crate::schema::spec_refs(self.fields.iter().map(|f| f.static_ident()))
     }
 
     fn stubs(&self, model: &Model<'_>) -> TokenStream {

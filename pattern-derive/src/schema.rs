@@ -53,6 +53,11 @@ pub(crate) struct PatternDef {
     pub fields: Option<fn(&DeriveInput, &Model<'_>, &mut Errors) -> TokenStream>,
 }
 
+/// `&STATIC` for each of a pattern's spec statics: its entries of the schema's `patterns` list.
+pub(crate) fn spec_refs(statics: impl Iterator<Item = syn::Ident>) -> Vec<TokenStream> {
+    statics.map(|s| quote!(&#s)).collect()
+}
+
 /// The `static __SCHEMA` of a model: its fields, indexes and pattern specs, and the group
 /// `#[model(group = "...")]` names.
 pub(crate) fn schema_static(
