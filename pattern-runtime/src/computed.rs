@@ -123,7 +123,7 @@ use crate::error::{check_size, touched_fields, Error, Result};
 use crate::index::IndexSpec;
 use crate::model::Model;
 use crate::schema::{registered_models, ModelSchema, PatternSpec};
-use crate::txn::{in_session, transact};
+use crate::txn::{collect_in, in_session, transact};
 
 /// How many target documents [`ComputedFields::recompute_all`] and
 /// [`ComputedFields::verify`] read, aggregate and write per round.
@@ -985,21 +985,10 @@ async fn aggregate_many(
     ];
     let sources = feed.source_collection(db);
     let action = sources.aggregate(pipeline);
-    let mut found = HashMap::new();
-    match s {
-        Some(s) => {
-            let mut cursor = action.session(&mut *s).await?;
-            while let Some(d) = cursor.next(&mut *s).await.transpose()? {
-                found.insert(key_of(d.get("_id").unwrap_or(&Bson::Null)), d);
-            }
-        }
-        None => {
-            let mut cursor = action.await?;
-            while let Some(d) = cursor.try_next().await? {
-                found.insert(key_of(d.get("_id").unwrap_or(&Bson::Null)), d);
-            }
-        }
-    }
+    let found = collect_in!(action, s)?
+        .into_iter()
+        .map(|d| (key_of(d.get("_id").unwrap_or(&Bson::Null)), d))
+        .collect();
     Ok(found)
 }
 
@@ -1238,17 +1227,7 @@ impl<M: Model> ComputedFields<M> {
                 .find(doc! { "_id": { "$in": ids.clone() } })
                 .projection(projection.clone())
                 .batch_size(ids.len() as u32 + 1);
-            let stored: Vec<Document> = match s.as_deref_mut() {
-                Some(s) => {
-                    let mut cursor = read.session(&mut *s).await?;
-                    let mut all = Vec::new();
-                    while let Some(d) = cursor.next(&mut *s).await.transpose()? {
-                        all.push(d);
-                    }
-                    all
-                }
-                None => read.await?.try_collect().await?,
-            };
+            let stored: Vec<Document> = collect_in!(read, s.as_deref_mut())?;
             let mut drifts = Vec::new();
             // Per target: `$set` of the recomputed values, filter on the values replaced.
             let mut fixes: Vec<(Bson, Document, Document)> = Vec::new();

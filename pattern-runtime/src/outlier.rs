@@ -102,7 +102,7 @@ use crate::error::{check_size, Error, Result};
 use crate::index::IndexSpec;
 use crate::model::Model;
 use crate::schema::{ModelSchema, PatternSpec};
-use crate::txn::{in_session, transact};
+use crate::txn::{collect_in, in_session, transact};
 
 /// An `#[outlier(...)]` field, as static data.
 #[derive(Debug, Clone, Copy)]
@@ -286,7 +286,7 @@ fn int(value: Option<&Bson>) -> i64 {
     }
 }
 
-impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync> Outlier<P, T> {
+impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<P, T> {
     /// The operations of the field `spec` of `P` in `db`.
     pub fn new(db: &Database, spec: &'static OutlierSpec) -> Self {
         Outlier {
@@ -578,22 +578,11 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync> Outlier<P, T> {
             .projection(doc! { spec.flag(): 1, spec.count(): 1, spec.field(): 1 })
             .await?
             .ok_or_else(|| self.not_found(id.clone()))?;
-        let items = match main.get(spec.field()) {
-            Some(Bson::Array(a)) => a
-                .iter()
-                .map(|b| bson::deserialize_from_bson(b.clone()))
-                .collect::<std::result::Result<Vec<T>, _>>()?,
-            _ => Vec::new(),
-        };
         Ok((
             main.get_bool(spec.flag()).unwrap_or(false),
             int(main.get(spec.count())),
-            items,
+            items_in(&main, spec.field())?,
         ))
-    }
-
-    fn items_of(&self, doc: &Document) -> Result<Vec<T>> {
-        items_in(doc, self.spec.field())
     }
 
     /// Every item of the document `id` as a stream, in push order: the embedded ones (read
@@ -607,10 +596,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync> Outlier<P, T> {
         fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty),
         err(level = "debug")
     )]
-    pub async fn stream(&self, id: impl Into<Bson>) -> Result<BoxStream<'static, Result<T>>>
-    where
-        T: 'static,
-    {
+    pub async fn stream(&self, id: impl Into<Bson>) -> Result<BoxStream<'static, Result<T>>> {
         let id = id.into();
         tracing::Span::current().record("id", tracing::field::display(&id));
         let (outlier, _, items) = self.read_main(&id).await?;
@@ -646,25 +632,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync> Outlier<P, T> {
     pub async fn items(&self, id: impl Into<Bson>) -> Result<Vec<T>> {
         let id = id.into();
         tracing::Span::current().record("id", tracing::field::display(&id));
-        let (outlier, count, mut items) = self.read_main(&id).await?;
-        if !outlier {
-            return Ok(items);
-        }
-        items.reserve(
-            usize::try_from(count)
-                .unwrap_or(0)
-                .saturating_sub(items.len()),
-        );
-        let mut cursor = self
-            .overflow()
-            .find(doc! { self.spec.parent(): id })
-            .projection(doc! { self.spec.field(): 1 })
-            .sort(doc! { SEQ: 1 })
-            .await?;
-        while let Some(d) = cursor.try_next().await? {
-            items.extend(self.items_of(&d)?);
-        }
-        Ok(items)
+        self.stream(id).await?.try_collect().await
     }
 
     /// The items `skip..skip + limit` of the document `id`, in push order: reads the main
@@ -719,7 +687,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync> Outlier<P, T> {
             .await?;
         let mut items = Vec::new();
         while let Some(d) = cursor.try_next().await? {
-            items.extend(self.items_of(&d)?);
+            items.extend(items_in(&d, self.spec.field())?);
         }
         let room = limit - page.len();
         page.extend(items.into_iter().skip(skip_in_first).take(room));
@@ -866,13 +834,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync> Outlier<P, T> {
                 "n": { "$size": { "$ifNull": [format!("${}", spec.field()), []] } },
             } },
         ]);
-        let main: Option<Document> = match s.as_deref_mut() {
-            Some(s) => {
-                let mut cursor = read.session(&mut *s).await?;
-                cursor.next(&mut *s).await.transpose()?
-            }
-            None => read.await?.try_next().await?,
-        };
+        let main: Option<Document> = collect_in!(read, s.as_deref_mut())?.pop();
         let Some(main) = main else {
             return Err(mongodb::error::Error::custom(NoParent));
         };
@@ -885,13 +847,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync> Outlier<P, T> {
                 "items": { "$sum": { "$size": format!("${}", spec.field()) } },
             } },
         ]);
-        let overflow: Option<Document> = match s {
-            Some(s) => {
-                let mut cursor = read.session(&mut *s).await?;
-                cursor.next(&mut *s).await.transpose()?
-            }
-            None => read.await?.try_next().await?,
-        };
+        let overflow: Option<Document> = collect_in!(read, s)?.pop();
         let (docs, items) = overflow
             .map(|d| (int(d.get("docs")), int(d.get("items"))))
             .unwrap_or((0, 0));

@@ -144,6 +144,34 @@ macro_rules! in_session {
 
 pub(crate) use in_session;
 
+/// `collect_in!(action, session)`: runs a `find` or `aggregate` action in `session:
+/// Option<&mut ClientSession>` when there is one (the cursor's batches read through it), on its
+/// own otherwise, and collects its documents: `mongodb::error::Result<Vec<Document>>`.
+macro_rules! collect_in {
+    ($action:expr, $session:expr) => {
+        async {
+            match $session {
+                ::core::option::Option::Some(s) => {
+                    let mut cursor = $action.session(&mut *s).await?;
+                    let mut all = ::std::vec::Vec::new();
+                    while let ::core::option::Option::Some(d) =
+                        cursor.next(&mut *s).await.transpose()?
+                    {
+                        all.push(d);
+                    }
+                    ::mongodb::error::Result::Ok(all)
+                }
+                ::core::option::Option::None => {
+                    ::futures_util::TryStreamExt::try_collect($action.await?).await
+                }
+            }
+        }
+        .await
+    };
+}
+
+pub(crate) use collect_in;
+
 /// The events of [`transact!`], one function each: the macro's expansion stays free of `tracing`
 /// paths, and every event has the target `pattern_runtime::txn` wherever the macro is used.
 /// Field values are computed only when a subscriber enables the event.
