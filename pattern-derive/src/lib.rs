@@ -23,6 +23,7 @@ mod outlier;
 mod polymorphic;
 mod relation;
 mod subset;
+mod tree;
 mod versioning;
 
 mod bucket;
@@ -42,7 +43,9 @@ mod model;
         version,
         extended_ref,
         attribute,
-        relation
+        relation,
+        tree,
+        in_tree
     )
 )]
 pub fn derive_model(input: TokenStream) -> TokenStream {

@@ -13,7 +13,7 @@ use crate::index::{self, Index};
 use crate::schema::{self, Pattern, PatternDef};
 use crate::{
     approximation, attribute, computed, extended_ref, outlier, polymorphic, relation, subset,
-    versioning,
+    tree, versioning,
 };
 
 /// The patterns of `#[derive(Model)]`, one line each, in the order their specs are listed in the
@@ -28,6 +28,7 @@ const PATTERNS: &[&PatternDef] = &[
     &versioning::PATTERN,
     &extended_ref::PATTERN,
     &relation::PATTERN,
+    &tree::PATTERN,
 ];
 
 pub(crate) fn derive(input: &DeriveInput) -> TokenStream {

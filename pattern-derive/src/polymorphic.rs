@@ -24,6 +24,8 @@ const REFUSED: &[&str] = &[
     "extended_ref",
     "attribute",
     "relation",
+    "tree",
+    "in_tree",
 ];
 
 /// One struct variant.

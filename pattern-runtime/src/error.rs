@@ -178,6 +178,52 @@ pub enum Error {
         known: Vec<&'static str>,
     },
 
+    /// A [tree](crate::tree) has no node with this key (the node asked for, or the parent named
+    /// by a node or a move). Nothing was written.
+    #[error("no node with {key} {value} in `{collection}`; nothing was written")]
+    NoNode {
+        /// The tree's collection.
+        collection: String,
+        /// The key's field (BSON name): `_id`, or the tree's `key = ..`.
+        key: &'static str,
+        /// The value looked for (boxed: it keeps every `Result` small).
+        value: Box<bson::Bson>,
+    },
+
+    /// A [tree](crate::tree) move would put a node under itself or under one of its own
+    /// descendants. Nothing was written: the tree is still a tree.
+    #[error(
+        "moving node {node} of `{collection}` under {under} would make a cycle: {under} is {}; \
+         nothing was written",
+        if node == under { "the node itself" } else { "one of its descendants" }
+    )]
+    Cycle {
+        /// The tree's collection.
+        collection: String,
+        /// The node moved.
+        node: Box<bson::Bson>,
+        /// The parent asked for.
+        under: Box<bson::Bson>,
+    },
+
+    /// A [tree](crate::tree) node was not deleted: it has descendants or holders, and the
+    /// deletion asked for leaves them without a place. Nothing was written.
+    #[error(
+        "node {node} of `{collection}` was not deleted: {reason} ({descendants} descendants,          {holders} holders under it); nothing was written"
+    )]
+    NodeInUse {
+        /// The tree's collection.
+        collection: String,
+        /// The node.
+        node: Box<bson::Bson>,
+        /// Nodes below it.
+        descendants: u64,
+        /// Documents of holder models placed in it or below it.
+        holders: u64,
+        /// Why, and what to ask for instead.
+        reason: &'static str,
+    },
+
     /// A batch was partly written: `written` items are stored, `failed` are not (and can be sent
     /// again). `source` is the first failure.
     ///
@@ -262,6 +308,9 @@ impl Error {
             | Error::UnknownVariant { .. }
             | Error::Bson(_)
             | Error::NotFound { .. }
+            | Error::NoNode { .. }
+            | Error::Cycle { .. }
+            | Error::NodeInUse { .. }
             | Error::VersionConflict { .. }
             | Error::DocumentTooLarge { .. }
             | Error::InvalidKey { .. } => None,

@@ -178,6 +178,8 @@ use mongodb::options::{FullDocumentType, ReturnDocument};
 use mongodb::{ClientSession, Collection, Database};
 use tracing::Instrument;
 
+pub use crate::copies::{CopiesUpdated, Propagation};
+use crate::copies::{write_copies, CopyWrite, Partial};
 use crate::error::{check_size, touched_fields, Error, Result};
 use crate::index::IndexSpec;
 use crate::model::Model;
@@ -426,60 +428,6 @@ impl Embedding {
     }
 }
 
-/// What one propagation wrote.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Propagation {
-    /// One entry per `updateMany` sent, in the order sent.
-    pub copies: Vec<CopiesUpdated>,
-}
-
-impl Propagation {
-    /// Documents changed, over every embedding.
-    pub fn modified(&self) -> u64 {
-        self.copies.iter().map(|c| c.modified).sum()
-    }
-}
-
-/// One `updateMany` of a propagation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CopiesUpdated {
-    /// The embedding model.
-    pub model: &'static str,
-    /// Its collection.
-    pub collection: &'static str,
-    /// The copies' path (`customer`, `items.product`).
-    pub path: String,
-    /// The fields set (BSON names).
-    pub fields: Vec<&'static str>,
-    /// Documents holding a copy of the source.
-    pub matched: u64,
-    /// Documents changed.
-    pub modified: u64,
-}
-
-impl fmt::Display for Propagation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.copies.is_empty() {
-            return f.write_str("no copies to update");
-        }
-        for (i, c) in self.copies.iter().enumerate() {
-            if i > 0 {
-                f.write_str("; ")?;
-            }
-            write!(
-                f,
-                "{}.{} [{}]: {} matched, {} modified",
-                c.collection,
-                c.path,
-                c.fields.join(", "),
-                c.matched,
-                c.modified
-            )?;
-        }
-        Ok(())
-    }
-}
-
 /// The operations on a [`Referenced`] model that keep its copies in sync: from
 /// `Customer::references(&db)`. See the [module documentation](self).
 pub struct References<M> {
@@ -509,12 +457,8 @@ impl<M: Model> fmt::Debug for References<M> {
 enum Step {
     Done(Propagation),
     Missing,
-    /// Without a transaction: the source and `done` copies were written, then `error`.
-    Partial {
-        done: usize,
-        left: usize,
-        error: mongodb::error::Error,
-    },
+    /// Without a transaction: the source and some copies were written, then an error.
+    Partial(Partial),
 }
 
 /// The `updateMany`s of one propagation: which embedding, which of its fields.
@@ -582,11 +526,7 @@ impl<M: Referenced> References<M> {
         match step {
             Step::Done(p) => Ok(p),
             Step::Missing => Err(self.not_found(id)),
-            Step::Partial { done, left, error } => Err(Error::Incomplete {
-                written: done,
-                failed: left,
-                source: Box::new(Error::from(error)),
-            }),
+            Step::Partial(partial) => Err(partial.into_error()),
         }
     }
 
@@ -791,60 +731,30 @@ impl<M: Referenced> References<M> {
     /// it is reported as a partial propagation.
     async fn write_copies(
         &self,
-        mut session: Option<&mut ClientSession>,
+        session: Option<&mut ClientSession>,
         id: &Bson,
         source: &Document,
         targets: &Targets,
     ) -> mongodb::error::Result<Step> {
-        let mut copies = Vec::with_capacity(targets.len());
-        for (done, (embedding, fields)) in targets.iter().enumerate() {
-            let (filter, update, array_filters) = embedding.copy_update(id, source, fields);
-            let coll: Collection<Document> = self.db.collection(embedding.collection());
-            let mut op = coll.update_many(filter, update);
-            if !array_filters.is_empty() {
-                op = op.array_filters(array_filters);
-            }
-            let result = match in_session!(op, session.as_deref_mut()) {
-                Ok(r) => r,
-                Err(e) if session.is_none() => {
-                    tracing::debug!(
-                        done,
-                        left = targets.len() - done,
-                        embedding_model = embedding.model(),
-                        embedding_collection = embedding.collection(),
-                        code = crate::error::server_code(&e),
-                        error = %e,
-                        "copies not updated: the propagation without a transaction is incomplete"
-                    );
-                    return Ok(Step::Partial {
-                        done,
-                        left: targets.len() - done,
-                        error: e,
-                    });
+        let writes = targets
+            .iter()
+            .map(|(embedding, fields)| {
+                let (filter, update, array_filters) = embedding.copy_update(id, source, fields);
+                CopyWrite {
+                    model: embedding.model(),
+                    collection: embedding.collection(),
+                    path: embedding.path(),
+                    fields: fields.clone(),
+                    filter,
+                    update: update.into(),
+                    array_filters,
                 }
-                Err(e) => return Err(e),
-            };
-            let c = CopiesUpdated {
-                model: embedding.model(),
-                collection: embedding.collection(),
-                path: embedding.path(),
-                fields: fields.clone(),
-                matched: result.matched_count,
-                modified: result.modified_count,
-            };
-            tracing::debug!(
-                embedding_model = c.model,
-                embedding_collection = c.collection,
-                path = %c.path,
-                fields = ?c.fields,
-                matched = c.matched,
-                modified = c.modified,
-                in_transaction = session.is_some(),
-                "copies updated"
-            );
-            copies.push(c);
-        }
-        Ok(Step::Done(Propagation { copies }))
+            })
+            .collect();
+        Ok(match write_copies(&self.db, session, writes).await? {
+            Ok(propagation) => Step::Done(propagation),
+            Err(partial) => Step::Partial(partial),
+        })
     }
 }
 

@@ -190,6 +190,7 @@
 // registry and `PatternSpec`); the index sync and the `Model` trait; one module per pattern; this
 // file, the public surface. A module imports only from the layers below it.
 mod checks;
+mod copies;
 pub(crate) mod error;
 pub mod index;
 mod schema;
@@ -208,6 +209,7 @@ pub mod outlier;
 pub mod polymorphic;
 pub mod relation;
 pub mod subset;
+pub mod tree;
 pub mod versioning;
 
 pub use attribute::{AttributeItem, AttributeKey, Attributes};
@@ -235,6 +237,9 @@ pub use subset::{Computed, ComputedKind, Subset, SubsetSpec};
 pub use sync::{
     list_indexes, sync_group, sync_indexes, sync_indexes_with, sync_models, IndexReport,
     IndexStatus, OnMismatch, OnUnmanaged, SyncOptions, SyncReport,
+};
+pub use tree::{
+    Deleted, Deletion, HolderSpec, Holders, InTree, Stale, Tree, TreeCheck, TreeNode, TreeSpec,
 };
 pub use versioning::{Revision, VersionSpec, Versioned};
 
@@ -290,6 +295,10 @@ pub mod __private {
     pub use crate::relation::id_probe::{
         IdProbe, ProbeId, ProbeOptionalId, ProbeOptionalRefTo, ProbeOtherId, ProbeRefTo,
     };
+    pub use crate::tree::key_probe::{
+        KeyProbe, ProbeKey, ProbeKeys, ProbeOptionalKey, ProbeOtherKey,
+    };
+    pub use crate::tree::{HolderParts, HolderSpec, InTree, Tree, TreeNode, TreeParts, TreeSpec};
     pub use crate::relation::{
         inverse_error, Identified, RefField, Reference, Relation, RelationKind, RelationParts,
         RelationSide, RelationSpec, Relations, TwoWay,

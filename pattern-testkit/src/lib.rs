@@ -306,6 +306,36 @@ impl TestDb {
     /// When the server refuses the fail point, or when another `TestDb` of the same test already
     /// holds it (that wait would never end).
     pub async fn fail_command(&self, commands: &[&str], times: i32, failure: Document) {
+        self.configure_fail_point(commands, doc! { "times": times }, failure)
+            .await;
+    }
+
+    /// Lets the next `skip` of `commands` sent by this test's client through, then fails every
+    /// one after them with the fields of `failure`, until [`TestDb::fail_command_off`] or the
+    /// drop: a failure in the middle of an operation (`{skip: N}`, which mongod and the embedded
+    /// server read alike). The fail point is held as for [`TestDb::fail_command`].
+    ///
+    /// # Panics
+    /// As [`TestDb::fail_command`].
+    pub async fn fail_command_after(&self, commands: &[&str], skip: i32, failure: Document) {
+        self.configure_fail_point(commands, doc! { "skip": skip }, failure)
+            .await;
+    }
+
+    /// Turns this test's `failCommand` fail point off (it stays held until the drop).
+    ///
+    /// # Panics
+    /// When the server refuses it.
+    pub async fn fail_command_off(&self) {
+        let off = doc! { "configureFailPoint": "failCommand", "mode": "off" };
+        self.client
+            .database("admin")
+            .run_command(off)
+            .await
+            .unwrap_or_else(|e| panic!("the server refused to turn the fail point off: {e}"));
+    }
+
+    async fn configure_fail_point(&self, commands: &[&str], mode: Document, failure: Document) {
         self.fail_point
             .get_or_init(|| async {
                 let me = std::thread::current().id();
@@ -324,7 +354,7 @@ impl TestDb {
         data.extend(failure);
         let command = doc! {
             "configureFailPoint": "failCommand",
-            "mode": { "times": times },
+            "mode": mode,
             "data": data,
         };
         self.client

@@ -1,0 +1,587 @@
+//! `#[tree(parent = parent, ancestors = ancestors, key = name)]` on a node model and
+//! `#[in_tree(Category, node = direct_category, path = category_path)]` on a model whose
+//! documents sit in the tree: the `TreeSpec` and `HolderSpec` (with their indexes), `TreeNode`
+//! and `InTree`, and `Model::tree(&db)`. The options are checked here; the fields' types against
+//! the tree's key type by constants of generated code (the runtime's `tree::key_probe`).
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::ext::IdentExt;
+use syn::parse::{ParseStream, Parser};
+use syn::spanned::Spanned;
+use syn::{DeriveInput, Ident, Token};
+
+use crate::ast::{Field, Model};
+use crate::errors::{did_you_mean, fail_with, type_string, Errors};
+use crate::schema::{Pattern, PatternDef};
+
+/// The tree pattern's entry points.
+pub(crate) const PATTERN: PatternDef = PatternDef {
+    model: |input: &DeriveInput, model, errors| {
+        refuse_misplaced(input, errors);
+        let versioned = input.attrs.iter().any(|a| a.path().is_ident("versioned"));
+        let mut trees = input.attrs.iter().filter(|a| a.path().is_ident("tree"));
+        let tree = trees.next().and_then(|attr| {
+            if versioned {
+                errors.spanned(
+                    attr.path(),
+                    "`#[tree]` is not supported on a `#[versioned]` model: a move rewrites the \
+                     ancestors of a whole subtree at once, without a new version or a copy of \
+                     each old one. Keep the tree in a model of its own",
+                );
+                return None;
+            }
+            parse_tree(attr, model, errors)
+        });
+        for extra in trees {
+            errors.spanned(extra, "one `#[tree(..)]` per model");
+        }
+        let holders = input
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident("in_tree"))
+            .filter_map(|attr| {
+                if versioned {
+                    errors.spanned(
+                        attr.path(),
+                        "`#[in_tree]` is not supported on a `#[versioned]` model: a move of its \
+                         node rewrites its path without a new version or a copy of the old one",
+                    );
+                    return None;
+                }
+                parse_holder(attr, model, errors)
+            })
+            .collect();
+        Box::new(Trees { tree, holders })
+    },
+    fields: None,
+};
+
+/// `#[tree]` or `#[in_tree]` on a field: they go on the struct.
+fn refuse_misplaced(input: &DeriveInput, errors: &mut Errors) {
+    let syn::Data::Struct(s) = &input.data else {
+        return;
+    };
+    for attr in s.fields.iter().flat_map(|f| &f.attrs) {
+        for name in ["tree", "in_tree"] {
+            if attr.path().is_ident(name) {
+                errors.spanned(
+                    attr,
+                    format!(
+                        "`#[{name}(..)]` goes on the struct, naming its fields: {}",
+                        if name == "tree" {
+                            TREE_HELP
+                        } else {
+                            HOLDER_HELP
+                        }
+                    ),
+                );
+            }
+        }
+    }
+}
+
+const TREE_HELP: &str = "`#[tree(parent = parent, ancestors = ancestors)]`: `parent: \
+                         Option<K>` holds the parent's key, `ancestors: Vec<K>` the keys from the \
+                         root down to the parent; `key = name` names nodes by a field other than \
+                         `_id`";
+
+const HOLDER_HELP: &str = "`#[in_tree(Category, node = category, path = category_path)]`: \
+                           `category: K` (or `Option<K>`) holds the key of the node the document \
+                           sits in, `category_path: Vec<K>` the keys from the root down to it";
+
+/// A stored field of the model named in an attribute, or an error at the name.
+fn stored_field<'a>(
+    model: &'a Model<'a>,
+    ident: &Ident,
+    what: &str,
+    errors: &mut Errors,
+) -> Option<&'a Field<'a>> {
+    let name = crate::ast::unraw(ident);
+    let Some(field) = model.field(&name) else {
+        errors.spanned(ident, model.unknown_field_message(&name, what));
+        return None;
+    };
+    if !field.serialized {
+        errors.spanned(
+            ident,
+            format!("{what} `{name}` is stored: remove its `#[serde(skip)]`"),
+        );
+        return None;
+    }
+    Some(field)
+}
+
+/// `key = value` pairs whose values are field names, with the keys allowed.
+fn parse_pairs(
+    input: ParseStream<'_>,
+    options: &[&str],
+    what: &str,
+) -> syn::Result<Vec<(Ident, Ident)>> {
+    let mut pairs: Vec<(Ident, Ident)> = Vec::new();
+    while !input.is_empty() {
+        let key = Ident::parse_any(input)?;
+        let name = key.to_string();
+        if !options.contains(&name.as_str()) {
+            return Err(syn::Error::new(
+                key.span(),
+                format!(
+                    "unknown {what} option `{name}`{}; expected one of: {}",
+                    did_you_mean(&name, options.iter().copied()),
+                    options.join(", ")
+                ),
+            ));
+        }
+        if pairs.iter().any(|(k, _)| *k == name) {
+            return Err(syn::Error::new(
+                key.span(),
+                format!("`{name}` is given twice"),
+            ));
+        }
+        input.parse::<Token![=]>()?;
+        let value = Ident::parse_any(input)?;
+        pairs.push((key, value));
+        if !input.is_empty() {
+            input.parse::<Token![,]>()?;
+        }
+    }
+    Ok(pairs)
+}
+
+fn value_of<'a>(pairs: &'a [(Ident, Ident)], key: &str) -> Option<&'a Ident> {
+    pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+}
+
+/// A field of the model, by Rust name: what the generated code names.
+struct Named {
+    ident: Ident,
+    bson_name: String,
+}
+
+impl Named {
+    fn of(field: &Field<'_>, span: Span) -> Self {
+        Named {
+            ident: Ident::new(&field.ident.unraw().to_string(), span),
+            bson_name: field.bson_name.clone(),
+        }
+    }
+}
+
+struct TreeDecl {
+    key: Named,
+    key_ty: syn::Type,
+    /// The key field as written in the attribute, or the `_id` field.
+    key_display: String,
+    parent: Named,
+    ancestors: Named,
+}
+
+fn parse_tree(attr: &syn::Attribute, model: &Model<'_>, errors: &mut Errors) -> Option<TreeDecl> {
+    let syn::Meta::List(list) = &attr.meta else {
+        errors.spanned(attr, TREE_HELP);
+        return None;
+    };
+    let pairs = match (|input: ParseStream<'_>| {
+        parse_pairs(input, &["parent", "ancestors", "key"], "tree")
+    })
+    .parse2(list.tokens.clone())
+    {
+        Ok(p) => p,
+        Err(e) => {
+            errors.push(e);
+            return None;
+        }
+    };
+    let mut ok = true;
+    for required in ["parent", "ancestors"] {
+        if value_of(&pairs, required).is_none() {
+            errors.spanned(
+                attr.path(),
+                format!("`#[tree]` needs `{required} = ..`; {TREE_HELP}"),
+            );
+            ok = false;
+        }
+    }
+    let mut field = |key: &str, what: &str| {
+        value_of(&pairs, key).map(|ident| (ident, stored_field(model, ident, what, errors)))
+    };
+    let parent = field("parent", "the tree's parent field");
+    let ancestors = field("ancestors", "the tree's ancestors field");
+    let key = field("key", "the tree's key field");
+    let key_field = match &key {
+        Some((_, f)) => *f,
+        None => {
+            let id = model.fields.iter().find(|f| f.bson_name == "_id");
+            if id.is_none() {
+                errors.spanned(
+                    attr.path(),
+                    "a tree names its nodes by `_id` unless `key = ..` says otherwise, and this \
+                     model has no field serialized as `_id`",
+                );
+            }
+            id
+        }
+    };
+    let (
+        Some((parent_ident, Some(parent))),
+        Some((ancestors_ident, Some(ancestors))),
+        Some(key_field),
+    ) = (parent, ancestors, key_field)
+    else {
+        return None;
+    };
+    if !ok {
+        return None;
+    }
+    if let Some((key_ident, _)) = &key {
+        if key_field.bson_name == "_id" {
+            errors.spanned(
+                key_ident,
+                "the key is `_id` by default: leave `key = ..` out",
+            );
+            return None;
+        }
+    }
+    for (ident, f) in [(parent_ident, parent), (ancestors_ident, ancestors)] {
+        if f.bson_name == key_field.bson_name {
+            errors.spanned(
+                ident,
+                "the key, `parent` and `ancestors` are three different fields",
+            );
+            return None;
+        }
+    }
+    if parent.bson_name == ancestors.bson_name {
+        errors.spanned(
+            ancestors_ident,
+            "the key, `parent` and `ancestors` are three different fields",
+        );
+        return None;
+    }
+    Some(TreeDecl {
+        key: Named::of(
+            key_field,
+            key.as_ref().map_or(attr.path().span(), |(i, _)| i.span()),
+        ),
+        key_ty: key_field.ty.clone(),
+        key_display: key_field.rust_name.clone(),
+        parent: Named::of(parent, parent_ident.span()),
+        ancestors: Named::of(ancestors, ancestors_ident.span()),
+    })
+}
+
+struct HolderDecl {
+    tree: syn::Path,
+    node: Named,
+    path: Named,
+}
+
+fn parse_holder(
+    attr: &syn::Attribute,
+    model: &Model<'_>,
+    errors: &mut Errors,
+) -> Option<HolderDecl> {
+    let syn::Meta::List(list) = &attr.meta else {
+        errors.spanned(attr, HOLDER_HELP);
+        return None;
+    };
+    let parsed = (|input: ParseStream<'_>| {
+        let tree: syn::Path = input.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!("name the tree's node model first; {HOLDER_HELP}"),
+            )
+        })?;
+        if !input.is_empty() {
+            input.parse::<Token![,]>()?;
+        }
+        let pairs = parse_pairs(input, &["node", "path"], "in_tree")?;
+        Ok((tree, pairs))
+    })
+    .parse2(list.tokens.clone());
+    let (tree, pairs) = match parsed {
+        Ok(p) => p,
+        Err(e) => {
+            errors.push(e);
+            return None;
+        }
+    };
+    let mut fields = Vec::new();
+    for (key, what) in [
+        ("node", "the holder's node field"),
+        ("path", "the holder's path field"),
+    ] {
+        match value_of(&pairs, key) {
+            None => {
+                errors.spanned(
+                    attr.path(),
+                    format!("`#[in_tree]` needs `{key} = ..`; {HOLDER_HELP}"),
+                );
+                fields.push(None);
+            }
+            Some(ident) => fields
+                .push(stored_field(model, ident, what, errors).map(|f| Named::of(f, ident.span()))),
+        }
+    }
+    let path = fields.pop().flatten();
+    let node = fields.pop().flatten();
+    let (node, path) = (node?, path?);
+    if node.bson_name == path.bson_name {
+        errors.spanned(&path.ident, "`node` and `path` are two different fields");
+        return None;
+    }
+    Some(HolderDecl { tree, node, path })
+}
+
+struct Trees {
+    tree: Option<TreeDecl>,
+    holders: Vec<HolderDecl>,
+}
+
+/// The constant that fails with `message` unless one of `methods` of the key probe of `field`
+/// (a `FieldName` expression) against `key_ty` passes.
+fn key_check(
+    p: &TokenStream,
+    field: TokenStream,
+    key_ty: TokenStream,
+    methods: &[&str],
+    message: &str,
+    span: Span,
+) -> TokenStream {
+    let verdicts = methods.iter().map(|m| {
+        let m = Ident::new(m, span);
+        quote_spanned! {span=>
+            #p::passes(|| {
+                #[allow(unused_imports)]
+                use #p::{ProbeKey as _, ProbeKeys as _, ProbeOptionalKey as _, ProbeOtherKey as _};
+                (&&#p::KeyProbe::<_, #key_ty>::of_field(#field)).#m()
+            })
+        }
+    });
+    let fails = quote_spanned! {span=>
+        if #(#verdicts)||* {
+            ::core::option::Option::None
+        } else {
+            ::core::option::Option::Some(#message)
+        }
+    };
+    fail_with(fails, span, span)
+}
+
+impl Trees {
+    fn tree_items(
+        &self,
+        tree: &TreeDecl,
+        model: &Model<'_>,
+        p: &TokenStream,
+        with_checks: bool,
+    ) -> TokenStream {
+        let ident = model.ident;
+        let name = ident.to_string();
+        let collection = &model.collection;
+        let (key, parent, ancestors) = (
+            &tree.key.bson_name,
+            &tree.parent.bson_name,
+            &tree.ancestors.bson_name,
+        );
+        let mut indexes = vec![
+            crate::index::plain_spec(p, &[parent.as_str()], None, false, None),
+            crate::index::plain_spec(p, &[ancestors.as_str()], None, false, None),
+        ];
+        if key != "_id" {
+            indexes.push(crate::index::plain_spec(
+                p,
+                &[key.as_str()],
+                None,
+                true,
+                None,
+            ));
+        }
+        let key_ty = &tree.key_ty;
+        let mut checks = TokenStream::new();
+        if with_checks {
+            let key_text = type_string(key_ty);
+            let key_name = &tree.key_display;
+            for (field, methods, message) in [
+                (
+                    &tree.parent,
+                    &["optional_key"][..],
+                    format!(
+                        "`{}` holds the parent's key: make it `Option<{key_text}>`, the type of \
+                         `{key_name}` in an Option (`None` for a root)",
+                        tree.parent.ident
+                    ),
+                ),
+                (
+                    &tree.ancestors,
+                    &["keys"][..],
+                    format!(
+                        "`{}` holds the keys of the ancestors, root first: make it \
+                         `Vec<{key_text}>`, a Vec of the type of `{key_name}`",
+                        tree.ancestors.ident
+                    ),
+                ),
+            ] {
+                let f = &field.ident;
+                let span = f.span();
+                let model_ident = Ident::new(&name, span);
+                checks.extend(key_check(
+                    p,
+                    quote_spanned!(span=> #model_ident::FIELDS.#f),
+                    quote!(#key_ty),
+                    methods,
+                    &message,
+                    span,
+                ));
+            }
+        }
+        let doc = format!(
+            "The tree of `{name}`: its nodes, their subtrees and the documents placed in them."
+        );
+        quote! {
+            static __TREE: #p::TreeSpec = #p::TreeSpec::from_parts(#p::TreeParts {
+                model: #name,
+                collection: #collection,
+                key: #key,
+                parent: #parent,
+                ancestors: #ancestors,
+                indexes: &[#(#indexes),*],
+            });
+            #checks
+
+            #[automatically_derived]
+            impl #p::TreeNode for #ident {
+                type Key = #key_ty;
+                const TREE: &'static #p::TreeSpec = &__TREE;
+            }
+
+            #[automatically_derived]
+            impl #ident {
+                #[doc = #doc]
+                pub fn tree(db: &#p::Database) -> #p::Tree<#ident> {
+                    #p::Tree::new(db)
+                }
+            }
+        }
+    }
+
+    fn holder_items(
+        &self,
+        index: usize,
+        holder: &HolderDecl,
+        model: &Model<'_>,
+        p: &TokenStream,
+        with_checks: bool,
+    ) -> TokenStream {
+        let ident = model.ident;
+        let name = ident.to_string();
+        let collection = &model.collection;
+        let tree = &holder.tree;
+        let tree_span = tree.span();
+        let tree_text = tree.to_token_stream().to_string().replace(' ', "");
+        let of = format_ident!("__InTree{}", index);
+        let static_ident = format_ident!("__IN_TREE_{}", index);
+        let (node, path) = (&holder.node.bson_name, &holder.path.bson_name);
+        let indexes = [
+            crate::index::plain_spec(p, &[node.as_str()], None, false, None),
+            crate::index::plain_spec(p, &[path.as_str()], None, false, None),
+        ];
+        let tree_node = quote_spanned!(tree_span=> #p::TreeNode);
+        let key_ty = quote!(<<#of as __TreeOf>::Tree as #p::TreeNode>::Key);
+        let mut checks = TokenStream::new();
+        if with_checks {
+            for (field, methods, message) in [
+                (
+                    &holder.node,
+                    &["key", "optional_key"][..],
+                    format!(
+                        "`{}` holds the key of the `{tree_text}` node the document sits in: give \
+                         it the type of `{tree_text}`'s key, or an Option of it",
+                        holder.node.ident
+                    ),
+                ),
+                (
+                    &holder.path,
+                    &["keys"][..],
+                    format!(
+                        "`{}` holds the path of the document's node, root first: make it a Vec \
+                         of `{tree_text}`'s key type",
+                        holder.path.ident
+                    ),
+                ),
+            ] {
+                let f = &field.ident;
+                let span = f.span();
+                let model_ident = Ident::new(&name, span);
+                checks.extend(key_check(
+                    p,
+                    quote_spanned!(span=> #model_ident::FIELDS.#f),
+                    key_ty.clone(),
+                    methods,
+                    &message,
+                    span,
+                ));
+            }
+        }
+        quote! {
+            struct #of;
+            // The one place that requires `Tree: TreeNode`: a model that is not a tree is one
+            // error, at its name.
+            impl __TreeOf for #of {
+                type Tree = #tree;
+            }
+            static #static_ident: #p::HolderSpec = #p::HolderSpec::from_parts(#p::HolderParts {
+                model: #name,
+                collection: #collection,
+                tree: <<#of as __TreeOf>::Tree as #tree_node>::TREE,
+                node: #node,
+                path: #path,
+                indexes: &[#(#indexes),*],
+            });
+            #checks
+
+            #[automatically_derived]
+            impl #p::InTree<<#of as __TreeOf>::Tree> for #ident {
+                const HOLDER: &'static #p::HolderSpec = &#static_ident;
+            }
+        }
+    }
+
+    fn expand(&self, model: &Model<'_>, with_checks: bool) -> TokenStream {
+        let krate = &model.krate;
+        let p = quote!(#krate::__private);
+        let mut out = TokenStream::new();
+        if let Some(tree) = &self.tree {
+            out.extend(self.tree_items(tree, model, &p, with_checks));
+        }
+        if !self.holders.is_empty() {
+            out.extend(quote! {
+                trait __TreeOf {
+                    type Tree: #p::TreeNode;
+                }
+            });
+            for (i, h) in self.holders.iter().enumerate() {
+                out.extend(self.holder_items(i, h, model, &p, with_checks));
+            }
+        }
+        out
+    }
+}
+
+impl Pattern for Trees {
+    fn items(&self, model: &Model<'_>) -> TokenStream {
+        self.expand(model, true)
+    }
+
+    fn specs(&self) -> Vec<TokenStream> {
+        let tree = self.tree.as_ref().map(|_| format_ident!("__TREE"));
+        let holders = (0..self.holders.len()).map(|i| format_ident!("__IN_TREE_{}", i));
+        crate::schema::spec_refs(tree.into_iter().chain(holders))
+    }
+
+    fn stubs(&self, model: &Model<'_>) -> TokenStream {
+        // What read well keeps its impls (without the type checks), so uses of `tree()` and
+        // `holders::<Self>()` do not cascade.
+        self.expand(model, false)
+    }
+}

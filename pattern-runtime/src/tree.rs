@@ -1,0 +1,1599 @@
+//! The tree pattern: each node keeps the path from the root (`#[tree]`), and documents placed in
+//! a node keep a copy of that path (`#[in_tree]`), so "everything under this node" is one query
+//! on a multikey index.
+//!
+//! Seed 000's catalogue: a product carries `directCategory: "固态硬盘"` and `categoryPath:
+//! ["电子", "计算机部件", "存储", "固态硬盘"]`; `{categoryPath: "计算机部件"}` finds every product under
+//! 计算机部件, `{directCategory: "固态硬盘"}` the ones directly in 固态硬盘. The categories form the
+//! tree: each knows its parent and its ancestors.
+//!
+//! # Declaring a tree, and its holders
+//!
+//! On the node model, `#[tree(parent = parent, ancestors = ancestors)]`:
+//!
+//! | option | meaning | default |
+//! | --- | --- | --- |
+//! | `parent = parent` | the field holding the parent's key: `Option<K>`, `None` for a root | required |
+//! | `ancestors = ancestors` | the field holding the keys from the root down to the parent: `Vec<K>` | required |
+//! | `key = name` | the field that names a node in `parent`, `ancestors` and the holders' paths; it gets a unique index | `_id` |
+//!
+//! On a model whose documents sit in a node (the holder), `#[in_tree(Category, node =
+//! direct_category, path = category_path)]`: `node` holds the node's key (`K` or `Option<K>`),
+//! `path` its path from the root down to and including the node (`Vec<K>`). A model may sit in
+//! several trees, one attribute each. The types are checked at compile time against the tree's
+//! key type.
+//!
+//! Indexes, declared with the models and created by [`sync_models`](crate::sync_models):
+//! `parent` and `ancestors` (multikey) on the tree, the key's unique index when it is not `_id`,
+//! `node` and `path` (multikey) on each holder. The sync also creates `<collection>.tree`, which
+//! holds one document through which every change of the tree's shape passes (see below).
+//!
+//! ```
+//! use pattern_runtime::{Model, TreeNode};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Clone, Debug, Serialize, Deserialize, Model)]
+//! #[tree(parent = parent, ancestors = ancestors, key = name)]
+//! struct Category {
+//!     #[serde(rename = "_id")]
+//!     id: bson::oid::ObjectId,
+//!     name: String,
+//!     parent: Option<String>,
+//!     ancestors: Vec<String>,
+//! }
+//!
+//! #[derive(Clone, Debug, Serialize, Deserialize, Model)]
+//! #[serde(rename_all = "camelCase")]
+//! #[in_tree(Category, node = direct_category, path = category_path)]
+//! struct Product {
+//!     #[serde(rename = "_id")]
+//!     id: bson::oid::ObjectId,
+//!     name: String,
+//!     direct_category: String,
+//!     category_path: Vec<String>,
+//! }
+//!
+//! fn category(name: &str, parent: Option<&str>) -> Category {
+//!     let parent = parent.map(str::to_owned);
+//!     Category { id: bson::oid::ObjectId::new(), name: name.into(), parent, ancestors: vec![] }
+//! }
+//!
+//! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
+//! let tree = Category::tree(&db);
+//! tree.insert(&category("电子", None)).await?;
+//! tree.insert(&category("计算机部件", Some("电子"))).await?;
+//! tree.insert(&category("存储", Some("计算机部件"))).await?;
+//! let ssd = tree.insert(&category("固态硬盘", Some("存储"))).await?;
+//! assert_eq!(ssd.ancestors, ["电子", "计算机部件", "存储"]);
+//!
+//! let products = tree.holders::<Product>();
+//! products.insert(&Product {
+//!     id: bson::oid::ObjectId::new(),
+//!     name: "三星 1TB SSD".into(),
+//!     direct_category: "固态硬盘".into(),
+//!     category_path: vec![], // filled in from the category
+//! }).await?;
+//! assert_eq!(products.under("计算机部件").await?.len(), 1);
+//! assert_eq!(products.directly_in("固态硬盘").await?.len(), 1);
+//!
+//! // 存储 moves to the root: its subtree's ancestors and every product's path, in one transaction.
+//! let moved = tree.move_to_root("存储").await?;
+//! assert_eq!(moved.modified(), 3); // 存储, 固态硬盘, the product
+//! # Ok(()) }
+//! ```
+//!
+//! # Reads
+//!
+//! Each is one query through an index: [`Tree::children`] (`parent`), [`Tree::subtree`] (the
+//! node and every node whose `ancestors` hold it), [`Tree::ancestors`] (one aggregation: the node
+//! and a `$lookup` of its ancestors), [`Holders::under`] (`path`) and [`Holders::directly_in`]
+//! (`node`).
+//!
+//! # Writes
+//!
+//! - [`Tree::insert`] and [`insert_many`](Tree::insert_many) compute each node's ancestors from
+//!   its parent (a missing parent is [`Error::NoNode`]). [`Holders::insert`] and
+//!   [`place`](Holders::place) compute a holder's path from its node.
+//! - [`Tree::move_under`] and [`move_to_root`](Tree::move_to_root) rewrite the moved node, the
+//!   ancestors of every node below it (one `updateMany`) and the path of every holder under it
+//!   (one `updateMany` per holder model), in one transaction: a failure anywhere leaves
+//!   everything as it was. Moving a node under itself or one of its descendants is
+//!   [`Error::Cycle`], with nothing written.
+//! - [`Tree::rename`] changes a node's key everywhere it is copied (when `key` is not `_id`).
+//! - [`Tree::delete`] deletes a leaf; a node with descendants or holders is [`Error::NodeInUse`]
+//!   unless the [`Deletion`] says to cascade or to re-parent.
+//!
+//! Every change of the tree's shape (insert, move, rename, delete) writes one document of
+//! `<collection>.tree` in its transaction, so two of them never run on the same tree at once:
+//! two moves that would make a cycle together cannot both pass their check, and a node
+//! inserted under a parent that is being moved gets the new path. They are retried on the
+//! write conflict, like any transaction. Holders are not serialized that way (they are the hot
+//! path): a holder placed while its node is being moved is checked again after its write, and
+//! every move ends by fixing the paths of holders written under it while it ran, so once both
+//! have returned the path is right.
+//!
+//! The holder copies are rewritten by the same write loop as [extended
+//! references](crate::extended_ref), and reported the same way: a [`Propagation`] with one
+//! entry per `updateMany`. Without transactions (a standalone server) the writes run in the
+//! same order, unprotected: a failure between them is [`Error::Incomplete`], and
+//! [`Tree::repair`] puts every path right from the parents. [`Tree::check`] reads the whole
+//! tree and its holders and reports every stale copy, for tests and audits.
+//!
+//! # Tracing
+//!
+//! Every operation runs in a span `pattern_runtime::tree.<operation>` with `model` and
+//! `collection` (the tree's) and the node's key where there is one; each `updateMany` of a
+//! move is a `DEBUG` event with what it matched and modified.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::marker::PhantomData;
+
+use bson::{doc, Bson, Document};
+use futures_util::future::BoxFuture;
+use futures_util::TryStreamExt;
+use mongodb::options::UpdateModifications;
+use mongodb::{ClientSession, Collection, Database};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+pub use crate::copies::Propagation;
+use crate::copies::{write_copies, CopyWrite};
+use crate::error::{check_size, Error, Result, NAMESPACE_EXISTS};
+use crate::index::IndexSpec;
+use crate::model::Model;
+use crate::schema::{registered_models, ModelSchema, PatternSpec};
+use crate::txn::{collect_in, in_session, transact};
+
+/// A model declared `#[tree(parent = .., ancestors = ..)]`: its documents are the nodes of a
+/// tree. Generated by the derive.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tree",
+    label = "not a tree",
+    note = "declare the tree on its node model: `#[tree(parent = parent, ancestors = ancestors)]`"
+)]
+pub trait TreeNode: Model {
+    /// The type that names a node in `parent`, `ancestors` and the holders' paths: the `_id`'s,
+    /// or the `key = ..` field's.
+    type Key: Serialize + DeserializeOwned + Send + Sync + 'static;
+    /// The tree's fields.
+    const TREE: &'static TreeSpec;
+}
+
+/// A model declared `#[in_tree(T, node = .., path = ..)]`: its documents sit in a node of the
+/// tree `T` and copy its path. Generated by the derive.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not sit in the tree `{T}`",
+    label = "not a holder of `{T}`",
+    note = "declare it on the model: `#[in_tree({T}, node = category, path = category_path)]`"
+)]
+pub trait InTree<T: TreeNode>: Model {
+    /// Where it keeps the node and the path.
+    const HOLDER: &'static HolderSpec;
+}
+
+/// A tree, as static data: `#[tree(..)]` on `Category`.
+#[derive(Debug, Clone, Copy)]
+pub struct TreeSpec {
+    parts: TreeParts,
+}
+
+/// The parts of a [`TreeSpec`], as generated code writes them. Not a stable API.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct TreeParts {
+    pub model: &'static str,
+    pub collection: &'static str,
+    /// The key field's BSON name (`_id` by default).
+    pub key: &'static str,
+    pub parent: &'static str,
+    pub ancestors: &'static str,
+    /// On `parent`, on `ancestors`, and the key's unique index when it is not `_id`.
+    pub indexes: &'static [IndexSpec],
+}
+
+impl TreeSpec {
+    #[doc(hidden)]
+    pub const fn from_parts(parts: TreeParts) -> Self {
+        TreeSpec { parts }
+    }
+
+    /// The node model's name.
+    pub fn model(&self) -> &'static str {
+        self.parts.model
+    }
+
+    /// The nodes' collection.
+    pub fn collection(&self) -> &'static str {
+        self.parts.collection
+    }
+
+    /// The field naming a node (BSON name): `_id`, or the `key = ..` field.
+    pub fn key(&self) -> &'static str {
+        self.parts.key
+    }
+
+    /// The parent field (BSON name).
+    pub fn parent(&self) -> &'static str {
+        self.parts.parent
+    }
+
+    /// The ancestors field (BSON name).
+    pub fn ancestors(&self) -> &'static str {
+        self.parts.ancestors
+    }
+
+    /// The collection holding the document every change of the tree's shape writes:
+    /// `<collection>.tree`.
+    pub fn lock_collection(&self) -> String {
+        format!("{}.tree", self.parts.collection)
+    }
+
+    /// Every registered model declared `#[in_tree(..)]` of this tree.
+    pub fn holders(&'static self) -> Vec<&'static HolderSpec> {
+        registered_models()
+            .into_iter()
+            .flat_map(|schema| schema.in_trees())
+            .filter(|h| std::ptr::eq(h.tree(), self))
+            .collect()
+    }
+}
+
+impl PatternSpec for TreeSpec {
+    fn indexes(
+        &'static self,
+        model: &'static ModelSchema,
+    ) -> Vec<(&'static str, &'static IndexSpec)> {
+        self.parts
+            .indexes
+            .iter()
+            .map(|i| (model.collection(), i))
+            .collect()
+    }
+
+    /// Creates `<collection>.tree` when it is missing (a transaction may not be able to create
+    /// it).
+    fn prepare<'a>(&'static self, db: &'a Database) -> Option<BoxFuture<'a, Result<()>>> {
+        Some(Box::pin(async move {
+            match db.create_collection(self.lock_collection()).await {
+                Ok(()) => Ok(()),
+                Err(e) if crate::error::server_code(&e) == Some(NAMESPACE_EXISTS) => Ok(()),
+                Err(e) => Err(e.into()),
+            }
+        }))
+    }
+}
+
+/// A model's place in a tree, as static data: `#[in_tree(Category, ..)]` on `Product`.
+#[derive(Debug, Clone, Copy)]
+pub struct HolderSpec {
+    parts: HolderParts,
+}
+
+/// The parts of a [`HolderSpec`], as generated code writes them. Not a stable API.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct HolderParts {
+    pub model: &'static str,
+    pub collection: &'static str,
+    pub tree: &'static TreeSpec,
+    /// The field holding the node's key (BSON name).
+    pub node: &'static str,
+    /// The field holding the path, root first, the node last (BSON name).
+    pub path: &'static str,
+    /// On `node` and on `path`.
+    pub indexes: &'static [IndexSpec],
+}
+
+impl HolderSpec {
+    #[doc(hidden)]
+    pub const fn from_parts(parts: HolderParts) -> Self {
+        HolderSpec { parts }
+    }
+
+    /// The holder model's name.
+    pub fn model(&self) -> &'static str {
+        self.parts.model
+    }
+
+    /// The holder's collection.
+    pub fn collection(&self) -> &'static str {
+        self.parts.collection
+    }
+
+    /// The tree it sits in.
+    pub fn tree(&self) -> &'static TreeSpec {
+        self.parts.tree
+    }
+
+    /// The field holding the node's key (BSON name).
+    pub fn node(&self) -> &'static str {
+        self.parts.node
+    }
+
+    /// The field holding the path (BSON name).
+    pub fn path(&self) -> &'static str {
+        self.parts.path
+    }
+}
+
+impl PatternSpec for HolderSpec {
+    fn indexes(
+        &'static self,
+        _model: &'static ModelSchema,
+    ) -> Vec<(&'static str, &'static IndexSpec)> {
+        self.parts
+            .indexes
+            .iter()
+            .map(|i| (self.collection(), i))
+            .collect()
+    }
+}
+
+impl ModelSchema {
+    /// The `#[tree(..)]` of a node model.
+    pub fn tree(&self) -> Option<&'static TreeSpec> {
+        self.specs().next()
+    }
+
+    /// The trees this model's documents sit in (`#[in_tree(..)]`).
+    pub fn in_trees(&self) -> Vec<&'static HolderSpec> {
+        self.specs().collect()
+    }
+}
+
+/// What [`Tree::delete`] does with what is below the node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deletion {
+    /// Delete the node only if nothing is below it: no descendant, no holder in it or under it.
+    /// Otherwise [`Error::NodeInUse`].
+    LeafOnly,
+    /// Delete the node, every node below it and every holder in or under them.
+    Cascade,
+    /// Delete the node; its children move up to its parent (their subtrees' ancestors lose the
+    /// node), and so do the holders directly in it (the paths under it lose it). A root's
+    /// children become roots; a root with holders directly in it is [`Error::NodeInUse`].
+    Reparent,
+}
+
+/// What [`Tree::delete`] removed and changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Deleted {
+    /// Nodes deleted (the node, and its descendants under [`Deletion::Cascade`]).
+    pub nodes: u64,
+    /// Holders deleted ([`Deletion::Cascade`]).
+    pub holders: u64,
+    /// The copies rewritten ([`Deletion::Reparent`]).
+    pub rewritten: Propagation,
+}
+
+/// A copy of the tree that disagrees with the parents: found by [`Tree::check`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stale {
+    /// The model of the document.
+    pub model: &'static str,
+    /// Its collection.
+    pub collection: &'static str,
+    /// Its `_id`.
+    pub id: Bson,
+    /// The field (BSON name): a node's ancestors, a holder's path.
+    pub field: &'static str,
+    /// What is stored.
+    pub stored: Bson,
+    /// What the parents say it should be; `None` when they cannot say: the node (or a holder's
+    /// node) is missing, or its parents loop.
+    pub expected: Option<Bson>,
+}
+
+/// The outcome of [`Tree::check`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TreeCheck {
+    /// Nodes read.
+    pub nodes: u64,
+    /// Holders read, over every holder model.
+    pub holders: u64,
+    /// Every stale copy.
+    pub stale: Vec<Stale>,
+}
+
+impl TreeCheck {
+    /// Whether every ancestors list and every path agrees with the parents.
+    pub fn is_consistent(&self) -> bool {
+        self.stale.is_empty()
+    }
+}
+
+impl fmt::Display for TreeCheck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} nodes, {} holders: {} stale",
+            self.nodes,
+            self.holders,
+            self.stale.len()
+        )?;
+        for s in &self.stale {
+            write!(
+                f,
+                "\n  {}.{} {}: {} is {}, expected {}",
+                s.collection,
+                s.id,
+                s.model,
+                s.field,
+                s.stored,
+                s.expected.as_ref().map_or_else(
+                    || "unknown (missing or looping parents)".to_owned(),
+                    ToString::to_string
+                )
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The operations on a tree: from `Category::tree(&db)`. See the [module documentation](self).
+pub struct Tree<M> {
+    db: Database,
+    _model: PhantomData<fn() -> M>,
+}
+
+impl<M> Clone for Tree<M> {
+    fn clone(&self) -> Self {
+        Tree {
+            db: self.db.clone(),
+            _model: PhantomData,
+        }
+    }
+}
+
+impl<M: TreeNode> fmt::Debug for Tree<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tree")
+            .field("model", &M::SCHEMA.name())
+            .field("database", &self.db.name())
+            .finish()
+    }
+}
+
+/// `{$literal: value}`: a value inside an aggregation expression, never read as a field path.
+fn literal(value: impl Into<Bson>) -> Bson {
+    Bson::Document(doc! { "$literal": value.into() })
+}
+
+/// `prefix ++ field[index of key ..]`: the part of the array `field` from `key` on, under a new
+/// prefix.
+fn splice(field: &str, key: &Bson, prefix: &[Bson]) -> Bson {
+    let path = format!("${field}");
+    Bson::Document(doc! {
+        "$concatArrays": [
+            literal(prefix.to_vec()),
+            { "$slice": [
+                path.clone(),
+                { "$indexOfArray": [path.clone(), literal(key.clone())] },
+                { "$size": path },
+            ] },
+        ]
+    })
+}
+
+/// A node as read for a structural change: its key, parent and ancestors.
+struct NodeRef {
+    key: Bson,
+    parent: Bson,
+    ancestors: Vec<Bson>,
+}
+
+impl NodeRef {
+    /// The path of a holder in this node: its ancestors, then itself.
+    fn path(&self) -> Vec<Bson> {
+        let mut path = self.ancestors.clone();
+        path.push(self.key.clone());
+        path
+    }
+}
+
+/// What the body of a structural change came to.
+enum Step<T> {
+    Done(T),
+    Refused(Error),
+}
+
+impl<M: TreeNode> Tree<M> {
+    /// The tree of `M` in `db`.
+    pub fn new(db: &Database) -> Self {
+        Tree {
+            db: db.clone(),
+            _model: PhantomData,
+        }
+    }
+
+    fn raw(&self) -> Collection<Document> {
+        self.db.collection(M::TREE.collection())
+    }
+
+    fn no_node(&self, value: Bson) -> Error {
+        Error::NoNode {
+            collection: M::TREE.collection().to_owned(),
+            key: M::TREE.key(),
+            value: Box::new(value),
+        }
+    }
+
+    /// The documents of `M` in the tree, with the operations on holders of `H`.
+    pub fn holders<H: InTree<M>>(&self) -> Holders<M, H> {
+        Holders {
+            db: self.db.clone(),
+            _models: PhantomData,
+        }
+    }
+
+    fn projection() -> Document {
+        let t = M::TREE;
+        doc! { t.key(): 1, t.parent(): 1, t.ancestors(): 1 }
+    }
+
+    fn node_ref(&self, d: &Document) -> NodeRef {
+        let t = M::TREE;
+        NodeRef {
+            key: d.get(t.key()).cloned().unwrap_or(Bson::Null),
+            parent: d.get(t.parent()).cloned().unwrap_or(Bson::Null),
+            ancestors: match d.get(t.ancestors()) {
+                Some(Bson::Array(a)) => a.clone(),
+                _ => Vec::new(),
+            },
+        }
+    }
+
+    /// The nodes with these keys, as read in `session`.
+    async fn read_nodes(
+        &self,
+        session: Option<&mut ClientSession>,
+        keys: &[Bson],
+    ) -> mongodb::error::Result<HashMap<String, NodeRef>> {
+        let raw = self.raw();
+        let find = raw
+            .find(doc! { M::TREE.key(): { "$in": keys.to_vec() } })
+            .projection(Self::projection());
+        let docs = collect_in!(find, session)?;
+        Ok(docs
+            .iter()
+            .map(|d| {
+                let n = self.node_ref(d);
+                (key_string(&n.key), n)
+            })
+            .collect())
+    }
+
+    /// Writes the tree's lock document: every change of the shape does, so two never commit
+    /// together (the second one's write conflicts and it runs again, reading the first's result).
+    async fn lock(&self, session: Option<&mut ClientSession>) -> mongodb::error::Result<()> {
+        let lock: Collection<Document> = self.db.collection(&M::TREE.lock_collection());
+        let op = lock
+            .update_one(
+                doc! { "_id": "shape" },
+                doc! { "$inc": { "changes": 1_i64 } },
+            )
+            .upsert(true);
+        in_session!(op, session)?;
+        Ok(())
+    }
+
+    /// Inserts `node` under the parent it names (a root when it names none), its ancestors
+    /// computed from the parent's, whatever `node` holds there; returns the node as stored.
+    ///
+    /// A parent that does not exist is [`Error::NoNode`]; a key already taken is
+    /// [`Error::DuplicateKey`]. Nothing is written then.
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.insert",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
+        err(level = "debug")
+    )]
+    pub async fn insert(&self, node: &M) -> Result<M> {
+        let mut stored = self.insert_many(std::slice::from_ref(node)).await?;
+        stored.pop().ok_or_else(|| Error::InvalidValue {
+            field: M::TREE.key().to_owned(),
+            reason: "the node was not stored".to_owned(),
+        })
+    }
+
+    /// Inserts `nodes` in one transaction, each under the parent it names: an existing node or
+    /// one earlier in `nodes`. Returns them as stored. All or nothing: a missing parent is
+    /// [`Error::NoNode`], a key taken [`Error::DuplicateKey`].
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.insert_many",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::TREE.collection(), nodes = nodes.len()),
+        err(level = "debug")
+    )]
+    pub async fn insert_many(&self, nodes: &[M]) -> Result<Vec<M>> {
+        let t = M::TREE;
+        let mut docs = Vec::with_capacity(nodes.len());
+        for node in nodes {
+            let d = bson::serialize_to_document(node)?;
+            check_size(&d, M::SCHEMA.name())?;
+            match d.get(t.key()) {
+                None | Some(Bson::Null) => {
+                    return Err(Error::InvalidKey {
+                        key: t.key().to_owned(),
+                        reason: "a node needs its key: parents, ancestors and paths name it",
+                    })
+                }
+                Some(_) => {}
+            }
+            docs.push(d);
+        }
+        if docs.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Parents that are not in the batch are read from the tree.
+        let in_batch: std::collections::HashSet<String> = docs
+            .iter()
+            .filter_map(|d| d.get(t.key()).map(key_string))
+            .collect();
+        let outside: Vec<Bson> = docs
+            .iter()
+            .filter_map(|d| d.get(t.parent()))
+            .filter(|p| !matches!(p, Bson::Null) && !in_batch.contains(&key_string(p)))
+            .cloned()
+            .collect();
+        let raw = self.raw();
+        let step = transact!(self.db, |s| async {
+            let mut s: Option<&mut ClientSession> = s;
+            let mut known = if outside.is_empty() {
+                HashMap::new()
+            } else {
+                self.read_nodes(s.as_deref_mut(), &outside).await?
+            };
+            let mut ready = docs.clone();
+            for d in &mut ready {
+                let parent = d.get(t.parent()).cloned().unwrap_or(Bson::Null);
+                let ancestors = if matches!(parent, Bson::Null) {
+                    Vec::new()
+                } else {
+                    match known.get(&key_string(&parent)) {
+                        Some(p) => p.path(),
+                        None => return Ok(Step::Refused(self.no_node(parent))),
+                    }
+                };
+                d.insert(t.ancestors(), ancestors.clone());
+                let n = NodeRef {
+                    key: d.get(t.key()).cloned().unwrap_or(Bson::Null),
+                    parent,
+                    ancestors,
+                };
+                known.insert(key_string(&n.key), n);
+            }
+            self.lock(s.as_deref_mut()).await?;
+            let insert = raw.insert_many(ready.clone());
+            in_session!(insert, s)?;
+            tracing::debug!(written = ready.len(), "nodes inserted");
+            Ok(Step::Done(ready))
+        })?;
+        match step {
+            Step::Done(ready) => ready
+                .into_iter()
+                .map(|d| bson::deserialize_from_document(d).map_err(Error::from))
+                .collect(),
+            Step::Refused(e) => Err(e),
+        }
+    }
+
+    /// The node with this key.
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.get",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
+        err(level = "debug")
+    )]
+    pub async fn get(&self, key: impl Into<Bson>) -> Result<Option<M>> {
+        let found = self
+            .raw()
+            .find_one(doc! { M::TREE.key(): key.into() })
+            .await?;
+        Ok(found.map(bson::deserialize_from_document).transpose()?)
+    }
+
+    /// The node's children, in key order: one query on the `parent` index.
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.children",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
+        err(level = "debug")
+    )]
+    pub async fn children(&self, key: impl Into<Bson>) -> Result<Vec<M>> {
+        let t = M::TREE;
+        let docs: Vec<Document> = self
+            .raw()
+            .find(doc! { t.parent(): key.into() })
+            .sort(doc! { t.key(): 1 })
+            .await?
+            .try_collect()
+            .await?;
+        decode_all(docs)
+    }
+
+    /// The node and every node below it, shallowest first: one query on the `ancestors` index.
+    /// Empty when no node has this key.
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.subtree",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
+        err(level = "debug")
+    )]
+    pub async fn subtree(&self, key: impl Into<Bson>) -> Result<Vec<M>> {
+        let t = M::TREE;
+        let key = key.into();
+        let mut docs: Vec<Document> = self
+            .raw()
+            .find(doc! { "$or": [ { t.key(): key.clone() }, { t.ancestors(): key } ] })
+            .await?
+            .try_collect()
+            .await?;
+        docs.sort_by_key(|d| d.get_array(t.ancestors()).map_or(0, Vec::len));
+        decode_all(docs)
+    }
+
+    /// The node's ancestors, root first: one aggregation (the node, then a `$lookup` of its
+    /// ancestors through the key's index). [`Error::NoNode`] when no node has this key.
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.ancestors",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
+        err(level = "debug")
+    )]
+    pub async fn ancestors(&self, key: impl Into<Bson>) -> Result<Vec<M>> {
+        let t = M::TREE;
+        let key = key.into();
+        let pipeline = [
+            doc! { "$match": { t.key(): key.clone() } },
+            doc! { "$limit": 1 },
+            doc! { "$lookup": {
+                "from": t.collection(),
+                "localField": t.ancestors(),
+                "foreignField": t.key(),
+                "as": "__nodes",
+            } },
+            doc! { "$project": { "_id": 0, "order": format!("${}", t.ancestors()), "__nodes": 1 } },
+        ];
+        let Some(found) = self.raw().aggregate(pipeline).await?.try_next().await? else {
+            return Err(self.no_node(key));
+        };
+        let order: Vec<String> = found
+            .get_array("order")
+            .map(|a| a.iter().map(key_string).collect())
+            .unwrap_or_default();
+        let mut by_key: HashMap<String, Document> = found
+            .get_array("__nodes")
+            .map(|a| {
+                a.iter()
+                    .filter_map(|b| b.as_document().cloned())
+                    .map(|d| (d.get(t.key()).map(key_string).unwrap_or_default(), d))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let docs = order.iter().filter_map(|k| by_key.remove(k)).collect();
+        decode_all(docs)
+    }
+
+    /// The path of a holder placed in the node: its ancestors, then its own key.
+    /// [`Error::NoNode`] when no node has this key.
+    pub async fn path(&self, key: impl Into<Bson>) -> Result<Vec<M::Key>> {
+        let key = key.into();
+        let path = self.current_path(None, &key).await?;
+        let Some(path) = path else {
+            return Err(self.no_node(key));
+        };
+        path.into_iter()
+            .map(|b| bson::deserialize_from_bson(b).map_err(Error::from))
+            .collect()
+    }
+
+    /// The node's path as stored now (`None` when there is no such node).
+    async fn current_path(
+        &self,
+        session: Option<&mut ClientSession>,
+        key: &Bson,
+    ) -> mongodb::error::Result<Option<Vec<Bson>>> {
+        let raw = self.raw();
+        let find = raw
+            .find_one(doc! { M::TREE.key(): key.clone() })
+            .projection(Self::projection());
+        let found = in_session!(find, session)?;
+        Ok(found.map(|d| self.node_ref(&d).path()))
+    }
+
+    /// Moves the node and its subtree under `parent`: in one transaction, the node's parent and
+    /// ancestors, the ancestors of every node below it and the path of every holder under it.
+    /// Returns what was rewritten: one entry for the nodes, one per holder model.
+    ///
+    /// [`Error::Cycle`] when `parent` is the node or below it, [`Error::NoNode`] when either is
+    /// missing; nothing is written then.
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.move_under",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::TREE.collection(), key = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn move_under(
+        &self,
+        key: impl Into<Bson>,
+        parent: impl Into<Bson>,
+    ) -> Result<Propagation> {
+        self.move_node(key.into(), Some(parent.into())).await
+    }
+
+    /// Makes the node a root, with its subtree: [`Tree::move_under`] without a parent.
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.move_to_root",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::TREE.collection(), key = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn move_to_root(&self, key: impl Into<Bson>) -> Result<Propagation> {
+        self.move_node(key.into(), None).await
+    }
+
+    async fn move_node(&self, key: Bson, parent: Option<Bson>) -> Result<Propagation> {
+        tracing::Span::current().record("key", tracing::field::display(&key));
+        let t = M::TREE;
+        let holders = t.holders();
+        let step = transact!(self.db, |s| async {
+            let mut s: Option<&mut ClientSession> = s;
+            let mut keys = vec![key.clone()];
+            keys.extend(parent.clone());
+            let nodes = self.read_nodes(s.as_deref_mut(), &keys).await?;
+            let Some(node) = nodes.get(&key_string(&key)) else {
+                return Ok(Step::Refused(self.no_node(key.clone())));
+            };
+            let prefix = match &parent {
+                None => Vec::new(),
+                Some(p) => {
+                    let Some(p_node) = nodes.get(&key_string(p)) else {
+                        return Ok(Step::Refused(self.no_node(p.clone())));
+                    };
+                    if key_string(p) == key_string(&key)
+                        || p_node
+                            .ancestors
+                            .iter()
+                            .any(|a| key_string(a) == key_string(&key))
+                    {
+                        return Ok(Step::Refused(Error::Cycle {
+                            collection: t.collection().to_owned(),
+                            node: Box::new(key.clone()),
+                            under: Box::new(p.clone()),
+                        }));
+                    }
+                    p_node.path()
+                }
+            };
+            self.lock(s.as_deref_mut()).await?;
+            let writes = self.move_writes(&node.key, parent.clone(), &prefix, &holders);
+            Ok(match write_copies(&self.db, s, writes).await? {
+                Ok(p) => Step::Done(Ok(p)),
+                Err(partial) => Step::Done(Err(partial.into_error())),
+            })
+        })?;
+        let propagation = match step {
+            Step::Done(result) => result?,
+            Step::Refused(e) => return Err(e),
+        };
+        tracing::debug!(modified = propagation.modified(), "moved");
+        self.sweep_holders(&key, &holders).await?;
+        Ok(propagation)
+    }
+
+    /// The `updateMany`s of a move of `key` under a parent whose path is `prefix`.
+    fn move_writes(
+        &self,
+        key: &Bson,
+        parent: Option<Bson>,
+        prefix: &[Bson],
+        holders: &[&'static HolderSpec],
+    ) -> Vec<CopyWrite> {
+        let t = M::TREE;
+        let is_node = doc! { "$eq": [format!("${}", t.key()), literal(key.clone())] };
+        let mut writes = vec![CopyWrite {
+            model: t.model(),
+            collection: t.collection(),
+            path: t.ancestors().to_owned(),
+            fields: vec![t.parent(), t.ancestors()],
+            filter: doc! { "$or": [ { t.key(): key.clone() }, { t.ancestors(): key.clone() } ] },
+            update: UpdateModifications::Pipeline(vec![doc! { "$set": {
+                t.ancestors(): { "$cond": [
+                    is_node.clone(),
+                    literal(prefix.to_vec()),
+                    splice(t.ancestors(), key, prefix),
+                ] },
+                t.parent(): { "$cond": [
+                    is_node,
+                    literal(parent.unwrap_or(Bson::Null)),
+                    format!("${}", t.parent()),
+                ] },
+            } }]),
+            array_filters: Vec::new(),
+        }];
+        for h in holders {
+            writes.push(CopyWrite {
+                model: h.model(),
+                collection: h.collection(),
+                path: h.path().to_owned(),
+                fields: vec![h.path()],
+                filter: doc! { h.path(): key.clone() },
+                update: UpdateModifications::Pipeline(vec![
+                    doc! { "$set": { h.path(): splice(h.path(), key, prefix) } },
+                ]),
+                array_filters: Vec::new(),
+            });
+        }
+        writes
+    }
+
+    /// After a move: the holders under `key` written while it ran (after its snapshot, so it did
+    /// not see them) with the old path get the current one. Serialized with the other changes of
+    /// the shape; usually matches nothing.
+    async fn sweep_holders(&self, key: &Bson, holders: &[&'static HolderSpec]) -> Result<()> {
+        if holders.is_empty() {
+            return Ok(());
+        }
+        let fixed = transact!(self.db, |s| async {
+            let mut s: Option<&mut ClientSession> = s;
+            let Some(path) = self.current_path(s.as_deref_mut(), key).await? else {
+                return Ok(0);
+            };
+            self.lock(s.as_deref_mut()).await?;
+            let prefix = &path[..path.len() - 1];
+            let mut fixed = 0;
+            for h in holders {
+                let coll: Collection<Document> = self.db.collection(h.collection());
+                let p = format!("${}", h.path());
+                let filter = doc! {
+                    h.path(): key.clone(),
+                    "$expr": { "$ne": [
+                        { "$slice": [p.clone(), { "$add": [{ "$indexOfArray": [p, literal(key.clone())] }, 1] }] },
+                        literal(path.clone()),
+                    ] },
+                };
+                let update = vec![doc! { "$set": { h.path(): splice(h.path(), key, prefix) } }];
+                let op = coll.update_many(filter, update);
+                fixed += in_session!(op, s.as_deref_mut())?.modified_count;
+            }
+            Ok(fixed)
+        })?;
+        if fixed > 0 {
+            tracing::debug!(fixed, "holders written during the move got the new path");
+        }
+        Ok(())
+    }
+
+    /// Changes a node's key from `key` to `new_key` everywhere it is copied: the node, its
+    /// children's parent, its descendants' ancestors, the node and path of every holder in it or
+    /// under it, in one transaction. For trees declared with `key = ..` (an `_id` never
+    /// changes: [`Error::InvalidKey`]).
+    ///
+    /// [`Error::NoNode`] when no node has `key`, [`Error::DuplicateKey`] when `new_key` is
+    /// taken; nothing is written then.
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.rename",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::TREE.collection(), key = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn rename(
+        &self,
+        key: impl Into<Bson>,
+        new_key: impl Into<Bson>,
+    ) -> Result<Propagation> {
+        let t = M::TREE;
+        if t.key() == "_id" {
+            return Err(Error::InvalidKey {
+                key: "_id".to_owned(),
+                reason: "the tree's nodes are named by their `_id`, which never changes; rename \
+                         a display field with an ordinary update, or declare `key = ..`",
+            });
+        }
+        let (key, new_key) = (key.into(), new_key.into());
+        tracing::Span::current().record("key", tracing::field::display(&key));
+        let holders = t.holders();
+        let step = transact!(self.db, |s| async {
+            let mut s: Option<&mut ClientSession> = s;
+            let raw = self.raw();
+            self.lock(s.as_deref_mut()).await?;
+            let op = raw.update_one(
+                doc! { t.key(): key.clone() },
+                doc! { "$set": { t.key(): new_key.clone() } },
+            );
+            if in_session!(op, s.as_deref_mut())?.matched_count == 0 {
+                return Ok(Step::Refused(self.no_node(key.clone())));
+            }
+            let element =
+                |field: &'static str| doc! { "$set": { format!("{field}.$[k]"): new_key.clone() } };
+            let mut writes = vec![
+                CopyWrite {
+                    model: t.model(),
+                    collection: t.collection(),
+                    path: t.parent().to_owned(),
+                    fields: vec![t.parent()],
+                    filter: doc! { t.parent(): key.clone() },
+                    update: doc! { "$set": { t.parent(): new_key.clone() } }.into(),
+                    array_filters: Vec::new(),
+                },
+                CopyWrite {
+                    model: t.model(),
+                    collection: t.collection(),
+                    path: t.ancestors().to_owned(),
+                    fields: vec![t.ancestors()],
+                    filter: doc! { t.ancestors(): key.clone() },
+                    update: element(t.ancestors()).into(),
+                    array_filters: vec![doc! { "k": key.clone() }],
+                },
+            ];
+            for h in &holders {
+                writes.push(CopyWrite {
+                    model: h.model(),
+                    collection: h.collection(),
+                    path: h.node().to_owned(),
+                    fields: vec![h.node()],
+                    filter: doc! { h.node(): key.clone() },
+                    update: doc! { "$set": { h.node(): new_key.clone() } }.into(),
+                    array_filters: Vec::new(),
+                });
+                writes.push(CopyWrite {
+                    model: h.model(),
+                    collection: h.collection(),
+                    path: h.path().to_owned(),
+                    fields: vec![h.path()],
+                    filter: doc! { h.path(): key.clone() },
+                    update: element(h.path()).into(),
+                    array_filters: vec![doc! { "k": key.clone() }],
+                });
+            }
+            Ok(match write_copies(&self.db, s, writes).await? {
+                Ok(p) => Step::Done(Ok(p)),
+                Err(partial) => Step::Done(Err(partial.into_error())),
+            })
+        })?;
+        match step {
+            Step::Done(result) => result,
+            Step::Refused(e) => Err(e),
+        }
+    }
+
+    /// Deletes the node, and what is below it as `how` says, in one transaction. See
+    /// [`Deletion`]; [`Error::NodeInUse`] or [`Error::NoNode`] with nothing deleted.
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.delete",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::TREE.collection(), key = tracing::field::Empty, how = ?how),
+        err(level = "debug")
+    )]
+    pub async fn delete(&self, key: impl Into<Bson>, how: Deletion) -> Result<Deleted> {
+        let t = M::TREE;
+        let key = key.into();
+        tracing::Span::current().record("key", tracing::field::display(&key));
+        let holders = t.holders();
+        let step = transact!(self.db, |s| async {
+            let mut s: Option<&mut ClientSession> = s;
+            let raw = self.raw();
+            let nodes = self
+                .read_nodes(s.as_deref_mut(), std::slice::from_ref(&key))
+                .await?;
+            let Some(node) = nodes.get(&key_string(&key)) else {
+                return Ok(Step::Refused(self.no_node(key.clone())));
+            };
+            let count = raw.count_documents(doc! { t.ancestors(): key.clone() });
+            let descendants = in_session!(count, s.as_deref_mut())?;
+            let mut under = 0;
+            let mut directly_in = 0;
+            for h in &holders {
+                let coll: Collection<Document> = self.db.collection(h.collection());
+                let count = coll.count_documents(doc! { h.path(): key.clone() });
+                under += in_session!(count, s.as_deref_mut())?;
+                let count = coll.count_documents(doc! { h.node(): key.clone() });
+                directly_in += in_session!(count, s.as_deref_mut())?;
+            }
+            let refuse = |reason| {
+                Ok(Step::Refused(Error::NodeInUse {
+                    collection: t.collection().to_owned(),
+                    node: Box::new(key.clone()),
+                    descendants,
+                    holders: under,
+                    reason,
+                }))
+            };
+            match how {
+                Deletion::LeafOnly if descendants > 0 || under > 0 => {
+                    return refuse(
+                        "it is not a leaf; delete it with `Deletion::Cascade` (deletes them too) \
+                         or `Deletion::Reparent` (moves them up to its parent)",
+                    )
+                }
+                Deletion::Reparent if matches!(node.parent, Bson::Null) && directly_in > 0 => {
+                    return refuse(
+                        "it is a root, so the holders directly in it have no parent to move up \
+                         to; place them elsewhere first, or use `Deletion::Cascade`",
+                    )
+                }
+                _ => {}
+            }
+            self.lock(s.as_deref_mut()).await?;
+            let mut deleted = Deleted::default();
+            let writes = match how {
+                Deletion::Cascade => {
+                    let op = raw.delete_many(doc! { "$or": [ { t.key(): key.clone() }, { t.ancestors(): key.clone() } ] });
+                    deleted.nodes = in_session!(op, s.as_deref_mut())?.deleted_count;
+                    for h in &holders {
+                        let coll: Collection<Document> = self.db.collection(h.collection());
+                        let op = coll.delete_many(doc! { h.path(): key.clone() });
+                        deleted.holders += in_session!(op, s.as_deref_mut())?.deleted_count;
+                    }
+                    Vec::new()
+                }
+                Deletion::LeafOnly | Deletion::Reparent => {
+                    let op = raw.delete_one(doc! { t.key(): key.clone() });
+                    deleted.nodes = in_session!(op, s.as_deref_mut())?.deleted_count;
+                    self.reparent_writes(&key, &node.parent, &holders)
+                }
+            };
+            tracing::debug!(nodes = deleted.nodes, holders = deleted.holders, "deleted");
+            Ok(match write_copies(&self.db, s, writes).await? {
+                Ok(p) => {
+                    deleted.rewritten = p;
+                    Step::Done(Ok(deleted))
+                }
+                Err(partial) => Step::Done(Err(partial.into_error())),
+            })
+        })?;
+        match step {
+            Step::Done(result) => result,
+            Step::Refused(e) => Err(e),
+        }
+    }
+
+    /// The `updateMany`s that take `key` out of every copy, its children and holders moving up
+    /// to `parent`.
+    fn reparent_writes(
+        &self,
+        key: &Bson,
+        parent: &Bson,
+        holders: &[&'static HolderSpec],
+    ) -> Vec<CopyWrite> {
+        let t = M::TREE;
+        let mut writes = vec![
+            CopyWrite {
+                model: t.model(),
+                collection: t.collection(),
+                path: t.parent().to_owned(),
+                fields: vec![t.parent()],
+                filter: doc! { t.parent(): key.clone() },
+                update: doc! { "$set": { t.parent(): parent.clone() } }.into(),
+                array_filters: Vec::new(),
+            },
+            CopyWrite {
+                model: t.model(),
+                collection: t.collection(),
+                path: t.ancestors().to_owned(),
+                fields: vec![t.ancestors()],
+                filter: doc! { t.ancestors(): key.clone() },
+                update: doc! { "$pull": { t.ancestors(): key.clone() } }.into(),
+                array_filters: Vec::new(),
+            },
+        ];
+        for h in holders {
+            writes.push(CopyWrite {
+                model: h.model(),
+                collection: h.collection(),
+                path: h.node().to_owned(),
+                fields: vec![h.node()],
+                filter: doc! { h.node(): key.clone() },
+                update: doc! { "$set": { h.node(): parent.clone() } }.into(),
+                array_filters: Vec::new(),
+            });
+            writes.push(CopyWrite {
+                model: h.model(),
+                collection: h.collection(),
+                path: h.path().to_owned(),
+                fields: vec![h.path()],
+                filter: doc! { h.path(): key.clone() },
+                update: doc! { "$pull": { h.path(): key.clone() } }.into(),
+                array_filters: Vec::new(),
+            });
+        }
+        writes
+    }
+
+    /// Reads every node and every holder of every holder model, and reports each ancestors list
+    /// and path that disagrees with the parents. Writes nothing; reads everything (a tool for
+    /// tests, audits and repairs, not for a hot path).
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.check",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
+        err(level = "debug")
+    )]
+    pub async fn check(&self) -> Result<TreeCheck> {
+        let t = M::TREE;
+        let docs: Vec<Document> = self
+            .raw()
+            .find(doc! {})
+            .projection(doc! { "_id": 1, t.key(): 1, t.parent(): 1, t.ancestors(): 1 })
+            .await?
+            .try_collect()
+            .await?;
+        let nodes: HashMap<String, Document> = docs
+            .iter()
+            .map(|d| {
+                (
+                    d.get(t.key()).map(key_string).unwrap_or_default(),
+                    d.clone(),
+                )
+            })
+            .collect();
+        let mut expected_paths: HashMap<String, Option<Vec<Bson>>> = HashMap::new();
+        let mut report = TreeCheck {
+            nodes: docs.len() as u64,
+            ..TreeCheck::default()
+        };
+        for d in &docs {
+            let stored = d.get(t.ancestors()).cloned().unwrap_or(Bson::Null);
+            let expected = expected_ancestors(t, d, &nodes);
+            if expected.as_ref().map(|e| Bson::Array(e.clone())) != Some(stored.clone()) {
+                report.stale.push(Stale {
+                    model: t.model(),
+                    collection: t.collection(),
+                    id: d.get("_id").cloned().unwrap_or(Bson::Null),
+                    field: t.ancestors(),
+                    stored,
+                    expected: expected.clone().map(Bson::Array),
+                });
+            }
+            let key = d.get(t.key()).cloned().unwrap_or(Bson::Null);
+            expected_paths.insert(
+                key_string(&key),
+                expected.map(|mut e| {
+                    e.push(key);
+                    e
+                }),
+            );
+        }
+        for h in t.holders() {
+            let coll: Collection<Document> = self.db.collection(h.collection());
+            let mut cursor = coll
+                .find(doc! {})
+                .projection(doc! { "_id": 1, h.node(): 1, h.path(): 1 })
+                .await?;
+            while let Some(d) = cursor.try_next().await? {
+                report.holders += 1;
+                let stored = d.get(h.path()).cloned().unwrap_or(Bson::Null);
+                let expected = match d.get(h.node()) {
+                    None | Some(Bson::Null) => Some(Vec::new()),
+                    Some(node) => expected_paths.get(&key_string(node)).cloned().flatten(),
+                };
+                if expected.as_ref().map(|e| Bson::Array(e.clone())) != Some(stored.clone()) {
+                    report.stale.push(Stale {
+                        model: h.model(),
+                        collection: h.collection(),
+                        id: d.get("_id").cloned().unwrap_or(Bson::Null),
+                        field: h.path(),
+                        stored,
+                        expected: expected.map(Bson::Array),
+                    });
+                }
+            }
+        }
+        tracing::info!(
+            nodes = report.nodes,
+            holders = report.holders,
+            stale = report.stale.len(),
+            "checked"
+        );
+        Ok(report)
+    }
+
+    /// [`Tree::check`], then one `update` per stale copy whose right value the parents give
+    /// (those whose parents are missing or loop are left, and returned). Each update's filter
+    /// carries the stale value, so a copy changed meanwhile is left as it is. Run it after an
+    /// [`Error::Incomplete`] or after changes made outside the toolkit.
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.repair",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
+        err(level = "debug")
+    )]
+    pub async fn repair(&self) -> Result<TreeCheck> {
+        let mut report = self.check().await?;
+        let mut left = Vec::new();
+        for s in report.stale.drain(..) {
+            let Some(expected) = &s.expected else {
+                left.push(s);
+                continue;
+            };
+            let coll: Collection<Document> = self.db.collection(s.collection);
+            coll.update_one(
+                doc! { "_id": s.id.clone(), s.field: s.stored.clone() },
+                doc! { "$set": { s.field: expected.clone() } },
+            )
+            .await?;
+        }
+        tracing::info!(left = left.len(), "repaired");
+        report.stale = left;
+        Ok(report)
+    }
+}
+
+/// The ancestors the parents give a node: its parent's, then its parent. `None` when a parent
+/// is missing or the parents loop.
+fn expected_ancestors(
+    t: &TreeSpec,
+    node: &Document,
+    nodes: &HashMap<String, Document>,
+) -> Option<Vec<Bson>> {
+    let mut chain = Vec::new();
+    let mut current = node.get(t.parent()).cloned().unwrap_or(Bson::Null);
+    while !matches!(current, Bson::Null) {
+        if chain.len() > nodes.len() {
+            return None; // the parents loop
+        }
+        let parent = nodes.get(&key_string(&current))?;
+        chain.push(current);
+        current = parent.get(t.parent()).cloned().unwrap_or(Bson::Null);
+    }
+    chain.reverse();
+    Some(chain)
+}
+
+/// A key as a map key: equal for the values a query matches as equal (an `i32` and an `i64`
+/// of one number alike).
+fn key_string(key: &Bson) -> String {
+    match key {
+        Bson::Int32(i) => format!("int {i}"),
+        Bson::Int64(i) => format!("int {i}"),
+        other => format!("{other:?}"),
+    }
+}
+
+fn decode_all<T: DeserializeOwned>(docs: Vec<Document>) -> Result<Vec<T>> {
+    docs.into_iter()
+        .map(|d| bson::deserialize_from_document(d).map_err(Error::from))
+        .collect()
+}
+
+/// The documents of a holder model `H` in the tree of `M`: from `Category::tree(&db).holders::<Product>()`.
+pub struct Holders<M, H> {
+    db: Database,
+    _models: PhantomData<fn() -> (M, H)>,
+}
+
+impl<M, H> Clone for Holders<M, H> {
+    fn clone(&self) -> Self {
+        Holders {
+            db: self.db.clone(),
+            _models: PhantomData,
+        }
+    }
+}
+
+impl<M: TreeNode, H: InTree<M>> fmt::Debug for Holders<M, H> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Holders")
+            .field("tree", &M::SCHEMA.name())
+            .field("model", &H::SCHEMA.name())
+            .field("database", &self.db.name())
+            .finish()
+    }
+}
+
+/// How many times a holder's write is checked against a moving node before giving up.
+const PLACE_ATTEMPTS: usize = 8;
+
+impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
+    fn raw(&self) -> Collection<Document> {
+        self.db.collection(H::HOLDER.collection())
+    }
+
+    fn tree(&self) -> Tree<M> {
+        Tree::new(&self.db)
+    }
+
+    /// The path for a holder in `node` (`[]` for none), or [`Error::NoNode`].
+    async fn path_for(&self, node: &Bson) -> Result<Vec<Bson>> {
+        if matches!(node, Bson::Null) {
+            return Ok(Vec::new());
+        }
+        match self.tree().current_path(None, node).await? {
+            Some(path) => Ok(path),
+            None => Err(self.tree().no_node(node.clone())),
+        }
+    }
+
+    /// After writing `path` into the holder `id` in `node`: while the node's path has changed
+    /// since it was read (a move ran meanwhile), write the new one.
+    async fn settle(&self, id: &Bson, node: &Bson, mut path: Vec<Bson>) -> Result<()> {
+        let h = H::HOLDER;
+        for _ in 0..PLACE_ATTEMPTS {
+            let now = self.path_for(node).await?;
+            if now == path {
+                return Ok(());
+            }
+            tracing::debug!("the node moved while the holder was written: writing its new path");
+            self.raw()
+                .update_one(
+                    doc! { "_id": id.clone(), h.node(): node.clone(), h.path(): path.clone() },
+                    doc! { "$set": { h.path(): now.clone() } },
+                )
+                .await?;
+            path = now;
+        }
+        Err(Error::Incomplete {
+            written: 1,
+            failed: 0,
+            source: Box::new(Error::InvalidValue {
+                field: h.path().to_owned(),
+                reason: format!(
+                    "the node kept moving over {PLACE_ATTEMPTS} checks; `Tree::repair` puts the \
+                     path right"
+                ),
+            }),
+        })
+    }
+
+    /// Inserts `holder` with the path of the node it names (whatever it holds in its path
+    /// field). [`Error::NoNode`] when the node is missing, [`Error::DuplicateKey`] when the
+    /// `_id` is taken; nothing is written then. Two reads and the insert when no move runs.
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.holders.insert",
+        skip_all,
+        fields(model = H::SCHEMA.name(), collection = H::HOLDER.collection()),
+        err(level = "debug")
+    )]
+    pub async fn insert(&self, holder: &H) -> Result<()> {
+        let h = H::HOLDER;
+        let mut d = bson::serialize_to_document(holder)?;
+        let node = d.get(h.node()).cloned().unwrap_or(Bson::Null);
+        let path = self.path_for(&node).await?;
+        d.insert(h.path(), path.clone());
+        check_size(&d, H::SCHEMA.name())?;
+        let id = match d.get("_id") {
+            Some(id) => id.clone(),
+            None => {
+                let id = Bson::ObjectId(bson::oid::ObjectId::new());
+                d.insert("_id", id.clone());
+                id
+            }
+        };
+        self.raw().insert_one(d).await?;
+        tracing::debug!(written = 1, "holder inserted");
+        self.settle(&id, &node, path).await
+    }
+
+    /// Places the stored holder `id` in `node`: its node field and its path. [`Error::NoNode`]
+    /// when the node is missing, [`Error::NotFound`] when the holder is; nothing is written then.
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.holders.place",
+        skip_all,
+        fields(model = H::SCHEMA.name(), collection = H::HOLDER.collection()),
+        err(level = "debug")
+    )]
+    pub async fn place(&self, id: impl Into<Bson>, node: impl Into<Bson>) -> Result<()> {
+        let h = H::HOLDER;
+        let (id, node) = (id.into(), node.into());
+        let path = self.path_for(&node).await?;
+        let result = self
+            .raw()
+            .update_one(
+                doc! { "_id": id.clone() },
+                doc! { "$set": { h.node(): node.clone(), h.path(): path.clone() } },
+            )
+            .await?;
+        if result.matched_count == 0 {
+            return Err(Error::NotFound {
+                collection: h.collection().to_owned(),
+                id: Box::new(id),
+            });
+        }
+        self.settle(&id, &node, path).await
+    }
+
+    /// The holders in the node or below it: one query on the `path` index.
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.holders.under",
+        skip_all,
+        fields(model = H::SCHEMA.name(), collection = H::HOLDER.collection()),
+        err(level = "debug")
+    )]
+    pub async fn under(&self, key: impl Into<Bson>) -> Result<Vec<H>> {
+        let docs: Vec<Document> = self
+            .raw()
+            .find(doc! { H::HOLDER.path(): key.into() })
+            .await?
+            .try_collect()
+            .await?;
+        decode_all(docs)
+    }
+
+    /// The holders directly in the node: one query on the `node` index.
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.holders.directly_in",
+        skip_all,
+        fields(model = H::SCHEMA.name(), collection = H::HOLDER.collection()),
+        err(level = "debug")
+    )]
+    pub async fn directly_in(&self, key: impl Into<Bson>) -> Result<Vec<H>> {
+        let docs: Vec<Document> = self
+            .raw()
+            .find(doc! { H::HOLDER.node(): key.into() })
+            .await?
+            .try_collect()
+            .await?;
+        decode_all(docs)
+    }
+}
+
+/// Compile-time checks of the fields a tree declares (generated code): the probe of a field's
+/// type `T` against the tree's key type `K`, by autoref specialisation as in `checks`.
+#[doc(hidden)]
+pub mod key_probe {
+    use std::marker::PhantomData;
+
+    use crate::checks::{Fail, Pass};
+    use crate::schema::FieldName;
+
+    /// The probe of a field of type `T` meant to hold keys of type `K`.
+    pub struct KeyProbe<T: ?Sized, K: ?Sized>(PhantomData<fn() -> T>, PhantomData<fn() -> K>);
+
+    impl<T: ?Sized, K: ?Sized> KeyProbe<T, K> {
+        /// The probe of `field`'s type against the type of `key`.
+        pub const fn of(_field: FieldName<T>, _key: FieldName<K>) -> Self {
+            KeyProbe(PhantomData, PhantomData)
+        }
+
+        /// The probe of `field`'s type against a key type named by the caller.
+        pub const fn of_field(_field: FieldName<T>) -> Self {
+            KeyProbe(PhantomData, PhantomData)
+        }
+    }
+
+    /// `T` is `K`.
+    pub trait ProbeKey {
+        /// Passes.
+        fn key(&self) -> Pass {
+            Pass
+        }
+    }
+    impl<K> ProbeKey for &KeyProbe<K, K> {}
+
+    /// `T` is `Option<K>`.
+    pub trait ProbeOptionalKey {
+        /// Passes.
+        fn optional_key(&self) -> Pass {
+            Pass
+        }
+    }
+    impl<K> ProbeOptionalKey for &KeyProbe<Option<K>, K> {}
+
+    /// `T` is `Vec<K>`.
+    pub trait ProbeKeys {
+        /// Passes.
+        fn keys(&self) -> Pass {
+            Pass
+        }
+    }
+    impl<K> ProbeKeys for &KeyProbe<Vec<K>, K> {}
+
+    /// Every check, when nothing more specific holds.
+    pub trait ProbeOtherKey {
+        /// Fails.
+        fn key(&self) -> Fail {
+            Fail
+        }
+        /// Fails.
+        fn optional_key(&self) -> Fail {
+            Fail
+        }
+        /// Fails.
+        fn keys(&self) -> Fail {
+            Fail
+        }
+    }
+    impl<T: ?Sized, K: ?Sized> ProbeOtherKey for KeyProbe<T, K> {}
+}
