@@ -486,8 +486,9 @@ impl Trees {
             crate::index::plain_spec(p, &[node.as_str()], None, false, None),
             crate::index::plain_spec(p, &[path.as_str()], None, false, None),
         ];
-        let tree_node = quote_spanned!(tree_span=> #p::TreeNode);
-        let key_ty = quote!(<<#of as __TreeOf>::Tree as #p::TreeNode>::Key);
+        let tree_key = quote_spanned!(tree_span=> <#tree as #p::TreeNode>::Key);
+        let tree_spec = quote_spanned!(tree_span=> <#tree as #p::TreeNode>::TREE);
+        let key_ty = quote_spanned!(tree_span=> <#of as __TreeOf>::Key);
         let mut checks = TokenStream::new();
         if with_checks {
             for (field, methods, message) in [
@@ -525,15 +526,17 @@ impl Trees {
         }
         quote! {
             struct #of;
-            // The one place that requires `Tree: TreeNode`: a model that is not a tree is one
-            // error, at its name.
+            // The one place that names the tree as a `TreeNode`: a model that is not a tree is
+            // one error, at its name.
             impl __TreeOf for #of {
                 type Tree = #tree;
+                type Key = #tree_key;
+                const TREE: &'static #p::TreeSpec = #tree_spec;
             }
             static #static_ident: #p::HolderSpec = #p::HolderSpec::from_parts(#p::HolderParts {
                 model: #name,
                 collection: #collection,
-                tree: <<#of as __TreeOf>::Tree as #tree_node>::TREE,
+                tree: <#of as __TreeOf>::TREE,
                 node: #node,
                 path: #path,
                 indexes: &[#(#indexes),*],
@@ -557,7 +560,9 @@ impl Trees {
         if !self.holders.is_empty() {
             out.extend(quote! {
                 trait __TreeOf {
-                    type Tree: #p::TreeNode;
+                    type Tree;
+                    type Key;
+                    const TREE: &'static #p::TreeSpec;
                 }
             });
             for (i, h) in self.holders.iter().enumerate() {

@@ -167,7 +167,7 @@ pub trait TreeNode: Model {
     label = "not a holder of `{T}`",
     note = "declare it on the model: `#[in_tree({T}, node = category, path = category_path)]`"
 )]
-pub trait InTree<T: TreeNode>: Model {
+pub trait InTree<T>: Model {
     /// Where it keeps the node and the path.
     const HOLDER: &'static HolderSpec;
 }

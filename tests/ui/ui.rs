@@ -19,4 +19,5 @@ fn ui() {
     t.compile_fail("computed/*.rs");
     t.compile_fail("approximation/*.rs");
     t.compile_fail("outlier/*.rs");
+    t.compile_fail("tree/*.rs");
 }
