@@ -106,6 +106,23 @@ async fn snapshot(db: &mongodb::Database, collection: &str) -> Vec<Document> {
         .unwrap()
 }
 
+/// Whether the server answers `filter` on `collection` through indexes only: no collection
+/// scan in the winning plan (`explain`).
+async fn indexed(db: &mongodb::Database, collection: &str, filter: Document) -> bool {
+    let find = doc! { "find": collection, "filter": filter };
+    let explain = db
+        .run_command(doc! { "explain": find, "verbosity": "queryPlanner" })
+        .await
+        .unwrap();
+    let plan = explain
+        .get_document("queryPlanner")
+        .unwrap()
+        .get_document("winningPlan")
+        .unwrap()
+        .to_string();
+    plan.contains("IXSCAN") && !plan.contains("COLLSCAN")
+}
+
 /// Checks every category and product against the parents, independently of `Tree::check`:
 /// each category's ancestors are its parent chain, each product's path is its category's
 /// ancestors then the category. Returns how many documents were checked.
@@ -270,6 +287,21 @@ async fn the_seed_catalogue_answers_its_two_queries_and_stores_the_seed_shape() 
         assert!(
             on_categories.contains(&name.to_owned()),
             "{name} in {on_categories:?}"
+        );
+    }
+    // Each read is one query through an index.
+    for (collection, filter) in [
+        ("products", doc! { "categoryPath": "计算机部件" }),
+        ("products", doc! { "directCategory": "固态硬盘" }),
+        ("categories", doc! { "parent": "计算机部件" }),
+        (
+            "categories",
+            doc! { "$or": [ { "name": "计算机部件" }, { "ancestors": "计算机部件" } ] },
+        ),
+    ] {
+        assert!(
+            indexed(&db, collection, filter.clone()).await,
+            "{collection} {filter}"
         );
     }
     let on_products = index_names("products").await;

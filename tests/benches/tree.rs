@@ -1,0 +1,206 @@
+//! The tree pattern (`pattern_runtime::tree`): a subtree read through the ancestors index vs a
+//! recursive `$graphLookup` and a parent-by-parent walk, on the same 1 000 categories.
+//!
+//! `cargo bench --ignore-rust-version -p pattern-tests --bench tree` (embedded server, or
+//! `MONGODB_URI`). The tree: `root`, under it `a0` with 99 nodes below it and `b0` with 898,
+//! each node `aN`/`bN` the child of node `(N - 1) / 3` (three children each: `a0`'s subtree is
+//! 5 levels deep, `b0`'s 7). Indexes as the tree declares them (`parent`, `ancestors`, the
+//! unique `name`). One group per subtree, `tree_subtree_100` (`a0`) and `tree_subtree_899`
+//! (`b0`), every side returning the same `Vec<Category>` (checked before timing):
+//! - `toolkit`: `Category::tree(&db).subtree(key)`: one `find` of `{$or: [{name: key},
+//!   {ancestors: key}]}` through the `name` and `ancestors` indexes, sorted by depth on the
+//!   client.
+//! - `by_hand_ancestors`: the same `find` with the driver, decoded, not sorted.
+//! - `graph_lookup`: one aggregation, `$match` of the node then `$graphLookup` from the
+//!   categories, `startWith: "$name"`, `connectFromField: "name"`, `connectToField: "parent"`:
+//!   the server walks the parents itself, one lookup per level through the `parent` index.
+//! - `parent_walk`: what a tree without ancestors does from the client: the node, then one
+//!   `find({parent: {$in: <the previous level>}})` per level until one comes back empty.
+//!
+//! The results of one run are in the note of the tree's issue and in `README.md`.
+
+use bson::{doc, Bson, Document};
+use criterion::{criterion_group, criterion_main, Criterion};
+use futures_util::future::BoxFuture;
+use futures_util::TryStreamExt;
+use mongodb::Database;
+use pattern_runtime::Model;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::time::Duration;
+use tokio::runtime::Runtime;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[tree(parent = parent, ancestors = ancestors, key = name)]
+struct Category {
+    #[serde(rename = "_id")]
+    id: bson::oid::ObjectId,
+    name: String,
+    parent: Option<String>,
+    ancestors: Vec<String>,
+}
+
+fn category(name: &str, parent: Option<&str>) -> Category {
+    Category {
+        id: bson::oid::ObjectId::new(),
+        name: name.into(),
+        parent: parent.map(str::to_owned),
+        ancestors: vec![],
+    }
+}
+
+async fn setup(db: &Database) {
+    let mut nodes = vec![category("root", None), category("a0", Some("root"))];
+    for i in 1..100 {
+        nodes.push(category(
+            &format!("a{i}"),
+            Some(&format!("a{}", (i - 1) / 3)),
+        ));
+    }
+    nodes.push(category("b0", Some("root")));
+    for i in 1..899 {
+        nodes.push(category(
+            &format!("b{i}"),
+            Some(&format!("b{}", (i - 1) / 3)),
+        ));
+    }
+    Category::tree(db).insert_many(&nodes).await.unwrap();
+}
+
+fn decode(docs: Vec<Document>) -> Vec<Category> {
+    docs.into_iter()
+        .map(|d| bson::deserialize_from_document(d).unwrap())
+        .collect()
+}
+
+async fn toolkit(db: &Database, key: &str) -> Vec<Category> {
+    Category::tree(db).subtree(key).await.unwrap()
+}
+
+async fn by_hand_ancestors(db: &Database, key: &str) -> Vec<Category> {
+    let docs: Vec<Document> = db
+        .collection::<Document>("categories")
+        .find(doc! { "$or": [ { "name": key }, { "ancestors": key } ] })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    decode(docs)
+}
+
+async fn graph_lookup(db: &Database, key: &str) -> Vec<Category> {
+    let pipeline = [
+        doc! { "$match": { "name": key } },
+        doc! { "$graphLookup": {
+            "from": "categories",
+            "startWith": "$name",
+            "connectFromField": "name",
+            "connectToField": "parent",
+            "as": "descendants",
+        } },
+    ];
+    let mut found: Vec<Document> = db
+        .collection::<Document>("categories")
+        .aggregate(pipeline)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let mut root = found.pop().unwrap();
+    let descendants = match root.remove("descendants") {
+        Some(Bson::Array(a)) => a,
+        _ => vec![],
+    };
+    let mut docs = vec![root];
+    docs.extend(descendants.into_iter().filter_map(|b| match b {
+        Bson::Document(d) => Some(d),
+        _ => None,
+    }));
+    decode(docs)
+}
+
+async fn parent_walk(db: &Database, key: &str) -> Vec<Category> {
+    let coll = db.collection::<Document>("categories");
+    let mut docs: Vec<Document> = coll
+        .find(doc! { "name": key })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let mut level = vec![key.to_owned()];
+    loop {
+        let next: Vec<Document> = coll
+            .find(doc! { "parent": { "$in": level } })
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
+        if next.is_empty() {
+            break;
+        }
+        level = next
+            .iter()
+            .map(|d| d.get_str("name").unwrap().to_owned())
+            .collect();
+        docs.extend(next);
+    }
+    decode(docs)
+}
+
+type Read = for<'a> fn(&'a Database, &'static str) -> BoxFuture<'a, Vec<Category>>;
+
+const READS: [(&str, Read); 4] = [
+    ("toolkit", |db, k| Box::pin(toolkit(db, k))),
+    ("by_hand_ancestors", |db, k| {
+        Box::pin(by_hand_ancestors(db, k))
+    }),
+    ("graph_lookup", |db, k| Box::pin(graph_lookup(db, k))),
+    ("parent_walk", |db, k| Box::pin(parent_walk(db, k))),
+];
+
+fn names(nodes: &[Category]) -> BTreeSet<String> {
+    nodes.iter().map(|c| c.name.clone()).collect()
+}
+
+fn benches(c: &mut Criterion) {
+    let rt = Runtime::new().unwrap();
+    let test_db = rt.block_on(async {
+        let db = pattern_testkit::test_db("bench_tree").await;
+        pattern_runtime::sync_models(
+            &db,
+            &[Category::SCHEMA],
+            &pattern_runtime::SyncOptions::new(),
+        )
+        .await
+        .unwrap();
+        setup(&db).await;
+        db
+    });
+    let db = test_db.db();
+    for (group, key, size) in [
+        ("tree_subtree_100", "a0", 100),
+        ("tree_subtree_899", "b0", 899),
+    ] {
+        // Every side returns the same nodes.
+        let expected = names(&rt.block_on(toolkit(db, key)));
+        assert_eq!(expected.len(), size);
+        for (name, read) in READS {
+            assert_eq!(names(&rt.block_on(read(db, key))), expected, "{name}");
+        }
+        let mut g = c.benchmark_group(group);
+        g.sample_size(30);
+        g.warm_up_time(Duration::from_secs(1));
+        g.measurement_time(Duration::from_secs(4));
+        for (name, read) in READS {
+            g.bench_function(name, |b| b.to_async(&rt).iter(|| read(db, key)));
+        }
+        g.finish();
+    }
+}
+
+criterion_group!(tree, benches);
+criterion_main!(tree);
