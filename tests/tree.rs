@@ -358,6 +358,14 @@ async fn a_missing_parent_or_a_taken_key_writes_nothing() {
         .unwrap_err();
     assert!(matches!(err, Error::NoNode { .. }), "{err}");
     assert_eq!(snapshot(&db, "products").await.len(), 5);
+    // A batch of products with one in a missing category writes none of them.
+    let err = tree
+        .holders::<Product>()
+        .insert_many(&[product("有名", "显卡"), product("无名", "无")])
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::NoNode { .. }), "{err}");
+    assert_eq!(snapshot(&db, "products").await.len(), 5);
     // A batch may name parents earlier in itself.
     let stored = tree
         .insert_many(&[
@@ -385,19 +393,19 @@ async fn big_tree(db: &mongodb::Database) -> Vec<Category> {
     }
     assert_eq!(nodes.len(), 1000);
     let stored = Category::tree(db).insert_many(&nodes).await.unwrap();
-    // Products: ten per category, their paths from the stored ancestors (bulk-loaded).
-    let mut products = Vec::with_capacity(10_000);
-    for (i, c) in stored.iter().cycle().take(10_000).enumerate() {
-        let mut path = c.ancestors.clone();
-        path.push(c.name.clone());
-        products.push(Product {
-            id: ObjectId::new(),
-            name: format!("p{i}"),
-            direct_category: c.name.clone(),
-            category_path: path,
-        });
-    }
-    Product::collection(db).insert_many(products).await.unwrap();
+    // Products: ten per category, placed in one insert (the paths read in one query).
+    let products: Vec<Product> = stored
+        .iter()
+        .cycle()
+        .take(10_000)
+        .enumerate()
+        .map(|(i, c)| product(&format!("p{i}"), &c.name))
+        .collect();
+    Category::tree(db)
+        .holders::<Product>()
+        .insert_many(&products)
+        .await
+        .unwrap();
     stored
 }
 

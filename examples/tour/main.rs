@@ -26,6 +26,7 @@ mod outlier;
 mod polymorphic;
 mod relation;
 mod subset;
+mod tree;
 mod versioning;
 
 use std::error::Error;
@@ -60,6 +61,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
     approximation::run(&client).await?;
     println!();
     outlier::run(&client).await?;
+    println!();
+    tree::run(&client).await?;
 
     println!("\nThe tour is over.");
     Ok(())

@@ -12,8 +12,8 @@ use crate::errors::Errors;
 use crate::index::{self, Index};
 use crate::schema::{self, Pattern, PatternDef};
 use crate::{
-    approximation, attribute, computed, extended_ref, outlier, polymorphic, relation, subset,
-    tree, versioning,
+    approximation, attribute, computed, extended_ref, outlier, polymorphic, relation, subset, tree,
+    versioning,
 };
 
 /// The patterns of `#[derive(Model)]`, one line each, in the order their specs are listed in the

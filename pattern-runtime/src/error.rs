@@ -209,7 +209,8 @@ pub enum Error {
     /// A [tree](crate::tree) node was not deleted: it has descendants or holders, and the
     /// deletion asked for leaves them without a place. Nothing was written.
     #[error(
-        "node {node} of `{collection}` was not deleted: {reason} ({descendants} descendants,          {holders} holders under it); nothing was written"
+        "node {node} of `{collection}` was not deleted: {reason} ({descendants} descendants, \
+         {holders} holders under it); nothing was written"
     )]
     NodeInUse {
         /// The tree's collection.

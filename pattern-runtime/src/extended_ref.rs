@@ -178,8 +178,8 @@ use mongodb::options::{FullDocumentType, ReturnDocument};
 use mongodb::{ClientSession, Collection, Database};
 use tracing::Instrument;
 
-pub use crate::copies::{CopiesUpdated, Propagation};
 use crate::copies::{write_copies, CopyWrite, Partial};
+pub use crate::copies::{CopiesUpdated, Propagation};
 use crate::error::{check_size, touched_fields, Error, Result};
 use crate::index::IndexSpec;
 use crate::model::Model;

@@ -128,6 +128,7 @@
 //! | computed across collections: a user's total of its orders, kept exact as orders are written | `#[computed(sum = Order.amount, by = user_id)]`, `count = Order`, `min`, `max`; writes through `Computing::<Order>` | [`computed`] |
 //! | approximation: counters that avoid a write per event (batched in memory, sampled with probability p, sharded over documents) | `#[approximate(batched, threshold = 100)]`, `sampled, p = 0.01`, `sharded, shards = 16` on an integer field, or standalone handles | [`approximation`] |
 //! | outlier: an embedded array that overflows into linked documents for the few documents that grow far past the rest | `#[outlier(limit = 50, overflow = "user_posts", flag = is_outlier, count = posts_count)]` on a `Vec` | [`outlier`] |
+//! | tree: nodes that keep their ancestors, and documents placed in a node that keep its path, so everything under a node is one indexed query; moves, renames and deletions rewrite every copy in one transaction | `#[tree(parent = parent, ancestors = ancestors)]` on the node model, `#[in_tree(Category, node = category, path = category_path)]` on the models placed in it | [`tree`] |
 //! | bucket (time series), or a native time-series collection | `#[derive(Measurement)]` with `#[bucket(key = device_id, time = timestamp, max_count = 200, span = "1h", summary(value(min, max, sum)))]`, or `#[bucket(native, key = .., time = .., granularity = "minutes")]` | [`bucket`] |
 //!
 //! # Several databases
@@ -295,10 +296,6 @@ pub mod __private {
     pub use crate::relation::id_probe::{
         IdProbe, ProbeId, ProbeOptionalId, ProbeOptionalRefTo, ProbeOtherId, ProbeRefTo,
     };
-    pub use crate::tree::key_probe::{
-        KeyProbe, ProbeKey, ProbeKeys, ProbeOptionalKey, ProbeOtherKey,
-    };
-    pub use crate::tree::{HolderParts, HolderSpec, InTree, Tree, TreeNode, TreeParts, TreeSpec};
     pub use crate::relation::{
         inverse_error, Identified, RefField, Reference, Relation, RelationKind, RelationParts,
         RelationSide, RelationSpec, Relations, TwoWay,
@@ -308,6 +305,10 @@ pub mod __private {
         PatternSpec, Registration, SchemaParts,
     };
     pub use crate::subset::{Computed, ComputedKind, Subset, SubsetParts, SubsetSpec};
+    pub use crate::tree::key_probe::{
+        KeyProbe, ProbeKey, ProbeKeys, ProbeOptionalKey, ProbeOtherKey,
+    };
+    pub use crate::tree::{HolderParts, HolderSpec, InTree, Tree, TreeNode, TreeParts, TreeSpec};
     pub use crate::versioning::{VersionParts, VersionSpec, Versioned};
     pub use bson;
     pub use inventory;

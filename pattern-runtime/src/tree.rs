@@ -29,7 +29,7 @@
 //! holds one document through which every change of the tree's shape passes (see below).
 //!
 //! ```
-//! use pattern_runtime::{Model, TreeNode};
+//! use pattern_runtime::Model;
 //! use serde::{Deserialize, Serialize};
 //!
 //! #[derive(Clone, Debug, Serialize, Deserialize, Model)]
@@ -92,14 +92,19 @@
 //! # Writes
 //!
 //! - [`Tree::insert`] and [`insert_many`](Tree::insert_many) compute each node's ancestors from
-//!   its parent (a missing parent is [`Error::NoNode`]). [`Holders::insert`] and
-//!   [`place`](Holders::place) compute a holder's path from its node.
+//!   its parent (a missing parent is [`Error::NoNode`]). [`Holders::insert`],
+//!   [`insert_many`](Holders::insert_many) and [`place`](Holders::place) compute a holder's path
+//!   from its node.
 //! - [`Tree::move_under`] and [`move_to_root`](Tree::move_to_root) rewrite the moved node, the
 //!   ancestors of every node below it (one `updateMany`) and the path of every holder under it
 //!   (one `updateMany` per holder model), in one transaction: a failure anywhere leaves
 //!   everything as it was. Moving a node under itself or one of its descendants is
 //!   [`Error::Cycle`], with nothing written.
 //! - [`Tree::rename`] changes a node's key everywhere it is copied (when `key` is not `_id`).
+//!   With `key = ..`, change a key only through it: an update of the key field made any other
+//!   way (the driver, [`References::update`](crate::References::update) of an extended
+//!   reference that copies it) leaves the old key in the children, the ancestors and the paths,
+//!   which [`Tree::check`] then reports. A tree named by `_id` has no such concern.
 //! - [`Tree::delete`] deletes a leaf; a node with descendants or holders is [`Error::NodeInUse`]
 //!   unless the [`Deletion`] says to cascade or to re-parent.
 //!
@@ -1424,17 +1429,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
                 .await?;
             path = now;
         }
-        Err(Error::Incomplete {
-            written: 1,
-            failed: 0,
-            source: Box::new(Error::InvalidValue {
-                field: h.path().to_owned(),
-                reason: format!(
-                    "the node kept moving over {PLACE_ATTEMPTS} checks; `Tree::repair` puts the \
-                     path right"
-                ),
-            }),
-        })
+        Err(self.kept_moving(1))
     }
 
     /// Inserts `holder` with the path of the node it names (whatever it holds in its path
@@ -1464,6 +1459,107 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         self.raw().insert_one(d).await?;
         tracing::debug!(written = 1, "holder inserted");
         self.settle(&id, &node, path).await
+    }
+
+    /// Inserts `holders` (one `insert` command, in order), each with the path of the node it
+    /// names: the nodes' paths are read in one query first. [`Error::NoNode`] when a node is
+    /// missing, with nothing written. After the insert, the nodes' paths are read again (one
+    /// query) and the holders of any node that moved meanwhile get its new path (one `update`
+    /// per such node).
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.holders.insert_many",
+        skip_all,
+        fields(model = H::SCHEMA.name(), collection = H::HOLDER.collection(), holders = holders.len()),
+        err(level = "debug")
+    )]
+    pub async fn insert_many(&self, holders: &[H]) -> Result<()> {
+        let h = H::HOLDER;
+        let mut docs = Vec::with_capacity(holders.len());
+        let mut nodes: Vec<Bson> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for holder in holders {
+            let d = bson::serialize_to_document(holder)?;
+            let node = d.get(h.node()).cloned().unwrap_or(Bson::Null);
+            if !matches!(node, Bson::Null) && seen.insert(key_string(&node)) {
+                nodes.push(node);
+            }
+            docs.push(d);
+        }
+        if docs.is_empty() {
+            return Ok(());
+        }
+        let tree = self.tree();
+        let mut paths = self.paths_of(&tree, &nodes).await?;
+        for d in &mut docs {
+            let path = match d.get(h.node()) {
+                None | Some(Bson::Null) => Vec::new(),
+                Some(node) => match paths.get(&key_string(node)) {
+                    Some(path) => path.clone(),
+                    None => return Err(tree.no_node(node.clone())),
+                },
+            };
+            d.insert(h.path(), path);
+            check_size(d, H::SCHEMA.name())?;
+        }
+        self.raw().insert_many(docs).await?;
+        tracing::debug!(written = holders.len(), "holders inserted");
+        for _ in 0..PLACE_ATTEMPTS {
+            let now = self.paths_of(&tree, &nodes).await?;
+            let moved: Vec<&Bson> = nodes
+                .iter()
+                .filter(|n| now.get(&key_string(n)) != paths.get(&key_string(n)))
+                .collect();
+            if moved.is_empty() {
+                return Ok(());
+            }
+            for node in moved {
+                let (Some(old), Some(new)) =
+                    (paths.get(&key_string(node)), now.get(&key_string(node)))
+                else {
+                    continue; // a node deleted meanwhile: `Tree::check` reports its holders
+                };
+                tracing::debug!(
+                    "a node moved while its holders were written: writing its new path"
+                );
+                self.raw()
+                    .update_many(
+                        doc! { h.node(): node.clone(), h.path(): old.clone() },
+                        doc! { "$set": { h.path(): new.clone() } },
+                    )
+                    .await?;
+            }
+            paths = now;
+        }
+        Err(self.kept_moving(holders.len()))
+    }
+
+    /// The paths of `nodes` as stored now, by key (missing nodes left out): one query.
+    async fn paths_of(&self, tree: &Tree<M>, nodes: &[Bson]) -> Result<HashMap<String, Vec<Bson>>> {
+        if nodes.is_empty() {
+            return Ok(HashMap::new());
+        }
+        Ok(tree
+            .read_nodes(None, nodes)
+            .await?
+            .into_iter()
+            .map(|(k, n)| (k, n.path()))
+            .collect())
+    }
+
+    /// The error when a node kept moving while its holders were written.
+    fn kept_moving(&self, written: usize) -> Error {
+        let h = H::HOLDER;
+        Error::Incomplete {
+            written,
+            failed: 0,
+            source: Box::new(Error::InvalidValue {
+                field: h.path().to_owned(),
+                reason: format!(
+                    "the node kept moving over {PLACE_ATTEMPTS} checks; `Tree::repair` puts the \
+                     path right"
+                ),
+            }),
+        }
     }
 
     /// Places the stored holder `id` in `node`: its node field and its path. [`Error::NoNode`]
