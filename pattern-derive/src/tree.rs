@@ -338,16 +338,20 @@ struct Trees {
     holders: Vec<HolderDecl>,
 }
 
-/// The constant that fails with `message` unless one of `methods` of the key probe of `field`
-/// (a `FieldName` expression) against `key_ty` passes.
+/// The constant that fails with `message`, at the field's name in the attribute, unless one of
+/// `methods` of the key probe of the model's `field` against `key_ty` passes.
 fn key_check(
     p: &TokenStream,
-    field: TokenStream,
-    key_ty: TokenStream,
+    model: &Ident,
+    field: &Named,
+    key_ty: &TokenStream,
     methods: &[&str],
     message: &str,
-    span: Span,
 ) -> TokenStream {
+    let f = &field.ident;
+    let span = f.span();
+    let model_ident = Ident::new(&model.to_string(), span);
+    let field = quote_spanned!(span=> #model_ident::FIELDS.#f);
     let verdicts = methods.iter().map(|m| {
         let m = Ident::new(m, span);
         quote_spanned! {span=>
@@ -422,16 +426,13 @@ impl Trees {
                     ),
                 ),
             ] {
-                let f = &field.ident;
-                let span = f.span();
-                let model_ident = Ident::new(&name, span);
                 checks.extend(key_check(
                     p,
-                    quote_spanned!(span=> #model_ident::FIELDS.#f),
-                    quote!(#key_ty),
+                    ident,
+                    field,
+                    &quote!(#key_ty),
                     methods,
                     &message,
-                    span,
                 ));
             }
         }
@@ -511,17 +512,7 @@ impl Trees {
                     ),
                 ),
             ] {
-                let f = &field.ident;
-                let span = f.span();
-                let model_ident = Ident::new(&name, span);
-                checks.extend(key_check(
-                    p,
-                    quote_spanned!(span=> #model_ident::FIELDS.#f),
-                    key_ty.clone(),
-                    methods,
-                    &message,
-                    span,
-                ));
+                checks.extend(key_check(p, ident, field, &key_ty, methods, &message));
             }
         }
         quote! {

@@ -481,6 +481,25 @@ fn splice(field: &str, key: &Bson, prefix: &[Bson]) -> Bson {
     })
 }
 
+/// The `updateMany` of the documents of `collection` whose `field` holds `key`.
+fn copies_of(
+    key: &Bson,
+    model: &'static str,
+    collection: &'static str,
+    field: &'static str,
+    update: impl Into<UpdateModifications>,
+) -> CopyWrite {
+    CopyWrite {
+        model,
+        collection,
+        path: field.to_owned(),
+        fields: vec![field],
+        filter: doc! { field: key.clone() },
+        update: update.into(),
+        array_filters: Vec::new(),
+    }
+}
+
 /// A node as read for a structural change: its key, parent and ancestors.
 struct NodeRef {
     key: Bson,
@@ -919,17 +938,15 @@ impl<M: TreeNode> Tree<M> {
             array_filters: Vec::new(),
         }];
         for h in holders {
-            writes.push(CopyWrite {
-                model: h.model(),
-                collection: h.collection(),
-                path: h.path().to_owned(),
-                fields: vec![h.path()],
-                filter: doc! { h.path(): key.clone() },
-                update: UpdateModifications::Pipeline(vec![
+            writes.push(copies_of(
+                key,
+                h.model(),
+                h.collection(),
+                h.path(),
+                UpdateModifications::Pipeline(vec![
                     doc! { "$set": { h.path(): splice(h.path(), key, prefix) } },
                 ]),
-                array_filters: Vec::new(),
-            });
+            ));
         }
         writes
     }
@@ -1014,43 +1031,35 @@ impl<M: TreeNode> Tree<M> {
             let element =
                 |field: &'static str| doc! { "$set": { format!("{field}.$[k]"): new_key.clone() } };
             let mut writes = vec![
+                copies_of(
+                    &key,
+                    t.model(),
+                    t.collection(),
+                    t.parent(),
+                    doc! { "$set": { t.parent(): new_key.clone() } },
+                ),
                 CopyWrite {
-                    model: t.model(),
-                    collection: t.collection(),
-                    path: t.parent().to_owned(),
-                    fields: vec![t.parent()],
-                    filter: doc! { t.parent(): key.clone() },
-                    update: doc! { "$set": { t.parent(): new_key.clone() } }.into(),
-                    array_filters: Vec::new(),
-                },
-                CopyWrite {
-                    model: t.model(),
-                    collection: t.collection(),
-                    path: t.ancestors().to_owned(),
-                    fields: vec![t.ancestors()],
-                    filter: doc! { t.ancestors(): key.clone() },
-                    update: element(t.ancestors()).into(),
                     array_filters: vec![doc! { "k": key.clone() }],
+                    ..copies_of(
+                        &key,
+                        t.model(),
+                        t.collection(),
+                        t.ancestors(),
+                        element(t.ancestors()),
+                    )
                 },
             ];
             for h in &holders {
+                writes.push(copies_of(
+                    &key,
+                    h.model(),
+                    h.collection(),
+                    h.node(),
+                    doc! { "$set": { h.node(): new_key.clone() } },
+                ));
                 writes.push(CopyWrite {
-                    model: h.model(),
-                    collection: h.collection(),
-                    path: h.node().to_owned(),
-                    fields: vec![h.node()],
-                    filter: doc! { h.node(): key.clone() },
-                    update: doc! { "$set": { h.node(): new_key.clone() } }.into(),
-                    array_filters: Vec::new(),
-                });
-                writes.push(CopyWrite {
-                    model: h.model(),
-                    collection: h.collection(),
-                    path: h.path().to_owned(),
-                    fields: vec![h.path()],
-                    filter: doc! { h.path(): key.clone() },
-                    update: element(h.path()).into(),
                     array_filters: vec![doc! { "k": key.clone() }],
+                    ..copies_of(&key, h.model(), h.collection(), h.path(), element(h.path()))
                 });
             }
             Ok(match write_copies(&self.db, s, writes).await? {
@@ -1165,44 +1174,36 @@ impl<M: TreeNode> Tree<M> {
     ) -> Vec<CopyWrite> {
         let t = M::TREE;
         let mut writes = vec![
-            CopyWrite {
-                model: t.model(),
-                collection: t.collection(),
-                path: t.parent().to_owned(),
-                fields: vec![t.parent()],
-                filter: doc! { t.parent(): key.clone() },
-                update: doc! { "$set": { t.parent(): parent.clone() } }.into(),
-                array_filters: Vec::new(),
-            },
-            CopyWrite {
-                model: t.model(),
-                collection: t.collection(),
-                path: t.ancestors().to_owned(),
-                fields: vec![t.ancestors()],
-                filter: doc! { t.ancestors(): key.clone() },
-                update: doc! { "$pull": { t.ancestors(): key.clone() } }.into(),
-                array_filters: Vec::new(),
-            },
+            copies_of(
+                key,
+                t.model(),
+                t.collection(),
+                t.parent(),
+                doc! { "$set": { t.parent(): parent.clone() } },
+            ),
+            copies_of(
+                key,
+                t.model(),
+                t.collection(),
+                t.ancestors(),
+                doc! { "$pull": { t.ancestors(): key.clone() } },
+            ),
         ];
         for h in holders {
-            writes.push(CopyWrite {
-                model: h.model(),
-                collection: h.collection(),
-                path: h.node().to_owned(),
-                fields: vec![h.node()],
-                filter: doc! { h.node(): key.clone() },
-                update: doc! { "$set": { h.node(): parent.clone() } }.into(),
-                array_filters: Vec::new(),
-            });
-            writes.push(CopyWrite {
-                model: h.model(),
-                collection: h.collection(),
-                path: h.path().to_owned(),
-                fields: vec![h.path()],
-                filter: doc! { h.path(): key.clone() },
-                update: doc! { "$pull": { h.path(): key.clone() } }.into(),
-                array_filters: Vec::new(),
-            });
+            writes.push(copies_of(
+                key,
+                h.model(),
+                h.collection(),
+                h.node(),
+                doc! { "$set": { h.node(): parent.clone() } },
+            ));
+            writes.push(copies_of(
+                key,
+                h.model(),
+                h.collection(),
+                h.path(),
+                doc! { "$pull": { h.path(): key.clone() } },
+            ));
         }
         writes
     }
