@@ -251,6 +251,12 @@ async fn the_seed_catalogue_answers_its_two_queries_and_stores_the_seed_shape() 
     // The tree's own reads.
     let children = tree.children("计算机部件").await.unwrap();
     assert_eq!(names(&children, |c| &c.name), set(["存储", "显卡"]));
+    let descendants = tree.descendants("计算机部件").await.unwrap();
+    assert_eq!(
+        names(&descendants, |c| &c.name),
+        set(["固态硬盘", "存储", "显卡", "机械硬盘"])
+    );
+    assert!(tree.subtree("无").await.unwrap().is_empty());
     let subtree = tree.subtree("计算机部件").await.unwrap();
     assert_eq!(subtree[0].name, "计算机部件", "the node comes first");
     assert_eq!(
@@ -519,49 +525,117 @@ async fn two_moves_that_would_make_a_cycle_together_cannot_both_succeed() {
     assert!(tree.check().await.unwrap().is_consistent());
 }
 
-/// Holders inserted while a move is between its writes and its commit (held there by a fail
-/// point): the move's `updateMany` ran before them, so they carry the old path until the move
-/// ends by fixing the paths written meanwhile.
+/// Which change of the shape runs while holders are placed.
+#[derive(Debug, Clone, Copy)]
+enum Change {
+    Move,
+    Rename,
+    DeleteReparent,
+    DeleteLeafOnly,
+}
+
+/// Holders inserted while a change of the shape is between its writes and its commit (held
+/// there by a fail point): the change's writes ran before them, so they carry the old path (or
+/// node) until the change ends by sending its holder writes again. Inserts into the changed
+/// node itself may fail with `NoNode` once it is renamed or deleted; every holder stored ends
+/// with the right node and path.
 #[tokio::test]
-async fn holders_placed_while_their_node_moves_end_with_the_right_path() {
+async fn holders_placed_while_the_tree_changes_end_with_the_right_path() {
     let db = setup("tree_place_race").await;
     let tree = Category::tree(&db);
-    tree.insert_many(&[
-        category("root", None),
-        category("left", Some("root")),
-        category("right", Some("root")),
-        category("moving", Some("left")),
-        category("leaf", Some("moving")),
-    ])
-    .await
-    .unwrap();
-    db.fail_command(
-        &["commitTransaction"],
-        1,
-        doc! { "blockConnection": true, "blockTimeMS": 300 },
-    )
-    .await;
-    let mover = {
-        let tree = tree.clone();
-        tokio::spawn(async move { tree.move_under("moving", "right").await })
-    };
     let products = tree.holders::<Product>();
-    let mut placed = 0;
-    while !mover.is_finished() || placed == 0 {
-        let node = if placed % 2 == 0 { "leaf" } else { "moving" };
-        products
-            .insert(&product(&format!("p{placed}"), node))
-            .await
-            .unwrap();
-        placed += 1;
+    let mut stored = 0;
+    for (round, change) in [
+        Change::Move,
+        Change::Rename,
+        Change::DeleteReparent,
+        Change::DeleteLeafOnly,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let name = |n: &str| format!("{n}{round}");
+        let (root, left, right, node, leaf) = (
+            name("root"),
+            name("left"),
+            name("right"),
+            name("node"),
+            name("leaf"),
+        );
+        tree.insert_many(&[
+            category(&root, None),
+            category(&left, Some(&root)),
+            category(&right, Some(&root)),
+            category(&node, Some(&left)),
+            category(&leaf, Some(&node)),
+        ])
+        .await
+        .unwrap();
+        if matches!(change, Change::DeleteLeafOnly) {
+            // A leaf, with nothing in it yet: the products placed in it arrive while it goes.
+            tree.delete(leaf.as_str(), Deletion::LeafOnly)
+                .await
+                .unwrap();
+        }
+        db.fail_command(
+            &["commitTransaction"],
+            1,
+            doc! { "blockConnection": true, "blockTimeMS": 300 },
+        )
+        .await;
+        let changing = {
+            let (tree, node, right) = (tree.clone(), node.clone(), right.clone());
+            tokio::spawn(async move {
+                match change {
+                    Change::Move => tree
+                        .move_under(node.as_str(), right.as_str())
+                        .await
+                        .map(drop),
+                    Change::Rename => tree
+                        .rename(node.as_str(), format!("{node}'"))
+                        .await
+                        .map(drop),
+                    Change::DeleteReparent | Change::DeleteLeafOnly => {
+                        let how = if matches!(change, Change::DeleteReparent) {
+                            Deletion::Reparent
+                        } else {
+                            Deletion::LeafOnly
+                        };
+                        tree.delete(node.as_str(), how).await.map(drop)
+                    }
+                }
+            })
+        };
+        let mut attempts = 0;
+        while !changing.is_finished() || attempts == 0 {
+            let into = match change {
+                Change::DeleteLeafOnly => &node,
+                _ if attempts % 2 == 0 => &leaf,
+                _ => &node,
+            };
+            match products
+                .insert(&product(&format!("p{round}-{attempts}"), into))
+                .await
+            {
+                Ok(()) => stored += 1,
+                Err(Error::NoNode { .. }) if into == &node => {}
+                Err(e) => panic!("{change:?}: {e}"),
+            }
+            attempts += 1;
+        }
+        match (change, changing.await.unwrap()) {
+            (_, Ok(())) => {}
+            // Products that arrived before the deletion counted them keep the node.
+            (Change::DeleteLeafOnly, Err(Error::NodeInUse { .. })) => {}
+            (_, Err(e)) => panic!("{change:?}: {e}"),
+        }
+        assert!(
+            attempts > 1,
+            "{change:?}: the holders were placed during the change"
+        );
+        assert_eq!(snapshot(&db, "products").await.len(), stored, "{change:?}");
+        assert_no_stale_path(&db).await;
     }
-    mover.await.unwrap().unwrap();
-    assert!(
-        placed > 1,
-        "the holders were placed during the move: {placed}"
-    );
-    assert_eq!(snapshot(&db, "products").await.len(), placed);
-    assert_no_stale_path(&db).await;
 }
 
 #[tokio::test]
@@ -646,8 +720,8 @@ async fn renaming_a_node_rewrites_every_copy_of_its_name() {
     let renamed = tree.rename("存储", "存储设备").await.unwrap();
     assert_eq!(
         renamed.modified(),
-        2 + 2 + 1 + 3,
-        "children, descendants, the NAS, paths: {renamed}"
+        1 + 2 + 2 + 1 + 3,
+        "the node, children, descendants, the NAS, paths: {renamed}"
     );
     assert_eq!(
         tree.get("固态硬盘").await.unwrap().unwrap().ancestors,
@@ -675,7 +749,11 @@ async fn renaming_a_node_rewrites_every_copy_of_its_name() {
         .is_empty());
     assert_no_stale_path(&db).await;
     // A taken name, a missing node: nothing written.
-    let before = snapshot(&db, "categories").await;
+    let before = (
+        snapshot(&db, "categories").await,
+        snapshot(&db, "products").await,
+        snapshot(&db, "categories.tree").await,
+    );
     assert!(matches!(
         tree.rename("显卡", "手机").await,
         Err(Error::DuplicateKey { .. })
@@ -684,7 +762,13 @@ async fn renaming_a_node_rewrites_every_copy_of_its_name() {
         tree.rename("无", "有").await,
         Err(Error::NoNode { .. })
     ));
-    assert_eq!(snapshot(&db, "categories").await, before);
+    let after = (
+        snapshot(&db, "categories").await,
+        snapshot(&db, "products").await,
+        snapshot(&db, "categories.tree").await,
+    );
+    // The taken name's attempt wrote the lock in a transaction that aborted: nothing at all.
+    assert_eq!(after, before);
     // An `_id` never changes.
     let err = Folder::tree(&db)
         .rename(ObjectId::new(), ObjectId::new())
@@ -724,6 +808,25 @@ async fn a_tree_whose_nodes_are_extended_reference_sources() {
     };
     files.insert(&loose).await.unwrap();
 
+    tree.move_under(docs.id, archive.id).await.unwrap();
+    // To the root and back: the ancestors of a root are empty.
+    tree.move_to_root(docs.id).await.unwrap();
+    assert!(tree
+        .get(docs.id)
+        .await
+        .unwrap()
+        .unwrap()
+        .ancestors
+        .is_empty());
+    assert_eq!(
+        File::collection(&db)
+            .find_one(doc! { "_id": file.id })
+            .await
+            .unwrap()
+            .unwrap()
+            .folder_path,
+        [docs.id]
+    );
     tree.move_under(docs.id, archive.id).await.unwrap();
     Folder::references(&db)
         .update(docs.id, doc! { "$set": { "title": "documents" } })
