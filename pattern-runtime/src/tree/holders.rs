@@ -1,0 +1,322 @@
+//! [`Holders`]: the documents of a holder model placed in a tree's nodes, their paths copied
+//! from the node and checked again after each write.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::marker::PhantomData;
+
+use bson::{doc, Bson, Document};
+use futures_util::TryStreamExt;
+use mongodb::{Collection, Database};
+
+use super::{decode_all, key_string, InTree, Tree, TreeNode};
+use crate::error::{check_size, Error, Result};
+
+/// The documents of a holder model `H` in the tree of `M`: from `Category::tree(&db).holders::<Product>()`.
+pub struct Holders<M, H> {
+    db: Database,
+    _models: PhantomData<fn() -> (M, H)>,
+}
+
+impl<M, H> Clone for Holders<M, H> {
+    fn clone(&self) -> Self {
+        Holders {
+            db: self.db.clone(),
+            _models: PhantomData,
+        }
+    }
+}
+
+impl<M: TreeNode, H: InTree<M>> fmt::Debug for Holders<M, H> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Holders")
+            .field("tree", &M::SCHEMA.name())
+            .field("model", &H::SCHEMA.name())
+            .field("database", &self.db.name())
+            .finish()
+    }
+}
+
+/// How many times a holder's write is checked against a moving node before giving up.
+const PLACE_ATTEMPTS: usize = 8;
+
+impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
+    pub(super) fn new(db: &Database) -> Self {
+        Holders {
+            db: db.clone(),
+            _models: PhantomData,
+        }
+    }
+
+    fn raw(&self) -> Collection<Document> {
+        self.db.collection(H::HOLDER.collection())
+    }
+
+    fn tree(&self) -> Tree<M> {
+        Tree::new(&self.db)
+    }
+
+    /// The path for a holder in `node` (`[]` for none), or [`Error::NoNode`].
+    async fn path_for(&self, node: &Bson) -> Result<Vec<Bson>> {
+        if matches!(node, Bson::Null) {
+            return Ok(Vec::new());
+        }
+        match self.tree().current_path(None, node).await? {
+            Some(path) => Ok(path),
+            None => Err(self.tree().no_node(node.clone())),
+        }
+    }
+
+    /// After writing `path` into the holder `id` in `node`: while the node's path has changed
+    /// since it was read (a move ran meanwhile), write the new one.
+    async fn settle(&self, id: &Bson, node: &Bson, mut path: Vec<Bson>) -> Result<()> {
+        let h = H::HOLDER;
+        for _ in 0..PLACE_ATTEMPTS {
+            let now = if matches!(node, Bson::Null) {
+                Vec::new()
+            } else {
+                match self.tree().current_path(None, node).await? {
+                    Some(now) => now,
+                    None => {
+                        // Deleted (or renamed) meanwhile, after its own sweep: take the holder
+                        // back. If it is no longer as written, that sweep moved it: it stays.
+                        let removed = self
+                            .raw()
+                            .delete_one(doc! { "_id": id.clone(), h.node(): node.clone(), h.path(): path.clone() })
+                            .await?
+                            .deleted_count;
+                        tracing::debug!(removed, "the node went away while the holder was written");
+                        return if removed == 1 {
+                            Err(self.tree().no_node(node.clone()))
+                        } else {
+                            Ok(())
+                        };
+                    }
+                }
+            };
+            if now == path {
+                return Ok(());
+            }
+            tracing::debug!("the node moved while the holder was written: writing its new path");
+            self.raw()
+                .update_one(
+                    doc! { "_id": id.clone(), h.node(): node.clone(), h.path(): path.clone() },
+                    doc! { "$set": { h.path(): now.clone() } },
+                )
+                .await?;
+            path = now;
+        }
+        Err(self.kept_moving(1))
+    }
+
+    /// Inserts `holder` with the path of the node it names (whatever it holds in its path
+    /// field). [`Error::NoNode`] when the node is missing, [`Error::DuplicateKey`] when the
+    /// `_id` is taken; nothing is written then. Two reads and the insert when no move runs.
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.holders.insert",
+        skip_all,
+        fields(model = H::SCHEMA.name(), collection = H::HOLDER.collection()),
+        err(level = "debug")
+    )]
+    pub async fn insert(&self, holder: &H) -> Result<()> {
+        let h = H::HOLDER;
+        let mut d = bson::serialize_to_document(holder)?;
+        let node = d.get(h.node()).cloned().unwrap_or(Bson::Null);
+        let path = self.path_for(&node).await?;
+        d.insert(h.path(), path.clone());
+        check_size(&d, H::SCHEMA.name())?;
+        let id = match d.get("_id") {
+            Some(id) => id.clone(),
+            None => {
+                let id = Bson::ObjectId(bson::oid::ObjectId::new());
+                d.insert("_id", id.clone());
+                id
+            }
+        };
+        self.raw().insert_one(d).await?;
+        tracing::debug!(written = 1, "holder inserted");
+        self.settle(&id, &node, path).await
+    }
+
+    /// Inserts `holders` (one `insert` command, in order), each with the path of the node it
+    /// names: the nodes' paths are read in one query first. [`Error::NoNode`] when a node is
+    /// missing, with nothing written. After the insert, the nodes' paths are read again (one
+    /// query) and the holders of any node that moved meanwhile get its new path (one `update`
+    /// per such node).
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.holders.insert_many",
+        skip_all,
+        fields(model = H::SCHEMA.name(), collection = H::HOLDER.collection(), holders = holders.len()),
+        err(level = "debug")
+    )]
+    pub async fn insert_many(&self, holders: &[H]) -> Result<()> {
+        let h = H::HOLDER;
+        let mut docs = Vec::with_capacity(holders.len());
+        let mut nodes: Vec<Bson> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for holder in holders {
+            let d = bson::serialize_to_document(holder)?;
+            let node = d.get(h.node()).cloned().unwrap_or(Bson::Null);
+            if !matches!(node, Bson::Null) && seen.insert(key_string(&node)) {
+                nodes.push(node);
+            }
+            docs.push(d);
+        }
+        if docs.is_empty() {
+            return Ok(());
+        }
+        let tree = self.tree();
+        let mut paths = self.paths_of(&tree, &nodes).await?;
+        for d in &mut docs {
+            let path = match d.get(h.node()) {
+                None | Some(Bson::Null) => Vec::new(),
+                Some(node) => match paths.get(&key_string(node)) {
+                    Some(path) => path.clone(),
+                    None => return Err(tree.no_node(node.clone())),
+                },
+            };
+            d.insert(h.path(), path);
+            check_size(d, H::SCHEMA.name())?;
+        }
+        self.raw().insert_many(docs).await?;
+        tracing::debug!(written = holders.len(), "holders inserted");
+        let mut removed: u64 = 0;
+        let mut gone: Option<Bson> = None;
+        for _ in 0..PLACE_ATTEMPTS {
+            let now = self.paths_of(&tree, &nodes).await?;
+            let moved: Vec<&Bson> = nodes
+                .iter()
+                .filter(|n| now.get(&key_string(n)) != paths.get(&key_string(n)))
+                .collect();
+            if moved.is_empty() {
+                return match gone {
+                    None => Ok(()),
+                    Some(node) => Err(Error::Incomplete {
+                        written: holders.len() - removed as usize,
+                        failed: removed as usize,
+                        source: Box::new(tree.no_node(node)),
+                    }),
+                };
+            }
+            for node in moved {
+                match (paths.get(&key_string(node)), now.get(&key_string(node))) {
+                    (Some(old), Some(new)) => {
+                        tracing::debug!(
+                            "a node moved while its holders were written: writing its new path"
+                        );
+                        self.raw()
+                            .update_many(
+                                doc! { h.node(): node.clone(), h.path(): old.clone() },
+                                doc! { "$set": { h.path(): new.clone() } },
+                            )
+                            .await?;
+                    }
+                    (Some(old), None) => {
+                        // Deleted (or renamed) meanwhile: take back its holders still as written
+                        // (the change's own sweep moved the others).
+                        removed += self
+                            .raw()
+                            .delete_many(doc! { h.node(): node.clone(), h.path(): old.clone() })
+                            .await?
+                            .deleted_count;
+                        gone.get_or_insert_with(|| node.clone());
+                    }
+                    _ => {}
+                }
+            }
+            paths = now;
+        }
+        Err(self.kept_moving(holders.len()))
+    }
+
+    /// The paths of `nodes` as stored now, by key (missing nodes left out): one query.
+    async fn paths_of(&self, tree: &Tree<M>, nodes: &[Bson]) -> Result<HashMap<String, Vec<Bson>>> {
+        if nodes.is_empty() {
+            return Ok(HashMap::new());
+        }
+        Ok(tree
+            .read_nodes(None, nodes)
+            .await?
+            .into_iter()
+            .map(|(k, n)| (k, n.path()))
+            .collect())
+    }
+
+    /// The error when a node kept moving while its holders were written.
+    fn kept_moving(&self, written: usize) -> Error {
+        let h = H::HOLDER;
+        Error::Incomplete {
+            written,
+            failed: 0,
+            source: Box::new(Error::InvalidValue {
+                field: h.path().to_owned(),
+                reason: format!(
+                    "the node kept moving over {PLACE_ATTEMPTS} checks; `Tree::repair` puts the \
+                     path right"
+                ),
+            }),
+        }
+    }
+
+    /// Places the stored holder `id` in `node`: its node field and its path. [`Error::NoNode`]
+    /// when the node is missing, [`Error::NotFound`] when the holder is; nothing is written then.
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.holders.place",
+        skip_all,
+        fields(model = H::SCHEMA.name(), collection = H::HOLDER.collection()),
+        err(level = "debug")
+    )]
+    pub async fn place(&self, id: impl Into<Bson>, node: impl Into<Bson>) -> Result<()> {
+        let h = H::HOLDER;
+        let (id, node) = (id.into(), node.into());
+        let path = self.path_for(&node).await?;
+        let result = self
+            .raw()
+            .update_one(
+                doc! { "_id": id.clone() },
+                doc! { "$set": { h.node(): node.clone(), h.path(): path.clone() } },
+            )
+            .await?;
+        if result.matched_count == 0 {
+            return Err(Error::NotFound {
+                collection: h.collection().to_owned(),
+                id: Box::new(id),
+            });
+        }
+        self.settle(&id, &node, path).await
+    }
+
+    /// The holders in the node or below it: one query on the `path` index.
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.holders.under",
+        skip_all,
+        fields(model = H::SCHEMA.name(), collection = H::HOLDER.collection()),
+        err(level = "debug")
+    )]
+    pub async fn under(&self, key: impl Into<Bson>) -> Result<Vec<H>> {
+        let docs: Vec<Document> = self
+            .raw()
+            .find(doc! { H::HOLDER.path(): key.into() })
+            .await?
+            .try_collect()
+            .await?;
+        decode_all(docs)
+    }
+
+    /// The holders directly in the node: one query on the `node` index.
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.holders.directly_in",
+        skip_all,
+        fields(model = H::SCHEMA.name(), collection = H::HOLDER.collection()),
+        err(level = "debug")
+    )]
+    pub async fn directly_in(&self, key: impl Into<Bson>) -> Result<Vec<H>> {
+        let docs: Vec<Document> = self
+            .raw()
+            .find(doc! { H::HOLDER.node(): key.into() })
+            .await?
+            .try_collect()
+            .await?;
+        decode_all(docs)
+    }
+}
