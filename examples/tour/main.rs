@@ -24,6 +24,7 @@ mod extended_ref;
 mod indexes;
 mod outlier;
 mod polymorphic;
+mod preallocation;
 mod relation;
 mod subset;
 mod tree;
@@ -63,6 +64,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
     outlier::run(&client).await?;
     println!();
     tree::run(&client).await?;
+    println!();
+    preallocation::run(&client).await?;
 
     println!("\nThe tour is over.");
     Ok(())

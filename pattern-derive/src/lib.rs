@@ -21,6 +21,7 @@ mod computed;
 mod extended_ref;
 mod outlier;
 mod polymorphic;
+mod preallocation;
 mod relation;
 mod subset;
 mod tree;
@@ -45,7 +46,8 @@ mod model;
         attribute,
         relation,
         tree,
-        in_tree
+        in_tree,
+        preallocated
     )
 )]
 pub fn derive_model(input: TokenStream) -> TokenStream {

@@ -12,8 +12,8 @@ use crate::errors::Errors;
 use crate::index::{self, Index};
 use crate::schema::{self, Pattern, PatternDef};
 use crate::{
-    approximation, attribute, computed, extended_ref, outlier, polymorphic, relation, subset, tree,
-    versioning,
+    approximation, attribute, computed, extended_ref, outlier, polymorphic, preallocation,
+    relation, subset, tree, versioning,
 };
 
 /// The patterns of `#[derive(Model)]`, one line each, in the order their specs are listed in the
@@ -29,6 +29,7 @@ const PATTERNS: &[&PatternDef] = &[
     &extended_ref::PATTERN,
     &relation::PATTERN,
     &tree::PATTERN,
+    &preallocation::PATTERN,
 ];
 
 pub(crate) fn derive(input: &DeriveInput) -> TokenStream {

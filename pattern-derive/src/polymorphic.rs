@@ -26,6 +26,7 @@ const REFUSED: &[&str] = &[
     "relation",
     "tree",
     "in_tree",
+    "preallocated",
 ];
 
 /// One struct variant.

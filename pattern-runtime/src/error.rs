@@ -225,6 +225,37 @@ pub enum Error {
         reason: &'static str,
     },
 
+    /// A [preallocated](crate::preallocation) slot is booked: by `holder` when the slot says
+    /// who (a bitmap does not). Nothing was written.
+    #[error(
+        "slot {slot} of {resource} in `{collection}` is already booked{}; nothing was written",
+        holder.as_ref().map_or_else(String::new, |h| format!(" by {h}"))
+    )]
+    AlreadyBooked {
+        /// The slots' collection.
+        collection: String,
+        /// The resource (boxed: it keeps every `Result` small).
+        resource: Box<bson::Bson>,
+        /// The slot.
+        slot: Box<bson::Bson>,
+        /// Who holds it, where the slot says.
+        holder: Option<Box<bson::Bson>>,
+    },
+
+    /// No [preallocated](crate::preallocation) slot exists for this resource and slot: it was
+    /// never allocated (or lies outside the allocated range). Nothing was written.
+    #[error(
+        "slot {slot} of {resource} in `{collection}` was never allocated; nothing was written"
+    )]
+    NotAllocated {
+        /// The slots' collection.
+        collection: String,
+        /// The resource.
+        resource: Box<bson::Bson>,
+        /// The slot.
+        slot: Box<bson::Bson>,
+    },
+
     /// A batch was partly written: `written` items are stored, `failed` are not (and can be sent
     /// again). `source` is the first failure.
     ///
@@ -312,6 +343,8 @@ impl Error {
             | Error::NoNode { .. }
             | Error::Cycle { .. }
             | Error::NodeInUse { .. }
+            | Error::AlreadyBooked { .. }
+            | Error::NotAllocated { .. }
             | Error::VersionConflict { .. }
             | Error::DocumentTooLarge { .. }
             | Error::InvalidKey { .. } => None,

@@ -129,6 +129,7 @@
 //! | approximation: counters that avoid a write per event (batched in memory, sampled with probability p, sharded over documents) | `#[approximate(batched, threshold = 100)]`, `sampled, p = 0.01`, `sharded, shards = 16` on an integer field, or standalone handles | [`approximation`] |
 //! | outlier: an embedded array that overflows into linked documents for the few documents that grow far past the rest | `#[outlier(limit = 50, overflow = "user_posts", flag = is_outlier, count = posts_count)]` on a `Vec` | [`outlier`] |
 //! | tree: nodes that keep their ancestors, and documents placed in a node that keep its path, so everything under a node is one indexed query; moves, renames and deletions rewrite every copy in one transaction | `#[tree(parent = parent, ancestors = ancestors)]` on the node model, `#[in_tree(Category, node = category, path = category_path)]` on the models placed in it | [`tree`] |
+//! | preallocation: a grid of slot documents created ahead of time, booked by one atomic conditional update; bitmaps for sub-slots | `#[preallocated(resource = room_id, slot = date, holder = booked_by)]` (or `bitmap = half_hours, sub_slots = 48`) on the struct | [`preallocation`] |
 //! | bucket (time series), or a native time-series collection | `#[derive(Measurement)]` with `#[bucket(key = device_id, time = timestamp, max_count = 200, span = "1h", summary(value(min, max, sum)))]`, or `#[bucket(native, key = .., time = .., granularity = "minutes")]` | [`bucket`] |
 //!
 //! # Several databases
@@ -208,6 +209,7 @@ pub mod computed;
 pub mod extended_ref;
 pub mod outlier;
 pub mod polymorphic;
+pub mod preallocation;
 pub mod relation;
 pub mod subset;
 pub mod tree;
@@ -230,6 +232,7 @@ pub use index::{
 pub use model::{Model, ModelCollection};
 pub use outlier::{Outlier, OutlierSpec, OutlierState};
 pub use polymorphic::{Polymorphic, Projection, Variant, VariantCollection};
+pub use preallocation::{Allocated, Allocator, AllocatorStopped, Preallocated, SlotSpec, Slots};
 pub use relation::{Dangling, Disagreement, Identified, Loaded, Ref, Reference, Relation, TwoWay};
 pub use schema::{
     registered_models, Annotation, FieldName, FieldSchema, Fields, ModelSchema, Nests, PatternSpec,
@@ -293,6 +296,10 @@ pub mod __private {
     pub use crate::model::Model;
     pub use crate::outlier::{Outlier, OutlierParts, OutlierSpec};
     pub use crate::polymorphic::{Polymorphic, Projection, Variant};
+    pub use crate::preallocation::slot_probe::{
+        bits_of, ProbeBits32, ProbeBits64, ProbeOtherSlot, ProbeSlotKey, SlotProbe,
+    };
+    pub use crate::preallocation::{Preallocated, SlotParts, SlotSpec, Slots};
     pub use crate::relation::id_probe::{
         IdProbe, ProbeId, ProbeOptionalId, ProbeOptionalRefTo, ProbeOtherId, ProbeRefTo,
     };

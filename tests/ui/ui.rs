@@ -20,4 +20,5 @@ fn ui() {
     t.compile_fail("approximation/*.rs");
     t.compile_fail("outlier/*.rs");
     t.compile_fail("tree/*.rs");
+    t.compile_fail("preallocation/*.rs");
 }

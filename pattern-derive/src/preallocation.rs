@@ -1,0 +1,397 @@
+//! `#[preallocated(resource = room_id, slot = date, holder = booked_by)]` (and `bitmap =
+//! half_hours, sub_slots = 48`) on a slot model: the `SlotSpec` with its unique `{resource,
+//! slot}` index, `Preallocated`, and `Model::slots(&db)`. The options are checked here; the
+//! fields' types by constants of generated code (the runtime's `preallocation::slot_probe`).
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::parse::{ParseStream, Parser};
+use syn::{DeriveInput, Ident, LitInt, Token};
+
+use crate::ast::{Field, Model};
+use crate::errors::{did_you_mean, fail_with, Errors};
+use crate::schema::{Pattern, PatternDef};
+
+/// The preallocation pattern's entry points.
+pub(crate) const PATTERN: PatternDef = PatternDef {
+    model: |input: &DeriveInput, model, errors| {
+        refuse_on_fields(input, errors);
+        let mut attrs = input
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident("preallocated"));
+        let grid = attrs.next().and_then(|attr| {
+            if input.attrs.iter().any(|a| a.path().is_ident("versioned")) {
+                errors.spanned(
+                    attr.path(),
+                    "`#[preallocated]` is not supported on a `#[versioned]` model: a booking is \
+                     one conditional update, which would change the slot without a new version \
+                     or a copy of the old one",
+                );
+                return None;
+            }
+            parse(attr, model, errors)
+        });
+        for extra in attrs {
+            errors.spanned(extra, "one `#[preallocated(..)]` per model");
+        }
+        Box::new(Grids { grid })
+    },
+    fields: None,
+};
+
+const HELP: &str = "`#[preallocated(resource = room_id, slot = date, holder = booked_by)]`: one \
+                    document per resource and slot, `booked_by: Option<..>` `None` while free; \
+                    or `bitmap = half_hours, sub_slots = 48` for an integer whose bits are the \
+                    slot's sub-slots";
+
+const OPTIONS: &[&str] = &["resource", "slot", "holder", "bitmap", "sub_slots"];
+
+fn refuse_on_fields(input: &DeriveInput, errors: &mut Errors) {
+    let syn::Data::Struct(s) = &input.data else {
+        return;
+    };
+    for attr in s.fields.iter().flat_map(|f| &f.attrs) {
+        if attr.path().is_ident("preallocated") {
+            errors.spanned(
+                attr,
+                format!("`#[preallocated(..)]` goes on the struct, naming its fields: {HELP}"),
+            );
+        }
+    }
+}
+
+/// A field named in the attribute, by the span of its name there.
+struct Named {
+    ident: Ident,
+    bson_name: String,
+}
+
+struct Grid {
+    resource: Named,
+    slot: Named,
+    holder: Option<Named>,
+    bitmap: Option<(Named, u32, Span)>,
+}
+
+struct Grids {
+    grid: Option<Grid>,
+}
+
+fn named(model: &Model<'_>, ident: &Ident, what: &str, errors: &mut Errors) -> Option<Named> {
+    let name = crate::ast::unraw(ident);
+    let field: &Field<'_> = match model.field(&name) {
+        Some(f) => f,
+        None => {
+            errors.spanned(ident, model.unknown_field_message(&name, what));
+            return None;
+        }
+    };
+    if !field.serialized {
+        errors.spanned(
+            ident,
+            format!("{what} `{name}` is stored: remove its `#[serde(skip)]`"),
+        );
+        return None;
+    }
+    Some(Named {
+        ident: Ident::new(&name, ident.span()),
+        bson_name: field.bson_name.clone(),
+    })
+}
+
+fn parse(attr: &syn::Attribute, model: &Model<'_>, errors: &mut Errors) -> Option<Grid> {
+    let syn::Meta::List(list) = &attr.meta else {
+        errors.spanned(attr, HELP);
+        return None;
+    };
+    let mut fields: Vec<(Ident, Ident)> = Vec::new();
+    let mut sub_slots: Option<(u32, Span)> = None;
+    let mut local = Errors::default();
+    let parser = |input: ParseStream<'_>| -> syn::Result<()> {
+        while !input.is_empty() {
+            let key = Ident::parse_any(input)?;
+            let name = key.to_string();
+            if !OPTIONS.contains(&name.as_str()) {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!(
+                        "unknown preallocated option `{name}`{}; expected one of: {}",
+                        did_you_mean(&name, OPTIONS.iter().copied()),
+                        OPTIONS.join(", ")
+                    ),
+                ));
+            }
+            if fields.iter().any(|(k, _)| *k == name)
+                || (name == "sub_slots" && sub_slots.is_some())
+            {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!("`{name}` is given twice"),
+                ));
+            }
+            input.parse::<Token![=]>()?;
+            if name == "sub_slots" {
+                let lit: LitInt = input.parse()?;
+                match lit.base10_parse::<u32>() {
+                    Ok(n) if n > 0 => sub_slots = Some((n, lit.span())),
+                    _ => local.spanned(
+                        &lit,
+                        "`sub_slots` is how many sub-slots the bitmap has: a whole number above 0",
+                    ),
+                }
+            } else {
+                fields.push((key, Ident::parse_any(input)?));
+            }
+            if !input.is_empty() {
+                input.parse::<Token![,]>()?;
+            }
+        }
+        Ok(())
+    };
+    if let Err(e) = parser.parse2(list.tokens.clone()) {
+        errors.push(e);
+        return None;
+    }
+    let had_errors = !local.is_empty();
+    if let Err(e) = local.into_result() {
+        errors.push(e);
+    }
+    let value = |key: &str| fields.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+    let mut missing = false;
+    for required in ["resource", "slot"] {
+        if value(required).is_none() {
+            errors.spanned(
+                attr.path(),
+                format!("`#[preallocated]` needs `{required} = ..`; {HELP}"),
+            );
+            missing = true;
+        }
+    }
+    if value("holder").is_none() && value("bitmap").is_none() {
+        errors.spanned(
+            attr.path(),
+            format!("`#[preallocated]` needs `holder = ..`, `bitmap = ..` or both; {HELP}"),
+        );
+        missing = true;
+    }
+    match (value("bitmap"), sub_slots) {
+        (Some(b), None) if !had_errors => {
+            errors.spanned(
+                b,
+                "a bitmap needs `sub_slots = ..`: how many sub-slots it has (`sub_slots = 48` \
+                 for half hours)",
+            );
+            missing = true;
+        }
+        (None, Some((_, span))) => {
+            errors.at(
+                span,
+                "`sub_slots` counts the bits of a bitmap: add `bitmap = ..`",
+            );
+            missing = true;
+        }
+        _ => {}
+    }
+    let resource = value("resource").and_then(|i| named(model, i, "the resource field", errors));
+    let slot = value("slot").and_then(|i| named(model, i, "the slot field", errors));
+    let holder = value("holder").map(|i| named(model, i, "the holder field", errors));
+    let bitmap = value("bitmap").map(|i| named(model, i, "the bitmap field", errors));
+    if missing || had_errors {
+        return None;
+    }
+    let holder = match holder {
+        Some(None) => return None,
+        Some(Some(h)) => Some(h),
+        None => None,
+    };
+    let bitmap = match (bitmap, sub_slots) {
+        (Some(None), _) => return None,
+        (Some(Some(b)), Some((n, span))) => Some((b, n, span)),
+        _ => None,
+    };
+    let (resource, slot) = (resource?, slot?);
+    let names: Vec<&Named> = [
+        Some(&resource),
+        Some(&slot),
+        holder.as_ref(),
+        bitmap.as_ref().map(|b| &b.0),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    for (i, a) in names.iter().enumerate() {
+        if names[..i].iter().any(|b| b.bson_name == a.bson_name) {
+            errors.spanned(
+                &a.ident,
+                "the resource, the slot, the holder and the bitmap are different fields",
+            );
+            return None;
+        }
+    }
+    Some(Grid {
+        resource,
+        slot,
+        holder,
+        bitmap,
+    })
+}
+
+impl Grids {
+    fn expand(&self, model: &Model<'_>, with_checks: bool) -> TokenStream {
+        let Some(grid) = &self.grid else {
+            return TokenStream::new();
+        };
+        let krate = &model.krate;
+        let p = quote!(#krate::__private);
+        let ident = model.ident;
+        let name = ident.to_string();
+        let collection = &model.collection;
+        let field = |n: &Named| {
+            let f = &n.ident;
+            let span = f.span();
+            let model_ident = Ident::new(&name, span);
+            quote_spanned!(span=> #model_ident::FIELDS.#f)
+        };
+        let mut checks = TokenStream::new();
+        if with_checks {
+            for (n, what) in [(&grid.resource, "resource"), (&grid.slot, "slot")] {
+                let span = n.ident.span();
+                let f = field(n);
+                let message = format!(
+                    "`{}` names the {what}: make it a `String`, an `i32`, an `i64`, a \
+                     `bson::oid::ObjectId` or a `bson::DateTime`",
+                    n.ident
+                );
+                let check = quote_spanned! {span=> || {
+                    #[allow(unused_imports)]
+                    use #p::{ProbeOtherSlot as _, ProbeSlotKey as _};
+                    (&&#p::SlotProbe::of(#f)).key()
+                }};
+                checks.extend(fail_with(quote!(#p::unless(#check, #message)), span, span));
+            }
+            if let Some(h) = &grid.holder {
+                let span = h.ident.span();
+                let message = format!(
+                    "`{}` holds who booked the slot: make it an `Option` (`None` while free)",
+                    h.ident
+                );
+                let (_, fail) =
+                    crate::errors::checked_name(&p, field(h), "optional", &message, span);
+                checks.extend(fail);
+            }
+        }
+        let (bitmap, sub_slots, wide) = match &grid.bitmap {
+            Some((b, n, n_span)) => {
+                let span = b.ident.span();
+                let f = field(b);
+                let bits = quote_spanned! {span=> #p::bits_of(|| {
+                    #[allow(unused_imports)]
+                    use #p::{ProbeBits32 as _, ProbeBits64 as _, ProbeOtherSlot as _};
+                    (&&&#p::SlotProbe::of(#f)).bits()
+                })};
+                if with_checks {
+                    let not_int = format!(
+                        "`{}` is the bitmap of the slot's sub-slots: make it an `i32` (up to 31 \
+                         sub-slots) or an `i64` (up to 63)",
+                        b.ident
+                    );
+                    checks.extend(fail_with(
+                        quote! {
+                            if #bits == 0 {
+                                ::core::option::Option::Some(#not_int)
+                            } else {
+                                ::core::option::Option::None
+                            }
+                        },
+                        span,
+                        span,
+                    ));
+                    let too_many = format!(
+                        "{n} sub-slots do not fit in `{}`: an `i32` holds 31, an `i64` 63",
+                        b.ident
+                    );
+                    checks.extend(fail_with(
+                        quote! {
+                            if #bits != 0 && #n > #bits {
+                                ::core::option::Option::Some(#too_many)
+                            } else {
+                                ::core::option::Option::None
+                            }
+                        },
+                        *n_span,
+                        *n_span,
+                    ));
+                }
+                let name = &b.bson_name;
+                (
+                    quote!(::core::option::Option::Some(#name)),
+                    quote!(#n),
+                    quote!(#bits == 63),
+                )
+            }
+            None => (
+                quote!(::core::option::Option::None),
+                quote!(0),
+                quote!(false),
+            ),
+        };
+        let holder = match &grid.holder {
+            Some(h) => {
+                let name = &h.bson_name;
+                quote!(::core::option::Option::Some(#name))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let (resource, slot) = (&grid.resource.bson_name, &grid.slot.bson_name);
+        let index =
+            crate::index::plain_spec(&p, &[resource.as_str(), slot.as_str()], None, true, None);
+        let doc = format!("The grid of `{name}` slots: allocation, bookings and availability.");
+        quote! {
+            static __SLOTS: #p::SlotSpec = #p::SlotSpec::from_parts(#p::SlotParts {
+                model: #name,
+                collection: #collection,
+                resource: #resource,
+                slot: #slot,
+                holder: #holder,
+                bitmap: #bitmap,
+                sub_slots: #sub_slots,
+                wide: #wide,
+                index: #index,
+            });
+            #checks
+
+            #[automatically_derived]
+            impl #p::Preallocated for #ident {
+                const SLOTS: &'static #p::SlotSpec = &__SLOTS;
+            }
+
+            #[automatically_derived]
+            impl #ident {
+                #[doc = #doc]
+                pub fn slots(db: &#p::Database) -> #p::Slots<#ident> {
+                    #p::Slots::new(db)
+                }
+            }
+        }
+    }
+}
+
+impl Pattern for Grids {
+    fn items(&self, model: &Model<'_>) -> TokenStream {
+        self.expand(model, true)
+    }
+
+    fn specs(&self) -> Vec<TokenStream> {
+        let statics = self
+            .grid
+            .as_ref()
+            .map(|_| Ident::new("__SLOTS", Span::call_site()));
+        crate::schema::spec_refs(statics.into_iter())
+    }
+
+    fn stubs(&self, model: &Model<'_>) -> TokenStream {
+        self.expand(model, false)
+    }
+}

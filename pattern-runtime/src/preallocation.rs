@@ -1,0 +1,1008 @@
+//! The preallocation pattern: a grid of slot documents created ahead of time, one per resource
+//! and slot (a room and a day), so that checking availability is a lookup and booking is one
+//! atomic conditional update (`#[preallocated]`).
+//!
+//! Seed 000's booking system: without preallocation, a booking looks for a conflicting booking
+//! and then inserts, and two users who both saw the room free both book it. With one document
+//! per `(resourceId, date)` created by a scheduled job, a booking is a `findOneAndUpdate` whose
+//! filter requires the slot to be free: of two users who saw it free, one gets it and the other
+//! learns it is taken. For a finer grain (meeting rooms by the half hour), the day's document
+//! keeps a bitmap: a booking of half hours 18 to 20 is one update whose filter requires those
+//! bits clear (`$bitsAllClear`) and which sets them (`$bit`).
+//!
+//! | option | meaning | default |
+//! | --- | --- | --- |
+//! | `resource = room_id` | the field naming the resource (a string, an integer or an `ObjectId`) | required |
+//! | `slot = date` | the field naming the slot (a `bson::DateTime`, a string such as `"2025-08-20"`, or an integer) | required |
+//! | `holder = booked_by` | an `Option<T>` field: `None` while the slot is free, who booked it once booked | one of `holder` and `bitmap` |
+//! | `bitmap = half_hours, sub_slots = 48` | an integer field (`i32`: up to 31 sub-slots, `i64`: up to 63) whose bit `k` is set while sub-slot `k` is booked | one of `holder` and `bitmap` |
+//!
+//! The unique index `{resource: 1, slot: 1}` is declared with the model and created by
+//! [`sync_models`](crate::sync_models): it is what makes allocation idempotent and a lookup one
+//! index seek.
+//!
+//! ```
+//! use pattern_runtime::{Error, Model};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Clone, Debug, Serialize, Deserialize, Model)]
+//! #[serde(rename_all = "camelCase")]
+//! #[preallocated(resource = room_id, slot = date, holder = booked_by)]
+//! struct RoomDay {
+//!     #[serde(rename = "_id")]
+//!     id: bson::oid::ObjectId,
+//!     room_id: String,
+//!     date: String,
+//!     booked_by: Option<String>,
+//! }
+//!
+//! fn free(room: &str, date: &str) -> RoomDay {
+//!     RoomDay { id: bson::oid::ObjectId::new(), room_id: room.into(), date: date.into(), booked_by: None }
+//! }
+//!
+//! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
+//! let slots = RoomDay::slots(&db);
+//! // The scheduled job: idempotent, one insert per 1 000 slots, never touching a booking.
+//! slots.allocate(vec![free("101", "2025-08-20"), free("101", "2025-08-21")]).await?;
+//! let booked = slots.book("101", "2025-08-20", "alice").await?;
+//! assert_eq!(booked.booked_by.as_deref(), Some("alice"));
+//! match slots.book("101", "2025-08-20", "bob").await {
+//!     Err(Error::AlreadyBooked { .. }) => {} // bob learns that alice has it
+//!     other => panic!("{other:?}"),
+//! }
+//! assert!(matches!(slots.book("101", "2031-01-01", "bob").await, Err(Error::NotAllocated { .. })));
+//! // Three nights, all or nothing, in one transaction.
+//! let stay = [("101", "2025-08-21"), ("101", "2025-08-22")];
+//! assert!(slots.book_all(&stay, "carol").await.is_err()); // the 22nd was never allocated
+//! assert_eq!(slots.available("101", "2025-08-20", "2025-08-23").await?.len(), 1);
+//! # Ok(()) }
+//! ```
+//!
+//! # Operations
+//!
+//! - [`Slots::allocate`] inserts the free slot documents you give it, 1 000 per unordered
+//!   `insert`: a slot that exists already is skipped by the unique index (counted as
+//!   `existing`), so running it twice creates nothing new and never resets a booking.
+//!   [`allocate_with_progress`](Slots::allocate_with_progress) reports after each batch, and
+//!   [`allocate_every`](Slots::allocate_every) runs a generator on an interval (the next N
+//!   days, say) in a background task that [`Allocator::stop`] ends cleanly.
+//! - [`Slots::book`] is one `findAndModify` whose filter requires the holder to be `null`.
+//!   When it matches nothing, one read tells why: [`Error::AlreadyBooked`] (with the holder) or
+//!   [`Error::NotAllocated`]; never one for the other.
+//! - [`Slots::book_all`] books several slots for one holder in one transaction: all of them, or
+//!   none (a taken or missing slot undoes the others and returns its error).
+//! - [`Slots::cancel`] frees a slot only for its holder; [`Slots::release`] frees it whoever
+//!   holds it. [`Slots::available`] lists a resource's free slots in a range of slots, one query
+//!   on the unique index.
+//! - Bitmaps: [`Slots::book_range`], [`Slots::free_range`] and [`Slots::free_ranges`] (the free
+//!   sub-slots as ranges).
+//!
+//! # Tracing
+//!
+//! Every operation runs in a span `pattern_runtime::preallocation.<operation>` with `model`,
+//! `collection` and the resource and slot where there is one; an allocation batch is an `INFO`
+//! event with what it inserted and skipped.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::Range;
+use std::time::Duration;
+
+use bson::{doc, Bson, Document};
+use futures_util::TryStreamExt;
+use mongodb::options::ReturnDocument;
+use mongodb::{ClientSession, Collection, Database};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+use crate::error::{check_size, Error, Result, DUPLICATE_KEY};
+use crate::index::IndexSpec;
+use crate::model::Model;
+use crate::schema::{ModelSchema, PatternSpec};
+use crate::txn::{in_session, transact};
+
+/// A model declared `#[preallocated(..)]`: its documents are the slots of a grid. Generated by
+/// the derive.
+pub trait Preallocated: Model {
+    /// Where the resource, the slot, the holder and the bitmap are.
+    const SLOTS: &'static SlotSpec;
+}
+
+/// A grid of slots, as static data: `#[preallocated(..)]` on `RoomDay`.
+#[derive(Debug, Clone, Copy)]
+pub struct SlotSpec {
+    parts: SlotParts,
+}
+
+/// The parts of a [`SlotSpec`], as generated code writes them. Not a stable API.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct SlotParts {
+    pub model: &'static str,
+    pub collection: &'static str,
+    pub resource: &'static str,
+    pub slot: &'static str,
+    pub holder: Option<&'static str>,
+    pub bitmap: Option<&'static str>,
+    /// How many sub-slots the bitmap has.
+    pub sub_slots: u32,
+    /// Whether the bitmap is an `i64` (else an `i32`).
+    pub wide: bool,
+    /// The unique `{resource: 1, slot: 1}`.
+    pub index: IndexSpec,
+}
+
+impl SlotSpec {
+    #[doc(hidden)]
+    pub const fn from_parts(parts: SlotParts) -> Self {
+        SlotSpec { parts }
+    }
+
+    /// The slot model's name.
+    pub fn model(&self) -> &'static str {
+        self.parts.model
+    }
+
+    /// The slots' collection.
+    pub fn collection(&self) -> &'static str {
+        self.parts.collection
+    }
+
+    /// The resource field (BSON name).
+    pub fn resource(&self) -> &'static str {
+        self.parts.resource
+    }
+
+    /// The slot field (BSON name).
+    pub fn slot(&self) -> &'static str {
+        self.parts.slot
+    }
+
+    /// The holder field (BSON name), if the slots are booked whole.
+    pub fn holder(&self) -> Option<&'static str> {
+        self.parts.holder
+    }
+
+    /// The bitmap field (BSON name), if the slots have sub-slots.
+    pub fn bitmap(&self) -> Option<&'static str> {
+        self.parts.bitmap
+    }
+
+    /// How many sub-slots the bitmap has (0 without a bitmap).
+    pub fn sub_slots(&self) -> u32 {
+        self.parts.sub_slots
+    }
+
+    /// The unique `{resource: 1, slot: 1}` index.
+    pub fn index(&self) -> &IndexSpec {
+        &self.parts.index
+    }
+}
+
+impl PatternSpec for SlotSpec {
+    fn indexes(
+        &'static self,
+        _model: &'static ModelSchema,
+    ) -> Vec<(&'static str, &'static IndexSpec)> {
+        vec![(self.collection(), &self.parts.index)]
+    }
+}
+
+impl ModelSchema {
+    /// The `#[preallocated(..)]` grid of a slot model.
+    pub fn preallocated(&self) -> Option<&'static SlotSpec> {
+        self.specs().next()
+    }
+}
+
+/// What [`Slots::allocate`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Allocated {
+    /// Slot documents inserted.
+    pub inserted: u64,
+    /// Slots that existed already (left as they were).
+    pub existing: u64,
+}
+
+impl fmt::Display for Allocated {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} slots inserted, {} existing left as they were",
+            self.inserted, self.existing
+        )
+    }
+}
+
+/// How many slot documents one `insert` command carries.
+const BATCH: usize = 1000;
+
+/// The operations on a grid of slots: from `RoomDay::slots(&db)`. See the [module
+/// documentation](self).
+pub struct Slots<M> {
+    db: Database,
+    _model: PhantomData<fn() -> M>,
+}
+
+impl<M> Clone for Slots<M> {
+    fn clone(&self) -> Self {
+        Slots {
+            db: self.db.clone(),
+            _model: PhantomData,
+        }
+    }
+}
+
+impl<M: Preallocated> fmt::Debug for Slots<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Slots")
+            .field("model", &M::SCHEMA.name())
+            .field("database", &self.db.name())
+            .finish()
+    }
+}
+
+/// Why a conditional write of a slot matched nothing.
+enum Miss {
+    NotAllocated,
+    /// Held (by this holder, or by nobody: the slot changed between the write and the read).
+    HeldBy(Bson),
+    Free,
+}
+
+impl<M: Preallocated> Slots<M> {
+    /// The grid of `M` in `db`.
+    pub fn new(db: &Database) -> Self {
+        Slots {
+            db: db.clone(),
+            _model: PhantomData,
+        }
+    }
+
+    fn raw(&self) -> Collection<Document> {
+        self.db.collection(M::SLOTS.collection())
+    }
+
+    fn key(resource: &Bson, slot: &Bson) -> Document {
+        let s = M::SLOTS;
+        doc! { s.resource(): resource.clone(), s.slot(): slot.clone() }
+    }
+
+    fn holder_field(&self, operation: &'static str) -> Result<&'static str> {
+        M::SLOTS.holder().ok_or(Error::InvalidKey {
+            key: operation.to_owned(),
+            reason: "the model has no `holder = ..` in its `#[preallocated]`: book its bitmap \
+                     with `book_range`",
+        })
+    }
+
+    fn not_allocated(&self, resource: &Bson, slot: &Bson) -> Error {
+        Error::NotAllocated {
+            collection: M::SLOTS.collection().to_owned(),
+            resource: Box::new(resource.clone()),
+            slot: Box::new(slot.clone()),
+        }
+    }
+
+    fn already_booked(&self, resource: &Bson, slot: &Bson, holder: Option<Bson>) -> Error {
+        Error::AlreadyBooked {
+            collection: M::SLOTS.collection().to_owned(),
+            resource: Box::new(resource.clone()),
+            slot: Box::new(slot.clone()),
+            holder: holder.map(Box::new),
+        }
+    }
+
+    /// Why the slot did not match: it is missing, or its holder now.
+    async fn miss(
+        &self,
+        session: Option<&mut ClientSession>,
+        resource: &Bson,
+        slot: &Bson,
+    ) -> mongodb::error::Result<Miss> {
+        let holder = M::SLOTS.holder().unwrap_or("_id");
+        let raw = self.raw();
+        let find = raw
+            .find_one(Self::key(resource, slot))
+            .projection(doc! { holder: 1 });
+        Ok(match in_session!(find, session)? {
+            None => Miss::NotAllocated,
+            Some(d) => match d.get(holder) {
+                None | Some(Bson::Null) => Miss::Free,
+                Some(h) => Miss::HeldBy(h.clone()),
+            },
+        })
+    }
+
+    /// Inserts the free slot documents `slots` (built by the caller, holder `None` and bitmap 0),
+    /// 1 000 per unordered `insert`: one that exists already (same resource and slot) is skipped
+    /// by the unique index and counted as `existing`, never overwritten. Run it as often as you
+    /// like. A slot over 16 MiB is [`Error::DocumentTooLarge`] before anything is sent.
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.allocate",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection()),
+        err(level = "debug")
+    )]
+    pub async fn allocate(&self, slots: impl IntoIterator<Item = M>) -> Result<Allocated> {
+        self.allocate_with_progress(slots, |_| {}).await
+    }
+
+    /// [`Slots::allocate`], calling `progress` with the totals so far after each batch.
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.allocate",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection()),
+        err(level = "debug")
+    )]
+    pub async fn allocate_with_progress(
+        &self,
+        slots: impl IntoIterator<Item = M>,
+        mut progress: impl FnMut(Allocated),
+    ) -> Result<Allocated> {
+        let mut total = Allocated::default();
+        let mut batch = Vec::with_capacity(BATCH);
+        let mut slots = slots.into_iter().peekable();
+        while slots.peek().is_some() {
+            batch.clear();
+            for slot in slots.by_ref().take(BATCH) {
+                let d = bson::serialize_to_document(&slot)?;
+                check_size(&d, M::SCHEMA.name())?;
+                batch.push(d);
+            }
+            let sent = batch.len() as u64;
+            let existing = match self.raw().insert_many(batch.clone()).ordered(false).await {
+                Ok(_) => 0,
+                Err(e) => match duplicates_only(&e) {
+                    Some(n) => n,
+                    None => return Err(e.into()),
+                },
+            };
+            total.inserted += sent - existing;
+            total.existing += existing;
+            tracing::info!(
+                inserted = sent - existing,
+                existing,
+                "allocation batch written"
+            );
+            progress(total);
+        }
+        Ok(total)
+    }
+
+    /// Runs `generate` now and then every `interval` in a background task, allocating what it
+    /// returns (the slots of the next N days, say: the existing ones are skipped). Each run's
+    /// outcome is kept for [`Allocator::next`]; a failed run is an `ERROR` event too, and the
+    /// next run is one interval later. [`Allocator::stop`] ends it after the run under way.
+    pub fn allocate_every<F>(&self, interval: Duration, mut generate: F) -> Allocator
+    where
+        M: Send + Sync + 'static,
+        F: FnMut() -> Vec<M> + Send + 'static,
+    {
+        let (stop, mut stopped) = oneshot::channel::<()>();
+        let (report, reports) = mpsc::unbounded_channel();
+        let slots = self.clone();
+        let task = tokio::spawn(async move {
+            let mut runs = 0u64;
+            loop {
+                let run = slots.allocate(generate()).await;
+                runs += 1;
+                if let Err(e) = &run {
+                    tracing::error!(
+                        target: "pattern_runtime::preallocation",
+                        model = M::SCHEMA.name(),
+                        run = runs,
+                        error = %e,
+                        "a background allocation failed; the next run is in one interval"
+                    );
+                }
+                if report.send(run).is_err() {
+                    return runs;
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(interval) => {}
+                    _ = &mut stopped => return runs,
+                }
+            }
+        });
+        Allocator {
+            model: M::SCHEMA.name(),
+            stop: Some(stop),
+            task: Some(task),
+            reports,
+        }
+    }
+
+    /// The slot of `resource` and `slot`, if it was allocated.
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.get",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection()),
+        err(level = "debug")
+    )]
+    pub async fn get(&self, resource: impl Into<Bson>, slot: impl Into<Bson>) -> Result<Option<M>> {
+        let found = self
+            .raw()
+            .find_one(Self::key(&resource.into(), &slot.into()))
+            .await?;
+        Ok(found.map(bson::deserialize_from_document).transpose()?)
+    }
+
+    /// Books the slot for `holder`: one `findAndModify` whose filter requires it free; returns
+    /// the slot as booked. [`Error::AlreadyBooked`] (with its holder) when it is taken,
+    /// [`Error::NotAllocated`] when it was never allocated; nothing is written then.
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.book",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection(), resource = tracing::field::Empty, slot = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn book(
+        &self,
+        resource: impl Into<Bson>,
+        slot: impl Into<Bson>,
+        holder: impl Into<Bson>,
+    ) -> Result<M> {
+        let holder_field = self.holder_field("book")?;
+        let (resource, slot, holder) = (resource.into(), slot.into(), holder.into());
+        record(&resource, &slot);
+        let booked = self
+            .book_in(None, &resource, &slot, &holder, holder_field)
+            .await?;
+        booked.and_then(|d| Ok(bson::deserialize_from_document(d)?))
+    }
+
+    async fn book_in(
+        &self,
+        mut session: Option<&mut ClientSession>,
+        resource: &Bson,
+        slot: &Bson,
+        holder: &Bson,
+        holder_field: &'static str,
+    ) -> mongodb::error::Result<Result<Document>> {
+        let raw = self.raw();
+        // A slot freed between the write and the read that tells why: try again (twice).
+        for _ in 0..3 {
+            let mut filter = Self::key(resource, slot);
+            filter.insert(holder_field, Bson::Null);
+            let op = raw
+                .find_one_and_update(filter, doc! { "$set": { holder_field: holder.clone() } })
+                .return_document(ReturnDocument::After);
+            if let Some(d) = in_session!(op, session.as_deref_mut())? {
+                tracing::debug!(written = 1, "slot booked");
+                return Ok(Ok(d));
+            }
+            match self.miss(session.as_deref_mut(), resource, slot).await? {
+                Miss::NotAllocated => return Ok(Err(self.not_allocated(resource, slot))),
+                Miss::HeldBy(h) => return Ok(Err(self.already_booked(resource, slot, Some(h)))),
+                Miss::Free => {}
+            }
+        }
+        Ok(Err(self.already_booked(resource, slot, None)))
+    }
+
+    /// Books every slot of `slots` (resource, slot) for `holder` in one transaction: all of
+    /// them, or none. The first that is taken or missing undoes the others in the same
+    /// transaction and is returned ([`Error::AlreadyBooked`], [`Error::NotAllocated`]). Without
+    /// transactions the undo is a second write, best effort.
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.book_all",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection(), slots = slots.len()),
+        err(level = "debug")
+    )]
+    pub async fn book_all<R, S>(&self, slots: &[(R, S)], holder: impl Into<Bson>) -> Result<Vec<M>>
+    where
+        R: Clone + Into<Bson>,
+        S: Clone + Into<Bson>,
+    {
+        let holder_field = self.holder_field("book_all")?;
+        let holder = holder.into();
+        let slots: Vec<(Bson, Bson)> = slots
+            .iter()
+            .map(|(r, s)| (r.clone().into(), s.clone().into()))
+            .collect();
+        let raw = self.raw();
+        let outcome = transact!(self.db, |s| async {
+            let mut s: Option<&mut ClientSession> = s;
+            let mut booked: Vec<Document> = Vec::with_capacity(slots.len());
+            for (resource, slot) in &slots {
+                match self
+                    .book_in(s.as_deref_mut(), resource, slot, &holder, holder_field)
+                    .await?
+                {
+                    Ok(d) => booked.push(d),
+                    Err(e) => {
+                        // Undo what this call booked: the transaction then commits no change.
+                        for (r, sl) in slots.iter().take(booked.len()) {
+                            let mut filter = Self::key(r, sl);
+                            filter.insert(holder_field, holder.clone());
+                            let op = raw
+                                .update_one(filter, doc! { "$set": { holder_field: Bson::Null } });
+                            in_session!(op, s.as_deref_mut())?;
+                        }
+                        tracing::debug!(undone = booked.len(), "a slot was not free: none booked");
+                        return Ok(Err(e));
+                    }
+                }
+            }
+            Ok(Ok(booked))
+        })?;
+        outcome?
+            .into_iter()
+            .map(|d| bson::deserialize_from_document(d).map_err(Error::from))
+            .collect()
+    }
+
+    /// Frees the slot if `holder` holds it; returns it as freed (also when it was free already).
+    /// [`Error::AlreadyBooked`] when someone else holds it, [`Error::NotAllocated`] when it was
+    /// never allocated; nothing is written then.
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.cancel",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection(), resource = tracing::field::Empty, slot = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn cancel(
+        &self,
+        resource: impl Into<Bson>,
+        slot: impl Into<Bson>,
+        holder: impl Into<Bson>,
+    ) -> Result<M> {
+        let holder_field = self.holder_field("cancel")?;
+        let (resource, slot, holder) = (resource.into(), slot.into(), holder.into());
+        record(&resource, &slot);
+        let mut filter = Self::key(&resource, &slot);
+        filter.insert(holder_field, holder);
+        self.free(filter, &resource, &slot, holder_field).await
+    }
+
+    /// Frees the slot whoever holds it; returns it as freed. [`Error::NotAllocated`] when it was
+    /// never allocated.
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.release",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection(), resource = tracing::field::Empty, slot = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn release(&self, resource: impl Into<Bson>, slot: impl Into<Bson>) -> Result<M> {
+        let holder_field = self.holder_field("release")?;
+        let (resource, slot) = (resource.into(), slot.into());
+        record(&resource, &slot);
+        self.free(Self::key(&resource, &slot), &resource, &slot, holder_field)
+            .await
+    }
+
+    async fn free(
+        &self,
+        filter: Document,
+        resource: &Bson,
+        slot: &Bson,
+        holder_field: &'static str,
+    ) -> Result<M> {
+        let freed = self
+            .raw()
+            .find_one_and_update(filter, doc! { "$set": { holder_field: Bson::Null } })
+            .return_document(ReturnDocument::After)
+            .await?;
+        if let Some(d) = freed {
+            tracing::debug!(written = 1, "slot freed");
+            return Ok(bson::deserialize_from_document(d)?);
+        }
+        match self.miss(None, resource, slot).await? {
+            Miss::NotAllocated => Err(self.not_allocated(resource, slot)),
+            Miss::HeldBy(h) => Err(self.already_booked(resource, slot, Some(h))),
+            Miss::Free => self
+                .get(resource.clone(), slot.clone())
+                .await?
+                .ok_or_else(|| self.not_allocated(resource, slot)),
+        }
+    }
+
+    /// The free slots of `resource` from `from` (included) to `to` (excluded), in slot order:
+    /// one query on the unique `{resource, slot}` index. With a bitmap and no holder, the slots
+    /// with at least one free sub-slot.
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.available",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection()),
+        err(level = "debug")
+    )]
+    pub async fn available(
+        &self,
+        resource: impl Into<Bson>,
+        from: impl Into<Bson>,
+        to: impl Into<Bson>,
+    ) -> Result<Vec<M>> {
+        let s = M::SLOTS;
+        let mut filter = doc! {
+            s.resource(): resource.into(),
+            s.slot(): { "$gte": from.into(), "$lt": to.into() },
+        };
+        match (s.holder(), s.bitmap()) {
+            (Some(holder), _) => {
+                filter.insert(holder, Bson::Null);
+            }
+            (None, Some(bitmap)) => {
+                filter.insert(bitmap, doc! { "$bitsAnyClear": full_mask(s.sub_slots()) });
+            }
+            (None, None) => {}
+        }
+        let docs: Vec<Document> = self
+            .raw()
+            .find(filter)
+            .sort(doc! { s.slot(): 1 })
+            .await?
+            .try_collect()
+            .await?;
+        docs.into_iter()
+            .map(|d| bson::deserialize_from_document(d).map_err(Error::from))
+            .collect()
+    }
+
+    fn bitmap_field(&self, sub_slots: &Range<u32>) -> Result<&'static str> {
+        let s = M::SLOTS;
+        let Some(bitmap) = s.bitmap() else {
+            return Err(Error::InvalidKey {
+                key: "bitmap".to_owned(),
+                reason: "the model has no `bitmap = ..` in its `#[preallocated]`",
+            });
+        };
+        if sub_slots.start >= sub_slots.end || sub_slots.end > s.sub_slots() {
+            return Err(Error::InvalidValue {
+                field: bitmap.to_owned(),
+                reason: format!(
+                    "sub-slots {}..{} are not a non-empty range within 0..{}",
+                    sub_slots.start,
+                    sub_slots.end,
+                    s.sub_slots()
+                ),
+            });
+        }
+        Ok(bitmap)
+    }
+
+    /// The mask of `sub_slots`, typed as the bitmap field is stored.
+    fn mask(sub_slots: &Range<u32>) -> Bson {
+        let bits: i64 = sub_slots.clone().fold(0, |m, k| m | (1_i64 << k));
+        if M::SLOTS.parts.wide {
+            Bson::Int64(bits)
+        } else {
+            // Within 0..31: fits.
+            Bson::Int32(bits as i32)
+        }
+    }
+
+    /// Books sub-slots `sub_slots` (`18..20`: the half hours from 9:00 to 10:00) of the slot:
+    /// one update whose filter requires them all clear (`$bitsAllClear`) and which sets them
+    /// (`$bit` or). [`Error::AlreadyBooked`] when any is taken (no holder: the bitmap does not
+    /// say who), [`Error::NotAllocated`] when the slot was never allocated, [`Error::InvalidValue`]
+    /// for a range outside the bitmap; nothing is written then.
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.book_range",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection(), resource = tracing::field::Empty, slot = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn book_range(
+        &self,
+        resource: impl Into<Bson>,
+        slot: impl Into<Bson>,
+        sub_slots: Range<u32>,
+    ) -> Result<()> {
+        let bitmap = self.bitmap_field(&sub_slots)?;
+        let (resource, slot) = (resource.into(), slot.into());
+        record(&resource, &slot);
+        let mask = Self::mask(&sub_slots);
+        let mut filter = Self::key(&resource, &slot);
+        filter.insert(bitmap, doc! { "$bitsAllClear": mask.clone() });
+        let result = self
+            .raw()
+            .update_one(filter, doc! { "$bit": { bitmap: { "or": mask } } })
+            .await?;
+        if result.matched_count == 1 {
+            tracing::debug!(written = 1, "sub-slots booked");
+            return Ok(());
+        }
+        match self.miss(None, &resource, &slot).await? {
+            Miss::NotAllocated => Err(self.not_allocated(&resource, &slot)),
+            _ => Err(self.already_booked(&resource, &slot, None)),
+        }
+    }
+
+    /// Frees sub-slots `sub_slots` of the slot: one update whose filter requires them all set
+    /// (`$bitsAllSet`) and which clears them. [`Error::InvalidValue`] when any of them is free
+    /// already (a range freed twice, or never booked), [`Error::NotAllocated`] when the slot was
+    /// never allocated; nothing is written then.
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.free_range",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection(), resource = tracing::field::Empty, slot = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn free_range(
+        &self,
+        resource: impl Into<Bson>,
+        slot: impl Into<Bson>,
+        sub_slots: Range<u32>,
+    ) -> Result<()> {
+        let bitmap = self.bitmap_field(&sub_slots)?;
+        let (resource, slot) = (resource.into(), slot.into());
+        record(&resource, &slot);
+        let mask = Self::mask(&sub_slots);
+        let keep = match &mask {
+            Bson::Int64(m) => Bson::Int64(!m),
+            Bson::Int32(m) => Bson::Int32(!m),
+            other => other.clone(),
+        };
+        let mut filter = Self::key(&resource, &slot);
+        filter.insert(bitmap, doc! { "$bitsAllSet": mask });
+        let result = self
+            .raw()
+            .update_one(filter, doc! { "$bit": { bitmap: { "and": keep } } })
+            .await?;
+        if result.matched_count == 1 {
+            tracing::debug!(written = 1, "sub-slots freed");
+            return Ok(());
+        }
+        match self.miss(None, &resource, &slot).await? {
+            Miss::NotAllocated => Err(self.not_allocated(&resource, &slot)),
+            _ => Err(Error::InvalidValue {
+                field: bitmap.to_owned(),
+                reason: format!(
+                    "sub-slots {}..{} are not all booked",
+                    sub_slots.start, sub_slots.end
+                ),
+            }),
+        }
+    }
+
+    /// The free sub-slots of the slot, as ranges (`[0..18, 20..48]`): one read.
+    /// [`Error::NotAllocated`] when the slot was never allocated.
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.free_ranges",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection()),
+        err(level = "debug")
+    )]
+    pub async fn free_ranges(
+        &self,
+        resource: impl Into<Bson>,
+        slot: impl Into<Bson>,
+    ) -> Result<Vec<Range<u32>>> {
+        let bitmap = self.bitmap_field(&(0..1))?;
+        let (resource, slot) = (resource.into(), slot.into());
+        let found = self
+            .raw()
+            .find_one(Self::key(&resource, &slot))
+            .projection(doc! { bitmap: 1 })
+            .await?;
+        let Some(d) = found else {
+            return Err(self.not_allocated(&resource, &slot));
+        };
+        let bits = match d.get(bitmap) {
+            Some(Bson::Int32(b)) => i64::from(*b),
+            Some(Bson::Int64(b)) => *b,
+            _ => 0,
+        };
+        Ok(free_runs(bits, M::SLOTS.sub_slots()))
+    }
+}
+
+/// The runs of clear bits among the first `n` of `bits`.
+fn free_runs(bits: i64, n: u32) -> Vec<Range<u32>> {
+    let mut runs = Vec::new();
+    let mut start = None;
+    for k in 0..n {
+        let free = bits & (1_i64 << k) == 0;
+        match (free, start) {
+            (true, None) => start = Some(k),
+            (false, Some(s)) => {
+                runs.push(s..k);
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        runs.push(s..n);
+    }
+    runs
+}
+
+/// The mask of all `n` sub-slots.
+fn full_mask(n: u32) -> Bson {
+    Bson::Int64((0..n).fold(0_i64, |m, k| m | (1_i64 << k)))
+}
+
+fn record(resource: &Bson, slot: &Bson) {
+    let span = tracing::Span::current();
+    span.record("resource", tracing::field::display(resource));
+    span.record("slot", tracing::field::display(slot));
+}
+
+/// The number of duplicate-key errors when they are all the insert's errors (a batch of an
+/// allocation that met slots allocated before), `None` when anything else failed.
+fn duplicates_only(e: &mongodb::error::Error) -> Option<u64> {
+    match e.kind.as_ref() {
+        mongodb::error::ErrorKind::InsertMany(m) => {
+            if m.write_concern_error.is_some() {
+                return None;
+            }
+            let errors = m.write_errors.as_ref()?;
+            errors
+                .iter()
+                .all(|w| w.code == DUPLICATE_KEY)
+                .then_some(errors.len() as u64)
+        }
+        _ => None,
+    }
+}
+
+/// A background allocation from [`Slots::allocate_every`]. Stop it with
+/// [`stop`](Allocator::stop), which waits for the run under way and returns every outcome not
+/// read yet; dropping it stops it too, and a `WARN` event says how many failed runs nobody read.
+pub struct Allocator {
+    model: &'static str,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<u64>>,
+    reports: mpsc::UnboundedReceiver<Result<Allocated>>,
+}
+
+impl fmt::Debug for Allocator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Allocator")
+            .field("model", &self.model)
+            .field("running", &self.task.is_some())
+            .finish()
+    }
+}
+
+/// What an [`Allocator`] did, from [`Allocator::stop`].
+#[derive(Debug, Default)]
+pub struct AllocatorStopped {
+    /// Runs started.
+    pub runs: u64,
+    /// The outcomes not read by [`Allocator::next`], oldest first.
+    pub unread: Vec<Result<Allocated>>,
+}
+
+impl Allocator {
+    /// The next run's outcome (waiting for it); `None` once the task has ended.
+    pub async fn next(&mut self) -> Option<Result<Allocated>> {
+        self.reports.recv().await
+    }
+
+    /// Stops after the run under way, and returns every outcome not read yet.
+    pub async fn stop(mut self) -> AllocatorStopped {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let runs = match self.task.take() {
+            Some(task) => task.await.unwrap_or(0),
+            None => 0,
+        };
+        let mut unread = Vec::new();
+        while let Ok(r) = self.reports.try_recv() {
+            unread.push(r);
+        }
+        AllocatorStopped { runs, unread }
+    }
+}
+
+impl Drop for Allocator {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let mut failed = 0;
+        while let Ok(r) = self.reports.try_recv() {
+            failed += usize::from(r.is_err());
+        }
+        if failed > 0 {
+            tracing::warn!(
+                target: "pattern_runtime::preallocation",
+                model = self.model,
+                failed,
+                "an allocator was dropped with failed runs nobody read: call stop() and read them"
+            );
+        }
+    }
+}
+
+/// Compile-time checks of a `#[preallocated]` model's fields (generated code), by autoref
+/// specialisation as in `checks`. Not a stable API.
+#[doc(hidden)]
+pub mod slot_probe {
+    use std::marker::PhantomData;
+
+    use crate::checks::{Fail, Pass};
+    use crate::schema::FieldName;
+
+    /// The probe of a field of type `T`.
+    pub struct SlotProbe<T: ?Sized>(PhantomData<fn() -> T>);
+
+    impl<T: ?Sized> SlotProbe<T> {
+        /// The probe of `field`'s type.
+        pub const fn of(_field: FieldName<T>) -> Self {
+            SlotProbe(PhantomData)
+        }
+    }
+
+    /// A type that names a resource or a slot: compared by equality, ordered for ranges.
+    pub trait SlotKey {}
+    macro_rules! slot_key {
+        ($($t:ty),*) => { $(impl SlotKey for $t {})* };
+    }
+    slot_key!(String, i32, i64, bson::oid::ObjectId, bson::DateTime);
+
+    /// `key()` passes for a [`SlotKey`].
+    pub trait ProbeSlotKey {
+        /// Passes.
+        fn key(&self) -> Pass {
+            Pass
+        }
+    }
+    impl<T: SlotKey> ProbeSlotKey for &SlotProbe<T> {}
+
+    /// The width of a bitmap field: `i32` holds 31 sub-slots, `i64` 63.
+    pub struct Bits<const N: u32>;
+
+    /// A bitmap verdict: how many sub-slots the type holds (0: not a bitmap type).
+    pub trait BitsVerdict {
+        /// The sub-slots it holds.
+        const BITS: u32;
+    }
+    impl<const N: u32> BitsVerdict for Bits<N> {
+        const BITS: u32 = N;
+    }
+
+    /// `bits()` for the integer types a bitmap can be.
+    pub trait ProbeBits32 {
+        /// 31.
+        fn bits(&self) -> Bits<31> {
+            Bits
+        }
+    }
+    impl ProbeBits32 for &SlotProbe<i32> {}
+
+    /// `bits()` for `i64`.
+    pub trait ProbeBits64 {
+        /// 63.
+        fn bits(&self) -> Bits<63> {
+            Bits
+        }
+    }
+    impl ProbeBits64 for &&SlotProbe<i64> {}
+
+    /// Every check, when nothing more specific holds.
+    pub trait ProbeOtherSlot {
+        /// Fails.
+        fn key(&self) -> Fail {
+            Fail
+        }
+        /// Not a bitmap type.
+        fn bits(&self) -> Bits<0> {
+            Bits
+        }
+    }
+    impl<T: ?Sized> ProbeOtherSlot for SlotProbe<T> {}
+
+    /// The sub-slots the verdict of `check` holds.
+    pub const fn bits_of<V: BitsVerdict>(_check: fn() -> V) -> u32 {
+        V::BITS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::free_runs;
+
+    #[test]
+    fn free_runs_are_the_clear_bits() {
+        assert_eq!(free_runs(0, 48), vec![0..48]);
+        assert_eq!(free_runs(0b1100, 6), vec![0..2, 4..6]);
+        assert_eq!(free_runs((1 << 48) - 1, 48), vec![]);
+        assert_eq!(free_runs(1 << 47, 48), vec![0..47]);
+    }
+}
