@@ -67,7 +67,7 @@ async fn setup(name: &str) -> pattern_testkit::TestDb {
     let db = test_db(name).await;
     pattern_runtime::sync_models(
         &db,
-        &[RoomDay::SCHEMA, MeetingDay::SCHEMA],
+        &[RoomDay::SCHEMA, MeetingDay::SCHEMA, DeskDay::SCHEMA],
         &pattern_runtime::SyncOptions::new(),
     )
     .await
@@ -125,6 +125,17 @@ async fn allocating_twice_leaves_one_slot_per_room_and_day_and_keeps_bookings() 
         .await
         .unwrap();
     assert_eq!((third.inserted, third.existing), (2, 2));
+    // A slot given twice in one run is allocated once; a slot that is not free is refused.
+    let repeated = slots
+        .allocate([free("room1", 40), free("room1", 40)])
+        .await
+        .unwrap();
+    assert_eq!((repeated.inserted, repeated.existing), (1, 1));
+    let mut taken = free("room1", 41);
+    taken.booked_by = Some("mallory".into());
+    let err = slots.allocate([taken]).await.unwrap_err();
+    assert!(matches!(err, Error::InvalidValue { .. }), "{err}");
+    assert!(slots.get("room1", day(41)).await.unwrap().is_none());
 
     // The stored slot, as the seed describes it: the room, the day, who holds it.
     let stored = db
@@ -259,6 +270,58 @@ async fn a_stay_whose_third_night_is_taken_books_nothing() {
     assert!(booked
         .iter()
         .all(|s| s.booked_by.as_deref() == Some("erin")));
+}
+
+/// A narrow bitmap: a day of 24 hours in an `i32`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[preallocated(resource = desk, slot = day, bitmap = hours, sub_slots = 24)]
+struct DeskDay {
+    #[serde(rename = "_id")]
+    id: bson::oid::ObjectId,
+    desk: i64,
+    day: i32,
+    hours: i32,
+}
+
+#[tokio::test]
+async fn an_i32_bitmap_keeps_its_type() {
+    let db = setup("prealloc_i32").await;
+    let slots = DeskDay::slots(&db);
+    slots
+        .allocate([DeskDay {
+            id: bson::oid::ObjectId::new(),
+            desk: 7,
+            day: 20250820,
+            hours: 0,
+        }])
+        .await
+        .unwrap();
+    slots.book_range(7_i64, 20250820, 9..12).await.unwrap();
+    slots.book_range(7_i64, 20250820, 23..24).await.unwrap();
+    let err = slots.book_range(7_i64, 20250820, 11..13).await.unwrap_err();
+    assert!(matches!(err, Error::AlreadyBooked { .. }), "{err}");
+    let stored = db
+        .collection::<Document>("desk_days")
+        .find_one(doc! {})
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        stored.get("hours"),
+        Some(&Bson::Int32(0b1000_0000_0000_1110_0000_0000))
+    );
+    assert_eq!(
+        slots.free_ranges(7_i64, 20250820).await.unwrap(),
+        vec![0..9, 12..23]
+    );
+    // A bitmap written as a string behind the model's back: no booking can match it, and the
+    // error says so instead of "already booked".
+    db.collection::<Document>("desk_days")
+        .update_one(doc! {}, doc! { "$set": { "hours": "none" } })
+        .await
+        .unwrap();
+    let err = slots.book_range(7_i64, 20250820, 0..1).await.unwrap_err();
+    assert!(matches!(err, Error::InvalidValue { .. }), "{err}");
 }
 
 /// A xorshift generator: repeatable random ranges without a dependency.

@@ -169,12 +169,24 @@ fn parse(attr: &syn::Attribute, model: &Model<'_>, errors: &mut Errors) -> Optio
             missing = true;
         }
     }
-    if value("holder").is_none() && value("bitmap").is_none() {
-        errors.spanned(
-            attr.path(),
-            format!("`#[preallocated]` needs `holder = ..`, `bitmap = ..` or both; {HELP}"),
-        );
-        missing = true;
+    match (value("holder"), value("bitmap")) {
+        (None, None) => {
+            errors.spanned(
+                attr.path(),
+                format!("`#[preallocated]` needs `holder = ..` or `bitmap = ..`; {HELP}"),
+            );
+            missing = true;
+        }
+        (Some(_), Some(b)) => {
+            errors.spanned(
+                b,
+                "a slot is booked whole (`holder`) or by sub-slots (`bitmap`), not both: a \
+                 booking of the whole slot would not see the sub-slots booked, nor the reverse. \
+                 Keep one, or model the two grains as two slot models",
+            );
+            missing = true;
+        }
+        _ => {}
     }
     match (value("bitmap"), sub_slots) {
         (Some(b), None) if !had_errors => {

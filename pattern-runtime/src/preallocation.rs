@@ -14,7 +14,7 @@
 //! | --- | --- | --- |
 //! | `resource = room_id` | the field naming the resource (a string, an integer or an `ObjectId`) | required |
 //! | `slot = date` | the field naming the slot (a `bson::DateTime`, a string such as `"2025-08-20"`, or an integer) | required |
-//! | `holder = booked_by` | an `Option<T>` field: `None` while the slot is free, who booked it once booked | one of `holder` and `bitmap` |
+//! | `holder = booked_by` | an `Option<T>` field: `None` while the slot is free, who booked it once booked | one of `holder` and `bitmap` (not both: a whole-slot booking would not see the sub-slots) |
 //! | `bitmap = half_hours, sub_slots = 48` | an integer field (`i32`: up to 31 sub-slots, `i64`: up to 63) whose bit `k` is set while sub-slot `k` is booked | one of `holder` and `bitmap` |
 //!
 //! The unique index `{resource: 1, slot: 1}` is declared with the model and created by
@@ -51,7 +51,7 @@
 //!     other => panic!("{other:?}"),
 //! }
 //! assert!(matches!(slots.book("101", "2031-01-01", "bob").await, Err(Error::NotAllocated { .. })));
-//! // Three nights, all or nothing, in one transaction.
+//! // Two nights, all or nothing, in one transaction.
 //! let stay = [("101", "2025-08-21"), ("101", "2025-08-22")];
 //! assert!(slots.book_all(&stay, "carol").await.is_err()); // the 22nd was never allocated
 //! assert_eq!(slots.available("101", "2025-08-20", "2025-08-23").await?.len(), 1);
@@ -245,7 +245,7 @@ impl<M: Preallocated> fmt::Debug for Slots<M> {
 /// Why a conditional write of a slot matched nothing.
 enum Miss {
     NotAllocated,
-    /// Held (by this holder, or by nobody: the slot changed between the write and the read).
+    /// Held by this holder.
     HeldBy(Bson),
     Free,
 }
@@ -276,6 +276,17 @@ impl<M: Preallocated> Slots<M> {
         })
     }
 
+    /// A holder is someone: `null` would book nothing and tell the caller it won.
+    fn check_holder(holder: &Bson, field: &'static str) -> Result<()> {
+        match holder {
+            Bson::Null | Bson::Undefined => Err(Error::InvalidValue {
+                field: field.to_owned(),
+                reason: "a booking needs a holder; `null` is what a free slot holds".to_owned(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     fn not_allocated(&self, resource: &Bson, slot: &Bson) -> Error {
         Error::NotAllocated {
             collection: M::SLOTS.collection().to_owned(),
@@ -299,8 +310,8 @@ impl<M: Preallocated> Slots<M> {
         session: Option<&mut ClientSession>,
         resource: &Bson,
         slot: &Bson,
+        holder: &'static str,
     ) -> mongodb::error::Result<Miss> {
-        let holder = M::SLOTS.holder().unwrap_or("_id");
         let raw = self.raw();
         let find = raw
             .find_one(Self::key(resource, slot))
@@ -315,9 +326,16 @@ impl<M: Preallocated> Slots<M> {
     }
 
     /// Inserts the free slot documents `slots` (built by the caller, holder `None` and bitmap 0),
-    /// 1 000 per unordered `insert`: one that exists already (same resource and slot) is skipped
-    /// by the unique index and counted as `existing`, never overwritten. Run it as often as you
-    /// like. A slot over 16 MiB is [`Error::DocumentTooLarge`] before anything is sent.
+    /// 1 000 per unordered `insert`: one that exists already (same resource and slot, by the
+    /// grid's unique index) is skipped and counted as `existing`, never overwritten; so is a
+    /// repeat within `slots`. Run it as often as you like: it needs the unique index, which
+    /// [`sync_models`](crate::sync_models) creates.
+    ///
+    /// A slot that is not free (a holder, a set bit) is [`Error::InvalidValue`], one over
+    /// 16 MiB [`Error::DocumentTooLarge`], both before its batch is sent. Any other failure of
+    /// an insert (another unique index, a validator) is returned too. When earlier batches were
+    /// written, the error is [`Error::Incomplete`] with how many slots were inserted: run it again
+    /// once the cause is fixed.
     #[tracing::instrument(
         name = "pattern_runtime::preallocation.allocate",
         skip_all,
@@ -341,21 +359,50 @@ impl<M: Preallocated> Slots<M> {
         mut progress: impl FnMut(Allocated),
     ) -> Result<Allocated> {
         let mut total = Allocated::default();
+        // After a batch was written, an error says how much was.
+        let partly = |total: Allocated, failed: usize, e: Error| {
+            if total.inserted + total.existing == 0 {
+                e
+            } else {
+                Error::Incomplete {
+                    written: total.inserted as usize,
+                    failed,
+                    source: Box::new(e),
+                }
+            }
+        };
         let mut batch = Vec::with_capacity(BATCH);
         let mut slots = slots.into_iter().peekable();
         while slots.peek().is_some() {
             batch.clear();
             for slot in slots.by_ref().take(BATCH) {
                 let d = bson::serialize_to_document(&slot)?;
-                check_size(&d, M::SCHEMA.name())?;
+                let checked =
+                    check_size(&d, M::SCHEMA.name()).and_then(|_| check_free(M::SLOTS, &d));
+                if let Err(e) = checked {
+                    return Err(partly(total, 1, e));
+                }
                 batch.push(d);
             }
             let sent = batch.len() as u64;
             let existing = match self.raw().insert_many(batch.clone()).ordered(false).await {
                 Ok(_) => 0,
-                Err(e) => match duplicates_only(&e) {
-                    Some(n) => n,
-                    None => return Err(e.into()),
+                Err(e) => match grid_duplicates(&e, M::SLOTS.index().name()) {
+                    Ok(n) => n,
+                    Err(failed) => {
+                        let inserted = sent.saturating_sub(failed.total);
+                        total.inserted += inserted;
+                        let code = crate::error::server_code(&e);
+                        tracing::debug!(inserted, failed = failed.other, "allocation batch failed");
+                        return Err(Error::Incomplete {
+                            written: total.inserted as usize,
+                            failed: failed.other as usize,
+                            source: Box::new(Error::Driver {
+                                code: failed.code.or(code),
+                                source: Box::new(e),
+                            }),
+                        });
+                    }
                 },
             };
             total.inserted += sent - existing;
@@ -445,6 +492,7 @@ impl<M: Preallocated> Slots<M> {
     ) -> Result<M> {
         let holder_field = self.holder_field("book")?;
         let (resource, slot, holder) = (resource.into(), slot.into(), holder.into());
+        Self::check_holder(&holder, holder_field)?;
         record(&resource, &slot);
         let booked = self
             .book_in(None, &resource, &slot, &holder, holder_field)
@@ -472,7 +520,10 @@ impl<M: Preallocated> Slots<M> {
                 tracing::debug!(written = 1, "slot booked");
                 return Ok(Ok(d));
             }
-            match self.miss(session.as_deref_mut(), resource, slot).await? {
+            match self
+                .miss(session.as_deref_mut(), resource, slot, holder_field)
+                .await?
+            {
                 Miss::NotAllocated => return Ok(Err(self.not_allocated(resource, slot))),
                 Miss::HeldBy(h) => return Ok(Err(self.already_booked(resource, slot, Some(h)))),
                 Miss::Free => {}
@@ -498,10 +549,19 @@ impl<M: Preallocated> Slots<M> {
     {
         let holder_field = self.holder_field("book_all")?;
         let holder = holder.into();
+        Self::check_holder(&holder, holder_field)?;
         let slots: Vec<(Bson, Bson)> = slots
             .iter()
             .map(|(r, s)| (r.clone().into(), s.clone().into()))
             .collect();
+        for (i, (r, s)) in slots.iter().enumerate() {
+            if slots[..i].contains(&(r.clone(), s.clone())) {
+                return Err(Error::InvalidValue {
+                    field: M::SLOTS.slot().to_owned(),
+                    reason: format!("slot {s} of {r} is asked for twice"),
+                });
+            }
+        }
         let raw = self.raw();
         let outcome = transact!(self.db, |s| async {
             let mut s: Option<&mut ClientSession> = s;
@@ -551,6 +611,7 @@ impl<M: Preallocated> Slots<M> {
     ) -> Result<M> {
         let holder_field = self.holder_field("cancel")?;
         let (resource, slot, holder) = (resource.into(), slot.into(), holder.into());
+        Self::check_holder(&holder, holder_field)?;
         record(&resource, &slot);
         let mut filter = Self::key(&resource, &slot);
         filter.insert(holder_field, holder);
@@ -589,7 +650,7 @@ impl<M: Preallocated> Slots<M> {
             tracing::debug!(written = 1, "slot freed");
             return Ok(bson::deserialize_from_document(d)?);
         }
-        match self.miss(None, resource, slot).await? {
+        match self.miss(None, resource, slot, holder_field).await? {
             Miss::NotAllocated => Err(self.not_allocated(resource, slot)),
             Miss::HeldBy(h) => Err(self.already_booked(resource, slot, Some(h))),
             Miss::Free => self
@@ -600,8 +661,9 @@ impl<M: Preallocated> Slots<M> {
     }
 
     /// The free slots of `resource` from `from` (included) to `to` (excluded), in slot order:
-    /// one query on the unique `{resource, slot}` index. With a bitmap and no holder, the slots
-    /// with at least one free sub-slot.
+    /// one query on the unique `{resource, slot}` index. With a bitmap, the slots with at least
+    /// one free sub-slot. `from` and `to` are of the slot's type: MongoDB compares values of one
+    /// type only, so a string date against stored `DateTime`s matches nothing.
     #[tracing::instrument(
         name = "pattern_runtime::preallocation.available",
         skip_all,
@@ -704,9 +766,12 @@ impl<M: Preallocated> Slots<M> {
             tracing::debug!(written = 1, "sub-slots booked");
             return Ok(());
         }
-        match self.miss(None, &resource, &slot).await? {
+        match self.miss(None, &resource, &slot, bitmap).await? {
             Miss::NotAllocated => Err(self.not_allocated(&resource, &slot)),
-            _ => Err(self.already_booked(&resource, &slot, None)),
+            Miss::HeldBy(Bson::Int32(_) | Bson::Int64(_)) => {
+                Err(self.already_booked(&resource, &slot, None))
+            }
+            Miss::HeldBy(_) | Miss::Free => Err(not_a_bitmap(bitmap)),
         }
     }
 
@@ -745,15 +810,16 @@ impl<M: Preallocated> Slots<M> {
             tracing::debug!(written = 1, "sub-slots freed");
             return Ok(());
         }
-        match self.miss(None, &resource, &slot).await? {
+        match self.miss(None, &resource, &slot, bitmap).await? {
             Miss::NotAllocated => Err(self.not_allocated(&resource, &slot)),
-            _ => Err(Error::InvalidValue {
+            Miss::HeldBy(Bson::Int32(_) | Bson::Int64(_)) => Err(Error::InvalidValue {
                 field: bitmap.to_owned(),
                 reason: format!(
                     "sub-slots {}..{} are not all booked",
                     sub_slots.start, sub_slots.end
                 ),
             }),
+            Miss::HeldBy(_) | Miss::Free => Err(not_a_bitmap(bitmap)),
         }
     }
 
@@ -783,9 +849,19 @@ impl<M: Preallocated> Slots<M> {
         let bits = match d.get(bitmap) {
             Some(Bson::Int32(b)) => i64::from(*b),
             Some(Bson::Int64(b)) => *b,
-            _ => 0,
+            _ => return Err(not_a_bitmap(bitmap)),
         };
         Ok(free_runs(bits, M::SLOTS.sub_slots()))
+    }
+}
+
+/// A stored bitmap that is not an integer (written outside the model): no booking can match it.
+fn not_a_bitmap(bitmap: &str) -> Error {
+    Error::InvalidValue {
+        field: bitmap.to_owned(),
+        reason: "the stored bitmap is not an integer (missing, null or another type): no \
+                 booking can match it; store it as an integer, 0 while every sub-slot is free"
+            .to_owned(),
     }
 }
 
@@ -821,22 +897,71 @@ fn record(resource: &Bson, slot: &Bson) {
     span.record("slot", tracing::field::display(slot));
 }
 
-/// The number of duplicate-key errors when they are all the insert's errors (a batch of an
-/// allocation that met slots allocated before), `None` when anything else failed.
-fn duplicates_only(e: &mongodb::error::Error) -> Option<u64> {
-    match e.kind.as_ref() {
-        mongodb::error::ErrorKind::InsertMany(m) => {
-            if m.write_concern_error.is_some() {
-                return None;
-            }
-            let errors = m.write_errors.as_ref()?;
-            errors
-                .iter()
-                .all(|w| w.code == DUPLICATE_KEY)
-                .then_some(errors.len() as u64)
-        }
-        _ => None,
+/// The write errors of an insert that are not a slot existing already.
+struct OtherFailures {
+    /// Write errors in all.
+    total: u64,
+    /// Those that are not a duplicate on the grid's index.
+    other: u64,
+    /// The code of the first of those.
+    code: Option<i32>,
+}
+
+/// How many of the insert's documents were slots that exist already (duplicates on the grid's
+/// unique index `index`), when that is all that failed.
+fn grid_duplicates(
+    e: &mongodb::error::Error,
+    index: &str,
+) -> std::result::Result<u64, OtherFailures> {
+    let mongodb::error::ErrorKind::InsertMany(m) = e.kind.as_ref() else {
+        return Err(OtherFailures {
+            total: 0,
+            other: 1,
+            code: None,
+        });
+    };
+    let errors = m.write_errors.as_deref().unwrap_or_default();
+    let existing = |w: &&mongodb::error::IndexedWriteError| {
+        w.code == DUPLICATE_KEY && w.message.contains(index)
+    };
+    let others: Vec<_> = errors.iter().filter(|w| !existing(w)).collect();
+    if others.is_empty() && m.write_concern_error.is_none() && !errors.is_empty() {
+        return Ok(errors.len() as u64);
     }
+    Err(OtherFailures {
+        total: errors.len() as u64,
+        other: others.len().max(1) as u64,
+        code: others.first().map(|w| w.code),
+    })
+}
+
+/// A slot to allocate is free: no holder, no bit set.
+fn check_free(spec: &SlotSpec, d: &Document) -> Result<()> {
+    let taken = |field: &str, what: &Bson| Error::InvalidValue {
+        field: field.to_owned(),
+        reason: format!("a slot is allocated free, and this one holds {what}"),
+    };
+    if let Some(holder) = spec.holder() {
+        match d.get(holder) {
+            None | Some(Bson::Null) => {}
+            Some(other) => return Err(taken(holder, other)),
+        }
+    }
+    if let Some(bitmap) = spec.bitmap() {
+        match d.get(bitmap) {
+            Some(Bson::Int32(0)) | Some(Bson::Int64(0)) => {}
+            None | Some(Bson::Null) => {
+                return Err(Error::InvalidValue {
+                    field: bitmap.to_owned(),
+                    reason: "the bitmap is stored as 0 while every sub-slot is free; a missing \
+                             or null bitmap never matches a booking"
+                        .to_owned(),
+                })
+            }
+            Some(other) => return Err(taken(bitmap, other)),
+        }
+    }
+    Ok(())
 }
 
 /// A background allocation from [`Slots::allocate_every`]. Stop it with

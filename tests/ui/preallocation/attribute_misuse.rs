@@ -59,4 +59,15 @@ struct SameField {
     guest: Option<String>,
 }
 
+#[derive(Serialize, Deserialize, Model)]
+#[preallocated(resource = room, slot = day, holder = guest, bitmap = half_hours, sub_slots = 48)]
+struct Both {
+    #[serde(rename = "_id")]
+    id: String,
+    room: String,
+    day: String,
+    guest: Option<String>,
+    half_hours: i64,
+}
+
 fn main() {}
