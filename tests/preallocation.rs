@@ -446,3 +446,12 @@ async fn a_rolling_allocator_keeps_days_ahead_and_stops_cleanly() {
     let stored = all(&db, "room_days").await;
     assert_eq!(stored.len() as i64, runs - 1 + 7);
 }
+
+#[tokio::test]
+async fn allocating_without_the_unique_index_is_refused() {
+    let db = test_db("prealloc_no_index").await;
+    let err = RoomDay::slots(&db).allocate(grid()).await.unwrap_err();
+    assert!(matches!(err, Error::CollectionConflict { .. }), "{err}");
+    assert!(err.to_string().contains("sync_models"), "{err}");
+    assert!(all(&db, "room_days").await.is_empty());
+}

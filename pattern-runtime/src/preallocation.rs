@@ -328,8 +328,9 @@ impl<M: Preallocated> Slots<M> {
     /// Inserts the free slot documents `slots` (built by the caller, holder `None` and bitmap 0),
     /// 1 000 per unordered `insert`: one that exists already (same resource and slot, by the
     /// grid's unique index) is skipped and counted as `existing`, never overwritten; so is a
-    /// repeat within `slots`. Run it as often as you like: it needs the unique index, which
-    /// [`sync_models`](crate::sync_models) creates.
+    /// repeat within `slots`. Run it as often as you like. It needs the grid's unique index,
+    /// which [`sync_models`](crate::sync_models) creates: it checks first (one `listIndexes`)
+    /// and refuses to run without it ([`Error::CollectionConflict`]).
     ///
     /// A slot that is not free (a holder, a set bit) is [`Error::InvalidValue`], one over
     /// 16 MiB [`Error::DocumentTooLarge`], both before its batch is sent. Any other failure of
@@ -371,6 +372,7 @@ impl<M: Preallocated> Slots<M> {
                 }
             }
         };
+        self.check_unique_index().await?;
         let mut batch = Vec::with_capacity(BATCH);
         let mut slots = slots.into_iter().peekable();
         while slots.peek().is_some() {
@@ -415,6 +417,40 @@ impl<M: Preallocated> Slots<M> {
             progress(total);
         }
         Ok(total)
+    }
+
+    /// The grid's unique index is on the server (one `listIndexes`): without it, allocating
+    /// twice would store every slot twice.
+    async fn check_unique_index(&self) -> Result<()> {
+        let s = M::SLOTS;
+        let ascending =
+            |b: &Bson| matches!(b, Bson::Int32(1) | Bson::Int64(1)) || b.as_f64() == Some(1.0);
+        let indexes = crate::sync::list_indexes(&self.db, s.collection()).await?;
+        let found = indexes.iter().any(|i| {
+            let keys: Vec<(&String, &Bson)> = i
+                .get_document("key")
+                .map(|k| k.iter().collect())
+                .unwrap_or_default();
+            i.get_bool("unique").unwrap_or(false)
+                && keys.len() == 2
+                && keys[0].0 == s.resource()
+                && keys[1].0 == s.slot()
+                && keys.iter().all(|(_, d)| ascending(d))
+        });
+        if found {
+            return Ok(());
+        }
+        Err(Error::CollectionConflict {
+            collection: s.collection().to_owned(),
+            reason: format!(
+                "the unique index `{}` on {{{}: 1, {}: 1}} is missing, and without it an \
+                 allocation run twice would store every slot twice; create it with \
+                 `sync_models` (or `sync_indexes`) first",
+                s.index().name(),
+                s.resource(),
+                s.slot()
+            ),
+        })
     }
 
     /// Runs `generate` now and then every `interval` in a background task, allocating what it
