@@ -116,12 +116,11 @@ use futures_util::TryStreamExt;
 use mongodb::options::ReturnDocument;
 use mongodb::{ClientSession, Collection, Database};
 use serde::Serialize;
-use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
 
 use crate::error::{check_size, touched_fields, Error, Result};
 use crate::index::IndexSpec;
 use crate::model::Model;
+use crate::periodic::{Periodic, Stopped};
 use crate::schema::{registered_models, ModelSchema, PatternSpec};
 use crate::txn::{collect_in, in_session, transact};
 
@@ -1312,115 +1311,22 @@ impl<M: Model> ComputedFields<M> {
     where
         M: Send + Sync + 'static,
     {
-        let (stop, mut stopped) = oneshot::channel::<()>();
-        let (report, reports) = mpsc::unbounded_channel();
         let fields = self.clone();
-        let task = tokio::spawn(async move {
-            let mut runs = 0u64;
-            loop {
-                let run = fields.recompute_all().await;
-                runs += 1;
-                if let Err(e) = &run {
-                    tracing::error!(
-                        target: "pattern_runtime::computed",
-                        model = M::SCHEMA.name(),
-                        run = runs,
-                        error = %e,
-                        "a background recomputation failed; the next run is in one interval"
-                    );
-                }
-                if report.send(run).is_err() {
-                    return runs;
-                }
-                tokio::select! {
-                    _ = tokio::time::sleep(interval) => {}
-                    _ = &mut stopped => return runs,
-                }
-            }
-        });
-        Refresher {
-            model: M::SCHEMA.name(),
-            stop: Some(stop),
-            task: Some(task),
-            reports,
-        }
+        Periodic::start(
+            "computed.recompute_all",
+            M::SCHEMA.name(),
+            interval,
+            move || {
+                let fields = fields.clone();
+                async move { fields.recompute_all().await }
+            },
+        )
     }
 }
 
-/// A background recomputation from [`ComputedFields::refresh_every`]. Stop it with
-/// [`stop`](Refresher::stop), which waits for the run under way and returns every outcome not
-/// read yet; dropping it stops it too, and a `WARN` event says how many failed runs nobody read.
-pub struct Refresher {
-    model: &'static str,
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<u64>>,
-    reports: mpsc::UnboundedReceiver<Result<Recomputed>>,
-}
+/// A background recomputation from [`ComputedFields::refresh_every`]: a [`Periodic`] whose
+/// runs are [`ComputedFields::recompute_all`].
+pub type Refresher = Periodic<Recomputed>;
 
-impl fmt::Debug for Refresher {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Refresher")
-            .field("model", &self.model)
-            .field("running", &self.task.is_some())
-            .finish()
-    }
-}
-
-/// What a [`Refresher`] did, from [`Refresher::stop`].
-#[derive(Debug, Default)]
-pub struct Refreshed {
-    /// Runs started.
-    pub runs: u64,
-    /// The outcomes not read by [`Refresher::next`], oldest first: failed runs among them.
-    pub unread: Vec<Result<Recomputed>>,
-}
-
-impl Refreshed {
-    /// The failed runs among the unread outcomes.
-    pub fn errors(&self) -> impl Iterator<Item = &Error> {
-        self.unread.iter().filter_map(|r| r.as_ref().err())
-    }
-}
-
-impl Refresher {
-    /// The next run's outcome (waiting for it); `None` once the task has ended.
-    pub async fn next(&mut self) -> Option<Result<Recomputed>> {
-        self.reports.recv().await
-    }
-
-    /// Stops after the run under way, and returns every outcome not read yet.
-    pub async fn stop(mut self) -> Refreshed {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        let runs = match self.task.take() {
-            Some(task) => task.await.unwrap_or(0),
-            None => 0,
-        };
-        let mut unread = Vec::new();
-        while let Ok(r) = self.reports.try_recv() {
-            unread.push(r);
-        }
-        Refreshed { runs, unread }
-    }
-}
-
-impl Drop for Refresher {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        let mut failed = 0;
-        while let Ok(r) = self.reports.try_recv() {
-            failed += usize::from(r.is_err());
-        }
-        if failed > 0 {
-            tracing::warn!(
-                target: "pattern_runtime::computed",
-                model = self.model,
-                failed,
-                "a refresher was dropped with failed runs nobody read: call stop() and read them"
-            );
-        }
-    }
-}
+/// What a [`Refresher`] did, from [`Periodic::stop`].
+pub type Refreshed = Stopped<Recomputed>;

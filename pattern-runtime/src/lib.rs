@@ -200,6 +200,7 @@ mod sync;
 pub(crate) mod txn;
 
 mod model;
+mod periodic;
 
 // One line per pattern.
 pub mod approximation;
@@ -220,7 +221,7 @@ pub use bucket::{
     BatchReport, Granularity, Measurement, Measurements, Series, SeriesSpec, Storage, Summary,
     SummarySpec,
 };
-pub use computed::{Aggregate, ComputedFields, Computing, Drift, Recomputed, Refresher};
+pub use computed::{Aggregate, ComputedFields, Computing, Drift, Recomputed, Refreshed, Refresher};
 pub use error::{check_size, validate_key, Error, IndexConflict, Result, MAX_DOCUMENT_SIZE};
 pub use extended_ref::{
     Copied, CopiesUpdated, Embedding, ExtendedRef, Mode, Propagation, RefSpec, Referenced,
@@ -231,6 +232,7 @@ pub use index::{
 };
 pub use model::{Model, ModelCollection};
 pub use outlier::{Outlier, OutlierSpec, OutlierState};
+pub use periodic::{Periodic, Stopped};
 pub use polymorphic::{Polymorphic, Projection, Variant, VariantCollection};
 pub use preallocation::{Allocated, Allocator, AllocatorStopped, Preallocated, SlotSpec, Slots};
 pub use relation::{Dangling, Disagreement, Identified, Loaded, Ref, Reference, Relation, TwoWay};

@@ -92,12 +92,11 @@ use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
 use mongodb::options::ReturnDocument;
 use mongodb::{ClientSession, Collection, Database};
-use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
 
 use crate::error::{check_size, Error, Result, DUPLICATE_KEY};
 use crate::index::IndexSpec;
 use crate::model::Model;
+use crate::periodic::{Periodic, Stopped};
 use crate::schema::{ModelSchema, PatternSpec};
 use crate::txn::{in_session, transact};
 
@@ -455,45 +454,23 @@ impl<M: Preallocated> Slots<M> {
 
     /// Runs `generate` now and then every `interval` in a background task, allocating what it
     /// returns (the slots of the next N days, say: the existing ones are skipped). Each run's
-    /// outcome is kept for [`Allocator::next`]; a failed run is an `ERROR` event too, and the
-    /// next run is one interval later. [`Allocator::stop`] ends it after the run under way.
+    /// outcome is kept for [`Periodic::next`]; a failed run is an `ERROR` event too, and the
+    /// next run is one interval later. [`Periodic::stop`] ends it after the run under way.
     pub fn allocate_every<F>(&self, interval: Duration, mut generate: F) -> Allocator
     where
         M: Send + Sync + 'static,
         F: FnMut() -> Vec<M> + Send + 'static,
     {
-        let (stop, mut stopped) = oneshot::channel::<()>();
-        let (report, reports) = mpsc::unbounded_channel();
         let slots = self.clone();
-        let task = tokio::spawn(async move {
-            let mut runs = 0u64;
-            loop {
-                let run = slots.allocate(generate()).await;
-                runs += 1;
-                if let Err(e) = &run {
-                    tracing::error!(
-                        target: "pattern_runtime::preallocation",
-                        model = M::SCHEMA.name(),
-                        run = runs,
-                        error = %e,
-                        "a background allocation failed; the next run is in one interval"
-                    );
-                }
-                if report.send(run).is_err() {
-                    return runs;
-                }
-                tokio::select! {
-                    _ = tokio::time::sleep(interval) => {}
-                    _ = &mut stopped => return runs,
-                }
-            }
-        });
-        Allocator {
-            model: M::SCHEMA.name(),
-            stop: Some(stop),
-            task: Some(task),
-            reports,
-        }
+        Periodic::start(
+            "preallocation.allocate",
+            M::SCHEMA.name(),
+            interval,
+            move || {
+                let (slots, batch) = (slots.clone(), generate());
+                async move { slots.allocate(batch).await }
+            },
+        )
     }
 
     /// The slot of `resource` and `slot`, if it was allocated.
@@ -1000,76 +977,12 @@ fn check_free(spec: &SlotSpec, d: &Document) -> Result<()> {
     Ok(())
 }
 
-/// A background allocation from [`Slots::allocate_every`]. Stop it with
-/// [`stop`](Allocator::stop), which waits for the run under way and returns every outcome not
-/// read yet; dropping it stops it too, and a `WARN` event says how many failed runs nobody read.
-pub struct Allocator {
-    model: &'static str,
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<u64>>,
-    reports: mpsc::UnboundedReceiver<Result<Allocated>>,
-}
+/// A background allocation from [`Slots::allocate_every`]: a [`Periodic`] whose runs are
+/// [`Slots::allocate`] of what the generator returns.
+pub type Allocator = Periodic<Allocated>;
 
-impl fmt::Debug for Allocator {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Allocator")
-            .field("model", &self.model)
-            .field("running", &self.task.is_some())
-            .finish()
-    }
-}
-
-/// What an [`Allocator`] did, from [`Allocator::stop`].
-#[derive(Debug, Default)]
-pub struct AllocatorStopped {
-    /// Runs started.
-    pub runs: u64,
-    /// The outcomes not read by [`Allocator::next`], oldest first.
-    pub unread: Vec<Result<Allocated>>,
-}
-
-impl Allocator {
-    /// The next run's outcome (waiting for it); `None` once the task has ended.
-    pub async fn next(&mut self) -> Option<Result<Allocated>> {
-        self.reports.recv().await
-    }
-
-    /// Stops after the run under way, and returns every outcome not read yet.
-    pub async fn stop(mut self) -> AllocatorStopped {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        let runs = match self.task.take() {
-            Some(task) => task.await.unwrap_or(0),
-            None => 0,
-        };
-        let mut unread = Vec::new();
-        while let Ok(r) = self.reports.try_recv() {
-            unread.push(r);
-        }
-        AllocatorStopped { runs, unread }
-    }
-}
-
-impl Drop for Allocator {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        let mut failed = 0;
-        while let Ok(r) = self.reports.try_recv() {
-            failed += usize::from(r.is_err());
-        }
-        if failed > 0 {
-            tracing::warn!(
-                target: "pattern_runtime::preallocation",
-                model = self.model,
-                failed,
-                "an allocator was dropped with failed runs nobody read: call stop() and read them"
-            );
-        }
-    }
-}
+/// What an [`Allocator`] did, from [`Periodic::stop`].
+pub type AllocatorStopped = Stopped<Allocated>;
 
 /// Compile-time checks of a `#[preallocated]` model's fields (generated code), by autoref
 /// specialisation as in `checks`. Not a stable API.
