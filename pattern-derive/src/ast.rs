@@ -593,6 +593,28 @@ pub(crate) fn stored_field_list<'a>(
     Some(list)
 }
 
+/// A stored field of the model named in an attribute, or an error at the name.
+pub(crate) fn stored_field<'a>(
+    model: &'a Model<'a>,
+    ident: &Ident,
+    what: &str,
+    errors: &mut Errors,
+) -> Option<&'a Field<'a>> {
+    let name = unraw(ident);
+    let Some(field) = model.field(&name) else {
+        errors.spanned(ident, model.unknown_field_message(&name, what));
+        return None;
+    };
+    if !field.serialized {
+        errors.spanned(
+            ident,
+            format!("{what} `{name}` is stored: remove its `#[serde(skip)]`"),
+        );
+        return None;
+    }
+    Some(field)
+}
+
 /// Whether a `#[computed(..)]` attribute computes from another model (it has `by = ..`, handled
 /// by the `computed` pattern) rather than from a subset of the same struct (the `subset` pattern).
 pub(crate) fn computed_from_another_model(attr: &syn::Attribute) -> bool {

@@ -9,7 +9,7 @@ use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::{DeriveInput, Ident, LitInt, Token};
 
-use crate::ast::{Field, Model};
+use crate::ast::Model;
 use crate::errors::{did_you_mean, fail_with, Errors};
 use crate::schema::{Pattern, PatternDef};
 
@@ -80,23 +80,9 @@ struct Grids {
 }
 
 fn named(model: &Model<'_>, ident: &Ident, what: &str, errors: &mut Errors) -> Option<Named> {
-    let name = crate::ast::unraw(ident);
-    let field: &Field<'_> = match model.field(&name) {
-        Some(f) => f,
-        None => {
-            errors.spanned(ident, model.unknown_field_message(&name, what));
-            return None;
-        }
-    };
-    if !field.serialized {
-        errors.spanned(
-            ident,
-            format!("{what} `{name}` is stored: remove its `#[serde(skip)]`"),
-        );
-        return None;
-    }
+    let field = crate::ast::stored_field(model, ident, what, errors)?;
     Some(Named {
-        ident: Ident::new(&name, ident.span()),
+        ident: Ident::new(&crate::ast::unraw(ident), ident.span()),
         bson_name: field.bson_name.clone(),
     })
 }

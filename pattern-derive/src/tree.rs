@@ -90,28 +90,6 @@ const HOLDER_HELP: &str = "`#[in_tree(Category, node = category, path = category
                            `category: K` (or `Option<K>`) holds the key of the node the document \
                            sits in, `category_path: Vec<K>` the keys from the root down to it";
 
-/// A stored field of the model named in an attribute, or an error at the name.
-fn stored_field<'a>(
-    model: &'a Model<'a>,
-    ident: &Ident,
-    what: &str,
-    errors: &mut Errors,
-) -> Option<&'a Field<'a>> {
-    let name = crate::ast::unraw(ident);
-    let Some(field) = model.field(&name) else {
-        errors.spanned(ident, model.unknown_field_message(&name, what));
-        return None;
-    };
-    if !field.serialized {
-        errors.spanned(
-            ident,
-            format!("{what} `{name}` is stored: remove its `#[serde(skip)]`"),
-        );
-        return None;
-    }
-    Some(field)
-}
-
 /// `key = value` pairs whose values are field names, with the keys allowed.
 fn parse_pairs(
     input: ParseStream<'_>,
@@ -203,7 +181,8 @@ fn parse_tree(attr: &syn::Attribute, model: &Model<'_>, errors: &mut Errors) -> 
         }
     }
     let mut field = |key: &str, what: &str| {
-        value_of(&pairs, key).map(|ident| (ident, stored_field(model, ident, what, errors)))
+        value_of(&pairs, key)
+            .map(|ident| (ident, crate::ast::stored_field(model, ident, what, errors)))
     };
     let parent = field("parent", "the tree's parent field");
     let ancestors = field("ancestors", "the tree's ancestors field");
@@ -319,8 +298,10 @@ fn parse_holder(
                 );
                 fields.push(None);
             }
-            Some(ident) => fields
-                .push(stored_field(model, ident, what, errors).map(|f| Named::of(f, ident.span()))),
+            Some(ident) => fields.push(
+                crate::ast::stored_field(model, ident, what, errors)
+                    .map(|f| Named::of(f, ident.span())),
+            ),
         }
     }
     let path = fields.pop().flatten();
