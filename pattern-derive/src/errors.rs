@@ -143,7 +143,13 @@ pub(crate) fn span_range(tokens: &impl ToTokens) -> (Span, Span) {
 /// `hi`: a compile-time check whose message is computed from other types' constants.
 pub(crate) fn fail_with(message: TokenStream, lo: Span, hi: Span) -> TokenStream {
     let panic = quote_spanned!(lo=> ::core::panic);
-    let args = quote_spanned!(hi=> ("{}", __message));
+    let args = {
+        // Resolved where the binding is (a field token from inside a `macro_rules!`
+        // would otherwise not see it), located at the field.
+        let message =
+            proc_macro2::Ident::new("__message", proc_macro2::Span::call_site().located_at(hi));
+        quote_spanned!(hi=> ("{}", #message))
+    };
     quote! {
         const _: () = if let ::core::option::Option::Some(__message) = #message {
             #panic!#args

@@ -373,7 +373,15 @@ impl Pattern for Relations {
             // `MANY` then reports nothing more.
             let shape_check = {
                 let panic = quote_spanned!(lo=> ::core::panic);
-                let args = quote_spanned!(hi=> ("{}", __message));
+                let args = {
+                    // Resolved where the binding is (a field token from inside a `macro_rules!`
+                    // would otherwise not see it), located at the field.
+                    let message = proc_macro2::Ident::new(
+                        "__message",
+                        proc_macro2::Span::call_site().located_at(hi),
+                    );
+                    quote_spanned!(hi=> ("{}", #message))
+                };
                 let identity = crate::errors::respan_all(quote!(::core::convert::identity), lo);
                 let mut body = proc_macro2::Group::new(
                     proc_macro2::Delimiter::Parenthesis,
