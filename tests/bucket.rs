@@ -721,3 +721,506 @@ async fn a_normal_collection_is_not_silently_used_for_a_native_series() {
         "{err}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The highway case (seed 004, 物联网时序数据库建模): the same speed events in every layout.
+// ---------------------------------------------------------------------------------------------
+
+/// One speed event of a road segment, declared once per layout.
+macro_rules! speed_event {
+    ($(#[$doc:meta])* $name:ident, $($layout:tt)*) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Measurement)]
+        #[serde(rename_all = "camelCase")]
+        #[bucket(key = seg_id, time = ts, $($layout)*)]
+        struct $name {
+            seg_id: String,
+            ts: DateTime,
+            speed: i32,
+        }
+    };
+}
+
+speed_event!(
+    /// (b) one document per minute holding only `speed_num` and `speed_sum`.
+    SpeedMinuteSums, rollup, collection = "speed_minute_sums", span = "1m", summary(speed(sum))
+);
+speed_event!(
+    /// (b) with every summary, for comparing summaries across layouts.
+    SpeedMinuteRollup, rollup, collection = "speed_minute_rollup", span = "1m", summary(speed(min, max, sum))
+);
+speed_event!(
+    /// (c) one document per minute, the seconds as keys.
+    SpeedMinuteSlots, slots = "1s", collection = "speed_minute_slots", span = "1m", summary(speed(min, max, sum))
+);
+speed_event!(
+    /// (d) one document per hour, 3 600 keys.
+    SpeedHourSlots, slots = "1s", collection = "speed_hour_slots", span = "1h", summary(speed(min, max, sum))
+);
+speed_event!(
+    /// (e) one document per hour, 60 minutes of 60 seconds.
+    SpeedHourNested, slots = "1s", nest = "1m", collection = "speed_hour_nested", span = "1h", summary(speed(min, max, sum))
+);
+speed_event!(
+    /// The array buckets, for comparison.
+    SpeedBuckets, collection = "speed_buckets", max_count = 200, span = "1h", summary(speed(min, max, sum))
+);
+speed_event!(
+    /// A native time-series collection, for comparison.
+    SpeedNative, native, collection = "speed_native", granularity = "seconds", summary(speed(min, max, sum))
+);
+
+/// 2013-10-16T22:00:00-05:00, the hour of the seed's documents.
+const SEED_HOUR: i64 = 1_381_978_800_000;
+const SEG: &str = "I80_mile23";
+
+/// The speed at second `i` of the seed's hour; the seed's own values where it gives them.
+fn seed_speed(i: i64) -> i32 {
+    match i {
+        420 => 63, // 22:07:00, the minute document's `0: 63`
+        421 => 58,
+        478 => 66,
+        479 => 64,
+        3598 => 54,
+        3599 => 55,
+        _ => 40 + ((i * 37) % 31) as i32,
+    }
+}
+
+/// The same event in every layout's struct.
+macro_rules! events {
+    ($ty:ident, $list:expr) => {
+        $list
+            .iter()
+            .map(|(seg, ms, speed): &(String, i64, i32)| $ty {
+                seg_id: seg.clone(),
+                ts: DateTime::from_millis(*ms),
+                speed: *speed,
+            })
+            .collect::<Vec<$ty>>()
+    };
+}
+
+async fn stored(db: &mongodb::Database, collection: &str) -> Vec<Document> {
+    db.collection::<Document>(collection)
+        .find(doc! {})
+        .projection(doc! { "_id": 0 })
+        .sort(doc! { "ts": 1 })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_seeds_layouts_are_stored_as_the_seed_shows_them() {
+    let db = test_db("bucket_seed_layouts").await;
+    pattern_runtime::sync_indexes(&db).await.unwrap();
+    let hour: Vec<(String, i64, i32)> = (0..3600)
+        .map(|i| (SEG.to_owned(), SEED_HOUR + i * 1000, seed_speed(i)))
+        .collect();
+    let minute = &hour[420..480]; // 22:07
+
+    // (b): one at a time, as the seed's updates.
+    let sums = SpeedMinuteSums::series(&db);
+    for e in events!(SpeedMinuteSums, minute) {
+        sums.insert(&e).await.unwrap();
+    }
+    let minute_sum: i32 = minute.iter().map(|e| e.2).sum();
+    assert_eq!(
+        stored(&db, "speed_minute_sums").await,
+        vec![doc! {
+            "segId": SEG,
+            "ts": DateTime::from_millis(SEED_HOUR + 7 * 60_000),
+            "speed_num": 60,
+            "speed_sum": minute_sum,
+        }]
+    );
+
+    // (c): the minute's seconds as keys.
+    let slots = SpeedMinuteSlots::series(&db);
+    let report = slots
+        .insert_many(&events!(SpeedMinuteSlots, minute))
+        .await
+        .unwrap();
+    assert_eq!(
+        (report.measurements, report.writes, report.new_buckets),
+        (60, 1, 1)
+    );
+    let mut seconds = Document::new();
+    for (i, e) in minute.iter().enumerate() {
+        seconds.insert(i.to_string(), e.2);
+    }
+    assert_eq!(seconds.get_i32("0").unwrap(), 63);
+    assert_eq!(seconds.get_i32("59").unwrap(), 64);
+    let c = stored(&db, "speed_minute_slots").await;
+    assert_eq!(
+        c,
+        vec![
+            doc! { "segId": SEG, "ts": DateTime::from_millis(SEED_HOUR + 7 * 60_000), "speed": seconds }
+        ]
+    );
+
+    // (d): 3 600 keys in one document.
+    let hourly = SpeedHourSlots::series(&db);
+    for chunk in events!(SpeedHourSlots, hour).chunks(1000) {
+        hourly.insert_many(chunk).await.unwrap();
+    }
+    let mut all = Document::new();
+    for (i, e) in hour.iter().enumerate() {
+        all.insert(i.to_string(), e.2);
+    }
+    let d = stored(&db, "speed_hour_slots").await;
+    assert_eq!(
+        d,
+        vec![doc! { "segId": SEG, "ts": DateTime::from_millis(SEED_HOUR), "speed": all }]
+    );
+    assert_eq!(
+        d[0].get_document("speed").unwrap().get_i32("3599").unwrap(),
+        55
+    );
+
+    // (e): 60 minutes of 60 seconds.
+    let nested = SpeedHourNested::series(&db);
+    nested
+        .insert_many(&events!(SpeedHourNested, hour))
+        .await
+        .unwrap();
+    let mut minutes = Document::new();
+    for m in 0..60 {
+        let mut inner = Document::new();
+        for s in 0..60 {
+            inner.insert(s.to_string(), hour[m * 60 + s].2);
+        }
+        minutes.insert(m.to_string(), inner);
+    }
+    let e = stored(&db, "speed_hour_nested").await;
+    assert_eq!(
+        e,
+        vec![doc! { "segId": SEG, "ts": DateTime::from_millis(SEED_HOUR), "speed": minutes }]
+    );
+
+    // Each reads back as the events it was given.
+    let from = DateTime::from_millis(SEED_HOUR);
+    let to = DateTime::from_millis(SEED_HOUR + HOUR);
+    let back: Vec<SpeedHourNested> = nested
+        .range(SEG, from, to)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(back, events!(SpeedHourNested, hour));
+    let back: Vec<SpeedHourSlots> = hourly
+        .range(SEG, from, to)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(back, events!(SpeedHourSlots, hour));
+    let back: Vec<SpeedMinuteSlots> = slots
+        .range(SEG, from, to)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(back, events!(SpeedMinuteSlots, minute));
+
+    // The unique `{segId, ts}` index the upserts rely on, and nothing else.
+    let indexes = list_indexes(&db, "speed_hour_nested").await.unwrap();
+    let names: Vec<&str> = indexes.iter().map(|i| i.get_str("name").unwrap()).collect();
+    assert_eq!(names, ["_id_", "segId_1_ts_1"]);
+    assert_eq!(indexes[1].get("unique"), Some(&Bson::Boolean(true)));
+}
+
+/// `n_segs` segments over `hours` hours from the seed's hour, one event per second with every
+/// 7th second of a segment missing (so slots are sparse), interleaved, in time order.
+fn highway(n_segs: usize, hours: i64) -> Vec<(String, i64, i32)> {
+    let mut out = Vec::new();
+    for i in 0..hours * 3600 {
+        for s in 0..n_segs {
+            if (i + s as i64) % 7 == 3 {
+                continue;
+            }
+            let speed = 30 + ((i * 13 + s as i64 * 101) % 61) as i32;
+            out.push((format!("I80_mile{}", 20 + s), SEED_HOUR + i * 1000, speed));
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn every_layout_reads_back_and_summarises_the_same_events() {
+    let db = test_db("bucket_layouts_agree").await;
+    pattern_runtime::sync_indexes(&db).await.unwrap();
+    let events = highway(2, 2);
+    for chunk in events.chunks(1000) {
+        SpeedMinuteRollup::series(&db)
+            .insert_many(&events!(SpeedMinuteRollup, chunk))
+            .await
+            .unwrap();
+        SpeedMinuteSlots::series(&db)
+            .insert_many(&events!(SpeedMinuteSlots, chunk))
+            .await
+            .unwrap();
+        SpeedHourSlots::series(&db)
+            .insert_many(&events!(SpeedHourSlots, chunk))
+            .await
+            .unwrap();
+        SpeedHourNested::series(&db)
+            .insert_many(&events!(SpeedHourNested, chunk))
+            .await
+            .unwrap();
+        SpeedBuckets::series(&db)
+            .insert_many(&events!(SpeedBuckets, chunk))
+            .await
+            .unwrap();
+        SpeedNative::series(&db)
+            .insert_many(&events!(SpeedNative, chunk))
+            .await
+            .unwrap();
+    }
+    // Whole hours, a range across window edges, one second, an empty range, and past the data.
+    let ranges: [(i64, i64); 5] = [
+        (0, 2 * HOUR),
+        (13 * 60_000 + 7_000, HOUR + 47 * 60_000 + 31_500),
+        (HOUR + 5_000, HOUR + 6_000),
+        (HOUR, HOUR),
+        (2 * HOUR - 60_000, 3 * HOUR),
+    ];
+    for seg in ["I80_mile20", "I80_mile21"] {
+        for (a, b) in ranges {
+            let (from, to) = (
+                DateTime::from_millis(SEED_HOUR + a),
+                DateTime::from_millis(SEED_HOUR + b),
+            );
+            let want: Vec<(String, i64, i32)> = events
+                .iter()
+                .filter(|e| e.0 == seg && e.1 >= SEED_HOUR + a && e.1 < SEED_HOUR + b)
+                .cloned()
+                .collect();
+            macro_rules! same {
+                ($ty:ident) => {{
+                    let got: Vec<$ty> = $ty::series(&db)
+                        .range(seg, from, to)
+                        .await
+                        .unwrap()
+                        .try_collect()
+                        .await
+                        .unwrap();
+                    assert_eq!(
+                        got,
+                        events!($ty, want),
+                        "{} over [{a}, {b})",
+                        stringify!($ty)
+                    );
+                    let s = $ty::series(&db).summary(seg, from, to).await.unwrap();
+                    let f = $ty::FIELDS.speed;
+                    (
+                        s.count(),
+                        s.min(f).unwrap(),
+                        s.max(f).unwrap(),
+                        s.sum(f).unwrap().map(i64::from),
+                        s.first(),
+                        s.last(),
+                    )
+                }};
+            }
+            let expected = (
+                want.len() as u64,
+                want.iter().map(|e| e.2).min(),
+                want.iter().map(|e| e.2).max(),
+                (!want.is_empty()).then(|| want.iter().map(|e| i64::from(e.2)).sum::<i64>()),
+                want.first().map(|e| DateTime::from_millis(e.1)),
+                want.last().map(|e| DateTime::from_millis(e.1)),
+            );
+            assert_eq!(
+                same!(SpeedMinuteSlots),
+                expected,
+                "minute slots over [{a}, {b})"
+            );
+            assert_eq!(
+                same!(SpeedHourSlots),
+                expected,
+                "hour slots over [{a}, {b})"
+            );
+            assert_eq!(
+                same!(SpeedHourNested),
+                expected,
+                "nested slots over [{a}, {b})"
+            );
+            assert_eq!(same!(SpeedBuckets), expected, "buckets over [{a}, {b})");
+            assert_eq!(same!(SpeedNative), expected, "native over [{a}, {b})");
+
+            // The rollup answers ranges on minute boundaries, with no time below the minute.
+            let rollup = SpeedMinuteRollup::series(&db).summary(seg, from, to).await;
+            if a % 60_000 == 0 && b % 60_000 == 0 {
+                let s = rollup.unwrap();
+                let f = SpeedMinuteRollup::FIELDS.speed;
+                assert_eq!(
+                    (
+                        s.count(),
+                        s.min(f).unwrap(),
+                        s.max(f).unwrap(),
+                        s.sum(f).unwrap().map(i64::from),
+                        s.first(),
+                        s.last()
+                    ),
+                    (expected.0, expected.1, expected.2, expected.3, None, None),
+                    "rollup over [{a}, {b})"
+                );
+            } else {
+                assert!(
+                    matches!(
+                        rollup,
+                        Err(Error::RangeNotAligned {
+                            span_seconds: 60,
+                            ..
+                        })
+                    ),
+                    "rollup over [{a}, {b}): {rollup:?}"
+                );
+            }
+        }
+    }
+    // The rollup's documents: one per segment and minute, 120 each.
+    let minutes = db
+        .collection::<Document>("speed_minute_rollup")
+        .count_documents(doc! {})
+        .await
+        .unwrap();
+    assert_eq!(minutes, 2 * 120);
+    let hours = db
+        .collection::<Document>("speed_hour_nested")
+        .count_documents(doc! {})
+        .await
+        .unwrap();
+    assert_eq!(hours, 2 * 2);
+}
+
+#[tokio::test]
+async fn a_slot_sent_again_is_overwritten_and_a_time_between_slots_is_refused() {
+    let db = test_db("bucket_slot_overwrite").await;
+    pattern_runtime::sync_indexes(&db).await.unwrap();
+    let series = SpeedHourNested::series(&db);
+    let at = |ms: i64, speed: i32| SpeedHourNested {
+        seg_id: SEG.to_owned(),
+        ts: DateTime::from_millis(SEED_HOUR + ms),
+        speed,
+    };
+    series.insert(&at(1000, 50)).await.unwrap();
+    series.insert(&at(1000, 70)).await.unwrap();
+    // In one batch, the last one of a slot wins, as over two writes.
+    series
+        .insert_many(&[at(2000, 1), at(2000, 2), at(3000, 3)])
+        .await
+        .unwrap();
+    let from = DateTime::from_millis(SEED_HOUR);
+    let to = DateTime::from_millis(SEED_HOUR + HOUR);
+    let back: Vec<SpeedHourNested> = series
+        .range(SEG, from, to)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(back, vec![at(1000, 70), at(2000, 2), at(3000, 3)]);
+    let summary = series.summary(SEG, from, to).await.unwrap();
+    assert_eq!(summary.count(), 3);
+    assert_eq!(
+        summary.sum(SpeedHourNested::FIELDS.speed).unwrap(),
+        Some(75)
+    );
+
+    let before = stored(&db, "speed_hour_nested").await;
+    let between = series.insert_many(&[at(4000, 4), at(4500, 5)]).await;
+    assert!(
+        matches!(&between, Err(Error::InvalidValue { field, .. }) if field == "ts"),
+        "{between:?}"
+    );
+    assert_eq!(
+        stored(&db, "speed_hour_nested").await,
+        before,
+        "nothing written"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_writers_on_the_same_windows_lose_nothing() {
+    let db = test_db("bucket_layouts_concurrent").await;
+    pattern_runtime::sync_indexes(&db).await.unwrap();
+    // 8 writers, each owning every 8th second of two minutes, all opening the same windows at
+    // once: one document per window survives the unique index, with every event in it.
+    let events = highway(1, 1)
+        .into_iter()
+        .filter(|e| e.1 < SEED_HOUR + 120_000)
+        .collect::<Vec<_>>();
+    let mut tasks = Vec::new();
+    for w in 0..8 {
+        let db = db.clone();
+        let mine: Vec<(String, i64, i32)> = events.iter().skip(w).step_by(8).cloned().collect();
+        tasks.push(tokio::spawn(async move {
+            for (i, e) in mine.iter().enumerate() {
+                if i % 2 == 0 {
+                    SpeedMinuteRollup::series(&db)
+                        .insert(&events!(SpeedMinuteRollup, [e.clone()])[0])
+                        .await
+                        .unwrap();
+                    SpeedMinuteSlots::series(&db)
+                        .insert(&events!(SpeedMinuteSlots, [e.clone()])[0])
+                        .await
+                        .unwrap();
+                } else {
+                    SpeedMinuteRollup::series(&db)
+                        .insert_many(&events!(SpeedMinuteRollup, [e.clone()]))
+                        .await
+                        .unwrap();
+                    SpeedMinuteSlots::series(&db)
+                        .insert_many(&events!(SpeedMinuteSlots, [e.clone()]))
+                        .await
+                        .unwrap();
+                }
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let seg = "I80_mile20";
+    let (from, to) = (
+        DateTime::from_millis(SEED_HOUR),
+        DateTime::from_millis(SEED_HOUR + 120_000),
+    );
+    let sum: i64 = events.iter().map(|e| i64::from(e.2)).sum();
+    let rollup = SpeedMinuteRollup::series(&db)
+        .summary(seg, from, to)
+        .await
+        .unwrap();
+    assert_eq!(rollup.count(), events.len() as u64);
+    assert_eq!(
+        rollup
+            .sum(SpeedMinuteRollup::FIELDS.speed)
+            .unwrap()
+            .map(i64::from),
+        Some(sum)
+    );
+    let back: Vec<SpeedMinuteSlots> = SpeedMinuteSlots::series(&db)
+        .range(seg, from, to)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(back, events!(SpeedMinuteSlots, events));
+    for c in ["speed_minute_rollup", "speed_minute_slots"] {
+        let n = db
+            .collection::<Document>(c)
+            .count_documents(doc! {})
+            .await
+            .unwrap();
+        assert_eq!(n, 2, "{c}: one document per minute");
+    }
+}

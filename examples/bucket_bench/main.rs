@@ -87,7 +87,7 @@ use std::time::{Duration, Instant};
 use bson::{doc, Bson, DateTime, Document};
 use futures_util::TryStreamExt;
 use mongodb::{Client, Collection, Database, IndexModel};
-use pattern_runtime::{Measurement, Series};
+use pattern_runtime::{Measurement, Series, Storage};
 use serde::{Deserialize, Serialize};
 
 type BoxError = Box<dyn Error + Send + Sync>;
@@ -98,90 +98,121 @@ const HOUR_MS: i64 = 3_600_000;
 const SECONDS_PER_HOUR: u64 = 3600;
 const WARM_UP_READS: usize = 5;
 
-/// (a) One document per reading.
+/// (a) One document per event: the seed's `{segId: "I80_mile23", speed: 63, ts: ISODate(..)}`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Reading {
-    device_id: String,
-    timestamp: DateTime,
-    value: f64,
-    unit: String,
+struct Event {
+    seg_id: String,
+    ts: DateTime,
+    speed: i32,
 }
 
-/// (b) The bucket pattern: one document per sensor and hour, at most 200 readings each.
-#[derive(Debug, Clone, Serialize, Deserialize, Measurement)]
-#[serde(rename_all = "camelCase")]
-#[bucket(
-    collection = "readings_buckets",
-    key = device_id,
-    time = timestamp,
-    max_count = 200,
-    span = "1h",
-    summary(value(min, max, sum))
-)]
-struct BucketReading {
-    device_id: String,
-    timestamp: DateTime,
-    value: f64,
-    unit: String,
-}
+/// One speed event, declared once per layout: the same fields, another `#[bucket(...)]`.
+macro_rules! layout {
+    ($(#[$doc:meta])* $name:ident, $($options:tt)*) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Serialize, Deserialize, Measurement)]
+        #[serde(rename_all = "camelCase")]
+        #[bucket(key = seg_id, time = ts, summary(speed(min, max, sum)), $($options)*)]
+        struct $name {
+            seg_id: String,
+            ts: DateTime,
+            speed: i32,
+        }
 
-/// (c) A native time-series collection, the sensor as its `metaField`.
-#[derive(Debug, Clone, Serialize, Deserialize, Measurement)]
-#[serde(rename_all = "camelCase")]
-#[bucket(
-    native,
-    collection = "readings_ts",
-    key = device_id,
-    time = timestamp,
-    granularity = "seconds"
-)]
-struct NativeReading {
-    device_id: String,
-    timestamp: DateTime,
-    value: f64,
-    unit: String,
-}
-
-/// What a read check needs of a reading, whatever its layout.
-trait Sample {
-    fn device(&self) -> &str;
-    fn at(&self) -> DateTime;
-}
-
-macro_rules! sample {
-    ($($t:ty),*) => {$(
-        impl Sample for $t {
-            fn device(&self) -> &str {
-                &self.device_id
+        impl From<&Event> for $name {
+            fn from(e: &Event) -> Self {
+                $name { seg_id: e.seg_id.clone(), ts: e.ts, speed: e.speed }
             }
-            fn at(&self) -> DateTime {
-                self.timestamp
+        }
+    };
+}
+
+layout!(
+    /// (b) One document per segment and minute holding only counts and sums.
+    MinuteRollup, rollup, collection = "speed_minute_rollup", span = "1m"
+);
+layout!(
+    /// (c) One document per segment and minute, the seconds as keys.
+    MinuteSlots, slots = "1s", collection = "speed_minute_slots", span = "1m"
+);
+layout!(
+    /// (d) One document per segment and hour, 3 600 keys.
+    HourSlots, slots = "1s", collection = "speed_hour_slots", span = "1h"
+);
+layout!(
+    /// (e) One document per segment and hour, 60 minutes of 60 seconds.
+    HourNested, slots = "1s", nest = "1m", collection = "speed_hour_nested", span = "1h"
+);
+layout!(
+    /// (f) Array buckets: one document per segment and hour, at most 200 events each.
+    ArrayBuckets, collection = "speed_buckets", max_count = 200, span = "1h"
+);
+layout!(
+    /// (g) A native time-series collection, the segment as its `metaField`.
+    NativeSeries, native, collection = "speed_ts", granularity = "seconds"
+);
+
+/// An answer to an hour read, whatever the layout: the events (time, speed) of the segment, or
+/// (rollup) the hour's count and sum.
+#[derive(Debug, PartialEq)]
+enum Answer {
+    Events(Vec<(String, i64, i32)>),
+    Sums { count: u64, sum: i64 },
+}
+
+/// A layout as the benchmark drives it.
+trait Layout: Measurement<Key = String> + for<'a> From<&'a Event> {
+    /// What `read` returns for a sensor-hour: events, or the hour's sums.
+    const KEEPS: bool;
+    /// The `speed` field, for the summary's getters.
+    fn speed() -> pattern_runtime::FieldName<i32>;
+    fn read(
+        series: &Series<Self>,
+        seg: String,
+        from: DateTime,
+        to: DateTime,
+    ) -> impl Future<Output = Result<Answer, BoxError>> + Send;
+}
+
+macro_rules! keeps {
+    ($($t:ty),*) => {$(
+        impl Layout for $t {
+            const KEEPS: bool = true;
+            fn speed() -> pattern_runtime::FieldName<i32> {
+                <$t>::FIELDS.speed
+            }
+            async fn read(series: &Series<Self>, seg: String, from: DateTime, to: DateTime) -> Result<Answer, BoxError> {
+                let found: Vec<$t> = series.range(seg, from, to).await?.try_collect().await?;
+                Ok(Answer::Events(found.into_iter().map(|e| (e.seg_id, e.ts.timestamp_millis(), e.speed)).collect()))
             }
         }
     )*};
 }
-sample!(Reading, BucketReading, NativeReading);
+keeps!(
+    MinuteSlots,
+    HourSlots,
+    HourNested,
+    ArrayBuckets,
+    NativeSeries
+);
 
-impl From<&Reading> for BucketReading {
-    fn from(r: &Reading) -> Self {
-        BucketReading {
-            device_id: r.device_id.clone(),
-            timestamp: r.timestamp,
-            value: r.value,
-            unit: r.unit.clone(),
-        }
+impl Layout for MinuteRollup {
+    const KEEPS: bool = false;
+    fn speed() -> pattern_runtime::FieldName<i32> {
+        MinuteRollup::FIELDS.speed
     }
-}
-
-impl From<&Reading> for NativeReading {
-    fn from(r: &Reading) -> Self {
-        NativeReading {
-            device_id: r.device_id.clone(),
-            timestamp: r.timestamp,
-            value: r.value,
-            unit: r.unit.clone(),
-        }
+    async fn read(
+        series: &Series<Self>,
+        seg: String,
+        from: DateTime,
+        to: DateTime,
+    ) -> Result<Answer, BoxError> {
+        let s = series.summary(seg, from, to).await?;
+        Ok(Answer::Sums {
+            count: s.count(),
+            sum: s.sum(MinuteRollup::FIELDS.speed)?.map_or(0, i64::from),
+        })
     }
 }
 
@@ -227,13 +258,6 @@ impl Config {
         ((self.n - sensor).div_ceil(self.k)) as u64
     }
 
-    /// How many readings of `sensor` fall in hour `hour` (counted from `T0`).
-    fn expected(&self, sensor: usize, hour: u64) -> usize {
-        let n = self.readings_of(sensor);
-        n.saturating_sub(hour * SECONDS_PER_HOUR)
-            .min(SECONDS_PER_HOUR) as usize
-    }
-
     /// The hours that can be read: the full ones of every sensor, else the first.
     fn hours(&self) -> u64 {
         (self.readings_of(self.k - 1) / SECONDS_PER_HOUR).max(1)
@@ -256,24 +280,55 @@ fn setting(var: &str, arg: Option<&String>, default: usize) -> Result<usize, Box
 }
 
 fn sensor_name(sensor: usize) -> String {
-    format!("sensor-{sensor:04}")
+    format!("I80_mile{sensor}")
 }
 
-/// The readings, in time order with the sensors interleaved.
-fn generate(config: &Config) -> Vec<Reading> {
+/// The events, in time order with the segments interleaved: one per segment per second, on the
+/// second (the slot layouts keep one value per second).
+fn generate(config: &Config) -> Vec<Event> {
     (0..config.n)
         .map(|i| {
             let sensor = i % config.k;
             let second = (i / config.k) as i64;
-            let offset = (sensor * 1000 / config.k) as i64;
-            Reading {
-                device_id: sensor_name(sensor),
-                timestamp: DateTime::from_millis(T0 + second * 1000 + offset),
-                value: 20.0 + ((i * 37) % 200) as f64 / 10.0,
-                unit: "°C".to_owned(),
+            Event {
+                seg_id: sensor_name(sensor),
+                ts: DateTime::from_millis(T0 + second * 1000),
+                speed: 40 + ((i * 37) % 41) as i32,
             }
         })
         .collect()
+}
+
+/// The events of each segment, in time order, as `(segment, time, speed)`.
+fn by_segment(config: &Config, data: &[Event]) -> Vec<Vec<(String, i64, i32)>> {
+    let mut out = vec![Vec::new(); config.k];
+    for (i, e) in data.iter().enumerate() {
+        out[i % config.k].push((e.seg_id.clone(), e.ts.timestamp_millis(), e.speed));
+    }
+    out
+}
+
+/// What a read of `[from, to)` of `sensor` must return.
+fn expected_answer(
+    expected: &[Vec<(String, i64, i32)>],
+    sensor: usize,
+    from: i64,
+    to: i64,
+    keeps: bool,
+) -> Answer {
+    let events: Vec<(String, i64, i32)> = expected[sensor]
+        .iter()
+        .filter(|e| e.1 >= from && e.1 < to)
+        .cloned()
+        .collect();
+    if keeps {
+        Answer::Events(events)
+    } else {
+        Answer::Sums {
+            count: events.len() as u64,
+            sum: events.iter().map(|e| i64::from(e.2)).sum(),
+        }
+    }
 }
 
 /// splitmix64: a seeded, dependency-free choice of sensor-hours.
@@ -356,6 +411,8 @@ struct Outcome {
     stats: Stats,
     ingest: Duration,
     single: Option<(usize, Duration)>,
+    /// The documents one sensor-hour read fetches (the first sensor's first hour).
+    hour_documents: Option<u64>,
     reads: Vec<Duration>,
     returned: Vec<usize>,
     expected: Vec<usize>,
@@ -399,48 +456,46 @@ fn percentile(samples: &[Duration], p: f64) -> Duration {
 }
 
 /// Reads the planned sensor-hours, timing the timed ones, and checks every answer.
-async fn time_reads<T, F, Fut>(
-    config: &Config,
+async fn time_reads<F, Fut>(
     plan: &[(usize, u64)],
+    expected: &[Vec<(String, i64, i32)>],
+    keeps: bool,
     outcome: &mut Outcome,
     mut read: F,
 ) -> Result<(), BoxError>
 where
-    T: Sample,
     F: FnMut(String, DateTime, DateTime) -> Fut,
-    Fut: Future<Output = Result<Vec<T>, BoxError>>,
+    Fut: Future<Output = Result<Answer, BoxError>>,
 {
     for (i, &(sensor, hour)) in plan.iter().enumerate() {
         let device = sensor_name(sensor);
-        let from = DateTime::from_millis(T0 + hour as i64 * HOUR_MS);
-        let to = DateTime::from_millis(T0 + (hour as i64 + 1) * HOUR_MS);
+        let (from, to) = (T0 + hour as i64 * HOUR_MS, T0 + (hour as i64 + 1) * HOUR_MS);
         let started = Instant::now();
-        let got = read(device.clone(), from, to).await?;
+        let got = read(
+            device.clone(),
+            DateTime::from_millis(from),
+            DateTime::from_millis(to),
+        )
+        .await?;
         let elapsed = started.elapsed();
 
-        let expected = config.expected(sensor, hour);
-        let mut problem = None;
-        if got.len() != expected {
-            problem = Some(format!(
-                "returned {} readings, expected {expected}",
-                got.len()
+        let want = expected_answer(expected, sensor, from, to, keeps);
+        let size = |a: &Answer| match a {
+            Answer::Events(e) => e.len(),
+            Answer::Sums { count, .. } => *count as usize,
+        };
+        if got != want {
+            outcome.problems.push(format!(
+                "{}: {device} hour {hour}: {} events (or counted) where {} were stored, or other values",
+                outcome.name,
+                size(&got),
+                size(&want)
             ));
-        } else if let Some(r) = got.iter().find(|r| r.device() != device) {
-            problem = Some(format!("returned a reading of {}", r.device()));
-        } else if let Some(r) = got.iter().find(|r| r.at() < from || r.at() >= to) {
-            problem = Some(format!("returned a reading at {}, out of range", r.at()));
-        } else if got.windows(2).any(|w| w[0].at() > w[1].at()) {
-            problem = Some("returned readings out of time order".to_owned());
-        }
-        if let Some(p) = problem {
-            outcome
-                .problems
-                .push(format!("{}: {device} hour {hour}: {p}", outcome.name));
         }
         if i >= WARM_UP_READS {
             outcome.reads.push(elapsed);
-            outcome.returned.push(got.len());
-            outcome.expected.push(expected);
+            outcome.returned.push(size(&got));
+            outcome.expected.push(size(&want));
         }
     }
     Ok(())
@@ -462,72 +517,81 @@ fn check_stored(config: &Config, outcome: &mut Outcome) {
     }
 }
 
-/// (a) One document per reading.
+/// (a) One document per event.
 async fn run_documents(
     client: &Client,
     config: &Config,
-    data: &[Reading],
+    data: &[Event],
     plan: &[(usize, u64)],
+    expected: &[Vec<(String, i64, i32)>],
 ) -> Result<Outcome, BoxError> {
-    let mut outcome = Outcome::new("(a) documents");
+    let mut outcome = Outcome::new("(a) one document per event");
     let index = IndexModel::builder()
-        .keys(doc! { "deviceId": 1, "timestamp": 1 })
+        .keys(doc! { "segId": 1, "ts": 1 })
         .build();
 
     if config.single > 0 {
         let db = fresh_db(client, "bucket_bench_documents_single").await?;
-        let readings: Collection<Reading> = db.collection("readings");
-        readings.create_index(index.clone()).await?;
+        let events: Collection<Event> = db.collection("speed_events");
+        events.create_index(index.clone()).await?;
         let slice = &data[..config.single.min(data.len())];
         let started = Instant::now();
-        for r in slice {
-            readings.insert_one(r).await?;
+        for e in slice {
+            events.insert_one(e).await?;
         }
         outcome.single = Some((slice.len(), started.elapsed()));
     }
 
     let db = fresh_db(client, "bucket_bench_documents").await?;
-    let readings: Collection<Reading> = db.collection("readings");
-    readings.create_index(index).await?;
+    let events: Collection<Event> = db.collection("speed_events");
+    events.create_index(index).await?;
     let started = Instant::now();
     for chunk in data.chunks(config.batch) {
-        readings.insert_many(chunk).await?;
+        events.insert_many(chunk).await?;
     }
     outcome.ingest = started.elapsed();
 
-    outcome.documents = readings.count_documents(doc! {}).await?;
+    outcome.documents = events.count_documents(doc! {}).await?;
     outcome.stored_readings = outcome.documents;
     check_stored(config, &mut outcome);
-    outcome.stats = coll_stats(&db, "readings").await;
+    outcome.stats = coll_stats(&db, "speed_events").await;
+    outcome.hour_documents = Some(
+        events
+            .count_documents(doc! { "segId": sensor_name(0), "ts": { "$gte": DateTime::from_millis(T0), "$lt": DateTime::from_millis(T0 + HOUR_MS) } })
+            .await?,
+    );
 
-    time_reads(config, plan, &mut outcome, |device, from, to| {
-        let readings = readings.clone();
+    time_reads(plan, expected, true, &mut outcome, |device, from, to| {
+        let events = events.clone();
         async move {
-            let found: Vec<Reading> = readings
-                .find(doc! { "deviceId": device, "timestamp": { "$gte": from, "$lt": to } })
-                .sort(doc! { "timestamp": 1 })
+            let found: Vec<Event> = events
+                .find(doc! { "segId": device, "ts": { "$gte": from, "$lt": to } })
+                .sort(doc! { "ts": 1 })
                 .await?
                 .try_collect()
                 .await?;
-            Ok(found)
+            Ok(Answer::Events(
+                found
+                    .into_iter()
+                    .map(|e| (e.seg_id, e.ts.timestamp_millis(), e.speed))
+                    .collect(),
+            ))
         }
     })
     .await?;
     Ok(outcome)
 }
 
-/// (b) and (c): a [`Series`], bucket documents or a native time-series collection.
-async fn run_series<M>(
+/// (b) to (g): a [`Series`] of one layout.
+async fn run_series<M: Layout>(
     client: &Client,
     config: &Config,
-    data: &[Reading],
+    data: &[Event],
     plan: &[(usize, u64)],
+    expected: &[Vec<(String, i64, i32)>],
     name: &'static str,
     db_name: &str,
-) -> Result<Outcome, BoxError>
-where
-    M: Measurement<Key = String> + Sample + for<'a> From<&'a Reading>,
-{
+) -> Result<Outcome, BoxError> {
     let mut outcome = Outcome::new(name);
     let measurements: Vec<M> = data.iter().map(M::from).collect();
     let collection = <M as Measurement>::SCHEMA.collection();
@@ -546,14 +610,14 @@ where
 
     let db = fresh_db(client, db_name).await?;
     // Every registered measurement's collection and indexes are created in this database (the
-    // other layout's collection stays empty); the figures below are of `collection` only.
-    let report = pattern_runtime::sync_indexes(&db).await?;
+    // other layouts' collections stay empty); the figures below are of `collection` only.
+    pattern_runtime::sync_indexes(&db).await?;
     let declared: Vec<&str> = <M as Measurement>::SCHEMA
         .indexes()
         .iter()
         .map(|i| i.name())
         .collect();
-    println!("{name}: `{collection}` declares indexes {declared:?}; sync_indexes:\n{report}");
+    println!("{name}: `{collection}`, indexes {declared:?}");
 
     let series: Series<M> = M::series(&db);
     let started = Instant::now();
@@ -565,24 +629,159 @@ where
     let raw = series.collection();
     outcome.documents = raw.count_documents(doc! {}).await?;
     outcome.stats = coll_stats(&db, collection).await;
-    outcome.stored_readings = if M::SERIES.is_native() {
-        outcome.documents
-    } else {
-        let pipeline = vec![doc! { "$group": { "_id": Bson::Null, "n": { "$sum": "$count" } } }];
-        let rows: Vec<Document> = raw.aggregate(pipeline).await?.try_collect().await?;
-        rows.first().and_then(|d| number(d, "n")).unwrap_or(0)
-    };
+
+    // Everything back, segment by segment: the same events (or sums) as stored, and the same
+    // summary, on every layout.
+    let seconds = config.n.div_ceil(config.k) as i64;
+    let all_to = T0 + ((seconds * 1000 + HOUR_MS - 1) / HOUR_MS) * HOUR_MS;
+    let (from, to) = (DateTime::from_millis(T0), DateTime::from_millis(all_to));
+    let mut stored = 0;
+    for (sensor, events) in expected.iter().enumerate() {
+        let seg = sensor_name(sensor);
+        let got = M::read(&series, seg.clone(), from, to).await?;
+        let want = expected_answer(expected, sensor, T0, all_to, M::KEEPS);
+        if got != want {
+            outcome.problems.push(format!(
+                "{name}: {seg}: the whole range differs from what was stored"
+            ));
+        }
+        stored += match got {
+            Answer::Events(e) => e.len() as u64,
+            Answer::Sums { count, .. } => count,
+        };
+        let summary = series.summary(seg.clone(), from, to).await?;
+        let f = M::speed();
+        let got = (
+            summary.count(),
+            summary.min(f)?,
+            summary.max(f)?,
+            summary.sum(f)?.map(i64::from),
+        );
+        let want = (
+            events.len() as u64,
+            events.iter().map(|e| e.2).min(),
+            events.iter().map(|e| e.2).max(),
+            Some(events.iter().map(|e| i64::from(e.2)).sum::<i64>()),
+        );
+        if got != want {
+            outcome
+                .problems
+                .push(format!("{name}: {seg}: summary {got:?}, expected {want:?}"));
+        }
+    }
+    outcome.stored_readings = stored;
     check_stored(config, &mut outcome);
 
-    time_reads(config, plan, &mut outcome, |device, from, to| {
-        let series = series.clone();
-        async move {
-            let found: Vec<M> = series.range(device, from, to).await?.try_collect().await?;
-            Ok(found)
-        }
-    })
+    // The documents a sensor-hour read returns (the measurements, in native mode).
+    let time = M::SERIES.time();
+    let field = if matches!(M::SERIES.storage(), Storage::Buckets { .. }) {
+        "start"
+    } else {
+        time
+    };
+    outcome.hour_documents = Some(
+        raw.count_documents(doc! { M::SERIES.keys()[0]: sensor_name(0), field: { "$gte": DateTime::from_millis(T0), "$lt": DateTime::from_millis(T0 + HOUR_MS) } })
+            .await?,
+    );
+
+    time_reads(
+        plan,
+        expected,
+        M::KEEPS,
+        &mut outcome,
+        |device, from, to| {
+            let series = series.clone();
+            async move { M::read(&series, device, from, to).await }
+        },
+    )
     .await?;
+    if std::env::var("BENCH_BREAKDOWN").is_ok_and(|v| v == "1") {
+        breakdown::<M>(&series, plan).await?;
+    }
     Ok(outcome)
+}
+
+/// `BENCH_BREAKDOWN=1`: where a sensor-hour read's time goes, by phase: the same `find` of the
+/// documents the read fetches, kept as raw BSON (server and transfer), then parsed into
+/// `Document`s, against the whole read (`range` or `summary`). Medians over the timed reads.
+async fn breakdown<M: Layout>(series: &Series<M>, plan: &[(usize, u64)]) -> Result<(), BoxError> {
+    let spec = M::SERIES;
+    let field = if matches!(spec.storage(), Storage::Buckets { .. }) {
+        "start"
+    } else {
+        spec.time()
+    };
+    let raw_coll = series
+        .collection()
+        .clone_with_type::<bson::RawDocumentBuf>();
+    if spec.is_native() {
+        // Its `find` on the measurements is not the read's query (the server rewrites that one
+        // for its buckets): no comparable phases.
+        return Ok(());
+    }
+    let (mut raw, mut parsed, mut whole, mut decode) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut bytes_read = 0usize;
+    for &(sensor, hour) in &plan[WARM_UP_READS..] {
+        let from = DateTime::from_millis(T0 + hour as i64 * HOUR_MS);
+        let to = DateTime::from_millis(T0 + (hour as i64 + 1) * HOUR_MS);
+        let filter =
+            doc! { spec.keys()[0]: sensor_name(sensor), field: { "$gte": from, "$lt": to } };
+        let started = Instant::now();
+        let docs: Vec<bson::RawDocumentBuf> = raw_coll
+            .find(filter.clone())
+            .sort(doc! { field: 1 })
+            .await?
+            .try_collect()
+            .await?;
+        raw.push(started.elapsed());
+        bytes_read = docs.iter().map(|d| d.as_bytes().len()).sum();
+        let started = Instant::now();
+        let docs: Vec<Document> = series
+            .collection()
+            .find(filter)
+            .await?
+            .try_collect()
+            .await?;
+        parsed.push(started.elapsed());
+        std::hint::black_box(docs);
+        let started = Instant::now();
+        let answer = M::read(series, sensor_name(sensor), from, to).await?;
+        whole.push(started.elapsed());
+        // The same events as raw documents, deserialized alone: what any layout pays per event.
+        if let Answer::Events(events) = answer {
+            let docs = events
+                .into_iter()
+                .map(|(seg_id, ts, speed)| {
+                    bson::serialize_to_raw_document_buf(&Event {
+                        seg_id,
+                        ts: DateTime::from_millis(ts),
+                        speed,
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let started = Instant::now();
+            for d in &docs {
+                std::hint::black_box(bson::deserialize_from_slice::<M>(d.as_bytes())?);
+            }
+            decode.push(started.elapsed());
+        }
+    }
+    println!(
+        "  breakdown of {}: find as raw BSON {} ({} bytes), find as Document {}, the read {}, \
+         deserializing its events alone {}",
+        spec.collection(),
+        millis(percentile(&raw, 0.5)),
+        bytes_read,
+        millis(percentile(&parsed, 0.5)),
+        millis(percentile(&whole, 0.5)),
+        if decode.is_empty() {
+            "n/a".to_owned()
+        } else {
+            millis(percentile(&decode, 0.5))
+        },
+    );
+    Ok(())
 }
 
 fn bytes(n: Option<u64>) -> String {
@@ -613,11 +812,11 @@ fn table(config: &Config, outcomes: &[Outcome]) -> String {
     let single = config.single.min(config.n);
     let _ = writeln!(
         out,
-        "| layout | documents stored | data size | storage size | index size | batched ingest (readings/s) | single inserts (readings/s, first {single}) | hour read median | hour read p95 | readings returned |"
+        "| layout | documents stored | data size | storage size | index size | batched ingest (events/s) | single inserts (events/s, first {single}) | documents per hour read | hour read median | hour read p95 | events returned |"
     );
     let _ = writeln!(
         out,
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     );
     for o in outcomes {
         let documents = match o.stats.buckets {
@@ -638,7 +837,7 @@ fn table(config: &Config, outcomes: &[Outcome]) -> String {
         };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             o.name,
             documents,
             bytes(o.stats.size),
@@ -646,6 +845,8 @@ fn table(config: &Config, outcomes: &[Outcome]) -> String {
             bytes(o.stats.index),
             rate(Some(o.ingest_rate(config.n))),
             rate(o.single_rate()),
+            o.hour_documents
+                .map_or_else(|| "n/a".to_owned(), |n| n.to_string()),
             millis(o.median()),
             millis(o.p95()),
             returned,
@@ -662,16 +863,16 @@ fn ratios(config: &Config, outcomes: &[Outcome]) -> String {
     let f = |n: Option<u64>| n.map(|n| n as f64);
     let _ = writeln!(
         out,
-        "| ratio to (a) | documents | data size | storage size | index size | batched ingest | single inserts | read median | read p95 |"
+        "| ratio to (a) | documents | data size | storage size | index size | batched ingest | single inserts | documents per hour read | read median | read p95 |"
     );
     let _ = writeln!(
         out,
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     );
     for o in &outcomes[1..] {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             o.name,
             ratio(Some(o.documents as f64), Some(base.documents as f64)),
             ratio(f(o.stats.size), f(base.stats.size)),
@@ -682,6 +883,7 @@ fn ratios(config: &Config, outcomes: &[Outcome]) -> String {
                 Some(base.ingest_rate(config.n))
             ),
             ratio(o.single_rate(), base.single_rate()),
+            ratio(f(o.hour_documents), f(base.hour_documents)),
             ratio(
                 Some(o.median().as_secs_f64()),
                 Some(base.median().as_secs_f64())
@@ -730,38 +932,33 @@ async fn main() -> Result<(), BoxError> {
     );
 
     let data = generate(&config);
+    let expected = by_segment(&config, &data);
     let plan = read_plan(&config, WARM_UP_READS + config.reads);
 
     let mut outcomes = Vec::new();
     let started = Instant::now();
-    outcomes.push(run_documents(&client, &config, &data, &plan).await?);
+    outcomes.push(run_documents(&client, &config, &data, &plan, &expected).await?);
     println!("(a) done in {:.1} s", started.elapsed().as_secs_f64());
-    let started = Instant::now();
-    outcomes.push(
-        run_series::<BucketReading>(
-            &client,
-            &config,
-            &data,
-            &plan,
-            "(b) buckets",
-            "bucket_bench_buckets",
-        )
-        .await?,
-    );
-    println!("(b) done in {:.1} s", started.elapsed().as_secs_f64());
-    let started = Instant::now();
-    outcomes.push(
-        run_series::<NativeReading>(
-            &client,
-            &config,
-            &data,
-            &plan,
-            "(c) native",
-            "bucket_bench_native",
-        )
-        .await?,
-    );
-    println!("(c) done in {:.1} s\n", started.elapsed().as_secs_f64());
+    // `BENCH_ONLY=bd` runs (a), (b) and (d) only.
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    macro_rules! run {
+        ($($t:ty => $name:literal, $db:literal;)*) => {$(
+            if only.is_empty() || only.contains(&$name[1..2]) {
+                let started = Instant::now();
+                outcomes.push(run_series::<$t>(&client, &config, &data, &plan, &expected, $name, $db).await?);
+                println!("{} done in {:.1} s", $name, started.elapsed().as_secs_f64());
+            }
+        )*};
+    }
+    run! {
+        MinuteRollup => "(b) rollup per minute", "bucket_bench_rollup";
+        MinuteSlots => "(c) slots, a minute of seconds", "bucket_bench_minute_slots";
+        HourSlots => "(d) slots, an hour of seconds", "bucket_bench_hour_slots";
+        HourNested => "(e) slots, an hour of 60 x 60", "bucket_bench_hour_nested";
+        ArrayBuckets => "(f) array buckets, 200 per hour", "bucket_bench_buckets";
+        NativeSeries => "(g) native time series", "bucket_bench_native";
+    }
+    println!();
 
     println!("{}", table(&config, &outcomes));
     println!("{}", ratios(&config, &outcomes));
@@ -773,6 +970,10 @@ async fn main() -> Result<(), BoxError> {
     if !config.keep {
         for name in [
             "bucket_bench_documents",
+            "bucket_bench_rollup",
+            "bucket_bench_minute_slots",
+            "bucket_bench_hour_slots",
+            "bucket_bench_hour_nested",
             "bucket_bench_buckets",
             "bucket_bench_native",
         ] {

@@ -29,6 +29,9 @@ const RESERVED: &[&str] = &[
 
 const OPTIONS: &[&str] = &[
     "native",
+    "rollup",
+    "slots",
+    "nest",
     "collection",
     "key",
     "time",
@@ -43,8 +46,22 @@ const OPTIONS: &[&str] = &[
 
 const SUMMARY_OPS: &[&str] = &["min", "max", "sum"];
 
+/// How the measurements are laid out.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// Bucket documents with an array of measurements.
+    Array,
+    /// A native time-series collection.
+    Native,
+    /// Per-window counts and sums only.
+    Rollup,
+    /// Per-window maps from slot to value.
+    Slots { slot: u64, nest: Option<u64> },
+}
+
 /// A checked `#[bucket(...)]`.
 struct Bucket {
+    layout: Layout,
     native: bool,
     collection: String,
     keys: Vec<Ident>,
@@ -60,6 +77,9 @@ struct Bucket {
 #[derive(Default)]
 struct Raw {
     native: Option<Span>,
+    rollup: Option<Span>,
+    slots: Option<(u64, Span)>,
+    nest: Option<(u64, Span)>,
     collection: Option<LitStr>,
     keys: Vec<Ident>,
     key_span: Option<Span>,
@@ -138,6 +158,78 @@ fn collect(input: &DeriveInput, model: &mut Model<'_>, errors: &mut Errors) -> O
     }
     model.group = raw.group.take();
     let native = raw.native.is_some();
+    let rollup = raw.rollup.is_some();
+    let slots = raw.slots.is_some();
+
+    // One layout.
+    let layouts: Vec<(&str, Span)> = [
+        ("native", raw.native),
+        ("rollup", raw.rollup),
+        ("slots", raw.slots.map(|s| s.1)),
+    ]
+    .into_iter()
+    .filter_map(|(name, span)| span.map(|s| (name, s)))
+    .collect();
+    if let [(first, _), rest @ ..] = layouts.as_slice() {
+        for (name, span) in rest {
+            errors.at(
+                *span,
+                format!(
+                    "`{first}` and `{name}` are two layouts: a series has one (array buckets by \
+                     default, or `native`, `rollup` or `slots = \"1s\"`)"
+                ),
+            );
+        }
+    }
+    let keyed = (rollup || slots) && !native;
+    if keyed {
+        let what = if rollup { "rollup" } else { "slots" };
+        if let Some((_, span)) = raw.max_count {
+            errors.at(
+                span,
+                format!(
+                    "a `{what}` series has one document per key and window: remove `max_count` \
+                     (it caps the array of the default layout)"
+                ),
+            );
+        }
+    }
+    if rollup && raw.summaries.is_empty() {
+        errors.at(
+            raw.rollup.unwrap_or_else(Span::call_site),
+            "a `rollup` keeps only summaries: declare what to keep, e.g. `summary(speed(sum))` \
+             (the count of each field is always kept, as `speed_num`)",
+        );
+    }
+    if let Some((nest, nest_span)) = raw.nest {
+        match (raw.slots, raw.span) {
+            (None, _) => errors.at(
+                nest_span,
+                "`nest` groups the slots of a `slots` series: add `slots = \"1s\"`, or remove `nest`",
+            ),
+            (Some((slot, _)), Some((span, _))) if nest % slot != 0 || span % nest != 0 || nest >= span => {
+                errors.at(
+                    nest_span,
+                    format!(
+                        "`nest` must be a multiple of `slots` ({slot} s) that divides `span` ({span} s) \
+                         and is smaller than it, e.g. slots = \"1s\", nest = \"1m\", span = \"1h\""
+                    ),
+                )
+            }
+            _ => {}
+        }
+    }
+    if let (Some((slot, slot_span)), Some((span, _))) = (raw.slots, raw.span) {
+        if span % slot != 0 {
+            errors.at(
+                slot_span,
+                format!(
+                    "`slots` must divide `span` ({span} s) into whole slots, e.g. slots = \"1s\" \
+                     with span = \"1m\""
+                ),
+            );
+        }
+    }
 
     // Options native mode cannot honour, and the other way round.
     if native {
@@ -188,7 +280,7 @@ fn collect(input: &DeriveInput, model: &mut Model<'_>, errors: &mut Errors) -> O
         missing.push("`time = <field>` (the `bson::DateTime` of each measurement)");
     }
     if !native {
-        if raw.max_count.is_none() {
+        if raw.max_count.is_none() && !keyed {
             missing.push("`max_count = <n>` (the most measurements in one bucket, e.g. 200)");
         }
         if raw.span.is_none() {
@@ -219,7 +311,7 @@ fn collect(input: &DeriveInput, model: &mut Model<'_>, errors: &mut Errors) -> O
                  `range` and `summary` is serialized on its own and would not match",
             );
         }
-        if !native && RESERVED.contains(&f.bson_name.as_str()) {
+        if !native && !keyed && RESERVED.contains(&f.bson_name.as_str()) {
             errors.spanned(
                 key,
                 format!(
@@ -282,11 +374,54 @@ fn collect(input: &DeriveInput, model: &mut Model<'_>, errors: &mut Errors) -> O
             format!("{singular}_buckets")
         }
     };
+    let layout = if native {
+        Layout::Native
+    } else if rollup {
+        Layout::Rollup
+    } else if let Some((slot, _)) = raw.slots {
+        Layout::Slots {
+            slot,
+            nest: raw.nest.map(|n| n.0),
+        }
+    } else {
+        Layout::Array
+    };
+    if let Layout::Slots { .. } = layout {
+        let values: Vec<&Field<'_>> = model
+            .fields
+            .iter()
+            .filter(|f| f.serialized)
+            .filter(|f| {
+                !raw.keys.iter().any(|k| ast::unraw(k) == f.rust_name)
+                    && raw.time.as_ref().map(ast::unraw).as_ref() != Some(&f.rust_name)
+            })
+            .collect();
+        if values.is_empty() {
+            errors.at(
+                raw.slots.map_or_else(Span::call_site, |s| s.1),
+                "a `slots` series stores each field other than the key and the time as a map of \
+                 slots: this measurement has none (add the measured value, e.g. `speed: i32`)",
+            );
+        }
+        for f in values {
+            if f.bson_name.contains('.') || f.bson_name.starts_with('$') || f.bson_name == "_id" {
+                errors.at(
+                    f.ident.span(),
+                    format!(
+                        "`{}` cannot hold a map of slots: a `.`, a leading `$` or `_id` would be \
+                         read as a path or an operator; rename it with `#[serde(rename = \"...\")]`",
+                        f.bson_name
+                    ),
+                );
+            }
+        }
+    }
     let time = time_ok?;
     if keys_ok.is_empty() || keys_ok.len() != raw.keys.len() {
         return None;
     }
     Some(Bucket {
+        layout,
         native,
         collection,
         keys: keys_ok,
@@ -377,6 +512,7 @@ fn parse_option(
         .map_or_else(Span::call_site, Ident::span);
     match key.as_str() {
         "native" => raw.native = Some(span),
+        "rollup" => raw.rollup = Some(span),
         "collection" => raw.collection = Some(ast::lit_str(meta.value()?, "collection")?),
         "group" => {
             let lit = ast::lit_str(meta.value()?, "group")?;
@@ -423,13 +559,32 @@ fn parse_option(
                 }
             }
         }
+        "slots" | "nest" => {
+            let (lit, secs) = duration(meta)?;
+            match secs {
+                Some(s) if s > 0 => {
+                    let value = Some((s, lit.span()));
+                    if key == "slots" {
+                        raw.slots = value;
+                    } else {
+                        raw.nest = value;
+                    }
+                }
+                _ => {
+                    errors.spanned(
+                        &lit,
+                        format!(
+                            "`{key}` is a duration above 0: seconds, or such as \"1s\" or \"1m\""
+                        ),
+                    );
+                    if key == "slots" {
+                        raw.slots = Some((1, lit.span()));
+                    }
+                }
+            }
+        }
         "span" | "expire_after" => {
-            let lit: syn::Lit = meta.value()?.parse()?;
-            let secs = match &lit {
-                syn::Lit::Int(i) => i.base10_parse::<u64>().ok(),
-                syn::Lit::Str(s) => crate::index::parse_duration(&s.value()),
-                _ => None,
-            };
+            let (lit, secs) = duration(meta)?;
             match (key.as_str(), secs) {
                 (_, Some(0)) => {
                     errors.spanned(&lit, format!("`{key}` must be above 0"));
@@ -543,6 +698,17 @@ fn parse_option(
     Ok(())
 }
 
+/// `option = 3600` or `option = "1h"`: the literal and its seconds, `None` when unparseable.
+fn duration(meta: &ParseNestedMeta<'_>) -> syn::Result<(syn::Lit, Option<u64>)> {
+    let lit: syn::Lit = meta.value()?.parse()?;
+    let secs = match &lit {
+        syn::Lit::Int(i) => i.base10_parse::<u64>().ok(),
+        syn::Lit::Str(s) => crate::index::parse_duration(&s.value()),
+        _ => None,
+    };
+    Ok((lit, secs))
+}
+
 /// `key = field` / `time = field`; a string gets a message saying to drop the quotes.
 fn field_ident(
     meta: &ParseNestedMeta<'_>,
@@ -623,7 +789,37 @@ fn expand(model: &Model<'_>, b: &Bucket) -> TokenStream {
         })
         .collect();
     let expire = opt_u64(b.expire_after);
-    let (storage, indexes) = if b.native {
+    let values: Vec<String> = model
+        .fields
+        .iter()
+        .filter(|f| f.serialized)
+        .filter(|f| {
+            !b.keys.iter().any(|k| ast::unraw(k) == f.rust_name)
+                && ast::unraw(&b.time) != f.rust_name
+        })
+        .map(|f| f.bson_name.clone())
+        .collect();
+    let keyed = matches!(b.layout, Layout::Rollup | Layout::Slots { .. });
+    let (storage, indexes) = if keyed {
+        let span = b.span.unwrap_or(1);
+        let mut key_time = key_names.clone();
+        key_time.push(time_name.clone());
+        let keys: Vec<&str> = key_time.iter().map(String::as_str).collect();
+        let mut indexes = vec![crate::index::plain_spec(&p, &keys, None, true, None)];
+        if let Some(secs) = b.expire_after {
+            // The time is the window's start: expire `expire_after` after the window closes.
+            let ttl = secs.saturating_add(span).min(i32::MAX as u64);
+            indexes.push(index_spec(&p, std::slice::from_ref(&time_name), Some(ttl)));
+        }
+        let storage = match b.layout {
+            Layout::Slots { slot, nest } => {
+                let nest = opt_u64(nest);
+                quote!(#p::Storage::Slots { span_seconds: #span, slot_seconds: #slot, nest_seconds: #nest })
+            }
+            _ => quote!(#p::Storage::Rollup { span_seconds: #span }),
+        };
+        (storage, indexes)
+    } else if b.native {
         let granularity = match b.granularity {
             Some(g) => {
                 let g = Ident::new(g, Span::call_site());
@@ -667,6 +863,12 @@ fn expand(model: &Model<'_>, b: &Bucket) -> TokenStream {
             self.#time
         }
     );
+    let keeps = (b.layout != Layout::Rollup).then(|| {
+        quote! {
+            #[automatically_derived]
+            impl #p::KeepsMeasurements for #ident {}
+        }
+    });
     let field_names = field_names(model);
     let field_schemas = field_schemas(model);
     let schema = schema::schema_static(
@@ -685,6 +887,7 @@ fn expand(model: &Model<'_>, b: &Bucket) -> TokenStream {
                 keys: &[#(#key_names),*],
                 time: #time_name,
                 summaries: &[#(#summaries),*],
+                values: &[#(#values),*],
                 expire_after_seconds: #expire,
                 storage: #storage,
             });
@@ -699,6 +902,7 @@ fn expand(model: &Model<'_>, b: &Bucket) -> TokenStream {
                 const SERIES: &'static #p::SeriesSpec = &__SERIES;
                 #time_fn
             }
+            #keeps
 
             #p::inventory::submit! {
                 #p::Registration { schema: &__SCHEMA }
@@ -723,6 +927,7 @@ fn fallback(model: &Model<'_>) -> TokenStream {
                 keys: &[],
                 time: "",
                 summaries: &[],
+                values: &[],
                 expire_after_seconds: ::core::option::Option::None,
                 storage: #p::Storage::Buckets { max_count: 1, span_seconds: 1 },
             });
@@ -738,6 +943,9 @@ fn fallback(model: &Model<'_>) -> TokenStream {
                     #p::bson::DateTime::MIN
                 }
             }
+
+            #[automatically_derived]
+            impl #p::KeepsMeasurements for #ident {}
         };
     }
 }

@@ -256,6 +256,33 @@ pub enum Error {
         slot: Box<bson::Bson>,
     },
 
+    /// A range that a rollup series cannot answer: a rollup (`#[bucket(rollup, ..)]`) keeps one
+    /// row of sums per window, so [`Series::summary`](crate::Series::summary) takes a range that
+    /// starts and ends on window boundaries. Nothing was read.
+    #[error(
+        "a rollup series keeps one row per window of {span_seconds} s: the range [{from}, {to}) \
+         must start and end on a window boundary (round with `pattern_runtime::bucket::window_start`)"
+    )]
+    RangeNotAligned {
+        /// The window of the series, in seconds.
+        span_seconds: u64,
+        /// The range's start.
+        from: bson::DateTime,
+        /// The range's end.
+        to: bson::DateTime,
+    },
+
+    /// A stored document does not have the shape its model declares (a slot series' slot keyed
+    /// by something other than a slot number, a slot map that is not a document). The document
+    /// was left as it is.
+    #[error("a document in `{collection}` is not as declared: {reason}")]
+    Malformed {
+        /// The collection.
+        collection: String,
+        /// What is wrong, with the document's key and window.
+        reason: String,
+    },
+
     /// A batch was partly written: `written` items are stored, `failed` are not (and can be sent
     /// again). `source` is the first failure.
     ///
@@ -337,6 +364,8 @@ impl Error {
             | Error::CollectionConflict { .. }
             | Error::UnknownGroup { .. }
             | Error::InvalidValue { .. }
+            | Error::RangeNotAligned { .. }
+            | Error::Malformed { .. }
             | Error::UnknownVariant { .. }
             | Error::Bson(_)
             | Error::NotFound { .. }

@@ -218,8 +218,8 @@ pub mod versioning;
 
 pub use attribute::{AttributeItem, AttributeKey, Attributes};
 pub use bucket::{
-    BatchReport, Granularity, Measurement, Measurements, Series, SeriesSpec, Storage, Summary,
-    SummarySpec,
+    BatchReport, Granularity, KeepsMeasurements, Measurement, Measurements, Series, SeriesSpec,
+    Storage, Summary, SummarySpec,
 };
 pub use computed::{Aggregate, ComputedFields, Computing, Drift, Recomputed, Refreshed, Refresher};
 pub use error::{check_size, validate_key, Error, IndexConflict, Result, MAX_DOCUMENT_SIZE};
@@ -277,7 +277,7 @@ pub mod __private {
         AttributeItem, AttributeKey, AttributeParts, AttributeSpec, Attributes,
     };
     pub use crate::bucket::{
-        Granularity, Measurement, SeriesParts, SeriesSpec, Storage, SummarySpec,
+        Granularity, KeepsMeasurements, Measurement, SeriesParts, SeriesSpec, Storage, SummarySpec,
     };
     pub use crate::checks::{
         passes, str_eq, unless, Probe as CheckProbe, ProbeBool, ProbeFloat, ProbeInteger,

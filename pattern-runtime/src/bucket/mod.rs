@@ -49,11 +49,14 @@
 //! | --- | --- | --- |
 //! | `key = device_id` or `key(site, device_id)` | the field(s) measurements are grouped by (bucket mode: copied into each bucket; native: the `metaField`, one field) | required |
 //! | `time = timestamp` | the measurement's time, a `bson::DateTime` | required |
-//! | `max_count = 200` | the most measurements in one bucket (bucket mode) | required in bucket mode; refused with `native` |
+//! | `max_count = 200` | the most measurements in one bucket (bucket mode) | required in bucket mode; refused with `native`, `rollup` and `slots` |
 //! | `span = "1h"` | the window of one bucket, aligned on the Unix epoch (`s`, `m`, `h`, `d`, `w`); with `native`, `bucketMaxSpanSeconds` | required in bucket mode |
 //! | `summary(value(min, max, sum), ..)` | per-bucket summaries of numeric fields, kept by `$min`, `$max`, `$inc` in the same update | none (the count is always kept) |
 //! | `expire_after = "30d"` | bucket mode: a TTL on `end`; native: `expireAfterSeconds` | never |
 //! | `native` | a native time-series collection instead of bucket documents | off |
+//! | `rollup` | one document per key and window holding only counts and the declared summaries ([below](#rollups-and-slots)) | off |
+//! | `slots = "1s"` | one document per key and window, each value stored at the slot of its time ([below](#rollups-and-slots)) | off |
+//! | `nest = "1m"` | with `slots`: the slots grouped in inner maps of this width | flat |
 //! | `granularity = "seconds"` | native only: `seconds`, `minutes` or `hours` (instead of `span`) | the server's |
 //! | `collection = "name"` | the collection | `<type>_buckets` (`reading_buckets`); native: `<type>s` |
 //! | `group = "name"` | the group [`sync_group`](crate::sync_group) syncs | none |
@@ -88,6 +91,46 @@
 //! With `expire_after`, a TTL index on `end` deletes a bucket that long after its window closed:
 //! backfilling measurements older than the expiry writes buckets the server deletes within a
 //! minute.
+//!
+//! # Rollups and slots
+//!
+//! Two more layouts keep one document per key and window, found through a unique `{key..,
+//! time}` index (the window's start is stored under the time field's name); both are written
+//! with one upsert per key and window (per batch: per window the batch touches), so a write never
+//! grows an array. They are the seed's highway layouts (物联网时序数据库建模):
+//!
+//! ```text
+//! rollup, span = "1m", summary(speed(sum)):
+//!   { segId: "I80_mile23", ts: ISODate("…T22:07:00"), speed_num: 18, speed_sum: 1134 }
+//! slots = "1s", span = "1m":
+//!   { segId: "I80_mile23", ts: ISODate("…T22:07:00"), speed: { "0": 63, "1": 58, …, "59": 64 } }
+//! slots = "1s", span = "1h":
+//!   { segId: "I80_mile23", ts: ISODate("…T22:00:00"), speed: { "0": 63, …, "3599": 55 } }
+//! slots = "1s", nest = "1m", span = "1h":
+//!   { segId: "I80_mile23", ts: ISODate("…T22:00:00"), speed: { "0": { "0": 47, …, "59": 45 }, …, "59": { … } } }
+//! ```
+//!
+//! - **`rollup`** keeps, per summarised field, its count (`<field>_num`) and the declared
+//!   `<field>_sum`, `<field>_min`, `<field>_max`, added with `$inc`, `$min` and `$max`. The
+//!   measurements themselves are not kept: [`Series::range`] does not compile on a rollup (it
+//!   needs [`KeepsMeasurements`]), and [`Series::summary`] takes a range on window boundaries
+//!   ([`Error::RangeNotAligned`] otherwise), with the count of the first summarised field and no
+//!   [`first`](Summary::first) or [`last`](Summary::last) time. Sending a measurement twice counts
+//!   it twice.
+//! - **`slots`** stores each field other than the key and the time as a map from the slot of the
+//!   measurement's time (its offset in the window divided by the slot width) to the value,
+//!   written with `$set: {"speed.7": 63}` (`"speed.0.7"` nested). Sending a measurement again
+//!   overwrites its slot instead of adding a copy, and a field the new one lacks (an `Option`
+//!   skipped when `None`) is unset. A time that is not on a slot boundary is
+//!   [`Error::InvalidValue`] and nothing is written: a slot holds one value, so the layout suits
+//!   regular samples. [`Series::range`] gives each stored slot back as a measurement whose time
+//!   is the slot's; [`Series::summary`] reads the windows and adds up on the client.
+//!   Nesting (`nest = "1m"`) is the seed's answer to a flat map's cost: a field of a 3 600-key
+//!   document is found by walking up to 3 599 keys; nested 60 by 60, by walking at most 59 + 59.
+//!
+//! Concurrent writers opening the same window meet at the unique index: the server lets one
+//! insert it, and an upsert that loses with a duplicate key is sent once more (MongoDB itself
+//! retries such upserts since 4.2).
 //!
 //! # Native time-series collections
 //!
@@ -124,10 +167,12 @@ use tokio::sync::OnceCell;
 use crate::error::{validate_key, Error, Result};
 use crate::schema::{ModelSchema, PatternSpec};
 
+mod keyed;
 mod native;
 mod read;
 mod write;
 
+pub use keyed::rollup_name;
 pub(crate) use native::ensure_timeseries;
 pub use read::{Measurements, Summary};
 pub use write::{window_start, BatchReport};
@@ -176,6 +221,17 @@ pub trait Measurement:
     }
 }
 
+/// A [`Measurement`] whose layout keeps the measurements themselves, so that
+/// [`Series::range`] can read them back: every layout but `rollup`. Implemented by the derive.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is stored as rollups (`#[bucket(rollup, ..)]`): only per-window counts and \
+               sums are kept, so its measurements cannot be read back",
+    label = "`range` reads measurements",
+    note = "read a rollup with `Series::summary`, or store the measurements with another layout \
+            (remove `rollup`, or use `slots = \"1s\"`)"
+)]
+pub trait KeepsMeasurements: Measurement {}
+
 /// How a series is stored, as `#[bucket(...)]` declares it.
 #[derive(Debug, Clone, Copy)]
 pub struct SeriesSpec {
@@ -210,6 +266,8 @@ pub struct SeriesParts {
     pub keys: &'static [&'static str],
     pub time: &'static str,
     pub summaries: &'static [SummarySpec],
+    /// The BSON names of the fields that are neither key nor time (the slot maps of `slots`).
+    pub values: &'static [&'static str],
     pub expire_after_seconds: Option<u64>,
     pub storage: Storage,
 }
@@ -224,6 +282,24 @@ pub enum Storage {
         max_count: u32,
         /// The window of one bucket, in seconds.
         span_seconds: u64,
+    },
+    /// One document per key and window holding only per-field counts and sums (the seed's
+    /// `{segId, ts, speed_num, speed_sum}`): `#[bucket(rollup, ..)]`. The measurements
+    /// themselves are not kept.
+    Rollup {
+        /// The window of one document, in seconds.
+        span_seconds: u64,
+    },
+    /// One document per key and window, each value field a map from the slot of the
+    /// measurement's time to its value (the seed's `speed: {0: 63, .., 59: 64}`), nested when
+    /// `nest_seconds` is set (`speed: {0: {0: 47, ..}, ..}`): `#[bucket(slots = "1s", ..)]`.
+    Slots {
+        /// The window of one document, in seconds.
+        span_seconds: u64,
+        /// The width of one slot, in seconds.
+        slot_seconds: u64,
+        /// The width of one inner map, in seconds, when the slots are nested.
+        nest_seconds: Option<u64>,
     },
     /// A native time-series collection.
     Native {
@@ -294,6 +370,11 @@ impl SeriesSpec {
         self.parts.summaries
     }
 
+    /// The BSON names of the fields that are neither key nor time.
+    pub fn values(&self) -> &'static [&'static str] {
+        self.parts.values
+    }
+
     /// The declared expiry, in seconds.
     pub fn expire_after_seconds(&self) -> Option<u64> {
         self.parts.expire_after_seconds
@@ -316,7 +397,9 @@ impl SeriesSpec {
                 granularity,
                 span_seconds,
             } => (granularity, span_seconds),
-            Storage::Buckets { .. } => (None, None),
+            Storage::Buckets { .. } | Storage::Rollup { .. } | Storage::Slots { .. } => {
+                (None, None)
+            }
         };
         let mut options = TimeseriesOptions::builder()
             .time_field(self.parts.time.to_owned())

@@ -5,11 +5,13 @@ use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use bson::raw::{CStr, RawBsonRef, RawDocumentBuf};
 use bson::{doc, Bson, DateTime, Document};
+use futures_util::future::BoxFuture;
 use futures_util::stream::{self, BoxStream, Stream, StreamExt, TryStreamExt};
 use serde::de::DeserializeOwned;
 
-use super::{fields, key_filter, span_millis, Measurement, Series, Storage};
+use super::{fields, key_filter, KeepsMeasurements, Measurement, Series, Storage};
 use crate::error::{Error, Result};
 use crate::schema::FieldName;
 
@@ -22,6 +24,30 @@ impl<M: Measurement> Series<M> {
     /// buckets across its edges) are dropped on the client, which was faster than asking the
     /// server to filter them. The buckets of one window are merged on the client, so memory
     /// holds one window at a time, never the range.
+    ///
+    /// A `slots` series reads its windows the same way (one `find` through the unique `{key,
+    /// time}` index) and gives each slot back as a measurement whose time is the slot's.
+    /// A `rollup` series does not keep its measurements: calling `range` on one does not compile.
+    ///
+    /// # Errors
+    /// [`Error::InvalidKey`] when a key value is a document with a `$` or `.` in a field name;
+    /// [`Error::Malformed`] (in the stream) when a stored window of a `slots` series is not a
+    /// map of slots; the driver's errors.
+    pub fn range(
+        &self,
+        key: impl Into<M::Key>,
+        from: DateTime,
+        to: DateTime,
+    ) -> BoxFuture<'_, Result<Measurements<M>>>
+    where
+        M: KeepsMeasurements,
+    {
+        // A boxed future rather than an `async fn`: the bound above is then checked once, at the
+        // call, and a `rollup` series gets one error there instead of three.
+        Box::pin(self.read_range(key.into(), from, to))
+    }
+
+    // `range` without the bound, which only the call needs.
     #[tracing::instrument(
         name = "pattern_runtime::bucket.range",
         level = "debug",
@@ -35,13 +61,13 @@ impl<M: Measurement> Series<M> {
         ),
         err(level = "debug")
     )]
-    pub async fn range(
+    async fn read_range(
         &self,
-        key: impl Into<M::Key>,
+        key: M::Key,
         from: DateTime,
         to: DateTime,
     ) -> Result<Measurements<M>> {
-        let key = key_filter::<M>(&key.into())?;
+        let key = key_filter::<M>(&key)?;
         tracing::Span::current().record("key", tracing::field::display(&key));
         let spec = M::SERIES;
         let time = spec.time();
@@ -49,36 +75,43 @@ impl<M: Measurement> Series<M> {
             Storage::Native { .. } => {
                 let mut filter = key;
                 filter.insert(time, doc! { "$gte": from, "$lt": to });
-                let cursor = self
+                // Deserialized by the driver straight from the reply's bytes.
+                let inner = self
                     .collection
+                    .clone_with_type::<M>()
                     .find(filter)
                     .sort(doc! { time: 1 })
                     .projection(doc! { "_id": 0 })
-                    .await?;
-                let inner = cursor
-                    .map(|d| {
-                        d.map_err(Error::from)
-                            .and_then(|d| Ok(bson::deserialize_from_document::<M>(d)?))
-                    })
+                    .await?
+                    .map_err(Error::from)
                     .boxed();
                 Ok(Measurements { inner })
             }
+            Storage::Slots { .. } => {
+                let slots = super::keyed::Slots::of(spec).ok_or_else(|| Error::InvalidKey {
+                    key: spec.collection().to_owned(),
+                    reason: "not a slot series",
+                })?;
+                self.range_slots(key, from, to, slots).await
+            }
+            Storage::Rollup { .. } => Err(Error::InvalidKey {
+                key: spec.collection().to_owned(),
+                reason: "a rollup series does not keep its measurements: read it with `summary`",
+            }),
             Storage::Buckets { span_seconds, .. } => {
                 // The buckets as stored, their measurements filtered and given the key fields
                 // here: the same work as a `$filter`/`$map` stage, which on the embedded server
                 // took about twice as long for a sensor-hour (`bucket_bench`, median hour read
-                // 55 ms over 3 runs with the stage, 25 ms over 4 runs without).
+                // 55 ms over 3 runs with the stage, 25 ms over 4 runs without). In raw BSON: with
+                // a `Document` per measurement, converting took 12 of a sensor-hour's 15 ms
+                // (`bucket_bench` with `BENCH_BREAKDOWN=1`).
                 let keys: Vec<&'static str> = spec.keys().to_vec();
-                let mut projection = doc! { "_id": 0, fields::START: 1, fields::MEASUREMENTS: 1 };
-                for k in &keys {
-                    projection.insert(*k, 1);
-                }
                 let (from_ms, to_ms) = (from.timestamp_millis(), to.timestamp_millis());
                 let cursor = self
                     .collection
+                    .clone_with_type::<RawDocumentBuf>()
                     .find(overlap(key, from, to, span_seconds))
                     .sort(doc! { fields::START: 1 })
-                    .projection(projection)
                     .await?
                     .map_ok(move |bucket| in_window(bucket, &keys, time, from_ms, to_ms))
                     .boxed();
@@ -86,10 +119,11 @@ impl<M: Measurement> Series<M> {
                     cursor,
                     pending: None,
                     ready: VecDeque::new(),
-                    time,
                 };
                 let inner = stream::try_unfold(state, WindowMerge::next)
-                    .and_then(|d| async move { Ok(bson::deserialize_from_document::<M>(d)?) })
+                    .and_then(
+                        |d| async move { Ok(bson::deserialize_from_slice::<M>(d.as_bytes())?) },
+                    )
                     .boxed();
                 Ok(Measurements { inner })
             }
@@ -102,6 +136,16 @@ impl<M: Measurement> Series<M> {
     /// A bucket that lies wholly inside the range contributes its stored summary and count; only
     /// the buckets across the range's edges are filtered measurement by measurement, and no
     /// bucket is unwound. In native mode the summary is computed from the measurements.
+    ///
+    /// A `slots` series: one `find` of the windows, the summary computed on the client.
+    /// A `rollup` series: one aggregation over the stored sums; its count is the first summarised
+    /// field's count, and [`Summary::first`] and [`Summary::last`] are `None` (no time finer
+    /// than the window is kept).
+    ///
+    /// # Errors
+    /// [`Error::RangeNotAligned`] on a `rollup` series when `from` or `to` is not on a window
+    /// boundary; [`Error::Malformed`] when a stored window of a `slots` series is not a map of
+    /// slots.
     #[tracing::instrument(
         name = "pattern_runtime::bucket.summary",
         level = "debug",
@@ -126,6 +170,16 @@ impl<M: Measurement> Series<M> {
         let spec = M::SERIES;
         let time = spec.time();
         let pipeline = match spec.storage() {
+            Storage::Rollup { span_seconds } => {
+                return self.summary_rollup(key, from, to, span_seconds).await
+            }
+            Storage::Slots { .. } => {
+                let slots = super::keyed::Slots::of(spec).ok_or_else(|| Error::InvalidKey {
+                    key: spec.collection().to_owned(),
+                    reason: "not a slot series",
+                })?;
+                return self.summary_slots(key, from, to, slots).await;
+            }
             Storage::Native { .. } => {
                 let mut filter = key;
                 filter.insert(time, doc! { "$gte": from, "$lt": to });
@@ -200,68 +254,73 @@ impl<M: Measurement> Series<M> {
             Some(Bson::Double(n)) if *n >= 0.0 => *n as u64,
             _ => 0,
         };
-        let mut fields = Document::new();
-        for (i, s) in spec.summaries().iter().enumerate() {
-            let mut one = Document::new();
-            for (op, on) in [("min", s.min), ("max", s.max), ("sum", s.sum)] {
-                if on {
-                    one.insert(
-                        op,
-                        row.get(format!("{op}{i}")).cloned().unwrap_or(Bson::Null),
-                    );
-                }
-            }
-            fields.insert(s.field, one);
-        }
         tracing::debug!(count, "range summarised");
         Ok(Summary {
             count,
             first: row.get_datetime("first").ok().copied(),
             last: row.get_datetime("last").ok().copied(),
-            fields,
+            fields: summary_fields(spec, &row),
         })
     }
 }
 
-/// `[from, to)` overlaps a bucket's window `[start, start + span)`: `start` in `(from - span, to)`,
-/// an index range on `{key, start}`; `first`/`last` then skip buckets with nothing in range.
+/// The declared summaries from an aggregation's row, where `<op><i>` is summary `op` of the
+/// `i`th summarised field: `{ <field>: { min, max, sum } }`, null where the row has none.
+pub(super) fn summary_fields(spec: &super::SeriesSpec, row: &Document) -> Document {
+    let mut fields = Document::new();
+    for (i, s) in spec.summaries().iter().enumerate() {
+        let mut one = Document::new();
+        for (op, on) in [("min", s.min), ("max", s.max), ("sum", s.sum)] {
+            if on {
+                one.insert(
+                    op,
+                    row.get(format!("{op}{i}")).cloned().unwrap_or(Bson::Null),
+                );
+            }
+        }
+        fields.insert(s.field, one);
+    }
+    fields
+}
+
+/// `[from, to)` overlaps a bucket's window `[start, start + span)`: windows are aligned, so
+/// `start` is in `[window_start(from), to)`, an index range on `{key, start}`; `first`/`last`
+/// then skip buckets with nothing in range.
 fn overlap(mut key: Document, from: DateTime, to: DateTime, span_seconds: u64) -> Document {
-    let span_ms = span_millis(span_seconds);
-    let lowest = DateTime::from_millis(from.timestamp_millis().saturating_sub(span_ms));
-    key.insert(fields::START, doc! { "$gt": lowest, "$lt": to });
+    let lowest = DateTime::from_millis(super::window_start(from, span_seconds));
+    key.insert(fields::START, doc! { "$gte": lowest, "$lt": to });
     key.insert(fields::FIRST, doc! { "$lt": to });
     key.insert(fields::LAST, doc! { "$gte": from });
     key
 }
 
+/// One bucket's measurements in the range: the bucket's window start, and each measurement
+/// with its time.
+type InWindow = (Option<i64>, Vec<(i64, RawDocumentBuf)>);
+
 /// Reads the buckets of one window at a time and yields their measurements in time order.
 struct WindowMerge {
-    cursor: BoxStream<'static, mongodb::error::Result<Document>>,
-    pending: Option<Document>,
-    ready: VecDeque<Document>,
-    time: &'static str,
+    cursor: BoxStream<'static, mongodb::error::Result<InWindow>>,
+    pending: Option<InWindow>,
+    ready: VecDeque<RawDocumentBuf>,
 }
 
 impl WindowMerge {
-    async fn next(mut self) -> Result<Option<(Document, Self)>> {
+    async fn next(mut self) -> Result<Option<(RawDocumentBuf, Self)>> {
         loop {
             if let Some(d) = self.ready.pop_front() {
                 return Ok(Some((d, self)));
             }
-            let first = match self.pending.take() {
+            let (start, mut items) = match self.pending.take() {
                 Some(b) => b,
                 None => match self.cursor.try_next().await? {
                     Some(b) => b,
                     None => return Ok(None),
                 },
             };
-            let start = first.get(fields::START).cloned();
-            let mut items = take_items(first);
             loop {
                 match self.cursor.try_next().await? {
-                    Some(b) if b.get(fields::START) == start.as_ref() => {
-                        items.extend(take_items(b));
-                    }
+                    Some((s, more)) if s == start => items.extend(more),
                     Some(b) => {
                         self.pending = Some(b);
                         break;
@@ -269,72 +328,67 @@ impl WindowMerge {
                     None => break,
                 }
             }
-            let time = self.time;
-            items.sort_by_key(|d| {
-                d.get_datetime(time)
-                    .map_or(i64::MIN, |t| t.timestamp_millis())
-            });
-            self.ready = items.into();
+            // Stable: measurements of equal times keep their stored order.
+            items.sort_by_key(|(t, _)| *t);
+            self.ready = items.into_iter().map(|(_, d)| d).collect();
         }
     }
 }
 
-/// A stored bucket as `{start, m}`: its measurements with a time in `[from_ms, to_ms)`, each with
-/// the bucket's key fields (a measurement's own field of the same name wins).
+/// A stored bucket's measurements with a time in `[from_ms, to_ms)`, each with the bucket's key
+/// fields (a measurement's own field of the same name wins), in raw BSON.
 fn in_window(
-    mut bucket: Document,
+    bucket: RawDocumentBuf,
     keys: &[&'static str],
     time: &str,
     from_ms: i64,
     to_ms: i64,
-) -> Document {
-    let key_fields: Vec<(&'static str, Bson)> = keys
+) -> InWindow {
+    let start = bucket
+        .get_datetime(fields::START)
+        .ok()
+        .map(|d| d.timestamp_millis());
+    let key_fields: Vec<(&CStr, RawBsonRef<'_>)> = keys
         .iter()
-        .filter_map(|k| bucket.get(*k).map(|v| (*k, v.clone())))
+        .filter_map(|k| {
+            let name = <&CStr>::try_from(*k).ok()?;
+            bucket.get(k).ok().flatten().map(|v| (name, v))
+        })
         .collect();
-    let items: Vec<Bson> = match bucket.remove(fields::MEASUREMENTS) {
-        Some(Bson::Array(items)) => items
-            .into_iter()
-            .filter_map(|m| {
-                let Bson::Document(mut d) = m else {
-                    return None;
-                };
-                let t = d.get_datetime(time).ok()?.timestamp_millis();
-                if t < from_ms || t >= to_ms {
-                    return None;
-                }
-                for (k, v) in &key_fields {
-                    if !d.contains_key(*k) {
-                        d.insert(*k, v.clone());
-                    }
-                }
-                Some(Bson::Document(d))
-            })
-            .collect(),
-        _ => Vec::new(),
+    let Ok(Some(RawBsonRef::Array(items))) = bucket.get(fields::MEASUREMENTS) else {
+        return (start, Vec::new());
     };
-    doc! {
-        fields::START: bucket.remove(fields::START).unwrap_or(Bson::Null),
-        "m": items,
-    }
-}
-
-fn take_items(mut bucket: Document) -> Vec<Document> {
-    match bucket.remove("m") {
-        Some(Bson::Array(items)) => items
-            .into_iter()
-            .filter_map(|b| match b {
-                Bson::Document(d) => Some(d),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
+    let items = items
+        .into_iter()
+        .filter_map(|m| {
+            let Ok(RawBsonRef::Document(m)) = m else {
+                return None;
+            };
+            let t = m.get_datetime(time).ok()?.timestamp_millis();
+            if t < from_ms || t >= to_ms {
+                return None;
+            }
+            let mut d = m.to_owned();
+            for (k, v) in &key_fields {
+                if !matches!(m.get(k.as_str()), Ok(Some(_))) {
+                    d.append(*k, *v);
+                }
+            }
+            Some((t, d))
+        })
+        .collect();
+    (start, items)
 }
 
 /// A stream of measurements, from [`Series::range`].
 pub struct Measurements<M> {
     inner: BoxStream<'static, Result<M>>,
+}
+
+impl<M> Measurements<M> {
+    pub(super) fn new(inner: BoxStream<'static, Result<M>>) -> Self {
+        Measurements { inner }
+    }
 }
 
 impl<M> Stream for Measurements<M> {
@@ -353,10 +407,10 @@ impl<M> fmt::Debug for Measurements<M> {
 /// The count, time bounds and declared summaries of a range, from [`Series::summary`].
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Summary {
-    count: u64,
-    first: Option<DateTime>,
-    last: Option<DateTime>,
-    fields: Document,
+    pub(super) count: u64,
+    pub(super) first: Option<DateTime>,
+    pub(super) last: Option<DateTime>,
+    pub(super) fields: Document,
 }
 
 impl Summary {

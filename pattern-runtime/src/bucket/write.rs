@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering as AtomicOrdering;
 
 use bson::{doc, Bson, DateTime, Document};
 use futures_util::stream::{self, StreamExt};
-use mongodb::error::ErrorKind;
+use mongodb::error::{ErrorKind, PartialBulkWriteResult};
 use mongodb::options::{UpdateModifications, UpdateOneModel, WriteModel};
 
 use super::{check_key_value, fields, span_millis, Measurement, Series, SeriesSpec, Storage};
@@ -52,6 +52,17 @@ impl<M: Measurement> Series<M> {
                 self.ensure_native().await?;
                 self.collection.insert_one(prepared.document).await?;
                 tracing::debug!(inserted = 1, "measurement inserted");
+            }
+            Storage::Rollup { span_seconds } | Storage::Slots { span_seconds, .. } => {
+                let group = Group::new(prepared, span_seconds);
+                let (filter, update) =
+                    super::keyed::statement(M::SERIES, &group.key, group.window, &group.items)?;
+                let new = self.upsert(filter, update).await?;
+                tracing::debug!(
+                    window = %DateTime::from_millis(group.window),
+                    new_window = new,
+                    "measurement written to its window"
+                );
             }
             Storage::Buckets {
                 max_count,
@@ -136,14 +147,42 @@ impl<M: Measurement> Series<M> {
             Storage::Buckets {
                 max_count,
                 span_seconds,
-            } => self.insert_buckets(prepared, max_count, span_seconds).await,
+            } => {
+                self.insert_buckets(prepared, Some(max_count), span_seconds)
+                    .await
+            }
+            Storage::Rollup { span_seconds } | Storage::Slots { span_seconds, .. } => {
+                self.insert_buckets(prepared, None, span_seconds).await
+            }
         }
     }
 
+    /// One upsert; a duplicate key (two writers opening the same window of a `rollup` or `slots`
+    /// series at once, through its unique index) is sent once more, and then matches.
+    async fn upsert(&self, filter: Document, update: Document) -> Result<bool> {
+        let once = |filter: Document, update: Document| async move {
+            self.collection
+                .update_one(filter, update)
+                .upsert(true)
+                .await
+                .map(|r| r.upserted_id.is_some())
+                .map_err(Error::from)
+        };
+        match once(filter.clone(), update.clone()).await {
+            Err(e) if e.is_duplicate_key() => {
+                tracing::debug!("another writer opened the window meanwhile: sent again");
+                once(filter, update).await
+            }
+            other => other,
+        }
+    }
+
+    /// Array buckets (`max_count` given: chunks of at most that many) or keyed windows (`None`:
+    /// one statement per key and window).
     async fn insert_buckets(
         &self,
         prepared: Vec<Prepared>,
-        max_count: u32,
+        max_count: Option<u32>,
         span_seconds: u64,
     ) -> Result<BatchReport> {
         // Group by (key, window), in order of first appearance.
@@ -160,9 +199,15 @@ impl<M: Measurement> Series<M> {
                 }
             }
         }
-        let chunk = max_count as usize;
         let mut statements: Vec<(Document, Document, usize)> = Vec::new();
         for group in &groups {
+            let Some(max_count) = max_count else {
+                let (filter, update) =
+                    super::keyed::statement(M::SERIES, &group.key, group.window, &group.items)?;
+                statements.push((filter, update, group.items.len()));
+                continue;
+            };
+            let chunk = max_count as usize;
             for range in (0..group.items.len()).step_by(chunk.max(1)) {
                 let end = (range + chunk).min(group.items.len());
                 let (filter, update) =
@@ -207,29 +252,69 @@ impl<M: Measurement> Series<M> {
                     self.bulk_write.store(false, AtomicOrdering::Relaxed);
                 }
                 Err(e) => {
-                    let failed: usize = match e.kind.as_ref() {
+                    // Duplicate keys (a window opened by another writer meanwhile) are sent
+                    // again, one by one; any other failure is reported.
+                    let (mut retry, mut failed, mut other) = (Vec::new(), 0, false);
+                    match e.kind.as_ref() {
                         ErrorKind::BulkWrite(b) => {
-                            b.write_errors.keys().map(|i| statements[*i].2).sum()
+                            for (i, w) in &b.write_errors {
+                                if w.code == crate::error::DUPLICATE_KEY && max_count.is_none() {
+                                    retry.push(*i);
+                                } else {
+                                    failed += statements[*i].2;
+                                    other = true;
+                                }
+                            }
+                            other |=
+                                !b.write_concern_errors.is_empty() || b.write_errors.is_empty();
                         }
-                        _ => total,
+                        _ => {
+                            failed = total;
+                            other = true;
+                        }
+                    }
+                    if other {
+                        return Err(incomplete(total, failed, Error::from(e)));
+                    }
+                    let upserted = e.kind.as_ref();
+                    let mut new_buckets = match upserted {
+                        ErrorKind::BulkWrite(b) => match &b.partial_result {
+                            Some(PartialBulkWriteResult::Summary(r)) => {
+                                usize::try_from(r.upserted_count).unwrap_or(0)
+                            }
+                            Some(PartialBulkWriteResult::Verbose(r)) => {
+                                usize::try_from(r.summary.upserted_count).unwrap_or(0)
+                            }
+                            _ => 0,
+                        },
+                        _ => 0,
                     };
-                    return Err(incomplete(total, failed, Error::from(e)));
+                    tracing::debug!(
+                        statements = retry.len(),
+                        "windows opened by another writer meanwhile: sent again"
+                    );
+                    for i in retry {
+                        let (filter, update, _) = &statements[i];
+                        new_buckets += usize::from(
+                            self.upsert(filter.clone(), update.clone())
+                                .await
+                                .map_err(|e| incomplete(total, statements[i].2, e))?,
+                        );
+                    }
+                    let report = BatchReport {
+                        measurements: total,
+                        writes,
+                        new_buckets,
+                    };
+                    batch_written(&report, "bulkWrite");
+                    return Ok(report);
                 }
             }
         }
 
         // One update per statement, a few at a time, every one attempted.
         let results: Vec<(usize, Result<bool>)> = stream::iter(statements)
-            .map(|(filter, update, n)| async move {
-                let result = self
-                    .collection
-                    .update_one(filter, update)
-                    .upsert(true)
-                    .await
-                    .map(|r| r.upserted_id.is_some())
-                    .map_err(Error::from);
-                (n, result)
-            })
+            .map(|(filter, update, n)| async move { (n, self.upsert(filter, update).await) })
             .buffer_unordered(8)
             .collect()
             .await;
@@ -273,10 +358,11 @@ fn batch_written(report: &BatchReport, command: &'static str) {
 
 /// The storage, for a span's field.
 fn storage_name(spec: &SeriesSpec) -> &'static str {
-    if spec.is_native() {
-        "native"
-    } else {
-        "buckets"
+    match spec.storage() {
+        Storage::Native { .. } => "native",
+        Storage::Rollup { .. } => "rollup",
+        Storage::Slots { .. } => "slots",
+        Storage::Buckets { .. } => "buckets",
     }
 }
 
@@ -378,11 +464,7 @@ impl Group {
         let mut min = doc! { fields::FIRST: first };
         let mut max = doc! { fields::LAST: last };
         for s in spec.summaries() {
-            let values: Vec<&Bson> = items
-                .iter()
-                .filter_map(|i| i.0.get(s.field))
-                .filter(|v| number(v).is_some())
-                .collect();
+            let values = numbers(items, s.field);
             if values.is_empty() {
                 continue;
             }
@@ -413,12 +495,21 @@ impl Group {
     }
 }
 
+/// The numeric values of `field` among a group's measurements.
+pub(super) fn numbers<'a>(items: &'a [(Document, DateTime)], field: &str) -> Vec<&'a Bson> {
+    items
+        .iter()
+        .filter_map(|i| i.0.get(field))
+        .filter(|v| number(v).is_some())
+        .collect()
+}
+
 /// An Int32 when it fits (what the shell sends), else an Int64.
-fn small_int(n: i64) -> Bson {
+pub(super) fn small_int(n: i64) -> Bson {
     i32::try_from(n).map_or(Bson::Int64(n), Bson::Int32)
 }
 
-fn number(v: &Bson) -> Option<f64> {
+pub(super) fn number(v: &Bson) -> Option<f64> {
     match v {
         Bson::Int32(n) => Some(f64::from(*n)),
         Bson::Int64(n) => Some(*n as f64),
@@ -427,7 +518,7 @@ fn number(v: &Bson) -> Option<f64> {
     }
 }
 
-fn extreme<'a>(values: &[&'a Bson], want: Ordering) -> Option<&'a Bson> {
+pub(super) fn extreme<'a>(values: &[&'a Bson], want: Ordering) -> Option<&'a Bson> {
     values
         .iter()
         .copied()
@@ -439,7 +530,7 @@ fn extreme<'a>(values: &[&'a Bson], want: Ordering) -> Option<&'a Bson> {
 
 /// The sum of a chunk's values: exact in integers (as the server's `$inc` would be), a double as
 /// soon as one value is.
-fn sum(values: &[&Bson]) -> Bson {
+pub(super) fn sum(values: &[&Bson]) -> Bson {
     if let [one] = values {
         return (*one).clone();
     }
@@ -453,7 +544,10 @@ fn sum(values: &[&Bson]) -> Bson {
         }
         float += number(v).unwrap_or(0.0);
     }
+    // As the server's `$inc` keeps it: an Int32 while every value is one and the sum fits.
+    let all_int32 = values.iter().all(|v| matches!(v, Bson::Int32(_)));
     match int {
+        Some(s) if all_int32 => small_int(s),
         Some(s) => Bson::Int64(s),
         None => Bson::Double(float),
     }
@@ -481,6 +575,8 @@ mod tests {
         let c = Bson::Double(0.5);
         assert_eq!(sum(&[&b, &c]), Bson::Double(1.5));
         assert_eq!(sum(&[&b]), Bson::Int32(1));
+        assert_eq!(sum(&[&b, &b]), Bson::Int32(2));
+        assert_eq!(sum(&[&b, &Bson::Int64(1)]), Bson::Int64(2));
     }
 
     #[test]
