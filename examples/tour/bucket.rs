@@ -2,7 +2,9 @@
 //!
 //! The seeds' IoT readings (001, 5.2): one document per device and hour instead of one per
 //! reading, a compound `{deviceId, start}` index, a 30-day TTL; then the same readings in a
-//! native time-series collection (000, 分桶模式).
+//! native time-series collection (000, 分桶模式); then the highway's layouts side by side (004,
+//! 物联网时序数据库建模): a per-minute rollup, the seconds of a minute as keys, the seconds of an
+//! hour as keys, and an hour nested as 60 minutes of 60 seconds.
 
 use bson::{doc, DateTime, Document};
 use futures_util::TryStreamExt;
@@ -40,6 +42,67 @@ pub struct NativeReading {
     pub timestamp: DateTime,
     pub value: f64,
     pub unit: String,
+}
+
+/// One speed event of a road segment, declared once per highway layout.
+macro_rules! speed_event {
+    ($(#[$doc:meta])* $name:ident, $($layout:tt)*) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Serialize, Deserialize, Measurement)]
+        #[serde(rename_all = "camelCase")]
+        #[bucket(group = "bucket", key = seg_id, time = ts, $($layout)*)]
+        pub struct $name {
+            pub seg_id: String,
+            pub ts: DateTime,
+            pub speed: i32,
+        }
+    };
+}
+
+speed_event!(
+    /// (b) One document per minute with only `speed_num` and `speed_sum`.
+    SpeedMinuteSums, rollup, collection = "speed_minute_sums", span = "1m", summary(speed(sum))
+);
+speed_event!(
+    /// (c) One document per minute, the seconds as keys.
+    SpeedMinuteSlots, slots = "1s", collection = "speed_minute_slots", span = "1m", summary(speed(sum))
+);
+speed_event!(
+    /// (d) One document per hour, 3 600 seconds as keys.
+    SpeedHourSlots, slots = "1s", collection = "speed_hour_slots", span = "1h", summary(speed(sum))
+);
+speed_event!(
+    /// (e) One document per hour, 60 minutes of 60 seconds.
+    SpeedHourNested, slots = "1s", nest = "1m", collection = "speed_hour_nested", span = "1h", summary(speed(sum))
+);
+
+/// A stored document with every map of more than 4 entries shortened to its first two and last
+/// one (slot maps in slot order: the server stores the keys a `$set` creates in string order,
+/// "0", "1", "10", ..), for printing.
+fn shortened(doc: &Document) -> String {
+    fn short(value: &bson::Bson) -> String {
+        match value {
+            bson::Bson::Document(d) if d.len() > 4 => {
+                let mut entries: Vec<(&String, &bson::Bson)> = d.iter().collect();
+                entries.sort_by_key(|(k, _)| k.parse::<u64>().unwrap_or(u64::MAX));
+                let show = |(k, v): &(&String, &bson::Bson)| format!("{k}: {}", short(v));
+                let mut parts: Vec<String> = entries.iter().take(2).map(show).collect();
+                parts.push(format!("… {} more …", d.len() - 3));
+                parts.extend(entries.last().map(show));
+                format!("{{ {} }}", parts.join(", "))
+            }
+            bson::Bson::Document(d) => {
+                let parts: Vec<String> = d
+                    .iter()
+                    .map(|(k, v)| format!("{k}: {}", short(v)))
+                    .collect();
+                format!("{{ {} }}", parts.join(", "))
+            }
+            bson::Bson::DateTime(t) => t.try_to_rfc3339_string().unwrap_or_default(),
+            other => other.to_string(),
+        }
+    }
+    short(&bson::Bson::Document(doc.clone()))
 }
 
 fn value(device: usize, second: i64) -> f64 {
@@ -166,6 +229,8 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         summary.max(NativeReading::FIELDS.value)?
     );
 
+    highway(&db, hour).await?;
+
     // A normal collection where a native one is declared is an error, never a silent fallback.
     let other = client.database("tour_bucket_conflict");
     other.drop().await?;
@@ -178,5 +243,105 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         Ok(()) => println!("unexpected: the reading was written into a normal collection"),
     }
     other.drop().await?;
+    Ok(())
+}
+
+/// The highway's layouts side by side: one hour of one speed event per second on `I80_mile23`.
+async fn highway(db: &mongodb::Database, hour: i64) -> Result<(), Box<dyn std::error::Error>> {
+    println!("\nThe highway (seed 004): one hour of speeds, one event per second, in four layouts");
+    let events: Vec<(i64, i32)> = (0..3600)
+        .map(|i| (hour + i * 1000, 40 + ((i * 37) % 31) as i32))
+        .collect();
+    let (from, to) = (
+        DateTime::from_millis(hour),
+        DateTime::from_millis(hour + HOUR),
+    );
+    macro_rules! layout {
+        ($label:literal, $ty:ident, $collection:literal) => {{
+            let series = $ty::series(db);
+            let all: Vec<$ty> = events
+                .iter()
+                .map(|&(ms, speed)| $ty { seg_id: "I80_mile23".into(), ts: DateTime::from_millis(ms), speed })
+                .collect();
+            let report = series.insert_many(&all).await?;
+            let stored = db.collection::<Document>($collection);
+            let documents = stored.count_documents(doc! {}).await?;
+            let sample = stored
+                .find_one(doc! { "ts": { "$lte": DateTime::from_millis(hour + 7 * 60_000) } })
+                .sort(doc! { "ts": -1 })
+                .projection(doc! { "_id": 0 })
+                .await?
+                .ok_or("a stored window")?;
+            let summary = series.summary("I80_mile23", from, to).await?;
+            println!(
+                "  {}: {} events in {} upserts, {documents} documents; the one holding minute 7:\n    {}\n    summary of the hour: count {}, sum {:?}",
+                $label,
+                report.measurements,
+                report.writes,
+                shortened(&sample),
+                summary.count(),
+                summary.sum($ty::FIELDS.speed)?,
+            );
+            series
+        }};
+    }
+    layout!(
+        "(b) rollup per minute",
+        SpeedMinuteSums,
+        "speed_minute_sums"
+    );
+    layout!(
+        "(c) a minute of seconds",
+        SpeedMinuteSlots,
+        "speed_minute_slots"
+    );
+    layout!("(d) an hour of seconds", SpeedHourSlots, "speed_hour_slots");
+    let nested = layout!(
+        "(e) an hour of 60 x 60",
+        SpeedHourNested,
+        "speed_hour_nested"
+    );
+
+    // The slot layouts keep the events: an hour read gives them back, with their times.
+    let back: Vec<SpeedHourNested> = nested
+        .range("I80_mile23", from, to)
+        .await?
+        .try_collect()
+        .await?;
+    println!(
+        "  range over (e): {} events, the last at {} with speed {}",
+        back.len(),
+        back.last().ok_or("events")?.ts.try_to_rfc3339_string()?,
+        back.last().ok_or("events")?.speed
+    );
+    // Sending an event again overwrites its slot; a time between slots is refused.
+    let again = SpeedHourNested {
+        seg_id: "I80_mile23".into(),
+        ts: DateTime::from_millis(hour + 3_599_000),
+        speed: 99,
+    };
+    nested.insert(&again).await?;
+    let summary = nested.summary("I80_mile23", from, to).await?;
+    println!(
+        "  the last second sent again with speed 99: still {} events, sum {:?}",
+        summary.count(),
+        summary.sum(SpeedHourNested::FIELDS.speed)?
+    );
+    let between = SpeedHourNested {
+        ts: DateTime::from_millis(hour + 1_500),
+        ..again
+    };
+    match nested.insert(&between).await {
+        Err(e) => println!("  an event at +1.5 s: {e}"),
+        Ok(()) => println!("  unexpected: an event between two slots was written"),
+    }
+    // A rollup keeps no events (`range` on it does not compile) and answers whole minutes only.
+    match SpeedMinuteSums::series(db)
+        .summary("I80_mile23", DateTime::from_millis(hour + 30_000), to)
+        .await
+    {
+        Err(e) => println!("  the rollup asked from +30 s: {e}"),
+        Ok(_) => println!("  unexpected: the rollup answered a range inside a minute"),
+    }
     Ok(())
 }
