@@ -1086,6 +1086,35 @@ async fn every_layout_reads_back_and_summarises_the_same_events() {
             }
         }
     }
+    // Everything, from the earliest time to the latest a date can hold.
+    for seg in ["I80_mile20", "I80_mile21"] {
+        let n = events.iter().filter(|e| e.0 == seg).count();
+        let (from, to) = (DateTime::MIN, DateTime::MAX);
+        macro_rules! all {
+            ($ty:ident) => {{
+                let got: Vec<$ty> = $ty::series(&db)
+                    .range(seg, from, to)
+                    .await
+                    .unwrap()
+                    .try_collect()
+                    .await
+                    .unwrap();
+                assert_eq!(got.len(), n, "{} over everything", stringify!($ty));
+                assert_eq!(
+                    $ty::series(&db)
+                        .summary(seg, from, to)
+                        .await
+                        .unwrap()
+                        .count(),
+                    n as u64
+                );
+            }};
+        }
+        all!(SpeedMinuteSlots);
+        all!(SpeedHourNested);
+        all!(SpeedBuckets);
+        all!(SpeedNative);
+    }
     // The rollup's documents: one per segment and minute, 120 each.
     let minutes = db
         .collection::<Document>("speed_minute_rollup")
@@ -1223,4 +1252,85 @@ async fn concurrent_writers_on_the_same_windows_lose_nothing() {
             .unwrap();
         assert_eq!(n, 2, "{c}: one document per minute");
     }
+}
+
+/// A rollup of two fields, one of them often absent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Measurement)]
+#[serde(rename_all = "camelCase")]
+#[bucket(rollup, collection = "sparse_rollup", key = seg_id, time = ts, span = "1m", summary(temp(sum), speed(sum)))]
+struct SparseRollup {
+    seg_id: String,
+    ts: DateTime,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    temp: Option<f64>,
+    speed: i32,
+}
+
+/// Slots of a value that may be absent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Measurement)]
+#[serde(rename_all = "camelCase")]
+#[bucket(slots = "1s", collection = "sparse_slots", key = seg_id, time = ts, span = "1m")]
+struct SparseSlots {
+    seg_id: String,
+    ts: DateTime,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    temp: Option<f64>,
+}
+
+#[tokio::test]
+async fn absent_values_neither_hide_other_sums_nor_vanish() {
+    let db = test_db("bucket_sparse").await;
+    pattern_runtime::sync_indexes(&db).await.unwrap();
+    let at = |s: i64| DateTime::from_millis(SEED_HOUR + s * 1000);
+    // `temp` is never measured: the rollup still counts and sums the speeds.
+    let rollup = SparseRollup::series(&db);
+    let events: Vec<SparseRollup> = (0..10)
+        .map(|s| SparseRollup {
+            seg_id: SEG.into(),
+            ts: at(s),
+            temp: None,
+            speed: 50 + s as i32,
+        })
+        .collect();
+    rollup.insert_many(&events).await.unwrap();
+    let summary = rollup.summary(SEG, at(0), at(60)).await.unwrap();
+    assert_eq!(summary.count(), 10);
+    assert_eq!(summary.sum(SparseRollup::FIELDS.speed).unwrap(), Some(545));
+    assert_eq!(summary.sum(SparseRollup::FIELDS.temp).unwrap(), None);
+
+    // A slot measurement with no value would leave no trace: refused, nothing written.
+    let slots = SparseSlots::series(&db);
+    slots
+        .insert(&SparseSlots {
+            seg_id: SEG.into(),
+            ts: at(1),
+            temp: Some(1.5),
+        })
+        .await
+        .unwrap();
+    let empty = SparseSlots {
+        seg_id: SEG.into(),
+        ts: at(2),
+        temp: None,
+    };
+    let refused = slots.insert(&empty).await;
+    assert!(
+        matches!(refused, Err(Error::InvalidValue { .. })),
+        "{refused:?}"
+    );
+    let back: Vec<SparseSlots> = slots
+        .range(SEG, at(0), at(60))
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(
+        back,
+        vec![SparseSlots {
+            seg_id: SEG.into(),
+            ts: at(1),
+            temp: Some(1.5)
+        }]
+    );
 }

@@ -403,6 +403,26 @@ fn collect(input: &DeriveInput, model: &mut Model<'_>, errors: &mut Errors) -> O
                  slots: this measurement has none (add the measured value, e.g. `speed: i32`)",
             );
         }
+        // A window must stay far below MongoDB's 16 MiB: about 16 bytes per slot and field (a
+        // key of up to 6 digits, a type byte, an 8-byte number), half the limit at most.
+        if let (Layout::Slots { slot, .. }, Some((span, _))) = (layout, raw.span) {
+            let per_window = span / slot.max(1);
+            let bytes = per_window
+                .saturating_mul(values.len() as u64)
+                .saturating_mul(16);
+            if bytes > 8 << 20 {
+                errors.at(
+                    raw.slots.map_or_else(Span::call_site, |s| s.1),
+                    format!(
+                        "a window of {per_window} slots × {} field(s) is about {} MiB of numbers \
+                         alone, over half of MongoDB's 16 MiB document limit: shorten `span` or \
+                         widen `slots`",
+                        values.len(),
+                        bytes >> 20
+                    ),
+                );
+            }
+        }
         for f in values {
             if f.bson_name.contains('.') || f.bson_name.starts_with('$') || f.bson_name == "_id" {
                 errors.at(
@@ -413,6 +433,34 @@ fn collect(input: &DeriveInput, model: &mut Model<'_>, errors: &mut Errors) -> O
                         f.bson_name
                     ),
                 );
+            }
+        }
+    }
+    if keyed {
+        // The key and time fields sit beside the stored values: no name may be taken twice.
+        let mut taken: Vec<String> = vec!["_id".to_owned()];
+        if rollup {
+            for (ident, _) in &summaries {
+                if let Some(f) = model.field(&ast::unraw(ident)) {
+                    for op in ["num", "sum", "min", "max"] {
+                        taken.push(format!("{}_{op}", f.bson_name));
+                    }
+                }
+            }
+        }
+        for ident in raw.keys.iter().chain(raw.time.as_ref()) {
+            if let Some(f) = model.field(&ast::unraw(ident)) {
+                if taken.contains(&f.bson_name) {
+                    errors.spanned(
+                        ident,
+                        format!(
+                            "`{}` is stored as `{}`, a name the window's document uses (`_id`, or \
+                             a rollup's `<field>_num`, `_sum`, `_min`, `_max`): rename it with \
+                             `#[serde(rename = \"...\")]`",
+                            f.rust_name, f.bson_name
+                        ),
+                    );
+                }
             }
         }
     }

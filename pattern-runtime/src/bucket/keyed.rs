@@ -48,7 +48,8 @@ impl Slots {
         if offset % self.slot != 0 {
             return Err(format!(
                 "{time} is not on a slot of {} s: a slot series keeps one value per slot; round \
-                 the time down to the slot (`pattern_runtime::bucket::window_start(time, {})`)",
+                 the time down to a whole slot (`DateTime::from_millis(pattern_runtime::bucket::\
+                 window_start(time, {}))`)",
                 self.slot / 1000,
                 self.slot / 1000
             ));
@@ -80,6 +81,14 @@ pub(super) fn statement(
             // The last measurement of a slot wins, as it would over two writes.
             let mut by_slot: BTreeMap<i64, &Document> = BTreeMap::new();
             for (element, time) in items {
+                if !spec.values().iter().any(|f| element.contains_key(*f)) {
+                    return Err(Error::InvalidValue {
+                        field: spec.values().join(", "),
+                        reason: "a slot series stores a measurement as its values, and this one \
+                                 has none (every field skipped as `None`): it would not be stored"
+                            .to_owned(),
+                    });
+                }
                 let slot = slots
                     .slot(window, *time)
                     .map_err(|reason| Error::InvalidValue {
@@ -165,7 +174,11 @@ fn extreme<'a>(values: &[&'a Bson], want: std::cmp::Ordering) -> Option<&'a Bson
 /// The filter of the windows overlapping `[from, to)`: windows are aligned, so their start is in
 /// `[window_start(from), to)`, a range of the unique `{key.., time}` index.
 fn overlap(mut key: Document, time: &str, from: DateTime, to: DateTime, span: i64) -> Document {
-    let lowest = from.timestamp_millis().div_euclid(span) * span;
+    let lowest = from
+        .timestamp_millis()
+        .div_euclid(span)
+        .checked_mul(span)
+        .unwrap_or(i64::MIN);
     key.insert(
         time,
         doc! { "$gte": DateTime::from_millis(lowest), "$lt": to },
@@ -326,8 +339,20 @@ impl<M: Measurement> Series<M> {
         let pipeline = vec![doc! { "$match": filter }, doc! { "$group": group }];
         let mut cursor = self.collection.aggregate(pipeline).await?;
         let row = cursor.try_next().await?.unwrap_or_default();
-        // The count of the first summarised field (the derive requires one).
-        let count = row.get("num0").and_then(number).map_or(0, |n| n as u64);
+        // The count: the largest of the fields' counts (a field that is `None` in every
+        // measurement counts none). A field with no value has no sum either.
+        let mut row = row;
+        let mut count = 0u64;
+        for (i, s) in spec.summaries().iter().enumerate() {
+            let n = row
+                .get(format!("num{i}"))
+                .and_then(number)
+                .map_or(0, |n| n as u64);
+            count = count.max(n);
+            if n == 0 && s.sum {
+                row.insert(format!("sum{i}"), Bson::Null);
+            }
+        }
         tracing::debug!(count, "rollup windows summarised");
         Ok(super::Summary {
             count,
@@ -374,17 +399,24 @@ fn cells<'a>(
         for entry in map.iter() {
             let (k, v) = entry.map_err(|e| format!("`{field}` of the window {}: {e}", at()))?;
             let outer = number(k.as_str())?;
+            // A slot past the window (a corrupt key) is `Malformed`, never an overflow.
+            let time_of = |slot: Option<i64>| {
+                slot.filter(|s| (0..slots.span / slots.slot).contains(s))
+                    .and_then(|s| start.checked_add(s * slots.slot))
+                    .ok_or_else(|| format!("`{field}.{k}` of the window {}: no such slot", at()))
+            };
             match (slots.per_nest, v) {
-                (None, v) => cells.push((start + outer * slots.slot, i, v)),
+                (None, v) => cells.push((time_of(Some(outer))?, i, v)),
                 (Some(per), RawBsonRef::Document(inner)) => {
                     for entry in inner.iter() {
                         let (j, v) =
                             entry.map_err(|e| format!("`{field}` of the window {}: {e}", at()))?;
-                        cells.push((
-                            start + (outer * per + number(j.as_str())?) * slots.slot,
-                            i,
-                            v,
-                        ));
+                        let inner_slot = number(j.as_str())?;
+                        let slot = (0..per)
+                            .contains(&inner_slot)
+                            .then(|| outer.checked_mul(per)?.checked_add(inner_slot))
+                            .flatten();
+                        cells.push((time_of(slot)?, i, v));
                     }
                 }
                 (Some(_), _) => {

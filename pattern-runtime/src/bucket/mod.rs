@@ -50,9 +50,9 @@
 //! | `key = device_id` or `key(site, device_id)` | the field(s) measurements are grouped by (bucket mode: copied into each bucket; native: the `metaField`, one field) | required |
 //! | `time = timestamp` | the measurement's time, a `bson::DateTime` | required |
 //! | `max_count = 200` | the most measurements in one bucket (bucket mode) | required in bucket mode; refused with `native`, `rollup` and `slots` |
-//! | `span = "1h"` | the window of one bucket, aligned on the Unix epoch (`s`, `m`, `h`, `d`, `w`); with `native`, `bucketMaxSpanSeconds` | required in bucket mode |
-//! | `summary(value(min, max, sum), ..)` | per-bucket summaries of numeric fields, kept by `$min`, `$max`, `$inc` in the same update | none (the count is always kept) |
-//! | `expire_after = "30d"` | bucket mode: a TTL on `end`; native: `expireAfterSeconds` | never |
+//! | `span = "1h"` | the window of one bucket, aligned on the Unix epoch (`s`, `m`, `h`, `d`, `w`); with `native`, `bucketMaxSpanSeconds` | required, but with `native` |
+//! | `summary(value(min, max, sum), ..)` | summaries of numeric fields: array buckets and `rollup` keep them per window with `$min`, `$max`, `$inc` in the same update; `slots` and `native` compute them when read | none (the count is always kept); at least one with `rollup` |
+//! | `expire_after = "30d"` | bucket mode: a TTL on `end`; `rollup` and `slots`: a TTL of `expire_after + span` on the window's start; native: `expireAfterSeconds` | never |
 //! | `native` | a native time-series collection instead of bucket documents | off |
 //! | `rollup` | one document per key and window holding only counts and the declared summaries ([below](#rollups-and-slots)) | off |
 //! | `slots = "1s"` | one document per key and window, each value stored at the slot of its time ([below](#rollups-and-slots)) | off |
@@ -128,9 +128,17 @@
 //!   Nesting (`nest = "1m"`) is the seed's answer to a flat map's cost: a field of a 3 600-key
 //!   document is found by walking up to 3 599 keys; nested 60 by 60, by walking at most 59 + 59.
 //!
-//! Concurrent writers opening the same window meet at the unique index: the server lets one
-//! insert it, and an upsert that loses with a duplicate key is sent once more (MongoDB itself
-//! retries such upserts since 4.2).
+//! Concurrent writers opening the same window meet at the unique index, so **both layouts need
+//! [`sync_indexes`](crate::sync_indexes)** (or [`sync_group`](crate::sync_group)) before they
+//! are written: without the index two writers can open two documents for one window, and a slot
+//! sent again would then update one of them. The server lets one upsert insert the window; an
+//! upsert that loses with a duplicate key is sent again (once, or twice from a `bulkWrite`), and
+//! then matches. MongoDB itself retries such upserts since 4.2.
+//!
+//! A `slots` window holds `span / slots` keys per field: the derive refuses a layout whose
+//! numbers alone would pass half of the 16 MiB document limit (`span = "1w", slots = "1s"`), and
+//! a measurement whose every value is absent (all `None`, skipped) is [`Error::InvalidValue`]:
+//! it would leave no trace in its window.
 //!
 //! # Native time-series collections
 //!

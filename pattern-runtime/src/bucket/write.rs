@@ -32,7 +32,9 @@ impl<M: Measurement> Series<M> {
     /// # Errors
     /// [`Error::DocumentTooLarge`] before anything is written when the measurement is over
     /// 16 MiB (or when the bucket would be: the server refuses the update); [`Error::InvalidKey`]
-    /// when a key value is a document with a `$` or `.` in a field name; the driver's errors.
+    /// when a key value is a document with a `$` or `.` in a field name; with `slots`,
+    /// [`Error::InvalidValue`] when the time is not on a slot or the measurement has no value;
+    /// the driver's errors.
     #[tracing::instrument(
         name = "pattern_runtime::bucket.insert",
         skip_all,
@@ -254,7 +256,7 @@ impl<M: Measurement> Series<M> {
                 Err(e) => {
                     // Duplicate keys (a window opened by another writer meanwhile) are sent
                     // again, one by one; any other failure is reported.
-                    let (mut retry, mut failed, mut other) = (Vec::new(), 0, false);
+                    let (mut retry, mut failed, mut other) = (Vec::new(), 0usize, false);
                     match e.kind.as_ref() {
                         ErrorKind::BulkWrite(b) => {
                             for (i, w) in &b.write_errors {
@@ -274,6 +276,8 @@ impl<M: Measurement> Series<M> {
                         }
                     }
                     if other {
+                        // Nothing is sent again: the duplicates count as not written too.
+                        failed += retry.iter().map(|i| statements[*i].2).sum::<usize>();
                         return Err(incomplete(total, failed, Error::from(e)));
                     }
                     let upserted = e.kind.as_ref();
@@ -293,21 +297,28 @@ impl<M: Measurement> Series<M> {
                         statements = retry.len(),
                         "windows opened by another writer meanwhile: sent again"
                     );
+                    // Every one is attempted; what fails is counted, as below.
+                    let mut first_error = None;
                     for i in retry {
-                        let (filter, update, _) = &statements[i];
-                        new_buckets += usize::from(
-                            self.upsert(filter.clone(), update.clone())
-                                .await
-                                .map_err(|e| incomplete(total, statements[i].2, e))?,
-                        );
+                        let (filter, update, n) = &statements[i];
+                        match self.upsert(filter.clone(), update.clone()).await {
+                            Ok(new) => new_buckets += usize::from(new),
+                            Err(e) => {
+                                failed += n;
+                                first_error.get_or_insert(e);
+                            }
+                        }
                     }
                     let report = BatchReport {
-                        measurements: total,
+                        measurements: total - failed,
                         writes,
                         new_buckets,
                     };
                     batch_written(&report, "bulkWrite");
-                    return Ok(report);
+                    return match first_error {
+                        None => Ok(report),
+                        Some(e) => Err(incomplete(total, failed, e)),
+                    };
                 }
             }
         }
@@ -417,7 +428,11 @@ fn key_bytes(key: &Document) -> Result<Vec<u8>> {
 /// (times before 1970 included).
 pub fn window_start(time: DateTime, span_seconds: u64) -> i64 {
     let span = span_millis(span_seconds);
-    time.timestamp_millis().div_euclid(span) * span
+    // Near `DateTime::MIN` the window's start is below it: the earliest time stands for it.
+    time.timestamp_millis()
+        .div_euclid(span)
+        .checked_mul(span)
+        .unwrap_or(i64::MIN)
 }
 
 /// The measurements of one (key, window), to be written together.
@@ -566,6 +581,11 @@ mod tests {
             3_600_000
         );
         assert_eq!(window_start(DateTime::from_millis(-1), hour), -3_600_000);
+        assert_eq!(window_start(DateTime::MIN, hour), i64::MIN);
+        assert_eq!(
+            window_start(DateTime::MAX, hour),
+            i64::MAX.div_euclid(3_600_000) * 3_600_000
+        );
     }
 
     #[test]

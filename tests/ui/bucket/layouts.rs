@@ -62,4 +62,22 @@ struct Dotted {
     speed: i32,
 }
 
+// A key stored under a name the window uses, and a week of seconds in one document.
+#[derive(Serialize, Deserialize, Measurement)]
+#[bucket(key = seg_id, time = ts, span = "1m", rollup, summary(speed(sum)))]
+struct KeyClash {
+    #[serde(rename = "speed_num")]
+    seg_id: String,
+    ts: bson::DateTime,
+    speed: i32,
+}
+
+#[derive(Serialize, Deserialize, Measurement)]
+#[bucket(key = seg_id, time = ts, span = "1w", slots = "1s")]
+struct Week {
+    seg_id: String,
+    ts: bson::DateTime,
+    speed: f64,
+}
+
 fn main() {}
