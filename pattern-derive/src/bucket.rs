@@ -387,15 +387,7 @@ fn collect(input: &DeriveInput, model: &mut Model<'_>, errors: &mut Errors) -> O
         Layout::Array
     };
     if let Layout::Slots { .. } = layout {
-        let values: Vec<&Field<'_>> = model
-            .fields
-            .iter()
-            .filter(|f| f.serialized)
-            .filter(|f| {
-                !raw.keys.iter().any(|k| ast::unraw(k) == f.rust_name)
-                    && raw.time.as_ref().map(ast::unraw).as_ref() != Some(&f.rust_name)
-            })
-            .collect();
+        let values = value_fields(model, &raw.keys, raw.time.as_ref());
         if values.is_empty() {
             errors.at(
                 raw.slots.map_or_else(Span::call_site, |s| s.1),
@@ -480,6 +472,24 @@ fn collect(input: &DeriveInput, model: &mut Model<'_>, errors: &mut Errors) -> O
         summaries,
         expire_after: raw.expire_after,
     })
+}
+
+/// The stored fields that are neither a key nor the time: a `slots` series' maps of slots.
+fn value_fields<'m>(
+    model: &'m Model<'_>,
+    keys: &[Ident],
+    time: Option<&Ident>,
+) -> Vec<&'m Field<'m>> {
+    let time = time.map(ast::unraw);
+    model
+        .fields
+        .iter()
+        .filter(|f| f.serialized)
+        .filter(|f| {
+            !keys.iter().any(|k| ast::unraw(k) == f.rust_name)
+                && time.as_ref() != Some(&f.rust_name)
+        })
+        .collect()
 }
 
 fn field<'m>(
@@ -837,14 +847,8 @@ fn expand(model: &Model<'_>, b: &Bucket) -> TokenStream {
         })
         .collect();
     let expire = opt_u64(b.expire_after);
-    let values: Vec<String> = model
-        .fields
-        .iter()
-        .filter(|f| f.serialized)
-        .filter(|f| {
-            !b.keys.iter().any(|k| ast::unraw(k) == f.rust_name)
-                && ast::unraw(&b.time) != f.rust_name
-        })
+    let values: Vec<String> = value_fields(model, &b.keys, Some(&b.time))
+        .into_iter()
         .map(|f| f.bson_name.clone())
         .collect();
     let keyed = matches!(b.layout, Layout::Rollup | Layout::Slots { .. });

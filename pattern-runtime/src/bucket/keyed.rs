@@ -13,7 +13,7 @@ use bson::{doc, Bson, DateTime, Document};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 
 use super::read::Measurements;
-use super::write::{number, numbers, small_int, sum};
+use super::write::{align, number, numbers, small_int, sum};
 use super::{span_millis, Measurement, Series, SeriesSpec, Storage};
 use crate::error::{Error, Result};
 
@@ -27,19 +27,21 @@ pub(super) struct Slots {
 }
 
 impl Slots {
-    pub(super) fn of(spec: &SeriesSpec) -> Option<Slots> {
-        match spec.storage() {
-            Storage::Slots {
-                span_seconds,
-                slot_seconds,
-                nest_seconds,
-            } => Some(Slots {
-                span: span_millis(span_seconds),
-                slot: span_millis(slot_seconds),
-                per_nest: nest_seconds.map(|n| (span_millis(n) / span_millis(slot_seconds)).max(1)),
-            }),
-            _ => None,
-        }
+    /// The geometry of `Storage::Slots`, `None` for another layout.
+    pub(super) fn of(storage: Storage) -> Option<Slots> {
+        let Storage::Slots {
+            span_seconds,
+            slot_seconds,
+            nest_seconds,
+        } = storage
+        else {
+            return None;
+        };
+        Some(Slots {
+            span: span_millis(span_seconds),
+            slot: span_millis(slot_seconds),
+            per_nest: nest_seconds.map(|n| (span_millis(n) / span_millis(slot_seconds)).max(1)),
+        })
     }
 
     /// The slot of `time` in the window starting at `window`, or why the time has none.
@@ -76,7 +78,7 @@ pub(super) fn statement(
 ) -> Result<(Document, Document)> {
     let mut filter = key.clone();
     filter.insert(spec.time(), DateTime::from_millis(window));
-    let update = match Slots::of(spec) {
+    let update = match Slots::of(spec.storage()) {
         Some(slots) => {
             // The last measurement of a slot wins, as it would over two writes.
             let mut by_slot: BTreeMap<i64, &Document> = BTreeMap::new();
@@ -162,6 +164,14 @@ pub(super) fn statement(
     Ok((filter, update))
 }
 
+/// A stored window of `spec` that is not as declared, as [`Error::Malformed`].
+fn malformed(spec: &SeriesSpec) -> impl Fn(String) -> Error + '_ {
+    move |reason| Error::Malformed {
+        collection: spec.collection().to_owned(),
+        reason,
+    }
+}
+
 /// A rollup's stored name for a field's `op`: `speed_num`, `speed_sum`, `speed_min`, `speed_max`.
 pub fn rollup_name(field: &str, op: &str) -> String {
     format!("{field}_{op}")
@@ -174,11 +184,7 @@ fn extreme<'a>(values: &[&'a Bson], want: std::cmp::Ordering) -> Option<&'a Bson
 /// The filter of the windows overlapping `[from, to)`: windows are aligned, so their start is in
 /// `[window_start(from), to)`, a range of the unique `{key.., time}` index.
 fn overlap(mut key: Document, time: &str, from: DateTime, to: DateTime, span: i64) -> Document {
-    let lowest = from
-        .timestamp_millis()
-        .div_euclid(span)
-        .checked_mul(span)
-        .unwrap_or(i64::MIN);
+    let lowest = align(from.timestamp_millis(), span);
     key.insert(
         time,
         doc! { "$gte": DateTime::from_millis(lowest), "$lt": to },
@@ -193,9 +199,14 @@ impl<M: Measurement> Series<M> {
         key: Document,
         from: DateTime,
         to: DateTime,
-        slots: Slots,
     ) -> Result<Measurements<M>> {
         let spec = M::SERIES;
+        let Some(slots) = Slots::of(spec.storage()) else {
+            return Err(Error::InvalidKey {
+                key: spec.collection().to_owned(),
+                reason: "not a slot series",
+            });
+        };
         // Raw BSON throughout: each slot becomes a small raw document deserialized as `M`. With
         // a `Document` per slot, converting took 7 of a sensor-hour's 8 ms. And no projection:
         // the embedded server rebuilt the 3 600-key window to drop its `_id`, 4 of the 5.5 ms the
@@ -206,17 +217,11 @@ impl<M: Measurement> Series<M> {
             .find(overlap(key, spec.time(), from, to, slots.span))
             .sort(doc! { spec.time(): 1 })
             .await?;
-        let collection = spec.collection();
         let (from_ms, to_ms) = (from.timestamp_millis(), to.timestamp_millis());
         let inner = cursor
             .map(move |window| {
                 let items: Vec<Result<M>> = match window.map_err(Error::from).and_then(|w| {
-                    measurements::<M>(spec, slots, &w, from_ms, to_ms).map_err(|reason| {
-                        Error::Malformed {
-                            collection: collection.to_owned(),
-                            reason,
-                        }
-                    })
+                    measurements::<M>(spec, slots, &w, from_ms, to_ms).map_err(malformed(spec))
                 }) {
                     Ok(items) => items,
                     Err(e) => vec![Err(e)],
@@ -236,9 +241,14 @@ impl<M: Measurement> Series<M> {
         key: Document,
         from: DateTime,
         to: DateTime,
-        slots: Slots,
     ) -> Result<super::Summary> {
         let spec = M::SERIES;
+        let Some(slots) = Slots::of(spec.storage()) else {
+            return Err(Error::InvalidKey {
+                key: spec.collection().to_owned(),
+                reason: "not a slot series",
+            });
+        };
         let mut cursor = self
             .collection
             .clone_with_type::<RawDocumentBuf>()
@@ -246,12 +256,15 @@ impl<M: Measurement> Series<M> {
             .await?;
         let (from_ms, to_ms) = (from.timestamp_millis(), to.timestamp_millis());
         let mut acc: Vec<Acc> = spec.summaries().iter().map(|_| Acc::default()).collect();
+        // For each value field, its summary's accumulator, if it is summarised.
+        let acc_of: Vec<Option<usize>> = spec
+            .values()
+            .iter()
+            .map(|v| spec.summaries().iter().position(|s| s.field == *v))
+            .collect();
         let (mut count, mut first, mut last) = (0u64, i64::MAX, i64::MIN);
         while let Some(window) = cursor.try_next().await? {
-            let cells = cells(spec, slots, &window).map_err(|reason| Error::Malformed {
-                collection: spec.collection().to_owned(),
-                reason,
-            })?;
+            let cells = cells(spec, slots, &window).map_err(malformed(spec))?;
             let mut previous = None;
             for (t, field, value) in cells {
                 if t < from_ms || t >= to_ms {
@@ -264,15 +277,8 @@ impl<M: Measurement> Series<M> {
                     last = last.max(t);
                     previous = Some(t);
                 }
-                let name = spec.values()[field];
-                if let Some((a, _)) = acc
-                    .iter_mut()
-                    .zip(spec.summaries())
-                    .find(|(_, s)| s.field == name)
-                {
-                    if let Some(v) = numeric(value) {
-                        a.add(&v);
-                    }
+                if let (Some(a), Some(v)) = (acc_of[field], numeric(value)) {
+                    acc[a].add(&v);
                 }
             }
         }

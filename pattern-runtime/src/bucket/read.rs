@@ -87,13 +87,7 @@ impl<M: Measurement> Series<M> {
                     .boxed();
                 Ok(Measurements { inner })
             }
-            Storage::Slots { .. } => {
-                let slots = super::keyed::Slots::of(spec).ok_or_else(|| Error::InvalidKey {
-                    key: spec.collection().to_owned(),
-                    reason: "not a slot series",
-                })?;
-                self.range_slots(key, from, to, slots).await
-            }
+            Storage::Slots { .. } => self.range_slots(key, from, to).await,
             Storage::Rollup { .. } => Err(Error::InvalidKey {
                 key: spec.collection().to_owned(),
                 reason: "a rollup series does not keep its measurements: read it with `summary`",
@@ -173,13 +167,7 @@ impl<M: Measurement> Series<M> {
             Storage::Rollup { span_seconds } => {
                 return self.summary_rollup(key, from, to, span_seconds).await
             }
-            Storage::Slots { .. } => {
-                let slots = super::keyed::Slots::of(spec).ok_or_else(|| Error::InvalidKey {
-                    key: spec.collection().to_owned(),
-                    reason: "not a slot series",
-                })?;
-                return self.summary_slots(key, from, to, slots).await;
-            }
+            Storage::Slots { .. } => return self.summary_slots(key, from, to).await,
             Storage::Native { .. } => {
                 let mut filter = key;
                 filter.insert(time, doc! { "$gte": from, "$lt": to });

@@ -427,11 +427,14 @@ fn key_bytes(key: &Document) -> Result<Vec<u8>> {
 /// The start of the window of `time`: rounded down to a multiple of the span since the epoch
 /// (times before 1970 included).
 pub fn window_start(time: DateTime, span_seconds: u64) -> i64 {
-    let span = span_millis(span_seconds);
-    // Near `DateTime::MIN` the window's start is below it: the earliest time stands for it.
-    time.timestamp_millis()
-        .div_euclid(span)
-        .checked_mul(span)
+    align(time.timestamp_millis(), span_millis(span_seconds))
+}
+
+/// `ms` rounded down to a multiple of `span_ms`. Near `i64::MIN` the window's start is below
+/// it: the earliest time stands for it.
+pub(super) fn align(ms: i64, span_ms: i64) -> i64 {
+    ms.div_euclid(span_ms)
+        .checked_mul(span_ms)
         .unwrap_or(i64::MIN)
 }
 
