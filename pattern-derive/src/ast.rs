@@ -546,6 +546,22 @@ pub(crate) fn serde_attrs_without_names(attrs: &[syn::Attribute]) -> Vec<TokenSt
 }
 
 /// `T` of a field typed `Vec<T>`.
+/// The `T` of an `Option<T>` (by its last path segment).
+pub(crate) fn option_inner(ty: &syn::Type) -> Option<&syn::Type> {
+    let syn::Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "Option" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.first() {
+        Some(syn::GenericArgument::Type(t)) if args.args.len() == 1 => Some(t),
+        _ => None,
+    }
+}
+
 pub(crate) fn vec_element(ty: &syn::Type) -> Option<syn::Type> {
     let syn::Type::Path(p) = ty else { return None };
     let last = p.path.segments.last()?;

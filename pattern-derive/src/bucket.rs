@@ -928,6 +928,7 @@ fn expand(model: &Model<'_>, b: &Bucket) -> TokenStream {
         collection,
         &field_schemas,
         &indexes,
+        None,
         &[quote!(&__SERIES)],
     );
     quote! {

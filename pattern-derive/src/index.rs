@@ -194,6 +194,8 @@ struct IndexAttr {
     expire: Option<(u64, Span)>,
     collation: Option<CollationDecl>,
     partial: Vec<Clause>,
+    /// The keys are a shard key's: named so in messages, and `_id` alone is fine.
+    shard_key: bool,
 }
 
 /// A collation with its locale.
@@ -328,6 +330,7 @@ fn parse_attr(
         expire: None,
         collation: None,
         partial: Vec::new(),
+        shard_key: false,
     };
     // `#[index]` alone: an ascending index on the field.
     if matches!(attr.meta, syn::Meta::Path(_)) {
@@ -910,14 +913,20 @@ fn check(a: IndexAttr, model: &Model<'_>, errors: &mut Errors) -> Option<Index> 
     let before = errors.count();
     let mut keys = Vec::new();
     for k in &a.keys {
-        if let Some(path) = resolve(&k.path, model, "an index key", errors) {
+        let what = if a.shard_key {
+            "a shard key"
+        } else {
+            "an index key"
+        };
+        if let Some(path) = resolve(&k.path, model, what, errors) {
             keys.push((path, k.kind));
         }
     }
     if keys.len() != a.keys.len() {
         return None;
     }
-    if keys.len() == 1
+    if !a.shard_key
+        && keys.len() == 1
         && keys[0].0.literal().as_deref() == Some("_id")
         && matches!(keys[0].1, Kind::Asc | Kind::Desc)
     {
@@ -1075,6 +1084,21 @@ pub(crate) fn directed_spec(
     }))
 }
 
+/// The index of a key list written elsewhere than `#[index]` (a shard key's): `keys` as inside
+/// `keys(...)`, each path resolved and checked like an index key; errors point at `span` and at
+/// the user's tokens.
+pub(crate) fn from_keys(
+    keys: TokenStream,
+    span: Span,
+    model: &Model<'_>,
+    errors: &mut Errors,
+) -> Option<Index> {
+    let attr: syn::Attribute = syn::parse_quote_spanned!(span=> #[index(keys(#keys))]);
+    let mut parsed = parse_attr(&attr, None, errors)?;
+    parsed.shard_key = true;
+    check(parsed, model, errors)
+}
+
 impl Index {
     /// The index name, a `&'static str` const expression.
     pub(crate) fn name_expr(&self, p: &TokenStream) -> TokenStream {
@@ -1097,6 +1121,43 @@ impl Index {
         if !named {
             self.name.push_text(&format!("_{value}"));
         }
+    }
+
+    /// The keys as a person reads them (nested steps by their Rust names), each with whether it
+    /// is hashed: what two declarations of one model compare by.
+    pub(crate) fn key_paths(&self) -> Vec<(String, bool)> {
+        self.keys
+            .iter()
+            .map(|(path, kind)| (path.display(), *kind == Kind::Hashed))
+            .collect()
+    }
+
+    /// The BSON path of the first key, when it is a top-level field (no nested step).
+    pub(crate) fn first_key_literal(&self) -> Option<String> {
+        self.keys.first().and_then(|(k, _)| k.literal())
+    }
+
+    /// Whether the index is `unique`.
+    pub(crate) fn is_unique(&self) -> bool {
+        self.unique
+    }
+
+    /// Where errors about this index point: its `name = "..."`, else its attribute.
+    pub(crate) fn span(&self) -> Span {
+        self.span
+    }
+
+    /// The key document as a person reads it: `{userId: 1, region: "hashed"}`.
+    pub(crate) fn key_display(&self) -> String {
+        let keys: Vec<String> = self
+            .keys
+            .iter()
+            .map(|(path, kind)| match kind {
+                Kind::Asc | Kind::Desc => format!("{}: {}", path.display(), kind.suffix()),
+                _ => format!("{}: \"{}\"", path.display(), kind.suffix()),
+            })
+            .collect();
+        format!("{{{}}}", keys.join(", "))
     }
 
     /// Whether the name was given with `name = "..."`.

@@ -13,6 +13,7 @@ mod ast;
 mod errors;
 mod index;
 mod schema;
+mod shard;
 
 // One line per pattern.
 mod approximation;
@@ -36,6 +37,7 @@ mod model;
     attributes(
         model,
         index,
+        shard_key,
         subset,
         computed,
         approximate,

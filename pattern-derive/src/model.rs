@@ -11,6 +11,7 @@ use crate::ast::{self, Model};
 use crate::errors::Errors;
 use crate::index::{self, Index};
 use crate::schema::{self, Pattern, PatternDef};
+use crate::shard::{self, ShardKey};
 use crate::{
     approximation, attribute, computed, extended_ref, outlier, polymorphic, preallocation,
     relation, subset, tree, versioning,
@@ -39,22 +40,30 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     }
     let mut errors = Errors::default();
     let model = ast::parse(input, &mut errors);
-    let (indexes, patterns) = match &model {
+    let (indexes, shard, patterns) = match &model {
         Ok(m) => {
             let indexes = index::collect(&input.attrs, m, &mut errors);
+            let shard = shard::collect(&input.attrs, m, &indexes, &mut errors);
             let patterns: Vec<Box<dyn Pattern>> = PATTERNS
                 .iter()
                 .map(|def| (def.model)(input, m, &mut errors))
                 .collect();
-            (indexes, patterns)
+            (indexes, shard, patterns)
         }
-        Err(_) => (Vec::new(), Vec::new()),
+        Err(_) => (Vec::new(), None, Vec::new()),
     };
     // `#[model]` on a field is a misplaced attribute.
     if let syn::Data::Struct(s) = &input.data {
         for attr in s.fields.iter().flat_map(|f| &f.attrs) {
             if attr.path().is_ident("model") {
                 errors.spanned(attr, "`#[model(...)]` goes on the struct, not on a field");
+            }
+            if attr.path().is_ident("shard_key") {
+                errors.spanned(
+                    attr,
+                    "`#[shard_key(...)]` goes on the struct, naming its fields: \
+                     `#[shard_key(user_id)]`",
+                );
             }
         }
     }
@@ -67,7 +76,7 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
         errors,
         |m| {
             let mut out = public(m);
-            out.extend(expand(m, &indexes, &patterns));
+            out.extend(expand(m, &indexes, shard.as_ref(), &patterns));
             out
         },
         |m| {
@@ -78,7 +87,12 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     )
 }
 
-fn expand(model: &Model<'_>, indexes: &[Index], patterns: &[Box<dyn Pattern>]) -> TokenStream {
+fn expand(
+    model: &Model<'_>,
+    indexes: &[Index],
+    shard: Option<&ShardKey>,
+    patterns: &[Box<dyn Pattern>],
+) -> TokenStream {
     let ident = model.ident;
     let krate = &model.krate;
     let p = quote!(#krate::__private);
@@ -107,6 +121,7 @@ fn expand(model: &Model<'_>, indexes: &[Index], patterns: &[Box<dyn Pattern>]) -
         &model.collection,
         &field_schemas,
         &index_specs,
+        shard.map(|k| k.expand(krate)),
         &specs,
     );
     quote! {

@@ -12,6 +12,7 @@ use crate::ast::{self, Field, Model};
 use crate::errors::Errors;
 use crate::index::{self, Index};
 use crate::schema;
+use crate::shard::{self, ShardKey};
 
 /// Attributes of other patterns, refused on an enum model (with where they would go).
 const REFUSED: &[&str] = &[
@@ -69,7 +70,11 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     if let Some(p) = &poly {
         // With errors, the same items without indexes and unregistered: uses of the generated
         // types do not cascade into more errors.
-        out.extend(generate(p, indexes.as_deref()));
+        let (indexes, shard) = match &indexes {
+            Some((i, s)) => (Some(i.as_slice()), s.as_ref()),
+            None => (None, None),
+        };
+        out.extend(generate(p, indexes, shard));
     }
     out
 }
@@ -269,6 +274,13 @@ fn refuse_other_patterns(input: &DeriveInput, errors: &mut Errors) {
     }
     for v in &e.variants {
         for attr in v.fields.iter().flat_map(|f| &f.attrs).chain(&v.attrs) {
+            if attr.path().is_ident("shard_key") {
+                errors.spanned(
+                    attr,
+                    "`#[shard_key(...)]` goes on the enum: the variants share one collection, \
+                     sharded by fields every variant has",
+                );
+            }
             if attr.path().is_ident("model") {
                 errors.spanned(
                     attr,
@@ -403,8 +415,9 @@ fn variant_model<'p>(poly: &'p Poly<'_>, v: &'p VariantDef<'_>) -> Model<'p> {
 }
 
 /// The indexes: the enum's (common fields, every variant), then each variant's (restricted to
-/// its tag value). `None` in the output's place when an index is wrong.
-fn collect_indexes(poly: &Poly<'_>, errors: &mut Errors) -> Vec<Index> {
+/// its tag value); and the shard key, on common fields. `None` in the output's place when an
+/// index is wrong.
+fn collect_indexes(poly: &Poly<'_>, errors: &mut Errors) -> (Vec<Index>, Option<ShardKey>) {
     let kind_field = Ident::new("kind", Span::call_site());
     let kind_ident = &poly.kind_ident;
     let kind_ty: syn::Type = syn::parse_quote!(#kind_ident);
@@ -418,10 +431,12 @@ fn collect_indexes(poly: &Poly<'_>, errors: &mut Errors) -> Vec<Index> {
             all.push(i);
         }
     }
-    index::dedupe(all, errors)
+    let all = index::dedupe(all, errors);
+    let shard = shard::collect(&poly.input.attrs, &common, &all, errors);
+    (all, shard)
 }
 
-fn generate(poly: &Poly<'_>, indexes: Option<&[Index]>) -> TokenStream {
+fn generate(poly: &Poly<'_>, indexes: Option<&[Index]>, shard: Option<&ShardKey>) -> TokenStream {
     let input = poly.input;
     let krate = poly.krate();
     let p = quote!(#krate::__private);
@@ -571,7 +586,15 @@ fn generate(poly: &Poly<'_>, indexes: Option<&[Index]>) -> TokenStream {
     } else {
         (String::new(), Vec::new())
     };
-    let schema = schema::schema_static(&enum_model, &collection, &schema_fields, &index_specs, &[]);
+    let shard = shard.map(|k| k.expand(&krate));
+    let schema = schema::schema_static(
+        &enum_model,
+        &collection,
+        &schema_fields,
+        &index_specs,
+        shard,
+        &[],
+    );
     let registration = indexes.is_some().then(|| {
         quote! {
             #p::inventory::submit! {

@@ -58,13 +58,14 @@ pub(crate) fn spec_refs(statics: impl Iterator<Item = syn::Ident>) -> Vec<TokenS
     statics.map(|s| quote!(&#s)).collect()
 }
 
-/// The `static __SCHEMA` of a model: its fields, indexes and pattern specs, and the group
+/// The `static __SCHEMA` of a model: its fields, indexes, shard key and pattern specs, and the group
 /// `#[model(group = "...")]` names.
 pub(crate) fn schema_static(
     model: &Model<'_>,
     collection: &str,
     fields: &[TokenStream],
     indexes: &[TokenStream],
+    shard_key: Option<TokenStream>,
     patterns: &[TokenStream],
 ) -> TokenStream {
     let krate = &model.krate;
@@ -74,6 +75,10 @@ pub(crate) fn schema_static(
         Some(g) => quote!(::core::option::Option::Some(#g)),
         None => quote!(::core::option::Option::None),
     };
+    let shard_key = match shard_key {
+        Some(k) => quote!(::core::option::Option::Some(&#k)),
+        None => quote!(::core::option::Option::None),
+    };
     quote! {
         static __SCHEMA: #p::ModelSchema = #p::ModelSchema::from_parts(#p::SchemaParts {
             name: #name,
@@ -81,6 +86,7 @@ pub(crate) fn schema_static(
             group: #group,
             fields: &[#(#fields),*],
             indexes: &[#(#indexes),*],
+            shard_key: #shard_key,
             patterns: &[#(#patterns),*],
         });
     }
@@ -88,7 +94,7 @@ pub(crate) fn schema_static(
 
 /// The schema of a stub: the model's name, nothing else.
 pub(crate) fn empty_schema(model: &Model<'_>) -> TokenStream {
-    schema_static(model, "", &[], &[], &[])
+    schema_static(model, "", &[], &[], None, &[])
 }
 
 /// The derive's output for each way reading the input can end: `ok` when all is well, the errors

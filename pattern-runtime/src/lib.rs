@@ -115,6 +115,13 @@
 //! a field, a TTL on a compound index or on a field that is not a BSON date, `unique` on a hashed
 //! key, two indexes with one name, a model without an `_id` field, `#[serde(flatten)]`.
 //!
+//! # Shard keys
+//!
+//! `#[shard_key(user_id)]` (or `id = "hashed"`, or several fields) declares the key a sharded
+//! cluster distributes the collection by. A unique index that does not start with it, or a
+//! ranged key on a field that only grows, is a compile error; the index sync shards the
+//! collection on a sharded cluster and says why not elsewhere. See [`shard`].
+//!
 //! # Patterns
 //!
 //! | pattern | attribute | module |
@@ -196,6 +203,7 @@ mod copies;
 pub(crate) mod error;
 pub mod index;
 mod schema;
+pub mod shard;
 mod sync;
 pub(crate) mod txn;
 
@@ -239,6 +247,7 @@ pub use relation::{Dangling, Disagreement, Identified, Loaded, Ref, Reference, R
 pub use schema::{
     registered_models, Annotation, FieldName, FieldSchema, Fields, ModelSchema, Nests, PatternSpec,
 };
+pub use shard::{ShardKey, ShardReport, ShardStatus};
 pub use subset::{Computed, ComputedKind, Subset, SubsetSpec};
 pub use sync::{
     list_indexes, sync_group, sync_indexes, sync_indexes_with, sync_models, IndexReport,
@@ -313,6 +322,7 @@ pub mod __private {
         Annotation, FieldName, FieldParts, FieldSchema, Fields, Mode, ModelSchema, Nests,
         PatternSpec, Registration, SchemaParts,
     };
+    pub use crate::shard::{ShardKey, ShardKeyParts};
     pub use crate::subset::{Computed, ComputedKind, Subset, SubsetParts, SubsetSpec};
     pub use crate::tree::key_probe::{
         KeyProbe, ProbeKey, ProbeKeys, ProbeOptionalKey, ProbeOtherKey,

@@ -17,6 +17,7 @@ use mongodb::Database;
 
 use crate::error::Result;
 use crate::index::IndexSpec;
+use crate::shard::ShardKey;
 
 /// The static description of a model: its collection, serialized fields and indexes.
 #[derive(Debug, Clone, Copy)]
@@ -33,6 +34,7 @@ pub struct SchemaParts {
     pub group: Option<&'static str>,
     pub fields: &'static [FieldSchema],
     pub indexes: &'static [IndexSpec],
+    pub shard_key: Option<&'static ShardKey>,
     pub patterns: &'static [&'static dyn PatternSpec],
 }
 
@@ -60,6 +62,11 @@ impl ModelSchema {
     /// The declared indexes: struct-level `#[index]` attributes first, then field-level ones.
     pub fn indexes(&self) -> &'static [IndexSpec] {
         self.parts.indexes
+    }
+
+    /// The shard key declared with `#[shard_key(...)]`, if any: see [`shard`](crate::shard).
+    pub fn shard_key(&self) -> Option<&'static ShardKey> {
+        self.parts.shard_key
     }
 
     /// The group named by `#[model(group = "...")]`, if any: see

@@ -27,6 +27,7 @@ use crate::error::{
 use crate::index::compare::{differences, fixable_in_place, same_keys, same_signature, Difference};
 use crate::index::IndexSpec;
 use crate::schema::{registered_models, ModelSchema};
+use crate::shard::{Keyed, ShardReport, ShardStatus};
 
 /// What to do with an existing index whose keys or options differ from its declaration.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -139,15 +140,23 @@ pub struct IndexReport {
 pub struct SyncReport {
     /// One entry per declared index, then one per unmanaged index, collection by collection.
     pub indexes: Vec<IndexReport>,
+    /// One entry per model declaring a shard key (see [`shard`](crate::shard)).
+    pub shards: Vec<ShardReport>,
 }
 
 impl SyncReport {
-    /// Whether every declared index is in sync and nothing was changed.
+    /// Whether every declared index is in sync, every declared shard key in place or not
+    /// applicable, and nothing was changed.
     pub fn is_in_sync(&self) -> bool {
         self.indexes.iter().all(|r| {
             matches!(
                 r.status,
                 IndexStatus::InSync | IndexStatus::Unmanaged { .. }
+            )
+        }) && self.shards.iter().all(|s| {
+            matches!(
+                s.status,
+                ShardStatus::InPlace | ShardStatus::NotApplicable { .. }
             )
         })
     }
@@ -224,6 +233,9 @@ impl fmt::Display for SyncReport {
                 r.name,
                 r.model.unwrap_or("-")
             )?;
+        }
+        for shard in &self.shards {
+            writeln!(f, "{shard}")?;
         }
         Ok(())
     }
@@ -474,6 +486,25 @@ async fn sync_unspanned(
                 }
             }
         }
+        // A shard key's supporting index is created by the shard step, on a sharded cluster
+        // only: managed, never declared.
+        for schema in registered_models()
+            .into_iter()
+            .chain(schemas.iter().copied())
+        {
+            if let Some(key) = schema
+                .shard_key()
+                .filter(|_| schema.collection() == collection)
+            {
+                let spec = key.supporting_index();
+                if !managed.iter().any(|m| m.spec.name() == spec.name()) {
+                    managed.push(Declared {
+                        model: schema.name(),
+                        spec,
+                    });
+                }
+            }
+        }
         let span = tracing::debug_span!(
             "pattern_runtime::sync.collection",
             collection,
@@ -486,7 +517,18 @@ async fn sync_unspanned(
     for result in join_all(plans).await {
         indexes.extend(result?);
     }
-    Ok(SyncReport { indexes })
+    let keyed = schemas
+        .iter()
+        .filter_map(|s| {
+            s.shard_key().map(|key| Keyed {
+                model: s.name(),
+                collection: s.collection(),
+                key,
+            })
+        })
+        .collect();
+    let shards = crate::shard::sync(db, keyed).await?;
+    Ok(SyncReport { indexes, shards })
 }
 
 /// The indexes a model declares, by collection: its own, then those of its patterns (a history
@@ -846,7 +888,8 @@ mod tests {
         reconcile(&mut reports, &before, &before);
         assert_eq!(reports[0].status, IndexStatus::NotHidden);
         assert!(!SyncReport {
-            indexes: reports.to_vec()
+            indexes: reports.to_vec(),
+            shards: Vec::new(),
         }
         .to_string()
         .contains("hidden now"));

@@ -21,4 +21,5 @@ fn ui() {
     t.compile_fail("outlier/*.rs");
     t.compile_fail("tree/*.rs");
     t.compile_fail("preallocation/*.rs");
+    t.compile_fail("shard/*.rs");
 }
