@@ -18,6 +18,7 @@ mod shard;
 // One line per pattern.
 mod approximation;
 mod attribute;
+mod bounded;
 mod computed;
 mod extended_ref;
 mod outlier;
@@ -49,7 +50,8 @@ mod model;
         relation,
         tree,
         in_tree,
-        preallocated
+        preallocated,
+        bounded
     )
 )]
 pub fn derive_model(input: TokenStream) -> TokenStream {

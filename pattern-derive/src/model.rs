@@ -13,7 +13,7 @@ use crate::index::{self, Index};
 use crate::schema::{self, Pattern, PatternDef};
 use crate::shard::{self, ShardKey};
 use crate::{
-    approximation, attribute, computed, extended_ref, outlier, polymorphic, preallocation,
+    approximation, attribute, bounded, computed, extended_ref, outlier, polymorphic, preallocation,
     relation, subset, tree, versioning,
 };
 
@@ -31,6 +31,7 @@ const PATTERNS: &[&PatternDef] = &[
     &relation::PATTERN,
     &tree::PATTERN,
     &preallocation::PATTERN,
+    &bounded::PATTERN,
 ];
 
 pub(crate) fn derive(input: &DeriveInput) -> TokenStream {

@@ -28,6 +28,7 @@ const REFUSED: &[&str] = &[
     "tree",
     "in_tree",
     "preallocated",
+    "bounded",
 ];
 
 /// One struct variant.

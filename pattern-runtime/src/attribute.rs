@@ -158,6 +158,12 @@ impl PatternSpec for AttributeSpec {
     ) -> Vec<(&'static str, &'static IndexSpec)> {
         vec![(model.collection(), self.index())]
     }
+    fn bounded_arrays(&'static self) -> Vec<crate::finding::Bounded> {
+        vec![crate::finding::Bounded {
+            field: self.field(),
+            by: "`#[attribute]` (one item per key)",
+        }]
+    }
 }
 
 /// Sort order of [`Attributes::find_sorted`].

@@ -112,16 +112,18 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use bson::{doc, Bson, Document};
+use futures_util::future::BoxFuture;
 use futures_util::TryStreamExt;
 use mongodb::options::ReturnDocument;
 use mongodb::{ClientSession, Collection, Database};
 use serde::Serialize;
 
 use crate::error::{check_size, touched_fields, Error, Result};
+use crate::finding::{Check, Finding};
 use crate::index::IndexSpec;
 use crate::model::Model;
 use crate::periodic::{Periodic, Stopped};
-use crate::schema::{registered_models, ModelSchema, PatternSpec};
+use crate::schema::{registered_models, ModelSchema, PatternSpec, Sample};
 use crate::txn::{collect_in, in_session, transact};
 
 /// How many target documents [`ComputedFields::recompute_all`] and
@@ -244,6 +246,65 @@ impl PatternSpec for ComputedFromSpec {
     ) -> Vec<(&'static str, &'static IndexSpec)> {
         vec![(self.source().collection(), self.index())]
     }
+
+    /// The sampled documents whose value disagrees with their sources: one aggregation of the
+    /// source collection, as `verify` runs it.
+    fn audit<'a>(
+        &'static self,
+        sample: &'a Sample<'a>,
+    ) -> Option<BoxFuture<'a, Result<Vec<Finding>>>> {
+        Some(Box::pin(audit_computed(self, sample)))
+    }
+}
+
+async fn audit_computed(
+    spec: &'static ComputedFromSpec,
+    sample: &Sample<'_>,
+) -> Result<Vec<Finding>> {
+    if sample.documents.is_empty() {
+        return Ok(Vec::new());
+    }
+    let feeds = Feed::group(sample.model, std::iter::once(spec));
+    let Some(feed) = feeds.first() else {
+        return Ok(Vec::new());
+    };
+    let found = aggregate_many(sample.db, None, feed, &sample.ids()).await?;
+    let mut drifted = Vec::new();
+    let mut first = None;
+    for target in sample.documents {
+        let Some(id) = target.get("_id") else {
+            continue;
+        };
+        let values = feed.values(found.get(&key_of(id)));
+        let computed = values.get(spec.field()).cloned().unwrap_or(Bson::Null);
+        let stored = target.get(spec.field());
+        if !agrees(spec.aggregate(), stored, &computed) {
+            first.get_or_insert_with(|| {
+                let stored = stored.map_or_else(|| "missing".to_owned(), ToString::to_string);
+                format!("`_id` {id} holds {stored}, its sources say {computed}")
+            });
+            drifted.push(id.clone());
+        }
+    }
+    let Some(first) = first else {
+        return Ok(Vec::new());
+    };
+    Ok(vec![sample.finding(
+        Check::ComputedDrift,
+        spec.field(),
+        format!(
+            "{} of {} sampled documents disagree with their `{}` documents; {first}",
+            drifted.len(),
+            sample.documents.len(),
+            spec.source().name()
+        ),
+        format!(
+            "`{model}::computed(&db).recompute(id)` for each (or `recompute_all()`); writes \
+             through `Computing::<{source}>` keep it exact",
+            model = sample.model.name(),
+            source = spec.source().name()
+        ),
+    )])
 }
 
 impl ModelSchema {

@@ -201,6 +201,7 @@
 mod checks;
 mod copies;
 pub(crate) mod error;
+mod finding;
 pub mod index;
 mod schema;
 pub mod shard;
@@ -213,8 +214,10 @@ mod periodic;
 // One line per pattern.
 pub mod approximation;
 pub mod attribute;
+pub mod bounded;
 pub mod bucket;
 pub mod computed;
+pub mod doctor;
 pub mod extended_ref;
 pub mod outlier;
 pub mod polymorphic;
@@ -230,6 +233,7 @@ pub use bucket::{
     Storage, Summary, SummarySpec,
 };
 pub use computed::{Aggregate, ComputedFields, Computing, Drift, Recomputed, Refreshed, Refresher};
+pub use doctor::{doctor, doctor_group, doctor_models, DoctorOptions, DoctorReport};
 pub use error::{check_size, validate_key, Error, IndexConflict, Result, MAX_DOCUMENT_SIZE};
 pub use extended_ref::{
     Copied, CopiesUpdated, Embedding, ExtendedRef, Mode, Propagation, RefSpec, Referenced,
@@ -285,6 +289,7 @@ pub mod __private {
     pub use crate::attribute::{
         AttributeItem, AttributeKey, AttributeParts, AttributeSpec, Attributes,
     };
+    pub use crate::bounded::{BoundParts, BoundSpec};
     pub use crate::bucket::{
         Granularity, KeepsMeasurements, Measurement, SeriesParts, SeriesSpec, Storage, SummarySpec,
     };

@@ -183,6 +183,12 @@ impl PatternSpec for OutlierSpec {
     ) -> Vec<(&'static str, &'static IndexSpec)> {
         vec![(self.parts.overflow, self.index())]
     }
+    fn bounded_arrays(&'static self) -> Vec<crate::finding::Bounded> {
+        vec![crate::finding::Bounded {
+            field: self.parts.field,
+            by: "`#[outlier]` (overflow documents past the limit)",
+        }]
+    }
 }
 
 impl ModelSchema {

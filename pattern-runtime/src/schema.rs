@@ -11,11 +11,15 @@ use std::any::Any;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::Deref;
+use std::time::Duration;
+
+use bson::{Bson, Document};
 
 use futures_util::future::BoxFuture;
 use mongodb::Database;
 
 use crate::error::Result;
+use crate::finding::{Bounded, Check, Finding};
 use crate::index::IndexSpec;
 use crate::shard::ShardKey;
 
@@ -127,6 +131,67 @@ pub trait PatternSpec: Any + Send + Sync + fmt::Debug {
     fn prepare<'a>(&'static self, db: &'a Database) -> Option<BoxFuture<'a, Result<()>>> {
         let _ = db;
         None
+    }
+
+    /// The model's array fields this pattern keeps bounded: the [doctor](crate::doctor) does
+    /// not report them as arrays that can grow without bound.
+    fn bounded_arrays(&'static self) -> Vec<Bounded> {
+        Vec::new()
+    }
+
+    /// Checks a sample of the model's stored documents against the pattern's invariants (a
+    /// subset within its limit and in order, copies equal to their source, ...), each problem a
+    /// [`Finding`] naming the call that repairs it. Never writes. Called by the
+    /// [doctor](crate::doctor).
+    fn audit<'a>(
+        &'static self,
+        sample: &'a Sample<'a>,
+    ) -> Option<BoxFuture<'a, Result<Vec<Finding>>>> {
+        let _ = sample;
+        None
+    }
+}
+
+/// A sample of one model's stored documents, as the doctor hands it to each of the model's
+/// patterns ([`PatternSpec::audit`](crate::PatternSpec::audit)). Read only.
+#[derive(Debug)]
+pub struct Sample<'a> {
+    /// The database.
+    pub db: &'a Database,
+    /// The model whose documents these are.
+    pub model: &'static ModelSchema,
+    /// Documents drawn at random (`$sample`) from the model's collection, whole, those over
+    /// 1 MiB left out (they are reported by size).
+    pub documents: &'a [Document],
+    /// The time limit of each command a check sends (`maxTimeMS`).
+    pub max_time: Duration,
+}
+
+impl Sample<'_> {
+    /// A finding about this sample's model.
+    pub fn finding(
+        &self,
+        check: Check,
+        subject: impl Into<String>,
+        figure: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Finding {
+        Finding {
+            check,
+            model: Some(self.model.name()),
+            collection: self.model.collection().to_owned(),
+            subject: subject.into(),
+            figure: figure.into(),
+            fix: fix.into(),
+        }
+    }
+
+    /// The `_id`s of the sampled documents.
+    pub fn ids(&self) -> Vec<Bson> {
+        self.documents
+            .iter()
+            .filter_map(|d| d.get("_id").cloned())
+            .collect()
     }
 }
 

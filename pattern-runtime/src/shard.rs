@@ -251,16 +251,7 @@ pub(crate) async fn sync(db: &Database, keyed: Vec<Keyed>) -> Result<Vec<ShardRe
     if keyed.is_empty() {
         return Ok(Vec::new());
     }
-    let hello = db.run_command(doc! { "hello": 1 }).await?;
-    let not_cluster = if hello.get_str("msg").ok() == Some("isdbgrid") {
-        None
-    } else if let Ok(set) = hello.get_str("setName") {
-        Some(format!(
-            "the server is a member of replica set `{set}`, not a sharded cluster"
-        ))
-    } else {
-        Some("the server is a standalone server, not a sharded cluster".to_owned())
-    };
+    let not_cluster = not_a_cluster(db).await?;
     let mut out = Vec::new();
     for Keyed {
         model,
@@ -287,19 +278,42 @@ pub(crate) async fn sync(db: &Database, keyed: Vec<Keyed>) -> Result<Vec<ShardRe
     Ok(out)
 }
 
-/// On a sharded cluster: shard `collection` on `key` unless it is sharded already.
-async fn shard_one(db: &Database, collection: &str, key: &'static ShardKey) -> Result<ShardStatus> {
+/// Why sharding does not apply to the server of `db` (a replica set, a standalone server);
+/// `None` on a sharded cluster (a `mongos`). One `hello`.
+pub(crate) async fn not_a_cluster(db: &Database) -> Result<Option<String>> {
+    let hello = db.run_command(doc! { "hello": 1 }).await?;
+    Ok(if hello.get_str("msg").ok() == Some("isdbgrid") {
+        None
+    } else if let Ok(set) = hello.get_str("setName") {
+        Some(format!(
+            "the server is a member of replica set `{set}`, not a sharded cluster"
+        ))
+    } else {
+        Some("the server is a standalone server, not a sharded cluster".to_owned())
+    })
+}
+
+/// On a sharded cluster: the key `collection` is sharded on, if it is.
+pub(crate) async fn sharded_on(db: &Database, collection: &str) -> Result<Option<Document>> {
     let ns = format!("{}.{collection}", db.name());
-    let config = db
+    let entry = db
         .client()
         .database("config")
-        .collection::<Document>("collections");
-    let entry = config
+        .collection::<Document>("collections")
         .find_one(doc! { "_id": &ns, "dropped": { "$ne": true } })
         .await?;
-    if let Some(entry) = entry {
-        let existing = entry.get_document("key").cloned().unwrap_or_default();
-        return Ok(if same_key(&existing, &key.key_document()) {
+    Ok(entry.map(|e| e.get_document("key").cloned().unwrap_or_default()))
+}
+
+/// Whether the cluster's `existing` key is the declared one (numbers by value).
+pub(crate) fn is_key(key: &ShardKey, existing: &Document) -> bool {
+    same_key(existing, &key.key_document())
+}
+
+/// On a sharded cluster: shard `collection` on `key` unless it is sharded already.
+async fn shard_one(db: &Database, collection: &str, key: &'static ShardKey) -> Result<ShardStatus> {
+    if let Some(existing) = sharded_on(db, collection).await? {
+        return Ok(if is_key(key, &existing) {
             ShardStatus::InPlace
         } else {
             tracing::info!(collection, existing = %existing, declared = %key.key_document(),

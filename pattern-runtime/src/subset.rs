@@ -106,14 +106,16 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 
 use bson::{doc, Bson, Document};
+use futures_util::future::BoxFuture;
 use futures_util::TryStreamExt;
 use mongodb::{ClientSession, Database};
 use serde::Serialize;
 
 use crate::error::{check_finite, check_size, validate_key, Error, Result};
+use crate::finding::{compare, examples, number, Bounded, Check, Finding};
 use crate::index::IndexSpec;
 use crate::model::Model;
-use crate::schema::{ModelSchema, PatternSpec};
+use crate::schema::{ModelSchema, PatternSpec, Sample};
 use crate::txn::transact;
 
 /// What a computed field summarises.
@@ -161,6 +163,136 @@ impl PatternSpec for SubsetSpec {
     ) -> Vec<(&'static str, &'static IndexSpec)> {
         vec![(self.full_collection(), self.full_index())]
     }
+
+    fn bounded_arrays(&'static self) -> Vec<Bounded> {
+        vec![Bounded {
+            field: self.field(),
+            by: "`#[subset]`",
+        }]
+    }
+
+    /// The sampled parents whose subset is over its limit, out of its order, or (with a
+    /// computed count) disagrees with the full collection: a count that differs, or fewer items
+    /// than the full collection could fill. One aggregation of the full collection.
+    fn audit<'a>(
+        &'static self,
+        sample: &'a Sample<'a>,
+    ) -> Option<BoxFuture<'a, Result<Vec<Finding>>>> {
+        Some(Box::pin(audit_subset(self, sample)))
+    }
+}
+
+async fn audit_subset(spec: &'static SubsetSpec, sample: &Sample<'_>) -> Result<Vec<Finding>> {
+    let limit = spec.limit() as usize;
+    let (mut over, mut unordered, mut miscounted) = (Vec::new(), Vec::new(), Vec::new());
+    let mut largest = 0;
+    let counts = match spec.count_field() {
+        Some(_) if !sample.documents.is_empty() => {
+            let pipeline = vec![
+                doc! { "$match": { spec.parent_key(): { "$in": sample.ids() } } },
+                doc! { "$group": { "_id": format!("${}", spec.parent_key()), "n": { "$sum": 1 } } },
+            ];
+            let found: Vec<Document> = sample
+                .db
+                .collection::<Document>(spec.full_collection())
+                .aggregate(pipeline)
+                .max_time(sample.max_time)
+                .await?
+                .try_collect()
+                .await?;
+            Some(found)
+        }
+        _ => None,
+    };
+    for parent in sample.documents {
+        let Some(id) = parent.get("_id") else {
+            continue;
+        };
+        let items: Vec<&Document> = match parent.get(spec.field()) {
+            Some(Bson::Array(a)) => a.iter().filter_map(Bson::as_document).collect(),
+            _ => Vec::new(),
+        };
+        largest = largest.max(items.len());
+        if items.len() > limit {
+            over.push(id.clone());
+        }
+        if items.windows(2).any(|w| out_of_order(spec, w[0], w[1])) {
+            unordered.push(id.clone());
+        }
+        if let (Some(counts), Some(field)) = (&counts, spec.count_field()) {
+            let full = counts
+                .iter()
+                .find(|c| c.get("_id") == Some(id))
+                .and_then(|c| c.get("n"))
+                .and_then(number)
+                .unwrap_or(0.0);
+            let stored = parent.get(field).and_then(number);
+            #[allow(clippy::cast_precision_loss)]
+            let short = (items.len() as f64) < full.min(limit as f64);
+            if stored != Some(full) || short {
+                miscounted.push(id.clone());
+            }
+        }
+    }
+    let rust = sample
+        .model
+        .field_by_bson_name(spec.field())
+        .map_or(spec.field(), |f| f.rust_name());
+    let fix = format!(
+        "`{}::{rust}_subset(&db).rebuild(parent_id)` for each, which refills the subset and its \
+         computed fields from `{}`",
+        sample.model.name(),
+        spec.full_collection()
+    );
+    let n = sample.documents.len();
+    let mut findings = Vec::new();
+    for (ids, what) in [
+        (
+            &over,
+            format!("over the limit of {limit} (largest {largest})"),
+        ),
+        (
+            &unordered,
+            format!("out of the order {}", spec.sort_document()),
+        ),
+        (
+            &miscounted,
+            format!(
+                "count or items disagreeing with `{}`",
+                spec.full_collection()
+            ),
+        ),
+    ] {
+        if !ids.is_empty() {
+            findings.push(sample.finding(
+                Check::SubsetDrift,
+                spec.field(),
+                format!(
+                    "{} of {n} sampled documents {what}; {}",
+                    ids.len(),
+                    examples(ids)
+                ),
+                fix.clone(),
+            ));
+        }
+    }
+    Ok(findings)
+}
+
+/// Whether `b` comes before `a` in the subset's order (values the check cannot compare are
+/// taken as in order).
+fn out_of_order(spec: &SubsetSpec, a: &Document, b: &Document) -> bool {
+    for (field, direction) in spec.sort() {
+        let (Some(x), Some(y)) = (a.get(*field), b.get(*field)) else {
+            return false;
+        };
+        match compare(x, y) {
+            Some(std::cmp::Ordering::Equal) => {}
+            Some(o) => return (o == std::cmp::Ordering::Greater) == (*direction > 0),
+            None => return false,
+        }
+    }
+    false
 }
 
 impl ModelSchema {

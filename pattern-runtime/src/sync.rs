@@ -377,9 +377,9 @@ pub async fn list_indexes(db: &Database, collection: &str) -> Result<Vec<Documen
 
 /// A declared index and the model that declares it.
 #[derive(Clone, Copy)]
-struct Declared {
-    model: &'static str,
-    spec: &'static IndexSpec,
+pub(crate) struct Declared {
+    pub(crate) model: &'static str,
+    pub(crate) spec: &'static IndexSpec,
 }
 
 /// Syncs the collections of `schemas`. An index counts as managed when any registered model, or
@@ -534,7 +534,7 @@ async fn sync_unspanned(
 /// The indexes a model declares, by collection: its own, then those of its patterns (a history
 /// collection's, a full-item collection's, the copies' `_id`s), in the order the patterns list
 /// them.
-fn declarations(schema: &'static ModelSchema) -> Vec<(&'static str, Vec<Declared>)> {
+pub(crate) fn declarations(schema: &'static ModelSchema) -> Vec<(&'static str, Vec<Declared>)> {
     let declared = |spec| Declared {
         model: schema.name(),
         spec,

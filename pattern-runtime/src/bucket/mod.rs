@@ -173,7 +173,8 @@ use serde::Serialize;
 use tokio::sync::OnceCell;
 
 use crate::error::{validate_key, Error, Result};
-use crate::schema::{ModelSchema, PatternSpec};
+use crate::finding::{Check, Finding};
+use crate::schema::{ModelSchema, PatternSpec, Sample};
 
 mod keyed;
 mod native;
@@ -255,6 +256,52 @@ impl PatternSpec for SeriesSpec {
     ) -> Option<futures_util::future::BoxFuture<'a, Result<()>>> {
         self.is_native()
             .then(|| Box::pin(native::ensure_timeseries(db, self)) as _)
+    }
+
+    /// Array buckets holding more than `max_count` measurements (written by other code: the
+    /// toolkit's writes never pass the cap).
+    fn audit<'a>(
+        &'static self,
+        sample: &'a Sample<'a>,
+    ) -> Option<futures_util::future::BoxFuture<'a, Result<Vec<Finding>>>> {
+        let Storage::Buckets { max_count, .. } = self.storage() else {
+            return None;
+        };
+        let over: Vec<(usize, Bson)> = sample
+            .documents
+            .iter()
+            .filter_map(|d| {
+                let n = match d.get(fields::MEASUREMENTS) {
+                    Some(Bson::Array(a)) => a.len(),
+                    _ => 0,
+                };
+                (n > max_count as usize).then(|| (n, d.get("_id").cloned().unwrap_or(Bson::Null)))
+            })
+            .collect();
+        let findings = over
+            .iter()
+            .map(|(n, _)| *n)
+            .max()
+            .map(|largest| {
+                let ids: Vec<Bson> = over.iter().map(|(_, id)| id.clone()).collect();
+                sample.finding(
+                    Check::BucketOverCap,
+                    fields::MEASUREMENTS,
+                    format!(
+                        "{} of {} sampled buckets hold more than {max_count} measurements \
+                         (largest {largest}); {}",
+                        over.len(),
+                        sample.documents.len(),
+                        crate::finding::examples(&ids)
+                    ),
+                    "no repair call yet: read the bucket's measurements (`range`), delete the \
+                     bucket and write them again with `insert_many`, which caps every bucket; \
+                     find the code that writes buckets without the toolkit",
+                )
+            })
+            .into_iter()
+            .collect();
+        Some(Box::pin(async move { Ok(findings) }))
     }
 }
 

@@ -270,6 +270,13 @@ impl PatternSpec for TreeSpec {
             .collect()
     }
 
+    fn bounded_arrays(&'static self) -> Vec<crate::finding::Bounded> {
+        vec![crate::finding::Bounded {
+            field: self.ancestors(),
+            by: "`#[tree]` (the tree's depth)",
+        }]
+    }
+
     /// Creates `<collection>.tree` when it is missing (a transaction may not be able to create
     /// it).
     fn prepare<'a>(&'static self, db: &'a Database) -> Option<BoxFuture<'a, Result<()>>> {
@@ -346,6 +353,13 @@ impl PatternSpec for HolderSpec {
             .iter()
             .map(|i| (self.collection(), i))
             .collect()
+    }
+
+    fn bounded_arrays(&'static self) -> Vec<crate::finding::Bounded> {
+        vec![crate::finding::Bounded {
+            field: self.path(),
+            by: "`#[in_tree]` (the tree's depth)",
+        }]
     }
 }
 

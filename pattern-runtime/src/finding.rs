@@ -1,0 +1,142 @@
+//! What the [doctor](crate::doctor) reports: the types both the patterns (through
+//! [`PatternSpec::audit`](crate::PatternSpec::audit)) and the doctor use, below both.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use bson::Bson;
+
+/// What a finding is about: one line of the modelling checklist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Check {
+    /// An array field (`Vec`, a set) no pattern or `#[bounded(n)]` keeps bounded.
+    UnboundedArray,
+    /// An array over its `#[bounded(n)]` bound in a stored document.
+    OverBound,
+    /// A stored document over 1 MiB (the checklist's guideline; MongoDB's limit is 16 MiB).
+    LargeDocument,
+    /// A stored document nested deeper than 3 levels of embedded documents.
+    DeepNesting,
+    /// A declared index the server does not have.
+    MissingIndex,
+    /// An index on the server no model declares.
+    UndeclaredIndex,
+    /// An index with no access since the server started (`$indexStats`).
+    UnusedIndex,
+    /// An index whose keys begin another index's keys: the longer one serves its queries.
+    PrefixIndex,
+    /// A declared TTL index the server does not have: the data never expires.
+    MissingTtl,
+    /// A subset array over its limit, out of its order, or a count that disagrees with the full
+    /// collection.
+    SubsetDrift,
+    /// A computed value that disagrees with its source documents.
+    ComputedDrift,
+    /// An extended-reference copy that differs from its source document.
+    StaleCopy,
+    /// A bucket holding more measurements than its `max_count`.
+    BucketOverCap,
+    /// A collection not sharded on its declared shard key, on a sharded cluster.
+    ShardKey,
+}
+
+impl Check {
+    /// A short name: `unbounded array`, `unused index`, ...
+    pub fn name(self) -> &'static str {
+        match self {
+            Check::UnboundedArray => "unbounded array",
+            Check::OverBound => "array over its bound",
+            Check::LargeDocument => "large document",
+            Check::DeepNesting => "deep nesting",
+            Check::MissingIndex => "missing index",
+            Check::UndeclaredIndex => "undeclared index",
+            Check::UnusedIndex => "unused index",
+            Check::PrefixIndex => "prefix index",
+            Check::MissingTtl => "missing TTL",
+            Check::SubsetDrift => "subset drift",
+            Check::ComputedDrift => "computed drift",
+            Check::StaleCopy => "stale copy",
+            Check::BucketOverCap => "bucket over its cap",
+            Check::ShardKey => "shard key",
+        }
+    }
+}
+
+impl fmt::Display for Check {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One problem the doctor found: where, how much, and the fix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// What kind of problem.
+    pub check: Check,
+    /// The model it concerns (`None` for an index no model declares).
+    pub model: Option<&'static str>,
+    /// The collection.
+    pub collection: String,
+    /// The field (BSON name), index name or document `_id` it is about.
+    pub subject: String,
+    /// What was measured: `2.1 MiB`, `0 accesses since 2026-11-24 00:59`, ...
+    pub figure: String,
+    /// What to do about it: the attribute to add, the call that repairs it, the index to drop.
+    pub fix: String,
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "[{}] {} · {} ({}): {}\n    fix: {}",
+            self.check,
+            self.collection,
+            self.subject,
+            self.model.unwrap_or("no model"),
+            self.figure,
+            self.fix
+        )
+    }
+}
+
+/// How an array field is kept bounded, as a pattern tells the doctor
+/// ([`PatternSpec::bounded_arrays`](crate::PatternSpec::bounded_arrays)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounded {
+    /// The array field's BSON name.
+    pub field: &'static str,
+    /// What bounds it: `subset, limit 10`, `outlier overflow`, ...
+    pub by: &'static str,
+}
+
+/// The order of two stored values of one type: numbers by value, strings, dates, ObjectIds,
+/// booleans; `None` across types (what a check then leaves alone).
+pub(crate) fn compare(a: &Bson, b: &Bson) -> Option<Ordering> {
+    match (a, b) {
+        (Bson::String(x), Bson::String(y)) => Some(x.cmp(y)),
+        (Bson::DateTime(x), Bson::DateTime(y)) => Some(x.cmp(y)),
+        (Bson::ObjectId(x), Bson::ObjectId(y)) => Some(x.cmp(y)),
+        (Bson::Boolean(x), Bson::Boolean(y)) => Some(x.cmp(y)),
+        _ => number(a)?.partial_cmp(&number(b)?),
+    }
+}
+
+/// A stored number as an `f64`.
+pub(crate) fn number(value: &Bson) -> Option<f64> {
+    match value {
+        Bson::Int32(n) => Some(f64::from(*n)),
+        #[allow(clippy::cast_precision_loss)]
+        Bson::Int64(n) => Some(*n as f64),
+        Bson::Double(n) => Some(*n),
+        _ => None,
+    }
+}
+
+/// Up to three `_id`s, for a finding's figure: `e.g. 7, 12, 31`.
+pub(crate) fn examples(ids: &[Bson]) -> String {
+    let shown: Vec<String> = ids.iter().take(3).map(ToString::to_string).collect();
+    let more = if ids.len() > 3 { ", ..." } else { "" };
+    format!("e.g. `_id` {}{more}", shown.join(", "))
+}
