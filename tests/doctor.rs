@@ -565,7 +565,7 @@ async fn what_the_server_cannot_run_is_skipped_never_passed() {
     // summary does not say all is well.
     assert!(report.findings.is_empty(), "{report}");
     assert!(!report.is_clean());
-    assert!(report.to_string().contains("2 skipped"), "{report}");
+    assert!(report.to_string().contains("2 checks skipped"), "{report}");
 }
 
 /// Sampling is bounded: the figures speak of the sample, and the progress callback sees every

@@ -83,6 +83,20 @@ pub struct Session {
     pub created_at: DateTime,
 }
 
+/// `logs`: the seed's way out of a timestamp's hot shard, a hashed `_id` shard key. A ranged key
+/// on `timestamp` (`#[shard_key(timestamp)]`) would not compile: a date only grows, so every
+/// insert would go to the last shard. On a sharded cluster the sync shards the collection; on
+/// this server it says why it does not.
+#[derive(Debug, Serialize, Deserialize, Model)]
+#[model(group = "indexes", collection = "logs")]
+#[shard_key(id = "hashed")]
+pub struct LogEntry {
+    #[serde(rename = "_id")]
+    pub id: bson::oid::ObjectId,
+    pub timestamp: DateTime,
+    pub message: String,
+}
+
 /// `places`: a geospatial index. (Text indexes work the same way on mongod; the embedded server
 /// has none yet, so the tour leaves them out.)
 #[derive(Debug, Serialize, Deserialize, Model)]
@@ -119,6 +133,10 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     );
     let report = pattern_runtime::sync_group(&db, "indexes", &policy).await?;
     print!("{report}");
+
+    for shard in &report.shards {
+        println!("  (shard key of {}: {:?})", shard.collection, shard.status);
+    }
 
     println!("\nWhat the server now has (listIndexes, read back):");
     let mut collections: Vec<&str> = chapter.iter().map(|s| s.collection()).collect();

@@ -20,6 +20,7 @@
 mod approximation;
 mod attribute;
 mod bucket;
+mod doctor;
 mod extended_ref;
 mod indexes;
 mod outlier;
@@ -66,6 +67,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
     tree::run(&client).await?;
     println!();
     preallocation::run(&client).await?;
+    println!();
+    doctor::run(&client).await?;
 
     println!("\nThe tour is over.");
     Ok(())

@@ -446,9 +446,10 @@ fn agrees(aggregate: Aggregate, stored: Option<&Bson>, computed: &Bson) -> bool 
     }
 }
 
-/// A target id as a map key (`Bson` is not `Hash`): its type and value.
+/// A target id as a map key (`Bson` is not `Hash`): numbers by value, as the server's `$in`
+/// and `$group` match them (a source's `by` written as an `Int32` groups its `Int64` target).
 fn key_of(id: &Bson) -> String {
-    format!("{id:?}")
+    crate::finding::id_key(id)
 }
 
 /// A `by` value that points at a target (not `null`, not missing).

@@ -184,17 +184,28 @@ impl fmt::Display for DoctorReport {
             writeln!(f, "[skipped] {}{on}: {}", s.check, s.reason)?;
         }
         let documents: usize = self.sampled.iter().map(|(_, n)| n).sum();
+        let findings = plural(self.findings.len(), "finding");
+        let skipped = plural(self.skipped.len(), "check");
         let verdict = match (self.findings.len(), self.skipped.len()) {
             (0, 0) => "no findings".to_owned(),
-            (0, s) => format!("no findings in the checks that ran; {s} skipped (see above)"),
-            (n, 0) => format!("{n} findings"),
-            (n, s) => format!("{n} findings; {s} checks skipped (see above)"),
+            (0, _) => format!("no findings in the checks that ran; {skipped} skipped (see above)"),
+            (_, 0) => findings,
+            (_, _) => format!("{findings}; {skipped} skipped (see above)"),
         };
         writeln!(
             f,
-            "{verdict} ({} collections, {documents} documents sampled)",
-            self.sampled.len()
+            "{verdict} ({}, {} sampled)",
+            plural(self.sampled.len(), "collection"),
+            plural(documents, "document")
         )
+    }
+}
+
+fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }
 

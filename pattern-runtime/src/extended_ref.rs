@@ -182,7 +182,7 @@ use tracing::Instrument;
 use crate::copies::{write_copies, CopyWrite, Partial};
 pub use crate::copies::{CopiesUpdated, Propagation};
 use crate::error::{check_size, touched_fields, Error, Result};
-use crate::finding::{Check, Finding};
+use crate::finding::{id_key, Check, Finding};
 use crate::index::IndexSpec;
 use crate::model::Model;
 pub use crate::schema::Mode;
@@ -321,12 +321,12 @@ async fn audit_copies(embedding: &'static Embedding, sample: &Sample<'_>) -> Res
         .try_collect::<Vec<Document>>()
         .await?
         .into_iter()
-        .map(|d| (format!("{:?}", d.get("_id")), d))
+        .map(|d| (d.get("_id").map(id_key).unwrap_or_default(), d))
         .collect();
     let mut stale: Vec<Bson> = Vec::new();
     let mut first = None;
     for copy in &copies {
-        let Some(source) = sources.get(&format!("{:?}", copy.get("_id"))) else {
+        let Some(source) = copy.get("_id").and_then(|id| sources.get(&id_key(id))) else {
             continue; // a dangling reference: the relation check's, not a stale copy
         };
         if let Some(f) = reference

@@ -123,6 +123,18 @@ pub(crate) fn compare(a: &Bson, b: &Bson) -> Option<Ordering> {
     }
 }
 
+/// A key under which two stored values the server takes as equal (`1`, `1i64`, `1.0`) are
+/// equal: what a map by `_id` needs when the same id was written as another numeric type.
+pub(crate) fn id_key(value: &Bson) -> String {
+    match value {
+        Bson::Int32(n) => format!("n:{n}"),
+        Bson::Int64(n) => format!("n:{n}"),
+        #[allow(clippy::cast_possible_truncation, clippy::float_cmp)]
+        Bson::Double(d) if d.fract() == 0.0 && d.abs() < 9.0e15 => format!("n:{}", *d as i64),
+        other => format!("{other:?}"),
+    }
+}
+
 /// A stored number as an `f64`.
 pub(crate) fn number(value: &Bson) -> Option<f64> {
     match value {
@@ -139,4 +151,26 @@ pub(crate) fn examples(ids: &[Bson]) -> String {
     let shown: Vec<String> = ids.iter().take(3).map(ToString::to_string).collect();
     let more = if ids.len() > 3 { ", ..." } else { "" };
     format!("e.g. `_id` {}{more}", shown.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_equal_as_the_server_takes_them() {
+        assert_eq!(id_key(&Bson::Int32(1)), id_key(&Bson::Int64(1)));
+        assert_eq!(id_key(&Bson::Double(1.0)), id_key(&Bson::Int64(1)));
+        assert_ne!(id_key(&Bson::Double(1.5)), id_key(&Bson::Int64(1)));
+        assert_ne!(id_key(&Bson::String("1".into())), id_key(&Bson::Int32(1)));
+    }
+
+    #[test]
+    fn orders() {
+        assert_eq!(
+            compare(&Bson::Int32(2), &Bson::Double(1.5)),
+            Some(Ordering::Greater)
+        );
+        assert_eq!(compare(&Bson::String("a".into()), &Bson::Int32(1)), None);
+    }
 }

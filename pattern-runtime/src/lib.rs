@@ -122,6 +122,15 @@
 //! ranged key on a field that only grows, is a compile error; the index sync shards the
 //! collection on a sharded cluster and says why not elsewhere. See [`shard`].
 //!
+//! # The doctor
+//!
+//! [`doctor`] audits a live database against the models compiled into the program, the
+//! source article's checklist as code: arrays that can grow without bound (`#[bounded(n)]` on a
+//! `Vec` declares the bound the application keeps; see [`bounded`]), document sizes and nesting
+//! in a sample, indexes missing, undeclared, unused or redundant, TTLs missing, and each
+//! pattern's invariants on a sample, each finding with the call that repairs it. It never
+//! writes. See [`doctor`](mod@doctor).
+//!
 //! # Patterns
 //!
 //! | pattern | attribute | module |

@@ -112,7 +112,7 @@ use mongodb::{ClientSession, Database};
 use serde::Serialize;
 
 use crate::error::{check_finite, check_size, validate_key, Error, Result};
-use crate::finding::{compare, examples, number, Bounded, Check, Finding};
+use crate::finding::{compare, examples, id_key, number, Bounded, Check, Finding};
 use crate::index::IndexSpec;
 use crate::model::Model;
 use crate::schema::{ModelSchema, PatternSpec, Sample};
@@ -186,6 +186,7 @@ async fn audit_subset(spec: &'static SubsetSpec, sample: &Sample<'_>) -> Result<
     let limit = spec.limit() as usize;
     let (mut over, mut unordered, mut miscounted) = (Vec::new(), Vec::new(), Vec::new());
     let mut largest = 0;
+    let mut first_miscount: Option<String> = None;
     let counts = match spec.count_field() {
         Some(_) if !sample.documents.is_empty() => {
             let pipeline = vec![
@@ -222,7 +223,7 @@ async fn audit_subset(spec: &'static SubsetSpec, sample: &Sample<'_>) -> Result<
         if let (Some(counts), Some(field)) = (&counts, spec.count_field()) {
             let full = counts
                 .iter()
-                .find(|c| c.get("_id") == Some(id))
+                .find(|c| c.get("_id").map(id_key) == Some(id_key(id)))
                 .and_then(|c| c.get("n"))
                 .and_then(number)
                 .unwrap_or(0.0);
@@ -230,6 +231,17 @@ async fn audit_subset(spec: &'static SubsetSpec, sample: &Sample<'_>) -> Result<
             #[allow(clippy::cast_precision_loss)]
             let short = (items.len() as f64) < full.min(limit as f64);
             if stored != Some(full) || short {
+                first_miscount.get_or_insert_with(|| {
+                    let stored = parent
+                        .get(field)
+                        .map_or_else(|| "no".to_owned(), ToString::to_string);
+                    format!(
+                        "`_id` {id} holds {} items and `{field}` {stored}, `{}` has {full} of \
+                         its items",
+                        items.len(),
+                        spec.full_collection()
+                    )
+                });
                 miscounted.push(id.clone());
             }
         }
@@ -258,23 +270,26 @@ async fn audit_subset(spec: &'static SubsetSpec, sample: &Sample<'_>) -> Result<
         (
             &miscounted,
             format!(
-                "count or items disagreeing with `{}`",
+                "disagreeing with `{}` (a count that differs, or fewer items than it could \
+                 fill)",
                 spec.full_collection()
             ),
         ),
     ] {
-        if !ids.is_empty() {
-            findings.push(sample.finding(
-                Check::SubsetDrift,
-                spec.field(),
-                format!(
-                    "{} of {n} sampled documents {what}; {}",
-                    ids.len(),
-                    examples(ids)
-                ),
-                fix.clone(),
-            ));
+        if ids.is_empty() {
+            continue;
         }
+        let example = if std::ptr::eq(ids, &miscounted) {
+            first_miscount.clone().unwrap_or_default()
+        } else {
+            examples(ids)
+        };
+        findings.push(sample.finding(
+            Check::SubsetDrift,
+            spec.field(),
+            format!("{} of {n} sampled documents {what}; {example}", ids.len()),
+            fix.clone(),
+        ));
     }
     Ok(findings)
 }

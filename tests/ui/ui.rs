@@ -22,4 +22,5 @@ fn ui() {
     t.compile_fail("tree/*.rs");
     t.compile_fail("preallocation/*.rs");
     t.compile_fail("shard/*.rs");
+    t.compile_fail("bounded/*.rs");
 }
