@@ -546,11 +546,11 @@ pub(crate) fn serde_attrs_without_names(attrs: &[syn::Attribute]) -> Vec<TokenSt
 }
 
 /// `T` of a field typed `Vec<T>`.
-/// The `T` of an `Option<T>` (by its last path segment).
-pub(crate) fn option_inner(ty: &syn::Type) -> Option<&syn::Type> {
+/// `T` when `ty` is `wrapper<T>` (by its last path segment).
+pub(crate) fn wrapped<'t>(ty: &'t syn::Type, wrapper: &str) -> Option<&'t syn::Type> {
     let syn::Type::Path(p) = ty else { return None };
     let last = p.path.segments.last()?;
-    if last.ident != "Option" {
+    if last.ident != wrapper {
         return None;
     }
     let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
@@ -560,6 +560,11 @@ pub(crate) fn option_inner(ty: &syn::Type) -> Option<&syn::Type> {
         Some(syn::GenericArgument::Type(t)) if args.args.len() == 1 => Some(t),
         _ => None,
     }
+}
+
+/// The `T` of an `Option<T>` (by its last path segment).
+pub(crate) fn option_inner(ty: &syn::Type) -> Option<&syn::Type> {
+    wrapped(ty, "Option")
 }
 
 pub(crate) fn vec_element(ty: &syn::Type) -> Option<syn::Type> {

@@ -158,7 +158,7 @@ fn collect(input: &syn::DeriveInput, model: &Model<'_>, errors: &mut Errors) -> 
                 let mut in_array = false;
                 while let Some((w, t)) = ["Option", "Vec", "Box"]
                     .iter()
-                    .find_map(|w| Some((*w, wrapped(inner, w)?)))
+                    .find_map(|w| Some((*w, crate::ast::wrapped(inner, w)?)))
                 {
                     in_array |= w == "Vec";
                     inner = t;
@@ -173,22 +173,6 @@ fn collect(input: &syn::DeriveInput, model: &Model<'_>, errors: &mut Errors) -> 
         }
     }
     out
-}
-
-/// `T` when `ty` is `wrapper<T>` (by its last path segment).
-fn wrapped<'t>(ty: &'t syn::Type, wrapper: &str) -> Option<&'t syn::Type> {
-    let syn::Type::Path(p) = ty else { return None };
-    let last = p.path.segments.last()?;
-    if last.ident != wrapper {
-        return None;
-    }
-    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
-        return None;
-    };
-    match args.args.first() {
-        Some(syn::GenericArgument::Type(t)) if args.args.len() == 1 => Some(t),
-        _ => None,
-    }
 }
 
 fn key_of(path: &syn::Path) -> String {
@@ -454,7 +438,7 @@ fn parse_embed(attr: &syn::Attribute, field: &Field<'_>, errors: &mut Errors) ->
     let item = match path {
         None => None,
         Some(p) => {
-            let Some(item_ty) = wrapped(field.ty, "Vec") else {
+            let Some(item_ty) = crate::ast::wrapped(field.ty, "Vec") else {
                 errors.spanned(
                     field.ty,
                     format!(

@@ -55,10 +55,10 @@ use futures_util::TryStreamExt;
 use mongodb::Database;
 use tracing::Instrument;
 
-use crate::error::{server_code, server_message, Error, Result, NAMESPACE_NOT_FOUND};
+use crate::error::{server_code, server_message, Result, NAMESPACE_NOT_FOUND};
 use crate::finding::{examples, number};
 pub use crate::finding::{Bounded, Check, Finding};
-use crate::schema::{registered_models, ModelSchema, Sample};
+use crate::schema::{group_members, registered_models, ModelSchema, Sample};
 use crate::shard;
 use crate::sync::{declarations, Declared};
 
@@ -215,27 +215,13 @@ pub async fn doctor(db: &Database) -> Result<DoctorReport> {
 }
 
 /// Audits `db` against the models of one group (`#[model(group = "...")]`): for a program whose
-/// models live in several databases. A group no model names is [`Error::UnknownGroup`].
+/// models live in several databases. A group no model names is [`Error::UnknownGroup`](crate::Error::UnknownGroup).
 pub async fn doctor_group(
     db: &Database,
     group: &str,
     options: &DoctorOptions,
 ) -> Result<DoctorReport> {
-    let all = registered_models();
-    let members: Vec<_> = all
-        .iter()
-        .copied()
-        .filter(|m| m.group() == Some(group))
-        .collect();
-    if members.is_empty() {
-        let mut known: Vec<&'static str> = all.iter().filter_map(|m| m.group()).collect();
-        known.sort_unstable();
-        known.dedup();
-        return Err(Error::UnknownGroup {
-            group: group.to_owned(),
-            known,
-        });
-    }
+    let members = group_members(group)?;
     doctor_models(db, &members, options).await
 }
 

@@ -18,7 +18,7 @@ use bson::{Bson, Document};
 use futures_util::future::BoxFuture;
 use mongodb::Database;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::finding::{Bounded, Check, Finding};
 use crate::index::IndexSpec;
 use crate::shard::ShardKey;
@@ -472,6 +472,27 @@ pub struct Registration {
 }
 
 inventory::collect!(Registration);
+
+/// The registered models of `group` (`#[model(group = "...")]`); [`Error::UnknownGroup`], with
+/// the groups there are, when no model names it (a misspelt name would otherwise do nothing).
+pub(crate) fn group_members(group: &str) -> Result<Vec<&'static ModelSchema>> {
+    let all = registered_models();
+    let members: Vec<_> = all
+        .iter()
+        .copied()
+        .filter(|m| m.group() == Some(group))
+        .collect();
+    if members.is_empty() {
+        let mut known: Vec<&'static str> = all.iter().filter_map(|m| m.group()).collect();
+        known.sort_unstable();
+        known.dedup();
+        return Err(Error::UnknownGroup {
+            group: group.to_owned(),
+            known,
+        });
+    }
+    Ok(members)
+}
 
 /// Every model compiled into this program with `#[derive(Model)]` or `#[derive(Measurement)]`,
 /// sorted by collection then name.

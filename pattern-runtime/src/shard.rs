@@ -68,6 +68,7 @@ use futures_util::TryStreamExt;
 use mongodb::Database;
 
 use crate::error::{server_code, Result};
+use crate::finding::number;
 use crate::index::{IndexKey, IndexKind, IndexSpec};
 
 /// A model's declared shard key (`#[shard_key(...)]`), as static data.
@@ -150,19 +151,9 @@ fn same_kind(value: &Bson, kind: IndexKind) -> bool {
     match (value, kind) {
         (Bson::String(s), IndexKind::Hashed) => s == "hashed",
         (Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_), IndexKind::Ascending) => {
-            bson_number(value) == Some(1.0)
+            number(value) == Some(1.0)
         }
         _ => false,
-    }
-}
-
-fn bson_number(value: &Bson) -> Option<f64> {
-    match value {
-        Bson::Int32(i) => Some(f64::from(*i)),
-        #[allow(clippy::cast_precision_loss)]
-        Bson::Int64(i) => Some(*i as f64),
-        Bson::Double(d) => Some(*d),
-        _ => None,
     }
 }
 
@@ -172,7 +163,7 @@ fn same_key(a: &Document, b: &Document) -> bool {
     a.len() == b.len()
         && a.iter().zip(b.iter()).all(|((pa, va), (pb, vb))| {
             pa == pb
-                && match (bson_number(va), bson_number(vb)) {
+                && match (number(va), number(vb)) {
                     (Some(x), Some(y)) => (x - y).abs() < f64::EPSILON,
                     _ => va == vb,
                 }

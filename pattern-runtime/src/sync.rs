@@ -26,7 +26,7 @@ use crate::error::{
 };
 use crate::index::compare::{differences, fixable_in_place, same_keys, same_signature, Difference};
 use crate::index::IndexSpec;
-use crate::schema::{registered_models, ModelSchema};
+use crate::schema::{group_members, registered_models, ModelSchema};
 use crate::shard::{Keyed, ShardReport, ShardStatus};
 
 /// What to do with an existing index whose keys or options differ from its declaration.
@@ -314,21 +314,7 @@ async fn sync_group_in(
     options: &SyncOptions,
     span: &tracing::Span,
 ) -> Result<SyncReport> {
-    let all = registered_models();
-    let members: Vec<_> = all
-        .iter()
-        .copied()
-        .filter(|m| m.group() == Some(group))
-        .collect();
-    if members.is_empty() {
-        let mut known: Vec<&'static str> = all.iter().filter_map(|m| m.group()).collect();
-        known.sort_unstable();
-        known.dedup();
-        return Err(Error::UnknownGroup {
-            group: group.to_owned(),
-            known,
-        });
-    }
+    let members = group_members(group)?;
     span.record("models", members.len());
     sync_unspanned(db, &members, options).await
 }
