@@ -566,6 +566,14 @@ async fn what_the_server_cannot_run_is_skipped_never_passed() {
     assert!(report.findings.is_empty(), "{report}");
     assert!(!report.is_clean());
     assert!(report.to_string().contains("2 checks skipped"), "{report}");
+    // With `$indexStats` back: `user_1` is unused, but it supports the shard key, which needs
+    // it without reads; only sharding is skipped.
+    let again = doctor_models(&db, &models, &DoctorOptions::new())
+        .await
+        .expect("doctor");
+    assert!(again.findings.is_empty(), "{again}");
+    let skipped: Vec<Check> = again.skipped.iter().map(|s| s.check).collect();
+    assert_eq!(skipped, [Check::ShardKey], "{again}");
 }
 
 /// Sampling is bounded: the figures speak of the sample, and the progress callback sees every

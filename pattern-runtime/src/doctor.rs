@@ -22,7 +22,7 @@
 //! | nesting deeper than 3 levels of embedded documents | the sample | [`Check::DeepNesting`] |
 //! | declared indexes the server lacks; TTL indexes among them | `listIndexes` | [`Check::MissingIndex`], [`Check::MissingTtl`] |
 //! | indexes no model declares | `listIndexes` | [`Check::UndeclaredIndex`] |
-//! | indexes with no access since the server started (not `_id_`, unique, TTL or hidden ones: they work without reads) | `$indexStats` | [`Check::UnusedIndex`] |
+//! | indexes with no access since the server started (not `_id_`, unique, TTL, hidden or shard-key ones: they work without reads) | `$indexStats` | [`Check::UnusedIndex`] |
 //! | an index whose keys begin another's | `listIndexes` | [`Check::PrefixIndex`] |
 //! | pattern drift: subsets over their limit, out of order or miscounted; computed values that disagree with their sources; extended-reference copies that differ from their source; array buckets over `max_count` | each pattern's [`PatternSpec::audit`](crate::PatternSpec::audit) over the sample | [`Check::SubsetDrift`], [`Check::ComputedDrift`], [`Check::StaleCopy`], [`Check::BucketOverCap`] |
 //! | a collection not sharded on its declared shard key | `config.collections`, on a sharded cluster | [`Check::ShardKey`] |
@@ -59,7 +59,7 @@ use crate::error::{server_code, server_message, Result, NAMESPACE_NOT_FOUND};
 use crate::finding::{examples, number};
 pub use crate::finding::{Bounded, Check, Finding};
 use crate::schema::{group_members, registered_models, ModelSchema, Sample};
-use crate::shard;
+use crate::shard::{self, ShardKey};
 use crate::sync::{declarations, Declared};
 
 /// The checklist's guideline for a document's size.
@@ -273,17 +273,13 @@ async fn run(
             for model in &own {
                 check_model(db, model, options, &mut report).await?;
             }
-            let managed = managed(collection, &declared, &registry, models);
-            check_indexes(
-                db,
-                collection,
-                &declared,
-                &managed,
-                options,
-                &mut stats_skipped,
-                &mut report,
-            )
-            .await
+            let on = OnCollection {
+                name: collection,
+                managed: managed(collection, &declared, &registry, models),
+                shard_keys: own.iter().filter_map(|m| m.shard_key()).collect(),
+                declared,
+            };
+            check_indexes(db, &on, options, &mut stats_skipped, &mut report).await
         }
         .instrument(span)
         .await?;
@@ -505,17 +501,27 @@ async fn check_model(
     Ok(())
 }
 
+/// What the index checks know of one collection.
+struct OnCollection {
+    name: &'static str,
+    /// The indexes the checked models declare on it.
+    declared: Vec<Declared>,
+    /// The names any registered model declares on it, and its shard keys' supporting indexes.
+    managed: BTreeSet<&'static str>,
+    /// The shard keys declared for it: the indexes that support one are needed without reads.
+    shard_keys: Vec<&'static ShardKey>,
+}
+
 /// The declared indexes the server lacks, the ones no model declares, the unused ones and the
 /// prefixes of others, on one collection.
 async fn check_indexes(
     db: &Database,
-    collection: &'static str,
-    declared: &[Declared],
-    managed: &BTreeSet<&'static str>,
+    on: &OnCollection,
     options: &DoctorOptions,
     stats_skipped: &mut bool,
     report: &mut DoctorReport,
 ) -> Result<()> {
+    let (collection, declared, managed) = (on.name, &on.declared, &on.managed);
     let existing: Vec<Document> = match db
         .run_cursor_command(doc! { "listIndexes": collection })
         .await
@@ -664,7 +670,8 @@ async fn check_indexes(
         let needed_without_reads = name == "_id_"
             || i.get_bool("unique").unwrap_or(false)
             || i.contains_key("expireAfterSeconds")
-            || i.get_bool("hidden").unwrap_or(false);
+            || i.get_bool("hidden").unwrap_or(false)
+            || on.shard_keys.iter().any(|k| k.is_supported_by(&key_of(i)));
         let Some((n, since)) = ops.get(&name) else {
             continue;
         };
