@@ -305,10 +305,18 @@ async fn a_seeded_database_yields_exactly_its_problems() {
     for collection in ["customers", "invoices", "orders", "reviews"] {
         use_indexes(&db, collection, &["email_1"]).await;
     }
+    db.take_commands();
     let report = doctor_models(&db, &models, &DoctorOptions::new())
         .await
         .expect("doctor");
     println!("{report}");
+    // It only reads: every command it sent is a read.
+    let sent: BTreeSet<String> = db.take_commands().into_iter().map(|c| c.name).collect();
+    let reads: BTreeSet<String> = ["aggregate", "find", "getMore", "listIndexes"]
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    assert!(sent.is_subset(&reads), "{sent:?}");
     assert_eq!(
         found(&report),
         expect(&[
@@ -464,7 +472,30 @@ async fn every_other_check_finds_its_problem() {
         )
         .await
         .expect("overfill");
-    for collection in ["buyers", "purchases", "ticks"] {
+    // A subset within its limit and rightly counted, but out of its order (newest first).
+    pattern_runtime::sync_models(&db, &[Product::SCHEMA], &Default::default())
+        .await
+        .expect("sync");
+    Product::collection(&db)
+        .insert_one(Product {
+            id: "p1".into(),
+            recent: Vec::new(),
+            review_count: 0,
+        })
+        .await
+        .expect("product");
+    let subset = Product::recent_subset(&db);
+    for n in 1..=2 {
+        subset.push("p1", review(n)).await.expect("push");
+    }
+    db.collection::<Document>("products")
+        .update_one(
+            doc! { "_id": "p1" },
+            vec![doc! { "$set": { "recent": { "$reverseArray": "$recent" } } }],
+        )
+        .await
+        .expect("reverse behind");
+    for collection in ["buyers", "purchases", "ticks", "reviews"] {
         use_indexes(&db, collection, &[]).await;
     }
     let models = [
@@ -472,6 +503,7 @@ async fn every_other_check_finds_its_problem() {
         Buyer::SCHEMA,
         Purchase::SCHEMA,
         <Tick as Measurement>::SCHEMA,
+        Product::SCHEMA,
     ];
     let report = doctor_models(&db, &models, &DoctorOptions::new())
         .await
@@ -487,6 +519,7 @@ async fn every_other_check_finds_its_problem() {
             (Check::UnusedIndex, "shops", "name_1"),
             (Check::ComputedDrift, "buyers", "total"),
             (Check::BucketOverCap, "ticks", "measurements"),
+            (Check::SubsetDrift, "products", "recent"),
         ]),
         "{report}"
     );
@@ -512,6 +545,11 @@ async fn every_other_check_finds_its_problem() {
         "{report}"
     );
     assert!(get(Check::MissingTtl).fix.contains("2592000 s"), "{report}");
+    assert!(
+        get(Check::SubsetDrift).figure.contains("out of the order"),
+        "{report}"
+    );
+    assert_eq!(report.with_check(Check::SubsetDrift).count(), 1, "{report}");
 }
 
 /// What the server cannot do is skipped, with its reason: `$indexStats` failing (injected),

@@ -268,7 +268,8 @@ async fn audit_computed(
     let Some(feed) = feeds.first() else {
         return Ok(Vec::new());
     };
-    let found = aggregate_many(sample.db, None, feed, &sample.ids()).await?;
+    let found =
+        aggregate_many_within(sample.db, None, feed, &sample.ids(), Some(sample.max_time)).await?;
     let mut drifted = Vec::new();
     let mut first = None;
     for target in sample.documents {
@@ -1040,12 +1041,26 @@ async fn aggregate_many(
     feed: &Feed,
     targets: &[Bson],
 ) -> mongodb::error::Result<HashMap<String, Document>> {
+    aggregate_many_within(db, s, feed, targets, None).await
+}
+
+/// [`aggregate_many`] bounded by `max_time` (`maxTimeMS`) when given.
+async fn aggregate_many_within(
+    db: &Database,
+    s: Option<&mut ClientSession>,
+    feed: &Feed,
+    targets: &[Bson],
+    max_time: Option<Duration>,
+) -> mongodb::error::Result<HashMap<String, Document>> {
     let pipeline = vec![
         doc! { "$match": { feed.by: { "$in": targets.to_vec() } } },
         feed.group_stage(),
     ];
     let sources = feed.source_collection(db);
-    let action = sources.aggregate(pipeline);
+    let action = match max_time {
+        Some(limit) => sources.aggregate(pipeline).max_time(limit),
+        None => sources.aggregate(pipeline),
+    };
     let found = collect_in!(action, s)?
         .into_iter()
         .map(|d| (key_of(d.get("_id").unwrap_or(&Bson::Null)), d))
