@@ -1,7 +1,7 @@
 //! `#[bounded(n)]`: an array field the application keeps at most `n` items long (a product's
 //! tags, a user's few addresses).
 //!
-//! The declaration is for the [doctor](crate::doctor): an array field (`Vec`, `VecDeque`, a set)
+//! The declaration is for the [doctor](mod@crate::doctor): an array field (`Vec`, `VecDeque`, a set)
 //! that no pattern caps (`#[subset]`, `#[outlier]`, ...) is reported as an array that can grow
 //! without bound, the checklist's "数组是否可能无限增长?". `#[bounded(n)]` says why it cannot;
 //! the doctor then checks the stored documents against `n` instead. Nothing is enforced on

@@ -1,4 +1,4 @@
-//! The modelling checklist as code: [`doctor`] audits a live database against the models
+//! The modelling checklist as code: [`doctor`](fn@doctor) audits a live database against the models
 //! compiled into the program and reports each problem with the model, the field or index, a
 //! figure and the fix. It never writes.
 //!

@@ -1,4 +1,4 @@
-//! What the [doctor](crate::doctor) reports: the types both the patterns (through
+//! What the [doctor](mod@crate::doctor) reports: the types both the patterns (through
 //! [`PatternSpec::audit`](crate::PatternSpec::audit)) and the doctor use, below both.
 
 use std::cmp::Ordering;

@@ -124,7 +124,7 @@
 //!
 //! # The doctor
 //!
-//! [`doctor`] audits a live database against the models compiled into the program, the
+//! [`doctor`](fn@doctor) audits a live database against the models compiled into the program, the
 //! source article's checklist as code: arrays that can grow without bound (`#[bounded(n)]` on a
 //! `Vec` declares the bound the application keeps; see [`bounded`]), document sizes and nesting
 //! in a sample, indexes missing, undeclared, unused or redundant, TTLs missing, and each

@@ -133,7 +133,7 @@ pub trait PatternSpec: Any + Send + Sync + fmt::Debug {
         None
     }
 
-    /// The model's array fields this pattern keeps bounded: the [doctor](crate::doctor) does
+    /// The model's array fields this pattern keeps bounded: the [doctor](mod@crate::doctor) does
     /// not report them as arrays that can grow without bound.
     fn bounded_arrays(&'static self) -> Vec<Bounded> {
         Vec::new()
@@ -142,7 +142,7 @@ pub trait PatternSpec: Any + Send + Sync + fmt::Debug {
     /// Checks a sample of the model's stored documents against the pattern's invariants (a
     /// subset within its limit and in order, copies equal to their source, ...), each problem a
     /// [`Finding`] naming the call that repairs it. Never writes. Called by the
-    /// [doctor](crate::doctor).
+    /// [doctor](mod@crate::doctor).
     fn audit<'a>(
         &'static self,
         sample: &'a Sample<'a>,
