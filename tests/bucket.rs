@@ -1334,3 +1334,168 @@ async fn absent_values_neither_hide_other_sums_nor_vanish() {
         }]
     );
 }
+
+/// A bucket over its cap (written by other code, 450 measurements for a cap of 200, newest
+/// first) is split by `split_overfull` into 200 + 200 + 50, in time order, with counts, times
+/// and summaries recomputed; four concurrent splits and a concurrent writer on the same window
+/// lose and duplicate nothing, and exactly one split does the work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_overfull_bucket_is_split_once_and_nothing_is_lost() {
+    let db = test_db("bucket_split").await;
+    pattern_runtime::sync_indexes(&db).await.unwrap();
+    let series = Reading::series(&db);
+    // A toolkit-written bucket of another device: left alone.
+    for seq in 0..3 {
+        series
+            .insert(&reading("sensor-ok", t0() + seq * 1000, 10_000 + seq))
+            .await
+            .unwrap();
+    }
+    let over: Vec<Reading> = (0..450)
+        .rev()
+        .map(|i| reading("sensor-over", t0() + i * 7_000, i))
+        .collect();
+    let elements: Vec<Bson> = over
+        .iter()
+        .map(|r| {
+            let mut d = bson::serialize_to_document(r).unwrap();
+            d.remove("deviceId");
+            Bson::Document(d)
+        })
+        .collect();
+    let raw = db.collection::<Document>("sensor_data");
+    raw.insert_one(doc! {
+        "deviceId": "sensor-over",
+        "start": DateTime::from_millis(t0()),
+        "end": DateTime::from_millis(t0() + HOUR),
+        "count": 450,
+        "first": DateTime::from_millis(t0()),
+        "last": DateTime::from_millis(t0() + 449 * 7_000),
+        "measurements": elements,
+        "summary": { "value": { "min": -1.0, "max": 1e9, "sum": 0.0 }, "seq": { "sum": 0 } },
+    })
+    .await
+    .unwrap();
+
+    let splitters: Vec<_> = (0..4)
+        .map(|_| {
+            let series = series.clone();
+            tokio::spawn(async move { series.split_overfull().await.unwrap() })
+        })
+        .collect();
+    let writer = {
+        let series = series.clone();
+        tokio::spawn(async move {
+            for i in 0..100 {
+                series
+                    .insert(&reading("sensor-over", t0() + i * 7_000 + 1, 1_000 + i))
+                    .await
+                    .unwrap();
+            }
+        })
+    };
+    let mut split = (0, 0, 0);
+    for s in splitters {
+        let r = s.await.unwrap();
+        assert!(r.left.is_empty(), "{r:?}");
+        split = (
+            split.0 + r.buckets,
+            split.1 + r.new_buckets,
+            split.2 + r.moved,
+        );
+    }
+    writer.await.unwrap();
+    assert_eq!(split, (1, 2, 250), "exactly one split did the work");
+
+    let all = buckets(&db).await;
+    let mut total = 0;
+    for b in &all {
+        let items = b.get_array("measurements").unwrap();
+        let count = b.get_i32("count").unwrap();
+        assert!(count <= 200, "a bucket holds {count} > 200 measurements");
+        assert_eq!(items.len(), count as usize);
+        total += items.len();
+        let times: Vec<i64> = items
+            .iter()
+            .map(|m| {
+                let d = m.as_document().unwrap();
+                d.get_datetime("timestamp").unwrap().timestamp_millis()
+            })
+            .collect();
+        let (first, last) = (*times.iter().min().unwrap(), *times.iter().max().unwrap());
+        assert_eq!(b.get_datetime("first").unwrap().timestamp_millis(), first);
+        assert_eq!(b.get_datetime("last").unwrap().timestamp_millis(), last);
+        let values: Vec<f64> = items
+            .iter()
+            .map(|m| m.as_document().unwrap().get_f64("value").unwrap())
+            .collect();
+        let seqs: i64 = items
+            .iter()
+            .map(|m| m.as_document().unwrap().get_i64("seq").unwrap())
+            .sum();
+        let summary = b.get_document("summary").unwrap();
+        let value = summary.get_document("value").unwrap();
+        let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        assert_eq!(value.get_f64("min").unwrap(), min, "{b}");
+        assert_eq!(value.get_f64("max").unwrap(), max, "{b}");
+        assert!((value.get_f64("sum").unwrap() - values.iter().sum::<f64>()).abs() < 1e-6);
+        assert_eq!(
+            summary.get_document("seq").unwrap().get_i64("sum").unwrap(),
+            seqs,
+            "{b}"
+        );
+    }
+    assert_eq!(total, 3 + 450 + 100, "every measurement is stored once");
+    // The split bucket keeps its earliest 200 measurements, in time order.
+    let kept = all
+        .iter()
+        .find(|b| {
+            b.get_str("deviceId").unwrap() == "sensor-over" && b.get_i32("count").unwrap() == 200
+        })
+        .expect("a full bucket");
+    assert!(kept.get_array("measurements").is_ok());
+    let mut seen = HashSet::new();
+    for r in read_all(&series, "sensor-over", t0(), t0() + HOUR).await {
+        assert!(seen.insert(r.seq), "measurement {} returned twice", r.seq);
+    }
+    assert_eq!(seen.len(), 550);
+    assert_eq!(
+        read_all(&series, "sensor-ok", t0(), t0() + HOUR)
+            .await
+            .len(),
+        3
+    );
+
+    // Nothing is over the cap any more: a second split finds nothing.
+    let again = series.split_overfull().await.unwrap();
+    assert_eq!((again.buckets, again.moved), (0, 0), "{again:?}");
+}
+
+/// A bucket over its cap whose measurements have no time cannot be placed: it is left as it is
+/// and reported, and nothing is written.
+#[tokio::test]
+async fn an_overfull_bucket_without_times_is_left_and_reported() {
+    let db = test_db("bucket_split_malformed").await;
+    pattern_runtime::sync_indexes(&db).await.unwrap();
+    let raw = db.collection::<Document>("sensor_data");
+    let items: Vec<Bson> = (0..201)
+        .map(|i| Bson::Document(doc! { "value": f64::from(i) }))
+        .collect();
+    raw.insert_one(doc! {
+        "_id": 7, "deviceId": "x", "start": DateTime::from_millis(t0()),
+        "count": 201, "measurements": items,
+    })
+    .await
+    .unwrap();
+    let report = Reading::series(&db).split_overfull().await.unwrap();
+    assert_eq!(report.buckets, 0);
+    assert_eq!(report.left.len(), 1, "{report:?}");
+    assert_eq!(report.left[0].0, Bson::Int32(7));
+    assert!(report.left[0].1.contains("timestamp"), "{report:?}");
+    assert_eq!(
+        raw.count_documents(doc! {}).await.unwrap(),
+        1,
+        "nothing written"
+    );
+}

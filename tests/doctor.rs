@@ -544,12 +544,24 @@ async fn every_other_check_finds_its_problem() {
         get(Check::BucketOverCap).figure.contains("largest 3"),
         "{report}"
     );
+    assert!(
+        get(Check::BucketOverCap).fix.contains("split_overfull"),
+        "{report}"
+    );
     assert!(get(Check::MissingTtl).fix.contains("2592000 s"), "{report}");
     assert!(
         get(Check::SubsetDrift).figure.contains("out of the order"),
         "{report}"
     );
     assert_eq!(report.with_check(Check::SubsetDrift).count(), 1, "{report}");
+
+    // The repair the finding names: the bucket is split, and the finding is gone.
+    let split = series.split_overfull().await.expect("split");
+    assert_eq!((split.buckets, split.new_buckets, split.moved), (1, 1, 1));
+    let after = doctor_models(&db, &[<Tick as Measurement>::SCHEMA], &DoctorOptions::new())
+        .await
+        .expect("doctor");
+    assert_eq!(after.with_check(Check::BucketOverCap).count(), 0, "{after}");
 }
 
 /// What the server cannot do is skipped, with its reason: `$indexStats` failing (injected),

@@ -239,7 +239,7 @@ pub mod versioning;
 pub use attribute::{AttributeItem, AttributeKey, Attributes};
 pub use bucket::{
     BatchReport, Granularity, KeepsMeasurements, Measurement, Measurements, Series, SeriesSpec,
-    Storage, Summary, SummarySpec,
+    SplitReport, Storage, Summary, SummarySpec,
 };
 pub use computed::{Aggregate, ComputedFields, Computing, Drift, Recomputed, Refreshed, Refresher};
 pub use doctor::{doctor, doctor_group, doctor_models, DoctorOptions, DoctorReport};

@@ -88,6 +88,11 @@
 //! Concurrent writers that find no bucket with room may each open one, so a window can hold
 //! several partly filled buckets; that is the price of not reading before writing.
 //!
+//! Buckets written by other code may hold more than `max_count` (the
+//! [doctor](crate::doctor()) reports them as [`Check::BucketOverCap`]):
+//! [`Series::split_overfull`] splits each into buckets within the cap, in one transaction per
+//! bucket.
+//!
 //! With `expire_after`, a TTL index on `end` deletes a bucket that long after its window closed:
 //! backfilling measurements older than the expiry writes buckets the server deletes within a
 //! minute.
@@ -159,6 +164,8 @@
 //! Each write is followed by a `DEBUG` event: the bucket's window and whether the upsert opened a
 //! new bucket, or a batch's measurements, writes and new buckets. Creating or checking a native
 //! time-series collection is a `DEBUG` span `pattern_runtime::bucket.ensure_timeseries`.
+//! [`Series::split_overfull`] runs in an `INFO` span of that name, with an `INFO` event per bucket
+//! split.
 
 use std::fmt;
 use std::sync::atomic::AtomicBool;
@@ -179,11 +186,13 @@ use crate::schema::{ModelSchema, PatternSpec, Sample};
 mod keyed;
 mod native;
 mod read;
+mod split;
 mod write;
 
 pub use keyed::rollup_name;
 pub(crate) use native::ensure_timeseries;
 pub use read::{Measurements, Summary};
+pub use split::SplitReport;
 pub use write::{window_start, BatchReport};
 
 /// The bucket document's own fields. Key fields may not use these names (checked by the derive).
@@ -294,9 +303,12 @@ impl PatternSpec for SeriesSpec {
                         sample.documents.len(),
                         crate::finding::examples(&ids)
                     ),
-                    "no repair call yet: read the bucket's measurements (`range`), delete the \
-                     bucket and write them again with `insert_many`, which caps every bucket; \
-                     find the code that writes buckets without the toolkit",
+                    format!(
+                        "`Series::split_overfull` splits each into buckets of at most \
+                         {max_count}, in time order, in one transaction per bucket; then find \
+                         the code that writes buckets without the toolkit (its writes never pass \
+                         the cap)"
+                    ),
                 )
             })
             .into_iter()
