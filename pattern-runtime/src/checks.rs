@@ -71,7 +71,7 @@ impl Float for f64 {}
 impl Float for f32 {}
 impl<T: Float> Float for Option<T> {}
 
-/// `numeric()` when the type is [`Numeric`].
+/// `numeric()` when the type is `Numeric`.
 pub trait ProbeNumeric {
     /// Passes.
     fn numeric(&self) -> Pass {
@@ -80,7 +80,7 @@ pub trait ProbeNumeric {
 }
 impl<T: Numeric> ProbeNumeric for &Probe<T> {}
 
-/// `float()` when the type is [`Float`].
+/// `float()` when the type is `Float`.
 pub trait ProbeFloat {
     /// Passes.
     fn float(&self) -> Pass {
@@ -89,7 +89,7 @@ pub trait ProbeFloat {
 }
 impl<T: Float> ProbeFloat for &Probe<T> {}
 
-/// `integer()` when the type is [`Integer`].
+/// `integer()` when the type is `Integer`.
 pub trait ProbeInteger {
     /// Passes.
     fn integer(&self) -> Pass {
