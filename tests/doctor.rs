@@ -153,6 +153,14 @@ struct Tick {
     value: i64,
 }
 
+/// A native series whose measurements expire after a day.
+#[derive(Debug, Clone, Serialize, Deserialize, Measurement)]
+#[bucket(native, collection = "pings", key = host, time = at, expire_after = "1d")]
+struct Ping {
+    host: String,
+    at: DateTime,
+}
+
 /// A shard key, on a server that is no cluster.
 #[derive(Debug, Serialize, Deserialize, Model)]
 #[model(collection = "accounts")]
@@ -668,4 +676,56 @@ async fn sampling_is_bounded_and_progress_is_reported() {
         *seen.lock().expect("lock"),
         [(1, 2, "articles"), (2, 2, "blobs")]
     );
+}
+
+/// A native time-series collection made without the declared expiry (by hand, or before
+/// `expire_after` was declared) is found, with the `collMod` that fixes it; the collection the
+/// series creates itself is clean.
+#[tokio::test]
+async fn a_native_series_that_never_expires_is_found() {
+    let db = test_db("doctor_native_ttl").await;
+    db.create_collection("pings")
+        .timeseries(
+            mongodb::options::TimeseriesOptions::builder()
+                .time_field("at".to_owned())
+                .meta_field(Some("host".to_owned()))
+                .build(),
+        )
+        .await
+        .expect("create");
+    use_indexes(&db, "pings", &[]).await;
+    let models = [<Ping as Measurement>::SCHEMA];
+    let report = doctor_models(&db, &models, &DoctorOptions::new())
+        .await
+        .expect("doctor");
+    assert_eq!(
+        found(&report),
+        expect(&[(Check::MissingTtl, "pings", "at")]),
+        "{report}"
+    );
+    let finding = report
+        .with_check(Check::MissingTtl)
+        .next()
+        .expect("finding");
+    assert!(finding.figure.contains("86400 s"), "{report}");
+    assert!(
+        finding
+            .fix
+            .contains("collMod: \"pings\", expireAfterSeconds: 86400"),
+        "{report}"
+    );
+
+    let db = test_db("doctor_native_ttl_clean").await;
+    Ping::series(&db)
+        .insert(&Ping {
+            host: "h".into(),
+            at: DateTime::now(),
+        })
+        .await
+        .expect("insert");
+    use_indexes(&db, "pings", &[]).await;
+    let report = doctor_models(&db, &models, &DoctorOptions::new())
+        .await
+        .expect("doctor");
+    assert!(report.is_clean(), "{report}");
 }

@@ -21,6 +21,7 @@
 //! | documents over 1 MiB (the checklist's guideline, 16 MiB being MongoDB's limit) | `$bsonSize` over a `$sample` | [`Check::LargeDocument`] |
 //! | nesting deeper than 3 levels of embedded documents | the sample | [`Check::DeepNesting`] |
 //! | declared indexes the server lacks; TTL indexes among them | `listIndexes` | [`Check::MissingIndex`], [`Check::MissingTtl`] |
+//! | a native time-series collection whose `expireAfterSeconds` is not the declared `expire_after` | `listCollections` | [`Check::MissingTtl`] |
 //! | indexes no model declares | `listIndexes` | [`Check::UndeclaredIndex`] |
 //! | indexes with no access since the server started (not `_id_`, unique, TTL, hidden or shard-key ones: they work without reads) | `$indexStats` | [`Check::UnusedIndex`] |
 //! | an index whose keys begin another's | `listIndexes` | [`Check::PrefixIndex`] |

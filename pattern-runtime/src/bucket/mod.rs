@@ -268,13 +268,20 @@ impl PatternSpec for SeriesSpec {
     }
 
     /// Array buckets holding more than `max_count` measurements (written by other code: the
-    /// toolkit's writes never pass the cap).
+    /// toolkit's writes never pass the cap); a native collection whose `expireAfterSeconds` is
+    /// not the declared `expire_after` (the other layouts' expiry is a TTL index, which the
+    /// doctor's index checks cover).
     fn audit<'a>(
         &'static self,
         sample: &'a Sample<'a>,
     ) -> Option<futures_util::future::BoxFuture<'a, Result<Vec<Finding>>>> {
-        let Storage::Buckets { max_count, .. } = self.storage() else {
-            return None;
+        let max_count = match self.storage() {
+            Storage::Buckets { max_count, .. } => max_count,
+            Storage::Native { .. } => {
+                let secs = self.expire_after_seconds()?;
+                return Some(Box::pin(native::audit_expiry(sample, self, secs)));
+            }
+            Storage::Rollup { .. } | Storage::Slots { .. } => return None,
         };
         let over: Vec<(usize, Bson)> = sample
             .documents

@@ -8,6 +8,8 @@ use mongodb::Database;
 
 use super::SeriesSpec;
 use crate::error::{server_code, Error, Result};
+use crate::finding::{Check, Finding};
+use crate::schema::Sample;
 
 /// Creates the native time-series collection of `spec`, or checks the existing one. An error is
 /// not an event here: the operation that called this reports it.
@@ -115,4 +117,47 @@ fn check_timeseries(
             differences.join("; ")
         ))
     }
+}
+
+/// The doctor's check of a native series declared with `expire_after = secs`: the collection's
+/// `expireAfterSeconds` (one `listCollections`). No collection yet, nothing to find; a collection
+/// that is not a time-series one is left to the sync, which refuses it.
+pub(super) async fn audit_expiry(
+    sample: &Sample<'_>,
+    spec: &SeriesSpec,
+    secs: u64,
+) -> Result<Vec<Finding>> {
+    let name = spec.collection();
+    let found: Vec<_> = sample
+        .db
+        .list_collections()
+        .filter(doc! { "name": name })
+        .await?
+        .try_collect()
+        .await?;
+    let Some(found) = found.first() else {
+        return Ok(Vec::new());
+    };
+    if found.options.timeseries.is_none() {
+        return Ok(Vec::new());
+    }
+    let actual = found.options.expire_after_seconds.map(|d| d.as_secs());
+    if actual == Some(secs) {
+        return Ok(Vec::new());
+    }
+    let figure = match actual {
+        None => format!("declared to expire after {secs} s; the collection never expires data"),
+        Some(other) => format!(
+            "declared to expire after {secs} s; the collection's expireAfterSeconds is {other}"
+        ),
+    };
+    Ok(vec![sample.finding(
+        Check::MissingTtl,
+        spec.time(),
+        figure,
+        format!(
+            "`db.runCommand({{collMod: \"{name}\", expireAfterSeconds: {secs}}})`; until then \
+             the series refuses the collection (its options differ from the declaration)"
+        ),
+    )])
 }
