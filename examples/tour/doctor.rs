@@ -47,7 +47,9 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         }
     }
     println!(
-        "\n{findings} findings and {skipped} skipped checks in {} chapters, in {} ms",
+        "\n{findings} {} and {skipped} skipped {} in {} chapters, in {} ms",
+        if findings == 1 { "finding" } else { "findings" },
+        if skipped == 1 { "check" } else { "checks" },
         CHAPTERS.len(),
         started.elapsed().as_millis()
     );
