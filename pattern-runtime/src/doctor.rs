@@ -387,9 +387,9 @@ async fn check_model(
         let figure = match largest {
             #[allow(clippy::cast_possible_truncation)]
             Some(n) => format!(
-                "nothing bounds it; largest in {} sampled documents: {} items",
-                sizes.len(),
-                n as i64
+                "nothing bounds it; largest in {}: {}",
+                plural(sizes.len(), "sampled document"),
+                plural(n as usize, "item")
             ),
             None => "nothing bounds it; no sampled document holds it yet".to_owned(),
         };
