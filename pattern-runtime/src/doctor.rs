@@ -32,6 +32,10 @@
 //! listed in [`DoctorReport::skipped`] with the server's reason, never passed over in silence:
 //! the report's summary says how many checks were skipped.
 //!
+//! Not checked: whether the application's queries have a fitting index. The models do not
+//! declare their queries; the server's profiler (or `$queryStats` on a server that has it) is the
+//! place to look.
+//!
 //! # Load
 //!
 //! Per collection: one `$sample` of [`DoctorOptions::sample_size`] documents projected to their
