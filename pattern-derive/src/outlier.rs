@@ -48,7 +48,15 @@ fn refuse_when_versioned(input: &DeriveInput, model: &Model<'_>, errors: &mut Er
     }
 }
 
-const OPTIONS: &[&str] = &["limit", "overflow", "capacity", "flag", "count", "parent"];
+const OPTIONS: &[&str] = &[
+    "limit",
+    "overflow",
+    "capacity",
+    "flag",
+    "count",
+    "parent",
+    "max_bytes",
+];
 
 const HELP: &str = "`#[outlier(limit = 50, overflow = \"user_posts\", flag = is_outlier, count = \
                     posts_count)]`: 50 items in the document, the rest in `user_posts`, the \
@@ -58,12 +66,20 @@ const HELP: &str = "`#[outlier(limit = 50, overflow = \"user_posts\", flag = is_
 /// The default number of items per overflow document.
 const DEFAULT_CAPACITY: u32 = 1000;
 
+/// The default byte budget of a document holding items: half of MongoDB's 16 MiB.
+const DEFAULT_MAX_BYTES: u32 = 8 * 1024 * 1024;
+/// The smallest byte budget accepted (a budget below it would overflow on every push).
+const MIN_MAX_BYTES: u32 = 1024;
+/// The largest: MongoDB's limit less room for the document's other fields.
+const MAX_MAX_BYTES: u32 = 15 * 1024 * 1024;
+
 struct OutlierField {
     ident: Ident,
     bson_name: String,
     elem: syn::Type,
     limit: u32,
     capacity: u32,
+    max_bytes: u32,
     overflow: String,
     parent: String,
     flag: Ident,
@@ -117,6 +133,7 @@ fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Opt
     )?;
     let mut limit: Option<u32> = None;
     let mut capacity: Option<u32> = None;
+    let mut max_bytes: Option<u32> = None;
     let mut overflow: Option<String> = None;
     let mut parent: Option<String> = None;
     let mut flag: Option<Ident> = None;
@@ -138,6 +155,23 @@ fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Opt
             }
             input.parse::<Token![=]>()?;
             match name.as_str() {
+                "max_bytes" => {
+                    let lit: LitInt = input.parse()?;
+                    match lit.base10_parse::<u32>() {
+                        Ok(n) if (MIN_MAX_BYTES..=MAX_MAX_BYTES).contains(&n) => {
+                            max_bytes = Some(n)
+                        }
+                        _ => local.spanned(
+                            &lit,
+                            format!(
+                                "`max_bytes` is the byte budget of a document holding items (the \
+                                 main document's and each overflow document's): between \
+                                 {MIN_MAX_BYTES} and {MAX_MAX_BYTES} (15 MiB, leaving room \
+                                 below MongoDB's 16 MiB); by default {DEFAULT_MAX_BYTES} (8 MiB)"
+                            ),
+                        ),
+                    }
+                }
                 "limit" | "capacity" => {
                     let lit: LitInt = input.parse()?;
                     match lit.base10_parse::<u32>() {
@@ -233,6 +267,7 @@ fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Opt
         elem,
         limit: limit?,
         capacity: capacity.unwrap_or(DEFAULT_CAPACITY),
+        max_bytes: max_bytes.unwrap_or(DEFAULT_MAX_BYTES),
         overflow: overflow?,
         parent: parent.unwrap_or_else(|| default_parent(model.ident)),
         flag: flag?,
@@ -284,7 +319,7 @@ impl OutlierField {
             checks = TokenStream::new();
         }
         let field = &self.bson_name;
-        let (limit, capacity) = (self.limit, self.capacity);
+        let (limit, capacity, max_bytes) = (self.limit, self.capacity, self.max_bytes);
         let overflow = &self.overflow;
         let parent = &self.parent;
         let index_name = format!("{parent}_1_seq_1");
@@ -305,6 +340,7 @@ impl OutlierField {
                 field: #field,
                 limit: #limit,
                 capacity: #capacity,
+                max_bytes: #max_bytes,
                 overflow: #overflow,
                 parent: #parent,
                 flag: #flag,

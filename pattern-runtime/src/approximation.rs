@@ -235,6 +235,7 @@ impl Increments {
 
     /// `$inc` of `amount` on the document `id`, created if missing.
     async fn inc(&self, id: &Bson, amount: Bson, what: &'static str) -> Result<()> {
+        crate::literal::check_id("_id", id)?;
         self.collection
             .update_one(
                 doc! { "_id": id.clone() },
@@ -347,7 +348,7 @@ impl BatchedCounter {
     /// Counts `n` events of the document `id` (created by the first write if missing); writes
     /// its pending count when it reaches the threshold.
     pub async fn add(&self, id: impl Into<Bson>, n: i64) -> Result<()> {
-        let id = id.into();
+        let id = crate::literal::id("_id", id)?;
         let due = {
             let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
             let entry = pending.entry(key_of(&id)).or_insert((id, 0));
@@ -513,6 +514,7 @@ impl SampledCounter {
     /// Counts one event of the document `id`: with probability `p`, one `$inc` of `1/p`
     /// (creating the document if missing). Returns whether it wrote.
     pub async fn add(&self, id: impl Into<Bson>) -> Result<bool> {
+        let id = crate::literal::id("_id", id)?;
         if self.random.next_f64() >= self.p {
             return Ok(false);
         }
@@ -520,9 +522,7 @@ impl SampledCounter {
         let whole = step.floor();
         let frac = step - whole;
         let amount = whole as i64 + i64::from(frac > 1e-9 && self.random.next_f64() < frac);
-        self.target
-            .inc(&id.into(), Bson::Int64(amount), "sampled")
-            .await?;
+        self.target.inc(&id, Bson::Int64(amount), "sampled").await?;
         Ok(true)
     }
 

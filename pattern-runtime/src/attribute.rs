@@ -221,45 +221,59 @@ impl Condition {
             });
         }
         let key = self.key.clone();
-        let mut inner = doc! { self.key_field: key };
+        let mut inner = doc! { self.key_field: { "$eq": key } };
         if let Some(v) = value {
             inner.insert(self.value_field, v);
         }
         Ok(doc! { self.field: { "$elemMatch": inner } })
     }
 
-    fn op(&self, op: &str, value: impl Into<Bson>) -> Result<Document> {
-        self.elem_match(Some(Bson::Document(doc! { op: value.into() })))
+    /// `{value: {op: value}}`: the value is checked (no operator keys, not too deep) and
+    /// compared as it is.
+    fn op(&self, op: &str, value: Bson) -> Result<Document> {
+        crate::literal::check_value(self.value_field, &value)?;
+        self.elem_match(Some(Bson::Document(doc! { op: value })))
     }
 
-    /// The attribute equals `value`.
+    /// The attribute equals `value` (`$eq`: a regex or a document is compared as a value, never
+    /// matched as a pattern or read as an operator).
     pub fn eq(&self, value: impl Into<Bson>) -> Result<Document> {
-        self.elem_match(Some(value.into()))
+        self.op("$eq", value.into())
     }
     /// The attribute is present and differs from `value` (a document without it does not match).
     pub fn ne(&self, value: impl Into<Bson>) -> Result<Document> {
-        self.op("$ne", value)
+        self.op("$ne", value.into())
     }
     /// The attribute is above `value`.
     pub fn gt(&self, value: impl Into<Bson>) -> Result<Document> {
-        self.op("$gt", value)
+        self.op("$gt", value.into())
     }
     /// The attribute is at least `value`.
     pub fn gte(&self, value: impl Into<Bson>) -> Result<Document> {
-        self.op("$gte", value)
+        self.op("$gte", value.into())
     }
     /// The attribute is below `value`.
     pub fn lt(&self, value: impl Into<Bson>) -> Result<Document> {
-        self.op("$lt", value)
+        self.op("$lt", value.into())
     }
     /// The attribute is at most `value`.
     pub fn lte(&self, value: impl Into<Bson>) -> Result<Document> {
-        self.op("$lte", value)
+        self.op("$lte", value.into())
     }
-    /// The attribute is one of `values`.
+    /// The attribute is one of `values`. A regex among them is refused
+    /// ([`Error::InvalidValue`]): `$in` would match it as a pattern.
     pub fn is_in(&self, values: impl IntoIterator<Item = impl Into<Bson>>) -> Result<Document> {
         let values: Vec<Bson> = values.into_iter().map(Into::into).collect();
-        self.op("$in", values)
+        if values
+            .iter()
+            .any(|v| matches!(v, Bson::RegularExpression(_)))
+        {
+            return Err(Error::InvalidValue {
+                field: self.value_field.to_owned(),
+                reason: "a regex in `is_in` would match as a pattern, not as a value".to_owned(),
+            });
+        }
+        self.op("$in", Bson::Array(values))
     }
     /// The document has the attribute, whatever its value.
     pub fn exists(&self) -> Result<Document> {
@@ -342,10 +356,15 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
         err(level = "debug")
     )]
     pub async fn set(&self, id: impl Into<Bson>, item: &I) -> Result<()> {
-        let id = id.into();
+        let id = crate::literal::id("_id", id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let key = Self::key_str(item.key())?;
-        let item = Bson::Document(bson::serialize_to_document(item)?);
+        let item = bson::serialize_to_document(item)?;
+        crate::literal::check_document(self.spec.field(), &item)?;
+        // The item and the key are data: `$literal` keeps the pipeline from reading a string
+        // starting with `$` as a field path or a document as an expression.
+        let item = crate::literal::literal(item);
+        let key_value = crate::literal::literal(key.as_str());
         let f = format!("${}", self.spec.field());
         // The keys through `$map`, not `$$a.<key>`: not every server traverses arrays in
         // expression paths (the embedded test server does not).
@@ -356,7 +375,7 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
             "$let": {
                 "vars": { "a": { "$ifNull": [&f, []] } },
                 "in": { "$let": {
-                    "vars": { "i": { "$indexOfArray": [&names, &key] } },
+                    "vars": { "i": { "$indexOfArray": [&names, &key_value] } },
                     "in": { "$cond": [
                         { "$eq": ["$$i", -1] },
                         { "$concatArrays": ["$$a", [item.clone()]] },
@@ -365,7 +384,7 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
                             [item],
                             { "$filter": {
                                 "input": { "$slice": ["$$a", { "$subtract": [{ "$add": ["$$i", 1] }, { "$size": "$$a" }] }] },
-                                "cond": { "$ne": [&this_key, &key] },
+                                "cond": { "$ne": [&this_key, &key_value] },
                             } },
                         ] },
                     ] },
@@ -393,7 +412,7 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
         err(level = "debug")
     )]
     pub async fn unset(&self, id: impl Into<Bson>, key: &I::Key) -> Result<()> {
-        let id = id.into();
+        let id = crate::literal::id("_id", id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let key = Self::key_str(key)?;
         let result = self
@@ -419,7 +438,7 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
         fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection())
     )]
     pub async fn get(&self, id: impl Into<Bson>, key: &I::Key) -> Result<Option<I>> {
-        let id = id.into();
+        let id = crate::literal::id("_id", id)?;
         let key = Self::key_str(key)?;
         let field = self.spec.field();
         let found = self
@@ -491,7 +510,10 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
                 { "$map": {
                     "input": { "$filter": {
                         "input": format!("${field}"),
-                        "cond": { "$eq": [format!("$$this.{}", I::KEY), &key] },
+                        "cond": { "$eq": [
+                            format!("$$this.{}", I::KEY),
+                            crate::literal::literal(key.as_str()),
+                        ] },
                     } },
                     "in": format!("$$this.{}", I::VALUE),
                 } },

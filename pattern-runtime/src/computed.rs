@@ -678,7 +678,7 @@ impl<M: Model + Serialize> Computing<M> {
         err(level = "debug")
     )]
     pub async fn update(&self, id: impl Into<Bson>, update: Document) -> Result<()> {
-        let id = id.into();
+        let id = crate::literal::id("_id", id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let touched = touched_fields(
             &update,
@@ -785,7 +785,7 @@ impl<M: Model + Serialize> Computing<M> {
         err(level = "debug")
     )]
     pub async fn delete(&self, id: impl Into<Bson>) -> Result<()> {
-        let id = id.into();
+        let id = crate::literal::id("_id", id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let raw = self.raw();
         let projection = self.projection();
@@ -1192,7 +1192,7 @@ impl<M: Model> ComputedFields<M> {
         err(level = "debug")
     )]
     pub async fn recompute(&self, id: impl Into<Bson>) -> Result<Recomputed> {
-        let id = id.into();
+        let id = crate::literal::id("_id", id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let batch = self.batch(vec![id.clone()], true).await?;
         if batch.done.checked == 0 {

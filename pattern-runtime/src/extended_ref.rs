@@ -659,7 +659,7 @@ impl<M: Referenced> References<M> {
         err(level = "debug")
     )]
     pub async fn update(&self, id: impl Into<Bson>, update: Document) -> Result<Propagation> {
-        let id = id.into();
+        let id = crate::literal::id("_id", id)?;
         let span = tracing::Span::current();
         span.record("id", tracing::field::display(&id));
         let touched = touched_fields(
@@ -765,7 +765,7 @@ impl<M: Referenced> References<M> {
         err(level = "debug")
     )]
     pub async fn resync(&self, id: impl Into<Bson>) -> Result<Propagation> {
-        let id = id.into();
+        let id = crate::literal::id("_id", id)?;
         let span = tracing::Span::current();
         span.record("id", tracing::field::display(&id));
         let targets = self.targets(&|_| true);

@@ -212,6 +212,7 @@ mod copies;
 pub(crate) mod error;
 mod finding;
 pub mod index;
+mod literal;
 mod schema;
 pub mod shard;
 mod sync;
@@ -251,6 +252,7 @@ pub use extended_ref::{
 pub use index::{
     Collation, Difference, IndexKey, IndexKind, IndexSpec, Literal, PartialClause, PartialOp,
 };
+pub use literal::MAX_VALUE_DEPTH;
 pub use model::{Model, ModelCollection};
 pub use outlier::{Outlier, OutlierSpec, OutlierState};
 pub use periodic::{Periodic, Stopped};

@@ -12,6 +12,7 @@
 //! | `limit = 50` | items kept in the main document; the first item past it makes the document an outlier | required |
 //! | `overflow = "user_posts"` | the collection of the overflow documents | required |
 //! | `capacity = 1000` | items per overflow document | 1000 |
+//! | `max_bytes = 8_388_608` | the byte budget of each document holding items (the main document and each overflow document), 1 KiB to 15 MiB | 8 MiB |
 //! | `flag = is_outlier` | the model's `bool` field set once the array overflows | required |
 //! | `count = posts_count` | the model's integer field counting every item, embedded or not | required |
 //! | `parent = "userId"` | the overflow documents' field holding the main document's `_id` | `<model>Id`, the model's name in lower camel case |
@@ -69,6 +70,20 @@
 //! twice, the count stays exact, the main document never passes its limit and no overflow
 //! document passes its capacity (tested with 8 writers).
 //!
+//! # Sizes: no document becomes unwritable
+//!
+//! Each document holding items keeps a byte budget (`max_bytes`, half of MongoDB's 16 MiB by
+//! default) as well as its item count. The main document's conditional update also requires
+//! `{$expr: {$lte: [{$bsonSize: "$$ROOT"}, max_bytes - <the items' bytes>]}}`: when the items
+//! would take it past its budget, the document becomes an outlier there, before its `limit`,
+//! and the items go to the overflow documents. An overflow document that has no room left by
+//! bytes is closed like one at its capacity, and the push goes on in the next. So the main
+//! document keeps room for its other fields (up to 8 MiB by default), no document comes near
+//! 16 MiB, and a user whose items are large keeps posting. An item that is alone over the
+//! budget (but within 16 MiB) gets an overflow document of its own; one that would pass 16 MiB
+//! inside an overflow document is refused ([`Error::DocumentTooLarge`]) before anything is
+//! written. Item keys starting with `$` or holding `.` are refused ([`Error::InvalidValue`]).
+//!
 //! A push that fails after counting its items returns [`Error::Incomplete`] (how many items
 //! were written): the count is then ahead of the items, and [`Outlier::rebuild`] repairs it.
 //! [`Outlier::remove`] and [`rebuild`](Outlier::rebuild) run in a transaction.
@@ -118,6 +133,8 @@ pub struct OutlierParts {
     pub field: &'static str,
     pub limit: u32,
     pub capacity: u32,
+    /// The byte budget of a document holding items.
+    pub max_bytes: u32,
     pub overflow: &'static str,
     /// The overflow documents' field holding the main document's `_id`.
     pub parent: &'static str,
@@ -148,6 +165,12 @@ impl OutlierSpec {
     /// Items per overflow document.
     pub fn capacity(&self) -> u32 {
         self.parts.capacity
+    }
+
+    /// The byte budget of a document holding items (the main document and each overflow
+    /// document): a push that would take one past it goes to the next document instead.
+    pub fn max_bytes(&self) -> u32 {
+        self.parts.max_bytes
     }
 
     /// The overflow collection.
@@ -283,6 +306,40 @@ fn items_in<T: DeserializeOwned>(doc: &Document, field: &str) -> Result<Vec<T>> 
     }
 }
 
+/// What an item adds to a document as an array element, at most: its bytes, its type byte and
+/// its index as a key (up to ten digits and a NUL).
+fn cost(item: &Document) -> Result<usize> {
+    Ok(bson::RawDocumentBuf::try_from(item)?.as_bytes().len() + 12)
+}
+
+/// How many of `items`, from the first, fit in `count` more items and `bytes` more bytes.
+fn fit(items: &[(Bson, usize)], count: usize, bytes: usize) -> usize {
+    let mut used = 0usize;
+    items
+        .iter()
+        .take(count)
+        .take_while(|(_, c)| {
+            used = used.saturating_add(*c);
+            used <= bytes
+        })
+        .count()
+}
+
+/// The items' values and their added bytes.
+fn split(items: &[(Bson, usize)]) -> (Vec<Bson>, usize) {
+    (
+        items.iter().map(|(b, _)| b.clone()).collect(),
+        items.iter().map(|(_, c)| *c).sum(),
+    )
+}
+
+/// `{$expr: {$lte: [{$bsonSize: "$$ROOT"}, budget - added]}}`: the document has room for
+/// `added` more bytes within `budget`.
+fn has_room(budget: usize, added: usize) -> Document {
+    let left = i64::try_from(budget.saturating_sub(added)).unwrap_or(i64::MAX);
+    doc! { "$lte": [{ "$bsonSize": "$$ROOT" }, left] }
+}
+
 fn int(value: Option<&Bson>) -> i64 {
     match value {
         Some(Bson::Int32(n)) => i64::from(*n),
@@ -348,16 +405,18 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         err(level = "debug")
     )]
     pub async fn push_many(&self, id: impl Into<Bson>, items: Vec<T>) -> Result<()> {
-        let id = id.into();
+        let id = crate::literal::id("_id", id)?;
         let span = tracing::Span::current();
         span.record("id", tracing::field::display(&id));
         if items.is_empty() {
             return Ok(());
         }
         let spec = self.spec;
-        let mut docs: Vec<Bson> = Vec::with_capacity(items.len());
+        let budget = spec.max_bytes() as usize;
+        let mut docs: Vec<(Bson, usize)> = Vec::with_capacity(items.len());
         for item in &items {
             let doc = bson::serialize_to_document(item)?;
+            crate::literal::check_document(spec.field(), &doc)?;
             // The item inside an overflow document: `_id`, parent, seq and the array around it.
             let mut wrapped =
                 doc! { "_id": "", spec.parent(): id.clone(), SEQ: 0, spec.field(): [doc.clone()] };
@@ -366,14 +425,16 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                 format!("{}_{}_0000000000", spec.field(), id_text(&id)),
             );
             check_size(&wrapped, "an item of an outlier array")?;
-            docs.push(Bson::Document(doc));
+            let c = cost(&doc)?;
+            docs.push((Bson::Document(doc), c));
         }
         let n = docs.len() as i64;
         let limit = i64::from(spec.limit());
         let main = self.main();
-        // Fast path: the items fit into a main document that is no outlier. The count and the
-        // array both say there is room, so neither can pass the limit.
-        if n <= limit {
+        let (all, all_bytes) = split(&docs);
+        // Fast path: the items fit into a main document that is no outlier. The count, the
+        // array and the byte budget all say there is room, so none can be passed.
+        if n <= limit && all_bytes <= budget {
             let room = format!("{}.{}", spec.field(), limit - n);
             let result = main
                 .update_one(
@@ -382,9 +443,10 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                         spec.flag(): { "$ne": true },
                         spec.count(): { "$lte": limit - n },
                         room: { "$exists": false },
+                        "$expr": has_room(budget, all_bytes),
                     },
                     doc! {
-                        "$push": { spec.field(): { "$each": docs.clone() } },
+                        "$push": { spec.field(): { "$each": all } },
                         "$inc": { spec.count(): n },
                     },
                 )
@@ -414,26 +476,36 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         } else {
             (limit - stored).clamp(0, n)
         } as usize;
-        let mut rest: Vec<Bson> = docs[room..].to_vec();
+        let mut rest: Vec<(Bson, usize)> = docs[room..].to_vec();
         if room > 0 {
-            let embedded = docs[..room].to_vec();
+            let (embedded, bytes) = split(&docs[..room]);
             let guard = format!("{}.{}", spec.field(), limit - room as i64);
-            let push = main
-                .update_one(
-                    doc! { "_id": id.clone(), guard: { "$exists": false } },
-                    doc! { "$push": { spec.field(): { "$each": embedded.clone() } } },
+            let push = if bytes > budget {
+                None
+            } else {
+                Some(
+                    main.update_one(
+                        doc! {
+                            "_id": id.clone(),
+                            guard: { "$exists": false },
+                            "$expr": has_room(budget, bytes),
+                        },
+                        doc! { "$push": { spec.field(): { "$each": embedded } } },
+                    )
+                    .await,
                 )
-                .await;
+            };
             match push {
-                Ok(r) if r.matched_count == 1 => {}
-                Ok(_) => {
-                    // The count said there was room and the array disagrees (edited by hand):
-                    // nothing goes past the limit, the items overflow instead.
-                    let mut all = embedded;
+                Some(Ok(r)) if r.matched_count == 1 => {}
+                None | Some(Ok(_)) => {
+                    // No room by bytes, or the count said there was room and the array
+                    // disagrees (edited by hand): nothing goes past the limit or the budget,
+                    // the items overflow instead.
+                    let mut all = docs[..room].to_vec();
                     all.extend(rest);
                     rest = all;
                 }
-                Err(e) => {
+                Some(Err(e)) => {
                     return Err(Error::Incomplete {
                         written: 0,
                         failed: docs.len(),
@@ -446,8 +518,9 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         span.record("overflowed", overflowed);
         let total = rest.len();
         // Where the open overflow document should be, from the count: the search for it starts
-        // one document before (a count lowered by removals only widens the search; one ahead of
-        // the items makes it miss, and the slow path reads the last document instead).
+        // one document before (a count lowered by removals, or overflow documents closed by
+        // their byte budget before their capacity, only widen the search; one ahead of the
+        // items makes it miss, and the slow path reads the last document instead).
         let first = (stored + room as i64 - limit).max(0);
         let from_seq = (first / i64::from(spec.capacity())).max(1);
         if let Err(e) = self.overflow_push(&id, &mut rest, from_seq).await {
@@ -467,22 +540,32 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         Ok(())
     }
 
-    /// Appends `rest` to the overflow documents of `id`, removing from it what it wrote.
+    /// Appends `rest` (items and their bytes) to the overflow documents of `id`, removing from
+    /// it what it wrote.
     ///
     /// Only the last overflow document is open (`full` not set): one conditional `$push` into
-    /// it, with room for the items, is the common write; its filter starts at `from_seq` (from
-    /// the count), so the `{parent, seq}` index reads one or two documents, not every one. When
-    /// it has no room, the writer reads the last document, fills what room it has, closes it
-    /// (`full: true`) and creates the next (`seq` + 1) by an insert that the unique `{parent,
-    /// seq}` index guards; a writer that loses a race to another reads the last document again. A closed document never takes an item
-    /// again, even after removals made room in it: the items stay in push order.
-    async fn overflow_push(&self, id: &Bson, rest: &mut Vec<Bson>, from_seq: i64) -> Result<()> {
+    /// it, with room for the items by count and by bytes, is the common write; its filter
+    /// starts at `from_seq` (from the count), so the `{parent, seq}` index reads one or two
+    /// documents, not every one. When it has no room, the writer reads the last document and
+    /// its size, fills what room it has, closes it (`full: true`) and creates the next one, at
+    /// the next `seq`, by an insert that the unique `{parent, seq}` index guards; a writer that
+    /// loses a race to another reads the last document again. A closed document never takes an
+    /// item again, even after removals made room in it: the items stay in push order. An item
+    /// larger than the byte budget (but within 16 MiB) gets a document of its own.
+    async fn overflow_push(
+        &self,
+        id: &Bson,
+        rest: &mut Vec<(Bson, usize)>,
+        from_seq: i64,
+    ) -> Result<()> {
         let spec = self.spec;
         let overflow = self.overflow();
         let capacity = spec.capacity() as usize;
+        let budget = spec.max_bytes() as usize;
         while !rest.is_empty() {
             // The open document, if it has room for all (up to a document's worth).
-            let take = capacity.min(rest.len());
+            let take = fit(rest, capacity, budget).max(1);
+            let (items, bytes) = split(&rest[..take]);
             let guard = format!("{}.{}", spec.field(), capacity - take);
             let pushed = overflow
                 .update_one(
@@ -491,15 +574,16 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                         SEQ: { "$gte": from_seq },
                         FULL: { "$ne": true },
                         guard: { "$exists": false },
+                        "$expr": has_room(budget, bytes),
                     },
-                    doc! { "$push": { spec.field(): { "$each": rest[..take].to_vec() } } },
+                    doc! { "$push": { spec.field(): { "$each": items } } },
                 )
                 .await?;
             if pushed.matched_count == 1 {
                 rest.drain(..take);
                 continue;
             }
-            // No room for all: the last document and its size.
+            // No room for all: the last document, its items and its bytes.
             let last: Option<Document> = overflow
                 .aggregate([
                     doc! { "$match": { spec.parent(): id.clone() } },
@@ -509,34 +593,46 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                         SEQ: 1,
                         FULL: 1,
                         "n": { "$size": format!("${}", spec.field()) },
+                        "bytes": { "$bsonSize": "$$ROOT" },
                     } },
                 ])
                 .await?
                 .try_next()
                 .await?;
-            let (seq, size, open) = match &last {
+            let (seq, size, bytes_used, open) = match &last {
                 Some(d) => (
                     int(d.get(SEQ)),
                     usize::try_from(int(d.get("n"))).unwrap_or(0),
+                    usize::try_from(int(d.get("bytes"))).unwrap_or(budget),
                     !d.get_bool(FULL).unwrap_or(false),
                 ),
-                None => (0, capacity, false),
+                None => (0, capacity, budget, false),
             };
             if open && size < capacity {
-                let take = (capacity - size).min(rest.len());
-                let guard = format!("{}.{}", spec.field(), capacity - take);
-                let filled = overflow
-                    .update_one(
-                        doc! { spec.parent(): id.clone(), SEQ: seq, FULL: { "$ne": true }, guard: { "$exists": false } },
-                        doc! { "$push": { spec.field(): { "$each": rest[..take].to_vec() } } },
-                    )
-                    .await?;
-                if filled.matched_count == 1 {
-                    rest.drain(..take);
-                    tracing::debug!(seq, added = take, "overflow document filled");
+                let take = fit(rest, capacity - size, budget.saturating_sub(bytes_used));
+                if take > 0 {
+                    let (items, bytes) = split(&rest[..take]);
+                    let guard = format!("{}.{}", spec.field(), capacity - take);
+                    let filled = overflow
+                        .update_one(
+                            doc! {
+                                spec.parent(): id.clone(),
+                                SEQ: seq,
+                                FULL: { "$ne": true },
+                                guard: { "$exists": false },
+                                "$expr": has_room(budget, bytes),
+                            },
+                            doc! { "$push": { spec.field(): { "$each": items } } },
+                        )
+                        .await?;
+                    if filled.matched_count == 1 {
+                        rest.drain(..take);
+                        tracing::debug!(seq, added = take, "overflow document filled");
+                    }
+                    // Else another writer changed it first: read it again.
+                    continue;
                 }
-                // Else another writer changed it first: read it again.
-                continue;
+                // Room by count, none by bytes: it is full.
             }
             if last.is_some() && open {
                 let close = overflow.update_one(
@@ -544,14 +640,21 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                     doc! { "$set": { FULL: true } },
                 );
                 close.await?;
+                tracing::debug!(
+                    seq,
+                    items = size,
+                    bytes = bytes_used,
+                    "overflow document closed"
+                );
             }
             let seq = seq + 1;
-            let take = capacity.min(rest.len());
+            let take = fit(rest, capacity, budget).max(1);
+            let (items, _) = split(&rest[..take]);
             let doc = doc! {
                 "_id": format!("{}_{}_{seq}", spec.field(), id_text(id)),
                 spec.parent(): id.clone(),
                 SEQ: seq,
-                spec.field(): rest[..take].to_vec(),
+                spec.field(): items,
             };
             match overflow.insert_one(doc).await {
                 Ok(_) => {
@@ -603,7 +706,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         err(level = "debug")
     )]
     pub async fn stream(&self, id: impl Into<Bson>) -> Result<BoxStream<'static, Result<T>>> {
-        let id = id.into();
+        let id = crate::literal::id("_id", id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let (outlier, _, items) = self.read_main(&id).await?;
         let embedded = stream::iter(items.into_iter().map(Ok));
@@ -636,7 +739,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         err(level = "debug")
     )]
     pub async fn items(&self, id: impl Into<Bson>) -> Result<Vec<T>> {
-        let id = id.into();
+        let id = crate::literal::id("_id", id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         self.stream(id).await?.try_collect().await
     }
@@ -652,7 +755,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         err(level = "debug")
     )]
     pub async fn page(&self, id: impl Into<Bson>, skip: u64, limit: u64) -> Result<Vec<T>> {
-        let id = id.into();
+        let id = crate::literal::id("_id", id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let (outlier, _, embedded) = self.read_main(&id).await?;
         let (skip, limit) = (
@@ -731,7 +834,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         err(level = "debug")
     )]
     pub async fn count(&self, id: impl Into<Bson>) -> Result<i64> {
-        let id = id.into();
+        let id = crate::literal::id("_id", id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let main = self
             .main()
@@ -752,9 +855,13 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         err(level = "debug")
     )]
     pub async fn remove(&self, id: impl Into<Bson>, item: &T) -> Result<u64> {
-        let id = id.into();
+        let id = crate::literal::id("_id", id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
-        let item = Bson::Document(bson::serialize_to_document(item)?);
+        let item = bson::serialize_to_document(item)?;
+        crate::literal::check_document(self.spec.field(), &item)?;
+        // `$eq`: the item is compared whole, never read as a query on its fields (a regex in
+        // it would match by pattern).
+        let item = Bson::Document(doc! { "$eq": item });
         let spec = self.spec;
         let (main, overflow) = (self.main(), self.overflow());
         let outcome = transact!(self.db, |s| async {
@@ -797,7 +904,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         err(level = "debug")
     )]
     pub async fn check(&self, id: impl Into<Bson>) -> Result<OutlierState> {
-        let id = id.into();
+        let id = crate::literal::id("_id", id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let outcome = self.state_in(None, &id).await.map_err(Error::from);
         self.map_no_parent(id, outcome)
@@ -812,7 +919,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         err(level = "debug")
     )]
     pub async fn rebuild(&self, id: impl Into<Bson>) -> Result<OutlierState> {
-        let id = id.into();
+        let id = crate::literal::id("_id", id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let outcome = transact!(self.db, |s| async {
             let mut s: Option<&mut ClientSession> = s;

@@ -276,7 +276,16 @@ impl<M: Preallocated> Slots<M> {
     }
 
     /// A holder is someone: `null` would book nothing and tell the caller it won.
+    /// The resource and the slot a caller names, checked: they are equalities in filters.
+    fn ids(resource: impl Into<Bson>, slot: impl Into<Bson>) -> Result<(Bson, Bson)> {
+        Ok((
+            crate::literal::id(M::SLOTS.resource(), resource)?,
+            crate::literal::id(M::SLOTS.slot(), slot)?,
+        ))
+    }
+
     fn check_holder(holder: &Bson, field: &'static str) -> Result<()> {
+        crate::literal::check_id(field, holder)?;
         match holder {
             Bson::Null | Bson::Undefined => Err(Error::InvalidValue {
                 field: field.to_owned(),
@@ -481,10 +490,8 @@ impl<M: Preallocated> Slots<M> {
         err(level = "debug")
     )]
     pub async fn get(&self, resource: impl Into<Bson>, slot: impl Into<Bson>) -> Result<Option<M>> {
-        let found = self
-            .raw()
-            .find_one(Self::key(&resource.into(), &slot.into()))
-            .await?;
+        let (resource, slot) = Self::ids(resource, slot)?;
+        let found = self.raw().find_one(Self::key(&resource, &slot)).await?;
         Ok(found.map(bson::deserialize_from_document).transpose()?)
     }
 
@@ -504,7 +511,8 @@ impl<M: Preallocated> Slots<M> {
         holder: impl Into<Bson>,
     ) -> Result<M> {
         let holder_field = self.holder_field("book")?;
-        let (resource, slot, holder) = (resource.into(), slot.into(), holder.into());
+        let (resource, slot) = Self::ids(resource, slot)?;
+        let holder = holder.into();
         Self::check_holder(&holder, holder_field)?;
         record(&resource, &slot);
         let booked = self
@@ -565,8 +573,8 @@ impl<M: Preallocated> Slots<M> {
         Self::check_holder(&holder, holder_field)?;
         let slots: Vec<(Bson, Bson)> = slots
             .iter()
-            .map(|(r, s)| (r.clone().into(), s.clone().into()))
-            .collect();
+            .map(|(r, s)| Self::ids(r.clone(), s.clone()))
+            .collect::<Result<_>>()?;
         for (i, (r, s)) in slots.iter().enumerate() {
             if slots[..i].contains(&(r.clone(), s.clone())) {
                 return Err(Error::InvalidValue {
@@ -623,7 +631,8 @@ impl<M: Preallocated> Slots<M> {
         holder: impl Into<Bson>,
     ) -> Result<M> {
         let holder_field = self.holder_field("cancel")?;
-        let (resource, slot, holder) = (resource.into(), slot.into(), holder.into());
+        let (resource, slot) = Self::ids(resource, slot)?;
+        let holder = holder.into();
         Self::check_holder(&holder, holder_field)?;
         record(&resource, &slot);
         let mut filter = Self::key(&resource, &slot);
@@ -641,7 +650,7 @@ impl<M: Preallocated> Slots<M> {
     )]
     pub async fn release(&self, resource: impl Into<Bson>, slot: impl Into<Bson>) -> Result<M> {
         let holder_field = self.holder_field("release")?;
-        let (resource, slot) = (resource.into(), slot.into());
+        let (resource, slot) = Self::ids(resource, slot)?;
         record(&resource, &slot);
         self.free(Self::key(&resource, &slot), &resource, &slot, holder_field)
             .await
@@ -690,9 +699,14 @@ impl<M: Preallocated> Slots<M> {
         to: impl Into<Bson>,
     ) -> Result<Vec<M>> {
         let s = M::SLOTS;
+        let resource = crate::literal::id(s.resource(), resource)?;
+        let (from, to) = (
+            crate::literal::id(s.slot(), from)?,
+            crate::literal::id(s.slot(), to)?,
+        );
         let mut filter = doc! {
-            s.resource(): resource.into(),
-            s.slot(): { "$gte": from.into(), "$lt": to.into() },
+            s.resource(): resource,
+            s.slot(): { "$gte": from, "$lt": to },
         };
         match (s.holder(), s.bitmap()) {
             (Some(holder), _) => {
@@ -766,7 +780,7 @@ impl<M: Preallocated> Slots<M> {
         sub_slots: Range<u32>,
     ) -> Result<()> {
         let bitmap = self.bitmap_field(&sub_slots)?;
-        let (resource, slot) = (resource.into(), slot.into());
+        let (resource, slot) = Self::ids(resource, slot)?;
         record(&resource, &slot);
         let mask = Self::mask(&sub_slots);
         let mut filter = Self::key(&resource, &slot);
@@ -805,7 +819,7 @@ impl<M: Preallocated> Slots<M> {
         sub_slots: Range<u32>,
     ) -> Result<()> {
         let bitmap = self.bitmap_field(&sub_slots)?;
-        let (resource, slot) = (resource.into(), slot.into());
+        let (resource, slot) = Self::ids(resource, slot)?;
         record(&resource, &slot);
         let mask = Self::mask(&sub_slots);
         let keep = match &mask {
@@ -850,7 +864,7 @@ impl<M: Preallocated> Slots<M> {
         slot: impl Into<Bson>,
     ) -> Result<Vec<Range<u32>>> {
         let bitmap = self.bitmap_field(&(0..1))?;
-        let (resource, slot) = (resource.into(), slot.into());
+        let (resource, slot) = Self::ids(resource, slot)?;
         let found = self
             .raw()
             .find_one(Self::key(&resource, &slot))

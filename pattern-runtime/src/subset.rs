@@ -704,6 +704,7 @@ where
         err(level = "debug")
     )]
     async fn run_push(&self, parent_id: Bson, items: Vec<F>, set: Document) -> Result<()> {
+        crate::literal::check_id("_id", &parent_id)?;
         if items.is_empty() {
             return Ok(());
         }
@@ -765,7 +766,7 @@ where
         err(level = "debug")
     )]
     pub async fn page(&self, parent_id: impl Into<Bson>, skip: u64, limit: i64) -> Result<Vec<F>> {
-        let parent_id = parent_id.into();
+        let parent_id = crate::literal::id("_id", parent_id)?;
         tracing::Span::current().record("id", tracing::field::display(&parent_id));
         let filter = doc! { self.spec.parts.parent_key: parent_id };
         let cursor = self
@@ -797,7 +798,7 @@ where
         err(level = "debug")
     )]
     pub async fn count(&self, parent_id: impl Into<Bson>) -> Result<i64> {
-        let parent_id = parent_id.into();
+        let parent_id = crate::literal::id("_id", parent_id)?;
         tracing::Span::current().record("id", tracing::field::display(&parent_id));
         let Some(field) = self.spec.count_field() else {
             let filter = doc! { self.spec.parts.parent_key: parent_id };
@@ -835,7 +836,7 @@ where
         err(level = "debug")
     )]
     pub async fn rebuild(&self, parent_id: impl Into<Bson>) -> Result<()> {
-        let parent_id = parent_id.into();
+        let parent_id = crate::literal::id("_id", parent_id)?;
         tracing::Span::current().record("id", tracing::field::display(&parent_id));
         let found = transact!(self.db, |s| self.write_rebuild(s, &parent_id))?;
         if found {
@@ -862,8 +863,8 @@ where
         err(level = "debug")
     )]
     pub async fn remove(&self, parent_id: impl Into<Bson>, item_id: impl Into<Bson>) -> Result<()> {
-        let parent_id = parent_id.into();
-        let item_id = item_id.into();
+        let parent_id = crate::literal::id("_id", parent_id)?;
+        let item_id = crate::literal::id("_id", item_id)?;
         let span = tracing::Span::current();
         span.record("id", tracing::field::display(&parent_id));
         span.record("item_id", tracing::field::display(&item_id));

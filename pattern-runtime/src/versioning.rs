@@ -326,7 +326,7 @@ impl<M: Versioned> ModelCollection<M> {
         attempts: u32,
         mut change: impl FnMut(&mut M) -> std::result::Result<(), E> + Send,
     ) -> std::result::Result<M, E> {
-        let id: Bson = id.into();
+        let id: Bson = crate::literal::id("_id", id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let attempts = attempts.max(1);
         let mut attempt = 1;
@@ -425,7 +425,7 @@ impl<M: Versioned> ModelCollection<M> {
         expected_version: i64,
         update: Document,
     ) -> Result<i64> {
-        let id = id.into();
+        let id = crate::literal::id("_id", id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let field = spec::<M>().version_field();
         let mut update = update;
@@ -638,7 +638,7 @@ impl<M: Versioned> ModelCollection<M> {
         err(level = "debug")
     )]
     pub async fn history(&self, id: impl Into<Bson>) -> Result<Vec<Revision<M>>> {
-        let id = id.into();
+        let id = crate::literal::id("_id", id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let cursor = self
             .database()
@@ -666,7 +666,7 @@ impl<M: Versioned> ModelCollection<M> {
         err(level = "debug")
     )]
     pub async fn revision(&self, id: impl Into<Bson>, v: i64) -> Result<M> {
-        let id = id.into();
+        let id = crate::literal::id("_id", id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let field = spec::<M>().version_field();
         if let Some(current) = self.find_one(doc! { "_id": id.clone(), field: v }).await? {
@@ -697,7 +697,7 @@ impl<M: Versioned> ModelCollection<M> {
         err(level = "debug")
     )]
     pub async fn revert(&self, id: impl Into<Bson>, v: i64) -> Result<i64> {
-        let id = id.into();
+        let id = crate::literal::id("_id", id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let mut old = self.revision(id.clone(), v).await?;
         let current = self
@@ -723,7 +723,7 @@ impl<M: Versioned> ModelCollection<M> {
         err(level = "debug")
     )]
     pub async fn delete(&self, id: impl Into<Bson>) -> Result<()> {
-        let id = id.into();
+        let id = crate::literal::id("_id", id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let outcome = transact!(self.database(), |s| self.write_delete(s, &id))?;
         self.outcome(id, 0, outcome)

@@ -268,7 +268,10 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
     )]
     pub async fn place(&self, id: impl Into<Bson>, node: impl Into<Bson>) -> Result<()> {
         let h = H::HOLDER;
-        let (id, node) = (id.into(), node.into());
+        let (id, node) = (
+            crate::literal::id("_id", id)?,
+            crate::literal::id(H::HOLDER.node(), node)?,
+        );
         let path = self.path_for(&node).await?;
         let result = self
             .raw()
@@ -296,7 +299,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
     pub async fn under(&self, key: impl Into<Bson>) -> Result<Vec<H>> {
         let docs: Vec<Document> = self
             .raw()
-            .find(doc! { H::HOLDER.path(): key.into() })
+            .find(doc! { H::HOLDER.path(): crate::literal::id(H::HOLDER.path(), key)? })
             .await?
             .try_collect()
             .await?;
@@ -313,7 +316,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
     pub async fn directly_in(&self, key: impl Into<Bson>) -> Result<Vec<H>> {
         let docs: Vec<Document> = self
             .raw()
-            .find(doc! { H::HOLDER.node(): key.into() })
+            .find(doc! { H::HOLDER.node(): crate::literal::id(H::HOLDER.node(), key)? })
             .await?
             .try_collect()
             .await?;

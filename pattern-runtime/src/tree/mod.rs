@@ -818,7 +818,7 @@ impl<M: TreeNode> Tree<M> {
     pub async fn get(&self, key: impl Into<Bson>) -> Result<Option<M>> {
         let found = self
             .raw()
-            .find_one(doc! { M::TREE.key(): key.into() })
+            .find_one(doc! { M::TREE.key(): crate::literal::id(M::TREE.key(), key)? })
             .await?;
         Ok(found.map(bson::deserialize_from_document).transpose()?)
     }
@@ -834,7 +834,7 @@ impl<M: TreeNode> Tree<M> {
         let t = M::TREE;
         let docs: Vec<Document> = self
             .raw()
-            .find(doc! { t.parent(): key.into() })
+            .find(doc! { t.parent(): crate::literal::id(t.key(), key)? })
             .sort(doc! { t.key(): 1 })
             .await?
             .try_collect()
@@ -852,7 +852,7 @@ impl<M: TreeNode> Tree<M> {
     pub async fn descendants(&self, key: impl Into<Bson>) -> Result<Vec<M>> {
         let docs: Vec<Document> = self
             .raw()
-            .find(doc! { M::TREE.ancestors(): key.into() })
+            .find(doc! { M::TREE.ancestors(): crate::literal::id(M::TREE.key(), key)? })
             .await?
             .try_collect()
             .await?;
@@ -872,7 +872,7 @@ impl<M: TreeNode> Tree<M> {
     )]
     pub async fn subtree(&self, key: impl Into<Bson>) -> Result<Vec<M>> {
         let t = M::TREE;
-        let key = key.into();
+        let key = crate::literal::id(M::TREE.key(), key)?;
         let Some(node) = self.raw().find_one(doc! { t.key(): key.clone() }).await? else {
             return Ok(Vec::new());
         };
@@ -897,7 +897,7 @@ impl<M: TreeNode> Tree<M> {
     )]
     pub async fn ancestors(&self, key: impl Into<Bson>) -> Result<Vec<M>> {
         let t = M::TREE;
-        let key = key.into();
+        let key = crate::literal::id(M::TREE.key(), key)?;
         let pipeline = [
             doc! { "$match": { t.key(): key.clone() } },
             doc! { "$limit": 1 },
@@ -932,7 +932,7 @@ impl<M: TreeNode> Tree<M> {
     /// The path of a holder placed in the node: its ancestors, then its own key.
     /// [`Error::NoNode`] when no node has this key.
     pub async fn path(&self, key: impl Into<Bson>) -> Result<Vec<M::Key>> {
-        let key = key.into();
+        let key = crate::literal::id(M::TREE.key(), key)?;
         let path = self.current_path(None, &key).await?;
         let Some(path) = path else {
             return Err(self.no_node(key));
@@ -973,7 +973,11 @@ impl<M: TreeNode> Tree<M> {
         key: impl Into<Bson>,
         parent: impl Into<Bson>,
     ) -> Result<Propagation> {
-        self.move_node(key.into(), Some(parent.into())).await
+        self.move_node(
+            crate::literal::id(M::TREE.key(), key)?,
+            Some(crate::literal::id(M::TREE.parent(), parent)?),
+        )
+        .await
     }
 
     /// Makes the node a root, with its subtree: [`Tree::move_under`] without a parent.
@@ -984,7 +988,8 @@ impl<M: TreeNode> Tree<M> {
         err(level = "debug")
     )]
     pub async fn move_to_root(&self, key: impl Into<Bson>) -> Result<Propagation> {
-        self.move_node(key.into(), None).await
+        self.move_node(crate::literal::id(M::TREE.key(), key)?, None)
+            .await
     }
 
     async fn move_node(&self, key: Bson, parent: Option<Bson>) -> Result<Propagation> {
@@ -1182,7 +1187,10 @@ impl<M: TreeNode> Tree<M> {
                          a display field with an ordinary update, or declare `key = ..`",
             });
         }
-        let (key, new_key) = (key.into(), new_key.into());
+        let (key, new_key) = (
+            crate::literal::id(M::TREE.key(), key)?,
+            crate::literal::id(M::TREE.key(), new_key)?,
+        );
         tracing::Span::current().record("key", tracing::field::display(&key));
         let holders = t.holders();
         let step = transact!(self.db, |s| async {
@@ -1255,7 +1263,7 @@ impl<M: TreeNode> Tree<M> {
     )]
     pub async fn delete(&self, key: impl Into<Bson>, how: Deletion) -> Result<Deleted> {
         let t = M::TREE;
-        let key = key.into();
+        let key = crate::literal::id(M::TREE.key(), key)?;
         tracing::Span::current().record("key", tracing::field::display(&key));
         let holders = t.holders();
         let step = transact!(self.db, |s| async {

@@ -1,0 +1,171 @@
+//! A caller's values are data: the checks every operation runs on the ids, keys and values it
+//! is given, before anything is sent. See the crate docs' "What the toolkit sends".
+//!
+//! - An id (an `_id`, a parent key, a resource, a slot, a tree key) goes into a filter as an
+//!   equality: [`check_id`] refuses what the server would read as something else (a document
+//!   with a `$` key is an operator, a regex matches by pattern, an array matches its elements).
+//! - A value stored by an update operator (`$set`, `$push`) is stored as given; [`check_value`]
+//!   refuses what the server cannot store as given (keys starting with `$`, holding `.` or NUL,
+//!   nesting past [`MAX_VALUE_DEPTH`]).
+//! - A value inside a pipeline (an aggregation stage, a pipeline update) goes through
+//!   [`literal`], so no string starting with `$` is read as a field path and no document as an
+//!   expression.
+
+use bson::{doc, Bson, Document};
+
+use crate::error::{Error, Result};
+
+/// How deep a caller's value may nest (documents and arrays): MongoDB stores 100 levels, and the
+/// toolkit puts values inside arrays and documents of its own.
+pub const MAX_VALUE_DEPTH: usize = 90;
+
+/// `{$literal: value}`: a value a pipeline stores or compares as it is.
+pub(crate) fn literal(value: impl Into<Bson>) -> Bson {
+    Bson::Document(doc! { "$literal": value.into() })
+}
+
+fn invalid(field: &str, reason: impl Into<String>) -> Error {
+    Error::InvalidValue {
+        field: field.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+/// Checks an id the caller gave for `field` (`_id`, a parent key, a resource, a slot): it is
+/// used as an equality in filters, so it must read as one. Refuses an operator document (any key
+/// starting with `$`, at any depth), a regex or JavaScript code (at any depth), an array, a
+/// key with `.` or NUL, and nesting past [`MAX_VALUE_DEPTH`]: [`Error::InvalidValue`], before
+/// anything is sent.
+pub(crate) fn check_id(field: &str, id: &Bson) -> Result<()> {
+    match id {
+        Bson::Array(_) => Err(invalid(
+            field,
+            "an array cannot be an id: in a filter it matches documents holding any of its items",
+        )),
+        other => walk(field, other, 0, true),
+    }
+}
+
+/// [`check_id`], taking the id: the form most operations use.
+pub(crate) fn id(field: &str, id: impl Into<Bson>) -> Result<Bson> {
+    let id = id.into();
+    check_id(field, &id)?;
+    Ok(id)
+}
+
+/// Checks a value the caller gave for `field`, to be stored by an update operator: refuses keys
+/// the server cannot store as given (empty is allowed; a leading `$`, a `.` or NUL is not) and
+/// nesting past [`MAX_VALUE_DEPTH`]: [`Error::InvalidValue`]. Strings, regexes and numbers of
+/// any kind (NaN and the infinities included) are stored as they are.
+pub(crate) fn check_value(field: &str, value: &Bson) -> Result<()> {
+    walk(field, value, 0, false)
+}
+
+/// [`check_value`] on every field of a document the toolkit serialized from the caller's type.
+pub(crate) fn check_document(field: &str, doc: &Document) -> Result<()> {
+    for (key, value) in doc {
+        check_key(field, key)?;
+        walk(field, value, 1, false)?;
+    }
+    Ok(())
+}
+
+fn check_key(field: &str, key: &str) -> Result<()> {
+    let reason = if key.starts_with('$') {
+        "a key starting with `$` would be read as an operator"
+    } else if key.contains('.') {
+        "a key with `.` would address a nested field"
+    } else if key.contains('\0') {
+        "a key cannot contain NUL"
+    } else {
+        return Ok(());
+    };
+    Err(invalid(field, format!("key `{key}`: {reason}")))
+}
+
+fn walk(field: &str, value: &Bson, depth: usize, as_id: bool) -> Result<()> {
+    if depth > MAX_VALUE_DEPTH {
+        return Err(invalid(
+            field,
+            format!(
+                "nested deeper than {MAX_VALUE_DEPTH} levels (MongoDB stores 100, and the \
+                 toolkit nests values inside its own documents)"
+            ),
+        ));
+    }
+    match value {
+        Bson::Document(d) => {
+            for (key, v) in d {
+                check_key(field, key)?;
+                walk(field, v, depth + 1, as_id)?;
+            }
+            Ok(())
+        }
+        Bson::Array(a) => a.iter().try_for_each(|v| walk(field, v, depth + 1, as_id)),
+        Bson::RegularExpression(_) if as_id => Err(invalid(
+            field,
+            "a regex cannot be an id: in a filter it matches by pattern",
+        )),
+        Bson::JavaScriptCode(_) | Bson::JavaScriptCodeWithScope(_) if as_id => {
+            Err(invalid(field, "JavaScript code cannot be an id"))
+        }
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bson::{doc, Regex};
+
+    use super::*;
+
+    fn nested(levels: usize) -> Bson {
+        let mut v = Bson::Int32(1);
+        for _ in 0..levels {
+            v = Bson::Document(doc! { "a": v });
+        }
+        v
+    }
+
+    #[test]
+    fn ids_that_would_not_be_equalities_are_refused() {
+        let regex = Bson::RegularExpression(Regex {
+            pattern: ".*".try_into().unwrap(),
+            options: "".try_into().unwrap(),
+        });
+        for bad in [
+            Bson::Document(doc! { "$gt": "" }),
+            Bson::Document(doc! { "$literal": 1 }),
+            Bson::Document(doc! { "a": { "$ne": 1 } }),
+            Bson::Document(doc! { "a.b": 1 }),
+            regex.clone(),
+            Bson::Document(doc! { "a": regex }),
+            Bson::Array(vec![1.into()]),
+            nested(MAX_VALUE_DEPTH + 1),
+        ] {
+            assert!(
+                matches!(check_id("_id", &bad), Err(Error::InvalidValue { .. })),
+                "{bad}"
+            );
+        }
+        for good in [
+            Bson::String("$gt".into()),
+            Bson::String(String::new()),
+            Bson::String("a\0b".into()),
+            Bson::Document(doc! { "a": 1, "b": "$x" }),
+            Bson::Double(f64::NAN),
+            nested(MAX_VALUE_DEPTH),
+        ] {
+            assert!(check_id("_id", &good).is_ok(), "{good}");
+        }
+    }
+
+    #[test]
+    fn values_are_refused_only_for_keys_and_depth() {
+        assert!(check_value("v", &Bson::String("$x".into())).is_ok());
+        assert!(check_value("v", &Bson::Document(doc! { "$concat": ["a"] })).is_err());
+        assert!(check_value("v", &Bson::Document(doc! { "x": { "y.z": 1 } })).is_err());
+        assert!(check_value("v", &nested(MAX_VALUE_DEPTH + 1)).is_err());
+        assert!(check_document("v", &doc! { "ok": "$fine", "n": f64::INFINITY }).is_ok());
+    }
+}
