@@ -1499,3 +1499,56 @@ async fn an_overfull_bucket_without_times_is_left_and_reported() {
         "nothing written"
     );
 }
+
+/// Large measurements: a bucket is full by bytes (half of 16 MiB) before its count, so a series
+/// of 1 MiB readings opens new buckets instead of failing on 16 MiB for good.
+#[tokio::test]
+async fn large_measurements_open_new_buckets_instead_of_failing() {
+    let db = test_db("bucket_large").await;
+    let series = Reading::series(&db);
+    let big = |i: i64| Reading {
+        device_id: "big".into(),
+        timestamp: DateTime::from_millis(t0() + i * 1000),
+        value: i as f64,
+        seq: i,
+        unit: "x".repeat(1024 * 1024),
+    };
+    // One at a time, then a batch: 40 MiB into one window, 200 to a bucket by count.
+    for i in 0..20 {
+        series.insert(&big(i)).await.unwrap();
+    }
+    let batch: Vec<Reading> = (20..40).map(big).collect();
+    series.insert_many(&batch).await.unwrap();
+    let buckets: Vec<Document> = db
+        .collection::<Document>("sensor_data")
+        .find(doc! { "deviceId": "big" })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert!(buckets.len() >= 5, "{} buckets", buckets.len());
+    let mut seen = Vec::new();
+    for b in &buckets {
+        let size = bson::RawDocumentBuf::try_from(b).unwrap().as_bytes().len();
+        assert!(size <= 8 * 1024 * 1024 + 1024, "a bucket of {size} bytes");
+        let m = b.get_array("measurements").unwrap();
+        assert_eq!(b.get_i32("count").unwrap() as usize, m.len());
+        seen.extend(
+            m.iter()
+                .map(|x| x.as_document().unwrap().get_i64("seq").unwrap()),
+        );
+    }
+    seen.sort_unstable();
+    assert_eq!(seen, (0..40).collect::<Vec<_>>());
+    let read = series
+        .range(
+            "big".to_owned(),
+            DateTime::from_millis(t0()),
+            DateTime::from_millis(t0() + HOUR),
+        )
+        .await
+        .unwrap();
+    let read: Vec<Reading> = read.try_collect().await.unwrap();
+    assert_eq!(read.len(), 40);
+}

@@ -25,6 +25,7 @@ const RESERVED: &[&str] = &[
     "last",
     "measurements",
     "summary",
+    "bytes",
 ];
 
 const OPTIONS: &[&str] = &[

@@ -221,7 +221,8 @@ impl Condition {
             });
         }
         let key = self.key.clone();
-        let mut inner = doc! { self.key_field: { "$eq": key } };
+        // A checked key is a plain string: an equality as it is.
+        let mut inner = doc! { self.key_field: key };
         if let Some(v) = value {
             inner.insert(self.value_field, v);
         }

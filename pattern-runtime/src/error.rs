@@ -588,6 +588,25 @@ pub fn check_size(doc: &Document, what: &str) -> Result<usize> {
     Ok(size)
 }
 
+/// The byte budget of a document the toolkit grows (an outlier's main and overflow documents
+/// by default, an array bucket): half of [`MAX_DOCUMENT_SIZE`], leaving the other half for the
+/// document's other fields and for a caller's item that is alone larger than the budget.
+pub const BYTE_BUDGET: usize = MAX_DOCUMENT_SIZE / 2;
+
+/// What `item` adds to a document as an array element, at most: its bytes, its type byte and
+/// its index as a key (up to ten digits and a NUL).
+pub(crate) fn element_cost(item: &Document) -> Result<usize> {
+    Ok(bson::RawDocumentBuf::try_from(item)?.as_bytes().len() + 12)
+}
+
+/// `{$lte: [{$bsonSize: "$$ROOT"}, budget - added]}`, for a filter's `$expr`: the document has
+/// room for `added` more bytes within `budget` (never when `added` alone is over it).
+pub(crate) fn room_for(budget: usize, added: usize) -> Document {
+    let left = i64::try_from(budget.saturating_sub(added)).unwrap_or(i64::MAX);
+    let left = if added > budget { -1 } else { left };
+    bson::doc! { "$lte": [{ "$bsonSize": "$$ROOT" }, left] }
+}
+
 /// The top-level fields an operator update touches; refuses what is not a plain operator update
 /// of named fields, and any change of `_id` (refused with `id_reason`).
 pub(crate) fn touched_fields(

@@ -113,7 +113,7 @@ use mongodb::{ClientSession, Collection, Database};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::error::{check_size, Error, Result};
+use crate::error::{check_size, element_cost, room_for, Error, Result};
 use crate::index::IndexSpec;
 use crate::model::Model;
 use crate::schema::{ModelSchema, PatternSpec};
@@ -306,12 +306,6 @@ fn items_in<T: DeserializeOwned>(doc: &Document, field: &str) -> Result<Vec<T>> 
     }
 }
 
-/// What an item adds to a document as an array element, at most: its bytes, its type byte and
-/// its index as a key (up to ten digits and a NUL).
-fn cost(item: &Document) -> Result<usize> {
-    Ok(bson::RawDocumentBuf::try_from(item)?.as_bytes().len() + 12)
-}
-
 /// How many of `items`, from the first, fit in `count` more items and `bytes` more bytes.
 fn fit(items: &[(Bson, usize)], count: usize, bytes: usize) -> usize {
     let mut used = 0usize;
@@ -331,13 +325,6 @@ fn split(items: &[(Bson, usize)]) -> (Vec<Bson>, usize) {
         items.iter().map(|(b, _)| b.clone()).collect(),
         items.iter().map(|(_, c)| *c).sum(),
     )
-}
-
-/// `{$expr: {$lte: [{$bsonSize: "$$ROOT"}, budget - added]}}`: the document has room for
-/// `added` more bytes within `budget`.
-fn has_room(budget: usize, added: usize) -> Document {
-    let left = i64::try_from(budget.saturating_sub(added)).unwrap_or(i64::MAX);
-    doc! { "$lte": [{ "$bsonSize": "$$ROOT" }, left] }
 }
 
 fn int(value: Option<&Bson>) -> i64 {
@@ -425,7 +412,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                 format!("{}_{}_0000000000", spec.field(), id_text(&id)),
             );
             check_size(&wrapped, "an item of an outlier array")?;
-            let c = cost(&doc)?;
+            let c = element_cost(&doc)?;
             docs.push((Bson::Document(doc), c));
         }
         let n = docs.len() as i64;
@@ -443,7 +430,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                         spec.flag(): { "$ne": true },
                         spec.count(): { "$lte": limit - n },
                         room: { "$exists": false },
-                        "$expr": has_room(budget, all_bytes),
+                        "$expr": room_for(budget, all_bytes),
                     },
                     doc! {
                         "$push": { spec.field(): { "$each": all } },
@@ -488,7 +475,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                         doc! {
                             "_id": id.clone(),
                             guard: { "$exists": false },
-                            "$expr": has_room(budget, bytes),
+                            "$expr": room_for(budget, bytes),
                         },
                         doc! { "$push": { spec.field(): { "$each": embedded } } },
                     )
@@ -574,7 +561,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                         SEQ: { "$gte": from_seq },
                         FULL: { "$ne": true },
                         guard: { "$exists": false },
-                        "$expr": has_room(budget, bytes),
+                        "$expr": room_for(budget, bytes),
                     },
                     doc! { "$push": { spec.field(): { "$each": items } } },
                 )
@@ -620,7 +607,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                                 SEQ: seq,
                                 FULL: { "$ne": true },
                                 guard: { "$exists": false },
-                                "$expr": has_room(budget, bytes),
+                                "$expr": room_for(budget, bytes),
                             },
                             doc! { "$push": { spec.field(): { "$each": items } } },
                         )

@@ -211,8 +211,21 @@ pub mod fields {
     pub const MEASUREMENTS: &str = "measurements";
     /// The declared summaries: `summary.<field>.{min, max, sum}`.
     pub const SUMMARY: &str = "summary";
+    /// What the measurements add to an array bucket, in bytes (at most): a bucket is full at
+    /// `max_count` measurements or at its byte budget, whichever comes first.
+    pub const BYTES: &str = "bytes";
     /// Every reserved name, `_id` included.
-    pub const RESERVED: &[&str] = &["_id", START, END, COUNT, FIRST, LAST, MEASUREMENTS, SUMMARY];
+    pub const RESERVED: &[&str] = &[
+        "_id",
+        START,
+        END,
+        COUNT,
+        FIRST,
+        LAST,
+        MEASUREMENTS,
+        SUMMARY,
+        BYTES,
+    ];
 }
 
 /// A struct whose values are measurements of a time series, declared with

@@ -219,6 +219,14 @@ fn filled(spec: &SeriesSpec, base: &Document, items: &[(Document, DateTime)]) ->
             .collect::<Vec<_>>(),
     );
     d.insert(fields::COUNT, small_int(items.len() as i64));
+    let bytes: usize = items
+        .iter()
+        .map(|(m, _)| crate::error::element_cost(m).unwrap_or(0))
+        .sum();
+    d.insert(
+        fields::BYTES,
+        small_int(i64::try_from(bytes).unwrap_or(i64::MAX)),
+    );
     if let (Some(first), Some(last)) = (
         items.iter().map(|i| i.1).min(),
         items.iter().map(|i| i.1).max(),

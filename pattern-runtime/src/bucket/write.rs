@@ -10,7 +10,7 @@ use mongodb::error::{ErrorKind, PartialBulkWriteResult};
 use mongodb::options::{UpdateModifications, UpdateOneModel, WriteModel};
 
 use super::{check_key_value, fields, span_millis, Measurement, Series, SeriesSpec, Storage};
-use crate::error::{check_finite, check_size, Error, Result};
+use crate::error::{check_finite, check_size, element_cost, Error, Result, BYTE_BUDGET};
 
 /// What [`Series::insert_many`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -71,7 +71,8 @@ impl<M: Measurement> Series<M> {
                 span_seconds,
             } => {
                 let group = Group::new(prepared, span_seconds);
-                let (filter, update) = group.statement(M::SERIES, max_count, span_seconds, ..);
+                let (filter, update) =
+                    group.statement(M::SERIES, max_count, span_seconds, 0..group.items.len());
                 let r = self
                     .collection
                     .update_one(filter, update)
@@ -194,7 +195,10 @@ impl<M: Measurement> Series<M> {
             let window = window_start(p.time, span_seconds);
             let id = (key_bytes(&p.key)?, window);
             match index.get(&id) {
-                Some(&i) => groups[i].items.push((p.element, p.time)),
+                Some(&i) => {
+                    groups[i].items.push((p.element, p.time));
+                    groups[i].bytes.push(p.bytes);
+                }
                 None => {
                     index.insert(id, groups.len());
                     groups.push(Group::new(p, span_seconds));
@@ -209,12 +213,24 @@ impl<M: Measurement> Series<M> {
                 statements.push((filter, update, group.items.len()));
                 continue;
             };
-            let chunk = max_count as usize;
-            for range in (0..group.items.len()).step_by(chunk.max(1)) {
-                let end = (range + chunk).min(group.items.len());
+            // Chunks of at most `max_count` measurements and the byte budget (at least one).
+            let mut start = 0;
+            while start < group.items.len() {
+                let mut bytes = 0usize;
+                let end = start
+                    + group.bytes[start..]
+                        .iter()
+                        .take(max_count.max(1) as usize)
+                        .take_while(|b| {
+                            bytes = bytes.saturating_add(**b);
+                            bytes <= BYTE_BUDGET
+                        })
+                        .count()
+                        .max(1);
                 let (filter, update) =
-                    group.statement(M::SERIES, max_count, span_seconds, range..end);
-                statements.push((filter, update, end - range));
+                    group.statement(M::SERIES, max_count, span_seconds, start..end);
+                statements.push((filter, update, end - start));
+                start = end;
             }
         }
         let total: usize = statements.iter().map(|s| s.2).sum();
@@ -397,6 +413,8 @@ struct Prepared {
     /// The measurement without its key fields (bucket mode).
     element: Document,
     time: DateTime,
+    /// What the element adds to a bucket.
+    bytes: usize,
 }
 
 fn prepare<M: Measurement>(measurement: &M) -> Result<Prepared> {
@@ -413,6 +431,7 @@ fn prepare<M: Measurement>(measurement: &M) -> Result<Prepared> {
         key.insert(*k, value);
     }
     Ok(Prepared {
+        bytes: element_cost(&element)?,
         document,
         key,
         element,
@@ -443,6 +462,8 @@ struct Group {
     key: Document,
     window: i64,
     items: Vec<(Document, DateTime)>,
+    /// What each item adds to a bucket, in bytes.
+    bytes: Vec<usize>,
 }
 
 impl Group {
@@ -451,6 +472,7 @@ impl Group {
             window: window_start(first.time, span_seconds),
             key: first.key,
             items: vec![(first.element, first.time)],
+            bytes: vec![first.bytes],
         }
     }
 
@@ -460,8 +482,9 @@ impl Group {
         spec: &SeriesSpec,
         max_count: u32,
         span_seconds: u64,
-        range: impl std::slice::SliceIndex<[(Document, DateTime)], Output = [(Document, DateTime)]>,
+        range: std::ops::Range<usize>,
     ) -> (Document, Document) {
+        let bytes: usize = self.bytes[range.clone()].iter().sum();
         let items = &self.items[range];
         let n = items.len();
         let mut filter = self.key.clone();
@@ -469,6 +492,12 @@ impl Group {
         // Room for the whole chunk: `count <= max - n`, i.e. `count < max - n + 1`.
         let room = i64::from(max_count) - n as i64 + 1;
         filter.insert(fields::COUNT, doc! { "$lt": small_int(room) });
+        // And by bytes: a bucket of large measurements is full before its count, and the chunk
+        // opens the next one instead of failing on 16 MiB for good. `$not: {$gt}` also matches
+        // a bucket written before the toolkit counted bytes (an upsert takes no `$expr`).
+        let left = i64::try_from(BYTE_BUDGET.saturating_sub(bytes)).unwrap_or(i64::MAX);
+        let left = if bytes > BYTE_BUDGET { -1 } else { left };
+        filter.insert(fields::BYTES, doc! { "$not": { "$gt": left } });
 
         let first = items.iter().map(|i| i.1).min().unwrap_or(DateTime::MAX);
         let last = items.iter().map(|i| i.1).max().unwrap_or(DateTime::MIN);
@@ -478,7 +507,10 @@ impl Group {
         } else {
             Bson::Document(doc! { "$each": elements })
         };
-        let mut inc = doc! { fields::COUNT: small_int(n as i64) };
+        let mut inc = doc! {
+            fields::COUNT: small_int(n as i64),
+            fields::BYTES: small_int(i64::try_from(bytes).unwrap_or(i64::MAX)),
+        };
         let mut min = doc! { fields::FIRST: first };
         let mut max = doc! { fields::LAST: last };
         for s in spec.summaries() {

@@ -18,6 +18,10 @@ struct User {
     e: Vec<String>,
     #[outlier(limit = 5, overflow = "user_posts", flag = is_outlir, count = posts_count)]
     f: Vec<String>,
+    #[outlier(limit = 5, overflow = "user_posts", max_bytes = 100, flag = is_outlier, count = posts_count)]
+    g: Vec<String>,
+    #[outlier(limit = 5, overflow = "user_posts", max_bytes = 16_777_216, flag = is_outlier, count = posts_count)]
+    h: Vec<String>,
     is_outlier: bool,
     posts_count: i64,
 }
