@@ -351,11 +351,13 @@ impl BatchedCounter {
         let id = crate::literal::id("_id", id)?;
         let due = {
             let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-            let entry = pending.entry(key_of(&id)).or_insert((id, 0));
+            let key = key_of(&id);
+            let entry = pending.entry(key.clone()).or_insert((id, 0));
             entry.1 += n;
             if entry.1.abs() >= self.threshold {
-                let amount = std::mem::take(&mut entry.1);
-                Some((entry.0.clone(), amount))
+                // Written now: the entry goes, so memory follows the documents with events
+                // pending, not every document ever counted.
+                pending.remove(&key)
             } else {
                 None
             }
@@ -383,9 +385,9 @@ impl BatchedCounter {
         let due: Vec<(Bson, i64)> = {
             let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
             pending
-                .values_mut()
+                .drain()
+                .map(|(_, entry)| entry)
                 .filter(|(_, n)| *n != 0)
-                .map(|(id, n)| (id.clone(), std::mem::take(n)))
                 .collect()
         };
         let mut sent = 0;
@@ -713,6 +715,7 @@ impl ShardedField {
     /// Reads the exact total and `$set`s it into the document's field; returns it.
     /// [`Error::NotFound`] when the document does not exist (nothing is written).
     pub async fn snapshot(&self) -> Result<i64> {
+        crate::literal::check_id("_id", &self.id)?;
         let total = self.read().await?;
         let result = self
             .owner

@@ -684,6 +684,17 @@ impl<M: Model + Serialize> Computing<M> {
             &update,
             "a source's `_id` never changes: replace the document instead",
         )?;
+        // A `by` value the update sets names the target to count in: an equality in its
+        // filters, so it is checked as an id.
+        for feed in &self.feeds {
+            for (op, fields) in &update {
+                if let (true, Bson::Document(fields)) = (op == "$set", fields) {
+                    if let Some(value) = fields.get(feed.by) {
+                        crate::literal::check_id(feed.by, value)?;
+                    }
+                }
+            }
+        }
         let relevant = self
             .feeds
             .iter()

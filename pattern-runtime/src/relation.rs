@@ -842,7 +842,8 @@ impl<S: Model> Children<S> {
         self
     }
 
-    /// More conditions on the children, beside the parent's id.
+    /// More conditions on the children, beside the parent's id (`{$and: [{<field>: id},
+    /// filter]}`: it narrows the children, never replaces the parent's condition).
     pub fn filter(mut self, filter: Document) -> Self {
         self.filter = filter;
         self
@@ -859,8 +860,15 @@ impl<S: Model> Children<S> {
                 })
             }
         };
-        let mut filter = doc! { self.spec.field(): target };
-        filter.extend(self.filter.clone());
+        crate::literal::check_id(self.spec.field(), &target)?;
+        let parent = doc! { self.spec.field(): target };
+        // Beside the parent's id, never instead of it: a caller's filter naming the same field
+        // narrows the children, it cannot widen them to another parent's.
+        let filter = if self.filter.is_empty() {
+            parent
+        } else {
+            doc! { "$and": [parent, self.filter.clone()] }
+        };
         let mut sort = Document::new();
         for (f, dir) in self.spec.sort() {
             sort.insert(*f, *dir);

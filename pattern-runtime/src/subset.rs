@@ -521,6 +521,7 @@ where
     /// average, which a second, pipeline update recomputes): `$push` with `$each`, `$sort` and
     /// `$slice`, `$inc` of every count and sum, and `set` as `$set`.
     pub fn push_update(&self, items: &[F], set: Document) -> Result<Document> {
+        self.validate_set(&set)?;
         let mut embedded = Vec::with_capacity(items.len());
         let mut full = Vec::with_capacity(items.len());
         for item in items {

@@ -72,7 +72,7 @@ use mongodb::ClientSession;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{check_size, validate_key, Error, Result};
+use crate::error::{check_size, Error, Result};
 use crate::index::IndexSpec;
 use crate::model::{Model, ModelCollection};
 use crate::schema::{ModelSchema, PatternSpec};
@@ -470,26 +470,17 @@ impl<M: Versioned> ModelCollection<M> {
         tracing::Span::current().record("id", tracing::field::display(&id));
         let field = spec::<M>().version_field();
         let mut update = update;
-        for (op, fields) in &update {
-            if !op.starts_with('$') {
-                return Err(Error::InvalidKey {
-                    key: op.clone(),
-                    reason: "an update is made of operators such as `$set`",
-                });
-            }
-            if let Bson::Document(fields) = fields {
-                for key in fields.keys() {
-                    if key.split('.').next() == Some(field) || key == "_id" {
-                        return Err(Error::InvalidKey {
-                            key: key.clone(),
-                            reason: "the toolkit sets the version and never changes `_id`",
-                        });
-                    }
-                    for part in key.split('.') {
-                        validate_key(part)?;
-                    }
-                }
-            }
+        // Operators of named fields only, `$rename` targets included; never `_id` or the
+        // version.
+        let touched = crate::error::touched_fields(
+            &update,
+            "the toolkit sets the version and never changes `_id`",
+        )?;
+        if let Some(key) = touched.iter().find(|k| k.as_str() == field) {
+            return Err(Error::InvalidKey {
+                key: key.clone(),
+                reason: "the toolkit sets the version and never changes `_id`",
+            });
         }
         let mut inc = update.get_document("$inc").cloned().unwrap_or_default();
         inc.insert(field, 1);

@@ -563,15 +563,27 @@ impl<M: Measurement> Series<M> {
     }
 }
 
-/// A key value is used in a filter: a document in it must not read as an operator.
+/// A key value is used in a filter as an equality: a document with `$` keys would read as an
+/// operator, a regex would match by pattern. [`Error::InvalidKey`] for a `$` or `.` key (as
+/// before), [`Error::InvalidValue`] for the rest of what [`check_id`](crate::literal) refuses.
 pub(crate) fn check_key_value(value: &Bson) -> Result<()> {
+    fn keys(value: &Bson) -> Result<()> {
+        match value {
+            Bson::Document(d) => d.iter().try_for_each(|(k, v)| {
+                validate_key(k)?;
+                keys(v)
+            }),
+            Bson::Array(a) => a.iter().try_for_each(keys),
+            _ => Ok(()),
+        }
+    }
+    keys(value)?;
     match value {
-        Bson::Document(d) => d.iter().try_for_each(|(k, v)| {
-            validate_key(k)?;
-            check_key_value(v)
-        }),
-        Bson::Array(a) => a.iter().try_for_each(check_key_value),
-        _ => Ok(()),
+        // A key may be an array value stored as is (a tuple key is split before this).
+        Bson::Array(a) => a
+            .iter()
+            .try_for_each(|v| crate::literal::check_id("key", v)),
+        v => crate::literal::check_id("key", v),
     }
 }
 
