@@ -61,6 +61,14 @@
 //! an empty key, or one starting with `$` or containing `.` or NUL, is [`Error::InvalidKey`]; an
 //! update the server refuses for size is [`Error::DocumentTooLarge`].
 //!
+//! Values are data: the item goes into the pipeline as `{$literal: item}`, so a value `"$120"`
+//! or `"$patient"` and a unit `"$/month"` are stored as given, never read as field paths; an
+//! item whose value is a document with a `$` key (`{$gt: 1}`, `{$concat: ..}`) is refused
+//! ([`Error::InvalidValue`]) before anything is sent. NaN and the infinities are stored as
+//! given: NaN sorts below every number in [`Attributes::find_sorted`] and matches no `gt`/`lt`
+//! condition, as MongoDB compares it. Conditions compare with `$eq` and the comparison
+//! operators: a regex or a document is compared as a value, never matched as a pattern.
+//!
 //! # A duplicate key written by someone else
 //! Documents written outside the toolkit may hold two items with one key. Reading them works as
 //! it does for any array (the model holds both items). [`Attributes::get`] and

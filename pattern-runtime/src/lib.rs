@@ -189,6 +189,44 @@
 //! `RUST_LOG=pattern_runtime=info` shows retries and syncs, `pattern_runtime::txn=info` retries
 //! only, `pattern_runtime=debug` every write.
 //!
+//! # What the toolkit sends
+//!
+//! A caller's value is data: it is stored literally, or refused with a typed error before
+//! anything is written. Never an operator, a field path or an expression.
+//!
+//! | a caller's ... | goes into | kept literal by | refused ([`Error::InvalidValue`], nothing sent) |
+//! | --- | --- | --- | --- |
+//! | id, parent id, tree key, holder node, resource, slot, holder, bucket key, computed `by` value | filters, as equalities; `arrayFilters`; upsert filters | an equality of a checked value | a document with a `$` key at any depth (an operator), a regex or JavaScript code (a pattern), an array, a key with `.` or NUL, nesting past [`MAX_VALUE_DEPTH`] |
+//! | item, attribute value or qualifier, measurement | `$set`, `$push`, `$addToSet`, inserts | update operators store values as given | keys starting with `$` or holding `.` or NUL, nesting past [`MAX_VALUE_DEPTH`] |
+//! | the same, inside a pipeline (`Attributes::set`, tree moves) | pipeline stages | `{$literal: ..}`: a string starting with `$` is a string | as above |
+//! | an item compared whole (`Outlier::remove`) | `$pull` | `{$eq: item}`: never a query on its fields | as above |
+//! | attribute condition values (`eq`, `gt`, `is_in`, ...) | `$elemMatch` | `$eq` and comparison operands compare values | a regex in `is_in` (it would match as a pattern), `$` keys |
+//! | field names (`Push::set` keys, counter fields, update paths) | key paths | | [`Error::InvalidKey`]: empty, a leading `$`, `.` inside a name, NUL |
+//!
+//! What a caller passes *as* a query or an update (`find(filter)`, `update(id, update)`) is
+//! sent as written: that is its purpose. Update documents are still checked to be operators of
+//! named fields that leave `_id` (and a versioned model's version) alone.
+//!
+//! Strings are stored as they are (`"$120"`, `"$/month"`, empty, NUL bytes, long), and so are
+//! NaN and the infinities: MongoDB sorts NaN below every number and matches it with `$eq` NaN,
+//! so an attribute holding NaN comes first in an ascending
+//! [`find_sorted`](Attributes::find_sorted) and no `gt`/`lt` condition matches it. Summed
+//! fields (bucket summaries, subset and computed sums) refuse NaN and the infinities
+//! ([`Error::InvalidValue`]): one would poison the sum for good.
+//!
+//! No write leaves a document that can no longer be written:
+//!
+//! | pattern | what grows | budget |
+//! | --- | --- | --- |
+//! | outlier | the main document's array, each overflow document | `limit`/`capacity` items and `max_bytes` (8 MiB by default) each: the next push overflows or opens the next document |
+//! | array buckets | a bucket's measurements | `max_count` and half of 16 MiB ([`BYTE_BUDGET`]), counted in the bucket's `bytes`: the next measurement opens a new bucket |
+//! | keyed slots, rollups | one window | fixed by the window (the derive refuses slot windows over half of 16 MiB) |
+//! | versioned documents | the document and its revision | the document stays small enough to be archived (16 MiB less the revision's fields): a larger save or update is [`Error::DocumentTooLarge`], nothing written |
+//! | subset | the parent's capped array | `limit` items; a push that would take the parent past 16 MiB is [`Error::DocumentTooLarge`] and nothing is written, and the parent stays writable |
+//! | attribute arrays, two-way reference arrays | one item per key or per child | 16 MiB: the write that would pass it is [`Error::DocumentTooLarge`], nothing written; removing items still works |
+//!
+//! A single value over 16 MiB is refused before it is sent.
+//!
 //! # Features
 //!
 //! `derive` (the derives, on by default) and the driver's features, passed through: `rustls-tls`
@@ -244,7 +282,9 @@ pub use bucket::{
 };
 pub use computed::{Aggregate, ComputedFields, Computing, Drift, Recomputed, Refreshed, Refresher};
 pub use doctor::{doctor, doctor_group, doctor_models, DoctorOptions, DoctorReport};
-pub use error::{check_size, validate_key, Error, IndexConflict, Result, MAX_DOCUMENT_SIZE};
+pub use error::{
+    check_size, validate_key, Error, IndexConflict, Result, BYTE_BUDGET, MAX_DOCUMENT_SIZE,
+};
 pub use extended_ref::{
     Copied, CopiesUpdated, Embedding, ExtendedRef, Mode, Propagation, RefSpec, Referenced,
     References, Watcher,
