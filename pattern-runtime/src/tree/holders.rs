@@ -266,11 +266,11 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         fields(model = H::SCHEMA.name(), collection = H::HOLDER.collection()),
         err(level = "debug")
     )]
-    pub async fn place(&self, id: impl Into<Bson>, node: impl Into<Bson>) -> Result<()> {
+    pub async fn place(&self, id: impl Into<Bson>, node: impl Into<M::Key>) -> Result<()> {
         let h = H::HOLDER;
         let (id, node) = (
             crate::literal::id("_id", id)?,
-            crate::literal::id(H::HOLDER.node(), node)?,
+            super::key_bson::<M>(H::HOLDER.node(), node)?,
         );
         let path = self.path_for(&node).await?;
         let result = self
@@ -296,10 +296,10 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         fields(model = H::SCHEMA.name(), collection = H::HOLDER.collection()),
         err(level = "debug")
     )]
-    pub async fn under(&self, key: impl Into<Bson>) -> Result<Vec<H>> {
+    pub async fn under(&self, key: impl Into<M::Key>) -> Result<Vec<H>> {
         let docs: Vec<Document> = self
             .raw()
-            .find(doc! { H::HOLDER.path(): crate::literal::id(H::HOLDER.path(), key)? })
+            .find(doc! { H::HOLDER.path(): super::key_bson::<M>(H::HOLDER.path(), key)? })
             .await?
             .try_collect()
             .await?;
@@ -313,10 +313,10 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         fields(model = H::SCHEMA.name(), collection = H::HOLDER.collection()),
         err(level = "debug")
     )]
-    pub async fn directly_in(&self, key: impl Into<Bson>) -> Result<Vec<H>> {
+    pub async fn directly_in(&self, key: impl Into<M::Key>) -> Result<Vec<H>> {
         let docs: Vec<Document> = self
             .raw()
-            .find(doc! { H::HOLDER.node(): crate::literal::id(H::HOLDER.node(), key)? })
+            .find(doc! { H::HOLDER.node(): super::key_bson::<M>(H::HOLDER.node(), key)? })
             .await?
             .try_collect()
             .await?;

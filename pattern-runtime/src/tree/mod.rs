@@ -82,6 +82,14 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # Keys
+//!
+//! Every operation names nodes by the tree's key type ([`TreeNode::Key`]: the `_id`'s type, or
+//! the `key = ..` field's), taking anything that converts into it (`"scifi"` for a `String`
+//! key): a key of another type does not compile. A key is an equality in every filter the
+//! operation sends; where the key type is `Bson`, an operator document or a regex is refused
+//! ([`Error::InvalidValue`]) before anything is sent.
+//!
 //! # Reads
 //!
 //! Each is one query through an index: [`Tree::children`] (`parent`), [`Tree::descendants`]
@@ -630,6 +638,15 @@ enum Step<T> {
     Refused(Error),
 }
 
+/// A caller's key of the tree `M`, as stored: serialized from the tree's key type (so a key of
+/// another type does not compile) and checked as an id (a `Bson` key type still cannot carry an
+/// operator or a regex).
+pub(crate) fn key_bson<M: TreeNode>(field: &str, key: impl Into<M::Key>) -> Result<Bson> {
+    let key = bson::serialize_to_bson(&key.into())?;
+    crate::literal::check_id(field, &key)?;
+    Ok(key)
+}
+
 impl<M: TreeNode> Tree<M> {
     /// The tree of `M` in `db`.
     pub fn new(db: &Database) -> Self {
@@ -815,10 +832,10 @@ impl<M: TreeNode> Tree<M> {
         fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
         err(level = "debug")
     )]
-    pub async fn get(&self, key: impl Into<Bson>) -> Result<Option<M>> {
+    pub async fn get(&self, key: impl Into<M::Key>) -> Result<Option<M>> {
         let found = self
             .raw()
-            .find_one(doc! { M::TREE.key(): crate::literal::id(M::TREE.key(), key)? })
+            .find_one(doc! { M::TREE.key(): key_bson::<M>(M::TREE.key(), key)? })
             .await?;
         Ok(found.map(bson::deserialize_from_document).transpose()?)
     }
@@ -830,11 +847,11 @@ impl<M: TreeNode> Tree<M> {
         fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
         err(level = "debug")
     )]
-    pub async fn children(&self, key: impl Into<Bson>) -> Result<Vec<M>> {
+    pub async fn children(&self, key: impl Into<M::Key>) -> Result<Vec<M>> {
         let t = M::TREE;
         let docs: Vec<Document> = self
             .raw()
-            .find(doc! { t.parent(): crate::literal::id(t.key(), key)? })
+            .find(doc! { t.parent(): key_bson::<M>(t.key(), key)? })
             .sort(doc! { t.key(): 1 })
             .await?
             .try_collect()
@@ -849,10 +866,10 @@ impl<M: TreeNode> Tree<M> {
         fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
         err(level = "debug")
     )]
-    pub async fn descendants(&self, key: impl Into<Bson>) -> Result<Vec<M>> {
+    pub async fn descendants(&self, key: impl Into<M::Key>) -> Result<Vec<M>> {
         let docs: Vec<Document> = self
             .raw()
-            .find(doc! { M::TREE.ancestors(): crate::literal::id(M::TREE.key(), key)? })
+            .find(doc! { M::TREE.ancestors(): key_bson::<M>(M::TREE.key(), key)? })
             .await?
             .try_collect()
             .await?;
@@ -870,9 +887,9 @@ impl<M: TreeNode> Tree<M> {
         fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
         err(level = "debug")
     )]
-    pub async fn subtree(&self, key: impl Into<Bson>) -> Result<Vec<M>> {
+    pub async fn subtree(&self, key: impl Into<M::Key>) -> Result<Vec<M>> {
         let t = M::TREE;
-        let key = crate::literal::id(M::TREE.key(), key)?;
+        let key = key_bson::<M>(M::TREE.key(), key)?;
         let Some(node) = self.raw().find_one(doc! { t.key(): key.clone() }).await? else {
             return Ok(Vec::new());
         };
@@ -895,9 +912,9 @@ impl<M: TreeNode> Tree<M> {
         fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
         err(level = "debug")
     )]
-    pub async fn ancestors(&self, key: impl Into<Bson>) -> Result<Vec<M>> {
+    pub async fn ancestors(&self, key: impl Into<M::Key>) -> Result<Vec<M>> {
         let t = M::TREE;
-        let key = crate::literal::id(M::TREE.key(), key)?;
+        let key = key_bson::<M>(M::TREE.key(), key)?;
         let pipeline = [
             doc! { "$match": { t.key(): key.clone() } },
             doc! { "$limit": 1 },
@@ -931,8 +948,8 @@ impl<M: TreeNode> Tree<M> {
 
     /// The path of a holder placed in the node: its ancestors, then its own key.
     /// [`Error::NoNode`] when no node has this key.
-    pub async fn path(&self, key: impl Into<Bson>) -> Result<Vec<M::Key>> {
-        let key = crate::literal::id(M::TREE.key(), key)?;
+    pub async fn path(&self, key: impl Into<M::Key>) -> Result<Vec<M::Key>> {
+        let key = key_bson::<M>(M::TREE.key(), key)?;
         let path = self.current_path(None, &key).await?;
         let Some(path) = path else {
             return Err(self.no_node(key));
@@ -970,12 +987,12 @@ impl<M: TreeNode> Tree<M> {
     )]
     pub async fn move_under(
         &self,
-        key: impl Into<Bson>,
-        parent: impl Into<Bson>,
+        key: impl Into<M::Key>,
+        parent: impl Into<M::Key>,
     ) -> Result<Propagation> {
         self.move_node(
-            crate::literal::id(M::TREE.key(), key)?,
-            Some(crate::literal::id(M::TREE.parent(), parent)?),
+            key_bson::<M>(M::TREE.key(), key)?,
+            Some(key_bson::<M>(M::TREE.parent(), parent)?),
         )
         .await
     }
@@ -987,8 +1004,8 @@ impl<M: TreeNode> Tree<M> {
         fields(model = M::SCHEMA.name(), collection = M::TREE.collection(), key = tracing::field::Empty),
         err(level = "debug")
     )]
-    pub async fn move_to_root(&self, key: impl Into<Bson>) -> Result<Propagation> {
-        self.move_node(crate::literal::id(M::TREE.key(), key)?, None)
+    pub async fn move_to_root(&self, key: impl Into<M::Key>) -> Result<Propagation> {
+        self.move_node(key_bson::<M>(M::TREE.key(), key)?, None)
             .await
     }
 
@@ -1176,8 +1193,8 @@ impl<M: TreeNode> Tree<M> {
     )]
     pub async fn rename(
         &self,
-        key: impl Into<Bson>,
-        new_key: impl Into<Bson>,
+        key: impl Into<M::Key>,
+        new_key: impl Into<M::Key>,
     ) -> Result<Propagation> {
         let t = M::TREE;
         if t.key() == "_id" {
@@ -1188,8 +1205,8 @@ impl<M: TreeNode> Tree<M> {
             });
         }
         let (key, new_key) = (
-            crate::literal::id(M::TREE.key(), key)?,
-            crate::literal::id(M::TREE.key(), new_key)?,
+            key_bson::<M>(M::TREE.key(), key)?,
+            key_bson::<M>(M::TREE.key(), new_key)?,
         );
         tracing::Span::current().record("key", tracing::field::display(&key));
         let holders = t.holders();
@@ -1261,9 +1278,9 @@ impl<M: TreeNode> Tree<M> {
         fields(model = M::SCHEMA.name(), collection = M::TREE.collection(), key = tracing::field::Empty, how = ?how),
         err(level = "debug")
     )]
-    pub async fn delete(&self, key: impl Into<Bson>, how: Deletion) -> Result<Deleted> {
+    pub async fn delete(&self, key: impl Into<M::Key>, how: Deletion) -> Result<Deleted> {
         let t = M::TREE;
-        let key = crate::literal::id(M::TREE.key(), key)?;
+        let key = key_bson::<M>(M::TREE.key(), key)?;
         tracing::Span::current().record("key", tracing::field::display(&key));
         let holders = t.holders();
         let step = transact!(self.db, |s| async {
