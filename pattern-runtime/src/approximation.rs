@@ -346,7 +346,8 @@ impl BatchedCounter {
     }
 
     /// Counts `n` events of the document `id` (created by the first write if missing); writes
-    /// its pending count when it reaches the threshold.
+    /// its pending count when it reaches the threshold in either direction (`n` may be
+    /// negative: a pending count of -5 against a threshold of 3 is written).
     pub async fn add(&self, id: impl Into<Bson>, n: i64) -> Result<()> {
         let id = crate::literal::id("_id", id)?;
         let due = {

@@ -83,7 +83,7 @@ use futures_util::TryStreamExt;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::error::{validate_key, Error, Result};
+use crate::error::{check_size, validate_key, Error, Result};
 use crate::index::IndexSpec;
 use crate::model::Model;
 use crate::schema::{Fields, ModelSchema, PatternSpec};
@@ -370,6 +370,7 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
         let key = Self::key_str(item.key())?;
         let item = bson::serialize_to_document(item)?;
         crate::literal::check_document(self.spec.field(), &item)?;
+        check_size(&item, "the attribute item")?;
         // The item and the key are data: `$literal` keeps the pipeline from reading a string
         // starting with `$` as a field path or a document as an expression.
         let item = crate::literal::literal(item);

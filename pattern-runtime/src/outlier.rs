@@ -411,7 +411,10 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                 "_id",
                 format!("{}_{}_0000000000", spec.field(), id_text(&id)),
             );
-            check_size(&wrapped, "an item of an outlier array")?;
+            check_size(
+                &wrapped,
+                "an item of an outlier array, inside its overflow document,",
+            )?;
             let c = element_cost(&doc)?;
             docs.push((Bson::Document(doc), c));
         }

@@ -470,6 +470,7 @@ impl<M: Versioned> ModelCollection<M> {
         tracing::Span::current().record("id", tracing::field::display(&id));
         let field = spec::<M>().version_field();
         let mut update = update;
+        check_size(&update, "the update")?;
         // Operators of named fields only, `$rename` targets included; never `_id` or the
         // version.
         let touched = crate::error::touched_fields(
