@@ -700,11 +700,13 @@ impl ShardedField {
 
     /// Adds `n` to a random shard (one upsert).
     pub async fn add(&self, n: i64) -> Result<()> {
+        crate::literal::check_id("_id", &self.id)?;
         self.counter.add(n).await
     }
 
     /// The exact total (one aggregation over the shards).
     pub async fn read(&self) -> Result<i64> {
+        crate::literal::check_id("_id", &self.id)?;
         self.counter.read().await
     }
 

@@ -241,6 +241,12 @@ impl Condition {
     /// compared as it is.
     fn op(&self, op: &str, value: Bson) -> Result<Document> {
         crate::literal::check_value(self.value_field, &value)?;
+        if op != "$eq" && matches!(value, Bson::RegularExpression(_)) {
+            return Err(Error::InvalidValue {
+                field: self.value_field.to_owned(),
+                reason: format!("a regex cannot be compared with `{op}`; only `eq` compares it"),
+            });
+        }
         self.elem_match(Some(Bson::Document(doc! { op: value })))
     }
 

@@ -473,6 +473,9 @@ enum Abort {
     },
     /// A summed field is NaN or infinite.
     NotFinite { field: &'static str },
+    /// A `by` pointer (given, or stored by someone else) that cannot name one target: an
+    /// operator document, a regex, ...
+    BadPointer { field: &'static str, reason: String },
 }
 
 fn abort(a: Abort) -> mongodb::error::Error {
@@ -582,6 +585,10 @@ impl<M: Model + Serialize> Computing<M> {
                     Some(Abort::NoTarget { collection, id }) => Error::NotFound {
                         collection: collection.to_owned(),
                         id,
+                    },
+                    Some(Abort::BadPointer { field, reason }) => Error::InvalidValue {
+                        field: field.to_owned(),
+                        reason,
                     },
                     Some(Abort::NotFinite { field }) => Error::InvalidValue {
                         field: field.to_owned(),
@@ -825,6 +832,19 @@ impl<M: Model + Serialize> Computing<M> {
         for feed in &self.feeds {
             let old = pointer(before, feed.by);
             let new = pointer(after, feed.by);
+            // A pointer is an equality in the targets' filters: one that would match another
+            // target (stored that way by someone else, or moved in by `$rename`) is refused,
+            // and the transaction writes nothing.
+            for p in old.iter().chain(new.iter()) {
+                if let Err(Error::InvalidValue { reason, .. }) =
+                    crate::literal::check_id(feed.by, p)
+                {
+                    return Err(abort(Abort::BadPointer {
+                        field: feed.by,
+                        reason,
+                    }));
+                }
+            }
             let moved = old.as_ref().map(key_of) != new.as_ref().map(key_of);
             let targets = feed.target_collection(&self.db);
             // Per target: the update, whether the target must exist, the min/max to recompute.

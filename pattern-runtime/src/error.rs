@@ -607,6 +607,34 @@ pub(crate) fn room_for(budget: usize, added: usize) -> Document {
     bson::doc! { "$lte": [{ "$bsonSize": "$$ROOT" }, left] }
 }
 
+/// [`Error::InvalidValue`] when `doc` cannot be encoded as BSON (a key with NUL at any depth),
+/// before the driver fails on it.
+/// Also refuses `undefined` at any depth: deprecated BSON that MongoDB neither stores nor
+/// compares.
+pub(crate) fn check_encodable(what: &str, doc: &Document) -> Result<()> {
+    fn undefined(v: &Bson) -> bool {
+        match v {
+            Bson::Undefined => true,
+            Bson::Document(d) => d.values().any(undefined),
+            Bson::Array(a) => a.iter().any(undefined),
+            _ => false,
+        }
+    }
+    if doc.values().any(undefined) {
+        return Err(Error::InvalidValue {
+            field: what.to_owned(),
+            reason: "`undefined` is deprecated BSON: MongoDB neither stores nor compares it"
+                .to_owned(),
+        });
+    }
+    bson::RawDocumentBuf::try_from(doc)
+        .map(|_| ())
+        .map_err(|e| Error::InvalidValue {
+            field: what.to_owned(),
+            reason: format!("it cannot be encoded as BSON: {e}"),
+        })
+}
+
 /// The top-level fields an operator update touches; refuses what is not a plain operator update
 /// of named fields, and any change of `_id` (refused with `id_reason`).
 pub(crate) fn touched_fields(
@@ -628,6 +656,7 @@ pub(crate) fn touched_fields(
         touched.insert(top.to_owned());
         Ok(())
     };
+    check_encodable("the update", update)?;
     for (op, fields) in update {
         if !op.starts_with('$') {
             return Err(Error::InvalidKey {

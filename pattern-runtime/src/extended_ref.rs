@@ -726,6 +726,7 @@ impl<M: Referenced> References<M> {
                     "`replace` finds the stored document by the new one's `_id`, and it has none",
             });
         };
+        crate::literal::check_id("_id", &id)?;
         let span = tracing::Span::current();
         span.record("id", tracing::field::display(&id));
         let all = self.targets(&|_| true);

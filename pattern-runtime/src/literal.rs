@@ -15,9 +15,11 @@ use bson::{doc, Bson, Document};
 
 use crate::error::{Error, Result};
 
-/// How deep a caller's value may nest (documents and arrays): MongoDB stores 100 levels, and the
-/// toolkit puts values inside arrays and documents of its own.
-pub const MAX_VALUE_DEPTH: usize = 90;
+/// How deep a caller's value may nest (documents and arrays). MongoDB stores 100 levels; the
+/// toolkit puts values inside arrays and documents of its own, and reading a value back through
+/// serde recurses once per level (past about 75 levels it overflows a 2 MiB thread stack in a
+/// debug build), so it keeps well below both.
+pub const MAX_VALUE_DEPTH: usize = 48;
 
 /// `{$literal: value}`: a value a pipeline stores or compares as it is.
 pub(crate) fn literal(value: impl Into<Bson>) -> Bson {
@@ -109,6 +111,10 @@ fn walk(field: &str, value: &Bson, depth: usize, as_id: bool) -> Result<()> {
         Bson::JavaScriptCode(_) | Bson::JavaScriptCodeWithScope(_) if as_id => {
             Err(invalid(field, "JavaScript code cannot be an id"))
         }
+        Bson::Undefined => Err(invalid(
+            field,
+            "`undefined` is deprecated BSON: MongoDB neither stores nor compares it",
+        )),
         _ => Ok(()),
     }
 }

@@ -640,13 +640,28 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
             let seq = seq + 1;
             let take = fit(rest, capacity, budget).max(1);
             let (items, _) = split(&rest[..take]);
-            let doc = doc! {
+            let mut doc = doc! {
                 "_id": format!("{}_{}_{seq}", spec.field(), id_text(id)),
                 spec.parent(): id.clone(),
                 SEQ: seq,
                 spec.field(): items,
             };
-            match overflow.insert_one(doc).await {
+            let mut inserted = overflow.insert_one(doc.clone()).await;
+            if let Err(e) = &inserted {
+                if Error::from(e.clone()).is_duplicate_key()
+                    && overflow
+                        .find_one(doc! { spec.parent(): id.clone(), SEQ: seq })
+                        .projection(doc! { "_id": 1 })
+                        .await?
+                        .is_none()
+                {
+                    // The readable `_id` is another parent's (`7` and `"7"` read alike in it):
+                    // this document takes an ObjectId instead.
+                    doc.insert("_id", bson::oid::ObjectId::new());
+                    inserted = overflow.insert_one(doc).await;
+                }
+            }
+            match inserted {
                 Ok(_) => {
                     rest.drain(..take);
                     tracing::debug!(seq, added = take, "overflow document created");

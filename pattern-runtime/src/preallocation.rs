@@ -517,8 +517,47 @@ impl<M: Preallocated> Slots<M> {
         record(&resource, &slot);
         let booked = self
             .book_in(None, &resource, &slot, &holder, holder_field)
-            .await?;
-        booked.and_then(|d| Ok(bson::deserialize_from_document(d)?))
+            .await??;
+        match bson::deserialize_from_document(booked) {
+            Ok(m) => Ok(m),
+            Err(e) => {
+                self.unbook(&[(resource, slot)], &holder, holder_field)
+                    .await?;
+                Err(Self::wrong_holder(holder_field, e))
+            }
+        }
+    }
+
+    /// Frees the slots `holder` holds among `slots` (a booking the model cannot read back).
+    async fn unbook(
+        &self,
+        slots: &[(Bson, Bson)],
+        holder: &Bson,
+        holder_field: &'static str,
+    ) -> Result<()> {
+        for (r, sl) in slots {
+            let mut filter = Self::key(r, sl);
+            filter.insert(holder_field, holder.clone());
+            self.raw()
+                .update_one(filter, doc! { "$set": { holder_field: Bson::Null } })
+                .await?;
+        }
+        tracing::debug!(
+            undone = slots.len(),
+            "a booking the model cannot read was undone"
+        );
+        Ok(())
+    }
+
+    /// [`Error::InvalidValue`]: the holder is not of the model's holder type.
+    fn wrong_holder(holder_field: &'static str, e: bson::error::Error) -> Error {
+        Error::InvalidValue {
+            field: holder_field.to_owned(),
+            reason: format!(
+                "the slot does not read back as the model with this holder ({e}): give a holder \
+                 of the holder field's type; the booking was undone"
+            ),
+        }
     }
 
     async fn book_in(
@@ -609,10 +648,18 @@ impl<M: Preallocated> Slots<M> {
             }
             Ok(Ok(booked))
         })?;
-        outcome?
-            .into_iter()
-            .map(|d| bson::deserialize_from_document(d).map_err(Error::from))
-            .collect()
+        let booked = outcome?;
+        let mut out = Vec::with_capacity(booked.len());
+        for d in booked {
+            match bson::deserialize_from_document(d) {
+                Ok(m) => out.push(m),
+                Err(e) => {
+                    self.unbook(&slots, &holder, holder_field).await?;
+                    return Err(Self::wrong_holder(holder_field, e));
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Frees the slot if `holder` holds it; returns it as freed (also when it was free already).

@@ -613,6 +613,7 @@ where
 
     /// The checks [`push`](Subset::push) makes before writing anything.
     fn validate_set(&self, set: &Document) -> Result<()> {
+        crate::error::check_encodable("the `set` of a push", set)?;
         let spec = &self.spec.parts;
         for key in set.keys() {
             validate_key(key)?;

@@ -233,6 +233,9 @@ fn too_large_to_archive(name: &str, size: usize, limit: usize) -> Error {
 
 /// The size of `doc`, or [`too_large_to_archive`].
 fn check_archivable<M: Model>(doc: &Document) -> Result<()> {
+    if let Some(id) = doc.get("_id") {
+        crate::literal::check_id("_id", id)?;
+    }
     let size = check_size(doc, M::SCHEMA.name())?;
     let limit = archivable(doc.get("_id").unwrap_or(&Bson::Null));
     if size > limit {

@@ -121,7 +121,9 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
     pub async fn insert(&self, holder: &H) -> Result<()> {
         let h = H::HOLDER;
         let mut d = bson::serialize_to_document(holder)?;
+        crate::error::check_encodable(H::SCHEMA.name(), &d)?;
         let node = d.get(h.node()).cloned().unwrap_or(Bson::Null);
+        crate::literal::check_id(h.node(), &node)?;
         let path = self.path_for(&node).await?;
         d.insert(h.path(), path.clone());
         check_size(&d, H::SCHEMA.name())?;
@@ -156,7 +158,9 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         let mut seen = std::collections::HashSet::new();
         for holder in holders {
             let d = bson::serialize_to_document(holder)?;
+            crate::error::check_encodable(H::SCHEMA.name(), &d)?;
             let node = d.get(h.node()).cloned().unwrap_or(Bson::Null);
+            crate::literal::check_id(h.node(), &node)?;
             if !matches!(node, Bson::Null) && seen.insert(key_string(&node)) {
                 nodes.push(node);
             }

@@ -765,7 +765,10 @@ impl<M: TreeNode> Tree<M> {
                         reason: "a node needs its key: parents, ancestors and paths name it",
                     })
                 }
-                Some(_) => {}
+                Some(k) => crate::literal::check_id(t.key(), k)?,
+            }
+            if let Some(parent) = d.get(t.parent()).filter(|p| !matches!(p, Bson::Null)) {
+                crate::literal::check_id(t.parent(), parent)?;
             }
             docs.push(d);
         }
@@ -1208,6 +1211,12 @@ impl<M: TreeNode> Tree<M> {
             key_bson::<M>(M::TREE.key(), key)?,
             key_bson::<M>(M::TREE.key(), new_key)?,
         );
+        if matches!(new_key, Bson::Null) {
+            return Err(Error::InvalidKey {
+                key: t.key().to_owned(),
+                reason: "a node needs its key: parents, ancestors and paths name it",
+            });
+        }
         tracing::Span::current().record("key", tracing::field::display(&key));
         let holders = t.holders();
         let step = transact!(self.db, |s| async {
