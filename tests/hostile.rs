@@ -31,6 +31,10 @@ use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestRunner};
 use serde::{Deserialize, Serialize};
 
+/// An attribute condition's name, the filter built (or refused), and the records it must match
+/// exactly (`None` for an order comparison: only records whose value is of the same type).
+type Condition<'a> = (&'a str, pattern_runtime::Result<Document>, Option<Vec<i32>>);
+
 // ---------------------------------------------------------------------------------------------
 // The hostile inputs
 // ---------------------------------------------------------------------------------------------
@@ -1061,7 +1065,7 @@ async fn attribute_test() {
             .filter(|(_, s)| !mongo_eq(s, &v))
             .map(|(i, _)| *i)
             .collect();
-        let conditions: Vec<(&str, pattern_runtime::Result<Document>, Option<Vec<i32>>)> = vec![
+        let conditions: Vec<Condition> = vec![
             ("eq", attrs.key(&bmi).eq(v.clone()), Some(eq.clone())),
             (
                 "is_in",
