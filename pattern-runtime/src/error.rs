@@ -596,15 +596,26 @@ pub const BYTE_BUDGET: usize = MAX_DOCUMENT_SIZE / 2;
 /// What `item` adds to a document as an array element, at most: its bytes, its type byte and
 /// its index as a key (up to ten digits and a NUL).
 pub(crate) fn element_cost(item: &Document) -> Result<usize> {
-    Ok(bson::RawDocumentBuf::try_from(item)?.as_bytes().len() + 12)
+    Ok(bson::RawDocumentBuf::try_from(item)?.as_bytes().len() + ELEMENT_OVERHEAD)
+}
+
+/// What [`element_cost`] adds to an item's own bytes: the type byte and a key of up to ten
+/// digits and its NUL.
+pub(crate) const ELEMENT_OVERHEAD: usize = 12;
+
+/// The most bytes a document may hold before `added` more so that it stays within `budget`:
+/// `budget - added`, or -1 (no document) when `added` alone is over it.
+pub(crate) fn bytes_left(budget: usize, added: usize) -> i64 {
+    match budget.checked_sub(added) {
+        Some(left) => i64::try_from(left).unwrap_or(i64::MAX),
+        None => -1,
+    }
 }
 
 /// `{$lte: [{$bsonSize: "$$ROOT"}, budget - added]}`, for a filter's `$expr`: the document has
-/// room for `added` more bytes within `budget` (never when `added` alone is over it).
+/// room for `added` more bytes within `budget` ([`bytes_left`]).
 pub(crate) fn room_for(budget: usize, added: usize) -> Document {
-    let left = i64::try_from(budget.saturating_sub(added)).unwrap_or(i64::MAX);
-    let left = if added > budget { -1 } else { left };
-    bson::doc! { "$lte": [{ "$bsonSize": "$$ROOT" }, left] }
+    bson::doc! { "$lte": [{ "$bsonSize": "$$ROOT" }, bytes_left(budget, added)] }
 }
 
 /// [`Error::InvalidValue`] when `doc` cannot be encoded as BSON (a key with NUL at any depth),

@@ -113,7 +113,7 @@ use mongodb::{ClientSession, Collection, Database};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::error::{check_size, element_cost, room_for, Error, Result};
+use crate::error::{check_size, element_cost, room_for, Error, Result, ELEMENT_OVERHEAD};
 use crate::index::IndexSpec;
 use crate::model::Model;
 use crate::schema::{ModelSchema, PatternSpec};
@@ -225,6 +225,8 @@ impl ModelSchema {
 const SEQ: &str = "seq";
 /// Set on an overflow document once the next one exists: it takes no more items.
 const FULL: &str = "full";
+/// The bytes of an empty BSON document.
+const EMPTY_DOCUMENT: usize = 5;
 
 /// What [`Outlier::check`] found, and [`Outlier::rebuild`] wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -400,22 +402,30 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         }
         let spec = self.spec;
         let budget = spec.max_bytes() as usize;
+        // An item alone in an overflow document: `_id`, parent, seq and the array around it,
+        // measured once with an empty item; each item adds its own bytes to that.
+        let around = check_size(
+            &doc! {
+                "_id": format!("{}_{}_0000000000", spec.field(), id_text(&id)),
+                spec.parent(): id.clone(),
+                SEQ: 0,
+                spec.field(): [Document::new()],
+            },
+            "an outlier's overflow document",
+        )? - EMPTY_DOCUMENT;
         let mut docs: Vec<(Bson, usize)> = Vec::with_capacity(items.len());
         for item in &items {
             let doc = bson::serialize_to_document(item)?;
             crate::literal::check_document(spec.field(), &doc)?;
-            // The item inside an overflow document: `_id`, parent, seq and the array around it.
-            let mut wrapped =
-                doc! { "_id": "", spec.parent(): id.clone(), SEQ: 0, spec.field(): [doc.clone()] };
-            wrapped.insert(
-                "_id",
-                format!("{}_{}_0000000000", spec.field(), id_text(&id)),
-            );
-            check_size(
-                &wrapped,
-                "an item of an outlier array, inside its overflow document,",
-            )?;
             let c = element_cost(&doc)?;
+            let alone = around + c - ELEMENT_OVERHEAD;
+            if alone > crate::error::MAX_DOCUMENT_SIZE {
+                return Err(Error::DocumentTooLarge {
+                    what: "an item of an outlier array, inside its overflow document,".to_owned(),
+                    size: Some(alone),
+                    limit: crate::error::MAX_DOCUMENT_SIZE,
+                });
+            }
             docs.push((Bson::Document(doc), c));
         }
         let n = docs.len() as i64;

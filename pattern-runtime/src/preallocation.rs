@@ -521,31 +521,30 @@ impl<M: Preallocated> Slots<M> {
         match bson::deserialize_from_document(booked) {
             Ok(m) => Ok(m),
             Err(e) => {
-                self.unbook(&[(resource, slot)], &holder, holder_field)
+                self.unbook(None, &[(resource, slot)], &holder, holder_field)
                     .await?;
                 Err(Self::wrong_holder(holder_field, e))
             }
         }
     }
 
-    /// Frees the slots `holder` holds among `slots` (a booking the model cannot read back).
+    /// Frees the slots `holder` holds among `slots`, in `session` if given: what `book_all`
+    /// booked before a slot was not free, or a booking the model cannot read back.
     async fn unbook(
         &self,
+        mut session: Option<&mut ClientSession>,
         slots: &[(Bson, Bson)],
         holder: &Bson,
         holder_field: &'static str,
-    ) -> Result<()> {
+    ) -> mongodb::error::Result<()> {
+        let raw = self.raw();
         for (r, sl) in slots {
             let mut filter = Self::key(r, sl);
             filter.insert(holder_field, holder.clone());
-            self.raw()
-                .update_one(filter, doc! { "$set": { holder_field: Bson::Null } })
-                .await?;
+            let op = raw.update_one(filter, doc! { "$set": { holder_field: Bson::Null } });
+            in_session!(op, session.as_deref_mut())?;
         }
-        tracing::debug!(
-            undone = slots.len(),
-            "a booking the model cannot read was undone"
-        );
+        tracing::debug!(undone = slots.len(), "bookings undone");
         Ok(())
     }
 
@@ -622,7 +621,6 @@ impl<M: Preallocated> Slots<M> {
                 });
             }
         }
-        let raw = self.raw();
         let outcome = transact!(self.db, |s| async {
             let mut s: Option<&mut ClientSession> = s;
             let mut booked: Vec<Document> = Vec::with_capacity(slots.len());
@@ -634,14 +632,10 @@ impl<M: Preallocated> Slots<M> {
                     Ok(d) => booked.push(d),
                     Err(e) => {
                         // Undo what this call booked: the transaction then commits no change.
-                        for (r, sl) in slots.iter().take(booked.len()) {
-                            let mut filter = Self::key(r, sl);
-                            filter.insert(holder_field, holder.clone());
-                            let op = raw
-                                .update_one(filter, doc! { "$set": { holder_field: Bson::Null } });
-                            in_session!(op, s.as_deref_mut())?;
-                        }
-                        tracing::debug!(undone = booked.len(), "a slot was not free: none booked");
+                        let done = &slots[..booked.len()];
+                        self.unbook(s.as_deref_mut(), done, &holder, holder_field)
+                            .await?;
+                        tracing::debug!("a slot was not free: none booked");
                         return Ok(Err(e));
                     }
                 }
@@ -654,7 +648,7 @@ impl<M: Preallocated> Slots<M> {
             match bson::deserialize_from_document(d) {
                 Ok(m) => out.push(m),
                 Err(e) => {
-                    self.unbook(&slots, &holder, holder_field).await?;
+                    self.unbook(None, &slots, &holder, holder_field).await?;
                     return Err(Self::wrong_holder(holder_field, e));
                 }
             }

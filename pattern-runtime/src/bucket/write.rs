@@ -10,7 +10,9 @@ use mongodb::error::{ErrorKind, PartialBulkWriteResult};
 use mongodb::options::{UpdateModifications, UpdateOneModel, WriteModel};
 
 use super::{check_key_value, fields, span_millis, Measurement, Series, SeriesSpec, Storage};
-use crate::error::{check_finite, check_size, element_cost, Error, Result, BYTE_BUDGET};
+use crate::error::{
+    bytes_left, check_finite, check_size, element_cost, Error, Result, BYTE_BUDGET,
+};
 
 /// What [`Series::insert_many`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -495,9 +497,10 @@ impl Group {
         // And by bytes: a bucket of large measurements is full before its count, and the chunk
         // opens the next one instead of failing on 16 MiB for good. `$not: {$gt}` also matches
         // a bucket written before the toolkit counted bytes (an upsert takes no `$expr`).
-        let left = i64::try_from(BYTE_BUDGET.saturating_sub(bytes)).unwrap_or(i64::MAX);
-        let left = if bytes > BYTE_BUDGET { -1 } else { left };
-        filter.insert(fields::BYTES, doc! { "$not": { "$gt": left } });
+        filter.insert(
+            fields::BYTES,
+            doc! { "$not": { "$gt": bytes_left(BYTE_BUDGET, bytes) } },
+        );
 
         let first = items.iter().map(|i| i.1).min().unwrap_or(DateTime::MAX);
         let last = items.iter().map(|i| i.1).max().unwrap_or(DateTime::MIN);
