@@ -118,6 +118,7 @@ use mongodb::options::ReturnDocument;
 use mongodb::{ClientSession, Collection, Database};
 use serde::Serialize;
 
+use crate::derived::{self, Change, Dependent};
 use crate::error::{check_size, touched_fields, Error, Result};
 use crate::finding::{Check, Finding};
 use crate::index::IndexSpec;
@@ -245,6 +246,16 @@ impl PatternSpec for ComputedFromSpec {
         _model: &'static ModelSchema,
     ) -> Vec<(&'static str, &'static IndexSpec)> {
         vec![(self.source().collection(), self.index())]
+    }
+
+    /// The fields of `model` computed from the same source through the same `by` as this one,
+    /// listed once (by the first of them): one update of a target per source change.
+    fn dependents(&'static self, model: &'static ModelSchema) -> Vec<Box<dyn Dependent>> {
+        Feed::group(model, model.computed_from())
+            .into_iter()
+            .filter(|f| f.specs.first().is_some_and(|s| std::ptr::eq(*s, self)))
+            .map(|f| Box::new(f) as Box<dyn Dependent>)
+            .collect()
     }
 
     /// The sampled documents whose value disagrees with their sources: one aggregation of the
@@ -478,8 +489,28 @@ enum Abort {
     BadPointer { field: &'static str, reason: String },
 }
 
+/// The driver error that aborts the transaction: a typed [`Error`] (through
+/// [`refusal`](crate::error::refusal)) for everything but a missing source, which only the
+/// caller can name.
 fn abort(a: Abort) -> mongodb::error::Error {
-    mongodb::error::Error::custom(a)
+    let error = match a {
+        Abort::NoSource => return mongodb::error::Error::custom(Abort::NoSource),
+        Abort::NoTarget { collection, id } => Error::NotFound {
+            collection: collection.to_owned(),
+            id,
+        },
+        Abort::BadPointer { field, reason } => Error::InvalidValue {
+            field: field.to_owned(),
+            reason,
+        },
+        Abort::NotFinite { field } => Error::InvalidValue {
+            field: field.to_owned(),
+            reason: "a computed sum adds it up, and a NaN or an infinity would poison the sum \
+                     for good"
+                .to_owned(),
+        },
+    };
+    crate::error::refusal(error)
 }
 
 /// The writes of a source model that keep every field computed from it exact: from
@@ -487,6 +518,9 @@ fn abort(a: Abort) -> mongodb::error::Error {
 pub struct Computing<M> {
     db: Database,
     feeds: Vec<Feed>,
+    /// Every dependent of `M` in the [map of derived data](crate::derived): the feeds and the
+    /// other patterns' (copies of `M`'s fields, ...).
+    dependents: Vec<&'static dyn Dependent>,
     _model: PhantomData<fn() -> M>,
 }
 
@@ -495,6 +529,7 @@ impl<M> Clone for Computing<M> {
         Computing {
             db: self.db.clone(),
             feeds: self.feeds.clone(),
+            dependents: self.dependents.clone(),
             _model: PhantomData,
         }
     }
@@ -537,6 +572,7 @@ impl<M: Model + Serialize> Computing<M> {
         Computing {
             db: db.clone(),
             feeds,
+            dependents: derived::dependents_of(M::SCHEMA),
             _model: PhantomData,
         }
     }
@@ -553,16 +589,18 @@ impl<M: Model + Serialize> Computing<M> {
         self.db.collection(M::SCHEMA.collection())
     }
 
-    /// The source fields any feed reads: the projection of the documents read back.
+    /// The fields any dependent reads: the projection of the documents read back.
     fn projection(&self) -> Document {
         let mut p = doc! { "_id": 1 };
-        for feed in &self.feeds {
-            p.insert(feed.by, 1);
-            for f in feed.source_fields() {
-                p.insert(f, 1);
-            }
+        for field in self.dependents.iter().flat_map(|d| d.reads()) {
+            p.insert(field, 1);
         }
         p
+    }
+
+    /// Whether a dependent reads the top-level field `field`.
+    fn read(&self, field: &str) -> bool {
+        self.dependents.iter().any(|d| d.reads().contains(&field))
     }
 
     fn check_finite(&self, doc: &Document) -> std::result::Result<(), Abort> {
@@ -581,25 +619,9 @@ impl<M: Model + Serialize> Computing<M> {
     fn finish(&self, id: Option<Bson>, result: Result<()>) -> Result<()> {
         match result {
             Err(Error::Driver { source, .. }) if source.get_custom::<Abort>().is_some() => {
-                Err(match source.get_custom::<Abort>().cloned() {
-                    Some(Abort::NoTarget { collection, id }) => Error::NotFound {
-                        collection: collection.to_owned(),
-                        id,
-                    },
-                    Some(Abort::BadPointer { field, reason }) => Error::InvalidValue {
-                        field: field.to_owned(),
-                        reason,
-                    },
-                    Some(Abort::NotFinite { field }) => Error::InvalidValue {
-                        field: field.to_owned(),
-                        reason: "a computed sum adds it up, and a NaN or an infinity would \
-                                 poison the sum for good"
-                            .to_owned(),
-                    },
-                    _ => Error::NotFound {
-                        collection: M::SCHEMA.collection().to_owned(),
-                        id: Box::new(id.unwrap_or(Bson::Null)),
-                    },
+                Err(Error::NotFound {
+                    collection: M::SCHEMA.collection().to_owned(),
+                    id: Box::new(id.unwrap_or(Bson::Null)),
                 })
             }
             other => other,
@@ -702,10 +724,7 @@ impl<M: Model + Serialize> Computing<M> {
                 }
             }
         }
-        let relevant = self
-            .feeds
-            .iter()
-            .any(|f| touched.contains(f.by) || f.source_fields().any(|s| touched.contains(s)));
+        let relevant = touched.iter().any(|f| self.read(f));
         let raw = self.raw();
         if !relevant {
             let result = raw.update_one(doc! { "_id": id.clone() }, update).await?;
@@ -748,14 +767,12 @@ impl<M: Model + Serialize> Computing<M> {
         self.finish(Some(id), result)
     }
 
-    /// The fields the feeds read after `update`, computed from `before` when every key they read
+    /// The fields the dependents read after `update`, computed from `before` when every key they read
     /// is a top-level `$set`, `$unset` or numeric `$inc` (no read back then); `None` otherwise.
     fn after_locally(&self, before: &Document, update: &Document) -> Option<Document> {
         let read = |key: &str| {
             let top = key.split('.').next().unwrap_or(key);
-            self.feeds
-                .iter()
-                .any(|f| f.by == top || f.source_fields().any(|s| s == top))
+            self.read(top)
         };
         let mut after = before.clone();
         for (op, fields) in update {
@@ -821,81 +838,162 @@ impl<M: Model + Serialize> Computing<M> {
     }
 
     /// Moves a source's contribution from `before` to `after` (either missing for an insert or
-    /// a delete): per feed, the update of the old target and of the new one (one when they are
-    /// the same), then a recomputation of the min and max fields a removal may have changed.
+    /// a delete), through the [map of derived data](crate::derived): every field computed from
+    /// `M`, and every other dependent of the fields that changed.
     async fn apply(
         &self,
+        s: Option<&mut ClientSession>,
+        before: Option<&Document>,
+        after: Option<&Document>,
+    ) -> mongodb::error::Result<()> {
+        let Some(id) = before.or(after).and_then(|d| d.get("_id")).cloned() else {
+            return Ok(());
+        };
+        let change = Change {
+            id,
+            before: before.cloned(),
+            after: after.cloned(),
+        };
+        derived::dispatch(&self.db, s, &self.dependents, std::slice::from_ref(&change)).await
+    }
+}
+
+impl Dependent for Feed {
+    fn source(&self) -> &'static ModelSchema {
+        self.source
+    }
+
+    fn pattern(&self) -> &'static str {
+        "computed"
+    }
+
+    fn reads(&self) -> Vec<&'static str> {
+        std::iter::once(self.by)
+            .chain(self.source_fields())
+            .collect()
+    }
+
+    fn describe(&self) -> String {
+        let fields: Vec<&str> = self.specs.iter().map(|s| s.field()).collect();
+        format!(
+            "{}.{} (computed from {} by `{}`)",
+            self.target.name(),
+            fields.join(", "),
+            self.source.name(),
+            self.by
+        )
+    }
+
+    fn apply<'a>(
+        &'a self,
+        db: &'a Database,
+        mut session: Option<&'a mut ClientSession>,
+        changes: &'a [Change],
+    ) -> BoxFuture<'a, mongodb::error::Result<()>> {
+        Box::pin(async move {
+            for c in changes {
+                self.move_contribution(
+                    db,
+                    session.as_deref_mut(),
+                    c.before.as_ref(),
+                    c.after.as_ref(),
+                )
+                .await?;
+            }
+            Ok(())
+        })
+    }
+}
+
+impl Feed {
+    /// Moves one source's contribution from `before` to `after` (either missing for an insert
+    /// or a delete): the update of the old target and of the new one (one when they are the
+    /// same), then a recomputation of the min and max fields a removal may have changed.
+    async fn move_contribution(
+        &self,
+        db: &Database,
         mut s: Option<&mut ClientSession>,
         before: Option<&Document>,
         after: Option<&Document>,
     ) -> mongodb::error::Result<()> {
-        for feed in &self.feeds {
-            let old = pointer(before, feed.by);
-            let new = pointer(after, feed.by);
-            // A pointer is an equality in the targets' filters: one that would match another
-            // target (stored that way by someone else, or moved in by `$rename`) is refused,
-            // and the transaction writes nothing.
-            for p in old.iter().chain(new.iter()) {
-                if let Err(Error::InvalidValue { reason, .. }) =
-                    crate::literal::check_id(feed.by, p)
-                {
-                    return Err(abort(Abort::BadPointer {
-                        field: feed.by,
-                        reason,
+        let feed = self;
+        if let Some(after) = after {
+            for field in feed.source_fields() {
+                if let Some(Bson::Double(v)) = after.get(field) {
+                    if !v.is_finite() {
+                        return Err(abort(Abort::NotFinite { field }));
+                    }
+                }
+            }
+        }
+        let old = pointer(before, feed.by);
+        let new = pointer(after, feed.by);
+        // A pointer is an equality in the targets' filters: one that would match another
+        // target (stored that way by someone else, or moved in by `$rename`) is refused,
+        // and the transaction writes nothing.
+        for p in old.iter().chain(new.iter()) {
+            if let Err(Error::InvalidValue { reason, .. }) = crate::literal::check_id(feed.by, p) {
+                return Err(abort(Abort::BadPointer {
+                    field: feed.by,
+                    reason,
+                }));
+            }
+        }
+        let moved = old.as_ref().map(key_of) != new.as_ref().map(key_of);
+        let targets = feed.target_collection(db);
+        // Per target: the update, whether the target must exist, the min/max to recompute.
+        let mut writes: Vec<(Bson, Update, bool, Vec<&'static ComputedFromSpec>)> = Vec::new();
+        if let Some(old) = &old {
+            let (update, redo) = if moved {
+                contribution(feed, before, None)
+            } else {
+                contribution(feed, before, after)
+            };
+            // A target the source already pointed at may be gone: nothing to keep there.
+            writes.push((old.clone(), update, false, redo));
+        }
+        if let (Some(new), true) = (&new, moved) {
+            let (update, redo) = contribution(feed, None, after);
+            writes.push((new.clone(), update, true, redo));
+        }
+        for (target, update, must_exist, redo) in writes {
+            if !update.is_empty() {
+                let write = targets.update_one(doc! { "_id": target.clone() }, update.clone());
+                let result = in_session!(write, s.as_deref_mut())?;
+                tracing::debug!(
+                    target_collection = feed.target.collection(),
+                    target_id = %target,
+                    update = %update,
+                    matched = result.matched_count,
+                    "computed fields updated"
+                );
+                if result.matched_count == 0 && must_exist {
+                    return Err(abort(Abort::NoTarget {
+                        collection: feed.target.collection(),
+                        id: Box::new(target),
                     }));
                 }
             }
-            let moved = old.as_ref().map(key_of) != new.as_ref().map(key_of);
-            let targets = feed.target_collection(&self.db);
-            // Per target: the update, whether the target must exist, the min/max to recompute.
-            let mut writes: Vec<(Bson, Update, bool, Vec<&'static ComputedFromSpec>)> = Vec::new();
-            if let Some(old) = &old {
-                let (update, redo) = if moved {
-                    contribution(feed, before, None)
-                } else {
-                    contribution(feed, before, after)
-                };
-                // A target the source already pointed at may be gone: nothing to keep there.
-                writes.push((old.clone(), update, false, redo));
-            }
-            if let (Some(new), true) = (&new, moved) {
-                let (update, redo) = contribution(feed, None, after);
-                writes.push((new.clone(), update, true, redo));
-            }
-            for (target, update, must_exist, redo) in writes {
-                if !update.is_empty() {
-                    let write = targets.update_one(doc! { "_id": target.clone() }, update.clone());
-                    let result = in_session!(write, s.as_deref_mut())?;
-                    tracing::debug!(
-                        target_collection = feed.target.collection(),
-                        target_id = %target,
-                        update = %update,
-                        matched = result.matched_count,
-                        "computed fields updated"
-                    );
-                    if result.matched_count == 0 && must_exist {
-                        return Err(abort(Abort::NoTarget {
-                            collection: feed.target.collection(),
-                            id: Box::new(target),
-                        }));
-                    }
+            if !redo.is_empty() {
+                let values = aggregate_one(db, s.as_deref_mut(), feed, &target, &redo).await?;
+                let watch = self
+                    .watch_target(db, s.as_deref_mut(), &target, true)
+                    .await?;
+                let write = targets.update_one(
+                    doc! { "_id": target.clone() },
+                    doc! { "$set": values.clone() },
+                );
+                let result = in_session!(write, s.as_deref_mut())?;
+                if let Some(watch) = watch {
+                    watch.after(db, s.as_deref_mut()).await?;
                 }
-                if !redo.is_empty() {
-                    let values =
-                        aggregate_one(&self.db, s.as_deref_mut(), feed, &target, &redo).await?;
-                    let write = targets.update_one(
-                        doc! { "_id": target.clone() },
-                        doc! { "$set": values.clone() },
-                    );
-                    let result = in_session!(write, s.as_deref_mut())?;
-                    tracing::debug!(
-                        target_collection = feed.target.collection(),
-                        target_id = %target,
-                        values = %values,
-                        matched = result.matched_count,
-                        "min/max recomputed from the sources after a removal"
-                    );
-                }
+                tracing::debug!(
+                    target_collection = feed.target.collection(),
+                    target_id = %target,
+                    values = %values,
+                    matched = result.matched_count,
+                    "min/max recomputed from the sources after a removal"
+                );
             }
         }
         Ok(())
@@ -903,6 +1001,31 @@ impl<M: Model + Serialize> Computing<M> {
 }
 
 impl Feed {
+    /// Before an update of the target `id`'s computed fields (its min and max only, when
+    /// `extremes`): what the target's own dependents read, when one reads them.
+    async fn watch_target(
+        &self,
+        db: &Database,
+        s: Option<&mut ClientSession>,
+        id: &Bson,
+        extremes: bool,
+    ) -> mongodb::error::Result<Option<derived::Watch>> {
+        let fields: Vec<&str> = self
+            .specs
+            .iter()
+            .filter(|spec| !extremes || matches!(spec.aggregate(), Aggregate::Min | Aggregate::Max))
+            .map(|spec| spec.field())
+            .collect();
+        derived::watch(
+            db,
+            s,
+            self.target,
+            Some(&fields),
+            &doc! { "_id": id.clone() },
+        )
+        .await
+    }
+
     fn target_collection(&self, db: &Database) -> Collection<Document> {
         db.collection(self.target.collection())
     }

@@ -8,6 +8,7 @@ use bson::Document;
 use mongodb::options::UpdateModifications;
 use mongodb::{ClientSession, Collection, Database};
 
+use crate::derived;
 use crate::error::Error;
 use crate::txn::in_session;
 
@@ -109,12 +110,30 @@ pub(crate) async fn write_copies(
     let total = writes.len();
     let mut copies = Vec::with_capacity(total);
     for (done, w) in writes.into_iter().enumerate() {
-        let coll: Collection<Document> = db.collection(w.collection);
-        let mut op = coll.update_many(w.filter, w.update);
-        if !w.array_filters.is_empty() {
-            op = op.array_filters(w.array_filters);
-        }
-        let result = match in_session!(op, session.as_deref_mut()) {
+        // Through the map of derived data: what derives from the fields it writes follows.
+        let result = match derived::model_named(w.model, w.collection) {
+            Some(model) => {
+                derived::update_many(
+                    db,
+                    session.as_deref_mut(),
+                    model,
+                    w.filter,
+                    w.update,
+                    w.array_filters,
+                    true,
+                )
+                .await
+            }
+            None => {
+                let coll: Collection<Document> = db.collection(w.collection);
+                let mut op = coll.update_many(w.filter, w.update);
+                if !w.array_filters.is_empty() {
+                    op = op.array_filters(w.array_filters);
+                }
+                in_session!(op, session.as_deref_mut())
+            }
+        };
+        let result = match result {
             Ok(r) => r,
             Err(e) if session.is_none() => {
                 tracing::debug!(

@@ -514,8 +514,27 @@ pub(crate) fn server_message(e: &mongodb::error::Error) -> String {
     }
 }
 
+/// A typed error carried through a transaction body (whose errors are the driver's): the
+/// transaction is aborted, and [`Error::from`] gives the error back.
+pub(crate) struct Refusal(std::sync::Mutex<Option<Error>>);
+
+/// `error` as a driver error that aborts a transaction body and converts back into itself.
+pub(crate) fn refusal(error: Error) -> mongodb::error::Error {
+    mongodb::error::Error::custom(Refusal(std::sync::Mutex::new(Some(error))))
+}
+
 impl From<mongodb::error::Error> for Error {
     fn from(e: mongodb::error::Error) -> Self {
+        if let Some(refusal) = e.get_custom::<Refusal>() {
+            let taken = refusal
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take();
+            if let Some(error) = taken {
+                return error;
+            }
+        }
         let code = server_code(&e);
         if code.is_some_and(|c| DOCUMENT_TOO_LARGE.contains(&c)) {
             return Error::DocumentTooLarge {

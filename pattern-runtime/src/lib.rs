@@ -229,6 +229,33 @@
 //! ([`Error::DocumentTooLarge`]); a write whose *result* would pass a budget is refused by its
 //! guard or by the server, and nothing is written.
 //!
+//! # Patterns together
+//!
+//! A model may use several patterns, and models derive data from each other: copies
+//! ([extended references](extended_ref)), counts and sums ([computed fields](computed)). Every
+//! write any pattern makes goes through the [map of derived data](derived), which knows, for
+//! each model, what other documents derive from which of its fields: the data derived from the
+//! fields a write changes follows it, in the same transaction. A write that changes no field
+//! anything derives from sends exactly what it did alone.
+//!
+//! | combination | what holds | where it is tested |
+//! | --- | --- | --- |
+//! | tree node + extended-reference source (the key copied) | `rename`, `move_under`, `delete` rewrite the copies of what they change | `tests/compose.rs`, `tests/tree.rs` |
+//! | tree holder + `#[computed]` count or sum of the holders per node | `Holders::insert`, `insert_many`, `place` and `Tree::delete` (leaf, reparent, cascade) keep every count and sum | `tests/compose.rs` (also under 8 writers) |
+//! | computed source + extended-reference source (one model) | [`Computing`] writes rewrite the copies; [`References`] writes move the counts | `tests/compose.rs` |
+//! | versioned model + extended-reference source + computed source | `insert`, `save`, `update`, `delete` keep copies and counts with the revision, in one transaction; a stale version writes nothing | `tests/compose.rs` |
+//! | polymorphic enum + computed source | counts and sums by a common field | `tests/compose.rs` |
+//! | versioned model + [`References`] | refused at compile time: `References` would write around the revisions (the model's own writes keep its copies) | `tests/ui/extended_ref/versioned_source.rs` |
+//! | versioned model + outlier array | refused at compile time: the pushes would bypass the revisions | `tests/ui/outlier/with_versioning.rs` |
+//! | `#[subset]` and `#[outlier]` on one field | refused at compile time: choose one | `tests/ui/outlier/with_subset.rs` |
+//! | an outlier's overflow in the model's own collection | refused at compile time: its unique index would admit one document | `tests/ui/outlier/own_collection.rs` |
+//!
+//! Not yet through the map (their writes keep their own data, but not other patterns' data
+//! derived from the fields they write): subset pushes, outlier pushes, attribute writes,
+//! two-way relations, preallocated slots, buckets and approximate counters. Writes made with
+//! the driver directly ([`ModelCollection`] derefs to the driver's collection) keep nothing:
+//! the doctor reports the drift, and each pattern's repair call fixes it.
+//!
 //! # Features
 //!
 //! `derive` (the derives, on by default) and the driver's features, passed through: `rustls-tls`
@@ -249,6 +276,7 @@
 // file, the public surface. A module imports only from the layers below it.
 mod checks;
 mod copies;
+pub mod derived;
 pub(crate) mod error;
 mod finding;
 pub mod index;
@@ -298,7 +326,7 @@ pub use literal::MAX_VALUE_DEPTH;
 pub use model::{Model, ModelCollection};
 pub use outlier::{Outlier, OutlierSpec, OutlierState};
 pub use periodic::{Periodic, Stopped};
-pub use polymorphic::{Polymorphic, Projection, Variant, VariantCollection};
+pub use polymorphic::{Polymorphic, PolymorphicSpec, Projection, Variant, VariantCollection};
 pub use preallocation::{Allocated, Allocator, AllocatorStopped, Preallocated, SlotSpec, Slots};
 pub use relation::{Dangling, Disagreement, Identified, Loaded, Ref, Reference, Relation, TwoWay};
 pub use schema::{
@@ -364,7 +392,7 @@ pub mod __private {
     };
     pub use crate::model::Model;
     pub use crate::outlier::{Outlier, OutlierParts, OutlierSpec};
-    pub use crate::polymorphic::{Polymorphic, Projection, Variant};
+    pub use crate::polymorphic::{Polymorphic, PolymorphicSpec, Projection, Variant};
     pub use crate::preallocation::slot_probe::{
         bits_of, ProbeBits32, ProbeBits64, ProbeOtherSlot, ProbeSlotKey, SlotProbe,
     };

@@ -16,7 +16,7 @@ use std::time::Duration;
 use bson::{Bson, Document};
 
 use futures_util::future::BoxFuture;
-use mongodb::Database;
+use mongodb::{ClientSession, Database};
 
 use crate::error::{Error, Result};
 use crate::finding::{Bounded, Check, Finding};
@@ -150,6 +150,65 @@ pub trait PatternSpec: Any + Send + Sync + fmt::Debug {
         let _ = sample;
         None
     }
+
+    /// The data this pattern keeps in `model`'s documents derived from other models' fields
+    /// (copies, counts, sums): one [`Dependent`] each, listed in the
+    /// [map of derived data](mod@crate::derived) so that every write of those fields, whichever
+    /// pattern makes it, keeps them. Defaults to none.
+    fn dependents(&'static self, model: &'static ModelSchema) -> Vec<Box<dyn Dependent>> {
+        let _ = model;
+        Vec::new()
+    }
+}
+
+/// One source document changed by a write: its `_id`, and the fields its dependents read before
+/// and after (`None` before an insert, after a delete).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    /// The source document's `_id`.
+    pub id: Bson,
+    /// The fields the dependents read, as they were (`None`: the document did not exist).
+    pub before: Option<Document>,
+    /// The same fields as they are now (`None`: the document was deleted).
+    pub after: Option<Document>,
+}
+
+impl Change {
+    /// Whether the field's value differs between before and after (a document that appeared or
+    /// went away changes every field).
+    pub fn changed(&self, field: &str) -> bool {
+        match (&self.before, &self.after) {
+            (Some(b), Some(a)) => b.get(field) != a.get(field),
+            _ => true,
+        }
+    }
+}
+
+/// Data kept in other documents from the fields of one model: one entry of the map.
+///
+/// Implemented by the patterns that keep such data; returned by their spec's
+/// [`PatternSpec::dependents`].
+pub trait Dependent: Send + Sync + fmt::Debug + 'static {
+    /// The model whose fields the data derives from.
+    fn source(&self) -> &'static ModelSchema;
+
+    /// The source's fields it reads (top-level BSON names).
+    fn reads(&self) -> Vec<&'static str>;
+
+    /// The pattern that keeps it (`extended_ref`, `computed`), as the module is named.
+    fn pattern(&self) -> &'static str;
+
+    /// What it keeps, for reports: `Book.category (extended reference)`.
+    fn describe(&self) -> String;
+
+    /// Brings the derived data up to date with `changes` (only those where a field it reads
+    /// changed), in `session` when there is one. An error aborts the caller's transaction.
+    fn apply<'a>(
+        &'a self,
+        db: &'a Database,
+        session: Option<&'a mut ClientSession>,
+        changes: &'a [Change],
+    ) -> BoxFuture<'a, mongodb::error::Result<()>>;
 }
 
 /// A sample of one model's stored documents, as the doctor hands it to each of the model's

@@ -1,0 +1,433 @@
+//! The map of derived data: for every model, what in other documents derives from which of its
+//! fields, and the one place every pattern's writes go through to keep it.
+//!
+//! A pattern that keeps data derived from another model's fields (an extended reference's
+//! copies, a computed count or sum) declares each dependency once, as a [`Dependent`] returned
+//! by its spec's [`PatternSpec::dependents`]. At the first write the map is built from every
+//! registered model. From then on, any pattern's operation that changes documents of a model
+//! (a tree renaming a node, a holder placed in a node, a computed source updated, copies
+//! rewritten) asks the map which dependents read the fields it changes:
+//!
+//! - none: the write is sent as it always was, with no extra command;
+//! - some: the documents it is about to change are read first (their `_id` and the fields the
+//!   dependents read), the write is sent, the same documents are read again, and each dependent
+//!   gets the documents whose fields changed, in the same session. Inside a transaction (every
+//!   multi-document operation runs in one) the derived data commits or aborts with the write.
+//!
+//! A dependent's own writes go through the map in turn, so a copy of a copy, or a count of
+//! documents that hold a copy, follows too; a chain stops where a write changes nothing.
+//!
+//! [`dependents_of`] lists a model's dependents, for a program or a test that wants to see the map:
+//!
+//! ```
+//! use pattern_runtime::derived::dependents_of;
+//! use pattern_runtime::Model;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, Model)]
+//! #[extended_ref(CustomerRef(name))]
+//! struct Customer {
+//!     #[serde(rename = "_id")]
+//!     id: i64,
+//!     name: String,
+//!     city: String,
+//! }
+//!
+//! #[derive(Serialize, Deserialize, Model)]
+//! #[serde(rename_all = "camelCase")]
+//! struct Order {
+//!     #[serde(rename = "_id")]
+//!     id: i64,
+//!     customer_id: i64,
+//!     #[extended_ref(propagate)]
+//!     customer: CustomerRef,
+//! }
+//!
+//! #[derive(Serialize, Deserialize, Model)]
+//! #[serde(rename_all = "camelCase")]
+//! struct Account {
+//!     #[serde(rename = "_id")]
+//!     id: i64,
+//!     #[computed(count = Order, by = customer_id)]
+//!     order_count: i64,
+//! }
+//!
+//! // The orders copy the customer's name: a write of `name` rewrites them, one of `city` does not.
+//! let of_customer = dependents_of(Customer::SCHEMA);
+//! assert_eq!(of_customer.len(), 1);
+//! assert_eq!(of_customer[0].pattern(), "extended_ref");
+//! assert_eq!(of_customer[0].reads(), ["name"]);
+//!
+//! // The accounts count the orders by `customerId`.
+//! let of_order = dependents_of(Order::SCHEMA);
+//! assert_eq!(of_order[0].pattern(), "computed");
+//! assert_eq!(of_order[0].reads(), ["customerId"]);
+//! assert!(of_order[0].describe().starts_with("Account.orderCount"));
+//! ```
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+use std::sync::OnceLock;
+
+use bson::{doc, Bson, Document};
+use mongodb::options::UpdateModifications;
+use mongodb::results::UpdateResult;
+use mongodb::{ClientSession, Collection, Database};
+
+use crate::schema::{registered_models, ModelSchema};
+pub use crate::schema::{Change, Dependent};
+use crate::txn::{collect_in, in_session};
+
+type Map = HashMap<usize, Vec<Box<dyn Dependent>>>;
+
+fn key(model: &'static ModelSchema) -> usize {
+    std::ptr::from_ref(model) as usize
+}
+
+fn map() -> &'static Map {
+    static MAP: OnceLock<Map> = OnceLock::new();
+    MAP.get_or_init(|| {
+        let mut map: Map = HashMap::new();
+        for model in registered_models() {
+            for spec in model.patterns() {
+                for dependent in spec.dependents(model) {
+                    map.entry(key(dependent.source()))
+                        .or_default()
+                        .push(dependent);
+                }
+            }
+        }
+        map
+    })
+}
+
+/// Every dependent of `model`: the data other documents derive from its fields.
+pub fn dependents_of(model: &'static ModelSchema) -> Vec<&'static dyn Dependent> {
+    map()
+        .get(&key(model))
+        .map(|deps| deps.iter().map(|d| &**d).collect())
+        .unwrap_or_default()
+}
+
+/// The registered model named `name` in `collection` (for the specs that carry only names).
+pub(crate) fn model_named(name: &str, collection: &str) -> Option<&'static ModelSchema> {
+    static BY_NAME: OnceLock<HashMap<(&'static str, &'static str), &'static ModelSchema>> =
+        OnceLock::new();
+    BY_NAME
+        .get_or_init(|| {
+            registered_models()
+                .into_iter()
+                .map(|m| ((m.name(), m.collection()), m))
+                .collect()
+        })
+        .get(&(name, collection))
+        .copied()
+}
+
+/// The top-level fields an update can change: the keys of an operator update (`$rename`'s
+/// targets too), the fields a pipeline's `$set`/`$addFields`/`$unset` stages name. `None` when
+/// it cannot tell (a `$project`, `$replaceRoot`, ...): any field then.
+pub(crate) fn updated_fields(update: &UpdateModifications) -> Option<Vec<String>> {
+    let top = |k: &str| k.split('.').next().unwrap_or(k).to_owned();
+    let mut fields = Vec::new();
+    match update {
+        UpdateModifications::Document(d) => {
+            for (op, body) in d {
+                let Bson::Document(body) = body else {
+                    return None;
+                };
+                for (k, v) in body {
+                    fields.push(top(k));
+                    if let (true, Bson::String(to)) = (op == "$rename", v) {
+                        fields.push(top(to));
+                    }
+                }
+            }
+        }
+        UpdateModifications::Pipeline(stages) => {
+            for stage in stages {
+                for (op, body) in stage {
+                    match (op.as_str(), body) {
+                        ("$set" | "$addFields", Bson::Document(body)) => {
+                            fields.extend(body.keys().map(|k| top(k)));
+                        }
+                        ("$unset", Bson::String(k)) => fields.push(top(k)),
+                        ("$unset", Bson::Array(ks)) => {
+                            for k in ks {
+                                fields.push(top(k.as_str()?));
+                            }
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+        }
+        _ => return None,
+    }
+    Some(fields)
+}
+
+/// The dependents of `model` that read one of `fields` (every dependent when `fields` is
+/// `None`: the write may change any field), those `skip` accepts left out.
+pub(crate) fn reading(
+    model: &'static ModelSchema,
+    fields: Option<&[&str]>,
+    skip: &(dyn Fn(&dyn Dependent) -> bool + Sync),
+) -> Vec<&'static dyn Dependent> {
+    dependents_of(model)
+        .into_iter()
+        .filter(|d| !skip(*d))
+        .filter(|d| match fields {
+            None => true,
+            Some(fields) => d
+                .reads()
+                .iter()
+                .any(|r| fields.iter().any(|f| touches(f, r))),
+        })
+        .collect()
+}
+
+/// Whether a write to `path` (`a`, `a.b`, `a.$[k]`) can change the top-level field `field`.
+fn touches(path: &str, field: &str) -> bool {
+    path.split('.').next() == Some(field)
+}
+
+/// A write about to change documents of a model that has dependents: what they read, as it was.
+#[must_use = "call `after` once the write is sent"]
+pub(crate) struct Watch {
+    model: &'static ModelSchema,
+    dependents: Vec<&'static dyn Dependent>,
+    projection: Document,
+    before: Vec<Document>,
+}
+
+impl fmt::Debug for Watch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Watch")
+            .field("model", &self.model.name())
+            .field("dependents", &self.dependents.len())
+            .field("documents", &self.before.len())
+            .finish()
+    }
+}
+
+/// Before a write of the documents of `model` that `filter` matches, changing `fields` (`None`:
+/// any): `None` when no dependent reads them (nothing is sent), otherwise the documents' fields
+/// the dependents read, as stored now (one `find`).
+pub(crate) async fn watch(
+    db: &Database,
+    session: Option<&mut ClientSession>,
+    model: &'static ModelSchema,
+    fields: Option<&[&str]>,
+    filter: &Document,
+) -> mongodb::error::Result<Option<Watch>> {
+    watch_except(db, session, model, fields, filter, &|_| false).await
+}
+
+/// [`watch`] without the dependents `skip` accepts (those the caller keeps itself).
+pub(crate) async fn watch_except(
+    db: &Database,
+    session: Option<&mut ClientSession>,
+    model: &'static ModelSchema,
+    fields: Option<&[&str]>,
+    filter: &Document,
+    skip: &(dyn Fn(&dyn Dependent) -> bool + Sync),
+) -> mongodb::error::Result<Option<Watch>> {
+    let dependents = reading(model, fields, skip);
+    if dependents.is_empty() {
+        return Ok(None);
+    }
+    let projection = projection(&dependents);
+    let coll: Collection<Document> = db.collection(model.collection());
+    let find = coll.find(filter.clone()).projection(projection.clone());
+    let before = collect_in!(find, session)?;
+    Ok(Some(Watch {
+        model,
+        dependents,
+        projection,
+        before,
+    }))
+}
+
+fn projection(dependents: &[&'static dyn Dependent]) -> Document {
+    let fields: BTreeSet<&str> = dependents.iter().flat_map(|d| d.reads()).collect();
+    let mut p = doc! { "_id": 1 };
+    for f in fields {
+        p.insert(f, 1);
+    }
+    p
+}
+
+impl Watch {
+    /// After the write: reads the same documents again (one `find`) and hands every dependent
+    /// the changes of the fields it reads.
+    pub(crate) async fn after(
+        self,
+        db: &Database,
+        mut session: Option<&mut ClientSession>,
+    ) -> mongodb::error::Result<()> {
+        if self.before.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<Bson> = self
+            .before
+            .iter()
+            .filter_map(|d| d.get("_id").cloned())
+            .collect();
+        let coll: Collection<Document> = db.collection(self.model.collection());
+        let find = coll
+            .find(doc! { "_id": { "$in": ids } })
+            .projection(self.projection.clone());
+        let after = collect_in!(find, session.as_deref_mut())?;
+        let mut now: HashMap<String, Document> = after
+            .into_iter()
+            .filter_map(|d| Some((crate::finding::id_key(d.get("_id")?), d)))
+            .collect();
+        let changes: Vec<Change> = self
+            .before
+            .into_iter()
+            .filter_map(|before| {
+                let id = before.get("_id")?.clone();
+                let after = now.remove(&crate::finding::id_key(&id));
+                Some(Change {
+                    id,
+                    before: Some(before),
+                    after,
+                })
+            })
+            .filter(|c| c.before != c.after)
+            .collect();
+        dispatch(db, session, &self.dependents, &changes).await
+    }
+}
+
+/// `updateMany(filter, update)` on `model`'s collection (`updateOne` unless `many`), keeping
+/// its dependents (a `find` before and after when one reads a field the update changes;
+/// nothing more otherwise).
+pub(crate) async fn update_many(
+    db: &Database,
+    mut session: Option<&mut ClientSession>,
+    model: &'static ModelSchema,
+    filter: Document,
+    update: impl Into<UpdateModifications>,
+    array_filters: Vec<Document>,
+    many: bool,
+) -> mongodb::error::Result<UpdateResult> {
+    let update = update.into();
+    let fields = updated_fields(&update);
+    let fields: Option<Vec<&str>> = fields
+        .as_ref()
+        .map(|f| f.iter().map(String::as_str).collect());
+    let watch = watch(
+        db,
+        session.as_deref_mut(),
+        model,
+        fields.as_deref(),
+        &filter,
+    )
+    .await?;
+    let coll: Collection<Document> = db.collection(model.collection());
+    let result = if many {
+        let mut op = coll.update_many(filter, update);
+        if !array_filters.is_empty() {
+            op = op.array_filters(array_filters);
+        }
+        in_session!(op, session.as_deref_mut())?
+    } else {
+        let mut op = coll.update_one(filter, update);
+        if !array_filters.is_empty() {
+            op = op.array_filters(array_filters);
+        }
+        in_session!(op, session.as_deref_mut())?
+    };
+    if let Some(watch) = watch {
+        watch.after(db, session).await?;
+    }
+    Ok(result)
+}
+
+/// `deleteOne(filter)` (`deleteMany` when `many`) on the collection of the model `name`, its
+/// dependents kept (a `find` first when it has some).
+pub(crate) async fn delete(
+    db: &Database,
+    mut session: Option<&mut ClientSession>,
+    (name, collection): (&str, &str),
+    filter: Document,
+    many: bool,
+) -> mongodb::error::Result<u64> {
+    let watch = match model_named(name, collection) {
+        Some(model) => watch(db, session.as_deref_mut(), model, None, &filter).await?,
+        None => None,
+    };
+    let coll: Collection<Document> = db.collection(collection);
+    let deleted = if many {
+        let op = coll.delete_many(filter);
+        in_session!(op, session.as_deref_mut())?.deleted_count
+    } else {
+        let op = coll.delete_one(filter);
+        in_session!(op, session.as_deref_mut())?.deleted_count
+    };
+    if let Some(watch) = watch {
+        watch.after(db, session).await?;
+    }
+    Ok(deleted)
+}
+
+/// Whether a write of these fields of `model` (`None`: any) has dependents to keep: the callers
+/// that write without a transaction open one only then.
+pub(crate) fn has_dependents(model: &'static ModelSchema, fields: Option<&[&str]>) -> bool {
+    !reading(model, fields, &|_| false).is_empty()
+}
+
+/// After inserting `documents` into `model`'s collection: every dependent gets them as new.
+/// Sends nothing when the model has no dependents.
+pub(crate) async fn inserted(
+    db: &Database,
+    session: Option<&mut ClientSession>,
+    model: &'static ModelSchema,
+    documents: &[Document],
+) -> mongodb::error::Result<()> {
+    let dependents = dependents_of(model);
+    if dependents.is_empty() || documents.is_empty() {
+        return Ok(());
+    }
+    let changes: Vec<Change> = documents
+        .iter()
+        .filter_map(|d| {
+            Some(Change {
+                id: d.get("_id")?.clone(),
+                before: None,
+                after: Some(d.clone()),
+            })
+        })
+        .collect();
+    dispatch(db, session, &dependents, &changes).await
+}
+
+/// Hands each dependent the changes of the fields it reads.
+pub(crate) async fn dispatch(
+    db: &Database,
+    mut session: Option<&mut ClientSession>,
+    dependents: &[&'static dyn Dependent],
+    changes: &[Change],
+) -> mongodb::error::Result<()> {
+    for dependent in dependents {
+        let reads = dependent.reads();
+        let mine: Vec<Change> = changes
+            .iter()
+            .filter(|c| reads.iter().any(|r| c.changed(r)))
+            .cloned()
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        tracing::debug!(
+            dependent = %dependent.describe(),
+            documents = mine.len(),
+            in_transaction = session.is_some(),
+            "derived data brought up to date"
+        );
+        dependent.apply(db, session.as_deref_mut(), &mine).await?;
+    }
+    Ok(())
+}
