@@ -59,6 +59,9 @@ impl Pattern for ExtendedRefs {
 #[derive(Default)]
 pub(crate) struct ExtendedRefs {
     shapes: Vec<Shape>,
+    /// The source is `#[versioned]`: its writes (`save`, `update`, `delete`) keep the copies,
+    /// and `References`, which would write around its revisions, is not generated.
+    versioned: bool,
     embeds: Vec<Embed>,
     probes: Vec<Probe>,
 }
@@ -125,19 +128,7 @@ fn collect(input: &syn::DeriveInput, model: &Model<'_>, errors: &mut Errors) -> 
             }
         }
     }
-    let versioned = input.attrs.iter().any(|a| a.path().is_ident("versioned"));
-    if let Some(shape) = out.shapes.iter().find(|s| versioned && !s.snapshot_only) {
-        errors.spanned(
-            &shape.ident,
-            format!(
-                "a `#[versioned]` model cannot keep copies in sync yet: its writes go through \
-                 `save` and `update`, which archive revisions but do not propagate. Declare the \
-                 shape `snapshot` (`#[extended_ref({}(..), snapshot)]`: copies frozen when \
-                 written), or reference an unversioned model",
-                shape.ident
-            ),
-        );
-    }
+    out.versioned = input.attrs.iter().any(|a| a.path().is_ident("versioned"));
     for field in &model.fields {
         let attrs: Vec<&syn::Attribute> = field
             .attrs
@@ -628,8 +619,9 @@ impl ExtendedRefs {
                 #reference
             });
         }
-        // Only shapes that can be kept in sync give the model propagating writes.
-        if self.shapes.iter().any(|s| !s.snapshot_only) {
+        // Only shapes that can be kept in sync give the model propagating writes; a versioned
+        // model's own writes propagate (through the map of derived data).
+        if !self.versioned && self.shapes.iter().any(|s| !s.snapshot_only) {
             out.extend(quote! {
                 #[automatically_derived]
                 impl #p::Referenced for #source {}

@@ -7,10 +7,13 @@ use std::marker::PhantomData;
 
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
-use mongodb::{Collection, Database};
+use mongodb::results::UpdateResult;
+use mongodb::{ClientSession, Collection, Database};
 
 use super::{decode_all, key_string, InTree, Tree, TreeNode};
+use crate::derived;
 use crate::error::{check_size, Error, Result};
+use crate::txn::{in_session, transact};
 
 /// The documents of a holder model `H` in the tree of `M`: from `Category::tree(&db).holders::<Product>()`.
 pub struct Holders<M, H> {
@@ -56,6 +59,68 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         Tree::new(&self.db)
     }
 
+    /// Inserts holder documents, and what derives from them (a count of the holders in each
+    /// node, ...) in the same transaction when something does; one plain `insert` otherwise.
+    async fn insert_docs(&self, docs: Vec<Document>) -> Result<()> {
+        if !derived::has_dependents(H::SCHEMA, None) {
+            match <[Document; 1]>::try_from(docs) {
+                Ok([one]) => self.raw().insert_one(one).await.map(drop)?,
+                Err(docs) => self.raw().insert_many(docs).await.map(drop)?,
+            }
+            return Ok(());
+        }
+        let raw = self.raw();
+        transact!(self.db, |s| async {
+            let mut s: Option<&mut ClientSession> = s;
+            let insert = raw.insert_many(docs.clone());
+            in_session!(insert, s.as_deref_mut())?;
+            derived::inserted(&self.db, s, H::SCHEMA, &docs).await
+        })
+    }
+
+    /// `updateMany` of holders (`updateOne` unless `many`), what derives from the fields it
+    /// sets following in the same transaction when something does.
+    async fn update_holders(
+        &self,
+        filter: Document,
+        update: Document,
+        many: bool,
+    ) -> Result<UpdateResult> {
+        let fields: Vec<&str> = update
+            .values()
+            .filter_map(Bson::as_document)
+            .flat_map(|d| d.keys().map(String::as_str))
+            .collect();
+        if !derived::has_dependents(H::SCHEMA, Some(&fields)) {
+            return Ok(if many {
+                self.raw().update_many(filter, update).await?
+            } else {
+                self.raw().update_one(filter, update).await?
+            });
+        }
+        transact!(self.db, |s| async {
+            let (f, u) = (filter.clone(), update.clone());
+            derived::update_many(&self.db, s, H::SCHEMA, f, u, vec![], many).await
+        })
+    }
+
+    /// `deleteMany` of holders (`deleteOne` unless `many`), what derives from them following
+    /// in the same transaction when something does.
+    async fn delete_holders(&self, filter: Document, many: bool) -> Result<u64> {
+        let h = H::HOLDER;
+        if !derived::has_dependents(H::SCHEMA, None) {
+            return Ok(if many {
+                self.raw().delete_many(filter).await?.deleted_count
+            } else {
+                self.raw().delete_one(filter).await?.deleted_count
+            });
+        }
+        transact!(self.db, |s| async {
+            let of = (h.model(), h.collection());
+            derived::delete(&self.db, s, of, filter.clone(), many).await
+        })
+    }
+
     /// The path for a holder in `node` (`[]` for none), or [`Error::NoNode`].
     async fn path_for(&self, node: &Bson) -> Result<Vec<Bson>> {
         if matches!(node, Bson::Null) {
@@ -81,10 +146,8 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
                         // Deleted (or renamed) meanwhile, after its own sweep: take the holder
                         // back. If it is no longer as written, that sweep moved it: it stays.
                         let removed = self
-                            .raw()
-                            .delete_one(doc! { "_id": id.clone(), h.node(): node.clone(), h.path(): path.clone() })
-                            .await?
-                            .deleted_count;
+                            .delete_holders(doc! { "_id": id.clone(), h.node(): node.clone(), h.path(): path.clone() }, false)
+                            .await?;
                         tracing::debug!(removed, "the node went away while the holder was written");
                         return if removed == 1 {
                             Err(self.tree().no_node(node.clone()))
@@ -98,12 +161,12 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
                 return Ok(());
             }
             tracing::debug!("the node moved while the holder was written: writing its new path");
-            self.raw()
-                .update_one(
-                    doc! { "_id": id.clone(), h.node(): node.clone(), h.path(): path.clone() },
-                    doc! { "$set": { h.path(): now.clone() } },
-                )
-                .await?;
+            self.update_holders(
+                doc! { "_id": id.clone(), h.node(): node.clone(), h.path(): path.clone() },
+                doc! { "$set": { h.path(): now.clone() } },
+                false,
+            )
+            .await?;
             path = now;
         }
         Err(self.kept_moving(1))
@@ -135,7 +198,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
                 id
             }
         };
-        self.raw().insert_one(d).await?;
+        self.insert_docs(vec![d]).await?;
         tracing::debug!(written = 1, "holder inserted");
         self.settle(&id, &node, path).await
     }
@@ -182,7 +245,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
             d.insert(h.path(), path);
             check_size(d, H::SCHEMA.name())?;
         }
-        self.raw().insert_many(docs).await?;
+        self.insert_docs(docs).await?;
         tracing::debug!(written = holders.len(), "holders inserted");
         let mut removed: u64 = 0;
         let mut gone: Option<Bson> = None;
@@ -208,21 +271,22 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
                         tracing::debug!(
                             "a node moved while its holders were written: writing its new path"
                         );
-                        self.raw()
-                            .update_many(
-                                doc! { h.node(): node.clone(), h.path(): old.clone() },
-                                doc! { "$set": { h.path(): new.clone() } },
-                            )
-                            .await?;
+                        self.update_holders(
+                            doc! { h.node(): node.clone(), h.path(): old.clone() },
+                            doc! { "$set": { h.path(): new.clone() } },
+                            true,
+                        )
+                        .await?;
                     }
                     (Some(old), None) => {
                         // Deleted (or renamed) meanwhile: take back its holders still as written
                         // (the change's own sweep moved the others).
                         removed += self
-                            .raw()
-                            .delete_many(doc! { h.node(): node.clone(), h.path(): old.clone() })
-                            .await?
-                            .deleted_count;
+                            .delete_holders(
+                                doc! { h.node(): node.clone(), h.path(): old.clone() },
+                                true,
+                            )
+                            .await?;
                         gone.get_or_insert_with(|| node.clone());
                     }
                     _ => {}
@@ -278,10 +342,10 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         );
         let path = self.path_for(&node).await?;
         let result = self
-            .raw()
-            .update_one(
+            .update_holders(
                 doc! { "_id": id.clone() },
                 doc! { "$set": { h.node(): node.clone(), h.path(): path.clone() } },
+                false,
             )
             .await?;
         if result.matched_count == 0 {

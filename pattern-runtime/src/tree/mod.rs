@@ -158,8 +158,9 @@ use mongodb::{ClientSession, Collection, Database};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-pub use crate::copies::Propagation;
+use crate::copies::Propagation;
 use crate::copies::{write_copies, CopyWrite, Partial};
+pub use crate::derived;
 use crate::error::{check_size, Error, Result, NAMESPACE_EXISTS};
 use crate::index::IndexSpec;
 use crate::model::Model;
@@ -1165,9 +1166,10 @@ impl<M: TreeNode> Tree<M> {
                     self.lock(s.as_deref_mut()).await?;
                     let mut deleted = 0;
                     for h in holders {
-                        let coll: Collection<Document> = self.db.collection(h.collection());
-                        let op = coll.delete_many(doc! { h.path(): key.clone() });
-                        deleted += in_session!(op, s.as_deref_mut())?.deleted_count;
+                        let filter = doc! { h.path(): key.clone() };
+                        let of = (h.model(), h.collection());
+                        deleted +=
+                            derived::delete(&self.db, s.as_deref_mut(), of, filter, true).await?;
                     }
                     if deleted > 0 {
                         tracing::debug!(deleted, "holders placed during the deletion deleted");
@@ -1347,12 +1349,15 @@ impl<M: TreeNode> Tree<M> {
             let writes = match how {
                 Deletion::Cascade => {
                     for h in &holders {
-                        let coll: Collection<Document> = self.db.collection(h.collection());
-                        let op = coll.delete_many(doc! { h.path(): key.clone() });
-                        deleted.holders += in_session!(op, s.as_deref_mut())?.deleted_count;
+                        let filter = doc! { h.path(): key.clone() };
+                        let of = (h.model(), h.collection());
+                        deleted.holders +=
+                            derived::delete(&self.db, s.as_deref_mut(), of, filter, true).await?;
                     }
-                    let op = raw.delete_many(doc! { "$or": [ { t.ancestors(): key.clone() }, { t.key(): key.clone() } ] });
-                    deleted.nodes = in_session!(op, s.as_deref_mut())?.deleted_count;
+                    let filter = doc! { "$or": [ { t.ancestors(): key.clone() }, { t.key(): key.clone() } ] };
+                    let of = (t.model(), t.collection());
+                    deleted.nodes =
+                        derived::delete(&self.db, s.as_deref_mut(), of, filter, true).await?;
                     Vec::new()
                 }
                 Deletion::LeafOnly => Vec::new(),
@@ -1364,8 +1369,9 @@ impl<M: TreeNode> Tree<M> {
             };
             deleted.rewritten = written;
             if how != Deletion::Cascade {
-                let op = raw.delete_one(doc! { t.key(): key.clone() });
-                deleted.nodes = in_session!(op, s)?.deleted_count;
+                let filter = doc! { t.key(): key.clone() };
+                let of = (t.model(), t.collection());
+                deleted.nodes = derived::delete(&self.db, s, of, filter, false).await?;
             }
             tracing::debug!(nodes = deleted.nodes, holders = deleted.holders, "deleted");
             Ok(Step::Done(Ok((deleted, node.parent.clone()))))

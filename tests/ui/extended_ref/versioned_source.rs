@@ -1,3 +1,5 @@
+// A versioned source keeps its copies through its own writes; `References` would write around
+// its revisions, so it has none.
 use pattern_runtime::Model;
 use serde::{Deserialize, Serialize};
 
@@ -13,7 +15,7 @@ struct Customer {
     name: String,
 }
 
-// The shapes are still generated: no error below.
+// The shapes are generated and can be embedded in either mode.
 #[derive(Serialize, Deserialize, Model)]
 struct Order {
     #[serde(rename = "_id")]
@@ -22,6 +24,12 @@ struct Order {
     customer: CustomerRef,
     #[extended_ref(snapshot)]
     frozen: CustomerSnapshot,
+}
+
+fn kept_through_references<M: pattern_runtime::Referenced>() {}
+
+fn writes() {
+    kept_through_references::<Customer>();
 }
 
 fn main() {}
