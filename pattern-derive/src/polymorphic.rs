@@ -567,9 +567,18 @@ fn generate(poly: &Poly<'_>, indexes: Option<&[Index]>, shard: Option<&ShardKey>
         })
         .collect();
     let mut index_specs: Vec<TokenStream> = Vec::new();
+    // The tag's index is the pattern's (not the user's): listed through its spec.
+    let mut pattern_statics = TokenStream::new();
+    let mut pattern_refs: Vec<TokenStream> = Vec::new();
     if let Some(indexes) = indexes {
         if !indexes.iter().any(|i| i.starts_with_key(tag)) {
-            index_specs.push(index::plain_spec(&p, &[tag.as_str()], None, false, None));
+            let spec = index::plain_spec(&p, &[tag.as_str()], None, false, None);
+            pattern_statics = quote! {
+                static __TAG_INDEX: #p::IndexSpec = #spec;
+                static __POLYMORPHIC: #p::PolymorphicSpec =
+                    #p::PolymorphicSpec::from_parts(&__TAG_INDEX);
+            };
+            pattern_refs.push(quote!(&__POLYMORPHIC));
         }
         index_specs.extend(indexes.iter().map(|i| i.expand(&krate)));
     }
@@ -594,8 +603,12 @@ fn generate(poly: &Poly<'_>, indexes: Option<&[Index]>, shard: Option<&ShardKey>
         &schema_fields,
         &index_specs,
         shard,
-        &[],
+        &pattern_refs,
     );
+    let schema = quote! {
+        #pattern_statics
+        #schema
+    };
     let registration = indexes.is_some().then(|| {
         quote! {
             #p::inventory::submit! {
@@ -684,6 +697,15 @@ fn generate(poly: &Poly<'_>, indexes: Option<&[Index]>, shard: Option<&ShardKey>
                 /// The serialized (BSON) names of the tag (`kind`) and of the fields every
                 /// variant has, for filters across variants.
                 pub const FIELDS: <#common_ident as #p::Fields>::Names = #common_ident::FIELDS;
+            }
+
+            // The common fields are every document's fields: what other models name (a field
+            // computed from this model, by a common field).
+            #[automatically_derived]
+            impl #p::Fields for #ident {
+                type Names = <#common_ident as #p::Fields>::Names;
+                const FIELDS: Self::Names = <#common_ident as #p::Fields>::FIELDS;
+                const KEYS: &'static [&'static str] = <#common_ident as #p::Fields>::KEYS;
             }
 
             #[automatically_derived]

@@ -118,8 +118,9 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::error::{check_size, Error, Result};
+use crate::index::IndexSpec;
 use crate::model::{Model, ModelCollection};
-use crate::schema::Fields;
+use crate::schema::{Fields, ModelSchema, PatternSpec};
 
 /// An enum model: `#[derive(Model)]` on a serde internally tagged enum implements it.
 pub trait Polymorphic: Model {
@@ -158,6 +159,34 @@ pub trait Variant:
     note = "add `#[projection(of = {V})]` to `{Self}` (with `#[derive(Deserialize, Fields)]`): each of its fields is then checked to be a field of `{V}`"
 )]
 pub trait Projection<V>: Fields + DeserializeOwned + Send + Sync + Unpin + 'static {}
+
+/// The polymorphic pattern's static data on an enum model: the index on the tag, created with
+/// the model's unless one of the model's own indexes begins with the tag.
+#[derive(Debug)]
+pub struct PolymorphicSpec {
+    tag_index: &'static IndexSpec,
+}
+
+impl PolymorphicSpec {
+    #[doc(hidden)]
+    pub const fn from_parts(tag_index: &'static IndexSpec) -> Self {
+        PolymorphicSpec { tag_index }
+    }
+
+    /// The index on the tag (`type_1`).
+    pub fn tag_index(&self) -> &'static IndexSpec {
+        self.tag_index
+    }
+}
+
+impl PatternSpec for PolymorphicSpec {
+    fn indexes(
+        &'static self,
+        model: &'static ModelSchema,
+    ) -> Vec<(&'static str, &'static IndexSpec)> {
+        vec![(model.collection(), self.tag_index)]
+    }
+}
 
 impl<M: Polymorphic> ModelCollection<M> {
     /// The handle on one variant's documents: every operation adds `{tag: value}` itself.
