@@ -268,6 +268,8 @@ async fn run(
     let total = collections.len();
     let mut stats_skipped = false;
     for (done, (collection, declared)) in collections.into_iter().enumerate() {
+        // As the sync declares them: a pattern's index a longer one serves is not created.
+        let declared = crate::sync::without_redundant(declared);
         let span = tracing::debug_span!("pattern_runtime::doctor.collection", collection);
         async {
             let own: Vec<&'static ModelSchema> = models
@@ -607,10 +609,9 @@ async fn check_indexes(
                 && a.get_document("collation").ok() == b.get_document("collation").ok()
         });
         if let Some(b) = longer {
-            let declared_by = declared
-                .iter()
-                .find(|d| d.spec.name() == name)
-                .map(|d| d.model);
+            let declaration = declared.iter().find(|d| d.spec.name() == name);
+            let declared_by = declaration.map(|d| d.model);
+            let by_pattern = declaration.is_some_and(|d| d.by_pattern);
             report.findings.push(Finding {
                 check: Check::PrefixIndex,
                 model: declared_by,
@@ -622,6 +623,13 @@ async fn check_indexes(
                     key_of(b)
                 ),
                 fix: match declared_by {
+                    Some(model) if by_pattern => format!(
+                        "a pattern of `{model}` needs these keys, and `{b}` is declared by no \
+                         model: declare `{b}` with `#[index(...)]` on the model whose queries \
+                         need it (the sync then leaves this one out), then drop this one \
+                         (`dropIndexes: \"{collection}\", index: \"{name}\"`)",
+                        b = name_of(b)
+                    ),
                     Some(model) => format!(
                         "remove this `#[index]` from `{model}` and drop the index; every write \
                          pays for it"
@@ -680,15 +688,33 @@ async fn check_indexes(
         let Some((n, since)) = ops.get(&name) else {
             continue;
         };
-        if needed_without_reads || *n > 0.0 {
+        // A pattern's index serves the pattern's own operations and checks, which the user
+        // does not declare and cannot remove.
+        let by_pattern = declared
+            .iter()
+            .any(|d| d.spec.name() == name && d.by_pattern);
+        if needed_without_reads || by_pattern || *n > 0.0 {
             continue;
         }
         let since = match since {
             Some(Bson::DateTime(t)) => t
                 .try_to_rfc3339_string()
                 .map_or_else(|_| format!(" since {t}"), |t| format!(" since {t}")),
-            Some(other) => format!(" since {other}"),
-            None => String::new(),
+            _ => {
+                // Without `since`, a count of 0 says nothing about how long it was watched.
+                if !report.skipped.iter().any(|k| {
+                    k.check == Check::UnusedIndex && k.collection.as_deref() == Some(collection)
+                }) {
+                    report.skipped.push(Skipped {
+                        check: Check::UnusedIndex,
+                        collection: Some(collection.to_owned()),
+                        reason: "the server's `$indexStats` gives no `accesses.since`, so a \
+                                 count of 0 cannot say since when"
+                            .to_owned(),
+                    });
+                }
+                continue;
+            }
         };
         let model = declared
             .iter()

@@ -25,7 +25,7 @@ use crate::error::{
     INDEX_NOT_FOUND, INDEX_OPTIONS_CONFLICT, NAMESPACE_NOT_FOUND,
 };
 use crate::index::compare::{differences, fixable_in_place, same_keys, same_signature, Difference};
-use crate::index::IndexSpec;
+use crate::index::{IndexKind, IndexSpec};
 use crate::schema::{group_members, registered_models, ModelSchema};
 use crate::shard::{Keyed, ShardReport, ShardStatus};
 
@@ -366,6 +366,65 @@ pub async fn list_indexes(db: &Database, collection: &str) -> Result<Vec<Documen
 pub(crate) struct Declared {
     pub(crate) model: &'static str,
     pub(crate) spec: &'static IndexSpec,
+    /// Created for a pattern (`#[computed(.., by = ..)]`'s index on the source, a tree's
+    /// `parent`), not written by the user with `#[index]`.
+    pub(crate) by_pattern: bool,
+}
+
+impl Declared {
+    /// A pattern's plain index whose keys begin another declared index's keys (same order and
+    /// directions, no partial filter or collation on either): the longer one serves its queries,
+    /// so it is not created.
+    fn redundant_among(&self, declared: &[Declared]) -> Option<&'static IndexSpec> {
+        let plain = |s: &IndexSpec| {
+            !s.is_unique()
+                && !s.is_sparse()
+                && !s.is_hidden()
+                && s.expire_after_seconds().is_none()
+                && s.collation().is_none()
+                && s.partial().is_empty()
+                && s.keys()
+                    .iter()
+                    .all(|k| matches!(k.kind, IndexKind::Ascending | IndexKind::Descending))
+        };
+        if !self.by_pattern || !plain(self.spec) {
+            return None;
+        }
+        let mine = self.spec.keys();
+        declared.iter().map(|d| d.spec).find(|other| {
+            plain(other)
+                && other.keys().len() > mine.len()
+                && mine
+                    .iter()
+                    .zip(other.keys())
+                    .all(|(a, b)| a.path == b.path && a.kind == b.kind)
+        })
+    }
+}
+
+/// Leaves out of one collection's declarations the patterns' indexes another declared index
+/// makes redundant (its keys begin with theirs), each with a `DEBUG` event.
+pub(crate) fn without_redundant(declared: Vec<Declared>) -> Vec<Declared> {
+    let kept: Vec<bool> = declared
+        .iter()
+        .map(|d| match d.redundant_among(&declared) {
+            Some(longer) => {
+                tracing::debug!(
+                    index = d.spec.name(),
+                    model = d.model,
+                    served_by = longer.name(),
+                    "a pattern's index is not created: a longer declared index serves its queries"
+                );
+                false
+            }
+            None => true,
+        })
+        .collect();
+    declared
+        .into_iter()
+        .zip(kept)
+        .filter_map(|(d, keep)| keep.then_some(d))
+        .collect()
 }
 
 /// Syncs the collections of `schemas`. An index counts as managed when any registered model, or
@@ -462,6 +521,7 @@ async fn sync_unspanned(
     }
     let mut plans = Vec::new();
     for (collection, declared) in collections {
+        let declared = without_redundant(declared);
         // Other models only make names managed: they may live in another database (another
         // group), so their declarations never conflict with the ones synced here.
         let mut managed = declared.clone();
@@ -487,6 +547,7 @@ async fn sync_unspanned(
                     managed.push(Declared {
                         model: schema.name(),
                         spec,
+                        by_pattern: true,
                     });
                 }
             }
@@ -521,18 +582,23 @@ async fn sync_unspanned(
 /// collection's, a full-item collection's, the copies' `_id`s), in the order the patterns list
 /// them.
 pub(crate) fn declarations(schema: &'static ModelSchema) -> Vec<(&'static str, Vec<Declared>)> {
-    let declared = |spec| Declared {
+    let declared = |spec, by_pattern| Declared {
         model: schema.name(),
         spec,
+        by_pattern,
     };
     let mut out: Vec<(&'static str, Vec<Declared>)> = vec![(
         schema.collection(),
-        schema.indexes().iter().map(declared).collect(),
+        schema
+            .indexes()
+            .iter()
+            .map(|s| declared(s, false))
+            .collect(),
     )];
     for (collection, spec) in schema.patterns().iter().flat_map(|p| p.indexes(schema)) {
         match out.iter_mut().find(|(c, _)| *c == collection) {
-            Some((_, specs)) => specs.push(declared(spec)),
-            None => out.push((collection, vec![declared(spec)])),
+            Some((_, specs)) => specs.push(declared(spec, true)),
+            None => out.push((collection, vec![declared(spec, true)])),
         }
     }
     out
