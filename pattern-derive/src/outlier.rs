@@ -200,6 +200,17 @@ fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Opt
                     if name == "overflow" {
                         match crate::ast::collection_name_problem(&value) {
                             Some(problem) => local.spanned(&lit, problem),
+                            None if value == model.collection => local.spanned(
+                                &lit,
+                                format!(
+                                    "the overflow documents need a collection of their own: \
+                                     `{value}` is `{name}`'s own collection, where the unique \
+                                     index on the overflow documents' parent and number would \
+                                     let only one `{name}` in; name another collection \
+                                     (`overflow = \"{value}_overflow\"`)",
+                                    name = model.ident
+                                ),
+                            ),
                             None => overflow = Some(value),
                         }
                     } else if value.is_empty() || value.starts_with('$') || value.contains('.') {
