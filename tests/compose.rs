@@ -1,0 +1,718 @@
+//! Patterns composed: the writes of one pattern keep the data other patterns derive from the
+//! fields it changes (the map of derived data, `pattern_runtime::derived`).
+//!
+//! - a tree whose nodes are extended-reference sources, the key among the copied fields: a
+//!   rename rewrites the copies;
+//! - a tree whose nodes count the holders placed in them (`#[computed(count = ..)]`): inserts,
+//!   placements and deletions (leaf, reparent, cascade) keep every count;
+//! - a model that is both a computed source and an extended-reference source: the writes of
+//!   either pattern keep the other's data;
+//! - a failure in the middle of a combined write leaves nothing partial;
+//! - 8 writers mixing tree and holder operations leave every count exact.
+
+use bson::oid::ObjectId;
+use bson::{doc, Document};
+use futures_util::TryStreamExt;
+use pattern_runtime::computed::Computing;
+use pattern_runtime::derived::dependents_of;
+use pattern_runtime::{
+    doctor_group, sync_group, Deletion, DoctorOptions, Model, Referenced, SyncOptions,
+};
+use pattern_testkit::{test_db, TestDb};
+use serde::{Deserialize, Serialize};
+
+// ----- a tree of genres, copied into books by key -----
+
+/// Genres named by a slug, copied (slug and title) into the books that cite them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "compose_genres")]
+#[tree(parent = parent, ancestors = ancestors, key = slug)]
+#[extended_ref(GenreRef(slug, title), derive(PartialEq))]
+struct Genre {
+    #[serde(rename = "_id")]
+    id: ObjectId,
+    slug: String,
+    title: String,
+    parent: Option<String>,
+    ancestors: Vec<String>,
+}
+
+/// A book placed in a genre (node and path), holding a copy of its main genre.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "compose_genres")]
+#[serde(rename_all = "camelCase")]
+#[in_tree(Genre, node = genre_slug, path = genre_path)]
+struct Book {
+    #[serde(rename = "_id")]
+    id: i64,
+    genre_slug: String,
+    genre_path: Vec<String>,
+    #[extended_ref(propagate)]
+    genre: GenreRef,
+}
+
+fn genre(slug: &str, parent: Option<&str>) -> Genre {
+    Genre {
+        id: ObjectId::new(),
+        slug: slug.into(),
+        title: slug.to_uppercase(),
+        parent: parent.map(str::to_owned),
+        ancestors: vec![],
+    }
+}
+
+/// A fresh database with the models of `group` synced.
+async fn synced(name: &str, group: &str) -> TestDb {
+    let db = test_db(name).await;
+    sync_group(&db, group, &SyncOptions::default())
+        .await
+        .unwrap();
+    db
+}
+
+/// Every stored document of `M`, by `_id`.
+async fn stored<M: Model>(db: &TestDb) -> Vec<M> {
+    M::collection(db)
+        .find(doc! {})
+        .sort(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap()
+}
+
+async fn assert_clean(db: &TestDb, group: &str) {
+    let report = doctor_group(db, group, &DoctorOptions::new().sample_size(1000))
+        .await
+        .unwrap();
+    let findings: Vec<String> = report.findings.iter().map(ToString::to_string).collect();
+    assert!(findings.is_empty(), "the doctor found: {findings:#?}");
+}
+
+#[tokio::test]
+async fn a_tree_rename_rewrites_the_extended_reference_copies_of_the_key() {
+    let db = synced("compose_rename_copies", "compose_genres").await;
+    assert!(
+        dependents_of(Genre::SCHEMA)
+            .iter()
+            .any(|d| d.pattern() == "extended_ref" && d.reads().contains(&"slug")),
+        "the map lists the copies of the genre's slug"
+    );
+    let tree = Genre::tree(&db);
+    let fiction = genre("fiction", None);
+    let scifi = genre("scifi", Some("fiction"));
+    let space = genre("space-opera", Some("scifi"));
+    for g in [&fiction, &scifi, &space] {
+        tree.insert(g).await.unwrap();
+    }
+    let scifi = tree.get("scifi").await.unwrap().unwrap();
+    let books = tree.holders::<Book>();
+    for (id, node) in [(1, &scifi), (2, &scifi), (3, &fiction)] {
+        books
+            .insert(&Book {
+                id,
+                genre_slug: node.slug.clone(),
+                genre_path: vec![],
+                genre: GenreRef::from(node),
+            })
+            .await
+            .unwrap();
+    }
+
+    tree.rename("scifi", "science-fiction").await.unwrap();
+
+    let stored: Vec<Book> = stored(&db).await;
+    for book in &stored[..2] {
+        assert_eq!(book.genre_slug, "science-fiction");
+        assert_eq!(book.genre_path, ["fiction", "science-fiction"]);
+        assert_eq!(
+            book.genre.slug, "science-fiction",
+            "the copy follows the rename"
+        );
+        assert_eq!(book.genre.title, "SCIFI");
+    }
+    assert_eq!(
+        stored[2].genre.slug, "fiction",
+        "another genre's copy is left alone"
+    );
+    assert!(tree.check().await.unwrap().is_consistent());
+    assert_clean(&db, "compose_genres").await;
+}
+
+#[tokio::test]
+async fn a_rename_that_fails_half_way_leaves_nothing_partial() {
+    let db = synced("compose_rename_fail", "compose_genres").await;
+    let tree = Genre::tree(&db);
+    tree.insert(&genre("fiction", None)).await.unwrap();
+    tree.insert(&genre("scifi", Some("fiction"))).await.unwrap();
+    let scifi = tree.get("scifi").await.unwrap().unwrap();
+    tree.holders::<Book>()
+        .insert(&Book {
+            id: 1,
+            genre_slug: "scifi".into(),
+            genre_path: vec![],
+            genre: GenreRef::from(&scifi),
+        })
+        .await
+        .unwrap();
+    let before = snapshot(&db, &["genres", "books"]).await;
+    // The rename's updates: parent, ancestors, the holders' node and path, the node's key, then
+    // the copies of the key. Fail the last one, after the node is renamed.
+    db.fail_command_after(&["update"], 5, doc! { "errorCode": 2 })
+        .await;
+    let err = tree.rename("scifi", "science-fiction").await.unwrap_err();
+    db.fail_command_off().await;
+    assert!(
+        matches!(err, pattern_runtime::Error::Driver { code: Some(2), .. }),
+        "{err:?}"
+    );
+    assert_eq!(snapshot(&db, &["genres", "books"]).await, before);
+    // Run again: it all goes through.
+    tree.rename("scifi", "science-fiction").await.unwrap();
+    assert_clean(&db, "compose_genres").await;
+}
+
+async fn snapshot(db: &TestDb, collections: &[&str]) -> Vec<Vec<Document>> {
+    let mut all = Vec::new();
+    for c in collections {
+        let docs: Vec<Document> = db
+            .collection::<Document>(c)
+            .find(doc! {})
+            .sort(doc! { "_id": 1 })
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
+        all.push(docs);
+    }
+    all
+}
+
+// ----- a tree of aisles that count their items -----
+
+/// Aisles named by `_id`, each counting the items placed directly in it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "compose_aisles")]
+#[serde(rename_all = "camelCase")]
+#[tree(parent = parent, ancestors = ancestors)]
+struct Aisle {
+    #[serde(rename = "_id")]
+    id: String,
+    parent: Option<String>,
+    ancestors: Vec<String>,
+    #[computed(count = Item, by = aisle)]
+    item_count: i64,
+    #[computed(sum = Item.stock, by = aisle)]
+    stock: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "compose_aisles")]
+#[serde(rename_all = "camelCase")]
+#[in_tree(Aisle, node = aisle, path = aisle_path)]
+struct Item {
+    #[serde(rename = "_id")]
+    id: i64,
+    aisle: Option<String>,
+    aisle_path: Vec<String>,
+    stock: i64,
+}
+
+fn aisle(id: &str, parent: Option<&str>) -> Aisle {
+    Aisle {
+        id: id.into(),
+        parent: parent.map(str::to_owned),
+        ancestors: vec![],
+        item_count: 0,
+        stock: 0,
+    }
+}
+
+fn item(id: i64, aisle: &str) -> Item {
+    Item {
+        id,
+        aisle: Some(aisle.into()),
+        aisle_path: vec![],
+        stock: 10 + id,
+    }
+}
+
+/// Every aisle's count and stock against its items, computed here.
+async fn assert_counts(db: &TestDb) {
+    let items: Vec<Item> = stored(db).await;
+    let aisles: Vec<Aisle> = stored(db).await;
+    for a in &aisles {
+        let mine: Vec<&Item> = items
+            .iter()
+            .filter(|i| i.aisle.as_deref() == Some(&a.id))
+            .collect();
+        assert_eq!(a.item_count, mine.len() as i64, "aisle {}", a.id);
+        assert_eq!(
+            a.stock,
+            mine.iter().map(|i| i.stock).sum::<i64>(),
+            "aisle {}",
+            a.id
+        );
+    }
+    assert!(Aisle::computed(db).verify().await.unwrap().is_empty());
+}
+
+async fn aisles(name: &str) -> TestDb {
+    let db = test_db(name).await;
+    sync_group(&db, "compose_aisles", &SyncOptions::default())
+        .await
+        .unwrap();
+    let tree = Aisle::tree(&db);
+    for a in [
+        aisle("food", None),
+        aisle("dairy", Some("food")),
+        aisle("milk", Some("dairy")),
+        aisle("cheese", Some("dairy")),
+    ] {
+        tree.insert(&a).await.unwrap();
+    }
+    db
+}
+
+#[tokio::test]
+async fn holders_inserted_and_placed_are_counted() {
+    let db = aisles("compose_holders_counted").await;
+    let items = Aisle::tree(&db).holders::<Item>();
+    items.insert(&item(1, "dairy")).await.unwrap();
+    items
+        .insert_many(&[
+            item(2, "dairy"),
+            item(3, "milk"),
+            item(4, "milk"),
+            item(5, "cheese"),
+        ])
+        .await
+        .unwrap();
+    assert_counts(&db).await;
+    items.place(3, "cheese").await.unwrap();
+    assert_counts(&db).await;
+    let cheese = Aisle::tree(&db).get("cheese").await.unwrap().unwrap();
+    assert_eq!((cheese.item_count, cheese.stock), (2, 13 + 15));
+    assert_clean(&db, "compose_aisles").await;
+}
+
+#[tokio::test]
+async fn deleting_a_node_moves_or_removes_its_counts() {
+    let db = aisles("compose_delete_counts").await;
+    let tree = Aisle::tree(&db);
+    let items = tree.holders::<Item>();
+    let mut all = vec![item(1, "dairy"), item(2, "dairy")];
+    all.extend((3..8).map(|i| item(i, "milk")));
+    all.push(item(8, "cheese"));
+    items.insert_many(&all).await.unwrap();
+
+    // The case: 5 items move up to dairy, which held 2.
+    tree.delete("milk", Deletion::Reparent).await.unwrap();
+    let dairy = tree.get("dairy").await.unwrap().unwrap();
+    assert_eq!(dairy.item_count, 7);
+    assert_counts(&db).await;
+
+    tree.delete("dairy", Deletion::Cascade).await.unwrap();
+    assert_eq!(
+        Item::collection(&db)
+            .count_documents(doc! {})
+            .await
+            .unwrap(),
+        0
+    );
+    assert_counts(&db).await;
+    assert_clean(&db, "compose_aisles").await;
+}
+
+#[tokio::test]
+async fn writes_no_dependent_reads_send_no_extra_command() {
+    let db = aisles("compose_no_extra").await;
+    Aisle::tree(&db)
+        .holders::<Item>()
+        .insert(&item(1, "milk"))
+        .await
+        .unwrap();
+    // The nodes have no dependents; the items' counts read `aisle` and `stock`, which a move
+    // does not change (it rewrites `aislePath`): no read beyond the move's own.
+    assert!(dependents_of(Aisle::SCHEMA).is_empty());
+    db.take_commands();
+    Aisle::tree(&db).move_under("milk", "food").await.unwrap();
+    let sent = db.take_commands();
+    let reads_of_items: Vec<_> = sent
+        .iter()
+        .filter(|c| c.target == "items" && c.name != "update")
+        .collect();
+    assert!(reads_of_items.is_empty(), "{sent:?}");
+    assert_counts(&db).await;
+}
+
+#[tokio::test]
+async fn eight_writers_mixing_tree_and_holder_operations_keep_every_count() {
+    let db = aisles("compose_concurrent").await;
+    let tree = Aisle::tree(&db);
+    for a in ["a", "b", "c", "d"] {
+        tree.insert(&aisle(a, Some("food"))).await.unwrap();
+    }
+    let mut tasks = Vec::new();
+    for w in 0..8i64 {
+        let db = db.db().clone();
+        tasks.push(tokio::spawn(async move {
+            let tree = Aisle::tree(&db);
+            let items = tree.holders::<Item>();
+            let nodes = ["a", "b", "c", "d", "dairy", "milk"];
+            for i in 0..12i64 {
+                let id = w * 100 + i;
+                let node = nodes[((w + i) % 6) as usize];
+                items.insert(&item(id, node)).await.unwrap();
+                if i % 3 == 0 {
+                    let to = nodes[((w * 7 + i) % 6) as usize];
+                    items.place(id, to).await.unwrap();
+                }
+                if i % 4 == 0 {
+                    Computing::<Item>::new(&db)
+                        .update(id, doc! { "$inc": { "stock": 5 } })
+                        .await
+                        .unwrap();
+                }
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    tree.delete("milk", Deletion::Reparent).await.unwrap();
+    assert_counts(&db).await;
+    assert_clean(&db, "compose_aisles").await;
+}
+
+// ----- one model, two patterns deriving from it -----
+
+/// A shelf counting the records on it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "compose_records")]
+#[serde(rename_all = "camelCase")]
+struct Shelf {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[computed(count = Record, by = shelf)]
+    record_count: i64,
+}
+
+/// A record: counted by its shelf (computed source) and copied into reviews (extended reference).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "compose_records")]
+#[extended_ref(RecordRef(title, shelf), derive(PartialEq))]
+struct Record {
+    #[serde(rename = "_id")]
+    id: i64,
+    title: String,
+    shelf: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "compose_records")]
+struct Review {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[extended_ref(propagate)]
+    record: RecordRef,
+}
+
+async fn records(name: &str) -> TestDb {
+    let db = test_db(name).await;
+    sync_group(&db, "compose_records", &SyncOptions::default())
+        .await
+        .unwrap();
+    Shelf::collection(&db)
+        .insert_many([
+            Shelf {
+                id: 1,
+                record_count: 0,
+            },
+            Shelf {
+                id: 2,
+                record_count: 0,
+            },
+        ])
+        .await
+        .unwrap();
+    let record = Record {
+        id: 10,
+        title: "Blue Train".into(),
+        shelf: 1,
+    };
+    Computing::<Record>::new(&db).insert(&record).await.unwrap();
+    Review::collection(&db)
+        .insert_one(Review {
+            id: 100,
+            record: RecordRef::from(&record),
+        })
+        .await
+        .unwrap();
+    db
+}
+
+async fn review_copy(db: &TestDb) -> Document {
+    let raw = db.collection::<Document>("reviews");
+    let review = raw.find_one(doc! { "_id": 100 }).await.unwrap().unwrap();
+    review.get_document("record").unwrap().clone()
+}
+
+async fn shelf_counts(db: &TestDb) -> Vec<i64> {
+    let shelves: Vec<Shelf> = stored(db).await;
+    shelves.iter().map(|s| s.record_count).collect()
+}
+
+#[tokio::test]
+async fn a_computed_write_carries_the_copies_and_a_copy_write_carries_the_counts() {
+    let db = records("compose_two_ways").await;
+    // Through the computed pattern: moves the count and rewrites the copy.
+    Computing::<Record>::new(&db)
+        .update(10, doc! { "$set": { "shelf": 2, "title": "Giant Steps" } })
+        .await
+        .unwrap();
+    assert_eq!(shelf_counts(&db).await, [0, 1]);
+    let copy = review_copy(&db).await;
+    assert_eq!(copy.get_str("title").unwrap(), "Giant Steps");
+    assert_eq!(copy.get("shelf"), Some(&bson::Bson::Int32(2)));
+
+    // Through the extended reference: rewrites the copy and moves the count back.
+    Record::references(&db)
+        .update(10, doc! { "$set": { "shelf": 1 } })
+        .await
+        .unwrap();
+    assert_eq!(shelf_counts(&db).await, [1, 0]);
+    assert_eq!(
+        review_copy(&db).await.get("shelf"),
+        Some(&bson::Bson::Int32(1))
+    );
+
+    // A replace through either handle does the same.
+    Record::references(&db)
+        .replace(&Record {
+            id: 10,
+            title: "Kind of Blue".into(),
+            shelf: 2,
+        })
+        .await
+        .unwrap();
+    assert_eq!(shelf_counts(&db).await, [0, 1]);
+    assert_eq!(
+        review_copy(&db).await.get_str("title").unwrap(),
+        "Kind of Blue"
+    );
+
+    // A target that does not exist refuses the whole write, copies included.
+    let before = snapshot(&db, &["shelves", "records", "reviews"]).await;
+    let err = Record::references(&db)
+        .update(10, doc! { "$set": { "shelf": 99, "title": "Lost" } })
+        .await
+        .unwrap_err();
+    assert!(err.is_not_found(), "{err:?}");
+    assert_eq!(
+        snapshot(&db, &["shelves", "records", "reviews"]).await,
+        before
+    );
+    assert_clean(&db, "compose_records").await;
+}
+
+// ----- a polymorphic model as a computed source -----
+
+/// Events of several shapes, each counted and its points summed for its account (common fields).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "compose_events", collection = "events")]
+#[serde(
+    tag = "type",
+    rename_all = "lowercase",
+    rename_all_fields = "camelCase"
+)]
+enum Event {
+    Click {
+        #[serde(rename = "_id")]
+        id: i64,
+        account: i64,
+        points: i64,
+    },
+    View {
+        #[serde(rename = "_id")]
+        id: i64,
+        account: i64,
+        points: i64,
+        seconds: i64,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "compose_events")]
+struct Account {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[computed(count = Event, by = account)]
+    events: i64,
+    #[computed(sum = Event.points, by = account)]
+    points: i64,
+}
+
+#[tokio::test]
+async fn a_polymorphic_model_feeds_computed_fields_through_its_common_fields() {
+    let db = synced("compose_polymorphic_source", "compose_events").await;
+    Account::collection(&db)
+        .insert_many([1, 2].map(|id| Account {
+            id,
+            events: 0,
+            points: 0,
+        }))
+        .await
+        .unwrap();
+    let events = Computing::<Event>::new(&db);
+    events
+        .insert(&Event::Click {
+            id: 1,
+            account: 1,
+            points: 3,
+        })
+        .await
+        .unwrap();
+    events
+        .insert(&Event::View {
+            id: 2,
+            account: 1,
+            points: 5,
+            seconds: 40,
+        })
+        .await
+        .unwrap();
+    events
+        .update(2, doc! { "$set": { Event::FIELDS.account: 2 } })
+        .await
+        .unwrap();
+    events.delete(1).await.unwrap();
+    let accounts: Vec<Account> = stored(&db).await;
+    let figures: Vec<(i64, i64)> = accounts.iter().map(|a| (a.events, a.points)).collect();
+    assert_eq!(figures, [(0, 0), (1, 5)]);
+    assert!(Account::computed(&db).verify().await.unwrap().is_empty());
+    assert_clean(&db, "compose_events").await;
+}
+
+// ----- a versioned model that other models copy and count -----
+
+/// A versioned article: its revisions archived, its title copied into comments, counted and its
+/// words summed by its author.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "compose_articles")]
+#[versioned(history = "article_revisions")]
+#[extended_ref(ArticleRef(title), derive(PartialEq))]
+struct Article {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[version]
+    version: i64,
+    title: String,
+    author: i64,
+    words: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "compose_articles")]
+struct Writer {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[computed(count = Article, by = author)]
+    articles: i64,
+    #[computed(sum = Article.words, by = author)]
+    words: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "compose_articles")]
+struct Comment {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[extended_ref(propagate)]
+    article: ArticleRef,
+}
+
+async fn writer_figures(db: &TestDb) -> Vec<(i64, i64)> {
+    let writers: Vec<Writer> = stored(db).await;
+    writers.iter().map(|w| (w.articles, w.words)).collect()
+}
+
+#[tokio::test]
+async fn a_versioned_model_keeps_the_copies_and_counts_of_other_models() {
+    let db = synced("compose_versioned", "compose_articles").await;
+    Writer::collection(&db)
+        .insert_many([1, 2].map(|id| Writer {
+            id,
+            articles: 0,
+            words: 0,
+        }))
+        .await
+        .unwrap();
+    let articles = Article::collection(&db);
+    let mut article = Article {
+        id: 7,
+        version: 0,
+        title: "Draft".into(),
+        author: 1,
+        words: 100,
+    };
+    articles.insert(&mut article).await.unwrap();
+    assert_eq!(writer_figures(&db).await, [(1, 100), (0, 0)]);
+    Comment::collection(&db)
+        .insert_one(Comment {
+            id: 1,
+            article: ArticleRef::from(&article),
+        })
+        .await
+        .unwrap();
+
+    // `save`: a new title and another author.
+    article.title = "Final".into();
+    article.author = 2;
+    article.words = 120;
+    articles.save(&mut article).await.unwrap();
+    assert_eq!(writer_figures(&db).await, [(0, 0), (1, 120)]);
+    let comment = Comment::collection(&db)
+        .find_one(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(comment.article.title, "Final");
+
+    // `update`: the title again, through an operator update.
+    articles
+        .update(
+            7,
+            2,
+            doc! { "$set": { "title": "Final, v3" }, "$inc": { "words": 5 } },
+        )
+        .await
+        .unwrap();
+    let comment = Comment::collection(&db)
+        .find_one(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(comment.article.title, "Final, v3");
+    assert_eq!(writer_figures(&db).await, [(0, 0), (1, 125)]);
+    assert_eq!(articles.history(7).await.unwrap().len(), 2);
+
+    // A stale version writes nothing, counts included.
+    let before = snapshot(&db, &["writers", "articles", "comments"]).await;
+    let err = articles
+        .update(7, 1, doc! { "$set": { "author": 1 } })
+        .await
+        .unwrap_err();
+    assert!(err.is_conflict(), "{err:?}");
+    assert_eq!(
+        snapshot(&db, &["writers", "articles", "comments"]).await,
+        before
+    );
+
+    articles.delete(7).await.unwrap();
+    assert_eq!(writer_figures(&db).await, [(0, 0), (0, 0)]);
+    assert!(Writer::computed(&db).verify().await.unwrap().is_empty());
+    assert_clean(&db, "compose_articles").await;
+}
