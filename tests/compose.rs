@@ -716,3 +716,57 @@ async fn a_versioned_model_keeps_the_copies_and_counts_of_other_models() {
     assert!(Writer::computed(&db).verify().await.unwrap().is_empty());
     assert_clean(&db, "compose_articles").await;
 }
+
+// ----- a pattern's index that another index serves -----
+
+/// A buyer whose orders are counted by `buyer` (computed's index `buyer_1` on orders)...
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "compose_indexes")]
+struct Buyer {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[computed(count = Purchase, by = buyer)]
+    purchases: i64,
+}
+
+/// ... while the orders declare `{buyer: 1, at: -1}`, which serves the same queries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "compose_indexes")]
+#[index(keys(buyer = 1, at = -1))]
+struct Purchase {
+    #[serde(rename = "_id")]
+    id: i64,
+    buyer: i64,
+    at: i64,
+}
+
+#[tokio::test]
+async fn a_patterns_index_a_declared_one_serves_is_not_created() {
+    let db = synced("compose_redundant_index", "compose_indexes").await;
+    let names: Vec<String> = pattern_runtime::list_indexes(&db, "purchases")
+        .await
+        .unwrap()
+        .iter()
+        .filter_map(|i| i.get_str("name").ok().map(str::to_owned))
+        .collect();
+    assert!(names.contains(&"buyer_1_at_-1".to_owned()), "{names:?}");
+    assert!(!names.contains(&"buyer_1".to_owned()), "{names:?}");
+    Buyer::collection(&db)
+        .insert_one(Buyer {
+            id: 1,
+            purchases: 0,
+        })
+        .await
+        .unwrap();
+    Computing::<Purchase>::new(&db)
+        .insert(&Purchase {
+            id: 1,
+            buyer: 1,
+            at: 5,
+        })
+        .await
+        .unwrap();
+    assert!(Buyer::computed(&db).verify().await.unwrap().is_empty());
+    // No prefix finding, no missing index: the declared one stands for it.
+    assert_clean(&db, "compose_indexes").await;
+}
