@@ -770,3 +770,182 @@ async fn a_patterns_index_a_declared_one_serves_is_not_created() {
     // No prefix finding, no missing index: the declared one stands for it.
     assert_clean(&db, "compose_indexes").await;
 }
+
+// ----- several patterns in one caller transaction -----
+
+/// A hotel room's nights (preallocated).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "compose_booking")]
+#[serde(rename_all = "camelCase")]
+#[preallocated(resource = room, slot = night, holder = guest)]
+struct Night {
+    #[serde(rename = "_id")]
+    id: ObjectId,
+    room: String,
+    night: i64,
+    guest: Option<String>,
+}
+
+/// A guest: the latest stays embedded (subset of `Stay`), the stays counted by `Computing`.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(group = "compose_booking")]
+#[serde(rename_all = "camelCase")]
+struct Guest {
+    #[serde(rename = "_id")]
+    id: String,
+    #[subset(limit = 3, sort(night = -1), full = Stay, parent = guest)]
+    latest: Vec<StayLine>,
+    #[computed(count = Invoice, by = guest)]
+    invoices: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(group = "compose_booking")]
+#[serde(rename_all = "camelCase")]
+struct Stay {
+    #[serde(rename = "_id")]
+    id: String,
+    guest: String,
+    room: String,
+    night: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, pattern_runtime::Fields)]
+#[serde(rename_all = "camelCase")]
+struct StayLine {
+    room: String,
+    night: i64,
+}
+
+impl From<&Stay> for StayLine {
+    fn from(s: &Stay) -> Self {
+        StayLine {
+            room: s.room.clone(),
+            night: s.night,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(group = "compose_booking")]
+struct Invoice {
+    #[serde(rename = "_id")]
+    id: String,
+    guest: String,
+    amount: i64,
+}
+
+async fn booking(name: &str) -> TestDb {
+    let db = synced(name, "compose_booking").await;
+    Night::slots(&db)
+        .allocate((1..=3).map(|night| Night {
+            id: ObjectId::new(),
+            room: "101".into(),
+            night,
+            guest: None,
+        }))
+        .await
+        .unwrap();
+    Guest::collection(&db)
+        .insert_one(Guest {
+            id: "eve".into(),
+            latest: vec![],
+            invoices: 0,
+        })
+        .await
+        .unwrap();
+    db
+}
+
+/// Books night `n` for eve, records the stay in her subset and the invoice with its count: one
+/// transaction for all three patterns.
+async fn book_stay(
+    db: &TestDb,
+    tx: &pattern_runtime::Transaction,
+    n: i64,
+) -> pattern_runtime::Result<()> {
+    Night::slots(db)
+        .in_transaction(tx)
+        .book("101", n, "eve")
+        .await?;
+    let stay = Stay {
+        id: format!("stay-{n}"),
+        guest: "eve".into(),
+        room: "101".into(),
+        night: n,
+    };
+    Guest::latest_subset(db)
+        .in_transaction(tx)
+        .push("eve", stay)
+        .await?;
+    Computing::<Invoice>::new(db)
+        .in_transaction(tx)
+        .insert(&Invoice {
+            id: format!("inv-{n}"),
+            guest: "eve".into(),
+            amount: 120,
+        })
+        .await
+}
+
+#[tokio::test]
+async fn several_patterns_in_one_caller_transaction_commit_or_abort_together() {
+    let db = booking("compose_caller_tx").await;
+    let all = ["nights", "guests", "stays", "invoices"];
+
+    // Aborted: nothing of the three patterns' writes is kept.
+    let before = snapshot(&db, &all).await;
+    let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
+    book_stay(&db, &tx, 1).await.unwrap();
+    // Inside, the transaction sees its own writes.
+    let night = Night::slots(&db)
+        .in_transaction(&tx)
+        .get("101", 1)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(night.guest.as_deref(), Some("eve"));
+    tx.abort().await.unwrap();
+    assert_eq!(snapshot(&db, &all).await, before);
+
+    // Committed: every write and every dependent is there.
+    let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
+    book_stay(&db, &tx, 1).await.unwrap();
+    book_stay(&db, &tx, 2).await.unwrap();
+    // Not visible outside before the commit.
+    assert_eq!(snapshot(&db, &all).await, before);
+    tx.commit().await.unwrap();
+    let guest = Guest::collection(&db)
+        .find_one(doc! { "_id": "eve" })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(guest.invoices, 2);
+    assert_eq!(
+        guest.latest.iter().map(|l| l.night).collect::<Vec<_>>(),
+        [2, 1]
+    );
+    let booked = Night::slots(&db).get("101", 2).await.unwrap().unwrap();
+    assert_eq!(booked.guest.as_deref(), Some("eve"));
+
+    // A refusal inside (the night is taken): the caller aborts, nothing of that attempt stays.
+    let before = snapshot(&db, &all).await;
+    let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
+    Computing::<Invoice>::new(&db)
+        .in_transaction(&tx)
+        .insert(&Invoice {
+            id: "inv-x".into(),
+            guest: "eve".into(),
+            amount: 1,
+        })
+        .await
+        .unwrap();
+    let err = book_stay(&db, &tx, 2).await.unwrap_err();
+    assert!(
+        matches!(err, pattern_runtime::Error::AlreadyBooked { .. }),
+        "{err:?}"
+    );
+    tx.abort().await.unwrap();
+    assert_eq!(snapshot(&db, &all).await, before);
+    assert_clean(&db, "compose_booking").await;
+}

@@ -125,7 +125,7 @@ use crate::index::IndexSpec;
 use crate::model::Model;
 use crate::periodic::{Periodic, Stopped};
 use crate::schema::{registered_models, ModelSchema, PatternSpec, Sample};
-use crate::txn::{collect_in, in_session, transact};
+use crate::txn::{collect_in, in_session, transact, Transaction};
 
 /// How many target documents [`ComputedFields::recompute_all`] and
 /// [`ComputedFields::verify`] read, aggregate and write per round.
@@ -521,6 +521,8 @@ pub struct Computing<M> {
     /// Every dependent of `M` in the [map of derived data](crate::derived): the feeds and the
     /// other patterns' (copies of `M`'s fields, ...).
     dependents: Vec<&'static dyn Dependent>,
+    /// The caller's transaction, when bound to one.
+    tx: Option<Transaction>,
     _model: PhantomData<fn() -> M>,
 }
 
@@ -530,6 +532,7 @@ impl<M> Clone for Computing<M> {
             db: self.db.clone(),
             feeds: self.feeds.clone(),
             dependents: self.dependents.clone(),
+            tx: self.tx.clone(),
             _model: PhantomData,
         }
     }
@@ -573,7 +576,18 @@ impl<M: Model + Serialize> Computing<M> {
             db: db.clone(),
             feeds,
             dependents: derived::dependents_of(M::SCHEMA),
+            tx: None,
             _model: PhantomData,
+        }
+    }
+
+    /// The same writes in the caller's transaction `tx`: they commit or abort with it (see
+    /// [`Transaction`]).
+    #[must_use]
+    pub fn in_transaction(&self, tx: &Transaction) -> Self {
+        Computing {
+            tx: Some(tx.clone()),
+            ..self.clone()
         }
     }
 
@@ -645,7 +659,7 @@ impl<M: Model + Serialize> Computing<M> {
             Err(Error::from(abort(a)))
         } else {
             let raw = self.raw();
-            transact!(self.db, |s| async {
+            transact!(self.db, self.tx.as_ref(), |s| async {
                 let mut s: Option<&mut ClientSession> = s;
                 let insert = raw.insert_one(new.clone());
                 in_session!(insert, s.as_deref_mut())?;
@@ -680,7 +694,7 @@ impl<M: Model + Serialize> Computing<M> {
         } else {
             let raw = self.raw();
             let projection = self.projection();
-            transact!(self.db, |s| async {
+            transact!(self.db, self.tx.as_ref(), |s| async {
                 let mut s: Option<&mut ClientSession> = s;
                 let replace = raw
                     .find_one_and_replace(doc! { "_id": id.clone() }, new.clone())
@@ -726,7 +740,7 @@ impl<M: Model + Serialize> Computing<M> {
         }
         let relevant = touched.iter().any(|f| self.read(f));
         let raw = self.raw();
-        if !relevant {
+        if !relevant && self.tx.is_none() {
             let result = raw.update_one(doc! { "_id": id.clone() }, update).await?;
             tracing::debug!(
                 matched = result.matched_count,
@@ -741,7 +755,7 @@ impl<M: Model + Serialize> Computing<M> {
             return Ok(());
         }
         let projection = self.projection();
-        let result = transact!(self.db, |s| async {
+        let result = transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
             let write = raw
                 .find_one_and_update(doc! { "_id": id.clone() }, update.clone())
@@ -824,7 +838,7 @@ impl<M: Model + Serialize> Computing<M> {
         tracing::Span::current().record("id", tracing::field::display(&id));
         let raw = self.raw();
         let projection = self.projection();
-        let result = transact!(self.db, |s| async {
+        let result = transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
             let delete = raw
                 .find_one_and_delete(doc! { "_id": id.clone() })

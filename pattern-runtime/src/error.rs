@@ -353,6 +353,17 @@ impl Error {
         matches!(self, Error::DocumentTooLarge { .. })
     }
 
+    /// Whether the driver labelled it `TransientTransactionError` (a write conflict, a
+    /// failover): in a caller's [`Transaction`](crate::Transaction), abort it and run it again.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Error::Driver { source, .. } | Error::DuplicateKey { source, .. } => {
+                source.contains_label(mongodb::error::TRANSIENT_TRANSACTION_ERROR)
+            }
+            _ => false,
+        }
+    }
+
     /// The server's error code, where there is one.
     pub fn code(&self) -> Option<i32> {
         match self {

@@ -250,6 +250,14 @@
 //! | `#[subset]` and `#[outlier]` on one field | refused at compile time: choose one | `tests/ui/outlier/with_subset.rs` |
 //! | an outlier's overflow in the model's own collection | refused at compile time: its unique index would admit one document | `tests/ui/outlier/own_collection.rs` |
 //!
+//! Several operations, of several patterns, run in one caller's [`Transaction`]: bind each
+//! handle with `in_transaction(&tx)`, then commit or abort. Aborted, nothing is kept; committed,
+//! every write and everything derived from it is there (`tests/compose.rs` books a night,
+//! pushes the stay into a subset and counts the invoice in one). Bound handles today:
+//! [`Computing`], [`References`], [`Slots`] (`book`, `book_all`, `cancel`, `release`, `get`),
+//! [`Subset`] and [`ModelCollection`] (a versioned model's writes). The tree, holders, outlier,
+//! attribute, relation and bucket operations still run their own transactions.
+//!
 //! Not yet through the map (their writes keep their own data, but not other patterns' data
 //! derived from the fields they write): subset pushes, outlier pushes, attribute writes,
 //! two-way relations, preallocated slots, buckets and approximate counters. Writes made with
@@ -341,6 +349,7 @@ pub use sync::{
 pub use tree::{
     Deleted, Deletion, HolderSpec, Holders, InTree, Stale, Tree, TreeCheck, TreeNode, TreeSpec,
 };
+pub use txn::Transaction;
 pub use versioning::{Revision, VersionSpec, Versioned};
 
 /// `#[derive(Model)]`: see the [crate documentation](crate).

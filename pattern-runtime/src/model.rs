@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::error::Result;
 use crate::schema::ModelSchema;
 use crate::sync::{self, SyncOptions, SyncReport};
+use crate::txn::Transaction;
 
 /// A struct stored as documents of one collection, declared with `#[derive(Model)]`.
 ///
@@ -54,6 +55,8 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + Sized + 's
 pub struct ModelCollection<M: Model> {
     db: Database,
     inner: Collection<M>,
+    /// The caller's transaction, when bound to one.
+    tx: Option<Transaction>,
 }
 
 impl<M: Model> ModelCollection<M> {
@@ -62,7 +65,25 @@ impl<M: Model> ModelCollection<M> {
         ModelCollection {
             db: db.clone(),
             inner: db.collection(M::SCHEMA.collection()),
+            tx: None,
         }
+    }
+
+    /// The same collection in the caller's transaction `tx`: the toolkit's operations on it (a
+    /// versioned model's `insert`, `save`, `update`, `delete`, ...) run in it, with what derives
+    /// from them, and commit or abort with it (see [`Transaction`]). The driver's own methods
+    /// (through `Deref`) take the session themselves: `.session(&mut *tx.session().await)`.
+    #[must_use]
+    pub fn in_transaction(&self, tx: &Transaction) -> Self {
+        ModelCollection {
+            tx: Some(tx.clone()),
+            ..self.clone()
+        }
+    }
+
+    /// The caller's transaction this handle is bound to, if any.
+    pub(crate) fn transaction(&self) -> Option<&Transaction> {
+        self.tx.as_ref()
     }
 
     /// The driver's typed collection.
@@ -93,6 +114,7 @@ impl<M: Model> Clone for ModelCollection<M> {
         ModelCollection {
             db: self.db.clone(),
             inner: self.inner.clone(),
+            tx: self.tx.clone(),
         }
     }
 }

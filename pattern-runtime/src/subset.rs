@@ -116,7 +116,7 @@ use crate::finding::{compare, examples, id_key, number, Bounded, Check, Finding}
 use crate::index::IndexSpec;
 use crate::model::Model;
 use crate::schema::{ModelSchema, PatternSpec, Sample};
-use crate::txn::transact;
+use crate::txn::{transact, Transaction};
 
 /// What a computed field summarises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -403,6 +403,8 @@ type Types<P, F, E> = PhantomData<fn() -> (P, F, E)>;
 pub struct Subset<P, F, E> {
     db: Database,
     spec: &'static SubsetSpec,
+    /// The caller's transaction, when bound to one.
+    tx: Option<Transaction>,
     _types: Types<P, F, E>,
 }
 
@@ -411,6 +413,7 @@ impl<P, F, E> Clone for Subset<P, F, E> {
         Subset {
             db: self.db.clone(),
             spec: self.spec,
+            tx: self.tx.clone(),
             _types: PhantomData,
         }
     }
@@ -474,7 +477,18 @@ impl<P, F, E> Subset<P, F, E> {
         Subset {
             db: db.clone(),
             spec,
+            tx: None,
             _types: PhantomData,
+        }
+    }
+
+    /// The same subset in the caller's transaction `tx`: its pushes, rebuilds and removals run
+    /// in it and commit or abort with it (see [`Transaction`]).
+    #[must_use]
+    pub fn in_transaction(&self, tx: &Transaction) -> Self {
+        Subset {
+            tx: Some(tx.clone()),
+            ..self.clone()
         }
     }
 
@@ -735,7 +749,8 @@ where
             embedded.push(Bson::Document(e));
         }
         let update = self.update_from_docs(&full, embedded, set);
-        let found = transact!(self.db, |s| self.write_push(s, &parent_id, &full, &update))?;
+        let found = transact!(self.db, self.tx.as_ref(), |s| self
+            .write_push(s, &parent_id, &full, &update))?;
         if found {
             Ok(())
         } else {
@@ -840,7 +855,8 @@ where
     pub async fn rebuild(&self, parent_id: impl Into<Bson>) -> Result<()> {
         let parent_id = crate::literal::id("_id", parent_id)?;
         tracing::Span::current().record("id", tracing::field::display(&parent_id));
-        let found = transact!(self.db, |s| self.write_rebuild(s, &parent_id))?;
+        let found = transact!(self.db, self.tx.as_ref(), |s| self
+            .write_rebuild(s, &parent_id))?;
         if found {
             Ok(())
         } else {
@@ -870,7 +886,8 @@ where
         let span = tracing::Span::current();
         span.record("id", tracing::field::display(&parent_id));
         span.record("item_id", tracing::field::display(&item_id));
-        let removed = transact!(self.db, |s| self.write_remove(s, &parent_id, &item_id))?;
+        let removed = transact!(self.db, self.tx.as_ref(), |s| self
+            .write_remove(s, &parent_id, &item_id))?;
         if removed {
             Ok(())
         } else {

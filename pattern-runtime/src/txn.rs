@@ -36,6 +36,23 @@ pub(crate) fn backoff(attempt: u32) -> Duration {
 /// `impl Future<Output = mongodb::error::Result<T>>` using `session: Option<&mut ClientSession>`;
 /// evaluates to `crate::Result<T>`.
 macro_rules! transact {
+    // In the caller's transaction when the handle is bound to one: the body runs once in its
+    // session; committing, aborting and retrying are the caller's.
+    ($db:expr, $tx:expr, |$session:ident| $body:expr) => {{
+        match $tx {
+            ::core::option::Option::Some(tx) => {
+                let mut guard = $crate::txn::Transaction::session(tx).await;
+                let result = {
+                    let $session: ::core::option::Option<&mut ::mongodb::ClientSession> =
+                        ::core::option::Option::Some(&mut *guard);
+                    $body.await
+                };
+                $crate::txn::trace::in_caller_transaction(&result);
+                result.map_err($crate::error::Error::from)
+            }
+            ::core::option::Option::None => $crate::txn::transact!($db, |$session| $body),
+        }
+    }};
     ($db:expr, |$session:ident| $body:expr) => {{
         use ::mongodb::error::{TRANSIENT_TRANSACTION_ERROR, UNKNOWN_TRANSACTION_COMMIT_RESULT};
         let started = ::std::time::Instant::now();
@@ -175,6 +192,73 @@ pub(crate) use collect_in;
 /// The events of [`transact!`], one function each: the macro's expansion stays free of `tracing`
 /// paths, and every event has the target `pattern_runtime::txn` wherever the macro is used.
 /// Field values are computed only when a subscriber enables the event.
+/// A transaction of the caller's, in which several operations of several patterns run
+/// together: bind a handle to it with its `in_transaction(&tx)`, run the operations, then
+/// [`commit`](Transaction::commit) (or [`abort`](Transaction::abort)). Every write of a bound
+/// handle runs in it (with what derives from it: copies, counts), and none is visible to others
+/// until the commit; an aborted transaction leaves the database as it was.
+///
+/// Inside a caller's transaction, an operation runs once: a `TransientTransactionError` (a
+/// write conflict, a failover) is returned to the caller as [`Error::Driver`](crate::Error::Driver)
+/// with its label ([`Error::is_transient`](crate::Error::is_transient)), and the caller aborts
+/// and runs the whole transaction again. Needs a replica set or a sharded cluster.
+///
+/// The driver's own operations join it through [`Transaction::session`]:
+/// `coll.insert_one(doc).session(&mut *tx.session().await)`.
+///
+/// ```no_run
+/// # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
+/// use pattern_runtime::Transaction;
+/// let tx = Transaction::start(&db).await?;
+/// // ... `handle.in_transaction(&tx).operation(..)` for each operation ...
+/// tx.commit().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Transaction {
+    session: std::sync::Arc<tokio::sync::Mutex<mongodb::ClientSession>>,
+}
+
+impl std::fmt::Debug for Transaction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transaction").finish_non_exhaustive()
+    }
+}
+
+impl Transaction {
+    /// Starts a session on `db`'s client and a transaction in it.
+    pub async fn start(db: &mongodb::Database) -> crate::error::Result<Transaction> {
+        let mut session = db.client().start_session().await?;
+        session.start_transaction().await?;
+        tracing::debug!(target: "pattern_runtime::txn", "caller's transaction started");
+        Ok(Transaction {
+            session: std::sync::Arc::new(tokio::sync::Mutex::new(session)),
+        })
+    }
+
+    /// The session, for the driver's own operations in this transaction
+    /// (`.session(&mut *tx.session().await)`). Held until the guard is dropped: the bound
+    /// handles wait for it meanwhile.
+    pub async fn session(&self) -> tokio::sync::MutexGuard<'_, mongodb::ClientSession> {
+        self.session.lock().await
+    }
+
+    /// Commits every write made in the transaction. An `UnknownTransactionCommitResult` may be
+    /// retried by calling `commit` again.
+    pub async fn commit(&self) -> crate::error::Result<()> {
+        self.session.lock().await.commit_transaction().await?;
+        tracing::debug!(target: "pattern_runtime::txn", "caller's transaction committed");
+        Ok(())
+    }
+
+    /// Aborts the transaction: nothing written in it is kept.
+    pub async fn abort(&self) -> crate::error::Result<()> {
+        self.session.lock().await.abort_transaction().await?;
+        tracing::debug!(target: "pattern_runtime::txn", "caller's transaction aborted");
+        Ok(())
+    }
+}
+
 pub(crate) mod trace {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::Duration;
@@ -250,6 +334,17 @@ pub(crate) mod trace {
     }
 
     /// The transaction committed after `attempts` tries.
+    pub(crate) fn in_caller_transaction<T>(result: &Result<T, DriverError>) {
+        match result {
+            Ok(_) => tracing::debug!("written in the caller's transaction"),
+            Err(e) => tracing::debug!(
+                code = crate::error::server_code(e),
+                error = %e,
+                "failed in the caller's transaction: the caller aborts it"
+            ),
+        }
+    }
+
     pub(crate) fn committed(attempts: u32, elapsed: Duration) {
         tracing::debug!(
             target: TARGET,

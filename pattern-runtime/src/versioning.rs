@@ -293,10 +293,10 @@ impl<M: Versioned> ModelCollection<M> {
             tracing::Span::current().record("id", tracing::field::display(id));
         }
         check_archivable::<M>(&d)?;
-        if derived::has_dependents(M::SCHEMA, None) {
+        if derived::has_dependents(M::SCHEMA, None) || self.transaction().is_some() {
             // With what derives from it (counts, ...), in one transaction.
             let raw = self.raw();
-            transact!(self.database(), |s| async {
+            transact!(self.database(), self.transaction(), |s| async {
                 let mut s: Option<&mut ClientSession> = s;
                 let insert = raw.insert_one(d.clone());
                 in_session!(insert, s.as_deref_mut())?;
@@ -456,7 +456,7 @@ impl<M: Versioned> ModelCollection<M> {
         check_archivable::<M>(&new)?;
         let id = new.get("_id").cloned().unwrap_or(Bson::Null);
         tracing::Span::current().record("id", tracing::field::display(&id));
-        let outcome = transact!(self.database(), |s| self.write_change(
+        let outcome = transact!(self.database(), self.transaction(), |s| self.write_change(
             s,
             &id,
             v,
@@ -505,7 +505,7 @@ impl<M: Versioned> ModelCollection<M> {
         let mut inc = update.get_document("$inc").cloned().unwrap_or_default();
         inc.insert(field, 1);
         update.insert("$inc", inc);
-        let outcome = transact!(self.database(), |s| self.write_change(
+        let outcome = transact!(self.database(), self.transaction(), |s| self.write_change(
             s,
             &id,
             expected_version,
@@ -832,7 +832,8 @@ impl<M: Versioned> ModelCollection<M> {
     pub async fn delete(&self, id: impl Into<Bson>) -> Result<()> {
         let id = crate::literal::id("_id", id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
-        let outcome = transact!(self.database(), |s| self.write_delete(s, &id))?;
+        let outcome = transact!(self.database(), self.transaction(), |s| self
+            .write_delete(s, &id))?;
         self.outcome(id, 0, outcome)
     }
 
