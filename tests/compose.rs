@@ -826,6 +826,16 @@ impl From<&Stay> for StayLine {
     }
 }
 
+/// A room counting the stays in it: the subset's full items, counted by another model.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(group = "compose_booking")]
+struct Room {
+    #[serde(rename = "_id")]
+    id: String,
+    #[computed(count = Stay, by = room)]
+    stays: i64,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
 #[model(group = "compose_booking")]
 struct Invoice {
@@ -851,6 +861,13 @@ async fn booking(name: &str) -> TestDb {
             id: "eve".into(),
             latest: vec![],
             invoices: 0,
+        })
+        .await
+        .unwrap();
+    Room::collection(&db)
+        .insert_one(Room {
+            id: "101".into(),
+            stays: 0,
         })
         .await
         .unwrap();
@@ -891,7 +908,7 @@ async fn book_stay(
 #[tokio::test]
 async fn several_patterns_in_one_caller_transaction_commit_or_abort_together() {
     let db = booking("compose_caller_tx").await;
-    let all = ["nights", "guests", "stays", "invoices"];
+    let all = ["nights", "guests", "stays", "invoices", "rooms"];
 
     // Aborted: nothing of the three patterns' writes is kept.
     let before = snapshot(&db, &all).await;
@@ -927,6 +944,13 @@ async fn several_patterns_in_one_caller_transaction_commit_or_abort_together() {
     );
     let booked = Night::slots(&db).get("101", 2).await.unwrap().unwrap();
     assert_eq!(booked.guest.as_deref(), Some("eve"));
+    // The subset's full items are counted by the room.
+    let room = Room::collection(&db)
+        .find_one(doc! { "_id": "101" })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(room.stays, 2);
 
     // A refusal inside (the night is taken): the caller aborts, nothing of that attempt stays.
     let before = snapshot(&db, &all).await;
@@ -947,5 +971,17 @@ async fn several_patterns_in_one_caller_transaction_commit_or_abort_together() {
     );
     tx.abort().await.unwrap();
     assert_eq!(snapshot(&db, &all).await, before);
+
+    // A stay removed from the subset leaves the room's count.
+    Guest::latest_subset(&db)
+        .remove("eve", "stay-1")
+        .await
+        .unwrap();
+    let room = Room::collection(&db)
+        .find_one(doc! { "_id": "101" })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(room.stays, 1);
     assert_clean(&db, "compose_booking").await;
 }

@@ -373,6 +373,27 @@ pub(crate) async fn delete(
     Ok(deleted)
 }
 
+/// Refuses an update of `model` touching a field a pattern keeps itself (a tree's parent, a
+/// holder's path, a computed value): [`Error::InvalidKey`](crate::Error::InvalidKey) naming the
+/// operation to use instead.
+pub(crate) fn check_kept<'a>(
+    model: &'static ModelSchema,
+    touched: impl IntoIterator<Item = &'a str>,
+) -> crate::error::Result<()> {
+    let touched: Vec<&str> = touched.into_iter().collect();
+    for spec in model.patterns() {
+        for (field, reason) in spec.kept_fields(model) {
+            if touched.iter().any(|t| touches(t, field)) {
+                return Err(crate::error::Error::InvalidKey {
+                    key: field.to_owned(),
+                    reason,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Whether a write of these fields of `model` (`None`: any) has dependents to keep: the callers
 /// that write without a transaction open one only then.
 pub(crate) fn has_dependents(model: &'static ModelSchema, fields: Option<&[&str]>) -> bool {
@@ -398,6 +419,31 @@ pub(crate) async fn inserted(
                 id: d.get("_id")?.clone(),
                 before: None,
                 after: Some(d.clone()),
+            })
+        })
+        .collect();
+    dispatch(db, session, &dependents, &changes).await
+}
+
+/// After deleting `documents` (as they were) from `model`'s collection: every dependent gets
+/// them as gone. Sends nothing when the model has no dependents.
+pub(crate) async fn deleted(
+    db: &Database,
+    session: Option<&mut ClientSession>,
+    model: &'static ModelSchema,
+    documents: &[Document],
+) -> mongodb::error::Result<()> {
+    let dependents = dependents_of(model);
+    if dependents.is_empty() || documents.is_empty() {
+        return Ok(());
+    }
+    let changes: Vec<Change> = documents
+        .iter()
+        .filter_map(|d| {
+            Some(Change {
+                id: d.get("_id")?.clone(),
+                before: Some(d.clone()),
+                after: None,
             })
         })
         .collect();

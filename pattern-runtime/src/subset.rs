@@ -111,6 +111,7 @@ use futures_util::TryStreamExt;
 use mongodb::{ClientSession, Database};
 use serde::Serialize;
 
+use crate::derived;
 use crate::error::{check_finite, check_size, validate_key, Error, Result};
 use crate::finding::{compare, examples, id_key, number, Bounded, Check, Finding};
 use crate::index::IndexSpec;
@@ -678,6 +679,8 @@ where
                     fulls.insert_many(full).session(&mut *s).await?;
                 }
                 items_inserted(full.len(), true);
+                // What other models derive from the full items (a count of them elsewhere).
+                derived::inserted(&self.db, Some(&mut *s), F::SCHEMA, full).await?;
                 if let Some(avg) = average {
                     let r = parents.update_one(filter, avg).session(&mut *s).await?;
                     averages_updated(&r, true);
@@ -695,6 +698,7 @@ where
                     fulls.insert_many(full).await?;
                 }
                 items_inserted(full.len(), false);
+                derived::inserted(&self.db, None, F::SCHEMA, full).await?;
                 let r = parents.update_one(filter.clone(), update.clone()).await?;
                 parent_updated(&r, false);
                 if let Some(avg) = average {
@@ -1022,6 +1026,13 @@ where
             in_transaction = session.is_some(),
             "full item deleted"
         );
+        derived::deleted(
+            &self.db,
+            session.as_deref_mut(),
+            F::SCHEMA,
+            std::slice::from_ref(&removed),
+        )
+        .await?;
         let mut inc = Document::new();
         for c in spec.computed {
             match c.kind {
