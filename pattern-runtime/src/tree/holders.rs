@@ -15,6 +15,14 @@ use crate::derived;
 use crate::error::{check_size, Error, Result};
 use crate::txn::{in_session, transact};
 
+/// A placement of an existing holder, for [`Holders::settle`]: the node's `_id` (to follow a
+/// rename) and where the holder was (to go back when the node is deleted).
+struct Placed {
+    node_id: Bson,
+    was_node: Bson,
+    was_path: Bson,
+}
+
 /// The documents of a holder model `H` in the tree of `M`: from `Category::tree(&db).holders::<Product>()`.
 pub struct Holders<M, H> {
     db: Database,
@@ -133,8 +141,16 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
     }
 
     /// After writing `path` into the holder `id` in `node`: while the node's path has changed
-    /// since it was read (a move ran meanwhile), write the new one.
-    async fn settle(&self, id: &Bson, node: &Bson, mut path: Vec<Bson>) -> Result<()> {
+    /// since it was read (a move ran meanwhile), write the new one. When the node went away
+    /// meanwhile, the write is taken back: an inserted holder is deleted, a placed one gets the
+    /// node and path it had (`before`).
+    async fn settle(
+        &self,
+        id: &Bson,
+        node: &Bson,
+        mut path: Vec<Bson>,
+        placed: Option<&Placed>,
+    ) -> Result<()> {
         let h = H::HOLDER;
         for _ in 0..PLACE_ATTEMPTS {
             let now = if matches!(node, Bson::Null) {
@@ -143,12 +159,38 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
                 match self.tree().current_path(None, node).await? {
                     Some(now) => now,
                     None => {
-                        // Deleted (or renamed) meanwhile, after its own sweep: take the holder
+                        // Deleted (or renamed) meanwhile, after its own sweep: take the write
                         // back. If it is no longer as written, that sweep moved it: it stays.
-                        let removed = self
-                            .delete_holders(doc! { "_id": id.clone(), h.node(): node.clone(), h.path(): path.clone() }, false)
-                            .await?;
-                        tracing::debug!(removed, "the node went away while the holder was written");
+                        let as_written = doc! { "_id": id.clone(), h.node(): node.clone(), h.path(): path.clone() };
+                        let removed = match placed {
+                            None => self.delete_holders(as_written, false).await?,
+                            Some(placed) => {
+                                // Renamed: it goes where the node is now, and the placement
+                                // stands.
+                                let renamed = self
+                                    .tree()
+                                    .node_where(doc! { "_id": placed.node_id.clone() })
+                                    .await?;
+                                if let Some((_, key, now)) = renamed {
+                                    let to = doc! { "$set": { h.node(): key, h.path(): now } };
+                                    self.update_holders(as_written, to, false).await?;
+                                    tracing::debug!("the node was renamed while the holder was placed: it follows");
+                                    return Ok(());
+                                }
+                                // Deleted: back where it was.
+                                let back = doc! { "$set": {
+                                    h.node(): placed.was_node.clone(),
+                                    h.path(): placed.was_path.clone(),
+                                } };
+                                self.update_holders(as_written, back, false)
+                                    .await?
+                                    .modified_count
+                            }
+                        };
+                        tracing::debug!(
+                            taken_back = removed,
+                            "the node went away while the holder was written"
+                        );
                         return if removed == 1 {
                             Err(self.tree().no_node(node.clone()))
                         } else {
@@ -200,7 +242,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         };
         self.insert_docs(vec![d]).await?;
         tracing::debug!(written = 1, "holder inserted");
-        self.settle(&id, &node, path).await
+        self.settle(&id, &node, path, None).await
     }
 
     /// Inserts `holders` (one `insert` command, in order), each with the path of the node it
@@ -328,6 +370,10 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
 
     /// Places the stored holder `id` in `node`: its node field and its path. [`Error::NoNode`]
     /// when the node is missing, [`Error::NotFound`] when the holder is; nothing is written then.
+    /// A node renamed while the holder is placed: the holder follows it (new key and path). A
+    /// node deleted meanwhile: the holder goes back to the node and path it had, and the call
+    /// returns [`Error::NoNode`] (unless the deletion's own sweep moved it first: then it stays
+    /// where the deletion put it). One read more than an insert.
     #[tracing::instrument(
         name = "pattern_runtime::tree.holders.place",
         skip_all,
@@ -340,7 +386,37 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
             crate::literal::id("_id", id)?,
             super::key_bson::<M>(H::HOLDER.node(), node)?,
         );
-        let path = self.path_for(&node).await?;
+        let (node_id, path) = if matches!(node, Bson::Null) {
+            (Bson::Null, Vec::new())
+        } else {
+            match self
+                .tree()
+                .node_where(doc! { M::TREE.key(): node.clone() })
+                .await?
+            {
+                Some((node_id, _, path)) => (node_id, path),
+                None => return Err(self.tree().no_node(node.clone())),
+            }
+        };
+        let not_found = || Error::NotFound {
+            collection: h.collection().to_owned(),
+            id: Box::new(id.clone()),
+        };
+        // Where it was: what a placement the tree's changes overtake goes back to.
+        let was = self
+            .raw()
+            .find_one(doc! { "_id": id.clone() })
+            .projection(doc! { h.node(): 1, h.path(): 1 })
+            .await?
+            .ok_or_else(not_found)?;
+        let placed = Placed {
+            node_id,
+            was_node: was.get(h.node()).cloned().unwrap_or(Bson::Null),
+            was_path: was
+                .get(h.path())
+                .cloned()
+                .unwrap_or(Bson::Array(Vec::new())),
+        };
         let result = self
             .update_holders(
                 doc! { "_id": id.clone() },
@@ -349,12 +425,9 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
             )
             .await?;
         if result.matched_count == 0 {
-            return Err(Error::NotFound {
-                collection: h.collection().to_owned(),
-                id: Box::new(id),
-            });
+            return Err(not_found());
         }
-        self.settle(&id, &node, path).await
+        self.settle(&id, &node, path, Some(&placed)).await
     }
 
     /// The holders in the node or below it: one query on the `path` index.

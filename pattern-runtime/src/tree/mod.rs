@@ -268,6 +268,34 @@ impl TreeSpec {
 }
 
 impl PatternSpec for TreeSpec {
+    /// The key (unless `_id`), the parent and the ancestors: every holder's path and the
+    /// subtree's ancestors are copied from them.
+    fn kept_fields(
+        &'static self,
+        _model: &'static ModelSchema,
+    ) -> Vec<(&'static str, &'static str)> {
+        let mut kept = vec![
+            (
+                self.parent(),
+                "the tree keeps a node's parent, with its subtree's ancestors and its holders' \
+                 paths: move it with `Tree::move_under` or `Tree::move_to_root`",
+            ),
+            (
+                self.ancestors(),
+                "the tree computes the ancestors from the parents: move the node with \
+                 `Tree::move_under`, or rebuild them with `Tree::repair`",
+            ),
+        ];
+        if self.key() != "_id" {
+            kept.push((
+                self.key(),
+                "the key is copied into children, descendants and holders: rename it with \
+                 `Tree::rename`",
+            ));
+        }
+        kept
+    }
+
     fn indexes(
         &'static self,
         model: &'static ModelSchema,
@@ -353,6 +381,16 @@ impl HolderSpec {
 }
 
 impl PatternSpec for HolderSpec {
+    /// The node and the path: the path is copied from the node's ancestors.
+    fn kept_fields(
+        &'static self,
+        _model: &'static ModelSchema,
+    ) -> Vec<(&'static str, &'static str)> {
+        let reason = "the tree keeps a holder's node and path together: place it with \
+                      `Holders::place`";
+        vec![(self.node(), reason), (self.path(), reason)]
+    }
+
     fn indexes(
         &'static self,
         _model: &'static ModelSchema,
@@ -964,6 +1002,24 @@ impl<M: TreeNode> Tree<M> {
     }
 
     /// The node's path as stored now (`None` when there is no such node).
+    /// The node `filter` names (by key or by `_id`): its `_id`, key and holder path.
+    pub(super) async fn node_where(
+        &self,
+        filter: Document,
+    ) -> mongodb::error::Result<Option<(Bson, Bson, Vec<Bson>)>> {
+        let mut projection = Self::projection();
+        projection.insert("_id", 1);
+        let found = self.raw().find_one(filter).projection(projection).await?;
+        Ok(found.map(|d| {
+            let n = self.node_ref(&d);
+            (
+                d.get("_id").cloned().unwrap_or(Bson::Null),
+                n.key.clone(),
+                n.path(),
+            )
+        }))
+    }
+
     async fn current_path(
         &self,
         session: Option<&mut ClientSession>,
