@@ -714,6 +714,9 @@ fn generate(poly: &Poly<'_>, indexes: Option<&[Index]>, shard: Option<&ShardKey>
             }
 
             #[automatically_derived]
+            impl #p::Unversioned for #ident {}
+
+            #[automatically_derived]
             impl #p::Polymorphic for #ident {
                 const TAG: &'static str = #tag;
                 const TAGS: &'static [&'static str] = &[#(#tags),*];

@@ -24,11 +24,16 @@ impl Pattern for Option<Versioning> {
     }
 
     fn items(&self, model: &Model<'_>) -> TokenStream {
-        let Some(v) = self else {
-            return TokenStream::new();
-        };
         let krate = &model.krate;
         let p = quote!(#krate::__private);
+        let Some(v) = self else {
+            // Written directly by other patterns' handles (`Computing`).
+            let ident = model.ident;
+            return quote! {
+                #[automatically_derived]
+                impl #p::Unversioned for #ident {}
+            };
+        };
         let spec = v.spec(model);
         let items = v.items(model);
         quote! {

@@ -76,8 +76,8 @@
 //! moves to another user), in one transaction retried on transient errors: concurrent writers
 //! leave every value exact. A target that does not exist is [`Error::NotFound`] and nothing is
 //! written; a source whose `by` is `null` or missing counts for nobody. A NaN or infinite value
-//! in a summed field is [`Error::InvalidValue`], before anything is written (it would poison the
-//! sum for good).
+//! in a field a sum, a min or a max reads is [`Error::InvalidValue`], before anything is written
+//! (the computed value would keep it for good).
 //!
 //! Without transactions (a standalone server) the same writes run in the same order, source
 //! first: a failure in between leaves the computed value behind its source, and
@@ -122,7 +122,7 @@ use crate::derived::{self, Change, Dependent};
 use crate::error::{check_size, touched_fields, Error, Result};
 use crate::finding::{Check, Finding};
 use crate::index::IndexSpec;
-use crate::model::Model;
+use crate::model::{Model, Unversioned};
 use crate::periodic::{Periodic, Stopped};
 use crate::schema::{registered_models, ModelSchema, PatternSpec, Sample};
 use crate::txn::{collect_in, in_session, transact, Transaction};
@@ -246,6 +246,18 @@ impl PatternSpec for ComputedFromSpec {
         _model: &'static ModelSchema,
     ) -> Vec<(&'static str, &'static IndexSpec)> {
         vec![(self.source().collection(), self.index())]
+    }
+
+    /// The computed field: written by the source's writes through `Computing`.
+    fn kept_fields(
+        &'static self,
+        _model: &'static ModelSchema,
+    ) -> Vec<(&'static str, &'static str)> {
+        vec![(
+            self.field(),
+            "a computed field follows its sources: write the sources through `Computing`, or \
+             repair it with `recompute`",
+        )]
     }
 
     /// The fields of `model` computed from the same source through the same `by` as this one,
@@ -505,8 +517,8 @@ fn abort(a: Abort) -> mongodb::error::Error {
         },
         Abort::NotFinite { field } => Error::InvalidValue {
             field: field.to_owned(),
-            reason: "a computed sum adds it up, and a NaN or an infinity would poison the sum \
-                     for good"
+            reason: "a field computed from it (a sum, a min or a max) would keep a NaN or an \
+                     infinity for good"
                 .to_owned(),
         },
     };
@@ -560,7 +572,10 @@ impl<M: Model> fmt::Debug for Computing<M> {
 impl<M: Model + Serialize> Computing<M> {
     /// The writes of `M` in `db`, keeping every field of every registered model computed from
     /// `M`.
-    pub fn new(db: &Database) -> Self {
+    pub fn new(db: &Database) -> Self
+    where
+        M: Unversioned,
+    {
         let feeds = registered_models()
             .into_iter()
             .flat_map(|target| {
@@ -727,6 +742,7 @@ impl<M: Model + Serialize> Computing<M> {
             &update,
             "a source's `_id` never changes: replace the document instead",
         )?;
+        derived::check_kept(M::SCHEMA, touched.iter().map(String::as_str))?;
         // A `by` value the update sets names the target to count in: an equality in its
         // filters, so it is checked as an id.
         for feed in &self.feeds {

@@ -331,7 +331,7 @@ pub use index::{
     Collation, Difference, IndexKey, IndexKind, IndexSpec, Literal, PartialClause, PartialOp,
 };
 pub use literal::MAX_VALUE_DEPTH;
-pub use model::{Model, ModelCollection};
+pub use model::{Model, ModelCollection, Unversioned};
 pub use outlier::{Outlier, OutlierSpec, OutlierState};
 pub use periodic::{Periodic, Stopped};
 pub use polymorphic::{Polymorphic, PolymorphicSpec, Projection, Variant, VariantCollection};
@@ -399,7 +399,7 @@ pub mod __private {
     pub use crate::index::{
         Collation, IndexKey, IndexKind, IndexParts, IndexSpec, Literal, PartialClause, PartialOp,
     };
-    pub use crate::model::Model;
+    pub use crate::model::{Model, Unversioned};
     pub use crate::outlier::{Outlier, OutlierParts, OutlierSpec};
     pub use crate::polymorphic::{Polymorphic, PolymorphicSpec, Projection, Variant};
     pub use crate::preallocation::slot_probe::{
