@@ -777,6 +777,7 @@ impl<M: Referenced> References<M> {
             &update,
             "an extended reference's `_id` never changes: the copies are found by it",
         )?;
+        derived::check_kept(M::SCHEMA, touched.iter().map(String::as_str))?;
         let targets = self.targets(&|f| touched.contains(f));
         span.record("embeddings", targets.len());
         // The other data derived from the fields it touches (counts, ...), kept through the map.

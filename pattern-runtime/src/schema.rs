@@ -151,6 +151,18 @@ pub trait PatternSpec: Any + Send + Sync + fmt::Debug {
         None
     }
 
+    /// The fields of `model` this pattern keeps itself, each with why another write may not
+    /// touch them (which operation to use instead): an operator update through another
+    /// pattern's handle that touches one is [`Error::InvalidKey`], nothing written. Defaults to
+    /// none.
+    fn kept_fields(
+        &'static self,
+        model: &'static ModelSchema,
+    ) -> Vec<(&'static str, &'static str)> {
+        let _ = model;
+        Vec::new()
+    }
+
     /// The data this pattern keeps in `model`'s documents derived from other models' fields
     /// (copies, counts, sums): one [`Dependent`] each, listed in the
     /// [map of derived data](mod@crate::derived) so that every write of those fields, whichever
