@@ -42,7 +42,11 @@
 //! A field holding a reference (`CustomerRef`, `Option<CustomerRef>`, `Vec<CustomerRef>` or
 //! `Option<Vec<CustomerRef>>`) carries a mode:
 //! - `#[extended_ref(propagate)]`: kept in sync: [`References::update`] and
-//!   [`References::replace`] carry every change of a copied field to it;
+//!   [`References::replace`] carry every change of a copied field to it, and so does every
+//!   other pattern's write of the source (a tree's rename, a versioned save, a
+//!   [`Computing`](crate::Computing) update: the [map of derived data](crate::derived)). A
+//!   deleted source leaves its copies as they are (the copy is the point: an order keeps its
+//!   customer's name);
 //! - `#[extended_ref(snapshot)]`: frozen as written; nothing in the toolkit ever touches it.
 //!
 //! For references inside the items of an array, mark the `Vec` of items and name the item's field

@@ -189,9 +189,6 @@ macro_rules! collect_in {
 
 pub(crate) use collect_in;
 
-/// The events of [`transact!`], one function each: the macro's expansion stays free of `tracing`
-/// paths, and every event has the target `pattern_runtime::txn` wherever the macro is used.
-/// Field values are computed only when a subscriber enables the event.
 /// A transaction of the caller's, in which several operations of several patterns run
 /// together: bind a handle to it with its `in_transaction(&tx)`, run the operations, then
 /// [`commit`](Transaction::commit) (or [`abort`](Transaction::abort)). Every write of a bound
@@ -259,6 +256,9 @@ impl Transaction {
     }
 }
 
+/// The events of [`transact!`], one function each: the macro's expansion stays free of `tracing`
+/// paths, and every event has the target `pattern_runtime::txn` wherever the macro is used.
+/// Field values are computed only when a subscriber enables the event.
 pub(crate) mod trace {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::Duration;

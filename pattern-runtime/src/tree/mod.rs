@@ -109,10 +109,11 @@
 //!   everything as it was. Moving a node under itself or one of its descendants is
 //!   [`Error::Cycle`], with nothing written.
 //! - [`Tree::rename`] changes a node's key everywhere it is copied (when `key` is not `_id`).
-//!   With `key = ..`, change a key only through it: an update of the key field made any other
-//!   way (the driver, [`References::update`](crate::References::update) of an extended
-//!   reference that copies it) leaves the old key in the children, the ancestors and the paths,
-//!   which [`Tree::check`] then reports. A tree named by `_id` has no such concern.
+//!   The key, the parent and the ancestors (and a holder's node and path) are the tree's: an
+//!   update of them through another pattern ([`References::update`](crate::References::update),
+//!   [`Computing::update`](crate::Computing::update), a versioned update) is
+//!   [`Error::InvalidKey`] naming the tree's operation to use. The driver used directly is not
+//!   stopped: [`Tree::check`] reports what it left and [`Tree::repair`] fixes it.
 //! - [`Tree::delete`] deletes a leaf; a node with descendants or holders is [`Error::NodeInUse`]
 //!   unless the [`Deletion`] says to cascade or to re-parent.
 //!
@@ -128,6 +129,17 @@
 //! or deleted by a cascade), or is taken back and its insert returns [`Error::NoNode`]. That
 //! second transaction is separate from the change: if it fails, the change stays committed, a
 //! `WARN` event says so, and [`Tree::repair`] fixes what it left.
+//!
+//! What other models derive from the nodes' and holders' fields follows every write, in the same
+//! transaction (the [map of derived data](crate::derived)): extended-reference copies of a
+//! renamed key, a `#[computed]` count or sum of the holders per node through reparenting and
+//! cascades. Their refusals are the tree operation's: a holder moved up to a node whose count
+//! target does not exist makes the deletion [`Error::NotFound`] (of that target), with nothing
+//! written. A holder inserted while a rename runs, holding an extended-reference copy built
+//! from the node before the rename, keeps the old key in that copy:
+//! [`References::resync`](crate::References::resync) of the node rewrites it. A computed `by`
+//! holds the target's `_id`: to count holders per node of a tree with `key = ..`, count them
+//! in a model whose `_id` is the key, or name the tree by `_id`.
 //!
 //! The holder copies are rewritten by the same write loop as [extended
 //! references](crate::extended_ref), and reported the same way: a [`Propagation`] with one
