@@ -985,3 +985,56 @@ async fn several_patterns_in_one_caller_transaction_commit_or_abort_together() {
     assert_eq!(room.stays, 1);
     assert_clean(&db, "compose_booking").await;
 }
+
+#[tokio::test]
+async fn the_doctor_reports_tree_drift_and_repair_fixes_it() {
+    let db = synced("compose_tree_drift", "compose_genres").await;
+    let tree = Genre::tree(&db);
+    tree.insert(&genre("fiction", None)).await.unwrap();
+    tree.insert(&genre("scifi", Some("fiction"))).await.unwrap();
+    let scifi = tree.get("scifi").await.unwrap().unwrap();
+    tree.holders::<Book>()
+        .insert(&Book {
+            id: 1,
+            genre_slug: "scifi".into(),
+            genre_path: vec![],
+            genre: GenreRef::from(&scifi),
+        })
+        .await
+        .unwrap();
+    assert_clean(&db, "compose_genres").await;
+    // Written around the toolkit: a node's ancestors and a holder's path.
+    db.collection::<Document>("genres")
+        .update_one(
+            doc! { "slug": "scifi" },
+            doc! { "$set": { "ancestors": ["nowhere"] } },
+        )
+        .await
+        .unwrap();
+    db.collection::<Document>("books")
+        .update_one(doc! { "_id": 1 }, doc! { "$set": { "genrePath": ["x"] } })
+        .await
+        .unwrap();
+    let report = doctor_group(
+        &db,
+        "compose_genres",
+        &DoctorOptions::new().sample_size(1000),
+    )
+    .await
+    .unwrap();
+    let drift: Vec<(&str, &str)> = report
+        .with_check(pattern_runtime::doctor::Check::TreeDrift)
+        .map(|f| (f.collection.as_str(), f.subject.as_str()))
+        .collect();
+    assert_eq!(
+        drift,
+        [("books", "genrePath"), ("genres", "ancestors")],
+        "{report}"
+    );
+    assert_eq!(report.findings.len(), 2, "{report}");
+    let fix = &report.findings[0].fix;
+    assert!(fix.contains("Genre::tree(&db).repair()"), "{fix}");
+    // The repair it names works.
+    tree.repair().await.unwrap();
+    assert_clean(&db, "compose_genres").await;
+}

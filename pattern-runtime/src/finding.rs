@@ -37,6 +37,8 @@ pub enum Check {
     StaleCopy,
     /// A bucket holding more measurements than its `max_count`.
     BucketOverCap,
+    /// A tree node whose ancestors, or a holder whose path, disagrees with the parents.
+    TreeDrift,
     /// A collection not sharded on its declared shard key, on a sharded cluster.
     ShardKey,
 }
@@ -58,6 +60,7 @@ impl Check {
             Check::ComputedDrift => "computed drift",
             Check::StaleCopy => "stale copy",
             Check::BucketOverCap => "bucket over its cap",
+            Check::TreeDrift => "tree drift",
             Check::ShardKey => "shard key",
         }
     }

@@ -179,6 +179,7 @@ use crate::model::Model;
 use crate::schema::{registered_models, ModelSchema, PatternSpec};
 use crate::txn::{collect_in, in_session, transact};
 
+mod audit;
 mod holders;
 #[doc(hidden)]
 pub mod key_probe;
@@ -280,6 +281,15 @@ impl TreeSpec {
 }
 
 impl PatternSpec for TreeSpec {
+    /// The sampled nodes whose ancestors disagree with their parent's: one `find` of the
+    /// parents.
+    fn audit<'a>(
+        &'static self,
+        sample: &'a crate::schema::Sample<'a>,
+    ) -> Option<BoxFuture<'a, Result<Vec<crate::finding::Finding>>>> {
+        Some(Box::pin(audit::audit_nodes(self, sample)))
+    }
+
     /// The key (unless `_id`), the parent and the ancestors: every holder's path and the
     /// subtree's ancestors are copied from them.
     fn kept_fields(
@@ -393,6 +403,14 @@ impl HolderSpec {
 }
 
 impl PatternSpec for HolderSpec {
+    /// The sampled holders whose path disagrees with their node's: one `find` of the nodes.
+    fn audit<'a>(
+        &'static self,
+        sample: &'a crate::schema::Sample<'a>,
+    ) -> Option<BoxFuture<'a, Result<Vec<crate::finding::Finding>>>> {
+        Some(Box::pin(audit::audit_holders(self, sample)))
+    }
+
     /// The node and the path: the path is copied from the node's ancestors.
     fn kept_fields(
         &'static self,
