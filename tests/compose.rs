@@ -1038,3 +1038,128 @@ async fn the_doctor_reports_tree_drift_and_repair_fixes_it() {
     tree.repair().await.unwrap();
     assert_clean(&db, "compose_genres").await;
 }
+
+/// A feed whose posts overflow past 2 (2 per overflow document).
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(group = "compose_feeds")]
+#[serde(rename_all = "camelCase")]
+struct Feed {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[outlier(limit = 2, overflow = "feed_posts", capacity = 2, flag = is_outlier, count = post_count)]
+    posts: Vec<Post>,
+    is_outlier: bool,
+    post_count: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Post {
+    text: String,
+}
+
+#[tokio::test]
+async fn the_doctor_reports_outlier_drift_and_rebuild_fixes_it() {
+    let db = synced("compose_outlier_drift", "compose_feeds").await;
+    Feed::collection(&db)
+        .insert_one(Feed {
+            id: 1,
+            posts: vec![],
+            is_outlier: false,
+            post_count: 0,
+        })
+        .await
+        .unwrap();
+    let posts = Feed::posts_outlier(&db);
+    for n in 0..5 {
+        posts
+            .push(
+                1,
+                Post {
+                    text: format!("post {n}"),
+                },
+            )
+            .await
+            .unwrap();
+    }
+    assert_clean(&db, "compose_feeds").await;
+    db.collection::<Document>("feeds")
+        .update_one(doc! { "_id": 1 }, doc! { "$set": { "postCount": 3 } })
+        .await
+        .unwrap();
+    let report = doctor_group(
+        &db,
+        "compose_feeds",
+        &DoctorOptions::new().sample_size(1000),
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.findings.len(), 1, "{report}");
+    let f = &report.findings[0];
+    assert_eq!(f.check, pattern_runtime::doctor::Check::OutlierDrift);
+    assert!(f.figure.contains("counts 3"), "{}", f.figure);
+    posts.rebuild(1).await.unwrap();
+    assert_clean(&db, "compose_feeds").await;
+}
+
+/// An outlier of scalars: tags, strings as given.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(group = "compose_feeds")]
+#[serde(rename_all = "camelCase")]
+struct Tagged {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[outlier(limit = 2, overflow = "tag_overflow", capacity = 2, flag = overflowing, count = tag_count)]
+    tags: Vec<String>,
+    overflowing: bool,
+    tag_count: i64,
+}
+
+#[tokio::test]
+async fn an_outlier_of_scalars_stores_them_as_given() {
+    let db = synced("compose_outlier_scalars", "compose_feeds").await;
+    Tagged::collection(&db)
+        .insert_one(Tagged {
+            id: 1,
+            tags: vec![],
+            overflowing: false,
+            tag_count: 0,
+        })
+        .await
+        .unwrap();
+    let tags = Tagged::tags_outlier(&db);
+    for t in ["rust", "$set", "a.b", "", "mongo"] {
+        tags.push(1, t.to_owned()).await.unwrap();
+    }
+    assert_eq!(tags.remove(1, &"$set".to_owned()).await.unwrap(), 1);
+    let state = tags.check(1).await.unwrap();
+    assert!(state.is_consistent(), "{state:?}");
+    assert_eq!(state.stored_count, 4);
+    let main = db
+        .collection::<Document>("taggeds")
+        .find_one(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .unwrap();
+    let overflow = db
+        .collection::<Document>("tag_overflow")
+        .find(doc! {})
+        .await
+        .unwrap()
+        .try_collect::<Vec<Document>>()
+        .await
+        .unwrap();
+    let mut all: Vec<String> = main
+        .get_array("tags")
+        .unwrap()
+        .iter()
+        .chain(
+            overflow
+                .iter()
+                .flat_map(|d| d.get_array("tags").unwrap().iter()),
+        )
+        .map(|b| b.as_str().unwrap().to_owned())
+        .collect();
+    all.sort();
+    assert_eq!(all, ["", "a.b", "mongo", "rust"]);
+    assert_clean(&db, "compose_feeds").await;
+}

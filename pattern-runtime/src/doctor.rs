@@ -25,7 +25,7 @@
 //! | indexes no model declares | `listIndexes` | [`Check::UndeclaredIndex`] |
 //! | indexes with no access since the server started (not `_id_`, unique, TTL, hidden or shard-key ones: they work without reads) | `$indexStats` | [`Check::UnusedIndex`] |
 //! | an index whose keys begin another's | `listIndexes` | [`Check::PrefixIndex`] |
-//! | pattern drift: subsets over their limit, out of order or miscounted; computed values that disagree with their sources; extended-reference copies that differ from their source; array buckets over `max_count`; tree nodes whose ancestors, and holders whose path, disagree with the parents | each pattern's [`PatternSpec::audit`](crate::PatternSpec::audit) over the sample | [`Check::SubsetDrift`], [`Check::ComputedDrift`], [`Check::StaleCopy`], [`Check::BucketOverCap`], [`Check::TreeDrift`] |
+//! | pattern drift: subsets over their limit, out of order or miscounted; computed values that disagree with their sources; extended-reference copies that differ from their source; array buckets over `max_count`; tree nodes whose ancestors, and holders whose path, disagree with the parents; outlier counts and flags that disagree with the items | each pattern's [`PatternSpec::audit`](crate::PatternSpec::audit) over the sample | [`Check::SubsetDrift`], [`Check::ComputedDrift`], [`Check::StaleCopy`], [`Check::BucketOverCap`], [`Check::TreeDrift`], [`Check::OutlierDrift`] |
 //! | a collection not sharded on its declared shard key | `config.collections`, on a sharded cluster | [`Check::ShardKey`] |
 //!
 //! A check the server cannot run (no `$indexStats`, no `$sample`, not a sharded cluster) is

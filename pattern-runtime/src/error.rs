@@ -629,6 +629,16 @@ pub(crate) fn element_cost(item: &Document) -> Result<usize> {
     Ok(bson::RawDocumentBuf::try_from(item)?.as_bytes().len() + ELEMENT_OVERHEAD)
 }
 
+/// [`element_cost`] of any value, a scalar included: its bytes as an array element.
+pub(crate) fn value_cost(value: &Bson) -> Result<usize> {
+    if let Bson::Document(d) = value {
+        return element_cost(d);
+    }
+    // `{"0": value}`: a 4-byte length, the type byte, "0" and its NUL, the value, the final NUL.
+    let wrapped = bson::RawDocumentBuf::try_from(&bson::doc! { "0": value.clone() })?;
+    Ok(wrapped.as_bytes().len() - 8 + ELEMENT_OVERHEAD)
+}
+
 /// What [`element_cost`] adds to an item's own bytes: the type byte and a key of up to ten
 /// digits and its NUL.
 pub(crate) const ELEMENT_OVERHEAD: usize = 12;

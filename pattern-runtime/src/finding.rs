@@ -39,6 +39,8 @@ pub enum Check {
     BucketOverCap,
     /// A tree node whose ancestors, or a holder whose path, disagrees with the parents.
     TreeDrift,
+    /// An outlier document whose count or flag disagrees with its items.
+    OutlierDrift,
     /// A collection not sharded on its declared shard key, on a sharded cluster.
     ShardKey,
 }
@@ -61,6 +63,7 @@ impl Check {
             Check::StaleCopy => "stale copy",
             Check::BucketOverCap => "bucket over its cap",
             Check::TreeDrift => "tree drift",
+            Check::OutlierDrift => "outlier drift",
             Check::ShardKey => "shard key",
         }
     }

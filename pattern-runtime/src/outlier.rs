@@ -113,7 +113,7 @@ use mongodb::{ClientSession, Collection, Database};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::error::{check_size, element_cost, room_for, Error, Result, ELEMENT_OVERHEAD};
+use crate::error::{check_size, room_for, value_cost, Error, Result, ELEMENT_OVERHEAD};
 use crate::index::IndexSpec;
 use crate::model::Model;
 use crate::schema::{ModelSchema, PatternSpec};
@@ -212,6 +212,95 @@ impl PatternSpec for OutlierSpec {
             by: "`#[outlier]` (overflow documents past the limit)",
         }]
     }
+
+    /// The sampled documents whose count or flag disagrees with their items: one aggregation
+    /// of the overflow documents, as [`Outlier::check`] reads them.
+    fn audit<'a>(
+        &'static self,
+        sample: &'a crate::schema::Sample<'a>,
+    ) -> Option<futures_util::future::BoxFuture<'a, Result<Vec<crate::finding::Finding>>>> {
+        Some(Box::pin(audit_outlier(self, sample)))
+    }
+}
+
+async fn audit_outlier(
+    spec: &'static OutlierSpec,
+    sample: &crate::schema::Sample<'_>,
+) -> Result<Vec<crate::finding::Finding>> {
+    let ids = sample.ids();
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let groups: Vec<Document> = sample
+        .db
+        .collection::<Document>(spec.overflow())
+        .aggregate([
+            doc! { "$match": { spec.parent(): { "$in": ids } } },
+            doc! { "$group": {
+                "_id": format!("${}", spec.parent()),
+                "docs": { "$sum": 1 },
+                "items": { "$sum": { "$size": { "$ifNull": [format!("${}", spec.field()), []] } } },
+            } },
+        ])
+        .max_time(sample.max_time)
+        .await?
+        .try_collect()
+        .await?;
+    let overflow: std::collections::HashMap<String, (i64, i64)> = groups
+        .iter()
+        .filter_map(|g| {
+            Some((
+                crate::finding::id_key(g.get("_id")?),
+                (int(g.get("docs")), int(g.get("items"))),
+            ))
+        })
+        .collect();
+    let mut drifted = Vec::new();
+    let mut first = None;
+    for d in sample.documents {
+        let Some(id) = d.get("_id") else {
+            continue;
+        };
+        let embedded = match d.get(spec.field()) {
+            Some(Bson::Array(items)) => items.len() as i64,
+            _ => 0,
+        };
+        let (docs, items) = overflow
+            .get(&crate::finding::id_key(id))
+            .copied()
+            .unwrap_or((0, 0));
+        let count = int(d.get(spec.count()));
+        let flag = d.get_bool(spec.flag()).unwrap_or(false);
+        if count == embedded + items && flag == (docs > 0) {
+            continue;
+        }
+        first.get_or_insert_with(|| {
+            format!(
+                "`_id` {id} counts {count} and flags {flag}, but holds {embedded} items and \
+                 {items} more in {docs} overflow documents"
+            )
+        });
+        drifted.push(id.clone());
+    }
+    let Some(first) = first else {
+        return Ok(Vec::new());
+    };
+    Ok(vec![sample.finding(
+        crate::finding::Check::OutlierDrift,
+        spec.count(),
+        format!(
+            "{} of {} sampled documents disagree with their `{}` items; {first}",
+            drifted.len(),
+            sample.documents.len(),
+            spec.field()
+        ),
+        format!(
+            "`rebuild(id)` on the field's `Outlier` handle (`{}::<field>_outlier(&db)`) for each \
+             ({}); pushes and removals through it keep them",
+            sample.model.name(),
+            crate::finding::examples(&drifted)
+        ),
+    )])
 }
 
 impl ModelSchema {
@@ -415,9 +504,10 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         )? - EMPTY_DOCUMENT;
         let mut docs: Vec<(Bson, usize)> = Vec::with_capacity(items.len());
         for item in &items {
-            let doc = bson::serialize_to_document(item)?;
-            crate::literal::check_document(spec.field(), &doc)?;
-            let c = element_cost(&doc)?;
+            // A document or a scalar (a `Vec<String>` of tags): stored as serde gives it.
+            let doc = bson::serialize_to_bson(item)?;
+            crate::literal::check_value(spec.field(), &doc)?;
+            let c = value_cost(&doc)?;
             let alone = around + c - ELEMENT_OVERHEAD;
             if alone > crate::error::MAX_DOCUMENT_SIZE {
                 return Err(Error::DocumentTooLarge {
@@ -426,7 +516,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                     limit: crate::error::MAX_DOCUMENT_SIZE,
                 });
             }
-            docs.push((Bson::Document(doc), c));
+            docs.push((doc, c));
         }
         let n = docs.len() as i64;
         let limit = i64::from(spec.limit());
@@ -872,8 +962,8 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     pub async fn remove(&self, id: impl Into<Bson>, item: &T) -> Result<u64> {
         let id = crate::literal::id("_id", id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
-        let item = bson::serialize_to_document(item)?;
-        crate::literal::check_document(self.spec.field(), &item)?;
+        let item = bson::serialize_to_bson(item)?;
+        crate::literal::check_value(self.spec.field(), &item)?;
         // `$eq`: the item is compared whole, never read as a query on its fields (a regex in
         // it would match by pattern).
         let item = Bson::Document(doc! { "$eq": item });
