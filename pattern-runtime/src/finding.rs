@@ -41,6 +41,8 @@ pub enum Check {
     TreeDrift,
     /// An outlier document whose count or flag disagrees with its items.
     OutlierDrift,
+    /// A two-way relation whose two sides disagree.
+    TwoWayDrift,
     /// A collection not sharded on its declared shard key, on a sharded cluster.
     ShardKey,
 }
@@ -64,6 +66,7 @@ impl Check {
             Check::BucketOverCap => "bucket over its cap",
             Check::TreeDrift => "tree drift",
             Check::OutlierDrift => "outlier drift",
+            Check::TwoWayDrift => "two-way drift",
             Check::ShardKey => "shard key",
         }
     }

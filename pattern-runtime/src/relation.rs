@@ -414,6 +414,109 @@ impl PatternSpec for RelationSpec {
             .into_iter()
             .collect()
     }
+
+    /// A two-way relation's sampled documents whose side disagrees with the other: a child
+    /// whose owner does not list it, an owner listing a child that names someone else or does
+    /// not exist. One `find` of the other side for the sample.
+    fn audit<'a>(
+        &'static self,
+        sample: &'a crate::schema::Sample<'a>,
+    ) -> Option<futures_util::future::BoxFuture<'a, Result<Vec<crate::finding::Finding>>>> {
+        (self.kind() == RelationKind::TwoWay && self.inverse().is_some())
+            .then(|| Box::pin(audit_two_way(self, sample)) as _)
+    }
+}
+
+/// [`RelationSpec::audit`] of a two-way relation: this side's sampled documents against the
+/// other side.
+async fn audit_two_way(
+    spec: &'static RelationSpec,
+    sample: &crate::schema::Sample<'_>,
+) -> Result<Vec<crate::finding::Finding>> {
+    let Some(inverse) = spec.inverse() else {
+        return Ok(Vec::new());
+    };
+    let field = spec.field();
+    let as_list = |v: Option<&Bson>| -> Vec<Bson> {
+        match v {
+            Some(Bson::Array(a)) => a.clone(),
+            Some(Bson::Null) | None => Vec::new(),
+            Some(one) => vec![one.clone()],
+        }
+    };
+    // The other side's documents this sample names.
+    let named: Vec<Bson> = sample
+        .documents
+        .iter()
+        .flat_map(|d| as_list(d.get(field)))
+        .collect();
+    if named.is_empty() {
+        return Ok(Vec::new());
+    }
+    let others: HashMap<String, Vec<Bson>> = sample
+        .db
+        .collection::<Document>(spec.target().collection())
+        .find(doc! { "_id": { "$in": named } })
+        .projection(doc! { inverse: 1 })
+        .max_time(sample.max_time)
+        .await?
+        .try_collect::<Vec<Document>>()
+        .await?
+        .into_iter()
+        .filter_map(|d| {
+            let id = crate::finding::id_key(d.get("_id")?);
+            Some((id, as_list(d.get(inverse))))
+        })
+        .collect();
+    let mut drifted = Vec::new();
+    let mut first = None;
+    for d in sample.documents {
+        let Some(id) = d.get("_id") else {
+            continue;
+        };
+        let key = crate::finding::id_key(id);
+        for other in as_list(d.get(field)) {
+            let problem = match others.get(&crate::finding::id_key(&other)) {
+                None => format!("{id} names {other} in `{field}`, which does not exist"),
+                Some(back) if back.iter().any(|b| crate::finding::id_key(b) == key) => continue,
+                Some(_) => format!(
+                    "{id} names {other} in `{field}`, whose `{inverse}` does not name it back"
+                ),
+            };
+            first.get_or_insert(problem);
+            if !drifted.contains(id) {
+                drifted.push(id.clone());
+            }
+        }
+    }
+    let Some(first) = first else {
+        return Ok(Vec::new());
+    };
+    // The repair runs from the single side (the child's owner field says which owner it has).
+    let (single_model, single_field) = if spec.is_many() {
+        (spec.target(), inverse)
+    } else {
+        (spec.model(), field)
+    };
+    let rust = single_model
+        .field_by_bson_name(single_field)
+        .map_or(single_field, |f| f.rust_name());
+    Ok(vec![sample.finding(
+        crate::finding::Check::TwoWayDrift,
+        field,
+        format!(
+            "{} of {} sampled documents disagree with `{}.{inverse}`; {first}",
+            drifted.len(),
+            sample.documents.len(),
+            spec.target().name()
+        ),
+        format!(
+            "`{}::{rust}_relation(&db).repair()` makes every owner's array agree with the \
+             children's owner fields ({}); `assign` keeps both sides",
+            single_model.name(),
+            crate::finding::examples(&drifted)
+        ),
+    )])
 }
 
 impl ModelSchema {
