@@ -1237,3 +1237,45 @@ async fn the_doctor_reports_two_way_drift_and_repair_fixes_it() {
     Chore::owner_relation(&db).repair().await.unwrap();
     assert_clean(&db, "compose_two_way").await;
 }
+
+#[tokio::test]
+async fn tree_and_holder_writes_in_one_caller_transaction() {
+    let db = aisles("compose_tree_caller_tx").await;
+    let all = ["aisles", "items"];
+    Aisle::tree(&db)
+        .holders::<Item>()
+        .insert(&item(1, "milk"))
+        .await
+        .unwrap();
+    let before = snapshot(&db, &all).await;
+    for commit in [false, true] {
+        let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
+        let tree = Aisle::tree(&db).in_transaction(&tx);
+        let items = tree.holders::<Item>();
+        // A node inserted in the transaction takes holders in the same transaction.
+        tree.insert(&aisle("yogurt", Some("dairy"))).await.unwrap();
+        items.insert(&item(2, "yogurt")).await.unwrap();
+        items
+            .insert_many(&[item(3, "yogurt"), item(4, "cheese")])
+            .await
+            .unwrap();
+        items.place(1, "yogurt").await.unwrap();
+        tree.move_under("yogurt", "food").await.unwrap();
+        tree.delete("cheese", Deletion::Reparent).await.unwrap();
+        // Nothing is visible outside before the commit.
+        assert_eq!(snapshot(&db, &all).await, before);
+        if commit {
+            tx.commit().await.unwrap();
+        } else {
+            tx.abort().await.unwrap();
+            assert_eq!(snapshot(&db, &all).await, before);
+        }
+    }
+    let yogurt = Aisle::tree(&db).get("yogurt").await.unwrap().unwrap();
+    assert_eq!(yogurt.ancestors, ["food"]);
+    assert_eq!(yogurt.item_count, 3);
+    let dairy = Aisle::tree(&db).get("dairy").await.unwrap().unwrap();
+    assert_eq!(dairy.item_count, 1, "item 4 moved up from cheese");
+    assert_counts(&db).await;
+    assert_clean(&db, "compose_aisles").await;
+}

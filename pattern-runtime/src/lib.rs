@@ -258,8 +258,9 @@
 //! every write and everything derived from it is there (`tests/compose.rs` books a night,
 //! pushes the stay into a subset and counts the invoice in one). Bound handles today:
 //! [`Computing`], [`References`], [`Slots`] (`book`, `book_all`, `cancel`, `release`, `get`),
-//! [`Subset`] and [`ModelCollection`] (a versioned model's writes). The tree, holders, outlier,
-//! attribute, relation and bucket operations still run their own transactions.
+//! [`Subset`], [`ModelCollection`] (a versioned model's writes), [`Tree`] and the [`Holders`]
+//! taken from a bound tree. The outlier, attribute, relation, bucket and approximation
+//! operations still run their own transactions.
 //!
 //! Not yet through the map (their writes keep their own data, but not other patterns' data
 //! derived from the fields they write): a subset parent's own fields, outlier pushes,

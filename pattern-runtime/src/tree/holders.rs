@@ -13,7 +13,7 @@ use mongodb::{ClientSession, Collection, Database};
 use super::{decode_all, key_string, InTree, Tree, TreeNode};
 use crate::derived;
 use crate::error::{check_size, Error, Result};
-use crate::txn::{in_session, transact};
+use crate::txn::{in_session, transact, Transaction};
 
 /// A placement of an existing holder, for [`Holders::settle`]: the node's `_id` (to follow a
 /// rename) and where the holder was (to go back when the node is deleted).
@@ -26,6 +26,8 @@ struct Placed {
 /// The documents of a holder model `H` in the tree of `M`: from `Category::tree(&db).holders::<Product>()`.
 pub struct Holders<M, H> {
     db: Database,
+    /// The caller's transaction, from the tree the holders were taken from.
+    tx: Option<Transaction>,
     _models: PhantomData<fn() -> (M, H)>,
 }
 
@@ -33,6 +35,7 @@ impl<M, H> Clone for Holders<M, H> {
     fn clone(&self) -> Self {
         Holders {
             db: self.db.clone(),
+            tx: self.tx.clone(),
             _models: PhantomData,
         }
     }
@@ -52,10 +55,20 @@ impl<M: TreeNode, H: InTree<M>> fmt::Debug for Holders<M, H> {
 const PLACE_ATTEMPTS: usize = 8;
 
 impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
-    pub(super) fn new(db: &Database) -> Self {
+    pub(super) fn new(db: &Database, tx: Option<Transaction>) -> Self {
         Holders {
             db: db.clone(),
+            tx,
             _models: PhantomData,
+        }
+    }
+
+    /// The caller's session, held for one read, when bound to a transaction. Dropped before
+    /// any write (which takes it again).
+    async fn session(&self) -> Option<tokio::sync::MutexGuard<'_, ClientSession>> {
+        match &self.tx {
+            Some(tx) => Some(tx.session().await),
+            None => None,
         }
     }
 
@@ -64,13 +77,16 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
     }
 
     fn tree(&self) -> Tree<M> {
-        Tree::new(&self.db)
+        match &self.tx {
+            Some(tx) => Tree::new(&self.db).in_transaction(tx),
+            None => Tree::new(&self.db),
+        }
     }
 
     /// Inserts holder documents, and what derives from them (a count of the holders in each
     /// node, ...) in the same transaction when something does; one plain `insert` otherwise.
     async fn insert_docs(&self, docs: Vec<Document>) -> Result<()> {
-        if !derived::has_dependents(H::SCHEMA, None) {
+        if self.tx.is_none() && !derived::has_dependents(H::SCHEMA, None) {
             match <[Document; 1]>::try_from(docs) {
                 Ok([one]) => self.raw().insert_one(one).await.map(drop)?,
                 Err(docs) => self.raw().insert_many(docs).await.map(drop)?,
@@ -78,7 +94,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
             return Ok(());
         }
         let raw = self.raw();
-        transact!(self.db, |s| async {
+        transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
             let insert = raw.insert_many(docs.clone());
             in_session!(insert, s.as_deref_mut())?;
@@ -99,14 +115,14 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
             .filter_map(Bson::as_document)
             .flat_map(|d| d.keys().map(String::as_str))
             .collect();
-        if !derived::has_dependents(H::SCHEMA, Some(&fields)) {
+        if self.tx.is_none() && !derived::has_dependents(H::SCHEMA, Some(&fields)) {
             return Ok(if many {
                 self.raw().update_many(filter, update).await?
             } else {
                 self.raw().update_one(filter, update).await?
             });
         }
-        transact!(self.db, |s| async {
+        transact!(self.db, self.tx.as_ref(), |s| async {
             let (f, u) = (filter.clone(), update.clone());
             derived::update_many(&self.db, s, H::SCHEMA, f, u, vec![], many).await
         })
@@ -116,14 +132,14 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
     /// in the same transaction when something does.
     async fn delete_holders(&self, filter: Document, many: bool) -> Result<u64> {
         let h = H::HOLDER;
-        if !derived::has_dependents(H::SCHEMA, None) {
+        if self.tx.is_none() && !derived::has_dependents(H::SCHEMA, None) {
             return Ok(if many {
                 self.raw().delete_many(filter).await?.deleted_count
             } else {
                 self.raw().delete_one(filter).await?.deleted_count
             });
         }
-        transact!(self.db, |s| async {
+        transact!(self.db, self.tx.as_ref(), |s| async {
             let of = (h.model(), h.collection());
             derived::delete(&self.db, s, of, filter.clone(), many).await
         })
@@ -134,7 +150,13 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         if matches!(node, Bson::Null) {
             return Ok(Vec::new());
         }
-        match self.tree().current_path(None, node).await? {
+        let found = {
+            let mut session = self.session().await;
+            self.tree()
+                .current_path(session.as_deref_mut(), node)
+                .await?
+        };
+        match found {
             Some(path) => Ok(path),
             None => Err(self.tree().no_node(node.clone())),
         }
@@ -151,6 +173,10 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         mut path: Vec<Bson>,
         placed: Option<&Placed>,
     ) -> Result<()> {
+        // In a caller's transaction the reads see its snapshot: no change can overtake it.
+        if self.tx.is_some() {
+            return Ok(());
+        }
         let h = H::HOLDER;
         for _ in 0..PLACE_ATTEMPTS {
             let now = if matches!(node, Bson::Null) {
@@ -169,7 +195,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
                                 // stands.
                                 let renamed = self
                                     .tree()
-                                    .node_where(doc! { "_id": placed.node_id.clone() })
+                                    .node_where(None, doc! { "_id": placed.node_id.clone() })
                                     .await?;
                                 if let Some((_, key, now)) = renamed {
                                     let to = doc! { "$set": { h.node(): key, h.path(): now } };
@@ -344,8 +370,9 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         if nodes.is_empty() {
             return Ok(HashMap::new());
         }
+        let mut session = self.session().await;
         Ok(tree
-            .read_nodes(None, nodes)
+            .read_nodes(session.as_deref_mut(), nodes)
             .await?
             .into_iter()
             .map(|(k, n)| (k, n.path()))
@@ -389,11 +416,13 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         let (node_id, path) = if matches!(node, Bson::Null) {
             (Bson::Null, Vec::new())
         } else {
-            match self
-                .tree()
-                .node_where(doc! { M::TREE.key(): node.clone() })
-                .await?
-            {
+            let found = {
+                let mut session = self.session().await;
+                self.tree()
+                    .node_where(session.as_deref_mut(), doc! { M::TREE.key(): node.clone() })
+                    .await?
+            };
+            match found {
                 Some((node_id, _, path)) => (node_id, path),
                 None => return Err(self.tree().no_node(node.clone())),
             }
@@ -403,12 +432,14 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
             id: Box::new(id.clone()),
         };
         // Where it was: what a placement the tree's changes overtake goes back to.
-        let was = self
-            .raw()
-            .find_one(doc! { "_id": id.clone() })
-            .projection(doc! { h.node(): 1, h.path(): 1 })
-            .await?
-            .ok_or_else(not_found)?;
+        let was = {
+            let mut session = self.session().await;
+            let raw = self.raw();
+            let find = raw
+                .find_one(doc! { "_id": id.clone() })
+                .projection(doc! { h.node(): 1, h.path(): 1 });
+            in_session!(find, session.as_deref_mut())?.ok_or_else(not_found)?
+        };
         let placed = Placed {
             node_id,
             was_node: was.get(h.node()).cloned().unwrap_or(Bson::Null),

@@ -177,7 +177,7 @@ use crate::error::{check_size, Error, Result, NAMESPACE_EXISTS};
 use crate::index::IndexSpec;
 use crate::model::Model;
 use crate::schema::{registered_models, ModelSchema, PatternSpec};
-use crate::txn::{collect_in, in_session, transact};
+use crate::txn::{collect_in, in_session, transact, Transaction};
 
 mod audit;
 mod holders;
@@ -545,6 +545,8 @@ impl fmt::Display for TreeCheck {
 /// The operations on a tree: from `Category::tree(&db)`. See the [module documentation](self).
 pub struct Tree<M> {
     db: Database,
+    /// The caller's transaction, when bound to one.
+    tx: Option<Transaction>,
     _model: PhantomData<fn() -> M>,
 }
 
@@ -552,6 +554,7 @@ impl<M> Clone for Tree<M> {
     fn clone(&self) -> Self {
         Tree {
             db: self.db.clone(),
+            tx: self.tx.clone(),
             _model: PhantomData,
         }
     }
@@ -721,7 +724,22 @@ impl<M: TreeNode> Tree<M> {
     pub fn new(db: &Database) -> Self {
         Tree {
             db: db.clone(),
+            tx: None,
             _model: PhantomData,
+        }
+    }
+
+    /// The same tree in the caller's transaction `tx`: `insert`, `insert_many`, `move_under`,
+    /// `move_to_root`, `rename` and `delete` run in it, with what derives from them, and commit
+    /// or abort with it (see [`Transaction`]); so do the holders of
+    /// [`holders`](Tree::holders) taken from it. In a caller's transaction the second pass over
+    /// holders written meanwhile by others does not run (it needs the change committed):
+    /// [`Tree::repair`] fixes a path such a race leaves.
+    #[must_use]
+    pub fn in_transaction(&self, tx: &Transaction) -> Self {
+        Tree {
+            tx: Some(tx.clone()),
+            ..self.clone()
         }
     }
 
@@ -739,7 +757,7 @@ impl<M: TreeNode> Tree<M> {
 
     /// The documents of `M` in the tree, with the operations on holders of `H`.
     pub fn holders<H: InTree<M>>(&self) -> Holders<M, H> {
-        Holders::new(&self.db)
+        Holders::new(&self.db, self.tx.clone())
     }
 
     fn projection() -> Document {
@@ -856,7 +874,7 @@ impl<M: TreeNode> Tree<M> {
             .cloned()
             .collect();
         let raw = self.raw();
-        let step = transact!(self.db, |s| async {
+        let step = transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
             let mut known = if outside.is_empty() {
                 HashMap::new()
@@ -1035,11 +1053,14 @@ impl<M: TreeNode> Tree<M> {
     /// The node `filter` names (by key or by `_id`): its `_id`, key and holder path.
     pub(super) async fn node_where(
         &self,
+        session: Option<&mut ClientSession>,
         filter: Document,
     ) -> mongodb::error::Result<Option<(Bson, Bson, Vec<Bson>)>> {
         let mut projection = Self::projection();
         projection.insert("_id", 1);
-        let found = self.raw().find_one(filter).projection(projection).await?;
+        let raw = self.raw();
+        let find = raw.find_one(filter).projection(projection);
+        let found = in_session!(find, session)?;
         Ok(found.map(|d| {
             let n = self.node_ref(&d);
             (
@@ -1103,7 +1124,7 @@ impl<M: TreeNode> Tree<M> {
         tracing::Span::current().record("key", tracing::field::display(&key));
         let t = M::TREE;
         let holders = t.holders();
-        let step = transact!(self.db, |s| async {
+        let step = transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
             let mut keys = vec![key.clone()];
             keys.extend(parent.clone());
@@ -1204,7 +1225,8 @@ impl<M: TreeNode> Tree<M> {
     /// nothing. The change itself is committed: a failure here is a `WARN` event, and
     /// [`Tree::repair`] fixes what it left.
     async fn sweep(&self, late: Late, holders: &[&'static HolderSpec]) {
-        if holders.is_empty() {
+        // In a caller's transaction the change is not committed yet: nothing to sweep after.
+        if holders.is_empty() || self.tx.is_some() {
             return;
         }
         match self.sweep_writes(&late, holders).await {
@@ -1307,7 +1329,7 @@ impl<M: TreeNode> Tree<M> {
         }
         tracing::Span::current().record("key", tracing::field::display(&key));
         let holders = t.holders();
-        let step = transact!(self.db, |s| async {
+        let step = transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
             let nodes = self
                 .read_nodes(s.as_deref_mut(), std::slice::from_ref(&key))
@@ -1380,7 +1402,7 @@ impl<M: TreeNode> Tree<M> {
         let key = key_bson::<M>(M::TREE.key(), key)?;
         tracing::Span::current().record("key", tracing::field::display(&key));
         let holders = t.holders();
-        let step = transact!(self.db, |s| async {
+        let step = transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
             let raw = self.raw();
             let nodes = self
