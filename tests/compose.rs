@@ -1279,3 +1279,51 @@ async fn tree_and_holder_writes_in_one_caller_transaction() {
     assert_counts(&db).await;
     assert_clean(&db, "compose_aisles").await;
 }
+
+/// Two-way, and the owner counts its chores.
+#[derive(Clone, Debug, Serialize, Deserialize, Model)]
+#[model(group = "compose_two_way_counted")]
+struct Crew {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[relation(inverse = crew)]
+    #[bounded(100)]
+    jobs: Vec<pattern_runtime::Ref<Job>>,
+    #[computed(count = Job, by = crew)]
+    job_count: i64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, Model)]
+#[model(group = "compose_two_way_counted")]
+struct Job {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[relation(inverse = jobs)]
+    crew: pattern_runtime::Ref<Crew>,
+}
+
+#[tokio::test]
+async fn a_two_way_assignment_moves_the_owners_counts() {
+    let db = synced("compose_two_way_counted", "compose_two_way_counted").await;
+    let raw = |c: &str| db.collection::<Document>(c);
+    raw("crews")
+        .insert_many([
+            doc! { "_id": 1, "jobs": [10, 11], "job_count": 2 },
+            doc! { "_id": 2, "jobs": [], "job_count": 0 },
+        ])
+        .await
+        .unwrap();
+    raw("jobs")
+        .insert_many([doc! { "_id": 10, "crew": 1 }, doc! { "_id": 11, "crew": 1 }])
+        .await
+        .unwrap();
+    assert_clean(&db, "compose_two_way_counted").await;
+    Job::crew_relation(&db).assign(&11, &2).await.unwrap();
+    let counts: Vec<i64> = stored::<Crew>(&db)
+        .await
+        .iter()
+        .map(|c| c.job_count)
+        .collect();
+    assert_eq!(counts, [1, 1]);
+    assert_clean(&db, "compose_two_way_counted").await;
+}

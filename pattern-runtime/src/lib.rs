@@ -245,6 +245,7 @@
 //! | computed source + extended-reference source (one model) | [`Computing`] writes rewrite the copies; [`References`] writes move the counts | `tests/compose.rs` |
 //! | versioned model + extended-reference source + computed source | `insert`, `save`, `update`, `delete` keep copies and counts with the revision, in one transaction; a stale version writes nothing | `tests/compose.rs` |
 //! | polymorphic enum + computed source | counts and sums by a common field | `tests/compose.rs` |
+//! | two-way relation + computed count of the children per owner | `assign` moves the count with the owner, in its transaction | `tests/compose.rs` |
 //! | subset full items + computed count of them | a push or a removal moves the count, in the push's transaction | `tests/compose.rs` |
 //! | a tree's or a computed field written through another pattern's update | refused ([`Error::InvalidKey`] naming the operation to use), nothing written | `tests/newcomer_compose.rs` |
 //! | versioned model + [`Computing`] | refused at compile time: its own writes keep the computed fields and archive the revisions | `tests/ui/computed/versioned_source.rs` |
@@ -264,7 +265,8 @@
 //!
 //! Not yet through the map (their writes keep their own data, but not other patterns' data
 //! derived from the fields they write): a subset parent's own fields, outlier pushes,
-//! attribute writes, two-way relations, preallocated slots, buckets and approximate counters. Writes made with
+//! attribute writes, a two-way relation's owner arrays, preallocated slots, buckets and
+//! approximate counters. Writes made with
 //! the driver directly ([`ModelCollection`] derefs to the driver's collection) keep nothing:
 //! the doctor reports the drift, and each pattern's repair call fixes it.
 //!

@@ -1183,6 +1183,15 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
             if added.matched_count == 0 {
                 return Ok(None);
             }
+            // What derives from the child's owner field (a count of children per owner).
+            let watch = crate::derived::watch(
+                db,
+                s.as_deref_mut(),
+                spec.model(),
+                Some(&[field]),
+                &doc! { "_id": child.clone() },
+            )
+            .await?;
             let set = children
                 .find_one_and_update(
                     doc! { "_id": child.clone() },
@@ -1193,6 +1202,9 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
             let Some(before) = in_session!(set, s.as_deref_mut())? else {
                 return Err(mongodb::error::Error::custom(NoChild));
             };
+            if let Some(watch) = watch {
+                watch.after(db, s.as_deref_mut()).await?;
+            }
             let pull = owners.update_many(
                 doc! { inverse: child.clone(), "_id": { "$ne": owner.clone() } },
                 doc! { "$pull": { inverse: child.clone() } },
