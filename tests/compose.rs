@@ -140,10 +140,9 @@ async fn a_tree_rename_rewrites_the_extended_reference_copies_of_the_key() {
     assert_clean(&db, "compose_genres").await;
 }
 
-#[tokio::test]
-async fn a_rename_that_fails_half_way_leaves_nothing_partial() {
-    let db = synced("compose_rename_fail", "compose_genres").await;
-    let tree = Genre::tree(&db);
+/// `fiction`, `scifi` under it, and book 1 in `scifi` holding a copy of it.
+async fn fiction_with_a_scifi_book(db: &TestDb) -> pattern_runtime::Tree<Genre> {
+    let tree = Genre::tree(db);
     tree.insert(&genre("fiction", None)).await.unwrap();
     tree.insert(&genre("scifi", Some("fiction"))).await.unwrap();
     let scifi = tree.get("scifi").await.unwrap().unwrap();
@@ -156,6 +155,13 @@ async fn a_rename_that_fails_half_way_leaves_nothing_partial() {
         })
         .await
         .unwrap();
+    tree
+}
+
+#[tokio::test]
+async fn a_rename_that_fails_half_way_leaves_nothing_partial() {
+    let db = synced("compose_rename_fail", "compose_genres").await;
+    let tree = fiction_with_a_scifi_book(&db).await;
     let before = snapshot(&db, &["genres", "books"]).await;
     // The rename's updates: parent, ancestors, the holders' node and path, the node's key, then
     // the copies of the key. Fail the last one, after the node is renamed.
@@ -989,19 +995,7 @@ async fn several_patterns_in_one_caller_transaction_commit_or_abort_together() {
 #[tokio::test]
 async fn the_doctor_reports_tree_drift_and_repair_fixes_it() {
     let db = synced("compose_tree_drift", "compose_genres").await;
-    let tree = Genre::tree(&db);
-    tree.insert(&genre("fiction", None)).await.unwrap();
-    tree.insert(&genre("scifi", Some("fiction"))).await.unwrap();
-    let scifi = tree.get("scifi").await.unwrap().unwrap();
-    tree.holders::<Book>()
-        .insert(&Book {
-            id: 1,
-            genre_slug: "scifi".into(),
-            genre_path: vec![],
-            genre: GenreRef::from(&scifi),
-        })
-        .await
-        .unwrap();
+    let tree = fiction_with_a_scifi_book(&db).await;
     assert_clean(&db, "compose_genres").await;
     // Written around the toolkit: a node's ancestors and a holder's path.
     db.collection::<Document>("genres")

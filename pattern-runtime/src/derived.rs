@@ -249,6 +249,36 @@ pub(crate) async fn watch_except(
     }))
 }
 
+/// [`watch`] from documents the write itself returned as they were (a `findAndModify` with
+/// the document before): no `find` before. `None` when no dependent reads `fields`.
+pub(crate) fn watch_read(
+    model: &'static ModelSchema,
+    fields: Option<&[&str]>,
+    before: &[Document],
+) -> Option<Watch> {
+    let dependents = reading(model, fields, &|_| false);
+    if dependents.is_empty() {
+        return None;
+    }
+    let projection = projection(&dependents);
+    // As the `find` would have read them: the projected fields only.
+    let before = before
+        .iter()
+        .map(|d| {
+            d.iter()
+                .filter(|(k, _)| projection.contains_key(k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        })
+        .collect();
+    Some(Watch {
+        model,
+        dependents,
+        projection,
+        before,
+    })
+}
+
 fn projection(dependents: &[&'static dyn Dependent]) -> Document {
     let fields: BTreeSet<&str> = dependents.iter().flat_map(|d| d.reads()).collect();
     let mut p = doc! { "_id": 1 };
@@ -408,21 +438,7 @@ pub(crate) async fn inserted(
     model: &'static ModelSchema,
     documents: &[Document],
 ) -> mongodb::error::Result<()> {
-    let dependents = dependents_of(model);
-    if dependents.is_empty() || documents.is_empty() {
-        return Ok(());
-    }
-    let changes: Vec<Change> = documents
-        .iter()
-        .filter_map(|d| {
-            Some(Change {
-                id: d.get("_id")?.clone(),
-                before: None,
-                after: Some(d.clone()),
-            })
-        })
-        .collect();
-    dispatch(db, session, &dependents, &changes).await
+    appeared_or_gone(db, session, model, documents, true).await
 }
 
 /// After deleting `documents` (as they were) from `model`'s collection: every dependent gets
@@ -433,6 +449,16 @@ pub(crate) async fn deleted(
     model: &'static ModelSchema,
     documents: &[Document],
 ) -> mongodb::error::Result<()> {
+    appeared_or_gone(db, session, model, documents, false).await
+}
+
+async fn appeared_or_gone(
+    db: &Database,
+    session: Option<&mut ClientSession>,
+    model: &'static ModelSchema,
+    documents: &[Document],
+    appeared: bool,
+) -> mongodb::error::Result<()> {
     let dependents = dependents_of(model);
     if dependents.is_empty() || documents.is_empty() {
         return Ok(());
@@ -440,10 +466,11 @@ pub(crate) async fn deleted(
     let changes: Vec<Change> = documents
         .iter()
         .filter_map(|d| {
+            let doc = Some(d.clone());
             Some(Change {
                 id: d.get("_id")?.clone(),
-                before: Some(d.clone()),
-                after: None,
+                before: if appeared { None } else { doc.clone() },
+                after: if appeared { doc } else { None },
             })
         })
         .collect();

@@ -276,10 +276,7 @@ impl<M: Preallocated> Slots<M> {
 
     /// The caller's session, held for one operation, when bound to a transaction.
     async fn session(&self) -> Option<tokio::sync::MutexGuard<'_, ClientSession>> {
-        match &self.tx {
-            Some(tx) => Some(tx.session().await),
-            None => None,
-        }
+        Transaction::session_of(self.tx.as_ref()).await
     }
 
     fn raw(&self) -> Collection<Document> {

@@ -240,6 +240,17 @@ impl Transaction {
         self.session.lock().await
     }
 
+    /// The session of `tx`, held for one operation, or `None` without a transaction: the
+    /// `Option<&mut ClientSession>` of a bound handle's reads and writes (`.as_deref_mut()`).
+    pub(crate) async fn session_of(
+        tx: Option<&Transaction>,
+    ) -> Option<tokio::sync::MutexGuard<'_, mongodb::ClientSession>> {
+        match tx {
+            Some(tx) => Some(tx.session().await),
+            None => None,
+        }
+    }
+
     /// Commits every write made in the transaction. An `UnknownTransactionCommitResult` may be
     /// retried by calling `commit` again.
     pub async fn commit(&self) -> crate::error::Result<()> {

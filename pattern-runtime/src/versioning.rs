@@ -49,7 +49,9 @@
 //! Data other models derive from a versioned model (its [extended reference](crate::extended_ref)
 //! copies, fields [computed](crate::computed) from it) follows each `insert`, `save`, `update`
 //! and `delete`, in the same transaction, through the [map of derived data](crate::derived):
-//! two more reads per write when such data exists, none otherwise.
+//! when such data exists, `save` and `update` read the document once more after the write (the
+//! document before it comes back from the write itself), `insert` and `delete` read nothing
+//! more; otherwise nothing more is sent.
 //!
 //! # Without transactions
 //!
@@ -635,7 +637,8 @@ impl<M: Versioned> ModelCollection<M> {
         let field = spec::<M>().version_field();
         let filter = doc! { "_id": id.clone(), field: v };
         let raw = self.raw();
-        // What other models derive from the fields it changes (copies, counts), read before.
+        // What other models derive from the fields it changes (copies, counts): kept from the
+        // document as it was, which both ways below read anyway.
         let fields = match change {
             Change::Replace(_) => None,
             Change::Update(update) => derived::updated_fields(&update.clone().into()),
@@ -643,15 +646,7 @@ impl<M: Versioned> ModelCollection<M> {
         let fields: Option<Vec<&str>> = fields
             .as_ref()
             .map(|f| f.iter().map(String::as_str).collect());
-        let watch = derived::watch(
-            self.database(),
-            session.as_deref_mut(),
-            M::SCHEMA,
-            fields.as_deref(),
-            &filter,
-        )
-        .await?;
-        match session.as_deref_mut() {
+        let watch = match session.as_deref_mut() {
             Some(s) => {
                 // One transaction: change the document, then archive what it was.
                 let old = match change {
@@ -695,8 +690,11 @@ impl<M: Versioned> ModelCollection<M> {
                     return self.missing_or_stale(Some(s), id).await;
                 };
                 document_written(change, v, true);
+                let watch =
+                    derived::watch_read(M::SCHEMA, fields.as_deref(), std::slice::from_ref(&old));
                 self.archive(Some(s), self.revision_doc(id, v, old, false))
                     .await?;
+                watch
             }
             None => {
                 // No transactions: the revision first, under the unique {docId, version} index,
@@ -704,6 +702,8 @@ impl<M: Versioned> ModelCollection<M> {
                 let Some(old) = raw.find_one(filter.clone()).await? else {
                     return self.missing_or_stale(None, id).await;
                 };
+                let watch =
+                    derived::watch_read(M::SCHEMA, fields.as_deref(), std::slice::from_ref(&old));
                 match self
                     .archive(None, self.revision_doc(id, v, old, false))
                     .await
@@ -724,8 +724,9 @@ impl<M: Versioned> ModelCollection<M> {
                     return self.missing_or_stale(None, id).await;
                 }
                 document_written(change, v, false);
+                watch
             }
-        }
+        };
         if let Some(watch) = watch {
             watch.after(self.database(), session.as_deref_mut()).await?;
         }
@@ -845,14 +846,6 @@ impl<M: Versioned> ModelCollection<M> {
     ) -> mongodb::error::Result<Outcome<()>> {
         let field = spec::<M>().version_field();
         let filter = doc! { "_id": id.clone() };
-        let watch = derived::watch(
-            self.database(),
-            session.as_deref_mut(),
-            M::SCHEMA,
-            None,
-            &filter,
-        )
-        .await?;
         let removed = match session.as_deref_mut() {
             Some(s) => self.raw().find_one_and_delete(filter).session(s).await?,
             None => self.raw().find_one_and_delete(filter).await?,
@@ -868,11 +861,16 @@ impl<M: Versioned> ModelCollection<M> {
             in_transaction = session.is_some(),
             "document deleted"
         );
-        self.archive(session.as_deref_mut(), self.revision_doc(id, v, old, true))
+        // What derives from it goes with it: the document as it was is all it needs.
+        derived::deleted(
+            self.database(),
+            session.as_deref_mut(),
+            M::SCHEMA,
+            std::slice::from_ref(&old),
+        )
+        .await?;
+        self.archive(session, self.revision_doc(id, v, old, true))
             .await?;
-        if let Some(watch) = watch {
-            watch.after(self.database(), session).await?;
-        }
         Ok(Outcome::Done(()))
     }
 }

@@ -66,10 +66,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
     /// The caller's session, held for one read, when bound to a transaction. Dropped before
     /// any write (which takes it again).
     async fn session(&self) -> Option<tokio::sync::MutexGuard<'_, ClientSession>> {
-        match &self.tx {
-            Some(tx) => Some(tx.session().await),
-            None => None,
-        }
+        Transaction::session_of(self.tx.as_ref()).await
     }
 
     fn raw(&self) -> Collection<Document> {

@@ -1076,12 +1076,10 @@ impl<M: TreeNode> Tree<M> {
         session: Option<&mut ClientSession>,
         key: &Bson,
     ) -> mongodb::error::Result<Option<Vec<Bson>>> {
-        let raw = self.raw();
-        let find = raw
-            .find_one(doc! { M::TREE.key(): key.clone() })
-            .projection(Self::projection());
-        let found = in_session!(find, session)?;
-        Ok(found.map(|d| self.node_ref(&d).path()))
+        let found = self
+            .node_where(session, doc! { M::TREE.key(): key.clone() })
+            .await?;
+        Ok(found.map(|(_, _, path)| path))
     }
 
     /// Moves the node and its subtree under `parent`: in one transaction, the node's parent and
