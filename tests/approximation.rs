@@ -208,6 +208,7 @@ async fn counters_declared_on_a_model() {
     let db = test_db("approx_model").await;
     let pages = Page::collection(&db);
     pages
+        .raw()
         .insert_one(Page {
             id: "home".into(),
             page_views: 0,
@@ -244,6 +245,7 @@ async fn counters_declared_on_a_model() {
     flusher.stop().await.unwrap();
     assert_eq!(views.pending(), 0);
     let page = pages
+        .raw()
         .find_one(doc! { "_id": "home" })
         .await
         .unwrap()
@@ -273,6 +275,7 @@ async fn counters_declared_on_a_model() {
     assert_eq!(hits.read().await.unwrap(), 200);
     assert_eq!(hits.snapshot().await.unwrap(), 200);
     let page = pages
+        .raw()
         .find_one(doc! { "_id": "home" })
         .await
         .unwrap()

@@ -50,7 +50,11 @@ fn seed() -> Vec<Record> {
 
 async fn records(db: &mongodb::Database) -> pattern_runtime::Attributes<Record, Measurement> {
     Record::sync_indexes(db).await.unwrap();
-    Record::collection(db).insert_many(seed()).await.unwrap();
+    Record::collection(db)
+        .raw()
+        .insert_many(seed())
+        .await
+        .unwrap();
     Record::attributes_attribute(db)
 }
 
@@ -271,6 +275,7 @@ async fn set_replaces_in_place_or_appends_and_unset_removes() {
     assert_eq!(attrs.get(7, &key("a")).await.unwrap(), Some(m("a", 1)));
     attrs.set(7, &m("a", 9)).await.unwrap();
     let seven = Record::collection(&db)
+        .raw()
         .find_one(doc! { "_id": 7 })
         .await
         .unwrap()
@@ -316,6 +321,7 @@ async fn bad_keys_and_oversized_values_are_typed_errors_and_write_nothing() {
     assert_eq!(
         seed()[0].attributes.len() + 1,
         Record::collection(&db)
+            .raw()
             .find_one(doc! { "_id": 1001 })
             .await
             .unwrap()
@@ -349,6 +355,7 @@ async fn concurrent_sets_never_duplicate_nor_lose_a_key() {
         t.await.unwrap();
     }
     let doc = Record::collection(&db)
+        .raw()
         .find_one(doc! { "_id": 1002 })
         .await
         .unwrap()
@@ -406,6 +413,7 @@ async fn channel_prices_share_one_multikey_index() {
     Schedule::sync_indexes(&db).await.unwrap();
     let price = |channel, price| Price { channel, price };
     Schedule::collection(&db)
+        .raw()
         .insert_many([
             Schedule {
                 id: 1,

@@ -73,6 +73,7 @@ async fn synced(name: &str, group: &str) -> TestDb {
 /// Every stored document of `M`, by `_id`.
 async fn stored<M: Model>(db: &TestDb) -> Vec<M> {
     M::collection(db)
+        .raw()
         .find(doc! {})
         .sort(doc! { "_id": 1 })
         .await
@@ -323,6 +324,7 @@ async fn deleting_a_node_moves_or_removes_its_counts() {
     tree.delete("dairy", Deletion::Cascade).await.unwrap();
     assert_eq!(
         Item::collection(&db)
+            .raw()
             .count_documents(doc! {})
             .await
             .unwrap(),
@@ -432,6 +434,7 @@ async fn records(name: &str) -> TestDb {
         .await
         .unwrap();
     Shelf::collection(&db)
+        .raw()
         .insert_many([
             Shelf {
                 id: 1,
@@ -451,6 +454,7 @@ async fn records(name: &str) -> TestDb {
     };
     Computing::<Record>::new(&db).insert(&record).await.unwrap();
     Review::collection(&db)
+        .raw()
         .insert_one(Review {
             id: 100,
             record: RecordRef::from(&record),
@@ -565,6 +569,7 @@ struct Account {
 async fn a_polymorphic_model_feeds_computed_fields_through_its_common_fields() {
     let db = synced("compose_polymorphic_source", "compose_events").await;
     Account::collection(&db)
+        .raw()
         .insert_many([1, 2].map(|id| Account {
             id,
             events: 0,
@@ -649,6 +654,7 @@ async fn writer_figures(db: &TestDb) -> Vec<(i64, i64)> {
 async fn a_versioned_model_keeps_the_copies_and_counts_of_other_models() {
     let db = synced("compose_versioned", "compose_articles").await;
     Writer::collection(&db)
+        .raw()
         .insert_many([1, 2].map(|id| Writer {
             id,
             articles: 0,
@@ -667,6 +673,7 @@ async fn a_versioned_model_keeps_the_copies_and_counts_of_other_models() {
     articles.insert(&mut article).await.unwrap();
     assert_eq!(writer_figures(&db).await, [(1, 100), (0, 0)]);
     Comment::collection(&db)
+        .raw()
         .insert_one(Comment {
             id: 1,
             article: ArticleRef::from(&article),
@@ -681,6 +688,7 @@ async fn a_versioned_model_keeps_the_copies_and_counts_of_other_models() {
     articles.save(&mut article).await.unwrap();
     assert_eq!(writer_figures(&db).await, [(0, 0), (1, 120)]);
     let comment = Comment::collection(&db)
+        .raw()
         .find_one(doc! { "_id": 1 })
         .await
         .unwrap()
@@ -697,6 +705,7 @@ async fn a_versioned_model_keeps_the_copies_and_counts_of_other_models() {
         .await
         .unwrap();
     let comment = Comment::collection(&db)
+        .raw()
         .find_one(doc! { "_id": 1 })
         .await
         .unwrap()
@@ -758,6 +767,7 @@ async fn a_patterns_index_a_declared_one_serves_is_not_created() {
     assert!(names.contains(&"buyer_1_at_-1".to_owned()), "{names:?}");
     assert!(!names.contains(&"buyer_1".to_owned()), "{names:?}");
     Buyer::collection(&db)
+        .raw()
         .insert_one(Buyer {
             id: 1,
             purchases: 0,
@@ -863,6 +873,7 @@ async fn booking(name: &str) -> TestDb {
         .await
         .unwrap();
     Guest::collection(&db)
+        .raw()
         .insert_one(Guest {
             id: "eve".into(),
             latest: vec![],
@@ -871,6 +882,7 @@ async fn booking(name: &str) -> TestDb {
         .await
         .unwrap();
     Room::collection(&db)
+        .raw()
         .insert_one(Room {
             id: "101".into(),
             stays: 0,
@@ -939,6 +951,7 @@ async fn several_patterns_in_one_caller_transaction_commit_or_abort_together() {
     assert_eq!(snapshot(&db, &all).await, before);
     tx.commit().await.unwrap();
     let guest = Guest::collection(&db)
+        .raw()
         .find_one(doc! { "_id": "eve" })
         .await
         .unwrap()
@@ -952,6 +965,7 @@ async fn several_patterns_in_one_caller_transaction_commit_or_abort_together() {
     assert_eq!(booked.guest.as_deref(), Some("eve"));
     // The subset's full items are counted by the room.
     let room = Room::collection(&db)
+        .raw()
         .find_one(doc! { "_id": "101" })
         .await
         .unwrap()
@@ -984,6 +998,7 @@ async fn several_patterns_in_one_caller_transaction_commit_or_abort_together() {
         .await
         .unwrap();
     let room = Room::collection(&db)
+        .raw()
         .find_one(doc! { "_id": "101" })
         .await
         .unwrap()
@@ -1055,6 +1070,7 @@ struct Post {
 async fn the_doctor_reports_outlier_drift_and_rebuild_fixes_it() {
     let db = synced("compose_outlier_drift", "compose_feeds").await;
     Feed::collection(&db)
+        .raw()
         .insert_one(Feed {
             id: 1,
             posts: vec![],
@@ -1112,6 +1128,7 @@ struct Tagged {
 async fn an_outlier_of_scalars_stores_them_as_given() {
     let db = synced("compose_outlier_scalars", "compose_feeds").await;
     Tagged::collection(&db)
+        .raw()
         .insert_one(Tagged {
             id: 1,
             tags: vec![],

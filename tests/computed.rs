@@ -74,6 +74,7 @@ fn order(id: i64, user: &str, amount: i64) -> Order {
 
 async fn stored(db: &mongodb::Database, id: &str) -> User {
     User::collection(db)
+        .raw()
         .find_one(doc! { "_id": id })
         .await
         .unwrap()
@@ -92,6 +93,7 @@ async fn raw_user(db: &mongodb::Database, id: &str) -> Document {
 async fn expected(db: &mongodb::Database, id: &str) -> (i64, i32, Option<i64>, Option<i64>) {
     let orders: Vec<Order> = futures_util::TryStreamExt::try_collect(
         Order::collection(db)
+            .raw()
             .find(doc! { "userId": id })
             .await
             .unwrap(),
@@ -117,7 +119,11 @@ async fn setup(name: &str, users: &[&str]) -> pattern_testkit::TestDb {
     .await
     .unwrap();
     for u in users {
-        User::collection(&db).insert_one(user(u)).await.unwrap();
+        User::collection(&db)
+            .raw()
+            .insert_one(user(u))
+            .await
+            .unwrap();
     }
     db
 }
@@ -233,6 +239,7 @@ async fn missing_documents_and_bad_input_write_nothing() {
     );
     assert_eq!(
         Order::collection(&db)
+            .raw()
             .count_documents(doc! {})
             .await
             .unwrap(),
@@ -246,6 +253,7 @@ async fn missing_documents_and_bad_input_write_nothing() {
         .unwrap_err();
     assert!(err.is_not_found(), "{err}");
     let o = Order::collection(&db)
+        .raw()
         .find_one(doc! { "_id": 2 })
         .await
         .unwrap()
@@ -288,6 +296,7 @@ async fn missing_documents_and_bad_input_write_nothing() {
     assert!(matches!(err, Error::InvalidValue { .. }), "{err}");
     assert_eq!(
         Review::collection(&db)
+            .raw()
             .count_documents(doc! {})
             .await
             .unwrap(),
@@ -405,6 +414,7 @@ async fn verify_reports_drift_and_recompute_repairs_it() {
         .unwrap();
     // An order inserted around the toolkit.
     Order::collection(&db)
+        .raw()
         .insert_one(order(4, "u2", 70))
         .await
         .unwrap();
@@ -461,7 +471,11 @@ async fn verify_reports_drift_and_recompute_repairs_it() {
     // Many users, every other one drifted: recompute_all pages through them.
     let n = BATCH + 300;
     let many: Vec<User> = (0..n).map(|i| user(&format!("m{i:05}"))).collect();
-    User::collection(&db).insert_many(&many).await.unwrap();
+    User::collection(&db)
+        .raw()
+        .insert_many(&many)
+        .await
+        .unwrap();
     users
         .update_many(
             doc! { "_id": { "$regex": "^m" } },
@@ -487,6 +501,7 @@ async fn verify_reports_drift_and_recompute_repairs_it() {
 async fn the_refresher_repairs_stops_and_reports_failures() {
     let db = setup("computed_refresher", &["u1"]).await;
     Order::collection(&db)
+        .raw()
         .insert_one(order(1, "u1", 40))
         .await
         .unwrap();
@@ -550,6 +565,7 @@ async fn without_transactions_a_failure_in_between_is_repairable() {
     // The documented order: the order is written, its user not yet.
     assert_eq!(
         Order::collection(&db)
+            .raw()
             .count_documents(doc! {})
             .await
             .unwrap(),

@@ -230,10 +230,12 @@ async fn write_well(db: &TestDb, blob_bytes: usize) {
         email: "ann@example.com".into(),
     };
     Customer::collection(db)
+        .raw()
         .insert_one(&ann)
         .await
         .expect("customer");
     Invoice::collection(db)
+        .raw()
         .insert_one(Invoice {
             id: 1,
             customer: CustomerRef::from(&ann),
@@ -242,6 +244,7 @@ async fn write_well(db: &TestDb, blob_bytes: usize) {
         .await
         .expect("invoice");
     Blob::collection(db)
+        .raw()
         .insert_one(Blob {
             id: 1,
             body: "x".repeat(blob_bytes),
@@ -249,6 +252,7 @@ async fn write_well(db: &TestDb, blob_bytes: usize) {
         .await
         .expect("blob");
     Product::collection(db)
+        .raw()
         .insert_one(Product {
             id: "p1".into(),
             recent: Vec::new(),
@@ -282,6 +286,7 @@ async fn a_seeded_database_yields_exactly_its_problems() {
         .expect("sync");
     write_well(&db, 2 * 1024 * 1024).await;
     Article::collection(&db)
+        .raw()
         .insert_one(Article {
             id: 1,
             title: "t".into(),
@@ -290,6 +295,7 @@ async fn a_seeded_database_yields_exactly_its_problems() {
         .await
         .expect("article");
     Order::collection(&db)
+        .raw()
         .insert_one(Order {
             id: 1,
             customer: 1,
@@ -387,6 +393,7 @@ async fn a_clean_database_yields_none() {
         .expect("sync");
     write_well(&db, 1000).await;
     Shop::collection(&db)
+        .raw()
         .insert_one(Shop {
             id: 1,
             name: "s".into(),
@@ -427,6 +434,7 @@ async fn every_other_check_finds_its_problem() {
         .await
         .expect("sync");
     Shop::collection(&db)
+        .raw()
         .insert_one(Shop {
             id: 1,
             name: "s".into(),
@@ -444,6 +452,7 @@ async fn every_other_check_finds_its_problem() {
     .await
     .expect("index by hand");
     Buyer::collection(&db)
+        .raw()
         .insert_one(Buyer {
             id: "b1".into(),
             total: 0,
@@ -488,6 +497,7 @@ async fn every_other_check_finds_its_problem() {
         .await
         .expect("sync");
     Product::collection(&db)
+        .raw()
         .insert_one(Product {
             id: "p1".into(),
             recent: Vec::new(),
@@ -585,6 +595,7 @@ async fn what_the_server_cannot_run_is_skipped_never_passed() {
         .await
         .expect("sync");
     Account::collection(&db)
+        .raw()
         .insert_one(Account {
             id: 1,
             user: "u".into(),
@@ -650,6 +661,7 @@ async fn sampling_is_bounded_and_progress_is_reported() {
         })
         .collect();
     Article::collection(&db)
+        .raw()
         .insert_many(&many)
         .await
         .expect("articles");

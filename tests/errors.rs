@@ -80,7 +80,7 @@ async fn each_failure_has_its_helper() {
     big.body = "x".repeat(17 * 1024 * 1024);
     let large = notes.insert(&mut big).await.unwrap_err();
     assert_eq!(helpers(&large), [false, false, false, true], "{large:?}");
-    assert_eq!(notes.count_documents(doc! {}).await.unwrap(), 1);
+    assert_eq!(notes.raw().count_documents(doc! {}).await.unwrap(), 1);
 }
 
 #[tokio::test]

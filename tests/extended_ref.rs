@@ -137,6 +137,7 @@ fn order(c: &Customer, items: Vec<OrderItem>) -> Order {
 /// One invoice of `amount` for `c`, holding its reference.
 async fn insert_invoice(db: &TestDb, c: &Customer, amount: f64) {
     Invoice::collection(db)
+        .raw()
         .insert_one(Invoice {
             id: ObjectId::new(),
             customer: CustomerRef::from(c),
@@ -148,6 +149,7 @@ async fn insert_invoice(db: &TestDb, c: &Customer, amount: f64) {
 
 async fn all<M: Model>(db: &TestDb) -> Vec<M> {
     M::collection(db)
+        .raw()
         .find(doc! {})
         .await
         .unwrap()
@@ -159,6 +161,7 @@ async fn all<M: Model>(db: &TestDb) -> Vec<M> {
 /// The customer `id` as stored now.
 async fn stored_customer(db: &TestDb, id: ObjectId) -> Customer {
     Customer::collection(db)
+        .raw()
         .find_one(doc! { "_id": id })
         .await
         .unwrap()
@@ -169,6 +172,7 @@ async fn stored_customer(db: &TestDb, id: ObjectId) -> Customer {
 async fn insert_orders(db: &TestDb, c: &Customer, n: usize) {
     for _ in 0..n {
         Order::collection(db)
+            .raw()
             .insert_one(order(c, vec![]))
             .await
             .unwrap();
@@ -255,12 +259,18 @@ async fn renaming_a_customer_updates_every_propagated_copy_and_no_snapshot() {
     let ada = customer("Ada");
     let bob = customer("Bob");
     Customer::collection(&db)
+        .raw()
         .insert_many([&ada, &bob])
         .await
         .unwrap();
     let orders: Vec<Order> = (0..3).map(|_| order(&ada, vec![])).collect();
-    Order::collection(&db).insert_many(&orders).await.unwrap();
     Order::collection(&db)
+        .raw()
+        .insert_many(&orders)
+        .await
+        .unwrap();
+    Order::collection(&db)
+        .raw()
         .insert_one(order(&bob, vec![]))
         .await
         .unwrap();
@@ -271,7 +281,11 @@ async fn renaming_a_customer_updates_every_propagated_copy_and_no_snapshot() {
         id: ObjectId::new(),
         customer: CustomerRef::from(&ada),
     };
-    Receipt::collection(&db).insert_one(&receipt).await.unwrap();
+    Receipt::collection(&db)
+        .raw()
+        .insert_one(&receipt)
+        .await
+        .unwrap();
     let teams = [
         Team {
             id: ObjectId::new(),
@@ -284,7 +298,11 @@ async fn renaming_a_customer_updates_every_propagated_copy_and_no_snapshot() {
             reviewers: None,
         },
     ];
-    Team::collection(&db).insert_many(&teams).await.unwrap();
+    Team::collection(&db)
+        .raw()
+        .insert_many(&teams)
+        .await
+        .unwrap();
     db.take_commands();
 
     let report = Customer::references(&db)
@@ -347,6 +365,7 @@ async fn a_title_change_reaches_only_the_matching_items() {
     let pen = product("P-1", "Pen");
     let ink = product("P-2", "Ink");
     Product::collection(&db)
+        .raw()
         .insert_many([&pen, &ink])
         .await
         .unwrap();
@@ -354,6 +373,7 @@ async fn a_title_change_reaches_only_the_matching_items() {
     both.items[2].price_at_order = 7.5;
     let ink_only = order(&ada, vec![item(&ink, 1)]);
     Order::collection(&db)
+        .raw()
         .insert_many([&both, &ink_only])
         .await
         .unwrap();
@@ -376,6 +396,7 @@ async fn a_title_change_reaches_only_the_matching_items() {
     );
 
     let stored = Order::collection(&db)
+        .raw()
         .find_one(doc! { "_id": both.id })
         .await
         .unwrap()
@@ -396,6 +417,7 @@ async fn a_title_change_reaches_only_the_matching_items() {
     let prices: Vec<f64> = stored.items.iter().map(|i| i.price_at_order).collect();
     assert_eq!(prices, [10.0, 10.0, 7.5]);
     let untouched = Order::collection(&db)
+        .raw()
         .find_one(doc! { "_id": ink_only.id })
         .await
         .unwrap()
@@ -407,8 +429,13 @@ async fn a_title_change_reaches_only_the_matching_items() {
 async fn a_change_to_fields_nobody_copies_sends_one_update_and_nothing_else() {
     let db = test_db("extref_uncopied").await;
     let ada = customer("Ada");
-    Customer::collection(&db).insert_one(&ada).await.unwrap();
+    Customer::collection(&db)
+        .raw()
+        .insert_one(&ada)
+        .await
+        .unwrap();
     Order::collection(&db)
+        .raw()
         .insert_one(order(&ada, vec![]))
         .await
         .unwrap();
@@ -456,7 +483,11 @@ async fn a_change_to_fields_nobody_copies_sends_one_update_and_nothing_else() {
 async fn replace_propagates_the_copied_fields_that_changed() {
     let db = test_db("extref_replace").await;
     let mut ada = customer("Ada");
-    Customer::collection(&db).insert_one(&ada).await.unwrap();
+    Customer::collection(&db)
+        .raw()
+        .insert_one(&ada)
+        .await
+        .unwrap();
     insert_invoice(&db, &ada, 1.0).await;
     let customers = Customer::references(&db);
 
@@ -481,6 +512,7 @@ async fn replace_propagates_the_copied_fields_that_changed() {
     assert!(matches!(err, Error::NotFound { .. }), "{err:?}");
     assert_eq!(
         Customer::collection(&db)
+            .raw()
             .count_documents(doc! {})
             .await
             .unwrap(),
@@ -492,7 +524,11 @@ async fn replace_propagates_the_copied_fields_that_changed() {
 async fn bad_updates_are_refused_before_anything_is_sent() {
     let db = test_db("extref_refused").await;
     let ada = customer("Ada");
-    Customer::collection(&db).insert_one(&ada).await.unwrap();
+    Customer::collection(&db)
+        .raw()
+        .insert_one(&ada)
+        .await
+        .unwrap();
     let customers = Customer::references(&db);
     db.take_commands();
     for bad in [
@@ -527,8 +563,13 @@ async fn a_failed_propagation_rolls_back_the_source() {
         return;
     }
     let ada = customer("Ada");
-    Customer::collection(&db).insert_one(&ada).await.unwrap();
+    Customer::collection(&db)
+        .raw()
+        .insert_one(&ada)
+        .await
+        .unwrap();
     Order::collection(&db)
+        .raw()
         .insert_one(order(&ada, vec![]))
         .await
         .unwrap();
@@ -570,13 +611,21 @@ async fn a_failed_propagation_rolls_back_the_source() {
 async fn without_transactions_a_partial_propagation_is_incomplete_and_resync_repairs_it() {
     let db = test_db("extref_no_txn").await;
     let ada = customer("Ada");
-    Customer::collection(&db).insert_one(&ada).await.unwrap();
+    Customer::collection(&db)
+        .raw()
+        .insert_one(&ada)
+        .await
+        .unwrap();
     insert_orders(&db, &ada, 2).await;
     let receipt = Receipt {
         id: ObjectId::new(),
         customer: CustomerRef::from(&ada),
     };
-    Receipt::collection(&db).insert_one(&receipt).await.unwrap();
+    Receipt::collection(&db)
+        .raw()
+        .insert_one(&receipt)
+        .await
+        .unwrap();
     // The first `update` (in the transaction) says there are no transactions; the second (the
     // first copy write, without one) fails after the customer was written.
     let illegal = doc! { "errorCode": 20, "errmsg": "Transaction numbers are only allowed on a replica set member or mongos" };
@@ -598,6 +647,7 @@ async fn without_transactions_a_partial_propagation_is_incomplete_and_resync_rep
 
     // Changes made with the driver directly are not propagated either; resync repairs both.
     Customer::collection(&db)
+        .raw()
         .update_one(
             doc! { "_id": ada.id },
             doc! { "$set": { "address.city": "Ningbo" } },
@@ -669,10 +719,19 @@ async fn concurrent_renames_leave_every_copy_equal_to_its_source() {
     let db = test_db("extref_concurrent").await;
     let ada = customer("Ada");
     let pen = product("P-1", "Pen");
-    Customer::collection(&db).insert_one(&ada).await.unwrap();
-    Product::collection(&db).insert_one(&pen).await.unwrap();
+    Customer::collection(&db)
+        .raw()
+        .insert_one(&ada)
+        .await
+        .unwrap();
+    Product::collection(&db)
+        .raw()
+        .insert_one(&pen)
+        .await
+        .unwrap();
     for n in 0..20u32 {
         Order::collection(&db)
+            .raw()
             .insert_one(order(&ada, vec![item(&pen, n), item(&pen, 1)]))
             .await
             .unwrap();
@@ -704,6 +763,7 @@ async fn concurrent_renames_leave_every_copy_equal_to_its_source() {
     }
     let stored = stored_customer(&db, ada.id).await;
     let stored_pen = Product::collection(&db)
+        .raw()
         .find_one(doc! { "_id": pen.id })
         .await
         .unwrap()
@@ -753,33 +813,44 @@ async fn next(w: &mut pattern_runtime::Watcher<Customer>) -> pattern_runtime::Pr
 async fn a_watcher_propagates_changes_made_outside_the_toolkit() {
     let db = test_db("extref_watch").await;
     let ada = customer("Ada");
-    Customer::collection(&db).insert_one(&ada).await.unwrap();
+    Customer::collection(&db)
+        .raw()
+        .insert_one(&ada)
+        .await
+        .unwrap();
     insert_orders(&db, &ada, 2).await;
     let mut watcher = Customer::references(&db).watch(None).await.unwrap();
     let raw = Customer::collection(&db);
 
     // Not copied: nothing to write.
-    raw.update_one(
-        doc! { "_id": ada.id },
-        doc! { "$inc": { "loyaltyPoints": 1 } },
-    )
-    .await
-    .unwrap();
+    raw.raw()
+        .update_one(
+            doc! { "_id": ada.id },
+            doc! { "$inc": { "loyaltyPoints": 1 } },
+        )
+        .await
+        .unwrap();
     assert!(next(&mut watcher).await.copies.is_empty());
 
-    raw.update_one(
-        doc! { "_id": ada.id },
-        doc! { "$set": { "fullName": "Ada W.", "address.city": "Wuxi" } },
-    )
-    .await
-    .unwrap();
+    raw.raw()
+        .update_one(
+            doc! { "_id": ada.id },
+            doc! { "$set": { "fullName": "Ada W.", "address.city": "Wuxi" } },
+        )
+        .await
+        .unwrap();
     let report = next(&mut watcher).await;
     assert_eq!(report.modified(), 4, "{report}");
     assert!(report
         .copies
         .iter()
         .all(|c| c.fields == ["fullName", "address"]));
-    let stored = raw.find_one(doc! { "_id": ada.id }).await.unwrap().unwrap();
+    let stored = raw
+        .raw()
+        .find_one(doc! { "_id": ada.id })
+        .await
+        .unwrap()
+        .unwrap();
     for o in all::<Order>(&db).await {
         assert_eq!(o.customer, CustomerRef::from(&stored));
     }
@@ -789,7 +860,8 @@ async fn a_watcher_propagates_changes_made_outside_the_toolkit() {
     drop(watcher);
     let mut replaced = stored.clone();
     replaced.name = "Ada X.".into();
-    raw.replace_one(doc! { "_id": ada.id }, &replaced)
+    raw.raw()
+        .replace_one(doc! { "_id": ada.id }, &replaced)
         .await
         .unwrap();
     let mut watcher = Customer::references(&db).watch(token).await.unwrap();

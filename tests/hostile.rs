@@ -3600,7 +3600,12 @@ async fn versioning_test() {
         .await;
         reset_all(&db, &baseline).await;
         let s = snap(&db).await;
-        let mut a = articles.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
+        let mut a = articles
+            .raw()
+            .find_one(doc! { "_id": 1 })
+            .await
+            .unwrap()
+            .unwrap();
         a.title = v.clone();
         l.judge(
             "ModelCollection::save(title: value)",

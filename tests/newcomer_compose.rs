@@ -328,6 +328,7 @@ async fn catalog(db: &TestDb) -> HashMap<&'static str, Cat> {
         "drives",
     ] {
         CatStats::collection(db)
+            .raw()
             .insert_one(stats(slug))
             .await
             .unwrap();
@@ -504,6 +505,7 @@ async fn catalog_deletions_keep_counts_and_paths() {
         .await
         .unwrap();
     CatStats::collection(&db)
+        .raw()
         .insert_one(stats("hdd"))
         .await
         .unwrap();
@@ -686,6 +688,7 @@ async fn assert_versioned(db: &TestDb, when: &str) {
 async fn teams(db: &TestDb, ids: &[&str]) {
     for id in ids {
         Team::collection(db)
+            .raw()
             .insert_one(Team {
                 id: (*id).into(),
                 members: 0,
@@ -709,6 +712,7 @@ async fn versioned_source_writes_keep_copies_and_counts() {
     let mut bob = author("bob", "Bob", "t1", 3.0);
     authors.insert(&mut bob).await.unwrap();
     Post::collection(&db)
+        .raw()
         .insert_one(Post {
             id: 1,
             author: AuthorRef::from(&ada),
@@ -794,6 +798,7 @@ async fn versioned_revert_keeps_copies_and_counts() {
     let mut ada = author("ada", "Ada", "t1", 5.0);
     authors.insert(&mut ada).await.unwrap();
     Post::collection(&db)
+        .raw()
         .insert_one(Post {
             id: 1,
             author: AuthorRef::from(&ada),
@@ -818,6 +823,7 @@ async fn versioned_writes_to_a_missing_team_write_nothing() {
     let mut ada = author("ada", "Ada", "t1", 5.0);
     authors.insert(&mut ada).await.unwrap();
     Post::collection(&db)
+        .raw()
         .insert_one(Post {
             id: 1,
             author: AuthorRef::from(&ada),
@@ -899,6 +905,7 @@ async fn hostile_operator_ids_are_refused_in_versioned_and_computed_writes() {
     let mut ada = author("ada", "Ada", "t1", 5.0);
     authors.insert(&mut ada).await.unwrap();
     Post::collection(&db)
+        .raw()
         .insert_one(Post {
             id: 1,
             author: AuthorRef::from(&ada),
@@ -1026,6 +1033,7 @@ async fn hostile_literal_strings_are_stored_literally_in_versioned_writes() {
     let mut dot = author("a.b", "x.y", "t.2", 2.0);
     authors.insert(&mut dot).await.unwrap();
     Post::collection(&db)
+        .raw()
         .insert_one(Post {
             id: 1,
             author: AuthorRef::from(&ada),
@@ -1195,6 +1203,7 @@ async fn hostile_keys_are_stored_literally_in_tree_writes() {
         .unwrap();
     for slug in ["$root", "a.b", "$$ROOT", "$new", "c.d"] {
         CatStats::collection(&db)
+            .raw()
             .insert_one(stats(slug))
             .await
             .unwrap();
@@ -1345,6 +1354,7 @@ async fn failure_in_the_middle_of_versioned_writes_leaves_nothing_partial() {
     let mut ada = author("ada", "Ada", "t1", 5.0);
     authors.insert(&mut ada).await.unwrap();
     Post::collection(&db)
+        .raw()
         .insert_one(Post {
             id: 1,
             author: AuthorRef::from(&ada),
@@ -1429,6 +1439,7 @@ async fn versioned_updates_with_other_operators_keep_counts_and_copies() {
     let mut bob = author("bob", "Bob", "t1", 4.0);
     authors.insert(&mut bob).await.unwrap();
     Post::collection(&db)
+        .raw()
         .insert_one(Post {
             id: 1,
             author: AuthorRef::from(&ada),
@@ -1495,6 +1506,7 @@ async fn nan_in_a_min_max_only_field() {
     // refused too, with a reason that speaks of a sum.
     let db = synced("nc_minmax_nan", "nc_minmax").await;
     Station::collection(&db)
+        .raw()
         .insert_one(Station {
             id: "s".into(),
             lowest: None,
@@ -1692,6 +1704,7 @@ async fn more_failures_in_the_middle_of_versioned_writes() {
     assert_versioned(&db, "insert after failures").await;
     let ada = raw(&db, Author::SCHEMA.collection()).await;
     Post::collection(&db)
+        .raw()
         .insert_one(Post {
             id: 1,
             author: AuthorRef {
@@ -1799,6 +1812,7 @@ where
         let cats = catalog(&db).await;
         for slug in ["store", "novels"] {
             CatStats::collection(&db)
+                .raw()
                 .insert_one(stats(slug))
                 .await
                 .unwrap();
@@ -1812,6 +1826,7 @@ where
                 let to = if i % 2 == 0 { "storage" } else { "books" };
                 let r = holders.place(1i64, to).await;
                 let exists = Item::collection(&db)
+                    .raw()
                     .count_documents(doc! { "_id": 1i64 })
                     .await
                     .unwrap()
@@ -1876,6 +1891,7 @@ async fn tree_deletions_when_a_count_target_is_missing() {
         .await
         .unwrap();
     CatStats::collection(&db)
+        .raw()
         .delete_one(doc! { "_id": "computers" })
         .await
         .unwrap();
@@ -1894,6 +1910,7 @@ async fn tree_deletions_when_a_count_target_is_missing() {
         Ok(_) => assert_catalog(&db, "reparent").await,
     }
     CatStats::collection(&db)
+        .raw()
         .delete_one(doc! { "_id": "ssd" })
         .await
         .unwrap();
@@ -1920,6 +1937,7 @@ async fn tree_keys_with_nul_and_empty_strings() {
     eprintln!("empty key insert: {:?}", e.as_ref().map(|c| &c.slug));
     for slug in ["a\0b", "", "c\0d"] {
         CatStats::collection(&db)
+            .raw()
             .insert_one(stats(slug))
             .await
             .unwrap();
@@ -1948,6 +1966,7 @@ async fn versioned_revert_and_delete_when_a_team_is_missing() {
     ada.team = "t2".into();
     authors.save(&mut ada).await.unwrap();
     Team::collection(&db)
+        .raw()
         .delete_one(doc! { "_id": "t1" })
         .await
         .unwrap();
@@ -1960,6 +1979,7 @@ async fn versioned_revert_and_delete_when_a_team_is_missing() {
     assert!(matches!(e, Error::NotFound { .. }), "{e:?}");
     // Its own team gone: deleting it.
     Team::collection(&db)
+        .raw()
         .delete_one(doc! { "_id": "t2" })
         .await
         .unwrap();
@@ -1979,6 +1999,7 @@ async fn versioned_concurrent_modifies_keep_counts() {
             .unwrap();
     }
     Post::collection(&db)
+        .raw()
         .insert_one(Post {
             id: 1,
             author: AuthorRef {
@@ -2059,6 +2080,7 @@ async fn polymorphic_source_counts_by_a_common_field() {
     let db = synced("nc_poly", "nc_poly").await;
     for id in ["x", "y", "$z"] {
         Board::collection(&db)
+            .raw()
             .insert_one(Board {
                 id: id.into(),
                 events: 0,

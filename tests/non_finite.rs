@@ -117,6 +117,7 @@ async fn a_computed_sum_and_average_refuse_nan() {
     let db = test_db("non_finite_computed").await;
     Meter::sync_indexes(&db).await.unwrap();
     Meter::collection(&db)
+        .raw()
         .insert_one(Meter {
             id: "m-1".into(),
             recent: vec![],
@@ -147,6 +148,7 @@ async fn a_computed_sum_and_average_refuse_nan() {
 
     subset.push("m-1", reading(3, 2.0)).await.unwrap();
     let m = Meter::collection(&db)
+        .raw()
         .find_one(doc! { "_id": "m-1" })
         .await
         .unwrap()

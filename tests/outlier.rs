@@ -58,6 +58,7 @@ async fn setup(name: &str, users: &[&str]) -> pattern_testkit::TestDb {
     .unwrap();
     for u in users {
         User::collection(&db)
+            .raw()
             .insert_one(User {
                 id: (*u).into(),
                 name: u.to_uppercase(),
@@ -73,6 +74,7 @@ async fn setup(name: &str, users: &[&str]) -> pattern_testkit::TestDb {
 
 async fn user(db: &mongodb::Database, id: &str) -> User {
     User::collection(db)
+        .raw()
         .find_one(doc! { "_id": id })
         .await
         .unwrap()
@@ -156,6 +158,7 @@ async fn the_seed_normal_user_and_celebrity() {
 async fn concurrent_pushes_lose_nothing_and_respect_every_bound() {
     let db = Arc::new(setup("outlier_concurrent", &[]).await);
     Star::collection(&db)
+        .raw()
         .insert_one(Star {
             id: "star".into(),
             posts: vec![],
@@ -179,6 +182,7 @@ async fn concurrent_pushes_lose_nothing_and_respect_every_bound() {
         t.await.unwrap();
     }
     let star = Star::collection(&db)
+        .raw()
         .find_one(doc! { "_id": "star" })
         .await
         .unwrap()
@@ -377,7 +381,11 @@ async fn an_outlier_parent_that_is_also_a_source_a_target_and_a_counter() {
         books: 0,
         views: 0,
     };
-    Author::collection(&db).insert_one(&ada).await.unwrap();
+    Author::collection(&db)
+        .raw()
+        .insert_one(&ada)
+        .await
+        .unwrap();
     let books = pattern_runtime::Computing::<Book>::new(&db);
     for id in 1..=3 {
         books
@@ -405,6 +413,7 @@ async fn an_outlier_parent_that_is_also_a_source_a_target_and_a_counter() {
         .unwrap();
 
     let stored = Author::collection(&db)
+        .raw()
         .find_one(doc! { "_id": "ada" })
         .await
         .unwrap()
@@ -419,9 +428,10 @@ async fn an_outlier_parent_that_is_also_a_source_a_target_and_a_counter() {
     );
     assert!(posts.check("ada").await.unwrap().is_consistent());
     assert!(Author::computed(&db).verify().await.unwrap().is_empty());
-    let copies: Vec<Book> =
-        futures_util::TryStreamExt::try_collect(Book::collection(&db).find(doc! {}).await.unwrap())
-            .await
-            .unwrap();
+    let copies: Vec<Book> = futures_util::TryStreamExt::try_collect(
+        Book::collection(&db).raw().find(doc! {}).await.unwrap(),
+    )
+    .await
+    .unwrap();
     assert!(copies.iter().all(|b| b.author.name == "Ada L."));
 }

@@ -99,6 +99,7 @@ async fn large_items_never_make_the_main_document_unwritable() {
     let posts = Writer::posts_outlier(&db);
     assert_eq!(posts.spec().max_bytes(), 8 * 1024 * 1024);
     Writer::collection(&db)
+        .raw()
         .insert_one(Writer {
             id: "w".into(),
             posts: vec![],
@@ -141,6 +142,7 @@ async fn a_full_overflow_document_is_closed_and_the_push_goes_on() {
     Poster::sync_indexes(&db).await.unwrap();
     let posts = Poster::posts_outlier(&db);
     Poster::collection(&db)
+        .raw()
         .insert_one(Poster {
             id: "p".into(),
             posts: vec![],

@@ -101,6 +101,7 @@ async fn the_seed_product_stores_bare_ids_and_its_parts_load_in_one_query() {
     let fan = named(1, "fan blade assembly");
     let switch = named(2, "power switch");
     Part::collection(&db)
+        .raw()
         .insert_many([&grommet, &fan, &switch])
         .await
         .unwrap();
@@ -111,7 +112,11 @@ async fn the_seed_product_stores_bare_ids_and_its_parts_load_in_one_query() {
         catalog_number: 1234,
         parts: vec![Ref::to(&grommet), Ref::to(&fan), Ref::to(&switch)],
     };
-    Product::collection(&db).insert_one(&shifter).await.unwrap();
+    Product::collection(&db)
+        .raw()
+        .insert_one(&shifter)
+        .await
+        .unwrap();
 
     // Stored exactly as the seed's document: the parts are bare ObjectIds.
     let stored = stored_doc(&db, "products", doc! {}).await;
@@ -133,6 +138,7 @@ async fn the_seed_product_stores_bare_ids_and_its_parts_load_in_one_query() {
 
     // `product_parts = db.parts.find({_id: {$in: product.parts}})`, typed.
     let read = Product::collection(&db)
+        .raw()
         .find_one(doc! { "catalog_number": 1234 })
         .await
         .unwrap()
@@ -161,7 +167,11 @@ async fn the_seed_product_stores_bare_ids_and_its_parts_load_in_one_query() {
 async fn a_thousand_products_load_their_parts_with_one_query_in_order_with_dangling_reported() {
     let db = test_db("rel_batch").await;
     let parts: Vec<Part> = (0..200).map(part).collect();
-    Part::collection(&db).insert_many(&parts).await.unwrap();
+    Part::collection(&db)
+        .raw()
+        .insert_many(&parts)
+        .await
+        .unwrap();
     let missing = ObjectId::new();
     let products: Vec<Product> = (0..1000)
         .map(|i| Product {
@@ -184,10 +194,12 @@ async fn a_thousand_products_load_their_parts_with_one_query_in_order_with_dangl
         })
         .collect();
     Product::collection(&db)
+        .raw()
         .insert_many(&products)
         .await
         .unwrap();
     let products: Vec<Product> = Product::collection(&db)
+        .raw()
         .find(doc! {})
         .sort(doc! { "catalog_number": 1 })
         .await
@@ -255,6 +267,7 @@ async fn denormalised_part_names_are_kept_in_sync_and_still_load_the_whole_parts
     let grommet = named(0, "#4 grommet");
     let fan = named(1, "fan blade assembly");
     Part::collection(&db)
+        .raw()
         .insert_many([&grommet, &fan])
         .await
         .unwrap();
@@ -264,6 +277,7 @@ async fn denormalised_part_names_are_kept_in_sync_and_still_load_the_whole_parts
         parts: vec![PartName::from(&grommet), PartName::from(&fan)],
     };
     ProductWithNames::collection(&db)
+        .raw()
         .insert_one(&product)
         .await
         .unwrap();
@@ -285,6 +299,7 @@ async fn denormalised_part_names_are_kept_in_sync_and_still_load_the_whole_parts
         .await
         .unwrap();
     let read = ProductWithNames::collection(&db)
+        .raw()
         .find_one(doc! {})
         .await
         .unwrap()
@@ -344,6 +359,7 @@ async fn the_newest_five_thousand_messages_of_one_host_through_the_parent_index(
         ipaddr: "127.0.0.2".into(),
     };
     Host::collection(&db)
+        .raw()
         .insert_many([&goofy, &other])
         .await
         .unwrap();
@@ -368,6 +384,7 @@ async fn the_newest_five_thousand_messages_of_one_host_through_the_parent_index(
         })
         .collect();
     LogMessage::collection(&db)
+        .raw()
         .insert_many(&messages)
         .await
         .unwrap();
@@ -379,6 +396,7 @@ async fn the_newest_five_thousand_messages_of_one_host_through_the_parent_index(
 
     // `host = db.hosts.findOne({ipaddr: ..}); db.logmsg.find({host: host._id}).sort({time: -1}).limit(5000)`
     let host = Host::collection(&db)
+        .raw()
         .find_one(doc! { "ipaddr": "127.66.66.66" })
         .await
         .unwrap()
@@ -465,10 +483,15 @@ async fn persons_and_tasks(db: &mongodb::Database) -> (Person, Person, Vec<Task>
         tasks: vec![],
     };
     Person::collection(db)
+        .raw()
         .insert_many([&kate, &jon])
         .await
         .unwrap();
-    Task::collection(db).insert_many(&tasks).await.unwrap();
+    Task::collection(db)
+        .raw()
+        .insert_many(&tasks)
+        .await
+        .unwrap();
     (kate, jon, tasks)
 }
 
@@ -547,6 +570,7 @@ async fn assign_moves_a_task_between_the_arrays_and_sets_its_owner() {
         Some("Write lesson plan")
     );
     let stored: Vec<Task> = Task::collection(&db)
+        .raw()
         .find(doc! {})
         .await
         .unwrap()
@@ -635,8 +659,16 @@ async fn concurrent_reassignments_keep_every_task_in_exactly_its_owners_array() 
                 .collect(),
         })
         .collect();
-    Person::collection(&db).insert_many(&people).await.unwrap();
-    Task::collection(&db).insert_many(&tasks).await.unwrap();
+    Person::collection(&db)
+        .raw()
+        .insert_many(&people)
+        .await
+        .unwrap();
+    Task::collection(&db)
+        .raw()
+        .insert_many(&tasks)
+        .await
+        .unwrap();
 
     let ids: Vec<ObjectId> = tasks.iter().map(|t| t.id).collect();
     let workers: Vec<_> = (0..8_usize)
@@ -660,6 +692,7 @@ async fn concurrent_reassignments_keep_every_task_in_exactly_its_owners_array() 
     }
 
     let stored: Vec<Task> = Task::collection(&db)
+        .raw()
         .find(doc! {})
         .await
         .unwrap()
@@ -667,6 +700,7 @@ async fn concurrent_reassignments_keep_every_task_in_exactly_its_owners_array() 
         .await
         .unwrap();
     let people: Vec<Person> = Person::collection(&db)
+        .raw()
         .find(doc! {})
         .await
         .unwrap()
@@ -816,7 +850,11 @@ async fn an_optional_parent_of_the_same_model_loads_and_lists_children_under_ser
         cat("poetry", "Poetry", Some("books")),
         cat("lost", "Lost", Some("gone")),
     ];
-    Category::collection(&db).insert_many(&all).await.unwrap();
+    Category::collection(&db)
+        .raw()
+        .insert_many(&all)
+        .await
+        .unwrap();
     let stored = stored_doc(&db, "categories", doc! { "_id": "scifi" }).await;
     assert_eq!(
         stored,

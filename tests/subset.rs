@@ -72,6 +72,7 @@ fn review(n: u32) -> Review {
 
 async fn new_product(db: &mongodb::Database, id: &str) {
     Product::collection(db)
+        .raw()
         .insert_one(Product {
             id: id.into(),
             name: "键盘".into(),
@@ -87,6 +88,7 @@ async fn new_product(db: &mongodb::Database, id: &str) {
 
 async fn load(db: &mongodb::Database, id: &str) -> Product {
     Product::collection(db)
+        .raw()
         .find_one(doc! { "_id": id })
         .await
         .unwrap()
@@ -112,6 +114,7 @@ fn ids(p: &Product) -> Vec<String> {
 
 async fn full_count(db: &mongodb::Database) -> u64 {
     Review::collection(db)
+        .raw()
         .count_documents(doc! {})
         .await
         .unwrap()
@@ -376,6 +379,7 @@ impl From<&Comment> for Comment {
 async fn an_item_too_large_is_a_typed_error_and_nothing_is_written() {
     let db = test_db("subset_large").await;
     Post::collection(&db)
+        .raw()
         .insert_one(Post {
             id: 1,
             latest: Vec::new(),
@@ -404,12 +408,14 @@ async fn an_item_too_large_is_a_typed_error_and_nothing_is_written() {
     assert!(matches!(err, Error::DocumentTooLarge { .. }), "{err:?}");
     assert_eq!(
         Comment::collection(&db)
+            .raw()
             .count_documents(doc! {})
             .await
             .unwrap(),
         1
     );
     let post = Post::collection(&db)
+        .raw()
         .find_one(doc! { "_id": 1 })
         .await
         .unwrap()
@@ -453,6 +459,7 @@ async fn rebuild_repairs_the_parent_from_the_full_collection() {
         .unwrap();
     // Damage: a manual edit, and an item written outside the toolkit.
     Product::collection(&db)
+        .raw()
         .update_one(
             doc! { "_id": "prod_123" },
             doc! { "$set": { "recentReviews": [], "ratingCount": 3, "ratingSum": 0 } },
@@ -460,6 +467,7 @@ async fn rebuild_repairs_the_parent_from_the_full_collection() {
         .await
         .unwrap();
     Review::collection(&db)
+        .raw()
         .insert_one(review(99))
         .await
         .unwrap();

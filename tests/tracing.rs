@@ -319,6 +319,7 @@ async fn the_fallback_without_transactions_is_reported() {
     let (capture, _guard) = capture();
     let db = test_db("tracing_fallback").await;
     Product::collection(&db)
+        .raw()
         .insert_one(Product {
             id: "prod_1".into(),
             recent_reviews: Vec::new(),
@@ -344,6 +345,7 @@ async fn the_fallback_without_transactions_is_reported() {
     };
     reviews.push("prod_1", review).await.unwrap();
     let stored = Product::collection(&db)
+        .raw()
         .find_one(doc! { "_id": "prod_1" })
         .await
         .unwrap()
@@ -424,6 +426,7 @@ async fn relation_loads_and_assignments_run_in_spans_with_their_events() {
     let (capture, _guard) = capture();
     let db = test_db("tracing_relation").await;
     Owner::collection(&db)
+        .raw()
         .insert_many([
             Owner {
                 id: 1,
@@ -440,7 +443,11 @@ async fn relation_loads_and_assignments_run_in_spans_with_their_events() {
         id: 10,
         owner: pattern_runtime::Ref::new(1),
     };
-    Chore::collection(&db).insert_one(&chore).await.unwrap();
+    Chore::collection(&db)
+        .raw()
+        .insert_one(&chore)
+        .await
+        .unwrap();
 
     let loaded = Chore::owner_relation(&db)
         .load(std::slice::from_ref(&chore))
@@ -503,6 +510,7 @@ async fn computed_writes_and_recomputations_run_in_spans_with_their_events() {
     let (capture, _guard) = capture();
     let db = test_db("tracing_computed").await;
     Buyer::collection(&db)
+        .raw()
         .insert_one(Buyer {
             id: 1,
             total_spent: 0,
@@ -563,6 +571,7 @@ async fn outlier_pushes_run_in_spans_and_say_what_overflowed() {
     let (capture, _guard) = capture();
     let db = test_db("tracing_outlier").await;
     Notebook::collection(&db)
+        .raw()
         .insert_one(Notebook {
             id: 1,
             notes: vec![],

@@ -820,6 +820,7 @@ async fn a_tree_whose_nodes_are_extended_reference_sources() {
         .is_empty());
     assert_eq!(
         File::collection(&db)
+            .raw()
             .find_one(doc! { "_id": file.id })
             .await
             .unwrap()
@@ -833,6 +834,7 @@ async fn a_tree_whose_nodes_are_extended_reference_sources() {
         .await
         .unwrap();
     let stored = File::collection(&db)
+        .raw()
         .find_one(doc! { "_id": file.id })
         .await
         .unwrap()
@@ -840,6 +842,7 @@ async fn a_tree_whose_nodes_are_extended_reference_sources() {
     assert_eq!(stored.folder_path, [archive.id, docs.id]);
     assert_eq!(stored.folder.unwrap().title, "documents");
     let stored = File::collection(&db)
+        .raw()
         .find_one(doc! { "_id": loose.id })
         .await
         .unwrap()
@@ -852,6 +855,7 @@ async fn a_tree_whose_nodes_are_extended_reference_sources() {
 
     // A stale path written behind the toolkit's back is found, and repaired from the parents.
     File::collection(&db)
+        .raw()
         .update_one(
             doc! { "_id": file.id },
             doc! { "$set": { "folderPath": [home.id, docs.id] } },

@@ -54,7 +54,12 @@ async fn concurrent_read_modify_save_loses_no_update() {
             let mut conflicts = 0u32;
             for _ in 0..50 {
                 loop {
-                    let mut a = articles.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
+                    let mut a = articles
+                        .raw()
+                        .find_one(doc! { "_id": 1 })
+                        .await
+                        .unwrap()
+                        .unwrap();
                     a.counter += 1;
                     match articles.save(&mut a).await {
                         Ok(v) => {
@@ -78,7 +83,12 @@ async fn concurrent_read_modify_save_loses_no_update() {
     for t in tasks {
         conflicts += t.await.unwrap();
     }
-    let a = articles.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
+    let a = articles
+        .raw()
+        .find_one(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         a.counter, 400,
         "no lost update ({conflicts} conflicts retried)"
@@ -138,6 +148,7 @@ async fn conflict_not_found_and_duplicate_key_are_three_errors() {
     assert_eq!(revisions(&db, 2).await, Vec::<i64>::new());
     assert_eq!(
         articles
+            .raw()
             .find_one(doc! { "_id": 2 })
             .await
             .unwrap()
@@ -208,13 +219,19 @@ async fn history_revision_revert_and_delete() {
 
     // Revert to 1: a new version 4 equal to revision 1.
     assert_eq!(articles.revert(1, 1).await.unwrap(), 4);
-    let now = articles.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
+    let now = articles
+        .raw()
+        .find_one(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!((now.version, now.title.as_str()), (4, "article 1"));
     assert_eq!(revisions(&db, 1).await, [1, 2, 3]);
 
     // Delete keeps the last version in history.
     articles.delete(1).await.unwrap();
     assert!(articles
+        .raw()
         .find_one(doc! { "_id": 1 })
         .await
         .unwrap()
@@ -317,7 +334,12 @@ async fn transient_failures_are_retried_without_a_duplicate_revision() {
     a.title = "never saved".into();
     let err = articles.save(&mut a).await.unwrap_err();
     assert_eq!(err.code(), Some(2), "{err:?}");
-    let stored = articles.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
+    let stored = articles
+        .raw()
+        .find_one(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         (stored.version, stored.title.as_str()),
         (3, "after an unknown commit result")
@@ -396,7 +418,12 @@ async fn modify_retries_conflicts_and_loses_no_update_under_8_writers() {
     for t in tasks {
         t.await.unwrap();
     }
-    let a = articles.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
+    let a = articles
+        .raw()
+        .find_one(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(a.counter, 200, "no lost update");
     assert_eq!(a.version, 201);
     assert_eq!(
@@ -434,7 +461,12 @@ async fn modify_with_one_try_returns_the_conflict_and_counts_stay_exact() {
         conflicts += c;
     }
     assert_eq!(saved + conflicts, 80);
-    let a = articles.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
+    let a = articles
+        .raw()
+        .find_one(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .unwrap();
     // Every reported success is in the document, and nothing else is.
     assert_eq!(a.counter, saved, "{conflicts} conflicts returned");
     assert_eq!(a.version, saved + 1);
@@ -474,7 +506,12 @@ async fn modify_of_a_missing_document_and_a_refused_change_write_nothing() {
         .await
         .unwrap_err();
     assert!(matches!(refused, AppError::TooMany), "{refused:?}");
-    let a = articles.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
+    let a = articles
+        .raw()
+        .find_one(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!((a.version, a.counter), (1, 0));
     assert!(revisions(&db, 1).await.is_empty());
 

@@ -139,6 +139,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     println!("The traps, synced and filled as the article's wrong examples:");
     pattern_runtime::sync_group(&db, "traps", &SyncOptions::new()).await?;
     Article::collection(&db)
+        .raw()
         .insert_one(Article {
             id: 1,
             article: "文章内容".into(),
@@ -146,6 +147,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
         })
         .await?;
     User::collection(&db)
+        .raw()
         .insert_one(User {
             id: 123,
             name: "user123".into(),
@@ -157,6 +159,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     println!("\nAs the article advises, the same data:");
     pattern_runtime::sync_group(&db, "advised", &SyncOptions::new()).await?;
     Post::collection(&db)
+        .raw()
         .insert_one(Post {
             id: 1,
             article: "文章内容".into(),
@@ -176,11 +179,11 @@ async fn main() -> Result<(), Box<dyn Error>> {
             logs: vec![format!("day {d}: logged in")],
         })
         .collect();
-    UserLogs::collection(&db).insert_many(&days).await?;
+    UserLogs::collection(&db).raw().insert_many(&days).await?;
     // Read the way the application would: the latest comments, a user's month of logs.
     let _ = subset.page(1, 10, 10).await?;
     let _ = UserLogs::collection(&db)
-        .find(doc! { UserLogs::FIELDS.user_id: 123, UserLogs::FIELDS.date: { "$gte": DateTime::from_millis(0) } })
+        .raw().find(doc! { UserLogs::FIELDS.user_id: 123, UserLogs::FIELDS.date: { "$gte": DateTime::from_millis(0) } })
         .await?;
     let advised = audit(&db, "advised").await?;
 

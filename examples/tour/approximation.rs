@@ -134,6 +134,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
 /// A user's totals, computed from the orders as they are written.
 async fn computed(db: &mongodb::Database) -> Result<(), Box<dyn std::error::Error>> {
     User::collection(db)
+        .raw()
         .insert_many([user("user123", "Ann"), user("user456", "Bob")])
         .await?;
     let orders = Computing::<Order>::new(db);
@@ -168,6 +169,7 @@ async fn computed(db: &mongodb::Database) -> Result<(), Box<dyn std::error::Erro
 
     // A write around the toolkit: the driver, not `Computing`.
     User::collection(db)
+        .raw()
         .update_one(
             doc! { "_id": "user123" },
             doc! { "$set": { User::FIELDS.total_spent: 9999 } },
@@ -192,6 +194,7 @@ async fn computed(db: &mongodb::Database) -> Result<(), Box<dyn std::error::Erro
 /// 10 500 views of one page, three counters declared on `Page`.
 async fn counters(db: &mongodb::Database) -> Result<(), Box<dyn std::error::Error>> {
     Page::collection(db)
+        .raw()
         .insert_one(Page {
             id: "home".into(),
             batched_views: 0,

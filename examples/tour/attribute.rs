@@ -126,6 +126,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     pattern_runtime::sync_group(&db, "attribute", &SyncOptions::new()).await?;
 
     Record::collection(&db)
+        .raw()
         .insert_many([
             Record {
                 id: 1001,
@@ -218,6 +219,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     println!("\nSeed 004: ticket prices by channel, keyed by `enum Channel`.");
     let price = |channel, price| Price { channel, price };
     Schedule::collection(&db)
+        .raw()
         .insert_many([
             Schedule {
                 id: 1,

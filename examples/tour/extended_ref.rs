@@ -111,8 +111,11 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         title: "墨水".into(),
         price: 8.0,
     };
-    Customer::collection(&db).insert_one(&alice).await?;
-    Product::collection(&db).insert_many([&pen, &ink]).await?;
+    Customer::collection(&db).raw().insert_one(&alice).await?;
+    Product::collection(&db)
+        .raw()
+        .insert_many([&pen, &ink])
+        .await?;
     let line = |p: &Product, quantity| OrderItem {
         product: ProductRef::from(p),
         quantity,
@@ -128,9 +131,10 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
             customer: CustomerRef::from(&alice),
             items,
         };
-        Order::collection(&db).insert_one(&order).await?;
+        Order::collection(&db).raw().insert_one(&order).await?;
     }
     Receipt::collection(&db)
+        .raw()
         .insert_one(Receipt {
             id: 1,
             customer: CustomerRef::from(&alice),
@@ -138,6 +142,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         })
         .await?;
     let first = Order::collection(&db)
+        .raw()
         .clone_with_type::<bson::Document>()
         .find_one(doc! { "_id": 1 })
         .await?
@@ -169,6 +174,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     println!("retitle and reprice the pen: {report}");
 
     let orders: Vec<Order> = Order::collection(&db)
+        .raw()
         .find(doc! {})
         .await?
         .try_collect()
@@ -192,6 +198,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         );
     }
     let receipt = Receipt::collection(&db)
+        .raw()
         .find_one(doc! { "_id": 1 })
         .await?
         .ok_or("receipt")?;
@@ -199,6 +206,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
 
     // A change made with the driver directly is not propagated; resync repairs the copies.
     Customer::collection(&db)
+        .raw()
         .update_one(
             doc! { "_id": alice.id },
             doc! { "$set": { "address": "杭州市滨江区" } },

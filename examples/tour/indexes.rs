@@ -194,6 +194,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     println!("\nTyped field names keep filters in step with serde:");
     let notifications = Notification::collection(&db);
     notifications
+        .raw()
         .insert_one(Notification {
             id: bson::oid::ObjectId::new(),
             kind: "email".into(),
@@ -204,7 +205,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         .await?;
     let filter = doc! { Notification::FIELDS.kind: "email", Notification::FIELDS.created_at: { "$lte": DateTime::now() } };
     println!("  filter {filter}");
-    let found = notifications.count_documents(filter).await?;
+    let found = notifications.raw().count_documents(filter).await?;
     println!("  matches {found} notification(s)");
     Ok(())
 }

@@ -141,6 +141,7 @@ async fn stored(
 /// Each person's tasks, by description (one `$in` for all of them).
 async fn print_tasks(db: &mongodb::Database) -> pattern_runtime::Result<()> {
     let people: Vec<Person> = Person::collection(db)
+        .raw()
         .find(doc! {})
         .sort(doc! { "name": 1 })
         .await?
@@ -181,7 +182,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         ],
         tasks: Vec::new(),
     };
-    Person::collection(&db).insert_one(&kate).await?;
+    Person::collection(&db).raw().insert_one(&kate).await?;
     let person = stored(&db, "person", doc! { "_id": kate.id }).await?;
     println!(
         "One-to-few, the addresses embedded:\n  {}",
@@ -193,6 +194,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     let blade = part("123-bfe-789", "fan blade assembly", 12, 7.5, 19.99);
     let switch = part("123-cdd-012", "power switch", 40, 1.2, 4.99);
     Part::collection(&db)
+        .raw()
         .insert_many([&grommet, &blade, &switch])
         .await?;
     let shifter = Product {
@@ -212,6 +214,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         parts: vec![Ref::to(&grommet), Ref::new(gone)],
     };
     Product::collection(&db)
+        .raw()
         .insert_many([&shifter, &righty])
         .await?;
     let product = stored(&db, "products", doc! { "catalog_number": 1234 }).await?;
@@ -220,6 +223,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         product.ok_or("product 1234")?
     );
     let products: Vec<Product> = Product::collection(&db)
+        .raw()
         .find(doc! {})
         .sort(doc! { "catalog_number": 1 })
         .await?
@@ -253,7 +257,10 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         name: "dopey.example.com".into(),
         ipaddr: "127.77.77.77".into(),
     };
-    Host::collection(&db).insert_many([&goofy, &other]).await?;
+    Host::collection(&db)
+        .raw()
+        .insert_many([&goofy, &other])
+        .await?;
     let fire = DateTime::parse_rfc3339_str("2014-03-28T09:42:41.382Z")?;
     let mut messages = Vec::new();
     for minutes in (0..10).rev() {
@@ -271,8 +278,9 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
             });
         }
     }
-    LogMsg::collection(&db).insert_many(&messages).await?;
+    LogMsg::collection(&db).raw().insert_many(&messages).await?;
     let host = Host::collection(&db)
+        .raw()
         .find_one(doc! { "ipaddr": "127.66.66.66" })
         .await?
         .ok_or("host")?;
@@ -304,15 +312,16 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         task("Grade homework", "2014-04-02T00:00:00Z", &kate)?,
         task("Order chalk", "2014-04-03T00:00:00Z", &kate)?,
     ];
-    Task::collection(&db).insert_many(&tasks).await?;
+    Task::collection(&db).raw().insert_many(&tasks).await?;
     let kate = Person {
         tasks: tasks.iter().map(Ref::to).collect(),
         ..kate
     };
     Person::collection(&db)
+        .raw()
         .replace_one(doc! { "_id": kate.id }, &kate)
         .await?;
-    Person::collection(&db).insert_one(&jane).await?;
+    Person::collection(&db).raw().insert_one(&jane).await?;
     println!("\nTwo-way: person.tasks and task.owner");
     print_tasks(&db).await?;
     let owner = Task::owner_relation(&db);
@@ -325,6 +334,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
 
     // What the seed warns of: an update of one side only, with the driver.
     Task::collection(&db)
+        .raw()
         .update_one(
             doc! { "_id": tasks[2].id },
             doc! { "$set": { "owner": jane.id } },
@@ -375,7 +385,10 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
             PartName::from(&switch),
         ],
     };
-    NamedProduct::collection(&db).insert_one(&named).await?;
+    NamedProduct::collection(&db)
+        .raw()
+        .insert_one(&named)
+        .await?;
     let one = doc! { "_id": named.id };
     let product = stored(&db, "named_products", one.clone()).await?;
     println!(

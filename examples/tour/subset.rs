@@ -87,6 +87,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         println!("  product_reviews index (created with the product's indexes): {index}");
     }
     Product::collection(&db)
+        .raw()
         .insert_one(Product {
             id: "prod_123".into(),
             name: "键盘".into(),
@@ -115,6 +116,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
             .await?;
     }
     let p = Product::collection(&db)
+        .raw()
         .find_one(doc! { "_id": "prod_123" })
         .await?
         .ok_or("the product is there")?;
@@ -130,7 +132,10 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         p.rating_sum,
         p.rating_avg.unwrap_or_default()
     );
-    let full = Review::collection(&db).count_documents(doc! {}).await?;
+    let full = Review::collection(&db)
+        .raw()
+        .count_documents(doc! {})
+        .await?;
     println!("  product_reviews holds {full}");
 
     let page: Vec<String> = reviews
@@ -147,6 +152,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     println!("\nRemoving r_024 (the newest) refills the ten from product_reviews:");
     reviews.remove("prod_123", "r_024").await?;
     let p = Product::collection(&db)
+        .raw()
         .find_one(doc! { "_id": "prod_123" })
         .await?
         .ok_or("there")?;
@@ -164,6 +170,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
 
     println!("\nSomeone empties the array by hand; rebuild() repairs it from product_reviews:");
     Product::collection(&db)
+        .raw()
         .update_one(
             doc! { "_id": "prod_123" },
             doc! { "$set": { "recentReviews": [], "ratingCount": 0 } },
@@ -171,6 +178,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         .await?;
     reviews.rebuild("prod_123").await?;
     let p = Product::collection(&db)
+        .raw()
         .find_one(doc! { "_id": "prod_123" })
         .await?
         .ok_or("there")?;
@@ -188,7 +196,10 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     }
     println!(
         "  product_reviews still holds {}",
-        Review::collection(&db).count_documents(doc! {}).await?
+        Review::collection(&db)
+            .raw()
+            .count_documents(doc! {})
+            .await?
     );
     Ok(())
 }

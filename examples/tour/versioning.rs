@@ -39,6 +39,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
 
     // Two editors load version 1.
     let mut theirs = articles
+        .raw()
         .find_one(doc! { "_id": "a1" })
         .await?
         .ok_or("there")?;
@@ -53,6 +54,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         }) => {
             println!("editor B saves from version {expected}: conflict, the article is at {found}");
             let mut fresh = articles
+                .raw()
                 .find_one(doc! { "_id": "a1" })
                 .await?
                 .ok_or("there")?;
@@ -78,6 +80,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
 
     let v = articles.revert("a1", 1).await?;
     let now = articles
+        .raw()
         .find_one(doc! { "_id": "a1" })
         .await?
         .ok_or("there")?;

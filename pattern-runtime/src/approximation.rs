@@ -70,6 +70,18 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # In the caller's transaction
+//!
+//! [`SampledCounter::in_transaction`], [`ShardedCounter::in_transaction`] and
+//! [`ShardedField::in_transaction`] bind a counter to the caller's
+//! [`Transaction`](crate::Transaction): its writes are kept or dropped with it. A
+//! [`BatchedCounter`] has no such form: one of its writes carries the events of every caller
+//! since the last flush, so no single caller's transaction can own it.
+//!
+//! The counted fields are not watched by the [map of derived data](mod@crate::derived): a copy
+//! or a sum of an approximate counter would cost each write a transaction and two reads, which
+//! the pattern exists to avoid. Declare no extended-reference copy or computed value over them.
+//!
 //! What a crash loses: a [`BatchedCounter`] holds at most `threshold - 1` events per document
 //! in memory (fewer with [`BatchedCounter::flush_every`]: what arrived since the last flush); a
 //! [`SampledCounter`] and a [`ShardedCounter`] hold nothing.
@@ -186,6 +198,12 @@ impl Random {
         Random::seeded(nanos ^ NEXT.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed))
     }
 
+    /// A new sequence seeded from this one's next number: repeatable when this one is, and not
+    /// the same draws.
+    fn split(&self) -> Random {
+        Random::seeded((self.next_f64() * (1u64 << 53) as f64) as u64 ^ 0x5851_F42D_4C95_7F2D)
+    }
+
     /// A repeatable sequence (SplitMix64) from `seed`.
     pub fn seeded(seed: u64) -> Self {
         Random {
@@ -222,6 +240,8 @@ struct Increments {
     collection: Collection<Document>,
     field: String,
     writes: AtomicU64,
+    /// The caller's transaction, when bound to one.
+    tx: Option<crate::txn::Transaction>,
 }
 
 impl Increments {
@@ -230,19 +250,34 @@ impl Increments {
             collection,
             field,
             writes: AtomicU64::new(0),
+            tx: None,
+        }
+    }
+
+    /// The same target in the caller's transaction `tx` (its own count of writes).
+    fn in_transaction(&self, tx: &crate::txn::Transaction) -> Self {
+        Increments {
+            collection: self.collection.clone(),
+            field: self.field.clone(),
+            writes: AtomicU64::new(0),
+            tx: Some(tx.clone()),
         }
     }
 
     /// `$inc` of `amount` on the document `id`, created if missing.
     async fn inc(&self, id: &Bson, amount: Bson, what: &'static str) -> Result<()> {
         crate::literal::check_id("_id", id)?;
-        self.collection
+        let inc = self
+            .collection
             .update_one(
                 doc! { "_id": id.clone() },
                 doc! { "$inc": { self.field.as_str(): amount.clone() } },
             )
-            .upsert(true)
-            .await?;
+            .upsert(true);
+        match &self.tx {
+            Some(tx) => inc.session(&mut *tx.session().await).await?,
+            None => inc.await?,
+        };
         self.writes.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(
             target: "pattern_runtime::approximation",
@@ -514,6 +549,18 @@ impl SampledCounter {
         })
     }
 
+    /// The same counter in the caller's transaction `tx`: each write [`add`](Self::add) makes
+    /// runs in `tx`'s session, and is kept or dropped with it. It draws from its own sequence,
+    /// split from this one's. See [`Transaction`](crate::Transaction).
+    #[must_use]
+    pub fn in_transaction(&self, tx: &crate::txn::Transaction) -> Self {
+        SampledCounter {
+            target: self.target.in_transaction(tx),
+            p: self.p,
+            random: self.random.split(),
+        }
+    }
+
     /// Counts one event of the document `id`: with probability `p`, one `$inc` of `1/p`
     /// (creating the document if missing). Returns whether it wrote.
     pub async fn add(&self, id: impl Into<Bson>) -> Result<bool> {
@@ -614,6 +661,19 @@ impl ShardedCounter {
         }
     }
 
+    /// The same counter in the caller's transaction `tx`: each upsert [`add`](Self::add)
+    /// sends runs in `tx`'s session; [`read`](Self::read) still reads outside it (what is
+    /// committed). See [`Transaction`](crate::Transaction).
+    #[must_use]
+    pub fn in_transaction(&self, tx: &crate::txn::Transaction) -> Self {
+        ShardedCounter {
+            target: self.target.in_transaction(tx),
+            key: self.key.clone(),
+            shards: self.shards,
+            random: self.random.split(),
+        }
+    }
+
     /// Adds `n` to a random shard (one upsert).
     pub async fn add(&self, n: i64) -> Result<()> {
         let k = ((self.random.next_f64() * f64::from(self.shards)) as u32).min(self.shards - 1);
@@ -691,6 +751,19 @@ impl ShardedField {
     pub fn with_randomness(mut self, random: Random) -> Self {
         self.counter.random = random;
         self
+    }
+
+    /// The same counter in the caller's transaction `tx`: [`add`](Self::add)'s upsert runs in
+    /// `tx`'s session (reads and [`snapshot`](Self::snapshot) stay outside it). See
+    /// [`Transaction`](crate::Transaction).
+    #[must_use]
+    pub fn in_transaction(&self, tx: &crate::txn::Transaction) -> Self {
+        ShardedField {
+            counter: self.counter.in_transaction(tx),
+            owner: self.owner.clone(),
+            field: self.field,
+            id: self.id.clone(),
+        }
     }
 
     /// The collection of the shard documents.

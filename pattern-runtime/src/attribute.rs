@@ -187,6 +187,8 @@ pub enum Order {
 pub struct Attributes<M, I> {
     db: mongodb::Database,
     spec: &'static AttributeSpec,
+    /// The caller's transaction, when bound to one.
+    tx: Option<crate::txn::Transaction>,
     _types: PhantomData<fn() -> (M, I)>,
 }
 
@@ -195,6 +197,7 @@ impl<M, I> Clone for Attributes<M, I> {
         Attributes {
             db: self.db.clone(),
             spec: self.spec,
+            tx: self.tx.clone(),
             _types: PhantomData,
         }
     }
@@ -316,7 +319,20 @@ impl<M, I> Attributes<M, I> {
         Attributes {
             db: db.clone(),
             spec,
+            tx: None,
             _types: PhantomData,
+        }
+    }
+
+    /// The same field in the caller's transaction `tx`: [`set`](Self::set),
+    /// [`unset`](Self::unset) and [`get`](Self::get), with whatever derives from the field,
+    /// run once in `tx`'s session; committing, aborting and retrying are the caller's. See
+    /// [`Transaction`](crate::Transaction).
+    #[must_use]
+    pub fn in_transaction(&self, tx: &crate::txn::Transaction) -> Self {
+        Attributes {
+            tx: Some(tx.clone()),
+            ..self.clone()
         }
     }
 
@@ -408,10 +424,15 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
             }
         };
         let pipeline = vec![doc! { "$set": { self.spec.field(): value } }];
-        let result = self
-            .raw()
-            .update_one(doc! { "_id": id.clone() }, pipeline)
-            .await?;
+        let result = crate::derived::update_one(
+            &self.db,
+            self.tx.as_ref(),
+            M::SCHEMA,
+            doc! { "_id": id.clone() },
+            pipeline,
+            &[self.spec.field()],
+        )
+        .await?;
         if result.matched_count == 0 {
             return Err(Self::not_found(id));
         }
@@ -431,13 +452,15 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
         let id = crate::literal::id("_id", id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let key = Self::key_str(key)?;
-        let result = self
-            .raw()
-            .update_one(
-                doc! { "_id": id.clone() },
-                doc! { "$pull": { self.spec.field(): { I::KEY: &key } } },
-            )
-            .await?;
+        let result = crate::derived::update_one(
+            &self.db,
+            self.tx.as_ref(),
+            M::SCHEMA,
+            doc! { "_id": id.clone() },
+            doc! { "$pull": { self.spec.field(): { I::KEY: &key } } },
+            &[self.spec.field()],
+        )
+        .await?;
         if result.matched_count == 0 {
             return Err(Self::not_found(id));
         }
@@ -457,11 +480,14 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
         let id = crate::literal::id("_id", id)?;
         let key = Self::key_str(key)?;
         let field = self.spec.field();
-        let found = self
-            .raw()
+        let raw = self.raw();
+        let read = raw
             .find_one(doc! { "_id": id.clone() })
-            .projection(doc! { field: { "$elemMatch": { I::KEY: &key } } })
-            .await?;
+            .projection(doc! { field: { "$elemMatch": { I::KEY: &key } } });
+        let found = match &self.tx {
+            Some(tx) => read.session(&mut *tx.session().await).await?,
+            None => read.await?,
+        };
         let Some(doc) = found else {
             return Err(Self::not_found(id));
         };

@@ -47,6 +47,7 @@
 //!
 //! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
 //! User::collection(&db)
+//!     .raw()
 //!     .insert_one(User { id: "u1".into(), total_spent: 0, order_count: 0 })
 //!     .await?;
 //! // Each write of an order and the `$inc` of its user, in one transaction.

@@ -76,7 +76,7 @@ use mongodb::{ClientSession, Collection, Database};
 
 use crate::schema::{registered_models, ModelSchema};
 pub use crate::schema::{Change, Dependent};
-use crate::txn::{collect_in, in_session};
+use crate::txn::{collect_in, in_session, transact, Transaction};
 
 type Map = HashMap<usize, Vec<Box<dyn Dependent>>>;
 
@@ -374,6 +374,35 @@ pub(crate) async fn update_many(
         watch.after(db, session).await?;
     }
     Ok(result)
+}
+
+/// One `updateOne` a pattern's handle makes on `model`, changing `fields`: sent alone when the
+/// handle is in no transaction and nothing derives from those fields (one round trip, as
+/// without the map); otherwise in the caller's transaction `tx` (or one of its own), with a
+/// `find` before and after for the dependents, which are brought up to date in it.
+pub(crate) async fn update_one(
+    db: &Database,
+    tx: Option<&Transaction>,
+    model: &'static ModelSchema,
+    filter: Document,
+    update: impl Into<UpdateModifications>,
+    fields: &[&str],
+) -> crate::error::Result<UpdateResult> {
+    let update = update.into();
+    let coll: Collection<Document> = db.collection(model.collection());
+    if tx.is_none() && !has_dependents(model, Some(fields)) {
+        return Ok(coll.update_one(filter, update).await?);
+    }
+    transact!(db, tx, |s| async {
+        let mut s: Option<&mut ClientSession> = s;
+        let watch = watch(db, s.as_deref_mut(), model, Some(fields), &filter).await?;
+        let op = coll.update_one(filter.clone(), update.clone());
+        let result = in_session!(op, s.as_deref_mut())?;
+        if let Some(watch) = watch {
+            watch.after(db, s).await?;
+        }
+        Ok(result)
+    })
 }
 
 /// `deleteOne(filter)` (`deleteMany` when `many`) on the collection of the model `name`, its

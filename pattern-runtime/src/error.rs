@@ -534,6 +534,15 @@ pub(crate) fn refusal(error: Error) -> mongodb::error::Error {
     mongodb::error::Error::custom(Refusal(std::sync::Mutex::new(Some(error))))
 }
 
+/// `error` as a transaction body's error: a driver error as it came (its labels decide whether
+/// the transaction is retried), any other as a [`refusal`].
+pub(crate) fn into_body(error: Error) -> mongodb::error::Error {
+    match error {
+        Error::Driver { source, .. } => *source,
+        other => refusal(other),
+    }
+}
+
 impl From<mongodb::error::Error> for Error {
     fn from(e: mongodb::error::Error) -> Self {
         if let Some(refusal) = e.get_custom::<Refusal>() {

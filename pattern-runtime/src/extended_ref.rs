@@ -111,13 +111,13 @@
 //! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
 //! let ada = Customer { id: ObjectId::new(), name: "Ada".into(), address: "1 Main St".into(), loyalty_points: 0 };
 //! let pen = Product { id: ObjectId::new(), sku: "P-1".into(), title: "Pen".into(), price: 2.5 };
-//! Customer::collection(&db).insert_one(&ada).await?;
+//! Customer::collection(&db).raw().insert_one(&ada).await?;
 //! let order = Order {
 //!     id: ObjectId::new(),
 //!     customer: CustomerRef::from(&ada),
 //!     items: vec![OrderItem { product: ProductRef::from(&pen), quantity: 2, price_at_order: pen.price }],
 //! };
-//! Order::collection(&db).insert_one(&order).await?;
+//! Order::collection(&db).raw().insert_one(&order).await?;
 //!
 //! // One transaction: the customer, then every `propagate` copy of `name`.
 //! let report = Customer::references(&db)
@@ -153,7 +153,7 @@
 //! `written` embeddings are updated, `failed` are not) and [`References::resync`] repairs it; two
 //! writers changing one source at once may leave the copies with the older value.
 //!
-//! Changes made with the driver directly (`Customer::collection(&db).update_one(..)`), by other
+//! Changes made with the driver directly (`Customer::collection(&db).raw().update_one(..)`), by other
 //! programs or in the shell are not propagated by these calls: [`References::resync`] repairs one
 //! document's copies, and [`References::watch`] follows a change stream on the source collection
 //! and propagates each change as it comes.

@@ -46,8 +46,8 @@
 //! let report = pattern_runtime::sync_indexes(&db).await?;
 //! print!("{report}");
 //!
-//! let products = Product::collection(&db); // the typed handle: every driver method, and more
-//! let count = products.count_documents(bson::doc! {}).await?;
+//! let products = Product::collection(&db); // the typed handle; `raw()` is the driver's collection
+//! let count = products.raw().count_documents(bson::doc! {}).await?;
 //! # Ok(()) }
 //! ```
 //!
@@ -254,21 +254,32 @@
 //! | `#[subset]` and `#[outlier]` on one field | refused at compile time: choose one | `tests/ui/outlier/with_subset.rs` |
 //! | an outlier's overflow in the model's own collection | refused at compile time: its unique index would admit one document | `tests/ui/outlier/own_collection.rs` |
 //!
+//! | outlier + extended-reference copy of its count + computed sum of the counts | `push`, `push_many`, `remove`, `rebuild` keep the copy and the sum | `tests/compose_tx.rs` |
+//! | attribute array copied by an extended reference | `set` and `unset` rewrite the copies | `tests/compose_tx.rs` |
+//! | preallocated grid + computed count of the slots per holder | `book`, `book_all`, `cancel`, `release` move the holder's count | `tests/compose_tx.rs` |
+//! | polymorphic variant writes + computed count by a common field | `insert_one`, `insert_many`, `update_one`/`update_many` (the pointer moved), `delete_many` keep the counts | `tests/compose_tx.rs` |
+//! | subset parent's array or counters copied or summed by another model | `push`, `remove`, `rebuild` keep them | through the same map as above |
+//!
 //! Several operations, of several patterns, run in one caller's [`Transaction`]: bind each
 //! handle with `in_transaction(&tx)`, then commit or abort. Aborted, nothing is kept; committed,
 //! every write and everything derived from it is there (`tests/compose.rs` books a night,
-//! pushes the stay into a subset and counts the invoice in one). Bound handles today:
-//! [`Computing`], [`References`], [`Slots`] (`book`, `book_all`, `cancel`, `release`, `get`),
-//! [`Subset`], [`ModelCollection`] (a versioned model's writes), [`Tree`] and the [`Holders`]
-//! taken from a bound tree. The outlier, attribute, relation, bucket and approximation
-//! operations still run their own transactions.
+//! pushes the stay into a subset and counts the invoice in one; `tests/compose_tx.rs` runs one
+//! write of every handle below in one, then aborts or commits it). Bound handles:
+//! [`Computing`], [`References`], [`Slots`], [`Subset`], [`ModelCollection`] (a versioned
+//! model's writes, and a polymorphic model's [`variant`](ModelCollection::variant) handles),
+//! [`Tree`] and the [`Holders`] taken from a bound tree, [`Outlier`], [`Attributes`],
+//! [`TwoWay`], [`Series`], [`SampledCounter`](approximation::SampledCounter),
+//! [`ShardedCounter`](approximation::ShardedCounter) and
+//! [`ShardedField`](approximation::ShardedField). A [`BatchedCounter`](approximation::BatchedCounter)
+//! has none: one of its writes carries the events of every caller since its last flush.
 //!
-//! Not yet through the map (their writes keep their own data, but not other patterns' data
-//! derived from the fields they write): a subset parent's own fields, outlier pushes,
-//! attribute writes, a two-way relation's owner arrays, preallocated slots, buckets and
-//! approximate counters. Writes made with
-//! the driver directly ([`ModelCollection`] derefs to the driver's collection) keep nothing:
-//! the doctor reports the drift, and each pattern's repair call fixes it.
+//! Writes that do not go through the map (documented on each): approximate counters (a copy
+//! or a sum of one would cost each counted event a transaction and two reads, which the
+//! pattern exists to avoid), bucket documents (no model derives data from them), a bitmap
+//! grid's `book_range`/`free_range`, and the maintenance calls (`repair`, `rebuild` of a tree
+//! or a relation). The driver's collection is an explicit choice,
+//! [`ModelCollection::raw`]: its writes keep nothing, the doctor reports the drift they leave,
+//! and each pattern's repair call fixes it.
 //!
 //! # Features
 //!

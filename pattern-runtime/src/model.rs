@@ -2,7 +2,6 @@
 
 use std::fmt;
 use std::future::Future;
-use std::ops::Deref;
 
 use mongodb::{Collection, Database};
 use serde::de::DeserializeOwned;
@@ -61,8 +60,10 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + Sized + 's
 )]
 pub trait Unversioned {}
 
-/// The typed handle on a model's collection: the driver's [`Collection<M>`] (reachable through
-/// `Deref`, so every driver method works on it) plus the toolkit's operations for the model.
+/// The typed handle on a model's collection: the toolkit's operations for the model (a
+/// versioned model's writes, a polymorphic model's variants, the index sync), and the driver's
+/// [`Collection<M>`] through [`raw`](ModelCollection::raw), an explicit choice because its
+/// writes go around what the toolkit keeps.
 pub struct ModelCollection<M: Model> {
     db: Database,
     inner: Collection<M>,
@@ -83,7 +84,8 @@ impl<M: Model> ModelCollection<M> {
     /// The same collection in the caller's transaction `tx`: the toolkit's operations on it (a
     /// versioned model's `insert`, `save`, `update`, `delete`, ...) run in it, with what derives
     /// from them, and commit or abort with it (see [`Transaction`]). The driver's own methods
-    /// (through `Deref`) take the session themselves: `.session(&mut *tx.session().await)`.
+    /// (through [`raw`](Self::raw)) take the session themselves:
+    /// `.session(&mut *tx.session().await)`.
     #[must_use]
     pub fn in_transaction(&self, tx: &Transaction) -> Self {
         ModelCollection {
@@ -97,8 +99,19 @@ impl<M: Model> ModelCollection<M> {
         self.tx.as_ref()
     }
 
-    /// The driver's typed collection.
-    pub fn inner(&self) -> &Collection<M> {
+    /// The driver's typed collection, for what the toolkit does not wrap: reads, aggregations,
+    /// and writes that knowingly go around the patterns.
+    ///
+    /// A write through it is sent as it is. It skips what the toolkit keeps for the model:
+    /// - a versioned model's revisions and version check;
+    /// - the data other models keep from its fields (extended-reference copies, computed counts
+    ///   and sums, tree paths: the [map of derived data](mod@crate::derived));
+    /// - the checks on fields a pattern keeps itself (a tree's parent, a computed value).
+    ///
+    /// The [doctor](mod@crate::doctor) and each pattern's `check` find what such a write left
+    /// behind, and the pattern's `repair` (or `recompute`, `resync`) brings it back. In the
+    /// caller's transaction, pass the session: `.session(&mut *tx.session().await)`.
+    pub fn raw(&self) -> &Collection<M> {
         &self.inner
     }
 
@@ -110,13 +123,6 @@ impl<M: Model> ModelCollection<M> {
     /// Syncs `M`'s indexes; see [`Model::sync_indexes`].
     pub async fn sync_indexes(&self) -> Result<SyncReport> {
         sync::sync_schemas(&self.db, &[M::SCHEMA], &SyncOptions::default()).await
-    }
-}
-
-impl<M: Model> Deref for ModelCollection<M> {
-    type Target = Collection<M>;
-    fn deref(&self) -> &Collection<M> {
-        &self.inner
     }
 }
 

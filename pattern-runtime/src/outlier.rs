@@ -39,6 +39,7 @@
 //!
 //! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
 //! User::collection(&db)
+//!     .raw()
 //!     .insert_one(User { id: "user123".into(), posts: vec![], is_outlier: false, posts_count: 0 })
 //!     .await?;
 //! let posts = User::posts_outlier(&db);
@@ -50,7 +51,7 @@
 //!
 //! # Writes
 //!
-//! No write needs a transaction. [`Outlier::push`] and [`push_many`](Outlier::push_many) first
+//! No write needs a transaction of its own. [`Outlier::push`] and [`push_many`](Outlier::push_many) first
 //! try one conditional update of the main document: `$push` and `$inc` of the count where the
 //! document is not an outlier and both its count and its array leave room. That is the whole
 //! write for a normal document: one round trip. When it matches nothing, one `findAndModify`
@@ -88,6 +89,17 @@
 //! were written): the count is then ahead of the items, and [`Outlier::rebuild`] repairs it.
 //! [`Outlier::remove`] and [`rebuild`](Outlier::rebuild) run in a transaction.
 //!
+//! # With other patterns, and in the caller's transaction
+//!
+//! When another pattern keeps data derived from the main document's items, count or flag (a
+//! computed sum of the counts, an extended-reference copy of the count: the
+//! [map of derived data](mod@crate::derived)), a push runs the same writes in one transaction
+//! with a `find` of those fields before and after, and brings that data up to date in it.
+//! [`Outlier::in_transaction`] binds the handle to the caller's [`Transaction`]: pushes,
+//! removals and rebuilds run once in its session, and any error is returned as it is (nothing
+//! is [`Incomplete`](Error::Incomplete): the caller's abort keeps nothing). Without either,
+//! a push sends exactly the writes above.
+//!
 //! # Reads
 //!
 //! [`items`](Outlier::items) reads the main document, then (for an outlier only) its overflow
@@ -117,7 +129,7 @@ use crate::error::{check_size, room_for, value_cost, Error, Result, ELEMENT_OVER
 use crate::index::IndexSpec;
 use crate::model::Model;
 use crate::schema::{ModelSchema, PatternSpec};
-use crate::txn::{collect_in, in_session, transact};
+use crate::txn::{collect_in, in_session, transact, Transaction};
 
 /// An `#[outlier(...)]` field, as static data.
 #[derive(Debug, Clone, Copy)]
@@ -346,6 +358,8 @@ impl OutlierState {
 pub struct Outlier<P, T> {
     db: Database,
     spec: &'static OutlierSpec,
+    /// The caller's transaction, when bound to one.
+    tx: Option<Transaction>,
     _types: PhantomData<fn() -> (P, T)>,
 }
 
@@ -354,6 +368,7 @@ impl<P, T> Clone for Outlier<P, T> {
         Outlier {
             db: self.db.clone(),
             spec: self.spec,
+            tx: self.tx.clone(),
             _types: PhantomData,
         }
     }
@@ -433,7 +448,18 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         Outlier {
             db: db.clone(),
             spec,
+            tx: None,
             _types: PhantomData,
+        }
+    }
+
+    /// The same field in the caller's transaction `tx`: its pushes, removals and rebuilds,
+    /// with whatever derives from the main document's fields, run once in `tx`'s session;
+    /// committing, aborting and retrying are the caller's. See [`Transaction`].
+    pub fn in_transaction(&self, tx: &Transaction) -> Self {
+        Outlier {
+            tx: Some(tx.clone()),
+            ..self.clone()
         }
     }
 
@@ -490,7 +516,6 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
             return Ok(());
         }
         let spec = self.spec;
-        let budget = spec.max_bytes() as usize;
         // An item alone in an overflow document: `_id`, parent, seq and the array around it,
         // measured once with an empty item; each item adds its own bytes to that.
         let around = check_size(
@@ -518,6 +543,40 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
             }
             docs.push((doc, c));
         }
+        let fields = [spec.field(), spec.count(), spec.flag()];
+        if self.tx.is_none() && !crate::derived::has_dependents(P::SCHEMA, Some(&fields)) {
+            // Nothing derives from the main document's items or count: no transaction (see
+            // the module documentation).
+            return self.push_in(None, &id, docs).await;
+        }
+        // In the caller's transaction, or in one of its own so that what derives from the
+        // count or the items moves with them: the same writes, in one session.
+        transact!(self.db, self.tx.as_ref(), |s| async {
+            let mut s: Option<&mut ClientSession> = s;
+            let watch = self.watch_main(s.as_deref_mut(), &id).await?;
+            self.push_in(s.as_deref_mut(), &id, docs.clone())
+                .await
+                .map_err(crate::error::into_body)?;
+            if let Some(watch) = watch {
+                watch.after(&self.db, s).await?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The writes of [`push_many`](Self::push_many), in `s` when there is one (then an error
+    /// is returned as it is: the transaction keeps nothing, so nothing is incomplete).
+    async fn push_in(
+        &self,
+        mut s: Option<&mut ClientSession>,
+        id: &Bson,
+        docs: Vec<(Bson, usize)>,
+    ) -> Result<()> {
+        let spec = self.spec;
+        let span = tracing::Span::current();
+        let budget = spec.max_bytes() as usize;
+        let in_transaction = s.is_some();
+        let id = id.clone();
         let n = docs.len() as i64;
         let limit = i64::from(spec.limit());
         let main = self.main();
@@ -526,21 +585,20 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         // array and the byte budget all say there is room, so none can be passed.
         if n <= limit && all_bytes <= budget {
             let room = format!("{}.{}", spec.field(), limit - n);
-            let result = main
-                .update_one(
-                    doc! {
-                        "_id": id.clone(),
-                        spec.flag(): { "$ne": true },
-                        spec.count(): { "$lte": limit - n },
-                        room: { "$exists": false },
-                        "$expr": room_for(budget, all_bytes),
-                    },
-                    doc! {
-                        "$push": { spec.field(): { "$each": all } },
-                        "$inc": { spec.count(): n },
-                    },
-                )
-                .await?;
+            let update = main.update_one(
+                doc! {
+                    "_id": id.clone(),
+                    spec.flag(): { "$ne": true },
+                    spec.count(): { "$lte": limit - n },
+                    room: { "$exists": false },
+                    "$expr": room_for(budget, all_bytes),
+                },
+                doc! {
+                    "$push": { spec.field(): { "$each": all } },
+                    "$inc": { spec.count(): n },
+                },
+            );
+            let result = in_session!(update, s.as_deref_mut())?;
             if result.matched_count == 1 {
                 span.record("overflowed", 0);
                 return Ok(());
@@ -548,15 +606,15 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         }
         // The items do not all fit: count them and flag the document in one update, which
         // returns the count before them.
-        let before = main
+        let count = main
             .find_one_and_update(
                 doc! { "_id": id.clone() },
                 doc! { "$inc": { spec.count(): n }, "$set": { spec.flag(): true } },
             )
             .projection(doc! { spec.flag(): 1, spec.count(): 1 })
-            .return_document(ReturnDocument::Before)
-            .await?
-            .ok_or_else(|| self.not_found(id.clone()))?;
+            .return_document(ReturnDocument::Before);
+        let before =
+            in_session!(count, s.as_deref_mut())?.ok_or_else(|| self.not_found(id.clone()))?;
         let outlier = before.get_bool(spec.flag()).unwrap_or(false);
         let stored = int(before.get(spec.count()));
         // Only the push that crosses the limit has items for the main document: every later
@@ -573,17 +631,15 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
             let push = if bytes > budget {
                 None
             } else {
-                Some(
-                    main.update_one(
-                        doc! {
-                            "_id": id.clone(),
-                            guard: { "$exists": false },
-                            "$expr": room_for(budget, bytes),
-                        },
-                        doc! { "$push": { spec.field(): { "$each": embedded } } },
-                    )
-                    .await,
-                )
+                let update = main.update_one(
+                    doc! {
+                        "_id": id.clone(),
+                        guard: { "$exists": false },
+                        "$expr": room_for(budget, bytes),
+                    },
+                    doc! { "$push": { spec.field(): { "$each": embedded } } },
+                );
+                Some(in_session!(update, s.as_deref_mut()))
             };
             match push {
                 Some(Ok(r)) if r.matched_count == 1 => {}
@@ -595,6 +651,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                     all.extend(rest);
                     rest = all;
                 }
+                Some(Err(e)) if in_transaction => return Err(e.into()),
                 Some(Err(e)) => {
                     return Err(Error::Incomplete {
                         written: 0,
@@ -613,7 +670,10 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         // items makes it miss, and the slow path reads the last document instead).
         let first = (stored + room as i64 - limit).max(0);
         let from_seq = (first / i64::from(spec.capacity())).max(1);
-        if let Err(e) = self.overflow_push(&id, &mut rest, from_seq).await {
+        if let Err(e) = self.overflow_push(s, &id, &mut rest, from_seq).await {
+            if in_transaction {
+                return Err(e);
+            }
             let failed = rest.len();
             tracing::debug!(
                 written = docs.len() - failed,
@@ -642,8 +702,12 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     /// loses a race to another reads the last document again. A closed document never takes an
     /// item again, even after removals made room in it: the items stay in push order. An item
     /// larger than the byte budget (but within 16 MiB) gets a document of its own.
+    ///
+    /// In a session (`s`), a duplicate key is returned at once: the transaction is over, and a
+    /// retry of the whole transaction reads the documents again.
     async fn overflow_push(
         &self,
+        mut s: Option<&mut ClientSession>,
         id: &Bson,
         rest: &mut Vec<(Bson, usize)>,
         from_seq: i64,
@@ -657,38 +721,34 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
             let take = fit(rest, capacity, budget).max(1);
             let (items, bytes) = split(&rest[..take]);
             let guard = format!("{}.{}", spec.field(), capacity - take);
-            let pushed = overflow
-                .update_one(
-                    doc! {
-                        spec.parent(): id.clone(),
-                        SEQ: { "$gte": from_seq },
-                        FULL: { "$ne": true },
-                        guard: { "$exists": false },
-                        "$expr": room_for(budget, bytes),
-                    },
-                    doc! { "$push": { spec.field(): { "$each": items } } },
-                )
-                .await?;
+            let push = overflow.update_one(
+                doc! {
+                    spec.parent(): id.clone(),
+                    SEQ: { "$gte": from_seq },
+                    FULL: { "$ne": true },
+                    guard: { "$exists": false },
+                    "$expr": room_for(budget, bytes),
+                },
+                doc! { "$push": { spec.field(): { "$each": items } } },
+            );
+            let pushed = in_session!(push, s.as_deref_mut())?;
             if pushed.matched_count == 1 {
                 rest.drain(..take);
                 continue;
             }
             // No room for all: the last document, its items and its bytes.
-            let last: Option<Document> = overflow
-                .aggregate([
-                    doc! { "$match": { spec.parent(): id.clone() } },
-                    doc! { "$sort": { SEQ: -1 } },
-                    doc! { "$limit": 1 },
-                    doc! { "$project": {
-                        SEQ: 1,
-                        FULL: 1,
-                        "n": { "$size": format!("${}", spec.field()) },
-                        "bytes": { "$bsonSize": "$$ROOT" },
-                    } },
-                ])
-                .await?
-                .try_next()
-                .await?;
+            let read = overflow.aggregate([
+                doc! { "$match": { spec.parent(): id.clone() } },
+                doc! { "$sort": { SEQ: -1 } },
+                doc! { "$limit": 1 },
+                doc! { "$project": {
+                    SEQ: 1,
+                    FULL: 1,
+                    "n": { "$size": format!("${}", spec.field()) },
+                    "bytes": { "$bsonSize": "$$ROOT" },
+                } },
+            ]);
+            let last: Option<Document> = collect_in!(read, s.as_deref_mut())?.pop();
             let (seq, size, bytes_used, open) = match &last {
                 Some(d) => (
                     int(d.get(SEQ)),
@@ -703,18 +763,17 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                 if take > 0 {
                     let (items, bytes) = split(&rest[..take]);
                     let guard = format!("{}.{}", spec.field(), capacity - take);
-                    let filled = overflow
-                        .update_one(
-                            doc! {
-                                spec.parent(): id.clone(),
-                                SEQ: seq,
-                                FULL: { "$ne": true },
-                                guard: { "$exists": false },
-                                "$expr": room_for(budget, bytes),
-                            },
-                            doc! { "$push": { spec.field(): { "$each": items } } },
-                        )
-                        .await?;
+                    let fill = overflow.update_one(
+                        doc! {
+                            spec.parent(): id.clone(),
+                            SEQ: seq,
+                            FULL: { "$ne": true },
+                            guard: { "$exists": false },
+                            "$expr": room_for(budget, bytes),
+                        },
+                        doc! { "$push": { spec.field(): { "$each": items } } },
+                    );
+                    let filled = in_session!(fill, s.as_deref_mut())?;
                     if filled.matched_count == 1 {
                         rest.drain(..take);
                         tracing::debug!(seq, added = take, "overflow document filled");
@@ -729,7 +788,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                     doc! { spec.parent(): id.clone(), SEQ: seq },
                     doc! { "$set": { FULL: true } },
                 );
-                close.await?;
+                in_session!(close, s.as_deref_mut())?;
                 tracing::debug!(
                     seq,
                     items = size,
@@ -746,8 +805,12 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                 SEQ: seq,
                 spec.field(): items,
             };
-            let mut inserted = overflow.insert_one(doc.clone()).await;
+            let insert = overflow.insert_one(doc.clone());
+            let mut inserted = in_session!(insert, s.as_deref_mut());
             if let Err(e) = &inserted {
+                if s.is_some() {
+                    return Err(e.clone().into());
+                }
                 if Error::from(e.clone()).is_duplicate_key()
                     && overflow
                         .find_one(doc! { spec.parent(): id.clone(), SEQ: seq })
@@ -969,8 +1032,9 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         let item = Bson::Document(doc! { "$eq": item });
         let spec = self.spec;
         let (main, overflow) = (self.main(), self.overflow());
-        let outcome = transact!(self.db, |s| async {
+        let outcome = transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
+            let watch = self.watch_main(s.as_deref_mut(), &id).await?;
             let before = self.state_in(s.as_deref_mut(), &id).await?;
             let pull = main.update_one(
                 doc! { "_id": id.clone() },
@@ -985,10 +1049,31 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
             let empty = overflow
                 .delete_many(doc! { spec.parent(): id.clone(), spec.field(): { "$size": 0 } });
             in_session!(empty, s.as_deref_mut())?;
-            let after = self.write_state(s, &id).await?;
+            let after = self.write_state(s.as_deref_mut(), &id).await?;
+            if let Some(watch) = watch {
+                watch.after(&self.db, s).await?;
+            }
             Ok((before.embedded + before.overflowed) - (after.embedded + after.overflowed))
         });
         self.map_no_parent(id, outcome)
+    }
+
+    /// Before a write of the main document's items, count or flag: what other patterns keep
+    /// from them, as stored now (`None`, nothing sent, when nothing derives from them).
+    async fn watch_main(
+        &self,
+        s: Option<&mut ClientSession>,
+        id: &Bson,
+    ) -> mongodb::error::Result<Option<crate::derived::Watch>> {
+        let spec = self.spec;
+        crate::derived::watch(
+            &self.db,
+            s,
+            P::SCHEMA,
+            Some(&[spec.field(), spec.count(), spec.flag()]),
+            &doc! { "_id": id.clone() },
+        )
+        .await
     }
 
     fn map_no_parent<R>(&self, id: Bson, outcome: Result<R>) -> Result<R> {
@@ -1026,10 +1111,14 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     pub async fn rebuild(&self, id: impl Into<Bson>) -> Result<OutlierState> {
         let id = crate::literal::id("_id", id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
-        let outcome = transact!(self.db, |s| async {
+        let outcome = transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
+            let watch = self.watch_main(s.as_deref_mut(), &id).await?;
             let before = self.state_in(s.as_deref_mut(), &id).await?;
-            self.write_state(s, &id).await?;
+            self.write_state(s.as_deref_mut(), &id).await?;
+            if let Some(watch) = watch {
+                watch.after(&self.db, s).await?;
+            }
             Ok(before)
         });
         self.map_no_parent(id, outcome)

@@ -121,6 +121,7 @@ use crate::error::{check_size, Error, Result};
 use crate::index::IndexSpec;
 use crate::model::{Model, ModelCollection};
 use crate::schema::{Fields, ModelSchema, PatternSpec};
+use crate::txn::{in_session, transact};
 
 /// An enum model: `#[derive(Model)]` on a serde internally tagged enum implements it.
 pub trait Polymorphic: Model {
@@ -189,10 +190,14 @@ impl PatternSpec for PolymorphicSpec {
 }
 
 impl<M: Polymorphic> ModelCollection<M> {
-    /// The handle on one variant's documents: every operation adds `{tag: value}` itself.
+    /// The handle on one variant's documents: every operation adds `{tag: value}` itself. In
+    /// the caller's transaction when this handle is
+    /// ([`in_transaction`](ModelCollection::in_transaction)).
     pub fn variant<V: Variant<Model = M>>(&self) -> VariantCollection<V> {
         VariantCollection {
+            db: self.database().clone(),
             raw: self.database().collection(M::SCHEMA.collection()),
+            tx: self.transaction().cloned(),
             _variant: PhantomData,
         }
     }
@@ -288,14 +293,19 @@ fn projection(keys: &[&str]) -> Document {
 /// Every filter gets `{tag: value}`, every inserted document the tag, and no update may change
 /// the tag (that would move a document to another variant behind the types' back).
 pub struct VariantCollection<V: Variant> {
+    db: mongodb::Database,
     raw: mongodb::Collection<Document>,
+    /// The caller's transaction, when the model's handle is bound to one.
+    tx: Option<crate::txn::Transaction>,
     _variant: PhantomData<fn() -> V>,
 }
 
 impl<V: Variant> Clone for VariantCollection<V> {
     fn clone(&self) -> Self {
         VariantCollection {
+            db: self.db.clone(),
             raw: self.raw.clone(),
+            tx: self.tx.clone(),
             _variant: PhantomData,
         }
     }
@@ -312,6 +322,13 @@ impl<V: Variant> std::fmt::Debug for VariantCollection<V> {
 }
 
 impl<V: Variant> VariantCollection<V> {
+    /// Whether a write of `fields` (`None`: any) runs in a transaction: the caller's, or one
+    /// of its own because another pattern keeps data derived from those fields (the
+    /// [map of derived data](mod@crate::derived)). Otherwise it is one driver call.
+    fn transactional(&self, fields: Option<&[&str]>) -> bool {
+        self.tx.is_some() || crate::derived::has_dependents(V::Model::SCHEMA, fields)
+    }
+
     /// `filter` restricted to this variant: `{tag: value, ...filter}`.
     /// [`Error::InvalidKey`] if `filter` names the tag itself.
     pub fn filter(&self, filter: Document) -> Result<Document> {
@@ -436,8 +453,21 @@ impl<V: Variant> VariantCollection<V> {
     )]
     pub async fn insert_one(&self, value: &V) -> Result<Bson> {
         let doc = self.document(value)?;
-        let id = self.raw.insert_one(doc).await?.inserted_id;
-        tracing::debug!(inserted = 1, %id, "document inserted");
+        if !self.transactional(None) {
+            let id = self.raw.insert_one(doc).await?.inserted_id;
+            tracing::debug!(inserted = 1, %id, "document inserted");
+            return Ok(id);
+        }
+        let id = transact!(self.db, self.tx.as_ref(), |s| async {
+            let mut s: Option<&mut mongodb::ClientSession> = s;
+            let op = self.raw.insert_one(doc.clone());
+            let id = in_session!(op, s.as_deref_mut())?.inserted_id;
+            let mut stored = doc.clone();
+            stored.insert("_id", id.clone());
+            crate::derived::inserted(&self.db, s, V::Model::SCHEMA, &[stored]).await?;
+            Ok(id)
+        })?;
+        tracing::debug!(inserted = 1, %id, "document inserted, derived data kept");
         Ok(id)
     }
 
@@ -462,9 +492,31 @@ impl<V: Variant> VariantCollection<V> {
             .iter()
             .map(|v| self.document(v))
             .collect::<Result<Vec<_>>>()?;
-        let result = self.raw.insert_many(docs).await?;
-        let mut ids: Vec<(usize, Bson)> = result.inserted_ids.into_iter().collect();
-        ids.sort_by_key(|(i, _)| *i);
+        let ids: Vec<(usize, Bson)> = if self.transactional(None) {
+            transact!(self.db, self.tx.as_ref(), |s| async {
+                let mut s: Option<&mut mongodb::ClientSession> = s;
+                let op = self.raw.insert_many(docs.clone());
+                let result = in_session!(op, s.as_deref_mut())?;
+                let mut ids: Vec<(usize, Bson)> = result.inserted_ids.into_iter().collect();
+                ids.sort_by_key(|(i, _)| *i);
+                let stored: Vec<Document> = docs
+                    .iter()
+                    .zip(&ids)
+                    .map(|(d, (_, id))| {
+                        let mut d = d.clone();
+                        d.insert("_id", id.clone());
+                        d
+                    })
+                    .collect();
+                crate::derived::inserted(&self.db, s, V::Model::SCHEMA, &stored).await?;
+                Ok(ids)
+            })?
+        } else {
+            let result = self.raw.insert_many(docs).await?;
+            let mut ids: Vec<(usize, Bson)> = result.inserted_ids.into_iter().collect();
+            ids.sort_by_key(|(i, _)| *i);
+            ids
+        };
         tracing::debug!(inserted = ids.len(), "documents inserted");
         Ok(ids.into_iter().map(|(_, id)| id).collect())
     }
@@ -505,7 +557,26 @@ impl<V: Variant> VariantCollection<V> {
     async fn update(&self, filter: Document, update: Document, many: bool) -> Result<UpdateResult> {
         let filter = self.filter(filter)?;
         check_update::<V>(&update)?;
-        let result = if many {
+        let update = mongodb::options::UpdateModifications::Document(update);
+        let fields = crate::derived::updated_fields(&update);
+        crate::derived::check_kept(
+            V::Model::SCHEMA,
+            fields.iter().flatten().map(String::as_str),
+        )?;
+        let fields: Option<Vec<&str>> = fields
+            .as_ref()
+            .map(|f| f.iter().map(String::as_str).collect());
+        let result = if self.transactional(fields.as_deref()) {
+            transact!(self.db, self.tx.as_ref(), |s| crate::derived::update_many(
+                &self.db,
+                s,
+                V::Model::SCHEMA,
+                filter.clone(),
+                update.clone(),
+                Vec::new(),
+                many,
+            ))?
+        } else if many {
             self.raw.update_many(filter, update).await?
         } else {
             self.raw.update_one(filter, update).await?
@@ -531,7 +602,18 @@ impl<V: Variant> VariantCollection<V> {
     )]
     pub async fn delete_many(&self, filter: Document) -> Result<u64> {
         let filter = self.filter(filter)?;
-        let deleted = self.raw.delete_many(filter).await?.deleted_count;
+        let model = V::Model::SCHEMA;
+        let deleted = if self.transactional(None) {
+            transact!(self.db, self.tx.as_ref(), |s| crate::derived::delete(
+                &self.db,
+                s,
+                (model.name(), model.collection()),
+                filter.clone(),
+                true,
+            ))?
+        } else {
+            self.raw.delete_many(filter).await?.deleted_count
+        };
         tracing::debug!(deleted, "documents deleted");
         Ok(deleted)
     }

@@ -539,6 +539,34 @@ impl<M: Preallocated> Slots<M> {
         let holder = holder.into();
         Self::check_holder(&holder, holder_field)?;
         record(&resource, &slot);
+        if self.keeps_derived(holder_field) {
+            // In a transaction (the caller's, or one of its own because other data derives
+            // from the holder), with what derives from the holder brought up to date in it; a
+            // booking the model cannot read back is aborted with the rest.
+            let key = Self::key(&resource, &slot);
+            let booked = transact!(self.db, self.tx.as_ref(), |s| async {
+                let mut s: Option<&mut ClientSession> = s;
+                let watch = crate::derived::watch(
+                    &self.db,
+                    s.as_deref_mut(),
+                    M::SCHEMA,
+                    Some(&[holder_field]),
+                    &key,
+                )
+                .await?;
+                let booked = self
+                    .book_in(s.as_deref_mut(), &resource, &slot, &holder, holder_field)
+                    .await?
+                    .map_err(crate::error::refusal)?;
+                let read: M = bson::deserialize_from_document(booked.clone())
+                    .map_err(|e| crate::error::refusal(Self::wrong_holder(holder_field, e)))?;
+                if let Some(watch) = watch {
+                    watch.after(&self.db, s).await?;
+                }
+                Ok(read)
+            })?;
+            return Ok(booked);
+        }
         let mut session = self.session().await;
         let booked = self
             .book_in(
@@ -558,6 +586,13 @@ impl<M: Preallocated> Slots<M> {
                 Err(Self::wrong_holder(holder_field, e))
             }
         }
+    }
+
+    /// Whether a write of the holder runs in a transaction: the caller's, or one of its own
+    /// because another pattern keeps data derived from the holder (the
+    /// [map of derived data](mod@crate::derived)).
+    fn keeps_derived(&self, holder_field: &'static str) -> bool {
+        self.tx.is_some() || crate::derived::has_dependents(M::SCHEMA, Some(&[holder_field]))
     }
 
     /// Frees the slots `holder` holds among `slots`, in `session` if given: what `book_all`
@@ -655,6 +690,15 @@ impl<M: Preallocated> Slots<M> {
         }
         let outcome = transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
+            let keys: Vec<Document> = slots.iter().map(|(r, sl)| Self::key(r, sl)).collect();
+            let watch = crate::derived::watch(
+                &self.db,
+                s.as_deref_mut(),
+                M::SCHEMA,
+                Some(&[holder_field]),
+                &doc! { "$or": keys },
+            )
+            .await?;
             let mut booked: Vec<Document> = Vec::with_capacity(slots.len());
             for (resource, slot) in &slots {
                 match self
@@ -671,6 +715,9 @@ impl<M: Preallocated> Slots<M> {
                         return Ok(Err(e));
                     }
                 }
+            }
+            if let Some(watch) = watch {
+                watch.after(&self.db, s).await?;
             }
             Ok(Ok(booked))
         })?;
@@ -738,7 +785,50 @@ impl<M: Preallocated> Slots<M> {
         slot: &Bson,
         holder_field: &'static str,
     ) -> Result<M> {
-        let mut session = self.session().await;
+        let freed = if self.keeps_derived(holder_field) {
+            let key = Self::key(resource, slot);
+            transact!(self.db, self.tx.as_ref(), |s| async {
+                let mut s: Option<&mut ClientSession> = s;
+                let watch = crate::derived::watch(
+                    &self.db,
+                    s.as_deref_mut(),
+                    M::SCHEMA,
+                    Some(&[holder_field]),
+                    &key,
+                )
+                .await?;
+                let freed = self
+                    .free_in(
+                        s.as_deref_mut(),
+                        filter.clone(),
+                        resource,
+                        slot,
+                        holder_field,
+                    )
+                    .await?
+                    .map_err(crate::error::refusal)?;
+                if let Some(watch) = watch {
+                    watch.after(&self.db, s).await?;
+                }
+                Ok(freed)
+            })?
+        } else {
+            self.free_in(None, filter, resource, slot, holder_field)
+                .await??
+        };
+        Ok(bson::deserialize_from_document(freed)?)
+    }
+
+    /// The write of [`free`](Self::free), in `session` when there is one: the slot as freed,
+    /// or why it was not.
+    async fn free_in(
+        &self,
+        mut session: Option<&mut ClientSession>,
+        filter: Document,
+        resource: &Bson,
+        slot: &Bson,
+        holder_field: &'static str,
+    ) -> mongodb::error::Result<Result<Document>> {
         let raw = self.raw();
         let op = raw
             .find_one_and_update(filter, doc! { "$set": { holder_field: Bson::Null } })
@@ -746,22 +836,24 @@ impl<M: Preallocated> Slots<M> {
         let freed = in_session!(op, session.as_deref_mut())?;
         if let Some(d) = freed {
             tracing::debug!(written = 1, "slot freed");
-            return Ok(bson::deserialize_from_document(d)?);
+            return Ok(Ok(d));
         }
-        match self
-            .miss(session.as_deref_mut(), resource, slot, holder_field)
-            .await?
-        {
-            Miss::NotAllocated => Err(self.not_allocated(resource, slot)),
-            Miss::HeldBy(h) => Err(self.already_booked(resource, slot, Some(h))),
-            Miss::Free => {
-                let op = raw.find_one(Self::key(resource, slot));
-                match in_session!(op, session.as_deref_mut())? {
-                    Some(d) => Ok(bson::deserialize_from_document(d)?),
-                    None => Err(self.not_allocated(resource, slot)),
+        Ok(
+            match self
+                .miss(session.as_deref_mut(), resource, slot, holder_field)
+                .await?
+            {
+                Miss::NotAllocated => Err(self.not_allocated(resource, slot)),
+                Miss::HeldBy(h) => Err(self.already_booked(resource, slot, Some(h))),
+                Miss::Free => {
+                    let op = raw.find_one(Self::key(resource, slot));
+                    match in_session!(op, session)? {
+                        Some(d) => Ok(d),
+                        None => Err(self.not_allocated(resource, slot)),
+                    }
                 }
-            }
-        }
+            },
+        )
     }
 
     /// The free slots of `resource` from `from` (included) to `to` (excluded), in slot order:

@@ -67,10 +67,10 @@
 //!
 //! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
 //! let grommet = Part { id: ObjectId::new(), partno: "123-aff-456".into(), name: "#4 grommet".into() };
-//! Part::collection(&db).insert_one(&grommet).await?;
+//! Part::collection(&db).raw().insert_one(&grommet).await?;
 //! let product = Product { id: ObjectId::new(), name: "smoke shifter".into(), parts: vec![Ref::to(&grommet)] };
 //! // Stored as `parts: [ObjectId(..)]`, the bare ids.
-//! Product::collection(&db).insert_one(&product).await?;
+//! Product::collection(&db).raw().insert_one(&product).await?;
 //!
 //! let products: Vec<Product> = Vec::from([product]);
 //! // One `find({_id: {$in: [..]}})` for the parts of every product.
@@ -1011,12 +1011,15 @@ impl<S: Model> Children<S> {
 /// task): `Model::<field>_relation(&db)`. Derefs to its [`Relation`].
 pub struct TwoWay<S, T: Identified> {
     relation: Relation<S, T>,
+    /// The caller's transaction, when bound to one.
+    tx: Option<crate::txn::Transaction>,
 }
 
 impl<S, T: Identified> Clone for TwoWay<S, T> {
     fn clone(&self) -> Self {
         TwoWay {
             relation: self.relation.clone(),
+            tx: self.tx.clone(),
         }
     }
 }
@@ -1127,6 +1130,18 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
     ) -> Self {
         TwoWay {
             relation: Relation::new(db, spec, ids),
+            tx: None,
+        }
+    }
+
+    /// The same relation in the caller's transaction `tx`: [`assign`](Self::assign), with
+    /// whatever derives from the fields it writes, runs once in `tx`'s session; committing,
+    /// aborting and retrying are the caller's. See [`Transaction`](crate::Transaction).
+    #[must_use]
+    pub fn in_transaction(&self, tx: &crate::txn::Transaction) -> Self {
+        TwoWay {
+            relation: self.relation.clone(),
+            tx: Some(tx.clone()),
         }
     }
 
@@ -1173,8 +1188,18 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
         /// body's error, so the transaction is aborted and that write undone.
         #[derive(Debug, Clone, Copy)]
         struct NoChild;
-        let step = transact!(db, |s| async {
+        let step = transact!(db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
+            // What derives from the owners' arrays (a copy of them, a count over them): the
+            // new owner and those listing the child now.
+            let owners_watch = crate::derived::watch(
+                db,
+                s.as_deref_mut(),
+                spec.target(),
+                Some(&[inverse]),
+                &doc! { "$or": [{ "_id": owner.clone() }, { inverse: child.clone() }] },
+            )
+            .await?;
             let add = owners.update_one(
                 doc! { "_id": owner.clone() },
                 doc! { "$addToSet": { inverse: child.clone() } },
@@ -1209,7 +1234,10 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
                 doc! { inverse: child.clone(), "_id": { "$ne": owner.clone() } },
                 doc! { "$pull": { inverse: child.clone() } },
             );
-            let pulled = in_session!(pull, s)?;
+            let pulled = in_session!(pull, s.as_deref_mut())?;
+            if let Some(watch) = owners_watch {
+                watch.after(db, s).await?;
+            }
             Ok(Some(Assigned {
                 previous: before
                     .get(field)

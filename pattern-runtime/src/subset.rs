@@ -753,13 +753,43 @@ where
             embedded.push(Bson::Document(e));
         }
         let update = self.update_from_docs(&full, embedded, set);
-        let found = transact!(self.db, self.tx.as_ref(), |s| self
-            .write_push(s, &parent_id, &full, &update))?;
+        let found = transact!(self.db, self.tx.as_ref(), |s| async {
+            let mut s: Option<&mut ClientSession> = s;
+            let watch = self.watch_parent(s.as_deref_mut(), &parent_id).await?;
+            let done = self
+                .write_push(s.as_deref_mut(), &parent_id, &full, &update)
+                .await?;
+            if let Some(watch) = watch {
+                watch.after(&self.db, s).await?;
+            }
+            Ok(done)
+        })?;
         if found {
             Ok(())
         } else {
             Err(self.parent_not_found(parent_id))
         }
+    }
+
+    /// Before a write of the parent's subset and counters: what other patterns keep from them
+    /// (an extended-reference copy of a count, a sum over the counters), as stored now. `None`
+    /// (nothing sent) when nothing derives from them.
+    async fn watch_parent(
+        &self,
+        session: Option<&mut ClientSession>,
+        parent_id: &Bson,
+    ) -> mongodb::error::Result<Option<derived::Watch>> {
+        let parts = &self.spec.parts;
+        let mut fields: Vec<&str> = vec![parts.field];
+        fields.extend(parts.computed.iter().map(|c| c.field));
+        derived::watch(
+            &self.db,
+            session,
+            P::SCHEMA,
+            Some(&fields),
+            &doc! { "_id": parent_id.clone() },
+        )
+        .await
     }
 
     fn parent_not_found(&self, id: Bson) -> Error {
@@ -859,8 +889,15 @@ where
     pub async fn rebuild(&self, parent_id: impl Into<Bson>) -> Result<()> {
         let parent_id = crate::literal::id("_id", parent_id)?;
         tracing::Span::current().record("id", tracing::field::display(&parent_id));
-        let found = transact!(self.db, self.tx.as_ref(), |s| self
-            .write_rebuild(s, &parent_id))?;
+        let found = transact!(self.db, self.tx.as_ref(), |s| async {
+            let mut s: Option<&mut ClientSession> = s;
+            let watch = self.watch_parent(s.as_deref_mut(), &parent_id).await?;
+            let done = self.write_rebuild(s.as_deref_mut(), &parent_id).await?;
+            if let Some(watch) = watch {
+                watch.after(&self.db, s).await?;
+            }
+            Ok(done)
+        })?;
         if found {
             Ok(())
         } else {
@@ -890,8 +927,17 @@ where
         let span = tracing::Span::current();
         span.record("id", tracing::field::display(&parent_id));
         span.record("item_id", tracing::field::display(&item_id));
-        let removed = transact!(self.db, self.tx.as_ref(), |s| self
-            .write_remove(s, &parent_id, &item_id))?;
+        let removed = transact!(self.db, self.tx.as_ref(), |s| async {
+            let mut s: Option<&mut ClientSession> = s;
+            let watch = self.watch_parent(s.as_deref_mut(), &parent_id).await?;
+            let done = self
+                .write_remove(s.as_deref_mut(), &parent_id, &item_id)
+                .await?;
+            if let Some(watch) = watch {
+                watch.after(&self.db, s).await?;
+            }
+            Ok(done)
+        })?;
         if removed {
             Ok(())
         } else {

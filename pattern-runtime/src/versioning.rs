@@ -256,7 +256,7 @@ impl<M: Versioned> ModelCollection<M> {
         self.database().collection(spec::<M>().history())
     }
 
-    fn raw(&self) -> mongodb::Collection<Document> {
+    fn documents(&self) -> mongodb::Collection<Document> {
         self.database().collection(M::SCHEMA.collection())
     }
 
@@ -297,7 +297,7 @@ impl<M: Versioned> ModelCollection<M> {
         check_archivable::<M>(&d)?;
         if derived::has_dependents(M::SCHEMA, None) || self.transaction().is_some() {
             // With what derives from it (counts, ...), in one transaction.
-            let raw = self.raw();
+            let raw = self.documents();
             transact!(self.database(), self.transaction(), |s| async {
                 let mut s: Option<&mut ClientSession> = s;
                 let insert = raw.insert_one(d.clone());
@@ -305,7 +305,7 @@ impl<M: Versioned> ModelCollection<M> {
                 derived::inserted(self.database(), s, M::SCHEMA, std::slice::from_ref(&d)).await
             })?;
         } else {
-            self.raw().insert_one(d).await?;
+            self.documents().insert_one(d).await?;
         }
         tracing::debug!(inserted = 1, version = 1, "document inserted");
         Ok(())
@@ -394,7 +394,7 @@ impl<M: Versioned> ModelCollection<M> {
         let mut attempt = 1;
         loop {
             let Some(mut doc) = self
-                .inner()
+                .raw()
                 .find_one(doc! { "_id": id.clone() })
                 .await
                 .map_err(Error::from)?
@@ -550,7 +550,7 @@ impl<M: Versioned> ModelCollection<M> {
         id: &Bson,
     ) -> mongodb::error::Result<Option<i64>> {
         let field = spec::<M>().version_field();
-        let raw = self.raw();
+        let raw = self.documents();
         let find = raw
             .find_one(doc! { "_id": id.clone() })
             .projection(doc! { field: 1 });
@@ -636,7 +636,7 @@ impl<M: Versioned> ModelCollection<M> {
     ) -> mongodb::error::Result<Outcome<i64>> {
         let field = spec::<M>().version_field();
         let filter = doc! { "_id": id.clone(), field: v };
-        let raw = self.raw();
+        let raw = self.documents();
         // What other models derive from the fields it changes (copies, counts): kept from the
         // document as it was, which both ways below read anyway.
         let fields = match change {
@@ -778,7 +778,11 @@ impl<M: Versioned> ModelCollection<M> {
         let id = crate::literal::id("_id", id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let field = spec::<M>().version_field();
-        if let Some(current) = self.find_one(doc! { "_id": id.clone(), field: v }).await? {
+        if let Some(current) = self
+            .raw()
+            .find_one(doc! { "_id": id.clone(), field: v })
+            .await?
+        {
             return Ok(current);
         }
         let found = self
@@ -810,6 +814,7 @@ impl<M: Versioned> ModelCollection<M> {
         tracing::Span::current().record("id", tracing::field::display(&id));
         let mut old = self.revision(id.clone(), v).await?;
         let current = self
+            .raw()
             .find_one(doc! { "_id": id.clone() })
             .await?
             .ok_or_else(|| Error::NotFound {
@@ -847,8 +852,13 @@ impl<M: Versioned> ModelCollection<M> {
         let field = spec::<M>().version_field();
         let filter = doc! { "_id": id.clone() };
         let removed = match session.as_deref_mut() {
-            Some(s) => self.raw().find_one_and_delete(filter).session(s).await?,
-            None => self.raw().find_one_and_delete(filter).await?,
+            Some(s) => {
+                self.documents()
+                    .find_one_and_delete(filter)
+                    .session(s)
+                    .await?
+            }
+            None => self.documents().find_one_and_delete(filter).await?,
         };
         let Some(old) = removed else {
             tracing::debug!("no document with this _id: nothing written");

@@ -50,7 +50,7 @@
 //! async fn notes_round_trip() {
 //!     let db = pattern_testkit::test_db("notes_round_trip").await; // a database of its own
 //!     Note::sync_indexes(&db).await.unwrap();
-//!     Note::collection(&db).insert_one(Note { id: 1, body: "hi".into() }).await.unwrap();
+//!     Note::collection(&db).raw().insert_one(Note { id: 1, body: "hi".into() }).await.unwrap();
 //!     // What the test's client sent, to count round trips:
 //!     let sent = db.take_commands();
 //!     assert!(sent.iter().any(|c| c.name == "insert" && c.target == "notes"));

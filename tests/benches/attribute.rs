@@ -123,7 +123,11 @@ fn fresh_set(rt: &Runtime) -> TestDb {
         for r in &mut records[2..] {
             r.attributes.push(m("systolic", 999.0, "mmHg"));
         }
-        Record::collection(&db).insert_many(&records).await.unwrap();
+        Record::collection(&db)
+            .raw()
+            .insert_many(&records)
+            .await
+            .unwrap();
         db.take_commands();
         db
     })
@@ -150,7 +154,11 @@ fn fresh_query(rt: &Runtime) -> TestDb {
                 }
             })
             .collect();
-        Record::collection(&db).insert_many(&records).await.unwrap();
+        Record::collection(&db)
+            .raw()
+            .insert_many(&records)
+            .await
+            .unwrap();
         db.take_commands();
         db
     })

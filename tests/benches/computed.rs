@@ -71,6 +71,7 @@ async fn driver_insert(db: &Database) {
     let mut session = db.client().start_session().await.unwrap();
     session.start_transaction().await.unwrap();
     Order::collection(db)
+        .raw()
         .insert_one(&order)
         .session(&mut session)
         .await
@@ -145,7 +146,11 @@ fn benches(c: &mut Criterion) {
                 order_count: 0,
             })
             .collect();
-        User::collection(&db).insert_many(&users).await.unwrap();
+        User::collection(&db)
+            .raw()
+            .insert_many(&users)
+            .await
+            .unwrap();
         db
     });
     let db = test_db.db();

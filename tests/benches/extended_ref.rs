@@ -78,7 +78,11 @@ fn fresh(rt: &Runtime, name: &str) -> (TestDb, ObjectId) {
             email: "ada@example.com".into(),
             loyalty_points: 0,
         };
-        Customer::collection(&db).insert_one(&ada).await.unwrap();
+        Customer::collection(&db)
+            .raw()
+            .insert_one(&ada)
+            .await
+            .unwrap();
         let orders: Vec<Order> = (0..3)
             .map(|i| Order {
                 id: ObjectId::new(),
@@ -86,7 +90,11 @@ fn fresh(rt: &Runtime, name: &str) -> (TestDb, ObjectId) {
                 total: f64::from(i) * 10.0,
             })
             .collect();
-        Order::collection(&db).insert_many(&orders).await.unwrap();
+        Order::collection(&db)
+            .raw()
+            .insert_many(&orders)
+            .await
+            .unwrap();
         let invoices: Vec<Invoice> = (0..2)
             .map(|i| Invoice {
                 id: ObjectId::new(),
@@ -95,6 +103,7 @@ fn fresh(rt: &Runtime, name: &str) -> (TestDb, ObjectId) {
             })
             .collect();
         Invoice::collection(&db)
+            .raw()
             .insert_many(&invoices)
             .await
             .unwrap();

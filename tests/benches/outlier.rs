@@ -165,6 +165,7 @@ static NEXT_MEMBER: AtomicU64 = AtomicU64::new(0);
 async fn fresh_member(db: &Database, below: bool) -> String {
     let id = format!("m{}", NEXT_MEMBER.fetch_add(1, Ordering::Relaxed));
     Member::collection(db)
+        .raw()
         .insert_one(Member {
             id: id.clone(),
             posts: vec![],
@@ -388,6 +389,7 @@ fn check_pushes(rt: &Runtime, db: &TestDb) {
 /// same posts one document each in `posts`, indexed on `{userId: 1, n: 1}`.
 async fn setup_read(db: &Database) {
     User::collection(db)
+        .raw()
         .insert_one(User {
             id: "user123".into(),
             posts: vec![],

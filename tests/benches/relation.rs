@@ -94,7 +94,11 @@ fn fresh(rt: &Runtime) -> (TestDb, Vec<Product>) {
                 price: 1.99 + (n % 40) as f64 * 0.1,
             })
             .collect();
-        Part::collection(&db).insert_many(&parts).await.unwrap();
+        Part::collection(&db)
+            .raw()
+            .insert_many(&parts)
+            .await
+            .unwrap();
         let products: Vec<Product> = (0..PRODUCTS)
             .map(|p| Product {
                 id: ObjectId::new(),
@@ -107,6 +111,7 @@ fn fresh(rt: &Runtime) -> (TestDb, Vec<Product>) {
             })
             .collect();
         Product::collection(&db)
+            .raw()
             .insert_many(&products)
             .await
             .unwrap();

@@ -507,6 +507,8 @@ pub struct Series<M: Measurement> {
     ready: Arc<OnceCell<()>>,
     /// `false` once the server refused the `bulkWrite` command (MongoDB < 8.0).
     bulk_write: Arc<AtomicBool>,
+    /// The caller's transaction, when bound to one.
+    tx: Option<crate::txn::Transaction>,
     _measurement: std::marker::PhantomData<fn() -> M>,
 }
 
@@ -517,6 +519,7 @@ impl<M: Measurement> Clone for Series<M> {
             collection: self.collection.clone(),
             ready: self.ready.clone(),
             bulk_write: self.bulk_write.clone(),
+            tx: self.tx.clone(),
             _measurement: std::marker::PhantomData,
         }
     }
@@ -540,7 +543,22 @@ impl<M: Measurement> Series<M> {
             collection: db.collection(M::SERIES.collection()),
             ready: Arc::new(OnceCell::new()),
             bulk_write: Arc::new(AtomicBool::new(true)),
+            tx: None,
             _measurement: std::marker::PhantomData,
+        }
+    }
+
+    /// The same series in the caller's transaction `tx`: [`insert`](Self::insert) and
+    /// [`insert_many`](Self::insert_many) send their statements one by one in `tx`'s session
+    /// (no `bulkWrite`, no retry of a duplicate key: any error is returned as it is, and the
+    /// caller's abort keeps nothing); committing, aborting and retrying are the caller's. See
+    /// [`Transaction`](crate::Transaction). The server refuses writes to a native time-series
+    /// collection inside a transaction on some versions: that error is returned as it is.
+    #[must_use]
+    pub fn in_transaction(&self, tx: &crate::txn::Transaction) -> Self {
+        Series {
+            tx: Some(tx.clone()),
+            ..self.clone()
         }
     }
 

@@ -76,7 +76,7 @@ impl<M: Measurement> Series<M> {
         tracing::debug!(found = ids.len(), max_count, "buckets over the cap");
         let mut report = SplitReport::default();
         for id in ids {
-            let outcome = transact!(self.db, |s| async {
+            let outcome = transact!(self.db, self.tx.as_ref(), |s| async {
                 let mut s: Option<&mut ClientSession> = s;
                 let transaction = s.is_some();
                 let find = self.collection.find_one(doc! { "_id": id.clone() });

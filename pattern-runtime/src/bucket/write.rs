@@ -49,6 +49,12 @@ impl<M: Measurement> Series<M> {
         err(level = "debug")
     )]
     pub async fn insert(&self, measurement: &M) -> Result<()> {
+        if self.tx.is_some() {
+            return self
+                .insert_many(std::slice::from_ref(measurement))
+                .await
+                .map(|_| ());
+        }
         let prepared = prepare::<M>(measurement)?;
         tracing::Span::current().record("key", tracing::field::display(&prepared.key));
         match M::SERIES.storage() {
@@ -127,6 +133,16 @@ impl<M: Measurement> Series<M> {
                 self.ensure_native().await?;
                 let docs: Vec<Document> = prepared.into_iter().map(|p| p.document).collect();
                 let n = docs.len();
+                if let Some(tx) = &self.tx {
+                    let insert = self.collection.insert_many(docs);
+                    insert.session(&mut *tx.session().await).await?;
+                    tracing::debug!(inserted = n, in_transaction = true, "measurements inserted");
+                    return Ok(BatchReport {
+                        measurements: n,
+                        writes: n,
+                        new_buckets: 0,
+                    });
+                }
                 match self.collection.insert_many(docs).ordered(false).await {
                     Ok(_) => {
                         tracing::debug!(inserted = n, "measurements inserted");
@@ -237,6 +253,23 @@ impl<M: Measurement> Series<M> {
         }
         let total: usize = statements.iter().map(|s| s.2).sum();
         let writes = statements.len();
+        if let Some(tx) = &self.tx {
+            // In the caller's transaction: one upsert after another in its session.
+            let mut session = tx.session().await;
+            let mut new_buckets = 0;
+            for (filter, update, _) in statements {
+                let upsert = self.collection.update_one(filter, update).upsert(true);
+                let r = upsert.session(&mut *session).await?;
+                new_buckets += usize::from(r.upserted_id.is_some());
+            }
+            let report = BatchReport {
+                measurements: total,
+                writes,
+                new_buckets,
+            };
+            batch_written(&report, "update in the caller's transaction");
+            return Ok(report);
+        }
 
         if self.bulk_write.load(AtomicOrdering::Relaxed) {
             let namespace = self.collection.namespace();

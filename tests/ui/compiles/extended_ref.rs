@@ -142,7 +142,7 @@ async fn rename(
         }),
         total: 5.0,
     };
-    Order::collection(&db).insert_one(&order).await?;
+    Order::collection(&db).raw().insert_one(&order).await?;
     Customer::references(&db)
         .update(
             ada.id,

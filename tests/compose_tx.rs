@@ -1,0 +1,579 @@
+//! Every pattern's writes in the caller's transaction, and through the map of derived data.
+//!
+//! One club schema combines an outlier (a member's notes, with their count), an attribute
+//! array (a member's skills), an extended reference copying both (a badge), a computed sum of
+//! the outlier counts (the club's notes), a preallocated grid whose holder is counted (a
+//! member's seats), a two-way relation, a polymorphic model counted by another, a bucket
+//! series and approximate counters. For each handle:
+//! - its writes keep what other patterns derive from the fields they change;
+//! - bound to the caller's transaction (`in_transaction(&tx)`), an abort leaves the database
+//!   as it was and a commit keeps every write and every dependent;
+//! - then the doctor finds nothing.
+
+use bson::{doc, Bson, DateTime, Document};
+use futures_util::TryStreamExt;
+use pattern_runtime::approximation::{SampledCounter, ShardedCounter};
+use pattern_runtime::computed::Computing;
+use pattern_runtime::{
+    doctor_group, sync_group, DoctorOptions, Fields, Measurement, Model, Ref, SyncOptions,
+    Transaction,
+};
+use pattern_testkit::{test_db, TestDb};
+use serde::{Deserialize, Serialize};
+
+// ----- the club -----
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Fields)]
+#[attribute(key = name, value = level)]
+struct Skill {
+    name: String,
+    level: Bson,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Note {
+    text: String,
+}
+
+/// A member: notes that overflow past 2 (outlier), skills (attribute), seats counted from the
+/// grid; copied into badges (name, note count, skills) and summed by the club.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "compose_club")]
+#[serde(rename_all = "camelCase")]
+#[extended_ref(MemberCard(name, note_count, skills), derive(PartialEq))]
+struct Member {
+    #[serde(rename = "_id")]
+    id: String,
+    name: String,
+    club: String,
+    #[outlier(limit = 2, overflow = "member_notes", capacity = 2, flag = overflowing, count = note_count)]
+    notes: Vec<Note>,
+    overflowing: bool,
+    note_count: i64,
+    #[attribute]
+    skills: Vec<Skill>,
+    #[computed(count = Seat, by = member)]
+    seats: i64,
+    #[relation(inverse = owner)]
+    #[bounded(16)]
+    tasks: Vec<Ref<Chore>>,
+}
+
+/// A badge holding a copy of its member.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "compose_club")]
+struct Badge {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[extended_ref(propagate)]
+    member: MemberCard,
+}
+
+/// A club summing its members' note counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "compose_club")]
+#[serde(rename_all = "camelCase")]
+struct Club {
+    #[serde(rename = "_id")]
+    id: String,
+    #[computed(sum = Member.note_count, by = club)]
+    notes: i64,
+    #[computed(count = Visit, by = club)]
+    visits: i64,
+}
+
+/// A table's hours, each held by a member (counted in `Member.seats`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "compose_club")]
+#[preallocated(resource = table, slot = hour, holder = member)]
+struct Seat {
+    #[serde(rename = "_id")]
+    id: String,
+    table: String,
+    hour: i64,
+    member: Option<String>,
+}
+
+/// A chore owned by a member, listed in the member's `tasks` (two-way).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "compose_club")]
+struct Chore {
+    #[serde(rename = "_id")]
+    id: String,
+    #[relation(inverse = tasks)]
+    owner: Ref<Member>,
+}
+
+/// Visits of several shapes, counted by their club through the common field.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "compose_club", collection = "visits")]
+#[serde(tag = "kind", rename_all = "lowercase")]
+enum Visit {
+    Walk {
+        #[serde(rename = "_id")]
+        id: i64,
+        club: String,
+    },
+    Talk {
+        #[serde(rename = "_id")]
+        id: i64,
+        club: String,
+        minutes: i64,
+    },
+}
+
+/// A door sensor's readings, in hourly buckets of at most 10.
+#[derive(Debug, Clone, Serialize, Deserialize, Measurement)]
+#[bucket(group = "compose_club", collection = "door_readings", key = door, time = at, max_count = 10, span = "1h")]
+struct DoorReading {
+    door: String,
+    at: DateTime,
+    open: bool,
+}
+
+fn member(id: &str) -> Member {
+    Member {
+        id: id.into(),
+        name: id.to_uppercase(),
+        club: "chess".into(),
+        notes: vec![],
+        overflowing: false,
+        note_count: 0,
+        skills: vec![],
+        seats: 0,
+        tasks: vec![],
+    }
+}
+
+async fn club(name: &str) -> TestDb {
+    let db = test_db(name).await;
+    sync_group(&db, "compose_club", &SyncOptions::default())
+        .await
+        .unwrap();
+    Club::collection(&db)
+        .raw()
+        .insert_one(Club {
+            id: "chess".into(),
+            notes: 0,
+            visits: 0,
+        })
+        .await
+        .unwrap();
+    for id in ["ada", "bob"] {
+        Computing::<Member>::new(&db)
+            .insert(&member(id))
+            .await
+            .unwrap();
+    }
+    Badge::collection(&db)
+        .raw()
+        .insert_one(Badge {
+            id: 1,
+            member: MemberCard::from(&member("ada")),
+        })
+        .await
+        .unwrap();
+    Seat::slots(&db)
+        .allocate((18..=20).map(|hour| Seat {
+            id: format!("t1-{hour}"),
+            table: "t1".into(),
+            hour,
+            member: None,
+        }))
+        .await
+        .unwrap();
+    db
+}
+
+/// Every document of each collection, in `_id` order.
+async fn snapshot(db: &TestDb) -> Vec<(String, Vec<Document>)> {
+    let mut names = db.list_collection_names().await.unwrap();
+    names.sort();
+    let mut all = Vec::new();
+    for name in names.into_iter().filter(|n| !n.starts_with("system.")) {
+        let docs: Vec<Document> = db
+            .collection::<Document>(&name)
+            .find(doc! {})
+            .sort(doc! { "_id": 1 })
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
+        all.push((name, docs));
+    }
+    all
+}
+
+async fn raw(db: &TestDb, collection: &str, id: impl Into<Bson>) -> Document {
+    db.collection::<Document>(collection)
+        .find_one(doc! { "_id": id.into() })
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+/// A stored integer, whichever width the server kept.
+fn int(doc: &Document, field: &str) -> i64 {
+    match doc.get(field) {
+        Some(Bson::Int32(n)) => i64::from(*n),
+        Some(Bson::Int64(n)) => *n,
+        other => panic!("`{field}` is {other:?} in {doc}"),
+    }
+}
+
+async fn assert_clean(db: &TestDb) {
+    let report = doctor_group(db, "compose_club", &DoctorOptions::new().sample_size(1000))
+        .await
+        .unwrap();
+    let findings: Vec<String> = report
+        .findings
+        .iter()
+        // The sample has no use of the indexes yet.
+        .filter(|f| f.check != pattern_runtime::doctor::Check::UnusedIndex)
+        .map(ToString::to_string)
+        .collect();
+    assert!(findings.is_empty(), "the doctor found: {findings:#?}");
+}
+
+fn note(n: usize) -> Note {
+    Note {
+        text: format!("note {n}"),
+    }
+}
+
+fn skill(name: &str, level: i64) -> Skill {
+    Skill {
+        name: name.into(),
+        level: Bson::Int64(level),
+    }
+}
+
+#[tokio::test]
+async fn outlier_pushes_keep_the_copies_and_the_sums_of_the_count() {
+    let db = club("compose_tx_outlier").await;
+    let notes = Member::notes_outlier(&db);
+    for n in 0..5 {
+        notes.push("ada", note(n)).await.unwrap();
+    }
+    notes
+        .push_many("bob", vec![note(0), note(1)])
+        .await
+        .unwrap();
+    let badge = raw(&db, "badges", 1).await;
+    assert_eq!(int(badge.get_document("member").unwrap(), "noteCount"), 5);
+    assert_eq!(int(&raw(&db, "clubs", "chess").await, "notes"), 7);
+    notes.remove("ada", &note(0)).await.unwrap();
+    assert_eq!(int(&raw(&db, "clubs", "chess").await, "notes"), 6);
+    let badge = raw(&db, "badges", 1).await;
+    assert_eq!(int(badge.get_document("member").unwrap(), "noteCount"), 4);
+    assert_clean(&db).await;
+}
+
+#[tokio::test]
+async fn attribute_writes_keep_the_copies_of_the_array() {
+    let db = club("compose_tx_attribute").await;
+    let skills = Member::skills_attribute(&db);
+    skills.set("ada", &skill("go", 3)).await.unwrap();
+    skills.set("ada", &skill("$where", 1)).await.unwrap_err();
+    skills.set("ada", &skill("rust", 5)).await.unwrap();
+    skills.unset("ada", &"go".to_owned()).await.unwrap();
+    let badge = raw(&db, "badges", 1).await;
+    let copied = badge
+        .get_document("member")
+        .unwrap()
+        .get_array("skills")
+        .unwrap();
+    assert_eq!(
+        copied,
+        &vec![Bson::Document(doc! { "name": "rust", "level": 5i64 })]
+    );
+    assert_clean(&db).await;
+}
+
+#[tokio::test]
+async fn booking_and_freeing_a_slot_moves_the_count_of_its_holder() {
+    let db = club("compose_tx_slots").await;
+    let seats = Seat::slots(&db);
+    seats.book("t1", 18, "ada").await.unwrap();
+    seats.book("t1", 19, "ada").await.unwrap();
+    seats.book_all(&[("t1", 20)], "bob").await.unwrap();
+    let taken = seats.book("t1", 20, "ada").await.unwrap_err();
+    assert!(
+        matches!(taken, pattern_runtime::Error::AlreadyBooked { .. }),
+        "{taken:?}"
+    );
+    assert_eq!(int(&raw(&db, "members", "ada").await, "seats"), 2);
+    assert_eq!(int(&raw(&db, "members", "bob").await, "seats"), 1);
+    seats.cancel("t1", 18, "ada").await.unwrap();
+    seats.release("t1", 20).await.unwrap();
+    assert_eq!(int(&raw(&db, "members", "ada").await, "seats"), 1);
+    assert_eq!(int(&raw(&db, "members", "bob").await, "seats"), 0);
+    assert_clean(&db).await;
+}
+
+#[tokio::test]
+async fn variant_writes_keep_the_counts_of_their_common_fields() {
+    let db = club("compose_tx_variants").await;
+    let visits = Visit::collection(&db);
+    let talks = visits.variant::<VisitTalk>();
+    talks
+        .insert_one(&VisitTalk {
+            id: 1,
+            club: "chess".into(),
+            minutes: 30,
+        })
+        .await
+        .unwrap();
+    visits
+        .variant::<VisitWalk>()
+        .insert_many(&[
+            VisitWalk {
+                id: 2,
+                club: "chess".into(),
+            },
+            VisitWalk {
+                id: 3,
+                club: "chess".into(),
+            },
+        ])
+        .await
+        .unwrap();
+    assert_eq!(int(&raw(&db, "clubs", "chess").await, "visits"), 3);
+    Club::collection(&db)
+        .raw()
+        .insert_one(Club {
+            id: "go".into(),
+            notes: 0,
+            visits: 0,
+        })
+        .await
+        .unwrap();
+    talks
+        .update_one(doc! { "_id": 1 }, doc! { "$set": { "club": "go" } })
+        .await
+        .unwrap();
+    assert_eq!(int(&raw(&db, "clubs", "chess").await, "visits"), 2);
+    assert_eq!(int(&raw(&db, "clubs", "go").await, "visits"), 1);
+    visits
+        .variant::<VisitWalk>()
+        .delete_many(doc! {})
+        .await
+        .unwrap();
+    assert_eq!(int(&raw(&db, "clubs", "chess").await, "visits"), 0);
+    assert_clean(&db).await;
+}
+
+/// One write of every handle, in `tx`.
+async fn one_of_each(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()> {
+    Member::notes_outlier(db)
+        .in_transaction(tx)
+        .push_many("ada", vec![note(0), note(1), note(2)])
+        .await?;
+    Member::skills_attribute(db)
+        .in_transaction(tx)
+        .set("ada", &skill("go", 3))
+        .await?;
+    Seat::slots(db)
+        .in_transaction(tx)
+        .book("t1", 18, "bob")
+        .await?;
+    Chore::collection(db)
+        .raw()
+        .insert_one(Chore {
+            id: "dishes".into(),
+            owner: Ref::new("ada".into()),
+        })
+        .session(&mut *tx.session().await)
+        .await?;
+    Chore::owner_relation(db)
+        .in_transaction(tx)
+        .assign(&"dishes".to_owned(), &"bob".to_owned())
+        .await?;
+    Visit::collection(db)
+        .in_transaction(tx)
+        .variant::<VisitWalk>()
+        .insert_one(&VisitWalk {
+            id: 9,
+            club: "chess".into(),
+        })
+        .await?;
+    DoorReading::series(db)
+        .in_transaction(tx)
+        .insert(&DoorReading {
+            door: "front".into(),
+            at: DateTime::from_millis(3_600_000),
+            open: true,
+        })
+        .await?;
+    SampledCounter::new(db.collection("hits"), "views", 1.0)?
+        .in_transaction(tx)
+        .add("home")
+        .await?;
+    ShardedCounter::new(db.collection("shards"), "likes", 4)?
+        .in_transaction(tx)
+        .add(1)
+        .await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn every_handle_commits_or_aborts_with_the_callers_transaction() {
+    let db = club("compose_tx_every_handle").await;
+    // The collections exist before the transaction (a transaction cannot create them on every
+    // server version).
+    for name in ["hits", "shards", "chores", "door_readings", "member_notes"] {
+        let _ = db.create_collection(name).await;
+    }
+    let before = snapshot(&db).await;
+    let tx = Transaction::start(&db).await.unwrap();
+    one_of_each(&db, &tx).await.unwrap();
+    // Inside, not visible outside.
+    assert_eq!(snapshot(&db).await, before);
+    tx.abort().await.unwrap();
+    assert_eq!(snapshot(&db).await, before, "an abort keeps nothing");
+
+    let tx = Transaction::start(&db).await.unwrap();
+    one_of_each(&db, &tx).await.unwrap();
+    tx.commit().await.unwrap();
+    let ada = raw(&db, "members", "ada").await;
+    assert_eq!(int(&ada, "noteCount"), 3);
+    assert_eq!(ada.get_bool("overflowing").ok(), Some(true));
+    assert_eq!(ada.get_array("tasks").unwrap().len(), 0);
+    let bob = raw(&db, "members", "bob").await;
+    assert_eq!(int(&bob, "seats"), 1);
+    assert_eq!(
+        bob.get_array("tasks").unwrap(),
+        &vec![Bson::String("dishes".into())]
+    );
+    let club_doc = raw(&db, "clubs", "chess").await;
+    assert_eq!(int(&club_doc, "notes"), 3);
+    assert_eq!(int(&club_doc, "visits"), 1);
+    let badge = raw(&db, "badges", 1).await;
+    let card = badge.get_document("member").unwrap();
+    assert_eq!(int(card, "noteCount"), 3);
+    assert_eq!(card.get_array("skills").unwrap().len(), 1);
+    assert_eq!(int(&raw(&db, "hits", "home").await, "views"), 1);
+    let readings = db
+        .collection::<Document>("door_readings")
+        .count_documents(doc! {})
+        .await
+        .unwrap();
+    assert_eq!(readings, 1);
+    assert_clean(&db).await;
+}
+
+#[tokio::test]
+async fn a_refusal_inside_the_callers_transaction_keeps_nothing_of_it() {
+    let db = club("compose_tx_refusal").await;
+    for name in ["hits", "shards", "chores", "door_readings", "member_notes"] {
+        let _ = db.create_collection(name).await;
+    }
+    Seat::slots(&db).book("t1", 18, "ada").await.unwrap();
+    let before = snapshot(&db).await;
+    let tx = Transaction::start(&db).await.unwrap();
+    // The outlier and attribute writes go in, then the seat is taken.
+    let err = one_of_each(&db, &tx).await.unwrap_err();
+    assert!(
+        matches!(err, pattern_runtime::Error::AlreadyBooked { .. }),
+        "{err:?}"
+    );
+    tx.abort().await.unwrap();
+    assert_eq!(snapshot(&db).await, before);
+    assert_clean(&db).await;
+}
+
+// ----- no dependents: no extra command -----
+
+/// A model nothing derives from: its outlier, attribute and variant writes, and the grid's
+/// bookings, send what they sent before the map.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "compose_lone")]
+#[serde(rename_all = "camelCase")]
+struct Loner {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[outlier(limit = 5, overflow = "loner_notes", capacity = 5, flag = overflowing, count = note_count)]
+    notes: Vec<Note>,
+    overflowing: bool,
+    note_count: i64,
+    #[attribute]
+    skills: Vec<Skill>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "compose_lone")]
+#[preallocated(resource = desk, slot = hour, holder = who)]
+struct Desk {
+    #[serde(rename = "_id")]
+    id: i64,
+    desk: i64,
+    hour: i64,
+    who: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "compose_lone", collection = "shapes")]
+#[serde(tag = "kind", rename_all = "lowercase")]
+enum Shape {
+    Dot {
+        #[serde(rename = "_id")]
+        id: i64,
+    },
+}
+
+#[tokio::test]
+async fn writes_nothing_derives_from_send_one_command_as_before() {
+    let db = test_db("compose_tx_no_extra").await;
+    sync_group(&db, "compose_lone", &SyncOptions::default())
+        .await
+        .unwrap();
+    Loner::collection(&db)
+        .raw()
+        .insert_one(Loner {
+            id: 1,
+            notes: vec![],
+            overflowing: false,
+            note_count: 0,
+            skills: vec![],
+        })
+        .await
+        .unwrap();
+    Desk::slots(&db)
+        .allocate([Desk {
+            id: 1,
+            desk: 1,
+            hour: 9,
+            who: None,
+        }])
+        .await
+        .unwrap();
+    let names =
+        |db: &TestDb| -> Vec<String> { db.take_commands().into_iter().map(|c| c.name).collect() };
+    names(&db);
+    Loner::notes_outlier(&db).push(1, note(1)).await.unwrap();
+    assert_eq!(names(&db), ["update"]);
+    Loner::skills_attribute(&db)
+        .set(1, &skill("go", 1))
+        .await
+        .unwrap();
+    assert_eq!(names(&db), ["update"]);
+    Loner::skills_attribute(&db)
+        .unset(1, &"go".to_owned())
+        .await
+        .unwrap();
+    assert_eq!(names(&db), ["update"]);
+    Desk::slots(&db).book(1, 9, "ada").await.unwrap();
+    assert_eq!(names(&db), ["findAndModify"]);
+    Desk::slots(&db).release(1, 9).await.unwrap();
+    assert_eq!(names(&db), ["findAndModify"]);
+    let dots = Shape::collection(&db).variant::<ShapeDot>();
+    dots.insert_one(&ShapeDot { id: 1 }).await.unwrap();
+    assert_eq!(names(&db), ["insert"]);
+    dots.update_one(doc! { "_id": 1 }, doc! { "$set": { "x": 1 } })
+        .await
+        .unwrap();
+    assert_eq!(names(&db), ["update"]);
+    dots.delete_many(doc! {}).await.unwrap();
+    assert_eq!(names(&db), ["delete"]);
+}
