@@ -356,13 +356,13 @@ async fn a_seeded_database_yields_exactly_its_problems() {
         .contains("over the limit of 3"));
     assert!(get(Check::SubsetDrift)
         .fix
-        .contains("Product::recent_subset(&db).rebuild"));
+        .contains("Product::recent_subset(&db).repair()"));
     assert!(get(Check::StaleCopy)
         .figure
         .contains("\"Ann\" in the copy, \"Anne\" in the source"));
     assert!(get(Check::StaleCopy)
         .fix
-        .contains("Customer::references(&db).resync"));
+        .contains("Customer::references(&db).repair()"));
     assert!(get(Check::PrefixIndex).figure.contains("customer_1_at_-1"));
     assert_eq!(get(Check::UnusedIndex).model, Some("Customer"));
     // The doctor wrote nothing.

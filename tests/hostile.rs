@@ -1466,7 +1466,7 @@ async fn outlier_test() {
             )
             .await;
         let s = l
-            .refused("Outlier::check", &input, &s, posts.check(v.clone()))
+            .refused("Outlier::check", &input, &s, posts.state(v.clone()))
             .await;
         l.refused("Outlier::rebuild", &input, &s, posts.rebuild(v.clone()))
             .await;
@@ -1578,7 +1578,7 @@ async fn outlier_test() {
                 "Outlier::check (stored id)",
                 &input,
                 &s,
-                posts.check(v.clone()),
+                posts.state(v.clone()),
                 |st| {
                     if st.is_consistent() && st.overflowed == 1 {
                         Ok(())
@@ -3245,7 +3245,7 @@ async fn tree_test() {
             .await;
         let s = l
             .read("Tree::check", &input, &s, tree.check(), |c| {
-                if c.is_consistent() {
+                if c.is_clean() {
                     Ok(())
                 } else {
                     Err(format!("{c:?}"))
@@ -3288,7 +3288,7 @@ async fn tree_test() {
             )
             .await;
         l.read("Tree::check", &input, &s, tree.check(), |c| {
-            if c.is_consistent() {
+            if c.is_clean() {
                 Ok(())
             } else {
                 Err(format!("{c:?}"))

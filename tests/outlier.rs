@@ -149,7 +149,7 @@ async fn the_seed_normal_user_and_celebrity() {
             .unwrap();
     assert!(streamed == read);
     assert_eq!(posts.count("user123").await.unwrap(), 10_000);
-    assert!(posts.check("user123").await.unwrap().is_consistent());
+    assert!(posts.state("user123").await.unwrap().is_consistent());
 }
 
 /// 8 tasks x 500 pushes to one user crossing the limit: every item exactly once, the count
@@ -218,7 +218,7 @@ async fn concurrent_pushes_lose_nothing_and_respect_every_bound() {
     all.dedup();
     assert_eq!(all.len(), 4000);
     assert!(Star::posts_outlier(&db)
-        .check("star")
+        .state("star")
         .await
         .unwrap()
         .is_consistent());
@@ -290,11 +290,11 @@ async fn remove_check_rebuild_and_bad_input() {
         )
         .await
         .unwrap();
-    let state = posts.check("u").await.unwrap();
+    let state = posts.state("u").await.unwrap();
     assert!(!state.is_consistent(), "{state:?}");
     let before = posts.rebuild("u").await.unwrap();
     assert_eq!(before.stored_count, 7);
-    let after = posts.check("u").await.unwrap();
+    let after = posts.state("u").await.unwrap();
     assert!(after.is_consistent(), "{after:?}");
     assert_eq!(after.stored_count, 1_098);
     assert!(after.stored_flag);
@@ -426,7 +426,7 @@ async fn an_outlier_parent_that_is_also_a_source_a_target_and_a_counter() {
         posts.items("ada").await.unwrap(),
         (0..10).map(post).collect::<Vec<_>>()
     );
-    assert!(posts.check("ada").await.unwrap().is_consistent());
+    assert!(posts.state("ada").await.unwrap().is_consistent());
     assert!(Author::computed(&db).verify().await.unwrap().is_empty());
     let copies: Vec<Book> = futures_util::TryStreamExt::try_collect(
         Book::collection(&db).raw().find(doc! {}).await.unwrap(),

@@ -132,7 +132,7 @@ async fn large_items_never_make_the_main_document_unwritable() {
         "the budget overflowed the main document at {embedded} posts"
     );
     assert!(main.get_bool("isOutlier").unwrap());
-    let state = posts.check("w").await.unwrap();
+    let state = posts.state("w").await.unwrap();
     assert!(state.is_consistent(), "{state:?}");
 }
 
@@ -173,7 +173,7 @@ async fn a_full_overflow_document_is_closed_and_the_push_goes_on() {
         .filter(|(d, _)| !d.get_bool("full").unwrap_or(false))
         .count();
     assert_eq!(open, 1);
-    assert!(posts.check("p").await.unwrap().is_consistent());
+    assert!(posts.state("p").await.unwrap().is_consistent());
     // Pages cross the documents as they lie.
     let page: Vec<i64> = posts
         .page("p", 3, 40)
@@ -248,7 +248,7 @@ async fn every_item_size_is_stored_or_refused_and_the_count_stays_exact() {
                 (
                     stored(&db, &o, user).await,
                     o.count(user).await.unwrap(),
-                    o.check(user).await.unwrap(),
+                    o.state(user).await.unwrap(),
                 )
             }
             "poster" => {
@@ -256,7 +256,7 @@ async fn every_item_size_is_stored_or_refused_and_the_count_stays_exact() {
                 (
                     stored(&db, &o, user).await,
                     o.count(user).await.unwrap(),
-                    o.check(user).await.unwrap(),
+                    o.state(user).await.unwrap(),
                 )
             }
             _ => {
@@ -264,7 +264,7 @@ async fn every_item_size_is_stored_or_refused_and_the_count_stays_exact() {
                 (
                     stored(&db, &o, user).await,
                     o.count(user).await.unwrap(),
-                    o.check(user).await.unwrap(),
+                    o.state(user).await.unwrap(),
                 )
             }
         };

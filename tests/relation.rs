@@ -557,7 +557,7 @@ async fn assign_moves_a_task_between_the_arrays_and_sets_its_owner() {
         task(&db, tasks[1].id).await,
     );
     assert_eq!(before, after);
-    assert!(owner.check().await.unwrap().is_empty());
+    assert!(owner.check().await.unwrap().is_clean());
 
     // Both sides load: Jon's tasks, and the owners of every task.
     let persons = vec![Person {
@@ -627,7 +627,7 @@ async fn a_failure_between_the_writes_of_assign_leaves_all_three_documents_as_be
         task(&db, tasks[0].id).await.get_object_id("owner").unwrap(),
         jon.id
     );
-    assert!(Task::owner_relation(&db).check().await.unwrap().is_empty());
+    assert!(Task::owner_relation(&db).check().await.unwrap().is_clean());
 }
 
 /// 8 workers reassign 100 tasks among 5 persons, 20 times each task (2 000 assignments, the
@@ -721,7 +721,7 @@ async fn concurrent_reassignments_keep_every_task_in_exactly_its_owners_array() 
         );
     }
     assert_eq!(people.iter().map(|p| p.tasks.len()).sum::<usize>(), 100);
-    assert!(Task::owner_relation(&db).check().await.unwrap().is_empty());
+    assert!(Task::owner_relation(&db).check().await.unwrap().is_clean());
 }
 
 #[tokio::test]
@@ -757,7 +757,7 @@ async fn check_reports_hand_edits_and_repair_makes_the_arrays_agree_with_the_own
         .unwrap();
 
     let owner = Task::owner_relation(&db);
-    let found = owner.check().await.unwrap();
+    let found = owner.disagreements().await.unwrap();
     let k = Bson::ObjectId(kate.id);
     let j = Bson::ObjectId(jon.id);
     let t = |i: usize| Bson::ObjectId(tasks[i].id);
@@ -790,13 +790,21 @@ async fn check_reports_hand_edits_and_repair_makes_the_arrays_agree_with_the_own
         assert!(found.contains(e), "{e} not in {found:#?}");
     }
 
+    // The same, by kind: two kinds of owners' arrays, one of children, one of orphans.
+    let checked = owner.check().await.unwrap();
+    assert_eq!(checked.findings.len(), 4, "{checked}");
+    assert_eq!(checked.documents().len(), 4, "{checked}");
+
     let repaired = owner.repair().await.unwrap();
-    assert_eq!(repaired.added, 1);
-    assert_eq!(repaired.pulled, 3);
-    assert_eq!(repaired.orphans, [t(2)]);
+    // One entry added (Kate lists t1 again), three pulled (t0 and the ghost from Jon, t2 from
+    // Kate).
+    assert_eq!(repaired.repaired, 4, "{repaired}");
     // What is left is the orphan, which no repair can invent an owner for.
+    assert_eq!(repaired.left.len(), 1, "{repaired}");
+    assert_eq!(repaired.left[0].documents, [t(2)]);
+    assert!(repaired.left[0].fix.contains("cannot invent"), "{repaired}");
     assert_eq!(
-        owner.check().await.unwrap(),
+        owner.disagreements().await.unwrap(),
         [Disagreement::MissingOwner {
             child: t(2),
             owner: Bson::ObjectId(ghost_person),

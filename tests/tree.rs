@@ -324,7 +324,7 @@ async fn the_seed_catalogue_answers_its_two_queries_and_stores_the_seed_shape() 
     );
     assert_eq!(Product::SCHEMA.in_trees()[0].path(), "categoryPath");
     assert_eq!(assert_no_stale_path(&db).await, 12);
-    assert!(tree.check().await.unwrap().is_consistent());
+    assert!(tree.check().await.unwrap().is_clean());
 }
 
 #[tokio::test]
@@ -459,8 +459,8 @@ async fn moving_a_100_node_subtree_rewrites_exactly_its_copies_or_nothing() {
     );
     assert_eq!(assert_no_stale_path(&db).await, 11_000);
     let check = tree.check().await.unwrap();
-    assert_eq!((check.nodes, check.holders), (1000, 10_000));
-    assert!(check.is_consistent(), "{check}");
+    assert_eq!(check.examined, 1000 + 10_000);
+    assert!(check.is_clean(), "{check}");
     // Under b500 now: its own 10 products and a0's 1 000.
     assert_eq!(
         tree.holders::<Product>().under("b500").await.unwrap().len(),
@@ -522,7 +522,7 @@ async fn two_moves_that_would_make_a_cycle_together_cannot_both_succeed() {
     }
     // Still a tree: every chain ends at the root, every ancestors list is its chain.
     assert_no_stale_path(&db).await;
-    assert!(tree.check().await.unwrap().is_consistent());
+    assert!(tree.check().await.unwrap().is_clean());
 }
 
 /// Which change of the shape runs while holders are placed.
@@ -851,7 +851,7 @@ async fn a_tree_whose_nodes_are_extended_reference_sources() {
     assert_eq!(files.under(archive.id).await.unwrap().len(), 1);
     assert!(files.under(home.id).await.unwrap().is_empty());
     let check = tree.check().await.unwrap();
-    assert!(check.is_consistent(), "{check}");
+    assert!(check.is_clean(), "{check}");
 
     // A stale path written behind the toolkit's back is found, and repaired from the parents.
     File::collection(&db)
@@ -863,14 +863,17 @@ async fn a_tree_whose_nodes_are_extended_reference_sources() {
         .await
         .unwrap();
     let check = tree.check().await.unwrap();
-    assert_eq!(check.stale.len(), 1, "{check}");
-    assert_eq!(
-        check.stale[0].expected,
-        Some(Bson::from(vec![
-            Bson::from(archive.id),
-            Bson::from(docs.id)
-        ]))
-    );
-    assert!(tree.repair().await.unwrap().is_consistent());
-    assert!(tree.check().await.unwrap().is_consistent());
+    assert_eq!(check.findings.len(), 1, "{check}");
+    assert_eq!(check.documents(), [Bson::from(file.id)], "{check}");
+    let repaired = tree.repair().await.unwrap();
+    assert_eq!(repaired.repaired, 1, "{repaired}");
+    assert!(repaired.is_clean(), "{repaired}");
+    assert!(tree.check().await.unwrap().is_clean());
+    let stored = File::collection(&db)
+        .raw()
+        .find_one(doc! { "_id": file.id })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.folder_path, [archive.id, docs.id]);
 }

@@ -310,7 +310,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
          true), so the new post goes to the open document and reads last"
     );
     print_overflow(&db, "user123").await?;
-    println!("  check(\"user123\"): {:?}", posts.check("user123").await?);
+    println!("  check(\"user123\"): {:?}", posts.state("user123").await?);
     let all = posts.items("user123").await?;
     println!(
         "  items: {} posts, n = {}, post 12 among them: {}; count() = {}",
@@ -327,13 +327,13 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
             doc! { "$set": { User::FIELDS.posts_count: 7, User::FIELDS.is_outlier: false } },
         )
         .await?;
-    let state = posts.check("user123").await?;
+    let state = posts.state("user123").await?;
     println!(
         "postsCount 7 and isOutlier false set by hand with the driver: check() consistent: {}",
         state.is_consistent()
     );
     let before = posts.rebuild("user123").await?;
-    let after = posts.check("user123").await?;
+    let after = posts.state("user123").await?;
     println!(
         "  rebuild(): found count {} and flag {}, wrote {} and {}; consistent: {}",
         before.stored_count,

@@ -353,7 +353,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
             .map(|p| &p.name);
         t.or(p).map_or_else(|| b.to_string(), |n| format!("{n:?}"))
     };
-    for d in owner.check().await? {
+    for d in owner.disagreements().await? {
         match d {
             Disagreement::NotListed { child, owner } => {
                 println!("  {} names {}, not listing it", name(&child), name(&owner));
@@ -366,10 +366,10 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     }
     let repaired = owner.repair().await?;
     println!(
-        "repair(): {} added, {} pulled; check() now finds {}",
-        repaired.added,
-        repaired.pulled,
-        owner.check().await?.len()
+        "repair(): {} owners' arrays rewritten, {} findings left; check() now finds {}",
+        repaired.repaired,
+        repaired.left.len(),
+        owner.check().await?.findings.len()
     );
     print_tasks(&db).await?;
 

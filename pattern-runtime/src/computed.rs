@@ -314,22 +314,24 @@ async fn audit_computed(
     let Some(first) = first else {
         return Ok(Vec::new());
     };
-    Ok(vec![sample.finding(
-        Check::ComputedDrift,
-        spec.field(),
-        format!(
-            "{} of {} sampled documents disagree with their `{}` documents; {first}",
-            drifted.len(),
-            sample.documents.len(),
-            spec.source().name()
-        ),
-        format!(
-            "`{model}::computed(&db).recompute(id)` for each (or `recompute_all()`); writes \
-             through `Computing::<{source}>` keep it exact",
-            model = sample.model.name(),
-            source = spec.source().name()
-        ),
-    )])
+    Ok(vec![sample
+        .finding(
+            Check::ComputedDrift,
+            spec.field(),
+            format!(
+                "{} of {} sampled documents disagree with their `{}` documents; {first}",
+                drifted.len(),
+                sample.documents.len(),
+                spec.source().name()
+            ),
+            format!(
+                "`{model}::computed(&db).repair()` (or `recompute(id)` for each); writes through \
+             `Computing::<{source}>` keep it exact",
+                model = sample.model.name(),
+                source = spec.source().name()
+            ),
+        )
+        .about(drifted)])
 }
 
 impl ModelSchema {
@@ -1420,6 +1422,39 @@ impl<M: Model> ComputedFields<M> {
         })
         .await?;
         Ok(done)
+    }
+
+    /// Reads every document of the model, a page at a time, and reports the computed values
+    /// that disagree with their sources ([`Check::ComputedDrift`], one finding per field and
+    /// page, listing the documents), as the [doctor](mod@crate::doctor) does over a sample.
+    /// Writes nothing. [`verify`](Self::verify) lists each value with what it should be.
+    #[tracing::instrument(
+        name = "pattern_runtime::computed.check",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection()),
+        err(level = "debug")
+    )]
+    pub async fn check(&self) -> Result<crate::finding::CheckReport> {
+        let targets = crate::maintenance::targets::<ComputedFromSpec>(M::SCHEMA);
+        crate::maintenance::check(&self.db, &targets).await
+    }
+
+    /// [`check`](Self::check), then a recomputation of each document it lists ([`BATCH`] per
+    /// transaction, as [`recompute`](Self::recompute)), then a check again.
+    #[tracing::instrument(
+        name = "pattern_runtime::computed.repair",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection()),
+        err(level = "debug")
+    )]
+    pub async fn repair(&self) -> Result<crate::finding::RepairReport> {
+        let targets = crate::maintenance::targets::<ComputedFromSpec>(M::SCHEMA);
+        let found = crate::maintenance::check(&self.db, &targets).await?;
+        let mut repaired = 0;
+        for ids in found.documents().chunks(BATCH) {
+            repaired += self.batch(ids.to_vec(), true).await?.done.repaired;
+        }
+        crate::maintenance::after_repair(&self.db, &targets, repaired).await
     }
 
     /// Every computed value of every document that disagrees with its sources; writes nothing.

@@ -25,8 +25,14 @@
 //! | indexes no model declares | `listIndexes` | [`Check::UndeclaredIndex`] |
 //! | indexes with no access since the server started (not `_id_`, unique, TTL, hidden or shard-key ones: they work without reads) | `$indexStats` | [`Check::UnusedIndex`] |
 //! | an index whose keys begin another's | `listIndexes` | [`Check::PrefixIndex`] |
-//! | pattern drift: subsets over their limit, out of order or miscounted; computed values that disagree with their sources; extended-reference copies that differ from their source; array buckets over `max_count`; tree nodes whose ancestors, and holders whose path, disagree with the parents; outlier counts and flags that disagree with the items; the two sides of a two-way relation that disagree | each pattern's [`PatternSpec::audit`](crate::PatternSpec::audit) over the sample | [`Check::SubsetDrift`], [`Check::ComputedDrift`], [`Check::StaleCopy`], [`Check::BucketOverCap`], [`Check::TreeDrift`], [`Check::OutlierDrift`], [`Check::TwoWayDrift`] |
+//! | pattern drift: subsets over their limit, out of order or miscounted; computed values that disagree with their sources; extended-reference copies that differ from their source; array buckets over `max_count`; tree nodes whose ancestors, and holders whose path, disagree with the parents; outlier counts and flags that disagree with the items; the two sides of a two-way relation that disagree; attribute arrays holding a key twice or an item no query can name; preallocated slots allocated twice or with bitmap bits past their sub-slots | each pattern's [`PatternSpec::audit`](crate::PatternSpec::audit) over the sample | [`Check::SubsetDrift`], [`Check::ComputedDrift`], [`Check::StaleCopy`], [`Check::BucketOverCap`], [`Check::TreeDrift`], [`Check::OutlierDrift`], [`Check::TwoWayDrift`], [`Check::AttributeDrift`], [`Check::GridDrift`] |
 //! | a collection not sharded on its declared shard key | `config.collections`, on a sharded cluster | [`Check::ShardKey`] |
+//!
+//! Each pattern drift finding lists the documents it found ([`Finding::documents`]) and names
+//! the repair call. The same checks over *every* document, and the repairs, are each pattern
+//! handle's `check()` and `repair()`, with one shape for all: [`CheckReport`] and
+//! [`RepairReport`] (`Tree::check`, `Subset::check`, `Outlier::check`, `ComputedFields::check`,
+//! `References::check`, `TwoWay::check`, `Series::check`, `Attributes::check`, `Slots::check`).
 //!
 //! A check the server cannot run (no `$indexStats`, no `$sample`, not a sharded cluster) is
 //! listed in [`DoctorReport::skipped`] with the server's reason, never passed over in silence:
@@ -62,7 +68,7 @@ use tracing::Instrument;
 
 use crate::error::{server_code, server_message, Result, NAMESPACE_NOT_FOUND};
 use crate::finding::{examples, number};
-pub use crate::finding::{Bounded, Check, Finding};
+pub use crate::finding::{Bounded, Check, CheckReport, Finding, RepairReport};
 use crate::schema::{group_members, registered_models, ModelSchema, Sample};
 use crate::shard::{self, ShardKey};
 use crate::sync::{declarations, Declared};
@@ -411,6 +417,7 @@ async fn check_model(
                   (`#[relation(parent)]`), or declare the bound the application keeps with \
                   `#[bounded(n)]`"
                 .to_owned(),
+            documents: Vec::new(),
         });
     }
     // Large documents.
@@ -447,6 +454,7 @@ async fn check_model(
                   the rest in their own collection, `#[outlier]` overflows the few large ones, \
                   `#[bucket]` splits measurements by time"
                 .to_owned(),
+            documents: Vec::new(),
         });
     }
     // The documents themselves, those under 1 MiB, for nesting and the patterns' audits.
@@ -494,6 +502,7 @@ async fn check_model(
             fix: "flatten the deepest levels into their parent, or keep them in their own \
                   collection with a reference (`Ref<T>` with `#[relation]`)"
                 .to_owned(),
+            documents: Vec::new(),
         });
     }
     let sample = Sample {
@@ -571,6 +580,7 @@ async fn check_indexes(
             subject: d.spec.name().to_owned(),
             figure: format!("declared {}, not on the server", d.spec.key_document()),
             fix,
+            documents: Vec::new(),
         });
     }
     // On the server and declared by no model.
@@ -590,6 +600,7 @@ async fn check_indexes(
                  hide it first (`SyncOptions::hide_unmanaged`), watch that nothing slows down, \
                  then drop it (`dropIndexes: \"{collection}\", index: \"{name}\"`)"
             ),
+            documents: Vec::new(),
         });
     }
     // A prefix of another index.
@@ -639,6 +650,7 @@ async fn check_indexes(
                          write pays for it"
                     ),
                 },
+                documents: Vec::new(),
             });
         }
     }
@@ -732,6 +744,7 @@ async fn check_indexes(
                  declaration and drop it; counts restart with the server, so judge after a \
                  representative period"
             ),
+            documents: Vec::new(),
         });
     }
     Ok(())
@@ -779,6 +792,7 @@ async fn check_shard_keys(
             subject: "shard key".to_owned(),
             figure,
             fix,
+            documents: Vec::new(),
         });
     }
     Ok(())

@@ -380,23 +380,25 @@ async fn audit_copies(embedding: &'static Embedding, sample: &Sample<'_>) -> Res
         return Ok(Vec::new());
     };
     let n = copies.len();
-    Ok(vec![sample.finding(
-        Check::StaleCopy,
-        embedding.path(),
-        format!(
-            "copies of {} `{}` documents (of {n} copies in {} sampled documents) differ from \
+    Ok(vec![sample
+        .finding(
+            Check::StaleCopy,
+            embedding.path(),
+            format!(
+                "copies of {} `{}` documents (of {n} copies in {} sampled documents) differ from \
              their source; {first}",
-            stale.len(),
-            reference.source(),
-            sample.documents.len()
-        ),
-        format!(
-            "`{}::references(&db).resync(id)` for each source `_id` listed ({}), which \
-             rewrites every copy; writes through `references` keep them in sync",
-            reference.source(),
-            crate::finding::examples(&stale)
-        ),
-    )])
+                stale.len(),
+                reference.source(),
+                sample.documents.len()
+            ),
+            format!(
+                "`{}::references(&db).repair()` (or `resync(id)` for each source `_id` listed: \
+             {}), which rewrites every copy; writes through `references` keep them in sync",
+                reference.source(),
+                crate::finding::examples(&stale)
+            ),
+        )
+        .about(stale)])
 }
 
 impl ModelSchema {
@@ -900,6 +902,50 @@ impl<M: Referenced> References<M> {
             Ok(step)
         })?;
         self.finish(id, step)
+    }
+
+    /// The `propagate` embeddings of `M`, each on its embedding model: what a check audits.
+    fn copy_targets(&self) -> Vec<crate::maintenance::Target> {
+        self.propagated()
+            .into_iter()
+            .filter_map(|e| {
+                let model = crate::derived::model_named(e.model(), e.collection())?;
+                Some((model, e as &dyn PatternSpec))
+            })
+            .collect()
+    }
+
+    /// Reads every document of every model that keeps a `propagate` copy of `M`, a page at a
+    /// time, and reports the copies that differ from their source
+    /// ([`Check::StaleCopy`](crate::doctor::Check::StaleCopy); a finding lists the *source*
+    /// `_id`s, what [`resync`](Self::resync) takes), as the [doctor](mod@crate::doctor) does
+    /// over a sample. Writes nothing.
+    #[tracing::instrument(
+        name = "pattern_runtime::extended_ref.check",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection()),
+        err(level = "debug")
+    )]
+    pub async fn check(&self) -> Result<crate::finding::CheckReport> {
+        crate::maintenance::check(&self.db, &self.copy_targets()).await
+    }
+
+    /// [`check`](Self::check), then [`resync`](Self::resync) of each source it lists, then a
+    /// check again. `repaired` counts the embedding documents rewritten.
+    #[tracing::instrument(
+        name = "pattern_runtime::extended_ref.repair",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection()),
+        err(level = "debug")
+    )]
+    pub async fn repair(&self) -> Result<crate::finding::RepairReport> {
+        let targets = self.copy_targets();
+        let found = crate::maintenance::check(&self.db, &targets).await?;
+        let mut repaired = 0;
+        for id in found.documents() {
+            repaired += self.resync(id).await?.modified();
+        }
+        crate::maintenance::after_repair(&self.db, &targets, repaired).await
     }
 
     /// Rewrites every `propagate` copy of the document `id` from its stored version: after

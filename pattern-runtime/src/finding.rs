@@ -43,6 +43,10 @@ pub enum Check {
     OutlierDrift,
     /// A two-way relation whose two sides disagree.
     TwoWayDrift,
+    /// An attribute array holding one key twice, or a key a query cannot name.
+    AttributeDrift,
+    /// A preallocated slot whose bitmap has bits past its sub-slots, or a slot allocated twice.
+    GridDrift,
     /// A collection not sharded on its declared shard key, on a sharded cluster.
     ShardKey,
 }
@@ -67,6 +71,8 @@ impl Check {
             Check::TreeDrift => "tree drift",
             Check::OutlierDrift => "outlier drift",
             Check::TwoWayDrift => "two-way drift",
+            Check::AttributeDrift => "attribute drift",
+            Check::GridDrift => "grid drift",
             Check::ShardKey => "shard key",
         }
     }
@@ -93,6 +99,99 @@ pub struct Finding {
     pub figure: String,
     /// What to do about it: the attribute to add, the call that repairs it, the index to drop.
     pub fix: String,
+    /// The `_id`s of the documents it concerns, where the check lists them (pattern drift):
+    /// what the pattern's `repair` rewrites. Empty for a finding about a field or an index.
+    pub documents: Vec<Bson>,
+}
+
+impl Finding {
+    /// The same finding about the documents `ids`.
+    #[must_use]
+    pub fn about(mut self, ids: impl IntoIterator<Item = Bson>) -> Self {
+        self.documents = ids.into_iter().collect();
+        self
+    }
+}
+
+/// What a pattern handle's `check()` found: the same shape for every pattern
+/// (`Tree::check`, `Subset::check`, `Outlier::check`, ...). The check reads every stored
+/// document the pattern keeps data or invariants in, a page at a time, and writes nothing;
+/// the [doctor](mod@crate::doctor) runs the same checks over a sample.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct CheckReport {
+    /// Documents read.
+    pub examined: u64,
+    /// Each problem, with the documents it concerns and the call that repairs it.
+    pub findings: Vec<Finding>,
+}
+
+impl CheckReport {
+    /// Whether nothing was found.
+    pub fn is_clean(&self) -> bool {
+        self.findings.is_empty()
+    }
+
+    /// Every document a finding concerns, each once.
+    pub fn documents(&self) -> Vec<Bson> {
+        let mut seen = std::collections::HashSet::new();
+        self.findings
+            .iter()
+            .flat_map(|f| f.documents.iter())
+            .filter(|id| seen.insert(id_key(id)))
+            .cloned()
+            .collect()
+    }
+}
+
+impl fmt::Display for CheckReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} documents read, {} findings",
+            self.examined,
+            self.findings.len()
+        )?;
+        for finding in &self.findings {
+            write!(f, "\n{finding}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What a pattern handle's `repair()` did: the same shape for every pattern. A repair
+/// rewrites what the check found from what it derives from (the parents, the sources, the
+/// items), then checks again: `left` is what it could not repair (an orphan whose owner does
+/// not exist, a node whose parents loop).
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct RepairReport {
+    /// Documents rewritten.
+    pub repaired: u64,
+    /// What a check after the repair still finds.
+    pub left: Vec<Finding>,
+}
+
+impl RepairReport {
+    /// Whether nothing is left to repair.
+    pub fn is_clean(&self) -> bool {
+        self.left.is_empty()
+    }
+}
+
+impl fmt::Display for RepairReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} documents repaired, {} findings left",
+            self.repaired,
+            self.left.len()
+        )?;
+        for finding in &self.left {
+            write!(f, "\n{finding}")?;
+        }
+        Ok(())
+    }
 }
 
 impl fmt::Display for Finding {

@@ -306,6 +306,7 @@ pub(crate) mod error;
 mod finding;
 pub mod index;
 mod literal;
+mod maintenance;
 mod schema;
 pub mod shard;
 mod sync;
@@ -344,6 +345,7 @@ pub use extended_ref::{
     Copied, CopiesUpdated, Embedding, ExtendedRef, Mode, Propagation, RefSpec, Referenced,
     References, Watcher,
 };
+pub use finding::{CheckReport, RepairReport};
 pub use index::{
     Collation, Difference, IndexKey, IndexKind, IndexSpec, Literal, PartialClause, PartialOp,
 };
@@ -363,9 +365,7 @@ pub use sync::{
     list_indexes, sync_group, sync_indexes, sync_indexes_with, sync_models, IndexReport,
     IndexStatus, OnMismatch, OnUnmanaged, SyncOptions, SyncReport,
 };
-pub use tree::{
-    Deleted, Deletion, HolderSpec, Holders, InTree, Stale, Tree, TreeCheck, TreeNode, TreeSpec,
-};
+pub use tree::{Deleted, Deletion, HolderSpec, Holders, InTree, Tree, TreeNode, TreeSpec};
 pub use txn::Transaction;
 pub use versioning::{Revision, VersionSpec, Versioned};
 

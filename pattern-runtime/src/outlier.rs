@@ -126,6 +126,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::error::{check_size, room_for, value_cost, Error, Result, ELEMENT_OVERHEAD};
+use crate::finding::{CheckReport, RepairReport};
 use crate::index::IndexSpec;
 use crate::model::Model;
 use crate::schema::{ModelSchema, PatternSpec};
@@ -297,22 +298,24 @@ async fn audit_outlier(
     let Some(first) = first else {
         return Ok(Vec::new());
     };
-    Ok(vec![sample.finding(
-        crate::finding::Check::OutlierDrift,
-        spec.count(),
-        format!(
-            "{} of {} sampled documents disagree with their `{}` items; {first}",
-            drifted.len(),
-            sample.documents.len(),
-            spec.field()
-        ),
-        format!(
-            "`rebuild(id)` on the field's `Outlier` handle (`{}::<field>_outlier(&db)`) for each \
-             ({}); pushes and removals through it keep them",
-            sample.model.name(),
-            crate::finding::examples(&drifted)
-        ),
-    )])
+    Ok(vec![sample
+        .finding(
+            crate::finding::Check::OutlierDrift,
+            spec.count(),
+            format!(
+                "{} of {} sampled documents disagree with their `{}` items; {first}",
+                drifted.len(),
+                sample.documents.len(),
+                spec.field()
+            ),
+            format!(
+                "`repair()` on the field's `Outlier` handle (`{}::<field>_outlier(&db)`), or \
+             `rebuild(id)` for each ({}); pushes and removals through it keep them",
+                sample.model.name(),
+                crate::finding::examples(&drifted)
+            ),
+        )
+        .about(drifted)])
 }
 
 impl ModelSchema {
@@ -1087,17 +1090,54 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
 
     /// What the document `id` holds, against its count and flag; writes nothing.
     #[tracing::instrument(
-        name = "pattern_runtime::outlier.check",
+        name = "pattern_runtime::outlier.state",
         level = "debug",
         skip_all,
         fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty),
         err(level = "debug")
     )]
-    pub async fn check(&self, id: impl Into<Bson>) -> Result<OutlierState> {
+    pub async fn state(&self, id: impl Into<Bson>) -> Result<OutlierState> {
         let id = crate::literal::id("_id", id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let outcome = self.state_in(None, &id).await.map_err(Error::from);
         self.map_no_parent(id, outcome)
+    }
+
+    /// Reads every document of the model, a page at a time, with its overflow documents'
+    /// sizes, and reports those whose count or flag disagrees with their items
+    /// ([`Check::OutlierDrift`](crate::doctor::Check::OutlierDrift), listing them), as the
+    /// [doctor](mod@crate::doctor) does over a sample. Writes nothing.
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.check",
+        skip_all,
+        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field()),
+        err(level = "debug")
+    )]
+    pub async fn check(&self) -> Result<CheckReport> {
+        crate::maintenance::check(&self.db, &[(P::SCHEMA, self.spec as &dyn PatternSpec)]).await
+    }
+
+    /// [`check`](Self::check), then [`rebuild`](Self::rebuild) of each document it lists,
+    /// then a check again.
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.repair",
+        skip_all,
+        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field()),
+        err(level = "debug")
+    )]
+    pub async fn repair(&self) -> Result<RepairReport> {
+        let targets = [(P::SCHEMA, self.spec as &dyn PatternSpec)];
+        let found = crate::maintenance::check(&self.db, &targets).await?;
+        let mut repaired = 0;
+        for id in found.documents() {
+            match self.rebuild(id).await {
+                Ok(_) => repaired += 1,
+                // Deleted since the check: nothing to repair.
+                Err(e) if e.is_not_found() => {}
+                Err(e) => return Err(e),
+            }
+        }
+        crate::maintenance::after_repair(&self.db, &targets, repaired).await
     }
 
     /// Writes the count and the flag of the document `id` from its items (after edits made

@@ -120,6 +120,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::{Error, Result};
+use crate::finding::{CheckReport, Finding, RepairReport};
 use crate::index::IndexSpec;
 use crate::model::Model;
 use crate::schema::{ModelSchema, PatternSpec};
@@ -501,22 +502,24 @@ async fn audit_two_way(
     let rust = single_model
         .field_by_bson_name(single_field)
         .map_or(single_field, |f| f.rust_name());
-    Ok(vec![sample.finding(
-        crate::finding::Check::TwoWayDrift,
-        field,
-        format!(
-            "{} of {} sampled documents disagree with `{}.{inverse}`; {first}",
-            drifted.len(),
-            sample.documents.len(),
-            spec.target().name()
-        ),
-        format!(
-            "`{}::{rust}_relation(&db).repair()` makes every owner's array agree with the \
+    Ok(vec![sample
+        .finding(
+            crate::finding::Check::TwoWayDrift,
+            field,
+            format!(
+                "{} of {} sampled documents disagree with `{}.{inverse}`; {first}",
+                drifted.len(),
+                sample.documents.len(),
+                spec.target().name()
+            ),
+            format!(
+                "`{}::{rust}_relation(&db).repair()` makes every owner's array agree with the \
              children's owner fields ({}); `assign` keeps both sides",
-            single_model.name(),
-            crate::finding::examples(&drifted)
-        ),
-    )])
+                single_model.name(),
+                crate::finding::examples(&drifted)
+            ),
+        )
+        .about(drifted)])
 }
 
 impl ModelSchema {
@@ -1110,17 +1113,6 @@ impl fmt::Display for Disagreement {
     }
 }
 
-/// What [`TwoWay::repair`] wrote.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Repaired {
-    /// Children added to their owner's array.
-    pub added: u64,
-    /// Entries pulled from arrays (listed at the wrong owner, or of children that do not exist).
-    pub pulled: u64,
-    /// Children whose owner does not exist: left as they are (no owner can be invented).
-    pub orphans: Vec<Bson>,
-}
-
 impl<S: Identified, T: Identified> TwoWay<S, T> {
     #[doc(hidden)]
     pub fn new(
@@ -1272,9 +1264,14 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
     }
 
     /// Reads both collections (every child's owner field, every owner's array) and reports
-    /// each disagreement. A full scan of both: for audits and after edits made outside the
-    /// toolkit, not for every request.
-    pub async fn check(&self) -> Result<Vec<Disagreement>> {
+    /// the disagreements as findings ([`Check::TwoWayDrift`]), one per kind, each listing
+    /// its documents: owners listing a child that names another owner or does not exist,
+    /// children their owner does not list, children whose owner does not exist. A full scan
+    /// of both: for audits and after edits made outside the toolkit, not for every request.
+    /// [`disagreements`](Self::disagreements) lists them one by one.
+    ///
+    /// [`Check::TwoWayDrift`]: crate::doctor::Check::TwoWayDrift
+    pub async fn check(&self) -> Result<CheckReport> {
         let spec = self.relation.spec;
         let span = tracing::debug_span!(
             "pattern_runtime::relation.check",
@@ -1282,10 +1279,127 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
             collection = spec.model().collection(),
             field = spec.field(),
         );
-        tracing::Instrument::instrument(self.check_inner(), span).await
+        tracing::Instrument::instrument(
+            async {
+                let (examined, found) = self.check_inner().await?;
+                Ok(CheckReport {
+                    examined,
+                    findings: self.findings(&found),
+                })
+            },
+            span,
+        )
+        .await
     }
 
-    async fn check_inner(&self) -> Result<Vec<Disagreement>> {
+    /// Every disagreement between the two sides, one by one (what [`check`](Self::check)
+    /// reports by kind).
+    pub async fn disagreements(&self) -> Result<Vec<Disagreement>> {
+        Ok(self.check_inner().await?.1)
+    }
+
+    /// The disagreements as findings, one per kind.
+    fn findings(&self, found: &[Disagreement]) -> Vec<Finding> {
+        let spec = self.relation.spec;
+        let inverse = self.inverse();
+        let rust = spec
+            .model()
+            .field_by_bson_name(spec.field())
+            .map_or(spec.field(), |f| f.rust_name());
+        let repair = format!(
+            "`{}::{rust}_relation(&db).repair()` makes every owner's array agree with the \
+             children's owner fields; `assign` keeps both sides",
+            spec.model().name()
+        );
+        let (model, target) = (spec.model(), spec.target());
+        let kinds: [(&str, &ModelSchema, &str, Vec<Bson>); 4] = [
+            (
+                "list a child that names another owner",
+                target,
+                inverse,
+                found
+                    .iter()
+                    .filter_map(|d| match d {
+                        Disagreement::ListedElsewhere { owner, .. } => Some(owner.clone()),
+                        _ => None,
+                    })
+                    .collect(),
+            ),
+            (
+                "list a child that does not exist",
+                target,
+                inverse,
+                found
+                    .iter()
+                    .filter_map(|d| match d {
+                        Disagreement::MissingChild { owner, .. } => Some(owner.clone()),
+                        _ => None,
+                    })
+                    .collect(),
+            ),
+            (
+                "are not listed by their owner",
+                model,
+                spec.field(),
+                found
+                    .iter()
+                    .filter_map(|d| match d {
+                        Disagreement::NotListed { child, .. } => Some(child.clone()),
+                        _ => None,
+                    })
+                    .collect(),
+            ),
+            (
+                "name an owner that does not exist",
+                model,
+                spec.field(),
+                found
+                    .iter()
+                    .filter_map(|d| match d {
+                        Disagreement::MissingOwner { child, .. } => Some(child.clone()),
+                        _ => None,
+                    })
+                    .collect(),
+            ),
+        ];
+        let mut findings = Vec::new();
+        for (what, on, field, mut ids) in kinds {
+            let mut seen = std::collections::HashSet::new();
+            ids.retain(|id| seen.insert(crate::finding::id_key(id)));
+            if ids.is_empty() {
+                continue;
+            }
+            let orphans = std::ptr::eq(on, model) && what.starts_with("name an owner");
+            findings.push(
+                Finding {
+                    check: crate::finding::Check::TwoWayDrift,
+                    model: Some(on.name()),
+                    collection: on.collection().to_owned(),
+                    subject: field.to_owned(),
+                    figure: format!(
+                        "{} documents {what}; {}",
+                        ids.len(),
+                        crate::finding::examples(&ids)
+                    ),
+                    fix: if orphans {
+                        format!(
+                            "`assign` each to an existing `{}`, or create the owner: a repair \
+                             cannot invent one",
+                            target.name()
+                        )
+                    } else {
+                        repair.clone()
+                    },
+                    documents: Vec::new(),
+                }
+                .about(ids),
+            );
+        }
+        findings
+    }
+
+    /// Documents read, and every disagreement.
+    async fn check_inner(&self) -> Result<(u64, Vec<Disagreement>)> {
         let spec = self.relation.spec;
         let db = &self.relation.db;
         let field = spec.field();
@@ -1347,13 +1461,14 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
             disagreements = out.len(),
             "checked"
         );
-        Ok(out)
+        Ok(((owner_of.len() + lists.len()) as u64, out))
     }
 
     /// Makes every owner's array agree with the children's owner fields (the side that says
     /// which owner a child has): adds missing entries, pulls wrong ones and those of children
-    /// that do not exist. Children whose owner does not exist are reported, not changed.
-    pub async fn repair(&self) -> Result<Repaired> {
+    /// that do not exist; then checks again. Children whose owner does not exist are left,
+    /// and reported in [`RepairReport::left`].
+    pub async fn repair(&self) -> Result<RepairReport> {
         let spec = self.relation.spec;
         let span = tracing::info_span!(
             "pattern_runtime::relation.repair",
@@ -1368,31 +1483,35 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
                     .db
                     .collection::<Document>(spec.target().collection());
                 let inverse = self.inverse();
-                let mut out = Repaired::default();
+                let (mut added, mut pulled, mut orphans) = (0u64, 0u64, 0usize);
                 // One `update_one` of an owner's array per disagreement it can mend.
                 let mend = |owner: Bson, op: &str, child: Bson| {
                     owners.update_one(doc! { "_id": owner }, doc! { op: { inverse: child } })
                 };
-                for d in self.check_inner().await? {
+                for d in self.check_inner().await?.1 {
                     match d {
                         Disagreement::NotListed { child, owner } => {
-                            out.added += mend(owner, "$addToSet", child).await?.modified_count;
+                            added += mend(owner, "$addToSet", child).await?.modified_count;
                         }
                         Disagreement::ListedElsewhere { owner, child, .. }
                         | Disagreement::MissingChild { owner, child } => {
-                            out.pulled += mend(owner, "$pull", child).await?.modified_count;
+                            pulled += mend(owner, "$pull", child).await?.modified_count;
                         }
-                        Disagreement::MissingOwner { child, .. } => out.orphans.push(child),
+                        Disagreement::MissingOwner { .. } => orphans += 1,
                     }
                 }
                 tracing::debug!(
                     target: "pattern_runtime::relation",
-                    added = out.added,
-                    pulled = out.pulled,
-                    orphans = out.orphans.len(),
+                    added,
+                    pulled,
+                    orphans,
                     "repaired"
                 );
-                Ok(out)
+                let (_, left) = self.check_inner().await?;
+                Ok(RepairReport {
+                    repaired: added + pulled,
+                    left: self.findings(&left),
+                })
             },
             span,
         )

@@ -254,6 +254,7 @@ impl Sample<'_> {
             subject: subject.into(),
             figure: figure.into(),
             fix: fix.into(),
+            documents: Vec::new(),
         }
     }
 

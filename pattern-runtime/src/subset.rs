@@ -252,10 +252,10 @@ async fn audit_subset(spec: &'static SubsetSpec, sample: &Sample<'_>) -> Result<
         .field_by_bson_name(spec.field())
         .map_or(spec.field(), |f| f.rust_name());
     let fix = format!(
-        "`{}::{rust}_subset(&db).rebuild(parent_id)` for each, which refills the subset and its \
-         computed fields from `{}`",
-        sample.model.name(),
-        spec.full_collection()
+        "`{model}::{rust}_subset(&db).repair()` (or `rebuild(parent_id)` for each), which \
+         refills the subset and its computed fields from `{}`",
+        spec.full_collection(),
+        model = sample.model.name(),
     );
     let n = sample.documents.len();
     let mut findings = Vec::new();
@@ -285,12 +285,16 @@ async fn audit_subset(spec: &'static SubsetSpec, sample: &Sample<'_>) -> Result<
         } else {
             examples(ids)
         };
-        findings.push(sample.finding(
-            Check::SubsetDrift,
-            spec.field(),
-            format!("{} of {n} sampled documents {what}; {example}", ids.len()),
-            fix.clone(),
-        ));
+        findings.push(
+            sample
+                .finding(
+                    Check::SubsetDrift,
+                    spec.field(),
+                    format!("{} of {n} sampled documents {what}; {example}", ids.len()),
+                    fix.clone(),
+                )
+                .about(ids.iter().cloned()),
+        );
     }
     Ok(findings)
 }
@@ -869,6 +873,42 @@ where
             Some(Bson::Double(d)) => *d as i64,
             _ => 0,
         })
+    }
+
+    /// Reads every parent, a page at a time, and reports those whose subset is over its
+    /// limit, out of order, or whose counters disagree with the full collection
+    /// ([`Check::SubsetDrift`], listing them), as the [doctor](mod@crate::doctor) does over a
+    /// sample. Writes nothing.
+    #[tracing::instrument(
+        name = "pattern_runtime::subset.check",
+        skip_all,
+        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field()),
+        err(level = "debug")
+    )]
+    pub async fn check(&self) -> Result<crate::finding::CheckReport> {
+        crate::maintenance::check(&self.db, &[(P::SCHEMA, self.spec as &dyn PatternSpec)]).await
+    }
+
+    /// [`check`](Self::check), then [`rebuild`](Self::rebuild) of each parent it lists, then a
+    /// check again.
+    #[tracing::instrument(
+        name = "pattern_runtime::subset.repair",
+        skip_all,
+        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field()),
+        err(level = "debug")
+    )]
+    pub async fn repair(&self) -> Result<crate::finding::RepairReport> {
+        let targets = [(P::SCHEMA, self.spec as &dyn PatternSpec)];
+        let found = crate::maintenance::check(&self.db, &targets).await?;
+        let mut repaired = 0;
+        for id in found.documents() {
+            match self.rebuild(id).await {
+                Ok(()) => repaired += 1,
+                Err(e) if e.is_not_found() => {}
+                Err(e) => return Err(e),
+            }
+        }
+        crate::maintenance::after_repair(&self.db, &targets, repaired).await
     }
 
     /// Recomputes the embedded array and every computed field from the full collection: the repair

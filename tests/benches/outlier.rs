@@ -366,7 +366,7 @@ fn check_pushes(rt: &Runtime, db: &TestDb) {
         let read = rt.block_on(posts.items(id.as_str())).unwrap();
         let expected: Vec<Post> = (0..=LIMIT).chain(100..350).map(post).collect();
         assert!(read == expected, "{side:?}: the posts read back otherwise");
-        let state = rt.block_on(posts.check(id.as_str())).unwrap();
+        let state = rt.block_on(posts.state(id.as_str())).unwrap();
         assert!(state.is_consistent(), "{side:?}: {state:?}");
         assert_eq!(state.overflow_documents, 3, "{side:?}: {state:?}");
         let sizes: Vec<usize> = rt.block_on(async {

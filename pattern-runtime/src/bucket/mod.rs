@@ -313,23 +313,26 @@ impl PatternSpec for SeriesSpec {
             .max()
             .map(|largest| {
                 let ids: Vec<Bson> = over.iter().map(|(_, id)| id.clone()).collect();
-                sample.finding(
-                    Check::BucketOverCap,
-                    fields::MEASUREMENTS,
-                    format!(
-                        "{} of {} sampled buckets hold more than {max_count} measurements \
+                sample
+                    .finding(
+                        Check::BucketOverCap,
+                        fields::MEASUREMENTS,
+                        format!(
+                            "{} of {} sampled buckets hold more than {max_count} measurements \
                          (largest {largest}); {}",
-                        over.len(),
-                        sample.documents.len(),
-                        crate::finding::examples(&ids)
-                    ),
-                    format!(
-                        "`Series::split_overfull` splits each into buckets of at most \
-                         {max_count}, in time order, in one transaction per bucket; then find \
-                         the code that writes buckets without the toolkit (its writes never pass \
-                         the cap)"
-                    ),
-                )
+                            over.len(),
+                            sample.documents.len(),
+                            crate::finding::examples(&ids)
+                        ),
+                        format!(
+                            "`{}::series(&db).repair()` (it runs `split_overfull`) splits each \
+                         into buckets of at most {max_count}, in time order, in one transaction \
+                         per bucket; then find the code that writes buckets without the \
+                         toolkit (its writes never pass the cap)",
+                            sample.model.name()
+                        ),
+                    )
+                    .about(ids)
             })
             .into_iter()
             .collect();

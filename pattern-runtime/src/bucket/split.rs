@@ -11,6 +11,8 @@ use mongodb::ClientSession;
 use super::write::{extreme, numbers, small_int, sum};
 use super::{fields, Measurement, Series, SeriesSpec, Storage};
 use crate::error::Result;
+use crate::finding::{CheckReport, RepairReport};
+use crate::schema::PatternSpec;
 use crate::txn::{in_session, transact};
 
 /// What [`Series::split_overfull`] did.
@@ -29,6 +31,44 @@ pub struct SplitReport {
 }
 
 impl<M: Measurement> Series<M> {
+    /// Reads every bucket of an array-bucket series, a page at a time, and reports those over
+    /// `max_count` ([`Check::BucketOverCap`](crate::doctor::Check::BucketOverCap), listing
+    /// them); for a native series, whether the collection's `expireAfterSeconds` is the
+    /// declared `expire_after` (no document is read). Other layouts keep no cap: nothing to
+    /// check. Writes nothing.
+    #[tracing::instrument(
+        name = "pattern_runtime::bucket.check",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SERIES.collection()),
+        err(level = "debug")
+    )]
+    pub async fn check(&self) -> Result<CheckReport> {
+        let targets = [(M::SCHEMA, M::SERIES as &dyn PatternSpec)];
+        match M::SERIES.storage() {
+            Storage::Buckets { .. } => crate::maintenance::check(&self.db, &targets).await,
+            Storage::Native { .. } => crate::maintenance::check_settings(&self.db, &targets).await,
+            Storage::Rollup { .. } | Storage::Slots { .. } => Ok(CheckReport::default()),
+        }
+    }
+
+    /// [`split_overfull`](Self::split_overfull) (array buckets), then [`check`](Self::check)
+    /// again: `repaired` counts the buckets split. A native series' expiry is left (sync the
+    /// series' indexes with the drop-and-recreate options, or `collMod` it).
+    #[tracing::instrument(
+        name = "pattern_runtime::bucket.repair",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SERIES.collection()),
+        err(level = "debug")
+    )]
+    pub async fn repair(&self) -> Result<RepairReport> {
+        let split = self.split_overfull().await?;
+        let left = self.check().await?.findings;
+        Ok(RepairReport {
+            repaired: split.buckets as u64,
+            left,
+        })
+    }
+
     /// Splits every array bucket holding more than `max_count` measurements (written by other
     /// code: the toolkit's own writes never pass the cap) into buckets of at most `max_count`,
     /// in time order: the bucket keeps the earliest `max_count` measurements and its `_id`, new

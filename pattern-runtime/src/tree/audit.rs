@@ -94,22 +94,24 @@ pub(super) async fn audit_nodes(
     let Some(first) = first else {
         return Ok(Vec::new());
     };
-    Ok(vec![sample.finding(
-        Check::TreeDrift,
-        tree.ancestors(),
-        format!(
-            "{} of {} sampled nodes disagree with their parent; {first}",
-            stale.len(),
-            sample.documents.len()
-        ),
-        format!(
+    Ok(vec![sample
+        .finding(
+            Check::TreeDrift,
+            tree.ancestors(),
+            format!(
+                "{} of {} sampled nodes disagree with their parent; {first}",
+                stale.len(),
+                sample.documents.len()
+            ),
+            format!(
             "`{}::tree(&db).repair()` recomputes every ancestors list and path from the parents \
              ({}); a node whose parent is missing is left by it: `move_under` an existing node \
              (or `move_to_root`). Changes of the shape through `Tree` keep them",
             tree.model(),
             crate::finding::examples(&stale)
         ),
-    )])
+        )
+        .about(stale)])
 }
 
 /// Sampled holders whose path is not their node's ancestors and the node, or whose node is
@@ -160,20 +162,22 @@ pub(super) async fn audit_holders(
     let Some(first) = first else {
         return Ok(Vec::new());
     };
-    Ok(vec![sample.finding(
-        Check::TreeDrift,
-        holder.path(),
-        format!(
-            "{} of {} sampled documents disagree with their node; {first}",
-            stale.len(),
-            sample.documents.len()
-        ),
-        format!(
-            "`{}::tree(&db).repair()` rewrites every path from the nodes ({}); a holder whose \
+    Ok(vec![sample
+        .finding(
+            Check::TreeDrift,
+            holder.path(),
+            format!(
+                "{} of {} sampled documents disagree with their node; {first}",
+                stale.len(),
+                sample.documents.len()
+            ),
+            format!(
+                "`{}::tree(&db).repair()` rewrites every path from the nodes ({}); a holder whose \
              node is missing is left by it: `Holders::place` it in an existing node. Placements \
              through `Holders` keep them",
-            tree.model(),
-            crate::finding::examples(&stale)
-        ),
-    )])
+                tree.model(),
+                crate::finding::examples(&stale)
+            ),
+        )
+        .about(stale)])
 }

@@ -174,6 +174,7 @@ use crate::copies::Propagation;
 use crate::copies::{write_copies, CopyWrite, Partial};
 pub use crate::derived;
 use crate::error::{check_size, Error, Result, NAMESPACE_EXISTS};
+use crate::finding::{CheckReport, RepairReport};
 use crate::index::IndexSpec;
 use crate::model::Model;
 use crate::schema::{registered_models, ModelSchema, PatternSpec};
@@ -478,9 +479,9 @@ pub struct Deleted {
     pub rewritten: Propagation,
 }
 
-/// A copy of the tree that disagrees with the parents: found by [`Tree::check`].
+/// A copy of the tree that disagrees with the parents: what [`Tree::repair`] rewrites.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Stale {
+pub(crate) struct Stale {
     /// The model of the document.
     pub model: &'static str,
     /// Its collection.
@@ -496,50 +497,15 @@ pub struct Stale {
     pub expected: Option<Bson>,
 }
 
-/// The outcome of [`Tree::check`].
+/// Every stale copy of the tree, with what the parents say.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct TreeCheck {
+pub(crate) struct TreeCheck {
     /// Nodes read.
     pub nodes: u64,
     /// Holders read, over every holder model.
     pub holders: u64,
     /// Every stale copy.
     pub stale: Vec<Stale>,
-}
-
-impl TreeCheck {
-    /// Whether every ancestors list and every path agrees with the parents.
-    pub fn is_consistent(&self) -> bool {
-        self.stale.is_empty()
-    }
-}
-
-impl fmt::Display for TreeCheck {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} nodes, {} holders: {} stale",
-            self.nodes,
-            self.holders,
-            self.stale.len()
-        )?;
-        for s in &self.stale {
-            write!(
-                f,
-                "\n  {}.{} {}: {} is {}, expected {}",
-                s.collection,
-                s.id,
-                s.model,
-                s.field,
-                s.stored,
-                s.expected.as_ref().map_or_else(
-                    || "unknown (missing or looping parents)".to_owned(),
-                    ToString::to_string
-                )
-            )?;
-        }
-        Ok(())
-    }
 }
 
 /// The operations on a tree: from `Category::tree(&db)`. See the [module documentation](self).
@@ -1523,16 +1489,38 @@ impl<M: TreeNode> Tree<M> {
         writes
     }
 
-    /// Reads every node and every holder of every holder model, and reports each ancestors list
-    /// and path that disagrees with the parents. Writes nothing; reads everything (a tool for
-    /// tests, audits and repairs, not for a hot path).
+    /// The tree's pattern on the node model, and the holders' on each holder model.
+    fn targets() -> Vec<crate::maintenance::Target> {
+        let t = M::TREE;
+        let mut targets = crate::maintenance::targets::<TreeSpec>(M::SCHEMA);
+        for h in t.holders() {
+            if let Some(model) = crate::derived::model_named(h.model(), h.collection()) {
+                targets.extend(crate::maintenance::targets::<HolderSpec>(model));
+            }
+        }
+        targets
+    }
+
+    /// Reads every node and every holder of every holder model, a page at a time, and reports
+    /// the ancestors lists and paths that disagree with the parents ([`Check::TreeDrift`],
+    /// each finding listing its documents), as the [doctor](mod@crate::doctor) does over a
+    /// sample. Writes nothing; reads everything (a tool for audits and repairs, not for a hot
+    /// path).
+    ///
+    /// [`Check::TreeDrift`]: crate::doctor::Check::TreeDrift
     #[tracing::instrument(
         name = "pattern_runtime::tree.check",
         skip_all,
         fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
         err(level = "debug")
     )]
-    pub async fn check(&self) -> Result<TreeCheck> {
+    pub async fn check(&self) -> Result<CheckReport> {
+        crate::maintenance::check(&self.db, &Self::targets()).await
+    }
+
+    /// Every ancestors list and path that disagrees with the parents, with the value the
+    /// parents give (one read of every node and holder).
+    async fn stale_copies(&self) -> Result<TreeCheck> {
         let t = M::TREE;
         let docs: Vec<Document> = self
             .raw()
@@ -1602,43 +1590,44 @@ impl<M: TreeNode> Tree<M> {
                 }
             }
         }
-        tracing::info!(
+        tracing::debug!(
             nodes = report.nodes,
             holders = report.holders,
             stale = report.stale.len(),
-            "checked"
+            "stale copies read"
         );
         Ok(report)
     }
 
-    /// [`Tree::check`], then one `update` per stale copy whose right value the parents give
-    /// (those whose parents are missing or loop are left, and returned). Each update's filter
-    /// carries the stale value, so a copy changed meanwhile is left as it is. Run it after an
-    /// [`Error::Incomplete`] or after changes made outside the toolkit.
+    /// Reads every node and holder, then sends one `update` per stale ancestors list or path
+    /// whose right value the parents give; then checks again ([`Tree::check`]). What is left
+    /// is what the parents cannot say: a node whose parent is missing or whose parents loop,
+    /// a holder whose node is missing. Each update's filter carries the stale value, so a copy
+    /// changed meanwhile is left as it is. Run it after an [`Error::Incomplete`] or after
+    /// changes made outside the toolkit.
     #[tracing::instrument(
         name = "pattern_runtime::tree.repair",
         skip_all,
         fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
         err(level = "debug")
     )]
-    pub async fn repair(&self) -> Result<TreeCheck> {
-        let mut report = self.check().await?;
-        let mut left = Vec::new();
-        for s in report.stale.drain(..) {
+    pub async fn repair(&self) -> Result<RepairReport> {
+        let report = self.stale_copies().await?;
+        let mut repaired = 0;
+        for s in &report.stale {
             let Some(expected) = &s.expected else {
-                left.push(s);
                 continue;
             };
             let coll: Collection<Document> = self.db.collection(s.collection);
-            coll.update_one(
-                doc! { "_id": s.id.clone(), s.field: s.stored.clone() },
-                doc! { "$set": { s.field: expected.clone() } },
-            )
-            .await?;
+            let r = coll
+                .update_one(
+                    doc! { "_id": s.id.clone(), s.field: s.stored.clone() },
+                    doc! { "$set": { s.field: expected.clone() } },
+                )
+                .await?;
+            repaired += r.modified_count;
         }
-        tracing::info!(left = left.len(), "repaired");
-        report.stale = left;
-        Ok(report)
+        crate::maintenance::after_repair(&self.db, &Self::targets(), repaired).await
     }
 }
 

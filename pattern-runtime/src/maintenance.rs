@@ -1,0 +1,127 @@
+//! The one `check` and `repair` of every pattern handle: the checks read every stored document
+//! a page at a time and run the pattern's audit (the one the [doctor](mod@crate::doctor) runs
+//! over a sample) on each page; the repairs are each pattern's, and end with a check.
+
+use std::time::Duration;
+
+use bson::{doc, Document};
+use futures_util::TryStreamExt;
+use mongodb::{Collection, Database};
+
+use crate::error::Result;
+use crate::finding::{CheckReport, RepairReport};
+use crate::schema::{ModelSchema, PatternSpec, Sample};
+
+/// Documents audited together: one page of a check.
+pub(crate) const PAGE: usize = 500;
+
+/// The time limit of each command a check's audit sends.
+const MAX_TIME: Duration = Duration::from_secs(120);
+
+/// One pattern on one model: what a check audits.
+pub(crate) type Target = (&'static ModelSchema, &'static dyn PatternSpec);
+
+/// The patterns of `model` whose spec is a `S`.
+pub(crate) fn targets<S: PatternSpec>(model: &'static ModelSchema) -> Vec<Target> {
+    model
+        .patterns()
+        .iter()
+        .copied()
+        .filter(|p| (*p as &dyn std::any::Any).is::<S>())
+        .map(|p| (model, p))
+        .collect()
+}
+
+/// Runs the audit of each target over every document of its model's collection, [`PAGE`] at a
+/// time (one cursor per model, in `_id` order). Writes nothing.
+pub(crate) async fn check(db: &Database, targets: &[Target]) -> Result<CheckReport> {
+    let mut report = CheckReport::default();
+    let mut models: Vec<&'static ModelSchema> = Vec::new();
+    for (model, _) in targets {
+        if !models.iter().any(|m| std::ptr::eq(*m, *model)) {
+            models.push(model);
+        }
+    }
+    for model in models {
+        let specs: Vec<&'static dyn PatternSpec> = targets
+            .iter()
+            .filter(|(m, _)| std::ptr::eq(*m, model))
+            .map(|(_, p)| *p)
+            .collect();
+        let coll: Collection<Document> = db.collection(model.collection());
+        let mut cursor = coll
+            .find(doc! {})
+            .sort(doc! { "_id": 1 })
+            .batch_size(PAGE as u32)
+            .await?;
+        let mut page: Vec<Document> = Vec::with_capacity(PAGE);
+        loop {
+            let next = cursor.try_next().await?;
+            let done = next.is_none();
+            page.extend(next);
+            if page.len() == PAGE || (done && !page.is_empty()) {
+                report.examined += page.len() as u64;
+                let sample = Sample {
+                    db,
+                    model,
+                    documents: &page,
+                    max_time: MAX_TIME,
+                };
+                for spec in &specs {
+                    if let Some(audit) = spec.audit(&sample) {
+                        report.findings.extend(audit.await?);
+                    }
+                }
+                page.clear();
+            }
+            if done {
+                break;
+            }
+        }
+    }
+    // A check of the collection rather than of its documents (a native series' expiry) is
+    // found on every page: once is enough.
+    let mut unique = Vec::with_capacity(report.findings.len());
+    for finding in report.findings.drain(..) {
+        if !unique.contains(&finding) {
+            unique.push(finding);
+        }
+    }
+    report.findings = unique;
+    tracing::info!(
+        examined = report.examined,
+        findings = report.findings.len(),
+        "checked"
+    );
+    Ok(report)
+}
+
+/// Runs the audit of each target once, on no documents: the checks of a collection's
+/// settings, without reading its documents.
+pub(crate) async fn check_settings(db: &Database, targets: &[Target]) -> Result<CheckReport> {
+    let mut report = CheckReport::default();
+    for &(model, spec) in targets {
+        let sample = Sample {
+            db,
+            model,
+            documents: &[],
+            max_time: MAX_TIME,
+        };
+        if let Some(audit) = spec.audit(&sample) {
+            report.findings.extend(audit.await?);
+        };
+    }
+    Ok(report)
+}
+
+/// A repair's report: `repaired` documents rewritten, then what a check of `targets` still
+/// finds.
+pub(crate) async fn after_repair(
+    db: &Database,
+    targets: &[Target],
+    repaired: u64,
+) -> Result<RepairReport> {
+    let left = check(db, targets).await?.findings;
+    tracing::info!(repaired, left = left.len(), "repaired");
+    Ok(RepairReport { repaired, left })
+}
