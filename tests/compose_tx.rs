@@ -15,8 +15,8 @@ use futures_util::TryStreamExt;
 use pattern_runtime::approximation::{SampledCounter, ShardedCounter};
 use pattern_runtime::computed::Computing;
 use pattern_runtime::{
-    doctor_group, sync_group, DoctorOptions, Fields, Measurement, Model, Ref, SyncOptions,
-    Transaction,
+    doctor_group, sync_group, DoctorOptions, Fields, Measurement, Model, Ref, Referenced,
+    SyncOptions, Transaction,
 };
 use pattern_testkit::{test_db, TestDb};
 use serde::{Deserialize, Serialize};
@@ -576,4 +576,67 @@ async fn writes_nothing_derives_from_send_one_command_as_before() {
     assert_eq!(names(&db), ["update"]);
     dots.delete_many(doc! {}).await.unwrap();
     assert_eq!(names(&db), ["delete"]);
+}
+
+// ----- many writers -----
+
+#[tokio::test]
+async fn eight_writers_mixing_outlier_pushes_and_bookings_keep_every_copy_and_count() {
+    let db = club("compose_tx_eight_writers").await;
+    Seat::slots(&db)
+        .allocate((0..40).map(|hour| Seat {
+            id: format!("t2-{hour}"),
+            table: "t2".into(),
+            hour,
+            member: None,
+        }))
+        .await
+        .unwrap();
+    let mut writers = Vec::new();
+    for w in 0..8usize {
+        let db = db.clone();
+        writers.push(tokio::spawn(async move {
+            let notes = Member::notes_outlier(&db);
+            let seats = Seat::slots(&db);
+            let who = if w % 2 == 0 { "ada" } else { "bob" };
+            for i in 0..10usize {
+                notes.push(who, note(w * 100 + i)).await.unwrap();
+                // Each writer books its own 5 hours, then frees every other one.
+                if i < 5 {
+                    seats.book("t2", (w * 5 + i) as i64, who).await.unwrap();
+                } else if i % 2 == 0 {
+                    seats
+                        .cancel("t2", (w * 5 + i - 5) as i64, who)
+                        .await
+                        .unwrap();
+                }
+            }
+        }));
+    }
+    for w in writers {
+        w.await.unwrap();
+    }
+    // 80 notes, 40 each; 5 booked and 2 freed per writer: 3 held each, 12 per member.
+    let (ada, bob) = (
+        raw(&db, "members", "ada").await,
+        raw(&db, "members", "bob").await,
+    );
+    assert_eq!(int(&ada, "noteCount"), 40);
+    assert_eq!(int(&bob, "noteCount"), 40);
+    assert_eq!(int(&ada, "seats"), 12);
+    assert_eq!(int(&bob, "seats"), 12);
+    assert_eq!(int(&raw(&db, "clubs", "chess").await, "notes"), 80);
+    let badge = raw(&db, "badges", 1).await;
+    assert_eq!(int(badge.get_document("member").unwrap(), "noteCount"), 40);
+    // Every check of every pattern involved is clean.
+    for report in [
+        Member::notes_outlier(&db).check().await.unwrap(),
+        Member::computed(&db).check().await.unwrap(),
+        Club::computed(&db).check().await.unwrap(),
+        Member::references(&db).check().await.unwrap(),
+        Seat::slots(&db).check().await.unwrap(),
+    ] {
+        assert!(report.is_clean(), "{report}");
+    }
+    assert_clean(&db).await;
 }

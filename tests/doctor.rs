@@ -3,6 +3,7 @@
 //! the server cannot run are reported as skipped, never as passed.
 
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 use bson::{doc, DateTime, Document};
 use futures_util::TryStreamExt;
@@ -320,9 +321,13 @@ async fn a_seeded_database_yields_exactly_its_problems() {
         use_indexes(&db, collection, &["email_1"]).await;
     }
     db.take_commands();
-    let report = doctor_models(&db, &models, &DoctorOptions::new())
-        .await
-        .expect("doctor");
+    let report = doctor_models(
+        &db,
+        &models,
+        &DoctorOptions::new().unused_after(Duration::ZERO),
+    )
+    .await
+    .expect("doctor");
     println!("{report}");
     // It only reads: every command it sent is a read.
     let sent: BTreeSet<String> = db.take_commands().into_iter().map(|c| c.name).collect();
@@ -407,9 +412,13 @@ async fn a_clean_database_yields_none() {
     for collection in ["customers", "invoices", "reviews", "shops"] {
         use_indexes(&db, collection, &[]).await;
     }
-    let report = doctor_models(&db, &models, &DoctorOptions::new())
-        .await
-        .expect("doctor");
+    let report = doctor_models(
+        &db,
+        &models,
+        &DoctorOptions::new().unused_after(Duration::ZERO),
+    )
+    .await
+    .expect("doctor");
     assert!(report.is_clean(), "{report}");
     assert!(
         report
@@ -526,9 +535,13 @@ async fn every_other_check_finds_its_problem() {
         <Tick as Measurement>::SCHEMA,
         Product::SCHEMA,
     ];
-    let report = doctor_models(&db, &models, &DoctorOptions::new())
-        .await
-        .expect("doctor");
+    let report = doctor_models(
+        &db,
+        &models,
+        &DoctorOptions::new().unused_after(Duration::ZERO),
+    )
+    .await
+    .expect("doctor");
     assert_eq!(
         found(&report),
         expect(&[
@@ -579,9 +592,13 @@ async fn every_other_check_finds_its_problem() {
     // The repair the finding names: the bucket is split, and the finding is gone.
     let split = series.split_overfull().await.expect("split");
     assert_eq!((split.buckets, split.new_buckets, split.moved), (1, 1, 1));
-    let after = doctor_models(&db, &[<Tick as Measurement>::SCHEMA], &DoctorOptions::new())
-        .await
-        .expect("doctor");
+    let after = doctor_models(
+        &db,
+        &[<Tick as Measurement>::SCHEMA],
+        &DoctorOptions::new().unused_after(Duration::ZERO),
+    )
+    .await
+    .expect("doctor");
     assert_eq!(after.with_check(Check::BucketOverCap).count(), 0, "{after}");
 }
 
@@ -617,9 +634,13 @@ async fn what_the_server_cannot_run_is_skipped_never_passed() {
         doc! { "errorCode": 40324, "errmsg": "Unrecognized pipeline stage name: '$indexStats'" },
     )
     .await;
-    let report = doctor_models(&db, &models, &DoctorOptions::new())
-        .await
-        .expect("doctor");
+    let report = doctor_models(
+        &db,
+        &models,
+        &DoctorOptions::new().unused_after(Duration::ZERO),
+    )
+    .await
+    .expect("doctor");
     db.fail_command_off().await;
     let skipped: Vec<Check> = report.skipped.iter().map(|s| s.check).collect();
     assert_eq!(skipped, [Check::UnusedIndex, Check::ShardKey], "{report}");
@@ -640,9 +661,13 @@ async fn what_the_server_cannot_run_is_skipped_never_passed() {
     assert!(report.to_string().contains("2 checks skipped"), "{report}");
     // With `$indexStats` back: `user_1` is unused, but it supports the shard key, which needs
     // it without reads; only sharding is skipped.
-    let again = doctor_models(&db, &models, &DoctorOptions::new())
-        .await
-        .expect("doctor");
+    let again = doctor_models(
+        &db,
+        &models,
+        &DoctorOptions::new().unused_after(Duration::ZERO),
+    )
+    .await
+    .expect("doctor");
     assert!(again.findings.is_empty(), "{again}");
     let skipped: Vec<Check> = again.skipped.iter().map(|s| s.check).collect();
     assert_eq!(skipped, [Check::ShardKey], "{again}");
@@ -667,12 +692,15 @@ async fn sampling_is_bounded_and_progress_is_reported() {
         .expect("articles");
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let progress = seen.clone();
-    let options = DoctorOptions::new().sample_size(10).on_progress(move |p| {
-        progress
-            .lock()
-            .expect("lock")
-            .push((p.done, p.total, p.collection))
-    });
+    let options = DoctorOptions::new()
+        .unused_after(Duration::ZERO)
+        .sample_size(10)
+        .on_progress(move |p| {
+            progress
+                .lock()
+                .expect("lock")
+                .push((p.done, p.total, p.collection))
+        });
     let models: [&'static ModelSchema; 2] = [Article::SCHEMA, Blob::SCHEMA];
     let report = doctor_models(&db, &models, &options).await.expect("doctor");
     assert_eq!(
@@ -710,9 +738,13 @@ async fn a_native_series_that_never_expires_is_found() {
         .expect("create");
     use_indexes(&db, "pings", &[]).await;
     let models = [<Ping as Measurement>::SCHEMA];
-    let report = doctor_models(&db, &models, &DoctorOptions::new())
-        .await
-        .expect("doctor");
+    let report = doctor_models(
+        &db,
+        &models,
+        &DoctorOptions::new().unused_after(Duration::ZERO),
+    )
+    .await
+    .expect("doctor");
     assert_eq!(
         found(&report),
         expect(&[(Check::MissingTtl, "pings", "at")]),
@@ -739,8 +771,53 @@ async fn a_native_series_that_never_expires_is_found() {
         .await
         .expect("insert");
     use_indexes(&db, "pings", &[]).await;
+    let report = doctor_models(
+        &db,
+        &models,
+        &DoctorOptions::new().unused_after(Duration::ZERO),
+    )
+    .await
+    .expect("doctor");
+    assert!(report.is_clean(), "{report}");
+}
+
+/// An index counted for a moment is not condemned: with the default `unused_after` (a day),
+/// its collection's unused-index check is skipped, saying how long it was counted.
+#[tokio::test]
+async fn a_fresh_index_is_not_judged_unused() {
+    let db = test_db("doctor_fresh_index").await;
+    let models = [Customer::SCHEMA];
+    pattern_runtime::sync_models(&db, &models, &Default::default())
+        .await
+        .expect("sync");
     let report = doctor_models(&db, &models, &DoctorOptions::new())
         .await
         .expect("doctor");
-    assert!(report.is_clean(), "{report}");
+    assert!(
+        report.with_check(Check::UnusedIndex).next().is_none(),
+        "{report}"
+    );
+    let skipped: Vec<&str> = report
+        .skipped
+        .iter()
+        .filter(|s| s.check == Check::UnusedIndex)
+        .filter_map(|s| s.collection.as_deref())
+        .collect();
+    assert_eq!(skipped, ["customers"], "{report}");
+    assert!(
+        report.skipped[0].reason.contains("unused_after"),
+        "{report}"
+    );
+    // Judged at once when asked: the same index is then a finding.
+    let judged = doctor_models(
+        &db,
+        &models,
+        &DoctorOptions::new().unused_after(Duration::ZERO),
+    )
+    .await
+    .expect("doctor");
+    assert!(
+        judged.with_check(Check::UnusedIndex).next().is_some(),
+        "{judged}"
+    );
 }

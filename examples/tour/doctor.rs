@@ -53,5 +53,38 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         CHAPTERS.len(),
         started.elapsed().as_millis()
     );
+
+    // A write around the toolkit: the doctor finds what it left, and the call it names repairs
+    // it. Every pattern handle answers the same `check()` and `repair()`.
+    let db = client.database("tour_extended_ref");
+    let orders = db.collection::<bson::Document>("orders");
+    let stale = orders
+        .update_one(
+            bson::doc! {},
+            bson::doc! { "$set": { "customerSnapshot.name": "Someone Else" } },
+        )
+        .await?;
+    println!(
+        "\nA script renames the customer inside {} order with the driver, around the toolkit:",
+        stale.modified_count
+    );
+    let report = doctor_group(&db, "extended_ref", &DoctorOptions::new()).await?;
+    for finding in &report.findings {
+        for line in finding.to_string().lines() {
+            println!("  {line}");
+        }
+    }
+    let references =
+        <crate::extended_ref::Customer as pattern_runtime::Referenced>::references(&db);
+    let checked = references.check().await?;
+    println!(
+        "  Customer::references(&db).check(): {}, documents {:?}",
+        checked.to_string().lines().next().unwrap_or_default(),
+        checked.documents()
+    );
+    let repaired = references.repair().await?;
+    println!("  Customer::references(&db).repair(): {repaired}");
+    let again = doctor_group(&db, "extended_ref", &DoctorOptions::new()).await?;
+    println!("  the doctor again: {} findings", again.findings.len());
     Ok(())
 }

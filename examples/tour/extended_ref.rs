@@ -56,7 +56,9 @@ pub struct Order {
     #[serde(rename = "customerSnapshot")]
     #[extended_ref(propagate)]
     pub customer: CustomerRef,
+    /// At most 100 lines per order (the shop's rule).
     #[extended_ref(propagate, path = product)]
+    #[bounded(100)]
     pub items: Vec<OrderItem>,
 }
 

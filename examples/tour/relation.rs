@@ -29,8 +29,13 @@ pub struct Person {
     pub id: ObjectId,
     pub name: String,
     pub ssn: String,
+    /// One-to-few: a handful of addresses, embedded.
+    #[bounded(10)]
     pub addresses: Vec<Address>,
+    /// One-to-many, referenced from both sides; the application keeps a person's open tasks
+    /// under 1 000.
     #[relation(inverse = owner)]
+    #[bounded(1000)]
     pub tasks: Vec<Ref<Task>>,
 }
 
@@ -69,7 +74,9 @@ pub struct Product {
     pub name: String,
     pub manufacturer: String,
     pub catalog_number: i32,
+    /// One-to-many: up to a few hundred parts per product.
     #[relation]
+    #[bounded(1000)]
     pub parts: Vec<Ref<Part>>,
 }
 
@@ -84,6 +91,7 @@ pub struct NamedProduct {
     pub catalog_number: i32,
     #[extended_ref(propagate)]
     #[relation]
+    #[bounded(1000)]
     pub parts: Vec<PartName>,
 }
 

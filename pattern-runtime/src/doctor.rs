@@ -23,7 +23,7 @@
 //! | declared indexes the server lacks; TTL indexes among them | `listIndexes` | [`Check::MissingIndex`], [`Check::MissingTtl`] |
 //! | a native time-series collection whose `expireAfterSeconds` is not the declared `expire_after` | `listCollections` | [`Check::MissingTtl`] |
 //! | indexes no model declares | `listIndexes` | [`Check::UndeclaredIndex`] |
-//! | indexes with no access since the server started (not `_id_`, unique, TTL, hidden or shard-key ones: they work without reads) | `$indexStats` | [`Check::UnusedIndex`] |
+//! | indexes with no access since the server started (not `_id_`, unique, TTL, hidden or shard-key ones: they work without reads), once counted for [`DoctorOptions::unused_after`] (a day by default; an index counted for less is a skipped check, not a finding) | `$indexStats` | [`Check::UnusedIndex`] |
 //! | an index whose keys begin another's | `listIndexes` | [`Check::PrefixIndex`] |
 //! | pattern drift: subsets over their limit, out of order or miscounted; computed values that disagree with their sources; extended-reference copies that differ from their source; array buckets over `max_count`; tree nodes whose ancestors, and holders whose path, disagree with the parents; outlier counts and flags that disagree with the items; the two sides of a two-way relation that disagree; attribute arrays holding a key twice or an item no query can name; preallocated slots allocated twice or with bitmap bits past their sub-slots | each pattern's [`PatternSpec::audit`](crate::PatternSpec::audit) over the sample | [`Check::SubsetDrift`], [`Check::ComputedDrift`], [`Check::StaleCopy`], [`Check::BucketOverCap`], [`Check::TreeDrift`], [`Check::OutlierDrift`], [`Check::TwoWayDrift`], [`Check::AttributeDrift`], [`Check::GridDrift`] |
 //! | a collection not sharded on its declared shard key | `config.collections`, on a sharded cluster | [`Check::ShardKey`] |
@@ -97,6 +97,7 @@ type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
 pub struct DoctorOptions {
     sample_size: u32,
     max_time: Duration,
+    unused_after: Duration,
     progress: Option<ProgressFn>,
 }
 
@@ -105,6 +106,7 @@ impl Default for DoctorOptions {
         DoctorOptions {
             sample_size: 100,
             max_time: Duration::from_secs(5),
+            unused_after: Duration::from_secs(24 * 3600),
             progress: None,
         }
     }
@@ -115,6 +117,7 @@ impl fmt::Debug for DoctorOptions {
         f.debug_struct("DoctorOptions")
             .field("sample_size", &self.sample_size)
             .field("max_time", &self.max_time)
+            .field("unused_after", &self.unused_after)
             .field("progress", &self.progress.is_some())
             .finish()
     }
@@ -130,6 +133,17 @@ impl DoctorOptions {
     #[must_use]
     pub fn sample_size(mut self, documents: u32) -> Self {
         self.sample_size = documents.max(1);
+        self
+    }
+
+    /// How long an index's accesses must have been counted (since its `$indexStats`
+    /// `accesses.since`: the index's creation or the server's start) before 0 accesses make it
+    /// unused; one day by default. An index counted for less is not judged: its collection's
+    /// unused-index check is listed in [`DoctorReport::skipped`] with how long it was counted.
+    /// `Duration::ZERO` judges every index.
+    #[must_use]
+    pub fn unused_after(mut self, counted_for: Duration) -> Self {
+        self.unused_after = counted_for;
         self
     }
 
@@ -709,9 +723,31 @@ async fn check_indexes(
             continue;
         }
         let since = match since {
-            Some(Bson::DateTime(t)) => t
-                .try_to_rfc3339_string()
-                .map_or_else(|_| format!(" since {t}"), |t| format!(" since {t}")),
+            Some(Bson::DateTime(t)) => {
+                let counted = bson::DateTime::now().timestamp_millis() - t.timestamp_millis();
+                let counted = Duration::from_millis(u64::try_from(counted).unwrap_or(0));
+                if counted < options.unused_after {
+                    // Too short a watch for 0 accesses to mean anything.
+                    if !report.skipped.iter().any(|k| {
+                        k.check == Check::UnusedIndex && k.collection.as_deref() == Some(collection)
+                    }) {
+                        report.skipped.push(Skipped {
+                            check: Check::UnusedIndex,
+                            collection: Some(collection.to_owned()),
+                            reason: format!(
+                                "its indexes' accesses were counted for {} s only (`{name}`, \
+                                 for one); an index is judged once counted for {} s \
+                                 (`DoctorOptions::unused_after`)",
+                                counted.as_secs(),
+                                options.unused_after.as_secs()
+                            ),
+                        });
+                    }
+                    continue;
+                }
+                t.try_to_rfc3339_string()
+                    .map_or_else(|_| format!(" since {t}"), |t| format!(" since {t}"))
+            }
             _ => {
                 // Without `since`, a count of 0 says nothing about how long it was watched.
                 if !report.skipped.iter().any(|k| {

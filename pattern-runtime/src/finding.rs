@@ -148,9 +148,9 @@ impl fmt::Display for CheckReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} documents read, {} findings",
-            self.examined,
-            self.findings.len()
+            "{} read, {}",
+            plural(self.examined, "document"),
+            plural(self.findings.len() as u64, "finding")
         )?;
         for finding in &self.findings {
             write!(f, "\n{finding}")?;
@@ -183,9 +183,9 @@ impl fmt::Display for RepairReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} documents repaired, {} findings left",
-            self.repaired,
-            self.left.len()
+            "{} repaired, {} left",
+            plural(self.repaired, "document"),
+            plural(self.left.len() as u64, "finding")
         )?;
         for finding in &self.left {
             write!(f, "\n{finding}")?;
@@ -206,6 +206,15 @@ impl fmt::Display for Finding {
             self.figure,
             self.fix
         )
+    }
+}
+
+/// `1 finding`, `2 findings`.
+fn plural(n: u64, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
     }
 }
 
