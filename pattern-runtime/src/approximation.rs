@@ -99,7 +99,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bson::{doc, Bson, Document};
-use futures_util::TryStreamExt;
 use mongodb::Collection;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -662,8 +661,8 @@ impl ShardedCounter {
     }
 
     /// The same counter in the caller's transaction `tx`: each upsert [`add`](Self::add)
-    /// sends runs in `tx`'s session; [`read`](Self::read) still reads outside it (what is
-    /// committed). See [`Transaction`](crate::Transaction).
+    /// sends, and [`read`](Self::read), run in `tx`'s session (a read sees the transaction's
+    /// own adds). See [`Transaction`](crate::Transaction).
     #[must_use]
     pub fn in_transaction(&self, tx: &crate::txn::Transaction) -> Self {
         ShardedCounter {
@@ -690,15 +689,13 @@ impl ShardedCounter {
     /// The exact total: the shards summed in one aggregation.
     pub async fn read(&self) -> Result<i64> {
         let ids: Vec<Bson> = (0..self.shards).map(|k| self.shard_id(k)).collect();
-        let mut cursor = self
-            .target
-            .collection
-            .aggregate([
-                doc! { "$match": { "_id": { "$in": ids } } },
-                doc! { "$group": { "_id": Bson::Null, "total": { "$sum": "$count" } } },
-            ])
-            .await?;
-        let total = match cursor.try_next().await? {
+        let sum = self.target.collection.aggregate([
+            doc! { "$match": { "_id": { "$in": ids } } },
+            doc! { "$group": { "_id": Bson::Null, "total": { "$sum": "$count" } } },
+        ]);
+        let mut session = crate::txn::Transaction::session_of(self.target.tx.as_ref()).await;
+        let found = crate::txn::collect_in!(sum, session.as_deref_mut())?;
+        let total = match found.into_iter().next() {
             Some(d) => match d.get("total") {
                 Some(Bson::Int32(n)) => i64::from(*n),
                 Some(Bson::Int64(n)) => *n,
@@ -753,9 +750,9 @@ impl ShardedField {
         self
     }
 
-    /// The same counter in the caller's transaction `tx`: [`add`](Self::add)'s upsert runs in
-    /// `tx`'s session (reads and [`snapshot`](Self::snapshot) stay outside it). See
-    /// [`Transaction`](crate::Transaction).
+    /// The same counter in the caller's transaction `tx`: [`add`](Self::add),
+    /// [`read`](Self::read) and [`snapshot`](Self::snapshot) run in `tx`'s session (a read
+    /// sees the transaction's own adds). See [`Transaction`](crate::Transaction).
     #[must_use]
     pub fn in_transaction(&self, tx: &crate::txn::Transaction) -> Self {
         ShardedField {
@@ -793,13 +790,13 @@ impl ShardedField {
     pub async fn snapshot(&self) -> Result<i64> {
         crate::literal::check_id("_id", &self.id)?;
         let total = self.read().await?;
-        let result = self
-            .owner
-            .update_one(
-                doc! { "_id": self.id.clone() },
-                doc! { "$set": { self.field: total } },
-            )
-            .await?;
+        let set = self.owner.update_one(
+            doc! { "_id": self.id.clone() },
+            doc! { "$set": { self.field: total } },
+        );
+        let mut session =
+            crate::txn::Transaction::session_of(self.counter.target.tx.as_ref()).await;
+        let result = crate::txn::in_session!(set, session.as_deref_mut())?;
         if result.matched_count == 0 {
             return Err(Error::NotFound {
                 collection: self.owner.name().to_owned(),

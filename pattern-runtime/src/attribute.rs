@@ -225,6 +225,10 @@ async fn audit_attributes(
     }
     let n = sample.documents.len();
     let model = sample.model.name();
+    let rust = sample
+        .model
+        .field_by_bson_name(spec.field())
+        .map_or(spec.field(), |f| f.rust_name());
     let mut findings = Vec::new();
     if !twice.is_empty() {
         findings.push(
@@ -238,7 +242,7 @@ async fn audit_attributes(
                         examples(&twice)
                     ),
                     format!(
-                        "`{model}::<field>_attribute(&db).repair()` keeps the first item of each \
+                        "`{model}::{rust}_attribute(&db).repair()` keeps the first item of each \
                          key (what `get` reads); `set` never writes a key twice"
                     ),
                 )

@@ -99,8 +99,10 @@ pub struct Finding {
     pub figure: String,
     /// What to do about it: the attribute to add, the call that repairs it, the index to drop.
     pub fix: String,
-    /// The `_id`s of the documents it concerns, where the check lists them (pattern drift):
-    /// what the pattern's `repair` rewrites. Empty for a finding about a field or an index.
+    /// The `_id`s of the documents of `collection` it concerns, where the check lists them
+    /// (pattern drift): what the pattern's `repair` starts from. For stale extended-reference
+    /// copies, the *source* documents' `_id`s (what `resync` takes). Empty for a finding about
+    /// a field or an index.
     pub documents: Vec<Bson>,
 }
 

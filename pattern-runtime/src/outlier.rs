@@ -309,9 +309,13 @@ async fn audit_outlier(
                 spec.field()
             ),
             format!(
-                "`repair()` on the field's `Outlier` handle (`{}::<field>_outlier(&db)`), or \
-             `rebuild(id)` for each ({}); pushes and removals through it keep them",
+                "`{}::{}_outlier(&db).repair()` (or `rebuild(id)` for each: {}); pushes and \
+                 removals through it keep them",
                 sample.model.name(),
+                sample
+                    .model
+                    .field_by_bson_name(spec.field())
+                    .map_or(spec.field(), |f| f.rust_name()),
                 crate::finding::examples(&drifted)
             ),
         )

@@ -632,7 +632,8 @@ impl<M: Preallocated> Slots<M> {
     }
 
     /// [`check`](Self::check), then clears the bits past the sub-slots of each bitmap it lists
-    /// (one `$bit: {and: <mask>}` per slot), then a check again. Slots allocated twice are
+    /// (one read and one conditional `$set` per slot, the bitmap keeping its stored integer
+    /// type), then a check again. Slots allocated twice are
     /// left: which of the documents to keep is the application's call.
     #[tracing::instrument(
         name = "pattern_runtime::preallocation.repair",
@@ -652,14 +653,37 @@ impl<M: Preallocated> Slots<M> {
                 .filter(|f| f.subject == bitmap)
                 .flat_map(|f| f.documents.iter().cloned())
                 .collect();
+            let Bson::Int64(mask) = full_mask(s.sub_slots()) else {
+                return crate::maintenance::after_repair(&self.db, &targets, 0).await;
+            };
             let raw = self.raw();
             for id in stray {
-                let op = raw.update_one(
-                    doc! { "_id": id },
-                    doc! { "$bit": { bitmap: { "and": full_mask(s.sub_slots()) } } },
-                );
-                let mut session = self.session().await;
-                repaired += in_session!(op, session.as_deref_mut())?.modified_count;
+                let read = raw
+                    .find_one(doc! { "_id": id.clone() })
+                    .projection(doc! { bitmap: 1 });
+                let found = {
+                    let mut session = self.session().await;
+                    in_session!(read, session.as_deref_mut())?
+                };
+                // The bits kept, in the type stored (an `i32` bitmap stays one).
+                let (stored, kept) = match found.as_ref().and_then(|d| d.get(bitmap)) {
+                    Some(Bson::Int32(b)) => {
+                        (Bson::Int32(*b), Bson::Int32((i64::from(*b) & mask) as i32))
+                    }
+                    Some(Bson::Int64(b)) => (Bson::Int64(*b), Bson::Int64(*b & mask)),
+                    _ => continue,
+                };
+                // Conditional on the bits read: a booking meanwhile is left for the next run.
+                repaired += crate::derived::update_one(
+                    &self.db,
+                    self.tx.as_ref(),
+                    M::SCHEMA,
+                    doc! { "_id": id, bitmap: stored },
+                    doc! { "$set": { bitmap: kept } },
+                    &[bitmap],
+                )
+                .await?
+                .modified_count;
             }
         }
         crate::maintenance::after_repair(&self.db, &targets, repaired).await
@@ -1121,15 +1145,24 @@ impl<M: Preallocated> Slots<M> {
         let mask = Self::mask(&sub_slots);
         let mut filter = Self::key(&resource, &slot);
         filter.insert(bitmap, doc! { "$bitsAllClear": mask.clone() });
-        let result = self
-            .raw()
-            .update_one(filter, doc! { "$bit": { bitmap: { "or": mask } } })
-            .await?;
+        let result = crate::derived::update_one(
+            &self.db,
+            self.tx.as_ref(),
+            M::SCHEMA,
+            filter,
+            doc! { "$bit": { bitmap: { "or": mask } } },
+            &[bitmap],
+        )
+        .await?;
         if result.matched_count == 1 {
             tracing::debug!(written = 1, "sub-slots booked");
             return Ok(());
         }
-        match self.miss(None, &resource, &slot, bitmap).await? {
+        let mut session = self.session().await;
+        match self
+            .miss(session.as_deref_mut(), &resource, &slot, bitmap)
+            .await?
+        {
             Miss::NotAllocated => Err(self.not_allocated(&resource, &slot)),
             Miss::HeldBy(Bson::Int32(_) | Bson::Int64(_)) => {
                 Err(self.already_booked(&resource, &slot, None))
@@ -1165,15 +1198,24 @@ impl<M: Preallocated> Slots<M> {
         };
         let mut filter = Self::key(&resource, &slot);
         filter.insert(bitmap, doc! { "$bitsAllSet": mask });
-        let result = self
-            .raw()
-            .update_one(filter, doc! { "$bit": { bitmap: { "and": keep } } })
-            .await?;
+        let result = crate::derived::update_one(
+            &self.db,
+            self.tx.as_ref(),
+            M::SCHEMA,
+            filter,
+            doc! { "$bit": { bitmap: { "and": keep } } },
+            &[bitmap],
+        )
+        .await?;
         if result.matched_count == 1 {
             tracing::debug!(written = 1, "sub-slots freed");
             return Ok(());
         }
-        match self.miss(None, &resource, &slot, bitmap).await? {
+        let mut session = self.session().await;
+        match self
+            .miss(session.as_deref_mut(), &resource, &slot, bitmap)
+            .await?
+        {
             Miss::NotAllocated => Err(self.not_allocated(&resource, &slot)),
             Miss::HeldBy(Bson::Int32(_) | Bson::Int64(_)) => Err(Error::InvalidValue {
                 field: bitmap.to_owned(),

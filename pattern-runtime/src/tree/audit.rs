@@ -1,6 +1,7 @@
 //! The doctor's checks of a tree ([`PatternSpec::audit`](crate::PatternSpec::audit)): sampled
-//! nodes whose ancestors disagree with their parent's, sampled holders whose path disagrees with
-//! their node's. One `find` of the parents (or nodes) the sample names; never writes.
+//! nodes whose ancestors disagree with the chain of their parents, sampled holders whose path
+//! disagrees with their node's chain. One `find` per level of the tree above the sample (the
+//! parent fields only); never writes.
 
 use std::collections::HashMap;
 
@@ -12,28 +13,62 @@ use crate::error::Result;
 use crate::finding::{id_key, Check, Finding};
 use crate::schema::Sample;
 
-/// The nodes named by `keys`, by key: `(ancestors)` as stored.
-async fn nodes(
+/// Every node named by `keys` and every node above them up to the roots: by key, the key and
+/// the parent as stored. One `find` per level of the tree.
+async fn parents_up(
     sample: &Sample<'_>,
     tree: &TreeSpec,
     keys: Vec<Bson>,
-) -> Result<HashMap<String, Vec<Bson>>> {
-    if keys.is_empty() {
-        return Ok(HashMap::new());
+) -> Result<HashMap<String, (Bson, Bson)>> {
+    let mut known: HashMap<String, (Bson, Bson)> = HashMap::new();
+    let mut asked: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut next = keys;
+    while !next.is_empty() {
+        next.retain(|k| asked.insert(id_key(k)));
+        if next.is_empty() {
+            break;
+        }
+        let found: Vec<Document> = sample
+            .db
+            .collection::<Document>(tree.collection())
+            .find(doc! { tree.key(): { "$in": std::mem::take(&mut next) } })
+            .projection(doc! { tree.key(): 1, tree.parent(): 1 })
+            .max_time(sample.max_time)
+            .await?
+            .try_collect()
+            .await?;
+        for d in found {
+            let Some(key) = d.get(tree.key()).cloned() else {
+                continue;
+            };
+            let parent = d.get(tree.parent()).cloned().unwrap_or(Bson::Null);
+            if !matches!(parent, Bson::Null) {
+                next.push(parent.clone());
+            }
+            known.insert(id_key(&key), (key, parent));
+        }
     }
-    let found: Vec<Document> = sample
-        .db
-        .collection::<Document>(tree.collection())
-        .find(doc! { tree.key(): { "$in": keys } })
-        .projection(doc! { tree.key(): 1, tree.ancestors(): 1 })
-        .max_time(sample.max_time)
-        .await?
-        .try_collect()
-        .await?;
-    Ok(found
-        .iter()
-        .filter_map(|d| Some((id_key(d.get(tree.key())?), array(d.get(tree.ancestors())))))
-        .collect())
+    Ok(known)
+}
+
+/// The path from the root to `key` (included) that the parents give; `None` when a node on
+/// the way is missing or the parents loop.
+fn path_to(known: &HashMap<String, (Bson, Bson)>, key: &Bson) -> Option<Vec<Bson>> {
+    let mut chain = Vec::new();
+    let mut current = key.clone();
+    loop {
+        if chain.len() > known.len() {
+            return None; // the parents loop
+        }
+        let (k, parent) = known.get(&id_key(&current))?;
+        chain.push(k.clone());
+        if matches!(parent, Bson::Null) {
+            break;
+        }
+        current = parent.clone();
+    }
+    chain.reverse();
+    Some(chain)
 }
 
 fn array(value: Option<&Bson>) -> Vec<Bson> {
@@ -47,8 +82,9 @@ fn show(path: &[Bson]) -> String {
     Bson::Array(path.to_vec()).to_string()
 }
 
-/// Sampled nodes whose ancestors are not their parent's ancestors and the parent, or whose
-/// parent is missing.
+/// Sampled nodes whose ancestors are not the chain of their parents (as the parent fields
+/// give it, not as the parents' own ancestors say: one stale node is one finding, not its whole
+/// subtree), or whose parent is missing.
 pub(super) async fn audit_nodes(
     tree: &'static TreeSpec,
     sample: &Sample<'_>,
@@ -62,34 +98,30 @@ pub(super) async fn audit_nodes(
                 .cloned()
         })
         .collect();
-    let found = nodes(sample, tree, parents).await?;
+    let known = parents_up(sample, tree, parents).await?;
     let mut stale = Vec::new();
     let mut first = None;
     for d in sample.documents {
         let stored = array(d.get(tree.ancestors()));
         let expected = match d.get(tree.parent()) {
             None | Some(Bson::Null) => Some(Vec::new()),
-            Some(parent) => found.get(&id_key(parent)).map(|ancestors| {
-                let mut path = ancestors.clone();
-                path.push(parent.clone());
-                path
-            }),
+            Some(parent) => path_to(&known, parent),
         };
         let key = d.get(tree.key()).cloned().unwrap_or(Bson::Null);
         let problem = match expected {
             Some(expected) if expected == stored => continue,
             Some(expected) => format!(
-                "node {key} holds ancestors {}, its parent says {}",
+                "node {key} holds ancestors {}, its parents say {}",
                 show(&stored),
                 show(&expected)
             ),
             None => format!(
-                "node {key} names the parent {}, which does not exist",
+                "node {key} names the parent {}, which does not exist or whose parents loop",
                 d.get(tree.parent()).cloned().unwrap_or(Bson::Null)
             ),
         };
         first.get_or_insert(problem);
-        stale.push(key);
+        stale.push(d.get("_id").cloned().unwrap_or(Bson::Null));
     }
     let Some(first) = first else {
         return Ok(Vec::new());
@@ -114,8 +146,8 @@ pub(super) async fn audit_nodes(
         .about(stale)])
 }
 
-/// Sampled holders whose path is not their node's ancestors and the node, or whose node is
-/// missing.
+/// Sampled holders whose path is not the chain of their node's parents and the node, or whose
+/// node is missing.
 pub(super) async fn audit_holders(
     holder: &'static HolderSpec,
     sample: &Sample<'_>,
@@ -130,18 +162,14 @@ pub(super) async fn audit_holders(
                 .cloned()
         })
         .collect();
-    let found = nodes(sample, tree, keys).await?;
+    let known = parents_up(sample, tree, keys).await?;
     let mut stale = Vec::new();
     let mut first = None;
     for d in sample.documents {
         let stored = array(d.get(holder.path()));
         let expected = match d.get(holder.node()) {
             None | Some(Bson::Null) => Some(Vec::new()),
-            Some(node) => found.get(&id_key(node)).map(|ancestors| {
-                let mut path = ancestors.clone();
-                path.push(node.clone());
-                path
-            }),
+            Some(node) => path_to(&known, node),
         };
         let id = d.get("_id").cloned().unwrap_or(Bson::Null);
         let problem = match expected {
@@ -152,7 +180,7 @@ pub(super) async fn audit_holders(
                 show(&expected)
             ),
             None => format!(
-                "{id} is in the node {}, which does not exist",
+                "{id} is in the node {}, which does not exist or whose parents loop",
                 d.get(holder.node()).cloned().unwrap_or(Bson::Null)
             ),
         };
