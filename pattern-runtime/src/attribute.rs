@@ -590,7 +590,7 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
 
     /// Reads every document of the model, a page at a time, and reports those holding a key
     /// twice or an item a query cannot name
-    /// ([`Check::AttributeDrift`](crate::doctor::Check::AttributeDrift), listing them), as the
+    /// ([`Check::AttributeDrift`], listing them), as the
     /// [doctor](mod@crate::doctor) does over a sample. Writes nothing.
     #[tracing::instrument(
         name = "pattern_runtime::attribute.check",

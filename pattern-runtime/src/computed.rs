@@ -114,7 +114,6 @@ use std::time::Duration;
 
 use bson::{doc, Bson, Document};
 use futures_util::future::BoxFuture;
-use futures_util::TryStreamExt;
 use mongodb::options::ReturnDocument;
 use mongodb::{ClientSession, Collection, Database};
 use serde::Serialize;
@@ -1322,6 +1321,8 @@ pub struct Progress {
 pub struct ComputedFields<M> {
     db: Database,
     feeds: Vec<Feed>,
+    /// The caller's transaction, when bound to one.
+    tx: Option<Transaction>,
     _model: PhantomData<fn() -> M>,
 }
 
@@ -1330,6 +1331,7 @@ impl<M> Clone for ComputedFields<M> {
         ComputedFields {
             db: self.db.clone(),
             feeds: self.feeds.clone(),
+            tx: self.tx.clone(),
             _model: PhantomData,
         }
     }
@@ -1362,7 +1364,21 @@ impl<M: Model> ComputedFields<M> {
         ComputedFields {
             db: db.clone(),
             feeds: Feed::group(M::SCHEMA, M::SCHEMA.computed_from()),
+            tx: None,
             _model: PhantomData,
+        }
+    }
+
+    /// The same computed fields in the caller's transaction `tx`: each batch of
+    /// [`recompute`](Self::recompute), [`recompute_all`](Self::recompute_all),
+    /// [`verify`](Self::verify) and [`repair`](Self::repair) reads and writes in `tx`'s
+    /// session (one transaction for the whole run: keep it to a few documents). See
+    /// [`Transaction`].
+    #[must_use]
+    pub fn in_transaction(&self, tx: &Transaction) -> Self {
+        ComputedFields {
+            tx: Some(tx.clone()),
+            ..self.clone()
         }
     }
 
@@ -1483,15 +1499,17 @@ impl<M: Model> ComputedFields<M> {
                 Some(l) => doc! { "_id": { "$gt": l.clone() } },
                 None => Document::new(),
             };
-            let page: Vec<Bson> = raw
+            let find = raw
                 .find(filter)
                 .projection(doc! { "_id": 1 })
                 .sort(doc! { "_id": 1 })
                 .limit(BATCH as i64)
-                .batch_size(BATCH as u32 + 1)
-                .await?
-                .try_collect::<Vec<Document>>()
-                .await?
+                .batch_size(BATCH as u32 + 1);
+            let read = {
+                let mut session = Transaction::session_of(self.tx.as_ref()).await;
+                collect_in!(find, session.as_deref_mut())?
+            };
+            let page: Vec<Bson> = read
                 .into_iter()
                 .filter_map(|d| d.get("_id").cloned())
                 .collect();
@@ -1517,7 +1535,7 @@ impl<M: Model> ComputedFields<M> {
                 projection.insert(spec.field(), 1);
             }
         }
-        transact!(self.db, |s| async {
+        transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
             let read = raw
                 .find(doc! { "_id": { "$in": ids.clone() } })

@@ -917,7 +917,7 @@ impl<M: Referenced> References<M> {
 
     /// Reads every document of every model that keeps a `propagate` copy of `M`, a page at a
     /// time, and reports the copies that differ from their source
-    /// ([`Check::StaleCopy`](crate::doctor::Check::StaleCopy); a finding lists the *source*
+    /// ([`Check::StaleCopy`]; a finding lists the *source*
     /// `_id`s, what [`resync`](Self::resync) takes), as the [doctor](mod@crate::doctor) does
     /// over a sample. Writes nothing.
     #[tracing::instrument(

@@ -265,7 +265,7 @@
 //! every write and everything derived from it is there (`tests/compose.rs` books a night,
 //! pushes the stay into a subset and counts the invoice in one; `tests/compose_tx.rs` runs one
 //! write of every handle below in one, then aborts or commits it). Bound handles:
-//! [`Computing`], [`References`], [`Slots`], [`Subset`], [`ModelCollection`] (a versioned
+//! [`Computing`], [`ComputedFields`], [`References`], [`Slots`], [`Subset`], [`ModelCollection`] (a versioned
 //! model's writes, and a polymorphic model's [`variant`](ModelCollection::variant) handles),
 //! [`Tree`] and the [`Holders`] taken from a bound tree, [`Outlier`], [`Attributes`],
 //! [`TwoWay`], [`Series`], [`SampledCounter`](approximation::SampledCounter),
@@ -275,11 +275,26 @@
 //!
 //! Writes that do not go through the map (documented on each): approximate counters (a copy
 //! or a sum of one would cost each counted event a transaction and two reads, which the
-//! pattern exists to avoid), bucket documents (no model derives data from them), a bitmap
-//! grid's `book_range`/`free_range`, and the maintenance calls (`repair`, `rebuild` of a tree
-//! or a relation). The driver's collection is an explicit choice,
-//! [`ModelCollection::raw`]: its writes keep nothing, the doctor reports the drift they leave,
-//! and each pattern's repair call fixes it.
+//! pattern exists to avoid), bucket documents (no model derives data from them),
+//! [`Slots::allocate`] (free slots, inserted 1 000 at a time with duplicates skipped, outside
+//! any transaction: a count of slots per resource is brought up to date by its `repair()`),
+//! and the tree's and the two-way relation's `repair()` (they rewrite only the pattern's own
+//! fields). The driver's collection is an explicit choice, [`ModelCollection::raw`]: its
+//! writes keep nothing, the doctor reports the drift they leave, and each pattern's repair
+//! call fixes it.
+//!
+//! # One check and repair
+//!
+//! Every pattern handle with derived data or invariants answers `check()`, a [`CheckReport`]
+//! (documents read; each finding with its documents and the call that repairs it), and
+//! `repair()`, a [`RepairReport`] (documents rewritten; what a check after it still finds):
+//! [`Tree`] (nodes and holders), [`Subset`], [`ComputedFields`], [`References`] (every copy of
+//! the source), [`TwoWay`], [`Outlier`], [`Series`] (bucket caps), [`Attributes`] (keys held
+//! twice) and [`Slots`] (the grid). A check reads every document a page at a time and runs the
+//! same audit the [doctor](mod@doctor) runs over a sample; a repair works from what the check
+//! listed, and leaves what it cannot decide (an orphan's owner, a slot allocated twice) in
+//! `left`. `tests/check_repair.rs` seeds one drift per pattern: the check and the doctor find
+//! exactly it, and the repair fixes it.
 //!
 //! # Features
 //!

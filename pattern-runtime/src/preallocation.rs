@@ -619,7 +619,7 @@ impl<M: Preallocated> Slots<M> {
 
     /// Reads every slot, a page at a time, and reports slots allocated more than once and
     /// bitmaps with bits past the sub-slots
-    /// ([`Check::GridDrift`](crate::doctor::Check::GridDrift), listing them), as the
+    /// ([`Check::GridDrift`], listing them), as the
     /// [doctor](mod@crate::doctor) does over a sample. Writes nothing.
     #[tracing::instrument(
         name = "pattern_runtime::preallocation.check",

@@ -1127,7 +1127,8 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
     }
 
     /// The same relation in the caller's transaction `tx`: [`assign`](Self::assign), with
-    /// whatever derives from the fields it writes, runs once in `tx`'s session; committing,
+    /// whatever derives from the fields it writes, and [`repair`](Self::repair)'s writes run
+    /// in `tx`'s session; committing,
     /// aborting and retrying are the caller's. See [`Transaction`](crate::Transaction).
     #[must_use]
     pub fn in_transaction(&self, tx: &crate::txn::Transaction) -> Self {
@@ -1489,13 +1490,16 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
                     owners.update_one(doc! { "_id": owner }, doc! { op: { inverse: child } })
                 };
                 for d in self.check_inner().await?.1 {
+                    let mut session = crate::txn::Transaction::session_of(self.tx.as_ref()).await;
                     match d {
                         Disagreement::NotListed { child, owner } => {
-                            added += mend(owner, "$addToSet", child).await?.modified_count;
+                            let op = mend(owner, "$addToSet", child);
+                            added += in_session!(op, session.as_deref_mut())?.modified_count;
                         }
                         Disagreement::ListedElsewhere { owner, child, .. }
                         | Disagreement::MissingChild { owner, child } => {
-                            pulled += mend(owner, "$pull", child).await?.modified_count;
+                            let op = mend(owner, "$pull", child);
+                            pulled += in_session!(op, session.as_deref_mut())?.modified_count;
                         }
                         Disagreement::MissingOwner { .. } => orphans += 1,
                     }

@@ -1619,13 +1619,12 @@ impl<M: TreeNode> Tree<M> {
                 continue;
             };
             let coll: Collection<Document> = self.db.collection(s.collection);
-            let r = coll
-                .update_one(
-                    doc! { "_id": s.id.clone(), s.field: s.stored.clone() },
-                    doc! { "$set": { s.field: expected.clone() } },
-                )
-                .await?;
-            repaired += r.modified_count;
+            let op = coll.update_one(
+                doc! { "_id": s.id.clone(), s.field: s.stored.clone() },
+                doc! { "$set": { s.field: expected.clone() } },
+            );
+            let mut session = Transaction::session_of(self.tx.as_ref()).await;
+            repaired += in_session!(op, session.as_deref_mut())?.modified_count;
         }
         crate::maintenance::after_repair(&self.db, &Self::targets(), repaired).await
     }
