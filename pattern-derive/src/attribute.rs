@@ -141,7 +141,8 @@ fn refuse_with_versioning(
                 "`#[attribute]` is not supported on a `#[versioned]` model yet: `set` and `unset` \
                  would change the document without a new version or a copy of the old one. \
                  Change the items through the versioned model's `modify`, without `#[attribute]` \
-                 (declare the index with `#[index(keys(..))]`)",
+                 (declare the index with `#[index(keys(..))]` and the array's bound with \
+                 `#[bounded(n)]`)",
             );
         }
     }

@@ -116,6 +116,31 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
             "`#[model(...)]` belongs to `derive(Model)`; a measurement's options go in `#[bucket(...)]`",
         );
     }
+    for attr in input
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("versioned"))
+    {
+        errors.spanned(
+            attr,
+            "a measurement cannot be `#[versioned]`: measurements are appended to bucket \
+             documents shared by many writers, which have no versions of their own. Keep what \
+             needs revisions (a device's settings) in a `#[versioned]` model of its own",
+        );
+    }
+    if let syn::Data::Struct(data) = &input.data {
+        for attr in data
+            .fields
+            .iter()
+            .flat_map(|f| &f.attrs)
+            .filter(|a| a.path().is_ident("version"))
+        {
+            errors.spanned(
+                attr,
+                "`#[version]` belongs to a `#[versioned]` model; a measurement has no version",
+            );
+        }
+    }
     match (bucket, errors.into_result()) {
         (Some(b), Ok(())) => expand(&model, &b),
         (_, Err(e)) => {

@@ -140,7 +140,7 @@ fn collect(input: &syn::DeriveInput, model: &Model<'_>, errors: &mut Errors) -> 
         }
         match attrs.first() {
             Some(attr) => {
-                if let Some(embed) = parse_embed(attr, field, errors) {
+                if let Some(embed) = parse_embed(attr, field, out.versioned, errors) {
                     out.embeds.push(embed);
                 }
             }
@@ -340,7 +340,12 @@ fn parse_shape(attr: &syn::Attribute, model: &Model<'_>, errors: &mut Errors) ->
     })
 }
 
-fn parse_embed(attr: &syn::Attribute, field: &Field<'_>, errors: &mut Errors) -> Option<Embed> {
+fn parse_embed(
+    attr: &syn::Attribute,
+    field: &Field<'_>,
+    versioned: bool,
+    errors: &mut Errors,
+) -> Option<Embed> {
     let mut mode: Option<Mode> = None;
     let mut path: Option<Ident> = None;
     let mut local = Errors::default();
@@ -363,6 +368,16 @@ fn parse_embed(attr: &syn::Attribute, field: &Field<'_>, errors: &mut Errors) ->
                          source, `snapshot` keeps them as written",
                     ),
                     None => mode = Some(this),
+                }
+                if versioned && this == Mode::Propagate {
+                    local.spanned(
+                        &meta.path,
+                        "`#[extended_ref(propagate)]` is not supported on a `#[versioned]` model \
+                         yet: a change of the source would rewrite this copy without a new \
+                         version or a copy of the old one, and the next `save` would undo it. \
+                         Keep a `snapshot` copy (frozen when written), or keep the copy in a \
+                         model of its own",
+                    );
                 }
             }
             "path" => {

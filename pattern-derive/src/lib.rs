@@ -60,7 +60,7 @@ pub fn derive_model(input: TokenStream) -> TokenStream {
 }
 
 /// `#[derive(Measurement)]`: see `pattern_runtime::bucket`.
-#[proc_macro_derive(Measurement, attributes(bucket, model))]
+#[proc_macro_derive(Measurement, attributes(bucket, model, versioned, version))]
 pub fn derive_measurement(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     bucket::derive(&input).into()

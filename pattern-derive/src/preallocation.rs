@@ -27,7 +27,9 @@ pub(crate) const PATTERN: PatternDef = PatternDef {
                     attr.path(),
                     "`#[preallocated]` is not supported on a `#[versioned]` model: a booking is \
                      one conditional update, which would change the slot without a new version \
-                     or a copy of the old one",
+                     or a copy of the old one. Keep the grid unversioned, and record each \
+                     booking in a `#[versioned]` model of its own, written with the slot in one \
+                     transaction (`Slots::in_transaction`)",
                 );
                 return None;
             }

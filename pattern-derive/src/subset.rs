@@ -19,8 +19,34 @@ use crate::errors::{did_you_mean, Errors};
 use crate::schema::{Pattern, PatternDef};
 
 /// The subset pattern's entry points.
+/// `#[subset]` on a `#[versioned]` model: its pushes and removals would change the parent
+/// without a new version or a copy of the old one, and the next `save` would undo them.
+fn refuse_when_versioned(input: &syn::DeriveInput, model: &Model<'_>, errors: &mut Errors) {
+    if !input.attrs.iter().any(|a| a.path().is_ident("versioned")) {
+        return;
+    }
+    for attr in model
+        .fields
+        .iter()
+        .flat_map(|f| f.attrs)
+        .filter(|a| a.path().is_ident("subset"))
+    {
+        errors.spanned(
+            attr.path(),
+            "`#[subset]` is not supported on a `#[versioned]` model yet: its pushes and removals \
+             would change the document without a new version or a copy of the old one, and the \
+             next `save` would undo them. Keep the subset on a model of its own (the versioned \
+             model's fields in a document it references), or change the array through the \
+             versioned model's `modify`",
+        );
+    }
+}
+
 pub(crate) const PATTERN: PatternDef = PatternDef {
-    model: |_, model, errors| Box::new(Subsets(collect(model, errors))),
+    model: |input, model, errors| {
+        refuse_when_versioned(input, model, errors);
+        Box::new(Subsets(collect(model, errors)))
+    },
     fields: None,
 };
 
@@ -45,9 +71,36 @@ impl Pattern for Subsets {
                 let stat = spec_static(i);
                 let (spec, checks) = s.spec(model);
                 let items = s.items(model, &stat);
+                // The full items are written by the subset's handle (`push`, `remove`): a
+                // versioned model's would go around its revisions.
+                let full = &s.full;
+                let full_span = full
+                    .segments
+                    .last()
+                    .map_or_else(Span::call_site, |seg| seg.ident.span());
+                let full_name = quote!(#full).to_string().replace(' ', "");
+                let message = format!(
+                    "`{full_name}` is `#[versioned]`: it cannot be the full items of a \
+                     `#[subset]` yet, whose `push` and `remove` write them without a new \
+                     version or a copy of the old one. Keep the items in a model without \
+                     `#[versioned]`, or embed a subset of them by hand through the versioned \
+                     model's own writes"
+                );
+                let unversioned = crate::errors::fail_with(
+                    quote_spanned! {full_span=>
+                        {
+                            #[allow(unused_imports)]
+                            use #p::{ProbeUnversioned as _, ProbeVersioned as _};
+                            #p::unless(|| (&&#p::ModelProbe::<#full>::new()).unversioned(), #message)
+                        }
+                    },
+                    full_span,
+                    full_span,
+                );
                 quote! {
                     static #stat: #p::SubsetSpec = #spec;
                     #(#checks)*
+                    #unversioned
                     #items
                 }
             })

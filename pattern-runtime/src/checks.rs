@@ -161,3 +161,32 @@ pub const fn str_eq(a: &str, b: &str) -> bool {
     }
     true
 }
+
+/// The probe of a model type (not of a field): `(&&ModelProbe::<T>::new()).unversioned()`.
+pub struct ModelProbe<T: ?Sized>(PhantomData<fn() -> T>);
+
+impl<T: ?Sized> ModelProbe<T> {
+    /// The probe of `T`.
+    pub const fn new() -> Self {
+        ModelProbe(PhantomData)
+    }
+}
+
+/// `unversioned()` of a `#[versioned]` model: fails.
+pub trait ProbeVersioned {
+    /// Fails.
+    fn unversioned(&self) -> Fail {
+        Fail
+    }
+}
+impl<T: crate::versioning::Versioned + ?Sized> ProbeVersioned for &ModelProbe<T> {}
+
+/// `unversioned()` of any other type (a model without `#[versioned]`, or a type that is no model
+/// at all, which its own error reports): passes.
+pub trait ProbeUnversioned {
+    /// Passes.
+    fn unversioned(&self) -> Pass {
+        Pass
+    }
+}
+impl<T: ?Sized> ProbeUnversioned for ModelProbe<T> {}

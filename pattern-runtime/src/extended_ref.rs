@@ -217,7 +217,7 @@ pub trait ExtendedRef: Sized + 'static {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no `References` writes",
     label = "no copies kept through `References`",
-    note = "a `#[versioned]` source keeps its copies through its own writes (`save`, `update`, `delete`), which also archive its revisions; a source whose shapes are all `snapshot` has no copies to keep"
+    note = "a `#[versioned]` source keeps its copies through its own writes (`save`, `update`, `delete`), which also archive its revisions (`References::<{Self}>::new(&db)` still checks, resyncs and repairs its copies); a source whose shapes are all `snapshot` has no copies to keep"
 )]
 pub trait Referenced: Model {
     /// The operations that change this model's documents and keep every copy in sync.
@@ -391,12 +391,27 @@ async fn audit_copies(embedding: &'static Embedding, sample: &Sample<'_>) -> Res
                 reference.source(),
                 sample.documents.len()
             ),
-            format!(
-                "`{}::references(&db).repair()` (or `resync(id)` for each source `_id` listed: \
-             {}), which rewrites every copy; writes through `references` keep them in sync",
-                reference.source(),
-                crate::finding::examples(&stale)
-            ),
+            {
+                let versioned =
+                    crate::derived::model_named(reference.source(), reference.source_collection())
+                        .is_some_and(|m| m.versioning().is_some());
+                let (handle, kept) = if versioned {
+                    (
+                        format!("References::<{}>::new(&db)", reference.source()),
+                        "the versioned model's own writes keep them in sync",
+                    )
+                } else {
+                    (
+                        format!("{}::references(&db)", reference.source()),
+                        "writes through `references` keep them in sync",
+                    )
+                };
+                format!(
+                    "`{handle}.repair()` (or `resync(id)` for each source `_id` listed: {}), \
+                     which rewrites every copy; {kept}",
+                    crate::finding::examples(&stale)
+                )
+            },
         )
         .about(stale)])
 }
@@ -678,7 +693,7 @@ enum Step {
 /// The `updateMany`s of one propagation: which embedding, which of its fields.
 type Targets = Vec<(&'static Embedding, Vec<&'static str>)>;
 
-impl<M: Referenced> References<M> {
+impl<M: Model> References<M> {
     /// The operations on `M` in `db`.
     pub fn new(db: &Database) -> Self {
         References {
@@ -755,7 +770,9 @@ impl<M: Referenced> References<M> {
             Step::Partial(partial) => Err(partial.into_error()),
         }
     }
+}
 
+impl<M: Referenced> References<M> {
     /// Applies an operator update (`{ "$set": { "name": "Ada L." } }`) to the document `id`, and
     /// carries the copied fields it touches to every copy in `propagate` mode, in one transaction.
     ///
@@ -903,7 +920,9 @@ impl<M: Referenced> References<M> {
         })?;
         self.finish(id, step)
     }
+}
 
+impl<M: Model> References<M> {
     /// The `propagate` embeddings of `M`, each on its embedding model: what a check audits.
     fn copy_targets(&self) -> Vec<crate::maintenance::Target> {
         self.propagated()
@@ -980,7 +999,9 @@ impl<M: Referenced> References<M> {
         })?;
         self.finish(id, step)
     }
+}
 
+impl<M: Referenced> References<M> {
     /// Watches the source collection (a change stream; needs a replica set or a sharded cluster)
     /// and propagates every change as it comes, whoever made it: writes with the driver
     /// directly, other programs, the shell. Each [`Watcher::next`] waits for the next update or
@@ -1016,7 +1037,9 @@ impl<M: Referenced> References<M> {
             stream,
         })
     }
+}
 
+impl<M: Model> References<M> {
     /// [`Self::write_copies`] from the source as read, or `Missing`.
     async fn copy_from(
         &self,

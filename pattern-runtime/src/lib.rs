@@ -416,8 +416,9 @@ pub mod __private {
         Granularity, KeepsMeasurements, Measurement, SeriesParts, SeriesSpec, Storage, SummarySpec,
     };
     pub use crate::checks::{
-        passes, str_eq, unless, Probe as CheckProbe, ProbeBool, ProbeFloat, ProbeInteger,
-        ProbeNumeric, ProbeOptional, ProbeOther as ProbeOtherCheck,
+        passes, str_eq, unless, ModelProbe, Probe as CheckProbe, ProbeBool, ProbeFloat,
+        ProbeInteger, ProbeNumeric, ProbeOptional, ProbeOther as ProbeOtherCheck, ProbeUnversioned,
+        ProbeVersioned,
     };
     pub use crate::computed::{Aggregate, ComputedFields, ComputedFromParts, ComputedFromSpec};
     pub use crate::extended_ref::slot::{

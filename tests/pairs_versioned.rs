@@ -1,0 +1,1009 @@
+//! Document versioning (`#[versioned]`, `#[version]`) combined with each other pattern, each
+//! pair in a group of its own, synced with `sync_group` and audited with `doctor_group`.
+//!
+//! | pair | how combined | here |
+//! | --- | --- | --- |
+//! | polymorphic | a versioned enum model | refused at compile time (`#[versioned]`/`#[version]` on an enum): no test |
+//! | attribute | `#[attribute]` on a versioned model | refused at compile time; the message's way (items changed through `modify`/`update`, `#[index(keys(..))]`) in `attribute_items_on_a_versioned_model_through_modify` |
+//! | outlier | `#[outlier]` on a versioned model | refused at compile time (documented): no test |
+//! | computed | a versioned source counted, summed and maxed by an unversioned target | `versioned_source_of_computed_count_sum_and_max`; a versioned target (and `Computing::<Versioned>`) is refused at compile time |
+//! | subset | a versioned parent; versioned full items | refused at compile time (`tests/ui/subset/with_versioning.rs`): the subset's writes would go around the revisions |
+//! | extended reference | a versioned source copied with `propagate` (and a snapshot); a versioned model embedding a `propagate` copy | `versioned_source_copied_with_propagate`, `stale_copy_of_a_versioned_source_names_a_repair_it_has`; a versioned holder of a `propagate` copy is refused at compile time (`tests/ui/extended_ref/versioned_holder.rs`) |
+//! | approximation | `#[approximate]` on a versioned model's field | refused at compile time: no test |
+//! | preallocation | `#[preallocated]` on a versioned model | refused at compile time: no test |
+//! | two-way relation | `#[relation(inverse = ..)]` on a versioned model (either side) | refused at compile time; the message's way (loadable `#[relation]`, `#[relation(parent)]`, both sides through versioned writes in one transaction) in `two_way_references_between_versioned_models_through_their_own_writes` |
+//! | bucket | `#[versioned]` on a `#[derive(Measurement)]` | refused at compile time (`versioned` is no attribute of `Measurement`): no test |
+//!
+//! Every test reads the raw documents back (the revisions included) and compares them with
+//! what it computes itself.
+
+use bson::{doc, Bson, Document};
+use futures_util::TryStreamExt;
+use pattern_runtime::{doctor_group, sync_group, DoctorOptions, Model, SyncOptions};
+use pattern_testkit::{test_db, TestDb};
+use serde::{Deserialize, Serialize};
+
+// ----- helpers -----
+
+/// A fresh database with the models of `group` synced.
+async fn synced(name: &str, group: &str) -> TestDb {
+    let db = test_db(name).await;
+    sync_group(&db, group, &SyncOptions::default())
+        .await
+        .unwrap();
+    db
+}
+
+/// The doctor, over every model of `group`, finds nothing.
+async fn assert_doctor_clean(db: &TestDb, group: &str) {
+    let report = doctor_group(db, group, &DoctorOptions::new().sample_size(1000))
+        .await
+        .unwrap();
+    let findings: Vec<String> = report.findings.iter().map(ToString::to_string).collect();
+    assert!(findings.is_empty(), "the doctor found: {findings:#?}");
+}
+
+/// Every stored document of `M`, by `_id`, read raw and then typed.
+async fn stored<M: Model>(db: &TestDb) -> Vec<M> {
+    raw_docs(db, M::SCHEMA.collection())
+        .await
+        .into_iter()
+        .map(|d| bson::deserialize_from_document(d).unwrap())
+        .collect()
+}
+
+/// Every document of `collection`, by `_id`.
+async fn raw_docs(db: &TestDb, collection: &str) -> Vec<Document> {
+    db.collection::<Document>(collection)
+        .find(doc! {})
+        .sort(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap()
+}
+
+/// The raw revisions of `id` in `M`'s history collection, oldest first, checked against
+/// `expected`: `(version, the document as it was at that version, archived by a delete)`.
+async fn assert_history<M>(db: &TestDb, id: impl Into<Bson>, expected: &[(i64, M, bool)])
+where
+    M: Model + PartialEq + std::fmt::Debug,
+{
+    let history = M::SCHEMA.versioning().unwrap().history();
+    let id = id.into();
+    let revisions: Vec<Document> = db
+        .collection::<Document>(history)
+        .find(doc! { "docId": id.clone() })
+        .sort(doc! { "version": 1 })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let found: Vec<(i64, M, bool)> = revisions
+        .iter()
+        .map(|r| {
+            assert_eq!(r.get("docId"), Some(&id), "{r}");
+            assert!(r.get_datetime("archivedAt").is_ok(), "{r}");
+            let snapshot = r.get_document("snapshot").unwrap().clone();
+            assert_eq!(snapshot.get("_id"), Some(&id), "{r}");
+            (
+                r.get_i64("version").unwrap(),
+                bson::deserialize_from_document(snapshot).unwrap(),
+                r.get_bool("deleted").unwrap_or(false),
+            )
+        })
+        .collect();
+    assert_eq!(found, expected, "the revisions of {id} in `{history}`");
+}
+
+// ----- versioning x computed: a versioned source counted and summed -----
+
+/// An invoice, versioned: counted, summed and maxed per client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "pv_computed", collection = "pv_invoices")]
+#[serde(rename_all = "camelCase")]
+#[versioned(history = "pv_invoice_revisions")]
+struct Invoice {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[version]
+    version: i64,
+    client_id: i64,
+    amount: i64,
+    note: String,
+}
+
+/// A client, holding what is computed from its invoices (not versioned: a versioned target is
+/// refused at compile time).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "pv_computed", collection = "pv_clients")]
+struct Client {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[computed(count = Invoice, by = client_id)]
+    invoices: i64,
+    #[computed(sum = Invoice.amount, by = client_id)]
+    billed: i64,
+    #[computed(max = Invoice.amount, by = client_id)]
+    largest: Option<i64>,
+}
+
+/// What the clients should hold, computed here from the stored invoices.
+fn expected_clients(ids: &[i64], invoices: &[Invoice]) -> Vec<Client> {
+    ids.iter()
+        .map(|&id| {
+            let mine: Vec<&Invoice> = invoices.iter().filter(|i| i.client_id == id).collect();
+            Client {
+                id,
+                invoices: mine.len() as i64,
+                billed: mine.iter().map(|i| i.amount).sum(),
+                largest: mine.iter().map(|i| i.amount).max(),
+            }
+        })
+        .collect()
+}
+
+async fn assert_clients_follow_invoices(db: &TestDb) {
+    let invoices: Vec<Invoice> = stored(db).await;
+    assert_eq!(
+        stored::<Client>(db).await,
+        expected_clients(&[1, 2], &invoices)
+    );
+}
+
+#[tokio::test]
+async fn versioned_source_of_computed_count_sum_and_max() {
+    let db = synced("pv_computed", "pv_computed").await;
+    Client::collection(&db)
+        .raw()
+        .insert_many([1, 2].map(|id| Client {
+            id,
+            invoices: 0,
+            billed: 0,
+            largest: None,
+        }))
+        .await
+        .unwrap();
+    let invoices = Invoice::collection(&db);
+
+    // insert: version 1, counted.
+    let mut a = Invoice {
+        id: 10,
+        version: 0,
+        client_id: 1,
+        amount: 100,
+        note: "a".into(),
+    };
+    let mut b = Invoice {
+        id: 11,
+        version: 0,
+        client_id: 1,
+        amount: 50,
+        note: "b".into(),
+    };
+    invoices.insert(&mut a).await.unwrap();
+    invoices.insert(&mut b).await.unwrap();
+    assert_eq!((a.version, b.version), (1, 1));
+    let a1 = a.clone();
+    assert_eq!(stored::<Invoice>(&db).await, [a.clone(), b.clone()]);
+    assert_clients_follow_invoices(&db).await;
+    assert_eq!(
+        stored::<Client>(&db).await[0],
+        Client {
+            id: 1,
+            invoices: 2,
+            billed: 150,
+            largest: Some(100),
+        }
+    );
+
+    // save: the largest amount lowered (max recomputed), then moved to the other client.
+    a.amount = 30;
+    assert_eq!(invoices.save(&mut a).await.unwrap(), 2);
+    let a2 = a.clone();
+    assert_clients_follow_invoices(&db).await;
+    assert_eq!(stored::<Client>(&db).await[0].largest, Some(50));
+    a.client_id = 2;
+    a.note = "moved".into();
+    assert_eq!(invoices.save(&mut a).await.unwrap(), 3);
+    let a3 = a.clone();
+    assert_clients_follow_invoices(&db).await;
+
+    // update: a summed field, then the `by` field.
+    assert_eq!(
+        invoices
+            .update(11_i64, 1, doc! { "$inc": { "amount": 25 } })
+            .await
+            .unwrap(),
+        2
+    );
+    assert_eq!(
+        invoices
+            .update(
+                11_i64,
+                2,
+                doc! { "$set": { "clientId": 2, "note": "b moved" } }
+            )
+            .await
+            .unwrap(),
+        3
+    );
+    let b1 = b.clone();
+    let b2 = Invoice {
+        version: 2,
+        amount: 75,
+        ..b.clone()
+    };
+    let b3 = Invoice {
+        version: 3,
+        client_id: 2,
+        note: "b moved".into(),
+        ..b2.clone()
+    };
+    assert_eq!(stored::<Invoice>(&db).await, [a3.clone(), b3.clone()]);
+    assert_clients_follow_invoices(&db).await;
+    assert_eq!(
+        stored::<Client>(&db).await,
+        [
+            Client {
+                id: 1,
+                invoices: 0,
+                billed: 0,
+                largest: None,
+            },
+            Client {
+                id: 2,
+                invoices: 2,
+                billed: 105,
+                largest: Some(75),
+            },
+        ]
+    );
+
+    // A stale version writes nothing: not the invoice, not its revision, not the counts.
+    let before = (
+        raw_docs(&db, "pv_invoices").await,
+        raw_docs(&db, "pv_clients").await,
+        raw_docs(&db, "pv_invoice_revisions").await,
+    );
+    let err = invoices
+        .update(11_i64, 2, doc! { "$set": { "clientId": 1 } })
+        .await
+        .unwrap_err();
+    assert!(err.is_conflict(), "{err:?}");
+    let mut stale = a2.clone();
+    stale.amount = 1000;
+    assert!(invoices.save(&mut stale).await.unwrap_err().is_conflict());
+    assert_eq!(
+        stale.version, 2,
+        "a refused save leaves the version as it was"
+    );
+    let after = (
+        raw_docs(&db, "pv_invoices").await,
+        raw_docs(&db, "pv_clients").await,
+        raw_docs(&db, "pv_invoice_revisions").await,
+    );
+    assert_eq!(after, before);
+
+    // delete: uncounted, its last version archived as deleted.
+    invoices.delete(10_i64).await.unwrap();
+    assert_eq!(stored::<Invoice>(&db).await, std::slice::from_ref(&b3));
+    assert_clients_follow_invoices(&db).await;
+    assert_history(
+        &db,
+        10_i64,
+        &[(1, a1, false), (2, a2, false), (3, a3, true)],
+    )
+    .await;
+
+    // The versioned model's other writes, `modify` and `revert` (through `save`), and one in a
+    // caller's transaction that aborts: the counts follow each, or nothing is kept.
+    let b4 = invoices.modify(11_i64, 3, |i| i.amount += 5).await.unwrap();
+    assert_eq!((b4.version, b4.amount), (4, 80));
+    assert_clients_follow_invoices(&db).await;
+    assert_eq!(invoices.revert(11_i64, 1).await.unwrap(), 5);
+    let b5 = Invoice {
+        version: 5,
+        ..b1.clone()
+    };
+    assert_eq!(stored::<Invoice>(&db).await, std::slice::from_ref(&b5));
+    assert_clients_follow_invoices(&db).await;
+    assert_eq!(stored::<Client>(&db).await[0].billed, 50);
+    let before = (
+        raw_docs(&db, "pv_invoices").await,
+        raw_docs(&db, "pv_clients").await,
+        raw_docs(&db, "pv_invoice_revisions").await,
+    );
+    let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
+    invoices
+        .in_transaction(&tx)
+        .update(11_i64, 5, doc! { "$set": { "clientId": 2, "amount": 9 } })
+        .await
+        .unwrap();
+    let mut c = Invoice {
+        id: 12,
+        version: 0,
+        client_id: 2,
+        amount: 1,
+        note: "c".into(),
+    };
+    invoices.in_transaction(&tx).insert(&mut c).await.unwrap();
+    tx.abort().await.unwrap();
+    let after = (
+        raw_docs(&db, "pv_invoices").await,
+        raw_docs(&db, "pv_clients").await,
+        raw_docs(&db, "pv_invoice_revisions").await,
+    );
+    assert_eq!(after, before);
+    assert_history(
+        &db,
+        11_i64,
+        &[
+            (1, b1, false),
+            (2, b2, false),
+            (3, b3, false),
+            (4, b4, false),
+        ],
+    )
+    .await;
+
+    // The computed pattern's own writes (recompute, recompute_all, repair): nothing had
+    // drifted, so nothing to rewrite...
+    let computed = Client::computed(&db);
+    assert!(computed.verify().await.unwrap().is_empty());
+    let all = computed.recompute_all().await.unwrap();
+    assert_eq!((all.checked, all.repaired), (2, 0));
+    // ...until the driver writes around the toolkit: then each repairs it.
+    let clients = Client::collection(&db);
+    clients
+        .raw()
+        .update_one(doc! { "_id": 2 }, doc! { "$set": { "billed": 1 } })
+        .await
+        .unwrap();
+    assert!(!computed.check().await.unwrap().is_clean());
+    assert_eq!(computed.recompute(2).await.unwrap().repaired, 1);
+    clients
+        .raw()
+        .update_one(doc! { "_id": 1 }, doc! { "$set": { "invoices": 7 } })
+        .await
+        .unwrap();
+    let repair = computed.repair().await.unwrap();
+    assert_eq!(repair.repaired, 1);
+    assert!(repair.is_clean(), "{repair:?}");
+    assert_clients_follow_invoices(&db).await;
+
+    assert!(computed.check().await.unwrap().is_clean());
+    assert_doctor_clean(&db, "pv_computed").await;
+}
+
+// ----- versioning x extended reference: a versioned source copied with `propagate` -----
+
+/// A versioned author, copied (name and country) into posts, and frozen (name) as a signature.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "pv_extref_source", collection = "pv_authors")]
+#[versioned(history = "pv_author_revisions", keep = 2)]
+// Two shapes, each with its own derives: clippy takes the second `derive(PartialEq)` for a
+// duplicate of the first.
+#[allow(clippy::duplicated_attributes)]
+#[extended_ref(AuthorRef(name, country), derive(PartialEq))]
+#[extended_ref(AuthorStamp(name), snapshot, derive(PartialEq))]
+struct Author {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[version]
+    version: i64,
+    name: String,
+    country: String,
+    bio: String,
+}
+
+/// A chapter of a post, written by an author (a copy inside an array's items).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, pattern_runtime::Fields)]
+struct Chapter {
+    title: String,
+    author: AuthorRef,
+}
+
+/// A post holding copies of its author: one, an array of them, one per chapter, and a
+/// snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "pv_extref_source", collection = "pv_posts")]
+#[serde(rename_all = "camelCase")]
+struct Post {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[extended_ref(propagate)]
+    author: AuthorRef,
+    #[extended_ref(propagate)]
+    #[bounded(8)]
+    coauthors: Vec<AuthorRef>,
+    #[extended_ref(propagate, path = author)]
+    #[bounded(8)]
+    chapters: Vec<Chapter>,
+    #[extended_ref(snapshot)]
+    signed_as: AuthorStamp,
+}
+
+fn post(id: i64, author: &Author, coauthors: &[&Author]) -> Post {
+    Post {
+        id,
+        author: AuthorRef::from(author),
+        coauthors: coauthors.iter().map(|a| AuthorRef::from(*a)).collect(),
+        chapters: [author]
+            .into_iter()
+            .chain(coauthors.iter().copied())
+            .enumerate()
+            .map(|(i, a)| Chapter {
+                title: format!("chapter {i}"),
+                author: AuthorRef::from(a),
+            })
+            .collect(),
+        signed_as: AuthorStamp::from(author),
+    }
+}
+
+/// What the posts should hold: `written` with every `propagate` copy taken from `authors`
+/// (the stored ones; a deleted author's copies stay as they were), the snapshot untouched.
+fn expected_posts(written: &[Post], authors: &[Author]) -> Vec<Post> {
+    let fresh = |copy: &AuthorRef| {
+        authors
+            .iter()
+            .find(|a| a.id == copy.id)
+            .map_or_else(|| copy.clone(), AuthorRef::from)
+    };
+    written
+        .iter()
+        .map(|p| Post {
+            id: p.id,
+            author: fresh(&p.author),
+            coauthors: p.coauthors.iter().map(fresh).collect(),
+            chapters: p
+                .chapters
+                .iter()
+                .map(|c| Chapter {
+                    title: c.title.clone(),
+                    author: fresh(&c.author),
+                })
+                .collect(),
+            signed_as: p.signed_as.clone(),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn versioned_source_copied_with_propagate() {
+    let db = synced("pv_extref_source", "pv_extref_source").await;
+    let authors = Author::collection(&db);
+    let mut ada = Author {
+        id: 1,
+        version: 0,
+        name: "Ada".into(),
+        country: "UK".into(),
+        bio: "-".into(),
+    };
+    let mut bo = Author {
+        id: 2,
+        version: 0,
+        name: "Bo".into(),
+        country: "SE".into(),
+        bio: "-".into(),
+    };
+    authors.insert(&mut ada).await.unwrap();
+    authors.insert(&mut bo).await.unwrap();
+    let written = vec![post(10, &ada, &[&bo]), post(11, &bo, &[&ada, &bo])];
+    Post::collection(&db)
+        .raw()
+        .insert_many(&written)
+        .await
+        .unwrap();
+    let mut ada_versions = vec![ada.clone()];
+
+    // save: a copied field; every copy of Ada (single, in the array, in the items) follows,
+    // Bo's and the snapshots stay.
+    ada.name = "Ada L.".into();
+    assert_eq!(authors.save(&mut ada).await.unwrap(), 2);
+    ada_versions.push(ada.clone());
+    let now = stored::<Author>(&db).await;
+    assert_eq!(now, [ada.clone(), bo.clone()]);
+    assert_eq!(stored::<Post>(&db).await, expected_posts(&written, &now));
+    assert_eq!(stored::<Post>(&db).await[0].author.name, "Ada L.");
+    assert_eq!(stored::<Post>(&db).await[0].signed_as.name, "Ada");
+
+    // update: another copied field, then a field nobody copies.
+    assert_eq!(
+        authors
+            .update(1_i64, 2, doc! { "$set": { "country": "FR" } })
+            .await
+            .unwrap(),
+        3
+    );
+    ada.country = "FR".into();
+    ada.version = 3;
+    ada_versions.push(ada.clone());
+    assert_eq!(
+        authors
+            .update(1_i64, 3, doc! { "$set": { "bio": "poet" } })
+            .await
+            .unwrap(),
+        4
+    );
+    ada.bio = "poet".into();
+    ada.version = 4;
+    ada_versions.push(ada.clone());
+    let now = stored::<Author>(&db).await;
+    assert_eq!(now, [ada.clone(), bo.clone()]);
+    assert_eq!(stored::<Post>(&db).await, expected_posts(&written, &now));
+
+    // Bo's save changes only Bo's copies.
+    bo.name = "Bo B.".into();
+    assert_eq!(authors.save(&mut bo).await.unwrap(), 2);
+    let now = stored::<Author>(&db).await;
+    assert_eq!(stored::<Post>(&db).await, expected_posts(&written, &now));
+
+    // A stale version writes nothing: no author, no copy, no revision.
+    let before = (
+        raw_docs(&db, "pv_authors").await,
+        raw_docs(&db, "pv_posts").await,
+        raw_docs(&db, "pv_author_revisions").await,
+    );
+    let mut stale = ada_versions[1].clone();
+    stale.name = "Ada (stale)".into();
+    assert!(authors.save(&mut stale).await.unwrap_err().is_conflict());
+    assert!(authors
+        .update(1_i64, 2, doc! { "$set": { "name": "Ada (stale)" } })
+        .await
+        .unwrap_err()
+        .is_conflict());
+    let after = (
+        raw_docs(&db, "pv_authors").await,
+        raw_docs(&db, "pv_posts").await,
+        raw_docs(&db, "pv_author_revisions").await,
+    );
+    assert_eq!(after, before);
+
+    // keep = 2: Ada's revisions 2 and 3 are kept (1 was trimmed when 3 was archived).
+    assert_history(
+        &db,
+        1_i64,
+        &[
+            (2, ada_versions[1].clone(), false),
+            (3, ada_versions[2].clone(), false),
+        ],
+    )
+    .await;
+
+    // revert (revision 1 was trimmed: not found) and modify, both through `save`: the copies
+    // follow.
+    let err = authors.revert(1_i64, 1).await.unwrap_err();
+    assert!(err.is_not_found(), "{err:?}");
+    assert_eq!(authors.revert(1_i64, 2).await.unwrap(), 5);
+    ada = Author {
+        version: 5,
+        ..ada_versions[1].clone()
+    };
+    let bo_v1 = Author {
+        version: 1,
+        name: "Bo".into(),
+        ..bo.clone()
+    };
+    let bo_v2 = bo.clone();
+    bo = authors
+        .modify(2_i64, 3, |b| b.name = "Bo C.".into())
+        .await
+        .unwrap();
+    assert_eq!(bo.version, 3);
+    let now = stored::<Author>(&db).await;
+    assert_eq!(now, [ada.clone(), bo.clone()]);
+    let posts = stored::<Post>(&db).await;
+    assert_eq!(posts, expected_posts(&written, &now));
+    assert_eq!(posts[0].author.country, "UK");
+    assert_eq!(posts[1].author.name, "Bo C.");
+
+    // delete: the copies stay as they were (an author's name stays on the post); the last
+    // version is archived as deleted.
+    authors.delete(2_i64).await.unwrap();
+    let now = stored::<Author>(&db).await;
+    assert_eq!(now, [ada.clone()]);
+    let posts = stored::<Post>(&db).await;
+    assert_eq!(posts, expected_posts(&written, &[ada.clone(), bo.clone()]));
+    assert_eq!(posts[1].author.name, "Bo C.");
+    assert_history(
+        &db,
+        2_i64,
+        &[(1, bo_v1, false), (2, bo_v2, false), (3, bo.clone(), true)],
+    )
+    .await;
+
+    // No `References` handle (and so no `check()`) for a versioned source: the doctor audits
+    // the copies.
+    assert_doctor_clean(&db, "pv_extref_source").await;
+}
+
+/// A copy of a versioned source gone stale (written around the toolkit): the doctor finds it
+/// and must name a repair the versioned source has.
+#[tokio::test]
+async fn stale_copy_of_a_versioned_source_names_a_repair_it_has() {
+    let db = synced("pv_extref_fix", "pv_extref_source").await;
+    let authors = Author::collection(&db);
+    let mut ada = Author {
+        id: 1,
+        version: 0,
+        name: "Ada".into(),
+        country: "UK".into(),
+        bio: "-".into(),
+    };
+    authors.insert(&mut ada).await.unwrap();
+    let posts = Post::collection(&db);
+    posts.raw().insert_one(post(10, &ada, &[])).await.unwrap();
+    posts
+        .raw()
+        .update_one(
+            doc! { "_id": 10_i64 },
+            doc! { "$set": { "author.name": "Ada (typo)" } },
+        )
+        .await
+        .unwrap();
+    let report = doctor_group(
+        &db,
+        "pv_extref_source",
+        &DoctorOptions::new().sample_size(1000),
+    )
+    .await
+    .unwrap();
+    let stale: Vec<_> = report
+        .with_check(pattern_runtime::doctor::Check::StaleCopy)
+        .collect();
+    assert_eq!(stale.len(), 1, "{:?}", report.findings);
+    // `Author::references(&db)` does not exist for a versioned source (its writes are its
+    // own); the fix names the handle that does: `References::<Author>::new(&db)`.
+    assert!(
+        stale[0]
+            .fix
+            .contains("References::<Author>::new(&db).repair()"),
+        "{}",
+        stale[0].fix
+    );
+    let references = pattern_runtime::References::<Author>::new(&db);
+    assert!(!references.check().await.unwrap().is_clean());
+    let repaired = references.repair().await.unwrap();
+    assert!(repaired.is_clean(), "{repaired}");
+    assert_eq!(stored::<Post>(&db).await[0].author.name, "Ada");
+    // The repair rewrote the copy only: the author has no new version.
+    assert_eq!(stored::<Author>(&db).await[0].version, 1);
+    assert_doctor_clean(&db, "pv_extref_source").await;
+}
+
+// ----- refused at compile time (tests/ui) -----
+//
+// - a versioned model holding a `propagate` copy (`tests/ui/extended_ref/versioned_holder.rs`):
+//   a change of the source would rewrite the copy without a new version, and the next `save`
+//   would undo it;
+// - a `#[subset]` on a versioned parent, and a versioned model as a subset's `full` items
+//   (`tests/ui/subset/with_versioning.rs`): the subset's `push` and `remove` would write
+//   around the revisions.
+
+// ----- versioning x attribute: refused; the way its message gives instead -----
+
+/// A specification item (key `name`, value, qualifier `unit`), as `#[attribute]` would hold it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, pattern_runtime::Fields)]
+struct Spec {
+    name: String,
+    value: Bson,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unit: Option<String>,
+}
+
+fn spec(name: &str, value: impl Into<Bson>, unit: Option<&str>) -> Spec {
+    Spec {
+        name: name.into(),
+        value: value.into(),
+        unit: unit.map(str::to_owned),
+    }
+}
+
+/// `#[attribute]` on a versioned model is refused at compile time; its message says: change
+/// the items through `modify`, declare the index with `#[index(keys(..))]`. The doctor also
+/// wants the bound `#[attribute]` declared (one item per key): `#[bounded]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "pv_attribute", collection = "pv_gadgets")]
+#[versioned(history = "pv_gadget_revisions")]
+#[index(keys(specs.name = 1, specs.value = 1))]
+struct Gadget {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[version]
+    version: i64,
+    #[bounded(16)]
+    specs: Vec<Spec>,
+}
+
+/// What `Attributes::set` does: replace the item with the same key in place, or append it.
+fn set_spec(specs: &mut Vec<Spec>, item: Spec) {
+    match specs.iter_mut().find(|s| s.name == item.name) {
+        Some(s) => *s = item,
+        None => specs.push(item),
+    }
+}
+
+#[tokio::test]
+async fn attribute_items_on_a_versioned_model_through_modify() {
+    let db = synced("pv_attribute", "pv_attribute").await;
+    let gadgets = Gadget::collection(&db);
+    let names: Vec<String> = pattern_runtime::list_indexes(&db, "pv_gadgets")
+        .await
+        .unwrap()
+        .iter()
+        .filter_map(|i| i.get_str("name").ok().map(str::to_owned))
+        .collect();
+    assert!(
+        names.contains(&"specs.name_1_specs.value_1".to_owned()),
+        "{names:?}"
+    );
+    let mut g = Gadget {
+        id: 1,
+        version: 0,
+        specs: vec![spec("weight", 3_i64, Some("kg"))],
+    };
+    gadgets.insert(&mut g).await.unwrap();
+    let mut versions = vec![g.clone()];
+
+    // "set": replace in place, then append; "unset": pull the key. Each a new version.
+    for change in [
+        spec("weight", 2_i64, Some("kg")),
+        spec("color", "$red", None),
+        spec("volume", 1.5, Some("$/l")),
+    ] {
+        let expected = {
+            let mut e = versions.last().unwrap().clone();
+            set_spec(&mut e.specs, change.clone());
+            e.version += 1;
+            e
+        };
+        let saved = gadgets
+            .modify(1_i64, 3, |g| set_spec(&mut g.specs, change.clone()))
+            .await
+            .unwrap();
+        assert_eq!(saved, expected);
+        versions.push(saved);
+    }
+    let saved = gadgets
+        .modify(1_i64, 3, |g| g.specs.retain(|s| s.name != "volume"))
+        .await
+        .unwrap();
+    assert_eq!(saved.version, 5);
+    versions.push(saved);
+    // An operator update works too, item values kept literal.
+    assert_eq!(
+        gadgets
+            .update(1_i64, 5, doc! { "$pull": { "specs": { "name": "color" } } },)
+            .await
+            .unwrap(),
+        6
+    );
+    let mut last = versions.last().unwrap().clone();
+    last.specs.retain(|s| s.name != "color");
+    last.version = 6;
+    assert_eq!(stored::<Gadget>(&db).await, [last.clone()]);
+    assert_eq!(
+        last.specs,
+        [spec("weight", 2_i64, Some("kg"))],
+        "`$red` and `$/l` were stored as strings and are gone with their items"
+    );
+    assert_eq!(
+        versions[2].specs[1],
+        spec("color", "$red", None),
+        "a `$` string is a value"
+    );
+
+    // The query the attribute pattern serves, through the declared index.
+    let heavy: Vec<Gadget> = gadgets
+        .raw()
+        .find(doc! { "specs": { "$elemMatch": { "name": "weight", "value": { "$gt": 1 } } } })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(heavy, [last.clone()]);
+
+    // delete, then the whole history: every version, the last one marked deleted.
+    gadgets.delete(1_i64).await.unwrap();
+    let mut expected: Vec<(i64, Gadget, bool)> = versions
+        .into_iter()
+        .map(|g| (g.version, g, false))
+        .collect();
+    expected.push((6, last, true));
+    assert_history(&db, 1_i64, &expected).await;
+    assert_doctor_clean(&db, "pv_attribute").await;
+}
+
+// ----- versioning x two-way relation: refused; the way its message gives instead -----
+
+/// A versioned team listing its members: a loadable `#[relation]` (`inverse = ..` is refused
+/// on a versioned model).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "pv_relation", collection = "pv_teams")]
+#[versioned(history = "pv_team_revisions")]
+struct Team {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[version]
+    version: i64,
+    name: String,
+    #[relation]
+    #[bounded(16)]
+    members: Vec<pattern_runtime::Ref<Member>>,
+}
+
+/// A versioned member pointing at its team: a parent reference, children found by index.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "pv_relation", collection = "pv_members")]
+#[versioned(history = "pv_member_revisions")]
+struct Member {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[version]
+    version: i64,
+    name: String,
+    #[relation(parent)]
+    team: Option<pattern_runtime::Ref<Team>>,
+}
+
+/// Each team's members as listed, and as their `team` fields say, by team.
+async fn both_sides(db: &TestDb) -> Vec<(i64, Vec<i64>, Vec<i64>)> {
+    let teams: Vec<Team> = stored(db).await;
+    let mut out = Vec::new();
+    for t in teams {
+        let listed: Vec<i64> = t.members.iter().map(|m| *m.id()).collect();
+        let mut pointing: Vec<i64> = Member::team_relation(db)
+            .children_of(&t.id)
+            .to_vec()
+            .await
+            .unwrap()
+            .iter()
+            .map(|m| m.id)
+            .collect();
+        pointing.sort_unstable();
+        out.push((t.id, listed, pointing));
+    }
+    out
+}
+
+#[tokio::test]
+async fn two_way_references_between_versioned_models_through_their_own_writes() {
+    let db = synced("pv_relation", "pv_relation").await;
+    let teams = Team::collection(&db);
+    let members = Member::collection(&db);
+    for (id, name) in [(1, "red"), (2, "blue")] {
+        teams
+            .insert(&mut Team {
+                id,
+                version: 0,
+                name: name.into(),
+                members: vec![],
+            })
+            .await
+            .unwrap();
+    }
+    // Two members join red: each side written through its versioned model, in one caller
+    // transaction.
+    for (id, name) in [(10, "ann"), (11, "ben")] {
+        let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
+        let mut m = Member {
+            id,
+            version: 0,
+            name: name.into(),
+            team: Some(pattern_runtime::Ref::new(1)),
+        };
+        members.in_transaction(&tx).insert(&mut m).await.unwrap();
+        let red: Team = teams
+            .raw()
+            .find_one(doc! { "_id": 1_i64 })
+            .await
+            .unwrap()
+            .unwrap();
+        teams
+            .in_transaction(&tx)
+            .update(1_i64, red.version, doc! { "$addToSet": { "members": id } })
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+    }
+    assert_eq!(
+        both_sides(&db).await,
+        [(1, vec![10, 11], vec![10, 11]), (2, vec![], vec![])]
+    );
+
+    // Ben moves to blue: three documents, three new versions, one transaction.
+    let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
+    let mut ben: Member = members
+        .raw()
+        .find_one(doc! { "_id": 11_i64 })
+        .await
+        .unwrap()
+        .unwrap();
+    ben.team = Some(pattern_runtime::Ref::new(2));
+    members.in_transaction(&tx).save(&mut ben).await.unwrap();
+    teams
+        .in_transaction(&tx)
+        .update(2_i64, 1, doc! { "$addToSet": { "members": 11_i64 } })
+        .await
+        .unwrap();
+    teams
+        .in_transaction(&tx)
+        .update(1_i64, 3, doc! { "$pull": { "members": 11_i64 } })
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(
+        both_sides(&db).await,
+        [(1, vec![10], vec![10]), (2, vec![11], vec![11])]
+    );
+
+    // An aborted move leaves both sides (and their histories) as they were.
+    let before = (
+        raw_docs(&db, "pv_teams").await,
+        raw_docs(&db, "pv_members").await,
+        raw_docs(&db, "pv_team_revisions").await,
+        raw_docs(&db, "pv_member_revisions").await,
+    );
+    let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
+    let mut ann: Member = members
+        .raw()
+        .find_one(doc! { "_id": 10_i64 })
+        .await
+        .unwrap()
+        .unwrap();
+    ann.team = Some(pattern_runtime::Ref::new(2));
+    members.in_transaction(&tx).save(&mut ann).await.unwrap();
+    tx.abort().await.unwrap();
+    let after = (
+        raw_docs(&db, "pv_teams").await,
+        raw_docs(&db, "pv_members").await,
+        raw_docs(&db, "pv_team_revisions").await,
+        raw_docs(&db, "pv_member_revisions").await,
+    );
+    assert_eq!(after, before);
+
+    // Loading: one query for every team's members; the deleted member is dangling.
+    members.delete(10_i64).await.unwrap();
+    let all_teams: Vec<Team> = stored(&db).await;
+    let loaded = Team::members_relation(&db).load(&all_teams).await.unwrap();
+    assert_eq!(loaded.queries(), 1);
+    assert_eq!(loaded.dangling().len(), 1);
+    assert_eq!(
+        loaded.of(&all_teams[1])[0].map(|m| m.name.as_str()),
+        Some("ben")
+    );
+    let red = &all_teams[0];
+    teams
+        .update(1_i64, red.version, doc! { "$pull": { "members": 10_i64 } })
+        .await
+        .unwrap();
+    assert_eq!(
+        both_sides(&db).await,
+        [(1, vec![], vec![]), (2, vec![11], vec![11])]
+    );
+
+    // Histories: red went 1 (empty) -> 2 (ann) -> 3 (ann, ben) -> 4 (ann) -> 5 (empty).
+    let red_members: Vec<Vec<i64>> = teams
+        .history(1_i64)
+        .await
+        .unwrap()
+        .iter()
+        .rev()
+        .map(|r| r.snapshot.members.iter().map(|m| *m.id()).collect())
+        .collect();
+    assert_eq!(red_members, [vec![], vec![10], vec![10, 11], vec![10]]);
+    let ben_teams: Vec<Option<i64>> = members
+        .history(11_i64)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.snapshot.team.as_ref().map(|t| *t.id()))
+        .collect();
+    assert_eq!(ben_teams, [Some(1)]);
+    assert_doctor_clean(&db, "pv_relation").await;
+}
