@@ -123,6 +123,25 @@ fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Opt
         );
         return None;
     }
+    // A two-way relation's array (`#[relation(inverse = ..)]`) lists every child in the owner:
+    // `assign` writes it, the outlier's pushes would move entries to overflow documents that
+    // `assign` and the relation's check never read.
+    if let Some(relation) = field.attrs.iter().find(|a| {
+        a.path().is_ident("relation")
+            && a.meta
+                .require_list()
+                .is_ok_and(|l| l.tokens.to_string().contains("inverse"))
+    }) {
+        errors.spanned(
+            relation,
+            "a two-way relation's array cannot be an `#[outlier]` array: `assign` keeps every \
+             child listed in the owner document, and overflow documents would hide some from \
+             it. For owners with many children, drop `inverse` (the children's own field is \
+             the relation, queried with `#[relation(parent)]`), or keep the outlier array on \
+             another field",
+        );
+        return None;
+    }
     let list = crate::ast::stored_field_list(
         field,
         attr,

@@ -163,10 +163,11 @@ pub const fn str_eq(a: &str, b: &str) -> bool {
 }
 
 /// The probe of a model type (not of a field): `(&&ModelProbe::<T>::new()).unversioned()`.
-pub struct ModelProbe<T: ?Sized>(PhantomData<fn() -> T>);
+pub struct ModelProbe<T>(PhantomData<fn() -> T>);
 
-impl<T: ?Sized> ModelProbe<T> {
+impl<T> ModelProbe<T> {
     /// The probe of `T`.
+    #[allow(clippy::new_without_default)] // a probe, built in generated constants only
     pub const fn new() -> Self {
         ModelProbe(PhantomData)
     }
@@ -179,7 +180,7 @@ pub trait ProbeVersioned {
         Fail
     }
 }
-impl<T: crate::versioning::Versioned + ?Sized> ProbeVersioned for &ModelProbe<T> {}
+impl<T: crate::versioning::Versioned> ProbeVersioned for &ModelProbe<T> {}
 
 /// `unversioned()` of any other type (a model without `#[versioned]`, or a type that is no model
 /// at all, which its own error reports): passes.
@@ -189,4 +190,4 @@ pub trait ProbeUnversioned {
         Pass
     }
 }
-impl<T: ?Sized> ProbeUnversioned for ModelProbe<T> {}
+impl<T> ProbeUnversioned for ModelProbe<T> {}

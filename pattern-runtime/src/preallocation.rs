@@ -377,9 +377,13 @@ impl<M: Preallocated> Slots<M> {
     }
 
     /// The same grid in the caller's transaction `tx`: [`book`](Slots::book),
-    /// [`book_all`](Slots::book_all), [`cancel`](Slots::cancel), [`release`](Slots::release) and
-    /// [`get`](Slots::get) run in it and commit or abort with it (see [`Transaction`]). The other
-    /// operations (allocation, ranges, reads of many slots) run on their own.
+    /// [`book_all`](Slots::book_all), [`cancel`](Slots::cancel), [`release`](Slots::release),
+    /// [`book_range`](Slots::book_range), [`free_range`](Slots::free_range),
+    /// [`repair`](Slots::repair) and [`get`](Slots::get) run in it and commit or abort with it
+    /// (see [`Transaction`]). [`allocate`](Slots::allocate) and the reads of many slots
+    /// ([`available`](Slots::available), [`free_ranges`](Slots::free_ranges)) run on their own:
+    /// an allocation skips the slots that exist, which a transaction's first duplicate key
+    /// would abort.
     #[must_use]
     pub fn in_transaction(&self, tx: &Transaction) -> Self {
         Slots {
@@ -470,8 +474,10 @@ impl<M: Preallocated> Slots<M> {
 
     /// Inserts the free slot documents `slots` (built by the caller, holder `None` and bitmap 0),
     /// 1 000 per unordered `insert`: one that exists already (same resource and slot, by the
-    /// grid's unique index) is skipped and counted as `existing`, never overwritten; so is a
-    /// repeat within `slots`. Run it as often as you like. It needs the grid's unique index,
+    /// grid's unique index, or the same `_id`) is skipped and counted as `existing`, never
+    /// overwritten; so is a repeat within `slots`. Run it as often as you like. (A slot whose
+    /// `_id` is another slot's is skipped too: give each slot its own `_id`, an `ObjectId` or
+    /// one made from its resource and slot.) It needs the grid's unique index,
     /// which [`sync_models`](crate::sync_models) creates: it checks first (one `listIndexes`)
     /// and refuses to run without it ([`Error::CollectionConflict`]).
     ///
@@ -1326,8 +1332,11 @@ fn grid_duplicates(
         });
     };
     let errors = m.write_errors.as_deref().unwrap_or_default();
+    // A slot whose `_id` exists is taken as allocated too: `_id`s made from the resource and
+    // the slot (`"r1-1"`) name the slot, and a second run must skip it as well.
     let existing = |w: &&mongodb::error::IndexedWriteError| {
-        w.code == DUPLICATE_KEY && w.message.contains(index)
+        w.code == DUPLICATE_KEY
+            && (w.message.contains(index) || w.message.contains("index: _id_ "))
     };
     let others: Vec<_> = errors.iter().filter(|w| !existing(w)).collect();
     if others.is_empty() && m.write_concern_error.is_none() && !errors.is_empty() {

@@ -1405,8 +1405,8 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
         let db = &self.relation.db;
         let field = spec.field();
         let inverse = self.inverse();
-        // Bson is not `Hash`: key both sides by their debug form (type and value).
-        let key = |b: &Bson| format!("{b:?}");
+        // Bson is not `Hash`: key both sides as the server compares them (`1` and `1i64` alike).
+        let key = |b: &Bson| crate::finding::id_key(b);
         let mut owner_of: HashMap<String, (Bson, Option<Bson>)> = HashMap::new();
         for (id, owner) in scan(db, spec.model().collection(), field).await? {
             let owner = owner.filter(|b| !matches!(b, Bson::Null));
