@@ -1335,8 +1335,7 @@ fn grid_duplicates(
     // A slot whose `_id` exists is taken as allocated too: `_id`s made from the resource and
     // the slot (`"r1-1"`) name the slot, and a second run must skip it as well.
     let existing = |w: &&mongodb::error::IndexedWriteError| {
-        w.code == DUPLICATE_KEY
-            && (w.message.contains(index) || w.message.contains("index: _id_ "))
+        w.code == DUPLICATE_KEY && (w.message.contains(index) || w.message.contains("index: _id_ "))
     };
     let others: Vec<_> = errors.iter().filter(|w| !existing(w)).collect();
     if others.is_empty() && m.write_concern_error.is_none() && !errors.is_empty() {
