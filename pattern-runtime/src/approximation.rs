@@ -274,7 +274,10 @@ impl Increments {
             )
             .upsert(true);
         match &self.tx {
-            Some(tx) => inc.session(&mut *tx.session().await).await?,
+            Some(tx) => {
+                let mut session = crate::txn::Transaction::session_of(Some(tx)).await?;
+                crate::txn::in_session!(inc, session.as_deref_mut())?
+            }
             None => inc.await?,
         };
         self.writes.fetch_add(1, Ordering::Relaxed);
@@ -693,7 +696,7 @@ impl ShardedCounter {
             doc! { "$match": { "_id": { "$in": ids } } },
             doc! { "$group": { "_id": Bson::Null, "total": { "$sum": "$count" } } },
         ]);
-        let mut session = crate::txn::Transaction::session_of(self.target.tx.as_ref()).await;
+        let mut session = crate::txn::Transaction::session_of(self.target.tx.as_ref()).await?;
         let found = crate::txn::collect_in!(sum, session.as_deref_mut())?;
         let total = match found.into_iter().next() {
             Some(d) => match d.get("total") {
@@ -795,7 +798,7 @@ impl ShardedField {
             doc! { "$set": { self.field: total } },
         );
         let mut session =
-            crate::txn::Transaction::session_of(self.counter.target.tx.as_ref()).await;
+            crate::txn::Transaction::session_of(self.counter.target.tx.as_ref()).await?;
         let result = crate::txn::in_session!(set, session.as_deref_mut())?;
         if result.matched_count == 0 {
             return Err(Error::NotFound {

@@ -278,6 +278,18 @@ impl PatternSpec for AttributeSpec {
     ) -> Vec<(&'static str, &'static IndexSpec)> {
         vec![(model.collection(), self.index())]
     }
+    /// The items: `set` keeps one per key, which a `$push` would not.
+    fn kept_fields(
+        &'static self,
+        _model: &'static ModelSchema,
+    ) -> Vec<(&'static str, &'static str)> {
+        vec![(
+            self.field(),
+            "the attribute pattern keeps one item per key: `set` or `unset` through the field's \
+             `Attributes` handle",
+        )]
+    }
+
     fn bounded_arrays(&'static self) -> Vec<crate::finding::Bounded> {
         vec![crate::finding::Bounded {
             field: self.field(),
@@ -661,7 +673,10 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
             .find_one(doc! { "_id": id.clone() })
             .projection(doc! { field: { "$elemMatch": { I::KEY: &key } } });
         let found = match &self.tx {
-            Some(tx) => read.session(&mut *tx.session().await).await?,
+            Some(tx) => {
+                let mut session = crate::txn::Transaction::session_of(Some(tx)).await?;
+                crate::txn::in_session!(read, session.as_deref_mut())?
+            }
             None => read.await?,
         };
         let Some(doc) = found else {

@@ -671,6 +671,7 @@ impl<M: Model + Serialize> Computing<M> {
     )]
     pub async fn insert(&self, doc: &M) -> Result<()> {
         let new = bson::serialize_to_document(doc)?;
+        derived::check_document_write(M::SCHEMA, "insert", Some(&new))?;
         check_size(&new, M::SCHEMA.name())?;
         let result = if let Err(a) = self.check_finite(&new) {
             Err(Error::from(abort(a)))
@@ -697,6 +698,7 @@ impl<M: Model + Serialize> Computing<M> {
     )]
     pub async fn replace(&self, doc: &M) -> Result<()> {
         let new = bson::serialize_to_document(doc)?;
+        derived::check_document_write(M::SCHEMA, "replace", Some(&new))?;
         check_size(&new, M::SCHEMA.name())?;
         let Some(id) = new.get("_id").cloned() else {
             return Err(Error::InvalidKey {
@@ -744,7 +746,10 @@ impl<M: Model + Serialize> Computing<M> {
             &update,
             "a source's `_id` never changes: replace the document instead",
         )?;
-        derived::check_kept(M::SCHEMA, touched.iter().map(String::as_str))?;
+        derived::check_kept(
+            M::SCHEMA,
+            derived::update_paths(&update).iter().map(String::as_str),
+        )?;
         // A `by` value the update sets names the target to count in: an equality in its
         // filters, so it is checked as an id.
         for feed in &self.feeds {
@@ -852,6 +857,7 @@ impl<M: Model + Serialize> Computing<M> {
         err(level = "debug")
     )]
     pub async fn delete(&self, id: impl Into<Bson>) -> Result<()> {
+        derived::check_document_write(M::SCHEMA, "delete", None)?;
         let id = crate::literal::id("_id", id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let raw = self.raw();
@@ -923,6 +929,31 @@ impl Dependent for Feed {
         changes: &'a [Change],
     ) -> BoxFuture<'a, mongodb::error::Result<()>> {
         Box::pin(async move {
+            // What other models keep from the computed fields (a copy of a count): the targets
+            // touched, watched around the writes, so a copy of a computed value follows it.
+            let mut targets: Vec<Bson> = Vec::new();
+            for c in changes {
+                for d in [&c.before, &c.after].into_iter().flatten() {
+                    match d.get(self.by) {
+                        None | Some(Bson::Null) => {}
+                        Some(Bson::Array(ids)) => targets.extend(ids.iter().cloned()),
+                        Some(id) => targets.push(id.clone()),
+                    }
+                }
+            }
+            let fields: Vec<&str> = self.specs.iter().map(|s| s.field()).collect();
+            let watch = if targets.is_empty() {
+                None
+            } else {
+                crate::derived::watch(
+                    db,
+                    session.as_deref_mut(),
+                    self.target,
+                    Some(&fields),
+                    &doc! { "_id": { "$in": targets } },
+                )
+                .await?
+            };
             for c in changes {
                 self.move_contribution(
                     db,
@@ -931,6 +962,9 @@ impl Dependent for Feed {
                     c.after.as_ref(),
                 )
                 .await?;
+            }
+            if let Some(watch) = watch {
+                watch.after(db, session).await?;
             }
             Ok(())
         })
@@ -1506,7 +1540,7 @@ impl<M: Model> ComputedFields<M> {
                 .limit(BATCH as i64)
                 .batch_size(BATCH as u32 + 1);
             let read = {
-                let mut session = Transaction::session_of(self.tx.as_ref()).await;
+                let mut session = Transaction::session_of(self.tx.as_ref()).await?;
                 collect_in!(find, session.as_deref_mut())?
             };
             let page: Vec<Bson> = read

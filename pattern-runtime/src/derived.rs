@@ -325,7 +325,11 @@ impl Watch {
                     after,
                 })
             })
-            .filter(|c| c.before != c.after)
+            .filter(|c| {
+                !matches!((&c.before, &c.after), (Some(b), Some(a))
+                    if b.len() == a.len()
+                        && b.iter().all(|(k, v)| crate::finding::same_value(Some(v), a.get(k))))
+            })
             .collect();
         dispatch(db, session, &self.dependents, &changes).await
     }
@@ -432,6 +436,22 @@ pub(crate) async fn delete(
     Ok(deleted)
 }
 
+/// The full paths an operator update writes (`customer.name`, `items.$[i].qty`), `$rename`
+/// targets included: what [`check_kept`] compares with the kept fields.
+pub(crate) fn update_paths(update: &Document) -> Vec<String> {
+    let mut paths = Vec::new();
+    for (op, body) in update {
+        let Bson::Document(body) = body else { continue };
+        for (k, v) in body {
+            paths.push(k.clone());
+            if let (true, Bson::String(to)) = (op == "$rename", v) {
+                paths.push(to.clone());
+            }
+        }
+    }
+    paths
+}
+
 /// Refuses an update of `model` touching a field a pattern keeps itself (a tree's parent, a
 /// holder's path, a computed value): [`Error::InvalidKey`](crate::Error::InvalidKey) naming the
 /// operation to use instead.
@@ -442,12 +462,34 @@ pub(crate) fn check_kept<'a>(
     let touched: Vec<&str> = touched.into_iter().collect();
     for spec in model.patterns() {
         for (field, reason) in spec.kept_fields(model) {
-            if touched.iter().any(|t| touches(t, field)) {
+            // At or under the kept field (`a`, `a.b` for `a`; `copy.name` for `copy.name`, not
+            // `copy` itself, which a re-pointed copy writes whole).
+            let under = |t: &&str| *t == field || t.starts_with(&format!("{field}."));
+            if touched.iter().any(under) {
                 return Err(crate::error::Error::InvalidKey {
                     key: field.to_owned(),
                     reason,
                 });
             }
+        }
+    }
+    Ok(())
+}
+
+/// Refuses another pattern's `operation` (`insert`, `replace`, `delete`) of a whole document of
+/// `model` where a pattern writes its documents itself (a tree's nodes and holders):
+/// [`Error::InvalidKey`](crate::error::Error::InvalidKey) naming the operation to use.
+pub(crate) fn check_document_write(
+    model: &'static ModelSchema,
+    operation: &'static str,
+    doc: Option<&Document>,
+) -> crate::error::Result<()> {
+    for spec in model.patterns() {
+        if let Some(reason) = spec.document_writes(operation, doc) {
+            return Err(crate::error::Error::InvalidKey {
+                key: operation.to_owned(),
+                reason,
+            });
         }
     }
     Ok(())

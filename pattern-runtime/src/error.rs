@@ -301,6 +301,15 @@ pub enum Error {
         source: Box<Error>,
     },
 
+    /// A handle bound to a caller's [`Transaction`](crate::Transaction) was used after the
+    /// transaction was committed or aborted: nothing was sent (a write would otherwise run
+    /// outside any transaction).
+    #[error("the transaction was {how}: start a new one (`Transaction::start`) and bind the handles to it")]
+    TransactionEnded {
+        /// `committed` or `aborted`.
+        how: &'static str,
+    },
+
     /// A value could not be converted to or from BSON.
     #[error("BSON conversion failed: {0}")]
     Bson(#[from] bson::error::Error),
@@ -387,7 +396,8 @@ impl Error {
             | Error::NotAllocated { .. }
             | Error::VersionConflict { .. }
             | Error::DocumentTooLarge { .. }
-            | Error::InvalidKey { .. } => None,
+            | Error::InvalidKey { .. }
+            | Error::TransactionEnded { .. } => None,
         }
     }
 }

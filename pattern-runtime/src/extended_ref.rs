@@ -287,6 +287,42 @@ impl RefSpec {
 impl PatternSpec for RefSpec {}
 
 impl PatternSpec for Embedding {
+    /// A `propagate` copy's copied fields (`customer.name`), not a single-document copy itself
+    /// (`customer`: re-pointing it to another source writes it whole): they follow the source.
+    fn kept_fields(
+        &'static self,
+        _model: &'static ModelSchema,
+    ) -> Vec<(&'static str, &'static str)> {
+        if self.mode() != Mode::Propagate {
+            return Vec::new();
+        }
+        static PATHS: std::sync::OnceLock<std::sync::Mutex<HashMap<usize, Vec<&'static str>>>> =
+            std::sync::OnceLock::new();
+        let paths = PATHS.get_or_init(Default::default);
+        let mut paths = paths
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // One leaked string per copied field of each embedding, made once.
+        let kept = paths
+            .entry(self as *const Embedding as usize)
+            .or_insert_with(|| {
+                self.reference()
+                    .fields()
+                    .iter()
+                    .map(|f| &*Box::leak(format!("{}.{f}", self.path()).into_boxed_str()))
+                    .collect()
+            });
+        kept.iter()
+            .map(|p| {
+                (
+                    *p,
+                    "a propagated copy follows its source: change the source (through \
+                     `References`, or its versioned writes), or `resync` the copy",
+                )
+            })
+            .collect()
+    }
+
     /// The index on the copies' `_id`, in the embedding model's collection.
     fn indexes(
         &'static self,
@@ -359,7 +395,7 @@ async fn audit_copies(embedding: &'static Embedding, sample: &Sample<'_>) -> Res
         if let Some(f) = reference
             .fields()
             .iter()
-            .find(|f| copy.get(**f) != source.get(**f))
+            .find(|f| !crate::finding::same_value(copy.get(**f), source.get(**f)))
         {
             let id = copy.get("_id").cloned().unwrap_or(Bson::Null);
             first.get_or_insert_with(|| {
@@ -800,7 +836,10 @@ impl<M: Referenced> References<M> {
             &update,
             "an extended reference's `_id` never changes: the copies are found by it",
         )?;
-        derived::check_kept(M::SCHEMA, touched.iter().map(String::as_str))?;
+        derived::check_kept(
+            M::SCHEMA,
+            derived::update_paths(&update).iter().map(String::as_str),
+        )?;
         let targets = self.targets(&|f| touched.contains(f));
         span.record("embeddings", targets.len());
         // The other data derived from the fields it touches (counts, ...), kept through the map.
@@ -872,6 +911,7 @@ impl<M: Referenced> References<M> {
     )]
     pub async fn replace(&self, doc: &M) -> Result<Propagation> {
         let new = bson::serialize_to_document(doc)?;
+        crate::derived::check_document_write(M::SCHEMA, "replace", Some(&new))?;
         check_size(&new, M::SCHEMA.name())?;
         let Some(id) = new.get("_id").cloned() else {
             return Err(Error::InvalidKey {

@@ -254,6 +254,27 @@ pub(crate) fn id_key(value: &Bson) -> String {
     }
 }
 
+/// Whether two stored values are the same bytes: what a copy of a value is, NaN included (NaN
+/// is not equal to itself as a number, yet a copy of NaN is a faithful copy).
+pub(crate) fn same_value(a: Option<&Bson>, b: Option<&Bson>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => {
+            a == b || {
+                let bytes = |v: &Bson| {
+                    let mut d = bson::Document::new();
+                    d.insert("v", v.clone());
+                    bson::RawDocumentBuf::try_from(&d)
+                        .ok()
+                        .map(|r| r.into_bytes())
+                };
+                bytes(a).is_some() && bytes(a) == bytes(b)
+            }
+        }
+        _ => false,
+    }
+}
+
 /// A stored number as an `f64`.
 pub(crate) fn number(value: &Bson) -> Option<f64> {
     match value {

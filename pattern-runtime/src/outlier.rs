@@ -213,6 +213,16 @@ impl OutlierSpec {
 }
 
 impl PatternSpec for OutlierSpec {
+    /// The items, the count and the flag: pushes and removals keep them together.
+    fn kept_fields(
+        &'static self,
+        _model: &'static ModelSchema,
+    ) -> Vec<(&'static str, &'static str)> {
+        let why = "the outlier pattern keeps the items, their count and the flag together: \
+                   `push`, `remove` or `rebuild` through the field's `Outlier` handle";
+        vec![(self.field(), why), (self.count(), why), (self.flag(), why)]
+    }
+
     fn indexes(
         &'static self,
         _model: &'static ModelSchema,

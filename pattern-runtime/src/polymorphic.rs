@@ -106,8 +106,15 @@
 //! readable. A variant's handle filters on its tag and never meets them.
 //!
 //! # Combining with other patterns
-//! `#[versioned]`, `#[subset]`/`#[computed]` and `#[extended_ref]` on an enum model are refused at
-//! compile time for now: their operations address fields of one shape.
+//! On an enum model these are refused at compile time for now: `#[versioned]`, `#[subset]`,
+//! `#[computed]`, `#[extended_ref]`, `#[attribute]`, `#[outlier]`, `#[relation]`,
+//! `#[preallocated]`, `#[tree]`, `#[in_tree]`, `#[bounded]` and `#[approximate]`, and a
+//! `Ref<Enum>`. Their operations filter on `_id` alone and address the fields of one shape, so
+//! they would write into a document of another variant. Keep that data in a struct model of
+//! its own with the same `_id` (`tests/pairs_collections.rs` shows each way). An enum may be a
+//! computed source (by a common field), a subset's full items, or the holder of a grid's
+//! slots. The variant handles' writes go through the [map of derived data](crate::derived) and
+//! take the model handle's transaction ([`ModelCollection::in_transaction`]).
 
 use std::marker::PhantomData;
 
@@ -436,6 +443,8 @@ impl<V: Variant> VariantCollection<V> {
         let mut out = Document::new();
         out.insert(tag, V::TAG_VALUE);
         out.extend(bson::serialize_to_document(value)?);
+        // A key starting with `$`, holding `.` or NUL is refused, as in every insert.
+        crate::literal::check_document(<V::Model as Model>::SCHEMA.name(), &out)?;
         check_size(&out, <V::Model as Model>::SCHEMA.name())?;
         Ok(out)
     }
@@ -557,12 +566,14 @@ impl<V: Variant> VariantCollection<V> {
     async fn update(&self, filter: Document, update: Document, many: bool) -> Result<UpdateResult> {
         let filter = self.filter(filter)?;
         check_update::<V>(&update)?;
-        let update = mongodb::options::UpdateModifications::Document(update);
-        let fields = crate::derived::updated_fields(&update);
         crate::derived::check_kept(
             V::Model::SCHEMA,
-            fields.iter().flatten().map(String::as_str),
+            crate::derived::update_paths(&update)
+                .iter()
+                .map(String::as_str),
         )?;
+        let update = mongodb::options::UpdateModifications::Document(update);
+        let fields = crate::derived::updated_fields(&update);
         let fields: Option<Vec<&str>> = fields
             .as_ref()
             .map(|f| f.iter().map(String::as_str).collect());

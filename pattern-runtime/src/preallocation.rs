@@ -180,6 +180,20 @@ impl SlotSpec {
 }
 
 impl PatternSpec for SlotSpec {
+    /// The holder and the bitmap: a booking is one conditional write of them.
+    fn kept_fields(
+        &'static self,
+        _model: &'static ModelSchema,
+    ) -> Vec<(&'static str, &'static str)> {
+        let why = "the grid books and frees a slot with one conditional write: `book`, `cancel`, \
+                   `release`, `book_range` or `free_range` through `Slots`";
+        self.holder()
+            .into_iter()
+            .chain(self.bitmap())
+            .map(|f| (f, why))
+            .collect()
+    }
+
     fn indexes(
         &'static self,
         _model: &'static ModelSchema,
@@ -393,7 +407,7 @@ impl<M: Preallocated> Slots<M> {
     }
 
     /// The caller's session, held for one operation, when bound to a transaction.
-    async fn session(&self) -> Option<tokio::sync::MutexGuard<'_, ClientSession>> {
+    async fn session(&self) -> Result<Option<tokio::sync::MutexGuard<'_, ClientSession>>> {
         Transaction::session_of(self.tx.as_ref()).await
     }
 
@@ -668,7 +682,7 @@ impl<M: Preallocated> Slots<M> {
                     .find_one(doc! { "_id": id.clone() })
                     .projection(doc! { bitmap: 1 });
                 let found = {
-                    let mut session = self.session().await;
+                    let mut session = self.session().await?;
                     in_session!(read, session.as_deref_mut())?
                 };
                 // The bits kept, in the type stored (an `i32` bitmap stays one).
@@ -704,7 +718,7 @@ impl<M: Preallocated> Slots<M> {
     )]
     pub async fn get(&self, resource: impl Into<Bson>, slot: impl Into<Bson>) -> Result<Option<M>> {
         let (resource, slot) = Self::ids(resource, slot)?;
-        let mut session = self.session().await;
+        let mut session = self.session().await?;
         let raw = self.raw();
         let op = raw.find_one(Self::key(&resource, &slot));
         let found = in_session!(op, session.as_deref_mut())?;
@@ -759,7 +773,7 @@ impl<M: Preallocated> Slots<M> {
             })?;
             return Ok(booked);
         }
-        let mut session = self.session().await;
+        let mut session = self.session().await?;
         let booked = self
             .book_in(
                 session.as_deref_mut(),
@@ -919,7 +933,7 @@ impl<M: Preallocated> Slots<M> {
             match bson::deserialize_from_document(d) {
                 Ok(m) => out.push(m),
                 Err(e) => {
-                    let mut session = self.session().await;
+                    let mut session = self.session().await?;
                     self.unbook(session.as_deref_mut(), &slots, &holder, holder_field)
                         .await?;
                     return Err(Self::wrong_holder(holder_field, e));
@@ -1164,7 +1178,7 @@ impl<M: Preallocated> Slots<M> {
             tracing::debug!(written = 1, "sub-slots booked");
             return Ok(());
         }
-        let mut session = self.session().await;
+        let mut session = self.session().await?;
         match self
             .miss(session.as_deref_mut(), &resource, &slot, bitmap)
             .await?
@@ -1217,7 +1231,7 @@ impl<M: Preallocated> Slots<M> {
             tracing::debug!(written = 1, "sub-slots freed");
             return Ok(());
         }
-        let mut session = self.session().await;
+        let mut session = self.session().await?;
         match self
             .miss(session.as_deref_mut(), &resource, &slot, bitmap)
             .await?

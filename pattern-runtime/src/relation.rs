@@ -406,6 +406,22 @@ impl RelationSpec {
 }
 
 impl PatternSpec for RelationSpec {
+    /// A two-way relation's side (the child's owner field, the owner's array): `assign`
+    /// writes both together.
+    fn kept_fields(
+        &'static self,
+        _model: &'static ModelSchema,
+    ) -> Vec<(&'static str, &'static str)> {
+        if self.inverse().is_none() {
+            return Vec::new();
+        }
+        vec![(
+            self.field(),
+            "a two-way relation writes both sides together: `assign` through the child's \
+             `TwoWay` handle (`repair` after writes made around it)",
+        )]
+    }
+
     fn indexes(
         &'static self,
         model: &'static ModelSchema,
@@ -1490,7 +1506,7 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
                     owners.update_one(doc! { "_id": owner }, doc! { op: { inverse: child } })
                 };
                 for d in self.check_inner().await?.1 {
-                    let mut session = crate::txn::Transaction::session_of(self.tx.as_ref()).await;
+                    let mut session = crate::txn::Transaction::session_of(self.tx.as_ref()).await?;
                     match d {
                         Disagreement::NotListed { child, owner } => {
                             let op = mend(owner, "$addToSet", child);

@@ -163,6 +163,20 @@ pub trait PatternSpec: Any + Send + Sync + fmt::Debug {
         Vec::new()
     }
 
+    /// Whether this pattern writes `model`'s document `doc` whole itself for `operation`
+    /// (`insert`, `replace` or `delete`; `doc` is the new document, `None` for a delete):
+    /// `Some(the operation to use instead)`, and another pattern's handle refuses that write
+    /// ([`Error::InvalidKey`](crate::Error::InvalidKey)). A tree computes a node's ancestors
+    /// when it inserts it, and keeps its subtree when it deletes it. Defaults to `None`.
+    fn document_writes(
+        &'static self,
+        operation: &str,
+        doc: Option<&bson::Document>,
+    ) -> Option<&'static str> {
+        let _ = (operation, doc);
+        None
+    }
+
     /// The data this pattern keeps in `model`'s documents derived from other models' fields
     /// (copies, counts, sums): one [`Dependent`] each, listed in the
     /// [map of derived data](mod@crate::derived) so that every write of those fields, whichever
@@ -190,7 +204,7 @@ impl Change {
     /// went away changes every field).
     pub fn changed(&self, field: &str) -> bool {
         match (&self.before, &self.after) {
-            (Some(b), Some(a)) => b.get(field) != a.get(field),
+            (Some(b), Some(a)) => !crate::finding::same_value(b.get(field), a.get(field)),
             _ => true,
         }
     }

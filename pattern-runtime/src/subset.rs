@@ -157,6 +157,19 @@ pub struct SubsetSpec {
 }
 
 impl PatternSpec for SubsetSpec {
+    /// The embedded array and its counters: pushes, removals and rebuilds write them.
+    fn kept_fields(
+        &'static self,
+        _model: &'static ModelSchema,
+    ) -> Vec<(&'static str, &'static str)> {
+        let why = "the subset keeps it from its full items: `push`, `remove` or `rebuild` \
+                   through the field's `Subset` handle";
+        std::iter::once(self.parts.field)
+            .chain(self.parts.computed.iter().map(|c| c.field))
+            .map(|f| (f, why))
+            .collect()
+    }
+
     /// The full collection's `{parent key, sort fields}` index.
     fn indexes(
         &'static self,
@@ -643,6 +656,8 @@ where
                 });
             }
         }
+        // Nor what another pattern keeps in the parent (a tree's parent, a computed value).
+        derived::check_kept(P::SCHEMA, set.keys().map(String::as_str))?;
         Ok(())
     }
 

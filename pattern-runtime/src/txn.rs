@@ -40,6 +40,11 @@ macro_rules! transact {
     // session; committing, aborting and retrying are the caller's.
     ($db:expr, $tx:expr, |$session:ident| $body:expr) => {{
         match $tx {
+            ::core::option::Option::Some(tx) if $crate::txn::Transaction::ended(tx).is_some() => {
+                ::core::result::Result::Err($crate::error::Error::TransactionEnded {
+                    how: $crate::txn::Transaction::ended(tx).unwrap_or("ended"),
+                })
+            }
             ::core::option::Option::Some(tx) => {
                 let mut guard = $crate::txn::Transaction::session(tx).await;
                 let result = {
@@ -200,6 +205,29 @@ pub(crate) use collect_in;
 /// with its label ([`Error::is_transient`](crate::Error::is_transient)), and the caller aborts
 /// and runs the whole transaction again. Needs a replica set or a sharded cluster.
 ///
+/// Which errors leave it usable:
+/// - a refusal the toolkit makes before sending anything ([`AlreadyBooked`], [`NotAllocated`],
+///   [`InvalidValue`], [`InvalidKey`], [`NotFound`] of a slot or a node found by a read, ...):
+///   the transaction goes on, and may still commit the operations that succeeded;
+/// - an error from the server ([`DuplicateKey`], [`DocumentTooLarge`] from the server, a write
+///   conflict): MongoDB ends the transaction there. Abort it; run it again only when
+///   [`Error::is_transient`](crate::Error::is_transient) said so for *that* error (a later
+///   `commit` fails with `NoSuchTransaction`, which is labelled transient too: retrying a
+///   transaction whose first error was a duplicate key would fail the same way for ever).
+///
+/// Once committed or aborted, a handle still bound to it sends nothing:
+/// [`Error::TransactionEnded`](crate::Error::TransactionEnded). So does a second `commit` or
+/// `abort`. Dropping an open `Transaction` (every handle bound to it dropped too) ends its
+/// session, which aborts it.
+///
+/// [`AlreadyBooked`]: crate::Error::AlreadyBooked
+/// [`NotAllocated`]: crate::Error::NotAllocated
+/// [`InvalidValue`]: crate::Error::InvalidValue
+/// [`InvalidKey`]: crate::Error::InvalidKey
+/// [`NotFound`]: crate::Error::NotFound
+/// [`DuplicateKey`]: crate::Error::DuplicateKey
+/// [`DocumentTooLarge`]: crate::Error::DocumentTooLarge
+///
 /// The driver's own operations join it through [`Transaction::session`]:
 /// `coll.insert_one(doc).session(&mut *tx.session().await)`.
 ///
@@ -214,7 +242,12 @@ pub(crate) use collect_in;
 #[derive(Clone)]
 pub struct Transaction {
     session: std::sync::Arc<tokio::sync::Mutex<mongodb::ClientSession>>,
+    /// 0 while open, then [`COMMITTED`] or [`ABORTED`].
+    ended: std::sync::Arc<std::sync::atomic::AtomicU8>,
 }
+
+const COMMITTED: u8 = 1;
+const ABORTED: u8 = 2;
 
 impl std::fmt::Debug for Transaction {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -230,6 +263,7 @@ impl Transaction {
         tracing::debug!(target: "pattern_runtime::txn", "caller's transaction started");
         Ok(Transaction {
             session: std::sync::Arc::new(tokio::sync::Mutex::new(session)),
+            ended: std::sync::Arc::new(std::sync::atomic::AtomicU8::new(0)),
         })
     }
 
@@ -242,25 +276,51 @@ impl Transaction {
 
     /// The session of `tx`, held for one operation, or `None` without a transaction: the
     /// `Option<&mut ClientSession>` of a bound handle's reads and writes (`.as_deref_mut()`).
+    ///
+    /// [`Error::TransactionEnded`](crate::Error::TransactionEnded) once `tx` was committed or
+    /// aborted: the operation would otherwise run outside any transaction.
     pub(crate) async fn session_of(
         tx: Option<&Transaction>,
-    ) -> Option<tokio::sync::MutexGuard<'_, mongodb::ClientSession>> {
+    ) -> crate::error::Result<Option<tokio::sync::MutexGuard<'_, mongodb::ClientSession>>> {
         match tx {
-            Some(tx) => Some(tx.session().await),
-            None => None,
+            Some(tx) => match tx.ended() {
+                Some(how) => Err(crate::error::Error::TransactionEnded { how }),
+                None => Ok(Some(tx.session().await)),
+            },
+            None => Ok(None),
+        }
+    }
+
+    /// `committed` or `aborted` once it is; `None` while the transaction is open.
+    pub fn ended(&self) -> Option<&'static str> {
+        match self.ended.load(std::sync::atomic::Ordering::Acquire) {
+            COMMITTED => Some("committed"),
+            ABORTED => Some("aborted"),
+            _ => None,
         }
     }
 
     /// Commits every write made in the transaction. An `UnknownTransactionCommitResult` may be
     /// retried by calling `commit` again.
     pub async fn commit(&self) -> crate::error::Result<()> {
+        if let Some(how) = self.ended() {
+            return Err(crate::error::Error::TransactionEnded { how });
+        }
         self.session.lock().await.commit_transaction().await?;
+        self.ended
+            .store(COMMITTED, std::sync::atomic::Ordering::Release);
         tracing::debug!(target: "pattern_runtime::txn", "caller's transaction committed");
         Ok(())
     }
 
     /// Aborts the transaction: nothing written in it is kept.
     pub async fn abort(&self) -> crate::error::Result<()> {
+        if let Some(how) = self.ended() {
+            return Err(crate::error::Error::TransactionEnded { how });
+        }
+        // Ended whatever the server answers: the caller gave it up.
+        self.ended
+            .store(ABORTED, std::sync::atomic::Ordering::Release);
         self.session.lock().await.abort_transaction().await?;
         tracing::debug!(target: "pattern_runtime::txn", "caller's transaction aborted");
         Ok(())

@@ -504,7 +504,10 @@ impl<M: Versioned> ModelCollection<M> {
                 reason: "the toolkit sets the version and never changes `_id`",
             });
         }
-        derived::check_kept(M::SCHEMA, touched.iter().map(String::as_str))?;
+        derived::check_kept(
+            M::SCHEMA,
+            derived::update_paths(&update).iter().map(String::as_str),
+        )?;
         let mut inc = update.get_document("$inc").cloned().unwrap_or_default();
         inc.insert(field, 1);
         update.insert("$inc", inc);

@@ -135,7 +135,8 @@ impl<M: Measurement> Series<M> {
                 let n = docs.len();
                 if let Some(tx) = &self.tx {
                     let insert = self.collection.insert_many(docs);
-                    insert.session(&mut *tx.session().await).await?;
+                    let mut session = crate::txn::Transaction::session_of(Some(tx)).await?;
+                    crate::txn::in_session!(insert, session.as_deref_mut())?;
                     tracing::debug!(inserted = n, in_transaction = true, "measurements inserted");
                     return Ok(BatchReport {
                         measurements: n,
@@ -255,6 +256,9 @@ impl<M: Measurement> Series<M> {
         let writes = statements.len();
         if let Some(tx) = &self.tx {
             // In the caller's transaction: one upsert after another in its session.
+            if let Some(how) = tx.ended() {
+                return Err(Error::TransactionEnded { how });
+            }
             let mut session = tx.session().await;
             let mut new_buckets = 0;
             for (filter, update, _) in statements {

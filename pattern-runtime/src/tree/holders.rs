@@ -65,7 +65,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
 
     /// The caller's session, held for one read, when bound to a transaction. Dropped before
     /// any write (which takes it again).
-    async fn session(&self) -> Option<tokio::sync::MutexGuard<'_, ClientSession>> {
+    async fn session(&self) -> Result<Option<tokio::sync::MutexGuard<'_, ClientSession>>> {
         Transaction::session_of(self.tx.as_ref()).await
     }
 
@@ -148,7 +148,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
             return Ok(Vec::new());
         }
         let found = {
-            let mut session = self.session().await;
+            let mut session = self.session().await?;
             self.tree()
                 .current_path(session.as_deref_mut(), node)
                 .await?
@@ -367,7 +367,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         if nodes.is_empty() {
             return Ok(HashMap::new());
         }
-        let mut session = self.session().await;
+        let mut session = self.session().await?;
         Ok(tree
             .read_nodes(session.as_deref_mut(), nodes)
             .await?
@@ -414,7 +414,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
             (Bson::Null, Vec::new())
         } else {
             let found = {
-                let mut session = self.session().await;
+                let mut session = self.session().await?;
                 self.tree()
                     .node_where(session.as_deref_mut(), doc! { M::TREE.key(): node.clone() })
                     .await?
@@ -430,7 +430,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         };
         // Where it was: what a placement the tree's changes overtake goes back to.
         let was = {
-            let mut session = self.session().await;
+            let mut session = self.session().await?;
             let raw = self.raw();
             let find = raw
                 .find_one(doc! { "_id": id.clone() })

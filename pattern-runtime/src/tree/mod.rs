@@ -291,6 +291,25 @@ impl PatternSpec for TreeSpec {
         Some(Box::pin(audit::audit_nodes(self, sample)))
     }
 
+    /// A node is inserted, replaced and deleted through `Tree`: it computes the ancestors and
+    /// keeps the subtree and the holders.
+    fn document_writes(
+        &'static self,
+        operation: &str,
+        _doc: Option<&Document>,
+    ) -> Option<&'static str> {
+        match operation {
+            "insert" => {
+                Some("a tree node is inserted through `Tree::insert`, which computes its ancestors")
+            }
+            "delete" => Some(
+                "a tree node is deleted through `Tree::delete`, which decides what happens to \
+                 its subtree and its holders",
+            ),
+            _ => None,
+        }
+    }
+
     /// The key (unless `_id`), the parent and the ancestors: every holder's path and the
     /// subtree's ancestors are copied from them.
     fn kept_fields(
@@ -410,6 +429,23 @@ impl PatternSpec for HolderSpec {
         sample: &'a crate::schema::Sample<'a>,
     ) -> Option<BoxFuture<'a, Result<Vec<crate::finding::Finding>>>> {
         Some(Box::pin(audit::audit_holders(self, sample)))
+    }
+
+    /// A holder in a node is inserted through `Holders`, which computes its path (one in no
+    /// node, with an empty path, may be inserted by any pattern); deleting one is any
+    /// pattern's.
+    fn document_writes(
+        &'static self,
+        operation: &str,
+        doc: Option<&Document>,
+    ) -> Option<&'static str> {
+        let in_a_node = doc
+            .and_then(|d| d.get(self.node()))
+            .is_some_and(|n| !matches!(n, Bson::Null));
+        (operation == "insert" && in_a_node).then_some(
+            "a document placed in a tree node is inserted through `Holders::insert`, which \
+             computes its path (or inserted in no node, then placed)",
+        )
     }
 
     /// The node and the path: the path is copied from the node's ancestors.
@@ -868,8 +904,16 @@ impl<M: TreeNode> Tree<M> {
             }
             self.lock(s.as_deref_mut()).await?;
             let insert = raw.insert_many(ready.clone());
-            in_session!(insert, s)?;
+            let inserted = in_session!(insert, s.as_deref_mut())?;
             tracing::debug!(written = ready.len(), "nodes inserted");
+            // What other models derive from the nodes (a count of sections per store).
+            let mut stored = ready.clone();
+            for (i, id) in inserted.inserted_ids {
+                if let Some(d) = stored.get_mut(i) {
+                    d.insert("_id", id);
+                }
+            }
+            crate::derived::inserted(&self.db, s, M::SCHEMA, &stored).await?;
             Ok(Step::Done(ready))
         })?;
         match step {
@@ -1623,7 +1667,7 @@ impl<M: TreeNode> Tree<M> {
                 doc! { "_id": s.id.clone(), s.field: s.stored.clone() },
                 doc! { "$set": { s.field: expected.clone() } },
             );
-            let mut session = Transaction::session_of(self.tx.as_ref()).await;
+            let mut session = Transaction::session_of(self.tx.as_ref()).await?;
             repaired += in_session!(op, session.as_deref_mut())?.modified_count;
         }
         crate::maintenance::after_repair(&self.db, &Self::targets(), repaired).await
