@@ -459,8 +459,17 @@ pub(crate) fn check_kept<'a>(
     model: &'static ModelSchema,
     touched: impl IntoIterator<Item = &'a str>,
 ) -> crate::error::Result<()> {
+    check_kept_except(model, touched, &|_| false)
+}
+
+/// [`check_kept`] but for the patterns `skip` accepts (the writer's own).
+pub(crate) fn check_kept_except<'a>(
+    model: &'static ModelSchema,
+    touched: impl IntoIterator<Item = &'a str>,
+    skip: &dyn Fn(&'static dyn crate::schema::PatternSpec) -> bool,
+) -> crate::error::Result<()> {
     let touched: Vec<&str> = touched.into_iter().collect();
-    for spec in model.patterns() {
+    for spec in model.patterns().iter().copied().filter(|s| !skip(*s)) {
         for (field, reason) in spec.kept_fields(model) {
             // At or under the kept field (`a`, `a.b` for `a`; `copy.name` for `copy.name`, not
             // `copy` itself, which a re-pointed copy writes whole).

@@ -239,12 +239,13 @@
 //! value follows the value. A write that changes no field anything derives from sends exactly
 //! what it did alone.
 //!
-//! Declared in the map today: extended-reference `propagate` copies and `#[computed]` fields.
-//! Not yet: a subset's embedded items (a write of a full item through another handle, such as
-//! [`Computing`] or a polymorphic variant, leaves the parent's subset stale until
-//! [`Subset::repair`]) and a two-way relation's owner arrays (a child inserted, deleted or
-//! booked through another handle leaves them until [`TwoWay::repair`]). Each pattern's own
-//! fields are kept by its own handle: another handle's update of them is refused (below).
+//! Declared in the map today: extended-reference `propagate` copies, `#[computed]` fields and
+//! a two-way relation's owner arrays (a child inserted or deleted through any handle, or whose
+//! owner field a grid booking writes, moves between the owners' arrays). Not yet: a subset's
+//! embedded items (a write of a full item through another handle, such as [`Computing`] or a
+//! polymorphic variant, leaves the parent's subset stale until [`Subset::repair`]). Each
+//! pattern's own fields are kept by its own handle: another handle's update of them is refused
+//! (below).
 //!
 //! Every pair of patterns is tested against the server, each write of each pattern then every
 //! `check()` and the doctor: `tests/pairs_tree.rs`, `tests/pairs_versioned.rs`,
@@ -262,6 +263,8 @@
 //! | versioned model + extended-reference source + computed source | `insert`, `save`, `update`, `delete` keep copies and counts with the revision, in one transaction; a stale version writes nothing | `tests/compose.rs`, `tests/pairs_versioned.rs` |
 //! | polymorphic enum + computed source | counts and sums by a common field; variant writes keep them | `tests/compose.rs`, `tests/compose_tx.rs` |
 //! | two-way relation + computed count of the children per owner | `assign` moves the count with the owner, in its transaction | `tests/compose.rs` |
+//! | two-way relation + a grid whose holder is the child's owner field | `book`, `cancel`, `release` move the slot between the owners' arrays; `assign` of a held slot is refused (book it) | `tests/pairs_collections.rs` |
+//! | two-way children inserted or deleted through [`Computing`], a subset push or a tree cascade | the owners' arrays follow | `tests/pairs_derived.rs`, `tests/pairs_collections.rs` |
 //! | subset full items + computed count of them | a push or a removal moves the count, in the push's transaction | `tests/compose.rs` |
 //! | outlier + extended-reference copy of its count + computed sum of the counts | `push`, `push_many`, `remove`, `rebuild` keep the copy and the sum (also under 8 writers) | `tests/compose_tx.rs` |
 //! | attribute array copied by an extended reference | `set` and `unset` rewrite the copies | `tests/compose_tx.rs` |

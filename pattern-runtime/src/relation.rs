@@ -101,6 +101,14 @@
 //! disagreement; [`TwoWay::repair`] makes the arrays agree with the children's owner fields, the
 //! side that says which owner a child has.
 //!
+//! The owners' arrays are in the [map of derived data](crate::derived): a child inserted or
+//! deleted through another pattern's handle ([`Computing`](crate::Computing), a subset's push,
+//! a tree cascade), or whose owner field another pattern writes (a grid booking its holder),
+//! moves between the arrays in the same transaction; a new owner that does not exist is
+//! [`Error::NotFound`], nothing written. The two sides are the relation's own otherwise: another
+//! handle's update of either is refused ([`Error::InvalidKey`]), and so is an `assign` of an
+//! owner field another pattern keeps (a grid's holder: book the slot instead).
+//!
 //! # Tracing
 //!
 //! `load`, `children_of`, `assign`, `check` and `repair` run in spans named
@@ -405,7 +413,112 @@ impl RelationSpec {
     }
 }
 
+/// A two-way relation's owner arrays, kept from the children's owner field: one entry of the
+/// [map of derived data](crate::derived). A child inserted, deleted, or whose owner field
+/// another pattern writes (a grid booking its holder, a tree cascade deleting it) moves from
+/// the old owner's array to the new one's.
+#[derive(Debug)]
+struct OwnerArrays {
+    spec: &'static RelationSpec,
+}
+
+/// The owner a child's field names: the value, or the `_id` of an extended-reference copy.
+fn owner_named(value: Option<&Bson>) -> Option<Bson> {
+    match value {
+        None | Some(Bson::Null) => None,
+        Some(Bson::Document(d)) => d.get("_id").cloned(),
+        Some(other) => Some(other.clone()),
+    }
+}
+
+impl crate::schema::Dependent for OwnerArrays {
+    fn source(&self) -> &'static ModelSchema {
+        self.spec.model()
+    }
+
+    fn reads(&self) -> Vec<&'static str> {
+        vec![self.spec.field()]
+    }
+
+    fn pattern(&self) -> &'static str {
+        "relation"
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{}.{} (two-way relation, from {}.{})",
+            self.spec.target().name(),
+            self.spec.inverse().unwrap_or_default(),
+            self.spec.model().name(),
+            self.spec.field()
+        )
+    }
+
+    fn apply<'a>(
+        &'a self,
+        db: &'a Database,
+        mut session: Option<&'a mut ClientSession>,
+        changes: &'a [crate::schema::Change],
+    ) -> futures_util::future::BoxFuture<'a, mongodb::error::Result<()>> {
+        Box::pin(async move {
+            let (field, inverse) = (self.spec.field(), self.spec.inverse().unwrap_or_default());
+            let target = self.spec.target();
+            for c in changes {
+                let old = owner_named(c.before.as_ref().and_then(|d| d.get(field)));
+                let new = owner_named(c.after.as_ref().and_then(|d| d.get(field)));
+                if old.as_ref().map(crate::finding::id_key)
+                    == new.as_ref().map(crate::finding::id_key)
+                {
+                    continue;
+                }
+                if let Some(old) = old {
+                    crate::derived::update_many(
+                        db,
+                        session.as_deref_mut(),
+                        target,
+                        doc! { "_id": old },
+                        doc! { "$pull": { inverse: c.id.clone() } },
+                        Vec::new(),
+                        false,
+                    )
+                    .await?;
+                }
+                if let Some(new) = new {
+                    let added = crate::derived::update_many(
+                        db,
+                        session.as_deref_mut(),
+                        target,
+                        doc! { "_id": new.clone() },
+                        doc! { "$addToSet": { inverse: c.id.clone() } },
+                        Vec::new(),
+                        false,
+                    )
+                    .await?;
+                    if added.matched_count == 0 {
+                        return Err(crate::error::refusal(Error::NotFound {
+                            collection: target.collection().to_owned(),
+                            id: Box::new(new),
+                        }));
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
 impl PatternSpec for RelationSpec {
+    /// The owners' arrays of a two-way relation, on its child side (the single owner field).
+    fn dependents(
+        &'static self,
+        _model: &'static ModelSchema,
+    ) -> Vec<Box<dyn crate::schema::Dependent>> {
+        if self.inverse().is_none() || self.is_many() {
+            return Vec::new();
+        }
+        vec![Box::new(OwnerArrays { spec: self })]
+    }
+
     /// A two-way relation's side (the child's owner field, the owner's array): `assign`
     /// writes both together.
     fn kept_fields(
@@ -1188,6 +1301,10 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
 
     async fn assign_inner(&self, child: Bson, owner: Bson) -> Result<Assigned> {
         let spec = self.relation.spec;
+        // The owner field may be kept by another pattern too (a grid's holder: book it).
+        crate::derived::check_kept_except(spec.model(), [spec.field()], &|s| {
+            (s as &dyn std::any::Any).is::<RelationSpec>()
+        })?;
         let db = &self.relation.db;
         let children = db.collection::<Document>(spec.model().collection());
         let owners = db.collection::<Document>(spec.target().collection());
@@ -1217,13 +1334,15 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
             if added.matched_count == 0 {
                 return Ok(None);
             }
-            // What derives from the child's owner field (a count of children per owner).
-            let watch = crate::derived::watch(
+            // What derives from the child's owner field (a count of children per owner), but
+            // the owners' arrays, which this write keeps itself.
+            let watch = crate::derived::watch_except(
                 db,
                 s.as_deref_mut(),
                 spec.model(),
                 Some(&[field]),
                 &doc! { "_id": child.clone() },
+                &|d| d.pattern() == "relation",
             )
             .await?;
             let set = children
