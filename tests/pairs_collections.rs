@@ -872,7 +872,6 @@ async fn a_subset_of_polymorphic_activities() {
 /// The activities written through the variant handles, not the subset: the feed should follow
 /// them as it follows its own pushes, or at least its check should see that it does not.
 #[tokio::test]
-#[ignore = "bug: variant writes of a subset's polymorphic full items leave the parent's subset, count and sum stale; an update of a summed or sorted field is not even seen by Subset::check or the doctor"]
 async fn variant_writes_leave_a_subset_of_them_stale() {
     let group = "pc_poly_subset";
     let db = synced("pc_poly_subset_stale", group).await;
@@ -2864,7 +2863,6 @@ async fn owners(db: &TestDb) {
 }
 
 #[tokio::test]
-#[ignore = "bug: a subset whose full items are two-way children: push does not list the child in its owner's array, assign does not move it between the owners' subsets"]
 async fn a_subset_of_the_two_way_children_follows_assign() {
     let group = "pc_subset_of_twoway";
     let db = synced("pc_subset_of_twoway", group).await;

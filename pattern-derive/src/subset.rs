@@ -570,6 +570,7 @@ impl SubsetField {
             quote!(#p::Computed { field: #target, kind: #kind })
         });
         let full_name = quote!(#full).to_string().replace(' ', "");
+        let elem = &self.elem;
         let spec = quote! {
             #p::SubsetSpec::from_parts(#p::SubsetParts {
                 field: #field,
@@ -578,6 +579,11 @@ impl SubsetField {
                 parent_key: #parent,
                 full_collection: || #full_collection,
                 full_model: #full_name,
+                rebuild: || {
+                    #[allow(unused_imports)]
+                    use #p::{ProbeNoRebuild as _, ProbeRebuild as _};
+                    (&&#p::RebuildProbe::<#model_ident, #full, #elem>::new()).rebuild()
+                },
                 full_index: #p::IndexSpec::from_parts(#p::IndexParts {
                     keys: &[#(#keys),*],
                     name: #index_name,

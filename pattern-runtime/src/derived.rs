@@ -518,7 +518,29 @@ pub(crate) async fn inserted(
     model: &'static ModelSchema,
     documents: &[Document],
 ) -> mongodb::error::Result<()> {
-    appeared_or_gone(db, session, model, documents, true).await
+    appeared_or_gone(db, session, model, documents, true, &|_| false).await
+}
+
+/// [`inserted`] without the dependents `skip` accepts (those the writer keeps itself).
+pub(crate) async fn inserted_except(
+    db: &Database,
+    session: Option<&mut ClientSession>,
+    model: &'static ModelSchema,
+    documents: &[Document],
+    skip: &(dyn Fn(&dyn Dependent) -> bool + Sync),
+) -> mongodb::error::Result<()> {
+    appeared_or_gone(db, session, model, documents, true, skip).await
+}
+
+/// [`deleted`] without the dependents `skip` accepts.
+pub(crate) async fn deleted_except(
+    db: &Database,
+    session: Option<&mut ClientSession>,
+    model: &'static ModelSchema,
+    documents: &[Document],
+    skip: &(dyn Fn(&dyn Dependent) -> bool + Sync),
+) -> mongodb::error::Result<()> {
+    appeared_or_gone(db, session, model, documents, false, skip).await
 }
 
 /// After deleting `documents` (as they were) from `model`'s collection: every dependent gets
@@ -529,7 +551,7 @@ pub(crate) async fn deleted(
     model: &'static ModelSchema,
     documents: &[Document],
 ) -> mongodb::error::Result<()> {
-    appeared_or_gone(db, session, model, documents, false).await
+    appeared_or_gone(db, session, model, documents, false, &|_| false).await
 }
 
 async fn appeared_or_gone(
@@ -538,8 +560,12 @@ async fn appeared_or_gone(
     model: &'static ModelSchema,
     documents: &[Document],
     appeared: bool,
+    skip: &(dyn Fn(&dyn Dependent) -> bool + Sync),
 ) -> mongodb::error::Result<()> {
-    let dependents = dependents_of(model);
+    let dependents: Vec<&'static dyn Dependent> = dependents_of(model)
+        .into_iter()
+        .filter(|d| !skip(*d))
+        .collect();
     if dependents.is_empty() || documents.is_empty() {
         return Ok(());
     }

@@ -239,13 +239,14 @@
 //! value follows the value. A write that changes no field anything derives from sends exactly
 //! what it did alone.
 //!
-//! Declared in the map today: extended-reference `propagate` copies, `#[computed]` fields and
-//! a two-way relation's owner arrays (a child inserted or deleted through any handle, or whose
-//! owner field a grid booking writes, moves between the owners' arrays). Not yet: a subset's
-//! embedded items (a write of a full item through another handle, such as [`Computing`] or a
-//! polymorphic variant, leaves the parent's subset stale until [`Subset::repair`]). Each
-//! pattern's own fields are kept by its own handle: another handle's update of them is refused
-//! (below).
+//! Declared in the map: extended-reference `propagate` copies, `#[computed]` fields, a
+//! two-way relation's owner arrays (a child inserted or deleted through any handle, or whose
+//! owner field a grid booking writes, moves between the owners' arrays) and a subset's
+//! embedded items and counters (a full item written through another handle, such as
+//! [`Computing`] or a polymorphic variant, rebuilds its parents' subsets in the same
+//! transaction: one read of the first items and one `$group` per parent). Each pattern's own
+//! fields are kept by its own handle: another handle's update of them is refused (below).
+//! [`Slots::allocate`] inserts outside the map (below).
 //!
 //! Every pair of patterns is tested against the server, each write of each pattern then every
 //! `check()` and the doctor: `tests/pairs_tree.rs`, `tests/pairs_versioned.rs`,
@@ -284,8 +285,7 @@
 //! Known gaps, each reproduced by an ignored test in the pair files: deleting a document with
 //! overflow documents (through [`Computing`] or a tree cascade) leaves them; a tree cascade
 //! leaves the other side of a two-way relation; an approximate counter's pending count for a
-//! deleted document upserts it again; a subset of polymorphic items or of a grid's slots is
-//! not kept by their own writes (see above).
+//! deleted document upserts it again; a subset of a grid's slots does not see `allocate`.
 //!
 //! Several operations, of several patterns, run in one caller's [`Transaction`]: bind each
 //! handle with `in_transaction(&tx)`, then commit or abort. Aborted, nothing is kept; committed,
@@ -481,7 +481,10 @@ pub mod __private {
         PatternSpec, Registration, SchemaParts,
     };
     pub use crate::shard::{ShardKey, ShardKeyParts};
-    pub use crate::subset::{Computed, ComputedKind, Subset, SubsetParts, SubsetSpec};
+    pub use crate::subset::{
+        Computed, ComputedKind, ProbeNoRebuild, ProbeRebuild, RebuildProbe, Subset, SubsetParts,
+        SubsetSpec,
+    };
     pub use crate::tree::key_probe::{
         KeyProbe, ProbeKey, ProbeKeys, ProbeOptionalKey, ProbeOtherKey,
     };

@@ -93,6 +93,13 @@
 //! is ever lost: a crash between the two writes leaves the parent behind, and
 //! [`Subset::rebuild`] repairs it.
 //!
+//! The subset is in the [map of derived data](crate::derived): a full item inserted, updated or
+//! deleted through another handle ([`Computing`](crate::Computing), a polymorphic variant, a
+//! two-way `assign` moving it to another parent) rebuilds the subset of its parent, before and
+//! after, in that write's transaction (one read of the first items and one `$group` per
+//! parent). The parent's array and counters are the subset's own: another handle's update of
+//! them, or a push's `set` of another pattern's field, is refused ([`Error::InvalidKey`]).
+//!
 //! # Tracing
 //!
 //! `push` (and `push_many`), `rebuild` and `remove` run in `INFO` spans named
@@ -156,7 +163,100 @@ pub struct SubsetSpec {
     parts: SubsetParts,
 }
 
+/// A subset's embedded items and counters, kept from the full items: one entry of the
+/// [map of derived data](crate::derived). A full item inserted, written or deleted through
+/// another handle ([`Computing`](crate::Computing), a polymorphic variant) rebuilds the subset
+/// of its parent (before and after), in the same transaction.
+#[derive(Debug)]
+struct SubsetItems {
+    spec: &'static SubsetSpec,
+    parent: &'static ModelSchema,
+    full: &'static ModelSchema,
+}
+
+impl crate::schema::Dependent for SubsetItems {
+    fn source(&self) -> &'static ModelSchema {
+        self.full
+    }
+
+    /// Every field of the full item: the embedded form is the application's `From`, which may
+    /// read any of them.
+    fn reads(&self) -> Vec<&'static str> {
+        self.full.fields().iter().map(|f| f.bson_name()).collect()
+    }
+
+    fn pattern(&self) -> &'static str {
+        "subset"
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{}.{} (subset of {})",
+            self.parent.name(),
+            self.spec.field(),
+            self.full.name()
+        )
+    }
+
+    fn apply<'a>(
+        &'a self,
+        db: &'a Database,
+        mut session: Option<&'a mut ClientSession>,
+        changes: &'a [crate::schema::Change],
+    ) -> futures_util::future::BoxFuture<'a, mongodb::error::Result<()>> {
+        Box::pin(async move {
+            let key = self.spec.parts.parent_key;
+            let mut parents: Vec<Bson> = Vec::new();
+            for c in changes {
+                for d in [&c.before, &c.after].into_iter().flatten() {
+                    if let Some(p) = d.get(key).filter(|p| !matches!(p, Bson::Null)) {
+                        if !parents.iter().any(|q| id_key(q) == id_key(p)) {
+                            parents.push(p.clone());
+                        }
+                    }
+                }
+            }
+            if parents.is_empty() {
+                return Ok(());
+            }
+            // What derives from the parents' subsets (a copy of a count) follows too.
+            let mut fields: Vec<&str> = vec![self.spec.parts.field];
+            fields.extend(self.spec.parts.computed.iter().map(|c| c.field));
+            let watch = derived::watch(
+                db,
+                session.as_deref_mut(),
+                self.parent,
+                Some(&fields),
+                &doc! { "_id": { "$in": parents.clone() } },
+            )
+            .await?;
+            for p in &parents {
+                ((self.spec.parts.rebuild)())(db, self.spec, session.as_deref_mut(), p).await?;
+            }
+            if let Some(watch) = watch {
+                watch.after(db, session).await?;
+            }
+            Ok(())
+        })
+    }
+}
+
 impl PatternSpec for SubsetSpec {
+    /// The subset's items, kept from the full model's documents.
+    fn dependents(
+        &'static self,
+        model: &'static ModelSchema,
+    ) -> Vec<Box<dyn crate::schema::Dependent>> {
+        match derived::model_named(self.parts.full_model, self.full_collection()) {
+            Some(full) => vec![Box::new(SubsetItems {
+                spec: self,
+                parent: model,
+                full,
+            })],
+            None => Vec::new(),
+        }
+    }
+
     /// The embedded array and its counters: pushes, removals and rebuilds write them.
     fn kept_fields(
         &'static self,
@@ -347,7 +447,59 @@ pub struct SubsetParts {
     pub full_model: &'static str,
     pub full_index: IndexSpec,
     pub computed: &'static [Computed],
+    /// Rebuilds the subset of one parent from the full collection, in a session: what the map
+    /// of derived data calls when a full item is written through another handle. A function
+    /// giving it, so that generated code picks it by autoref (`RebuildProbe`) and a wrong type
+    /// is reported once, by the derive's own check.
+    pub rebuild: fn() -> Rebuild,
 }
+
+/// Picks `Subset::<P, F, E>::rebuild_in` when the types allow it (generated code:
+/// `(&&RebuildProbe::<P, F, E>::new()).rebuild()`), a function that rebuilds nothing otherwise
+/// (the derive reports the types' error itself).
+#[allow(clippy::type_complexity)] // a marker of three types
+pub struct RebuildProbe<P, F, E>(PhantomData<fn() -> (P, F, E)>);
+
+impl<P, F, E> RebuildProbe<P, F, E> {
+    /// The probe.
+    #[allow(clippy::new_without_default)] // built in generated code only
+    pub const fn new() -> Self {
+        RebuildProbe(PhantomData)
+    }
+}
+
+/// The rebuild of a subset whose types are right.
+pub trait ProbeRebuild {
+    /// `Subset::<P, F, E>::rebuild_in`.
+    fn rebuild(&self) -> Rebuild;
+}
+impl<P, F, E> ProbeRebuild for &RebuildProbe<P, F, E>
+where
+    P: Model,
+    F: Model,
+    E: Serialize + for<'a> From<&'a F> + Send + Sync,
+{
+    fn rebuild(&self) -> Rebuild {
+        Subset::<P, F, E>::rebuild_in
+    }
+}
+
+/// The rebuild of a subset whose types are wrong (never called: the code does not compile).
+pub trait ProbeNoRebuild {
+    /// Rebuilds nothing.
+    fn rebuild(&self) -> Rebuild {
+        |_, _, _, _| Box::pin(async { Ok(false) })
+    }
+}
+impl<P, F, E> ProbeNoRebuild for RebuildProbe<P, F, E> {}
+
+/// `Subset::<P, F, E>::rebuild_in` for one field, as generated code names it.
+pub type Rebuild = for<'a> fn(
+    &'a Database,
+    &'static SubsetSpec,
+    Option<&'a mut ClientSession>,
+    &'a Bson,
+) -> futures_util::future::BoxFuture<'a, mongodb::error::Result<bool>>;
 
 impl SubsetSpec {
     #[doc(hidden)]
@@ -522,6 +674,22 @@ where
     F: Model,
     E: Serialize + for<'a> From<&'a F> + Send + Sync,
 {
+    /// Rebuilds the subset of `parent_id` from the full collection in `session`: the
+    /// [`SubsetParts::rebuild`] generated code names. Whether the parent exists.
+    #[doc(hidden)]
+    pub fn rebuild_in<'a>(
+        db: &'a Database,
+        spec: &'static SubsetSpec,
+        session: Option<&'a mut ClientSession>,
+        parent_id: &'a Bson,
+    ) -> futures_util::future::BoxFuture<'a, mongodb::error::Result<bool>> {
+        Box::pin(async move {
+            Subset::<P, F, E>::new(db, spec)
+                .write_rebuild(session, parent_id)
+                .await
+        })
+    }
+
     /// Writes `item` to the full collection and adds it to the parent's subset and computed
     /// fields. Chain `.set(doc! { .. })` to set more parent fields in the same update.
     ///
@@ -661,6 +829,18 @@ where
         Ok(())
     }
 
+    /// Whether `d` is this subset's own entry in the map (its writes keep it themselves).
+    fn is_mine(&self, d: &dyn crate::schema::Dependent) -> bool {
+        d.pattern() == "subset"
+            && d.describe()
+                == format!(
+                    "{}.{} (subset of {})",
+                    P::SCHEMA.name(),
+                    self.spec.field(),
+                    F::SCHEMA.name()
+                )
+    }
+
     fn parents(&self) -> mongodb::Collection<Document> {
         self.db.collection(P::SCHEMA.collection())
     }
@@ -699,7 +879,10 @@ where
                 }
                 items_inserted(full.len(), true);
                 // What other models derive from the full items (a count of them elsewhere).
-                derived::inserted(&self.db, Some(&mut *s), F::SCHEMA, full).await?;
+                derived::inserted_except(&self.db, Some(&mut *s), F::SCHEMA, full, &|d| {
+                    self.is_mine(d)
+                })
+                .await?;
                 if let Some(avg) = average {
                     let r = parents.update_one(filter, avg).session(&mut *s).await?;
                     averages_updated(&r, true);
@@ -717,7 +900,8 @@ where
                     fulls.insert_many(full).await?;
                 }
                 items_inserted(full.len(), false);
-                derived::inserted(&self.db, None, F::SCHEMA, full).await?;
+                derived::inserted_except(&self.db, None, F::SCHEMA, full, &|d| self.is_mine(d))
+                    .await?;
                 let r = parents.update_one(filter.clone(), update.clone()).await?;
                 parent_updated(&r, false);
                 if let Some(avg) = average {
@@ -1127,11 +1311,12 @@ where
             in_transaction = session.is_some(),
             "full item deleted"
         );
-        derived::deleted(
+        derived::deleted_except(
             &self.db,
             session.as_deref_mut(),
             F::SCHEMA,
             std::slice::from_ref(&removed),
+            &|d| self.is_mine(d),
         )
         .await?;
         let mut inc = Document::new();
