@@ -1251,7 +1251,6 @@ async fn computed_x_outlier_pushes_and_computing_writes_keep_the_team_sums() {
 }
 
 #[tokio::test]
-#[ignore = "bug: Computing::delete of an overflowed outlier document leaves its overflow documents, and neither check() nor the doctor sees them"]
 async fn computed_x_outlier_deleting_an_outlier_leaves_no_orphans() {
     let db = synced("pd_computed_outlier_delete", "pd_co").await;
     Team::collection(&db)

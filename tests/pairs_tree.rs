@@ -1522,7 +1522,6 @@ async fn tree_x_outlier_overflowing_nodes_and_holders_through_every_tree_write()
 }
 
 #[tokio::test]
-#[ignore = "bug: Tree::delete(Cascade) of an outlier node and an outlier holder leaves their overflow documents, which no check reports"]
 async fn tree_x_outlier_deletions_leave_overflow_documents() {
     let db = synced("pt_outlier_orphans", "pt_outlier").await;
     let tree = Board::tree(&db);
@@ -2473,7 +2472,6 @@ async fn tree_x_preallocation_slots_placed_in_the_tree_through_every_write() {
 }
 
 #[tokio::test]
-#[ignore = "bug: the doctor reports the holders' node index `room_1`, which the sync creates, as a prefix of the grid's unique `room_1_date_1` (\"declared by no model\"); no declaration clears it"]
 async fn tree_x_preallocation_the_doctor_on_freshly_synced_slots_in_a_tree() {
     let db = synced("pt_prealloc_doctor", "pt_prealloc").await;
     let tree = Place::tree(&db);

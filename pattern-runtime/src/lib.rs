@@ -282,9 +282,12 @@
 //! | `#[subset]` and `#[outlier]` on one field; an outlier on a two-way relation's array | refused at compile time: choose one | `tests/ui/outlier/with_subset.rs`, `tests/ui/outlier/with_two_way.rs` |
 //! | an outlier's overflow in the model's own collection | refused at compile time: its unique index would admit one document | `tests/ui/outlier/own_collection.rs` |
 //!
-//! Known gaps, each reproduced by an ignored test in the pair files: deleting a document with
-//! overflow documents (through [`Computing`] or a tree cascade) leaves them; a tree cascade
-//! leaves the other side of a two-way relation; an approximate counter's pending count for a
+//! A document with overflow documents deleted through any handle ([`Computing`], a tree
+//! cascade) takes them with it (the outlier's entry in the map reads the `_id`: only inserts and
+//! deletes reach it).
+//!
+//! Known gaps, each reproduced by an ignored test in the pair files: a tree cascade deleting an
+//! owner leaves its two-way children naming it; an approximate counter's pending count for a
 //! deleted document upserts it again; a subset of a grid's slots does not see `allocate`.
 //!
 //! Several operations, of several patterns, run in one caller's [`Transaction`]: bind each

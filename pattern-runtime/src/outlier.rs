@@ -100,6 +100,11 @@
 //! is [`Incomplete`](Error::Incomplete): the caller's abort keeps nothing). Without either,
 //! a push sends exactly the writes above.
 //!
+//! A main document deleted through another handle ([`Computing`](crate::Computing), a tree
+//! cascade) takes its overflow documents with it, in that delete's transaction. The items,
+//! the count and the flag are the pattern's own: another handle's update of them is refused
+//! ([`Error::InvalidKey`]).
+//!
 //! # Reads
 //!
 //! [`items`](Outlier::items) reads the main document, then (for an outlier only) its overflow
@@ -212,7 +217,74 @@ impl OutlierSpec {
     }
 }
 
+/// The overflow documents of a main document, gone with it: one entry of the
+/// [map of derived data](crate::derived), read on the `_id` alone so that only an insert or a
+/// delete reaches it (no update changes an `_id`). A main document deleted through any handle
+/// ([`Computing`](crate::Computing), a tree cascade) takes its overflow documents with it.
+#[derive(Debug)]
+struct OverflowOfDeleted {
+    spec: &'static OutlierSpec,
+    model: &'static ModelSchema,
+}
+
+impl crate::schema::Dependent for OverflowOfDeleted {
+    fn source(&self) -> &'static ModelSchema {
+        self.model
+    }
+
+    fn reads(&self) -> Vec<&'static str> {
+        vec!["_id"]
+    }
+
+    fn pattern(&self) -> &'static str {
+        "outlier"
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} (overflow documents of {}.{})",
+            self.spec.overflow(),
+            self.model.name(),
+            self.spec.field()
+        )
+    }
+
+    fn apply<'a>(
+        &'a self,
+        db: &'a Database,
+        session: Option<&'a mut ClientSession>,
+        changes: &'a [crate::schema::Change],
+    ) -> futures_util::future::BoxFuture<'a, mongodb::error::Result<()>> {
+        Box::pin(async move {
+            let gone: Vec<Bson> = changes
+                .iter()
+                .filter(|c| c.before.is_some() && c.after.is_none())
+                .map(|c| c.id.clone())
+                .collect();
+            if gone.is_empty() {
+                return Ok(());
+            }
+            let overflow: Collection<Document> = db.collection(self.spec.overflow());
+            let delete = overflow.delete_many(doc! { self.spec.parent(): { "$in": gone } });
+            let deleted = in_session!(delete, session)?;
+            tracing::debug!(
+                deleted = deleted.deleted_count,
+                "overflow documents of deleted documents deleted"
+            );
+            Ok(())
+        })
+    }
+}
+
 impl PatternSpec for OutlierSpec {
+    /// The overflow documents, deleted with their main document.
+    fn dependents(
+        &'static self,
+        model: &'static ModelSchema,
+    ) -> Vec<Box<dyn crate::schema::Dependent>> {
+        vec![Box::new(OverflowOfDeleted { spec: self, model })]
+    }
+
     /// The items, the count and the flag: pushes and removals keep them together.
     fn kept_fields(
         &'static self,

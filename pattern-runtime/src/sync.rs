@@ -390,9 +390,20 @@ impl Declared {
         if !self.by_pattern || !plain(self.spec) {
             return None;
         }
+        // A longer index serves the queries of its prefix if it holds every document in key
+        // order: unique or not, but not sparse, partial, hidden or with another collation.
+        let serves = |s: &IndexSpec| {
+            !s.is_sparse()
+                && !s.is_hidden()
+                && s.collation().is_none()
+                && s.partial().is_empty()
+                && s.keys()
+                    .iter()
+                    .all(|k| matches!(k.kind, IndexKind::Ascending | IndexKind::Descending))
+        };
         let mine = self.spec.keys();
         declared.iter().map(|d| d.spec).find(|other| {
-            plain(other)
+            serves(other)
                 && other.keys().len() > mine.len()
                 && mine
                     .iter()
