@@ -82,6 +82,11 @@
 //! or a sum of an approximate counter would cost each write a transaction and two reads, which
 //! the pattern exists to avoid. Declare no extended-reference copy or computed value over them.
 //!
+//! A declared counter writes into the model's existing documents only: a count for a document
+//! that is gone (deleted while its count waited for a flush) is dropped with a `WARN` event,
+//! never creating a document the model did not write. A standalone counter creates its
+//! documents on their first write.
+//!
 //! What a crash loses: a [`BatchedCounter`] holds at most `threshold - 1` events per document
 //! in memory (fewer with [`BatchedCounter::flush_every`]: what arrived since the last flush); a
 //! [`SampledCounter`] and a [`ShardedCounter`] hold nothing.
@@ -238,6 +243,9 @@ fn key_of(id: &Bson) -> String {
 struct Increments {
     collection: Collection<Document>,
     field: String,
+    /// Whether a write creates the document when it is missing: a standalone counter's (its
+    /// documents are its own), not a model field's (a model's document is the model's to create).
+    upsert: bool,
     writes: AtomicU64,
     /// The caller's transaction, when bound to one.
     tx: Option<crate::txn::Transaction>,
@@ -248,8 +256,17 @@ impl Increments {
         Increments {
             collection,
             field,
+            upsert: true,
             writes: AtomicU64::new(0),
             tx: None,
+        }
+    }
+
+    /// The field of a model's documents: written only where the document exists.
+    fn of_model(collection: Collection<Document>, field: String) -> Self {
+        Increments {
+            upsert: false,
+            ..Increments::new(collection, field)
         }
     }
 
@@ -258,6 +275,7 @@ impl Increments {
         Increments {
             collection: self.collection.clone(),
             field: self.field.clone(),
+            upsert: self.upsert,
             writes: AtomicU64::new(0),
             tx: Some(tx.clone()),
         }
@@ -272,14 +290,28 @@ impl Increments {
                 doc! { "_id": id.clone() },
                 doc! { "$inc": { self.field.as_str(): amount.clone() } },
             )
-            .upsert(true);
-        match &self.tx {
+            .upsert(self.upsert);
+        let written = match &self.tx {
             Some(tx) => {
                 let mut session = crate::txn::Transaction::session_of(Some(tx)).await?;
                 crate::txn::in_session!(inc, session.as_deref_mut())?
             }
             None => inc.await?,
         };
+        if written.matched_count == 0 && written.upserted_id.is_none() {
+            // A model's document that is gone (deleted while its count waited): the count has
+            // nowhere to go, and creating a document the model did not write would be worse.
+            tracing::warn!(
+                target: "pattern_runtime::approximation",
+                collection = self.collection.name(),
+                field = self.field.as_str(),
+                id = %id,
+                amount = %amount,
+                counter = what,
+                "the counted document does not exist: the count is dropped"
+            );
+            return Ok(());
+        }
         self.writes.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(
             target: "pattern_runtime::approximation",
@@ -345,7 +377,7 @@ impl BatchedCounter {
     #[doc(hidden)]
     pub fn declared(collection: Collection<Document>, field: &'static str, threshold: u32) -> Self {
         BatchedCounter {
-            target: Increments::new(collection, field.to_owned()),
+            target: Increments::of_model(collection, field.to_owned()),
             threshold: i64::from(threshold.max(1)),
             pending: Mutex::new(HashMap::new()),
         }
@@ -589,7 +621,7 @@ impl SampledCounter {
     #[doc(hidden)]
     pub fn declared(collection: Collection<Document>, field: &'static str, p: f64) -> Self {
         SampledCounter {
-            target: Increments::new(collection, field.to_owned()),
+            target: Increments::of_model(collection, field.to_owned()),
             p,
             random: Random::new(),
         }
