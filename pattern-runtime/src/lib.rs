@@ -287,9 +287,9 @@
 //! deletes reach it).
 //!
 //! Known gaps, each reproduced by an ignored test in the pair files: a tree cascade deleting an
-//! owner leaves its two-way children naming it; an approximate counter's pending count for a
-//! deleted document upserts it again; a subset of a grid's slots does not see `allocate`.
-//!
+//! owner leaves its two-way children naming it; a subset of a grid's slots does not see
+//! `allocate`; a counter declared on a field copied or summed by another model is not watched
+//! (declare none).//!
 //! Several operations, of several patterns, run in one caller's [`Transaction`]: bind each
 //! handle with `in_transaction(&tx)`, then commit or abort. Aborted, nothing is kept; committed,
 //! every write and everything derived from it is there (`tests/compose.rs` books a night,
