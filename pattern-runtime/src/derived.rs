@@ -473,7 +473,10 @@ pub(crate) fn check_kept_except<'a>(
         for (field, reason) in spec.kept_fields(model) {
             // At or under the kept field (`a`, `a.b` for `a`; `copy.name` for `copy.name`, not
             // `copy` itself, which a re-pointed copy writes whole).
-            let under = |t: &&str| *t == field || t.starts_with(&format!("{field}."));
+            let under = |t: &&str| {
+                t.strip_prefix(field)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+            };
             if touched.iter().any(under) {
                 return Err(crate::error::Error::InvalidKey {
                     key: field.to_owned(),

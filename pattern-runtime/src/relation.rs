@@ -1541,7 +1541,7 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
         let field = spec.field();
         let inverse = self.inverse();
         // Bson is not `Hash`: key both sides as the server compares them (`1` and `1i64` alike).
-        let key = |b: &Bson| crate::finding::id_key(b);
+        let key = crate::finding::id_key;
         let mut owner_of: HashMap<String, (Bson, Option<Bson>)> = HashMap::new();
         for (id, owner) in scan(db, spec.model().collection(), field).await? {
             let owner = owner.filter(|b| !matches!(b, Bson::Null));
