@@ -9,8 +9,8 @@
 //! | pair | how combined | tests |
 //! | --- | --- | --- |
 //! | computed × extended reference | a sale is a computed source (its seller counts and sums it) and an extended-reference source (receipts copy it); and a seller's computed count and sum copied into listings | `computed_x_extended_ref_*` (the copy of a computed field: bug) |
-//! | computed × approximation | an article is a computed target (comments counted) with batched, sampled and sharded counters; and a computed sum over another model's counter | `computed_x_approximation_*` (the sum of a counter: bug) |
-//! | extended reference × approximation | a page is an extended-reference source with counters beside the copied title; and a copy that includes a counter | `extended_ref_x_approximation_*` (the copy of a counter: bug) |
+//! | computed × approximation | an article is a computed target (comments counted) with batched, sampled and sharded counters; a computed sum, min or max of another model's counter is refused at compile time (`tests/ui/computed/sum_of_counter.rs`) | `computed_x_approximation_*` |
+//! | extended reference × approximation | a page is an extended-reference source with counters beside the copied title; a kept copy of a counter is refused at compile time, a `snapshot` of one is accepted (`tests/ui/extended_ref/copied_counter.rs`) | `extended_ref_x_approximation_*` |
 //! | computed × polymorphic | an enum model is a computed source, counted, summed and its max kept by a common field (a computed field on an enum is refused) | `computed_x_polymorphic_*` |
 //! | extended reference × polymorphic | refused at compile time, as source and as holder | none |
 //! | approximation × polymorphic | `#[approximate]` on an enum is refused; standalone counters count into the variants' documents | `approximation_x_polymorphic_*` |
@@ -22,7 +22,7 @@
 //! | extended reference × attribute | a model's attribute array is among the copied fields | `extended_ref_x_attribute_*` |
 //! | extended reference × outlier | a model's outlier count and flag are among the copied fields | `extended_ref_x_outlier_*` (writing the count through `References`: bug) |
 //! | extended reference × subset | a subset parent's embedded items and count are among the copied fields | `extended_ref_x_subset_*` |
-//! | extended reference × two-way relation | the owner's array of children is among the copied fields; and the child's side of the relation an extended reference | `extended_ref_x_two_way_*` (the child's side: bug) |
+//! | extended reference × two-way relation | the owner's array of children is among the copied fields; a side of the relation that is itself an extended reference is refused at compile time (`tests/ui/relation/two_way_extended_ref.rs`) | `extended_ref_x_two_way_*` |
 //! | extended reference × preallocation | a slot is a source, its holder among the copied fields; and a holder that is an extended reference | `extended_ref_x_preallocation_*` (cancel after a rename: bug) |
 //! | approximation × attribute, outlier, subset, two-way, preallocation | one model uses both: counters beside the other pattern's fields | `approximation_x_*` |
 //! | bucket × computed | refused: a measurement is not a model, so not a source, and `#[computed]` is unknown inside one | none |
@@ -494,60 +494,6 @@ async fn computed_x_approximation_counters_beside_computed_fields() {
     assert_doctor_clean(&db, "pd_ca").await;
 }
 
-/// A page counted approximately; its site sums the counts (the docs say: declare no computed
-/// value over an approximate counter).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
-#[model(group = "pd_ca_sum")]
-struct Webpage {
-    #[serde(rename = "_id")]
-    id: String,
-    site: String,
-    #[approximate(sampled, p = 1.0)]
-    views: i64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
-#[model(group = "pd_ca_sum")]
-struct Website {
-    #[serde(rename = "_id")]
-    id: String,
-    #[computed(sum = Webpage.views, by = site)]
-    views: i64,
-}
-
-#[tokio::test]
-#[ignore = "bug: a computed sum over an #[approximate] counter compiles, and every counted event leaves the sum stale"]
-async fn computed_x_approximation_a_sum_of_a_counter_follows_it() {
-    let db = synced("pd_computed_sum_of_counter", "pd_ca_sum").await;
-    Website::collection(&db)
-        .raw()
-        .insert_one(Website {
-            id: "w".into(),
-            views: 0,
-        })
-        .await
-        .unwrap();
-    Computing::<Webpage>::new(&db)
-        .insert(&Webpage {
-            id: "home".into(),
-            site: "w".into(),
-            views: 0,
-        })
-        .await
-        .unwrap();
-    // p = 1: every event is one `$inc` of 1.
-    let views = Webpage::views_counter(&db);
-    for _ in 0..3 {
-        assert!(views.add("home").await.unwrap());
-    }
-    assert_eq!(int(&one(&db, "webpages", "home").await, "views"), 3);
-    // Either the counter's writes keep the sum, or the derive refuses the sum (as it refuses
-    // `#[approximate]` and `#[computed]` on one field). Today: the sum is still 0.
-    assert_eq!(int(&one(&db, "websites", "w").await, "views"), 3);
-    assert_checks(vec![Website::computed(&db).check().await.unwrap()]);
-    assert_doctor_clean(&db, "pd_ca_sum").await;
-}
-
 // ======================================================================================
 // extended reference × approximation: a page is an extended-reference source (its title copied
 // into links) and holds approximate counters, which are not copied. And a copy that includes
@@ -641,64 +587,6 @@ async fn extended_ref_x_approximation_counters_on_a_source_leave_the_copies_alon
     }
     assert_checks(vec![Page::references(&db).check().await.unwrap()]);
     assert_doctor_clean(&db, "pd_ea").await;
-}
-
-/// A post whose copies include its approximate like count.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
-#[model(group = "pd_ea_copy")]
-#[extended_ref(PostCard(title, likes), derive(PartialEq))]
-struct Blogpost {
-    #[serde(rename = "_id")]
-    id: String,
-    title: String,
-    #[approximate(sampled, p = 1.0)]
-    likes: i64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
-#[model(group = "pd_ea_copy")]
-struct Feature {
-    #[serde(rename = "_id")]
-    id: i64,
-    #[extended_ref(propagate)]
-    post: PostCard,
-}
-
-#[tokio::test]
-#[ignore = "bug: an extended-reference copy of an #[approximate] counter compiles, and every counted event leaves the copies stale"]
-async fn extended_ref_x_approximation_a_copy_of_a_counter_follows_it() {
-    let db = synced("pd_copy_of_counter", "pd_ea_copy").await;
-    let post = Blogpost {
-        id: "p".into(),
-        title: "Hello".into(),
-        likes: 0,
-    };
-    Blogpost::collection(&db)
-        .raw()
-        .insert_one(&post)
-        .await
-        .unwrap();
-    Feature::collection(&db)
-        .raw()
-        .insert_one(Feature {
-            id: 1,
-            post: PostCard::from(&post),
-        })
-        .await
-        .unwrap();
-    // p = 1: every event is one `$inc` of 1.
-    let likes = Blogpost::likes_counter(&db);
-    for _ in 0..3 {
-        assert!(likes.add("p").await.unwrap());
-    }
-    assert_eq!(int(&one(&db, "blogposts", "p").await, "likes"), 3);
-    // Either the counter's writes keep the copy, or the derive refuses to copy a counter (as
-    // it refuses `#[approximate]` with `#[computed]`). Today: the copy still says 0, and the
-    // check and the doctor report a stale copy.
-    let feature = one(&db, "features", 1).await;
-    assert_eq!(int(feature.get_document("post").unwrap(), "likes"), 3);
-    assert_checks(vec![Blogpost::references(&db).check().await.unwrap()]);
-    assert_doctor_clean(&db, "pd_ea_copy").await;
 }
 
 // ======================================================================================
@@ -2365,77 +2253,6 @@ async fn extended_ref_x_two_way_assign_rewrites_the_copies_of_the_owners_array()
         refs.check().await.unwrap(),
     ]);
     assert_doctor_clean(&db, "pd_et").await;
-}
-
-/// A person listing its tasks (two-way); each task's owner side is a copy of the person.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
-#[model(group = "pd_et_child")]
-#[extended_ref(PersonRef(name), derive(PartialEq))]
-struct Person {
-    #[serde(rename = "_id")]
-    id: String,
-    name: String,
-    #[relation(inverse = owner)]
-    #[bounded(100)]
-    tasks: Vec<pattern_runtime::Ref<Task>>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
-#[model(group = "pd_et_child")]
-struct Task {
-    #[serde(rename = "_id")]
-    id: i64,
-    #[relation(inverse = tasks)]
-    #[extended_ref(propagate)]
-    owner: PersonRef,
-}
-
-#[tokio::test]
-#[ignore = "bug: a two-way relation whose single side is an extended reference: check() says every owner is missing, assign() overwrites the copy with the bare id, repair() pulls children from their real owner"]
-async fn extended_ref_x_two_way_an_extended_reference_as_the_childs_side() {
-    let db = synced("pd_extended_ref_two_way_child", "pd_et_child").await;
-    let person = |id: &str, tasks: &[i64]| Person {
-        id: id.into(),
-        name: id.to_uppercase(),
-        tasks: tasks
-            .iter()
-            .map(|t| pattern_runtime::Ref::new(*t))
-            .collect(),
-    };
-    let ann = person("ann", &[1, 2]);
-    Person::collection(&db)
-        .raw()
-        .insert_many([&ann, &person("bo", &[])])
-        .await
-        .unwrap();
-    Task::collection(&db)
-        .raw()
-        .insert_many([1, 2].map(|id| Task {
-            id,
-            owner: PersonRef::from(&ann),
-        }))
-        .await
-        .unwrap();
-    let relation = Task::owner_relation(&db);
-    // Today: "2 documents name an owner that does not exist" and "1 documents list a child
-    // that names another owner", on consistent data.
-    assert_checks(vec![relation.check().await.unwrap()]);
-    // Today: task 2's owner becomes the string "bo", which no longer reads as a `Task`.
-    relation.assign(&2, &"bo".to_owned()).await.unwrap();
-    let task = one(&db, "tasks", 2).await;
-    assert_eq!(
-        task.get("owner"),
-        Some(&Bson::Document(doc! { "_id": "bo", "name": "BO" })),
-        "{task}"
-    );
-    // Today: the repair pulls task 1 from ann, whom it names.
-    let repaired = relation.repair().await.unwrap();
-    assert!(repaired.is_clean(), "{repaired}");
-    assert_eq!(
-        one(&db, "persons", "ann").await.get_array("tasks").unwrap(),
-        &vec![Bson::Int64(1)]
-    );
-    assert_doctor_clean(&db, "pd_et_child").await;
 }
 
 // ======================================================================================

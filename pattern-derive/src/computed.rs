@@ -358,6 +358,29 @@ impl FromField {
                     };
                     checks.extend(fail_with(fails, span, span));
                 }
+                {
+                    // A counter's events are single `$inc`s the map does not watch: a sum of
+                    // one would go stale at its first event.
+                    let span = f.span();
+                    let source = &self.source;
+                    let message = format!(
+                        "`{f_name}` of `{source_name}` is an `#[approximate]` counter: its \
+                         events are written without reading the document, so `{name}` would \
+                         go stale at the first one; compute it from the events themselves, or \
+                         read the counter where it is needed"
+                    );
+                    let fails = quote_spanned! {span=>
+                        if #p::contains_str(
+                            <#source as #p::Fields>::APPROXIMATE,
+                            #field.as_str(),
+                        ) {
+                            ::core::option::Option::Some(#message)
+                        } else {
+                            ::core::option::Option::None
+                        }
+                    };
+                    checks.extend(fail_with(fails, span, span));
+                }
                 named
             }
             None => quote!(""),

@@ -328,6 +328,21 @@ fn parse_shape(attr: &syn::Attribute, model: &Model<'_>, errors: &mut Errors) ->
             );
         } else if fields.iter().any(|g| crate::ast::unraw(g) == name) {
             errors.spanned(&f, format!("`{name}` is listed twice"));
+        } else if !snapshot_only
+            && source
+                .attrs
+                .iter()
+                .any(|a| a.path().is_ident("approximate"))
+        {
+            errors.spanned(
+                &f,
+                format!(
+                    "`{name}` is an `#[approximate]` counter: its events are written without \
+                     reading the document, so a kept copy of it would go stale at the first \
+                     one; copy it only as a `snapshot` (`#[extended_ref({ident}(..), \
+                     snapshot)]`), or read the counter from the source"
+                ),
+            );
         } else {
             fields.push(f);
         }

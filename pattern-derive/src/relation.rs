@@ -231,6 +231,24 @@ fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Opt
     if parent.is_none() {
         sort.clear();
     }
+    if let (Some(inv), true) = (
+        &inverse,
+        field
+            .attrs
+            .iter()
+            .any(|a| a.path().is_ident("extended_ref")),
+    ) {
+        errors.spanned(
+            inv,
+            format!(
+                "a two-way relation's side holds bare `_id`s, which `assign` and `repair` write; \
+                 an extended-reference copy here would be overwritten by them: keep the relation \
+                 on a field of its own holding the other model's `_id` (`Ref<..>`, with \
+                 `#[relation(inverse = {inv})]`) and the copy beside it \
+                 (`#[extended_ref(propagate)]`)"
+            ),
+        );
+    }
     Some(RelationField {
         ident: field.ident.clone(),
         rust_name: field.rust_name.clone(),

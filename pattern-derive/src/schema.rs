@@ -148,6 +148,11 @@ pub(crate) fn field_names(model: &Model<'_>) -> TokenStream {
         quote!(#id: #krate::__private::FieldName::new(#name))
     });
     let keys: Vec<&String> = stored.iter().map(|f| &f.bson_name).collect();
+    let approximate: Vec<&String> = stored
+        .iter()
+        .filter(|f| f.attrs.iter().any(|a| a.path().is_ident("approximate")))
+        .map(|f| &f.bson_name)
+        .collect();
     let struct_doc = format!("The serialized field names of [`{ident}`].");
     quote! {
         #[doc = #struct_doc]
@@ -166,6 +171,7 @@ pub(crate) fn field_names(model: &Model<'_>) -> TokenStream {
             type Names = #fields_ident;
             const FIELDS: #fields_ident = #ident::FIELDS;
             const KEYS: &'static [&'static str] = &[#(#keys),*];
+            const APPROXIMATE: &'static [&'static str] = &[#(#approximate),*];
         }
 
         #[automatically_derived]

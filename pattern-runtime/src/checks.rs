@@ -162,6 +162,18 @@ pub const fn str_eq(a: &str, b: &str) -> bool {
     true
 }
 
+/// Whether `list` holds `s`, in a constant.
+pub const fn contains_str(list: &[&str], s: &str) -> bool {
+    let mut i = 0;
+    while i < list.len() {
+        if str_eq(list[i], s) {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
 /// The probe of a model type (not of a field): `(&&ModelProbe::<T>::new()).unversioned()`.
 pub struct ModelProbe<T>(PhantomData<fn() -> T>);
 

@@ -449,7 +449,7 @@ pub mod __private {
         Granularity, KeepsMeasurements, Measurement, SeriesParts, SeriesSpec, Storage, SummarySpec,
     };
     pub use crate::checks::{
-        passes, str_eq, unless, ModelProbe, Probe as CheckProbe, ProbeBool, ProbeFloat,
+        contains_str, passes, str_eq, unless, ModelProbe, Probe as CheckProbe, ProbeBool, ProbeFloat,
         ProbeInteger, ProbeNumeric, ProbeOptional, ProbeOther as ProbeOtherCheck, ProbeUnversioned,
         ProbeVersioned,
     };

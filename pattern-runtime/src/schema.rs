@@ -404,6 +404,10 @@ pub trait Fields {
     /// The same names as a list, in declaration order: what a projection onto this type asks
     /// the server for.
     const KEYS: &'static [&'static str];
+    /// The names of the fields that are `#[approximate]` counters: fields no other pattern may
+    /// derive data from (their events are written without reading the document).
+    #[doc(hidden)]
+    const APPROXIMATE: &'static [&'static str] = &[];
 }
 
 /// The serialized name of a model field, from `Model::FIELDS`: use it to build filters and
