@@ -19,7 +19,7 @@
 //! | outlier × two-way | on the two-way array itself it is refused at compile time; one model with a two-way array and a separate outlier array works | `a_team_with_two_way_players_and_outlier_news`; the two-way array itself as an outlier array is refused at compile time (`tests/ui/outlier/with_two_way.rs`) |
 //! | outlier × preallocation | slots carrying an outlier array: a holder grid (gigs with requests) and a bitmap grid (studio days with a log) | `grids_whose_slots_carry_outlier_arrays` |
 //! | subset × two-way | an owner whose subset's full items are its own two-way children is broken; one owner with a two-way array and a subset of another collection works | `a_person_with_two_way_tasks_and_a_subset_of_notes`; bugs: `a_subset_of_the_two_way_children_follows_assign`, `two_way_ids_of_another_integer_width_are_not_drift` |
-//! | subset × preallocation | a suite whose subset's full items are its grid's slots, embedding the holder, is broken; slots made only through the subset, embedding no holder, work | `slots_pushed_through_a_subset_then_booked`; bug: `a_subset_of_the_grid_follows_allocation_and_booking` |
+//! | subset × preallocation | a suite whose subset's full items are its grid's slots, embedding the holder (allocation, booking and freeing keep it); slots made only through the subset, embedding no holder | `slots_pushed_through_a_subset_then_booked`, `a_subset_of_the_grid_follows_allocation_and_booking` |
 //! | two-way × preallocation | the grid's holder as the child side of a two-way relation is broken; a two-way relation on another field of the slot works | `a_grid_whose_slots_are_two_way_children_on_another_field`; bug: `a_two_way_holder_follows_booking_and_freeing` |
 //!
 //! The tests marked `#[ignore = "bug: .."]` show behaviour that compiles but leaves data stale, a
@@ -2943,8 +2943,7 @@ async fn two_way_ids_of_another_integer_width_are_not_drift() {
 // ----- subset × preallocation -----
 
 // The natural form: a suite keeps its next two nights, who holds them included, as a subset
-// whose full items are the slots of its grid. It compiles; the grid's writes leave the subset
-// stale.
+// whose full items are the slots of its grid: allocation, booking and freeing keep it.
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
 #[model(group = "pc_subset_of_grid", collection = "sp_suites")]
@@ -2993,7 +2992,6 @@ fn suite_night(suite: &str, night: i64) -> SuiteNight {
 }
 
 #[tokio::test]
-#[ignore = "bug: a subset whose full items are grid slots: allocate leaves the parent's count and items stale, book/cancel/release leave the embedded holder stale, and Subset::check does not see the latter"]
 async fn a_subset_of_the_grid_follows_allocation_and_booking() {
     let group = "pc_subset_of_grid";
     let db = synced("pc_subset_of_grid", group).await;

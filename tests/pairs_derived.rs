@@ -17,19 +17,19 @@
 //! | computed × attribute | a model with an attribute array is a computed source | `computed_x_attribute_*` |
 //! | computed × outlier | a model with an outlier array is a computed source, its outlier count summed | `computed_x_outlier_*` (deleting an outlier, writing its count: bugs) |
 //! | computed × subset | a subset's full items are a computed source | `computed_x_subset_*` (`Computing` writes of full items: bug) |
-//! | computed × two-way relation | the owner of a two-way relation counts and sums its children | `computed_x_two_way_*` (arrays left by `Computing`, integer widths: bugs) |
+//! | computed × two-way relation | the owner of a two-way relation counts and sums its children | `computed_x_two_way_*` |
 //! | computed × preallocation | a grid's holder is a computed `by`: the holder counts and sums its slots | `computed_x_preallocation_*` |
 //! | extended reference × attribute | a model's attribute array is among the copied fields | `extended_ref_x_attribute_*` |
 //! | extended reference × outlier | a model's outlier count and flag are among the copied fields | `extended_ref_x_outlier_*` (writing the count through `References`: bug) |
 //! | extended reference × subset | a subset parent's embedded items and count are among the copied fields | `extended_ref_x_subset_*` |
 //! | extended reference × two-way relation | the owner's array of children is among the copied fields; a side of the relation that is itself an extended reference is refused at compile time (`tests/ui/relation/two_way_extended_ref.rs`) | `extended_ref_x_two_way_*` |
-//! | extended reference × preallocation | a slot is a source, its holder among the copied fields; and a holder that is an extended reference | `extended_ref_x_preallocation_*` (cancel after a rename: bug) |
+//! | extended reference × preallocation | a slot is a source, its holder among the copied fields; and a holder that is an extended reference | `extended_ref_x_preallocation_*` |
 //! | approximation × attribute, outlier, subset, two-way, preallocation | one model uses both: counters beside the other pattern's fields | `approximation_x_*` |
 //! | bucket × computed | refused: a measurement is not a model, so not a source, and `#[computed]` is unknown inside one | none |
 //! | bucket × extended reference | `#[extended_ref(..)]` in a measurement is refused; a copy without a mode is accepted and never rewritten | `bucket_x_extended_ref_*` |
 //! | bucket × polymorphic | an enum measurement is refused; a polymorphic model's documents have their readings in a series | `bucket_x_polymorphic_*` |
 //! | bucket × approximation | `#[approximate]` in a measurement is refused; a model counts its readings approximately | `bucket_x_approximation_*` |
-//! | bucket × attribute | `#[attribute]` in a measurement is refused; a sensor model's attributes beside its series; attribute items inside measurements | `bucket_x_attribute_*` (a `Vec` in a measurement: doctor bug) |
+//! | bucket × attribute | `#[attribute]` in a measurement is refused; a sensor model's attributes beside its series; attribute items inside measurements | `bucket_x_attribute_*` |
 //!
 //! The table was written with the tests; some bugs it names were fixed since, and their
 //! tests run now. `cargo test -p pattern-tests --test <this file> -- --ignored` lists what
@@ -1557,18 +1557,25 @@ async fn computed_x_two_way_assignments_and_computing_writes_keep_the_crew_count
 }
 
 #[tokio::test]
-#[ignore = "bug: Computing writes of a two-way child (insert, update of its owner, delete) keep the owners' counts but not their arrays"]
 async fn computed_x_two_way_computing_writes_keep_the_owners_arrays() {
     let db = synced("pd_computed_two_way_arrays", "pd_ct").await;
     crews(&db).await;
     let jobs = Computing::<Job>::new(&db);
-    // Today: crew 1 counts job 10 but does not list it.
+    // Inserted through `Computing`: crew 1 counts job 10 and lists it.
     jobs.insert(&job(10, 1, 3)).await.unwrap();
     assert_crews(&db, "Computing::insert").await;
-    jobs.update(10, doc! { "$set": { Job::FIELDS.crew: 2i64 } })
-        .await
-        .unwrap();
-    assert_crews(&db, "Computing::update of the owner").await;
+    // The owner field is the relation's to write (`assign`): refused, nothing written.
+    let before = docs(&db, "crews").await;
+    let refused = jobs
+        .update(10, doc! { "$set": { Job::FIELDS.crew: 2i64 } })
+        .await;
+    assert!(
+        matches!(refused, Err(pattern_runtime::Error::InvalidKey { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(docs(&db, "crews").await, before);
+    Job::crew_relation(&db).assign(&10, &2).await.unwrap();
+    assert_crews(&db, "assign").await;
     jobs.delete(10).await.unwrap();
     assert_crews(&db, "Computing::delete").await;
     assert_checks(vec![Job::crew_relation(&db).check().await.unwrap()]);
@@ -2392,7 +2399,6 @@ struct Night {
 }
 
 #[tokio::test]
-#[ignore = "bug: a slot whose holder is an extended reference: once a rename has propagated into the holder, cancel() with the copy it was booked with is AlreadyBooked (by the same guest); the whole document is compared"]
 async fn extended_ref_x_preallocation_a_holder_that_is_an_extended_reference() {
     let db = synced("pd_extended_ref_holder", "pd_ep_holder").await;
     let ann = Visitor {
@@ -2428,8 +2434,7 @@ async fn extended_ref_x_preallocation_a_holder_that_is_an_extended_reference() {
         .unwrap();
     let stored = slots.get("r", 1).await.unwrap().unwrap();
     assert_eq!(stored.guest.map(|g| g.name).as_deref(), Some("Ann B."));
-    // Today: AlreadyBooked { holder: Some({_id: "ann", name: "Ann B."}) }: ann is refused her
-    // own night, unless she passes the copy as it is now.
+    // The copy she booked with names her by `_id`, whatever its name says now.
     let cancelled = slots.cancel("r", 1, booked_as).await;
     assert!(cancelled.is_ok(), "{cancelled:?}");
     slots.release("r", 2).await.unwrap();
@@ -3134,7 +3139,6 @@ struct WeatherReading {
 }
 
 #[tokio::test]
-#[ignore = "bug: the doctor reports a measurement's Vec field as an unbounded array ('no sampled document holds it yet', though every bucket does), and the #[bounded] it proposes is refused on a measurement"]
 async fn bucket_x_attribute_attribute_items_inside_measurements() {
     let db = synced("pd_bucket_attribute_items", "pd_bat_items").await;
     let series = WeatherReading::series(&db);
@@ -3164,8 +3168,8 @@ async fn bucket_x_attribute_attribute_items_inside_measurements() {
     assert_eq!(stored[0].conditions, [spec("humidity", 40, Some("%"))]);
     assert_eq!(stored[2].conditions, [spec("wind", "$strong", None)]);
     assert_checks(vec![series.check().await.unwrap()]);
-    // Today: "[unbounded array] weather_readings · conditions (WeatherReading): nothing bounds
-    // it; no sampled document holds it yet ... declare the bound ... with `#[bounded(n)]`".
+    // A measurement is written once and never grows: its `Vec` is no unbounded array (the
+    // doctor once reported it, proposing a `#[bounded]` that a measurement refuses).
     assert_doctor_clean(&db, "pd_bat_items").await;
 }
 

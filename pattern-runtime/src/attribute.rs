@@ -297,6 +297,42 @@ impl PatternSpec for AttributeSpec {
         }]
     }
 
+    /// A replacement may carry other items: its own data, checked by `document_writes`.
+    fn kept_on_replace(&'static self) -> bool {
+        false
+    }
+
+    /// A whole document written by another pattern (a replace, an insert) whose attribute
+    /// array holds a key twice, or an item no query can name, is refused.
+    fn document_writes(
+        &'static self,
+        _operation: &str,
+        doc: Option<&Document>,
+    ) -> Option<&'static str> {
+        let doc = doc?;
+        if self.deduplicated(doc).is_some_and(|(_, dropped)| dropped) {
+            return Some(
+                "the attribute array holds a key twice: the attribute pattern keeps one item                  per key (`set` replaces the item of its key)",
+            );
+        }
+        let Some(Bson::Array(items)) = doc.get(self.field()) else {
+            return None;
+        };
+        let key = self.key_field();
+        items
+            .iter()
+            .any(|item| match item {
+                Bson::Document(i) => match i.get(key) {
+                    Some(Bson::String(k)) => validate_key(k).is_err(),
+                    _ => true,
+                },
+                _ => true,
+            })
+            .then_some(
+                "an attribute item has no usable key (missing, not a string, starting with `$`                  or holding `.`): no query could name it",
+            )
+    }
+
     /// Keys held twice, and items a query cannot name (no `find` beyond the sample).
     fn audit<'a>(
         &'static self,

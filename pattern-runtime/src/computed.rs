@@ -75,8 +75,13 @@
 //! each write the source (one command that also returns the old values), then one update per
 //! target document concerned (the old and the new one when an order
 //! moves to another user), in one transaction retried on transient errors: concurrent writers
-//! leave every value exact. A target that does not exist is [`Error::NotFound`] and nothing is
-//! written; a source whose `by` is `null` or missing counts for nobody. A NaN or infinite value
+//! leave every value exact. A write that points a source at a target that does not exist (an
+//! insert, a `by` changed) is [`Error::NotFound`] and nothing is written, whichever pattern's
+//! handle writes the source (a slot booked for a holder counted per holder, a variant
+//! inserted); a source that already pointed at a target since deleted can still be written
+//! (an outlier push, an attribute set, an update of other fields), its contribution kept
+//! nowhere: a deleted target must not make its sources unwritable. A source whose `by` is
+//! `null` or missing counts for nobody. A NaN or infinite value
 //! in a field a sum, a min or a max reads is [`Error::InvalidValue`], before anything is written
 //! (the computed value would keep it for good).
 //!
@@ -485,6 +490,9 @@ fn pointer(doc: Option<&Document>, by: &str) -> Option<Bson> {
 
 // ----- the writes of a source -----
 
+/// The server's code for a value an operator cannot apply (an `$inc` that would overflow).
+const BAD_VALUE: i32 = 2;
+
 /// Why a transaction body gave up: returned as its error, so the transaction is aborted and
 /// nothing it wrote is kept.
 #[derive(Debug, Clone)]
@@ -689,7 +697,9 @@ impl<M: Model + Serialize> Computing<M> {
 
     /// Replaces the stored document with `doc` (found by its `_id`) and moves its contribution
     /// from the old values to the new ones, in one transaction. [`Error::NotFound`] when no
-    /// document has that `_id` or a new target does not exist; nothing is written then.
+    /// document has that `_id` or a new target does not exist; [`Error::InvalidKey`] when `doc`
+    /// changes a field another pattern keeps (a tree node's parent, a holder's node, a computed
+    /// value: read the document first); nothing is written then.
     #[tracing::instrument(
         name = "pattern_runtime::computed.replace",
         skip_all,
@@ -715,12 +725,20 @@ impl<M: Model + Serialize> Computing<M> {
             let projection = self.projection();
             transact!(self.db, self.tx.as_ref(), |s| async {
                 let mut s: Option<&mut ClientSession> = s;
+                let mut filter = doc! { "_id": id.clone() };
+                filter.extend(derived::kept_filter(M::SCHEMA, &new));
                 let replace = raw
-                    .find_one_and_replace(doc! { "_id": id.clone() }, new.clone())
+                    .find_one_and_replace(filter, new.clone())
                     .projection(projection.clone())
                     .return_document(ReturnDocument::Before);
                 let Some(before) = in_session!(replace, s.as_deref_mut())? else {
-                    return Err(abort(Abort::NoSource));
+                    let refused =
+                        derived::kept_refusal(&self.db, s.as_deref_mut(), M::SCHEMA, &id, &new)
+                            .await?;
+                    return Err(match refused {
+                        Some(refused) => crate::error::refusal(refused),
+                        None => abort(Abort::NoSource),
+                    });
                 };
                 self.apply(s, Some(&before), Some(&new)).await
             })
@@ -969,9 +987,64 @@ impl Dependent for Feed {
             Ok(())
         })
     }
+
+    fn rebuild<'a>(
+        &'a self,
+        db: &'a Database,
+        session: Option<&'a mut ClientSession>,
+        changes: &'a [Change],
+    ) -> BoxFuture<'a, mongodb::error::Result<()>> {
+        Box::pin(self.rebuild_targets(db, session, changes))
+    }
 }
 
 impl Feed {
+    /// [`Dependent::rebuild`]: the targets `changes` point at (before and after), their fields
+    /// recomputed from the sources as stored now and written (`$set`) where they exist.
+    async fn rebuild_targets(
+        &self,
+        db: &Database,
+        mut s: Option<&mut ClientSession>,
+        changes: &[Change],
+    ) -> mongodb::error::Result<()> {
+        let mut targets: Vec<Bson> = Vec::new();
+        for c in changes {
+            for d in [&c.before, &c.after].into_iter().flatten() {
+                if let Some(p) = pointer(Some(d), self.by) {
+                    if crate::literal::check_id(self.by, &p).is_ok()
+                        && !targets.iter().any(|t| key_of(t) == key_of(&p))
+                    {
+                        targets.push(p);
+                    }
+                }
+            }
+        }
+        let all: Vec<&'static ComputedFromSpec> = self.specs.clone();
+        let collection = self.target_collection(db);
+        for target in targets {
+            let values = aggregate_one(db, s.as_deref_mut(), self, &target, &all).await?;
+            let watch = self
+                .watch_target(db, s.as_deref_mut(), &target, false)
+                .await?;
+            let write = collection.update_one(
+                doc! { "_id": target.clone() },
+                doc! { "$set": values.clone() },
+            );
+            let result = in_session!(write, s.as_deref_mut())?;
+            if let Some(watch) = watch {
+                watch.after(db, s.as_deref_mut()).await?;
+            }
+            tracing::debug!(
+                target_collection = self.target.collection(),
+                target_id = %target,
+                values = %values,
+                matched = result.matched_count,
+                "computed fields recomputed after a repair of their sources"
+            );
+        }
+        Ok(())
+    }
+
     /// Moves one source's contribution from `before` to `after` (either missing for an insert
     /// or a delete): the update of the old target and of the new one (one when they are the
     /// same), then a recomputation of the min and max fields a removal may have changed.
@@ -1025,7 +1098,24 @@ impl Feed {
         for (target, update, must_exist, redo) in writes {
             if !update.is_empty() {
                 let write = targets.update_one(doc! { "_id": target.clone() }, update.clone());
-                let result = in_session!(write, s.as_deref_mut())?;
+                let result = match in_session!(write, s.as_deref_mut()) {
+                    Ok(result) => result,
+                    // `$inc` past the integer's range: the server refuses it (BadValue).
+                    Err(e) if crate::error::server_code(&e) == Some(BAD_VALUE) => {
+                        let fields: Vec<&str> = feed.specs.iter().map(|s| s.field()).collect();
+                        return Err(crate::error::refusal_after_write(Error::InvalidValue {
+                            field: fields.join(", "),
+                            reason: format!(
+                                "the server refused to move {}.{} of `{target}` by this \
+                                 document ({}): a sum would leave the 64-bit integer range",
+                                feed.target.name(),
+                                fields.join(", "),
+                                crate::error::server_message(&e),
+                            ),
+                        }));
+                    }
+                    Err(e) => return Err(e),
+                };
                 tracing::debug!(
                     target_collection = feed.target.collection(),
                     target_id = %target,

@@ -178,6 +178,7 @@ pub(crate) fn reading(
         .into_iter()
         .filter(|d| !skip(*d))
         .filter(|d| match fields {
+            Some(_) if d.deletions_only() => false,
             None => true,
             Some(fields) => d
                 .reads()
@@ -294,7 +295,27 @@ impl Watch {
     pub(crate) async fn after(
         self,
         db: &Database,
+        session: Option<&mut ClientSession>,
+    ) -> mongodb::error::Result<()> {
+        self.after_as(db, session, false).await
+    }
+
+    /// [`after`](Self::after) for a repair's write: each dependent rebuilds from what the
+    /// documents hold now ([`Dependent::rebuild`]) instead of moving by the difference, since
+    /// the value before may have been written around the toolkit.
+    pub(crate) async fn rebuilt(
+        self,
+        db: &Database,
+        session: Option<&mut ClientSession>,
+    ) -> mongodb::error::Result<()> {
+        self.after_as(db, session, true).await
+    }
+
+    async fn after_as(
+        self,
+        db: &Database,
         mut session: Option<&mut ClientSession>,
+        rebuild: bool,
     ) -> mongodb::error::Result<()> {
         if self.before.is_empty() {
             return Ok(());
@@ -331,7 +352,11 @@ impl Watch {
                         && b.iter().all(|(k, v)| crate::finding::same_value(Some(v), a.get(k))))
             })
             .collect();
-        dispatch(db, session, &self.dependents, &changes).await
+        if rebuild {
+            dispatch_as(db, session, &self.dependents, &changes, true).await
+        } else {
+            dispatch(db, session, &self.dependents, &changes).await
+        }
     }
 }
 
@@ -488,6 +513,68 @@ pub(crate) fn check_kept_except<'a>(
     Ok(())
 }
 
+/// Equalities on the top-level fields the patterns of `model` keep, taken from the replacement
+/// `new`: added to a replace's filter, it matches only a document whose kept fields the
+/// replacement leaves as stored. (A kept path inside a copy, `customer.name`, is left out: a
+/// replacement may re-point the copy.)
+pub(crate) fn kept_filter(model: &'static ModelSchema, new: &Document) -> Document {
+    let mut filter = Document::new();
+    for spec in model.patterns().iter().filter(|s| s.kept_on_replace()) {
+        for (field, _) in spec.kept_fields(model) {
+            if !field.contains('.') {
+                let value = new.get(field).cloned().unwrap_or(Bson::Null);
+                filter.insert(field, doc! { "$eq": value });
+            }
+        }
+    }
+    filter
+}
+
+/// After a replace of `id` filtered by [`kept_filter`] matched nothing: the refusal naming the
+/// kept field the replacement changes when the document exists (one `find`), `None` when it
+/// does not.
+pub(crate) async fn kept_refusal(
+    db: &Database,
+    session: Option<&mut ClientSession>,
+    model: &'static ModelSchema,
+    id: &Bson,
+    new: &Document,
+) -> mongodb::error::Result<Option<crate::error::Error>> {
+    let coll: Collection<Document> = db.collection(model.collection());
+    let find = coll.find_one(doc! { "_id": id.clone() });
+    let Some(stored) = in_session!(find, session)? else {
+        return Ok(None);
+    };
+    let value = |d: &Document, f: &str| match d.get(f) {
+        None | Some(Bson::Null) => None,
+        Some(v) => Some(v.clone()),
+    };
+    let kept = model
+        .patterns()
+        .iter()
+        .filter(|spec| spec.kept_on_replace())
+        .flat_map(|spec| spec.kept_fields(model))
+        .filter(|(field, _)| !field.contains('.'));
+    let mut first = None;
+    for (field, reason) in kept {
+        first.get_or_insert((field, reason));
+        let (old, new) = (value(&stored, field), value(new, field));
+        if !crate::finding::same_value(old.as_ref(), new.as_ref()) {
+            return Ok(Some(crate::error::Error::InvalidKey {
+                key: field.to_owned(),
+                reason,
+            }));
+        }
+    }
+    // Equal now: changed by another writer between the replace and this read.
+    Ok(
+        first.map(|(field, reason)| crate::error::Error::InvalidKey {
+            key: field.to_owned(),
+            reason,
+        }),
+    )
+}
+
 /// Refuses another pattern's `operation` (`insert`, `replace`, `delete`) of a whole document of
 /// `model` where a pattern writes its documents itself (a tree's nodes and holders):
 /// [`Error::InvalidKey`](crate::error::Error::InvalidKey) naming the operation to use.
@@ -496,7 +583,17 @@ pub(crate) fn check_document_write(
     operation: &'static str,
     doc: Option<&Document>,
 ) -> crate::error::Result<()> {
-    for spec in model.patterns() {
+    check_document_write_except(model, operation, doc, &|_| false)
+}
+
+/// [`check_document_write`] but for the patterns `skip` accepts (what the writer keeps itself).
+pub(crate) fn check_document_write_except(
+    model: &'static ModelSchema,
+    operation: &'static str,
+    doc: Option<&Document>,
+    skip: &dyn Fn(&'static dyn crate::schema::PatternSpec) -> bool,
+) -> crate::error::Result<()> {
+    for spec in model.patterns().iter().copied().filter(|s| !skip(*s)) {
         if let Some(reason) = spec.document_writes(operation, doc) {
             return Err(crate::error::Error::InvalidKey {
                 key: operation.to_owned(),
@@ -505,6 +602,12 @@ pub(crate) fn check_document_write(
         }
     }
     Ok(())
+}
+
+/// Whether inserting documents of `model` has dependents to keep (those about deletions left
+/// out): the inserts that write without a transaction open one only then.
+pub(crate) fn has_insert_dependents(model: &'static ModelSchema) -> bool {
+    dependents_of(model).iter().any(|d| !d.deletions_only())
 }
 
 /// Whether a write of these fields of `model` (`None`: any) has dependents to keep: the callers
@@ -568,6 +671,8 @@ async fn appeared_or_gone(
     let dependents: Vec<&'static dyn Dependent> = dependents_of(model)
         .into_iter()
         .filter(|d| !skip(*d))
+        // Inserts reach no dependent that keeps data about deletions only.
+        .filter(|d| !appeared || !d.deletions_only())
         .collect();
     if dependents.is_empty() || documents.is_empty() {
         return Ok(());
@@ -589,9 +694,20 @@ async fn appeared_or_gone(
 /// Hands each dependent the changes of the fields it reads.
 pub(crate) async fn dispatch(
     db: &Database,
+    session: Option<&mut ClientSession>,
+    dependents: &[&'static dyn Dependent],
+    changes: &[Change],
+) -> mongodb::error::Result<()> {
+    dispatch_as(db, session, dependents, changes, false).await
+}
+
+/// [`dispatch`], with [`Dependent::rebuild`] instead of `apply` when `rebuild`.
+async fn dispatch_as(
+    db: &Database,
     mut session: Option<&mut ClientSession>,
     dependents: &[&'static dyn Dependent],
     changes: &[Change],
+    rebuild: bool,
 ) -> mongodb::error::Result<()> {
     for dependent in dependents {
         let reads = dependent.reads();
@@ -609,7 +725,19 @@ pub(crate) async fn dispatch(
             in_transaction = session.is_some(),
             "derived data brought up to date"
         );
-        dependent.apply(db, session.as_deref_mut(), &mine).await?;
+        // A dependent's refusal (a count's target missing) comes after the write it derives
+        // from: a caller's transaction must not keep that write alone.
+        if rebuild {
+            dependent
+                .rebuild(db, session.as_deref_mut(), &mine)
+                .await
+                .map_err(crate::error::after_write)?;
+        } else {
+            dependent
+                .apply(db, session.as_deref_mut(), &mine)
+                .await
+                .map_err(crate::error::after_write)?;
+        }
     }
     Ok(())
 }

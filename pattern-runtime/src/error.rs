@@ -306,7 +306,8 @@ pub enum Error {
     /// outside any transaction).
     #[error("the transaction was {how}: start a new one (`Transaction::start`) and bind the handles to it")]
     TransactionEnded {
-        /// `committed` or `aborted`.
+        /// `committed`, `aborted`, or `aborted by the server` (an operation in it failed at
+        /// the server, which ends a MongoDB transaction).
         how: &'static str,
     },
 
@@ -537,11 +538,43 @@ pub(crate) fn server_message(e: &mongodb::error::Error) -> String {
 
 /// A typed error carried through a transaction body (whose errors are the driver's): the
 /// transaction is aborted, and [`Error::from`] gives the error back.
-pub(crate) struct Refusal(std::sync::Mutex<Option<Error>>);
+pub(crate) struct Refusal {
+    error: std::sync::Mutex<Option<Error>>,
+    /// Whether the operation had written (or the server refused a command) before it: a
+    /// caller's transaction it ran in then holds part of the operation, so it is ended.
+    pub(crate) ends_transaction: bool,
+}
 
 /// `error` as a driver error that aborts a transaction body and converts back into itself.
 pub(crate) fn refusal(error: Error) -> mongodb::error::Error {
-    mongodb::error::Error::custom(Refusal(std::sync::Mutex::new(Some(error))))
+    mongodb::error::Error::custom(Refusal {
+        error: std::sync::Mutex::new(Some(error)),
+        ends_transaction: false,
+    })
+}
+
+/// [`refusal`] made once the operation had written, or of a command the server refused: a
+/// caller's transaction it ran in is ended (aborted), so that no part of the operation stays.
+pub(crate) fn refusal_after_write(error: Error) -> mongodb::error::Error {
+    mongodb::error::Error::custom(Refusal {
+        error: std::sync::Mutex::new(Some(error)),
+        ends_transaction: true,
+    })
+}
+
+/// `e` as it ends a caller's transaction: a [`refusal`] becomes a [`refusal_after_write`]
+/// (what a dependent refuses comes after the write it derives from); any other error as it is.
+pub(crate) fn after_write(e: mongodb::error::Error) -> mongodb::error::Error {
+    let taken = e.get_custom::<Refusal>().and_then(|r| {
+        r.error
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    });
+    match taken {
+        Some(error) => refusal_after_write(error),
+        None => e,
+    }
 }
 
 /// `error` as a transaction body's error: a driver error as it came (its labels decide whether
@@ -557,7 +590,7 @@ impl From<mongodb::error::Error> for Error {
     fn from(e: mongodb::error::Error) -> Self {
         if let Some(refusal) = e.get_custom::<Refusal>() {
             let taken = refusal
-                .0
+                .error
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .take();

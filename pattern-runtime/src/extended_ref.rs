@@ -897,7 +897,10 @@ impl<M: Referenced> References<M> {
     /// fields whose values changed to every copy in `propagate` mode, in one transaction.
     ///
     /// [`Error::DocumentTooLarge`] over 16 MiB and [`Error::NotFound`] when no document has that
-    /// `_id`; nothing is written then.
+    /// `_id`; [`Error::InvalidKey`] when `doc` changes a field another pattern keeps (a tree
+    /// node's key or parent, a holder's node, a computed value, an outlier's count: read the
+    /// document first and change it through that pattern); nothing is written then. The kept
+    /// fields ride in the replace's filter, so this costs nothing when none changes.
     #[tracing::instrument(
         name = "pattern_runtime::extended_ref.replace",
         skip_all,
@@ -938,11 +941,18 @@ impl<M: Referenced> References<M> {
                 &not_copies,
             )
             .await?;
+            let mut kept = filter.clone();
+            kept.extend(derived::kept_filter(M::SCHEMA, &new));
             let find = raw
-                .find_one_and_replace(filter, new.clone())
+                .find_one_and_replace(kept, new.clone())
                 .return_document(ReturnDocument::Before)
                 .projection(projection.clone());
             let Some(old) = in_session!(find, s.as_deref_mut())? else {
+                let refused =
+                    derived::kept_refusal(&self.db, s.as_deref_mut(), M::SCHEMA, &id, &new).await?;
+                if let Some(refused) = refused {
+                    return Err(crate::error::refusal(refused));
+                }
                 tracing::debug!("no document with this _id: nothing written");
                 return Ok(Step::Missing);
             };

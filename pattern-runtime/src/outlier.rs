@@ -1243,7 +1243,9 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
             let before = self.state_in(s.as_deref_mut(), &id).await?;
             self.write_state(s.as_deref_mut(), &id).await?;
             if let Some(watch) = watch {
-                watch.after(&self.db, s).await?;
+                // The count before may have been written around the toolkit: what derives
+                // from it is rebuilt, not moved by the difference.
+                watch.rebuilt(&self.db, s).await?;
             }
             Ok(before)
         });

@@ -496,7 +496,13 @@ impl<M: Preallocated> Slots<M> {
     /// and refuses to run without it ([`Error::CollectionConflict`]).
     ///
     /// A slot that is not free (a holder, a set bit) is [`Error::InvalidValue`], one over
-    /// 16 MiB [`Error::DocumentTooLarge`], both before its batch is sent. Any other failure of
+    /// 16 MiB [`Error::DocumentTooLarge`], one that another pattern refuses as a whole
+    /// document (an attribute array holding a key twice) [`Error::InvalidKey`], each before its
+    /// batch is sent. A slot that sits in a tree (`#[in_tree]`) gets the path of the node it
+    /// names, read once per batch, whatever path it was given ([`Error::NoNode`] for a missing
+    /// node). What other models derive from the slots (a subset of them, a
+    /// count) follows each batch, after it: allocation runs in no transaction, so a failure in
+    /// between is left for that pattern's `repair()`. Any other failure of
     /// an insert (another unique index, a validator) is returned too. When earlier batches were
     /// written, the error is [`Error::Incomplete`] with how many slots were inserted: run it again
     /// once the cause is fixed.
@@ -542,18 +548,35 @@ impl<M: Preallocated> Slots<M> {
             batch.clear();
             for slot in slots.by_ref().take(BATCH) {
                 let d = bson::serialize_to_document(&slot)?;
-                let checked =
-                    check_size(&d, M::SCHEMA.name()).and_then(|_| check_free(M::SLOTS, &d));
+                // A slot placed in a tree gets its node's path below (as `Holders::insert`).
+                let not_holder = |spec: &'static dyn PatternSpec| {
+                    (spec as &dyn std::any::Any).is::<crate::tree::HolderSpec>()
+                };
+                let checked = check_size(&d, M::SCHEMA.name())
+                    .and_then(|_| check_free(M::SLOTS, &d))
+                    .and_then(|_| {
+                        crate::derived::check_document_write_except(
+                            M::SCHEMA,
+                            "insert",
+                            Some(&d),
+                            &not_holder,
+                        )
+                    });
                 if let Err(e) = checked {
                     return Err(partly(total, 1, e));
                 }
                 batch.push(d);
             }
+            for holder in M::SCHEMA.specs::<crate::tree::HolderSpec>() {
+                if let Err(e) = holder.set_paths(&self.db, &mut batch).await {
+                    return Err(partly(total, batch.len(), e));
+                }
+            }
             let sent = batch.len() as u64;
-            let existing = match self.raw().insert_many(batch.clone()).ordered(false).await {
-                Ok(_) => 0,
+            let skipped = match self.raw().insert_many(batch.clone()).ordered(false).await {
+                Ok(_) => Vec::new(),
                 Err(e) => match grid_duplicates(&e, M::SLOTS.index().name()) {
-                    Ok(n) => n,
+                    Ok(skipped) => skipped,
                     Err(failed) => {
                         let inserted = sent.saturating_sub(failed.total);
                         total.inserted += inserted;
@@ -570,6 +593,23 @@ impl<M: Preallocated> Slots<M> {
                     }
                 },
             };
+            let existing = skipped.len() as u64;
+            // What derives from the slots (a subset of them, a count per holder) gets the
+            // slots this batch inserted, after the batch: allocation runs in no transaction,
+            // so a failure between the two leaves them for the dependents' `repair()`.
+            if crate::derived::has_insert_dependents(M::SCHEMA) {
+                let inserted: Vec<Document> = batch
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !skipped.contains(i))
+                    .map(|(_, d)| d.clone())
+                    .collect();
+                let kept = crate::derived::inserted(&self.db, None, M::SCHEMA, &inserted).await;
+                if let Err(e) = kept {
+                    total.inserted += sent - existing;
+                    return Err(partly(total, 0, e.into()));
+                }
+            }
             total.inserted += sent - existing;
             total.existing += existing;
             tracing::info!(
@@ -727,7 +767,11 @@ impl<M: Preallocated> Slots<M> {
 
     /// Books the slot for `holder`: one `findAndModify` whose filter requires it free; returns
     /// the slot as booked. [`Error::AlreadyBooked`] (with its holder) when it is taken,
-    /// [`Error::NotAllocated`] when it was never allocated; nothing is written then.
+    /// [`Error::NotAllocated`] when it was never allocated; nothing is written then. When
+    /// another model derives data from the holder (a `#[computed(count = .., by = holder)]`),
+    /// the booking runs in a transaction with it, and a holder that has no such document is
+    /// [`Error::NotFound`] of that model, nothing written (see
+    /// [the computed module](crate::computed)'s rule for targets).
     #[tracing::instrument(
         name = "pattern_runtime::preallocation.book",
         skip_all,
@@ -945,7 +989,10 @@ impl<M: Preallocated> Slots<M> {
 
     /// Frees the slot if `holder` holds it; returns it as freed (also when it was free already).
     /// [`Error::AlreadyBooked`] when someone else holds it, [`Error::NotAllocated`] when it was
-    /// never allocated; nothing is written then.
+    /// never allocated; nothing is written then. `holder` is compared with the stored holder as
+    /// a value, except a document with an `_id` (an extended-reference copy of the holder),
+    /// compared by that `_id` alone: a rename of the holder, copied into the slot since the
+    /// booking, does not make it someone else.
     #[tracing::instrument(
         name = "pattern_runtime::preallocation.cancel",
         skip_all,
@@ -964,7 +1011,17 @@ impl<M: Preallocated> Slots<M> {
         Self::check_holder(&holder, holder_field)?;
         record(&resource, &slot);
         let mut filter = Self::key(&resource, &slot);
-        filter.insert(holder_field, holder);
+        match holder {
+            // A holder that is a copy of another document (an extended reference) is that
+            // document, whatever its copied fields say now (a rename rewrites them).
+            Bson::Document(d) if d.contains_key("_id") => {
+                let id = d.get("_id").cloned().unwrap_or(Bson::Null);
+                filter.insert(format!("{holder_field}._id"), doc! { "$eq": id });
+            }
+            holder => {
+                filter.insert(holder_field, doc! { "$eq": holder });
+            }
+        }
         self.free(filter, &resource, &slot, holder_field).await
     }
 
@@ -1337,7 +1394,7 @@ struct OtherFailures {
 fn grid_duplicates(
     e: &mongodb::error::Error,
     index: &str,
-) -> std::result::Result<u64, OtherFailures> {
+) -> std::result::Result<Vec<usize>, OtherFailures> {
     let mongodb::error::ErrorKind::InsertMany(m) = e.kind.as_ref() else {
         return Err(OtherFailures {
             total: 0,
@@ -1353,7 +1410,7 @@ fn grid_duplicates(
     };
     let others: Vec<_> = errors.iter().filter(|w| !existing(w)).collect();
     if others.is_empty() && m.write_concern_error.is_none() && !errors.is_empty() {
-        return Ok(errors.len() as u64);
+        return Ok(errors.iter().map(|w| w.index).collect());
     }
     Err(OtherFailures {
         total: errors.len() as u64,

@@ -123,7 +123,7 @@ use std::marker::PhantomData;
 use bson::{doc, Bson, Document};
 use futures_util::{Stream, StreamExt, TryStreamExt};
 use mongodb::options::ReturnDocument;
-use mongodb::{ClientSession, Database};
+use mongodb::{ClientSession, Collection, Database};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -507,14 +507,112 @@ impl crate::schema::Dependent for OwnerArrays {
     }
 }
 
+/// The children's owner field of a two-way relation, kept from the owners' documents: an owner
+/// deleted (by any pattern's handle: a tree cascade, `Computing::delete`) leaves no child naming
+/// it. Its children's field is set to `null` when it is an `Option`; otherwise the deletion is
+/// refused while children name the owner (reassign them first).
+#[derive(Debug)]
+struct ChildSides {
+    spec: &'static RelationSpec,
+}
+
+impl ChildSides {
+    /// The children's field, and whether it may hold `null`.
+    fn child_field(&self) -> (&'static str, bool) {
+        let field = self.spec.inverse().unwrap_or_default();
+        let optional = self
+            .spec
+            .target()
+            .field_by_bson_name(field)
+            .is_some_and(|f| f.rust_type().trim_start().starts_with("Option"));
+        (field, optional)
+    }
+}
+
+impl crate::schema::Dependent for ChildSides {
+    fn source(&self) -> &'static ModelSchema {
+        self.spec.model()
+    }
+
+    fn reads(&self) -> Vec<&'static str> {
+        vec![self.spec.field()]
+    }
+
+    fn pattern(&self) -> &'static str {
+        "relation"
+    }
+
+    fn deletions_only(&self) -> bool {
+        true
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{}.{} (two-way relation, the owner named by {}.{})",
+            self.spec.target().name(),
+            self.spec.inverse().unwrap_or_default(),
+            self.spec.model().name(),
+            self.spec.field()
+        )
+    }
+
+    fn apply<'a>(
+        &'a self,
+        db: &'a Database,
+        mut session: Option<&'a mut ClientSession>,
+        changes: &'a [crate::schema::Change],
+    ) -> futures_util::future::BoxFuture<'a, mongodb::error::Result<()>> {
+        Box::pin(async move {
+            let (field, optional) = self.child_field();
+            let children = self.spec.target();
+            for c in changes.iter().filter(|c| c.after.is_none()) {
+                let naming = doc! { "$or": [
+                    { field: { "$eq": c.id.clone() } },
+                    { format!("{field}._id"): { "$eq": c.id.clone() } },
+                ] };
+                if !optional {
+                    let coll: Collection<Document> = db.collection(children.collection());
+                    let count = coll.count_documents(naming.clone()).limit(1);
+                    let named = match session.as_deref_mut() {
+                        Some(s) => count.session(s).await?,
+                        None => count.await?,
+                    };
+                    if named > 0 {
+                        return Err(crate::error::refusal(Error::InvalidKey {
+                            key: field.to_owned(),
+                            reason: "a deleted owner of a two-way relation would leave children                                      naming it, and their field cannot be empty: `assign` them                                      to another owner first",
+                        }));
+                    }
+                    continue;
+                }
+                crate::derived::update_many(
+                    db,
+                    session.as_deref_mut(),
+                    children,
+                    naming,
+                    doc! { "$set": { field: Bson::Null } },
+                    Vec::new(),
+                    true,
+                )
+                .await?;
+            }
+            Ok(())
+        })
+    }
+}
+
 impl PatternSpec for RelationSpec {
-    /// The owners' arrays of a two-way relation, on its child side (the single owner field).
+    /// The two sides of a two-way relation: on the child side (the single owner field), the
+    /// owners' arrays; on the owner side (the array), the children's field of a deleted owner.
     fn dependents(
         &'static self,
         _model: &'static ModelSchema,
     ) -> Vec<Box<dyn crate::schema::Dependent>> {
-        if self.inverse().is_none() || self.is_many() {
+        if self.inverse().is_none() {
             return Vec::new();
+        }
+        if self.is_many() {
+            return vec![Box::new(ChildSides { spec: self })];
         }
         vec![Box::new(OwnerArrays { spec: self })]
     }

@@ -177,6 +177,15 @@ pub trait PatternSpec: Any + Send + Sync + fmt::Debug {
         None
     }
 
+    /// Whether another pattern's replace of a whole document must leave this pattern's
+    /// [`kept_fields`](Self::kept_fields) as stored (they derive from elsewhere: a tree's
+    /// ancestors, a count). `false` where the kept field is the document's own data with a
+    /// rule that [`document_writes`](Self::document_writes) checks in the replacement instead
+    /// (an attribute array's one item per key). Defaults to `true`.
+    fn kept_on_replace(&'static self) -> bool {
+        true
+    }
+
     /// The data this pattern keeps in `model`'s documents derived from other models' fields
     /// (copies, counts, sums): one [`Dependent`] each, listed in the
     /// [map of derived data](mod@crate::derived) so that every write of those fields, whichever
@@ -235,6 +244,25 @@ pub trait Dependent: Send + Sync + fmt::Debug + 'static {
         session: Option<&'a mut ClientSession>,
         changes: &'a [Change],
     ) -> BoxFuture<'a, mongodb::error::Result<()>>;
+
+    /// Whether it keeps data only about the source's deleted documents (the children naming a
+    /// deleted owner): then it is left out of updates and inserts, which cost nothing more.
+    fn deletions_only(&self) -> bool {
+        false
+    }
+
+    /// After a repair rewrote the source documents of `changes` (their `before` may be a value
+    /// written around the toolkit, which the derived data never saw): brings the derived data
+    /// up to date from what the sources hold now, not by the difference. By default the same as
+    /// [`apply`](Self::apply), right for data copied whole; an aggregate (a sum) recomputes.
+    fn rebuild<'a>(
+        &'a self,
+        db: &'a Database,
+        session: Option<&'a mut ClientSession>,
+        changes: &'a [Change],
+    ) -> BoxFuture<'a, mongodb::error::Result<()>> {
+        self.apply(db, session, changes)
+    }
 }
 
 /// A sample of one model's stored documents, as the doctor hands it to each of the model's

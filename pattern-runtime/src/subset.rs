@@ -301,11 +301,26 @@ async fn audit_subset(spec: &'static SubsetSpec, sample: &Sample<'_>) -> Result<
     let (mut over, mut unordered, mut miscounted) = (Vec::new(), Vec::new(), Vec::new());
     let mut largest = 0;
     let mut first_miscount: Option<String> = None;
-    let counts = match spec.count_field() {
-        Some(_) if !sample.documents.is_empty() => {
+    // The sums kept beside the subset, each compared with the full items' (like the count).
+    let sums: Vec<(&'static str, &'static str)> = spec
+        .computed()
+        .iter()
+        .filter_map(|c| match c.kind {
+            ComputedKind::Sum { item_field } => Some((c.field, item_field)),
+            _ => None,
+        })
+        .collect();
+    let counts = match (spec.count_field(), sums.is_empty()) {
+        (None, true) => None,
+        _ if sample.documents.is_empty() => None,
+        _ => {
+            let mut group = doc! { "_id": format!("${}", spec.parent_key()), "n": { "$sum": 1 } };
+            for (i, (_, item_field)) in sums.iter().enumerate() {
+                group.insert(format!("s{i}"), doc! { "$sum": format!("${item_field}") });
+            }
             let pipeline = vec![
                 doc! { "$match": { spec.parent_key(): { "$in": sample.ids() } } },
-                doc! { "$group": { "_id": format!("${}", spec.parent_key()), "n": { "$sum": 1 } } },
+                doc! { "$group": group },
             ];
             let found: Vec<Document> = sample
                 .db
@@ -317,7 +332,6 @@ async fn audit_subset(spec: &'static SubsetSpec, sample: &Sample<'_>) -> Result<
                 .await?;
             Some(found)
         }
-        _ => None,
     };
     for parent in sample.documents {
         let Some(id) = parent.get("_id") else {
@@ -334,10 +348,32 @@ async fn audit_subset(spec: &'static SubsetSpec, sample: &Sample<'_>) -> Result<
         if items.windows(2).any(|w| out_of_order(spec, w[0], w[1])) {
             unordered.push(id.clone());
         }
-        if let (Some(counts), Some(field)) = (&counts, spec.count_field()) {
-            let full = counts
-                .iter()
+        let totals = counts.as_ref().and_then(|c| {
+            c.iter()
                 .find(|c| c.get("_id").map(id_key) == Some(id_key(id)))
+        });
+        let sums_differ = counts.is_some()
+            && sums.iter().enumerate().any(|(i, (field, _))| {
+                let full = totals
+                    .and_then(|t| t.get(format!("s{i}")))
+                    .and_then(number)
+                    .unwrap_or(0.0);
+                let stored = parent.get(*field).and_then(number);
+                !stored.is_some_and(|s| (s - full).abs() <= 1e-9 * s.abs().max(full.abs()).max(1.0))
+            });
+        if sums_differ {
+            first_miscount.get_or_insert_with(|| {
+                let fields: Vec<&str> = sums.iter().map(|(f, _)| *f).collect();
+                format!(
+                    "`_id` {id}: `{}` disagrees with the items of `{}`",
+                    fields.join("`, `"),
+                    spec.full_collection()
+                )
+            });
+            miscounted.push(id.clone());
+        }
+        if let (Some(_), Some(field), false) = (&counts, spec.count_field(), sums_differ) {
+            let full = totals
                 .and_then(|c| c.get("n"))
                 .and_then(number)
                 .unwrap_or(0.0);
@@ -410,6 +446,35 @@ async fn audit_subset(spec: &'static SubsetSpec, sample: &Sample<'_>) -> Result<
         );
     }
     Ok(findings)
+}
+
+/// Whether two stored values hold the same data as the server compares it: numbers by value
+/// whatever their width (an `Int32` written where `E` writes an `Int64`), documents field by
+/// field, arrays item by item, anything else as the same bytes.
+fn same_stored(a: &Bson, b: &Bson) -> bool {
+    match (a, b) {
+        (Bson::Document(x), Bson::Document(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_stored(v, w)))
+        }
+        (Bson::Array(x), Bson::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same_stored(v, w))
+        }
+        (Bson::Int32(_) | Bson::Int64(_), Bson::Int32(_) | Bson::Int64(_)) => {
+            let int = |v: &Bson| match v {
+                Bson::Int32(n) => i64::from(*n),
+                Bson::Int64(n) => *n,
+                _ => 0,
+            };
+            int(a) == int(b)
+        }
+        _ => match (number(a), number(b)) {
+            #[allow(clippy::float_cmp)] // the same number, as the server compares it
+            (Some(x), Some(y)) => x == y || (x.is_nan() && y.is_nan()),
+            _ => crate::finding::same_value(Some(a), Some(b)),
+        },
+    }
 }
 
 /// Whether `b` comes before `a` in the subset's order (values the check cannot compare are
@@ -1075,9 +1140,11 @@ where
     }
 
     /// Reads every parent, a page at a time, and reports those whose subset is over its
-    /// limit, out of order, or whose counters disagree with the full collection
+    /// limit, out of order, or whose count or sums disagree with the full collection
     /// ([`Check::SubsetDrift`], listing them), as the [doctor](mod@crate::doctor) does over a
-    /// sample. Writes nothing.
+    /// sample; then those whose embedded items are not what `E::from` makes of the first full
+    /// items now (one indexed `find` per parent; the doctor, which has no `E`, cannot see
+    /// this). Writes nothing.
     #[tracing::instrument(
         name = "pattern_runtime::subset.check",
         skip_all,
@@ -1085,7 +1152,76 @@ where
         err(level = "debug")
     )]
     pub async fn check(&self) -> Result<crate::finding::CheckReport> {
-        crate::maintenance::check(&self.db, &[(P::SCHEMA, self.spec as &dyn PatternSpec)]).await
+        let mut report =
+            crate::maintenance::check(&self.db, &[(P::SCHEMA, self.spec as &dyn PatternSpec)])
+                .await?;
+        if let Some(stale) = self.stale_items(&report.documents()).await? {
+            report.findings.push(stale);
+        }
+        Ok(report)
+    }
+
+    /// The parents (not already listed in `listed`) whose embedded items are not what
+    /// `E::from` makes of the first items of the full collection now (a full item changed
+    /// around the toolkit), as a finding; one indexed `find` of the first items per parent.
+    /// What the doctor cannot see: it has no `E` to convert with.
+    async fn stale_items(&self, listed: &[Bson]) -> Result<Option<Finding>> {
+        let field = self.spec.field();
+        let listed: std::collections::HashSet<String> = listed.iter().map(id_key).collect();
+        let mut parents = self
+            .parents()
+            .find(doc! {})
+            .projection(doc! { "_id": 1, field: 1 })
+            .sort(doc! { "_id": 1 })
+            .await?;
+        let (mut examined, mut stale) = (0usize, Vec::new());
+        while let Some(parent) = parents.try_next().await? {
+            let Some(id) = parent.get("_id") else {
+                continue;
+            };
+            if listed.contains(&id_key(id)) {
+                continue;
+            }
+            examined += 1;
+            let expected = self.first_items(None, id).await?;
+            let agrees = match parent.get(field) {
+                Some(Bson::Array(items)) => {
+                    items.len() == expected.len()
+                        && items.iter().zip(&expected).all(|(a, b)| same_stored(a, b))
+                }
+                None | Some(Bson::Null) => expected.is_empty(),
+                Some(_) => false,
+            };
+            if !agrees {
+                stale.push(id.clone());
+            }
+        }
+        if stale.is_empty() {
+            return Ok(None);
+        }
+        let rust = P::SCHEMA
+            .field_by_bson_name(field)
+            .map_or(field, |f| f.rust_name());
+        Ok(Some(Finding {
+            check: Check::SubsetDrift,
+            model: Some(P::SCHEMA.name()),
+            collection: P::SCHEMA.collection().to_owned(),
+            subject: field.to_owned(),
+            figure: format!(
+                "{} of {examined} documents embed items that are not the first items of `{}` \
+                 as they are now; {}",
+                stale.len(),
+                self.spec.full_collection(),
+                examples(&stale)
+            ),
+            fix: format!(
+                "`{}::{rust}_subset(&db).repair()` (or `rebuild(parent_id)` for each), which \
+                 refills the subset from `{}`",
+                P::SCHEMA.name(),
+                self.spec.full_collection()
+            ),
+            documents: stale,
+        }))
     }
 
     /// [`check`](Self::check), then [`rebuild`](Self::rebuild) of each parent it lists, then a
@@ -1097,8 +1233,7 @@ where
         err(level = "debug")
     )]
     pub async fn repair(&self) -> Result<crate::finding::RepairReport> {
-        let targets = [(P::SCHEMA, self.spec as &dyn PatternSpec)];
-        let found = crate::maintenance::check(&self.db, &targets).await?;
+        let found = self.check().await?;
         let mut repaired = 0;
         for id in found.documents() {
             match self.rebuild(id).await {
@@ -1107,7 +1242,9 @@ where
                 Err(e) => return Err(e),
             }
         }
-        crate::maintenance::after_repair(&self.db, &targets, repaired).await
+        let left = self.check().await?.findings;
+        tracing::info!(repaired, left = left.len(), "repaired");
+        Ok(crate::finding::RepairReport { repaired, left })
     }
 
     /// Recomputes the embedded array and every computed field from the full collection: the repair
@@ -1133,7 +1270,9 @@ where
             let watch = self.watch_parent(s.as_deref_mut(), &parent_id).await?;
             let done = self.write_rebuild(s.as_deref_mut(), &parent_id).await?;
             if let Some(watch) = watch {
-                watch.after(&self.db, s).await?;
+                // The counters before may have been written around the toolkit: what derives
+                // from them is rebuilt, not moved by the difference.
+                watch.rebuilt(&self.db, s).await?;
             }
             Ok(done)
         })?;

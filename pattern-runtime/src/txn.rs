@@ -53,6 +53,9 @@ macro_rules! transact {
                     $body.await
                 };
                 $crate::txn::trace::in_caller_transaction(&result);
+                if let ::core::result::Result::Err(e) = &result {
+                    $crate::txn::Transaction::failed(tx, &mut guard, e).await;
+                }
                 result.map_err($crate::error::Error::from)
             }
             ::core::option::Option::None => $crate::txn::transact!($db, |$session| $body),
@@ -210,10 +213,13 @@ pub(crate) use collect_in;
 ///   [`InvalidValue`], [`InvalidKey`], [`NotFound`] of a slot or a node found by a read, ...):
 ///   the transaction goes on, and may still commit the operations that succeeded;
 /// - an error from the server ([`DuplicateKey`], [`DocumentTooLarge`] from the server, a write
-///   conflict): MongoDB ends the transaction there. Abort it; run it again only when
-///   [`Error::is_transient`](crate::Error::is_transient) said so for *that* error (a later
-///   `commit` fails with `NoSuchTransaction`, which is labelled transient too: retrying a
-///   transaction whose first error was a duplicate key would fail the same way for ever).
+///   conflict) or the network: MongoDB ends the transaction there, and nothing written in it
+///   is kept. The operation returns that error, typed; from then on the transaction is
+///   [`ended`](Transaction::ended) (`aborted by the server`): bound handles send nothing and
+///   `commit` returns [`Error::TransactionEnded`](crate::Error::TransactionEnded), which is not
+///   transient. Run the whole transaction again only when
+///   [`Error::is_transient`](crate::Error::is_transient) said so for the operation's error (a
+///   write conflict): a duplicate key would fail the same way again.
 ///
 /// Once committed or aborted, a handle still bound to it sends nothing:
 /// [`Error::TransactionEnded`](crate::Error::TransactionEnded). So does a second `commit` or
@@ -246,8 +252,13 @@ pub struct Transaction {
     ended: std::sync::Arc<std::sync::atomic::AtomicU8>,
 }
 
+/// The server's code for an operation naming a transaction it no longer has.
+const NO_SUCH_TRANSACTION: i32 = 251;
+
 const COMMITTED: u8 = 1;
 const ABORTED: u8 = 2;
+/// An operation in it failed at the server (or the network): the server aborted it.
+const FAILED: u8 = 3;
 
 impl std::fmt::Debug for Transaction {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -296,7 +307,42 @@ impl Transaction {
         match self.ended.load(std::sync::atomic::Ordering::Acquire) {
             COMMITTED => Some("committed"),
             ABORTED => Some("aborted"),
+            FAILED => Some("aborted by the server"),
             _ => None,
+        }
+    }
+
+    /// After an operation in the transaction returned `error`: an error of the server's or of
+    /// the network (not a refusal of the toolkit's) ended the transaction at the server, so it
+    /// is marked ended and aborted on the client's side too.
+    pub(crate) async fn failed(
+        &self,
+        session: &mut mongodb::ClientSession,
+        error: &mongodb::error::Error,
+    ) {
+        if matches!(*error.kind, mongodb::error::ErrorKind::Custom(_))
+            && !error
+                .get_custom::<crate::error::Refusal>()
+                .is_some_and(|r| r.ends_transaction)
+        {
+            return; // the toolkit's own refusal, made before the operation wrote anything
+        }
+        if self
+            .ended
+            .compare_exchange(
+                0,
+                FAILED,
+                std::sync::atomic::Ordering::AcqRel,
+                std::sync::atomic::Ordering::Acquire,
+            )
+            .is_ok()
+        {
+            let _ = session.abort_transaction().await;
+            tracing::debug!(
+                target: "pattern_runtime::txn",
+                error = %error,
+                "caller's transaction ended by the server: an operation in it failed"
+            );
         }
     }
 
@@ -306,7 +352,18 @@ impl Transaction {
         if let Some(how) = self.ended() {
             return Err(crate::error::Error::TransactionEnded { how });
         }
-        self.session.lock().await.commit_transaction().await?;
+        let mut session = self.session.lock().await;
+        if let Err(e) = session.commit_transaction().await {
+            if crate::error::server_code(&e) == Some(NO_SUCH_TRANSACTION) {
+                // Ended at the server (an operation's error, a time limit) by an operation the
+                // toolkit did not see fail (the driver's own, through `session()`).
+                self.failed(&mut session, &e).await;
+                return Err(crate::error::Error::TransactionEnded {
+                    how: "aborted by the server",
+                });
+            }
+            return Err(e.into());
+        }
         self.ended
             .store(COMMITTED, std::sync::atomic::Ordering::Release);
         tracing::debug!(target: "pattern_runtime::txn", "caller's transaction committed");
@@ -314,7 +371,12 @@ impl Transaction {
     }
 
     /// Aborts the transaction: nothing written in it is kept.
+    ///
+    /// Aborting a transaction the server already ended (`aborted by the server`) is `Ok`.
     pub async fn abort(&self) -> crate::error::Result<()> {
+        if self.ended.load(std::sync::atomic::Ordering::Acquire) == FAILED {
+            return Ok(());
+        }
         if let Some(how) = self.ended() {
             return Err(crate::error::Error::TransactionEnded { how });
         }

@@ -295,7 +295,7 @@ impl<M: Versioned> ModelCollection<M> {
             tracing::Span::current().record("id", tracing::field::display(id));
         }
         check_archivable::<M>(&d)?;
-        if derived::has_dependents(M::SCHEMA, None) || self.transaction().is_some() {
+        if derived::has_insert_dependents(M::SCHEMA) || self.transaction().is_some() {
             // With what derives from it (counts, ...), in one transaction.
             let raw = self.documents();
             transact!(self.database(), self.transaction(), |s| async {

@@ -83,7 +83,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
     /// Inserts holder documents, and what derives from them (a count of the holders in each
     /// node, ...) in the same transaction when something does; one plain `insert` otherwise.
     async fn insert_docs(&self, docs: Vec<Document>) -> Result<()> {
-        if self.tx.is_none() && !derived::has_dependents(H::SCHEMA, None) {
+        if self.tx.is_none() && !derived::has_insert_dependents(H::SCHEMA) {
             match <[Document; 1]>::try_from(docs) {
                 Ok([one]) => self.raw().insert_one(one).await.map(drop)?,
                 Err(docs) => self.raw().insert_many(docs).await.map(drop)?,

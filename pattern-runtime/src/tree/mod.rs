@@ -396,6 +396,72 @@ impl HolderSpec {
         HolderSpec { parts }
     }
 
+    /// Writes into each of `docs` (holders about to be inserted by another pattern: a grid's
+    /// allocation) the path of the node it names, read in one query, as `Holders::insert`
+    /// would; [`Error::NoNode`](crate::Error::NoNode) when a node is missing. A move racing the
+    /// insert can leave a path behind: `Tree::repair` (and the doctor) find it.
+    pub(crate) async fn set_paths(
+        &'static self,
+        db: &mongodb::Database,
+        docs: &mut [Document],
+    ) -> crate::error::Result<()> {
+        let tree = self.tree();
+        let mut nodes: Vec<Bson> = Vec::new();
+        for d in docs.iter() {
+            match d.get(self.node()) {
+                None | Some(Bson::Null) => {}
+                Some(node) => {
+                    crate::literal::check_id(self.node(), node)?;
+                    if !nodes
+                        .iter()
+                        .any(|n| crate::finding::id_key(n) == crate::finding::id_key(node))
+                    {
+                        nodes.push(node.clone());
+                    }
+                }
+            }
+        }
+        let mut paths: std::collections::HashMap<String, Vec<Bson>> =
+            std::collections::HashMap::new();
+        if !nodes.is_empty() {
+            let found: Vec<Document> = db
+                .collection::<Document>(tree.collection())
+                .find(doc! { tree.key(): { "$in": nodes.clone() } })
+                .projection(doc! { tree.key(): 1, tree.ancestors(): 1 })
+                .await?
+                .try_collect()
+                .await?;
+            for n in found {
+                let Some(key) = n.get(tree.key()).cloned() else {
+                    continue;
+                };
+                let mut path = match n.get(tree.ancestors()) {
+                    Some(Bson::Array(a)) => a.clone(),
+                    _ => Vec::new(),
+                };
+                path.push(key.clone());
+                paths.insert(crate::finding::id_key(&key), path);
+            }
+        }
+        for d in docs.iter_mut() {
+            let path = match d.get(self.node()) {
+                None | Some(Bson::Null) => Vec::new(),
+                Some(node) => match paths.get(&crate::finding::id_key(node)) {
+                    Some(path) => path.clone(),
+                    None => {
+                        return Err(crate::error::Error::NoNode {
+                            collection: tree.collection().to_owned(),
+                            key: tree.key(),
+                            value: Box::new(node.clone()),
+                        })
+                    }
+                },
+            };
+            d.insert(self.path(), path);
+        }
+        Ok(())
+    }
+
     /// The holder model's name.
     pub fn model(&self) -> &'static str {
         self.parts.model
