@@ -246,13 +246,21 @@
 //! [`Computing`] or a polymorphic variant, rebuilds its parents' subsets in the same
 //! transaction: one read of the first items and one `$group` per parent). Each pattern's own
 //! fields are kept by its own handle: another handle's update of them is refused (below).
-//! [`Slots::allocate`] inserts outside the map (below).
+//! A two-way relation's children also follow their owner: an owner deleted through any handle
+//! (a tree cascade, [`Computing`]) leaves no child naming it (an optional side is set to
+//! `null`; a required one refuses the deletion while children name it).
+//! [`Slots::allocate`] hands each batch's new slots to the map after the batch (below).
+//!
+//! A write that points a document at a count's or sum's target that does not exist (an
+//! insert, a booking, a `by` moved) is [`Error::NotFound`] with nothing written, through
+//! every handle; a document that pointed at a target since deleted stays writable (the
+//! [`computed`] module docs). A sum that would leave the 64-bit range is
+//! [`Error::InvalidValue`] naming the field, nothing written.
 //!
 //! Every pair of patterns is tested against the server, each write of each pattern then every
 //! `check()` and the doctor: `tests/pairs_tree.rs`, `tests/pairs_versioned.rs`,
 //! `tests/pairs_collections.rs`, `tests/pairs_derived.rs` (each file opens with its table of
-//! pairs; an `#[ignore]`d test there reproduces a known bug), and `tests/compose.rs`,
-//! `tests/compose_tx.rs` for the combinations below.
+//! pairs), and `tests/compose.rs`, `tests/compose_tx.rs` for the combinations below.
 //!
 //! | combination | what holds | where it is tested |
 //! | --- | --- | --- |
@@ -273,6 +281,13 @@
 //! | subset parent's array or counters copied or summed by another model | `push`, `remove`, `rebuild` keep them | `tests/pairs_derived.rs` |
 //! | a field another pattern keeps (a tree's parent, ancestors and key; a holder's node and path; a computed value; a subset's array and counters; an outlier's items, count and flag; an attribute array; a two-way side; a slot's holder and bitmap) written through another handle's update or a subset push's `set` | refused ([`Error::InvalidKey`] naming the operation to use), nothing written | `tests/newcomer_compose.rs`, `tests/newcomer_check.rs` |
 //! | a tree node inserted, replaced or deleted, or a holder inserted or replaced, through [`Computing`] or [`References`] | refused ([`Error::InvalidKey`]): `Tree` and `Holders` compute the ancestors and paths | `tests/pairs_tree.rs` |
+//! | a whole document replaced ([`Computing::replace`], [`References::replace`]) with another value in a field a pattern keeps (a tree's key or parent, a holder's node, a computed value, an outlier's count, a subset's items, a two-way side) | refused ([`Error::InvalidKey`]), nothing written; the kept fields ride in the replace's filter, so a replace that keeps them costs nothing more. An attribute array may change in a replace, one item per key (checked before sending) | `tests/pairs_tree.rs`, `tests/pairs_derived.rs` |
+//! | grid slots that are tree holders, allocated | refused ([`Error::InvalidKey`]) for a slot in a node: insert it through `Holders::insert` (which computes its path), or allocate it in no node and place it | `tests/pairs_tree.rs` |
+//! | a subset whose full items are grid slots (the holder embedded) | `allocate`, `book`, `book_all`, `cancel`, `release` keep the parents' items and counts | `tests/pairs_collections.rs` |
+//! | a grid whose holder is an extended-reference copy | `cancel` finds the holder by the copy's `_id`, whatever a rename rewrote since | `tests/pairs_derived.rs` |
+//! | tree nodes or holders that are two-way sides | a cascade deleting a child pulls it from its owner's array; deleting an owner empties its children's side | `tests/pairs_tree.rs` |
+//! | a computed sum, min or max of an `#[approximate]` counter; a kept copy of one | refused at compile time: a counter's events are single `$inc`s nothing follows (a count of the documents, and a `snapshot` copy, are accepted) | `tests/ui/computed/sum_of_counter.rs`, `tests/ui/extended_ref/copied_counter.rs` |
+//! | a two-way relation whose side is an extended-reference copy | refused at compile time: `assign` and `repair` write bare `_id`s there | `tests/ui/relation/two_way_extended_ref.rs` |
 //! | versioned model + [`Computing`] | refused at compile time: its own writes keep the computed fields and archive the revisions | `tests/ui/computed/versioned_source.rs` |
 //! | versioned model + [`References`] writes | refused at compile time (`References::<M>::new(&db)` still checks and repairs its copies) | `tests/ui/extended_ref/versioned_source.rs` |
 //! | versioned model + outlier, subset, attribute, approximate counter, preallocated grid, two-way relation, tree or holder, `propagate` copy held | refused at compile time: their writes would change the document without a new version, and the next `save` would undo them | `tests/ui`: `outlier`, `subset`, `attribute`, `approximation`, `computed` (`with_versioning.rs`), `relation/two_way_versioned.rs`, `extended_ref/versioned_holder.rs` |
@@ -286,10 +301,7 @@
 //! cascade) takes them with it (the outlier's entry in the map reads the `_id`: only inserts and
 //! deletes reach it).
 //!
-//! Known gaps, each reproduced by an ignored test in the pair files: a tree cascade deleting an
-//! owner leaves its two-way children naming it; a subset of a grid's slots does not see
-//! `allocate`; a counter declared on a field copied or summed by another model is not watched
-//! (declare none).//!
+//!
 //! Several operations, of several patterns, run in one caller's [`Transaction`]: bind each
 //! handle with `in_transaction(&tx)`, then commit or abort. Aborted, nothing is kept; committed,
 //! every write and everything derived from it is there (`tests/compose.rs` books a night,
@@ -303,18 +315,22 @@
 //! [`ShardedCounter`](approximation::ShardedCounter) and
 //! [`ShardedField`](approximation::ShardedField). A
 //! [`BatchedCounter`](approximation::BatchedCounter) has none: one of its writes carries the
-//! events of every caller since its last flush. See [`Transaction`] for which errors end it.
+//! events of every caller since its last flush. An error of the server's ends the transaction
+//! (MongoDB has no savepoints), and so does a refusal made once the operation had written
+//! (a count's missing target, found by the count's write): the operation returns the typed
+//! error, and the transaction is then ended, nothing of it kept. See [`Transaction`].
 //!
 //! Writes that do not go through the map (documented on each): approximate counters (a copy
 //! or a sum of one would cost each counted event a transaction and two reads, which the
-//! pattern exists to avoid: declare none), bucket documents (no model derives data from
-//! them), [`Slots::allocate`] (free slots, inserted 1 000 at a time with duplicates skipped,
-//! outside any transaction), and the tree's and the two-way relation's `repair()` (they
-//! rewrite only the pattern's own fields). The driver's collection is an explicit choice,
+//! pattern exists to avoid: refused at compile time), bucket documents (no model derives data
+//! from them), and the tree's and the two-way relation's `repair()` (they rewrite only the
+//! pattern's own fields). [`Slots::allocate`] inserts free slots 1 000 at a time with
+//! duplicates skipped, outside any transaction: what derives from the slots gets each batch's
+//! new ones after it. The driver's collection is an explicit choice,
 //! [`ModelCollection::raw`]: its writes keep nothing, the doctor reports the drift they leave,
-//! and each pattern's repair call fixes it. After such a write, repair the pattern that was
-//! written around first, then the computed fields derived from it (`ComputedFields::repair`):
-//! a repair moves what derives from it by the difference it writes.
+//! and each pattern's repair call fixes it. A repair's writes rebuild what derives from them
+//! (a sum is recomputed from its sources, not moved by the difference the repair wrote), so
+//! repairs may run in any order.
 //!
 //! # One check and repair
 //!
@@ -449,9 +465,9 @@ pub mod __private {
         Granularity, KeepsMeasurements, Measurement, SeriesParts, SeriesSpec, Storage, SummarySpec,
     };
     pub use crate::checks::{
-        contains_str, passes, str_eq, unless, ModelProbe, Probe as CheckProbe, ProbeBool, ProbeFloat,
-        ProbeInteger, ProbeNumeric, ProbeOptional, ProbeOther as ProbeOtherCheck, ProbeUnversioned,
-        ProbeVersioned,
+        contains_str, passes, str_eq, unless, ModelProbe, Probe as CheckProbe, ProbeBool,
+        ProbeFloat, ProbeInteger, ProbeNumeric, ProbeOptional, ProbeOther as ProbeOtherCheck,
+        ProbeUnversioned, ProbeVersioned,
     };
     pub use crate::computed::{Aggregate, ComputedFields, ComputedFromParts, ComputedFromSpec};
     pub use crate::extended_ref::slot::{
