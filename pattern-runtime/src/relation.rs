@@ -1377,9 +1377,11 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
     /// Makes `owner` the owner of `child`, in one transaction: `owner`'s array gains the child,
     /// the child's field names `owner`, and every other array listing the child loses it.
     ///
-    /// [`Error::NotFound`] when the child or the new owner does not exist; nothing is written
-    /// then. (Without transactions, a missing child is found after the owner's array gained
-    /// it: [`repair`](TwoWay::repair) removes such entries.)
+    /// [`Error::NotFound`] when the child or the new owner does not exist;
+    /// [`Error::InvalidValue`] when either id would not act as an equality (an operator
+    /// document, a regex, ...: see "What the toolkit sends" in the crate docs); nothing is
+    /// written then. (Without transactions, a missing child is found after the owner's array
+    /// gained it: [`repair`](TwoWay::repair) removes such entries.)
     pub async fn assign(&self, child: &S::Id, owner: &T::Id) -> Result<Assigned> {
         let spec = self.relation.spec;
         let span = tracing::info_span!(
@@ -1399,6 +1401,10 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
 
     async fn assign_inner(&self, child: Bson, owner: Bson) -> Result<Assigned> {
         let spec = self.relation.spec;
+        // Both go into filters (`{_id: owner}`, `{tasks: child}`): an operator document or a
+        // regex there would match other documents.
+        crate::literal::check_id("_id", &child)?;
+        crate::literal::check_id(spec.field(), &owner)?;
         // The owner field may be kept by another pattern too (a grid's holder: book it).
         crate::derived::check_kept_except(spec.model(), [spec.field()], &|s| {
             (s as &dyn std::any::Any).is::<RelationSpec>()
