@@ -1020,28 +1020,53 @@ impl Feed {
             }
         }
         let all: Vec<&'static ComputedFromSpec> = self.specs.clone();
-        let collection = self.target_collection(db);
         for target in targets {
-            let values = aggregate_one(db, s.as_deref_mut(), self, &target, &all).await?;
-            let watch = self
-                .watch_target(db, s.as_deref_mut(), &target, false)
-                .await?;
-            let write = collection.update_one(
-                doc! { "_id": target.clone() },
-                doc! { "$set": values.clone() },
-            );
-            let result = in_session!(write, s.as_deref_mut())?;
-            if let Some(watch) = watch {
-                watch.after(db, s.as_deref_mut()).await?;
-            }
-            tracing::debug!(
-                target_collection = self.target.collection(),
-                target_id = %target,
-                values = %values,
-                matched = result.matched_count,
-                "computed fields recomputed after a repair of their sources"
-            );
+            self.recompute_target(
+                db,
+                s.as_deref_mut(),
+                &target,
+                &all,
+                "a repair of the sources",
+            )
+            .await?;
         }
+        Ok(())
+    }
+
+    /// Recomputes `specs` of the target `target` from its sources (one `$group`) and writes
+    /// them (`$set`), what derives from them following; `why` goes into the event.
+    async fn recompute_target(
+        &self,
+        db: &Database,
+        mut s: Option<&mut ClientSession>,
+        target: &Bson,
+        specs: &[&'static ComputedFromSpec],
+        why: &'static str,
+    ) -> mongodb::error::Result<()> {
+        let values = aggregate_one(db, s.as_deref_mut(), self, target, specs).await?;
+        let extremes = specs
+            .iter()
+            .all(|spec| matches!(spec.aggregate(), Aggregate::Min | Aggregate::Max));
+        let watch = self
+            .watch_target(db, s.as_deref_mut(), target, extremes)
+            .await?;
+        let collection = self.target_collection(db);
+        let write = collection.update_one(
+            doc! { "_id": target.clone() },
+            doc! { "$set": values.clone() },
+        );
+        let result = in_session!(write, s.as_deref_mut())?;
+        if let Some(watch) = watch {
+            watch.after(db, s).await?;
+        }
+        tracing::debug!(
+            target_collection = self.target.collection(),
+            target_id = %target,
+            values = %values,
+            matched = result.matched_count,
+            after = why,
+            "computed fields recomputed from their sources"
+        );
         Ok(())
     }
 
@@ -1131,25 +1156,8 @@ impl Feed {
                 }
             }
             if !redo.is_empty() {
-                let values = aggregate_one(db, s.as_deref_mut(), feed, &target, &redo).await?;
-                let watch = self
-                    .watch_target(db, s.as_deref_mut(), &target, true)
+                self.recompute_target(db, s.as_deref_mut(), &target, &redo, "a removal")
                     .await?;
-                let write = targets.update_one(
-                    doc! { "_id": target.clone() },
-                    doc! { "$set": values.clone() },
-                );
-                let result = in_session!(write, s.as_deref_mut())?;
-                if let Some(watch) = watch {
-                    watch.after(db, s.as_deref_mut()).await?;
-                }
-                tracing::debug!(
-                    target_collection = feed.target.collection(),
-                    target_id = %target,
-                    values = %values,
-                    matched = result.matched_count,
-                    "min/max recomputed from the sources after a removal"
-                );
             }
         }
         Ok(())
