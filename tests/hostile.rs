@@ -3099,6 +3099,38 @@ async fn tree_test() {
                 },
             )
             .await;
+        // `Tree::repair` with the node's ancestors and the item's path written wrong around the
+        // toolkit: it writes back exactly what it had, the hostile key as data.
+        {
+            let nodes = db.collection::<Document>(N);
+            nodes
+                .update_one(
+                    doc! { "name": { "$eq": v.clone() } },
+                    doc! { "$set": { "ancestors": ["bogus"] } },
+                )
+                .await
+                .unwrap();
+            db.collection::<Document>(I)
+                .update_one(doc! { "_id": 3_i64 }, doc! { "$set": { "path": [] } })
+                .await
+                .unwrap();
+            let drifted = snap(&db).await;
+            let want = tree_docs(&s);
+            l.judge(
+                "Tree::repair",
+                &input,
+                &drifted,
+                tree.repair(),
+                |r, after| {
+                    if r.is_clean() {
+                        exactly(&want, &tree_docs(after))
+                    } else {
+                        Err(format!("left {r:?}"))
+                    }
+                },
+            )
+            .await;
+        }
         let s = l
             .read(
                 "Tree::get (its node)",
