@@ -490,9 +490,6 @@ fn pointer(doc: Option<&Document>, by: &str) -> Option<Bson> {
 
 // ----- the writes of a source -----
 
-/// The server's code for a value an operator cannot apply (an `$inc` that would overflow).
-const BAD_VALUE: i32 = 2;
-
 /// Why a transaction body gave up: returned as its error, so the transaction is aborted and
 /// nothing it wrote is kept.
 #[derive(Debug, Clone)]
@@ -1123,24 +1120,10 @@ impl Feed {
         for (target, update, must_exist, redo) in writes {
             if !update.is_empty() {
                 let write = targets.update_one(doc! { "_id": target.clone() }, update.clone());
-                let result = match in_session!(write, s.as_deref_mut()) {
-                    Ok(result) => result,
-                    // `$inc` past the integer's range: the server refuses it (BadValue).
-                    Err(e) if crate::error::server_code(&e) == Some(BAD_VALUE) => {
-                        let fields: Vec<&str> = feed.specs.iter().map(|s| s.field()).collect();
-                        return Err(crate::error::refusal_after_write(Error::InvalidValue {
-                            field: fields.join(", "),
-                            reason: format!(
-                                "the server refused to move {}.{} of `{target}` by this \
-                                 document ({}): a sum would leave the 64-bit integer range",
-                                feed.target.name(),
-                                fields.join(", "),
-                                crate::error::server_message(&e),
-                            ),
-                        }));
-                    }
-                    Err(e) => return Err(e),
-                };
+                let fields: Vec<&str> = feed.specs.iter().map(|s| s.field()).collect();
+                let what = format!("{}.{} of `{target}`", feed.target.name(), fields.join(", "));
+                let result = in_session!(write, s.as_deref_mut())
+                    .map_err(|e| crate::error::inc_overflow(e, &fields, &what))?;
                 tracing::debug!(
                     target_collection = feed.target.collection(),
                     target_id = %target,

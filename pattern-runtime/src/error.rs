@@ -306,8 +306,9 @@ pub enum Error {
     /// outside any transaction).
     #[error("the transaction was {how}: start a new one (`Transaction::start`) and bind the handles to it")]
     TransactionEnded {
-        /// `committed`, `aborted`, or `aborted by the server` (an operation in it failed at
-        /// the server, which ends a MongoDB transaction).
+        /// `committed`, `aborted`, `aborted by the server` (an operation in it failed at the
+        /// server, which ends a MongoDB transaction) or `aborted after a refusal` (an operation
+        /// in it was refused once it had written).
         how: &'static str,
     },
 
@@ -543,6 +544,13 @@ pub(crate) struct Refusal {
     /// Whether the operation had written (or the server refused a command) before it: a
     /// caller's transaction it ran in then holds part of the operation, so it is ended.
     pub(crate) ends_transaction: bool,
+    /// Whether it tells of a command the server refused (which ended the transaction there).
+    by_server: bool,
+}
+
+/// Whether `r` tells of a command the server refused.
+pub(crate) fn refused_by_server(r: &Refusal) -> bool {
+    r.by_server
 }
 
 /// `error` as a driver error that aborts a transaction body and converts back into itself.
@@ -550,6 +558,7 @@ pub(crate) fn refusal(error: Error) -> mongodb::error::Error {
     mongodb::error::Error::custom(Refusal {
         error: std::sync::Mutex::new(Some(error)),
         ends_transaction: false,
+        by_server: false,
     })
 }
 
@@ -559,12 +568,46 @@ pub(crate) fn refusal_after_write(error: Error) -> mongodb::error::Error {
     mongodb::error::Error::custom(Refusal {
         error: std::sync::Mutex::new(Some(error)),
         ends_transaction: true,
+        by_server: false,
+    })
+}
+
+/// The server's code for a value an operator cannot apply (an `$inc` past the 64-bit range).
+const BAD_VALUE: i32 = 2;
+
+/// `e` from an update whose `$inc` keeps `fields` of `what`: the server's refusal of an `$inc`
+/// that would leave the 64-bit range (`BadValue`) as [`Error::InvalidValue`] naming the fields;
+/// any other error as it is. The server refused a command, so a caller's transaction is over.
+pub(crate) fn inc_overflow(
+    e: mongodb::error::Error,
+    fields: &[&str],
+    what: &str,
+) -> mongodb::error::Error {
+    if server_code(&e) != Some(BAD_VALUE) {
+        return e;
+    }
+    mongodb::error::Error::custom(Refusal {
+        error: std::sync::Mutex::new(Some(Error::InvalidValue {
+            field: fields.join(", "),
+            reason: format!(
+                "the server refused to add to {what} ({}): a sum would leave the 64-bit \
+                 integer range",
+                server_message(&e),
+            ),
+        })),
+        ends_transaction: true,
+        by_server: true,
     })
 }
 
 /// `e` as it ends a caller's transaction: a [`refusal`] becomes a [`refusal_after_write`]
 /// (what a dependent refuses comes after the write it derives from); any other error as it is.
 pub(crate) fn after_write(e: mongodb::error::Error) -> mongodb::error::Error {
+    if e.get_custom::<Refusal>()
+        .is_some_and(|r| r.ends_transaction)
+    {
+        return e;
+    }
     let taken = e.get_custom::<Refusal>().and_then(|r| {
         r.error
             .lock()

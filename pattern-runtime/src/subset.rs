@@ -880,8 +880,16 @@ where
     fn validate_set(&self, set: &Document) -> Result<()> {
         crate::error::check_encodable("the `set` of a push", set)?;
         let spec = &self.spec.parts;
-        for key in set.keys() {
+        for (key, value) in set {
             validate_key(key)?;
+            // Stored as given: no `$` or `.` keys inside, as in the items.
+            crate::literal::check_value(key, value)?;
+            if key == "_id" || key.starts_with("_id.") {
+                return Err(Error::InvalidKey {
+                    key: key.clone(),
+                    reason: "a document's `_id` never changes",
+                });
+            }
             if key == spec.field || spec.computed.iter().any(|c| c.field == key) {
                 return Err(Error::InvalidKey {
                     key: key.clone(),
@@ -892,6 +900,14 @@ where
         // Nor what another pattern keeps in the parent (a tree's parent, a computed value).
         derived::check_kept(P::SCHEMA, set.keys().map(String::as_str))?;
         Ok(())
+    }
+
+    /// `e` from the parent's update: an `$inc` of the counters past the 64-bit range as
+    /// [`Error::InvalidValue`] naming them.
+    fn overflow(&self, e: mongodb::error::Error) -> mongodb::error::Error {
+        let fields: Vec<&str> = self.spec.parts.computed.iter().map(|c| c.field).collect();
+        let what = format!("{}.{}", P::SCHEMA.name(), fields.join(", "));
+        crate::error::inc_overflow(e, &fields, &what)
     }
 
     /// Whether `d` is this subset's own entry in the map (its writes keep it themselves).
@@ -931,7 +947,8 @@ where
                 let r = parents
                     .update_one(filter.clone(), update.clone())
                     .session(&mut *s)
-                    .await?;
+                    .await
+                    .map_err(|e| self.overflow(e))?;
                 if r.matched_count == 0 {
                     tracing::debug!("no parent with this _id: nothing written");
                     return Ok(false);
@@ -967,7 +984,10 @@ where
                 items_inserted(full.len(), false);
                 derived::inserted_except(&self.db, None, F::SCHEMA, full, &|d| self.is_mine(d))
                     .await?;
-                let r = parents.update_one(filter.clone(), update.clone()).await?;
+                let r = parents
+                    .update_one(filter.clone(), update.clone())
+                    .await
+                    .map_err(|e| self.overflow(e))?;
                 parent_updated(&r, false);
                 if let Some(avg) = average {
                     let r = parents.update_one(filter, avg).await?;

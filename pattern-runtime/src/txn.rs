@@ -209,17 +209,25 @@ pub(crate) use collect_in;
 /// and runs the whole transaction again. Needs a replica set or a sharded cluster.
 ///
 /// Which errors leave it usable:
-/// - a refusal the toolkit makes before sending anything ([`AlreadyBooked`], [`NotAllocated`],
-///   [`InvalidValue`], [`InvalidKey`], [`NotFound`] of a slot or a node found by a read, ...):
-///   the transaction goes on, and may still commit the operations that succeeded;
-/// - an error from the server ([`DuplicateKey`], [`DocumentTooLarge`] from the server, a write
-///   conflict) or the network: MongoDB ends the transaction there, and nothing written in it
-///   is kept. The operation returns that error, typed; from then on the transaction is
-///   [`ended`](Transaction::ended) (`aborted by the server`): bound handles send nothing and
-///   `commit` returns [`Error::TransactionEnded`](crate::Error::TransactionEnded), which is not
-///   transient. Run the whole transaction again only when
-///   [`Error::is_transient`](crate::Error::is_transient) said so for the operation's error (a
-///   write conflict): a duplicate key would fail the same way again.
+/// - a refusal the toolkit makes before the operation writes anything ([`AlreadyBooked`],
+///   [`NotAllocated`], an [`InvalidValue`] or [`InvalidKey`] of the caller's input, a
+///   [`NotFound`] of a slot, a node or a document found by a read, ...): the transaction goes
+///   on, and may still commit the operations that succeeded;
+/// - an error from the server ([`DuplicateKey`], [`DocumentTooLarge`] from the server, a sum
+///   past the 64-bit range, a write conflict) or the network: MongoDB ends the transaction
+///   there, and nothing written in it is kept. [`ended`](Transaction::ended) then says
+///   `aborted by the server`;
+/// - a refusal made once the operation had written (a count's or sum's target that turns out
+///   missing when the count is written, a two-way owner still named by children when it is
+///   deleted): the toolkit aborts the transaction, since MongoDB cannot take back part of it,
+///   and nothing written in it is kept. [`ended`](Transaction::ended) then says
+///   `aborted after a refusal`.
+///
+/// In the last two cases the operation returns its error, typed; from then on bound handles
+/// send nothing and `commit` returns [`Error::TransactionEnded`](crate::Error::TransactionEnded),
+/// which is not transient (`abort` is `Ok`). Run the whole transaction again only when
+/// [`Error::is_transient`](crate::Error::is_transient) said so for the operation's error (a
+/// write conflict): a duplicate key would fail the same way again.
 ///
 /// Once committed or aborted, a handle still bound to it sends nothing:
 /// [`Error::TransactionEnded`](crate::Error::TransactionEnded). So does a second `commit` or
@@ -259,6 +267,8 @@ const COMMITTED: u8 = 1;
 const ABORTED: u8 = 2;
 /// An operation in it failed at the server (or the network): the server aborted it.
 const FAILED: u8 = 3;
+/// An operation in it was refused once it had written: the toolkit aborted it.
+const REFUSED: u8 = 4;
 
 impl std::fmt::Debug for Transaction {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -302,36 +312,41 @@ impl Transaction {
         }
     }
 
-    /// `committed` or `aborted` once it is; `None` while the transaction is open.
+    /// How it ended, once it did: `committed`, `aborted` (by [`abort`](Self::abort)),
+    /// `aborted by the server` (an operation in it failed at the server) or `aborted after a
+    /// refusal` (an operation in it was refused once it had written); `None` while it is open.
     pub fn ended(&self) -> Option<&'static str> {
         match self.ended.load(std::sync::atomic::Ordering::Acquire) {
             COMMITTED => Some("committed"),
             ABORTED => Some("aborted"),
             FAILED => Some("aborted by the server"),
+            REFUSED => Some("aborted after a refusal"),
             _ => None,
         }
     }
 
     /// After an operation in the transaction returned `error`: an error of the server's or of
-    /// the network (not a refusal of the toolkit's) ended the transaction at the server, so it
-    /// is marked ended and aborted on the client's side too.
+    /// the network ended the transaction at the server, and a refusal made once the operation
+    /// had written must not leave part of it: either way it is marked ended and aborted. A
+    /// refusal made before anything was written leaves it as it was.
     pub(crate) async fn failed(
         &self,
         session: &mut mongodb::ClientSession,
         error: &mongodb::error::Error,
     ) {
-        if matches!(*error.kind, mongodb::error::ErrorKind::Custom(_))
-            && !error
-                .get_custom::<crate::error::Refusal>()
-                .is_some_and(|r| r.ends_transaction)
-        {
-            return; // the toolkit's own refusal, made before the operation wrote anything
-        }
+        let state = match error.get_custom::<crate::error::Refusal>() {
+            Some(r) if r.ends_transaction && crate::error::refused_by_server(r) => FAILED,
+            Some(r) if r.ends_transaction => REFUSED,
+            Some(_) => return,
+            // Another custom error of the toolkit's: made before its operation wrote.
+            None if matches!(*error.kind, mongodb::error::ErrorKind::Custom(_)) => return,
+            None => FAILED,
+        };
         if self
             .ended
             .compare_exchange(
                 0,
-                FAILED,
+                state,
                 std::sync::atomic::Ordering::AcqRel,
                 std::sync::atomic::Ordering::Acquire,
             )
@@ -341,7 +356,8 @@ impl Transaction {
             tracing::debug!(
                 target: "pattern_runtime::txn",
                 error = %error,
-                "caller's transaction ended by the server: an operation in it failed"
+                how = self.ended().unwrap_or_default(),
+                "caller's transaction ended: an operation in it failed"
             );
         }
     }
@@ -372,9 +388,13 @@ impl Transaction {
 
     /// Aborts the transaction: nothing written in it is kept.
     ///
-    /// Aborting a transaction the server already ended (`aborted by the server`) is `Ok`.
+    /// Aborting a transaction an operation's error already ended (`aborted by the server`,
+    /// `aborted after a refusal`) is `Ok`.
     pub async fn abort(&self) -> crate::error::Result<()> {
-        if self.ended.load(std::sync::atomic::Ordering::Acquire) == FAILED {
+        if matches!(
+            self.ended.load(std::sync::atomic::Ordering::Acquire),
+            FAILED | REFUSED
+        ) {
             return Ok(());
         }
         if let Some(how) = self.ended() {
