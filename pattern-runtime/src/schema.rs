@@ -167,7 +167,9 @@ pub trait PatternSpec: Any + Send + Sync + fmt::Debug {
     /// (`insert`, `replace` or `delete`; `doc` is the new document, `None` for a delete):
     /// `Some(the operation to use instead)`, and another pattern's handle refuses that write
     /// ([`Error::InvalidKey`](crate::Error::InvalidKey)). A tree computes a node's ancestors
-    /// when it inserts it, and keeps its subtree when it deletes it. Defaults to `None`.
+    /// when it inserts it, and keeps its subtree when it deletes it; a replace that keeps its
+    /// fields is another pattern's to make ([`kept_on_replace`](Self::kept_on_replace)). An
+    /// attribute array is checked for one item per key. Defaults to `None`.
     fn document_writes(
         &'static self,
         operation: &str,
