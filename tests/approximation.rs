@@ -3,6 +3,7 @@
 //! the writes counted.
 
 use bson::{doc, Bson, Document};
+use futures_util::TryStreamExt;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -79,6 +80,32 @@ async fn batched_counts_are_exact_after_flush_with_one_write_per_threshold() {
     assert_eq!(sent as u64, counter.writes());
     // Nothing pending: a flush writes nothing.
     assert_eq!(counter.flush().await.unwrap(), 0);
+}
+
+/// One id given as an `i32`, an `i64` and an integral `f64`: the server takes them as one
+/// `_id`, and so does the counter (one pending count, one write).
+#[tokio::test]
+async fn a_batched_counter_counts_one_id_whatever_its_number_type() {
+    let db = test_db("approx_batched_widths").await;
+    let counter = BatchedCounter::new(db.collection("pages"), "views", 10).unwrap();
+    counter.add(7_i32, 1).await.unwrap();
+    counter.add(7_i64, 2).await.unwrap();
+    counter.add(7.0_f64, 3).await.unwrap();
+    assert_eq!(
+        counter.flush().await.unwrap(),
+        1,
+        "one write for one document"
+    );
+    let stored: Vec<Document> = db
+        .collection::<Document>("pages")
+        .find(doc! {})
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert_eq!(stored[0].get("views"), Some(&Bson::Int64(6)), "{stored:?}");
 }
 
 #[tokio::test]

@@ -233,11 +233,6 @@ fn checked_field(field: &str) -> Result<String> {
     Ok(field.to_owned())
 }
 
-/// The key of a document's `_id` in a map (`Bson` is not `Hash`): its type and value.
-fn key_of(id: &Bson) -> String {
-    format!("{id:?}")
-}
-
 /// Where a counter writes: upserting `$inc`s of one field, counted, each a `DEBUG` event.
 #[derive(Debug)]
 struct Increments {
@@ -421,7 +416,7 @@ impl BatchedCounter {
         let id = crate::literal::id("_id", id)?;
         let due = {
             let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-            let key = key_of(&id);
+            let key = crate::finding::id_key(&id);
             let entry = pending.entry(key.clone()).or_insert((id, 0));
             entry.1 += n;
             if entry.1.abs() >= self.threshold {
@@ -481,7 +476,10 @@ impl BatchedCounter {
         if written.is_err() {
             // Nothing counted is dropped: the amount waits for the next write of `id`.
             let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-            pending.entry(key_of(&id)).or_insert((id, 0)).1 += amount;
+            pending
+                .entry(crate::finding::id_key(&id))
+                .or_insert((id, 0))
+                .1 += amount;
         }
         written
     }

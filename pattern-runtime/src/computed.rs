@@ -125,7 +125,7 @@ use serde::Serialize;
 
 use crate::derived::{self, Change, Dependent};
 use crate::error::{check_size, touched_fields, Error, Result};
-use crate::finding::{Check, Finding};
+use crate::finding::{id_key, Check, Finding};
 use crate::index::IndexSpec;
 use crate::model::{Model, Unversioned};
 use crate::periodic::{Periodic, Stopped};
@@ -304,7 +304,7 @@ async fn audit_computed(
         let Some(id) = target.get("_id") else {
             continue;
         };
-        let values = feed.values(found.get(&key_of(id)));
+        let values = feed.values(found.get(&id_key(id)));
         let computed = values.get(spec.field()).cloned().unwrap_or(Bson::Null);
         let stored = target.get(spec.field());
         if !agrees(spec.aggregate(), stored, &computed) {
@@ -475,12 +475,6 @@ fn agrees(aggregate: Aggregate, stored: Option<&Bson>, computed: &Bson) -> bool 
         }
         _ => false,
     }
-}
-
-/// A target id as a map key (`Bson` is not `Hash`): numbers by value, as the server's `$in`
-/// and `$group` match them (a source's `by` written as an `Int32` groups its `Int64` target).
-fn key_of(id: &Bson) -> String {
-    crate::finding::id_key(id)
 }
 
 /// A `by` value that points at a target (not `null`, not missing).
@@ -1009,7 +1003,7 @@ impl Feed {
             for d in [&c.before, &c.after].into_iter().flatten() {
                 if let Some(p) = pointer(Some(d), self.by) {
                     if crate::literal::check_id(self.by, &p).is_ok()
-                        && !targets.iter().any(|t| key_of(t) == key_of(&p))
+                        && !targets.iter().any(|t| id_key(t) == id_key(&p))
                     {
                         targets.push(p);
                     }
@@ -1100,7 +1094,7 @@ impl Feed {
                 }));
             }
         }
-        let moved = old.as_ref().map(key_of) != new.as_ref().map(key_of);
+        let moved = old.as_ref().map(id_key) != new.as_ref().map(id_key);
         let targets = feed.target_collection(db);
         // Per target: the update, whether the target must exist, the min/max to recompute.
         let mut writes: Vec<(Bson, Update, bool, Vec<&'static ComputedFromSpec>)> = Vec::new();
@@ -1314,7 +1308,7 @@ async fn aggregate_one(
         ..feed.clone()
     };
     let found = aggregate_many(db, s, &sub, std::slice::from_ref(target)).await?;
-    Ok(sub.values(found.get(&key_of(target))))
+    Ok(sub.values(found.get(&id_key(target))))
 }
 
 impl Feed {
@@ -1364,7 +1358,7 @@ async fn aggregate_many_within(
     };
     let found = collect_in!(action, s)?
         .into_iter()
-        .map(|d| (key_of(d.get("_id").unwrap_or(&Bson::Null)), d))
+        .map(|d| (id_key(d.get("_id").unwrap_or(&Bson::Null)), d))
         .collect();
     Ok(found)
 }
@@ -1666,7 +1660,7 @@ impl<M: Model> ComputedFields<M> {
                     let Some(id) = target.get("_id") else {
                         continue;
                     };
-                    let values = feed.values(found.get(&key_of(id)));
+                    let values = feed.values(found.get(&id_key(id)));
                     for spec in &feed.specs {
                         let computed = values.get(spec.field()).cloned().unwrap_or(Bson::Null);
                         let current = target.get(spec.field());
@@ -1680,7 +1674,7 @@ impl<M: Model> ComputedFields<M> {
                             stored: current.cloned(),
                             computed: computed.clone(),
                         });
-                        let fix = match fixes.iter_mut().find(|(i, _, _)| key_of(i) == key_of(id)) {
+                        let fix = match fixes.iter_mut().find(|(i, _, _)| id_key(i) == id_key(id)) {
                             Some(fix) => fix,
                             None => {
                                 fixes.push((

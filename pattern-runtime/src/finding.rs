@@ -243,7 +243,9 @@ pub(crate) fn compare(a: &Bson, b: &Bson) -> Option<Ordering> {
 }
 
 /// A key under which two stored values the server takes as equal (`1`, `1i64`, `1.0`) are
-/// equal: what a map by `_id` needs when the same id was written as another numeric type.
+/// equal: what a map by `_id` needs when the same id was written as another numeric type. The
+/// toolkit's one rule for ids, keys and pointers held in maps (trees, counters, computed
+/// targets, relations, audits).
 pub(crate) fn id_key(value: &Bson) -> String {
     match value {
         Bson::Int32(n) => format!("n:{n}"),

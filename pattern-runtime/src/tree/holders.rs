@@ -10,7 +10,7 @@ use futures_util::TryStreamExt;
 use mongodb::results::UpdateResult;
 use mongodb::{ClientSession, Collection, Database};
 
-use super::{decode_all, key_string, InTree, Tree, TreeNode};
+use super::{decode_all, InTree, Tree, TreeNode};
 use crate::derived;
 use crate::error::{check_size, Error, Result};
 use crate::txn::{in_session, transact, Transaction};
@@ -289,7 +289,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
             crate::error::check_encodable(H::SCHEMA.name(), &d)?;
             let node = d.get(h.node()).cloned().unwrap_or(Bson::Null);
             crate::literal::check_id(h.node(), &node)?;
-            if !matches!(node, Bson::Null) && seen.insert(key_string(&node)) {
+            if !matches!(node, Bson::Null) && seen.insert(crate::finding::id_key(&node)) {
                 nodes.push(node);
             }
             docs.push(d);
@@ -302,7 +302,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         for d in &mut docs {
             let path = match d.get(h.node()) {
                 None | Some(Bson::Null) => Vec::new(),
-                Some(node) => match paths.get(&key_string(node)) {
+                Some(node) => match paths.get(&crate::finding::id_key(node)) {
                     Some(path) => path.clone(),
                     None => return Err(tree.no_node(node.clone())),
                 },
@@ -318,7 +318,9 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
             let now = self.paths_of(&tree, &nodes).await?;
             let moved: Vec<&Bson> = nodes
                 .iter()
-                .filter(|n| now.get(&key_string(n)) != paths.get(&key_string(n)))
+                .filter(|n| {
+                    now.get(&crate::finding::id_key(n)) != paths.get(&crate::finding::id_key(n))
+                })
                 .collect();
             if moved.is_empty() {
                 return match gone {
@@ -331,7 +333,10 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
                 };
             }
             for node in moved {
-                match (paths.get(&key_string(node)), now.get(&key_string(node))) {
+                match (
+                    paths.get(&crate::finding::id_key(node)),
+                    now.get(&crate::finding::id_key(node)),
+                ) {
                     (Some(old), Some(new)) => {
                         tracing::debug!(
                             "a node moved while its holders were written: writing its new path"

@@ -860,7 +860,7 @@ impl<M: TreeNode> Tree<M> {
             .iter()
             .map(|d| {
                 let n = self.node_ref(d);
-                (key_string(&n.key), n)
+                (crate::finding::id_key(&n.key), n)
             })
             .collect())
     }
@@ -933,12 +933,12 @@ impl<M: TreeNode> Tree<M> {
         // Parents that are not in the batch are read from the tree.
         let in_batch: std::collections::HashSet<String> = docs
             .iter()
-            .filter_map(|d| d.get(t.key()).map(key_string))
+            .filter_map(|d| d.get(t.key()).map(crate::finding::id_key))
             .collect();
         let outside: Vec<Bson> = docs
             .iter()
             .filter_map(|d| d.get(t.parent()))
-            .filter(|p| !matches!(p, Bson::Null) && !in_batch.contains(&key_string(p)))
+            .filter(|p| !matches!(p, Bson::Null) && !in_batch.contains(&crate::finding::id_key(p)))
             .cloned()
             .collect();
         let raw = self.raw();
@@ -955,7 +955,7 @@ impl<M: TreeNode> Tree<M> {
                 let ancestors = if matches!(parent, Bson::Null) {
                     Vec::new()
                 } else {
-                    match known.get(&key_string(&parent)) {
+                    match known.get(&crate::finding::id_key(&parent)) {
                         Some(p) => p.path(),
                         None => return Ok(Step::Refused(self.no_node(parent))),
                     }
@@ -966,7 +966,7 @@ impl<M: TreeNode> Tree<M> {
                     parent,
                     ancestors,
                 };
-                known.insert(key_string(&n.key), n);
+                known.insert(crate::finding::id_key(&n.key), n);
             }
             self.lock(s.as_deref_mut()).await?;
             let insert = raw.insert_many(ready.clone());
@@ -1097,14 +1097,21 @@ impl<M: TreeNode> Tree<M> {
         };
         let order: Vec<String> = found
             .get_array("order")
-            .map(|a| a.iter().map(key_string).collect())
+            .map(|a| a.iter().map(crate::finding::id_key).collect())
             .unwrap_or_default();
         let mut by_key: HashMap<String, Document> = found
             .get_array("__nodes")
             .map(|a| {
                 a.iter()
                     .filter_map(|b| b.as_document().cloned())
-                    .map(|d| (d.get(t.key()).map(key_string).unwrap_or_default(), d))
+                    .map(|d| {
+                        (
+                            d.get(t.key())
+                                .map(crate::finding::id_key)
+                                .unwrap_or_default(),
+                            d,
+                        )
+                    })
                     .collect()
             })
             .unwrap_or_default();
@@ -1203,20 +1210,20 @@ impl<M: TreeNode> Tree<M> {
             let mut keys = vec![key.clone()];
             keys.extend(parent.clone());
             let nodes = self.read_nodes(s.as_deref_mut(), &keys).await?;
-            let Some(node) = nodes.get(&key_string(&key)) else {
+            let Some(node) = nodes.get(&crate::finding::id_key(&key)) else {
                 return Ok(Step::Refused(self.no_node(key.clone())));
             };
             let prefix = match &parent {
                 None => Vec::new(),
                 Some(p) => {
-                    let Some(p_node) = nodes.get(&key_string(p)) else {
+                    let Some(p_node) = nodes.get(&crate::finding::id_key(p)) else {
                         return Ok(Step::Refused(self.no_node(p.clone())));
                     };
-                    if key_string(p) == key_string(&key)
+                    if crate::finding::id_key(p) == crate::finding::id_key(&key)
                         || p_node
                             .ancestors
                             .iter()
-                            .any(|a| key_string(a) == key_string(&key))
+                            .any(|a| crate::finding::id_key(a) == crate::finding::id_key(&key))
                     {
                         return Ok(Step::Refused(Error::Cycle {
                             collection: t.collection().to_owned(),
@@ -1232,7 +1239,7 @@ impl<M: TreeNode> Tree<M> {
             // ancestors hold it).
             let parent_key = parent
                 .as_ref()
-                .and_then(|p| nodes.get(&key_string(p)))
+                .and_then(|p| nodes.get(&crate::finding::id_key(p)))
                 .map(|p| p.key.clone());
             let writes = self.move_writes(&node.key, parent_key, &prefix, &holders);
             Ok(match write_copies(&self.db, s, writes).await? {
@@ -1482,7 +1489,7 @@ impl<M: TreeNode> Tree<M> {
             let nodes = self
                 .read_nodes(s.as_deref_mut(), std::slice::from_ref(&key))
                 .await?;
-            let Some(node) = nodes.get(&key_string(&key)) else {
+            let Some(node) = nodes.get(&crate::finding::id_key(&key)) else {
                 return Ok(Step::Refused(self.no_node(key.clone())));
             };
             // Below it: by ancestors, and by parent (a child whose ancestors went stale is still
@@ -1643,7 +1650,9 @@ impl<M: TreeNode> Tree<M> {
             .iter()
             .map(|d| {
                 (
-                    d.get(t.key()).map(key_string).unwrap_or_default(),
+                    d.get(t.key())
+                        .map(crate::finding::id_key)
+                        .unwrap_or_default(),
                     d.clone(),
                 )
             })
@@ -1668,7 +1677,7 @@ impl<M: TreeNode> Tree<M> {
             }
             let key = d.get(t.key()).cloned().unwrap_or(Bson::Null);
             expected_paths.insert(
-                key_string(&key),
+                crate::finding::id_key(&key),
                 expected.map(|mut e| {
                     e.push(key);
                     e
@@ -1686,7 +1695,10 @@ impl<M: TreeNode> Tree<M> {
                 let stored = d.get(h.path()).cloned().unwrap_or(Bson::Null);
                 let expected = match d.get(h.node()) {
                     None | Some(Bson::Null) => Some(Vec::new()),
-                    Some(node) => expected_paths.get(&key_string(node)).cloned().flatten(),
+                    Some(node) => expected_paths
+                        .get(&crate::finding::id_key(node))
+                        .cloned()
+                        .flatten(),
                 };
                 if expected.as_ref().map(|e| Bson::Array(e.clone())) != Some(stored.clone()) {
                     report.stale.push(Stale {
@@ -1753,22 +1765,12 @@ fn expected_ancestors(
         if chain.len() > nodes.len() {
             return None; // the parents loop
         }
-        let parent = nodes.get(&key_string(&current))?;
+        let parent = nodes.get(&crate::finding::id_key(&current))?;
         chain.push(current);
         current = parent.get(t.parent()).cloned().unwrap_or(Bson::Null);
     }
     chain.reverse();
     Some(chain)
-}
-
-/// A key as a map key: equal for the values a query matches as equal (an `i32` and an `i64`
-/// of one number alike).
-fn key_string(key: &Bson) -> String {
-    match key {
-        Bson::Int32(i) => format!("int {i}"),
-        Bson::Int64(i) => format!("int {i}"),
-        other => format!("{other:?}"),
-    }
 }
 
 fn decode_all<T: DeserializeOwned>(docs: Vec<Document>) -> Result<Vec<T>> {
