@@ -83,6 +83,42 @@ async fn each_failure_has_its_helper() {
     assert_eq!(notes.raw().count_documents(doc! {}).await.unwrap(), 1);
 }
 
+/// The helpers a caller branches on beside those four: a refused input, an ended transaction,
+/// and a too-large document inside an `Incomplete` batch.
+#[tokio::test]
+async fn refused_input_ended_transactions_and_incomplete_batches_have_helpers() {
+    let db = test_db("errors_more_helpers").await;
+    Note::sync_indexes(&db).await.unwrap();
+    let notes = Note::collection(&db);
+    notes.insert(&mut note(1, "a")).await.unwrap();
+    let refused = notes
+        .update(1, 1, doc! { "$set": { "_id": 2 } })
+        .await
+        .unwrap_err();
+    assert!(refused.is_refused_input(), "{refused:?}");
+    assert!(!refused.is_not_found() && !refused.is_transaction_ended());
+
+    let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
+    tx.commit().await.unwrap();
+    let ended = notes
+        .in_transaction(&tx)
+        .insert(&mut note(2, "b"))
+        .await
+        .unwrap_err();
+    assert!(ended.is_transaction_ended(), "{ended:?}");
+    assert!(!ended.is_refused_input());
+
+    let mut big = note(3, "big");
+    big.body = "x".repeat(17 * 1024 * 1024);
+    let large = notes.insert(&mut big).await.unwrap_err();
+    let incomplete = Error::Incomplete {
+        written: 1,
+        failed: 1,
+        source: Box::new(large),
+    };
+    assert!(incomplete.is_too_large(), "{incomplete:?}");
+}
+
 #[tokio::test]
 async fn a_document_the_server_refuses_as_too_large_reads_as_a_sentence() {
     let db = test_db("errors_server_too_large").await;

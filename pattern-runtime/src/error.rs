@@ -359,9 +359,42 @@ impl Error {
     }
 
     /// Whether this is [`DocumentTooLarge`](Error::DocumentTooLarge): over 16 MiB, nothing
-    /// written.
+    /// written; also the first failure of an [`Incomplete`](Error::Incomplete) batch.
     pub fn is_too_large(&self) -> bool {
-        matches!(self, Error::DocumentTooLarge { .. })
+        match self {
+            Error::DocumentTooLarge { .. } => true,
+            Error::Incomplete { source, .. } => source.is_too_large(),
+            _ => false,
+        }
+    }
+
+    /// Whether this is an [`InvalidValue`](Error::InvalidValue) or an
+    /// [`InvalidKey`](Error::InvalidKey): the toolkit refused a value, key or write of the
+    /// caller's (an operator document as an id, a field another pattern keeps, ...), nothing
+    /// written.
+    pub fn is_refused_input(&self) -> bool {
+        matches!(self, Error::InvalidValue { .. } | Error::InvalidKey { .. })
+    }
+
+    /// Whether this is an [`AlreadyBooked`](Error::AlreadyBooked): the slot is someone else's.
+    pub fn is_already_booked(&self) -> bool {
+        matches!(self, Error::AlreadyBooked { .. })
+    }
+
+    /// Whether this is a [`NotAllocated`](Error::NotAllocated): the slot was never allocated.
+    pub fn is_not_allocated(&self) -> bool {
+        matches!(self, Error::NotAllocated { .. })
+    }
+
+    /// Whether this is a [`NoNode`](Error::NoNode): the tree has no node with that key.
+    pub fn is_no_node(&self) -> bool {
+        matches!(self, Error::NoNode { .. })
+    }
+
+    /// Whether this is a [`TransactionEnded`](Error::TransactionEnded): the caller's transaction
+    /// was committed, aborted, or ended by an operation's error; start a new one.
+    pub fn is_transaction_ended(&self) -> bool {
+        matches!(self, Error::TransactionEnded { .. })
     }
 
     /// Whether the driver labelled it `TransientTransactionError` (a write conflict, a
