@@ -1,4 +1,4 @@
-//! Benchmark: the highway's speed events (seed 004, 物联网时序数据库建模) stored seven ways,
+//! Benchmark: a highway's speed events (one per sensor and second) stored seven ways,
 //! ingested, checked, and read back one segment-hour at a time.
 //!
 //! ```sh
@@ -121,7 +121,7 @@ const HOUR_MS: i64 = 3_600_000;
 const SECONDS_PER_HOUR: u64 = 3600;
 const WARM_UP_READS: usize = 5;
 
-/// (a) One document per event: the seed's `{segId: "I80_mile23", speed: 63, ts: ISODate(..)}`.
+/// (a) One document per event: `{segId: "I80_mile23", speed: 63, ts: ISODate(..)}`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Event {

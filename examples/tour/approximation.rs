@@ -1,6 +1,6 @@
 //! Chapter 9: computed + approximation.
 //!
-//! Seed 000's two write-time shortcuts. Computed across collections: a user's `totalSpent`,
+//! Two write-time shortcuts. Computed across collections: a user's `totalSpent`,
 //! `orderCount` and `largestOrder`, declared with `#[computed(.., by = user_id)]` and kept by
 //! `$inc` (`$max`) in the same transaction as each order written through `Computing::<Order>`;
 //! a value changed by hand is found by `verify()` and repaired by `recompute(id)`.

@@ -1,9 +1,9 @@
 //! Chapter 7: the attribute pattern.
 //!
-//! The seed's health records (属性模式): the measurements differ from patient to patient, so they
+//! Health records: the measurements differ from patient to patient, so they
 //! are not fields of their own but items `{name, value, unit}` of one `attributes` array, with
 //! ONE compound multikey index `{attributes.name: 1, attributes.value: 1}` instead of one index
-//! per measurement. Then seed 004's film showings, whose ticket prices by sales channel are items
+//! per measurement. Then a cinema's film showings, whose ticket prices by sales channel are items
 //! `{channel, price}` keyed by an enum, so the set of channels is checked at compile time.
 
 use bson::{doc, Bson, Document};
@@ -33,7 +33,7 @@ pub struct Record {
     pub attributes: Vec<Measurement>,
 }
 
-/// Seed 004's sales channels: their serde names are the stored keys.
+/// The cinema's sales channels: their serde names are the stored keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, AttributeKey)]
 #[serde(rename_all = "lowercase")]
 pub enum Channel {
@@ -138,7 +138,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
             },
         ])
         .await?;
-    println!("The seed's two health records, as stored:");
+    println!("Two health records, as stored:");
     for d in stored(&db, "records").await? {
         println!("  {d}");
     }
@@ -215,8 +215,8 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         Ok(filter) => println!("  unexpected: key(..).gt(1) built {filter}"),
     }
 
-    // Seed 004: the key is an enum, so a misspelt channel does not compile.
-    println!("\nSeed 004: ticket prices by channel, keyed by `enum Channel`.");
+    // The cinema: the key is an enum, so a misspelt channel does not compile.
+    println!("\nA cinema: ticket prices by channel, keyed by `enum Channel`.");
     let price = |channel, price| Price { channel, price };
     Schedule::collection(&db)
         .raw()

@@ -1,6 +1,6 @@
 //! Chapter 4: the bucket pattern for time series, and a native time-series collection.
 //!
-//! The seeds' IoT readings (001, 5.2): one document per device and hour instead of one per
+//! IoT readings: one document per device and hour instead of one per
 //! reading, a compound `{deviceId, start}` index, a 30-day TTL; then the same readings in a
 //! native time-series collection (000, 分桶模式); then the highway's layouts side by side (004,
 //! 物联网时序数据库建模): a per-minute rollup, the seconds of a minute as keys, the seconds of an
@@ -248,7 +248,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
 
 /// The highway's layouts side by side: one hour of one speed event per second on `I80_mile23`.
 async fn highway(db: &mongodb::Database, hour: i64) -> Result<(), Box<dyn std::error::Error>> {
-    println!("\nThe highway (seed 004): one hour of speeds, one event per second, in four layouts");
+    println!("\nThe highway: one hour of speeds, one event per second, in four layouts");
     let events: Vec<(i64, i32)> = (0..3600)
         .map(|i| (hour + i * 1000, 40 + ((i * 37) % 31) as i32))
         .collect();

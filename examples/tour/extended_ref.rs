@@ -1,6 +1,6 @@
 //! Chapter 5: the extended reference pattern.
 //!
-//! The seed's `orders`: each keeps its customer's `_id` and a copy of the fields every order page
+//! A shop's `orders`: each keeps its customer's `_id` and a copy of the fields every order page
 //! shows (`customerSnapshot {name, address}`), and each item a copy of its product
 //! (`product {sku, title}`) next to the item's own `priceAtOrder`. Renaming a customer or a
 //! product carries the change to every copy kept in sync, in one transaction; receipts keep the

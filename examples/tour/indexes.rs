@@ -86,7 +86,7 @@ pub struct Session {
     pub created_at: DateTime,
 }
 
-/// `logs`: the seed's way out of a timestamp's hot shard, a hashed `_id` shard key. A ranged key
+/// `logs`: the way out of a timestamp's hot shard, a hashed `_id` shard key. A ranged key
 /// on `timestamp` (`#[shard_key(timestamp)]`) would not compile: a date only grows, so every
 /// insert would go to the last shard. On a sharded cluster the sync shards the collection; on
 /// this server it says why it does not.

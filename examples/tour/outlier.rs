@@ -1,6 +1,6 @@
 //! Chapter 10: outlier.
 //!
-//! Seed 000's 异常值模式: a social network keeps a user's posts in an array of the user
+//! The outlier pattern: a social network keeps a user's posts in an array of the user
 //! document; a celebrity has far too many. Their document carries `isOutlier: true` and
 //! `postsCount`, and the rest of the posts live in overflow documents `{_id: "posts_user123_1",
 //! userId: "user123", seq, posts: [...]}` that point back at the user. `User.posts` is declared

@@ -1,6 +1,6 @@
 //! Chapter 6: the polymorphic pattern.
 //!
-//! The seed's notification system (多态模式): one `notifications` collection holding email, sms
+//! A notification system: one `notifications` collection holding email, sms
 //! and push notifications, told apart by `type`; every one has `_id`, `type` and `createdAt`. The
 //! enum is the model: each variant has a typed handle that adds `{type: ...}` to what it reads and
 //! writes, and a query over every variant reads the common fields.
@@ -48,7 +48,7 @@ pub enum Notification {
     },
 }
 
-/// The seed's third query reads push notifications as `{content, deviceId}`.
+/// The third query reads push notifications as `{content, deviceId}`.
 #[derive(Debug, Deserialize, Fields)]
 #[serde(rename_all = "camelCase")]
 #[projection(of = NotificationPush)]
@@ -127,9 +127,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         .await?
         .try_collect()
         .await?;
-    println!(
-        "\nThe seed's three notifications, inserted through the variants' handles, as stored:"
-    );
+    println!("\nThree notifications, inserted through the variants' handles, as stored:");
     for d in &stored {
         println!("  {d}");
     }

@@ -1,6 +1,6 @@
 //! Chapter 12: preallocation.
 //!
-//! Seed 000's 预分配模式: a booking system creates one document per room and day ahead of time
+//! A booking system creates one document per room and day ahead of time
 //! (a scheduled job), so checking a room is a lookup of `(resourceId, date)` and booking is one
 //! atomic `findOneAndUpdate` on the slot: two users who both saw it free cannot both book it.
 //! Meeting rooms are booked by the half hour, in a bitmap of 48 bits per day. The chapter
@@ -65,9 +65,7 @@ fn clock(half_hour: u32) -> String {
 }
 
 pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
-    crate::heading(
-        "12. Preallocation: a room x day grid, booked atomically (seed 000, 预分配模式)",
-    );
+    crate::heading("12. Preallocation: a room x day grid, booked atomically");
     let db = crate::chapter_db(client, "preallocation").await?;
     pattern_runtime::sync_group(&db, "preallocation", &SyncOptions::new()).await?;
     let slots = RoomDay::slots(&db);

@@ -1,6 +1,6 @@
 //! Chapter 8: relationships.
 //!
-//! Seed 003's one-to-N designs: a person's addresses embedded (one-to-few); a product's
+//! One-to-N designs: a person's addresses embedded (one-to-few); a product's
 //! `parts: [ObjectId]`, loaded with one `$in` (one-to-many); log messages keeping their host's
 //! `_id`, the newest of one host read through the `{host: 1, time: -1}` index
 //! (one-to-squillions); a person's `tasks` and each task's `owner` (two-way); and the part names
@@ -340,7 +340,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     );
     print_tasks(&db).await?;
 
-    // What the seed warns of: an update of one side only, with the driver.
+    // The trap of two-way references: an update of one side only, with the driver.
     Task::collection(&db)
         .raw()
         .update_one(

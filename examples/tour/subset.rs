@@ -1,6 +1,6 @@
 //! Chapter 2: the subset pattern, with computed fields.
 //!
-//! The seed's e-commerce example: a product keeps its 10 newest reviews (as excerpts) next to
+//! A shop: a product keeps its 10 newest reviews (as excerpts) next to
 //! `ratingCount`, `ratingSum` and `ratingAvg`; every review lives in `product_reviews`.
 
 use bson::{doc, DateTime};
@@ -102,7 +102,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
 
     let reviews = Product::recent_reviews_subset(&db);
     let now = DateTime::now();
-    println!("\nThe update one push sends to the product (the seed's shell command):");
+    println!("\nThe update one push sends to the product (as a shell command):");
     println!(
         "  {}",
         reviews.push_update(&[review(0)], doc! { "updatedAt": now })?

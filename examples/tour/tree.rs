@@ -1,10 +1,10 @@
 //! Chapter 11: tree.
 //!
-//! Seed 000's 树形模式: a product carries `directCategory: "固态硬盘"` and `categoryPath:
+//! A shop's catalogue: a product carries `directCategory: "固态硬盘"` and `categoryPath:
 //! ["电子", "计算机部件", "存储", "固态硬盘"]`, so `{categoryPath: "计算机部件"}` finds every
 //! product under 计算机部件 through a multikey index, and `{directCategory: "固态硬盘"}` the
 //! ones directly in 固态硬盘. `Category` is declared `#[tree(..)]` (named by `name`),
-//! `Product` `#[in_tree(Category, ..)]`: the chapter builds the seed's chain, places products,
+//! `Product` `#[in_tree(Category, ..)]`: the chapter builds the chain, places products,
 //! reads the subtree, moves 存储 with everything under it, renames a category, refuses a cycle
 //! and a deletion, and checks that every path still agrees with the parents.
 
@@ -25,7 +25,7 @@ pub struct Category {
     pub ancestors: Vec<String>,
 }
 
-/// `products`: the seed's product, its category and the category's path.
+/// `products`: a product, its category and the category's path.
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
 #[serde(rename_all = "camelCase")]
 #[model(group = "tree", collection = "products")]
@@ -63,7 +63,7 @@ fn product_names(products: &[Product]) -> String {
 }
 
 pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
-    crate::heading("11. Tree: categories with ancestor paths (seed 000, 树形模式)");
+    crate::heading("11. Tree: categories with ancestor paths");
     let db = crate::chapter_db(client, "tree").await?;
     pattern_runtime::sync_group(&db, "tree", &SyncOptions::new()).await?;
     let tree = Category::tree(&db);
@@ -97,7 +97,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         .projection(doc! { "_id": 0 })
         .await?
         .ok_or("the SSD is stored")?;
-    println!("  the stored product, as in the seed: {ssd}");
+    println!("  the stored product: {ssd}");
     println!(
         "  {{categoryPath: \"计算机部件\"}}: {}",
         product_names(&products.under("计算机部件").await?)

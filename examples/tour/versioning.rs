@@ -1,6 +1,6 @@
 //! Chapter 3: document versioning with optimistic locking.
 //!
-//! The seed's `articles` + `article_revisions`: every save archives the stored version, and a
+//! A wiki's `articles` + `article_revisions`: every save archives the stored version, and a
 //! save from a stale copy is a conflict, never a lost update.
 
 use bson::doc;

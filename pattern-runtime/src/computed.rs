@@ -89,8 +89,8 @@
 //! first: a failure in between leaves the computed value behind its source, and
 //! [`ComputedFields::recompute`] repairs it. Writes made around [`Computing`] (the driver, the
 //! shell, another program) are not seen: [`ComputedFields::verify`] reports the drift and
-//! [`ComputedFields::recompute_all`] repairs it, or a [`Refresher`] does so on an interval (the
-//! seed's second mode, for values whose freshness need is low).
+//! [`ComputedFields::recompute_all`] repairs it, or a [`Refresher`] does so on an interval (for
+//! values whose freshness need is low, such as a dashboard's totals).
 //!
 //! # Recomputing
 //!
@@ -1727,8 +1727,8 @@ impl<M: Model> ComputedFields<M> {
         })
     }
 
-    /// Recomputes every document every `interval`, in a background task, starting now: the
-    /// seed's second mode, for values whose freshness need is low. Each run's outcome is kept
+    /// Recomputes every document every `interval`, in a background task, starting now: for
+    /// values whose freshness need is low (a dashboard's totals). Each run's outcome is kept
     /// until read ([`Refresher::next`]) or returned by [`Refresher::stop`]; a failed run is
     /// also an `ERROR` event. Needs a Tokio runtime.
     pub fn refresh_every(&self, interval: Duration) -> Refresher

@@ -1,7 +1,7 @@
 //! The outlier pattern: an embedded array that stays small for almost every document, and
 //! overflows into linked documents for the few that grow far past the rest (`#[outlier]`).
 //!
-//! Seed 000's social network keeps a user's posts in the user document; a few celebrities have
+//! A social network keeps a user's posts in the user document; a few celebrities have
 //! far too many. Their document carries `isOutlier: true` and `postsCount`, and the rest of their
 //! posts live in overflow documents `{_id: "posts_user123_1", userId: "user123", seq: 1, posts:
 //! [...]}` that point back at the user (and `full: true` once the next one exists). A reader of

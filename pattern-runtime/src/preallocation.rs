@@ -2,7 +2,7 @@
 //! and slot (a room and a day), so that checking availability is a lookup and booking is one
 //! atomic conditional update (`#[preallocated]`).
 //!
-//! Seed 000's booking system: without preallocation, a booking looks for a conflicting booking
+//! A booking system: without preallocation, a booking looks for a conflicting booking
 //! and then inserts, and two users who both saw the room free both book it. With one document
 //! per `(resourceId, date)` created by a scheduled job, a booking is a `findOneAndUpdate` whose
 //! filter requires the slot to be free: of two users who saw it free, one gets it and the other

@@ -17,7 +17,7 @@
 //!
 //! let key = User::SCHEMA.shard_key().unwrap();
 //! assert_eq!(key.key_document(), bson::doc! { "userId": 1 });
-//! // The seed's `sh.shardCollection("mydb.users", {user_id: 1})`:
+//! // The shell's `sh.shardCollection("mydb.users", {user_id: 1})`:
 //! assert_eq!(
 //!     key.shard_collection_command("mydb", "users"),
 //!     bson::doc! { "shardCollection": "mydb.users", "key": { "userId": 1 } },

@@ -102,7 +102,7 @@
 //! Two more layouts keep one document per key and window, found through a unique `{key..,
 //! time}` index (the window's start is stored under the time field's name); both are written
 //! with one upsert per key and window (per batch: per window the batch touches), so a write never
-//! grows an array. They are the seed's highway layouts (物联网时序数据库建模):
+//! grows an array. They are the layouts of a highway's speed sensors, one reading a second:
 //!
 //! ```text
 //! rollup, span = "1m", summary(speed(sum)):
@@ -130,7 +130,7 @@
 //!   [`Error::InvalidValue`] and nothing is written: a slot holds one value, so the layout suits
 //!   regular samples. [`Series::range`] gives each stored slot back as a measurement whose time
 //!   is the slot's; [`Series::summary`] reads the windows and adds up on the client.
-//!   Nesting (`nest = "1m"`) is the seed's answer to a flat map's cost: a field of a 3 600-key
+//!   Nesting (`nest = "1m"`) answers a flat map's cost: a field of a 3 600-key
 //!   document is found by walking up to 3 599 keys; nested 60 by 60, by walking at most 59 + 59.
 //!
 //! Concurrent writers opening the same window meet at the unique index, so **both layouts need
@@ -373,15 +373,15 @@ pub enum Storage {
         /// The window of one bucket, in seconds.
         span_seconds: u64,
     },
-    /// One document per key and window holding only per-field counts and sums (the seed's
-    /// `{segId, ts, speed_num, speed_sum}`): `#[bucket(rollup, ..)]`. The measurements
+    /// One document per key and window holding only per-field counts and sums (a road
+    /// segment's `{segId, ts, speed_num, speed_sum}`): `#[bucket(rollup, ..)]`. The measurements
     /// themselves are not kept.
     Rollup {
         /// The window of one document, in seconds.
         span_seconds: u64,
     },
     /// One document per key and window, each value field a map from the slot of the
-    /// measurement's time to its value (the seed's `speed: {0: 63, .., 59: 64}`), nested when
+    /// measurement's time to its value (a segment's `speed: {0: 63, .., 59: 64}`), nested when
     /// `nest_seconds` is set (`speed: {0: {0: 47, ..}, ..}`): `#[bucket(slots = "1s", ..)]`.
     Slots {
         /// The window of one document, in seconds.

@@ -2,7 +2,7 @@
 //! a node keep a copy of that path (`#[in_tree]`), so "everything under this node" is one query
 //! on a multikey index.
 //!
-//! Seed 000's catalogue: a product carries `directCategory: "固态硬盘"` and `categoryPath:
+//! A shop's catalogue: a product carries `directCategory: "固态硬盘"` and `categoryPath:
 //! ["电子", "计算机部件", "存储", "固态硬盘"]`; `{categoryPath: "计算机部件"}` finds every product under
 //! 计算机部件, `{directCategory: "固态硬盘"}` the ones directly in 固态硬盘. The categories form the
 //! tree: each knows its parent and its ancestors.
