@@ -559,7 +559,10 @@ pub(crate) async fn kept_refusal(
     for (field, reason) in kept {
         first.get_or_insert((field, reason));
         let (old, new) = (value(&stored, field), value(new, field));
-        if !crate::finding::same_value(old.as_ref(), new.as_ref()) {
+        // As the filter's `$eq` compares: numbers by value, whatever their width.
+        let same = crate::finding::same_value(old.as_ref(), new.as_ref())
+            || old.as_ref().map(crate::finding::id_key) == new.as_ref().map(crate::finding::id_key);
+        if !same {
             return Ok(Some(crate::error::Error::InvalidKey {
                 key: field.to_owned(),
                 reason,

@@ -524,7 +524,11 @@ impl ChildSides {
             .spec
             .target()
             .field_by_bson_name(field)
-            .is_some_and(|f| f.rust_type().trim_start().starts_with("Option"));
+            .is_some_and(|f| {
+                // `Option<..>`, however it is spelt (`std::option::Option<..>`).
+                let head = f.rust_type().split('<').next().unwrap_or_default();
+                head.trim().rsplit("::").next() == Some("Option")
+            });
         (field, optional)
     }
 }
