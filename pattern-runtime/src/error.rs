@@ -815,7 +815,8 @@ pub(crate) fn check_encodable(what: &str, doc: &Document) -> Result<()> {
 }
 
 /// The top-level fields an operator update touches; refuses what is not a plain operator update
-/// of named fields, and any change of `_id` (refused with `id_reason`).
+/// of named fields, any change of `_id` (refused with `id_reason`), and a `$set` or
+/// `$setOnInsert` value that could not be stored as given (see `literal::check_value`).
 pub(crate) fn touched_fields(
     update: &Document,
     id_reason: &'static str,
@@ -851,6 +852,10 @@ pub(crate) fn touched_fields(
         };
         for (key, value) in fields {
             add(key)?;
+            // Stored as given: no key the server would read as an operator or a path.
+            if matches!(op.as_str(), "$set" | "$setOnInsert") {
+                crate::literal::check_value(key, value)?;
+            }
             if op == "$rename" {
                 if let Bson::String(to) = value {
                     add(to)?;

@@ -630,7 +630,8 @@ impl<V: Variant> VariantCollection<V> {
     }
 }
 
-/// Refuses an update that touches the tag, or that is not made of update operators.
+/// Refuses an update that touches the tag, that is not made of update operators, or that sets
+/// a value that could not be stored as given.
 fn check_update<V: Variant>(update: &Document) -> Result<()> {
     let tag = <V::Model as Polymorphic>::TAG;
     for (op, fields) in update {
@@ -642,6 +643,12 @@ fn check_update<V: Variant>(update: &Document) -> Result<()> {
             });
         }
         let touches = |key: &str| key == tag || key.starts_with(&format!("{tag}."));
+        if let (true, Bson::Document(d)) = (matches!(op.as_str(), "$set" | "$setOnInsert"), fields)
+        {
+            for (key, value) in d {
+                crate::literal::check_value(key, value)?;
+            }
+        }
         let named = match fields {
             Bson::Document(d) => d.iter().any(|(k, v)| {
                 touches(k) || (op == "$rename" && matches!(v, Bson::String(to) if touches(to)))
