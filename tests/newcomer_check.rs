@@ -1678,97 +1678,28 @@ async fn raw_drift_of_every_pattern_found_and_repaired() {
 // 4. Hostile input
 // ---------------------------------------------------------------------------------------------
 
+/// The ids of these models are typed (`String`), so an operator document as an id does not
+/// compile (`tests/ui/ids`). A holder is still any BSON value: an operator there is refused
+/// before anything is sent.
 #[tokio::test]
-async fn hostile_ids_are_refused_before_anything_is_sent() {
+async fn hostile_holder_is_refused_before_anything_is_sent() {
     let db = setup("nc_hostile_ids").await;
     let before = snapshot(&db).await;
     db.take_commands();
     let op = doc! { "$gt": "" };
-    let r = Member::posts_outlier(&db).push(op.clone(), post("x")).await;
-    assert!(
-        matches!(r, Err(Error::InvalidValue { .. })),
-        "outlier push: {r:?}"
-    );
-    let r = Member::prefs_attribute(&db)
-        .set(op.clone(), &pref("a", 1))
-        .await;
-    assert!(
-        matches!(r, Err(Error::InvalidValue { .. })),
-        "attribute set: {r:?}"
-    );
-    let r = Member::prefs_attribute(&db)
-        .unset(op.clone(), &"a".to_owned())
-        .await;
-    assert!(
-        matches!(r, Err(Error::InvalidValue { .. })),
-        "attribute unset: {r:?}"
-    );
     let slots = CourtSlot::slots(&db);
-    let r = slots.book(op.clone(), day(0), "m1").await;
-    assert!(
-        matches!(r, Err(Error::InvalidValue { .. })),
-        "book resource: {r:?}"
-    );
-    let r = slots.book("A", doc! { "$ne": null }, "m1").await;
-    assert!(
-        matches!(r, Err(Error::InvalidValue { .. })),
-        "book slot: {r:?}"
-    );
     let r = slots.book("A", day(0), op.clone()).await;
     assert!(
         matches!(r, Err(Error::InvalidValue { .. })),
         "book holder: {r:?}"
     );
-    let r = slots.release("A", doc! { "$regex": "2025" }).await;
+    let r = slots.book("A", day(0), vec![Bson::from("m1")]).await;
     assert!(
         matches!(r, Err(Error::InvalidValue { .. })),
-        "release slot: {r:?}"
-    );
-    let r = Club::recent_reviews_subset(&db)
-        .push(op.clone(), review("rx", "c1", "m1", 3, 0))
-        .await;
-    assert!(
-        matches!(r, Err(Error::InvalidValue { .. })),
-        "subset push: {r:?}"
-    );
-    let r = Club::recent_reviews_subset(&db)
-        .remove("c1", op.clone())
-        .await;
-    assert!(
-        matches!(r, Err(Error::InvalidValue { .. })),
-        "subset remove item: {r:?}"
-    );
-    let r = Member::references(&db)
-        .update(op.clone(), doc! { "$set": { "name": "x" } })
-        .await;
-    assert!(
-        matches!(r, Err(Error::InvalidValue { .. })),
-        "references update: {r:?}"
-    );
-    let r = Computing::<Locker>::new(&db).delete(op.clone()).await;
-    assert!(
-        matches!(r, Err(Error::InvalidValue { .. })),
-        "computing delete: {r:?}"
-    );
-    let r = Member::computed(&db).recompute(op.clone()).await;
-    assert!(
-        matches!(r, Err(Error::InvalidValue { .. })),
-        "recompute: {r:?}"
-    );
-    let r = Member::posts_outlier(&db)
-        .rebuild(vec![Bson::from("m1")])
-        .await;
-    assert!(
-        matches!(r, Err(Error::InvalidValue { .. })),
-        "an array id: {r:?}"
-    );
-    let r = Member::posts_outlier(&db).rebuild(doc! { "a.b": 1 }).await;
-    assert!(
-        matches!(r, Err(Error::InvalidValue { .. })),
-        "a dotted key in an id: {r:?}"
+        "an array holder: {r:?}"
     );
     assert_eq!(write_commands(&db), Vec::<String>::new(), "nothing written");
-    assert_eq!(snapshot(&db).await, before);
+    assert_eq!(snapshot(&db).await, before, "nothing written");
 }
 
 /// `cancel` puts the holder in its filter: an operator there must not free someone's slot.
@@ -2072,13 +2003,6 @@ async fn a_copy_that_would_pass_16_mib_refuses_the_whole_write() {
         r.as_ref().err().map(|e| e.to_string())
     );
     assert_eq!(snapshot(&db).await, before, "nothing written");
-}
-
-#[tokio::test]
-async fn hostile_sharded_counter_id() {
-    let db = setup("nc_hostile_counter").await;
-    let r = Club::visits_counter(&db, doc! { "$gt": "" }).add(1).await;
-    assert!(matches!(r, Err(Error::InvalidValue { .. })), "{r:?}");
 }
 
 // ---------------------------------------------------------------------------------------------

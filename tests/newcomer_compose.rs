@@ -914,26 +914,8 @@ async fn hostile_operator_ids_are_refused_in_versioned_and_computed_writes() {
         .await
         .unwrap();
     let before = snapshot(&db).await;
-    let op = || doc! { "$gt": "" };
-
-    let r = authors
-        .update(
-            op(),
-            1,
-            doc! { "$set": { Author::FIELDS.name: "X", Author::FIELDS.team: "t2" } },
-        )
-        .await;
-    let e = refused(&db, "versioned update with an operator id", &before, r).await;
-    assert!(matches!(e, Error::InvalidValue { .. }), "{e:?}");
-    let r = authors.delete(op()).await;
-    let e = refused(&db, "versioned delete with an operator id", &before, r).await;
-    assert!(matches!(e, Error::InvalidValue { .. }), "{e:?}");
-    let r = authors.revert(op(), 1).await;
-    let e = refused(&db, "versioned revert with an operator id", &before, r).await;
-    assert!(matches!(e, Error::InvalidValue { .. }), "{e:?}");
-    let r = authors.modify(op(), 1, |a| a.name = "X".into()).await;
-    let e = refused(&db, "versioned modify with an operator id", &before, r).await;
-    assert!(matches!(e, Error::InvalidValue { .. }), "{e:?}");
+    // An operator document as an id does not compile: `Author`'s ids are `String`s
+    // (`tests/ui/ids`).
 
     // An operator document as the new `by` value: it would `$inc` whatever team matches it.
     let r = authors
@@ -1106,9 +1088,6 @@ async fn hostile_input_in_catalog_writes() {
     .await;
     let r = holders.place(1i64, "nowhere").await;
     refused(&db, "place into a missing node", &before, r).await;
-    let r = holders.place(doc! { "$gt": 0 }, "books").await;
-    let e = refused(&db, "place with an operator id", &before, r).await;
-    assert!(matches!(e, Error::InvalidValue { .. }), "{e:?}");
     let r = holders.place(99i64, "books").await;
     refused(&db, "place of a missing holder", &before, r).await;
 
@@ -1133,18 +1112,8 @@ async fn hostile_input_in_catalog_writes() {
     assert!(matches!(e, Error::NotFound { .. }), "{e:?}");
 
     // Operator ids and operator `by` values through the computed writes of the holder model.
+    // (An operator id does not compile: `Item`'s ids are `i64`s.)
     let items = Computing::<Item>::new(&db);
-    let r = items.delete(doc! { "$gt": 0 }).await;
-    let e = refused(&db, "Computing::delete with an operator id", &before, r).await;
-    assert!(matches!(e, Error::InvalidValue { .. }), "{e:?}");
-    let r = items
-        .update(
-            doc! { "$gt": 0 },
-            doc! { "$set": { Item::FIELDS.price: 1.0 } },
-        )
-        .await;
-    let e = refused(&db, "Computing::update with an operator id", &before, r).await;
-    assert!(matches!(e, Error::InvalidValue { .. }), "{e:?}");
     let r = items
         .update(
             1i64,
@@ -1169,15 +1138,6 @@ async fn hostile_input_in_catalog_writes() {
     let e = refused(&db, "Computing::update of price to NaN", &before, r).await;
     assert!(matches!(e, Error::InvalidValue { .. }), "{e:?}");
 
-    // Operator ids through the references of the tree nodes.
-    let r = Cat::references(&db)
-        .update(
-            doc! { "$gt": "" },
-            doc! { "$set": { Cat::FIELDS.title: "X" } },
-        )
-        .await;
-    let e = refused(&db, "References::update with an operator id", &before, r).await;
-    assert!(matches!(e, Error::InvalidValue { .. }), "{e:?}");
     let r = Cat::references(&db)
         .update(cats["ssd"].id, doc! { "$set": { "title.$": "X" } })
         .await;

@@ -77,7 +77,7 @@ async fn sizes(db: &mongodb::Database, collection: &str) -> Vec<(Document, usize
 }
 
 /// The items stored for `id`, in order, with their numbers.
-async fn stored<M: Model>(
+async fn stored<M: Model<Id = String>>(
     db: &mongodb::Database,
     outlier: &pattern_runtime::Outlier<M, Post>,
     id: &str,

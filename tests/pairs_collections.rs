@@ -2910,13 +2910,19 @@ async fn two_way_ids_of_another_integer_width_are_not_drift() {
     let group = "pc_subset_of_twoway";
     let db = synced("pc_subset_of_twoway_width", group).await;
     owners(&db).await;
-    // The subset stores its parent key as the caller gave it: `1` is an `i32`.
+    // The subset stores its parent key as the parent's `_id` type stores it: the literal `1`
+    // is the owner's `i64`.
     Owner::next_subset(&db)
         .push(1, job(10, 1, 5))
         .await
         .unwrap();
     let stored = raw(&db, "sotw_jobs", 10_i64).await;
-    assert_eq!(stored.get("owner"), Some(&Bson::Int32(1)), "{stored}");
+    assert_eq!(stored.get("owner"), Some(&Bson::Int64(1)), "{stored}");
+    // Another writer stores it as an `i32`: the same owner to the server, and to the checks.
+    db.collection::<Document>("sotw_jobs")
+        .update_one(doc! { "_id": 10_i64 }, doc! { "$set": { "owner": 1_i32 } })
+        .await
+        .unwrap();
     let owner = Job::owner_relation(&db);
     // The full item's insert went through the map: owner 1 (an `i64` `_id`) lists job 10,
     // and the relation's check takes the `i32` 1 as that owner.

@@ -2453,11 +2453,11 @@ async fn extended_ref_x_preallocation_a_holder_that_is_an_extended_reference() {
 
 /// Counts events of one document through the three counters (views: threshold 2; likes: p =
 /// 0.5; hits: sharded, snapshotted) and returns what each stored field gained.
-async fn count_events(
-    views: &BatchedCounter,
-    likes: &SampledCounter,
+async fn count_events<Id: serde::Serialize + Clone>(
+    views: &BatchedCounter<Id>,
+    likes: &SampledCounter<Id>,
     hits: &ShardedField,
-    id: Bson,
+    id: Id,
 ) -> (i64, i64, i64) {
     for _ in 0..5 {
         views.add(id.clone(), 1).await.unwrap();
@@ -2522,10 +2522,10 @@ async fn approximation_x_attribute_counters_beside_attribute_writes() {
     let hits = Gadget::hits_counter(&db, 1).with_randomness(Random::seeded(22));
 
     specs.set(1, &spec("color", "red", None)).await.unwrap();
-    let first = count_events(&views, &likes, &hits, Bson::Int32(1)).await;
+    let first = count_events(&views, &likes, &hits, 1).await;
     specs.set(1, &spec("mass", 2.5, Some("kg"))).await.unwrap();
     specs.set(1, &spec("color", "blue", None)).await.unwrap();
-    let second = count_events(&views, &likes, &hits, Bson::Int32(1)).await;
+    let second = count_events(&views, &likes, &hits, 1).await;
     specs.unset(1, &"mass".to_owned()).await.unwrap();
 
     let stored = one(&db, "gadgets", 1).await;
@@ -2588,12 +2588,12 @@ async fn approximation_x_outlier_counters_beside_pushes_and_overflow() {
     let hits = Streamer::hits_counter(&db, "kim").with_randomness(Random::seeded(32));
 
     posts.push("kim", note(0)).await.unwrap();
-    let first = count_events(&views, &likes, &hits, Bson::from("kim")).await;
+    let first = count_events(&views, &likes, &hits, "kim".to_owned()).await;
     posts
         .push_many("kim", vec![note(1), note(2), note(3)])
         .await
         .unwrap();
-    let second = count_events(&views, &likes, &hits, Bson::from("kim")).await;
+    let second = count_events(&views, &likes, &hits, "kim".to_owned()).await;
     assert_eq!(posts.remove("kim", &note(1)).await.unwrap(), 1);
     let state = posts.rebuild("kim").await.unwrap();
     assert!(state.is_consistent(), "{state:?}");
@@ -2688,13 +2688,13 @@ async fn approximation_x_subset_counters_beside_subset_pushes() {
     let hits = Album::hits_counter(&db, "blue").with_randomness(Random::seeded(42));
 
     tracks.push("blue", track(3, 3)).await.unwrap();
-    let first = count_events(&views, &likes, &hits, Bson::from("blue")).await;
+    let first = count_events(&views, &likes, &hits, "blue".to_owned()).await;
     tracks
         .push_many("blue", vec![track(1, 1), track(2, 2)])
         .set(doc! { "label": "Blue Note" })
         .await
         .unwrap();
-    let second = count_events(&views, &likes, &hits, Bson::from("blue")).await;
+    let second = count_events(&views, &likes, &hits, "blue".to_owned()).await;
     tracks.remove("blue", 1).await.unwrap();
     tracks.rebuild("blue").await.unwrap();
 
@@ -2773,9 +2773,9 @@ async fn approximation_x_two_way_counters_beside_assignments() {
     );
     let hits = Squad::hits_counter(&db, 2i64).with_randomness(Random::seeded(52));
 
-    let first = count_events(&views, &likes, &hits, Bson::Int64(2)).await;
+    let first = count_events(&views, &likes, &hits, 2).await;
     relation.assign(&11, &2).await.unwrap();
-    let second = count_events(&views, &likes, &hits, Bson::Int64(2)).await;
+    let second = count_events(&views, &likes, &hits, 2).await;
     // Written around the relation, then repaired.
     db.collection::<Document>("recruits")
         .update_one(doc! { "_id": 10 }, doc! { "$set": { "squad": 2i64 } })
@@ -2841,9 +2841,9 @@ async fn approximation_x_preallocation_counters_on_slots_beside_bookings() {
     );
     let hits = Court::hits_counter(&db, "c1-8").with_randomness(Random::seeded(62));
 
-    let first = count_events(&views, &likes, &hits, Bson::from("c1-8")).await;
+    let first = count_events(&views, &likes, &hits, "c1-8".to_owned()).await;
     slots.book(1, 8, "ann").await.unwrap();
-    let second = count_events(&views, &likes, &hits, Bson::from("c1-8")).await;
+    let second = count_events(&views, &likes, &hits, "c1-8".to_owned()).await;
     slots.book_all(&[(1, 9), (1, 10)], "bo").await.unwrap();
     slots.cancel(1, 8, "ann").await.unwrap();
     slots.release(1, 9).await.unwrap();
@@ -3222,12 +3222,12 @@ async fn bucket_x_approximation_a_model_counts_its_readings_approximately() {
         kwh: minute,
     };
     series.insert(&reading(0)).await.unwrap();
-    let first = count_events(&views, &likes, &hits, Bson::from("m1")).await;
+    let first = count_events(&views, &likes, &hits, "m1".to_owned()).await;
     series
         .insert_many(&[reading(1), reading(2), reading(3)])
         .await
         .unwrap();
-    let second = count_events(&views, &likes, &hits, Bson::from("m1")).await;
+    let second = count_events(&views, &likes, &hits, "m1".to_owned()).await;
     overfill(
         &db,
         "meter_readings",

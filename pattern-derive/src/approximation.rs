@@ -287,7 +287,7 @@ impl ApproxField {
                     );
                     quote! {
                         #[doc = #doc]
-                        pub fn #method(db: &#p::Database) -> #p::BatchedCounter {
+                        pub fn #method(db: &#p::Database) -> #p::BatchedCounter<<Self as #p::Model>::Id> {
                             #p::BatchedCounter::declared(db.collection(#collection), #bson_name, #threshold)
                         }
                     }
@@ -300,7 +300,7 @@ impl ApproxField {
                 );
                 quote! {
                     #[doc = #doc]
-                    pub fn #method(db: &#p::Database) -> #p::SampledCounter {
+                    pub fn #method(db: &#p::Database) -> #p::SampledCounter<<Self as #p::Model>::Id> {
                         #p::SampledCounter::declared(db.collection(#collection), #bson_name, #prob)
                     }
                 }
@@ -322,14 +322,14 @@ impl ApproxField {
                         #[doc = #doc]
                         pub fn #method(
                             db: &#p::Database,
-                            id: impl ::core::convert::Into<#p::bson::Bson>,
+                            id: impl #p::IntoId<<Self as #p::Model>::Id>,
                         ) -> #p::ShardedField {
                             #p::ShardedField::declared(
                                 db.collection(#collection),
                                 #bson_name,
                                 db.collection(#shards_collection),
                                 #shards,
-                                id.into(),
+                                #p::IntoId::into_id(id),
                             )
                         }
                     }

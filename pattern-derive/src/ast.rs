@@ -44,6 +44,13 @@ pub(crate) struct Field<'a> {
 }
 
 impl Model<'_> {
+    /// The type `Model::Id` names: the `_id` field's type when it is stored as that type's own
+    /// serialization, else `Bson` (no `_id` field, or a custom serializer): ids are then
+    /// checked at run time only.
+    pub(crate) fn id_type(&self, p: &TokenStream) -> TokenStream {
+        id_type(&self.fields, p)
+    }
+
     pub(crate) fn field(&self, rust_name: &str) -> Option<&Field<'_>> {
         self.fields.iter().find(|f| f.rust_name == rust_name)
     }
@@ -647,6 +654,17 @@ pub(crate) fn computed_from_another_model(attr: &syn::Attribute) -> bool {
         matches!(&w[0], proc_macro2::TokenTree::Ident(i) if i == "by")
             && matches!(&w[1], proc_macro2::TokenTree::Punct(p) if p.as_char() == '=')
     })
+}
+
+/// [`Model::id_type`] of `fields`.
+pub(crate) fn id_type<'f, 'a: 'f>(
+    fields: impl IntoIterator<Item = &'f Field<'a>>,
+    p: &TokenStream,
+) -> TokenStream {
+    fields
+        .into_iter()
+        .find(|f| f.bson_name == "_id" && f.serialized && !f.custom_serializer)
+        .map_or_else(|| quote!(#p::Bson), |f| f.ty.to_token_stream())
 }
 
 #[cfg(test)]

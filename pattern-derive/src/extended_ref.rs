@@ -610,7 +610,7 @@ impl ExtendedRefs {
                         #[automatically_derived]
                         impl #p::Reference for #ident {
                             type Target = #source;
-                            fn target_id(&self) -> &<#source as #p::Identified>::Id {
+                            fn target_id(&self) -> &<#source as #p::Model>::Id {
                                 &self.#field
                             }
                         }

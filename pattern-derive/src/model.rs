@@ -98,6 +98,7 @@ fn expand(
     let krate = &model.krate;
     let p = quote!(#krate::__private);
     let field_names = schema::field_names(model);
+    let id_type = model.id_type(&p);
     let field_schemas: Vec<TokenStream> = model
         .fields
         .iter()
@@ -133,6 +134,7 @@ fn expand(
             #[automatically_derived]
             impl #p::Model for #ident {
                 const SCHEMA: &'static #p::ModelSchema = &__SCHEMA;
+                type Id = #id_type;
             }
 
             #p::inventory::submit! {
@@ -153,12 +155,14 @@ fn fallback(model: &Model<'_>, with_impl: bool, patterns: &[Box<dyn Pattern>]) -
     let field_names = schema::field_names(model);
     let model_impl = with_impl.then(|| {
         let schema = schema::empty_schema(model);
+        let id_type = model.id_type(&p);
         quote! {
             #schema
 
             #[automatically_derived]
             impl #p::Model for #ident {
                 const SCHEMA: &'static #p::ModelSchema = &__SCHEMA;
+                type Id = #id_type;
             }
         }
     });

@@ -446,6 +446,7 @@ fn generate(poly: &Poly<'_>, indexes: Option<&[Index]>, shard: Option<&ShardKey>
     let ident = &input.ident;
     let kind_ident = &poly.kind_ident;
     let common_ident = &poly.common_ident;
+    let id_type = crate::ast::id_type(poly.common_fields(), &p);
     let tag = &poly.tag;
     let type_attrs = schema::generated_type_attrs(&krate, &poly.attrs.derives);
 
@@ -711,6 +712,7 @@ fn generate(poly: &Poly<'_>, indexes: Option<&[Index]>, shard: Option<&ShardKey>
             #[automatically_derived]
             impl #p::Model for #ident {
                 const SCHEMA: &'static #p::ModelSchema = &__SCHEMA;
+                type Id = #id_type;
             }
 
             #[automatically_derived]

@@ -68,6 +68,8 @@ fn refuse_on_fields(input: &DeriveInput, errors: &mut Errors) {
 struct Named {
     ident: Ident,
     bson_name: String,
+    /// The field's type, when it is stored as that type's own serialization.
+    stored_ty: Option<syn::Type>,
 }
 
 struct Grid {
@@ -86,6 +88,7 @@ fn named(model: &Model<'_>, ident: &Ident, what: &str, errors: &mut Errors) -> O
     Some(Named {
         ident: Ident::new(&crate::ast::unraw(ident), ident.span()),
         bson_name: field.bson_name.clone(),
+        stored_ty: (!field.custom_serializer).then(|| field.ty.clone()),
     })
 }
 
@@ -345,6 +348,12 @@ impl Grids {
             None => quote!(::core::option::Option::None),
         };
         let (resource, slot) = (&grid.resource.bson_name, &grid.slot.bson_name);
+        let stored = |n: &Named| {
+            n.stored_ty
+                .as_ref()
+                .map_or_else(|| quote!(#p::Bson), |t| quote!(#t))
+        };
+        let (resource_ty, slot_ty) = (stored(&grid.resource), stored(&grid.slot));
         let index =
             crate::index::plain_spec(&p, &[resource.as_str(), slot.as_str()], None, true, None);
         let doc = format!("The grid of `{name}` slots: allocation, bookings and availability.");
@@ -365,6 +374,8 @@ impl Grids {
             #[automatically_derived]
             impl #p::Preallocated for #ident {
                 const SLOTS: &'static #p::SlotSpec = &__SLOTS;
+                type Resource = #resource_ty;
+                type Slot = #slot_ty;
             }
 
             #[automatically_derived]

@@ -281,7 +281,6 @@ fn identity(model: &Model<'_>, fields: &[RelationField]) -> TokenStream {
             quote! {
                 #[automatically_derived]
                 impl #p::Identified for #ident {
-                    type Id = #ty;
                     fn id(&self) -> &#ty {
                         &self.#id
                     }

@@ -86,7 +86,7 @@ use serde::Serialize;
 use crate::error::{check_size, validate_key, Error, Result};
 use crate::finding::{examples, Check, CheckReport, Finding, RepairReport};
 use crate::index::IndexSpec;
-use crate::model::Model;
+use crate::model::{IntoId, Model};
 use crate::schema::{Fields, ModelSchema, PatternSpec, Sample};
 use futures_util::future::BoxFuture;
 
@@ -554,8 +554,8 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
         fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection(), id = tracing::field::Empty),
         err(level = "debug")
     )]
-    pub async fn set(&self, id: impl Into<Bson>, item: &I) -> Result<()> {
-        let id = crate::literal::id("_id", id)?;
+    pub async fn set(&self, id: impl IntoId<M::Id>, item: &I) -> Result<()> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let key = Self::key_str(item.key())?;
         let item = bson::serialize_to_document(item)?;
@@ -616,8 +616,8 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
         fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection(), id = tracing::field::Empty),
         err(level = "debug")
     )]
-    pub async fn unset(&self, id: impl Into<Bson>, key: &I::Key) -> Result<()> {
-        let id = crate::literal::id("_id", id)?;
+    pub async fn unset(&self, id: impl IntoId<M::Id>, key: &I::Key) -> Result<()> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let key = Self::key_str(key)?;
         let result = crate::derived::update_one(
@@ -700,8 +700,8 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
         skip_all,
         fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection())
     )]
-    pub async fn get(&self, id: impl Into<Bson>, key: &I::Key) -> Result<Option<I>> {
-        let id = crate::literal::id("_id", id)?;
+    pub async fn get(&self, id: impl IntoId<M::Id>, key: &I::Key) -> Result<Option<I>> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
         let key = Self::key_str(key)?;
         let field = self.spec.field();
         let raw = self.raw();

@@ -127,7 +127,7 @@ use crate::derived::{self, Change, Dependent};
 use crate::error::{check_size, touched_fields, Error, Result};
 use crate::finding::{id_key, Check, Finding};
 use crate::index::IndexSpec;
-use crate::model::{Model, Unversioned};
+use crate::model::{IntoId, Model, Unversioned};
 use crate::periodic::{Periodic, Stopped};
 use crate::schema::{registered_models, ModelSchema, PatternSpec, Sample};
 use crate::txn::{collect_in, in_session, transact, Transaction};
@@ -748,8 +748,8 @@ impl<M: Model + Serialize> Computing<M> {
         fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection(), id = tracing::field::Empty),
         err(level = "debug")
     )]
-    pub async fn update(&self, id: impl Into<Bson>, update: Document) -> Result<()> {
-        let id = crate::literal::id("_id", id)?;
+    pub async fn update(&self, id: impl IntoId<M::Id>, update: Document) -> Result<()> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let touched = touched_fields(
             &update,
@@ -865,9 +865,9 @@ impl<M: Model + Serialize> Computing<M> {
         fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection(), id = tracing::field::Empty),
         err(level = "debug")
     )]
-    pub async fn delete(&self, id: impl Into<Bson>) -> Result<()> {
+    pub async fn delete(&self, id: impl IntoId<M::Id>) -> Result<()> {
         derived::check_document_write(M::SCHEMA, "delete", None)?;
-        let id = crate::literal::id("_id", id)?;
+        let id = crate::literal::typed_id("_id", id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let raw = self.raw();
         let projection = self.projection();
@@ -1503,8 +1503,8 @@ impl<M: Model> ComputedFields<M> {
         fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection(), id = tracing::field::Empty),
         err(level = "debug")
     )]
-    pub async fn recompute(&self, id: impl Into<Bson>) -> Result<Recomputed> {
-        let id = crate::literal::id("_id", id)?;
+    pub async fn recompute(&self, id: impl IntoId<M::Id>) -> Result<Recomputed> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let batch = self.batch(vec![id.clone()], true).await?;
         if batch.done.checked == 0 {

@@ -190,7 +190,7 @@ use crate::derived::{self, Change, Dependent};
 use crate::error::{check_size, touched_fields, Error, Result};
 use crate::finding::{id_key, Check, Finding};
 use crate::index::IndexSpec;
-use crate::model::Model;
+use crate::model::{IntoId, Model};
 pub use crate::schema::Mode;
 use crate::schema::{registered_models, FieldName, ModelSchema, PatternSpec, Sample};
 use crate::txn::{in_session, transact, Transaction};
@@ -828,8 +828,8 @@ impl<M: Referenced> References<M> {
         ),
         err(level = "debug")
     )]
-    pub async fn update(&self, id: impl Into<Bson>, update: Document) -> Result<Propagation> {
-        let id = crate::literal::id("_id", id)?;
+    pub async fn update(&self, id: impl IntoId<M::Id>, update: Document) -> Result<Propagation> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
         let span = tracing::Span::current();
         span.record("id", tracing::field::display(&id));
         let touched = touched_fields(
@@ -1012,7 +1012,7 @@ impl<M: Model> References<M> {
         let found = crate::maintenance::check(&self.db, &targets).await?;
         let mut repaired = 0;
         for id in found.documents() {
-            repaired += self.resync(id).await?.modified();
+            repaired += self.resync_at(id).await?.modified();
         }
         crate::maintenance::after_repair(&self.db, &targets, repaired).await
     }
@@ -1031,8 +1031,13 @@ impl<M: Model> References<M> {
         ),
         err(level = "debug")
     )]
-    pub async fn resync(&self, id: impl Into<Bson>) -> Result<Propagation> {
-        let id = crate::literal::id("_id", id)?;
+    pub async fn resync(&self, id: impl IntoId<M::Id>) -> Result<Propagation> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
+        self.resync_at(id).await
+    }
+
+    /// [`resync`](Self::resync) of an id already checked.
+    async fn resync_at(&self, id: Bson) -> Result<Propagation> {
         let span = tracing::Span::current();
         span.record("id", tracing::field::display(&id));
         let targets = self.targets(&|_| true);

@@ -194,6 +194,14 @@
 //! A caller's value is data: it is stored literally, or refused with a typed error before
 //! anything is written. Never an operator, a field path or an expression.
 //!
+//! Ids are typed. An operation takes the model's own [`Model::Id`] (the `_id` field's type), a
+//! grid's [`Preallocated::Resource`] and [`Preallocated::Slot`], a tree's key type, or what
+//! converts to one without loss ([`IntoId`]): an operator document, or an id of another type,
+//! does not compile. Where the stored type is not known (an `_id: Bson`, an `_id` under
+//! `#[serde(with = ..)]`, an enum whose variants do not share one `_id` type, a slot's holder),
+//! any value is accepted and checked when the operation runs, as the table says. A typed id is
+//! checked too, once serialized: a `Document`-shaped id type cannot carry a `$` key either.
+//!
 //! | a caller's ... | goes into | kept literal by | refused ([`Error::InvalidValue`], nothing sent) |
 //! | --- | --- | --- | --- |
 //! | id, parent id, tree key, holder node, resource, slot, holder, bucket key, computed `by` value | filters, as equalities; `arrayFilters`; upsert filters | an equality of a checked value | a document with a `$` key at any depth (an operator), a regex or JavaScript code (a pattern), an array, a key with `.` or NUL, nesting past [`MAX_VALUE_DEPTH`] |
@@ -205,7 +213,8 @@
 //!
 //! What a caller passes *as* a query or an update (`find(filter)`, `update(id, update)`) is
 //! sent as written: that is its purpose. Update documents are still checked to be operators of
-//! named fields that leave `_id` (and a versioned model's version) alone.
+//! named fields that leave `_id` (and a versioned model's version) alone, and the values of
+//! their `$set` and `$setOnInsert` are checked like any stored value.
 //!
 //! Strings are stored as they are (`"$120"`, `"$/month"`, empty, NUL bytes, long), and so are
 //! NaN and the infinities: MongoDB sorts NaN below every number and matches it with `$eq` NaN,
@@ -414,7 +423,7 @@ pub use index::{
     Collation, Difference, IndexKey, IndexKind, IndexSpec, Literal, PartialClause, PartialOp,
 };
 pub use literal::MAX_VALUE_DEPTH;
-pub use model::{Model, ModelCollection, Unversioned};
+pub use model::{IntoId, Model, ModelCollection, Unversioned};
 pub use outlier::{Outlier, OutlierSpec, OutlierState};
 pub use periodic::{Periodic, Stopped};
 pub use polymorphic::{Polymorphic, PolymorphicSpec, Projection, Variant, VariantCollection};
@@ -481,7 +490,7 @@ pub mod __private {
     pub use crate::index::{
         Collation, IndexKey, IndexKind, IndexParts, IndexSpec, Literal, PartialClause, PartialOp,
     };
-    pub use crate::model::{Model, Unversioned};
+    pub use crate::model::{IntoId, Model, Unversioned};
     pub use crate::outlier::{Outlier, OutlierParts, OutlierSpec};
     pub use crate::polymorphic::{Polymorphic, PolymorphicSpec, Projection, Variant};
     pub use crate::preallocation::slot_probe::{
@@ -510,6 +519,7 @@ pub mod __private {
     pub use crate::tree::{HolderParts, HolderSpec, InTree, Tree, TreeNode, TreeParts, TreeSpec};
     pub use crate::versioning::{VersionParts, VersionSpec, Versioned};
     pub use bson;
+    pub use bson::Bson;
     pub use inventory;
     pub use mongodb::Database;
     pub use serde;

@@ -48,9 +48,12 @@ pub(crate) fn check_id(field: &str, id: &Bson) -> Result<()> {
     }
 }
 
-/// [`check_id`], taking the id: the form most operations use.
-pub(crate) fn id(field: &str, id: impl Into<Bson>) -> Result<Bson> {
-    let id = id.into();
+/// An id of a typed field (a model's `_id`, a slot's resource), the form most operations use:
+/// serialized as the field's type stores it, then [`check_id`]. A value serde cannot write as BSON (a `u64` past `i64::MAX`)
+/// is [`Error::InvalidValue`] too.
+pub(crate) fn typed_id<T: serde::Serialize>(field: &str, id: T) -> Result<Bson> {
+    let id = bson::serialize_to_bson(&id)
+        .map_err(|e| invalid(field, format!("cannot be stored: {e}")))?;
     check_id(field, &id)?;
     Ok(id)
 }

@@ -26,6 +26,16 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + Sized + 's
     /// The model's static description.
     const SCHEMA: &'static ModelSchema;
 
+    /// The type of the `_id` the model's operations take: the `_id` field's own type, so an id
+    /// of the wrong type does not compile (`Outlier::push(id, ..)` on a model whose `_id` is an
+    /// `i64` takes anything `Into<i64>`). It is [`Bson`](bson::Bson) where the derive cannot
+    /// know the stored type: a model without an `_id` field, an `_id` under
+    /// `#[serde(with = ..)]`, or an enum whose variants do not share one `_id` type. Either way
+    /// an id is checked before it is sent: one that would read as anything but an equality (an
+    /// operator document, a regex, an array) is refused with
+    /// [`Error::InvalidValue`](crate::Error::InvalidValue).
+    type Id: Serialize + DeserializeOwned + Send + Sync + 'static;
+
     /// The typed handle on this model's collection in `db`.
     fn collection(db: &Database) -> ModelCollection<Self> {
         ModelCollection::new(db)
@@ -144,3 +154,93 @@ impl<M: Model> fmt::Debug for ModelCollection<M> {
             .finish()
     }
 }
+
+/// What an operation takes as an id of type `T` (a model's [`Model::Id`], a grid's resource or
+/// slot): a `T`, a `&T`, or a value that converts to one without loss. Unlike `Into<T>`, an
+/// integer literal becomes the id's own type: `push(7, ..)` on a model whose `_id` is a `u32`
+/// passes `7u32`.
+///
+/// | the id's type | also accepted |
+/// |---|---|
+/// | any `T` | `&T` (cloned) |
+/// | `String` | `&str` |
+/// | `i64` | `i32`, `i16`, `i8`, `u32`, `u16`, `u8` |
+/// | `i32` | `i16`, `i8`, `u16`, `u8` |
+/// | `Option<T>` | `T` |
+/// | [`Bson`](bson::Bson) | `&str`, `String`, `i32`, `i64`, `f64`, `bool`, `ObjectId`, `DateTime`, `Document`, `Uuid`, `Decimal128`, `Binary` |
+///
+/// Whatever the type, the serialized id is checked before anything is sent (see the crate
+/// docs, "What the toolkit sends").
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an id of type `{T}`",
+    label = "expected an id of type `{T}`",
+    note = "an operation takes the model's own `_id` type (or a grid's resource or slot type), \
+            so an operator document or an id of another type cannot reach a filter; \
+            pass a `{T}` (see `IntoId` for what converts)"
+)]
+pub trait IntoId<T> {
+    /// The id.
+    fn into_id(self) -> T;
+}
+
+impl<T> IntoId<T> for T {
+    fn into_id(self) -> T {
+        self
+    }
+}
+
+impl<T: Clone> IntoId<T> for &T {
+    fn into_id(self) -> T {
+        self.clone()
+    }
+}
+
+impl<T> IntoId<Option<T>> for T {
+    fn into_id(self) -> Option<T> {
+        Some(self)
+    }
+}
+
+impl IntoId<String> for &str {
+    fn into_id(self) -> String {
+        self.to_owned()
+    }
+}
+
+/// Lossless conversions, as `From` has them.
+macro_rules! widening {
+    ($to:ty: $($from:ty),*) => {$(
+        impl IntoId<$to> for $from {
+            fn into_id(self) -> $to {
+                <$to>::from(self)
+            }
+        }
+    )*};
+}
+widening!(i64: i32, i16, i8, u32, u16, u8);
+widening!(i32: i16, i8, u16, u8);
+
+/// What `Bson` converts from.
+macro_rules! to_bson {
+    ($($from:ty),*) => {$(
+        impl IntoId<bson::Bson> for $from {
+            fn into_id(self) -> bson::Bson {
+                bson::Bson::from(self)
+            }
+        }
+    )*};
+}
+to_bson!(
+    &str,
+    String,
+    i32,
+    i64,
+    f64,
+    bool,
+    bson::oid::ObjectId,
+    bson::DateTime,
+    bson::Document,
+    bson::Uuid,
+    bson::Decimal128,
+    bson::Binary
+);

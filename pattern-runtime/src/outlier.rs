@@ -133,7 +133,7 @@ use serde::Serialize;
 use crate::error::{check_size, room_for, value_cost, Error, Result, ELEMENT_OVERHEAD};
 use crate::finding::{CheckReport, RepairReport};
 use crate::index::IndexSpec;
-use crate::model::Model;
+use crate::model::{IntoId, Model};
 use crate::schema::{ModelSchema, PatternSpec};
 use crate::txn::{collect_in, in_session, transact, Transaction};
 
@@ -573,7 +573,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     }
 
     /// Appends `item` to the document `id`'s items. See [`push_many`](Self::push_many).
-    pub async fn push(&self, id: impl Into<Bson>, item: T) -> Result<()> {
+    pub async fn push(&self, id: impl IntoId<P::Id>, item: T) -> Result<()> {
         self.push_many(id, vec![item]).await
     }
 
@@ -597,8 +597,8 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         ),
         err(level = "debug")
     )]
-    pub async fn push_many(&self, id: impl Into<Bson>, items: Vec<T>) -> Result<()> {
-        let id = crate::literal::id("_id", id)?;
+    pub async fn push_many(&self, id: impl IntoId<P::Id>, items: Vec<T>) -> Result<()> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
         let span = tracing::Span::current();
         span.record("id", tracing::field::display(&id));
         if items.is_empty() {
@@ -962,8 +962,13 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty),
         err(level = "debug")
     )]
-    pub async fn stream(&self, id: impl Into<Bson>) -> Result<BoxStream<'static, Result<T>>> {
-        let id = crate::literal::id("_id", id)?;
+    pub async fn stream(&self, id: impl IntoId<P::Id>) -> Result<BoxStream<'static, Result<T>>> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
+        self.stream_at(id).await
+    }
+
+    /// [`stream`](Self::stream) of an id already checked.
+    async fn stream_at(&self, id: Bson) -> Result<BoxStream<'static, Result<T>>> {
         tracing::Span::current().record("id", tracing::field::display(&id));
         let (outlier, _, items) = self.read_main(&id).await?;
         let embedded = stream::iter(items.into_iter().map(Ok));
@@ -995,10 +1000,9 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty),
         err(level = "debug")
     )]
-    pub async fn items(&self, id: impl Into<Bson>) -> Result<Vec<T>> {
-        let id = crate::literal::id("_id", id)?;
-        tracing::Span::current().record("id", tracing::field::display(&id));
-        self.stream(id).await?.try_collect().await
+    pub async fn items(&self, id: impl IntoId<P::Id>) -> Result<Vec<T>> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
+        self.stream_at(id).await?.try_collect().await
     }
 
     /// The items `skip..skip + limit` of the document `id`, in push order: reads the main
@@ -1011,8 +1015,8 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty, skip, limit),
         err(level = "debug")
     )]
-    pub async fn page(&self, id: impl Into<Bson>, skip: u64, limit: u64) -> Result<Vec<T>> {
-        let id = crate::literal::id("_id", id)?;
+    pub async fn page(&self, id: impl IntoId<P::Id>, skip: u64, limit: u64) -> Result<Vec<T>> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let (outlier, _, embedded) = self.read_main(&id).await?;
         let (skip, limit) = (
@@ -1090,8 +1094,8 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty),
         err(level = "debug")
     )]
-    pub async fn count(&self, id: impl Into<Bson>) -> Result<i64> {
-        let id = crate::literal::id("_id", id)?;
+    pub async fn count(&self, id: impl IntoId<P::Id>) -> Result<i64> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let main = self
             .main()
@@ -1111,8 +1115,8 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty),
         err(level = "debug")
     )]
-    pub async fn remove(&self, id: impl Into<Bson>, item: &T) -> Result<u64> {
-        let id = crate::literal::id("_id", id)?;
+    pub async fn remove(&self, id: impl IntoId<P::Id>, item: &T) -> Result<u64> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let item = bson::serialize_to_bson(item)?;
         crate::literal::check_value(self.spec.field(), &item)?;
@@ -1182,8 +1186,8 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty),
         err(level = "debug")
     )]
-    pub async fn state(&self, id: impl Into<Bson>) -> Result<OutlierState> {
-        let id = crate::literal::id("_id", id)?;
+    pub async fn state(&self, id: impl IntoId<P::Id>) -> Result<OutlierState> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let outcome = self.state_in(None, &id).await.map_err(Error::from);
         self.map_no_parent(id, outcome)
@@ -1216,7 +1220,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         let found = crate::maintenance::check(&self.db, &targets).await?;
         let mut repaired = 0;
         for id in found.documents() {
-            match self.rebuild(id).await {
+            match self.rebuild_at(id).await {
                 Ok(_) => repaired += 1,
                 // Deleted since the check: nothing to repair.
                 Err(e) if e.is_not_found() => {}
@@ -1234,8 +1238,13 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty),
         err(level = "debug")
     )]
-    pub async fn rebuild(&self, id: impl Into<Bson>) -> Result<OutlierState> {
-        let id = crate::literal::id("_id", id)?;
+    pub async fn rebuild(&self, id: impl IntoId<P::Id>) -> Result<OutlierState> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
+        self.rebuild_at(id).await
+    }
+
+    /// [`rebuild`](Self::rebuild) of an id already checked.
+    async fn rebuild_at(&self, id: Bson) -> Result<OutlierState> {
         tracing::Span::current().record("id", tracing::field::display(&id));
         let outcome = transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;

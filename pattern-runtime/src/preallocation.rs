@@ -92,11 +92,12 @@ use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
 use mongodb::options::ReturnDocument;
 use mongodb::{ClientSession, Collection, Database};
+use serde::Serialize;
 
 use crate::error::{check_size, Error, Result, DUPLICATE_KEY};
 use crate::finding::{examples, Check, CheckReport, Finding, RepairReport};
 use crate::index::IndexSpec;
-use crate::model::Model;
+use crate::model::{IntoId, Model};
 use crate::periodic::{Periodic, Stopped};
 use crate::schema::{ModelSchema, PatternSpec, Sample};
 use crate::txn::{in_session, transact, Transaction};
@@ -106,6 +107,12 @@ use crate::txn::{in_session, transact, Transaction};
 pub trait Preallocated: Model {
     /// Where the resource, the slot, the holder and the bitmap are.
     const SLOTS: &'static SlotSpec;
+    /// The resource field's type: what [`Slots`] operations take as the resource (a room
+    /// number given to a model whose rooms are `String`s does not compile). [`Bson`] when the
+    /// field has `#[serde(with = ..)]`.
+    type Resource: Serialize + Send + Sync + 'static;
+    /// The slot field's type, as [`Resource`](Preallocated::Resource) is the resource's.
+    type Slot: Serialize + Send + Sync + 'static;
 }
 
 /// A grid of slots, as static data: `#[preallocated(..)]` on `RoomDay`.
@@ -430,10 +437,10 @@ impl<M: Preallocated> Slots<M> {
 
     /// A holder is someone: `null` would book nothing and tell the caller it won.
     /// The resource and the slot a caller names, checked: they are equalities in filters.
-    fn ids(resource: impl Into<Bson>, slot: impl Into<Bson>) -> Result<(Bson, Bson)> {
+    fn ids(resource: impl IntoId<M::Resource>, slot: impl IntoId<M::Slot>) -> Result<(Bson, Bson)> {
         Ok((
-            crate::literal::id(M::SLOTS.resource(), resource)?,
-            crate::literal::id(M::SLOTS.slot(), slot)?,
+            crate::literal::typed_id(M::SLOTS.resource(), resource.into_id())?,
+            crate::literal::typed_id(M::SLOTS.slot(), slot.into_id())?,
         ))
     }
 
@@ -756,7 +763,11 @@ impl<M: Preallocated> Slots<M> {
         fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection()),
         err(level = "debug")
     )]
-    pub async fn get(&self, resource: impl Into<Bson>, slot: impl Into<Bson>) -> Result<Option<M>> {
+    pub async fn get(
+        &self,
+        resource: impl IntoId<M::Resource>,
+        slot: impl IntoId<M::Slot>,
+    ) -> Result<Option<M>> {
         let (resource, slot) = Self::ids(resource, slot)?;
         let mut session = self.session().await?;
         let raw = self.raw();
@@ -780,8 +791,8 @@ impl<M: Preallocated> Slots<M> {
     )]
     pub async fn book(
         &self,
-        resource: impl Into<Bson>,
-        slot: impl Into<Bson>,
+        resource: impl IntoId<M::Resource>,
+        slot: impl IntoId<M::Slot>,
         holder: impl Into<Bson>,
     ) -> Result<M> {
         let holder_field = self.holder_field("book")?;
@@ -920,8 +931,8 @@ impl<M: Preallocated> Slots<M> {
     )]
     pub async fn book_all<R, S>(&self, slots: &[(R, S)], holder: impl Into<Bson>) -> Result<Vec<M>>
     where
-        R: Clone + Into<Bson>,
-        S: Clone + Into<Bson>,
+        R: Clone + IntoId<M::Resource>,
+        S: Clone + IntoId<M::Slot>,
     {
         let holder_field = self.holder_field("book_all")?;
         let holder = holder.into();
@@ -1001,8 +1012,8 @@ impl<M: Preallocated> Slots<M> {
     )]
     pub async fn cancel(
         &self,
-        resource: impl Into<Bson>,
-        slot: impl Into<Bson>,
+        resource: impl IntoId<M::Resource>,
+        slot: impl IntoId<M::Slot>,
         holder: impl Into<Bson>,
     ) -> Result<M> {
         let holder_field = self.holder_field("cancel")?;
@@ -1033,7 +1044,11 @@ impl<M: Preallocated> Slots<M> {
         fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection(), resource = tracing::field::Empty, slot = tracing::field::Empty),
         err(level = "debug")
     )]
-    pub async fn release(&self, resource: impl Into<Bson>, slot: impl Into<Bson>) -> Result<M> {
+    pub async fn release(
+        &self,
+        resource: impl IntoId<M::Resource>,
+        slot: impl IntoId<M::Slot>,
+    ) -> Result<M> {
         let holder_field = self.holder_field("release")?;
         let (resource, slot) = Self::ids(resource, slot)?;
         record(&resource, &slot);
@@ -1131,15 +1146,15 @@ impl<M: Preallocated> Slots<M> {
     )]
     pub async fn available(
         &self,
-        resource: impl Into<Bson>,
-        from: impl Into<Bson>,
-        to: impl Into<Bson>,
+        resource: impl IntoId<M::Resource>,
+        from: impl IntoId<M::Slot>,
+        to: impl IntoId<M::Slot>,
     ) -> Result<Vec<M>> {
         let s = M::SLOTS;
-        let resource = crate::literal::id(s.resource(), resource)?;
+        let resource = crate::literal::typed_id(s.resource(), resource.into_id())?;
         let (from, to) = (
-            crate::literal::id(s.slot(), from)?,
-            crate::literal::id(s.slot(), to)?,
+            crate::literal::typed_id(s.slot(), from.into_id())?,
+            crate::literal::typed_id(s.slot(), to.into_id())?,
         );
         let mut filter = doc! {
             s.resource(): resource,
@@ -1212,8 +1227,8 @@ impl<M: Preallocated> Slots<M> {
     )]
     pub async fn book_range(
         &self,
-        resource: impl Into<Bson>,
-        slot: impl Into<Bson>,
+        resource: impl IntoId<M::Resource>,
+        slot: impl IntoId<M::Slot>,
         sub_slots: Range<u32>,
     ) -> Result<()> {
         let bitmap = self.bitmap_field(&sub_slots)?;
@@ -1260,8 +1275,8 @@ impl<M: Preallocated> Slots<M> {
     )]
     pub async fn free_range(
         &self,
-        resource: impl Into<Bson>,
-        slot: impl Into<Bson>,
+        resource: impl IntoId<M::Resource>,
+        slot: impl IntoId<M::Slot>,
         sub_slots: Range<u32>,
     ) -> Result<()> {
         let bitmap = self.bitmap_field(&sub_slots)?;
@@ -1315,8 +1330,8 @@ impl<M: Preallocated> Slots<M> {
     )]
     pub async fn free_ranges(
         &self,
-        resource: impl Into<Bson>,
-        slot: impl Into<Bson>,
+        resource: impl IntoId<M::Resource>,
+        slot: impl IntoId<M::Slot>,
     ) -> Result<Vec<Range<u32>>> {
         let bitmap = self.bitmap_field(&(0..1))?;
         let (resource, slot) = Self::ids(resource, slot)?;

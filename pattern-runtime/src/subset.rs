@@ -122,7 +122,7 @@ use crate::derived;
 use crate::error::{check_finite, check_size, validate_key, Error, Result};
 use crate::finding::{compare, examples, id_key, number, Bounded, Check, Finding};
 use crate::index::IndexSpec;
-use crate::model::Model;
+use crate::model::{IntoId, Model};
 use crate::schema::{ModelSchema, PatternSpec, Sample};
 use crate::txn::{transact, Transaction};
 
@@ -762,10 +762,10 @@ where
     /// [`Error::DocumentTooLarge`] when the item, or the parent with it, is over 16 MiB (nothing is
     /// written); [`Error::InvalidKey`] for a `.set()` key that cannot be a field or that the
     /// subset already writes; [`Error::DuplicateKey`] when an item with this `_id` exists.
-    pub fn push(&self, parent_id: impl Into<Bson>, item: F) -> Push<'_, P, F, E> {
+    pub fn push(&self, parent_id: impl IntoId<P::Id>, item: F) -> Push<'_, P, F, E> {
         Push {
             subset: self,
-            parent_id: parent_id.into(),
+            parent_id: crate::literal::typed_id("_id", parent_id.into_id()),
             items: vec![item],
             set: Document::new(),
         }
@@ -773,10 +773,10 @@ where
 
     /// [`push`](Subset::push) for many items at once: one insert of the full items and one update
     /// of the parent, whatever their number.
-    pub fn push_many(&self, parent_id: impl Into<Bson>, items: Vec<F>) -> Push<'_, P, F, E> {
+    pub fn push_many(&self, parent_id: impl IntoId<P::Id>, items: Vec<F>) -> Push<'_, P, F, E> {
         Push {
             subset: self,
-            parent_id: parent_id.into(),
+            parent_id: crate::literal::typed_id("_id", parent_id.into_id()),
             items,
             set: Document::new(),
         }
@@ -1006,13 +1006,14 @@ where
             collection = P::SCHEMA.collection(),
             items_collection = self.spec.full_collection(),
             field = self.spec.field(),
-            id = %parent_id,
+            id = tracing::field::Empty,
             items = items.len(),
         ),
         err(level = "debug")
     )]
-    async fn run_push(&self, parent_id: Bson, items: Vec<F>, set: Document) -> Result<()> {
-        crate::literal::check_id("_id", &parent_id)?;
+    async fn run_push(&self, parent_id: Result<Bson>, items: Vec<F>, set: Document) -> Result<()> {
+        let parent_id = parent_id?;
+        tracing::Span::current().record("id", tracing::field::display(&parent_id));
         if items.is_empty() {
             return Ok(());
         }
@@ -1104,8 +1105,13 @@ where
         ),
         err(level = "debug")
     )]
-    pub async fn page(&self, parent_id: impl Into<Bson>, skip: u64, limit: i64) -> Result<Vec<F>> {
-        let parent_id = crate::literal::id("_id", parent_id)?;
+    pub async fn page(
+        &self,
+        parent_id: impl IntoId<P::Id>,
+        skip: u64,
+        limit: i64,
+    ) -> Result<Vec<F>> {
+        let parent_id = crate::literal::typed_id("_id", parent_id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&parent_id));
         let filter = doc! { self.spec.parts.parent_key: parent_id };
         let cursor = self
@@ -1136,8 +1142,8 @@ where
         ),
         err(level = "debug")
     )]
-    pub async fn count(&self, parent_id: impl Into<Bson>) -> Result<i64> {
-        let parent_id = crate::literal::id("_id", parent_id)?;
+    pub async fn count(&self, parent_id: impl IntoId<P::Id>) -> Result<i64> {
+        let parent_id = crate::literal::typed_id("_id", parent_id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&parent_id));
         let Some(field) = self.spec.count_field() else {
             let filter = doc! { self.spec.parts.parent_key: parent_id };
@@ -1256,7 +1262,7 @@ where
         let found = self.check().await?;
         let mut repaired = 0;
         for id in found.documents() {
-            match self.rebuild(id).await {
+            match self.rebuild_at(id).await {
                 Ok(()) => repaired += 1,
                 Err(e) if e.is_not_found() => {}
                 Err(e) => return Err(e),
@@ -1282,8 +1288,13 @@ where
         ),
         err(level = "debug")
     )]
-    pub async fn rebuild(&self, parent_id: impl Into<Bson>) -> Result<()> {
-        let parent_id = crate::literal::id("_id", parent_id)?;
+    pub async fn rebuild(&self, parent_id: impl IntoId<P::Id>) -> Result<()> {
+        let parent_id = crate::literal::typed_id("_id", parent_id.into_id())?;
+        self.rebuild_at(parent_id).await
+    }
+
+    /// [`rebuild`](Self::rebuild) of an id already checked.
+    async fn rebuild_at(&self, parent_id: Bson) -> Result<()> {
         tracing::Span::current().record("id", tracing::field::display(&parent_id));
         let found = transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
@@ -1319,9 +1330,13 @@ where
         ),
         err(level = "debug")
     )]
-    pub async fn remove(&self, parent_id: impl Into<Bson>, item_id: impl Into<Bson>) -> Result<()> {
-        let parent_id = crate::literal::id("_id", parent_id)?;
-        let item_id = crate::literal::id("_id", item_id)?;
+    pub async fn remove(
+        &self,
+        parent_id: impl IntoId<P::Id>,
+        item_id: impl IntoId<F::Id>,
+    ) -> Result<()> {
+        let parent_id = crate::literal::typed_id("_id", parent_id.into_id())?;
+        let item_id = crate::literal::typed_id("_id", item_id.into_id())?;
         let span = tracing::Span::current();
         span.record("id", tracing::field::display(&parent_id));
         span.record("item_id", tracing::field::display(&item_id));
@@ -1553,7 +1568,8 @@ fn averages_updated(r: &mongodb::results::UpdateResult, in_transaction: bool) {
 #[must_use = "a push does nothing until it is awaited"]
 pub struct Push<'a, P, F, E> {
     subset: &'a Subset<P, F, E>,
-    parent_id: Bson,
+    /// Serialized and checked when built; an error is returned when awaited.
+    parent_id: Result<Bson>,
     items: Vec<F>,
     set: Document,
 }

@@ -81,7 +81,7 @@ use serde::{Deserialize, Serialize};
 use crate::derived;
 use crate::error::{check_size, Error, Result};
 use crate::index::IndexSpec;
-use crate::model::{Model, ModelCollection};
+use crate::model::{IntoId, Model, ModelCollection};
 use crate::schema::{ModelSchema, PatternSpec};
 use crate::txn::{collect_in, in_session, transact};
 
@@ -334,7 +334,7 @@ impl<M: Versioned> ModelCollection<M> {
     /// ```
     pub async fn modify(
         &self,
-        id: impl Into<Bson>,
+        id: impl IntoId<M::Id>,
         attempts: u32,
         mut change: impl FnMut(&mut M) + Send,
     ) -> Result<M> {
@@ -384,11 +384,11 @@ impl<M: Versioned> ModelCollection<M> {
     )]
     pub async fn try_modify<E: From<Error>>(
         &self,
-        id: impl Into<Bson>,
+        id: impl IntoId<M::Id>,
         attempts: u32,
         mut change: impl FnMut(&mut M) -> std::result::Result<(), E> + Send,
     ) -> std::result::Result<M, E> {
-        let id: Bson = crate::literal::id("_id", id)?;
+        let id: Bson = crate::literal::typed_id("_id", id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let attempts = attempts.max(1);
         let mut attempt = 1;
@@ -483,11 +483,11 @@ impl<M: Versioned> ModelCollection<M> {
     )]
     pub async fn update(
         &self,
-        id: impl Into<Bson>,
+        id: impl IntoId<M::Id>,
         expected_version: i64,
         update: Document,
     ) -> Result<i64> {
-        let id = crate::literal::id("_id", id)?;
+        let id = crate::literal::typed_id("_id", id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let field = spec::<M>().version_field();
         let mut update = update;
@@ -749,8 +749,8 @@ impl<M: Versioned> ModelCollection<M> {
         ),
         err(level = "debug")
     )]
-    pub async fn history(&self, id: impl Into<Bson>) -> Result<Vec<Revision<M>>> {
-        let id = crate::literal::id("_id", id)?;
+    pub async fn history(&self, id: impl IntoId<M::Id>) -> Result<Vec<Revision<M>>> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let cursor = self
             .database()
@@ -777,8 +777,13 @@ impl<M: Versioned> ModelCollection<M> {
         ),
         err(level = "debug")
     )]
-    pub async fn revision(&self, id: impl Into<Bson>, v: i64) -> Result<M> {
-        let id = crate::literal::id("_id", id)?;
+    pub async fn revision(&self, id: impl IntoId<M::Id>, v: i64) -> Result<M> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
+        self.revision_at(id, v).await
+    }
+
+    /// [`revision`](Self::revision) of an id already checked.
+    async fn revision_at(&self, id: Bson, v: i64) -> Result<M> {
         tracing::Span::current().record("id", tracing::field::display(&id));
         let field = spec::<M>().version_field();
         if let Some(current) = self
@@ -812,10 +817,10 @@ impl<M: Versioned> ModelCollection<M> {
         ),
         err(level = "debug")
     )]
-    pub async fn revert(&self, id: impl Into<Bson>, v: i64) -> Result<i64> {
-        let id = crate::literal::id("_id", id)?;
+    pub async fn revert(&self, id: impl IntoId<M::Id>, v: i64) -> Result<i64> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&id));
-        let mut old = self.revision(id.clone(), v).await?;
+        let mut old = self.revision_at(id.clone(), v).await?;
         let current = self
             .raw()
             .find_one(doc! { "_id": id.clone() })
@@ -839,8 +844,8 @@ impl<M: Versioned> ModelCollection<M> {
         ),
         err(level = "debug")
     )]
-    pub async fn delete(&self, id: impl Into<Bson>) -> Result<()> {
-        let id = crate::literal::id("_id", id)?;
+    pub async fn delete(&self, id: impl IntoId<M::Id>) -> Result<()> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let outcome = transact!(self.database(), self.transaction(), |s| self
             .write_delete(s, &id))?;

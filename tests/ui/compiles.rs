@@ -26,8 +26,13 @@ mod polymorphic;
 #[path = "compiles/attribute.rs"]
 mod attribute;
 
+#[allow(dead_code)]
+#[path = "compiles/ids.rs"]
+mod ids;
+
 #[test]
 fn the_models_compile_and_their_checks_hold() {
+    ids::main();
     nested_paths::main();
     polymorphic::main();
     attribute::main();

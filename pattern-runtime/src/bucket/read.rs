@@ -13,6 +13,7 @@ use serde::de::DeserializeOwned;
 
 use super::{fields, key_filter, KeepsMeasurements, Measurement, Series, Storage};
 use crate::error::{Error, Result};
+use crate::model::IntoId;
 use crate::schema::FieldName;
 
 impl<M: Measurement> Series<M> {
@@ -35,7 +36,7 @@ impl<M: Measurement> Series<M> {
     /// map of slots; the driver's errors.
     pub fn range(
         &self,
-        key: impl Into<M::Key>,
+        key: impl IntoId<M::Key>,
         from: DateTime,
         to: DateTime,
     ) -> BoxFuture<'_, Result<Measurements<M>>>
@@ -44,7 +45,7 @@ impl<M: Measurement> Series<M> {
     {
         // A boxed future rather than an `async fn`: the bound above is then checked once, at the
         // call, and a `rollup` series gets one error there instead of three.
-        Box::pin(self.read_range(key.into(), from, to))
+        Box::pin(self.read_range(key.into_id(), from, to))
     }
 
     // `range` without the bound, which only the call needs.
@@ -155,11 +156,11 @@ impl<M: Measurement> Series<M> {
     )]
     pub async fn summary(
         &self,
-        key: impl Into<M::Key>,
+        key: impl IntoId<M::Key>,
         from: DateTime,
         to: DateTime,
     ) -> Result<Summary> {
-        let key = key_filter::<M>(&key.into())?;
+        let key = key_filter::<M>(&key.into_id())?;
         tracing::Span::current().record("key", tracing::field::display(&key));
         let spec = M::SERIES;
         let time = spec.time();

@@ -13,6 +13,7 @@ use mongodb::{ClientSession, Collection, Database};
 use super::{decode_all, InTree, Tree, TreeNode};
 use crate::derived;
 use crate::error::{check_size, Error, Result};
+use crate::model::IntoId;
 use crate::txn::{in_session, transact, Transaction};
 
 /// A placement of an existing holder, for [`Holders::settle`]: the node's `_id` (to follow a
@@ -409,10 +410,10 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         fields(model = H::SCHEMA.name(), collection = H::HOLDER.collection()),
         err(level = "debug")
     )]
-    pub async fn place(&self, id: impl Into<Bson>, node: impl Into<M::Key>) -> Result<()> {
+    pub async fn place(&self, id: impl IntoId<H::Id>, node: impl IntoId<M::Key>) -> Result<()> {
         let h = H::HOLDER;
         let (id, node) = (
-            crate::literal::id("_id", id)?,
+            crate::literal::typed_id("_id", id.into_id())?,
             super::key_bson::<M>(H::HOLDER.node(), node)?,
         );
         let (node_id, path) = if matches!(node, Bson::Null) {
@@ -470,7 +471,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         fields(model = H::SCHEMA.name(), collection = H::HOLDER.collection()),
         err(level = "debug")
     )]
-    pub async fn under(&self, key: impl Into<M::Key>) -> Result<Vec<H>> {
+    pub async fn under(&self, key: impl IntoId<M::Key>) -> Result<Vec<H>> {
         let docs: Vec<Document> = self
             .raw()
             .find(doc! { H::HOLDER.path(): super::key_bson::<M>(H::HOLDER.path(), key)? })
@@ -487,7 +488,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         fields(model = H::SCHEMA.name(), collection = H::HOLDER.collection()),
         err(level = "debug")
     )]
-    pub async fn directly_in(&self, key: impl Into<M::Key>) -> Result<Vec<H>> {
+    pub async fn directly_in(&self, key: impl IntoId<M::Key>) -> Result<Vec<H>> {
         let docs: Vec<Document> = self
             .raw()
             .find(doc! { H::HOLDER.node(): super::key_bson::<M>(H::HOLDER.node(), key)? })

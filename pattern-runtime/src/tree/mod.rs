@@ -176,7 +176,7 @@ pub use crate::derived;
 use crate::error::{check_size, Error, Result, NAMESPACE_EXISTS};
 use crate::finding::{CheckReport, RepairReport};
 use crate::index::IndexSpec;
-use crate::model::Model;
+use crate::model::{IntoId, Model};
 use crate::schema::{registered_models, ModelSchema, PatternSpec};
 use crate::txn::{collect_in, in_session, transact, Transaction};
 
@@ -781,10 +781,8 @@ enum Step<T> {
 /// A caller's key of the tree `M`, as stored: serialized from the tree's key type (so a key of
 /// another type does not compile) and checked as an id (a `Bson` key type still cannot carry an
 /// operator or a regex).
-pub(crate) fn key_bson<M: TreeNode>(field: &str, key: impl Into<M::Key>) -> Result<Bson> {
-    let key = bson::serialize_to_bson(&key.into())?;
-    crate::literal::check_id(field, &key)?;
-    Ok(key)
+pub(crate) fn key_bson<M: TreeNode>(field: &str, key: impl IntoId<M::Key>) -> Result<Bson> {
+    crate::literal::typed_id(field, key.into_id())
 }
 
 impl<M: TreeNode> Tree<M> {
@@ -998,7 +996,7 @@ impl<M: TreeNode> Tree<M> {
         fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
         err(level = "debug")
     )]
-    pub async fn get(&self, key: impl Into<M::Key>) -> Result<Option<M>> {
+    pub async fn get(&self, key: impl IntoId<M::Key>) -> Result<Option<M>> {
         let found = self
             .raw()
             .find_one(doc! { M::TREE.key(): key_bson::<M>(M::TREE.key(), key)? })
@@ -1013,7 +1011,7 @@ impl<M: TreeNode> Tree<M> {
         fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
         err(level = "debug")
     )]
-    pub async fn children(&self, key: impl Into<M::Key>) -> Result<Vec<M>> {
+    pub async fn children(&self, key: impl IntoId<M::Key>) -> Result<Vec<M>> {
         let t = M::TREE;
         let docs: Vec<Document> = self
             .raw()
@@ -1032,7 +1030,7 @@ impl<M: TreeNode> Tree<M> {
         fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
         err(level = "debug")
     )]
-    pub async fn descendants(&self, key: impl Into<M::Key>) -> Result<Vec<M>> {
+    pub async fn descendants(&self, key: impl IntoId<M::Key>) -> Result<Vec<M>> {
         let docs: Vec<Document> = self
             .raw()
             .find(doc! { M::TREE.ancestors(): key_bson::<M>(M::TREE.key(), key)? })
@@ -1053,7 +1051,7 @@ impl<M: TreeNode> Tree<M> {
         fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
         err(level = "debug")
     )]
-    pub async fn subtree(&self, key: impl Into<M::Key>) -> Result<Vec<M>> {
+    pub async fn subtree(&self, key: impl IntoId<M::Key>) -> Result<Vec<M>> {
         let t = M::TREE;
         let key = key_bson::<M>(M::TREE.key(), key)?;
         let Some(node) = self.raw().find_one(doc! { t.key(): key.clone() }).await? else {
@@ -1078,7 +1076,7 @@ impl<M: TreeNode> Tree<M> {
         fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
         err(level = "debug")
     )]
-    pub async fn ancestors(&self, key: impl Into<M::Key>) -> Result<Vec<M>> {
+    pub async fn ancestors(&self, key: impl IntoId<M::Key>) -> Result<Vec<M>> {
         let t = M::TREE;
         let key = key_bson::<M>(M::TREE.key(), key)?;
         let pipeline = [
@@ -1121,7 +1119,7 @@ impl<M: TreeNode> Tree<M> {
 
     /// The path of a holder placed in the node: its ancestors, then its own key.
     /// [`Error::NoNode`] when no node has this key.
-    pub async fn path(&self, key: impl Into<M::Key>) -> Result<Vec<M::Key>> {
+    pub async fn path(&self, key: impl IntoId<M::Key>) -> Result<Vec<M::Key>> {
         let key = key_bson::<M>(M::TREE.key(), key)?;
         let path = self.current_path(None, &key).await?;
         let Some(path) = path else {
@@ -1179,8 +1177,8 @@ impl<M: TreeNode> Tree<M> {
     )]
     pub async fn move_under(
         &self,
-        key: impl Into<M::Key>,
-        parent: impl Into<M::Key>,
+        key: impl IntoId<M::Key>,
+        parent: impl IntoId<M::Key>,
     ) -> Result<Propagation> {
         self.move_node(
             key_bson::<M>(M::TREE.key(), key)?,
@@ -1196,7 +1194,7 @@ impl<M: TreeNode> Tree<M> {
         fields(model = M::SCHEMA.name(), collection = M::TREE.collection(), key = tracing::field::Empty),
         err(level = "debug")
     )]
-    pub async fn move_to_root(&self, key: impl Into<M::Key>) -> Result<Propagation> {
+    pub async fn move_to_root(&self, key: impl IntoId<M::Key>) -> Result<Propagation> {
         self.move_node(key_bson::<M>(M::TREE.key(), key)?, None)
             .await
     }
@@ -1387,8 +1385,8 @@ impl<M: TreeNode> Tree<M> {
     )]
     pub async fn rename(
         &self,
-        key: impl Into<M::Key>,
-        new_key: impl Into<M::Key>,
+        key: impl IntoId<M::Key>,
+        new_key: impl IntoId<M::Key>,
     ) -> Result<Propagation> {
         let t = M::TREE;
         if t.key() == "_id" {
@@ -1478,7 +1476,7 @@ impl<M: TreeNode> Tree<M> {
         fields(model = M::SCHEMA.name(), collection = M::TREE.collection(), key = tracing::field::Empty, how = ?how),
         err(level = "debug")
     )]
-    pub async fn delete(&self, key: impl Into<M::Key>, how: Deletion) -> Result<Deleted> {
+    pub async fn delete(&self, key: impl IntoId<M::Key>, how: Deletion) -> Result<Deleted> {
         let t = M::TREE;
         let key = key_bson::<M>(M::TREE.key(), key)?;
         tracing::Span::current().record("key", tracing::field::display(&key));
