@@ -124,9 +124,10 @@ use mongodb::{ClientSession, Collection, Database};
 use serde::Serialize;
 
 use crate::derived::{self, Change, Dependent};
-use crate::error::{check_size, touched_fields, Error, Result};
+use crate::error::{check_size, Error, Result};
 use crate::finding::{id_key, Check, Finding};
 use crate::index::IndexSpec;
+use crate::literal::touched_fields;
 use crate::model::{IntoId, Model, Unversioned};
 use crate::periodic::{Periodic, Stopped};
 use crate::schema::{registered_models, ModelSchema, PatternSpec, Sample};

@@ -1,7 +1,5 @@
 //! The one error type of the toolkit.
 
-use std::collections::BTreeSet;
-
 use bson::{Bson, Document};
 use mongodb::error::{ErrorKind, WriteFailure};
 
@@ -812,96 +810,4 @@ pub(crate) fn check_encodable(what: &str, doc: &Document) -> Result<()> {
             field: what.to_owned(),
             reason: format!("it cannot be encoded as BSON: {e}"),
         })
-}
-
-/// The top-level fields an operator update touches; refuses what is not a plain operator update
-/// of named fields, any change of `_id` (refused with `id_reason`), and a `$set` or
-/// `$setOnInsert` value that could not be stored as given (see `literal::check_value`).
-pub(crate) fn touched_fields(
-    update: &Document,
-    id_reason: &'static str,
-) -> Result<BTreeSet<String>> {
-    let mut touched = BTreeSet::new();
-    let mut add = |path: &str| -> Result<()> {
-        for part in path.split('.') {
-            validate_key(part)?;
-        }
-        let top = path.split('.').next().unwrap_or(path);
-        if top == "_id" {
-            return Err(Error::InvalidKey {
-                key: path.to_owned(),
-                reason: id_reason,
-            });
-        }
-        touched.insert(top.to_owned());
-        Ok(())
-    };
-    check_encodable("the update", update)?;
-    for (op, fields) in update {
-        if !op.starts_with('$') {
-            return Err(Error::InvalidKey {
-                key: op.clone(),
-                reason: "an update is made of operators such as `$set`",
-            });
-        }
-        let Bson::Document(fields) = fields else {
-            return Err(Error::InvalidKey {
-                key: op.clone(),
-                reason: "an update operator takes a document of fields",
-            });
-        };
-        for (key, value) in fields {
-            add(key)?;
-            // Stored as given: no key the server would read as an operator or a path.
-            if matches!(op.as_str(), "$set" | "$setOnInsert") {
-                crate::literal::check_value(key, value)?;
-            }
-            if op == "$rename" {
-                if let Bson::String(to) = value {
-                    add(to)?;
-                }
-            }
-        }
-    }
-    Ok(touched)
-}
-
-#[cfg(test)]
-mod tests {
-    use bson::doc;
-
-    use super::*;
-
-    #[test]
-    fn touched_fields_are_the_top_level_names_of_every_key() {
-        let t = touched_fields(
-            &doc! {
-                "$set": { "name": "x", "address.city": "y" },
-                "$inc": { "points": 1 },
-                "$rename": { "nick": "alias" },
-            },
-            "",
-        )
-        .unwrap();
-        let t: Vec<&str> = t.iter().map(String::as_str).collect();
-        assert_eq!(t, ["address", "alias", "name", "nick", "points"]);
-    }
-
-    #[test]
-    fn touched_fields_refuse_what_is_not_a_plain_update() {
-        for bad in [
-            doc! { "name": "x" },
-            doc! { "$set": 1 },
-            doc! { "$set": { "_id": 1 } },
-            doc! { "$set": { "_id.x": 1 } },
-            doc! { "$set": { "a.$": 1 } },
-            doc! { "$set": { "a..b": 1 } },
-            doc! { "$rename": { "a": "_id" } },
-        ] {
-            assert!(
-                matches!(touched_fields(&bad, ""), Err(Error::InvalidKey { .. })),
-                "{bad}"
-            );
-        }
-    }
 }

@@ -10,10 +10,14 @@
 //! - A value inside a pipeline (an aggregation stage, a pipeline update) goes through
 //!   [`literal`], so no string starting with `$` is read as a field path and no document as an
 //!   expression.
+//! - An update document the caller writes is checked by [`touched_fields`]: operators of named
+//!   fields, no change of `_id`, and `$set` values that can be stored as given.
+
+use std::collections::BTreeSet;
 
 use bson::{doc, Bson, Document};
 
-use crate::error::{Error, Result};
+use crate::error::{validate_key, Error, Result};
 
 /// How deep a caller's value may nest (documents and arrays). MongoDB stores 100 levels; the
 /// toolkit puts values inside arrays and documents of its own, and reading a value back through
@@ -122,6 +126,58 @@ fn walk(field: &str, value: &Bson, depth: usize, as_id: bool) -> Result<()> {
     }
 }
 
+/// The top-level fields an operator update touches; refuses what is not a plain operator update
+/// of named fields, any change of `_id` (refused with `id_reason`), and a `$set` or
+/// `$setOnInsert` value that could not be stored as given (see [`check_value`]).
+pub(crate) fn touched_fields(
+    update: &Document,
+    id_reason: &'static str,
+) -> Result<BTreeSet<String>> {
+    let mut touched = BTreeSet::new();
+    let mut add = |path: &str| -> Result<()> {
+        for part in path.split('.') {
+            validate_key(part)?;
+        }
+        let top = path.split('.').next().unwrap_or(path);
+        if top == "_id" {
+            return Err(Error::InvalidKey {
+                key: path.to_owned(),
+                reason: id_reason,
+            });
+        }
+        touched.insert(top.to_owned());
+        Ok(())
+    };
+    crate::error::check_encodable("the update", update)?;
+    for (op, fields) in update {
+        if !op.starts_with('$') {
+            return Err(Error::InvalidKey {
+                key: op.clone(),
+                reason: "an update is made of operators such as `$set`",
+            });
+        }
+        let Bson::Document(fields) = fields else {
+            return Err(Error::InvalidKey {
+                key: op.clone(),
+                reason: "an update operator takes a document of fields",
+            });
+        };
+        for (key, value) in fields {
+            add(key)?;
+            // Stored as given: no key the server would read as an operator or a path.
+            if matches!(op.as_str(), "$set" | "$setOnInsert") {
+                check_value(key, value)?;
+            }
+            if op == "$rename" {
+                if let Bson::String(to) = value {
+                    add(to)?;
+                }
+            }
+        }
+    }
+    Ok(touched)
+}
+
 #[cfg(test)]
 mod tests {
     use bson::{doc, Regex};
@@ -176,5 +232,38 @@ mod tests {
         assert!(check_value("v", &Bson::Document(doc! { "x": { "y.z": 1 } })).is_err());
         assert!(check_value("v", &nested(MAX_VALUE_DEPTH + 1)).is_err());
         assert!(check_document("v", &doc! { "ok": "$fine", "n": f64::INFINITY }).is_ok());
+    }
+
+    #[test]
+    fn touched_fields_are_the_top_level_names_of_every_key() {
+        let t = touched_fields(
+            &doc! {
+                "$set": { "name": "x", "address.city": "y" },
+                "$inc": { "points": 1 },
+                "$rename": { "nick": "alias" },
+            },
+            "",
+        )
+        .unwrap();
+        let t: Vec<&str> = t.iter().map(String::as_str).collect();
+        assert_eq!(t, ["address", "alias", "name", "nick", "points"]);
+    }
+
+    #[test]
+    fn touched_fields_refuse_what_is_not_a_plain_update() {
+        for bad in [
+            doc! { "name": "x" },
+            doc! { "$set": 1 },
+            doc! { "$set": { "_id": 1 } },
+            doc! { "$set": { "_id.x": 1 } },
+            doc! { "$set": { "a.$": 1 } },
+            doc! { "$set": { "a..b": 1 } },
+            doc! { "$rename": { "a": "_id" } },
+        ] {
+            assert!(
+                matches!(touched_fields(&bad, ""), Err(Error::InvalidKey { .. })),
+                "{bad}"
+            );
+        }
     }
 }

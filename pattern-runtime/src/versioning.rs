@@ -494,7 +494,7 @@ impl<M: Versioned> ModelCollection<M> {
         check_size(&update, "the update")?;
         // Operators of named fields only, `$rename` targets included; never `_id` or the
         // version.
-        let touched = crate::error::touched_fields(
+        let touched = crate::literal::touched_fields(
             &update,
             "the toolkit sets the version and never changes `_id`",
         )?;

@@ -12,8 +12,8 @@ use bson::raw::{CStr, RawBsonRef, RawDocument, RawDocumentBuf};
 use bson::{doc, Bson, DateTime, Document};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 
+use super::numbers::{align, extreme, number, numbers, small_int, sum};
 use super::read::Measurements;
-use super::write::{align, number, numbers, small_int, sum};
 use super::{span_millis, Measurement, Series, SeriesSpec, Storage};
 use crate::error::{Error, Result};
 
@@ -175,10 +175,6 @@ fn malformed(spec: &SeriesSpec) -> impl Fn(String) -> Error + '_ {
 /// A rollup's stored name for a field's `op`: `speed_num`, `speed_sum`, `speed_min`, `speed_max`.
 pub fn rollup_name(field: &str, op: &str) -> String {
     format!("{field}_{op}")
-}
-
-fn extreme<'a>(values: &[&'a Bson], want: std::cmp::Ordering) -> Option<&'a Bson> {
-    super::write::extreme(values, want)
 }
 
 /// The filter of the windows overlapping `[from, to)`: windows are aligned, so their start is in

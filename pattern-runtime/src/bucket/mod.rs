@@ -185,6 +185,7 @@ use crate::schema::{ModelSchema, PatternSpec, Sample};
 
 mod keyed;
 mod native;
+mod numbers;
 mod read;
 mod split;
 mod write;

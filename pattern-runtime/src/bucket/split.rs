@@ -8,7 +8,7 @@ use bson::{doc, Bson, DateTime, Document};
 use futures_util::TryStreamExt;
 use mongodb::ClientSession;
 
-use super::write::{extreme, numbers, small_int, sum};
+use super::numbers::{extreme, numbers, small_int, sum};
 use super::{fields, Measurement, Series, SeriesSpec, Storage};
 use crate::error::Result;
 use crate::finding::{CheckReport, RepairReport};

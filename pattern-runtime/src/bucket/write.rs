@@ -9,6 +9,7 @@ use futures_util::stream::{self, StreamExt};
 use mongodb::error::{ErrorKind, PartialBulkWriteResult};
 use mongodb::options::{UpdateModifications, UpdateOneModel, WriteModel};
 
+use super::numbers::{align, extreme, numbers, small_int, sum};
 use super::{check_key_value, fields, span_millis, Measurement, Series, SeriesSpec, Storage};
 use crate::error::{
     bytes_left, check_finite, check_size, element_cost, Error, Result, BYTE_BUDGET,
@@ -488,14 +489,6 @@ pub fn window_start(time: DateTime, span_seconds: u64) -> i64 {
     align(time.timestamp_millis(), span_millis(span_seconds))
 }
 
-/// `ms` rounded down to a multiple of `span_ms`. Near `i64::MIN` the window's start is below
-/// it: the earliest time stands for it.
-pub(super) fn align(ms: i64, span_ms: i64) -> i64 {
-    ms.div_euclid(span_ms)
-        .checked_mul(span_ms)
-        .unwrap_or(i64::MIN)
-}
-
 /// The measurements of one (key, window), to be written together.
 struct Group {
     key: Document,
@@ -582,64 +575,6 @@ impl Group {
             "$setOnInsert": { fields::END: end },
         };
         (filter, update)
-    }
-}
-
-/// The numeric values of `field` among a group's measurements.
-pub(super) fn numbers<'a>(items: &'a [(Document, DateTime)], field: &str) -> Vec<&'a Bson> {
-    items
-        .iter()
-        .filter_map(|i| i.0.get(field))
-        .filter(|v| number(v).is_some())
-        .collect()
-}
-
-/// An Int32 when it fits (what the shell sends), else an Int64.
-pub(super) fn small_int(n: i64) -> Bson {
-    i32::try_from(n).map_or(Bson::Int64(n), Bson::Int32)
-}
-
-pub(super) fn number(v: &Bson) -> Option<f64> {
-    match v {
-        Bson::Int32(n) => Some(f64::from(*n)),
-        Bson::Int64(n) => Some(*n as f64),
-        Bson::Double(n) if !n.is_nan() => Some(*n),
-        _ => None,
-    }
-}
-
-pub(super) fn extreme<'a>(values: &[&'a Bson], want: Ordering) -> Option<&'a Bson> {
-    values
-        .iter()
-        .copied()
-        .reduce(|best, v| match (number(v), number(best)) {
-            (Some(a), Some(b)) if a.partial_cmp(&b) == Some(want) => v,
-            _ => best,
-        })
-}
-
-/// The sum of a chunk's values: exact in integers (as the server's `$inc` would be), a double as
-/// soon as one value is.
-pub(super) fn sum(values: &[&Bson]) -> Bson {
-    if let [one] = values {
-        return (*one).clone();
-    }
-    let mut int: Option<i64> = Some(0);
-    let mut float = 0.0;
-    for v in values {
-        match v {
-            Bson::Int32(n) => int = int.and_then(|s| s.checked_add(i64::from(*n))),
-            Bson::Int64(n) => int = int.and_then(|s| s.checked_add(*n)),
-            _ => int = None,
-        }
-        float += number(v).unwrap_or(0.0);
-    }
-    // As the server's `$inc` keeps it: an Int32 while every value is one and the sum fits.
-    let all_int32 = values.iter().all(|v| matches!(v, Bson::Int32(_)));
-    match int {
-        Some(s) if all_int32 => small_int(s),
-        Some(s) => Bson::Int64(s),
-        None => Bson::Double(float),
     }
 }
 
