@@ -1,0 +1,261 @@
+//! The outlier field's check and repair: the count and the flag against the items.
+
+use super::*;
+
+pub(super) async fn audit_outlier(
+    spec: &'static OutlierSpec,
+    sample: &crate::schema::Sample<'_>,
+) -> Result<Vec<crate::finding::Finding>> {
+    let ids = sample.ids();
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let groups: Vec<Document> = sample
+        .db
+        .collection::<Document>(spec.overflow())
+        .aggregate([
+            doc! { "$match": { spec.parent(): { "$in": ids } } },
+            doc! { "$group": {
+                "_id": format!("${}", spec.parent()),
+                "docs": { "$sum": 1 },
+                "items": { "$sum": { "$size": { "$ifNull": [format!("${}", spec.field()), []] } } },
+            } },
+        ])
+        .max_time(sample.max_time)
+        .await?
+        .try_collect()
+        .await?;
+    let overflow: std::collections::HashMap<String, (i64, i64)> = groups
+        .iter()
+        .filter_map(|g| {
+            Some((
+                crate::finding::id_key(g.get("_id")?),
+                (int(g.get("docs")), int(g.get("items"))),
+            ))
+        })
+        .collect();
+    let mut drifted = Vec::new();
+    let mut first = None;
+    for d in sample.documents {
+        let Some(id) = d.get("_id") else {
+            continue;
+        };
+        let embedded = match d.get(spec.field()) {
+            Some(Bson::Array(items)) => items.len() as i64,
+            _ => 0,
+        };
+        let (docs, items) = overflow
+            .get(&crate::finding::id_key(id))
+            .copied()
+            .unwrap_or((0, 0));
+        let count = int(d.get(spec.count()));
+        let flag = d.get_bool(spec.flag()).unwrap_or(false);
+        if count == embedded + items && flag == (docs > 0) {
+            continue;
+        }
+        first.get_or_insert_with(|| {
+            format!(
+                "`_id` {id} counts {count} and flags {flag}, but holds {embedded} items and \
+                 {items} more in {docs} overflow documents"
+            )
+        });
+        drifted.push(id.clone());
+    }
+    let Some(first) = first else {
+        return Ok(Vec::new());
+    };
+    Ok(vec![sample
+        .finding(
+            crate::finding::Check::OutlierDrift,
+            spec.count(),
+            format!(
+                "{} of {} sampled documents disagree with their `{}` items; {first}",
+                drifted.len(),
+                sample.documents.len(),
+                spec.field()
+            ),
+            format!(
+                "`{}::{}_outlier(&db).repair()` (or `rebuild(id)` for each: {}); pushes and \
+                 removals through it keep them",
+                sample.model.name(),
+                sample
+                    .model
+                    .field_by_bson_name(spec.field())
+                    .map_or(spec.field(), |f| f.rust_name()),
+                crate::finding::examples(&drifted)
+            ),
+        )
+        .about(drifted)])
+}
+
+/// What [`Outlier::check`] found, and [`Outlier::rebuild`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutlierState {
+    /// Items in the main document.
+    pub embedded: u64,
+    /// Items in the overflow documents.
+    pub overflowed: u64,
+    /// Overflow documents.
+    pub overflow_documents: u64,
+    /// The stored count.
+    pub stored_count: i64,
+    /// The stored flag.
+    pub stored_flag: bool,
+}
+
+impl OutlierState {
+    /// Whether the count and the flag agree with the items (the flag: set exactly when overflow
+    /// documents exist).
+    pub fn is_consistent(&self) -> bool {
+        self.stored_count == (self.embedded + self.overflowed) as i64
+            && self.stored_flag == (self.overflow_documents > 0)
+    }
+}
+
+impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<P, T> {
+    /// What the document `id` holds, against its count and flag; writes nothing.
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.state",
+        level = "debug",
+        skip_all,
+        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn state(&self, id: impl IntoId<P::Id>) -> Result<OutlierState> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        let outcome = self.state_in(None, &id).await.map_err(Error::from);
+        self.map_no_parent(id, outcome)
+    }
+
+    /// Reads every document of the model, a page at a time, with its overflow documents'
+    /// sizes, and reports those whose count or flag disagrees with their items
+    /// ([`Check::OutlierDrift`](crate::doctor::Check::OutlierDrift), listing them), as the
+    /// [doctor](mod@crate::doctor) does over a sample. Writes nothing.
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.check",
+        skip_all,
+        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field()),
+        err(level = "debug")
+    )]
+    pub async fn check(&self) -> Result<CheckReport> {
+        crate::maintenance::check(&self.db, &[(P::SCHEMA, self.spec as &dyn PatternSpec)]).await
+    }
+
+    /// [`check`](Self::check), then [`rebuild`](Self::rebuild) of each document it lists,
+    /// then a check again.
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.repair",
+        skip_all,
+        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field()),
+        err(level = "debug")
+    )]
+    pub async fn repair(&self) -> Result<RepairReport> {
+        let targets = [(P::SCHEMA, self.spec as &dyn PatternSpec)];
+        let found = crate::maintenance::check(&self.db, &targets).await?;
+        let mut repaired = 0;
+        for id in found.documents() {
+            match self.rebuild_at(id).await {
+                Ok(_) => repaired += 1,
+                // Deleted since the check: nothing to repair.
+                Err(e) if e.is_not_found() => {}
+                Err(e) => return Err(e),
+            }
+        }
+        crate::maintenance::after_repair(&self.db, &targets, repaired).await
+    }
+
+    /// Writes the count and the flag of the document `id` from its items (after edits made
+    /// around the toolkit), in one transaction; returns the state found before.
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.rebuild",
+        skip_all,
+        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn rebuild(&self, id: impl IntoId<P::Id>) -> Result<OutlierState> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
+        self.rebuild_at(id).await
+    }
+
+    /// [`rebuild`](Self::rebuild) of an id already checked.
+    async fn rebuild_at(&self, id: Bson) -> Result<OutlierState> {
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        let outcome = transact!(self.db, self.tx.as_ref(), |s| async {
+            let mut s: Option<&mut ClientSession> = s;
+            let watch = self.watch_main(s.as_deref_mut(), &id).await?;
+            let before = self.state_in(s.as_deref_mut(), &id).await?;
+            self.write_state(s.as_deref_mut(), &id).await?;
+            if let Some(watch) = watch {
+                // The count before may have been written around the toolkit: what derives
+                // from it is rebuilt, not moved by the difference.
+                watch.rebuilt(&self.db, s).await?;
+            }
+            Ok(before)
+        });
+        self.map_no_parent(id, outcome)
+    }
+
+    /// The state of `id` read in `s`: the main document's items, count and flag, and the
+    /// overflow documents' sizes (one aggregation).
+    pub(super) async fn state_in(
+        &self,
+        mut s: Option<&mut ClientSession>,
+        id: &Bson,
+    ) -> mongodb::error::Result<OutlierState> {
+        let spec = self.spec;
+        let main_collection = self.main();
+        let read = main_collection.aggregate([
+            doc! { "$match": { "_id": id.clone() } },
+            doc! { "$project": {
+                spec.flag(): 1,
+                spec.count(): 1,
+                "n": { "$size": { "$ifNull": [format!("${}", spec.field()), []] } },
+            } },
+        ]);
+        let main: Option<Document> = collect_in!(read, s.as_deref_mut())?.pop();
+        let Some(main) = main else {
+            return Err(mongodb::error::Error::custom(NoParent));
+        };
+        let overflow_collection = self.overflow();
+        let read = overflow_collection.aggregate([
+            doc! { "$match": { spec.parent(): id.clone() } },
+            doc! { "$group": {
+                "_id": Bson::Null,
+                "docs": { "$sum": 1 },
+                "items": { "$sum": { "$size": format!("${}", spec.field()) } },
+            } },
+        ]);
+        let overflow: Option<Document> = collect_in!(read, s)?.pop();
+        let (docs, items) = overflow
+            .map(|d| (int(d.get("docs")), int(d.get("items"))))
+            .unwrap_or((0, 0));
+        Ok(OutlierState {
+            embedded: u64::try_from(int(main.get("n"))).unwrap_or(0),
+            overflowed: u64::try_from(items).unwrap_or(0),
+            overflow_documents: u64::try_from(docs).unwrap_or(0),
+            stored_count: int(main.get(spec.count())),
+            stored_flag: main.get_bool(spec.flag()).unwrap_or(false),
+        })
+    }
+
+    /// Reads the state of `id` and writes its count and flag from it; returns the state after.
+    pub(super) async fn write_state(
+        &self,
+        mut s: Option<&mut ClientSession>,
+        id: &Bson,
+    ) -> mongodb::error::Result<OutlierState> {
+        let mut state = self.state_in(s.as_deref_mut(), id).await?;
+        let count = (state.embedded + state.overflowed) as i64;
+        let flag = state.overflow_documents > 0;
+        let main = self.main();
+        let write = main.update_one(
+            doc! { "_id": id.clone() },
+            doc! { "$set": { self.spec.count(): count, self.spec.flag(): flag } },
+        );
+        in_session!(write, s)?;
+        state.stored_count = count;
+        state.stored_flag = flag;
+        Ok(state)
+    }
+}

@@ -1,0 +1,176 @@
+//! Reading an outlier field's items: the main document's, then the overflow documents' in order.
+
+use super::*;
+
+impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<P, T> {
+    /// Reads the main document's flag, count and embedded items.
+    async fn read_main(&self, id: &Bson) -> Result<(bool, i64, Vec<T>)> {
+        let spec = self.spec;
+        let main = self
+            .main()
+            .find_one(doc! { "_id": id.clone() })
+            .projection(doc! { spec.flag(): 1, spec.count(): 1, spec.field(): 1 })
+            .await?
+            .ok_or_else(|| self.not_found(id.clone()))?;
+        Ok((
+            main.get_bool(spec.flag()).unwrap_or(false),
+            int(main.get(spec.count())),
+            items_in(&main, spec.field())?,
+        ))
+    }
+
+    /// Every item of the document `id` as a stream, in push order: the embedded ones (read
+    /// with the main document), then (for an outlier only) each overflow document's as the
+    /// cursor brings it, so a long list is never all in memory. [`Error::NotFound`] when there
+    /// is no such document.
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.stream",
+        level = "debug",
+        skip_all,
+        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn stream(&self, id: impl IntoId<P::Id>) -> Result<BoxStream<'static, Result<T>>> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
+        self.stream_at(id).await
+    }
+
+    /// [`stream`](Self::stream) of an id already checked.
+    async fn stream_at(&self, id: Bson) -> Result<BoxStream<'static, Result<T>>> {
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        let (outlier, _, items) = self.read_main(&id).await?;
+        let embedded = stream::iter(items.into_iter().map(Ok));
+        if !outlier {
+            return Ok(embedded.boxed());
+        }
+        let field = self.spec.field();
+        let cursor = self
+            .overflow()
+            .find(doc! { self.spec.parent(): id })
+            .projection(doc! { field: 1 })
+            .sort(doc! { SEQ: 1 })
+            .await?;
+        let overflowed = cursor
+            .map_err(Error::from)
+            .and_then(move |d| async move { items_in::<T>(&d, field) })
+            .map_ok(|items| stream::iter(items.into_iter().map(Ok)))
+            .try_flatten();
+        Ok(embedded.chain(overflowed).boxed())
+    }
+
+    /// Every item of the document `id`, in the order they were pushed: the embedded ones, then
+    /// (for an outlier only) the overflow documents' in `seq` order. [`Error::NotFound`] when
+    /// there is no such document.
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.items",
+        level = "debug",
+        skip_all,
+        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn items(&self, id: impl IntoId<P::Id>) -> Result<Vec<T>> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
+        self.stream_at(id).await?.try_collect().await
+    }
+
+    /// The items `skip..skip + limit` of the document `id`, in push order: reads the main
+    /// document, and for an outlier whose page reaches past it, the overflow documents' sizes
+    /// (one aggregation) and only the overflow documents holding the page.
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.page",
+        level = "debug",
+        skip_all,
+        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty, skip, limit),
+        err(level = "debug")
+    )]
+    pub async fn page(&self, id: impl IntoId<P::Id>, skip: u64, limit: u64) -> Result<Vec<T>> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        let (outlier, _, embedded) = self.read_main(&id).await?;
+        let (skip, limit) = (
+            usize::try_from(skip).unwrap_or(usize::MAX),
+            usize::try_from(limit).unwrap_or(usize::MAX),
+        );
+        let embedded_len = embedded.len();
+        let end = skip.saturating_add(limit);
+        let mut page: Vec<T> = embedded.into_iter().skip(skip).take(limit).collect();
+        if !outlier || end <= embedded_len || limit == 0 {
+            return Ok(page);
+        }
+        // Overflow item k is item `embedded_len + k`: the page wants overflow items from..to.
+        let (from, to) = (skip.saturating_sub(embedded_len), end - embedded_len);
+        let mut wanted: Vec<i64> = Vec::new();
+        let mut skip_in_first = 0;
+        let mut at = 0usize;
+        for (seq, n) in self.overflow_sizes(&id).await? {
+            if at + n > from && at < to {
+                if wanted.is_empty() {
+                    skip_in_first = from.saturating_sub(at);
+                }
+                wanted.push(seq);
+            }
+            at += n;
+            if at >= to {
+                break;
+            }
+        }
+        if wanted.is_empty() {
+            return Ok(page);
+        }
+        let mut cursor = self
+            .overflow()
+            .find(doc! { self.spec.parent(): id, SEQ: { "$in": wanted } })
+            .projection(doc! { self.spec.field(): 1 })
+            .sort(doc! { SEQ: 1 })
+            .await?;
+        let mut items = Vec::new();
+        while let Some(d) = cursor.try_next().await? {
+            items.extend(items_in(&d, self.spec.field())?);
+        }
+        let room = limit - page.len();
+        page.extend(items.into_iter().skip(skip_in_first).take(room));
+        Ok(page)
+    }
+
+    /// The overflow documents of `id`: `(seq, items)`, in `seq` order (one aggregation).
+    async fn overflow_sizes(&self, id: &Bson) -> Result<Vec<(i64, usize)>> {
+        let cursor = self
+            .overflow()
+            .aggregate([
+                doc! { "$match": { self.spec.parent(): id.clone() } },
+                doc! { "$sort": { SEQ: 1 } },
+                doc! { "$project": { SEQ: 1, "n": { "$size": format!("${}", self.spec.field()) } } },
+            ])
+            .await?;
+        let docs: Vec<Document> = cursor.try_collect().await?;
+        Ok(docs
+            .iter()
+            .map(|d| {
+                (
+                    int(d.get(SEQ)),
+                    usize::try_from(int(d.get("n"))).unwrap_or(0),
+                )
+            })
+            .collect())
+    }
+
+    /// How many items the document `id` has: its count field (one read of one field).
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.count",
+        level = "debug",
+        skip_all,
+        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn count(&self, id: impl IntoId<P::Id>) -> Result<i64> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        let main = self
+            .main()
+            .find_one(doc! { "_id": id.clone() })
+            .projection(doc! { self.spec.count(): 1 })
+            .await?
+            .ok_or_else(|| self.not_found(id))?;
+        Ok(int(main.get(self.spec.count())))
+    }
+}

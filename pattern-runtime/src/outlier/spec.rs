@@ -1,0 +1,192 @@
+//! The outlier pattern's static data: the spec generated code builds, what the sync, the doctor
+//! and the map of derived data read from it.
+
+use super::*;
+
+/// An `#[outlier(...)]` field, as static data.
+#[derive(Debug, Clone, Copy)]
+pub struct OutlierSpec {
+    parts: OutlierParts,
+}
+
+/// The parts of an [`OutlierSpec`], as generated code writes them. Not a stable API.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct OutlierParts {
+    /// The array field (BSON name), in the main and the overflow documents.
+    pub field: &'static str,
+    pub limit: u32,
+    pub capacity: u32,
+    /// The byte budget of a document holding items.
+    pub max_bytes: u32,
+    pub overflow: &'static str,
+    /// The overflow documents' field holding the main document's `_id`.
+    pub parent: &'static str,
+    /// The main document's `bool` flag (BSON name).
+    pub flag: &'static str,
+    /// The main document's count of every item (BSON name).
+    pub count: &'static str,
+    /// `{parent: 1, seq: 1}`, unique.
+    pub index: IndexSpec,
+}
+
+impl OutlierSpec {
+    #[doc(hidden)]
+    pub const fn from_parts(parts: OutlierParts) -> Self {
+        OutlierSpec { parts }
+    }
+
+    /// The array field's BSON name.
+    pub fn field(&self) -> &'static str {
+        self.parts.field
+    }
+
+    /// Items kept in the main document.
+    pub fn limit(&self) -> u32 {
+        self.parts.limit
+    }
+
+    /// Items per overflow document.
+    pub fn capacity(&self) -> u32 {
+        self.parts.capacity
+    }
+
+    /// The byte budget of a document holding items (the main document and each overflow
+    /// document): a push that would take one past it goes to the next document instead.
+    pub fn max_bytes(&self) -> u32 {
+        self.parts.max_bytes
+    }
+
+    /// The overflow collection.
+    pub fn overflow(&self) -> &'static str {
+        self.parts.overflow
+    }
+
+    /// The overflow documents' field holding the main document's `_id`.
+    pub fn parent(&self) -> &'static str {
+        self.parts.parent
+    }
+
+    /// The flag field's BSON name.
+    pub fn flag(&self) -> &'static str {
+        self.parts.flag
+    }
+
+    /// The count field's BSON name.
+    pub fn count(&self) -> &'static str {
+        self.parts.count
+    }
+
+    /// The overflow collection's `{parent: 1, seq: 1}` unique index.
+    pub fn index(&'static self) -> &'static IndexSpec {
+        &self.parts.index
+    }
+}
+
+/// The overflow documents of a main document, gone with it: one entry of the
+/// [map of derived data](crate::derived), read on the `_id` alone so that only an insert or a
+/// delete reaches it (no update changes an `_id`). A main document deleted through any handle
+/// ([`Computing`](crate::Computing), a tree cascade) takes its overflow documents with it.
+#[derive(Debug)]
+struct OverflowOfDeleted {
+    spec: &'static OutlierSpec,
+    model: &'static ModelSchema,
+}
+
+impl crate::schema::Dependent for OverflowOfDeleted {
+    fn source(&self) -> &'static ModelSchema {
+        self.model
+    }
+
+    fn reads(&self) -> Vec<&'static str> {
+        vec!["_id"]
+    }
+
+    fn pattern(&self) -> &'static str {
+        "outlier"
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} (overflow documents of {}.{})",
+            self.spec.overflow(),
+            self.model.name(),
+            self.spec.field()
+        )
+    }
+
+    fn apply<'a>(
+        &'a self,
+        db: &'a Database,
+        session: Option<&'a mut ClientSession>,
+        changes: &'a [crate::schema::Change],
+    ) -> futures_util::future::BoxFuture<'a, mongodb::error::Result<()>> {
+        Box::pin(async move {
+            let gone: Vec<Bson> = changes
+                .iter()
+                .filter(|c| c.before.is_some() && c.after.is_none())
+                .map(|c| c.id.clone())
+                .collect();
+            if gone.is_empty() {
+                return Ok(());
+            }
+            let overflow: Collection<Document> = db.collection(self.spec.overflow());
+            let delete = overflow.delete_many(doc! { self.spec.parent(): { "$in": gone } });
+            let deleted = in_session!(delete, session)?;
+            tracing::debug!(
+                deleted = deleted.deleted_count,
+                "overflow documents of deleted documents deleted"
+            );
+            Ok(())
+        })
+    }
+}
+
+impl PatternSpec for OutlierSpec {
+    /// The overflow documents, deleted with their main document.
+    fn dependents(
+        &'static self,
+        model: &'static ModelSchema,
+    ) -> Vec<Box<dyn crate::schema::Dependent>> {
+        vec![Box::new(OverflowOfDeleted { spec: self, model })]
+    }
+
+    /// The items, the count and the flag: pushes and removals keep them together.
+    fn kept_fields(
+        &'static self,
+        _model: &'static ModelSchema,
+    ) -> Vec<(&'static str, &'static str)> {
+        let why = "the outlier pattern keeps the items, their count and the flag together: \
+                   `push`, `remove` or `rebuild` through the field's `Outlier` handle";
+        vec![(self.field(), why), (self.count(), why), (self.flag(), why)]
+    }
+
+    fn indexes(
+        &'static self,
+        _model: &'static ModelSchema,
+    ) -> Vec<(&'static str, &'static IndexSpec)> {
+        vec![(self.parts.overflow, self.index())]
+    }
+    fn bounded_arrays(&'static self) -> Vec<crate::finding::Bounded> {
+        vec![crate::finding::Bounded {
+            field: self.parts.field,
+            by: "`#[outlier]` (overflow documents past the limit)",
+        }]
+    }
+
+    /// The sampled documents whose count or flag disagrees with their items: one aggregation
+    /// of the overflow documents, as [`Outlier::check`] reads them.
+    fn audit<'a>(
+        &'static self,
+        sample: &'a crate::schema::Sample<'a>,
+    ) -> Option<futures_util::future::BoxFuture<'a, Result<Vec<crate::finding::Finding>>>> {
+        Some(Box::pin(super::check::audit_outlier(self, sample)))
+    }
+}
+
+impl ModelSchema {
+    /// The model's `#[outlier(...)]` fields.
+    pub fn outliers(&self) -> impl Iterator<Item = &'static OutlierSpec> {
+        self.specs::<OutlierSpec>()
+    }
+}

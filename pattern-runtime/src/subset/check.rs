@@ -1,0 +1,475 @@
+//! The subset's check and repair: the embedded items and computed fields against the full
+//! collection, and the rebuild of one parent.
+
+use super::*;
+
+pub(super) async fn audit_subset(spec: &'static SubsetSpec, sample: &Sample<'_>) -> Result<Vec<Finding>> {
+    let limit = spec.limit() as usize;
+    let (mut over, mut unordered, mut miscounted) = (Vec::new(), Vec::new(), Vec::new());
+    let mut largest = 0;
+    let mut first_miscount: Option<String> = None;
+    // The sums kept beside the subset, each compared with the full items' (like the count).
+    let sums: Vec<(&'static str, &'static str)> = spec
+        .computed()
+        .iter()
+        .filter_map(|c| match c.kind {
+            ComputedKind::Sum { item_field } => Some((c.field, item_field)),
+            _ => None,
+        })
+        .collect();
+    let counts = match (spec.count_field(), sums.is_empty()) {
+        (None, true) => None,
+        _ if sample.documents.is_empty() => None,
+        _ => {
+            let mut group = doc! { "_id": format!("${}", spec.parent_key()), "n": { "$sum": 1 } };
+            for (i, (_, item_field)) in sums.iter().enumerate() {
+                group.insert(format!("s{i}"), doc! { "$sum": format!("${item_field}") });
+            }
+            let pipeline = vec![
+                doc! { "$match": { spec.parent_key(): { "$in": sample.ids() } } },
+                doc! { "$group": group },
+            ];
+            let found: Vec<Document> = sample
+                .db
+                .collection::<Document>(spec.full_collection())
+                .aggregate(pipeline)
+                .max_time(sample.max_time)
+                .await?
+                .try_collect()
+                .await?;
+            Some(found)
+        }
+    };
+    for parent in sample.documents {
+        let Some(id) = parent.get("_id") else {
+            continue;
+        };
+        let items: Vec<&Document> = match parent.get(spec.field()) {
+            Some(Bson::Array(a)) => a.iter().filter_map(Bson::as_document).collect(),
+            _ => Vec::new(),
+        };
+        largest = largest.max(items.len());
+        if items.len() > limit {
+            over.push(id.clone());
+        }
+        if items.windows(2).any(|w| out_of_order(spec, w[0], w[1])) {
+            unordered.push(id.clone());
+        }
+        let totals = counts.as_ref().and_then(|c| {
+            c.iter()
+                .find(|c| c.get("_id").map(id_key) == Some(id_key(id)))
+        });
+        let sums_differ = counts.is_some()
+            && sums.iter().enumerate().any(|(i, (field, _))| {
+                let full = totals
+                    .and_then(|t| t.get(format!("s{i}")))
+                    .and_then(number)
+                    .unwrap_or(0.0);
+                let stored = parent.get(*field).and_then(number);
+                !stored.is_some_and(|s| (s - full).abs() <= 1e-9 * s.abs().max(full.abs()).max(1.0))
+            });
+        if sums_differ {
+            first_miscount.get_or_insert_with(|| {
+                let fields: Vec<&str> = sums.iter().map(|(f, _)| *f).collect();
+                format!(
+                    "`_id` {id}: `{}` disagrees with the items of `{}`",
+                    fields.join("`, `"),
+                    spec.full_collection()
+                )
+            });
+            miscounted.push(id.clone());
+        }
+        if let (Some(_), Some(field), false) = (&counts, spec.count_field(), sums_differ) {
+            let full = totals
+                .and_then(|c| c.get("n"))
+                .and_then(number)
+                .unwrap_or(0.0);
+            let stored = parent.get(field).and_then(number);
+            #[allow(clippy::cast_precision_loss)]
+            let short = (items.len() as f64) < full.min(limit as f64);
+            if stored != Some(full) || short {
+                first_miscount.get_or_insert_with(|| {
+                    let stored = parent
+                        .get(field)
+                        .map_or_else(|| "no".to_owned(), ToString::to_string);
+                    format!(
+                        "`_id` {id} holds {} items and `{field}` {stored}, `{}` has {full} of \
+                         its items",
+                        items.len(),
+                        spec.full_collection()
+                    )
+                });
+                miscounted.push(id.clone());
+            }
+        }
+    }
+    let rust = sample
+        .model
+        .field_by_bson_name(spec.field())
+        .map_or(spec.field(), |f| f.rust_name());
+    let fix = format!(
+        "`{model}::{rust}_subset(&db).repair()` (or `rebuild(parent_id)` for each), which \
+         refills the subset and its computed fields from `{}`",
+        spec.full_collection(),
+        model = sample.model.name(),
+    );
+    let n = sample.documents.len();
+    let mut findings = Vec::new();
+    for (ids, what) in [
+        (
+            &over,
+            format!("over the limit of {limit} (largest {largest})"),
+        ),
+        (
+            &unordered,
+            format!("out of the order {}", spec.sort_document()),
+        ),
+        (
+            &miscounted,
+            format!(
+                "disagreeing with `{}` (a count that differs, or fewer items than it could \
+                 fill)",
+                spec.full_collection()
+            ),
+        ),
+    ] {
+        if ids.is_empty() {
+            continue;
+        }
+        let example = if std::ptr::eq(ids, &miscounted) {
+            first_miscount.clone().unwrap_or_default()
+        } else {
+            examples(ids)
+        };
+        findings.push(
+            sample
+                .finding(
+                    Check::SubsetDrift,
+                    spec.field(),
+                    format!("{} of {n} sampled documents {what}; {example}", ids.len()),
+                    fix.clone(),
+                )
+                .about(ids.iter().cloned()),
+        );
+    }
+    Ok(findings)
+}
+
+/// Whether two stored values hold the same data as the server compares it: numbers by value
+/// whatever their width (an `Int32` written where `E` writes an `Int64`), documents field by
+/// field, arrays item by item, anything else as the same bytes.
+fn same_stored(a: &Bson, b: &Bson) -> bool {
+    match (a, b) {
+        (Bson::Document(x), Bson::Document(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_stored(v, w)))
+        }
+        (Bson::Array(x), Bson::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same_stored(v, w))
+        }
+        (Bson::Int32(_) | Bson::Int64(_), Bson::Int32(_) | Bson::Int64(_)) => {
+            let int = |v: &Bson| match v {
+                Bson::Int32(n) => i64::from(*n),
+                Bson::Int64(n) => *n,
+                _ => 0,
+            };
+            int(a) == int(b)
+        }
+        _ => match (number(a), number(b)) {
+            #[allow(clippy::float_cmp)] // the same number, as the server compares it
+            (Some(x), Some(y)) => x == y || (x.is_nan() && y.is_nan()),
+            _ => crate::finding::same_value(Some(a), Some(b)),
+        },
+    }
+}
+
+/// Whether `b` comes before `a` in the subset's order (values the check cannot compare are
+/// taken as in order).
+fn out_of_order(spec: &SubsetSpec, a: &Document, b: &Document) -> bool {
+    for (field, direction) in spec.sort() {
+        let (Some(x), Some(y)) = (a.get(*field), b.get(*field)) else {
+            return false;
+        };
+        match compare(x, y) {
+            Some(std::cmp::Ordering::Equal) => {}
+            Some(o) => return (o == std::cmp::Ordering::Greater) == (*direction > 0),
+            None => return false,
+        }
+    }
+    false
+}
+
+impl<P, F, E> Subset<P, F, E>
+where
+    P: Model,
+    F: Model,
+    E: Serialize + for<'a> From<&'a F> + Send + Sync,
+{
+    /// Rebuilds the subset of `parent_id` from the full collection in `session`: the
+    /// [`SubsetParts::rebuild`] generated code names. Whether the parent exists.
+    #[doc(hidden)]
+    pub fn rebuild_in<'a>(
+        db: &'a Database,
+        spec: &'static SubsetSpec,
+        session: Option<&'a mut ClientSession>,
+        parent_id: &'a Bson,
+    ) -> futures_util::future::BoxFuture<'a, mongodb::error::Result<bool>> {
+        Box::pin(async move {
+            Subset::<P, F, E>::new(db, spec)
+                .write_rebuild(session, parent_id)
+                .await
+        })
+    }
+
+    /// Reads every parent, a page at a time, and reports those whose subset is over its
+    /// limit, out of order, or whose count or sums disagree with the full collection
+    /// ([`Check::SubsetDrift`], listing them), as the [doctor](mod@crate::doctor) does over a
+    /// sample; then those whose embedded items are not what `E::from` makes of the first full
+    /// items now (one indexed `find` per parent; the doctor, which has no `E`, cannot see
+    /// this). Writes nothing.
+    #[tracing::instrument(
+        name = "pattern_runtime::subset.check",
+        skip_all,
+        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field()),
+        err(level = "debug")
+    )]
+    pub async fn check(&self) -> Result<crate::finding::CheckReport> {
+        let mut report =
+            crate::maintenance::check(&self.db, &[(P::SCHEMA, self.spec as &dyn PatternSpec)])
+                .await?;
+        if let Some(stale) = self.stale_items(&report.documents()).await? {
+            report.findings.push(stale);
+        }
+        Ok(report)
+    }
+
+    /// The parents (not already listed in `listed`) whose embedded items are not what
+    /// `E::from` makes of the first items of the full collection now (a full item changed
+    /// around the toolkit), as a finding; one indexed `find` of the first items per parent.
+    /// What the doctor cannot see: it has no `E` to convert with.
+    async fn stale_items(&self, listed: &[Bson]) -> Result<Option<Finding>> {
+        let field = self.spec.field();
+        let listed: std::collections::HashSet<String> = listed.iter().map(id_key).collect();
+        let mut parents = self
+            .parents()
+            .find(doc! {})
+            .projection(doc! { "_id": 1, field: 1 })
+            .sort(doc! { "_id": 1 })
+            .await?;
+        let (mut examined, mut stale) = (0usize, Vec::new());
+        while let Some(parent) = parents.try_next().await? {
+            let Some(id) = parent.get("_id") else {
+                continue;
+            };
+            if listed.contains(&id_key(id)) {
+                continue;
+            }
+            examined += 1;
+            let expected = self.first_items(None, id).await?;
+            let agrees = match parent.get(field) {
+                Some(Bson::Array(items)) => {
+                    items.len() == expected.len()
+                        && items.iter().zip(&expected).all(|(a, b)| same_stored(a, b))
+                }
+                None | Some(Bson::Null) => expected.is_empty(),
+                Some(_) => false,
+            };
+            if !agrees {
+                stale.push(id.clone());
+            }
+        }
+        if stale.is_empty() {
+            return Ok(None);
+        }
+        let rust = P::SCHEMA
+            .field_by_bson_name(field)
+            .map_or(field, |f| f.rust_name());
+        Ok(Some(Finding {
+            check: Check::SubsetDrift,
+            model: Some(P::SCHEMA.name()),
+            collection: P::SCHEMA.collection().to_owned(),
+            subject: field.to_owned(),
+            figure: format!(
+                "{} of {examined} documents embed items that are not the first items of `{}` \
+                 as they are now; {}",
+                stale.len(),
+                self.spec.full_collection(),
+                examples(&stale)
+            ),
+            fix: format!(
+                "`{}::{rust}_subset(&db).repair()` (or `rebuild(parent_id)` for each), which \
+                 refills the subset from `{}`",
+                P::SCHEMA.name(),
+                self.spec.full_collection()
+            ),
+            documents: stale,
+        }))
+    }
+
+    /// [`check`](Self::check), then [`rebuild`](Self::rebuild) of each parent it lists, then a
+    /// check again.
+    #[tracing::instrument(
+        name = "pattern_runtime::subset.repair",
+        skip_all,
+        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field()),
+        err(level = "debug")
+    )]
+    pub async fn repair(&self) -> Result<crate::finding::RepairReport> {
+        let found = self.check().await?;
+        let mut repaired = 0;
+        for id in found.documents() {
+            match self.rebuild_at(id).await {
+                Ok(()) => repaired += 1,
+                Err(e) if e.is_not_found() => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let left = self.check().await?.findings;
+        tracing::info!(repaired, left = left.len(), "repaired");
+        Ok(crate::finding::RepairReport { repaired, left })
+    }
+
+    /// Recomputes the embedded array and every computed field from the full collection: the repair
+    /// after manual edits or a crash between two non-transactional writes. Reads the first N items
+    /// through the `{parent, sort}` index and sums the rest with one `$group`.
+    #[tracing::instrument(
+        name = "pattern_runtime::subset.rebuild",
+        skip_all,
+        fields(
+            model = P::SCHEMA.name(),
+            collection = P::SCHEMA.collection(),
+            items_collection = self.spec.full_collection(),
+            field = self.spec.field(),
+            id = tracing::field::Empty,
+        ),
+        err(level = "debug")
+    )]
+    pub async fn rebuild(&self, parent_id: impl IntoId<P::Id>) -> Result<()> {
+        let parent_id = crate::literal::typed_id("_id", parent_id.into_id())?;
+        self.rebuild_at(parent_id).await
+    }
+
+    /// [`rebuild`](Self::rebuild) of an id already checked.
+    async fn rebuild_at(&self, parent_id: Bson) -> Result<()> {
+        tracing::Span::current().record("id", tracing::field::display(&parent_id));
+        let found = transact!(self.db, self.tx.as_ref(), |s| async {
+            let mut s: Option<&mut ClientSession> = s;
+            let watch = self.watch_parent(s.as_deref_mut(), &parent_id).await?;
+            let done = self.write_rebuild(s.as_deref_mut(), &parent_id).await?;
+            if let Some(watch) = watch {
+                // The counters before may have been written around the toolkit: what derives
+                // from them is rebuilt, not moved by the difference.
+                watch.rebuilt(&self.db, s).await?;
+            }
+            Ok(done)
+        })?;
+        if found {
+            Ok(())
+        } else {
+            Err(self.parent_not_found(parent_id))
+        }
+    }
+
+    pub(super) async fn first_items(
+        &self,
+        session: Option<&mut ClientSession>,
+        parent_id: &Bson,
+    ) -> mongodb::error::Result<Vec<Bson>> {
+        let coll = self.db.collection::<F>(self.spec.full_collection());
+        let find = coll
+            .find(doc! { self.spec.parts.parent_key: parent_id.clone() })
+            .sort(self.spec.sort_document())
+            .limit(i64::from(self.spec.parts.limit));
+        let items: Vec<F> = match session {
+            Some(s) => find.session(&mut *s).await?.stream(s).try_collect().await?,
+            None => find.await?.try_collect().await?,
+        };
+        items
+            .iter()
+            .map(|f| {
+                bson::serialize_to_document(&E::from(f))
+                    .map(Bson::Document)
+                    .map_err(mongodb::error::Error::custom)
+            })
+            .collect()
+    }
+
+    async fn write_rebuild(
+        &self,
+        mut session: Option<&mut ClientSession>,
+        parent_id: &Bson,
+    ) -> mongodb::error::Result<bool> {
+        let spec = &self.spec.parts;
+        let first = self.first_items(session.as_deref_mut(), parent_id).await?;
+        let mut group = doc! { "_id": Bson::Null };
+        for c in spec.computed {
+            match c.kind {
+                ComputedKind::Count => group.insert(c.field, doc! { "$sum": 1 }),
+                ComputedKind::Sum { item_field } => {
+                    group.insert(c.field, doc! { "$sum": format!("${item_field}") })
+                }
+                ComputedKind::Avg { .. } => None,
+            };
+        }
+        let pipeline = vec![
+            doc! { "$match": { spec.parent_key: parent_id.clone() } },
+            doc! { "$group": group },
+        ];
+        let fulls = self.fulls();
+        let totals: Vec<Document> = match session.as_deref_mut() {
+            Some(s) => {
+                let mut agg = fulls.aggregate(pipeline).session(&mut *s).await?;
+                agg.stream(s).try_collect().await?
+            }
+            None => fulls.aggregate(pipeline).await?.try_collect().await?,
+        };
+        let totals = totals.into_iter().next().unwrap_or_default();
+        let first_len = first.len();
+        let mut set = doc! { spec.field: first };
+        for c in spec.computed {
+            match c.kind {
+                ComputedKind::Count | ComputedKind::Sum { .. } => {
+                    let v = totals.get(c.field).cloned().unwrap_or(Bson::Int64(0));
+                    set.insert(c.field, v);
+                }
+                ComputedKind::Avg { .. } => {}
+            }
+        }
+        let parents = self.parents();
+        let filter = doc! { "_id": parent_id.clone() };
+        let update = doc! { "$set": set };
+        let average = self.average_update();
+        let embedded = first_len;
+        let in_transaction = session.is_some();
+        let r = match session {
+            Some(s) => {
+                let r = parents
+                    .update_one(filter.clone(), update)
+                    .session(&mut *s)
+                    .await?;
+                if let Some(avg) = average {
+                    let r = parents.update_one(filter, avg).session(&mut *s).await?;
+                    averages_updated(&r, true);
+                }
+                r
+            }
+            None => {
+                let r = parents.update_one(filter.clone(), update).await?;
+                if let Some(avg) = average {
+                    let r = parents.update_one(filter, avg).await?;
+                    averages_updated(&r, false);
+                }
+                r
+            }
+        };
+        tracing::debug!(
+            embedded,
+            matched = r.matched_count,
+            modified = r.modified_count,
+            in_transaction,
+            "parent rebuilt from the full collection"
+        );
+        Ok(r.matched_count > 0)
+    }
+}

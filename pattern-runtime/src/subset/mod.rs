@@ -1,0 +1,299 @@
+//! The subset pattern, with computed summary fields.
+//!
+//! A parent document keeps the first N items of a collection, by a fixed order, in an embedded
+//! array (`recentReviews`: the 10 newest reviews of a product), while every item lives in its own
+//! collection (`product_reviews`). Computed fields next to the array (`ratingCount`, `ratingSum`,
+//! `ratingAvg`) summarise *all* items, not only the embedded ones.
+//!
+//! ```
+//! use pattern_runtime::{Fields, Model};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, Model)]
+//! #[serde(rename_all = "camelCase")]
+//! #[model(collection = "products")]
+//! struct Product {
+//!     #[serde(rename = "_id")]
+//!     id: String,
+//!     #[subset(limit = 10, sort(created_at = -1), full = Review, parent = product_id)]
+//!     recent_reviews: Vec<ReviewExcerpt>,
+//!     #[computed(count = recent_reviews)]
+//!     rating_count: i64,
+//!     #[computed(sum = recent_reviews.stars)]
+//!     rating_sum: i64,
+//!     #[computed(avg = recent_reviews.stars)]
+//!     rating_avg: Option<f64>,
+//! }
+//!
+//! /// A review, as stored in `product_reviews`.
+//! #[derive(Serialize, Deserialize, Model)]
+//! #[serde(rename_all = "camelCase")]
+//! #[model(collection = "product_reviews")]
+//! struct Review {
+//!     #[serde(rename = "_id")]
+//!     id: String,
+//!     product_id: String,
+//!     stars: i32,
+//!     content: String,
+//!     created_at: bson::DateTime,
+//! }
+//!
+//! /// A review as the product embeds it: an excerpt (`Fields`: it carries the sort field).
+//! #[derive(Serialize, Deserialize, Fields)]
+//! #[serde(rename_all = "camelCase")]
+//! struct ReviewExcerpt {
+//!     review_id: String,
+//!     stars: i32,
+//!     excerpt: String,
+//!     created_at: bson::DateTime,
+//! }
+//!
+//! impl From<&Review> for ReviewExcerpt {
+//!     fn from(r: &Review) -> Self {
+//!         ReviewExcerpt {
+//!             review_id: r.id.clone(),
+//!             stars: r.stars,
+//!             excerpt: r.content.chars().take(40).collect(),
+//!             created_at: r.created_at,
+//!         }
+//!     }
+//! }
+//!
+//! # async fn run(db: mongodb::Database, review: Review) -> pattern_runtime::Result<()> {
+//! let reviews = Product::recent_reviews_subset(&db);
+//! reviews
+//!     .push("prod_123", review)
+//!     .set(bson::doc! { "updatedAt": bson::DateTime::now() })
+//!     .await?;
+//! let older = reviews.page("prod_123", 10, 20).await?; // items 11 to 30, from product_reviews
+//! let count = reviews.count("prod_123").await?;         // from ratingCount
+//! # Ok(()) }
+//! ```
+//!
+//! # The embedded type
+//!
+//! The embedded type carries each sort field under the same serialized name as the full item,
+//! with `#[derive(Fields)]`: `$push`'s `$sort` orders the embedded items by their own keys, while
+//! the index on the full collection uses the full item's names. A missing field or a different
+//! name is a compile error at the sort field.
+//!
+//! # Non-finite values
+//!
+//! A NaN or an infinity in an item field that a computed sum or average adds up is
+//! [`Error::InvalidValue`], and nothing is written: `$inc` would make the sum NaN or infinite for
+//! good. Counts and the embedded items themselves are not affected by the rule.
+//!
+//! # Consistency
+//!
+//! `push` writes the full item and updates the parent (`$push` with `$each/$sort/$slice`, `$inc`
+//! of every count and sum, and the caller's `$set`) in one transaction where the deployment has
+//! transactions (a replica set or a sharded cluster); an average is then recomputed from its sum
+//! and count by a second update in the same transaction. Transient errors are retried by the
+//! driver's transaction loop. On a standalone server the full item is written first, so no item
+//! is ever lost: a crash between the two writes leaves the parent behind, and
+//! [`Subset::rebuild`] repairs it.
+//!
+//! The subset is in the [map of derived data](crate::derived): a full item inserted, updated or
+//! deleted through another handle ([`Computing`](crate::Computing), a polymorphic variant, a
+//! two-way `assign` moving it to another parent) rebuilds the subset of its parent, before and
+//! after, in that write's transaction (one read of the first items and one `$group` per
+//! parent). The parent's array and counters are the subset's own: another handle's update of
+//! them, or a push's `set` of another pattern's field, is refused ([`Error::InvalidKey`]).
+//!
+//! # Tracing
+//!
+//! `push` (and `push_many`), `rebuild` and `remove` run in `INFO` spans named
+//! `pattern_runtime::subset.<operation>`, `page` and `count` in `DEBUG` spans, with the fields
+//! `model` and `collection` (the parent's), `items_collection`, `field` and `id` (the parent's
+//! `_id`). Every write is followed by a `DEBUG` event with what it matched, modified, inserted or
+//! deleted; an error returned is a `DEBUG` event of the span.
+
+use std::future::{Future, IntoFuture};
+use std::marker::PhantomData;
+use std::pin::Pin;
+
+use bson::{doc, Bson, Document};
+use futures_util::future::BoxFuture;
+use futures_util::TryStreamExt;
+use mongodb::{ClientSession, Database};
+use serde::Serialize;
+
+use crate::derived;
+use crate::error::{check_finite, check_size, validate_key, Error, Result};
+use crate::finding::{compare, examples, id_key, number, Bounded, Check, Finding};
+use crate::index::IndexSpec;
+use crate::model::{IntoId, Model};
+use crate::schema::{ModelSchema, PatternSpec, Sample};
+use crate::txn::{transact, Transaction};
+
+mod check;
+mod read;
+mod spec;
+mod write;
+
+pub use spec::{
+    Computed, ComputedKind, ProbeNoRebuild, ProbeRebuild, RebuildProbe, SubsetParts, SubsetSpec,
+};
+
+/// The parent, full item and embedded item types of a [`Subset`], without owning any.
+type Types<P, F, E> = PhantomData<fn() -> (P, F, E)>;
+
+/// The operations of one subset: the parent model `P`, the full item `F` and the embedded
+/// form `E` (built from `&F`). Get one from the generated `P::<field>_subset(&db)`.
+pub struct Subset<P, F, E> {
+    db: Database,
+    spec: &'static SubsetSpec,
+    /// The caller's transaction, when bound to one.
+    tx: Option<Transaction>,
+    _types: Types<P, F, E>,
+}
+
+impl<P, F, E> Clone for Subset<P, F, E> {
+    fn clone(&self) -> Self {
+        Subset {
+            db: self.db.clone(),
+            spec: self.spec,
+            tx: self.tx.clone(),
+            _types: PhantomData,
+        }
+    }
+}
+
+impl<P, F, E> std::fmt::Debug for Subset<P, F, E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Subset").field("spec", self.spec).finish()
+    }
+}
+
+impl<P, F, E> Subset<P, F, E> {
+    // Without bounds: what the types must satisfy is checked, at the user's tokens, by the
+    // assertions the derive generates; a bound here would repeat each error at the derive.
+    #[doc(hidden)]
+    pub fn new(db: &Database, spec: &'static SubsetSpec) -> Self {
+        Subset {
+            db: db.clone(),
+            spec,
+            tx: None,
+            _types: PhantomData,
+        }
+    }
+
+    /// The same subset in the caller's transaction `tx`: its pushes, rebuilds and removals run
+    /// in it and commit or abort with it (see [`Transaction`]).
+    #[must_use]
+    pub fn in_transaction(&self, tx: &Transaction) -> Self {
+        Subset {
+            tx: Some(tx.clone()),
+            ..self.clone()
+        }
+    }
+
+    /// The subset's static description.
+    pub fn spec(&self) -> &'static SubsetSpec {
+        self.spec
+    }
+}
+
+impl<P, F, E> Subset<P, F, E>
+where
+    P: Model,
+    F: Model,
+    E: Serialize + for<'a> From<&'a F> + Send + Sync,
+{
+
+    fn parents(&self) -> mongodb::Collection<Document> {
+        self.db.collection(P::SCHEMA.collection())
+    }
+
+    fn fulls(&self) -> mongodb::Collection<Document> {
+        self.db.collection(self.spec.full_collection())
+    }
+
+    /// Before a write of the parent's subset and counters: what other patterns keep from them
+    /// (an extended-reference copy of a count, a sum over the counters), as stored now. `None`
+    /// (nothing sent) when nothing derives from them.
+    async fn watch_parent(
+        &self,
+        session: Option<&mut ClientSession>,
+        parent_id: &Bson,
+    ) -> mongodb::error::Result<Option<derived::Watch>> {
+        let parts = &self.spec.parts;
+        let mut fields: Vec<&str> = vec![parts.field];
+        fields.extend(parts.computed.iter().map(|c| c.field));
+        derived::watch(
+            &self.db,
+            session,
+            P::SCHEMA,
+            Some(&fields),
+            &doc! { "_id": parent_id.clone() },
+        )
+        .await
+    }
+
+    fn parent_not_found(&self, id: Bson) -> Error {
+        Error::NotFound {
+            collection: P::SCHEMA.collection().to_owned(),
+            id: Box::new(id),
+        }
+    }
+
+}
+
+/// `DEBUG`: the parent's update (array, counts and sums, the caller's `$set`).
+fn parent_updated(r: &mongodb::results::UpdateResult, in_transaction: bool) {
+    tracing::debug!(
+        matched = r.matched_count,
+        modified = r.modified_count,
+        in_transaction,
+        "parent updated"
+    );
+}
+
+/// `DEBUG`: the full items written.
+fn items_inserted(inserted: usize, in_transaction: bool) {
+    tracing::debug!(inserted, in_transaction, "full items inserted");
+}
+
+/// `DEBUG`: the averages recomputed from their sums and counts.
+fn averages_updated(r: &mongodb::results::UpdateResult, in_transaction: bool) {
+    tracing::debug!(
+        matched = r.matched_count,
+        modified = r.modified_count,
+        in_transaction,
+        "averages recomputed"
+    );
+}
+
+/// A pending [`Subset::push`] or [`Subset::push_many`]: `.set(..)` adds parent fields to the same
+/// update; `.await` runs it.
+#[must_use = "a push does nothing until it is awaited"]
+pub struct Push<'a, P, F, E> {
+    subset: &'a Subset<P, F, E>,
+    /// Serialized and checked when built; an error is returned when awaited.
+    parent_id: Result<Bson>,
+    items: Vec<F>,
+    set: Document,
+}
+
+impl<P, F, E> Push<'_, P, F, E> {
+    /// Also `$set` these parent fields in the same update (`updatedAt`, say). Keys are checked
+    /// before anything is written.
+    pub fn set(mut self, fields: Document) -> Self {
+        self.set.extend(fields);
+        self
+    }
+}
+
+impl<'a, P, F, E> IntoFuture for Push<'a, P, F, E>
+where
+    P: Model,
+    F: Model,
+    E: Serialize + for<'b> From<&'b F> + Send + Sync + 'a,
+{
+    type Output = Result<()>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.subset.run_push(self.parent_id, self.items, self.set))
+    }
+}

@@ -1,0 +1,87 @@
+//! Reading a subset: the full items past the embedded ones, and the count.
+
+use super::*;
+
+impl<P, F, E> Subset<P, F, E>
+where
+    P: Model,
+    F: Model,
+    E: Serialize + for<'a> From<&'a F> + Send + Sync,
+{
+    /// Items of the full collection in the subset's order, `skip` then at most `limit`: the
+    /// pages after the embedded one start at `skip = limit of the subset`.
+    #[tracing::instrument(
+        name = "pattern_runtime::subset.page",
+        level = "debug",
+        skip_all,
+        fields(
+            model = P::SCHEMA.name(),
+            collection = P::SCHEMA.collection(),
+            items_collection = self.spec.full_collection(),
+            field = self.spec.field(),
+            id = tracing::field::Empty,
+            skip,
+            limit,
+        ),
+        err(level = "debug")
+    )]
+    pub async fn page(
+        &self,
+        parent_id: impl IntoId<P::Id>,
+        skip: u64,
+        limit: i64,
+    ) -> Result<Vec<F>> {
+        let parent_id = crate::literal::typed_id("_id", parent_id.into_id())?;
+        tracing::Span::current().record("id", tracing::field::display(&parent_id));
+        let filter = doc! { self.spec.parts.parent_key: parent_id };
+        let cursor = self
+            .db
+            .collection::<F>(self.spec.full_collection())
+            .find(filter)
+            .sort(self.spec.sort_document())
+            .skip(skip)
+            .limit(limit)
+            .await?;
+        let items: Vec<F> = cursor.try_collect().await?;
+        tracing::debug!(read = items.len(), "items read");
+        Ok(items)
+    }
+
+    /// How many items the parent has: its count field when one is declared (one read of one
+    /// field), else a count of the full collection.
+    #[tracing::instrument(
+        name = "pattern_runtime::subset.count",
+        level = "debug",
+        skip_all,
+        fields(
+            model = P::SCHEMA.name(),
+            collection = P::SCHEMA.collection(),
+            items_collection = self.spec.full_collection(),
+            field = self.spec.field(),
+            id = tracing::field::Empty,
+        ),
+        err(level = "debug")
+    )]
+    pub async fn count(&self, parent_id: impl IntoId<P::Id>) -> Result<i64> {
+        let parent_id = crate::literal::typed_id("_id", parent_id.into_id())?;
+        tracing::Span::current().record("id", tracing::field::display(&parent_id));
+        let Some(field) = self.spec.count_field() else {
+            let filter = doc! { self.spec.parts.parent_key: parent_id };
+            let n = self.fulls().count_documents(filter).await?;
+            return Ok(i64::try_from(n).unwrap_or(i64::MAX));
+        };
+        let parent = self
+            .parents()
+            .find_one(doc! { "_id": parent_id.clone() })
+            .projection(doc! { field: 1 })
+            .await?
+            .ok_or_else(|| self.parent_not_found(parent_id))?;
+        Ok(match parent.get(field) {
+            Some(Bson::Int32(i)) => i64::from(*i),
+            Some(Bson::Int64(i)) => *i,
+            #[allow(clippy::cast_possible_truncation)]
+            Some(Bson::Double(d)) => *d as i64,
+            _ => 0,
+        })
+    }
+}

@@ -1,0 +1,312 @@
+//! The subset pattern's static data: the spec generated code builds, the computed fields it
+//! keeps, the map of derived data's dependent (full items' writes reach the parent), and the
+//! probe that gives generated code the typed rebuild.
+
+use super::*;
+
+/// What a computed field summarises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ComputedKind {
+    /// The number of items.
+    Count,
+    /// The sum of an item field (BSON name in the full item).
+    Sum {
+        /// The item field.
+        item_field: &'static str,
+    },
+    /// The mean of an item field: its sum divided by the count, `null` while there are no items.
+    Avg {
+        /// The item field.
+        item_field: &'static str,
+        /// The parent field holding the sum of that item field.
+        sum_field: &'static str,
+        /// The parent field holding the count.
+        count_field: &'static str,
+    },
+}
+
+/// A parent field computed from a subset's items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Computed {
+    /// The parent field's BSON name.
+    pub field: &'static str,
+    /// What it holds.
+    pub kind: ComputedKind,
+}
+
+/// A `#[subset(...)]` field, as static data.
+#[derive(Debug, Clone, Copy)]
+pub struct SubsetSpec {
+    pub(super) parts: SubsetParts,
+}
+
+/// A subset's embedded items and counters, kept from the full items: one entry of the
+/// [map of derived data](crate::derived). A full item inserted, written or deleted through
+/// another handle ([`Computing`](crate::Computing), a polymorphic variant) rebuilds the subset
+/// of its parent (before and after), in the same transaction.
+#[derive(Debug)]
+struct SubsetItems {
+    spec: &'static SubsetSpec,
+    parent: &'static ModelSchema,
+    full: &'static ModelSchema,
+}
+
+impl crate::schema::Dependent for SubsetItems {
+    fn source(&self) -> &'static ModelSchema {
+        self.full
+    }
+
+    /// Every field of the full item: the embedded form is the application's `From`, which may
+    /// read any of them.
+    fn reads(&self) -> Vec<&'static str> {
+        self.full.fields().iter().map(|f| f.bson_name()).collect()
+    }
+
+    fn pattern(&self) -> &'static str {
+        "subset"
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{}.{} (subset of {})",
+            self.parent.name(),
+            self.spec.field(),
+            self.full.name()
+        )
+    }
+
+    fn apply<'a>(
+        &'a self,
+        db: &'a Database,
+        mut session: Option<&'a mut ClientSession>,
+        changes: &'a [crate::schema::Change],
+    ) -> futures_util::future::BoxFuture<'a, mongodb::error::Result<()>> {
+        Box::pin(async move {
+            let key = self.spec.parts.parent_key;
+            let mut parents: Vec<Bson> = Vec::new();
+            for c in changes {
+                for d in [&c.before, &c.after].into_iter().flatten() {
+                    if let Some(p) = d.get(key).filter(|p| !matches!(p, Bson::Null)) {
+                        if !parents.iter().any(|q| id_key(q) == id_key(p)) {
+                            parents.push(p.clone());
+                        }
+                    }
+                }
+            }
+            if parents.is_empty() {
+                return Ok(());
+            }
+            // What derives from the parents' subsets (a copy of a count) follows too.
+            let mut fields: Vec<&str> = vec![self.spec.parts.field];
+            fields.extend(self.spec.parts.computed.iter().map(|c| c.field));
+            let watch = derived::watch(
+                db,
+                session.as_deref_mut(),
+                self.parent,
+                Some(&fields),
+                &doc! { "_id": { "$in": parents.clone() } },
+            )
+            .await?;
+            for p in &parents {
+                ((self.spec.parts.rebuild)())(db, self.spec, session.as_deref_mut(), p).await?;
+            }
+            if let Some(watch) = watch {
+                watch.after(db, session).await?;
+            }
+            Ok(())
+        })
+    }
+}
+
+impl PatternSpec for SubsetSpec {
+    /// The subset's items, kept from the full model's documents.
+    fn dependents(
+        &'static self,
+        model: &'static ModelSchema,
+    ) -> Vec<Box<dyn crate::schema::Dependent>> {
+        match derived::model_named(self.parts.full_model, self.full_collection()) {
+            Some(full) => vec![Box::new(SubsetItems {
+                spec: self,
+                parent: model,
+                full,
+            })],
+            None => Vec::new(),
+        }
+    }
+
+    /// The embedded array and its counters: pushes, removals and rebuilds write them.
+    fn kept_fields(
+        &'static self,
+        _model: &'static ModelSchema,
+    ) -> Vec<(&'static str, &'static str)> {
+        let why = "the subset keeps it from its full items: `push`, `remove` or `rebuild` \
+                   through the field's `Subset` handle";
+        std::iter::once(self.parts.field)
+            .chain(self.parts.computed.iter().map(|c| c.field))
+            .map(|f| (f, why))
+            .collect()
+    }
+
+    /// The full collection's `{parent key, sort fields}` index.
+    fn indexes(
+        &'static self,
+        _model: &'static ModelSchema,
+    ) -> Vec<(&'static str, &'static IndexSpec)> {
+        vec![(self.full_collection(), self.full_index())]
+    }
+
+    fn bounded_arrays(&'static self) -> Vec<Bounded> {
+        vec![Bounded {
+            field: self.field(),
+            by: "`#[subset]`",
+        }]
+    }
+
+    /// The sampled parents whose subset is over its limit, out of its order, or (with a
+    /// computed count) disagrees with the full collection: a count that differs, or fewer items
+    /// than the full collection could fill. One aggregation of the full collection.
+    fn audit<'a>(
+        &'static self,
+        sample: &'a Sample<'a>,
+    ) -> Option<BoxFuture<'a, Result<Vec<Finding>>>> {
+        Some(Box::pin(super::check::audit_subset(self, sample)))
+    }
+}
+
+impl ModelSchema {
+    /// The model's `#[subset(...)]` fields.
+    pub fn subsets(&self) -> Vec<&'static SubsetSpec> {
+        self.specs().collect()
+    }
+}
+
+/// The parts of a [`SubsetSpec`], as generated code writes them. Not a stable API.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct SubsetParts {
+    pub field: &'static str,
+    pub limit: u32,
+    pub sort: &'static [(&'static str, i32)],
+    pub parent_key: &'static str,
+    pub full_collection: fn() -> &'static str,
+    pub full_model: &'static str,
+    pub full_index: IndexSpec,
+    pub computed: &'static [Computed],
+    /// Rebuilds the subset of one parent from the full collection, in a session: what the map
+    /// of derived data calls when a full item is written through another handle. A function
+    /// giving it, so that generated code picks it by autoref (`RebuildProbe`) and a wrong type
+    /// is reported once, by the derive's own check.
+    pub rebuild: fn() -> Rebuild,
+}
+
+/// Picks `Subset::<P, F, E>::rebuild_in` when the types allow it (generated code:
+/// `(&&RebuildProbe::<P, F, E>::new()).rebuild()`), a function that rebuilds nothing otherwise
+/// (the derive reports the types' error itself).
+#[allow(clippy::type_complexity)] // a marker of three types
+pub struct RebuildProbe<P, F, E>(PhantomData<fn() -> (P, F, E)>);
+
+impl<P, F, E> RebuildProbe<P, F, E> {
+    /// The probe.
+    #[allow(clippy::new_without_default)] // built in generated code only
+    pub const fn new() -> Self {
+        RebuildProbe(PhantomData)
+    }
+}
+
+/// The rebuild of a subset whose types are right.
+pub trait ProbeRebuild {
+    /// `Subset::<P, F, E>::rebuild_in`.
+    fn rebuild(&self) -> Rebuild;
+}
+impl<P, F, E> ProbeRebuild for &RebuildProbe<P, F, E>
+where
+    P: Model,
+    F: Model,
+    E: Serialize + for<'a> From<&'a F> + Send + Sync,
+{
+    fn rebuild(&self) -> Rebuild {
+        Subset::<P, F, E>::rebuild_in
+    }
+}
+
+/// The rebuild of a subset whose types are wrong (never called: the code does not compile).
+pub trait ProbeNoRebuild {
+    /// Rebuilds nothing.
+    fn rebuild(&self) -> Rebuild {
+        |_, _, _, _| Box::pin(async { Ok(false) })
+    }
+}
+impl<P, F, E> ProbeNoRebuild for RebuildProbe<P, F, E> {}
+
+/// `Subset::<P, F, E>::rebuild_in` for one field, as generated code names it.
+pub type Rebuild = for<'a> fn(
+    &'a Database,
+    &'static SubsetSpec,
+    Option<&'a mut ClientSession>,
+    &'a Bson,
+) -> futures_util::future::BoxFuture<'a, mongodb::error::Result<bool>>;
+
+impl SubsetSpec {
+    #[doc(hidden)]
+    pub const fn from_parts(parts: SubsetParts) -> Self {
+        SubsetSpec { parts }
+    }
+
+    /// The parent's array field (BSON name).
+    pub fn field(&self) -> &'static str {
+        self.parts.field
+    }
+
+    /// How many items the parent keeps.
+    pub fn limit(&self) -> u32 {
+        self.parts.limit
+    }
+
+    /// The order of the items: item fields (BSON names) with `1` or `-1`.
+    pub fn sort(&self) -> &'static [(&'static str, i32)] {
+        self.parts.sort
+    }
+
+    /// The field of the full item that holds the parent's `_id`.
+    pub fn parent_key(&self) -> &'static str {
+        self.parts.parent_key
+    }
+
+    /// The collection of the full items.
+    pub fn full_collection(&self) -> &'static str {
+        (self.parts.full_collection)()
+    }
+
+    /// The index the full collection needs: `{parent key, sort fields}`. Synced with the parent.
+    pub fn full_index(&'static self) -> &'static IndexSpec {
+        &self.parts.full_index
+    }
+
+    /// The computed fields of the parent that summarise this subset.
+    pub fn computed(&self) -> &'static [Computed] {
+        self.parts.computed
+    }
+
+    /// The model name of the full items.
+    pub fn full_model(&self) -> &'static str {
+        self.parts.full_model
+    }
+
+    /// The `$sort` document (`{ "createdAt": -1 }`).
+    pub fn sort_document(&self) -> Document {
+        self.parts
+            .sort
+            .iter()
+            .map(|(k, d)| ((*k).to_owned(), Bson::Int32(*d)))
+            .collect()
+    }
+
+    pub(super) fn count_field(&self) -> Option<&'static str> {
+        self.parts
+            .computed
+            .iter()
+            .find(|c| c.kind == ComputedKind::Count)
+            .map(|c| c.field)
+    }
+}

@@ -1,0 +1,474 @@
+//! Writing a subset: pushes (the full item inserted, the parent's capped array and computed
+//! fields updated in one `$push`/`$inc`) and removals (the array refilled from the full
+//! collection).
+
+use super::*;
+
+/// Sums of the items' fields, as one `$inc` value per computed sum.
+fn sum_of(item: &Document, field: &str) -> Bson {
+    match item.get(field) {
+        Some(Bson::Int32(i)) => Bson::Int64(i64::from(*i)),
+        Some(v @ (Bson::Int64(_) | Bson::Double(_))) => v.clone(),
+        // `$sum` ignores missing and non-numeric values; so does the running sum.
+        _ => Bson::Int64(0),
+    }
+}
+
+/// An integer as the shell writes it: `Int32` when it fits (the server promotes a `$inc` that
+/// overflows 32 bits to a long).
+fn small(v: Bson) -> Bson {
+    match v {
+        Bson::Int64(i) => i32::try_from(i).map_or(Bson::Int64(i), Bson::Int32),
+        other => other,
+    }
+}
+
+fn add(a: Bson, b: Bson) -> Bson {
+    match (a, b) {
+        (Bson::Int64(x), Bson::Int64(y)) => Bson::Int64(x.wrapping_add(y)),
+        (x, y) => Bson::Double(as_f64(&x) + as_f64(&y)),
+    }
+}
+
+fn as_f64(v: &Bson) -> f64 {
+    match v {
+        #[allow(clippy::cast_precision_loss)]
+        Bson::Int64(i) => *i as f64,
+        Bson::Int32(i) => f64::from(*i),
+        Bson::Double(d) => *d,
+        _ => 0.0,
+    }
+}
+
+fn negate(v: Bson) -> Bson {
+    match v {
+        Bson::Int64(i) => Bson::Int64(i.wrapping_neg()),
+        Bson::Double(d) => Bson::Double(-d),
+        other => other,
+    }
+}
+
+impl<P, F, E> Subset<P, F, E>
+where
+    P: Model,
+    F: Model,
+    E: Serialize + for<'a> From<&'a F> + Send + Sync,
+{
+    /// Writes `item` to the full collection and adds it to the parent's subset and computed
+    /// fields. Chain `.set(doc! { .. })` to set more parent fields in the same update.
+    ///
+    /// Errors: [`Error::NotFound`] when no parent has this `_id` (nothing is written);
+    /// [`Error::DocumentTooLarge`] when the item, or the parent with it, is over 16 MiB (nothing is
+    /// written); [`Error::InvalidKey`] for a `.set()` key that cannot be a field or that the
+    /// subset already writes; [`Error::DuplicateKey`] when an item with this `_id` exists.
+    pub fn push(&self, parent_id: impl IntoId<P::Id>, item: F) -> Push<'_, P, F, E> {
+        Push {
+            subset: self,
+            parent_id: crate::literal::typed_id("_id", parent_id.into_id()),
+            items: vec![item],
+            set: Document::new(),
+        }
+    }
+
+    /// [`push`](Subset::push) for many items at once: one insert of the full items and one update
+    /// of the parent, whatever their number.
+    pub fn push_many(&self, parent_id: impl IntoId<P::Id>, items: Vec<F>) -> Push<'_, P, F, E> {
+        Push {
+            subset: self,
+            parent_id: crate::literal::typed_id("_id", parent_id.into_id()),
+            items,
+            set: Document::new(),
+        }
+    }
+
+    /// The update [`push`](Subset::push) sends to the parent for these full items (before the
+    /// average, which a second, pipeline update recomputes): `$push` with `$each`, `$sort` and
+    /// `$slice`, `$inc` of every count and sum, and `set` as `$set`.
+    pub fn push_update(&self, items: &[F], set: Document) -> Result<Document> {
+        self.validate_set(&set)?;
+        let mut embedded = Vec::with_capacity(items.len());
+        let mut full = Vec::with_capacity(items.len());
+        for item in items {
+            let doc = bson::serialize_to_document(item)?;
+            self.check_summed(&doc)?;
+            full.push(doc);
+            embedded.push(Bson::Document(bson::serialize_to_document(&E::from(item))?));
+        }
+        Ok(self.update_from_docs(&full, embedded, set))
+    }
+
+    /// [`Error::InvalidValue`] when a field the computed sums and averages add up is NaN or
+    /// infinite: one such value would spoil the running sum for good.
+    fn check_summed(&self, item: &Document) -> Result<()> {
+        for c in self.spec.parts.computed {
+            if let ComputedKind::Sum { item_field } | ComputedKind::Avg { item_field, .. } = c.kind
+            {
+                check_finite(item, item_field, "a computed sum or average")?;
+            }
+        }
+        Ok(())
+    }
+
+    fn update_from_docs(&self, full: &[Document], embedded: Vec<Bson>, set: Document) -> Document {
+        let spec = &self.spec.parts;
+        let mut inc = Document::new();
+        for c in spec.computed {
+            match c.kind {
+                ComputedKind::Count => {
+                    inc.insert(
+                        c.field,
+                        small(Bson::Int64(i64::try_from(full.len()).unwrap_or(i64::MAX))),
+                    );
+                }
+                ComputedKind::Sum { item_field } => {
+                    let total = full
+                        .iter()
+                        .map(|d| sum_of(d, item_field))
+                        .fold(Bson::Int64(0), add);
+                    inc.insert(c.field, small(total));
+                }
+                ComputedKind::Avg { .. } => {}
+            }
+        }
+        let mut update = Document::new();
+        if !inc.is_empty() {
+            update.insert("$inc", inc);
+        }
+        if !set.is_empty() {
+            update.insert("$set", set);
+        }
+        update.insert(
+            "$push",
+            doc! {
+                spec.field: {
+                    "$each": embedded,
+                    "$sort": self.spec.sort_document(),
+                    "$slice": small(Bson::Int64(i64::from(spec.limit))),
+                }
+            },
+        );
+        update
+    }
+
+    /// The pipeline update that recomputes every average from its sum and count, or `None`.
+    pub(super) fn average_update(&self) -> Option<Vec<Document>> {
+        let mut set = Document::new();
+        for c in self.spec.parts.computed {
+            if let ComputedKind::Avg {
+                sum_field,
+                count_field,
+                ..
+            } = c.kind
+            {
+                let count = format!("${count_field}");
+                let sum = format!("${sum_field}");
+                set.insert(
+                    c.field,
+                    doc! { "$cond": [
+                        { "$gt": [&count, 0] },
+                        { "$divide": [sum, &count] },
+                        Bson::Null,
+                    ] },
+                );
+            }
+        }
+        (!set.is_empty()).then(|| vec![doc! { "$set": set }])
+    }
+
+    /// The checks [`push`](Subset::push) makes before writing anything.
+    fn validate_set(&self, set: &Document) -> Result<()> {
+        crate::error::check_encodable("the `set` of a push", set)?;
+        let spec = &self.spec.parts;
+        for (key, value) in set {
+            validate_key(key)?;
+            // Stored as given: no `$` or `.` keys inside, as in the items.
+            crate::literal::check_value(key, value)?;
+            if key == "_id" || key.starts_with("_id.") {
+                return Err(Error::InvalidKey {
+                    key: key.clone(),
+                    reason: "a document's `_id` never changes",
+                });
+            }
+            if key == spec.field || spec.computed.iter().any(|c| c.field == key) {
+                return Err(Error::InvalidKey {
+                    key: key.clone(),
+                    reason: "the subset already writes this field in the same update",
+                });
+            }
+        }
+        // Nor what another pattern keeps in the parent (a tree's parent, a computed value).
+        derived::check_kept(P::SCHEMA, set.keys().map(String::as_str))?;
+        Ok(())
+    }
+
+    /// `e` from the parent's update: an `$inc` of the counters past the 64-bit range as
+    /// [`Error::InvalidValue`] naming them.
+    fn overflow(&self, e: mongodb::error::Error) -> mongodb::error::Error {
+        let fields: Vec<&str> = self.spec.parts.computed.iter().map(|c| c.field).collect();
+        let what = format!("{}.{}", P::SCHEMA.name(), fields.join(", "));
+        crate::error::inc_overflow(e, &fields, &what)
+    }
+
+    /// Whether `d` is this subset's own entry in the map (its writes keep it themselves).
+    fn is_mine(&self, d: &dyn crate::schema::Dependent) -> bool {
+        d.pattern() == "subset"
+            && d.describe()
+                == format!(
+                    "{}.{} (subset of {})",
+                    P::SCHEMA.name(),
+                    self.spec.field(),
+                    F::SCHEMA.name()
+                )
+    }
+
+    async fn write_push(
+        &self,
+        session: Option<&mut ClientSession>,
+        parent_id: &Bson,
+        full: &[Document],
+        update: &Document,
+    ) -> mongodb::error::Result<bool> {
+        let parents = self.parents();
+        let fulls = self.fulls();
+        let filter = doc! { "_id": parent_id.clone() };
+        let average = self.average_update();
+        match session {
+            Some(s) => {
+                // The parent first: a missing parent aborts before the item is written.
+                let r = parents
+                    .update_one(filter.clone(), update.clone())
+                    .session(&mut *s)
+                    .await
+                    .map_err(|e| self.overflow(e))?;
+                if r.matched_count == 0 {
+                    tracing::debug!("no parent with this _id: nothing written");
+                    return Ok(false);
+                }
+                parent_updated(&r, true);
+                if let [one] = full {
+                    fulls.insert_one(one).session(&mut *s).await?;
+                } else {
+                    fulls.insert_many(full).session(&mut *s).await?;
+                }
+                items_inserted(full.len(), true);
+                // What other models derive from the full items (a count of them elsewhere).
+                derived::inserted_except(&self.db, Some(&mut *s), F::SCHEMA, full, &|d| {
+                    self.is_mine(d)
+                })
+                .await?;
+                if let Some(avg) = average {
+                    let r = parents.update_one(filter, avg).session(&mut *s).await?;
+                    averages_updated(&r, true);
+                }
+            }
+            None => {
+                // Without transactions: is the parent there, then the full items, then the parent.
+                if parents.count_documents(filter.clone()).limit(1).await? == 0 {
+                    tracing::debug!("no parent with this _id: nothing written");
+                    return Ok(false);
+                }
+                if let [one] = full {
+                    fulls.insert_one(one).await?;
+                } else {
+                    fulls.insert_many(full).await?;
+                }
+                items_inserted(full.len(), false);
+                derived::inserted_except(&self.db, None, F::SCHEMA, full, &|d| self.is_mine(d))
+                    .await?;
+                let r = parents
+                    .update_one(filter.clone(), update.clone())
+                    .await
+                    .map_err(|e| self.overflow(e))?;
+                parent_updated(&r, false);
+                if let Some(avg) = average {
+                    let r = parents.update_one(filter, avg).await?;
+                    averages_updated(&r, false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    #[tracing::instrument(
+        name = "pattern_runtime::subset.push",
+        skip_all,
+        fields(
+            model = P::SCHEMA.name(),
+            collection = P::SCHEMA.collection(),
+            items_collection = self.spec.full_collection(),
+            field = self.spec.field(),
+            id = tracing::field::Empty,
+            items = items.len(),
+        ),
+        err(level = "debug")
+    )]
+    pub(super) async fn run_push(&self, parent_id: Result<Bson>, items: Vec<F>, set: Document) -> Result<()> {
+        let parent_id = parent_id?;
+        tracing::Span::current().record("id", tracing::field::display(&parent_id));
+        if items.is_empty() {
+            return Ok(());
+        }
+        self.validate_set(&set)?;
+        let what = format!("the {} item", F::SCHEMA.name());
+        let mut full = Vec::with_capacity(items.len());
+        let mut embedded = Vec::with_capacity(items.len());
+        for item in &items {
+            let mut doc = bson::serialize_to_document(item)?;
+            check_size(&doc, &what)?;
+            self.check_summed(&doc)?;
+            // The item belongs to this parent, whatever the caller set.
+            doc.insert(self.spec.parts.parent_key, parent_id.clone());
+            full.push(doc);
+            let e = bson::serialize_to_document(&E::from(item))?;
+            check_size(&e, &format!("the embedded form of {what}"))?;
+            for (key, _) in self.spec.parts.sort {
+                if !e.contains_key(key) {
+                    return Err(Error::InvalidKey {
+                        key: (*key).to_owned(),
+                        reason: "the embedded item has no such field, yet the subset sorts by it: \
+                                 serialize it under the same name as in the full item",
+                    });
+                }
+            }
+            embedded.push(Bson::Document(e));
+        }
+        let update = self.update_from_docs(&full, embedded, set);
+        let found = transact!(self.db, self.tx.as_ref(), |s| async {
+            let mut s: Option<&mut ClientSession> = s;
+            let watch = self.watch_parent(s.as_deref_mut(), &parent_id).await?;
+            let done = self
+                .write_push(s.as_deref_mut(), &parent_id, &full, &update)
+                .await?;
+            if let Some(watch) = watch {
+                watch.after(&self.db, s).await?;
+            }
+            Ok(done)
+        })?;
+        if found {
+            Ok(())
+        } else {
+            Err(self.parent_not_found(parent_id))
+        }
+    }
+
+    /// Deletes the full item `item_id` of the parent and keeps the subset and computed fields
+    /// right: the counters go down by the item, and the embedded array is refilled from the full
+    /// collection. [`Error::NotFound`] when the parent has no such item.
+    #[tracing::instrument(
+        name = "pattern_runtime::subset.remove",
+        skip_all,
+        fields(
+            model = P::SCHEMA.name(),
+            collection = P::SCHEMA.collection(),
+            items_collection = self.spec.full_collection(),
+            field = self.spec.field(),
+            id = tracing::field::Empty,
+            item_id = tracing::field::Empty,
+        ),
+        err(level = "debug")
+    )]
+    pub async fn remove(
+        &self,
+        parent_id: impl IntoId<P::Id>,
+        item_id: impl IntoId<F::Id>,
+    ) -> Result<()> {
+        let parent_id = crate::literal::typed_id("_id", parent_id.into_id())?;
+        let item_id = crate::literal::typed_id("_id", item_id.into_id())?;
+        let span = tracing::Span::current();
+        span.record("id", tracing::field::display(&parent_id));
+        span.record("item_id", tracing::field::display(&item_id));
+        let removed = transact!(self.db, self.tx.as_ref(), |s| async {
+            let mut s: Option<&mut ClientSession> = s;
+            let watch = self.watch_parent(s.as_deref_mut(), &parent_id).await?;
+            let done = self
+                .write_remove(s.as_deref_mut(), &parent_id, &item_id)
+                .await?;
+            if let Some(watch) = watch {
+                watch.after(&self.db, s).await?;
+            }
+            Ok(done)
+        })?;
+        if removed {
+            Ok(())
+        } else {
+            Err(Error::NotFound {
+                collection: self.spec.full_collection().to_owned(),
+                id: Box::new(item_id),
+            })
+        }
+    }
+
+    async fn write_remove(
+        &self,
+        mut session: Option<&mut ClientSession>,
+        parent_id: &Bson,
+        item_id: &Bson,
+    ) -> mongodb::error::Result<bool> {
+        let spec = &self.spec.parts;
+        let fulls = self.fulls();
+        let filter = doc! { "_id": item_id.clone(), spec.parent_key: parent_id.clone() };
+        let removed = match session.as_deref_mut() {
+            Some(s) => fulls.find_one_and_delete(filter).session(s).await?,
+            None => fulls.find_one_and_delete(filter).await?,
+        };
+        let Some(removed) = removed else {
+            tracing::debug!("the parent has no such item: nothing written");
+            return Ok(false);
+        };
+        tracing::debug!(
+            deleted = 1,
+            in_transaction = session.is_some(),
+            "full item deleted"
+        );
+        derived::deleted_except(
+            &self.db,
+            session.as_deref_mut(),
+            F::SCHEMA,
+            std::slice::from_ref(&removed),
+            &|d| self.is_mine(d),
+        )
+        .await?;
+        let mut inc = Document::new();
+        for c in spec.computed {
+            match c.kind {
+                ComputedKind::Count => {
+                    inc.insert(c.field, -1i32);
+                }
+                ComputedKind::Sum { item_field } => {
+                    inc.insert(c.field, small(negate(sum_of(&removed, item_field))));
+                }
+                ComputedKind::Avg { .. } => {}
+            }
+        }
+        let first = self.first_items(session.as_deref_mut(), parent_id).await?;
+        let mut update = doc! { "$set": { spec.field: first } };
+        if !inc.is_empty() {
+            update.insert("$inc", inc);
+        }
+        let parents = self.parents();
+        let pfilter = doc! { "_id": parent_id.clone() };
+        let average = self.average_update();
+        match session {
+            Some(s) => {
+                let r = parents
+                    .update_one(pfilter.clone(), update)
+                    .session(&mut *s)
+                    .await?;
+                parent_updated(&r, true);
+                if let Some(avg) = average {
+                    let r = parents.update_one(pfilter, avg).session(&mut *s).await?;
+                    averages_updated(&r, true);
+                }
+            }
+            None => {
+                let r = parents.update_one(pfilter.clone(), update).await?;
+                parent_updated(&r, false);
+                if let Some(avg) = average {
+                    let r = parents.update_one(pfilter, avg).await?;
+                    averages_updated(&r, false);
+                }
+            }
+        }
+        Ok(true)
+    }
+}
