@@ -1,0 +1,186 @@
+//! The copies' check and repair: every `propagate` copy against its source.
+
+use super::*;
+
+pub(super) async fn audit_copies(
+    embedding: &'static Embedding,
+    sample: &Sample<'_>,
+) -> Result<Vec<Finding>> {
+    let copies: Vec<&Document> = sample
+        .documents
+        .iter()
+        .flat_map(|d| embedding.copies_in(d))
+        .collect();
+    let ids: Vec<Bson> = copies
+        .iter()
+        .filter_map(|c| c.get("_id").cloned())
+        .collect();
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let reference = embedding.reference();
+    let mut projection = doc! { "_id": 1 };
+    for f in reference.fields() {
+        projection.insert(*f, 1);
+    }
+    let sources: HashMap<String, Document> = sample
+        .db
+        .collection::<Document>(reference.source_collection())
+        .find(doc! { "_id": { "$in": ids } })
+        .projection(projection)
+        .max_time(sample.max_time)
+        .await?
+        .try_collect::<Vec<Document>>()
+        .await?
+        .into_iter()
+        .map(|d| (d.get("_id").map(id_key).unwrap_or_default(), d))
+        .collect();
+    let mut stale: Vec<Bson> = Vec::new();
+    let mut first = None;
+    for copy in &copies {
+        let Some(source) = copy.get("_id").and_then(|id| sources.get(&id_key(id))) else {
+            continue; // a dangling reference: the relation check's, not a stale copy
+        };
+        if let Some(f) = reference
+            .fields()
+            .iter()
+            .find(|f| !crate::finding::same_value(copy.get(**f), source.get(**f)))
+        {
+            let id = copy.get("_id").cloned().unwrap_or(Bson::Null);
+            first.get_or_insert_with(|| {
+                let show =
+                    |v: Option<&Bson>| v.map_or_else(|| "missing".to_owned(), ToString::to_string);
+                format!(
+                    "`{f}` of {id} is {} in the copy, {} in the source",
+                    show(copy.get(*f)),
+                    show(source.get(*f))
+                )
+            });
+            if !stale.contains(&id) {
+                stale.push(id);
+            }
+        }
+    }
+    let Some(first) = first else {
+        return Ok(Vec::new());
+    };
+    let n = copies.len();
+    Ok(vec![sample
+        .finding(
+            Check::StaleCopy,
+            embedding.path(),
+            format!(
+                "copies of {} `{}` documents (of {n} copies in {} sampled documents) differ from \
+             their source; {first}",
+                stale.len(),
+                reference.source(),
+                sample.documents.len()
+            ),
+            {
+                let versioned =
+                    crate::derived::model_named(reference.source(), reference.source_collection())
+                        .is_some_and(|m| m.versioning().is_some());
+                let (handle, kept) = if versioned {
+                    (
+                        format!("References::<{}>::new(&db)", reference.source()),
+                        "the versioned model's own writes keep them in sync",
+                    )
+                } else {
+                    (
+                        format!("{}::references(&db)", reference.source()),
+                        "writes through `references` keep them in sync",
+                    )
+                };
+                format!(
+                    "`{handle}.repair()` (or `resync(id)` for each source `_id` listed: {}), \
+                     which rewrites every copy; {kept}",
+                    crate::finding::examples(&stale)
+                )
+            },
+        )
+        .about(stale)])
+}
+
+impl<M: Model> References<M> {
+    /// The `propagate` embeddings of `M`, each on its embedding model: what a check audits.
+    fn copy_targets(&self) -> Vec<crate::maintenance::Target> {
+        self.propagated()
+            .into_iter()
+            .filter_map(|e| {
+                let model = crate::derived::model_named(e.model(), e.collection())?;
+                Some((model, e as &dyn PatternSpec))
+            })
+            .collect()
+    }
+
+    /// Reads every document of every model that keeps a `propagate` copy of `M`, a page at a
+    /// time, and reports the copies that differ from their source
+    /// ([`Check::StaleCopy`]; a finding lists the *source*
+    /// `_id`s, what [`resync`](Self::resync) takes), as the [doctor](mod@crate::doctor) does
+    /// over a sample. Writes nothing.
+    #[tracing::instrument(
+        name = "pattern_runtime::extended_ref.check",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection()),
+        err(level = "debug")
+    )]
+    pub async fn check(&self) -> Result<crate::finding::CheckReport> {
+        crate::maintenance::check(&self.db, &self.copy_targets()).await
+    }
+
+    /// [`check`](Self::check), then [`resync`](Self::resync) of each source it lists, then a
+    /// check again. `repaired` counts the embedding documents rewritten.
+    #[tracing::instrument(
+        name = "pattern_runtime::extended_ref.repair",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection()),
+        err(level = "debug")
+    )]
+    pub async fn repair(&self) -> Result<crate::finding::RepairReport> {
+        let targets = self.copy_targets();
+        let found = crate::maintenance::check(&self.db, &targets).await?;
+        let mut repaired = 0;
+        for id in found.documents() {
+            repaired += self.resync_at(id).await?.modified();
+        }
+        crate::maintenance::after_repair(&self.db, &targets, repaired).await
+    }
+
+    /// Rewrites every `propagate` copy of the document `id` from its stored version: after
+    /// changes made outside the toolkit, or an [`Error::Incomplete`] propagation. One read and
+    /// one `updateMany` per embedding, in one transaction. Snapshot copies are left alone.
+    #[tracing::instrument(
+        name = "pattern_runtime::extended_ref.resync",
+        skip_all,
+        fields(
+            model = M::SCHEMA.name(),
+            collection = M::SCHEMA.collection(),
+            id = tracing::field::Empty,
+            embeddings = tracing::field::Empty,
+        ),
+        err(level = "debug")
+    )]
+    pub async fn resync(&self, id: impl IntoId<M::Id>) -> Result<Propagation> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
+        self.resync_at(id).await
+    }
+
+    /// [`resync`](Self::resync) of an id already checked.
+    async fn resync_at(&self, id: Bson) -> Result<Propagation> {
+        let span = tracing::Span::current();
+        span.record("id", tracing::field::display(&id));
+        let targets = self.targets(&|_| true);
+        span.record("embeddings", targets.len());
+        let projection = Self::projection(&targets);
+        let raw = self.raw();
+        let step = transact!(self.db, self.tx.as_ref(), |s| async {
+            let mut s: Option<&mut ClientSession> = s;
+            let find = raw
+                .find_one(doc! { "_id": id.clone() })
+                .projection(projection.clone());
+            let source = in_session!(find, s.as_deref_mut())?;
+            self.copy_from(s, &id, source, &targets).await
+        })?;
+        self.finish(id, step)
+    }
+}

@@ -1,0 +1,416 @@
+//! The preallocation pattern: a grid of slot documents created ahead of time, one per resource
+//! and slot (a room and a day), so that checking availability is a lookup and booking is one
+//! atomic conditional update (`#[preallocated]`).
+//!
+//! A booking system: without preallocation, a booking looks for a conflicting booking
+//! and then inserts, and two users who both saw the room free both book it. With one document
+//! per `(resourceId, date)` created by a scheduled job, a booking is a `findOneAndUpdate` whose
+//! filter requires the slot to be free: of two users who saw it free, one gets it and the other
+//! learns it is taken. For a finer grain (meeting rooms by the half hour), the day's document
+//! keeps a bitmap: a booking of half hours 18 to 20 is one update whose filter requires those
+//! bits clear (`$bitsAllClear`) and which sets them (`$bit`).
+//!
+//! | option | meaning | default |
+//! | --- | --- | --- |
+//! | `resource = room_id` | the field naming the resource (a string, an integer or an `ObjectId`) | required |
+//! | `slot = date` | the field naming the slot (a `bson::DateTime`, a string such as `"2025-08-20"`, or an integer) | required |
+//! | `holder = booked_by` | an `Option<T>` field: `None` while the slot is free, who booked it once booked | one of `holder` and `bitmap` (not both: a whole-slot booking would not see the sub-slots) |
+//! | `bitmap = half_hours, sub_slots = 48` | an integer field (`i32`: up to 31 sub-slots, `i64`: up to 63) whose bit `k` is set while sub-slot `k` is booked | one of `holder` and `bitmap` |
+//!
+//! The unique index `{resource: 1, slot: 1}` is declared with the model and created by
+//! [`sync_models`](crate::sync_models): it is what makes allocation idempotent and a lookup one
+//! index seek.
+//!
+//! ```
+//! use pattern_runtime::{Error, Model};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Clone, Debug, Serialize, Deserialize, Model)]
+//! #[serde(rename_all = "camelCase")]
+//! #[preallocated(resource = room_id, slot = date, holder = booked_by)]
+//! struct RoomDay {
+//!     #[serde(rename = "_id")]
+//!     id: bson::oid::ObjectId,
+//!     room_id: String,
+//!     date: String,
+//!     booked_by: Option<String>,
+//! }
+//!
+//! fn free(room: &str, date: &str) -> RoomDay {
+//!     RoomDay { id: bson::oid::ObjectId::new(), room_id: room.into(), date: date.into(), booked_by: None }
+//! }
+//!
+//! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
+//! let slots = RoomDay::slots(&db);
+//! // The scheduled job: idempotent, one insert per 1 000 slots, never touching a booking.
+//! slots.allocate(vec![free("101", "2025-08-20"), free("101", "2025-08-21")]).await?;
+//! let booked = slots.book("101", "2025-08-20", "alice").await?;
+//! assert_eq!(booked.booked_by.as_deref(), Some("alice"));
+//! match slots.book("101", "2025-08-20", "bob").await {
+//!     Err(Error::AlreadyBooked { .. }) => {} // bob learns that alice has it
+//!     other => panic!("{other:?}"),
+//! }
+//! assert!(matches!(slots.book("101", "2031-01-01", "bob").await, Err(Error::NotAllocated { .. })));
+//! // Two nights, all or nothing, in one transaction.
+//! let stay = [("101", "2025-08-21"), ("101", "2025-08-22")];
+//! assert!(slots.book_all(&stay, "carol").await.is_err()); // the 22nd was never allocated
+//! assert_eq!(slots.available("101", "2025-08-20", "2025-08-23").await?.len(), 1);
+//! # Ok(()) }
+//! ```
+//!
+//! # Operations
+//!
+//! - [`Slots::allocate`] inserts the free slot documents you give it, 1 000 per unordered
+//!   `insert`: a slot that exists already is skipped by the unique index (counted as
+//!   `existing`), so running it twice creates nothing new and never resets a booking.
+//!   [`allocate_with_progress`](Slots::allocate_with_progress) reports after each batch, and
+//!   [`allocate_every`](Slots::allocate_every) runs a generator on an interval (the next N
+//!   days, say) in a background task that [`Allocator::stop`] ends cleanly.
+//! - [`Slots::book`] is one `findAndModify` whose filter requires the holder to be `null`.
+//!   When it matches nothing, one read tells why: [`Error::AlreadyBooked`] (with the holder) or
+//!   [`Error::NotAllocated`]; never one for the other.
+//! - [`Slots::book_all`] books several slots for one holder in one transaction: all of them, or
+//!   none (a taken or missing slot undoes the others and returns its error).
+//! - [`Slots::cancel`] frees a slot only for its holder; [`Slots::release`] frees it whoever
+//!   holds it. [`Slots::available`] lists a resource's free slots in a range of slots, one query
+//!   on the unique index.
+//! - Bitmaps: [`Slots::book_range`], [`Slots::free_range`] and [`Slots::free_ranges`] (the free
+//!   sub-slots as ranges).
+//!
+//! # Tracing
+//!
+//! Every operation runs in a span `pattern_runtime::preallocation.<operation>` with `model`,
+//! `collection` and the resource and slot where there is one; an allocation batch is an `INFO`
+//! event with what it inserted and skipped.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::Range;
+use std::time::Duration;
+
+use bson::{doc, Bson, Document};
+use futures_util::TryStreamExt;
+use mongodb::options::ReturnDocument;
+use mongodb::{ClientSession, Collection, Database};
+use serde::Serialize;
+
+use crate::error::{check_size, Error, Result, DUPLICATE_KEY};
+use crate::finding::{examples, Check, CheckReport, Finding, RepairReport};
+use crate::index::IndexSpec;
+use crate::model::{IntoId, Model};
+use crate::periodic::{Periodic, Stopped};
+use crate::schema::{ModelSchema, PatternSpec, Sample};
+use crate::txn::{in_session, transact, Transaction};
+
+mod allocate;
+mod check;
+mod read;
+mod spec;
+mod write;
+
+pub use allocate::{Allocated, Allocator, AllocatorStopped};
+pub use spec::{Preallocated, SlotParts, SlotSpec};
+
+/// The operations on a grid of slots: from `RoomDay::slots(&db)`. See the [module
+/// documentation](self).
+pub struct Slots<M> {
+    db: Database,
+    /// The caller's transaction, when bound to one.
+    tx: Option<Transaction>,
+    _model: PhantomData<fn() -> M>,
+}
+
+impl<M> Clone for Slots<M> {
+    fn clone(&self) -> Self {
+        Slots {
+            db: self.db.clone(),
+            tx: self.tx.clone(),
+            _model: PhantomData,
+        }
+    }
+}
+
+impl<M: Preallocated> fmt::Debug for Slots<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Slots")
+            .field("model", &M::SCHEMA.name())
+            .field("database", &self.db.name())
+            .finish()
+    }
+}
+
+/// Why a conditional write of a slot matched nothing.
+enum Miss {
+    NotAllocated,
+    /// Held by this holder.
+    HeldBy(Bson),
+    Free,
+}
+
+impl<M: Preallocated> Slots<M> {
+    /// The grid of `M` in `db`.
+    pub fn new(db: &Database) -> Self {
+        Slots {
+            db: db.clone(),
+            tx: None,
+            _model: PhantomData,
+        }
+    }
+
+    /// The same grid in the caller's transaction `tx`: [`book`](Slots::book),
+    /// [`book_all`](Slots::book_all), [`cancel`](Slots::cancel), [`release`](Slots::release),
+    /// [`book_range`](Slots::book_range), [`free_range`](Slots::free_range),
+    /// [`repair`](Slots::repair) and [`get`](Slots::get) run in it and commit or abort with it
+    /// (see [`Transaction`]). [`allocate`](Slots::allocate) and the reads of many slots
+    /// ([`available`](Slots::available), [`free_ranges`](Slots::free_ranges)) run on their own:
+    /// an allocation skips the slots that exist, which a transaction's first duplicate key
+    /// would abort.
+    #[must_use]
+    pub fn in_transaction(&self, tx: &Transaction) -> Self {
+        Slots {
+            tx: Some(tx.clone()),
+            ..self.clone()
+        }
+    }
+
+    /// The caller's session, held for one operation, when bound to a transaction.
+    async fn session(&self) -> Result<Option<tokio::sync::MutexGuard<'_, ClientSession>>> {
+        Transaction::session_of(self.tx.as_ref()).await
+    }
+
+    fn raw(&self) -> Collection<Document> {
+        self.db.collection(M::SLOTS.collection())
+    }
+
+    fn key(resource: &Bson, slot: &Bson) -> Document {
+        let s = M::SLOTS;
+        doc! { s.resource(): resource.clone(), s.slot(): slot.clone() }
+    }
+
+    fn holder_field(&self, operation: &'static str) -> Result<&'static str> {
+        M::SLOTS.holder().ok_or(Error::InvalidKey {
+            key: operation.to_owned(),
+            reason: "the model has no `holder = ..` in its `#[preallocated]`: book its bitmap \
+                     with `book_range`",
+        })
+    }
+
+    /// A holder is someone: `null` would book nothing and tell the caller it won.
+    /// The resource and the slot a caller names, checked: they are equalities in filters.
+    fn ids(resource: impl IntoId<M::Resource>, slot: impl IntoId<M::Slot>) -> Result<(Bson, Bson)> {
+        Ok((
+            crate::literal::typed_id(M::SLOTS.resource(), resource.into_id())?,
+            crate::literal::typed_id(M::SLOTS.slot(), slot.into_id())?,
+        ))
+    }
+
+    fn check_holder(holder: &Bson, field: &'static str) -> Result<()> {
+        crate::literal::check_id(field, holder)?;
+        match holder {
+            Bson::Null | Bson::Undefined => Err(Error::InvalidValue {
+                field: field.to_owned(),
+                reason: "a booking needs a holder; `null` is what a free slot holds".to_owned(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    fn not_allocated(&self, resource: &Bson, slot: &Bson) -> Error {
+        Error::NotAllocated {
+            collection: M::SLOTS.collection().to_owned(),
+            resource: Box::new(resource.clone()),
+            slot: Box::new(slot.clone()),
+        }
+    }
+
+    fn already_booked(&self, resource: &Bson, slot: &Bson, holder: Option<Bson>) -> Error {
+        Error::AlreadyBooked {
+            collection: M::SLOTS.collection().to_owned(),
+            resource: Box::new(resource.clone()),
+            slot: Box::new(slot.clone()),
+            holder: holder.map(Box::new),
+        }
+    }
+
+    /// Why the slot did not match: it is missing, or its holder now.
+    async fn miss(
+        &self,
+        session: Option<&mut ClientSession>,
+        resource: &Bson,
+        slot: &Bson,
+        holder: &'static str,
+    ) -> mongodb::error::Result<Miss> {
+        let raw = self.raw();
+        let find = raw
+            .find_one(Self::key(resource, slot))
+            .projection(doc! { holder: 1 });
+        Ok(match in_session!(find, session)? {
+            None => Miss::NotAllocated,
+            Some(d) => match d.get(holder) {
+                None | Some(Bson::Null) => Miss::Free,
+                Some(h) => Miss::HeldBy(h.clone()),
+            },
+        })
+    }
+
+    fn bitmap_field(&self, sub_slots: &Range<u32>) -> Result<&'static str> {
+        let s = M::SLOTS;
+        let Some(bitmap) = s.bitmap() else {
+            return Err(Error::InvalidKey {
+                key: "bitmap".to_owned(),
+                reason: "the model has no `bitmap = ..` in its `#[preallocated]`",
+            });
+        };
+        if sub_slots.start >= sub_slots.end || sub_slots.end > s.sub_slots() {
+            return Err(Error::InvalidValue {
+                field: bitmap.to_owned(),
+                reason: format!(
+                    "sub-slots {}..{} are not a non-empty range within 0..{}",
+                    sub_slots.start,
+                    sub_slots.end,
+                    s.sub_slots()
+                ),
+            });
+        }
+        Ok(bitmap)
+    }
+}
+
+/// A stored bitmap that is not an integer (written outside the model): no booking can match it.
+fn not_a_bitmap(bitmap: &str) -> Error {
+    Error::InvalidValue {
+        field: bitmap.to_owned(),
+        reason: "the stored bitmap is not an integer (missing, null or another type): no \
+                 booking can match it; store it as an integer, 0 while every sub-slot is free"
+            .to_owned(),
+    }
+}
+
+/// The runs of clear bits among the first `n` of `bits`.
+fn free_runs(bits: i64, n: u32) -> Vec<Range<u32>> {
+    let mut runs = Vec::new();
+    let mut start = None;
+    for k in 0..n {
+        let free = bits & (1_i64 << k) == 0;
+        match (free, start) {
+            (true, None) => start = Some(k),
+            (false, Some(s)) => {
+                runs.push(s..k);
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        runs.push(s..n);
+    }
+    runs
+}
+
+/// The mask of all `n` sub-slots.
+fn full_mask(n: u32) -> Bson {
+    Bson::Int64((0..n).fold(0_i64, |m, k| m | (1_i64 << k)))
+}
+
+fn record(resource: &Bson, slot: &Bson) {
+    let span = tracing::Span::current();
+    span.record("resource", tracing::field::display(resource));
+    span.record("slot", tracing::field::display(slot));
+}
+
+/// Compile-time checks of a `#[preallocated]` model's fields (generated code), by autoref
+/// specialisation as in `checks`. Not a stable API.
+#[doc(hidden)]
+pub mod slot_probe {
+    use std::marker::PhantomData;
+
+    use crate::checks::{Fail, Pass};
+    use crate::schema::FieldName;
+
+    /// The probe of a field of type `T`.
+    pub struct SlotProbe<T: ?Sized>(PhantomData<fn() -> T>);
+
+    impl<T: ?Sized> SlotProbe<T> {
+        /// The probe of `field`'s type.
+        pub const fn of(_field: FieldName<T>) -> Self {
+            SlotProbe(PhantomData)
+        }
+    }
+
+    /// A type that names a resource or a slot: compared by equality, ordered for ranges.
+    pub trait SlotKey {}
+    macro_rules! slot_key {
+        ($($t:ty),*) => { $(impl SlotKey for $t {})* };
+    }
+    slot_key!(String, i32, i64, bson::oid::ObjectId, bson::DateTime);
+
+    /// `key()` passes for a [`SlotKey`].
+    pub trait ProbeSlotKey {
+        /// Passes.
+        fn key(&self) -> Pass {
+            Pass
+        }
+    }
+    impl<T: SlotKey> ProbeSlotKey for &SlotProbe<T> {}
+
+    /// The width of a bitmap field: `i32` holds 31 sub-slots, `i64` 63.
+    pub struct Bits<const N: u32>;
+
+    /// A bitmap verdict: how many sub-slots the type holds (0: not a bitmap type).
+    pub trait BitsVerdict {
+        /// The sub-slots it holds.
+        const BITS: u32;
+    }
+    impl<const N: u32> BitsVerdict for Bits<N> {
+        const BITS: u32 = N;
+    }
+
+    /// `bits()` for the integer types a bitmap can be.
+    pub trait ProbeBits32 {
+        /// 31.
+        fn bits(&self) -> Bits<31> {
+            Bits
+        }
+    }
+    impl ProbeBits32 for &SlotProbe<i32> {}
+
+    /// `bits()` for `i64`.
+    pub trait ProbeBits64 {
+        /// 63.
+        fn bits(&self) -> Bits<63> {
+            Bits
+        }
+    }
+    impl ProbeBits64 for &&SlotProbe<i64> {}
+
+    /// Every check, when nothing more specific holds.
+    pub trait ProbeOtherSlot {
+        /// Fails.
+        fn key(&self) -> Fail {
+            Fail
+        }
+        /// Not a bitmap type.
+        fn bits(&self) -> Bits<0> {
+            Bits
+        }
+    }
+    impl<T: ?Sized> ProbeOtherSlot for SlotProbe<T> {}
+
+    /// The sub-slots the verdict of `check` holds.
+    pub const fn bits_of<V: BitsVerdict>(_check: fn() -> V) -> u32 {
+        V::BITS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::free_runs;
+
+    #[test]
+    fn free_runs_are_the_clear_bits() {
+        assert_eq!(free_runs(0, 48), vec![0..48]);
+        assert_eq!(free_runs(0b1100, 6), vec![0..2, 4..6]);
+        assert_eq!(free_runs((1 << 48) - 1, 48), vec![]);
+        assert_eq!(free_runs(1 << 47, 48), vec![0..47]);
+    }
+}

@@ -1,0 +1,103 @@
+//! Reading a grid: one slot, the free slots of a range, a bitmap's free runs.
+
+use super::*;
+
+impl<M: Preallocated> Slots<M> {
+    /// The slot of `resource` and `slot`, if it was allocated.
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.get",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection()),
+        err(level = "debug")
+    )]
+    pub async fn get(
+        &self,
+        resource: impl IntoId<M::Resource>,
+        slot: impl IntoId<M::Slot>,
+    ) -> Result<Option<M>> {
+        let (resource, slot) = Self::ids(resource, slot)?;
+        let mut session = self.session().await?;
+        let raw = self.raw();
+        let op = raw.find_one(Self::key(&resource, &slot));
+        let found = in_session!(op, session.as_deref_mut())?;
+        Ok(found.map(bson::deserialize_from_document).transpose()?)
+    }
+
+    /// The free slots of `resource` from `from` (included) to `to` (excluded), in slot order:
+    /// one query on the unique `{resource, slot}` index. With a bitmap, the slots with at least
+    /// one free sub-slot. `from` and `to` are of the slot's type: MongoDB compares values of one
+    /// type only, so a string date against stored `DateTime`s matches nothing.
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.available",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection()),
+        err(level = "debug")
+    )]
+    pub async fn available(
+        &self,
+        resource: impl IntoId<M::Resource>,
+        from: impl IntoId<M::Slot>,
+        to: impl IntoId<M::Slot>,
+    ) -> Result<Vec<M>> {
+        let s = M::SLOTS;
+        let resource = crate::literal::typed_id(s.resource(), resource.into_id())?;
+        let (from, to) = (
+            crate::literal::typed_id(s.slot(), from.into_id())?,
+            crate::literal::typed_id(s.slot(), to.into_id())?,
+        );
+        let mut filter = doc! {
+            s.resource(): resource,
+            s.slot(): { "$gte": from, "$lt": to },
+        };
+        match (s.holder(), s.bitmap()) {
+            (Some(holder), _) => {
+                filter.insert(holder, Bson::Null);
+            }
+            (None, Some(bitmap)) => {
+                filter.insert(bitmap, doc! { "$bitsAnyClear": full_mask(s.sub_slots()) });
+            }
+            (None, None) => {}
+        }
+        let docs: Vec<Document> = self
+            .raw()
+            .find(filter)
+            .sort(doc! { s.slot(): 1 })
+            .await?
+            .try_collect()
+            .await?;
+        docs.into_iter()
+            .map(|d| bson::deserialize_from_document(d).map_err(Error::from))
+            .collect()
+    }
+
+    /// The free sub-slots of the slot, as ranges (`[0..18, 20..48]`): one read.
+    /// [`Error::NotAllocated`] when the slot was never allocated.
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.free_ranges",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection()),
+        err(level = "debug")
+    )]
+    pub async fn free_ranges(
+        &self,
+        resource: impl IntoId<M::Resource>,
+        slot: impl IntoId<M::Slot>,
+    ) -> Result<Vec<Range<u32>>> {
+        let bitmap = self.bitmap_field(&(0..1))?;
+        let (resource, slot) = Self::ids(resource, slot)?;
+        let found = self
+            .raw()
+            .find_one(Self::key(&resource, &slot))
+            .projection(doc! { bitmap: 1 })
+            .await?;
+        let Some(d) = found else {
+            return Err(self.not_allocated(&resource, &slot));
+        };
+        let bits = match d.get(bitmap) {
+            Some(Bson::Int32(b)) => i64::from(*b),
+            Some(Bson::Int64(b)) => *b,
+            _ => return Err(not_a_bitmap(bitmap)),
+        };
+        Ok(free_runs(bits, M::SLOTS.sub_slots()))
+    }
+}
