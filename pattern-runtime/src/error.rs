@@ -729,11 +729,12 @@ pub(crate) fn check_finite(doc: &Document, field: &str, what: &str) -> Result<()
     }
 }
 
-/// The BSON size of `doc`, or [`Error::DocumentTooLarge`] when it is over 16 MiB.
+/// The BSON size of `doc`, or [`Error::DocumentTooLarge`] when it is over 16 MiB, or
+/// [`Error::InvalidValue`] (naming `what`) when it cannot be encoded at all (a key holding NUL).
 pub fn check_size(doc: &Document, what: &str) -> Result<usize> {
     let size = bson::RawDocumentBuf::try_from(doc)
         .map(|raw| raw.as_bytes().len())
-        .map_err(Error::from)?;
+        .map_err(|e| unencodable(what, &e))?;
     if size > MAX_DOCUMENT_SIZE {
         return Err(Error::DocumentTooLarge {
             what: what.to_owned(),
@@ -752,7 +753,16 @@ pub const BYTE_BUDGET: usize = MAX_DOCUMENT_SIZE / 2;
 /// What `item` adds to a document as an array element, at most: its bytes, its type byte and
 /// its index as a key (up to ten digits and a NUL).
 pub(crate) fn element_cost(item: &Document) -> Result<usize> {
-    Ok(bson::RawDocumentBuf::try_from(item)?.as_bytes().len() + ELEMENT_OVERHEAD)
+    let raw = bson::RawDocumentBuf::try_from(item).map_err(|e| unencodable("the item", &e))?;
+    Ok(raw.as_bytes().len() + ELEMENT_OVERHEAD)
+}
+
+/// A caller's document that BSON cannot encode (a key holding NUL): refused as a value.
+fn unencodable(what: &str, e: &bson::error::Error) -> Error {
+    Error::InvalidValue {
+        field: what.to_owned(),
+        reason: format!("it cannot be encoded as BSON: {e}"),
+    }
 }
 
 /// [`element_cost`] of any value, a scalar included: its bytes as an array element.
@@ -806,8 +816,5 @@ pub(crate) fn check_encodable(what: &str, doc: &Document) -> Result<()> {
     }
     bson::RawDocumentBuf::try_from(doc)
         .map(|_| ())
-        .map_err(|e| Error::InvalidValue {
-            field: what.to_owned(),
-            reason: format!("it cannot be encoded as BSON: {e}"),
-        })
+        .map_err(|e| unencodable(what, &e))
 }

@@ -234,6 +234,10 @@
 //! | subset | the parent's capped array | `limit` items; a push that would take the parent past 16 MiB is [`Error::DocumentTooLarge`] and nothing is written, and the parent stays writable |
 //! | attribute arrays, two-way reference arrays | one item per key or per child | 16 MiB: the write that would pass it is [`Error::DocumentTooLarge`], nothing written; removing items still works |
 //!
+//! A whole document of the model's own type (an insert, a save, a replace) is not held to
+//! [`MAX_VALUE_DEPTH`]: its shape is the type's, and it reads back as it was written. Its keys
+//! are still checked: one holding NUL cannot be encoded, and is [`Error::InvalidValue`].
+//!
 //! A single value (an item, a document, an update) over 16 MiB is refused before it is sent
 //! ([`Error::DocumentTooLarge`]); a write whose *result* would pass a budget is refused by its
 //! guard or by the server, and nothing is written.

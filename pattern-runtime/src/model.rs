@@ -169,6 +169,10 @@ impl<M: Model> fmt::Debug for ModelCollection<M> {
 /// | `Option<T>` | `T` |
 /// | [`Bson`](bson::Bson) | `&str`, `String`, `i32`, `i64`, `f64`, `bool`, `ObjectId`, `DateTime`, `Document`, `Uuid`, `Decimal128`, `Binary` |
 ///
+/// Other id types (`u32`, `u64`, a struct of your own) take only `T` and `&T`: an integer
+/// literal then takes the id's type, as it would with no conversion at all. An id is stored as
+/// serde writes its type to BSON: BSON has no unsigned integers, so a `u32` is an `Int64`.
+///
 /// Whatever the type, the serialized id is checked before anything is sent (see the crate
 /// docs, "What the toolkit sends").
 #[diagnostic::on_unimplemented(

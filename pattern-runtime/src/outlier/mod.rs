@@ -260,5 +260,4 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
             id: Box::new(id),
         }
     }
-
 }

@@ -3,7 +3,10 @@
 
 use super::*;
 
-pub(super) async fn audit_subset(spec: &'static SubsetSpec, sample: &Sample<'_>) -> Result<Vec<Finding>> {
+pub(super) async fn audit_subset(
+    spec: &'static SubsetSpec,
+    sample: &Sample<'_>,
+) -> Result<Vec<Finding>> {
     let limit = spec.limit() as usize;
     let (mut over, mut unordered, mut miscounted) = (Vec::new(), Vec::new(), Vec::new());
     let mut largest = 0;

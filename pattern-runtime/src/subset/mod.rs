@@ -200,7 +200,6 @@ where
     F: Model,
     E: Serialize + for<'a> From<&'a F> + Send + Sync,
 {
-
     fn parents(&self) -> mongodb::Collection<Document> {
         self.db.collection(P::SCHEMA.collection())
     }
@@ -236,7 +235,6 @@ where
             id: Box::new(id),
         }
     }
-
 }
 
 /// `DEBUG`: the parent's update (array, counts and sums, the caller's `$set`).

@@ -302,7 +302,12 @@ where
         ),
         err(level = "debug")
     )]
-    pub(super) async fn run_push(&self, parent_id: Result<Bson>, items: Vec<F>, set: Document) -> Result<()> {
+    pub(super) async fn run_push(
+        &self,
+        parent_id: Result<Bson>,
+        items: Vec<F>,
+        set: Document,
+    ) -> Result<()> {
         let parent_id = parent_id?;
         tracing::Span::current().record("id", tracing::field::display(&parent_id));
         if items.is_empty() {
