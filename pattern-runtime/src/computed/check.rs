@@ -1,0 +1,449 @@
+//! The target's side: `ComputedFields` verifies and recomputes the computed values of a model
+//! from their sources, once, in batches or in the background.
+
+use super::*;
+
+pub(super) async fn audit_computed(
+    spec: &'static ComputedFromSpec,
+    sample: &Sample<'_>,
+) -> Result<Vec<Finding>> {
+    if sample.documents.is_empty() {
+        return Ok(Vec::new());
+    }
+    let feeds = Feed::group(sample.model, std::iter::once(spec));
+    let Some(feed) = feeds.first() else {
+        return Ok(Vec::new());
+    };
+    let found =
+        aggregate_many_within(sample.db, None, feed, &sample.ids(), Some(sample.max_time)).await?;
+    let mut drifted = Vec::new();
+    let mut first = None;
+    for target in sample.documents {
+        let Some(id) = target.get("_id") else {
+            continue;
+        };
+        let values = feed.values(found.get(&id_key(id)));
+        let computed = values.get(spec.field()).cloned().unwrap_or(Bson::Null);
+        let stored = target.get(spec.field());
+        if !agrees(spec.aggregate(), stored, &computed) {
+            first.get_or_insert_with(|| {
+                let stored = stored.map_or_else(|| "missing".to_owned(), ToString::to_string);
+                format!("`_id` {id} holds {stored}, its sources say {computed}")
+            });
+            drifted.push(id.clone());
+        }
+    }
+    let Some(first) = first else {
+        return Ok(Vec::new());
+    };
+    Ok(vec![sample
+        .finding(
+            Check::ComputedDrift,
+            spec.field(),
+            format!(
+                "{} of {} sampled documents disagree with their `{}` documents; {first}",
+                drifted.len(),
+                sample.documents.len(),
+                spec.source().name()
+            ),
+            format!(
+                "`{model}::computed(&db).repair()` (or `recompute(id)` for each); writes through \
+             `Computing::<{source}>` keep it exact",
+                model = sample.model.name(),
+                source = spec.source().name()
+            ),
+        )
+        .about(drifted)])
+}
+
+// ----- the target's side: verify and recompute -----
+
+/// A computed value that disagrees with its sources.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Drift {
+    /// The target model.
+    pub model: &'static str,
+    /// The target document's `_id`.
+    pub id: Bson,
+    /// The computed field's BSON name.
+    pub field: &'static str,
+    /// The stored value (`None` when the field is missing).
+    pub stored: Option<Bson>,
+    /// The value computed from the sources.
+    pub computed: Bson,
+}
+
+impl fmt::Display for Drift {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let stored = self
+            .stored
+            .as_ref()
+            .map_or_else(|| "missing".to_owned(), ToString::to_string);
+        write!(
+            f,
+            "{} {}: `{}` is {stored}, its sources say {}",
+            self.model, self.id, self.field, self.computed
+        )
+    }
+}
+
+/// What a recomputation did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Recomputed {
+    /// Target documents read.
+    pub checked: u64,
+    /// Documents whose computed fields were rewritten (they had drifted).
+    pub repaired: u64,
+    /// Documents left alone because their value changed between the read and the write (only
+    /// without transactions: a later run sees them again).
+    pub skipped: u64,
+}
+
+impl std::ops::AddAssign for Recomputed {
+    fn add_assign(&mut self, other: Recomputed) {
+        self.checked += other.checked;
+        self.repaired += other.repaired;
+        self.skipped += other.skipped;
+    }
+}
+
+/// Where a long recomputation is: passed to the callback of
+/// [`ComputedFields::recompute_all_with`] after each batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// What was done so far.
+    pub done: Recomputed,
+    /// The number of target documents when the run started (an estimate: the collection's
+    /// count).
+    pub total: u64,
+}
+
+/// The operations on the computed fields of a target model: `User::computed(&db)`. See the
+/// [module documentation](self).
+pub struct ComputedFields<M> {
+    db: Database,
+    feeds: Vec<Feed>,
+    /// The caller's transaction, when bound to one.
+    tx: Option<Transaction>,
+    _model: PhantomData<fn() -> M>,
+}
+
+impl<M> Clone for ComputedFields<M> {
+    fn clone(&self) -> Self {
+        ComputedFields {
+            db: self.db.clone(),
+            feeds: self.feeds.clone(),
+            tx: self.tx.clone(),
+            _model: PhantomData,
+        }
+    }
+}
+
+impl<M: Model> fmt::Debug for ComputedFields<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let fields: Vec<&str> = self
+            .feeds
+            .iter()
+            .flat_map(|feed| feed.specs.iter().map(|s| s.field()))
+            .collect();
+        f.debug_struct("ComputedFields")
+            .field("model", &M::SCHEMA.name())
+            .field("database", &self.db.name())
+            .field("fields", &fields)
+            .finish()
+    }
+}
+
+/// One batch's findings.
+struct Batch {
+    drifts: Vec<Drift>,
+    done: Recomputed,
+}
+
+impl<M: Model> ComputedFields<M> {
+    /// The computed fields of `M` in `db`.
+    pub fn new(db: &Database) -> Self {
+        ComputedFields {
+            db: db.clone(),
+            feeds: Feed::group(M::SCHEMA, M::SCHEMA.computed_from()),
+            tx: None,
+            _model: PhantomData,
+        }
+    }
+
+    /// The same computed fields in the caller's transaction `tx`: each batch of
+    /// [`recompute`](Self::recompute), [`recompute_all`](Self::recompute_all),
+    /// [`verify`](Self::verify) and [`repair`](Self::repair) reads and writes in `tx`'s
+    /// session (one transaction for the whole run: keep it to a few documents). See
+    /// [`Transaction`].
+    #[must_use]
+    pub fn in_transaction(&self, tx: &Transaction) -> Self {
+        ComputedFields {
+            tx: Some(tx.clone()),
+            ..self.clone()
+        }
+    }
+
+    fn raw(&self) -> Collection<Document> {
+        self.db.collection(M::SCHEMA.collection())
+    }
+
+    /// Recomputes the computed fields of the document `id` from its sources and writes those
+    /// that differ, in one transaction. [`Error::NotFound`] when there is no such document.
+    #[tracing::instrument(
+        name = "pattern_runtime::computed.recompute",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection(), id = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn recompute(&self, id: impl IntoId<M::Id>) -> Result<Recomputed> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        let batch = self.batch(vec![id.clone()], true).await?;
+        if batch.done.checked == 0 {
+            return Err(Error::NotFound {
+                collection: M::SCHEMA.collection().to_owned(),
+                id: Box::new(id),
+            });
+        }
+        Ok(batch.done)
+    }
+
+    /// Recomputes the computed fields of every document of the model, [`BATCH`] documents per
+    /// transaction, and writes those that differ.
+    pub async fn recompute_all(&self) -> Result<Recomputed> {
+        self.recompute_all_with(|_| {}).await
+    }
+
+    /// [`recompute_all`](Self::recompute_all), calling `progress` after each batch.
+    #[tracing::instrument(
+        name = "pattern_runtime::computed.recompute_all",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection()),
+        err(level = "debug")
+    )]
+    pub async fn recompute_all_with(
+        &self,
+        mut progress: impl FnMut(Progress) + Send,
+    ) -> Result<Recomputed> {
+        let mut done = Recomputed::default();
+        self.each_batch(true, |batch, total| {
+            done += batch.done;
+            tracing::info!(
+                checked = done.checked,
+                repaired = done.repaired,
+                skipped = done.skipped,
+                total,
+                "recomputing"
+            );
+            progress(Progress { done, total });
+        })
+        .await?;
+        Ok(done)
+    }
+
+    /// Reads every document of the model, a page at a time, and reports the computed values
+    /// that disagree with their sources ([`Check::ComputedDrift`], one finding per field and
+    /// page, listing the documents), as the [doctor](mod@crate::doctor) does over a sample.
+    /// Writes nothing. [`verify`](Self::verify) lists each value with what it should be.
+    #[tracing::instrument(
+        name = "pattern_runtime::computed.check",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection()),
+        err(level = "debug")
+    )]
+    pub async fn check(&self) -> Result<crate::finding::CheckReport> {
+        let targets = crate::maintenance::targets::<ComputedFromSpec>(M::SCHEMA);
+        crate::maintenance::check(&self.db, &targets).await
+    }
+
+    /// [`check`](Self::check), then a recomputation of each document it lists ([`BATCH`] per
+    /// transaction, as [`recompute`](Self::recompute)), then a check again.
+    #[tracing::instrument(
+        name = "pattern_runtime::computed.repair",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection()),
+        err(level = "debug")
+    )]
+    pub async fn repair(&self) -> Result<crate::finding::RepairReport> {
+        let targets = crate::maintenance::targets::<ComputedFromSpec>(M::SCHEMA);
+        let found = crate::maintenance::check(&self.db, &targets).await?;
+        let mut repaired = 0;
+        for ids in found.documents().chunks(BATCH) {
+            repaired += self.batch(ids.to_vec(), true).await?.done.repaired;
+        }
+        crate::maintenance::after_repair(&self.db, &targets, repaired).await
+    }
+
+    /// Every computed value of every document that disagrees with its sources; writes nothing.
+    /// Reads [`BATCH`] documents per round, each round a consistent snapshot where transactions
+    /// exist.
+    #[tracing::instrument(
+        name = "pattern_runtime::computed.verify",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection()),
+        err(level = "debug")
+    )]
+    pub async fn verify(&self) -> Result<Vec<Drift>> {
+        let mut drifts = Vec::new();
+        self.each_batch(false, |batch, _| drifts.extend(batch.drifts))
+            .await?;
+        Ok(drifts)
+    }
+
+    /// Runs `batch` over every document's `_id`, in pages of [`BATCH`] by `_id`.
+    async fn each_batch(&self, write: bool, mut each: impl FnMut(Batch, u64) + Send) -> Result<()> {
+        let raw = self.raw();
+        let total = raw.estimated_document_count().await?;
+        let mut last: Option<Bson> = None;
+        loop {
+            let filter = match &last {
+                Some(l) => doc! { "_id": { "$gt": l.clone() } },
+                None => Document::new(),
+            };
+            let find = raw
+                .find(filter)
+                .projection(doc! { "_id": 1 })
+                .sort(doc! { "_id": 1 })
+                .limit(BATCH as i64)
+                .batch_size(BATCH as u32 + 1);
+            let read = {
+                let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+                collect_in!(find, session.as_deref_mut())?
+            };
+            let page: Vec<Bson> = read
+                .into_iter()
+                .filter_map(|d| d.get("_id").cloned())
+                .collect();
+            let Some(end) = page.last().cloned() else {
+                return Ok(());
+            };
+            let full = page.len() == BATCH;
+            each(self.batch(page, write).await?, total);
+            if !full {
+                return Ok(());
+            }
+            last = Some(end);
+        }
+    }
+
+    /// Reads the targets `ids`, aggregates their sources, and (when `write`) rewrites what
+    /// differs: one transaction.
+    async fn batch(&self, ids: Vec<Bson>, write: bool) -> Result<Batch> {
+        let raw = self.raw();
+        let mut projection = doc! { "_id": 1 };
+        for feed in &self.feeds {
+            for spec in &feed.specs {
+                projection.insert(spec.field(), 1);
+            }
+        }
+        transact!(self.db, self.tx.as_ref(), |s| async {
+            let mut s: Option<&mut ClientSession> = s;
+            let read = raw
+                .find(doc! { "_id": { "$in": ids.clone() } })
+                .projection(projection.clone())
+                .batch_size(ids.len() as u32 + 1);
+            let stored: Vec<Document> = collect_in!(read, s.as_deref_mut())?;
+            let mut drifts = Vec::new();
+            // Per target: `$set` of the recomputed values, filter on the values replaced.
+            let mut fixes: Vec<(Bson, Document, Document)> = Vec::new();
+            for feed in &self.feeds {
+                let found = aggregate_many(&self.db, s.as_deref_mut(), feed, &ids).await?;
+                for target in &stored {
+                    let Some(id) = target.get("_id") else {
+                        continue;
+                    };
+                    let values = feed.values(found.get(&id_key(id)));
+                    for spec in &feed.specs {
+                        let computed = values.get(spec.field()).cloned().unwrap_or(Bson::Null);
+                        let current = target.get(spec.field());
+                        if agrees(spec.aggregate(), current, &computed) {
+                            continue;
+                        }
+                        drifts.push(Drift {
+                            model: M::SCHEMA.name(),
+                            id: id.clone(),
+                            field: spec.field(),
+                            stored: current.cloned(),
+                            computed: computed.clone(),
+                        });
+                        let fix = match fixes.iter_mut().find(|(i, _, _)| id_key(i) == id_key(id)) {
+                            Some(fix) => fix,
+                            None => {
+                                fixes.push((
+                                    id.clone(),
+                                    doc! { "_id": id.clone() },
+                                    Document::new(),
+                                ));
+                                fixes.last_mut().expect("just pushed")
+                            }
+                        };
+                        let was = match current {
+                            Some(v) => v.clone(),
+                            None => Bson::Document(doc! { "$exists": false }),
+                        };
+                        fix.1.insert(spec.field(), was);
+                        fix.2.insert(spec.field(), computed);
+                    }
+                }
+            }
+            let mut done = Recomputed {
+                checked: stored.len() as u64,
+                ..Recomputed::default()
+            };
+            if write && !fixes.is_empty() {
+                let updates: Vec<Document> = fixes
+                    .iter()
+                    .map(|(_, q, set)| doc! { "q": q.clone(), "u": { "$set": set.clone() } })
+                    .collect();
+                let command = doc! {
+                    "update": M::SCHEMA.collection(),
+                    "updates": updates,
+                    "ordered": false,
+                };
+                let run = self.db.run_command(command);
+                let reply = in_session!(run, s)?;
+                let matched = match reply.get("n") {
+                    Some(Bson::Int32(n)) => *n as u64,
+                    Some(Bson::Int64(n)) => *n as u64,
+                    _ => 0,
+                };
+                done.repaired = matched;
+                done.skipped = fixes.len() as u64 - matched.min(fixes.len() as u64);
+                tracing::debug!(
+                    repaired = done.repaired,
+                    skipped = done.skipped,
+                    "computed values rewritten"
+                );
+            }
+            Ok(Batch { drifts, done })
+        })
+    }
+
+    /// Recomputes every document every `interval`, in a background task, starting now: for
+    /// values whose freshness need is low (a dashboard's totals). Each run's outcome is kept
+    /// until read ([`Refresher::next`]) or returned by [`Refresher::stop`]; a failed run is
+    /// also an `ERROR` event. Needs a Tokio runtime.
+    pub fn refresh_every(&self, interval: Duration) -> Refresher
+    where
+        M: Send + Sync + 'static,
+    {
+        let fields = self.clone();
+        Periodic::start(
+            "computed.recompute_all",
+            M::SCHEMA.name(),
+            interval,
+            move || {
+                let fields = fields.clone();
+                async move { fields.recompute_all().await }
+            },
+        )
+    }
+}
+
+/// A background recomputation from [`ComputedFields::refresh_every`]: a [`Periodic`] whose
+/// runs are [`ComputedFields::recompute_all`].
+pub type Refresher = Periodic<Recomputed>;
+
+/// What a [`Refresher`] did, from [`Periodic::stop`].
+pub type Refreshed = Stopped<Recomputed>;

@@ -1,0 +1,383 @@
+//! `Computing`: the writes of a source model (insert, replace, update, delete), each keeping
+//! every field computed from it exact.
+
+use super::*;
+
+/// The writes of a source model that keep every field computed from it exact: from
+/// `Computing::<Order>::new(&db)`. See the [module documentation](self).
+pub struct Computing<M> {
+    db: Database,
+    feeds: Vec<Feed>,
+    /// Every dependent of `M` in the [map of derived data](crate::derived): the feeds and the
+    /// other patterns' (copies of `M`'s fields, ...).
+    dependents: Vec<&'static dyn Dependent>,
+    /// The caller's transaction, when bound to one.
+    tx: Option<Transaction>,
+    _model: PhantomData<fn() -> M>,
+}
+
+impl<M> Clone for Computing<M> {
+    fn clone(&self) -> Self {
+        Computing {
+            db: self.db.clone(),
+            feeds: self.feeds.clone(),
+            dependents: self.dependents.clone(),
+            tx: self.tx.clone(),
+            _model: PhantomData,
+        }
+    }
+}
+
+impl<M: Model> fmt::Debug for Computing<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kept: Vec<String> = self
+            .feeds
+            .iter()
+            .flat_map(|feed| {
+                feed.specs
+                    .iter()
+                    .map(move |s| format!("{}.{}", feed.target.name(), s.field()))
+            })
+            .collect();
+        f.debug_struct("Computing")
+            .field("model", &M::SCHEMA.name())
+            .field("database", &self.db.name())
+            .field("keeps", &kept)
+            .finish()
+    }
+}
+
+impl<M: Model + Serialize> Computing<M> {
+    /// The writes of `M` in `db`, keeping every field of every registered model computed from
+    /// `M`.
+    pub fn new(db: &Database) -> Self
+    where
+        M: Unversioned,
+    {
+        let feeds = registered_models()
+            .into_iter()
+            .flat_map(|target| {
+                Feed::group(
+                    target,
+                    target
+                        .computed_from()
+                        .filter(|s| std::ptr::eq(s.source(), M::SCHEMA)),
+                )
+            })
+            .collect();
+        Computing {
+            db: db.clone(),
+            feeds,
+            dependents: derived::dependents_of(M::SCHEMA),
+            tx: None,
+            _model: PhantomData,
+        }
+    }
+
+    /// The same writes in the caller's transaction `tx`: they commit or abort with it (see
+    /// [`Transaction`]).
+    #[must_use]
+    pub fn in_transaction(&self, tx: &Transaction) -> Self {
+        Computing {
+            tx: Some(tx.clone()),
+            ..self.clone()
+        }
+    }
+
+    /// The fields kept by these writes, as `(target model, its field)`.
+    pub fn keeps(&self) -> Vec<(&'static ModelSchema, &'static ComputedFromSpec)> {
+        self.feeds
+            .iter()
+            .flat_map(|f| f.specs.iter().map(move |s| (f.target, *s)))
+            .collect()
+    }
+
+    fn raw(&self) -> Collection<Document> {
+        self.db.collection(M::SCHEMA.collection())
+    }
+
+    /// The fields any dependent reads: the projection of the documents read back.
+    fn projection(&self) -> Document {
+        let mut p = doc! { "_id": 1 };
+        for field in self.dependents.iter().flat_map(|d| d.reads()) {
+            p.insert(field, 1);
+        }
+        p
+    }
+
+    /// Whether a dependent reads the top-level field `field`.
+    fn read(&self, field: &str) -> bool {
+        self.dependents.iter().any(|d| d.reads().contains(&field))
+    }
+
+    fn check_finite(&self, doc: &Document) -> std::result::Result<(), Abort> {
+        for feed in &self.feeds {
+            for field in feed.source_fields() {
+                if let Some(Bson::Double(v)) = doc.get(field) {
+                    if !v.is_finite() {
+                        return Err(Abort::NotFinite { field });
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&self, id: Option<Bson>, result: Result<()>) -> Result<()> {
+        match result {
+            Err(Error::Driver { source, .. }) if source.get_custom::<Abort>().is_some() => {
+                Err(Error::NotFound {
+                    collection: M::SCHEMA.collection().to_owned(),
+                    id: Box::new(id.unwrap_or(Bson::Null)),
+                })
+            }
+            other => other,
+        }
+    }
+
+    /// Inserts `doc` and adds it to every field computed from it, in one transaction.
+    /// [`Error::NotFound`] when a target it points at does not exist, [`Error::InvalidValue`]
+    /// for a NaN or infinite summed field, [`Error::DocumentTooLarge`] over 16 MiB,
+    /// [`Error::DuplicateKey`] for an `_id` already there: nothing is written then.
+    #[tracing::instrument(
+        name = "pattern_runtime::computed.insert",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection()),
+        err(level = "debug")
+    )]
+    pub async fn insert(&self, doc: &M) -> Result<()> {
+        let new = bson::serialize_to_document(doc)?;
+        derived::check_document_write(M::SCHEMA, "insert", Some(&new))?;
+        check_size(&new, M::SCHEMA.name())?;
+        let result = if let Err(a) = self.check_finite(&new) {
+            Err(Error::from(abort(a)))
+        } else {
+            let raw = self.raw();
+            transact!(self.db, self.tx.as_ref(), |s| async {
+                let mut s: Option<&mut ClientSession> = s;
+                let insert = raw.insert_one(new.clone());
+                in_session!(insert, s.as_deref_mut())?;
+                self.apply(s, None, Some(&new)).await
+            })
+        };
+        self.finish(new.get("_id").cloned(), result)
+    }
+
+    /// Replaces the stored document with `doc` (found by its `_id`) and moves its contribution
+    /// from the old values to the new ones, in one transaction. [`Error::NotFound`] when no
+    /// document has that `_id` or a new target does not exist; [`Error::InvalidKey`] when `doc`
+    /// changes a field another pattern keeps (a tree node's parent, a holder's node, a computed
+    /// value: read the document first); nothing is written then.
+    #[tracing::instrument(
+        name = "pattern_runtime::computed.replace",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection(), id = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn replace(&self, doc: &M) -> Result<()> {
+        let new = bson::serialize_to_document(doc)?;
+        derived::check_document_write(M::SCHEMA, "replace", Some(&new))?;
+        check_size(&new, M::SCHEMA.name())?;
+        let Some(id) = new.get("_id").cloned() else {
+            return Err(Error::InvalidKey {
+                key: "_id".to_owned(),
+                reason:
+                    "`replace` finds the stored document by the new one's `_id`, and it has none",
+            });
+        };
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        let result = if let Err(a) = self.check_finite(&new) {
+            Err(Error::from(abort(a)))
+        } else {
+            let raw = self.raw();
+            let projection = self.projection();
+            transact!(self.db, self.tx.as_ref(), |s| async {
+                let mut s: Option<&mut ClientSession> = s;
+                let mut filter = doc! { "_id": id.clone() };
+                filter.extend(derived::kept_filter(M::SCHEMA, &new));
+                let replace = raw
+                    .find_one_and_replace(filter, new.clone())
+                    .projection(projection.clone())
+                    .return_document(ReturnDocument::Before);
+                let Some(before) = in_session!(replace, s.as_deref_mut())? else {
+                    let refused =
+                        derived::kept_refusal(&self.db, s.as_deref_mut(), M::SCHEMA, &id, &new)
+                            .await?;
+                    return Err(match refused {
+                        Some(refused) => crate::error::refusal(refused),
+                        None => abort(Abort::NoSource),
+                    });
+                };
+                self.apply(s, Some(&before), Some(&new)).await
+            })
+        };
+        self.finish(Some(id), result)
+    }
+
+    /// Applies an operator update to the document `id` and moves its contribution from the old
+    /// values to the new ones, in one transaction. An update touching neither a `by` field nor a
+    /// summed field is one plain `update`. Keys are checked first ([`Error::InvalidKey`]: only
+    /// operators at the top, no `$` or empty segment in a path, never `_id`);
+    /// [`Error::NotFound`] when there is no such document or a new target does not exist.
+    #[tracing::instrument(
+        name = "pattern_runtime::computed.update",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection(), id = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn update(&self, id: impl IntoId<M::Id>, update: Document) -> Result<()> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        let touched = touched_fields(
+            &update,
+            "a source's `_id` never changes: replace the document instead",
+        )?;
+        derived::check_kept(
+            M::SCHEMA,
+            derived::update_paths(&update).iter().map(String::as_str),
+        )?;
+        // A `by` value the update sets names the target to count in: an equality in its
+        // filters, so it is checked as an id.
+        for feed in &self.feeds {
+            for (op, fields) in &update {
+                if let (true, Bson::Document(fields)) = (op == "$set", fields) {
+                    if let Some(value) = fields.get(feed.by) {
+                        crate::literal::check_id(feed.by, value)?;
+                    }
+                }
+            }
+        }
+        let relevant = touched.iter().any(|f| self.read(f));
+        let raw = self.raw();
+        if !relevant && self.tx.is_none() {
+            let result = raw.update_one(doc! { "_id": id.clone() }, update).await?;
+            tracing::debug!(
+                matched = result.matched_count,
+                "the update touches no field a computed field reads: one plain update"
+            );
+            if result.matched_count == 0 {
+                return Err(Error::NotFound {
+                    collection: M::SCHEMA.collection().to_owned(),
+                    id: Box::new(id),
+                });
+            }
+            return Ok(());
+        }
+        let projection = self.projection();
+        let result = transact!(self.db, self.tx.as_ref(), |s| async {
+            let mut s: Option<&mut ClientSession> = s;
+            let write = raw
+                .find_one_and_update(doc! { "_id": id.clone() }, update.clone())
+                .projection(projection.clone())
+                .return_document(ReturnDocument::Before);
+            let Some(before) = in_session!(write, s.as_deref_mut())? else {
+                return Err(abort(Abort::NoSource));
+            };
+            let after = match self.after_locally(&before, &update) {
+                Some(after) => Some(after),
+                None => {
+                    let read = raw
+                        .find_one(doc! { "_id": id.clone() })
+                        .projection(projection.clone());
+                    in_session!(read, s.as_deref_mut())?
+                }
+            };
+            if let Some(after) = &after {
+                self.check_finite(after).map_err(abort)?;
+            }
+            self.apply(s, Some(&before), after.as_ref()).await
+        });
+        self.finish(Some(id), result)
+    }
+
+    /// The fields the dependents read after `update`, computed from `before` when every key they read
+    /// is a top-level `$set`, `$unset` or numeric `$inc` (no read back then); `None` otherwise.
+    fn after_locally(&self, before: &Document, update: &Document) -> Option<Document> {
+        let read = |key: &str| {
+            let top = key.split('.').next().unwrap_or(key);
+            self.read(top)
+        };
+        let mut after = before.clone();
+        for (op, fields) in update {
+            let Bson::Document(fields) = fields else {
+                return None;
+            };
+            for (key, value) in fields {
+                if op == "$rename" && matches!(value, Bson::String(to) if read(to)) {
+                    return None;
+                }
+                if !read(key) {
+                    continue;
+                }
+                if key.contains('.') {
+                    return None;
+                }
+                match op.as_str() {
+                    "$set" => {
+                        after.insert(key, value.clone());
+                    }
+                    "$unset" => {
+                        after.remove(key);
+                    }
+                    "$inc" => {
+                        let by = Num::of(Some(value))?;
+                        let current = match after.get(key) {
+                            None => Num::Int(0),
+                            v => Num::of(v)?,
+                        };
+                        after.insert(key, current.plus(by)?.bson());
+                    }
+                    _ => return None,
+                }
+            }
+        }
+        Some(after)
+    }
+
+    /// Deletes the document `id` and removes its contribution, in one transaction.
+    /// [`Error::NotFound`] when there is no such document.
+    #[tracing::instrument(
+        name = "pattern_runtime::computed.delete",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection(), id = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn delete(&self, id: impl IntoId<M::Id>) -> Result<()> {
+        derived::check_document_write(M::SCHEMA, "delete", None)?;
+        let id = crate::literal::typed_id("_id", id.into_id())?;
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        let raw = self.raw();
+        let projection = self.projection();
+        let result = transact!(self.db, self.tx.as_ref(), |s| async {
+            let mut s: Option<&mut ClientSession> = s;
+            let delete = raw
+                .find_one_and_delete(doc! { "_id": id.clone() })
+                .projection(projection.clone());
+            let Some(before) = in_session!(delete, s.as_deref_mut())? else {
+                return Err(abort(Abort::NoSource));
+            };
+            self.apply(s, Some(&before), None).await
+        });
+        self.finish(Some(id), result)
+    }
+
+    /// Moves a source's contribution from `before` to `after` (either missing for an insert or
+    /// a delete), through the [map of derived data](crate::derived): every field computed from
+    /// `M`, and every other dependent of the fields that changed.
+    async fn apply(
+        &self,
+        s: Option<&mut ClientSession>,
+        before: Option<&Document>,
+        after: Option<&Document>,
+    ) -> mongodb::error::Result<()> {
+        let Some(id) = before.or(after).and_then(|d| d.get("_id")).cloned() else {
+            return Ok(());
+        };
+        let change = Change {
+            id,
+            before: before.cloned(),
+            after: after.cloned(),
+        };
+        derived::dispatch(&self.db, s, &self.dependents, std::slice::from_ref(&change)).await
+    }
+}
