@@ -1,0 +1,220 @@
+//! The tree's check and repair: every stored copy of the shape (ancestors, holders' paths)
+//! against the parents.
+
+use super::*;
+
+/// A copy of the tree that disagrees with the parents: what [`Tree::repair`] rewrites.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Stale {
+    /// The model of the document.
+    pub model: &'static str,
+    /// Its collection.
+    pub collection: &'static str,
+    /// Its `_id`.
+    pub id: Bson,
+    /// The field (BSON name): a node's ancestors, a holder's path.
+    pub field: &'static str,
+    /// What is stored.
+    pub stored: Bson,
+    /// What the parents say it should be; `None` when they cannot say: the node (or a holder's
+    /// node) is missing, or its parents loop.
+    pub expected: Option<Bson>,
+}
+
+/// Every stale copy of the tree, with what the parents say.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct TreeCheck {
+    /// Nodes read.
+    pub nodes: u64,
+    /// Holders read, over every holder model.
+    pub holders: u64,
+    /// Every stale copy.
+    pub stale: Vec<Stale>,
+}
+
+/// The writes that give the holders under `key` whose path does not run through `path` (the
+/// node's path as stored now, the node last) the right prefix.
+pub(super) fn stale_under(
+    key: &Bson,
+    path: &[Bson],
+    holders: &[&'static HolderSpec],
+) -> Vec<CopyWrite> {
+    let prefix = &path[..path.len().saturating_sub(1)];
+    holders
+        .iter()
+        .map(|h| {
+            let p = format!("${}", h.path());
+            let until_key =
+                doc! { "$add": [{ "$indexOfArray": [p.clone(), literal(key.clone())] }, 1] };
+            CopyWrite {
+                filter: doc! {
+                    h.path(): key.clone(),
+                    "$expr": { "$ne": [{ "$slice": [p, until_key] }, literal(path.to_vec())] },
+                },
+                ..copies_of(
+                    key,
+                    h.model(),
+                    h.collection(),
+                    h.path(),
+                    vec![doc! { "$set": { h.path(): splice(h.path(), key, prefix) } }],
+                )
+            }
+        })
+        .collect()
+}
+
+/// The ancestors the parents give a node: its parent's, then its parent. `None` when a parent
+/// is missing or the parents loop.
+fn expected_ancestors(
+    t: &TreeSpec,
+    node: &Document,
+    nodes: &HashMap<String, Document>,
+) -> Option<Vec<Bson>> {
+    let mut chain = Vec::new();
+    let mut current = node.get(t.parent()).cloned().unwrap_or(Bson::Null);
+    while !matches!(current, Bson::Null) {
+        if chain.len() > nodes.len() {
+            return None; // the parents loop
+        }
+        let parent = nodes.get(&crate::finding::id_key(&current))?;
+        chain.push(current);
+        current = parent.get(t.parent()).cloned().unwrap_or(Bson::Null);
+    }
+    chain.reverse();
+    Some(chain)
+}
+
+impl<M: TreeNode> Tree<M> {
+    /// Reads every node and every holder of every holder model, a page at a time, and reports
+    /// the ancestors lists and paths that disagree with the parents ([`Check::TreeDrift`],
+    /// each finding listing its documents), as the [doctor](mod@crate::doctor) does over a
+    /// sample. Writes nothing; reads everything (a tool for audits and repairs, not for a hot
+    /// path).
+    ///
+    /// [`Check::TreeDrift`]: crate::doctor::Check::TreeDrift
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.check",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
+        err(level = "debug")
+    )]
+    pub async fn check(&self) -> Result<CheckReport> {
+        crate::maintenance::check(&self.db, &Self::targets()).await
+    }
+
+    /// Every ancestors list and path that disagrees with the parents, with the value the
+    /// parents give (one read of every node and holder).
+    async fn stale_copies(&self) -> Result<TreeCheck> {
+        let t = M::TREE;
+        let docs: Vec<Document> = self
+            .raw()
+            .find(doc! {})
+            .projection(doc! { "_id": 1, t.key(): 1, t.parent(): 1, t.ancestors(): 1 })
+            .await?
+            .try_collect()
+            .await?;
+        let nodes: HashMap<String, Document> = docs
+            .iter()
+            .map(|d| {
+                (
+                    d.get(t.key())
+                        .map(crate::finding::id_key)
+                        .unwrap_or_default(),
+                    d.clone(),
+                )
+            })
+            .collect();
+        let mut expected_paths: HashMap<String, Option<Vec<Bson>>> = HashMap::new();
+        let mut report = TreeCheck {
+            nodes: docs.len() as u64,
+            ..TreeCheck::default()
+        };
+        for d in &docs {
+            let stored = d.get(t.ancestors()).cloned().unwrap_or(Bson::Null);
+            let expected = expected_ancestors(t, d, &nodes);
+            if expected.as_ref().map(|e| Bson::Array(e.clone())) != Some(stored.clone()) {
+                report.stale.push(Stale {
+                    model: t.model(),
+                    collection: t.collection(),
+                    id: d.get("_id").cloned().unwrap_or(Bson::Null),
+                    field: t.ancestors(),
+                    stored,
+                    expected: expected.clone().map(Bson::Array),
+                });
+            }
+            let key = d.get(t.key()).cloned().unwrap_or(Bson::Null);
+            expected_paths.insert(
+                crate::finding::id_key(&key),
+                expected.map(|mut e| {
+                    e.push(key);
+                    e
+                }),
+            );
+        }
+        for h in t.holders() {
+            let coll: Collection<Document> = self.db.collection(h.collection());
+            let mut cursor = coll
+                .find(doc! {})
+                .projection(doc! { "_id": 1, h.node(): 1, h.path(): 1 })
+                .await?;
+            while let Some(d) = cursor.try_next().await? {
+                report.holders += 1;
+                let stored = d.get(h.path()).cloned().unwrap_or(Bson::Null);
+                let expected = match d.get(h.node()) {
+                    None | Some(Bson::Null) => Some(Vec::new()),
+                    Some(node) => expected_paths
+                        .get(&crate::finding::id_key(node))
+                        .cloned()
+                        .flatten(),
+                };
+                if expected.as_ref().map(|e| Bson::Array(e.clone())) != Some(stored.clone()) {
+                    report.stale.push(Stale {
+                        model: h.model(),
+                        collection: h.collection(),
+                        id: d.get("_id").cloned().unwrap_or(Bson::Null),
+                        field: h.path(),
+                        stored,
+                        expected: expected.map(Bson::Array),
+                    });
+                }
+            }
+        }
+        tracing::debug!(
+            nodes = report.nodes,
+            holders = report.holders,
+            stale = report.stale.len(),
+            "stale copies read"
+        );
+        Ok(report)
+    }
+
+    /// Reads every node and holder, then sends one `update` per stale ancestors list or path
+    /// whose right value the parents give; then checks again ([`Tree::check`]). What is left
+    /// is what the parents cannot say: a node whose parent is missing or whose parents loop,
+    /// a holder whose node is missing. Each update's filter carries the stale value, so a copy
+    /// changed meanwhile is left as it is. Run it after an [`Error::Incomplete`] or after
+    /// changes made outside the toolkit.
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.repair",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
+        err(level = "debug")
+    )]
+    pub async fn repair(&self) -> Result<RepairReport> {
+        let report = self.stale_copies().await?;
+        let mut repaired = 0;
+        for s in &report.stale {
+            let Some(expected) = &s.expected else {
+                continue;
+            };
+            let coll: Collection<Document> = self.db.collection(s.collection);
+            let op = coll.update_one(
+                doc! { "_id": s.id.clone(), s.field: s.stored.clone() },
+                doc! { "$set": { s.field: expected.clone() } },
+            );
+            let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+            repaired += in_session!(op, session.as_deref_mut())?.modified_count;
+        }
+        crate::maintenance::after_repair(&self.db, &Self::targets(), repaired).await
+    }
+}
