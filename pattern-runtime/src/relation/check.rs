@@ -2,6 +2,8 @@
 
 use super::*;
 
+/// [`RelationSpec::audit`] of a two-way relation: this side's sampled documents against the
+/// other side.
 pub(super) async fn audit_two_way(
     spec: &'static RelationSpec,
     sample: &crate::schema::Sample<'_>,

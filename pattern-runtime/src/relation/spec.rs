@@ -340,9 +340,6 @@ impl PatternSpec for RelationSpec {
     }
 }
 
-/// [`RelationSpec::audit`] of a two-way relation: this side's sampled documents against the
-/// other side.
-
 impl ModelSchema {
     /// The model's `#[relation]` fields.
     pub fn relations(&self) -> Vec<&'static RelationSpec> {
