@@ -1,0 +1,72 @@
+//! Reading a versioned document's past: its revisions, newest first, and one revision.
+
+use super::*;
+
+impl<M: Versioned> ModelCollection<M> {
+    /// Every archived revision of a document, newest first.
+    #[tracing::instrument(
+        name = "pattern_runtime::versioning.history",
+        level = "debug",
+        skip_all,
+        fields(
+            model = M::SCHEMA.name(),
+            collection = M::SCHEMA.collection(),
+            id = tracing::field::Empty,
+        ),
+        err(level = "debug")
+    )]
+    pub async fn history(&self, id: impl IntoId<M::Id>) -> Result<Vec<Revision<M>>> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        let cursor = self
+            .database()
+            .collection::<Revision<M>>(spec::<M>().history())
+            .find(doc! { "docId": id })
+            .sort(doc! { "version": -1 })
+            .await?;
+        let revisions: Vec<Revision<M>> = cursor.try_collect().await?;
+        tracing::debug!(read = revisions.len(), "revisions read");
+        Ok(revisions)
+    }
+
+    /// The document as it was at version `v`: the current one if `v` is current, else its
+    /// archived revision. [`Error::NotFound`] when there is no such version.
+    #[tracing::instrument(
+        name = "pattern_runtime::versioning.revision",
+        level = "debug",
+        skip_all,
+        fields(
+            model = M::SCHEMA.name(),
+            collection = M::SCHEMA.collection(),
+            id = tracing::field::Empty,
+            version = v,
+        ),
+        err(level = "debug")
+    )]
+    pub async fn revision(&self, id: impl IntoId<M::Id>, v: i64) -> Result<M> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
+        self.revision_at(id, v).await
+    }
+
+    /// [`revision`](Self::revision) of an id already checked.
+    pub(super) async fn revision_at(&self, id: Bson, v: i64) -> Result<M> {
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        let field = spec::<M>().version_field();
+        if let Some(current) = self
+            .raw()
+            .find_one(doc! { "_id": id.clone(), field: v })
+            .await?
+        {
+            return Ok(current);
+        }
+        let found = self
+            .database()
+            .collection::<Revision<M>>(spec::<M>().history())
+            .find_one(doc! { "docId": id.clone(), "version": v })
+            .await?;
+        found.map(|r| r.snapshot).ok_or_else(|| Error::NotFound {
+            collection: spec::<M>().history().to_owned(),
+            id: Box::new(doc! { "docId": id, "version": v }.into()),
+        })
+    }
+}
