@@ -1,0 +1,337 @@
+//! The approximation pattern's counters: three ways to avoid one write per event on a hot
+//! counter (a page's views, a product's likes).
+//!
+//! | counter | writes | the stored value |
+//! | --- | --- | --- |
+//! | [`BatchedCounter`] | one `$inc` per `threshold` events of a key (and at [`flush`](BatchedCounter::flush)) | exact once flushed; what is counted but not yet flushed is lost if the process dies |
+//! | [`SampledCounter`] | one `$inc` of `1/p` with probability `p` per event | an estimate: relative standard error `sqrt((1 - p) / (n p))` after `n` events |
+//! | [`ShardedCounter`] | one upsert per event, spread over `shards` documents | exact; the read sums the shards in one query |
+//!
+//! Each is a standalone handle on a collection of your choice, or the handle of a model's
+//! integer field declared with `#[approximate(..)]`. A standalone handle validates its settings
+//! when it is made (a zero threshold, a probability outside `(0, 1]`, zero shards or a field name
+//! that is not a plain key are typed errors before anything is written); a declared one is
+//! checked at compile time, its field an integer and its settings in range.
+//!
+//! ```
+//! use pattern_runtime::approximation::{BatchedCounter, SampledCounter, ShardedCounter};
+//!
+//! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
+//! let pages = db.collection::<bson::Document>("pages");
+//! // One `$inc` per 100 views of a page; `flush` before the program ends.
+//! let views = BatchedCounter::new(pages.clone(), "views", 100)?;
+//! views.add("home", 1).await?;
+//! views.flush().await?;
+//! // One write per 100 likes on average, each adding 100.
+//! let likes = SampledCounter::new(pages.clone(), "likes", 0.01)?;
+//! likes.add("home").await?;
+//! // 16 shard documents for one hot counter; the read is exact.
+//! let hits = ShardedCounter::new(db.collection("counters"), "hits", 16)?;
+//! hits.add(1).await?;
+//! assert_eq!(hits.read().await?, 1);
+//! # Ok(()) }
+//! ```
+//!
+//! # On a model's fields
+//!
+//! | form | generates | the field |
+//! | --- | --- | --- |
+//! | `#[approximate(batched, threshold = 100)]` | `Page::views_counter(&db) -> BatchedCounter` | written by `$inc` of the pending count |
+//! | `#[approximate(sampled, p = 0.01)]` | `Page::likes_counter(&db) -> SampledCounter` | written by `$inc` of `1/p` (an integer: see [`SampledCounter`]) |
+//! | `#[approximate(sharded, shards = 16)]` | `Page::hits_counter(&db, id) -> ShardedField` | a snapshot of the shards' exact total, by [`ShardedField::snapshot`]; the shards are documents `{_id: {of: id, shard: k}, count}` of `pages.hits` (`collection = ".."` to choose) |
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use pattern_runtime::approximation::BatchedCounter;
+//! use pattern_runtime::Model;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, Model)]
+//! struct Page {
+//!     #[serde(rename = "_id")]
+//!     id: String,
+//!     #[approximate(batched, threshold = 100)]
+//!     views: i64,
+//!     #[approximate(sharded, shards = 16)]
+//!     hits: i64,
+//! }
+//!
+//! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
+//! // Flushed every second and once more at shutdown: no counted view is lost on a normal exit.
+//! let views = Arc::new(Page::views_counter(&db));
+//! let flusher = BatchedCounter::flush_every(views.clone(), Duration::from_secs(1));
+//! views.add("home", 1).await?;
+//! flusher.stop().await?;
+//!
+//! let hits = Page::hits_counter(&db, "home");
+//! hits.add(1).await?;
+//! let exact = hits.snapshot().await?; // also stored in the page's `hits`
+//! # Ok(()) }
+//! ```
+//!
+//! # In the caller's transaction
+//!
+//! [`SampledCounter::in_transaction`], [`ShardedCounter::in_transaction`] and
+//! [`ShardedField::in_transaction`] bind a counter to the caller's
+//! [`Transaction`](crate::Transaction): its writes are kept or dropped with it. A
+//! [`BatchedCounter`] has no such form: one of its writes carries the events of every caller
+//! since the last flush, so no single caller's transaction can own it.
+//!
+//! The counted fields are not watched by the [map of derived data](mod@crate::derived): a copy
+//! or a sum of an approximate counter would cost each write a transaction and two reads, which
+//! the pattern exists to avoid. Declare no extended-reference copy or computed value over them.
+//!
+//! A declared counter writes into the model's existing documents only: a count for a document
+//! that is gone (deleted while its count waited for a flush) is dropped with a `WARN` event,
+//! never creating a document the model did not write. A standalone counter creates its
+//! documents on their first write.
+//!
+//! What a crash loses: a [`BatchedCounter`] holds at most `threshold - 1` events per document
+//! in memory (fewer with [`BatchedCounter::flush_every`]: what arrived since the last flush); a
+//! [`SampledCounter`] and a [`ShardedCounter`] hold nothing.
+//!
+//! # Tracing
+//!
+//! Each write is a `DEBUG` event of target `pattern_runtime::approximation` (the counter's
+//! collection and field, the key or shard, the amount); a [`BatchedCounter`] dropped with events
+//! not flushed is a `WARN` event saying how many.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bson::{doc, Bson, Document};
+use mongodb::Collection;
+use serde::Serialize;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::error::{validate_key, Error, Result};
+use crate::model::IntoId;
+use crate::schema::{ModelSchema, PatternSpec};
+
+mod batched;
+mod sampled;
+mod sharded;
+
+pub use batched::{BatchedCounter, Flusher};
+pub use sampled::SampledCounter;
+pub use sharded::{ShardedCounter, ShardedField};
+
+/// How a model field declared with `#[approximate(..)]` is counted.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Approximation {
+    /// `#[approximate(batched, threshold = N)]`: a [`BatchedCounter`].
+    Batched {
+        /// Events per write.
+        threshold: u32,
+    },
+    /// `#[approximate(sampled, p = P)]`: a [`SampledCounter`].
+    Sampled {
+        /// The probability of a write per event.
+        p: f64,
+    },
+    /// `#[approximate(sharded, shards = N)]`: a [`ShardedField`].
+    Sharded {
+        /// Shard documents per counted document.
+        shards: u32,
+        /// The collection of the shard documents.
+        collection: &'static str,
+    },
+}
+
+/// A model field counted approximately, as `#[approximate(..)]` declares it.
+#[derive(Debug)]
+pub struct ApproximateSpec {
+    parts: ApproximateParts,
+}
+
+/// The parts of an [`ApproximateSpec`], as generated code writes them. Not a stable API.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct ApproximateParts {
+    /// The field's BSON name.
+    pub field: &'static str,
+    pub approximation: Approximation,
+}
+
+impl ApproximateSpec {
+    #[doc(hidden)]
+    pub const fn from_parts(parts: ApproximateParts) -> Self {
+        ApproximateSpec { parts }
+    }
+
+    /// The counted field's BSON name.
+    pub fn field(&self) -> &'static str {
+        self.parts.field
+    }
+
+    /// How it is counted.
+    pub fn approximation(&self) -> Approximation {
+        self.parts.approximation
+    }
+}
+
+impl PatternSpec for ApproximateSpec {}
+
+impl ModelSchema {
+    /// The fields of this model counted approximately.
+    pub fn approximated(&self) -> impl Iterator<Item = &'static ApproximateSpec> {
+        self.specs::<ApproximateSpec>()
+    }
+}
+
+/// A source of uniform numbers in `[0, 1)`: [`SampledCounter`] and [`ShardedCounter`] draw
+/// from it. [`Random::seeded`] makes runs repeatable (tests); [`Random::new`] seeds from the clock.
+pub struct Random {
+    state: Mutex<u64>,
+}
+
+impl fmt::Debug for Random {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Random")
+    }
+}
+
+impl Default for Random {
+    fn default() -> Self {
+        Random::new()
+    }
+}
+
+impl Random {
+    /// Seeded from the clock and a process-wide counter.
+    pub fn new() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        Random::seeded(nanos ^ NEXT.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed))
+    }
+
+    /// A new sequence seeded from this one's next number: repeatable when this one is, and not
+    /// the same draws.
+    fn split(&self) -> Random {
+        Random::seeded((self.next_f64() * (1u64 << 53) as f64) as u64 ^ 0x5851_F42D_4C95_7F2D)
+    }
+
+    /// A repeatable sequence (SplitMix64) from `seed`.
+    pub fn seeded(seed: u64) -> Self {
+        Random {
+            state: Mutex::new(seed),
+        }
+    }
+
+    /// The next number, uniform in `[0, 1)`.
+    pub fn next_f64(&self) -> f64 {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = *state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        // The top 53 bits, as a fraction.
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+fn checked_field(field: &str) -> Result<String> {
+    validate_key(field)?;
+    Ok(field.to_owned())
+}
+
+/// Where a counter writes: upserting `$inc`s of one field, counted, each a `DEBUG` event.
+#[derive(Debug)]
+struct Increments {
+    collection: Collection<Document>,
+    field: String,
+    /// Whether a write creates the document when it is missing: a standalone counter's (its
+    /// documents are its own), not a model field's (a model's document is the model's to create).
+    upsert: bool,
+    writes: AtomicU64,
+    /// The caller's transaction, when bound to one.
+    tx: Option<crate::txn::Transaction>,
+}
+
+impl Increments {
+    fn new(collection: Collection<Document>, field: String) -> Self {
+        Increments {
+            collection,
+            field,
+            upsert: true,
+            writes: AtomicU64::new(0),
+            tx: None,
+        }
+    }
+
+    /// The field of a model's documents: written only where the document exists.
+    fn of_model(collection: Collection<Document>, field: String) -> Self {
+        Increments {
+            upsert: false,
+            ..Increments::new(collection, field)
+        }
+    }
+
+    /// The same target in the caller's transaction `tx` (its own count of writes).
+    fn in_transaction(&self, tx: &crate::txn::Transaction) -> Self {
+        Increments {
+            collection: self.collection.clone(),
+            field: self.field.clone(),
+            upsert: self.upsert,
+            writes: AtomicU64::new(0),
+            tx: Some(tx.clone()),
+        }
+    }
+
+    /// `$inc` of `amount` on the document `id`, created if missing.
+    async fn inc(&self, id: &Bson, amount: Bson, what: &'static str) -> Result<()> {
+        crate::literal::check_id("_id", id)?;
+        let inc = self
+            .collection
+            .update_one(
+                doc! { "_id": id.clone() },
+                doc! { "$inc": { self.field.as_str(): amount.clone() } },
+            )
+            .upsert(self.upsert);
+        let written = match &self.tx {
+            Some(tx) => {
+                let mut session = crate::txn::Transaction::session_of(Some(tx)).await?;
+                crate::txn::in_session!(inc, session.as_deref_mut())?
+            }
+            None => inc.await?,
+        };
+        if written.matched_count == 0 && written.upserted_id.is_none() {
+            // A model's document that is gone (deleted while its count waited): the count has
+            // nowhere to go, and creating a document the model did not write would be worse.
+            tracing::warn!(
+                target: "pattern_runtime::approximation",
+                collection = self.collection.name(),
+                field = self.field.as_str(),
+                id = %id,
+                amount = %amount,
+                counter = what,
+                "the counted document does not exist: the count is dropped"
+            );
+            return Ok(());
+        }
+        self.writes.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(
+            target: "pattern_runtime::approximation",
+            collection = self.collection.name(),
+            field = self.field.as_str(),
+            id = %id,
+            amount = %amount,
+            counter = what,
+            "count written"
+        );
+        Ok(())
+    }
+
+    fn writes(&self) -> u64 {
+        self.writes.load(Ordering::Relaxed)
+    }
+}

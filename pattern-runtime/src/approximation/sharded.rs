@@ -1,0 +1,235 @@
+//! `ShardedCounter` and `ShardedField`: one hot counter spread over shard documents, read
+//! exactly.
+
+use super::*;
+
+// ----- sharded -----
+
+/// One hot counter split over `shards` documents `{_id: "<name>:<k>", count}`: each increment
+/// upserts a random shard, so concurrent writers rarely touch the same document; the read sums
+/// the shards in one aggregation and is exact.
+#[derive(Debug)]
+pub struct ShardedCounter {
+    target: Increments,
+    key: ShardKey,
+    shards: u32,
+    random: Random,
+}
+
+/// How a counter's shard documents are named.
+#[derive(Debug, Clone)]
+enum ShardKey {
+    /// A standalone counter: `"<name>:<k>"`.
+    Named(String),
+    /// A model field's counter of one document: `{of: <its _id>, shard: k}`.
+    Of(Bson),
+}
+
+impl ShardedCounter {
+    /// The counter `name` over `shards` documents of `collection`. [`Error::InvalidValue`] for
+    /// zero shards.
+    pub fn new(collection: Collection<Document>, name: &str, shards: u32) -> Result<Self> {
+        ShardedCounter::with_random(collection, name, shards, Random::new())
+    }
+
+    /// The same with the given randomness.
+    pub fn with_random(
+        collection: Collection<Document>,
+        name: &str,
+        shards: u32,
+        random: Random,
+    ) -> Result<Self> {
+        if shards == 0 {
+            return Err(Error::InvalidValue {
+                field: name.to_owned(),
+                reason: "a sharded counter has at least 1 shard".into(),
+            });
+        }
+        Ok(ShardedCounter {
+            target: Increments::new(collection, "count".to_owned()),
+            key: ShardKey::Named(name.to_owned()),
+            shards,
+            random,
+        })
+    }
+
+    fn shard_id(&self, k: u32) -> Bson {
+        match &self.key {
+            ShardKey::Named(name) => Bson::String(format!("{name}:{k}")),
+            ShardKey::Of(id) => Bson::Document(doc! { "of": id.clone(), "shard": k }),
+        }
+    }
+
+    /// The same counter in the caller's transaction `tx`: each upsert [`add`](Self::add)
+    /// sends, and [`read`](Self::read), run in `tx`'s session (a read sees the transaction's
+    /// own adds). See [`Transaction`](crate::Transaction).
+    #[must_use]
+    pub fn in_transaction(&self, tx: &crate::txn::Transaction) -> Self {
+        ShardedCounter {
+            target: self.target.in_transaction(tx),
+            key: self.key.clone(),
+            shards: self.shards,
+            random: self.random.split(),
+        }
+    }
+
+    /// Adds `n` to a random shard (one upsert).
+    pub async fn add(&self, n: i64) -> Result<()> {
+        let k = ((self.random.next_f64() * f64::from(self.shards)) as u32).min(self.shards - 1);
+        let id = self.shard_id(k);
+        self.target.inc(&id, Bson::Int64(n), "sharded").await?;
+        Ok(())
+    }
+
+    /// Upserts sent so far (one per [`add`](ShardedCounter::add)).
+    pub fn writes(&self) -> u64 {
+        self.target.writes()
+    }
+
+    /// The exact total: the shards summed in one aggregation.
+    pub async fn read(&self) -> Result<i64> {
+        let ids: Vec<Bson> = (0..self.shards).map(|k| self.shard_id(k)).collect();
+        let sum = self.target.collection.aggregate([
+            doc! { "$match": { "_id": { "$in": ids } } },
+            doc! { "$group": { "_id": Bson::Null, "total": { "$sum": "$count" } } },
+        ]);
+        let mut session = crate::txn::Transaction::session_of(self.target.tx.as_ref()).await?;
+        let found = crate::txn::collect_in!(sum, session.as_deref_mut())?;
+        let total = match found.into_iter().next() {
+            Some(d) => match d.get("total") {
+                Some(Bson::Int32(n)) => i64::from(*n),
+                Some(Bson::Int64(n)) => *n,
+                Some(Bson::Double(n)) => *n as i64,
+                _ => 0,
+            },
+            None => 0,
+        };
+        Ok(total)
+    }
+}
+
+/// The sharded counter of one document's field, declared with
+/// `#[approximate(sharded, shards = N)]`: its shards are documents `{_id: {of: <the document's
+/// _id>, shard: k}, count}` of the collection `<collection>.<field>` (or the one declared), and
+/// [`snapshot`](ShardedField::snapshot) copies the exact total into the document's field, for
+/// readers of the document.
+#[derive(Debug)]
+pub struct ShardedField {
+    counter: ShardedCounter,
+    owner: Collection<Document>,
+    field: &'static str,
+    id: Bson,
+    /// Why the id could not be serialized, if it could not: every operation refuses it.
+    unstorable: Option<String>,
+}
+
+impl ShardedField {
+    /// The counter of the document `id` of `owner`, its shards in `shards_collection`.
+    #[doc(hidden)]
+    pub fn declared<Id: Serialize>(
+        owner: Collection<Document>,
+        field: &'static str,
+        shards_collection: Collection<Document>,
+        shards: u32,
+        id: Id,
+    ) -> Self {
+        let (id, unstorable) = match bson::serialize_to_bson(&id) {
+            Ok(id) => (id, None),
+            Err(e) => (Bson::Null, Some(format!("cannot be stored: {e}"))),
+        };
+        ShardedField {
+            counter: ShardedCounter {
+                target: Increments::new(shards_collection, "count".to_owned()),
+                key: ShardKey::Of(id.clone()),
+                shards: shards.max(1),
+                random: Random::new(),
+            },
+            owner,
+            field,
+            id,
+            unstorable,
+        }
+    }
+
+    /// The id, checked: it is an equality in every filter.
+    fn check_id(&self) -> Result<()> {
+        if let Some(reason) = &self.unstorable {
+            return Err(Error::InvalidValue {
+                field: "_id".to_owned(),
+                reason: reason.clone(),
+            });
+        }
+        crate::literal::check_id("_id", &self.id)
+    }
+
+    /// The same counter drawing its shards from `random`.
+    pub fn with_randomness(mut self, random: Random) -> Self {
+        self.counter.random = random;
+        self
+    }
+
+    /// The same counter in the caller's transaction `tx`: [`add`](Self::add),
+    /// [`read`](Self::read) and [`snapshot`](Self::snapshot) run in `tx`'s session (a read
+    /// sees the transaction's own adds). See [`Transaction`](crate::Transaction).
+    #[must_use]
+    pub fn in_transaction(&self, tx: &crate::txn::Transaction) -> Self {
+        ShardedField {
+            counter: self.counter.in_transaction(tx),
+            owner: self.owner.clone(),
+            field: self.field,
+            id: self.id.clone(),
+            unstorable: self.unstorable.clone(),
+        }
+    }
+
+    /// The collection of the shard documents.
+    pub fn shards_collection(&self) -> &str {
+        self.counter.target.collection.name()
+    }
+
+    /// Adds `n` to a random shard (one upsert).
+    pub async fn add(&self, n: i64) -> Result<()> {
+        self.check_id()?;
+        self.counter.add(n).await
+    }
+
+    /// The exact total (one aggregation over the shards).
+    pub async fn read(&self) -> Result<i64> {
+        self.check_id()?;
+        self.counter.read().await
+    }
+
+    /// Upserts sent so far.
+    pub fn writes(&self) -> u64 {
+        self.counter.writes()
+    }
+
+    /// Reads the exact total and `$set`s it into the document's field; returns it.
+    /// [`Error::NotFound`] when the document does not exist (nothing is written).
+    pub async fn snapshot(&self) -> Result<i64> {
+        self.check_id()?;
+        let total = self.read().await?;
+        let set = self.owner.update_one(
+            doc! { "_id": self.id.clone() },
+            doc! { "$set": { self.field: total } },
+        );
+        let mut session =
+            crate::txn::Transaction::session_of(self.counter.target.tx.as_ref()).await?;
+        let result = crate::txn::in_session!(set, session.as_deref_mut())?;
+        if result.matched_count == 0 {
+            return Err(Error::NotFound {
+                collection: self.owner.name().to_owned(),
+                id: Box::new(self.id.clone()),
+            });
+        }
+        tracing::debug!(
+            target: "pattern_runtime::approximation",
+            collection = self.owner.name(),
+            field = self.field,
+            id = %self.id,
+            total,
+            "sharded total copied into the document"
+        );
+        Ok(total)
+    }
+}
