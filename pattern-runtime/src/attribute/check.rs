@@ -1,0 +1,137 @@
+//! The attribute array's check and repair: one item per key, every key a field name.
+
+use super::*;
+
+/// The sampled documents whose attribute array holds a key twice (a write around
+/// [`Attributes::set`]), and those holding an item a query cannot name: no key, a key that is
+/// not a string, or one starting with `$` or holding `.`.
+pub(super) async fn audit_attributes(
+    spec: &'static AttributeSpec,
+    sample: &Sample<'_>,
+) -> Result<Vec<Finding>> {
+    let key = spec.key_field();
+    let (mut twice, mut unnamed) = (Vec::new(), Vec::new());
+    for d in sample.documents {
+        let Some(id) = d.get("_id") else { continue };
+        if spec.deduplicated(d).is_some_and(|(_, dropped)| dropped) {
+            twice.push(id.clone());
+        }
+        let Some(Bson::Array(items)) = d.get(spec.field()) else {
+            continue;
+        };
+        let bad = items.iter().any(|item| match item {
+            Bson::Document(i) => match i.get(key) {
+                Some(Bson::String(k)) => validate_key(k).is_err(),
+                _ => true,
+            },
+            _ => true,
+        });
+        if bad {
+            unnamed.push(id.clone());
+        }
+    }
+    let n = sample.documents.len();
+    let model = sample.model.name();
+    let rust = sample
+        .model
+        .field_by_bson_name(spec.field())
+        .map_or(spec.field(), |f| f.rust_name());
+    let mut findings = Vec::new();
+    if !twice.is_empty() {
+        findings.push(
+            sample
+                .finding(
+                    Check::AttributeDrift,
+                    spec.field(),
+                    format!(
+                        "{} of {n} documents hold a key twice; {}",
+                        twice.len(),
+                        examples(&twice)
+                    ),
+                    format!(
+                        "`{model}::{rust}_attribute(&db).repair()` keeps the first item of each \
+                         key (what `get` reads); `set` never writes a key twice"
+                    ),
+                )
+                .about(twice),
+        );
+    }
+    if !unnamed.is_empty() {
+        findings.push(
+            sample
+                .finding(
+                    Check::AttributeDrift,
+                    spec.field(),
+                    format!(
+                        "{} of {n} documents hold an item without a usable `{key}` (missing, not \
+                         a string, or starting with `$` or holding `.`); {}",
+                        unnamed.len(),
+                        examples(&unnamed)
+                    ),
+                    "no repair can name them: `$pull` those items by hand, then `set` them \
+                     again through `Attributes` (which refuses such keys)"
+                        .to_owned(),
+                )
+                .about(unnamed),
+        );
+    }
+    Ok(findings)
+}
+
+impl<M: Model, I: AttributeItem> Attributes<M, I> {
+    /// Reads every document of the model, a page at a time, and reports those holding a key
+    /// twice or an item a query cannot name
+    /// ([`Check::AttributeDrift`], listing them), as the
+    /// [doctor](mod@crate::doctor) does over a sample. Writes nothing.
+    #[tracing::instrument(
+        name = "pattern_runtime::attribute.check",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection(), field = self.spec.field()),
+        err(level = "debug")
+    )]
+    pub async fn check(&self) -> Result<CheckReport> {
+        crate::maintenance::check(&self.db, &[(M::SCHEMA, self.spec as &dyn PatternSpec)]).await
+    }
+
+    /// [`check`](Self::check), then, in each document it lists, keeps the first item of each
+    /// key (what [`get`](Self::get) reads): one `update` per document, whose filter carries the
+    /// array as read, so a document changed meanwhile is left for the next run. Items no
+    /// query can name are left (see [`CheckReport`]). Then a check again.
+    #[tracing::instrument(
+        name = "pattern_runtime::attribute.repair",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection(), field = self.spec.field()),
+        err(level = "debug")
+    )]
+    pub async fn repair(&self) -> Result<RepairReport> {
+        let targets = [(M::SCHEMA, self.spec as &dyn PatternSpec)];
+        let found = crate::maintenance::check(&self.db, &targets).await?;
+        let field = self.spec.field();
+        let mut repaired = 0;
+        for id in found.documents() {
+            let Some(doc) = self
+                .raw()
+                .find_one(doc! { "_id": id.clone() })
+                .projection(doc! { field: 1 })
+                .await?
+            else {
+                continue;
+            };
+            let Some((kept, true)) = self.spec.deduplicated(&doc) else {
+                continue;
+            };
+            let was = doc.get(field).cloned().unwrap_or(Bson::Null);
+            repaired += crate::derived::update_one(
+                &self.db,
+                self.tx.as_ref(),
+                M::SCHEMA,
+                doc! { "_id": id, field: { "$eq": was } },
+                doc! { "$set": { field: kept } },
+                &[field],
+            )
+            .await?
+            .modified_count;
+        }
+        crate::maintenance::after_repair(&self.db, &targets, repaired).await
+    }
+}

@@ -1,0 +1,236 @@
+//! Reading attributes: one item, and the documents whose items match conditions, through the
+//! one `{k, v}` index.
+
+use super::*;
+
+/// Sort order of [`Attributes::find_sorted`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Lowest value first.
+    Ascending,
+    /// Highest value first.
+    Descending,
+}
+
+/// One attribute's condition: from [`Attributes::key`].
+#[derive(Debug, Clone)]
+pub struct Condition {
+    field: &'static str,
+    key_field: &'static str,
+    value_field: &'static str,
+    key: String,
+    /// Why the key is refused, if it is.
+    invalid: Option<&'static str>,
+}
+
+impl Condition {
+    fn elem_match(&self, value: Option<Bson>) -> Result<Document> {
+        if let Some(reason) = self.invalid {
+            return Err(Error::InvalidKey {
+                key: self.key.clone(),
+                reason,
+            });
+        }
+        let key = self.key.clone();
+        // A checked key is a plain string: an equality as it is.
+        let mut inner = doc! { self.key_field: key };
+        if let Some(v) = value {
+            inner.insert(self.value_field, v);
+        }
+        Ok(doc! { self.field: { "$elemMatch": inner } })
+    }
+
+    /// `{value: {op: value}}`: the value is checked (no operator keys, not too deep) and
+    /// compared as it is.
+    fn op(&self, op: &str, value: Bson) -> Result<Document> {
+        crate::literal::check_value(self.value_field, &value)?;
+        if op != "$eq" && matches!(value, Bson::RegularExpression(_)) {
+            return Err(Error::InvalidValue {
+                field: self.value_field.to_owned(),
+                reason: format!("a regex cannot be compared with `{op}`; only `eq` compares it"),
+            });
+        }
+        self.elem_match(Some(Bson::Document(doc! { op: value })))
+    }
+
+    /// The attribute equals `value` (`$eq`: a regex or a document is compared as a value, never
+    /// matched as a pattern or read as an operator).
+    pub fn eq(&self, value: impl Into<Bson>) -> Result<Document> {
+        self.op("$eq", value.into())
+    }
+    /// The attribute is present and differs from `value` (a document without it does not match).
+    pub fn ne(&self, value: impl Into<Bson>) -> Result<Document> {
+        self.op("$ne", value.into())
+    }
+    /// The attribute is above `value`.
+    pub fn gt(&self, value: impl Into<Bson>) -> Result<Document> {
+        self.op("$gt", value.into())
+    }
+    /// The attribute is at least `value`.
+    pub fn gte(&self, value: impl Into<Bson>) -> Result<Document> {
+        self.op("$gte", value.into())
+    }
+    /// The attribute is below `value`.
+    pub fn lt(&self, value: impl Into<Bson>) -> Result<Document> {
+        self.op("$lt", value.into())
+    }
+    /// The attribute is at most `value`.
+    pub fn lte(&self, value: impl Into<Bson>) -> Result<Document> {
+        self.op("$lte", value.into())
+    }
+    /// The attribute is one of `values`. A regex among them is refused
+    /// ([`Error::InvalidValue`]): `$in` would match it as a pattern.
+    pub fn is_in(&self, values: impl IntoIterator<Item = impl Into<Bson>>) -> Result<Document> {
+        let values: Vec<Bson> = values.into_iter().map(Into::into).collect();
+        if values
+            .iter()
+            .any(|v| matches!(v, Bson::RegularExpression(_)))
+        {
+            return Err(Error::InvalidValue {
+                field: self.value_field.to_owned(),
+                reason: "a regex in `is_in` would match as a pattern, not as a value".to_owned(),
+            });
+        }
+        self.op("$in", Bson::Array(values))
+    }
+    /// The document has the attribute, whatever its value.
+    pub fn exists(&self) -> Result<Document> {
+        self.elem_match(None)
+    }
+}
+
+/// `{$and: [filters...]}`: every filter holds (several attribute conditions on one document, or
+/// an attribute condition beside ordinary filters).
+pub fn and(filters: impl IntoIterator<Item = Document>) -> Document {
+    doc! { "$and": filters.into_iter().map(Bson::Document).collect::<Vec<_>>() }
+}
+
+/// `{$or: [filters...]}`: one of the filters holds.
+pub fn or(filters: impl IntoIterator<Item = Document>) -> Document {
+    doc! { "$or": filters.into_iter().map(Bson::Document).collect::<Vec<_>>() }
+}
+
+impl<M: Model, I: AttributeItem> Attributes<M, I> {
+    /// A condition on the attribute `key`, to compare with a value.
+    pub fn key(&self, key: &I::Key) -> Condition {
+        let invalid = match validate_key(key.as_key()) {
+            Err(Error::InvalidKey { reason, .. }) => Some(reason),
+            _ => None,
+        };
+        Condition {
+            field: self.spec.field(),
+            key_field: I::KEY,
+            value_field: I::VALUE,
+            key: key.as_key().to_owned(),
+            invalid,
+        }
+    }
+
+    /// The item with `key` of document `id` (the first, if someone wrote two); `None` when the
+    /// document has no such item. [`Error::NotFound`] when there is no such document.
+    #[tracing::instrument(
+        name = "pattern_runtime::attribute.get",
+        level = "debug",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection())
+    )]
+    pub async fn get(&self, id: impl IntoId<M::Id>, key: &I::Key) -> Result<Option<I>> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
+        let key = Self::key_str(key)?;
+        let field = self.spec.field();
+        let raw = self.raw();
+        let read = raw
+            .find_one(doc! { "_id": id.clone() })
+            .projection(doc! { field: { "$elemMatch": { I::KEY: &key } } });
+        let found = match &self.tx {
+            Some(tx) => {
+                let mut session = crate::txn::Transaction::session_of(Some(tx)).await?;
+                crate::txn::in_session!(read, session.as_deref_mut())?
+            }
+            None => read.await?,
+        };
+        let Some(doc) = found else {
+            return Err(Self::not_found(id));
+        };
+        match doc.get_array(field).ok().and_then(|a| a.first()) {
+            Some(item) => Ok(Some(bson::deserialize_from_bson(item.clone())?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The documents matching `filter` (an attribute condition, [`and`]/[`or`] of them, or any
+    /// filter).
+    #[tracing::instrument(
+        name = "pattern_runtime::attribute.find",
+        level = "debug",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection())
+    )]
+    pub async fn find(&self, filter: Document) -> Result<Vec<M>> {
+        let found: Vec<M> = self
+            .db
+            .collection::<M>(M::SCHEMA.collection())
+            .find(filter)
+            .await?
+            .try_collect()
+            .await?;
+        tracing::debug!(read = found.len(), "documents read");
+        Ok(found)
+    }
+
+    /// The documents matching `filter` that have the attribute `key`, sorted by its value (the
+    /// first item with the key), then by `_id`. One aggregation: the documents are matched on
+    /// the index (`{<field>.<key>: key}`), the sort value is computed per document; nothing is
+    /// unwound.
+    #[tracing::instrument(
+        name = "pattern_runtime::attribute.find_sorted",
+        level = "debug",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection())
+    )]
+    pub async fn find_sorted(
+        &self,
+        filter: Document,
+        key: &I::Key,
+        order: Order,
+    ) -> Result<Vec<M>> {
+        let key = Self::key_str(key)?;
+        let field = self.spec.field();
+        let has = doc! { field: { "$elemMatch": { I::KEY: &key } } };
+        let matched = if filter.is_empty() {
+            has
+        } else {
+            and([filter, has])
+        };
+        let direction = match order {
+            Order::Ascending => 1,
+            Order::Descending => -1,
+        };
+        const SORT: &str = "__patternSortValue";
+        let pipeline = vec![
+            doc! { "$match": matched },
+            doc! { "$addFields": { SORT: { "$arrayElemAt": [
+                { "$map": {
+                    "input": { "$filter": {
+                        "input": format!("${field}"),
+                        "cond": { "$eq": [
+                            format!("$$this.{}", I::KEY),
+                            crate::literal::literal(key.as_str()),
+                        ] },
+                    } },
+                    "in": format!("$$this.{}", I::VALUE),
+                } },
+                0,
+            ] } } },
+            doc! { "$sort": { SORT: direction, "_id": 1 } },
+            doc! { "$project": { SORT: 0 } },
+        ];
+        let docs: Vec<Document> = self.raw().aggregate(pipeline).await?.try_collect().await?;
+        let out = docs
+            .into_iter()
+            .map(|d| bson::deserialize_from_document::<M>(d).map_err(Error::from))
+            .collect::<Result<Vec<M>>>()?;
+        tracing::debug!(read = out.len(), "documents read");
+        Ok(out)
+    }
+}

@@ -1,0 +1,96 @@
+//! Writing attributes: one item per key, set or unset in one pipeline update.
+
+use super::*;
+
+impl<M: Model, I: AttributeItem> Attributes<M, I> {
+    /// Sets `item` on document `id`: replaces the item with the same key where it is (dropping
+    /// any later duplicate of it), or appends it, in one atomic pipeline update.
+    /// [`Error::NotFound`] when there is no such document.
+    #[tracing::instrument(
+        name = "pattern_runtime::attribute.set",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection(), id = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn set(&self, id: impl IntoId<M::Id>, item: &I) -> Result<()> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        let key = Self::key_str(item.key())?;
+        let item = bson::serialize_to_document(item)?;
+        crate::literal::check_document(self.spec.field(), &item)?;
+        check_size(&item, "the attribute item")?;
+        // The item and the key are data: `$literal` keeps the pipeline from reading a string
+        // starting with `$` as a field path or a document as an expression.
+        let item = crate::literal::literal(item);
+        let key_value = crate::literal::literal(key.as_str());
+        let f = format!("${}", self.spec.field());
+        // The keys through `$map`, not `$$a.<key>`: not every server traverses arrays in
+        // expression paths (the embedded test server does not).
+        let names = doc! { "$map": { "input": "$$a", "in": format!("$$this.{}", I::KEY) } };
+        let this_key = format!("$$this.{}", I::KEY);
+        // a: the items (none yet: []); i: the first with the key, or -1.
+        let value = doc! {
+            "$let": {
+                "vars": { "a": { "$ifNull": [&f, []] } },
+                "in": { "$let": {
+                    "vars": { "i": { "$indexOfArray": [&names, &key_value] } },
+                    "in": { "$cond": [
+                        { "$eq": ["$$i", -1] },
+                        { "$concatArrays": ["$$a", [item.clone()]] },
+                        { "$concatArrays": [
+                            { "$slice": ["$$a", "$$i"] },
+                            [item],
+                            { "$filter": {
+                                "input": { "$slice": ["$$a", { "$subtract": [{ "$add": ["$$i", 1] }, { "$size": "$$a" }] }] },
+                                "cond": { "$ne": [&this_key, &key_value] },
+                            } },
+                        ] },
+                    ] },
+                } },
+            }
+        };
+        let pipeline = vec![doc! { "$set": { self.spec.field(): value } }];
+        let result = crate::derived::update_one(
+            &self.db,
+            self.tx.as_ref(),
+            M::SCHEMA,
+            doc! { "_id": id.clone() },
+            pipeline,
+            &[self.spec.field()],
+        )
+        .await?;
+        if result.matched_count == 0 {
+            return Err(Self::not_found(id));
+        }
+        tracing::debug!(key, modified = result.modified_count, "attribute set");
+        Ok(())
+    }
+
+    /// Removes every item with `key` from document `id` (nothing to remove is not an error).
+    /// [`Error::NotFound`] when there is no such document.
+    #[tracing::instrument(
+        name = "pattern_runtime::attribute.unset",
+        skip_all,
+        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection(), id = tracing::field::Empty),
+        err(level = "debug")
+    )]
+    pub async fn unset(&self, id: impl IntoId<M::Id>, key: &I::Key) -> Result<()> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        let key = Self::key_str(key)?;
+        let result = crate::derived::update_one(
+            &self.db,
+            self.tx.as_ref(),
+            M::SCHEMA,
+            doc! { "_id": id.clone() },
+            doc! { "$pull": { self.spec.field(): { I::KEY: &key } } },
+            &[self.spec.field()],
+        )
+        .await?;
+        if result.matched_count == 0 {
+            return Err(Self::not_found(id));
+        }
+        tracing::debug!(key, removed = result.modified_count, "attribute unset");
+        Ok(())
+    }
+}
