@@ -1,0 +1,235 @@
+//! Reading the server's errors: their codes and messages, the typed `Error` each becomes, and
+//! the refusals a transaction's body carries out through the driver's error.
+
+use super::*;
+
+#[doc(hidden)]
+/// The server error code carried by a driver error, if any.
+pub fn server_code(e: &mongodb::error::Error) -> Option<i32> {
+    match e.kind.as_ref() {
+        ErrorKind::Command(c) => Some(c.code),
+        ErrorKind::Write(WriteFailure::WriteError(w)) => Some(w.code),
+        ErrorKind::Write(WriteFailure::WriteConcernError(w)) => Some(w.code),
+        ErrorKind::BulkWrite(b) => b
+            .write_errors
+            .iter()
+            .min_by_key(|(i, _)| **i)
+            .map(|(_, w)| w.code),
+        ErrorKind::InsertMany(m) => m
+            .write_errors
+            .as_ref()
+            .and_then(|errors| errors.first())
+            .map(|w| w.code),
+        _ => None,
+    }
+}
+
+pub(super) fn conflicting_declarations(
+    collection: &str,
+    index: &str,
+    models: &[&'static str; 2],
+    same_signature_as: Option<&str>,
+) -> String {
+    let [a, b] = models;
+    match same_signature_as {
+        None if a == b => format!(
+            "model `{a}` declares index `{index}` on `{collection}` twice, differently: give one \
+             of them another `name`"
+        ),
+        None => format!(
+            "models `{a}` and `{b}` both declare index `{index}` on `{collection}`, differently: \
+             make the two declarations identical, or give one of them another `name`"
+        ),
+        Some(first) if a == b => format!(
+            "model `{a}` declares the same index on `{collection}` (the same keys, `unique`, \
+             `sparse`, partial filter and collation) under two names, `{first}` and `{index}`: \
+             MongoDB keeps one index per such key pattern and would refuse the second; declare \
+             it once"
+        ),
+        Some(first) => format!(
+            "models `{a}` and `{b}` declare the same index on `{collection}` (the same keys, \
+             `unique`, `sparse`, partial filter and collation) under two names, `{first}` and \
+             `{index}`: MongoDB keeps one index per such key pattern and would refuse the second, \
+             whatever its name or TTL; declare it in one model only, or identically (same \
+             `name`, same options) in both"
+        ),
+    }
+}
+
+/// A driver error as a person reads it: the server's code, code name and message, without the
+/// raw reply the driver's own `Display` can include.
+pub(super) fn describe(e: &mongodb::error::Error) -> String {
+    let named = |code: i32, name: Option<&str>, message: &str| match name {
+        Some(name) if !name.is_empty() => format!("{message} (code {code}, {name})"),
+        _ => format!("{message} (code {code})"),
+    };
+    match e.kind.as_ref() {
+        ErrorKind::Command(c) => named(c.code, Some(&c.code_name), &c.message),
+        ErrorKind::Write(WriteFailure::WriteError(w)) => {
+            named(w.code, w.code_name.as_deref(), &w.message)
+        }
+        ErrorKind::Write(WriteFailure::WriteConcernError(w)) => format!(
+            "write concern not satisfied: {}",
+            named(w.code, Some(&w.code_name), &w.message)
+        ),
+        ErrorKind::InsertMany(m) => match m.write_errors.as_deref() {
+            Some([first, rest @ ..]) => format!(
+                "{}{}",
+                named(first.code, first.code_name.as_deref(), &first.message),
+                if rest.is_empty() {
+                    String::new()
+                } else {
+                    format!(", and {} more write errors", rest.len())
+                }
+            ),
+            _ => e.kind.to_string(),
+        },
+        ErrorKind::BulkWrite(b) => match b.write_errors.iter().min_by_key(|(i, _)| **i) {
+            Some((_, first)) => format!(
+                "{}{}",
+                named(first.code, first.code_name.as_deref(), &first.message),
+                if b.write_errors.len() > 1 {
+                    format!(", and {} more write errors", b.write_errors.len() - 1)
+                } else {
+                    String::new()
+                }
+            ),
+            None => e.kind.to_string(),
+        },
+        _ => e.kind.to_string(),
+    }
+}
+
+/// The server's message for a command or write error, else the driver's text.
+pub(crate) fn server_message(e: &mongodb::error::Error) -> String {
+    match e.kind.as_ref() {
+        ErrorKind::Command(c) => c.message.clone(),
+        ErrorKind::Write(WriteFailure::WriteError(w)) => w.message.clone(),
+        _ => e.to_string(),
+    }
+}
+
+/// A typed error carried through a transaction body (whose errors are the driver's): the
+/// transaction is aborted, and [`Error::from`] gives the error back.
+pub(crate) struct Refusal {
+    error: std::sync::Mutex<Option<Error>>,
+    /// Whether the operation had written (or the server refused a command) before it: a
+    /// caller's transaction it ran in then holds part of the operation, so it is ended.
+    pub(crate) ends_transaction: bool,
+    /// Whether it tells of a command the server refused (which ended the transaction there).
+    by_server: bool,
+}
+
+/// Whether `r` tells of a command the server refused.
+pub(crate) fn refused_by_server(r: &Refusal) -> bool {
+    r.by_server
+}
+
+/// `error` as a driver error that aborts a transaction body and converts back into itself.
+pub(crate) fn refusal(error: Error) -> mongodb::error::Error {
+    mongodb::error::Error::custom(Refusal {
+        error: std::sync::Mutex::new(Some(error)),
+        ends_transaction: false,
+        by_server: false,
+    })
+}
+
+/// [`refusal`] made once the operation had written, or of a command the server refused: a
+/// caller's transaction it ran in is ended (aborted), so that no part of the operation stays.
+pub(crate) fn refusal_after_write(error: Error) -> mongodb::error::Error {
+    mongodb::error::Error::custom(Refusal {
+        error: std::sync::Mutex::new(Some(error)),
+        ends_transaction: true,
+        by_server: false,
+    })
+}
+
+/// The server's code for a value an operator cannot apply (an `$inc` past the 64-bit range).
+const BAD_VALUE: i32 = 2;
+
+/// `e` from an update whose `$inc` keeps `fields` of `what`: the server's refusal of an `$inc`
+/// that would leave the 64-bit range (`BadValue`) as [`Error::InvalidValue`] naming the fields;
+/// any other error as it is. The server refused a command, so a caller's transaction is over.
+pub(crate) fn inc_overflow(
+    e: mongodb::error::Error,
+    fields: &[&str],
+    what: &str,
+) -> mongodb::error::Error {
+    if server_code(&e) != Some(BAD_VALUE) {
+        return e;
+    }
+    mongodb::error::Error::custom(Refusal {
+        error: std::sync::Mutex::new(Some(Error::InvalidValue {
+            field: fields.join(", "),
+            reason: format!(
+                "the server refused to add to {what} ({}): a sum would leave the 64-bit \
+                 integer range",
+                server_message(&e),
+            ),
+        })),
+        ends_transaction: true,
+        by_server: true,
+    })
+}
+
+/// `e` as it ends a caller's transaction: a [`refusal`] becomes a [`refusal_after_write`]
+/// (what a dependent refuses comes after the write it derives from); any other error as it is.
+pub(crate) fn after_write(e: mongodb::error::Error) -> mongodb::error::Error {
+    if e.get_custom::<Refusal>()
+        .is_some_and(|r| r.ends_transaction)
+    {
+        return e;
+    }
+    let taken = e.get_custom::<Refusal>().and_then(|r| {
+        r.error
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    });
+    match taken {
+        Some(error) => refusal_after_write(error),
+        None => e,
+    }
+}
+
+/// `error` as a transaction body's error: a driver error as it came (its labels decide whether
+/// the transaction is retried), any other as a [`refusal`].
+pub(crate) fn into_body(error: Error) -> mongodb::error::Error {
+    match error {
+        Error::Driver { source, .. } => *source,
+        other => refusal(other),
+    }
+}
+
+impl From<mongodb::error::Error> for Error {
+    fn from(e: mongodb::error::Error) -> Self {
+        if let Some(refusal) = e.get_custom::<Refusal>() {
+            let taken = refusal
+                .error
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take();
+            if let Some(error) = taken {
+                return error;
+            }
+        }
+        let code = server_code(&e);
+        if code.is_some_and(|c| DOCUMENT_TOO_LARGE.contains(&c)) {
+            return Error::DocumentTooLarge {
+                what: server_message(&e),
+                size: None,
+                limit: MAX_DOCUMENT_SIZE,
+            };
+        }
+        if code == Some(DUPLICATE_KEY) {
+            return Error::DuplicateKey {
+                message: server_message(&e),
+                source: Box::new(e),
+            };
+        }
+        Error::Driver {
+            code,
+            source: Box::new(e),
+        }
+    }
+}
