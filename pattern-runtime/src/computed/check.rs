@@ -119,7 +119,7 @@ pub struct Progress {
 }
 
 /// The operations on the computed fields of a target model: `User::computed(&db)`. See the
-/// [module documentation](self).
+/// [module documentation](super).
 pub struct ComputedFields<M> {
     db: Database,
     feeds: Vec<Feed>,

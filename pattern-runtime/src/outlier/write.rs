@@ -33,7 +33,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     /// Appends `items`, in order, to the document `id`'s items: embedded while the main
     /// document has room and is no outlier, else into the overflow documents. One conditional
     /// update when they fit; otherwise the count (one `findAndModify`), then the `$push`es
-    /// (no transaction: see the [module documentation](self)). [`Error::NotFound`] when there
+    /// (no transaction: see the [module documentation](super)). [`Error::NotFound`] when there
     /// is no such document, [`Error::DocumentTooLarge`] for an item that alone would pass
     /// 16 MiB inside its document: nothing is written then. [`Error::Incomplete`] when a write
     /// after the count fails: [`rebuild`](Self::rebuild) repairs the count.

@@ -6,7 +6,7 @@ use super::*;
 // ----- loading -----
 
 /// The operations of one `#[relation]` field of model `S` referring to model `T`:
-/// `Model::<field>_relation(&db)`. See the [module documentation](self).
+/// `Model::<field>_relation(&db)`. See the [module documentation](super).
 pub struct Relation<S, T: Identified> {
     pub(super) db: Database,
     pub(super) spec: &'static RelationSpec,
