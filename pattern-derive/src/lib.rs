@@ -31,6 +31,8 @@ mod versioning;
 
 mod bucket;
 mod model;
+#[cfg(test)]
+mod snapshots;
 
 /// `#[derive(Model)]`: see `pattern_runtime`'s documentation.
 #[proc_macro_derive(
