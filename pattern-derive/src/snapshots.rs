@@ -1,7 +1,7 @@
 //! Snapshots of what the derives write, formatted, so a change to generated code is seen in
 //! review. The inputs are the tour's chapters (`examples/tour/*.rs`): every type there deriving
 //! `Model`, `Measurement`, `Fields` or `AttributeKey` is expanded, and the expansions of one
-//! chapter are compared with `pattern-derive/snapshots/<chapter>.rs`.
+//! chapter are compared with `pattern-derive/snapshots/<chapter>.snap`.
 //!
 //! After an intended change: `SNAPSHOTS=overwrite cargo test -p pattern-derive snapshots`, then
 //! review the diff like code.
@@ -98,8 +98,10 @@ fn snapshots_of_every_tour_chapter_match() {
         if expanded.is_empty() {
             continue;
         }
-        let name = chapter.file_name().expect("a file name");
-        let snapshot = dir.join(name);
+        // `.snap`, not `.rs`: generated code is test data, not source (no tool counts its
+        // repetitions as the crate's).
+        let stem = chapter.file_stem().expect("a file name").to_string_lossy();
+        let snapshot = dir.join(format!("{stem}.snap"));
         let stored = std::fs::read_to_string(&snapshot).unwrap_or_default();
         if stored == expanded {
             continue;
