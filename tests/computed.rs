@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use bson::{doc, Bson, Document};
 use pattern_runtime::computed::{Computing, Progress, BATCH};
-use pattern_runtime::{Error, Model, Ref};
+use pattern_runtime::{Error, Missing, Model, Ref};
 use pattern_testkit::test_db;
 use serde::{Deserialize, Serialize};
 
@@ -234,7 +234,7 @@ async fn missing_documents_and_bad_input_write_nothing() {
     // An order for a user that does not exist: the insert is undone.
     let err = orders.insert(&order(1, "ghost", 10)).await.unwrap_err();
     assert!(
-        matches!(&err, Error::NotFound { collection, id } if collection == "users" && **id == Bson::String("ghost".into())),
+        matches!(&err, Error::NotFound { collection, missing } if collection == "users" && **missing == Missing::Document { id: Bson::String("ghost".into()) }),
         "{err}"
     );
     assert_eq!(

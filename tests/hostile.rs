@@ -2200,7 +2200,7 @@ async fn preallocation_test() {
         reset_all(&db, &baseline).await;
         let is_slot = |room: &str| matches!(&v, Bson::String(s) if s == room);
         let s = snap(&db).await;
-        // As a resource and as a slot, where no slot has it: `NotAllocated`.
+        // As a resource and as a slot, where no slot has it: `NotFound` of the slot.
         let text = v.as_str().map(str::to_owned);
         let s = if let (false, Some(t)) = (is_slot("d1"), &text) {
             let s = l
@@ -2562,7 +2562,7 @@ fn tree_docs(s: &Snap) -> Snap {
 
 /// `Tree::{get, children, descendants, subtree, ancestors, path, move_under, move_to_root,
 /// rename, delete}` and the holders' `place`, `under`, `directly_in` with hostile keys: refused
-/// where no node has the key (`NoNode`, `InvalidValue`), and exact where a node is named by a
+/// where no node has the key (`NotFound` of the node, `InvalidValue`), and exact where a node is named by a
 /// hostile string.
 #[test]
 fn tree() {
@@ -2876,7 +2876,7 @@ async fn tree_test() {
         .await;
 
         // Values that reach the tree inside documents: a node whose parent is the value, an item
-        // whose node is the value (no node has it: `NoNode`, or `InvalidValue`; `null` is a root
+        // whose node is the value (no node has it: `NotFound` of the node, or `InvalidValue`; `null` is a root
         // and no node), and a node named by the value (stored exactly, or refused).
         reset_tree().await;
         let s = snap(&db).await;

@@ -579,7 +579,7 @@ async fn catalog_deletions_keep_counts_and_paths() {
         .delete("electronics", Deletion::Cascade)
         .await
         .unwrap_err();
-    assert!(matches!(e, Error::NoNode { .. }), "{e:?}");
+    assert!(e.is_no_node(), "{e:?}");
     assert_eq!(snapshot(&db).await, before);
 }
 
@@ -882,10 +882,7 @@ async fn refused(
     assert!(
         matches!(
             e,
-            Error::InvalidValue { .. }
-                | Error::InvalidKey { .. }
-                | Error::NotFound { .. }
-                | Error::NoNode { .. }
+            Error::InvalidValue { .. } | Error::InvalidKey { .. } | Error::NotFound { .. }
         ),
         "{what}: not a typed refusal: {e:?}"
     );
@@ -1075,7 +1072,7 @@ async fn hostile_input_in_catalog_writes() {
     lost.category = "nowhere".into();
     let r = holders.insert(&lost).await;
     let e = refused(&db, "holder insert into a missing node", &before, r).await;
-    assert!(matches!(e, Error::NoNode { .. }), "{e:?}");
+    assert!(e.is_no_node(), "{e:?}");
     let r = holders
         .insert_many(&[item(2, &cats["ssd"], 1.0), lost.clone()])
         .await;
@@ -1219,10 +1216,10 @@ async fn hostile_tree_renames_refused_when_the_new_key_is_taken() {
     assert!(matches!(e, Error::DuplicateKey { .. }), "{e:?}");
     assert_eq!(snapshot(&db).await, before);
     let e = tree.rename("nothing", "other").await.unwrap_err();
-    assert!(matches!(e, Error::NoNode { .. }), "{e:?}");
+    assert!(e.is_no_node(), "{e:?}");
     assert_eq!(snapshot(&db).await, before);
     let e = tree.move_under("ssd", "nothing").await.unwrap_err();
-    assert!(matches!(e, Error::NoNode { .. }), "{e:?}");
+    assert!(e.is_no_node(), "{e:?}");
     assert_eq!(snapshot(&db).await, before);
 }
 
@@ -1728,9 +1725,9 @@ async fn concurrent_holder_inserts_during_rename_and_move() {
         let stored = item_ids(&raw(&db, Item::SCHEMA.collection()).await);
         for (id, r) in &results {
             match r {
-                // An insert naming `ssd` after the rename: NoNode, and not stored.
+                // An insert naming `ssd` after the rename: NotFound of the node, and not stored.
                 Err(e) => {
-                    assert!(matches!(e, Error::NoNode { .. }), "{e:?}");
+                    assert!(e.is_no_node(), "{e:?}");
                     assert!(
                         !stored.contains(&Bson::Int64(*id)),
                         "item {id} refused but stored"

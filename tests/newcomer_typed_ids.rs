@@ -1310,11 +1310,11 @@ async fn grid_with_i32_rooms_and_string_days_books_literals_and_refuses_hostile_
         other => panic!("second booking: {other:?}"),
     }
     match slots.book(101, "$nope", "alice").await {
-        Err(Error::NotAllocated { .. }) => {}
+        Err(e) if e.is_not_allocated() => {}
         other => panic!("unallocated slot: {other:?}"),
     }
     match slots.book(103, "$where", "alice").await {
-        Err(Error::NotAllocated { .. }) => {}
+        Err(e) if e.is_not_allocated() => {}
         other => panic!("unallocated room: {other:?}"),
     }
     // A holder that is no guest: the count's target is missing.
@@ -1378,12 +1378,12 @@ async fn grid_with_i32_rooms_and_string_days_books_literals_and_refuses_hostile_
         slots.allocate(vec![seat(104, "x"), taken]).await,
     );
     assert_eq!(everything(&db).await, before);
-    // book_all over a slot never allocated: NotAllocated, nothing kept.
+    // book_all over a slot never allocated: NotFound of the slot, nothing kept.
     match slots
         .book_all(&[(101, "2025-01-01"), (101, "$never")], "alice")
         .await
     {
-        Err(Error::NotAllocated { .. }) => {}
+        Err(e) if e.is_not_allocated() => {}
         other => panic!("book_all with a missing slot: {other:?}"),
     }
     assert_eq!(everything(&db).await, before);
@@ -1721,9 +1721,9 @@ async fn bson_keyed_tree_takes_dollar_strings_and_refuses_operator_keys() {
             "a hostile tree key ({what}) wrote"
         );
     }
-    // A missing plain key: NoNode, nothing written.
+    // A missing plain key: NotFound of the node, nothing written.
     match tree.move_under(5, "$nowhere").await {
-        Err(Error::NoNode { .. }) => {}
+        Err(e) if e.is_no_node() => {}
         other => panic!("move under a missing node: {other:?}"),
     }
     assert_eq!(everything(&db).await, before);

@@ -1140,13 +1140,13 @@ async fn slot_allocate_of_tree_holders_computes_their_paths_and_fills_the_subset
     );
     slot_checks(&db).await;
 
-    // A node that does not exist: NoNode, nothing written.
+    // A node that does not exist: NotFound of the node, nothing written.
     let before = snapshot(&db, &SLOT).await;
     match slots
         .allocate(vec![desk("d9", "$room", "2025-01-09", Some("nowhere"))])
         .await
     {
-        Err(Error::NoNode { .. }) => {}
+        Err(e) if e.is_no_node() => {}
         other => panic!("missing node: {other:?}"),
     }
     assert_eq!(snapshot(&db, &SLOT).await, before);
@@ -2474,7 +2474,7 @@ async fn slot_refusals_in_a_caller_transaction_keep_it_and_the_subset_commits_wi
     ));
     assert!(matches!(
         slots.book("$room", "2031-01-01", "$b").await,
-        Err(Error::NotAllocated { .. })
+        Err(e) if e.is_not_allocated()
     ));
     assert!(matches!(
         slots.book("$room", "2025-01-01", op_doc()).await,

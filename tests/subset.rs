@@ -2,7 +2,7 @@
 //! `ratingCount`, `ratingSum` and `ratingAvg`.
 
 use bson::{doc, Bson, DateTime, Document};
-use pattern_runtime::{list_indexes, Error, Fields, Model};
+use pattern_runtime::{list_indexes, Error, Fields, Missing, Model};
 use pattern_testkit::test_db;
 use serde::{Deserialize, Serialize};
 
@@ -320,7 +320,7 @@ async fn a_missing_parent_is_not_found_and_nothing_is_written() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, Error::NotFound { collection, id } if collection == "products" && **id == Bson::String("nope".into())),
+        matches!(&err, Error::NotFound { collection, missing } if collection == "products" && **missing == Missing::Document { id: Bson::String("nope".into()) }),
         "{err:?}"
     );
     assert_eq!(full_count(&db).await, 0);

@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 use bson::oid::ObjectId;
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
-use pattern_runtime::{Deletion, Error, Model, Referenced};
+use pattern_runtime::{Deletion, Error, Missing, Model, Referenced};
 use pattern_testkit::test_db;
 use serde::{Deserialize, Serialize};
 
@@ -273,7 +273,7 @@ async fn the_seed_catalogue_answers_its_two_queries_and_stores_the_seed_shape() 
     assert!(tree.ancestors("电子").await.unwrap().is_empty());
     assert!(matches!(
         tree.ancestors("无").await,
-        Err(Error::NoNode { .. })
+        Err(e) if e.is_no_node()
     ));
 
     // Declared and synced: parent, ancestors, the unique key; the holder's node and path.
@@ -338,7 +338,7 @@ async fn a_missing_parent_or_a_taken_key_writes_nothing() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, Error::NoNode { key: "name", value, .. } if **value == Bson::from("不存在")),
+        matches!(&err, Error::NotFound { missing, .. } if **missing == Missing::Node { key: "name", value: Bson::from("不存在") }),
         "{err}"
     );
     let err = tree
@@ -354,7 +354,7 @@ async fn a_missing_parent_or_a_taken_key_writes_nothing() {
         ])
         .await
         .unwrap_err();
-    assert!(matches!(err, Error::NoNode { .. }), "{err}");
+    assert!(err.is_no_node(), "{err}");
     assert_eq!(snapshot(&db, "categories").await, before);
     // A product in a missing category is refused too.
     let err = tree
@@ -362,7 +362,7 @@ async fn a_missing_parent_or_a_taken_key_writes_nothing() {
         .insert(&product("无名", "无"))
         .await
         .unwrap_err();
-    assert!(matches!(err, Error::NoNode { .. }), "{err}");
+    assert!(err.is_no_node(), "{err}");
     assert_eq!(snapshot(&db, "products").await.len(), 5);
     // A batch of products with one in a missing category writes none of them.
     let err = tree
@@ -370,7 +370,7 @@ async fn a_missing_parent_or_a_taken_key_writes_nothing() {
         .insert_many(&[product("有名", "显卡"), product("无名", "无")])
         .await
         .unwrap_err();
-    assert!(matches!(err, Error::NoNode { .. }), "{err}");
+    assert!(err.is_no_node(), "{err}");
     assert_eq!(snapshot(&db, "products").await.len(), 5);
     // A batch may name parents earlier in itself.
     let stored = tree
@@ -475,7 +475,7 @@ async fn moving_a_100_node_subtree_rewrites_exactly_its_copies_or_nothing() {
     }
     assert!(matches!(
         tree.move_under("a0", "nowhere").await,
-        Err(Error::NoNode { .. })
+        Err(e) if e.is_no_node()
     ));
     assert!(
         snapshot(&db, "categories").await == categories,
@@ -537,7 +537,7 @@ enum Change {
 /// Holders inserted while a change of the shape is between its writes and its commit (held
 /// there by a fail point): the change's writes ran before them, so they carry the old path (or
 /// node) until the change ends by sending its holder writes again. Inserts into the changed
-/// node itself may fail with `NoNode` once it is renamed or deleted; every holder stored ends
+/// node itself may fail with `NotFound` of the node once it is renamed or deleted; every holder stored ends
 /// with the right node and path.
 #[tokio::test]
 async fn holders_placed_while_the_tree_changes_end_with_the_right_path() {
@@ -618,7 +618,7 @@ async fn holders_placed_while_the_tree_changes_end_with_the_right_path() {
                 .await
             {
                 Ok(()) => stored += 1,
-                Err(Error::NoNode { .. }) if into == &node => {}
+                Err(e) if e.is_no_node() && into == &node => {}
                 Err(e) => panic!("{change:?}: {e}"),
             }
             attempts += 1;
@@ -708,7 +708,7 @@ async fn deleting_refuses_a_node_in_use_unless_told_to_cascade_or_reparent() {
     assert!(matches!(err, Error::NodeInUse { .. }), "{err}");
     assert!(matches!(
         tree.delete("无", Deletion::Cascade).await,
-        Err(Error::NoNode { .. })
+        Err(e) if e.is_no_node()
     ));
 }
 
@@ -760,7 +760,7 @@ async fn renaming_a_node_rewrites_every_copy_of_its_name() {
     ));
     assert!(matches!(
         tree.rename("无", "有").await,
-        Err(Error::NoNode { .. })
+        Err(e) if e.is_no_node()
     ));
     let after = (
         snapshot(&db, "categories").await,

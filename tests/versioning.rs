@@ -1,7 +1,7 @@
 //! Document versioning against a real server: the seed's `articles` + `article_revisions`.
 
 use bson::{doc, Bson};
-use pattern_runtime::{list_indexes, Error, Model, Versioned};
+use pattern_runtime::{list_indexes, Error, Missing, Model, Versioned};
 use pattern_testkit::test_db;
 use serde::{Deserialize, Serialize};
 
@@ -134,7 +134,7 @@ async fn conflict_not_found_and_duplicate_key_are_three_errors() {
     ghost.version = 1;
     let err = articles.save(&mut ghost).await.unwrap_err();
     assert!(
-        matches!(&err, Error::NotFound { id, .. } if **id == Bson::Int64(9) || **id == Bson::Int32(9)),
+        matches!(err.missing(), Some(Missing::Document { id }) if *id == Bson::Int64(9) || *id == Bson::Int32(9)),
         "{err:?}"
     );
 

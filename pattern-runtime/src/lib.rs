@@ -295,7 +295,7 @@
 //! | a field another pattern keeps (a tree's parent, ancestors and key; a holder's node and path; a computed value; a subset's array and counters; an outlier's items, count and flag; an attribute array; a two-way side; a slot's holder and bitmap) written through another handle's update or a subset push's `set` | refused ([`Error::InvalidKey`] naming the operation to use), nothing written | `tests/newcomer_compose.rs`, `tests/newcomer_check.rs` |
 //! | a tree node inserted or deleted, or a holder inserted in a node, through [`Computing`] or [`References`] | refused ([`Error::InvalidKey`]): `Tree` and `Holders` compute the ancestors and paths (a replace is accepted when it keeps the tree's fields: next row) | `tests/pairs_tree.rs` |
 //! | a whole document replaced ([`Computing::replace`], [`References::replace`]) with another value in a field a pattern keeps (a tree's key or parent, a holder's node, a computed value, an outlier's count, a subset's items, a two-way side) | refused ([`Error::InvalidKey`]), nothing written; the kept fields ride in the replace's filter, so a replace that keeps them costs nothing more. An attribute array may change in a replace, one item per key (checked before sending) | `tests/pairs_tree.rs`, `tests/pairs_derived.rs` |
-//! | grid slots that are tree holders, allocated | each slot gets the path of the node it names (read once per batch, as `Holders::insert` computes it); a missing node is [`Error::NoNode`], the batch not sent | `tests/pairs_tree.rs` |
+//! | grid slots that are tree holders, allocated | each slot gets the path of the node it names (read once per batch, as `Holders::insert` computes it); a missing node is [`Error::NotFound`] of the node, the batch not sent | `tests/pairs_tree.rs` |
 //! | a subset whose full items are grid slots (the holder embedded) | `allocate`, `book`, `book_all`, `cancel`, `release` keep the parents' items and counts | `tests/pairs_collections.rs` |
 //! | a grid whose holder is an extended-reference copy | `cancel` finds the holder by the copy's `_id`, whatever a rename rewrote since | `tests/pairs_derived.rs` |
 //! | tree nodes or holders that are two-way sides | a cascade deleting a child pulls it from its owner's array; deleting an owner sets its children's optional side to `null`, and is refused ([`Error::InvalidKey`], nothing written) while a required side names it | `tests/pairs_tree.rs` |
@@ -370,6 +370,9 @@
 //!
 //! Every operation returns [`Result`], whose [`Error`] gives each failure a caller may handle its
 //! own variant (a duplicate key, an index conflict, ...) and carries the server's code otherwise.
+//! Whatever the pattern, something an operation names that does not exist is one
+//! [`Error::NotFound`]: its [`Missing`] says what was looked for (a document, a revision, a
+//! tree's node, a preallocated slot) and which one.
 
 #![warn(missing_docs)]
 
@@ -416,7 +419,7 @@ pub use bucket::{
 pub use computed::{Aggregate, ComputedFields, Computing, Drift, Recomputed, Refreshed, Refresher};
 pub use doctor::{doctor, doctor_group, doctor_models, DoctorOptions, DoctorReport};
 pub use error::{
-    check_size, validate_key, Error, IndexConflict, Result, BYTE_BUDGET, MAX_DOCUMENT_SIZE,
+    check_size, validate_key, Error, IndexConflict, Missing, Result, BYTE_BUDGET, MAX_DOCUMENT_SIZE,
 };
 pub use extended_ref::{
     Copied, CopiesUpdated, Embedding, ExtendedRef, Mode, Propagation, RefSpec, Referenced,

@@ -209,9 +209,9 @@ pub(crate) use collect_in;
 /// and runs the whole transaction again. Needs a replica set or a sharded cluster.
 ///
 /// Which errors leave it usable:
-/// - a refusal the toolkit makes before the operation writes anything ([`AlreadyBooked`],
-///   [`NotAllocated`], an [`InvalidValue`] or [`InvalidKey`] of the caller's input, a
-///   [`NotFound`] of a slot, a node or a document found by a read, ...): the transaction goes
+/// - a refusal the toolkit makes before the operation writes anything ([`AlreadyBooked`], an
+///   [`InvalidValue`] or [`InvalidKey`] of the caller's input, a [`NotFound`] of a slot, a node
+///   or a document found by a read, ...): the transaction goes
 ///   on, and may still commit the operations that succeeded;
 /// - an error from the server ([`DuplicateKey`], [`DocumentTooLarge`] from the server, a sum
 ///   past the 64-bit range, a write conflict) or the network: MongoDB ends the transaction
@@ -235,7 +235,6 @@ pub(crate) use collect_in;
 /// session, which aborts it.
 ///
 /// [`AlreadyBooked`]: crate::Error::AlreadyBooked
-/// [`NotAllocated`]: crate::Error::NotAllocated
 /// [`InvalidValue`]: crate::Error::InvalidValue
 /// [`InvalidKey`]: crate::Error::InvalidKey
 /// [`NotFound`]: crate::Error::NotFound

@@ -219,7 +219,9 @@ impl ShardedField {
         if result.matched_count == 0 {
             return Err(Error::NotFound {
                 collection: self.owner.name().to_owned(),
-                id: Box::new(self.id.clone()),
+                missing: Box::new(crate::error::Missing::Document {
+                    id: self.id.clone(),
+                }),
             });
         }
         tracing::debug!(

@@ -203,7 +203,7 @@ impl<M: Model> ComputedFields<M> {
         if batch.done.checked == 0 {
             return Err(Error::NotFound {
                 collection: M::SCHEMA.collection().to_owned(),
-                id: Box::new(id),
+                missing: Box::new(crate::error::Missing::Document { id: id }),
             });
         }
         Ok(batch.done)

@@ -168,7 +168,7 @@ pub(super) fn abort(a: Abort) -> mongodb::error::Error {
         Abort::NoSource => return mongodb::error::Error::custom(Abort::NoSource),
         Abort::NoTarget { collection, id } => Error::NotFound {
             collection: collection.to_owned(),
-            id,
+            missing: Box::new(crate::error::Missing::Document { id: *id }),
         },
         Abort::BadPointer { field, reason } => Error::InvalidValue {
             field: field.to_owned(),

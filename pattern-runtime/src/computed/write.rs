@@ -128,7 +128,9 @@ impl<M: Model + Serialize> Computing<M> {
             Err(Error::Driver { source, .. }) if source.get_custom::<Abort>().is_some() => {
                 Err(Error::NotFound {
                     collection: M::SCHEMA.collection().to_owned(),
-                    id: Box::new(id.unwrap_or(Bson::Null)),
+                    missing: Box::new(crate::error::Missing::Document {
+                        id: id.unwrap_or(Bson::Null),
+                    }),
                 })
             }
             other => other,
@@ -258,7 +260,7 @@ impl<M: Model + Serialize> Computing<M> {
             if result.matched_count == 0 {
                 return Err(Error::NotFound {
                     collection: M::SCHEMA.collection().to_owned(),
-                    id: Box::new(id),
+                    missing: Box::new(crate::error::Missing::Document { id: id }),
                 });
             }
             return Ok(());

@@ -4,12 +4,14 @@ use bson::{Bson, Document};
 use mongodb::error::{ErrorKind, WriteFailure};
 
 mod limits;
+mod missing;
 mod server;
 
 pub(crate) use limits::{
     bytes_left, check_encodable, check_finite, element_cost, room_for, value_cost, ELEMENT_OVERHEAD,
 };
 pub use limits::{check_size, validate_key, BYTE_BUDGET};
+pub use missing::Missing;
 pub use server::server_code;
 pub(crate) use server::{
     after_write, inc_overflow, into_body, refusal, refused_by_server, server_message, Refusal,
@@ -62,13 +64,15 @@ pub enum Error {
     #[error(transparent)]
     IndexConflict(Box<IndexConflict>),
 
-    /// No document of `collection` has this `_id`.
-    #[error("no document with _id {id} in `{collection}`")]
+    /// Something an operation names does not exist: a document by `_id`, a revision, a tree's
+    /// node, a preallocated slot ([`Missing`] says which). Nothing was written, unless the
+    /// operation's docs say otherwise.
+    #[error("{missing} in `{collection}`")]
     NotFound {
-        /// The collection.
+        /// The collection looked in.
         collection: String,
-        /// The `_id` looked for (boxed: it keeps every `Result` small).
-        id: Box<bson::Bson>,
+        /// What was looked for (boxed: it keeps every `Result` small).
+        missing: Box<Missing>,
     },
 
     /// The document is no longer at the version the caller holds: someone saved it since. Read
@@ -189,18 +193,6 @@ pub enum Error {
         known: Vec<&'static str>,
     },
 
-    /// A [tree](crate::tree) has no node with this key (the node asked for, or the parent named
-    /// by a node or a move). Nothing was written.
-    #[error("no node with {key} {value} in `{collection}`; nothing was written")]
-    NoNode {
-        /// The tree's collection.
-        collection: String,
-        /// The key's field (BSON name): `_id`, or the tree's `key = ..`.
-        key: &'static str,
-        /// The value looked for (boxed: it keeps every `Result` small).
-        value: Box<bson::Bson>,
-    },
-
     /// A [tree](crate::tree) move would put a node under itself or under one of its own
     /// descendants. Nothing was written: the tree is still a tree.
     #[error(
@@ -251,20 +243,6 @@ pub enum Error {
         slot: Box<bson::Bson>,
         /// Who holds it, where the slot says.
         holder: Option<Box<bson::Bson>>,
-    },
-
-    /// No [preallocated](crate::preallocation) slot exists for this resource and slot: it was
-    /// never allocated (or lies outside the allocated range). Nothing was written.
-    #[error(
-        "slot {slot} of {resource} in `{collection}` was never allocated; nothing was written"
-    )]
-    NotAllocated {
-        /// The slots' collection.
-        collection: String,
-        /// The resource.
-        resource: Box<bson::Bson>,
-        /// The slot.
-        slot: Box<bson::Bson>,
     },
 
     /// A range that a rollup series cannot answer: a rollup (`#[bucket(rollup, ..)]`) keeps one
@@ -347,9 +325,18 @@ impl Error {
         matches!(self, Error::VersionConflict { .. })
     }
 
-    /// Whether this is a [`NotFound`](Error::NotFound): no document has that `_id`.
+    /// Whether this is a [`NotFound`](Error::NotFound): what the operation names does not
+    /// exist (a document, a revision, a tree's node, a slot: see [`missing`](Error::missing)).
     pub fn is_not_found(&self) -> bool {
         matches!(self, Error::NotFound { .. })
+    }
+
+    /// What a [`NotFound`](Error::NotFound) looked for; `None` for any other error.
+    pub fn missing(&self) -> Option<&Missing> {
+        match self {
+            Error::NotFound { missing, .. } => Some(missing),
+            _ => None,
+        }
     }
 
     /// Whether this is a [`DuplicateKey`](Error::DuplicateKey): a unique index refused the write.
@@ -392,14 +379,16 @@ impl Error {
         matches!(self, Error::AlreadyBooked { .. })
     }
 
-    /// Whether this is a [`NotAllocated`](Error::NotAllocated): the slot was never allocated.
+    /// Whether this is a [`NotFound`](Error::NotFound) of a [slot](Missing::Slot): the slot was
+    /// never allocated.
     pub fn is_not_allocated(&self) -> bool {
-        matches!(self, Error::NotAllocated { .. })
+        matches!(self.missing(), Some(Missing::Slot { .. }))
     }
 
-    /// Whether this is a [`NoNode`](Error::NoNode): the tree has no node with that key.
+    /// Whether this is a [`NotFound`](Error::NotFound) of a [node](Missing::Node): the tree has
+    /// no node with that key.
     pub fn is_no_node(&self) -> bool {
-        matches!(self, Error::NoNode { .. })
+        matches!(self.missing(), Some(Missing::Node { .. }))
     }
 
     /// Whether this is a [`TransactionEnded`](Error::TransactionEnded): the caller's transaction
@@ -435,11 +424,9 @@ impl Error {
             | Error::UnknownVariant { .. }
             | Error::Bson(_)
             | Error::NotFound { .. }
-            | Error::NoNode { .. }
             | Error::Cycle { .. }
             | Error::NodeInUse { .. }
             | Error::AlreadyBooked { .. }
-            | Error::NotAllocated { .. }
             | Error::VersionConflict { .. }
             | Error::DocumentTooLarge { .. }
             | Error::InvalidKey { .. }

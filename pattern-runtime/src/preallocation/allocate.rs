@@ -115,7 +115,7 @@ impl<M: Preallocated> Slots<M> {
     /// 16 MiB [`Error::DocumentTooLarge`], one that another pattern refuses as a whole
     /// document (an attribute array holding a key twice) [`Error::InvalidKey`], each before its
     /// batch is sent. A slot that sits in a tree (`#[in_tree]`) gets the path of the node it
-    /// names, read once per batch, whatever path it was given ([`Error::NoNode`] for a missing
+    /// names, read once per batch, whatever path it was given ([`Error::NotFound`] of the node for a missing
     /// node). What other models derive from the slots (a subset of them, a
     /// count) follows each batch, after it: allocation runs in no transaction, so a failure in
     /// between is left for that pattern's `repair()`. Any other failure of

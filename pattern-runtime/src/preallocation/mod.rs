@@ -50,7 +50,7 @@
 //!     Err(Error::AlreadyBooked { .. }) => {} // bob learns that alice has it
 //!     other => panic!("{other:?}"),
 //! }
-//! assert!(matches!(slots.book("101", "2031-01-01", "bob").await, Err(Error::NotAllocated { .. })));
+//! assert!(matches!(slots.book("101", "2031-01-01", "bob").await, Err(e) if e.is_not_allocated()));
 //! // Two nights, all or nothing, in one transaction.
 //! let stay = [("101", "2025-08-21"), ("101", "2025-08-22")];
 //! assert!(slots.book_all(&stay, "carol").await.is_err()); // the 22nd was never allocated
@@ -68,7 +68,7 @@
 //!   days, say) in a background task that [`Allocator::stop`] ends cleanly.
 //! - [`Slots::book`] is one `findAndModify` whose filter requires the holder to be `null`.
 //!   When it matches nothing, one read tells why: [`Error::AlreadyBooked`] (with the holder) or
-//!   [`Error::NotAllocated`]; never one for the other.
+//!   [`Error::NotFound`] of the slot; never one for the other.
 //! - [`Slots::book_all`] books several slots for one holder in one transaction: all of them, or
 //!   none (a taken or missing slot undoes the others and returns its error).
 //! - [`Slots::cancel`] frees a slot only for its holder; [`Slots::release`] frees it whoever
@@ -216,10 +216,12 @@ impl<M: Preallocated> Slots<M> {
     }
 
     fn not_allocated(&self, resource: &Bson, slot: &Bson) -> Error {
-        Error::NotAllocated {
+        Error::NotFound {
             collection: M::SLOTS.collection().to_owned(),
-            resource: Box::new(resource.clone()),
-            slot: Box::new(slot.clone()),
+            missing: Box::new(crate::error::Missing::Slot {
+                resource: resource.clone(),
+                slot: slot.clone(),
+            }),
         }
     }
 

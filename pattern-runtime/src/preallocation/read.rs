@@ -71,7 +71,7 @@ impl<M: Preallocated> Slots<M> {
     }
 
     /// The free sub-slots of the slot, as ranges (`[0..18, 20..48]`): one read.
-    /// [`Error::NotAllocated`] when the slot was never allocated.
+    /// [`Error::NotFound`] of the slot when the slot was never allocated.
     #[tracing::instrument(
         name = "pattern_runtime::preallocation.free_ranges",
         skip_all,

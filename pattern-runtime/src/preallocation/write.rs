@@ -6,7 +6,7 @@ use super::*;
 impl<M: Preallocated> Slots<M> {
     /// Books the slot for `holder`: one `findAndModify` whose filter requires it free; returns
     /// the slot as booked. [`Error::AlreadyBooked`] (with its holder) when it is taken,
-    /// [`Error::NotAllocated`] when it was never allocated; nothing is written then. When
+    /// [`Error::NotFound`] of the slot when it was never allocated; nothing is written then. When
     /// another model derives data from the holder (a `#[computed(count = .., by = holder)]`),
     /// the booking runs in a transaction with it, and a holder that has no such document is
     /// [`Error::NotFound`] of that model, nothing written (see
@@ -154,7 +154,7 @@ impl<M: Preallocated> Slots<M> {
 
     /// Books every slot of `slots` (resource, slot) for `holder` in one transaction: all of
     /// them, or none. The first that is taken or missing undoes the others in the same
-    /// transaction and is returned ([`Error::AlreadyBooked`], [`Error::NotAllocated`]). Without
+    /// transaction and is returned ([`Error::AlreadyBooked`], [`Error::NotFound`] of the slot). Without
     /// transactions the undo is a second write, best effort.
     #[tracing::instrument(
         name = "pattern_runtime::preallocation.book_all",
@@ -232,7 +232,7 @@ impl<M: Preallocated> Slots<M> {
     }
 
     /// Frees the slot if `holder` holds it; returns it as freed (also when it was free already).
-    /// [`Error::AlreadyBooked`] when someone else holds it, [`Error::NotAllocated`] when it was
+    /// [`Error::AlreadyBooked`] when someone else holds it, [`Error::NotFound`] of the slot when it was
     /// never allocated; nothing is written then. `holder` is compared with the stored holder as
     /// a value, except a document with an `_id` (an extended-reference copy of the holder),
     /// compared by that `_id` alone: a rename of the holder, copied into the slot since the
@@ -269,7 +269,7 @@ impl<M: Preallocated> Slots<M> {
         self.free(filter, &resource, &slot, holder_field).await
     }
 
-    /// Frees the slot whoever holds it; returns it as freed. [`Error::NotAllocated`] when it was
+    /// Frees the slot whoever holds it; returns it as freed. [`Error::NotFound`] of the slot when it was
     /// never allocated.
     #[tracing::instrument(
         name = "pattern_runtime::preallocation.release",
@@ -381,7 +381,7 @@ impl<M: Preallocated> Slots<M> {
     /// Books sub-slots `sub_slots` (`18..20`: the half hours from 9:00 to 10:00) of the slot:
     /// one update whose filter requires them all clear (`$bitsAllClear`) and which sets them
     /// (`$bit` or). [`Error::AlreadyBooked`] when any is taken (no holder: the bitmap does not
-    /// say who), [`Error::NotAllocated`] when the slot was never allocated, [`Error::InvalidValue`]
+    /// say who), [`Error::NotFound`] of the slot when the slot was never allocated, [`Error::InvalidValue`]
     /// for a range outside the bitmap; nothing is written then.
     #[tracing::instrument(
         name = "pattern_runtime::preallocation.book_range",
@@ -429,7 +429,7 @@ impl<M: Preallocated> Slots<M> {
 
     /// Frees sub-slots `sub_slots` of the slot: one update whose filter requires them all set
     /// (`$bitsAllSet`) and which clears them. [`Error::InvalidValue`] when any of them is free
-    /// already (a range freed twice, or never booked), [`Error::NotAllocated`] when the slot was
+    /// already (a range freed twice, or never booked), [`Error::NotFound`] of the slot when the slot was
     /// never allocated; nothing is written then.
     #[tracing::instrument(
         name = "pattern_runtime::preallocation.free_range",

@@ -178,7 +178,7 @@ impl crate::schema::Dependent for OwnerArrays {
                     if added.matched_count == 0 {
                         return Err(crate::error::refusal(Error::NotFound {
                             collection: target.collection().to_owned(),
-                            id: Box::new(new),
+                            missing: Box::new(crate::error::Missing::Document { id: new }),
                         }));
                     }
                 }

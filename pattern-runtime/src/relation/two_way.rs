@@ -258,12 +258,12 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
             }
             Ok(None) => Err(Error::NotFound {
                 collection: spec.target().collection().to_owned(),
-                id: Box::new(owner),
+                missing: Box::new(crate::error::Missing::Document { id: owner }),
             }),
             Err(Error::Driver { source, .. }) if source.get_custom::<NoChild>().is_some() => {
                 Err(Error::NotFound {
                     collection: spec.model().collection().to_owned(),
-                    id: Box::new(child),
+                    missing: Box::new(crate::error::Missing::Document { id: child }),
                 })
             }
             Err(e) => Err(e),

@@ -398,7 +398,7 @@ where
         } else {
             Err(Error::NotFound {
                 collection: self.spec.full_collection().to_owned(),
-                id: Box::new(item_id),
+                missing: Box::new(crate::error::Missing::Document { id: item_id }),
             })
         }
     }

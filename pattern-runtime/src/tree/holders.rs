@@ -143,7 +143,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         })
     }
 
-    /// The path for a holder in `node` (`[]` for none), or [`Error::NoNode`].
+    /// The path for a holder in `node` (`[]` for none), or [`Error::NotFound`] of the node.
     async fn path_for(&self, node: &Bson) -> Result<Vec<Bson>> {
         if matches!(node, Bson::Null) {
             return Ok(Vec::new());
@@ -239,7 +239,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
     }
 
     /// Inserts `holder` with the path of the node it names (whatever it holds in its path
-    /// field). [`Error::NoNode`] when the node is missing, [`Error::DuplicateKey`] when the
+    /// field). [`Error::NotFound`] of the node when the node is missing, [`Error::DuplicateKey`] when the
     /// `_id` is taken; nothing is written then. Two reads and the insert when no move runs.
     #[tracing::instrument(
         name = "pattern_runtime::tree.holders.insert",
@@ -270,7 +270,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
     }
 
     /// Inserts `holders` (one `insert` command, in order), each with the path of the node it
-    /// names: the nodes' paths are read in one query first. [`Error::NoNode`] when a node is
+    /// names: the nodes' paths are read in one query first. [`Error::NotFound`] of the node when a node is
     /// missing, with nothing written. After the insert, the nodes' paths are read again (one
     /// query) and the holders of any node that moved meanwhile get its new path (one `update`
     /// per such node).
@@ -398,11 +398,11 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         }
     }
 
-    /// Places the stored holder `id` in `node`: its node field and its path. [`Error::NoNode`]
+    /// Places the stored holder `id` in `node`: its node field and its path. [`Error::NotFound`] of the node
     /// when the node is missing, [`Error::NotFound`] when the holder is; nothing is written then.
     /// A node renamed while the holder is placed: the holder follows it (new key and path). A
     /// node deleted meanwhile: the holder goes back to the node and path it had, and the call
-    /// returns [`Error::NoNode`] (unless the deletion's own sweep moved it first: then it stays
+    /// returns [`Error::NotFound`] of the node (unless the deletion's own sweep moved it first: then it stays
     /// where the deletion put it). One read more than an insert.
     #[tracing::instrument(
         name = "pattern_runtime::tree.holders.place",
@@ -432,7 +432,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         };
         let not_found = || Error::NotFound {
             collection: h.collection().to_owned(),
-            id: Box::new(id.clone()),
+            missing: Box::new(crate::error::Missing::Document { id: id.clone() }),
         };
         // Where it was: what a placement the tree's changes overtake goes back to.
         let was = {

@@ -100,7 +100,7 @@
 //! # Writes
 //!
 //! - [`Tree::insert`] and [`insert_many`](Tree::insert_many) compute each node's ancestors from
-//!   its parent (a missing parent is [`Error::NoNode`]). [`Holders::insert`],
+//!   its parent (a missing parent is [`Error::NotFound`] of the node). [`Holders::insert`],
 //!   [`insert_many`](Holders::insert_many) and [`place`](Holders::place) compute a holder's path
 //!   from its node.
 //! - [`Tree::move_under`] and [`move_to_root`](Tree::move_to_root) rewrite the moved node, the
@@ -126,7 +126,7 @@
 //! every move, rename and deletion ends with a second transaction that sends its holder writes
 //! once more, for the holders written while it ran; once both have returned, the path is right.
 //! A holder placed in a node deleted meanwhile ends as the deletion's other holders do (moved up,
-//! or deleted by a cascade), or is taken back and its insert returns [`Error::NoNode`]. That
+//! or deleted by a cascade), or is taken back and its insert returns [`Error::NotFound`] of the node. That
 //! second transaction is separate from the change: if it fails, the change stays committed, a
 //! `WARN` event says so, and [`Tree::repair`] fixes what it left.
 //!
@@ -289,10 +289,12 @@ impl<M: TreeNode> Tree<M> {
     }
 
     fn no_node(&self, value: Bson) -> Error {
-        Error::NoNode {
+        Error::NotFound {
             collection: M::TREE.collection().to_owned(),
-            key: M::TREE.key(),
-            value: Box::new(value),
+            missing: Box::new(crate::error::Missing::Node {
+                key: M::TREE.key(),
+                value: value,
+            }),
         }
     }
 

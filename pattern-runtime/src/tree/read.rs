@@ -104,7 +104,7 @@ impl<M: TreeNode> Tree<M> {
     }
 
     /// The node's ancestors, root first: one aggregation (the node, then a `$lookup` of its
-    /// ancestors through the key's index). [`Error::NoNode`] when no node has this key.
+    /// ancestors through the key's index). [`Error::NotFound`] of the node when no node has this key.
     #[tracing::instrument(
         name = "pattern_runtime::tree.ancestors",
         skip_all,
@@ -153,7 +153,7 @@ impl<M: TreeNode> Tree<M> {
     }
 
     /// The path of a holder placed in the node: its ancestors, then its own key.
-    /// [`Error::NoNode`] when no node has this key.
+    /// [`Error::NotFound`] of the node when no node has this key.
     pub async fn path(&self, key: impl IntoId<M::Key>) -> Result<Vec<M::Key>> {
         let key = key_bson::<M>(M::TREE.key(), key)?;
         let path = self.current_path(None, &key).await?;

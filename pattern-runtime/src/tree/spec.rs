@@ -214,7 +214,7 @@ impl HolderSpec {
 
     /// Writes into each of `docs` (holders about to be inserted by another pattern: a grid's
     /// allocation) the path of the node it names, read in one query, as `Holders::insert`
-    /// would; [`Error::NoNode`](crate::Error::NoNode) when a node is missing. A move racing the
+    /// would; [`Error::NotFound`](crate::Error::NotFound) of the node when a node is missing. A move racing the
     /// insert can leave a path behind: `Tree::repair` (and the doctor) find it.
     pub(crate) async fn set_paths(
         &'static self,
@@ -265,10 +265,12 @@ impl HolderSpec {
                 Some(node) => match paths.get(&crate::finding::id_key(node)) {
                     Some(path) => path.clone(),
                     None => {
-                        return Err(crate::error::Error::NoNode {
+                        return Err(crate::error::Error::NotFound {
                             collection: tree.collection().to_owned(),
-                            key: tree.key(),
-                            value: Box::new(node.clone()),
+                            missing: Box::new(crate::error::Missing::Node {
+                                key: tree.key(),
+                                value: node.clone(),
+                            }),
                         })
                     }
                 },

@@ -113,7 +113,7 @@ impl<M: TreeNode> Tree<M> {
     /// Inserts `node` under the parent it names (a root when it names none), its ancestors
     /// computed from the parent's, whatever `node` holds there; returns the node as stored.
     ///
-    /// A parent that does not exist is [`Error::NoNode`]; a key already taken is
+    /// A parent that does not exist is [`Error::NotFound`] of the node; a key already taken is
     /// [`Error::DuplicateKey`]. Nothing is written then.
     #[tracing::instrument(
         name = "pattern_runtime::tree.insert",
@@ -131,7 +131,7 @@ impl<M: TreeNode> Tree<M> {
 
     /// Inserts `nodes` in one transaction, each under the parent it names: an existing node or
     /// one earlier in `nodes`. Returns them as stored. All or nothing: a missing parent is
-    /// [`Error::NoNode`], a key taken [`Error::DuplicateKey`].
+    /// [`Error::NotFound`] of the node, a key taken [`Error::DuplicateKey`].
     #[tracing::instrument(
         name = "pattern_runtime::tree.insert_many",
         skip_all,
@@ -226,7 +226,7 @@ impl<M: TreeNode> Tree<M> {
     /// ancestors, the ancestors of every node below it and the path of every holder under it.
     /// Returns what was rewritten: one entry for the nodes, one per holder model.
     ///
-    /// [`Error::Cycle`] when `parent` is the node or below it, [`Error::NoNode`] when either is
+    /// [`Error::Cycle`] when `parent` is the node or below it, [`Error::NotFound`] of the node when either is
     /// missing; nothing is written then.
     #[tracing::instrument(
         name = "pattern_runtime::tree.move_under",
@@ -434,7 +434,7 @@ impl<M: TreeNode> Tree<M> {
     /// under it, in one transaction. For trees declared with `key = ..` (an `_id` never
     /// changes: [`Error::InvalidKey`]).
     ///
-    /// [`Error::NoNode`] when no node has `key`, [`Error::DuplicateKey`] when `new_key` is
+    /// [`Error::NotFound`] of the node when no node has `key`, [`Error::DuplicateKey`] when `new_key` is
     /// taken; nothing is written then.
     #[tracing::instrument(
         name = "pattern_runtime::tree.rename",
@@ -528,7 +528,7 @@ impl<M: TreeNode> Tree<M> {
     }
 
     /// Deletes the node, and what is below it as `how` says, in one transaction. See
-    /// [`Deletion`]; [`Error::NodeInUse`] or [`Error::NoNode`] with nothing deleted.
+    /// [`Deletion`]; [`Error::NodeInUse`] or [`Error::NotFound`] of the node with nothing deleted.
     #[tracing::instrument(
         name = "pattern_runtime::tree.delete",
         skip_all,

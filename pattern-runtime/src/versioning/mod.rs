@@ -156,7 +156,7 @@ impl<M: Versioned> ModelCollection<M> {
             Outcome::Done(v) => Ok(v),
             Outcome::Missing => Err(Error::NotFound {
                 collection: M::SCHEMA.collection().to_owned(),
-                id: Box::new(id),
+                missing: Box::new(crate::error::Missing::Document { id }),
             }),
             Outcome::Stale(found) => Err(Error::VersionConflict {
                 collection: M::SCHEMA.collection().to_owned(),

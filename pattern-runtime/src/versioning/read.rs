@@ -66,7 +66,7 @@ impl<M: Versioned> ModelCollection<M> {
             .await?;
         found.map(|r| r.snapshot).ok_or_else(|| Error::NotFound {
             collection: spec::<M>().history().to_owned(),
-            id: Box::new(doc! { "docId": id, "version": v }.into()),
+            missing: Box::new(crate::error::Missing::Revision { id, version: v }),
         })
     }
 }
