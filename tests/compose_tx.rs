@@ -318,7 +318,7 @@ async fn variant_writes_keep_the_counts_of_their_common_fields() {
     let visits = Visit::collection(&db);
     let talks = visits.variant::<VisitTalk>();
     talks
-        .insert_one(&VisitTalk {
+        .insert(&VisitTalk {
             id: 1,
             club: "chess".into(),
             minutes: 30,
@@ -393,7 +393,7 @@ async fn one_of_each(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<(
     Visit::collection(db)
         .in_transaction(tx)
         .variant::<VisitWalk>()
-        .insert_one(&VisitWalk {
+        .insert(&VisitWalk {
             id: 9,
             club: "chess".into(),
         })
@@ -568,7 +568,7 @@ async fn writes_nothing_derives_from_send_one_command_as_before() {
     Desk::slots(&db).release(1, 9).await.unwrap();
     assert_eq!(names(&db), ["findAndModify"]);
     let dots = Shape::collection(&db).variant::<ShapeDot>();
-    dots.insert_one(&ShapeDot { id: 1 }).await.unwrap();
+    dots.insert(&ShapeDot { id: 1 }).await.unwrap();
     assert_eq!(names(&db), ["insert"]);
     dots.update_one(doc! { "_id": 1 }, doc! { "$set": { "x": 1 } })
         .await

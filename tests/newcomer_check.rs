@@ -855,7 +855,7 @@ async fn one_of_everything(db: &Database, tx: &Transaction) {
     Event::collection(db)
         .in_transaction(tx)
         .variant::<EventMatch>()
-        .insert_one(&a_match("e1", "c1", 30))
+        .insert(&a_match("e1", "c1", 30))
         .await
         .unwrap();
     Club::recent_reviews_subset(db)
@@ -1079,7 +1079,7 @@ async fn tx_refusal_half_way_then_commit() {
     Event::collection(&db)
         .in_transaction(&tx)
         .variant::<EventMatch>()
-        .insert_one(&a_match("e-after", "c2", 7))
+        .insert(&a_match("e-after", "c2", 7))
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -1112,7 +1112,7 @@ async fn tx_server_refusal_half_way_is_all_or_nothing() {
     let db = setup("nc_tx_server_refusal").await;
     Event::collection(&db)
         .variant::<EventMatch>()
-        .insert_one(&a_match("e1", "c1", 10))
+        .insert(&a_match("e1", "c1", 10))
         .await
         .unwrap();
     let before = snapshot(&db).await;
@@ -1130,7 +1130,7 @@ async fn tx_server_refusal_half_way_is_all_or_nothing() {
     let dup = Event::collection(&db)
         .in_transaction(&tx)
         .variant::<EventMatch>()
-        .insert_one(&a_match("e1", "c2", 99))
+        .insert(&a_match("e1", "c2", 99))
         .await;
     assert!(
         matches!(&dup, Err(e) if e.is_duplicate_key()),
@@ -1280,13 +1280,13 @@ async fn variant_writes_keep_the_club_counts_and_sums() {
     let events = Event::collection(&db);
     let matches = events.variant::<EventMatch>();
     let socials = events.variant::<EventSocial>();
-    matches.insert_one(&a_match("e1", "c1", 10)).await.unwrap();
+    matches.insert(&a_match("e1", "c1", 10)).await.unwrap();
     matches
         .insert_many(&[a_match("e2", "c1", 20), a_match("e3", "c2", 5)])
         .await
         .unwrap();
     socials
-        .insert_one(&EventSocial {
+        .insert(&EventSocial {
             id: "s1".into(),
             club_id: "c1".into(),
             fee: 100,
@@ -2203,7 +2203,7 @@ async fn a_server_refusal_in_the_callers_transaction_ends_it_plainly() {
     let db = setup("nc_finding_tx_server_refusal").await;
     Event::collection(&db)
         .variant::<EventMatch>()
-        .insert_one(&a_match("e1", "c1", 10))
+        .insert(&a_match("e1", "c1", 10))
         .await
         .unwrap();
     // m1, c1's captain, made its vice too: a 9 MiB preference would be copied twice into c1.
@@ -2226,7 +2226,7 @@ async fn a_server_refusal_in_the_callers_transaction_ends_it_plainly() {
             Event::collection(&db)
                 .in_transaction(&tx)
                 .variant::<EventMatch>()
-                .insert_one(&a_match("e1", "c2", 99))
+                .insert(&a_match("e1", "c2", 99))
                 .await
                 .map(|_| ())
         } else {
@@ -2369,7 +2369,7 @@ async fn variant_insert_refuses_dollar_dot_and_nul_keys() {
         ("s3", doc! { "n\0ul": 1 }),
     ] {
         let r = socials
-            .insert_one(&EventSocial {
+            .insert(&EventSocial {
                 id: id.into(),
                 club_id: "c1".into(),
                 fee: 1,
@@ -2392,9 +2392,9 @@ async fn variant_insert_refuses_dollar_dot_and_nul_keys() {
 async fn a_computed_sum_overflow_is_a_typed_error() {
     let db = setup("nc_finding_sum_overflow").await;
     let matches = Event::collection(&db).variant::<EventMatch>();
-    matches.insert_one(&a_match("e1", "c1", 5)).await.unwrap();
+    matches.insert(&a_match("e1", "c1", 5)).await.unwrap();
     let before = snapshot(&db).await;
-    let r = matches.insert_one(&a_match("e2", "c1", i64::MAX)).await;
+    let r = matches.insert(&a_match("e2", "c1", i64::MAX)).await;
     assert_eq!(snapshot(&db).await, before, "nothing written");
     assert!(matches!(r, Err(Error::InvalidValue { .. })), "{r:?}");
 }
@@ -2434,7 +2434,7 @@ async fn a_missing_target_is_treated_alike_by_every_write() {
     let before = snapshot(&db).await;
     let event = Event::collection(&db)
         .variant::<EventMatch>()
-        .insert_one(&a_match("e1", "c2", 1))
+        .insert(&a_match("e1", "c2", 1))
         .await;
     assert!(matches!(event, Err(Error::NotFound { .. })), "{event:?}");
     assert_eq!(

@@ -300,7 +300,7 @@ async fn listing_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()
     let listings = Listing::collection(db).in_transaction(tx);
     listings
         .variant::<ListingBook>()
-        .insert_one(&book(4, "Emma", 474))
+        .insert(&book(4, "Emma", 474))
         .await?;
     ListingSpecs::collection(db)
         .raw()
@@ -329,7 +329,7 @@ async fn polymorphic_listings_with_their_attributes_in_a_struct_model() {
     let films = listings.variant::<ListingFilm>();
     let specs = ListingSpecs::specs_attribute(&db);
 
-    books.insert_one(&book(1, "Dune", 412)).await.unwrap();
+    books.insert(&book(1, "Dune", 412)).await.unwrap();
     films
         .insert_many(&[film(2, "Lawrence", 216), film(3, "Short", 12)])
         .await
@@ -496,7 +496,7 @@ async fn account_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()
     Account::collection(db)
         .in_transaction(tx)
         .variant::<AccountPerson>()
-        .insert_one(&AccountPerson {
+        .insert(&AccountPerson {
             id: 4,
             name: "Dee".into(),
         })
@@ -524,7 +524,7 @@ async fn polymorphic_accounts_with_their_posts_in_an_outlier_model() {
     let posts = AccountPosts::posts_outlier(&db);
 
     persons
-        .insert_one(&AccountPerson {
+        .insert(&AccountPerson {
             id: 1,
             name: "Ann".into(),
         })
@@ -916,7 +916,7 @@ async fn variant_writes_leave_a_subset_of_them_stale() {
     // A like inserted through its variant's handle, for user 1; then more.
     activities
         .variant::<ActivityLike>()
-        .insert_one(&ActivityLike {
+        .insert(&ActivityLike {
             id: 3,
             user_id: 1,
             at: 30,
@@ -1061,7 +1061,7 @@ async fn ticket_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()>
     let tickets = Ticket::collection(db).in_transaction(tx);
     tickets
         .variant::<TicketBug>()
-        .insert_one(&TicketBug {
+        .insert(&TicketBug {
             id: 4,
             title: "crash".into(),
             severity: 1,
@@ -1097,7 +1097,7 @@ async fn polymorphic_tickets_assigned_through_a_two_way_struct_model() {
     let features = tickets.variant::<TicketFeature>();
     let agent = Assignment::agent_relation(&db);
 
-    bugs.insert_one(&TicketBug {
+    bugs.insert(&TicketBug {
         id: 1,
         title: "slow".into(),
         severity: 2,
@@ -1252,7 +1252,7 @@ async fn court_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()> 
     Booking::collection(db)
         .in_transaction(tx)
         .variant::<BookingLesson>()
-        .insert_one(&BookingLesson {
+        .insert(&BookingLesson {
             id: 4,
             coach: "Ivy".into(),
         })
@@ -1301,7 +1301,7 @@ async fn a_court_grid_held_by_polymorphic_bookings() {
     assert!(stopped.errors().next().is_none());
 
     lessons
-        .insert_one(&BookingLesson {
+        .insert(&BookingLesson {
             id: 1,
             coach: "Max".into(),
         })

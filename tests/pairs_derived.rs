@@ -679,7 +679,7 @@ async fn computed_x_polymorphic_variant_and_computing_writes_keep_the_counts() {
     };
 
     // The polymorphic pattern's writes.
-    parcels.insert_one(&parcel(1, "north", 500)).await.unwrap();
+    parcels.insert(&parcel(1, "north", 500)).await.unwrap();
     letters
         .insert_many(&[letter(2, "north", 20), letter(3, "south", 30)])
         .await
@@ -770,7 +770,7 @@ async fn approximation_x_polymorphic_standalone_counters_on_variant_documents() 
     let videos = clips.variant::<ClipVideo>();
     let audios = clips.variant::<ClipAudio>();
     videos
-        .insert_one(&ClipVideo {
+        .insert(&ClipVideo {
             id: 1,
             views: 0,
             seconds: 60,
@@ -3277,7 +3277,7 @@ async fn bucket_x_polymorphic_readings_of_a_polymorphic_models_documents() {
     let thermos = gauges.variant::<GaugeThermo>();
     let doors = gauges.variant::<GaugeDoor>();
     thermos
-        .insert_one(&GaugeThermo {
+        .insert(&GaugeThermo {
             id: "t1".into(),
             unit: "C".into(),
         })

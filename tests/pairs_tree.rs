@@ -3177,7 +3177,7 @@ async fn tree_x_polymorphic_listings_of_every_shape_counted_per_category() {
         price,
         minutes: 90 + id,
     };
-    book_handle.insert_one(&book(1, scifi, 10)).await.unwrap();
+    book_handle.insert(&book(1, scifi, 10)).await.unwrap();
     book_handle
         .insert_many(&[book(2, scifi, 12), book(3, books, 8)])
         .await

@@ -90,7 +90,7 @@ async fn insert_seed(db: &mongodb::Database) -> Vec<Notification> {
                 let email = NotificationEmail::try_from(n.clone()).unwrap();
                 notifications
                     .variant::<NotificationEmail>()
-                    .insert_one(&email)
+                    .insert(&email)
                     .await
                     .unwrap();
             }
@@ -98,7 +98,7 @@ async fn insert_seed(db: &mongodb::Database) -> Vec<Notification> {
                 let sms = NotificationSms::try_from(n.clone()).unwrap();
                 notifications
                     .variant::<NotificationSms>()
-                    .insert_one(&sms)
+                    .insert(&sms)
                     .await
                     .unwrap();
             }
@@ -106,7 +106,7 @@ async fn insert_seed(db: &mongodb::Database) -> Vec<Notification> {
                 let push = NotificationPush::try_from(n.clone()).unwrap();
                 notifications
                     .variant::<NotificationPush>()
-                    .insert_one(&push)
+                    .insert(&push)
                     .await
                     .unwrap();
             }
@@ -481,7 +481,7 @@ async fn concurrent_writers_stay_within_their_variants() {
                 match i % 3 {
                     0 => {
                         n.variant::<NotificationEmail>()
-                            .insert_one(&NotificationEmail {
+                            .insert(&NotificationEmail {
                                 id: ObjectId::new(),
                                 to: format!("w{w}@example.com"),
                                 subject: "s".into(),
@@ -493,7 +493,7 @@ async fn concurrent_writers_stay_within_their_variants() {
                     }
                     1 => {
                         n.variant::<NotificationSms>()
-                            .insert_one(&NotificationSms {
+                            .insert(&NotificationSms {
                                 id: ObjectId::new(),
                                 phone_number: format!("+{w}"),
                                 message: "m".into(),
@@ -504,7 +504,7 @@ async fn concurrent_writers_stay_within_their_variants() {
                     }
                     _ => {
                         n.variant::<NotificationPush>()
-                            .insert_one(&NotificationPush {
+                            .insert(&NotificationPush {
                                 id: ObjectId::new(),
                                 device_id: format!("d{w}"),
                                 title: "t".into(),

@@ -96,7 +96,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     let sms = notifications.variant::<NotificationSms>();
     let pushes = notifications.variant::<NotificationPush>();
     emails
-        .insert_one(&NotificationEmail {
+        .insert(&NotificationEmail {
             id: ObjectId::new(),
             to: "user@example.com".into(),
             subject: "Welcome!".into(),
@@ -104,7 +104,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
             created_at: at("2025-08-01T12:00:00Z")?,
         })
         .await?;
-    sms.insert_one(&NotificationSms {
+    sms.insert(&NotificationSms {
         id: ObjectId::new(),
         phone_number: "+1234567890".into(),
         message: "Your code is 123456".into(),
@@ -112,7 +112,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     })
     .await?;
     pushes
-        .insert_one(&NotificationPush {
+        .insert(&NotificationPush {
             id: ObjectId::new(),
             device_id: "abc123".into(),
             title: "New Message".into(),

@@ -366,6 +366,15 @@
 //! `cert-key-password`, `in-use-encryption`, `socks5-proxy`. The driver needs exactly one TLS
 //! backend.
 //!
+//! # The names of operations
+//!
+//! Every handle uses the same verbs for the same meaning. An operation on one thing the caller
+//! names (by value, `_id`, key or slot) is a bare verb: `insert`, `get`, `save`, `update`,
+//! `replace`, `delete`, `push`, `book`. Its batch form adds `_many` (`insert_many`,
+//! `push_many`). An operation that takes a filter document keeps the driver's names, with the
+//! driver's meaning: `find`, `find_one`, `count`, `update_one`, `update_many`, `delete_many`
+//! (only [`VariantCollection`] has these: a variant's documents are chosen by filter).
+//!
 //! # Errors
 //!
 //! Every operation returns [`Result`], whose [`Error`] gives each failure a caller may handle its

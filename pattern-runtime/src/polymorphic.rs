@@ -451,7 +451,7 @@ impl<V: Variant> VariantCollection<V> {
 
     /// Inserts `value` with its tag; returns its `_id` (the server's, if `value` has none).
     #[tracing::instrument(
-        name = "pattern_runtime::polymorphic.insert_one",
+        name = "pattern_runtime::polymorphic.insert",
         skip_all,
         fields(
             model = V::Model::SCHEMA.name(),
@@ -460,7 +460,7 @@ impl<V: Variant> VariantCollection<V> {
         ),
         err(level = "debug")
     )]
-    pub async fn insert_one(&self, value: &V) -> Result<Bson> {
+    pub async fn insert(&self, value: &V) -> Result<Bson> {
         let doc = self.document(value)?;
         if !self.transactional(None) {
             let id = self.raw.insert_one(doc).await?.inserted_id;
