@@ -168,7 +168,7 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
     fn not_found(id: Bson) -> Error {
         Error::NotFound {
             collection: M::SCHEMA.collection().to_owned(),
-            missing: Box::new(crate::error::Missing::Document { id: id }),
+            missing: Box::new(crate::error::Missing::Document { id }),
         }
     }
 

@@ -260,7 +260,7 @@ impl<M: Model + Serialize> Computing<M> {
             if result.matched_count == 0 {
                 return Err(Error::NotFound {
                     collection: M::SCHEMA.collection().to_owned(),
-                    missing: Box::new(crate::error::Missing::Document { id: id }),
+                    missing: Box::new(crate::error::Missing::Document { id }),
                 });
             }
             return Ok(());

@@ -311,7 +311,7 @@ impl<M: Model> References<M> {
     fn not_found(&self, id: Bson) -> Error {
         Error::NotFound {
             collection: M::SCHEMA.collection().to_owned(),
-            missing: Box::new(crate::error::Missing::Document { id: id }),
+            missing: Box::new(crate::error::Missing::Document { id }),
         }
     }
 

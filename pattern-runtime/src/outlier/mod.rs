@@ -257,7 +257,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     fn not_found(&self, id: Bson) -> Error {
         Error::NotFound {
             collection: P::SCHEMA.collection().to_owned(),
-            missing: Box::new(crate::error::Missing::Document { id: id }),
+            missing: Box::new(crate::error::Missing::Document { id }),
         }
     }
 }

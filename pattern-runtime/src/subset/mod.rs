@@ -232,7 +232,7 @@ where
     fn parent_not_found(&self, id: Bson) -> Error {
         Error::NotFound {
             collection: P::SCHEMA.collection().to_owned(),
-            missing: Box::new(crate::error::Missing::Document { id: id }),
+            missing: Box::new(crate::error::Missing::Document { id }),
         }
     }
 }

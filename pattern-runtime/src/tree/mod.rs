@@ -293,7 +293,7 @@ impl<M: TreeNode> Tree<M> {
             collection: M::TREE.collection().to_owned(),
             missing: Box::new(crate::error::Missing::Node {
                 key: M::TREE.key(),
-                value: value,
+                value,
             }),
         }
     }

@@ -173,7 +173,7 @@ impl<M: Versioned> ModelCollection<M> {
                 tracing::debug!("no such document");
                 return Err(Error::NotFound {
                     collection: M::SCHEMA.collection().to_owned(),
-                    missing: Box::new(crate::error::Missing::Document { id: id }),
+                    missing: Box::new(crate::error::Missing::Document { id }),
                 }
                 .into());
             };
@@ -531,7 +531,7 @@ impl<M: Versioned> ModelCollection<M> {
             .await?
             .ok_or_else(|| Error::NotFound {
                 collection: M::SCHEMA.collection().to_owned(),
-                missing: Box::new(crate::error::Missing::Document { id: id }),
+                missing: Box::new(crate::error::Missing::Document { id }),
             })?;
         old.set_version(current.version());
         self.save(&mut old).await
