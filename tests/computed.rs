@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bson::{doc, Bson, Document};
-use pattern_runtime::computed::{Computing, Progress, BATCH};
-use pattern_runtime::{Error, Missing, Model, Ref};
+use pattern_runtime::computed::{Computing, BATCH};
+use pattern_runtime::{Error, Missing, Model, Progress, Ref};
 use pattern_testkit::test_db;
 use serde::{Deserialize, Serialize};
 
@@ -484,11 +484,15 @@ async fn verify_reports_drift_and_recompute_repairs_it() {
         .await
         .unwrap();
     let mut seen: Vec<Progress> = Vec::new();
-    let all = computed.recompute_all_with(|p| seen.push(p)).await.unwrap();
+    let all = computed
+        .recompute_all_with_progress(|p| seen.push(*p))
+        .await
+        .unwrap();
     assert_eq!(all.checked, n as u64 + 2);
     assert_eq!(all.repaired, n as u64 + 1, "{all:?}");
     assert_eq!(seen.len(), 2, "{seen:?}");
-    assert_eq!(seen.last().unwrap().done, all);
+    assert_eq!(seen.last().unwrap().done, all.checked);
+    assert_eq!(seen.last().unwrap().job, "computed.recompute_all");
     assert!(computed.verify().await.unwrap().is_empty());
     assert_eq!(stored(&db, "u2").await.total_spent, 70);
     // Nothing left to repair.

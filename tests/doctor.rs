@@ -699,7 +699,7 @@ async fn sampling_is_bounded_and_progress_is_reported() {
             progress
                 .lock()
                 .expect("lock")
-                .push((p.done, p.total, p.collection))
+                .push((p.done, p.total, p.item))
         });
     let models: [&'static ModelSchema; 2] = [Article::SCHEMA, Blob::SCHEMA];
     let report = doctor_models(&db, &models, &options).await.expect("doctor");
@@ -717,7 +717,7 @@ async fn sampling_is_bounded_and_progress_is_reported() {
     );
     assert_eq!(
         *seen.lock().expect("lock"),
-        [(1, 2, "articles"), (2, 2, "blobs")]
+        [(1, Some(2), Some("articles")), (2, Some(2), Some("blobs"))]
     );
 }
 

@@ -1952,7 +1952,7 @@ async fn grids_whose_slots_carry_attribute_arrays() {
     nights
         .allocate_with_progress(
             (1..=2).map(|n| night("r2", n, vec![eur(80), spec("view", "garden", None)])),
-            |done| assert!(done.inserted <= 2),
+            |p| assert!(p.done <= 2 && p.unit == "slots"),
         )
         .await
         .unwrap();
@@ -2519,7 +2519,7 @@ async fn grids_whose_slots_carry_outlier_arrays() {
     gigs.allocate((1..=2).map(|d| gig("apollo", d)))
         .await
         .unwrap();
-    gigs.allocate_with_progress([gig("roxy", 1)], |done| assert_eq!(done.inserted, 1))
+    gigs.allocate_with_progress([gig("roxy", 1)], |p| assert_eq!(p.done, 1))
         .await
         .unwrap();
     let mut job = gigs.allocate_every(Duration::from_secs(3600), || vec![gig("dome", 1)]);
@@ -3393,7 +3393,7 @@ async fn a_grid_whose_slots_are_two_way_children_on_another_field() {
         .await
         .unwrap();
     slots
-        .allocate_with_progress([clean_night("r2", 1)], |done| assert_eq!(done.inserted, 1))
+        .allocate_with_progress([clean_night("r2", 1)], |p| assert_eq!(p.done, 1))
         .await
         .unwrap();
     let mut job = slots.allocate_every(Duration::from_secs(3600), || vec![clean_night("r3", 1)]);

@@ -15,7 +15,7 @@ use std::error::Error;
 use bson::{doc, DateTime};
 use indicatif::{ProgressBar, ProgressStyle};
 use pattern_runtime::doctor::{doctor_group, DoctorOptions, DoctorReport};
-use pattern_runtime::{Fields, Model, SyncOptions};
+use pattern_runtime::{Fields, Model, Progress, SyncOptions};
 use serde::{Deserialize, Serialize};
 
 // ----- the traps -----
@@ -112,17 +112,25 @@ fn comment(n: i64) -> Comment {
     }
 }
 
+/// The adapter from the toolkit's [`Progress`] to an indicatif bar. Every long job reports the
+/// same `Progress` (the doctor, `recompute_all_with_progress`, `allocate_with_progress`), so this
+/// one function serves them all.
+fn progress_bar(bar: ProgressBar) -> impl Fn(&Progress) + Send + Sync + 'static {
+    move |p| {
+        if let Some(total) = p.total {
+            bar.set_length(total);
+        }
+        bar.set_position(p.done);
+        bar.set_message(format!("{} {}", p.unit, p.item.unwrap_or_default()));
+    }
+}
+
 /// Audits one group with a progress bar, and prints the report.
 async fn audit(db: &mongodb::Database, group: &str) -> Result<DoctorReport, Box<dyn Error>> {
     let bar = ProgressBar::new(0).with_style(ProgressStyle::with_template(
-        "  {bar:30} {pos}/{len} collections  {msg}",
+        "  {bar:30} {pos}/{len} {msg}",
     )?);
-    let progress = bar.clone();
-    let options = DoctorOptions::new().on_progress(move |p| {
-        progress.set_length(p.total as u64);
-        progress.set_position(p.done as u64);
-        progress.set_message(p.collection);
-    });
+    let options = DoctorOptions::new().on_progress(progress_bar(bar.clone()));
     let report = doctor_group(db, group, &options).await?;
     bar.finish_and_clear();
     print!("{report}");

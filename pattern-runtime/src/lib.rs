@@ -403,6 +403,7 @@ pub(crate) mod txn;
 
 mod model;
 mod periodic;
+mod progress;
 
 // One line per pattern.
 pub mod approximation;
@@ -444,6 +445,7 @@ pub use outlier::{Outlier, OutlierSpec, OutlierState};
 pub use periodic::{Periodic, Stopped};
 pub use polymorphic::{Polymorphic, PolymorphicSpec, Projection, Variant, VariantCollection};
 pub use preallocation::{Allocated, Allocator, AllocatorStopped, Preallocated, SlotSpec, Slots};
+pub use progress::Progress;
 pub use relation::{Dangling, Disagreement, Identified, Loaded, Ref, Reference, Relation, TwoWay};
 pub use schema::{
     registered_models, Annotation, FieldName, FieldSchema, Fields, ModelSchema, Nests, PatternSpec,

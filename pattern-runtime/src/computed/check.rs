@@ -2,6 +2,7 @@
 //! from their sources, once, in batches or in the background.
 
 use super::*;
+use crate::Progress;
 
 pub(super) async fn audit_computed(
     spec: &'static ComputedFromSpec,
@@ -107,17 +108,6 @@ impl std::ops::AddAssign for Recomputed {
     }
 }
 
-/// Where a long recomputation is: passed to the callback of
-/// [`ComputedFields::recompute_all_with`] after each batch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Progress {
-    /// What was done so far.
-    pub done: Recomputed,
-    /// The number of target documents when the run started (an estimate: the collection's
-    /// count).
-    pub total: u64,
-}
-
 /// The operations on the computed fields of a target model: `User::computed(&db)`. See the
 /// [module documentation](super).
 pub struct ComputedFields<M> {
@@ -203,7 +193,7 @@ impl<M: Model> ComputedFields<M> {
         if batch.done.checked == 0 {
             return Err(Error::NotFound {
                 collection: M::SCHEMA.collection().to_owned(),
-                missing: Box::new(crate::error::Missing::Document { id: id }),
+                missing: Box::new(crate::error::Missing::Document { id }),
             });
         }
         Ok(batch.done)
@@ -212,19 +202,21 @@ impl<M: Model> ComputedFields<M> {
     /// Recomputes the computed fields of every document of the model, [`BATCH`] documents per
     /// transaction, and writes those that differ.
     pub async fn recompute_all(&self) -> Result<Recomputed> {
-        self.recompute_all_with(|_| {}).await
+        self.recompute_all_with_progress(|_| {}).await
     }
 
-    /// [`recompute_all`](Self::recompute_all), calling `progress` after each batch.
+    /// [`recompute_all`](Self::recompute_all), calling `progress` after each batch: `done`
+    /// counts the documents checked, of `total` (the collection's estimated count when the run
+    /// started).
     #[tracing::instrument(
         name = "pattern_runtime::computed.recompute_all",
         skip_all,
         fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection()),
         err(level = "debug")
     )]
-    pub async fn recompute_all_with(
+    pub async fn recompute_all_with_progress(
         &self,
-        mut progress: impl FnMut(Progress) + Send,
+        mut progress: impl FnMut(&Progress) + Send,
     ) -> Result<Recomputed> {
         let mut done = Recomputed::default();
         self.each_batch(true, |batch, total| {
@@ -236,7 +228,12 @@ impl<M: Model> ComputedFields<M> {
                 total,
                 "recomputing"
             );
-            progress(Progress { done, total });
+            progress(&Progress::new(
+                "computed.recompute_all",
+                "documents",
+                done.checked,
+                Some(total),
+            ));
         })
         .await?;
         Ok(done)

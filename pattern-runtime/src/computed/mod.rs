@@ -138,7 +138,7 @@ mod feed;
 mod spec;
 mod write;
 
-pub use check::{ComputedFields, Drift, Progress, Recomputed, Refreshed, Refresher};
+pub use check::{ComputedFields, Drift, Recomputed, Refreshed, Refresher};
 use feed::{abort, aggregate_many, aggregate_many_within, agrees, Abort, Feed, Num};
 pub use spec::{Aggregate, ComputedFromParts, ComputedFromSpec};
 pub use write::Computing;

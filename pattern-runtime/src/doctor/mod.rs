@@ -72,13 +72,14 @@ pub use crate::finding::{Bounded, Check, CheckReport, Finding, RepairReport};
 use crate::schema::{group_members, registered_models, ModelSchema, Sample};
 use crate::shard::{self, ShardKey};
 use crate::sync::{declarations, Declared};
+use crate::Progress;
 
 mod indexes;
 mod report;
 
 use indexes::{check_indexes, check_shard_keys, OnCollection};
 use report::plural;
-pub use report::{DoctorOptions, DoctorReport, Progress, Skipped};
+pub use report::{DoctorOptions, DoctorReport, Skipped};
 
 /// The checklist's guideline for a document's size.
 const LARGE: i64 = 1024 * 1024;
@@ -162,11 +163,10 @@ async fn run(
         .instrument(span)
         .await?;
         if let Some(progress) = &options.progress {
-            progress(Progress {
-                done: done + 1,
-                total,
-                collection,
-            });
+            let total = Some(total as u64);
+            progress(
+                &Progress::new("doctor", "collections", done as u64 + 1, total).item(collection),
+            );
         }
     }
     check_shard_keys(db, models, &mut report).await?;

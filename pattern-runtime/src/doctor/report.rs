@@ -3,18 +3,7 @@
 
 use super::*;
 
-/// What a long run reports after each collection ([`DoctorOptions::on_progress`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Progress {
-    /// Collections checked so far.
-    pub done: usize,
-    /// Collections to check.
-    pub total: usize,
-    /// The collection just checked.
-    pub collection: &'static str,
-}
-
-type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
+type ProgressFn = Arc<dyn Fn(&Progress) + Send + Sync>;
 
 /// How much the doctor reads. [`DoctorOptions::default()`]: 100 documents per collection, 5 s
 /// per command, no progress callback.
@@ -79,9 +68,10 @@ impl DoctorOptions {
         self
     }
 
-    /// Called after each collection, for a progress bar on long runs.
+    /// Called after each collection with the run's [`Progress`] (`item`: the collection), for a
+    /// progress bar on long runs.
     #[must_use]
-    pub fn on_progress(mut self, progress: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+    pub fn on_progress(mut self, progress: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
         self.progress = Some(Arc::new(progress));
         self
     }

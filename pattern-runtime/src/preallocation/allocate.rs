@@ -132,7 +132,8 @@ impl<M: Preallocated> Slots<M> {
         self.allocate_with_progress(slots, |_| {}).await
     }
 
-    /// [`Slots::allocate`], calling `progress` with the totals so far after each batch.
+    /// [`Slots::allocate`], calling `progress` after each batch: `done` counts the slots
+    /// written or found existing so far (the total is not known: `slots` is an iterator).
     #[tracing::instrument(
         name = "pattern_runtime::preallocation.allocate",
         skip_all,
@@ -142,7 +143,7 @@ impl<M: Preallocated> Slots<M> {
     pub async fn allocate_with_progress(
         &self,
         slots: impl IntoIterator<Item = M>,
-        mut progress: impl FnMut(Allocated),
+        mut progress: impl FnMut(&crate::Progress),
     ) -> Result<Allocated> {
         let mut total = Allocated::default();
         // After a batch was written, an error says how much was.
@@ -233,7 +234,12 @@ impl<M: Preallocated> Slots<M> {
                 existing,
                 "allocation batch written"
             );
-            progress(total);
+            progress(&crate::Progress::new(
+                "preallocation.allocate",
+                "slots",
+                total.inserted + total.existing,
+                None,
+            ));
         }
         Ok(total)
     }
