@@ -108,6 +108,53 @@ async fn a_batched_counter_counts_one_id_whatever_its_number_type() {
     assert_eq!(stored[0].get("views"), Some(&Bson::Int64(6)), "{stored:?}");
 }
 
+/// The flusher is a `Periodic` like every background task: unread outcomes of its runs are kept
+/// up to 64, the rest counted; stopping runs a last flush, whose outcome is always kept, last;
+/// dropping it still flushes, in the background.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_flusher_keeps_64_outcomes_and_flushes_once_more_when_stopped() {
+    let db = test_db("approx_flusher").await;
+    let counter = Arc::new(BatchedCounter::new(db.collection("pages"), "views", 1_000).unwrap());
+    let flusher = BatchedCounter::flush_every(counter.clone(), Duration::from_millis(1));
+    // Enough time for many runs on any machine; the assertions hold whatever their number.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    counter.add("home", 3).await.unwrap();
+    let stopped = flusher.stop().await;
+    // 64 periodic outcomes at most, and the last run's.
+    assert!(stopped.unread.len() <= 65, "{}", stopped.unread.len());
+    assert_eq!(stopped.unread.len() as u64 + stopped.dropped, stopped.runs);
+    // The last flush wrote the pending 3 at the latest; no count is left in memory.
+    assert_eq!(counter.pending(), 0);
+    assert_eq!(
+        field(&db, "pages", "home", "views").await,
+        Some(Bson::Int64(3))
+    );
+    // The last flush's outcome is never dropped: it comes last, and wrote the 3 unless a
+    // periodic flush did (both count writes, one per document).
+    let outcomes = stopped.into_result().unwrap();
+    assert!(matches!(outcomes.last(), Some(0 | 1)), "{outcomes:?}");
+
+    // Dropped, not stopped: the last flush still runs, in the background.
+    // The first run is read before the add, so the next flush would be an hour away: only the
+    // last one can write the 2.
+    let mut flusher = BatchedCounter::flush_every(counter.clone(), Duration::from_secs(3600));
+    assert_eq!(flusher.next().await.unwrap().unwrap(), 0);
+    counter.add("home", 2).await.unwrap();
+    drop(flusher);
+    for _ in 0..200 {
+        if counter.pending() == 0 {
+            break;
+        }
+        tokio::task::yield_now().await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(counter.pending(), 0);
+    assert_eq!(
+        field(&db, "pages", "home", "views").await,
+        Some(Bson::Int64(5))
+    );
+}
+
 #[tokio::test]
 async fn a_failed_batched_write_keeps_its_count_for_the_next_flush() {
     let db = test_db("approx_batched_fail").await;
@@ -269,7 +316,14 @@ async fn counters_declared_on_a_model() {
     for _ in 0..120 {
         views.add("home", 1).await.unwrap();
     }
-    flusher.stop().await.unwrap();
+    let stopped = flusher.stop().await;
+    assert!(
+        stopped.runs >= 2,
+        "a first flush and the last: {}",
+        stopped.runs
+    );
+    assert_eq!(stopped.dropped, 0);
+    stopped.into_result().unwrap();
     assert_eq!(views.pending(), 0);
     let page = pages
         .raw()

@@ -2085,7 +2085,7 @@ async fn tree_x_approximation_counters_on_nodes_and_holders_through_every_tree_w
     assert_eq!(views.flush().await.unwrap(), 2); // physics' 2, quantum's 2
     assert_eq!(hits.snapshot().await.unwrap(), 15);
     assert_eq!(hits.read().await.unwrap(), 15);
-    flusher.stop().await.unwrap();
+    flusher.stop().await.into_result().unwrap();
     assert_eq!(reads.pending(), 0);
     assert_paths(&db, &TOPICS, &[ARTICLES]).await;
     let stored = |slug: &'static str| {

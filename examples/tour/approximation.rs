@@ -225,7 +225,10 @@ async fn counters(db: &mongodb::Database) -> Result<(), Box<dyn std::error::Erro
         batched.pending(),
         stored_page(db).await?.get_i64("batchedViews")?
     );
-    let last = flusher.stop().await?;
+    // The flusher is a `Periodic`, like every background task: its last flush is its last
+    // outcome.
+    let outcomes = flusher.stop().await.into_result()?;
+    let last = outcomes.last().copied().unwrap_or(0);
     println!(
         "  flusher.stop(): its last flush sent {last} writes; {} writes for {VIEWS} views, exact",
         batched.writes()

@@ -1,6 +1,9 @@
-//! Background runs on an interval: the task behind the computed pattern's refresher
-//! ([`ComputedFields::refresh_every`](crate::ComputedFields::refresh_every)) and the
-//! preallocation pattern's allocator ([`Slots::allocate_every`](crate::Slots::allocate_every)).
+//! Background runs on an interval, the one background-task type of the toolkit: the task behind
+//! the computed pattern's refresher
+//! ([`ComputedFields::refresh_every`](crate::ComputedFields::refresh_every)), the
+//! preallocation pattern's allocator ([`Slots::allocate_every`](crate::Slots::allocate_every))
+//! and a batched counter's flusher
+//! ([`BatchedCounter::flush_every`](crate::approximation::BatchedCounter::flush_every)).
 //!
 //! # Tracing
 //!
@@ -12,21 +15,27 @@ use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 
+use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::error::{Error, Result};
 
+/// How many outcomes of its periodic runs a [`Periodic`] keeps unread; later ones are counted in
+/// [`Stopped::dropped`] (a failed one is still an `ERROR` event). The last run's is kept too.
+const UNREAD_KEPT: usize = 64;
+
 /// An operation run in a Tokio task now and then every interval, each run's outcome kept until
-/// read. Stop it with [`stop`](Periodic::stop), which waits for the run under way and returns
-/// every outcome not read yet; dropping it stops it too, and a `WARN` event says how many
-/// failed runs nobody read.
+/// read (64 at most: later ones are only counted; a last run's is always kept). Stop it with
+/// [`stop`](Periodic::stop), which waits for the run under way (and the last run, for a task
+/// that has one, as a batched counter's flusher does) and returns every outcome not read yet;
+/// dropping it stops it too, and a `WARN` event says how many failed runs nobody read.
 pub struct Periodic<T> {
     operation: &'static str,
-    model: &'static str,
+    model: String,
     stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<u64>>,
-    reports: mpsc::UnboundedReceiver<Result<T>>,
+    task: Option<JoinHandle<(u64, u64)>>,
+    reports: mpsc::Receiver<Result<T>>,
 }
 
 impl<T> fmt::Debug for Periodic<T> {
@@ -44,8 +53,12 @@ impl<T> fmt::Debug for Periodic<T> {
 pub struct Stopped<T> {
     /// Runs started.
     pub runs: u64,
-    /// The outcomes not read by [`Periodic::next`], oldest first: failed runs among them.
+    /// The outcomes not read by [`Periodic::next`], oldest first: failed runs among them. For a
+    /// task with a last run on stop, its outcome is the last one.
     pub unread: Vec<Result<T>>,
+    /// Outcomes not kept because 64 were already waiting to be read (a failed one was still an
+    /// `ERROR` event). A last run's outcome is never dropped.
+    pub dropped: u64,
 }
 
 impl<T> Stopped<T> {
@@ -53,25 +66,38 @@ impl<T> Stopped<T> {
     pub fn errors(&self) -> impl Iterator<Item = &Error> {
         self.unread.iter().filter_map(|r| r.as_ref().err())
     }
+
+    /// The unread outcomes of the runs, or the first failed run's error: at shutdown,
+    /// `task.stop().await.into_result()?`.
+    pub fn into_result(self) -> Result<Vec<T>> {
+        self.unread.into_iter().collect()
+    }
 }
 
 impl<T: Send + 'static> Periodic<T> {
-    /// Runs `run` now, then every `interval` after each run ends, until stopped. `operation`
-    /// and `model` name it in events.
+    /// Runs `run` now, then every `interval` after each run ends, until stopped; with
+    /// `last_run`, once more when stopped (or dropped), so that what the runs keep up with
+    /// (a batched counter's pending counts) is not left behind. `operation` and `model` name it
+    /// in events.
     pub(crate) fn start<F, Fut>(
         operation: &'static str,
-        model: &'static str,
+        model: impl Into<String>,
         interval: Duration,
+        last_run: bool,
         mut run: F,
     ) -> Self
     where
         F: FnMut() -> Fut + Send + 'static,
         Fut: Future<Output = Result<T>> + Send,
     {
+        let model = model.into();
         let (stop, mut stopped) = oneshot::channel::<()>();
-        let (report, reports) = mpsc::unbounded_channel();
+        // One place more than the outcomes kept: the last run's, which is never dropped.
+        let (report, reports) = mpsc::channel(UNREAD_KEPT + 1);
+        let name = model.clone();
         let task = tokio::spawn(async move {
-            let mut runs = 0u64;
+            let (mut runs, mut dropped) = (0u64, 0u64);
+            let mut stopping = false;
             loop {
                 let outcome = run().await;
                 runs += 1;
@@ -79,18 +105,33 @@ impl<T: Send + 'static> Periodic<T> {
                     tracing::error!(
                         target: "pattern_runtime::periodic",
                         operation,
-                        model,
+                        model = name.as_str(),
                         run = runs,
                         error = %e,
                         "a background run failed; the next run is in one interval"
                     );
                 }
-                if report.send(outcome).is_err() {
-                    return runs;
+                if !stopping && report.capacity() <= 1 {
+                    dropped += 1;
+                } else {
+                    match report.try_send(outcome) {
+                        Ok(()) => {}
+                        Err(TrySendError::Full(_)) => dropped += 1,
+                        // The handle is gone: its drop asked to stop, seen below.
+                        Err(TrySendError::Closed(_)) => {}
+                    }
+                }
+                if stopping {
+                    return (runs, dropped);
                 }
                 tokio::select! {
                     _ = tokio::time::sleep(interval) => {}
-                    _ = &mut stopped => return runs,
+                    _ = &mut stopped => {
+                        if !last_run {
+                            return (runs, dropped);
+                        }
+                        stopping = true;
+                    }
                 }
             }
         });
@@ -110,20 +151,25 @@ impl<T> Periodic<T> {
         self.reports.recv().await
     }
 
-    /// Stops after the run under way, and returns every outcome not read yet.
+    /// Stops after the run under way (and the last run, for a task that has one), and returns
+    /// every outcome not read yet.
     pub async fn stop(mut self) -> Stopped<T> {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        let runs = match self.task.take() {
-            Some(task) => task.await.unwrap_or(0),
-            None => 0,
+        let (runs, dropped) = match self.task.take() {
+            Some(task) => task.await.unwrap_or((0, 0)),
+            None => (0, 0),
         };
         let mut unread = Vec::new();
         while let Ok(r) = self.reports.try_recv() {
             unread.push(r);
         }
-        Stopped { runs, unread }
+        Stopped {
+            runs,
+            unread,
+            dropped,
+        }
     }
 }
 
@@ -140,7 +186,7 @@ impl<T> Drop for Periodic<T> {
             tracing::warn!(
                 target: "pattern_runtime::periodic",
                 operation = self.operation,
-                model = self.model,
+                model = self.model.as_str(),
                 failed,
                 "a background task was dropped with failed runs nobody read: call stop() and read them"
             );

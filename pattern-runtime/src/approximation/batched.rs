@@ -1,5 +1,5 @@
 //! `BatchedCounter`: events counted in memory and written once per `threshold`, with a
-//! background `Flusher`.
+//! background [`Flusher`].
 
 use super::*;
 
@@ -65,38 +65,23 @@ impl<Id> BatchedCounter<Id> {
         }
     }
 
-    /// Flushes `counter` every `interval` in a background task (a Tokio runtime is needed), so
-    /// a document that gets few events is not left behind for long. A failed periodic flush is
-    /// a `WARN` event and its counts wait for the next flush; [`Flusher::stop`] ends the task
-    /// with a last flush and returns its outcome: call it at shutdown.
-    pub fn flush_every(counter: Arc<BatchedCounter<Id>>, interval: Duration) -> Flusher<Id>
+    /// Flushes `counter` now and every `interval` in a background task (a Tokio runtime is
+    /// needed), so a document that gets few events is not left behind for long: a
+    /// [`Periodic`](crate::Periodic) like every background task of the toolkit, whose runs'
+    /// outcomes are the writes each flush sent. A failed flush is an `ERROR` event, and its
+    /// counts wait for the next flush. [`Periodic::stop`](crate::Periodic::stop) ends the task
+    /// with a last flush, whose outcome is the last of [`Stopped::unread`](crate::Stopped):
+    /// call it at shutdown. Dropping the flusher stops it too, and the last flush then runs in
+    /// the background.
+    pub fn flush_every(counter: Arc<BatchedCounter<Id>>, interval: Duration) -> Flusher
     where
         Id: 'static,
     {
-        let (stop, mut stopped) = oneshot::channel::<()>();
-        let task_counter = counter.clone();
-        let task = tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    _ = tokio::time::sleep(interval) => {}
-                    _ = &mut stopped => return,
-                }
-                if let Err(e) = task_counter.flush().await {
-                    tracing::warn!(
-                        target: "pattern_runtime::approximation",
-                        collection = task_counter.target.collection.name(),
-                        field = task_counter.target.field.as_str(),
-                        error = %e,
-                        "a periodic flush failed; its counts wait for the next flush"
-                    );
-                }
-            }
-        });
-        Flusher {
-            counter,
-            stop: Some(stop),
-            task: Some(task),
-        }
+        let model = counter.target.collection.name().to_owned();
+        crate::Periodic::start("approximation.flush", model, interval, true, move || {
+            let counter = counter.clone();
+            async move { counter.flush().await }
+        })
     }
 
     /// Counts `n` events of the document `id` (created by the first write if missing); writes
@@ -193,41 +178,7 @@ impl<Id> Drop for BatchedCounter<Id> {
     }
 }
 
-/// The background flushes of a [`BatchedCounter`], from [`BatchedCounter::flush_every`].
-/// Dropping it stops the task without the last flush (a `WARN` event says so when counts are
-/// pending): call [`stop`](Flusher::stop).
-pub struct Flusher<Id = Bson> {
-    counter: Arc<BatchedCounter<Id>>,
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<()>>,
-}
-
-impl<Id> fmt::Debug for Flusher<Id> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Flusher")
-            .field("counter", &self.counter)
-            .finish()
-    }
-}
-
-impl<Id> Flusher<Id> {
-    /// Stops the periodic flushes (waiting for one under way) and flushes what is pending:
-    /// how many writes that last flush sent.
-    pub async fn stop(mut self) -> Result<u64> {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
-        }
-        self.counter.flush().await
-    }
-}
-
-impl<Id> Drop for Flusher<Id> {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-    }
-}
+/// The background flushes of a [`BatchedCounter`], from [`BatchedCounter::flush_every`]: a
+/// [`Periodic`](crate::Periodic) whose runs are [`BatchedCounter::flush`], with a last flush
+/// when stopped.
+pub type Flusher = crate::Periodic<u64>;

@@ -107,8 +107,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use bson::{doc, Bson, Document};
 use mongodb::Collection;
 use serde::Serialize;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 use crate::error::{validate_key, Error, Result};
 use crate::model::IntoId;

@@ -430,6 +430,7 @@ impl<M: Model> ComputedFields<M> {
             "computed.recompute_all",
             M::SCHEMA.name(),
             interval,
+            false,
             move || {
                 let fields = fields.clone();
                 async move { fields.recompute_all().await }

@@ -292,6 +292,7 @@ impl<M: Preallocated> Slots<M> {
             "preallocation.allocate",
             M::SCHEMA.name(),
             interval,
+            false,
             move || {
                 let (slots, batch) = (slots.clone(), generate());
                 async move { slots.allocate(batch).await }
