@@ -450,6 +450,9 @@ impl<V: Variant> VariantCollection<V> {
     }
 
     /// Inserts `value` with its tag; returns its `_id` (the server's, if `value` has none).
+    /// Stored literally, as every value the toolkit writes: a key with `$`, `.` or NUL, or an
+    /// operator document as the `_id`, is [`Error::InvalidValue`] before anything is sent (see
+    /// "What the toolkit sends" in the crate docs); a taken `_id` is [`Error::DuplicateKey`].
     #[tracing::instrument(
         name = "pattern_runtime::polymorphic.insert",
         skip_all,

@@ -84,9 +84,11 @@ impl<Id> BatchedCounter<Id> {
         })
     }
 
-    /// Counts `n` events of the document `id` (created by the first write if missing); writes
-    /// its pending count when it reaches the threshold in either direction (`n` may be
-    /// negative: a pending count of -5 against a threshold of 3 is written).
+    /// Counts `n` events of the document `id`; writes its pending count when it reaches the
+    /// threshold in either direction (`n` may be negative: a pending count of -5 against a
+    /// threshold of 3 is written). A standalone counter ([`new`](BatchedCounter::new)) creates
+    /// the document with its first write; a declared one writes into the model's existing
+    /// documents only, and drops the count of a document that does not exist (a `WARN` event).
     pub async fn add(&self, id: impl IntoId<Id>, n: i64) -> Result<()>
     where
         Id: Serialize,
@@ -106,7 +108,7 @@ impl<Id> BatchedCounter<Id> {
             }
         };
         match due {
-            Some((id, amount)) => self.write(id, amount).await,
+            Some((id, amount)) => self.write(id, amount).await.map(drop),
             None => Ok(()),
         }
     }
@@ -123,7 +125,9 @@ impl<Id> BatchedCounter<Id> {
     }
 
     /// Writes every pending count: one `$inc` per document with events pending. Returns how
-    /// many writes it sent. A failed write puts its count back, to be written by a later flush.
+    /// many writes it made, as [`writes`](Self::writes) counts them: a declared counter's count
+    /// for a document that is gone is dropped (a `WARN` event) and not counted. A failed write
+    /// puts its count back, to be written by a later flush.
     pub async fn flush(&self) -> Result<u64> {
         let due: Vec<(Bson, i64)> = {
             let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
@@ -137,7 +141,7 @@ impl<Id> BatchedCounter<Id> {
         let mut first_error = None;
         for (id, amount) in due {
             match self.write(id, amount).await {
-                Ok(()) => sent += 1,
+                Ok(reached) => sent += u64::from(reached),
                 Err(e) => {
                     first_error.get_or_insert(e);
                 }
@@ -149,7 +153,7 @@ impl<Id> BatchedCounter<Id> {
         }
     }
 
-    async fn write(&self, id: Bson, amount: i64) -> Result<()> {
+    async fn write(&self, id: Bson, amount: i64) -> Result<bool> {
         let written = self.target.inc(&id, Bson::Int64(amount), "batched").await;
         if written.is_err() {
             // Nothing counted is dropped: the amount waits for the next write of `id`.

@@ -58,11 +58,14 @@
 //! }
 //!
 //! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
+//! // A declared counter counts into the model's documents: the page exists first.
+//! let home = Page { id: "home".into(), views: 0, hits: 0 };
+//! Page::collection(&db).raw().insert_one(&home).await?;
 //! // Flushed every second and once more at shutdown: no counted view is lost on a normal exit.
 //! let views = Arc::new(Page::views_counter(&db));
 //! let flusher = BatchedCounter::flush_every(views.clone(), Duration::from_secs(1));
 //! views.add("home", 1).await?;
-//! flusher.stop().await?;
+//! flusher.stop().await.into_result()?;
 //!
 //! let hits = Page::hits_counter(&db, "home");
 //! hits.add(1).await?;
@@ -285,8 +288,9 @@ impl Increments {
         }
     }
 
-    /// `$inc` of `amount` on the document `id`, created if missing.
-    async fn inc(&self, id: &Bson, amount: Bson, what: &'static str) -> Result<()> {
+    /// `$inc` of `amount` on the document `id`, created if missing (a standalone counter's);
+    /// whether it reached a document (a model's document may be gone: the count is dropped).
+    async fn inc(&self, id: &Bson, amount: Bson, what: &'static str) -> Result<bool> {
         crate::literal::check_id("_id", id)?;
         let inc = self
             .collection
@@ -314,7 +318,7 @@ impl Increments {
                 counter = what,
                 "the counted document does not exist: the count is dropped"
             );
-            return Ok(());
+            return Ok(false);
         }
         self.writes.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(
@@ -326,7 +330,7 @@ impl Increments {
             counter = what,
             "count written"
         );
-        Ok(())
+        Ok(true)
     }
 
     fn writes(&self) -> u64 {

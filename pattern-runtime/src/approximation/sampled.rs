@@ -72,8 +72,10 @@ impl<Id> SampledCounter<Id> {
         }
     }
 
-    /// Counts one event of the document `id`: with probability `p`, one `$inc` of `1/p`
-    /// (creating the document if missing). Returns whether it wrote.
+    /// Counts one event of the document `id`: with probability `p`, one `$inc` of `1/p`.
+    /// Returns whether it wrote. A standalone counter creates the document if missing; a
+    /// declared one writes into the model's existing documents only (for a document that does
+    /// not exist, the count is dropped with a `WARN` event and `add` returns `false`).
     pub async fn add(&self, id: impl IntoId<Id>) -> Result<bool>
     where
         Id: Serialize,
@@ -86,8 +88,7 @@ impl<Id> SampledCounter<Id> {
         let whole = step.floor();
         let frac = step - whole;
         let amount = whole as i64 + i64::from(frac > 1e-9 && self.random.next_f64() < frac);
-        self.target.inc(&id, Bson::Int64(amount), "sampled").await?;
-        Ok(true)
+        self.target.inc(&id, Bson::Int64(amount), "sampled").await
     }
 
     /// The same counter drawing from `random` ([`Random::seeded`] for repeatable runs): for a

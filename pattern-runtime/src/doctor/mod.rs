@@ -164,9 +164,11 @@ async fn run(
         .await?;
         if let Some(progress) = &options.progress {
             let total = Some(total as u64);
-            progress(
-                &Progress::new("doctor", "collections", done as u64 + 1, total).item(collection),
-            );
+            let step = Progress::new("doctor", "collections", done as u64 + 1, total);
+            let mut call = progress
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            (*call)(&step.item(collection));
         }
     }
     check_shard_keys(db, models, &mut report).await?;

@@ -3,7 +3,8 @@
 
 use super::*;
 
-type ProgressFn = Arc<dyn Fn(&Progress) + Send + Sync>;
+/// The callback, shared by the options' clones (one run calls it at a time).
+type ProgressFn = Arc<std::sync::Mutex<dyn FnMut(&Progress) + Send>>;
 
 /// How much the doctor reads. [`DoctorOptions::default()`]: 100 documents per collection, 5 s
 /// per command, no progress callback.
@@ -71,8 +72,8 @@ impl DoctorOptions {
     /// Called after each collection with the run's [`Progress`] (`item`: the collection), for a
     /// progress bar on long runs.
     #[must_use]
-    pub fn on_progress(mut self, progress: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
-        self.progress = Some(Arc::new(progress));
+    pub fn on_progress(mut self, progress: impl FnMut(&Progress) + Send + 'static) -> Self {
+        self.progress = Some(Arc::new(std::sync::Mutex::new(progress)));
         self
     }
 }

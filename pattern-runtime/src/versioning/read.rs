@@ -30,7 +30,9 @@ impl<M: Versioned> ModelCollection<M> {
     }
 
     /// The document as it was at version `v`: the current one if `v` is current, else its
-    /// archived revision. [`Error::NotFound`] when there is no such version.
+    /// archived revision. [`Error::NotFound`] when there is no such version: its
+    /// [`Missing::Revision`](crate::Missing::Revision) names the document and the version, and
+    /// its collection is the history's.
     #[tracing::instrument(
         name = "pattern_runtime::versioning.revision",
         level = "debug",

@@ -509,7 +509,9 @@ impl<M: Versioned> ModelCollection<M> {
     }
 
     /// Makes revision `v` the current document again, as a new version (history keeps every
-    /// version in between). Returns the new version.
+    /// version in between). Returns the new version. [`Error::NotFound`] when there is no
+    /// revision `v` ([`Missing::Revision`](crate::Missing::Revision)) or no document
+    /// ([`Missing::Document`](crate::Missing::Document)); nothing is written then.
     #[tracing::instrument(
         name = "pattern_runtime::versioning.revert",
         skip_all,
