@@ -1,0 +1,877 @@
+//! A newcomer's test, from the docs alone, of recently changed APIs combined with other
+//! patterns and hostile inputs:
+//!
+//! 1. `Error::NotFound` with its `Missing` context (`Error::missing`, `is_not_found`,
+//!    `is_no_node`, `is_not_allocated`) from a tree, a preallocated grid, a versioned model
+//!    and computed fields, with nothing written (raw collections compared before/after);
+//! 2. `Progress`: one callback for the doctor, `recompute_all_with_progress` and
+//!    `allocate_with_progress`;
+//! 3. `BatchedCounter::flush_every` (a `Periodic`/`Flusher`), `Stopped`;
+//! 4. `VariantCollection::insert` with hostile keys and values.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bson::{doc, Bson, Document};
+use futures_util::TryStreamExt;
+use pattern_runtime::approximation::BatchedCounter;
+use pattern_runtime::computed::Computing;
+use pattern_runtime::doctor::{doctor_group, DoctorOptions};
+use pattern_runtime::{sync_group, Error, Missing, Model, Progress, SyncOptions};
+use pattern_testkit::{test_db, TestDb};
+use serde::{Deserialize, Serialize};
+
+// ---------------------------------------------------------------------------------------------
+// Models (group "nsh")
+// ---------------------------------------------------------------------------------------------
+
+/// A tree named by `name`.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(group = "nsh", collection = "nsh_cats")]
+#[tree(parent = parent, ancestors = ancestors, key = name)]
+pub struct NshCat {
+    #[serde(rename = "_id")]
+    pub id: bson::oid::ObjectId,
+    pub name: String,
+    pub parent: Option<String>,
+    pub ancestors: Vec<String>,
+}
+
+/// Products placed in the tree.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+#[model(group = "nsh", collection = "nsh_products")]
+#[in_tree(NshCat, node = direct_cat, path = cat_path)]
+pub struct NshProduct {
+    #[serde(rename = "_id")]
+    pub id: String,
+    pub direct_cat: String,
+    pub cat_path: Vec<String>,
+}
+
+/// A preallocated grid: room x day.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+#[model(group = "nsh", collection = "nsh_rooms")]
+#[preallocated(resource = room_id, slot = date, holder = booked_by)]
+pub struct NshRoom {
+    #[serde(rename = "_id")]
+    pub id: bson::oid::ObjectId,
+    pub room_id: String,
+    pub date: String,
+    pub booked_by: Option<String>,
+}
+
+/// A versioned model.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(group = "nsh", collection = "nsh_docs")]
+#[versioned(history = "nsh_doc_revisions", keep = 10)]
+pub struct NshDoc {
+    #[serde(rename = "_id")]
+    pub id: String,
+    #[version]
+    pub version: i64,
+    pub body: String,
+}
+
+/// A target of computed fields.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+#[model(group = "nsh", collection = "nsh_users")]
+pub struct NshUser {
+    #[serde(rename = "_id")]
+    pub id: String,
+    #[computed(count = NshOrder, by = user_id)]
+    pub order_count: i64,
+    #[computed(sum = NshOrder.amount, by = user_id)]
+    pub total: i64,
+}
+
+/// The source.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+#[model(group = "nsh", collection = "nsh_orders")]
+pub struct NshOrder {
+    #[serde(rename = "_id")]
+    pub id: i64,
+    pub user_id: String,
+    pub amount: i64,
+}
+
+/// A batched counter.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(group = "nsh", collection = "nsh_pages")]
+pub struct NshPage {
+    #[serde(rename = "_id")]
+    pub id: String,
+    #[approximate(batched, threshold = 1000)]
+    pub views: i64,
+}
+
+/// A polymorphic model.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(
+    tag = "type",
+    rename_all = "lowercase",
+    rename_all_fields = "camelCase"
+)]
+#[model(group = "nsh", collection = "nsh_events")]
+pub enum NshEvent {
+    Note {
+        #[serde(rename = "_id")]
+        id: String,
+        text: String,
+        attrs: BTreeMap<String, String>,
+    },
+    Blob {
+        #[serde(rename = "_id")]
+        id: String,
+        meta: Document,
+    },
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+async fn synced(name: &str) -> TestDb {
+    let db = test_db(name).await;
+    sync_group(&db, "nsh", &SyncOptions::default())
+        .await
+        .unwrap();
+    db
+}
+
+async fn docs(db: &TestDb, collection: &str) -> Vec<Document> {
+    db.collection::<Document>(collection)
+        .find(doc! {})
+        .sort(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap()
+}
+
+/// Every document of every collection, as text.
+async fn everything(db: &TestDb) -> String {
+    let mut names = db.list_collection_names().await.unwrap();
+    names.sort();
+    let mut out = String::new();
+    for c in names {
+        out.push_str(&format!("{c}: {:?}\n", docs(db, &c).await));
+    }
+    out
+}
+
+fn int(d: &Document, key: &str) -> i64 {
+    match d.get(key) {
+        Some(Bson::Int32(n)) => i64::from(*n),
+        Some(Bson::Int64(n)) => *n,
+        other => panic!("{key} is {other:?} in {d}"),
+    }
+}
+
+/// Asserts `e` is NotFound of `collection` with `missing`, and the predicates agree.
+fn assert_missing(e: &Error, collection: &str, missing: Missing) {
+    assert!(e.is_not_found(), "not NotFound: {e:?}");
+    match e {
+        Error::NotFound { collection: c, .. } => assert_eq!(c, collection, "{e:?}"),
+        other => panic!("{other:?}"),
+    }
+    let got = e.missing().expect("missing() of a NotFound");
+    assert_eq!(got, &missing, "{e:?}");
+    assert_eq!(
+        e.is_no_node(),
+        matches!(missing, Missing::Node { .. }),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.is_not_allocated(),
+        matches!(missing, Missing::Slot { .. }),
+        "{e:?}"
+    );
+    assert!(!e.is_refused_input() && !e.is_conflict() && !e.is_already_booked());
+    // Display names something.
+    assert!(!e.to_string().is_empty());
+    assert!(!got.to_string().is_empty());
+}
+
+fn cat(name: &str, parent: Option<&str>) -> NshCat {
+    NshCat {
+        id: bson::oid::ObjectId::new(),
+        name: name.into(),
+        parent: parent.map(str::to_owned),
+        ancestors: vec![],
+    }
+}
+
+fn room(r: &str, date: &str) -> NshRoom {
+    NshRoom {
+        id: bson::oid::ObjectId::new(),
+        room_id: r.into(),
+        date: date.into(),
+        booked_by: None,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. NotFound + Missing
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn not_found_tree_missing_parent_and_node() {
+    let db = synced("nsh_tree_missing").await;
+    let tree = NshCat::tree(&db);
+    tree.insert_many(&[cat("root", None), cat("$child", Some("root"))])
+        .await
+        .unwrap();
+    let before = everything(&db).await;
+
+    // A missing parent, hostile-looking: a string starting with `$` and a dotted string.
+    for ghost in ["$ghost", "a.b", "$where"] {
+        let e = tree.insert(&cat("x", Some(ghost))).await.unwrap_err();
+        assert_missing(
+            &e,
+            "nsh_cats",
+            Missing::Node {
+                key: "name",
+                value: Bson::String(ghost.into()),
+            },
+        );
+    }
+    // insert_many: the second names a parent that is neither stored nor earlier.
+    let e = tree
+        .insert_many(&[cat("ok", Some("root")), cat("y", Some("nope"))])
+        .await
+        .unwrap_err();
+    assert_missing(
+        &e,
+        "nsh_cats",
+        Missing::Node {
+            key: "name",
+            value: Bson::String("nope".into()),
+        },
+    );
+    // A move under a missing parent, and a move of a missing node.
+    let e = tree.move_under("$child", "nope").await.unwrap_err();
+    assert_missing(
+        &e,
+        "nsh_cats",
+        Missing::Node {
+            key: "name",
+            value: "nope".into(),
+        },
+    );
+    let e = tree.move_under("nope2", "root").await.unwrap_err();
+    assert_missing(
+        &e,
+        "nsh_cats",
+        Missing::Node {
+            key: "name",
+            value: "nope2".into(),
+        },
+    );
+    // ancestors / path / rename / delete of a missing node.
+    let e = tree.ancestors("$nope").await.unwrap_err();
+    assert_missing(
+        &e,
+        "nsh_cats",
+        Missing::Node {
+            key: "name",
+            value: "$nope".into(),
+        },
+    );
+    let e = tree.path("$nope").await.unwrap_err();
+    assert!(e.is_no_node(), "{e:?}");
+    let e = tree.rename("nope3", "fresh").await.unwrap_err();
+    assert_missing(
+        &e,
+        "nsh_cats",
+        Missing::Node {
+            key: "name",
+            value: "nope3".into(),
+        },
+    );
+    let e = tree
+        .delete("nope4", pattern_runtime::Deletion::LeafOnly)
+        .await
+        .unwrap_err();
+    assert!(e.is_no_node(), "{e:?}");
+    // A holder placed in a missing node.
+    let e = tree
+        .holders::<NshProduct>()
+        .insert(&NshProduct {
+            id: "p1".into(),
+            direct_cat: "$ghost".into(),
+            cat_path: vec![],
+        })
+        .await
+        .unwrap_err();
+    assert!(e.is_no_node(), "{e:?}");
+
+    assert_eq!(before, everything(&db).await, "nothing written");
+    // The tree is still readable and intact.
+    assert!(tree.check().await.unwrap().is_clean());
+}
+
+#[tokio::test]
+async fn not_found_slot_never_allocated() {
+    let db = synced("nsh_slot_missing").await;
+    let slots = NshRoom::slots(&db);
+    slots
+        .allocate(vec![room("101", "2025-08-20"), room("$101", "2025-08-21")])
+        .await
+        .unwrap();
+    let before = everything(&db).await;
+
+    let slot_missing = |r: &str, s: &str| Missing::Slot {
+        resource: r.into(),
+        slot: s.into(),
+    };
+    let e = slots.book("101", "2031-01-01", "bob").await.unwrap_err();
+    assert_missing(&e, "nsh_rooms", slot_missing("101", "2031-01-01"));
+    // A resource that looks like an operator / path is data.
+    let e = slots.book("$gt", "2025-08-20", "bob").await.unwrap_err();
+    assert_missing(&e, "nsh_rooms", slot_missing("$gt", "2025-08-20"));
+    let e = slots.book("a.b", "$x", "bob").await.unwrap_err();
+    assert_missing(&e, "nsh_rooms", slot_missing("a.b", "$x"));
+    let e = slots.cancel("101", "1999-01-01", "bob").await.unwrap_err();
+    assert_missing(&e, "nsh_rooms", slot_missing("101", "1999-01-01"));
+    let e = slots.release("101", "1999-01-02").await.unwrap_err();
+    assert_missing(&e, "nsh_rooms", slot_missing("101", "1999-01-02"));
+    // All or nothing: the allocated one is not booked either.
+    let e = slots
+        .book_all(&[("101", "2025-08-20"), ("101", "2025-08-22")], "carol")
+        .await
+        .unwrap_err();
+    assert_missing(&e, "nsh_rooms", slot_missing("101", "2025-08-22"));
+
+    assert_eq!(before, everything(&db).await, "nothing written");
+    // The allocated slot with a `$` resource is bookable: the value is data.
+    let booked = slots.book("$101", "2025-08-21", "$dave").await.unwrap();
+    assert_eq!(booked.booked_by.as_deref(), Some("$dave"));
+}
+
+#[tokio::test]
+async fn not_found_versioned_revision_and_document() {
+    let db = synced("nsh_rev_missing").await;
+    let coll = NshDoc::collection(&db);
+    let mut d = NshDoc {
+        id: "d1".into(),
+        version: 0,
+        body: "$one".into(),
+    };
+    coll.insert(&mut d).await.unwrap();
+    d.body = "two".into();
+    assert_eq!(coll.save(&mut d).await.unwrap(), 2);
+    // Revisions 1 (archived) and 2 (current) exist.
+    assert_eq!(coll.revision("d1", 1).await.unwrap().body, "$one");
+    assert_eq!(coll.revision("d1", 2).await.unwrap().body, "two");
+    let before = everything(&db).await;
+
+    for v in [0, 3, 7, -1, i64::MAX] {
+        let e = coll.revision("d1", v).await.unwrap_err();
+        assert_missing(
+            &e,
+            "nsh_doc_revisions",
+            Missing::Revision {
+                id: "d1".into(),
+                version: v,
+            },
+        );
+    }
+    // Reverting to a revision that does not exist.
+    let e = coll.revert("d1", 9).await.unwrap_err();
+    assert!(e.is_not_found(), "{e:?}");
+    assert!(
+        matches!(e.missing(), Some(Missing::Revision { id, version: 9 }) if id == &Bson::from("d1")),
+        "{e:?}"
+    );
+    // A missing document: modify names it.
+    let e = coll
+        .modify("$ghost", 3, |d| d.body.push('!'))
+        .await
+        .unwrap_err();
+    assert_missing(
+        &e,
+        "nsh_docs",
+        Missing::Document {
+            id: "$ghost".into(),
+        },
+    );
+    // A save of a copy whose document is gone.
+    let mut ghost = NshDoc {
+        id: "g.h".into(),
+        version: 1,
+        body: "x".into(),
+    };
+    let e = coll.save(&mut ghost).await.unwrap_err();
+    assert_missing(&e, "nsh_docs", Missing::Document { id: "g.h".into() });
+    assert_eq!(ghost.version, 1, "the copy is left at its version");
+
+    assert_eq!(before, everything(&db).await, "nothing written");
+}
+
+#[tokio::test]
+async fn not_found_computed_target() {
+    let db = synced("nsh_computed_missing").await;
+    NshUser::collection(&db)
+        .raw()
+        .insert_one(NshUser {
+            id: "u1".into(),
+            order_count: 0,
+            total: 0,
+        })
+        .await
+        .unwrap();
+    let orders = Computing::<NshOrder>::new(&db);
+    orders
+        .insert(&NshOrder {
+            id: 1,
+            user_id: "u1".into(),
+            amount: 5,
+        })
+        .await
+        .unwrap();
+    let before = everything(&db).await;
+
+    // An order pointing at a user that does not exist.
+    let e = orders
+        .insert(&NshOrder {
+            id: 2,
+            user_id: "$ghost".into(),
+            amount: 7,
+        })
+        .await
+        .unwrap_err();
+    assert_missing(
+        &e,
+        "nsh_users",
+        Missing::Document {
+            id: "$ghost".into(),
+        },
+    );
+    // Moving an existing order to a missing user.
+    let e = orders
+        .update(1, doc! { "$set": { NshOrder::FIELDS.user_id: "no.body" } })
+        .await
+        .unwrap_err();
+    assert_missing(
+        &e,
+        "nsh_users",
+        Missing::Document {
+            id: "no.body".into(),
+        },
+    );
+    // Recomputing a missing target.
+    let e = NshUser::computed(&db)
+        .recompute("nobody")
+        .await
+        .unwrap_err();
+    assert_missing(
+        &e,
+        "nsh_users",
+        Missing::Document {
+            id: "nobody".into(),
+        },
+    );
+    assert_eq!(before, everything(&db).await, "nothing written");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Progress: one callback for three jobs
+// ---------------------------------------------------------------------------------------------
+
+static SEEN: Mutex<Vec<Progress>> = Mutex::new(Vec::new());
+
+/// The one callback, of the shape the `Progress` docs show (`fn log(p: &Progress)`).
+fn record(p: &Progress) {
+    SEEN.lock().unwrap().push(*p);
+}
+
+fn take(job: &str) -> Vec<Progress> {
+    let mut seen = SEEN.lock().unwrap();
+    let (mine, rest): (Vec<_>, Vec<_>) = seen.drain(..).partition(|p| p.job == job);
+    *seen = rest;
+    mine
+}
+
+/// done never decreases; fraction agrees with done/total and stays within [0, 1].
+fn coherent(steps: &[Progress], unit: &str) {
+    assert!(!steps.is_empty(), "no progress for {unit}");
+    let mut last = 0;
+    for p in steps {
+        assert_eq!(p.unit, unit, "{p:?}");
+        assert!(p.done >= last, "done went down: {steps:?}");
+        last = p.done;
+        match p.total {
+            Some(t) if t > 0 => {
+                let f = p.fraction().expect("fraction with a known total");
+                assert!(
+                    (0.0..=1.0).contains(&f),
+                    "fraction {f} out of [0, 1]: {p:?}"
+                );
+                if p.done <= t {
+                    assert!((f - p.done as f64 / t as f64).abs() < 1e-9, "{p:?}");
+                }
+            }
+            _ => assert_eq!(p.fraction(), None, "{p:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn progress_one_callback_three_jobs() {
+    let db = synced("nsh_progress").await;
+
+    // Slots: 2 500 slots, 3 batches of 1 000; total unknown (an iterator).
+    let slots = NshRoom::slots(&db);
+    let grid: Vec<NshRoom> = (0..2500)
+        .map(|i| room(&format!("r{}", i / 100), &format!("d{:03}", i % 100)))
+        .collect();
+    let allocated = slots
+        .allocate_with_progress(grid.clone(), record)
+        .await
+        .unwrap();
+    assert_eq!((allocated.inserted, allocated.existing), (2500, 0));
+    let steps = take("preallocation.allocate");
+    coherent(&steps, "slots");
+    assert!(steps.len() >= 3, "one step per batch of 1 000: {steps:?}");
+    assert_eq!(steps.last().unwrap().done, 2500);
+    assert!(steps.iter().all(|p| p.total.is_none()), "{steps:?}");
+    // Again: all existing, still counted as done.
+    let again = slots.allocate_with_progress(grid, record).await.unwrap();
+    assert_eq!((again.inserted, again.existing), (0, 2500));
+    let steps = take("preallocation.allocate");
+    coherent(&steps, "slots");
+    assert_eq!(steps.last().unwrap().done, again.inserted + again.existing);
+
+    // Computed: 2 100 users (3 batches), some drifted by hand.
+    let users: Vec<NshUser> = (0..2100)
+        .map(|i| NshUser {
+            id: format!("u{i:05}"),
+            order_count: 0,
+            total: 0,
+        })
+        .collect();
+    NshUser::collection(&db)
+        .raw()
+        .insert_many(users)
+        .await
+        .unwrap();
+    let orders = Computing::<NshOrder>::new(&db);
+    for i in 0..5 {
+        orders
+            .insert(&NshOrder {
+                id: i,
+                user_id: format!("u{:05}", i * 400),
+                amount: 10,
+            })
+            .await
+            .unwrap();
+    }
+    NshUser::collection(&db)
+        .raw()
+        .update_many(
+            doc! { "_id": { "$in": ["u00001", "u01999", "u02099"] } },
+            doc! { "$set": { "orderCount": 42 } },
+        )
+        .await
+        .unwrap();
+    let recomputed = NshUser::computed(&db)
+        .recompute_all_with_progress(record)
+        .await
+        .unwrap();
+    assert_eq!(recomputed.checked, 2100);
+    assert_eq!(recomputed.repaired, 3);
+    let steps = take("computed.recompute_all");
+    coherent(&steps, "documents");
+    assert!(steps.len() >= 3, "one step per batch of BATCH: {steps:?}");
+    assert_eq!(steps.last().unwrap().done, recomputed.checked);
+    assert_eq!(steps.last().unwrap().total, Some(2100));
+    assert!(NshUser::computed(&db).verify().await.unwrap().is_empty());
+
+    // Doctor: one step per collection, with its name.
+    let options = DoctorOptions::new().on_progress(record);
+    let report = doctor_group(&db, "nsh", &options).await.unwrap();
+    let steps = take("doctor");
+    coherent(&steps, "collections");
+    let last = steps.last().unwrap();
+    assert_eq!(
+        last.total,
+        Some(last.done),
+        "the doctor knows its collections: {steps:?}"
+    );
+    assert_eq!(last.fraction(), Some(1.0));
+    let items: Vec<&str> = steps.iter().map(|p| p.item.expect("doctor item")).collect();
+    let mut unique = items.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), items.len(), "each collection once: {items:?}");
+    assert_eq!(last.done as usize, items.len());
+    for (collection, _) in &report.sampled {
+        assert!(
+            items.contains(&collection.as_str()),
+            "{collection} sampled, never reported: {items:?}"
+        );
+    }
+    assert!(
+        SEEN.lock().unwrap().is_empty(),
+        "only the three jobs' steps"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. BatchedCounter::flush_every
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn flusher_stop_runs_a_last_flush() {
+    let db = synced("nsh_flusher").await;
+    let ids = ["home", "$home", "a.b", "", "x\u{7f}"];
+    // A declared counter "writes into the model's existing documents only": create them.
+    for id in ids {
+        db.collection::<Document>("nsh_pages")
+            .insert_one(doc! { "_id": id, "views": 0i64 })
+            .await
+            .unwrap();
+    }
+    let counter = Arc::new(NshPage::views_counter(&db));
+    let mut flusher = BatchedCounter::flush_every(counter.clone(), Duration::from_secs(3600));
+    // The first run is "now": nothing pending, no write.
+    assert_eq!(flusher.next().await.unwrap().unwrap(), 0);
+    for (k, id) in ids.iter().enumerate() {
+        for _ in 0..=k {
+            counter.add(*id, 2).await.unwrap();
+        }
+    }
+    counter.add("home", -1).await.unwrap();
+    // A page with no document: "dropped with a WARN event, never creating a document".
+    counter.add("gone", 7).await.unwrap();
+    assert_eq!(
+        counter.writes(),
+        0,
+        "under the threshold: nothing written yet"
+    );
+    assert_eq!(counter.pending(), 2 * 15 - 1 + 7);
+    let before = docs(&db, "nsh_pages").await;
+
+    let stopped = flusher.stop().await;
+    assert_eq!(
+        stopped.runs,
+        2,
+        "the first run and the last: {:?}",
+        stopped.unread.len()
+    );
+    assert_eq!(stopped.dropped, 0);
+    assert_eq!(stopped.errors().count(), 0);
+    let outcomes = stopped.into_result().unwrap();
+    assert_eq!(
+        outcomes.len(),
+        1,
+        "only the last flush unread: {outcomes:?}"
+    );
+    assert!(
+        outcomes[0] >= ids.len() as u64,
+        "the last flush: one $inc per page: {outcomes:?}"
+    );
+    assert_eq!(counter.pending(), 0);
+    let stored = docs(&db, "nsh_pages").await;
+    assert_eq!(
+        stored.len(),
+        before.len(),
+        "no document created for `gone`: {stored:?}"
+    );
+    for (k, id) in ids.iter().enumerate() {
+        let d = stored
+            .iter()
+            .find(|d| d.get_str("_id").ok() == Some(*id))
+            .unwrap_or_else(|| panic!("{id:?} missing: {stored:?}"));
+        let expected = 2 * (k as i64 + 1) - i64::from(*id == "home");
+        assert_eq!(int(d, "views"), expected, "{d}");
+    }
+    // `flush`: "Returns how many writes it sent"; `writes`: "$inc writes sent so far".
+    assert_eq!(
+        counter.writes(),
+        outcomes[0],
+        "writes() and the flush's count of writes sent agree"
+    );
+}
+
+#[tokio::test]
+async fn flusher_failed_last_flush_is_an_error_and_keeps_counts() {
+    let db = test_db("nsh_flusher_fail").await;
+    // Every document must have a string `views`: an `$inc` upsert can never pass.
+    db.create_collection("nsh_strict")
+        .validator(doc! { "views": { "$type": "string" } })
+        .await
+        .unwrap();
+    let counter = Arc::new(
+        BatchedCounter::new(db.collection::<Document>("nsh_strict"), "views", 1000).unwrap(),
+    );
+    let flusher = BatchedCounter::flush_every(counter.clone(), Duration::from_secs(3600));
+    counter.add(Bson::String("$p".into()), 3).await.unwrap();
+    let stopped = flusher.stop().await;
+    assert!(stopped.runs >= 1);
+    let last = stopped
+        .unread
+        .last()
+        .expect("the last run's outcome is kept");
+    assert!(last.is_err(), "the last flush failed: {:?}", stopped.unread);
+    assert!(stopped.errors().count() >= 1);
+    assert!(stopped.into_result().is_err());
+    assert_eq!(counter.pending(), 3, "a failed write puts its count back");
+    assert!(docs(&db, "nsh_strict").await.is_empty());
+    // BatchedCounter::new refuses hostile field names.
+    for field in ["$views", "a.b"] {
+        let e = BatchedCounter::new(db.collection::<Document>("nsh_strict"), field, 10)
+            .expect_err("refused");
+        assert!(matches!(e, Error::InvalidKey { .. }), "{field}: {e:?}");
+    }
+    let e = BatchedCounter::new(db.collection::<Document>("nsh_strict"), "v", 0)
+        .expect_err("zero threshold refused");
+    assert!(matches!(e, Error::InvalidValue { .. }), "{e:?}");
+}
+
+#[tokio::test]
+async fn flusher_keeps_at_most_64_unread_and_counts_the_rest() {
+    let db = synced("nsh_flusher_many").await;
+    db.collection::<Document>("nsh_pages")
+        .insert_one(doc! { "_id": "late", "views": 0i64 })
+        .await
+        .unwrap();
+    let counter = Arc::new(NshPage::views_counter(&db));
+    let flusher = BatchedCounter::flush_every(counter.clone(), Duration::from_millis(1));
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    counter.add("late", 4).await.unwrap();
+    let stopped = flusher.stop().await;
+    assert!(
+        stopped.runs > 70,
+        "1 ms interval for 400 ms: {} runs",
+        stopped.runs
+    );
+    assert_eq!(
+        stopped.unread.len() as u64 + stopped.dropped,
+        stopped.runs,
+        "every run kept or counted"
+    );
+    assert!(stopped.unread.len() <= 65, "{}", stopped.unread.len());
+    assert!(stopped.dropped > 0);
+    let outcomes = stopped.into_result().unwrap();
+    assert!(!outcomes.is_empty(), "the last flush's outcome is kept");
+    // Whichever run wrote it, the stop's last flush leaves nothing behind.
+    assert_eq!(counter.pending(), 0);
+    assert_eq!(int(&docs(&db, "nsh_pages").await[0], "views"), 4);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. VariantCollection::insert with hostile values
+// ---------------------------------------------------------------------------------------------
+
+fn note(id: &str, text: &str, attrs: &[(&str, &str)]) -> NshEventNote {
+    NshEventNote {
+        id: id.into(),
+        text: text.into(),
+        attrs: attrs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect(),
+    }
+}
+
+#[tokio::test]
+async fn variant_insert_hostile_values() {
+    let db = synced("nsh_variant").await;
+    let events = NshEvent::collection(&db);
+    let notes = events.variant::<NshEventNote>();
+    let blobs = events.variant::<NshEventBlob>();
+
+    // Strings starting with `$`, in values and as the id: stored literally.
+    let id = notes
+        .insert(&note("$id", "$where", &[("plain", "$set"), ("k", "a.b")]))
+        .await
+        .unwrap();
+    assert_eq!(id, Bson::String("$id".into()));
+    let stored = docs(&db, "nsh_events").await;
+    assert_eq!(stored.len(), 1);
+    let d = &stored[0];
+    // `document`: "the tag first, then the variant's fields".
+    let form = notes
+        .document(&note("$id", "$where", &[("plain", "$set"), ("k", "a.b")]))
+        .unwrap();
+    assert_eq!(
+        form.keys().next().map(String::as_str),
+        Some("type"),
+        "{form}"
+    );
+    assert_eq!(d.get_str("type").unwrap(), "note");
+    assert_eq!(d.get_str("text").unwrap(), "$where");
+    assert_eq!(
+        d.get_document("attrs").unwrap(),
+        &doc! { "k": "a.b", "plain": "$set" }
+    );
+    // Read back through the variant, filter by the `$` string as data.
+    let back = notes.find(doc! { "text": "$where" }).await.unwrap();
+    assert_eq!(back.len(), 1);
+    assert_eq!(back[0].attrs["plain"], "$set");
+    let before = everything(&db).await;
+
+    // Hostile keys: refused (InvalidValue per "What the toolkit sends"), nothing written.
+    for key in ["$gt", "$", "a.b", ".", "nul\0key"] {
+        let r = notes
+            .insert(&note(&format!("k-{key}"), "t", &[(key, "v")]))
+            .await;
+        match r {
+            Err(e) => assert!(
+                matches!(e, Error::InvalidValue { .. }),
+                "key {key:?}: {e:?}"
+            ),
+            Ok(id) => panic!("key {key:?} accepted as {id}"),
+        }
+    }
+    // A nested operator document in a Document field.
+    for meta in [
+        doc! { "$where": "sleep(1000)" },
+        doc! { "ok": { "$ne": null } },
+        doc! { "a": { "b.c": 1 } },
+    ] {
+        let r = blobs
+            .insert(&NshEventBlob {
+                id: format!("b-{meta}"),
+                meta: meta.clone(),
+            })
+            .await;
+        match r {
+            Err(e) => assert!(matches!(e, Error::InvalidValue { .. }), "{meta}: {e:?}"),
+            Ok(id) => panic!("{meta} accepted as {id}"),
+        }
+    }
+    // Nesting past MAX_VALUE_DEPTH.
+    let mut deep = doc! { "leaf": 1 };
+    for _ in 0..=pattern_runtime::MAX_VALUE_DEPTH {
+        deep = doc! { "n": deep };
+    }
+    let e = blobs
+        .insert(&NshEventBlob {
+            id: "deep".into(),
+            meta: deep,
+        })
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidValue { .. }), "{e:?}");
+    // insert_many: every value checked before the first is written.
+    let e = notes
+        .insert_many(&[note("m1", "fine", &[]), note("m2", "bad", &[("$inc", "1")])])
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidValue { .. }), "{e:?}");
+    assert_eq!(before, everything(&db).await, "nothing written");
+
+    // A duplicate `$id`: DuplicateKey, not NotFound, nothing written.
+    let e = notes.insert(&note("$id", "again", &[])).await.unwrap_err();
+    assert!(e.is_duplicate_key(), "{e:?}");
+    assert_eq!(e.missing(), None);
+    assert_eq!(before, everything(&db).await, "nothing written");
+}
