@@ -131,77 +131,16 @@ pub mod g@N {
 }
 EOF
     else
-        # The same structs with serde alone. `CustomerRef`, which the toolkit's derive declares,
-        # is declared by hand.
+        # The same structs with serde alone: the toolkit's attributes and derives taken out, and
+        # `CustomerRef`, which `#[extended_ref(..)]` declares, declared by hand.
+        group "$n" toolkit | sed -E \
+            -e '/^ *#\[(model|index|subset|computed|versioned|version|extended_ref|bucket)(\(|\])/d' \
+            -e 's/, (Model|Measurement|Fields)\)\]/)]/' \
+            -e "s/^    use pattern_runtime::.*$/    use super::g${n}_ref::CustomerRef;/"
         sed "s/@N/$n/g" <<'EOF'
-pub mod g@N {
-    use bson::{oid::ObjectId, DateTime};
+pub mod g@N_ref {
+    use bson::oid::ObjectId;
     use serde::{Deserialize, Serialize};
-
-    #[derive(Debug, Clone, Serialize, Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    pub struct User {
-        #[serde(rename = "_id")]
-        pub id: ObjectId,
-        pub email: String,
-        pub created_at: DateTime,
-        pub name: String,
-    }
-
-    #[derive(Debug, Serialize, Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    pub struct Product {
-        #[serde(rename = "_id")]
-        pub id: String,
-        pub name: String,
-        pub recent_reviews: Vec<ReviewExcerpt>,
-        pub rating_count: i64,
-        pub rating_sum: i64,
-    }
-
-    #[derive(Debug, Clone, Serialize, Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    pub struct Review {
-        #[serde(rename = "_id")]
-        pub id: String,
-        pub product_id: String,
-        pub stars: i32,
-        pub content: String,
-        pub created_at: DateTime,
-    }
-
-    #[derive(Debug, Serialize, Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    pub struct ReviewExcerpt {
-        pub review_id: String,
-        pub stars: i32,
-        pub created_at: DateTime,
-    }
-
-    impl From<&Review> for ReviewExcerpt {
-        fn from(r: &Review) -> Self {
-            ReviewExcerpt { review_id: r.id.clone(), stars: r.stars, created_at: r.created_at }
-        }
-    }
-
-    #[derive(Debug, Clone, Serialize, Deserialize)]
-    pub struct Article {
-        #[serde(rename = "_id")]
-        pub id: String,
-        pub version: i64,
-        pub title: String,
-        pub body: String,
-    }
-
-    #[derive(Debug, Clone, Serialize, Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    pub struct Customer {
-        #[serde(rename = "_id")]
-        pub id: ObjectId,
-        pub name: String,
-        pub address: String,
-        pub loyalty_points: i64,
-    }
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub struct CustomerRef {
@@ -209,23 +148,6 @@ pub mod g@N {
         pub id: ObjectId,
         pub name: String,
         pub address: String,
-    }
-
-    #[derive(Debug, Clone, Serialize, Deserialize)]
-    pub struct Order {
-        #[serde(rename = "_id")]
-        pub id: u32,
-        pub customer: CustomerRef,
-        pub total: f64,
-    }
-
-    #[derive(Debug, Clone, Serialize, Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    pub struct Reading {
-        pub device_id: String,
-        pub timestamp: DateTime,
-        pub value: f64,
-        pub unit: String,
     }
 }
 EOF
