@@ -26,10 +26,10 @@ use crate::error::{Error, Result};
 const UNREAD_KEPT: usize = 64;
 
 /// An operation run in a Tokio task now and then every interval, each run's outcome kept until
-/// read: 64 at most (later ones are only counted), plus a last run's, which is always kept. Stop it with
-/// [`stop`](Periodic::stop), which waits for the run under way (and the last run, for a task
-/// that has one, as a batched counter's flusher does) and returns every outcome not read yet;
-/// dropping it stops it too, and a `WARN` event says how many failed runs nobody read.
+/// read: 64 at most (later ones are only counted), plus a last run's, which is always kept.
+/// Stop it with [`stop`](Periodic::stop), which waits for the run under way (and the last run,
+/// for a task that has one, as a batched counter's flusher does) and returns every outcome not
+/// read yet; dropping it stops it too, and a `WARN` event says how many failed runs nobody read.
 pub struct Periodic<T> {
     operation: &'static str,
     model: String,
