@@ -78,6 +78,9 @@ use crate::schema::{registered_models, ModelSchema};
 pub use crate::schema::{Change, Dependent};
 use crate::txn::{collect_in, in_session, transact, Transaction};
 
+mod kept;
+pub(crate) use kept::*;
+
 type Map = HashMap<usize, Vec<Box<dyn Dependent>>>;
 
 fn key(model: &'static ModelSchema) -> usize {
@@ -460,153 +463,6 @@ pub(crate) async fn delete(
     }
     Ok(deleted)
 }
-
-/// The full paths an operator update writes (`customer.name`, `items.$[i].qty`), `$rename`
-/// targets included: what [`check_kept`] compares with the kept fields.
-pub(crate) fn update_paths(update: &Document) -> Vec<String> {
-    let mut paths = Vec::new();
-    for (op, body) in update {
-        let Bson::Document(body) = body else { continue };
-        for (k, v) in body {
-            paths.push(k.clone());
-            if let (true, Bson::String(to)) = (op == "$rename", v) {
-                paths.push(to.clone());
-            }
-        }
-    }
-    paths
-}
-
-/// Refuses an update of `model` touching a field a pattern keeps itself (a tree's parent, a
-/// holder's path, a computed value): [`Error::InvalidKey`](crate::Error::InvalidKey) naming the
-/// operation to use instead.
-pub(crate) fn check_kept<'a>(
-    model: &'static ModelSchema,
-    touched: impl IntoIterator<Item = &'a str>,
-) -> crate::error::Result<()> {
-    check_kept_except(model, touched, &|_| false)
-}
-
-/// [`check_kept`] but for the patterns `skip` accepts (the writer's own).
-pub(crate) fn check_kept_except<'a>(
-    model: &'static ModelSchema,
-    touched: impl IntoIterator<Item = &'a str>,
-    skip: &dyn Fn(&'static dyn crate::schema::PatternSpec) -> bool,
-) -> crate::error::Result<()> {
-    let touched: Vec<&str> = touched.into_iter().collect();
-    for spec in model.patterns().iter().copied().filter(|s| !skip(*s)) {
-        for (field, reason) in spec.kept_fields(model) {
-            // At or under the kept field (`a`, `a.b` for `a`; `copy.name` for `copy.name`, not
-            // `copy` itself, which a re-pointed copy writes whole).
-            let under = |t: &&str| {
-                t.strip_prefix(field)
-                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
-            };
-            if touched.iter().any(under) {
-                return Err(crate::error::Error::InvalidKey {
-                    key: field.to_owned(),
-                    reason,
-                });
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Equalities on the top-level fields the patterns of `model` keep, taken from the replacement
-/// `new`: added to a replace's filter, it matches only a document whose kept fields the
-/// replacement leaves as stored. (A kept path inside a copy, `customer.name`, is left out: a
-/// replacement may re-point the copy.)
-pub(crate) fn kept_filter(model: &'static ModelSchema, new: &Document) -> Document {
-    let mut filter = Document::new();
-    for spec in model.patterns().iter().filter(|s| s.kept_on_replace()) {
-        for (field, _) in spec.kept_fields(model) {
-            if !field.contains('.') {
-                let value = new.get(field).cloned().unwrap_or(Bson::Null);
-                filter.insert(field, doc! { "$eq": value });
-            }
-        }
-    }
-    filter
-}
-
-/// After a replace of `id` filtered by [`kept_filter`] matched nothing: the refusal naming the
-/// kept field the replacement changes when the document exists (one `find`), `None` when it
-/// does not.
-pub(crate) async fn kept_refusal(
-    db: &Database,
-    session: Option<&mut ClientSession>,
-    model: &'static ModelSchema,
-    id: &Bson,
-    new: &Document,
-) -> mongodb::error::Result<Option<crate::error::Error>> {
-    let coll: Collection<Document> = db.collection(model.collection());
-    let find = coll.find_one(doc! { "_id": id.clone() });
-    let Some(stored) = in_session!(find, session)? else {
-        return Ok(None);
-    };
-    let value = |d: &Document, f: &str| match d.get(f) {
-        None | Some(Bson::Null) => None,
-        Some(v) => Some(v.clone()),
-    };
-    let kept = model
-        .patterns()
-        .iter()
-        .filter(|spec| spec.kept_on_replace())
-        .flat_map(|spec| spec.kept_fields(model))
-        .filter(|(field, _)| !field.contains('.'));
-    let mut first = None;
-    for (field, reason) in kept {
-        first.get_or_insert((field, reason));
-        let (old, new) = (value(&stored, field), value(new, field));
-        // As the filter's `$eq` compares: numbers by value, whatever their width.
-        let same = crate::finding::same_value(old.as_ref(), new.as_ref())
-            || old.as_ref().map(crate::finding::id_key) == new.as_ref().map(crate::finding::id_key);
-        if !same {
-            return Ok(Some(crate::error::Error::InvalidKey {
-                key: field.to_owned(),
-                reason,
-            }));
-        }
-    }
-    // Equal now: changed by another writer between the replace and this read.
-    Ok(
-        first.map(|(field, reason)| crate::error::Error::InvalidKey {
-            key: field.to_owned(),
-            reason,
-        }),
-    )
-}
-
-/// Refuses another pattern's `operation` (`insert`, `replace`, `delete`) of a whole document of
-/// `model` where a pattern writes its documents itself (a tree's nodes and holders):
-/// [`Error::InvalidKey`](crate::error::Error::InvalidKey) naming the operation to use.
-pub(crate) fn check_document_write(
-    model: &'static ModelSchema,
-    operation: &'static str,
-    doc: Option<&Document>,
-) -> crate::error::Result<()> {
-    check_document_write_except(model, operation, doc, &|_| false)
-}
-
-/// [`check_document_write`] but for the patterns `skip` accepts (what the writer keeps itself).
-pub(crate) fn check_document_write_except(
-    model: &'static ModelSchema,
-    operation: &'static str,
-    doc: Option<&Document>,
-    skip: &dyn Fn(&'static dyn crate::schema::PatternSpec) -> bool,
-) -> crate::error::Result<()> {
-    for spec in model.patterns().iter().copied().filter(|s| !skip(*s)) {
-        if let Some(reason) = spec.document_writes(operation, doc) {
-            return Err(crate::error::Error::InvalidKey {
-                key: operation.to_owned(),
-                reason,
-            });
-        }
-    }
-    Ok(())
-}
-
 /// Whether inserting documents of `model` has dependents to keep (those about deletions left
 /// out): the inserts that write without a transaction open one only then.
 pub(crate) fn has_insert_dependents(model: &'static ModelSchema) -> bool {
