@@ -8,11 +8,10 @@
 
 use bson::oid::ObjectId;
 use bson::{doc, Bson, DateTime, Document};
-use pattern_runtime::computed::Computing;
 use pattern_runtime::doctor::{Check, Finding};
 use pattern_runtime::{
     doctor_group, sync_group, CheckReport, DoctorOptions, Fields, Measurement, Model, Ref,
-    Referenced, RepairReport, SyncOptions,
+    RepairReport, SyncOptions,
 };
 use pattern_testkit::{test_db, TestDb};
 use serde::{Deserialize, Serialize};
@@ -407,7 +406,7 @@ async fn computed_drift_is_found_and_recomputed() {
             .await
             .unwrap();
     }
-    let essays = Computing::<Essay>::new(&db);
+    let essays = Essay::computing(&db);
     for (id, writer) in [(1, "w1"), (2, "w1"), (3, "w2"), (4, "w1")] {
         essays
             .insert(&Essay {

@@ -13,11 +13,8 @@
 use bson::oid::ObjectId;
 use bson::{doc, Document};
 use futures_util::TryStreamExt;
-use pattern_runtime::computed::Computing;
 use pattern_runtime::derived::dependents_of;
-use pattern_runtime::{
-    doctor_group, sync_group, Deletion, DoctorOptions, Model, Referenced, SyncOptions,
-};
+use pattern_runtime::{doctor_group, sync_group, Deletion, DoctorOptions, Model, SyncOptions};
 use pattern_testkit::{test_db, TestDb};
 use serde::{Deserialize, Serialize};
 
@@ -379,7 +376,7 @@ async fn eight_writers_mixing_tree_and_holder_operations_keep_every_count() {
                     items.place(id, to).await.unwrap();
                 }
                 if i % 4 == 0 {
-                    Computing::<Item>::new(&db)
+                    Item::computing(&db)
                         .update(id, doc! { "$inc": { "stock": 5 } })
                         .await
                         .unwrap();
@@ -452,7 +449,7 @@ async fn records(name: &str) -> TestDb {
         title: "Blue Train".into(),
         shelf: 1,
     };
-    Computing::<Record>::new(&db).insert(&record).await.unwrap();
+    Record::computing(&db).insert(&record).await.unwrap();
     Review::collection(&db)
         .raw()
         .insert_one(Review {
@@ -479,7 +476,7 @@ async fn shelf_counts(db: &TestDb) -> Vec<i64> {
 async fn a_computed_write_carries_the_copies_and_a_copy_write_carries_the_counts() {
     let db = records("compose_two_ways").await;
     // Through the computed pattern: moves the count and rewrites the copy.
-    Computing::<Record>::new(&db)
+    Record::computing(&db)
         .update(10, doc! { "$set": { "shelf": 2, "title": "Giant Steps" } })
         .await
         .unwrap();
@@ -577,7 +574,7 @@ async fn a_polymorphic_model_feeds_computed_fields_through_its_common_fields() {
         }))
         .await
         .unwrap();
-    let events = Computing::<Event>::new(&db);
+    let events = Event::computing(&db);
     events
         .insert(&Event::Click {
             id: 1,
@@ -774,7 +771,7 @@ async fn a_patterns_index_a_declared_one_serves_is_not_created() {
         })
         .await
         .unwrap();
-    Computing::<Purchase>::new(&db)
+    Purchase::computing(&db)
         .insert(&Purchase {
             id: 1,
             buyer: 1,
@@ -913,7 +910,7 @@ async fn book_stay(
         .in_transaction(tx)
         .push("eve", stay)
         .await?;
-    Computing::<Invoice>::new(db)
+    Invoice::computing(db)
         .in_transaction(tx)
         .insert(&Invoice {
             id: format!("inv-{n}"),
@@ -975,7 +972,7 @@ async fn several_patterns_in_one_caller_transaction_commit_or_abort_together() {
     // A refusal inside (the night is taken): the caller aborts, nothing of that attempt stays.
     let before = snapshot(&db, &all).await;
     let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
-    Computing::<Invoice>::new(&db)
+    Invoice::computing(&db)
         .in_transaction(&tx)
         .insert(&Invoice {
             id: "inv-x".into(),

@@ -13,10 +13,9 @@
 use bson::{doc, Bson, DateTime, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::approximation::{SampledCounter, ShardedCounter};
-use pattern_runtime::computed::Computing;
 use pattern_runtime::{
-    doctor_group, sync_group, DoctorOptions, Fields, Measurement, Model, Ref, Referenced,
-    SyncOptions, Transaction,
+    doctor_group, sync_group, DoctorOptions, Fields, Measurement, Model, Ref, SyncOptions,
+    Transaction,
 };
 use pattern_testkit::{test_db, TestDb};
 use serde::{Deserialize, Serialize};
@@ -160,10 +159,7 @@ async fn club(name: &str) -> TestDb {
         .await
         .unwrap();
     for id in ["ada", "bob"] {
-        Computing::<Member>::new(&db)
-            .insert(&member(id))
-            .await
-            .unwrap();
+        Member::computing(&db).insert(&member(id)).await.unwrap();
     }
     Badge::collection(&db)
         .raw()

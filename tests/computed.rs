@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bson::{doc, Bson, Document};
-use pattern_runtime::computed::{Computing, BATCH};
+use pattern_runtime::computed::BATCH;
 use pattern_runtime::{Error, Missing, Model, Progress, Ref};
 use pattern_testkit::test_db;
 use serde::{Deserialize, Serialize};
@@ -133,7 +133,7 @@ async fn setup(name: &str, users: &[&str]) -> pattern_testkit::TestDb {
 #[tokio::test]
 async fn the_seed_user_total_stays_exact_through_every_write() {
     let db = setup("computed_seed", &["user123", "user456"]).await;
-    let orders = Computing::<Order>::new(&db);
+    let orders = Order::computing(&db);
     assert_eq!(orders.keeps().len(), 4, "{orders:?}");
     for (id, amount) in [(1, 1200), (2, 3000), (3, 1000)] {
         orders.insert(&order(id, "user123", amount)).await.unwrap();
@@ -230,7 +230,7 @@ async fn the_seed_user_total_stays_exact_through_every_write() {
 #[tokio::test]
 async fn missing_documents_and_bad_input_write_nothing() {
     let db = setup("computed_errors", &["u1"]).await;
-    let orders = Computing::<Order>::new(&db);
+    let orders = Order::computing(&db);
     // An order for a user that does not exist: the insert is undone.
     let err = orders.insert(&order(1, "ghost", 10)).await.unwrap_err();
     assert!(
@@ -283,7 +283,7 @@ async fn missing_documents_and_bad_input_write_nothing() {
         assert!(matches!(err, Error::InvalidKey { .. }), "{err}");
     }
     // A NaN score would poison the sum for good.
-    let reviews = Computing::<Review>::new(&db);
+    let reviews = Review::computing(&db);
     let u1 = stored(&db, "u1").await;
     let err = reviews
         .insert(&Review {
@@ -310,7 +310,7 @@ async fn missing_documents_and_bad_input_write_nothing() {
 async fn a_ref_back_reference_and_a_float_sum() {
     let db = setup("computed_ref", &["u1"]).await;
     let u1 = stored(&db, "u1").await;
-    let reviews = Computing::<Review>::new(&db);
+    let reviews = Review::computing(&db);
     for (id, score) in [(1, 4.5), (2, 3.25)] {
         reviews
             .insert(&Review {
@@ -338,7 +338,7 @@ async fn concurrent_writers_leave_every_total_exact() {
         .map(|t| {
             let db = db.clone();
             tokio::spawn(async move {
-                let orders = Computing::<Order>::new(&db);
+                let orders = Order::computing(&db);
                 let mut mine: Vec<i64> = Vec::new();
                 for i in 0..100i64 {
                     let id = t * 1000 + i;
@@ -400,7 +400,7 @@ async fn concurrent_writers_leave_every_total_exact() {
 #[tokio::test]
 async fn verify_reports_drift_and_recompute_repairs_it() {
     let db = setup("computed_drift", &["u1", "u2"]).await;
-    let orders = Computing::<Order>::new(&db);
+    let orders = Order::computing(&db);
     for (id, amount) in [(1, 1200), (2, 3000), (3, 1000)] {
         orders.insert(&order(id, "u1", amount)).await.unwrap();
     }
@@ -555,7 +555,7 @@ async fn the_back_reference_is_indexed() {
 #[tokio::test]
 async fn without_transactions_a_failure_in_between_is_repairable() {
     let db = setup("computed_no_txn", &["u1"]).await;
-    let orders = Computing::<Order>::new(&db);
+    let orders = Order::computing(&db);
     // The transaction's target update is refused as mongod refuses transactions (the insert is
     // undone), then the same update is refused again when run without one.
     db.fail_command(

@@ -8,7 +8,7 @@ use std::time::Duration;
 use bson::{doc, DateTime, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::doctor::{doctor_models, Check, DoctorOptions, DoctorReport};
-use pattern_runtime::{list_indexes, Computing, Fields, Measurement, Model, ModelSchema};
+use pattern_runtime::{list_indexes, Fields, Measurement, Model, ModelSchema};
 use pattern_testkit::{test_db, TestDb};
 use serde::{Deserialize, Serialize};
 
@@ -468,7 +468,7 @@ async fn every_other_check_finds_its_problem() {
         })
         .await
         .expect("buyer");
-    let purchases = Computing::<Purchase>::new(&db);
+    let purchases = Purchase::computing(&db);
     for (id, amount) in [(1, 10), (2, 32)] {
         purchases
             .insert(&Purchase {

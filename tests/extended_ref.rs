@@ -4,7 +4,7 @@
 use bson::oid::ObjectId;
 use bson::{doc, Document};
 use futures_util::TryStreamExt;
-use pattern_runtime::{list_indexes, Error, Fields, Mode, Model, Referenced};
+use pattern_runtime::{list_indexes, Error, Fields, Mode, Model};
 use pattern_testkit::{test_db, TestDb};
 use serde::{Deserialize, Serialize};
 
@@ -790,8 +790,8 @@ fn schemas_describe_the_embeddings() {
             mode: Mode::Propagate
         }
     )));
-    assert_eq!(Customer::SCHEMA.references().len(), 1);
-    assert!(Order::SCHEMA.references().is_empty());
+    assert_eq!(Customer::SCHEMA.reference_specs().len(), 1);
+    assert!(Order::SCHEMA.reference_specs().is_empty());
     let paths: Vec<String> = Order::SCHEMA
         .embeddings()
         .iter()

@@ -25,7 +25,7 @@ use bson::{doc, Bson, Document, RawDocumentBuf, Regex};
 use futures_util::{FutureExt, TryStreamExt};
 use mongodb::Database;
 use pattern_runtime::approximation::{BatchedCounter, Random, SampledCounter, ShardedCounter};
-use pattern_runtime::{Error, Fields, Model, Referenced, MAX_VALUE_DEPTH};
+use pattern_runtime::{Error, Fields, Model, MAX_VALUE_DEPTH};
 use pattern_testkit::test_db;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestRunner};
@@ -3867,7 +3867,7 @@ async fn computed_test() {
     )
     .await
     .unwrap();
-    let charges = pattern_runtime::Computing::<HCharge>::new(&db);
+    let charges = HCharge::computing(&db);
     let accounts = HAccount::computed(&db);
     let mut l = Ledger::new("computed", &db);
     const A: &str = "h_accounts";

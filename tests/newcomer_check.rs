@@ -23,8 +23,7 @@ use futures_util::TryStreamExt;
 use mongodb::Database;
 use pattern_runtime::doctor::Check;
 use pattern_runtime::{
-    CheckReport, Computing, DoctorOptions, Error, Fields, Measurement, Model, Ref, Referenced,
-    SyncOptions, Transaction,
+    CheckReport, DoctorOptions, Error, Fields, Measurement, Model, Ref, SyncOptions, Transaction,
 };
 use pattern_testkit::TestDb;
 use serde::{Deserialize, Serialize};
@@ -340,7 +339,7 @@ async fn setup(name: &str) -> TestDb {
         .await
         .unwrap();
     Coach::collection(&db).insert(&mut coach).await.unwrap();
-    let members = Computing::<Member>::new(&db);
+    let members = Member::computing(&db);
     for m in [&m1, &m2, &m3, &m4] {
         members.insert(m).await.unwrap();
     }
@@ -878,7 +877,7 @@ async fn one_of_everything(db: &Database, tx: &Transaction) {
         .update("c1", doc! { "$set": { "name": "Centre Court" } })
         .await
         .unwrap();
-    Computing::<Locker>::new(db)
+    Locker::computing(db)
         .in_transaction(tx)
         .update("L2", doc! { "$set": { "number": 22 } })
         .await
@@ -1406,7 +1405,7 @@ async fn reference_updates_rewrite_copies_both_ways() {
         .unwrap();
     assert_consistent(&db, "after renames").await;
     // Moving a member to another club through Computing moves the counts.
-    Computing::<Member>::new(&db)
+    Member::computing(&db)
         .update("m3", doc! { "$set": { "clubId": "c2" } })
         .await
         .unwrap();
@@ -1650,13 +1649,7 @@ async fn raw_drift_of_every_pattern_found_and_repaired() {
             Member::computed(&db).repair().await.unwrap(),
         ),
         ("club computed", Club::computed(&db).repair().await.unwrap()),
-        (
-            "coach refs",
-            pattern_runtime::References::<Coach>::new(&db)
-                .repair()
-                .await
-                .unwrap(),
-        ),
+        ("coach refs", Coach::references(&db).repair().await.unwrap()),
         ("tree", Area::tree(&db).repair().await.unwrap()),
         ("area computed", Area::computed(&db).repair().await.unwrap()),
     ] {
@@ -1803,7 +1796,7 @@ async fn dollar_dot_empty_and_unicode_ids_are_data() {
         .unwrap()
         .unwrap();
     let ids = ["$admin", "a.b", "", "é🎾ü", "$$ROOT"];
-    let members = Computing::<Member>::new(&db);
+    let members = Member::computing(&db);
     for id in ids {
         members.insert(&new_member(id, id, &c1)).await.unwrap();
     }
@@ -2336,7 +2329,7 @@ async fn other_patterns_fields_are_refused_in_updates() {
     {
         accepted.push("Club::references().update($set captain.name)".into());
     }
-    if Computing::<Locker>::new(&db)
+    if Locker::computing(&db)
         .update("L4", doc! { "$set": { "owner": "m2" } })
         .await
         .is_ok()

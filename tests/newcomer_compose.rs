@@ -10,8 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use bson::oid::ObjectId;
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
-use pattern_runtime::computed::Computing;
-use pattern_runtime::{sync_group, Deletion, Error, Model, Referenced, SyncOptions};
+use pattern_runtime::{sync_group, Deletion, Error, Model, SyncOptions};
 use pattern_testkit::{test_db, TestDb};
 use serde::{Deserialize, Serialize};
 
@@ -1110,7 +1109,7 @@ async fn hostile_input_in_catalog_writes() {
 
     // Operator ids and operator `by` values through the computed writes of the holder model.
     // (An operator id does not compile: `Item`'s ids are `i64`s.)
-    let items = Computing::<Item>::new(&db);
+    let items = Item::computing(&db);
     let r = items
         .update(
             1i64,
@@ -1471,7 +1470,7 @@ async fn nan_in_a_min_max_only_field() {
         })
         .await
         .unwrap();
-    let readings = Computing::<Reading>::new(&db);
+    let readings = Reading::computing(&db);
     readings
         .insert(&Reading {
             id: 1,
@@ -1540,7 +1539,7 @@ async fn writes_of_the_trees_fields_by_other_patterns_are_refused() {
         .await
         .unwrap();
     let before = snapshot(&db).await;
-    let r = Computing::<Item>::new(&db)
+    let r = Item::computing(&db)
         .update(1i64, doc! { "$set": { Item::FIELDS.category: "books" } })
         .await;
     let e = refused(&db, "Computing::update of a holder's node", &before, r).await;
@@ -1637,7 +1636,7 @@ async fn more_failures_in_the_middle() {
     ];
     fail_each_update(&db, "holders insert_many", || holders.insert_many(&batch)).await;
     assert_catalog(&db, "insert_many after failures").await;
-    let computing = Computing::<Item>::new(&db);
+    let computing = Item::computing(&db);
     fail_each_update(&db, "Computing delete of the max", || {
         computing.delete(1i64)
     })
@@ -2046,7 +2045,7 @@ async fn polymorphic_source_counts_by_a_common_field() {
             .await
             .unwrap();
     }
-    let events = Computing::<Event>::new(&db);
+    let events = Event::computing(&db);
     events
         .insert(&Event::Click {
             id: 1,

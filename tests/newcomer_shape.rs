@@ -16,7 +16,6 @@ use std::time::Duration;
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::approximation::BatchedCounter;
-use pattern_runtime::computed::Computing;
 use pattern_runtime::doctor::{doctor_group, DoctorOptions};
 use pattern_runtime::{sync_group, Error, Missing, Model, Progress, SyncOptions};
 use pattern_testkit::{test_db, TestDb};
@@ -426,7 +425,7 @@ async fn not_found_computed_target() {
         })
         .await
         .unwrap();
-    let orders = Computing::<NshOrder>::new(&db);
+    let orders = NshOrder::computing(&db);
     orders
         .insert(&NshOrder {
             id: 1,
@@ -561,7 +560,7 @@ async fn progress_one_callback_three_jobs() {
         .insert_many(users)
         .await
         .unwrap();
-    let orders = Computing::<NshOrder>::new(&db);
+    let orders = NshOrder::computing(&db);
     for i in 0..5 {
         orders
             .insert(&NshOrder {

@@ -17,9 +17,7 @@ use bson::oid::ObjectId;
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::approximation::{BatchedCounter, SampledCounter};
-use pattern_runtime::{
-    sync_group, Computing, Error, Fields, IntoId, Model, Referenced, SyncOptions, MAX_VALUE_DEPTH,
-};
+use pattern_runtime::{sync_group, Error, Fields, IntoId, Model, SyncOptions, MAX_VALUE_DEPTH};
 use pattern_testkit::{test_db, TestDb};
 use serde::{Deserialize, Serialize};
 
@@ -775,7 +773,7 @@ async fn string_source_stores_hostile_strings_literally_and_refuses_operator_val
             .await
             .unwrap();
     }
-    let articles = Computing::<NtiArticle>::new(&db);
+    let articles = NtiArticle::computing(&db);
     articles.insert(&article(1, &a1, "t1")).await.unwrap();
     articles.insert(&article(2, &dollar, "t2")).await.unwrap();
     articles.insert(&article(3, &dotted, "t3")).await.unwrap();
@@ -1812,7 +1810,7 @@ async fn whole_document_writes_store_literally_or_refuse_operator_shaped_values(
         .insert_one(&a1)
         .await
         .unwrap();
-    Computing::<NtiArticle>::new(&db)
+    NtiArticle::computing(&db)
         .insert(&article(1, &a1, "t"))
         .await
         .unwrap();
@@ -1945,7 +1943,7 @@ async fn a_replaced_source_with_a_nul_key_is_invalid_value() {
         .insert_one(&a1)
         .await
         .unwrap();
-    Computing::<NtiArticle>::new(&db)
+    NtiArticle::computing(&db)
         .insert(&article(1, &a1, "t"))
         .await
         .unwrap();

@@ -10,8 +10,7 @@ use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::tree::Deletion;
 use pattern_runtime::{
-    sync_group, CheckReport, Computing, Error, Fields, Model, Ref, Referenced, SyncOptions,
-    Transaction,
+    sync_group, CheckReport, Error, Fields, Model, Ref, SyncOptions, Transaction,
 };
 use pattern_testkit::{test_db, TestDb};
 use serde::{Deserialize, Serialize};
@@ -230,7 +229,7 @@ async fn rep_setup(db: &TestDb) -> RSeller {
     tree.insert(&rcat(1, "root", None)).await.unwrap();
     tree.insert(&rcat(2, "$x", Some("root"))).await.unwrap();
     tree.insert(&rcat(3, "a.b", Some("$x"))).await.unwrap();
-    Computing::<RSale>::new(db)
+    RSale::computing(db)
         .insert(&rsale(1, "s1", 10, None))
         .await
         .unwrap();
@@ -428,7 +427,7 @@ async fn rep_references_replace_accepts_new_attribute_array_and_hostile_strings(
 async fn rep_computing_replace_refuses_holder_node_and_path_accepts_same_node() {
     let db = synced("nw3_rep_holder", "nw3_rep").await;
     rep_setup(&db).await;
-    let sales = Computing::<RSale>::new(&db);
+    let sales = RSale::computing(&db);
     let stored: RSale =
         bson::deserialize_from_document(one(&db, "nw3_rep_sales", 2).await).unwrap();
     let before = snapshot(&db, &REP).await;
@@ -500,7 +499,7 @@ async fn rep_computing_replace_refuses_holder_node_and_path_accepts_same_node() 
 async fn rep_sum_leaving_i64_or_not_finite_is_invalid_value_with_nothing_written() {
     let db = synced("nw3_rep_overflow", "nw3_rep").await;
     rep_setup(&db).await;
-    let sales = Computing::<RSale>::new(&db);
+    let sales = RSale::computing(&db);
     let holders = RCat::tree(&db).holders::<RSale>();
     let before = snapshot(&db, &REP).await;
 
@@ -586,7 +585,7 @@ async fn rep_hostile_keys_and_values_refused_with_nothing_written() {
     let db = synced("nw3_rep_ids", "nw3_rep").await;
     rep_setup(&db).await;
     let before = snapshot(&db, &REP).await;
-    let sales = Computing::<RSale>::new(&db);
+    let sales = RSale::computing(&db);
     let refs = RSeller::references(&db);
     let notes = RSeller::notes_outlier(&db);
     let specs = RSeller::specs_attribute(&db);
@@ -802,7 +801,7 @@ async fn cas_cascade_deleting_an_owner_nulls_its_optional_children() {
         .insert(&cagent("ag1", Some("x"), Some("sq")))
         .await
         .unwrap();
-    Computing::<CAgent>::new(&db)
+    CAgent::computing(&db)
         .insert(&cagent("ag2", None, None))
         .await
         .unwrap();
@@ -902,7 +901,7 @@ async fn cas_cascade_refused_while_required_children_name_the_owner() {
         })
         .await
         .unwrap();
-    Computing::<CBadge>::new(&db)
+    CBadge::computing(&db)
         .insert(&CBadge {
             id: "b1".into(),
             label: "$label".into(),
@@ -931,7 +930,7 @@ async fn cas_cascade_refused_while_required_children_name_the_owner() {
     assert!(refused.is_err(), "deleted: {refused:?}");
     assert_eq!(snapshot(&db, &CAS).await, before);
     // Deleting the badge first lets the cascade through.
-    Computing::<CBadge>::new(&db).delete("b1").await.unwrap();
+    CBadge::computing(&db).delete("b1").await.unwrap();
     assert!(one(&db, "nw3_cas_teams", "t1")
         .await
         .get_array("badges")
@@ -1519,7 +1518,7 @@ async fn fix_bloggers(db: &TestDb) {
         }))
         .await
         .unwrap();
-    let bloggers = Computing::<FBlogger>::new(db);
+    let bloggers = FBlogger::computing(db);
     for (id, agency) in [
         ("b1", "$ag1"),
         ("b2", "$ag1"),
@@ -1719,7 +1718,7 @@ async fn fix_shops(db: &TestDb) {
         }))
         .await
         .unwrap();
-    let shops = Computing::<FShop>::new(db);
+    let shops = FShop::computing(db);
     for (id, mall) in [("$s1", "m.1"), ("s2", "m.1"), ("s3", "$m2")] {
         shops
             .insert(&FShop {
@@ -1997,7 +1996,7 @@ async fn tx_duplicate_key_in_a_caller_transaction_ends_it_and_keeps_nothing() {
     rep_setup(&db).await;
     let before = snapshot(&db, &REP).await;
     let tx = Transaction::start(&db).await.unwrap();
-    let sales = Computing::<RSale>::new(&db).in_transaction(&tx);
+    let sales = RSale::computing(&db).in_transaction(&tx);
     let refs = RSeller::references(&db).in_transaction(&tx);
     let specs = RSeller::specs_attribute(&db).in_transaction(&tx);
     let notes = RSeller::notes_outlier(&db).in_transaction(&tx);
@@ -2201,7 +2200,7 @@ async fn node_references_replace_of_a_tree_node_refuses_its_kept_fields() {
 async fn node_computing_writes_of_holders_refuse_kept_fields_and_rename_follows() {
     let db = synced("nw3_node_computing", "nw3_node").await;
     let nodes = node_setup(&db).await;
-    let leaves = Computing::<NLeaf>::new(&db);
+    let leaves = NLeaf::computing(&db);
     let before = snapshot(&db, &NODE).await;
     // A holder inserted in a node through Computing: refused (Holders computes the path).
     let leaf = NLeaf {
@@ -2284,7 +2283,7 @@ async fn cas_whole_document_writes_refuse_two_way_sides_and_counts() {
         .insert(&csquad("sq2", "x"))
         .await
         .unwrap();
-    let agents = Computing::<CAgent>::new(&db);
+    let agents = CAgent::computing(&db);
     agents
         .insert(&cagent("ag", None, Some("sq")))
         .await
@@ -2314,7 +2313,7 @@ async fn cas_whole_document_writes_refuse_two_way_sides_and_counts() {
         other => panic!("two-way side in an update: {other:?}"),
     }
     // The owner's array and count in a replace.
-    let squads = Computing::<CSquad>::new(&db);
+    let squads = CSquad::computing(&db);
     let sq: CSquad =
         bson::deserialize_from_document(one(&db, "nw3_cas_squads", "sq").await).unwrap();
     let mut forged = sq.clone();
@@ -2372,7 +2371,7 @@ async fn tx_refusals_before_a_write_leave_the_caller_transaction_usable() {
     let db = synced("nw3_tx_refusals", "nw3_rep").await;
     rep_setup(&db).await;
     let tx = Transaction::start(&db).await.unwrap();
-    let sales = Computing::<RSale>::new(&db).in_transaction(&tx);
+    let sales = RSale::computing(&db).in_transaction(&tx);
     let specs = RSeller::specs_attribute(&db).in_transaction(&tx);
     let refs = RSeller::references(&db).in_transaction(&tx);
     sales.insert(&rsale(3, "s1", 5, None)).await.unwrap();
@@ -2436,7 +2435,7 @@ async fn tx_missing_count_target_in_a_caller_transaction_writes_nothing_of_it() 
     rep_setup(&db).await;
     let before = snapshot(&db, &REP).await;
     let tx = Transaction::start(&db).await.unwrap();
-    let sales = Computing::<RSale>::new(&db).in_transaction(&tx);
+    let sales = RSale::computing(&db).in_transaction(&tx);
     sales.insert(&rsale(3, "s1", 5, None)).await.unwrap();
     match sales.insert(&rsale(4, "$nobody", 5, None)).await {
         Err(Error::NotFound { .. }) => {}
@@ -2507,7 +2506,7 @@ async fn fix_deleting_an_outlier_through_computing_takes_its_overflow_and_its_su
         2,
         "b1's 3 overflowed posts in documents of capacity 2"
     );
-    Computing::<FBlogger>::new(&db).delete("b1").await.unwrap();
+    FBlogger::computing(&db).delete("b1").await.unwrap();
     let left: Vec<_> = docs(&db, "nw3_fix_posts")
         .await
         .iter()
@@ -2542,7 +2541,7 @@ async fn tx_sum_overflow_in_a_caller_transaction_is_invalid_value_and_consistent
     rep_setup(&db).await;
     let before = snapshot(&db, &REP).await;
     let tx = Transaction::start(&db).await.unwrap();
-    let sales = Computing::<RSale>::new(&db).in_transaction(&tx);
+    let sales = RSale::computing(&db).in_transaction(&tx);
     sales.insert(&rsale(3, "s1", 5, None)).await.unwrap();
     match sales.insert(&rsale(5, "s1", i64::MAX, None)).await {
         Err(Error::InvalidValue { .. }) => {}

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use bson::{doc, Document};
-use pattern_runtime::{Error, Model, Referenced};
+use pattern_runtime::{Error, Model};
 use pattern_testkit::test_db;
 use serde::{Deserialize, Serialize};
 
@@ -386,7 +386,7 @@ async fn an_outlier_parent_that_is_also_a_source_a_target_and_a_counter() {
         .insert_one(&ada)
         .await
         .unwrap();
-    let books = pattern_runtime::Computing::<Book>::new(&db);
+    let books = Book::computing(&db);
     for id in 1..=3 {
         books
             .insert(&Book {

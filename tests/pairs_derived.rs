@@ -40,10 +40,8 @@ use futures_util::TryStreamExt;
 use pattern_runtime::approximation::{
     BatchedCounter, Random, SampledCounter, ShardedCounter, ShardedField,
 };
-use pattern_runtime::computed::Computing;
 use pattern_runtime::{
-    doctor_group, sync_group, CheckReport, DoctorOptions, Measurement, Model, Referenced,
-    SyncOptions,
+    doctor_group, sync_group, CheckReport, DoctorOptions, Measurement, Model, SyncOptions,
 };
 use pattern_testkit::{test_db, TestDb};
 use serde::{Deserialize, Serialize};
@@ -251,7 +249,7 @@ async fn sellers_and_listings(db: &TestDb) {
 async fn computed_x_extended_ref_a_source_of_both_keeps_counts_and_copies() {
     let db = synced("pd_computed_x_extended_ref", "pd_ce").await;
     sellers(&db).await;
-    let sales = Computing::<Sale>::new(&db);
+    let sales = Sale::computing(&db);
     sales.insert(&sale(1, "s1", 10)).await.unwrap();
     sales.insert(&sale(2, "s1", 5)).await.unwrap();
     Receipt::collection(&db)
@@ -321,7 +319,7 @@ async fn computed_x_extended_ref_copies_of_a_computed_field_follow_it() {
     let db = synced("pd_computed_field_copied", "pd_ce").await;
     sellers_and_listings(&db).await;
     let fields = ["name", "sales", "revenue"];
-    let sales = Computing::<Sale>::new(&db);
+    let sales = Sale::computing(&db);
     sales.insert(&sale(1, "s1", 10)).await.unwrap();
     assert_seller_figures(&db, "insert").await;
     // Seller s1 now has sales 1, revenue 10; listing 1's copy still says 0 and 0.
@@ -436,7 +434,7 @@ async fn computed_x_approximation_counters_beside_computed_fields() {
     let views = Article::views_counter(&db);
     let likes = Article::likes_counter(&db).with_randomness(Random::seeded(7));
     let hits = Article::hits_counter(&db, "a1").with_randomness(Random::seeded(11));
-    let remarks = Computing::<Remark>::new(&db);
+    let remarks = Remark::computing(&db);
     let remark = |id, article: &str, words| Remark {
         id,
         article: article.into(),
@@ -697,7 +695,7 @@ async fn computed_x_polymorphic_variant_and_computing_writes_keep_the_counts() {
     assert_depots(&db, "variant update_many").await;
 
     // The computed pattern's writes of the same collection.
-    let computing = Computing::<Shipment>::new(&db);
+    let computing = Shipment::computing(&db);
     computing
         .insert(&Shipment::Parcel {
             id: 4,
@@ -896,7 +894,7 @@ async fn computed_x_attribute_attribute_writes_on_a_computed_source() {
         }))
         .await
         .unwrap();
-    let offers = Computing::<Offer>::new(&db);
+    let offers = Offer::computing(&db);
     let specs = Offer::specs_attribute(&db);
     let offer = |id, shop: &str, price, specs| Offer {
         id,
@@ -1079,7 +1077,7 @@ async fn computed_x_outlier_pushes_and_computing_writes_keep_the_team_sums() {
         }))
         .await
         .unwrap();
-    let players = Computing::<Player>::new(&db);
+    let players = Player::computing(&db);
     let notes = Player::notes_outlier(&db);
     players.insert(&player("ann", "red")).await.unwrap();
     players.insert(&player("bob", "red")).await.unwrap();
@@ -1150,7 +1148,7 @@ async fn computed_x_outlier_deleting_an_outlier_leaves_no_orphans() {
         })
         .await
         .unwrap();
-    let players = Computing::<Player>::new(&db);
+    let players = Player::computing(&db);
     let notes = Player::notes_outlier(&db);
     players.insert(&player("ann", "red")).await.unwrap();
     for n in 0..5 {
@@ -1180,7 +1178,7 @@ async fn computed_x_outlier_computing_may_not_write_the_outliers_fields() {
         })
         .await
         .unwrap();
-    let players = Computing::<Player>::new(&db);
+    let players = Player::computing(&db);
     players.insert(&player("bo", "red")).await.unwrap();
     let before = docs(&db, "players").await;
     let result = players
@@ -1349,7 +1347,7 @@ async fn computed_x_subset_pushes_and_removals_keep_the_room_counts() {
     let db = synced("pd_computed_x_subset", "pd_cs").await;
     travellers_and_suites(&db).await;
     let subset = Traveller::latest_subset(&db);
-    let stays = Computing::<Stay>::new(&db);
+    let stays = Stay::computing(&db);
 
     // The subset's writes: each full item written moves the suite's figures.
     subset
@@ -1404,7 +1402,7 @@ async fn computed_x_subset_computing_writes_of_full_items_keep_the_subset() {
     let db = synced("pd_computed_subset_full_items", "pd_cs").await;
     travellers_and_suites(&db).await;
     let subset = Traveller::latest_subset(&db);
-    let stays = Computing::<Stay>::new(&db);
+    let stays = Stay::computing(&db);
     subset
         .push_many(
             "eve",
@@ -1519,7 +1517,7 @@ async fn crews(db: &TestDb) {
 async fn computed_x_two_way_assignments_and_computing_writes_keep_the_crew_counts() {
     let db = synced("pd_computed_x_two_way", "pd_ct").await;
     crews(&db).await;
-    let jobs = Computing::<Job>::new(&db);
+    let jobs = Job::computing(&db);
     let relation = Job::crew_relation(&db);
 
     // A job is created through `Computing` (counted), then listed by `assign`.
@@ -1560,7 +1558,7 @@ async fn computed_x_two_way_assignments_and_computing_writes_keep_the_crew_count
 async fn computed_x_two_way_computing_writes_keep_the_owners_arrays() {
     let db = synced("pd_computed_two_way_arrays", "pd_ct").await;
     crews(&db).await;
-    let jobs = Computing::<Job>::new(&db);
+    let jobs = Job::computing(&db);
     // Inserted through `Computing`: crew 1 counts job 10 and lists it.
     jobs.insert(&job(10, 1, 3)).await.unwrap();
     assert_crews(&db, "Computing::insert").await;
@@ -1585,7 +1583,7 @@ async fn computed_x_two_way_computing_writes_keep_the_owners_arrays() {
 async fn computed_x_two_way_an_owner_id_of_another_integer_width() {
     let db = synced("pd_computed_two_way_widths", "pd_ct").await;
     crews(&db).await;
-    let jobs = Computing::<Job>::new(&db);
+    let jobs = Job::computing(&db);
     let relation = Job::crew_relation(&db);
     jobs.insert(&job(10, 1, 3)).await.unwrap();
     relation.assign(&10, &1).await.unwrap();
@@ -1706,7 +1704,7 @@ async fn computed_x_preallocation_bookings_move_the_holders_counts() {
     assert_lodgers(&db, "cancel and release").await;
 
     // The computed pattern's writes of the same slots.
-    let beds = Computing::<Bed>::new(&db);
+    let beds = Bed::computing(&db);
     let mut extra = bed("r1", 5, 200);
     extra.guest = Some("bo".into());
     beds.insert(&extra).await.unwrap();

@@ -38,10 +38,8 @@ use std::collections::HashMap;
 use bson::oid::ObjectId;
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
-use pattern_runtime::computed::Computing;
 use pattern_runtime::{
-    doctor_group, sync_group, Deletion, DoctorOptions, Error, Fields, Model, Ref, Referenced,
-    SyncOptions,
+    doctor_group, sync_group, Deletion, DoctorOptions, Error, Fields, Model, Ref, SyncOptions,
 };
 use pattern_testkit::{test_db, TestDb};
 use serde::{Deserialize, Serialize};
@@ -366,7 +364,7 @@ async fn tree_x_computed_holders_counted_and_summed_per_node() {
 
     // Computing's writes of the holders: insert (an item in no aisle yet: its path is empty,
     // then placed), update of the summed field, replace, delete.
-    let computing = Computing::<Item>::new(&db);
+    let computing = Item::computing(&db);
     computing.insert(&item(6, None, 19)).await.unwrap();
     items.place(6, "bread").await.unwrap();
     computing
@@ -493,7 +491,7 @@ async fn tree_x_computed_nodes_counted_by_another_model() {
         .await
         .unwrap();
     let tree = Section::tree(&db);
-    let computing = Computing::<Section>::new(&db);
+    let computing = Section::computing(&db);
     // A node is inserted and deleted through the tree only (it computes the ancestors and
     // keeps the subtree): `Computing` refuses both. Its other writes of a node count.
     let refused = computing
@@ -556,19 +554,15 @@ async fn tree_x_computed_writes_of_tree_documents_around_the_tree() {
         Err(e) => panic!("{what}: {e:?}"),
     };
     // A holder in `y`, inserted through Computing: stored with the path it was given, [].
-    let r = Computing::<Item>::new(&db)
-        .insert(&item(1, Some("y"), 3))
-        .await;
+    let r = Item::computing(&db).insert(&item(1, Some("y"), 3)).await;
     kept_or_refused(r, "Computing::<Item>::insert");
     assert_clean!(tree.check());
     // A node under `y`, inserted through Computing: stored with ancestors [].
-    let r = Computing::<Aisle>::new(&db)
-        .insert(&aisle("z", Some("y")))
-        .await;
+    let r = Aisle::computing(&db).insert(&aisle("z", Some("y"))).await;
     kept_or_refused(r, "Computing::<Aisle>::insert");
     assert_clean!(tree.check());
     // `x` has a child: Tree::delete(LeafOnly) refuses it (NodeInUse); Computing deletes it.
-    let r = Computing::<Aisle>::new(&db).delete("x").await;
+    let r = Aisle::computing(&db).delete("x").await;
     match r {
         Err(Error::NodeInUse { .. } | Error::InvalidKey { .. }) => {}
         other => panic!("Computing::<Aisle>::delete of a node with a child: {other:?}"),

@@ -656,16 +656,14 @@ async fn stale_copy_of_a_versioned_source_names_a_repair_it_has() {
         .with_check(pattern_runtime::doctor::Check::StaleCopy)
         .collect();
     assert_eq!(stale.len(), 1, "{:?}", report.findings);
-    // `Author::references(&db)` does not exist for a versioned source (its writes are its
-    // own); the fix names the handle that does: `References::<Author>::new(&db)`.
+    // A versioned source's `references` handle has no writes (its own writes keep the
+    // copies), but checks and repairs them: the fix names it.
     assert!(
-        stale[0]
-            .fix
-            .contains("References::<Author>::new(&db).repair()"),
+        stale[0].fix.contains("Author::references(&db).repair()"),
         "{}",
         stale[0].fix
     );
-    let references = pattern_runtime::References::<Author>::new(&db);
+    let references = Author::references(&db);
     assert!(!references.check().await.unwrap().is_clean());
     let repaired = references.repair().await.unwrap();
     assert!(repaired.is_clean(), "{repaired}");

@@ -10,7 +10,7 @@ use bson::oid::ObjectId;
 use bson::{doc, Bson, DateTime, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::relation::{Disagreement, RelationKind};
-use pattern_runtime::{Model, Ref, Referenced};
+use pattern_runtime::{Model, Ref};
 use pattern_testkit::test_db;
 use serde::{Deserialize, Serialize};
 

@@ -517,7 +517,7 @@ async fn computed_writes_and_recomputations_run_in_spans_with_their_events() {
         })
         .await
         .unwrap();
-    let purchases = pattern_runtime::Computing::<Purchase>::new(&db);
+    let purchases = Purchase::computing(&db);
     purchases
         .insert(&Purchase {
             id: 7,

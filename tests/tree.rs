@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 use bson::oid::ObjectId;
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
-use pattern_runtime::{Deletion, Error, Missing, Model, Referenced};
+use pattern_runtime::{Deletion, Error, Missing, Model};
 use pattern_testkit::test_db;
 use serde::{Deserialize, Serialize};
 
@@ -317,7 +317,7 @@ async fn the_seed_catalogue_answers_its_two_queries_and_stores_the_seed_shape() 
             "{name} in {on_products:?}"
         );
     }
-    let schema = Category::SCHEMA.tree().unwrap();
+    let schema = Category::SCHEMA.tree_spec().unwrap();
     assert_eq!(
         (schema.key(), schema.parent(), schema.ancestors()),
         ("name", "parent", "ancestors")

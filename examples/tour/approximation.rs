@@ -19,7 +19,6 @@ use std::time::Duration;
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::approximation::{BatchedCounter, Random};
-use pattern_runtime::computed::Computing;
 use pattern_runtime::{Model, SyncOptions};
 use serde::{Deserialize, Serialize};
 
@@ -137,7 +136,7 @@ async fn computed(db: &mongodb::Database) -> Result<(), Box<dyn std::error::Erro
         .raw()
         .insert_many([user("user123", "Ann"), user("user456", "Bob")])
         .await?;
-    let orders = Computing::<Order>::new(db);
+    let orders = Order::computing(db);
     for (id, amount) in [(1, 1200), (2, 3000), (3, 1000)] {
         orders
             .insert(&Order {

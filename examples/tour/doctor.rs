@@ -74,8 +74,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
             println!("  {line}");
         }
     }
-    let references =
-        <crate::extended_ref::Customer as pattern_runtime::Referenced>::references(&db);
+    let references = crate::extended_ref::Customer::references(&db);
     let checked = references.check().await?;
     println!(
         "  Customer::references(&db).check(): {}, documents {:?}",

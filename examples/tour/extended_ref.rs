@@ -9,7 +9,7 @@
 use bson::doc;
 use bson::oid::ObjectId;
 use futures_util::TryStreamExt;
-use pattern_runtime::{Fields, Model, Referenced};
+use pattern_runtime::{Fields, Model};
 use serde::{Deserialize, Serialize};
 
 /// `customers`: the full customer. Orders copy its name and address, never the loyalty points

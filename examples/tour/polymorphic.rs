@@ -92,9 +92,9 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     }
 
     let notifications = Notification::collection(&db);
-    let emails = notifications.variant::<NotificationEmail>();
-    let sms = notifications.variant::<NotificationSms>();
-    let pushes = notifications.variant::<NotificationPush>();
+    let emails = NotificationEmail::collection(&db);
+    let sms = NotificationSms::collection(&db);
+    let pushes = NotificationPush::collection(&db);
     emails
         .insert(&NotificationEmail {
             id: ObjectId::new(),
@@ -154,7 +154,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     }
 
     println!(
-        "\nvariant::<NotificationEmail>().find({{}}): the handle filters on {}",
+        "\nNotificationEmail::collection(&db).find({{}}): the handle filters on {}",
         emails.filter(doc! {})?
     );
     for e in emails.find(doc! {}).await? {
@@ -167,7 +167,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         );
     }
 
-    println!("\nvariant::<NotificationPush>().find_as::<PushContent>({{}}):");
+    println!("\nNotificationPush::collection(&db).find_as::<PushContent>({{}}):");
     for p in pushes.find_as::<PushContent>(doc! {}).await? {
         println!(
             "  {{content: {:?}, deviceId: {:?}}}",

@@ -10,7 +10,7 @@ use bson::oid::ObjectId;
 use bson::{doc, DateTime, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::relation::Disagreement;
-use pattern_runtime::{Model, Ref, Referenced, SyncOptions};
+use pattern_runtime::{Model, Ref, SyncOptions};
 use serde::{Deserialize, Serialize};
 
 /// An address, embedded: a person has a few, never needed on their own.

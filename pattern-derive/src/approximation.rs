@@ -8,7 +8,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
-use syn::{DeriveInput, Ident, Lit, Token};
+use syn::{Ident, Lit, Token};
 
 use crate::ast::{Field, Model};
 use crate::errors::{did_you_mean, Errors};
@@ -16,22 +16,7 @@ use crate::schema::{Pattern, PatternDef};
 
 /// The approximation pattern's entry points.
 pub(crate) const PATTERN: PatternDef = PatternDef {
-    model: |input: &DeriveInput, model, errors| {
-        if input.attrs.iter().any(|a| a.path().is_ident("versioned")) {
-            for attr in model
-                .fields
-                .iter()
-                .flat_map(|f| f.attrs)
-                .filter(|a| a.path().is_ident("approximate"))
-            {
-                errors.spanned(
-                    attr.path(),
-                    "`#[approximate]` is not supported on a `#[versioned]` model yet: its counters \
-                     would change the document without a new version or a copy of the old one. \
-                     Count in a model of its own",
-                );
-            }
-        }
+    model: |_, model, errors| {
         let fields = model
             .fields
             .iter()

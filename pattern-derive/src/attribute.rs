@@ -18,9 +18,8 @@ use crate::schema::{Pattern, PatternDef};
 
 /// The attribute pattern's entry points.
 pub(crate) const PATTERN: PatternDef = PatternDef {
-    model: |input, model, errors| {
+    model: |_, model, errors| {
         let fields = collect(model, errors);
-        refuse_with_versioning(input, &fields, model, errors);
         Box::new(AttributeFields(fields))
     },
     fields: Some(item),
@@ -120,31 +119,6 @@ impl Pattern for AttributeFields {
                 quote!(&#stat)
             })
             .collect()
-    }
-}
-
-/// `#[attribute]` on a `#[versioned]` model: `set` and `unset` would change the document without
-/// a new version or a copy of the old one.
-fn refuse_with_versioning(
-    input: &DeriveInput,
-    fields: &[AttributeField],
-    model: &Model<'_>,
-    errors: &mut Errors,
-) {
-    if fields.is_empty() || !input.attrs.iter().any(|a| a.path().is_ident("versioned")) {
-        return;
-    }
-    for f in model.fields.iter() {
-        if let Some(attr) = f.attrs.iter().find(|a| a.path().is_ident("attribute")) {
-            errors.spanned(
-                attr.path(),
-                "`#[attribute]` is not supported on a `#[versioned]` model yet: `set` and `unset` \
-                 would change the document without a new version or a copy of the old one. \
-                 Change the items through the versioned model's `modify`, without `#[attribute]` \
-                 (declare the index with `#[index(keys(..))]` and the array's bound with \
-                 `#[bounded(n)]`)",
-            );
-        }
     }
 }
 

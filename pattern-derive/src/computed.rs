@@ -11,7 +11,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
-use syn::{DeriveInput, Ident, Token};
+use syn::{Ident, Token};
 
 use crate::ast::{Field, Model};
 use crate::errors::{did_you_mean, fail_with, Errors};
@@ -19,20 +19,7 @@ use crate::schema::{Pattern, PatternDef};
 
 /// The computed pattern's entry points.
 pub(crate) const PATTERN: PatternDef = PatternDef {
-    model: |input: &DeriveInput, model, errors| {
-        if input.attrs.iter().any(|a| a.path().is_ident("versioned")) {
-            for attr in model.fields.iter().flat_map(|f| f.attrs).filter(|a| {
-                a.path().is_ident("computed") && crate::ast::computed_from_another_model(a)
-            }) {
-                errors.spanned(
-                    attr.path(),
-                    "a field computed from another model is not supported on a `#[versioned]` \
-                     model yet: the writes of its sources would change the document without a \
-                     new version or a copy of the old one. Keep the computed values in a model \
-                     of their own",
-                );
-            }
-        }
+    model: |_, model, errors| {
         let declared = model.fields.iter().any(|f| {
             f.attrs.iter().any(|a| {
                 a.path().is_ident("computed") && crate::ast::computed_from_another_model(a)

@@ -45,6 +45,7 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
         Ok(m) => {
             let indexes = index::collect(&input.attrs, m, &mut errors);
             let shard = shard::collect(&input.attrs, m, &indexes, &mut errors);
+            versioning::refuse_unversionable(input, m, &mut errors);
             let patterns: Vec<Box<dyn Pattern>> = PATTERNS
                 .iter()
                 .map(|def| (def.model)(input, m, &mut errors))

@@ -7,7 +7,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
-use syn::{DeriveInput, Ident, LitInt, LitStr, Token};
+use syn::{Ident, LitInt, LitStr, Token};
 
 use crate::ast::{Field, Model};
 use crate::errors::{did_you_mean, Errors};
@@ -15,8 +15,7 @@ use crate::schema::{Pattern, PatternDef};
 
 /// The outlier pattern's entry points.
 pub(crate) const PATTERN: PatternDef = PatternDef {
-    model: |input: &DeriveInput, model, errors| {
-        refuse_when_versioned(input, model, errors);
+    model: |_, model, errors| {
         let fields = model
             .fields
             .iter()
@@ -26,27 +25,6 @@ pub(crate) const PATTERN: PatternDef = PatternDef {
     },
     fields: None,
 };
-
-/// `#[outlier]` on a `#[versioned]` model: its pushes would change the document without a new
-/// version or a copy of the old one.
-fn refuse_when_versioned(input: &DeriveInput, model: &Model<'_>, errors: &mut Errors) {
-    if !input.attrs.iter().any(|a| a.path().is_ident("versioned")) {
-        return;
-    }
-    for attr in model
-        .fields
-        .iter()
-        .flat_map(|f| f.attrs)
-        .filter(|a| a.path().is_ident("outlier"))
-    {
-        errors.spanned(
-            attr.path(),
-            "`#[outlier]` is not supported on a `#[versioned]` model yet: its pushes would change \
-             the document without a new version or a copy of the old one. Keep the array in a \
-             model of its own, or change it through the versioned model's `modify`",
-        );
-    }
-}
 
 const OPTIONS: &[&str] = &[
     "limit",

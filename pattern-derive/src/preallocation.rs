@@ -22,15 +22,8 @@ pub(crate) const PATTERN: PatternDef = PatternDef {
             .iter()
             .filter(|a| a.path().is_ident("preallocated"));
         let grid = attrs.next().and_then(|attr| {
-            if input.attrs.iter().any(|a| a.path().is_ident("versioned")) {
-                errors.spanned(
-                    attr.path(),
-                    "`#[preallocated]` is not supported on a `#[versioned]` model: a booking is \
-                     one conditional update, which would change the slot without a new version \
-                     or a copy of the old one. Keep the grid unversioned, and record each \
-                     booking in a `#[versioned]` model of its own, written with the slot in one \
-                     transaction (`Slots::in_transaction`)",
-                );
+            // Refused with the other patterns a versioned model cannot carry.
+            if crate::versioning::is_versioned(input) {
                 return None;
             }
             parse(attr, model, errors)

@@ -11,7 +11,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
-use syn::{DeriveInput, Ident, LitInt};
+use syn::{Ident, LitInt};
 
 use crate::ast::{self, Field, Model};
 use crate::errors::{did_you_mean, Errors};
@@ -19,39 +19,16 @@ use crate::schema::{Pattern, PatternDef};
 
 /// The relation pattern's entry points.
 pub(crate) const PATTERN: PatternDef = PatternDef {
-    model: |input: &DeriveInput, model, errors| {
+    model: |_, model, errors| {
         let fields: Vec<RelationField> = model
             .fields
             .iter()
             .filter_map(|f| parse_field(f, model, errors))
             .collect();
-        refuse_two_way_when_versioned(input, &fields, errors);
         Box::new(Relations { fields })
     },
     fields: None,
 };
-
-/// `#[relation(inverse = ..)]` on a `#[versioned]` model: `assign` and `repair` write its
-/// documents (the owner's array, the child's owner) without a new version or a copy of the old
-/// one.
-fn refuse_two_way_when_versioned(
-    input: &DeriveInput,
-    fields: &[RelationField],
-    errors: &mut Errors,
-) {
-    if !input.attrs.iter().any(|a| a.path().is_ident("versioned")) {
-        return;
-    }
-    for inverse in fields.iter().filter_map(|f| f.inverse.as_ref()) {
-        errors.spanned(
-            inverse,
-            "a two-way relation (`inverse = ..`) is not supported on a `#[versioned]` model yet: \
-             `assign` and `repair` would change its documents without a new version or a copy of \
-             the old one. Keep the reference loadable with `#[relation]` and change both sides \
-             through the versioned model's `modify`",
-        );
-    }
-}
 
 const HELP: &str = "`#[relation]`, `#[relation(parent)]`, `#[relation(parent, sort(time = -1))]` \
                     or `#[relation(inverse = other_side_field)]`";

@@ -19,16 +19,11 @@ use crate::schema::{Pattern, PatternDef};
 pub(crate) const PATTERN: PatternDef = PatternDef {
     model: |input: &DeriveInput, model, errors| {
         refuse_misplaced(input, errors);
-        let versioned = input.attrs.iter().any(|a| a.path().is_ident("versioned"));
+        // Refused with the other patterns a versioned model cannot carry.
+        let versioned = crate::versioning::is_versioned(input);
         let mut trees = input.attrs.iter().filter(|a| a.path().is_ident("tree"));
         let tree = trees.next().and_then(|attr| {
             if versioned {
-                errors.spanned(
-                    attr.path(),
-                    "`#[tree]` is not supported on a `#[versioned]` model: a move rewrites the \
-                     ancestors of a whole subtree at once, without a new version or a copy of \
-                     each old one. Keep the tree in a model of its own",
-                );
                 return None;
             }
             parse_tree(attr, model, errors)
@@ -42,11 +37,6 @@ pub(crate) const PATTERN: PatternDef = PatternDef {
             .filter(|a| a.path().is_ident("in_tree"))
             .filter_map(|attr| {
                 if versioned {
-                    errors.spanned(
-                        attr.path(),
-                        "`#[in_tree]` is not supported on a `#[versioned]` model: a move of its \
-                         node rewrites its path without a new version or a copy of the old one",
-                    );
                     return None;
                 }
                 parse_holder(attr, model, errors)

@@ -64,7 +64,10 @@
 //!   hand-kept list;
 //! - `impl Identified for Product` (its `_id` type and value, what a [`Ref<Product>`](Ref) holds;
 //!   not when the `_id` has `#[serde(with = ..)]`) and the list of its `#[relation]` fields that
-//!   other models' two-way relations are checked against (see [`relation`]).
+//!   other models' two-way relations are checked against (see [`relation`]);
+//! - the model's handles, as associated functions taking the database (next section):
+//!   `Product::computing(&db)` on every model without `#[versioned]`, and one for each pattern
+//!   attribute the model carries. A user-defined inherent function of the same name clashes.
 //!
 //! The one exception: each `#[extended_ref(ProductRef(..))]` shape declares its reference type,
 //! `ProductRef`, next to the model (with the model's visibility), since other models hold it; see
@@ -366,6 +369,33 @@
 //! `cert-key-password`, `in-use-encryption`, `socks5-proxy`. The driver needs exactly one TLS
 //! backend.
 //!
+//! # One way in: `Type::handle(&db)`
+//!
+//! Every handle starts at a type and a database, as an associated function of the type; none
+//! needs a trait imported beyond the derive's own (`use pattern_runtime::Model` brings the
+//! trait with the derive). The type is the model, a polymorphic variant or a measurement; the
+//! name says which handle:
+//!
+//! | call | handle | for |
+//! | --- | --- | --- |
+//! | `Product::collection(&db)` | [`ModelCollection`] | every model: a versioned model's writes, an enum's reads over every variant, the index sync, the driver's collection (`raw()`) |
+//! | `NotificationEmail::collection(&db)` | [`VariantCollection`] | a variant of a polymorphic enum |
+//! | `Order::computing(&db)` | [`Computing`] | the writes of any model without `#[versioned]` that keep what other models derive from it |
+//! | `User::computed(&db)` | [`ComputedFields`] | a model with `#[computed(.. = Order.amount, by = ..)]` fields |
+//! | `Customer::references(&db)` | [`References`] | the source of `#[extended_ref(..)]` copies |
+//! | `Category::tree(&db)` | [`Tree`] | a `#[tree]` node model (its holders: [`Tree::holders`]) |
+//! | `RoomDay::slots(&db)` | [`Slots`] | a `#[preallocated]` grid |
+//! | `Reading::series(&db)` | [`Series`] | a [`Measurement`] (`use pattern_runtime::Measurement`) |
+//! | `Product::recent_reviews_subset(&db)`, `User::posts_outlier(&db)`, `Record::attributes_attribute(&db)`, `Person::tasks_relation(&db)` | [`Subset`], [`Outlier`], [`Attributes`], [`Relation`] or [`TwoWay`] | a field's pattern: the field's name and the pattern's |
+//! | `Page::batched_views_counter(&db)`, `sampled_views_counter`, `sharded_views_counter(&db, key)` | [`BatchedCounter`](approximation::BatchedCounter), [`SampledCounter`](approximation::SampledCounter), [`ShardedField`](approximation::ShardedField) | an `#[approximate(..)]` field |
+//!
+//! A handle in the caller's transaction is the same call followed by `.in_transaction(&tx)`.
+//! The handle types' own constructors (`Computing::<Order>::new(&db)`, ...) are the same
+//! handles, for generic code. Counters and grids that belong to no model have constructors of
+//! their own ([`approximation`]); database-wide jobs are functions: [`sync_indexes`],
+//! [`doctor`](fn@doctor). The `patterns` page puts every pattern on one page, with the round
+//! trips of each operation.
+//!
 //! # The names of operations
 //!
 //! Every handle uses the same verbs for the same meaning. An operation on one thing the caller
@@ -496,21 +526,26 @@ pub mod __private {
         ProbeFloat, ProbeInteger, ProbeNumeric, ProbeOptional, ProbeOther as ProbeOtherCheck,
         ProbeUnversioned, ProbeVersioned,
     };
-    pub use crate::computed::{Aggregate, ComputedFields, ComputedFromParts, ComputedFromSpec};
+    pub use crate::computed::{
+        Aggregate, ComputedFields, ComputedFromParts, ComputedFromSpec, Computing,
+    };
     pub use crate::extended_ref::slot::{
         items_beside_path, items_without_mode, mode_error, no_mode_error, propagate_error,
         slot as ref_slot, when_held, HeldRef, HeldRefs, Probe as RefProbe, ProbeHeld, ProbeItems,
         ProbeNested, ProbeOther, ProbeSnapshotOnly, ProbeSyncable, Propagatable,
     };
     pub use crate::extended_ref::{
-        Copied, Embedding, EmbeddingParts, ExtendedRef, RefParts, RefSpec, Referenced, Slot,
+        Copied, Embedding, EmbeddingParts, ExtendedRef, RefParts, RefSpec, Referenced, References,
+        Slot,
     };
     pub use crate::index::{
         Collation, IndexKey, IndexKind, IndexParts, IndexSpec, Literal, PartialClause, PartialOp,
     };
     pub use crate::model::{IntoId, Model, Unversioned};
     pub use crate::outlier::{Outlier, OutlierParts, OutlierSpec};
-    pub use crate::polymorphic::{Polymorphic, PolymorphicSpec, Projection, Variant};
+    pub use crate::polymorphic::{
+        Polymorphic, PolymorphicSpec, Projection, Variant, VariantCollection,
+    };
     pub use crate::preallocation::slot_probe::{
         bits_of, ProbeBits32, ProbeBits64, ProbeOtherSlot, ProbeSlotKey, SlotProbe,
     };

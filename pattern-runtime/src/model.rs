@@ -66,7 +66,7 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + Sized + 's
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is `#[versioned]`: write it through its own `insert`, `save`, `update` and `delete`",
     label = "a versioned model",
-    note = "those keep the fields computed from `{Self}` and the copies of it, and archive each revision; a `Computing::<{Self}>` write, or a `#[subset]` whose `full` items are `{Self}` (its `push` and `remove` write them), would go around the revisions"
+    note = "those keep the fields computed from `{Self}` and the copies of it, and archive each revision; a `Computing::<{Self}>` write (`{Self}::computing(&db)`), or a `#[subset]` whose `full` items are `{Self}` (its `push` and `remove` write them), would go around the revisions"
 )]
 pub trait Unversioned {}
 

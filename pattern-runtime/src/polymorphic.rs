@@ -11,7 +11,8 @@
 //!   variant projects to ([`ModelCollection::find_common`]);
 //! - one struct per variant, `NotificationEmail`, `NotificationSms`, ..., with the variant's fields
 //!   (public like the enum), `#[derive(Fields)]` names, `From<NotificationEmail> for Notification`
-//!   and `TryFrom<Notification>`: what a variant's handle reads and writes ([`Variant`]);
+//!   and `TryFrom<Notification>`: what a variant's handle reads and writes ([`Variant`]), and
+//!   the handle itself, `NotificationEmail::collection(&db)` ([`VariantCollection`]);
 //! - `Notification::FIELDS`: the names of the common fields and the tag.
 //!
 //! ```no_run
@@ -71,11 +72,9 @@
 //!     println!("{:?} at {}", n.kind, n.created_at);
 //! }
 //! // One variant, typed: the handle adds `{type: "email"}` itself.
-//! let emails: Vec<NotificationEmail> =
-//!     notifications.variant::<NotificationEmail>().find(doc! {}).await?;
+//! let emails: Vec<NotificationEmail> = NotificationEmail::collection(&db).find(doc! {}).await?;
 //! // One variant, projected.
-//! let pushes: Vec<PushContent> = notifications
-//!     .variant::<NotificationPush>()
+//! let pushes: Vec<PushContent> = NotificationPush::collection(&db)
 //!     .find_as::<PushContent>(doc! {})
 //!     .await?;
 //! # let _ = (emails, pushes);
@@ -113,8 +112,9 @@
 //! they would write into a document of another variant. Keep that data in a struct model of
 //! its own with the same `_id` (`tests/pairs_collections.rs` shows each way). An enum may be a
 //! computed source (by a common field), a subset's full items, or the holder of a grid's
-//! slots. The variant handles' writes go through the [map of derived data](crate::derived) and
-//! take the model handle's transaction ([`ModelCollection::in_transaction`]).
+//! slots. The variant handles' writes go through the [map of derived data](crate::derived), and
+//! run in the caller's transaction with [`VariantCollection::in_transaction`] (a handle taken
+//! from a bound enum handle with [`ModelCollection::variant`] is bound too).
 
 use std::marker::PhantomData;
 
@@ -197,9 +197,9 @@ impl PatternSpec for PolymorphicSpec {
 }
 
 impl<M: Polymorphic> ModelCollection<M> {
-    /// The handle on one variant's documents: every operation adds `{tag: value}` itself. In
-    /// the caller's transaction when this handle is
-    /// ([`in_transaction`](ModelCollection::in_transaction)).
+    /// The handle on one variant's documents, `V::collection(&db)`, reached from the enum's
+    /// handle: every operation adds `{tag: value}` itself. In the caller's transaction when this
+    /// handle is ([`in_transaction`](ModelCollection::in_transaction)).
     pub fn variant<V: Variant<Model = M>>(&self) -> VariantCollection<V> {
         VariantCollection {
             db: self.database().clone(),
@@ -329,6 +329,28 @@ impl<V: Variant> std::fmt::Debug for VariantCollection<V> {
 }
 
 impl<V: Variant> VariantCollection<V> {
+    /// The handle on `V`'s documents in `db`: what the generated `V::collection(&db)` returns
+    /// (`NotificationEmail::collection(&db)`), and the same handle as
+    /// [`ModelCollection::variant`] from the enum's.
+    pub fn new(db: &mongodb::Database) -> Self {
+        VariantCollection {
+            db: db.clone(),
+            raw: db.collection(V::Model::SCHEMA.collection()),
+            tx: None,
+            _variant: PhantomData,
+        }
+    }
+
+    /// The same handle in the caller's transaction `tx`: its reads and writes run in it, and
+    /// commit or abort with it (see [`Transaction`](crate::Transaction)).
+    #[must_use]
+    pub fn in_transaction(&self, tx: &crate::txn::Transaction) -> Self {
+        VariantCollection {
+            tx: Some(tx.clone()),
+            ..self.clone()
+        }
+    }
+
     /// Whether a write of `fields` (`None`: any) runs in a transaction: the caller's, or one
     /// of its own because another pattern keeps data derived from those fields (the
     /// [map of derived data](mod@crate::derived)). Otherwise it is one driver call.

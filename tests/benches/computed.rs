@@ -154,7 +154,7 @@ fn benches(c: &mut Criterion) {
         db
     });
     let db = test_db.db();
-    let orders = Computing::<Order>::new(db);
+    let orders = Order::computing(db);
 
     // The same commands on both sides (the toolkit's transaction is the hand-written one).
     let names = |db: &pattern_testkit::TestDb| -> Vec<String> {

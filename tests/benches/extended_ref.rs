@@ -18,7 +18,7 @@ use bson::{doc, Document};
 use criterion::{criterion_group, criterion_main, Criterion};
 use mongodb::options::ReturnDocument;
 use mongodb::Database;
-use pattern_runtime::{Model, Referenced};
+use pattern_runtime::Model;
 use pattern_testkit::TestDb;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;

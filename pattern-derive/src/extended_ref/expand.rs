@@ -169,12 +169,29 @@ impl ExtendedRefs {
             });
         }
         // Only shapes that can be kept in sync give the model propagating writes; a versioned
-        // model's own writes propagate (through the map of derived data).
-        if !self.versioned && self.shapes.iter().any(|s| !s.snapshot_only) {
+        // model's own writes propagate (through the map of derived data), and its handle checks
+        // and repairs the copies.
+        if self.shapes.iter().any(|s| !s.snapshot_only) {
+            let doc = format!(
+                "The handle that keeps the copies of `{source}` in sync: its writes (not for a \
+                 `#[versioned]` model, whose own writes keep them), `check`, `repair` and \
+                 `resync`."
+            );
             out.extend(quote! {
                 #[automatically_derived]
-                impl #p::Referenced for #source {}
+                impl #source {
+                    #[doc = #doc]
+                    pub fn references(db: &#p::Database) -> #p::References<#source> {
+                        #p::References::new(db)
+                    }
+                }
             });
+            if !self.versioned {
+                out.extend(quote! {
+                    #[automatically_derived]
+                    impl #p::Referenced for #source {}
+                });
+            }
         }
         if with_probes {
             for probe in &self.probes {

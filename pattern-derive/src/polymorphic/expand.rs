@@ -18,6 +18,7 @@ pub(super) fn generate(
     let common_ident = &poly.common_ident;
     let id_type = crate::ast::id_type(poly.common_fields(), &p);
     let tag = &poly.tag;
+    let unversioned = crate::versioning::unversioned(ident, &p);
     let type_attrs = schema::generated_type_attrs(&krate, &poly.attrs.derives);
 
     // The kind enum.
@@ -209,11 +210,23 @@ pub(super) fn generate(
         let sident = &v.struct_ident;
         let value = &v.tag_value;
         let names: Vec<&Ident> = v.fields.iter().map(|f| f.ident).collect();
+        let handle_doc = format!(
+            "The handle on the `{value}` documents of `{ident}`'s collection: every read and \
+             write adds `{{{tag}: \"{value}\"}}` itself."
+        );
         quote! {
             #[automatically_derived]
             impl #p::Variant for #sident {
                 type Model = #ident;
                 const TAG_VALUE: &'static str = #value;
+            }
+
+            #[automatically_derived]
+            impl #sident {
+                #[doc = #handle_doc]
+                pub fn collection(db: &#p::Database) -> #p::VariantCollection<#sident> {
+                    #p::VariantCollection::new(db)
+                }
             }
 
             #[automatically_derived]
@@ -285,8 +298,7 @@ pub(super) fn generate(
                 type Id = #id_type;
             }
 
-            #[automatically_derived]
-            impl #p::Unversioned for #ident {}
+            #unversioned
 
             #[automatically_derived]
             impl #p::Polymorphic for #ident {

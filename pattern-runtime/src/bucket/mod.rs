@@ -344,7 +344,7 @@ impl PatternSpec for SeriesSpec {
 impl ModelSchema {
     /// The `#[bucket(...)]` storage of a [`Measurement`]: then this schema describes the bucket
     /// (or native time-series) collection.
-    pub fn series(&self) -> Option<&'static SeriesSpec> {
+    pub fn series_spec(&self) -> Option<&'static SeriesSpec> {
         self.specs().next()
     }
 }

@@ -49,7 +49,7 @@ pub(super) async fn audit_computed(
             ),
             format!(
                 "`{model}::computed(&db).repair()` (or `recompute(id)` for each); writes through \
-             `Computing::<{source}>` keep it exact",
+             `{source}::computing(&db)` keep it exact",
                 model = sample.model.name(),
                 source = spec.source().name()
             ),

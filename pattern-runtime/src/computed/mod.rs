@@ -21,7 +21,6 @@
 //! recomputations and the min/max repairs read through it.
 //!
 //! ```
-//! use pattern_runtime::computed::Computing;
 //! use pattern_runtime::Model;
 //! use serde::{Deserialize, Serialize};
 //!
@@ -51,7 +50,7 @@
 //!     .insert_one(User { id: "u1".into(), total_spent: 0, order_count: 0 })
 //!     .await?;
 //! // Each write of an order and the `$inc` of its user, in one transaction.
-//! let orders = Computing::<Order>::new(&db);
+//! let orders = Order::computing(&db);
 //! orders.insert(&Order { id: 1, user_id: "u1".into(), amount: 1200 }).await?;
 //! orders.insert(&Order { id: 2, user_id: "u1".into(), amount: 3000 }).await?;
 //! orders.update(2, bson::doc! { "$set": { Order::FIELDS.amount: 2500 } }).await?;

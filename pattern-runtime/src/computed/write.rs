@@ -4,7 +4,7 @@
 use super::*;
 
 /// The writes of a source model that keep every field computed from it exact: from
-/// `Computing::<Order>::new(&db)`. See the [module documentation](super).
+/// `Order::computing(&db)`. See the [module documentation](super).
 pub struct Computing<M> {
     db: Database,
     feeds: Vec<Feed>,

@@ -4,7 +4,6 @@
 
 use super::*;
 
-
 /// The full paths an operator update writes (`customer.name`, `items.$[i].qty`), `$rename`
 /// targets included: what [`check_kept`] compares with the kept fields.
 pub(crate) fn update_paths(update: &Document) -> Vec<String> {

@@ -80,16 +80,11 @@ pub(super) async fn audit_copies(
                 let versioned =
                     crate::derived::model_named(reference.source(), reference.source_collection())
                         .is_some_and(|m| m.versioning().is_some());
-                let (handle, kept) = if versioned {
-                    (
-                        format!("References::<{}>::new(&db)", reference.source()),
-                        "the versioned model's own writes keep them in sync",
-                    )
+                let handle = format!("{}::references(&db)", reference.source());
+                let kept = if versioned {
+                    "the versioned model's own writes keep them in sync"
                 } else {
-                    (
-                        format!("{}::references(&db)", reference.source()),
-                        "writes through `references` keep them in sync",
-                    )
+                    "writes through `references` keep them in sync"
                 };
                 format!(
                     "`{handle}.repair()` (or `resync(id)` for each source `_id` listed: {}), \

@@ -66,7 +66,7 @@
 //!
 //! ```
 //! use bson::oid::ObjectId;
-//! use pattern_runtime::{Fields, Model, Referenced};
+//! use pattern_runtime::{Fields, Model};
 //! use serde::{Deserialize, Serialize};
 //!
 //! #[derive(Clone, Serialize, Deserialize, Model)]
@@ -273,7 +273,7 @@ impl<M: Model> References<M> {
     /// Every field of every registered model that keeps a copy of `M` in sync.
     pub fn propagated(&self) -> Vec<&'static Embedding> {
         M::SCHEMA
-            .references()
+            .reference_specs()
             .iter()
             .flat_map(|r| r.embeddings())
             .filter(|e| e.mode() == Mode::Propagate)
@@ -323,14 +323,6 @@ impl<M: Model> References<M> {
         }
     }
 }
-
-impl<M: Referenced> References<M> {}
-
-impl<M: Model> References<M> {}
-
-impl<M: Referenced> References<M> {}
-
-impl<M: Model> References<M> {}
 
 /// The dependents [`References`] keeps itself: its copies.
 fn not_copies(d: &dyn Dependent) -> bool {

@@ -26,14 +26,9 @@ pub trait ExtendedRef: Sized + 'static {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no `References` writes",
     label = "no copies kept through `References`",
-    note = "a `#[versioned]` source keeps its copies through its own writes (`save`, `update`, `delete`), which also archive its revisions (`References::<{Self}>::new(&db)` still checks, resyncs and repairs its copies); a source whose shapes are all `snapshot` has no copies to keep"
+    note = "a `#[versioned]` source keeps its copies through its own writes (`save`, `update`, `delete`), which also archive its revisions (`{Self}::references(&db)` still checks, resyncs and repairs its copies); a source whose shapes are all `snapshot` has no copies to keep"
 )]
-pub trait Referenced: Model {
-    /// The operations that change this model's documents and keep every copy in sync.
-    fn references(db: &Database) -> References<Self> {
-        References::new(db)
-    }
-}
+pub trait Referenced: Model {}
 
 /// One reference shape, as static data: `CustomerRef(name, address)` on `Customer`.
 #[derive(Debug, Clone, Copy)]
@@ -168,8 +163,8 @@ impl PatternSpec for Embedding {
 
 impl ModelSchema {
     /// The extended reference shapes declared on this model (`#[extended_ref(CustomerRef(..))]`):
-    /// what other models copy from it.
-    pub fn references(&self) -> Vec<&'static RefSpec> {
+    /// what other models copy from it (its handle is the model's `references(&db)`).
+    pub fn reference_specs(&self) -> Vec<&'static RefSpec> {
         self.specs().collect()
     }
 

@@ -50,7 +50,7 @@ impl<M: Referenced> Watcher<M> {
                 .collect(),
             // A replacement: the stream does not say what changed.
             _ => M::SCHEMA
-                .references()
+                .reference_specs()
                 .iter()
                 .flat_map(|r| r.fields().iter().map(|f| (*f).to_owned()))
                 .collect(),

@@ -362,8 +362,8 @@ impl PatternSpec for HolderSpec {
 }
 
 impl ModelSchema {
-    /// The `#[tree(..)]` of a node model.
-    pub fn tree(&self) -> Option<&'static TreeSpec> {
+    /// The `#[tree(..)]` of a node model (its handle is the model's `tree(&db)`).
+    pub fn tree_spec(&self) -> Option<&'static TreeSpec> {
         self.specs().next()
     }
 

@@ -1,5 +1,5 @@
 use bson::oid::ObjectId;
-use pattern_runtime::{Fields, Model, Referenced};
+use pattern_runtime::{Fields, Model};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -24,6 +24,7 @@ struct Author {
 
 fn writes(db: &mongodb::Database) {
     let _ = Computing::<Article>::new(db);
+    let _ = Article::computing(db);
 }
 
 fn main() {}
