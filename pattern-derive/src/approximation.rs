@@ -17,12 +17,9 @@ use crate::schema::{Pattern, PatternDef};
 /// The approximation pattern's entry points.
 pub(crate) const PATTERN: PatternDef = PatternDef {
     model: |_, model, errors| {
-        let fields = model
-            .fields
-            .iter()
-            .filter_map(|f| parse_field(f, model, errors))
-            .collect();
-        Box::new(Approximate { fields })
+        Box::new(Approximate {
+            fields: crate::schema::each_field(model, errors, parse_field),
+        })
     },
     fields: None,
 };

@@ -294,33 +294,9 @@ const MODEL_KEYS: &[&str] = &["collection", "group", "crate", "derive"];
 
 pub(crate) fn parse_model_attrs(input: &DeriveInput, errors: &mut Errors) -> ModelAttrs {
     let mut out = ModelAttrs::default();
-    let mut seen: Vec<String> = Vec::new();
+    let mut keys = crate::options::Keys::new("model", MODEL_KEYS);
     for attr in input.attrs.iter().filter(|a| a.path().is_ident("model")) {
-        let result = attr.parse_nested_meta(|meta| {
-            let key = meta
-                .path
-                .get_ident()
-                .map(ToString::to_string)
-                .unwrap_or_else(|| meta.path.to_token_stream().to_string());
-            if !MODEL_KEYS.contains(&key.as_str()) {
-                // Consume a value, if any, so later keys are still read.
-                if meta.input.peek(syn::Token![=]) {
-                    let _: syn::Expr = meta.value()?.parse()?;
-                }
-                errors.spanned(
-                    &meta.path,
-                    format!(
-                        "unknown model option `{key}`{}; expected one of: {}",
-                        did_you_mean(&key, MODEL_KEYS.iter().copied()),
-                        MODEL_KEYS.join(", ")
-                    ),
-                );
-                return Ok(());
-            }
-            if seen.contains(&key) {
-                errors.spanned(&meta.path, format!("duplicate model option `{key}`"));
-            }
-            seen.push(key.clone());
+        keys.nested(attr, errors, |key, meta, errors| {
             if key == "derive" {
                 let content;
                 syn::parenthesized!(content in meta.input);
@@ -352,7 +328,7 @@ pub(crate) fn parse_model_attrs(input: &DeriveInput, errors: &mut Errors) -> Mod
                 );
                 return Ok(());
             };
-            match key.as_str() {
+            match key {
                 "collection" => {
                     if let Some(problem) = collection_name_problem(&s.value()) {
                         errors.spanned(&s, problem);
@@ -375,9 +351,6 @@ pub(crate) fn parse_model_attrs(input: &DeriveInput, errors: &mut Errors) -> Mod
             }
             Ok(())
         });
-        if let Err(e) = result {
-            errors.push(e);
-        }
     }
     out
 }

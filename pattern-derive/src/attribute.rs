@@ -73,6 +73,15 @@ impl Pattern for AttributeFields {
                         quote!("_1"),
                     ]),
                 };
+                let index = crate::schema::plain_index(
+                    &p,
+                    &[
+                        crate::schema::ascending(&p, &key_const),
+                        crate::schema::ascending(&p, &value_const),
+                    ],
+                    &name_const,
+                    false,
+                );
                 let method = format_ident!("{}_attribute", a.rust_name);
                 let doc = format!(
                     "The operations on the `{}` attribute array (`{field}`): set, unset, get, \
@@ -85,19 +94,7 @@ impl Pattern for AttributeFields {
                     const #name_const: &str = #name;
                     static #stat: #p::AttributeSpec = #p::AttributeSpec::from_parts(#p::AttributeParts {
                         field: #field,
-                        index: #p::IndexSpec::from_parts(#p::IndexParts {
-                            keys: &[
-                                #p::IndexKey { path: #key_const, kind: #p::IndexKind::Ascending },
-                                #p::IndexKey { path: #value_const, kind: #p::IndexKind::Ascending },
-                            ],
-                            name: #name_const,
-                            unique: false,
-                            sparse: false,
-                            hidden: false,
-                            expire_after_seconds: ::core::option::Option::None,
-                            collation: ::core::option::Option::None,
-                            partial: &[],
-                        }),
+                        index: #index,
                     });
 
                     #[automatically_derived]
@@ -217,6 +214,9 @@ fn parse_field(
 
 /// `#[attribute(key = .., value = .., qualifiers(..))]` on a `#[derive(Fields)]` struct: the
 /// `AttributeItem` impl.
+/// The options of `#[attribute(..)]` on an item struct.
+const ITEM_OPTIONS: &[&str] = &["key", "value", "qualifiers"];
+
 fn item(input: &DeriveInput, model: &Model<'_>, errors: &mut Errors) -> TokenStream {
     let mut out = TokenStream::new();
     for attr in input
@@ -227,28 +227,24 @@ fn item(input: &DeriveInput, model: &Model<'_>, errors: &mut Errors) -> TokenStr
         let mut key: Option<Ident> = None;
         let mut value: Option<Ident> = None;
         let mut qualifiers: Vec<Ident> = Vec::new();
-        let result = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("key") {
-                key = Some(meta.value()?.parse()?);
-            } else if meta.path.is_ident("value") {
-                value = Some(meta.value()?.parse()?);
-            } else if meta.path.is_ident("qualifiers") {
-                meta.parse_nested_meta(|q| {
-                    match q.path.get_ident() {
-                        Some(i) => qualifiers.push(i.clone()),
-                        None => return Err(q.error("a qualifier is a field name")),
-                    }
-                    Ok(())
-                })?;
-            } else {
-                return Err(meta.error(
-                    "unknown option: `#[attribute(key = name, value = value, qualifiers(unit))]`",
-                ));
-            }
-            Ok(())
-        });
-        if let Err(e) = result {
-            errors.push(e);
+        let clean =
+            crate::options::nested(attr, "attribute", ITEM_OPTIONS, errors, |k, meta, _| {
+                if k == "key" {
+                    key = Some(meta.value()?.parse()?);
+                } else if k == "value" {
+                    value = Some(meta.value()?.parse()?);
+                } else {
+                    meta.parse_nested_meta(|q| {
+                        match q.path.get_ident() {
+                            Some(i) => qualifiers.push(i.clone()),
+                            None => return Err(q.error("a qualifier is a field name")),
+                        }
+                        Ok(())
+                    })?;
+                }
+                Ok(())
+            });
+        if !clean {
             continue;
         }
         let (Some(key), Some(value)) = (key, value) else {

@@ -6,22 +6,18 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
-use syn::parse::{ParseStream, Parser};
 use syn::{Ident, LitInt, LitStr, Token};
 
 use crate::ast::{Field, Model};
-use crate::errors::{did_you_mean, Errors};
+use crate::errors::Errors;
 use crate::schema::{Pattern, PatternDef};
 
 /// The outlier pattern's entry points.
 pub(crate) const PATTERN: PatternDef = PatternDef {
     model: |_, model, errors| {
-        let fields = model
-            .fields
-            .iter()
-            .filter_map(|f| parse_field(f, model, errors))
-            .collect();
-        Box::new(Outliers { fields })
+        Box::new(Outliers {
+            fields: crate::schema::each_field(model, errors, parse_field),
+        })
     },
     fields: None,
 };
@@ -135,21 +131,14 @@ fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Opt
     let mut parent: Option<String> = None;
     let mut flag: Option<Ident> = None;
     let mut count: Option<Ident> = None;
-    let mut local = Errors::default();
-    let parser = |input: ParseStream<'_>| -> syn::Result<()> {
-        while !input.is_empty() {
-            let key = Ident::parse_any(input)?;
+    let before = errors.count();
+    let clean = crate::options::parse(
+        list.tokens.clone(),
+        "outlier",
+        OPTIONS,
+        errors,
+        |key, input, local| {
             let name = key.to_string();
-            if !OPTIONS.contains(&name.as_str()) {
-                return Err(syn::Error::new(
-                    key.span(),
-                    format!(
-                        "unknown outlier option `{name}`{}; expected one of: {}",
-                        did_you_mean(&name, OPTIONS.iter().copied()),
-                        OPTIONS.join(", ")
-                    ),
-                ));
-            }
             input.parse::<Token![=]>()?;
             match name.as_str() {
                 "max_bytes" => {
@@ -229,20 +218,13 @@ fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Opt
                     }
                 }
             }
-            if !input.is_empty() {
-                input.parse::<Token![,]>()?;
-            }
-        }
-        Ok(())
-    };
-    if let Err(e) = parser.parse2(list.tokens.clone()) {
-        errors.push(e);
+            Ok(())
+        },
+    );
+    if !clean {
         return None;
     }
-    let had_errors = !local.is_empty();
-    if let Err(e) = local.into_result() {
-        errors.push(e);
-    }
+    let had_errors = errors.count() > before;
     let mut missing = |what: &str, example: &str| {
         errors.spanned(
             attr.path(),
@@ -330,7 +312,15 @@ impl OutlierField {
         let (limit, capacity, max_bytes) = (self.limit, self.capacity, self.max_bytes);
         let overflow = &self.overflow;
         let parent = &self.parent;
-        let index_name = format!("{parent}_1_seq_1");
+        let index = crate::schema::plain_index(
+            p,
+            &[
+                crate::schema::ascending(p, parent),
+                crate::schema::ascending(p, "seq"),
+            ],
+            format!("{parent}_1_seq_1"),
+            true,
+        );
         let static_ident = self.static_ident();
         let elem = &self.elem;
         let method = format_ident!(
@@ -353,19 +343,7 @@ impl OutlierField {
                 parent: #parent,
                 flag: #flag,
                 count: #count,
-                index: #p::IndexSpec::from_parts(#p::IndexParts {
-                    keys: &[
-                        #p::IndexKey { path: #parent, kind: #p::IndexKind::Ascending },
-                        #p::IndexKey { path: "seq", kind: #p::IndexKind::Ascending },
-                    ],
-                    name: #index_name,
-                    unique: true,
-                    sparse: false,
-                    hidden: false,
-                    expire_after_seconds: ::core::option::Option::None,
-                    collation: ::core::option::Option::None,
-                    partial: &[],
-                }),
+                index: #index,
             });
             #checks
 

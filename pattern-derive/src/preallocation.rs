@@ -6,11 +6,10 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::ext::IdentExt;
-use syn::parse::{ParseStream, Parser};
 use syn::{DeriveInput, Ident, LitInt, Token};
 
 use crate::ast::Model;
-use crate::errors::{did_you_mean, fail_with, Errors};
+use crate::errors::{fail_with, Errors};
 use crate::schema::{Pattern, PatternDef};
 
 /// The preallocation pattern's entry points.
@@ -92,56 +91,33 @@ fn parse(attr: &syn::Attribute, model: &Model<'_>, errors: &mut Errors) -> Optio
     };
     let mut fields: Vec<(Ident, Ident)> = Vec::new();
     let mut sub_slots: Option<(u32, Span)> = None;
-    let mut local = Errors::default();
-    let parser = |input: ParseStream<'_>| -> syn::Result<()> {
-        while !input.is_empty() {
-            let key = Ident::parse_any(input)?;
-            let name = key.to_string();
-            if !OPTIONS.contains(&name.as_str()) {
-                return Err(syn::Error::new(
-                    key.span(),
-                    format!(
-                        "unknown preallocated option `{name}`{}; expected one of: {}",
-                        did_you_mean(&name, OPTIONS.iter().copied()),
-                        OPTIONS.join(", ")
-                    ),
-                ));
-            }
-            if fields.iter().any(|(k, _)| *k == name)
-                || (name == "sub_slots" && sub_slots.is_some())
-            {
-                return Err(syn::Error::new(
-                    key.span(),
-                    format!("`{name}` is given twice"),
-                ));
-            }
+    let before = errors.count();
+    let clean = crate::options::parse(
+        list.tokens.clone(),
+        "preallocated",
+        OPTIONS,
+        errors,
+        |key, input, errors| {
             input.parse::<Token![=]>()?;
-            if name == "sub_slots" {
+            if key == "sub_slots" {
                 let lit: LitInt = input.parse()?;
                 match lit.base10_parse::<u32>() {
                     Ok(n) if n > 0 => sub_slots = Some((n, lit.span())),
-                    _ => local.spanned(
+                    _ => errors.spanned(
                         &lit,
                         "`sub_slots` is how many sub-slots the bitmap has: a whole number above 0",
                     ),
                 }
             } else {
-                fields.push((key, Ident::parse_any(input)?));
+                fields.push((key.clone(), Ident::parse_any(input)?));
             }
-            if !input.is_empty() {
-                input.parse::<Token![,]>()?;
-            }
-        }
-        Ok(())
-    };
-    if let Err(e) = parser.parse2(list.tokens.clone()) {
-        errors.push(e);
+            Ok(())
+        },
+    );
+    if !clean {
         return None;
     }
-    let had_errors = !local.is_empty();
-    if let Err(e) = local.into_result() {
-        errors.push(e);
-    }
+    let had_errors = errors.count() > before;
     let value = |key: &str| fields.iter().find(|(k, _)| k == key).map(|(_, v)| v);
     let mut missing = false;
     for required in ["resource", "slot"] {

@@ -20,12 +20,9 @@ use crate::schema::{Pattern, PatternDef};
 /// The relation pattern's entry points.
 pub(crate) const PATTERN: PatternDef = PatternDef {
     model: |_, model, errors| {
-        let fields: Vec<RelationField> = model
-            .fields
-            .iter()
-            .filter_map(|f| parse_field(f, model, errors))
-            .collect();
-        Box::new(Relations { fields })
+        Box::new(Relations {
+            fields: crate::schema::each_field(model, errors, parse_field),
+        })
     },
     fields: None,
 };
@@ -116,12 +113,16 @@ fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Opt
     let mut sort_span: Option<Span> = None;
     let mut inverse: Option<Ident> = None;
     if let syn::Meta::List(_) = &attr.meta {
-        let result = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("parent") {
+        // On a mistake the field is still listed with what was read (for the two-way checks of
+        // the models naming it, which would otherwise report it missing); the model's errors
+        // stop the rest of its generated code.
+        let options = ["parent", "sort", "inverse"];
+        crate::options::nested(attr, "relation", &options, errors, |key, meta, _| {
+            if key == "parent" {
                 parent = Some(meta.path.segments[0].ident.span());
-            } else if meta.path.is_ident("inverse") {
+            } else if key == "inverse" {
                 inverse = Some(meta.value()?.parse()?);
-            } else if meta.path.is_ident("sort") {
+            } else {
                 sort_span = Some(meta.path.segments[0].ident.span());
                 meta.parse_nested_meta(|key| {
                     let Some(name) = key.path.get_ident() else {
@@ -155,21 +156,9 @@ fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Opt
                     }
                     Ok(())
                 })?;
-            } else {
-                let got = meta.path.get_ident().map(ast::unraw).unwrap_or_default();
-                return Err(meta.error(format!(
-                    "unknown relation option `{got}`{}: write {HELP}",
-                    did_you_mean(&got, ["parent", "sort", "inverse"])
-                )));
             }
             Ok(())
         });
-        // On a mistake the field is still listed with what was read (for the two-way checks of
-        // the models naming it, which would otherwise report it missing); the model's errors
-        // stop the rest of its generated code.
-        if let Err(e) = result {
-            errors.push(e);
-        }
     } else if !matches!(attr.meta, syn::Meta::Path(_)) {
         errors.spanned(
             attr,

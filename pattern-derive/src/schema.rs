@@ -53,6 +53,46 @@ pub(crate) struct PatternDef {
     pub fields: Option<fn(&DeriveInput, &Model<'_>, &mut Errors) -> TokenStream>,
 }
 
+/// What `parse` makes of each field of the model: the fields a per-field pattern carries.
+pub(crate) fn each_field<'a, T>(
+    model: &'a Model<'a>,
+    errors: &mut Errors,
+    parse: fn(&Field<'a>, &Model<'a>, &mut Errors) -> Option<T>,
+) -> Vec<T> {
+    model
+        .fields
+        .iter()
+        .filter_map(|f| parse(f, model, errors))
+        .collect()
+}
+
+/// An ascending key of [`plain_index`], `path` an expression of its path.
+pub(crate) fn ascending(p: &TokenStream, path: impl quote::ToTokens) -> TokenStream {
+    quote!(#p::IndexKey { path: #path, kind: #p::IndexKind::Ascending })
+}
+
+/// An index the pattern needs, as generated code builds it: `keys` (`IndexKey` expressions),
+/// no options but `unique`.
+pub(crate) fn plain_index(
+    p: &TokenStream,
+    keys: &[TokenStream],
+    name: impl quote::ToTokens,
+    unique: bool,
+) -> TokenStream {
+    quote! {
+        #p::IndexSpec::from_parts(#p::IndexParts {
+            keys: &[#(#keys),*],
+            name: #name,
+            unique: #unique,
+            sparse: false,
+            hidden: false,
+            expire_after_seconds: ::core::option::Option::None,
+            collation: ::core::option::Option::None,
+            partial: &[],
+        })
+    }
+}
+
 /// `&STATIC` for each of a pattern's spec statics: its entries of the schema's `patterns` list.
 pub(crate) fn spec_refs(statics: impl Iterator<Item = syn::Ident>) -> Vec<TokenStream> {
     statics.map(|s| quote!(&#s)).collect()

@@ -12,7 +12,7 @@ use syn::spanned::Spanned;
 use syn::{DeriveInput, Ident, Token};
 
 use crate::ast::{Field, Model};
-use crate::errors::{did_you_mean, fail_with, type_string, Errors};
+use crate::errors::{fail_with, type_string, Errors};
 use crate::schema::{Pattern, PatternDef};
 
 /// The tree pattern's entry points.
@@ -80,40 +80,21 @@ const HOLDER_HELP: &str = "`#[in_tree(Category, node = category, path = category
                            `category: K` (or `Option<K>`) holds the key of the node the document \
                            sits in, `category_path: Vec<K>` the keys from the root down to it";
 
-/// `key = value` pairs whose values are field names, with the keys allowed.
+/// `key = value` pairs whose values are field names, with the keys allowed; `None` when one
+/// was unknown or did not parse (reported).
 fn parse_pairs(
     input: ParseStream<'_>,
     options: &[&str],
     what: &str,
-) -> syn::Result<Vec<(Ident, Ident)>> {
+    errors: &mut Errors,
+) -> syn::Result<Option<Vec<(Ident, Ident)>>> {
     let mut pairs: Vec<(Ident, Ident)> = Vec::new();
-    while !input.is_empty() {
-        let key = Ident::parse_any(input)?;
-        let name = key.to_string();
-        if !options.contains(&name.as_str()) {
-            return Err(syn::Error::new(
-                key.span(),
-                format!(
-                    "unknown {what} option `{name}`{}; expected one of: {}",
-                    did_you_mean(&name, options.iter().copied()),
-                    options.join(", ")
-                ),
-            ));
-        }
-        if pairs.iter().any(|(k, _)| *k == name) {
-            return Err(syn::Error::new(
-                key.span(),
-                format!("`{name}` is given twice"),
-            ));
-        }
+    let clean = crate::options::read(input, what, options, errors, |key, input, _| {
         input.parse::<Token![=]>()?;
-        let value = Ident::parse_any(input)?;
-        pairs.push((key, value));
-        if !input.is_empty() {
-            input.parse::<Token![,]>()?;
-        }
-    }
-    Ok(pairs)
+        pairs.push((key.clone(), Ident::parse_any(input)?));
+        Ok(())
+    })?;
+    Ok(clean.then_some(pairs))
 }
 
 fn value_of<'a>(pairs: &'a [(Ident, Ident)], key: &str) -> Option<&'a Ident> {
@@ -150,11 +131,12 @@ fn parse_tree(attr: &syn::Attribute, model: &Model<'_>, errors: &mut Errors) -> 
         return None;
     };
     let pairs = match (|input: ParseStream<'_>| {
-        parse_pairs(input, &["parent", "ancestors", "key"], "tree")
+        parse_pairs(input, &["parent", "ancestors", "key"], "tree", errors)
     })
     .parse2(list.tokens.clone())
     {
-        Ok(p) => p,
+        Ok(Some(p)) => p,
+        Ok(None) => return None,
         Err(e) => {
             errors.push(e);
             return None;
@@ -264,12 +246,13 @@ fn parse_holder(
         if !input.is_empty() {
             input.parse::<Token![,]>()?;
         }
-        let pairs = parse_pairs(input, &["node", "path"], "in_tree")?;
+        let pairs = parse_pairs(input, &["node", "path"], "in_tree", errors)?;
         Ok((tree, pairs))
     })
     .parse2(list.tokens.clone());
     let (tree, pairs) = match parsed {
-        Ok(p) => p,
+        Ok((tree, Some(pairs))) => (tree, pairs),
+        Ok((_, None)) => return None,
         Err(e) => {
             errors.push(e);
             return None;

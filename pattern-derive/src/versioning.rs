@@ -6,7 +6,7 @@ use quote::{quote, quote_spanned};
 use syn::{Ident, LitInt, LitStr};
 
 use crate::ast::Model;
-use crate::errors::{did_you_mean, Errors};
+use crate::errors::Errors;
 use crate::schema::{Pattern, PatternDef};
 
 /// The versioning pattern's entry points.
@@ -289,58 +289,38 @@ fn collect(input: &syn::DeriveInput, model: &Model<'_>, errors: &mut Errors) -> 
     let mut history: Option<LitStr> = None;
     let mut keep = None;
     let mut expire_after = None;
-    let mut seen: Vec<String> = Vec::new();
-    let result = attr.parse_nested_meta(|meta| {
-        let key = meta
-            .path
-            .get_ident()
-            .map(ToString::to_string)
-            .unwrap_or_default();
-        if !OPTIONS.contains(&key.as_str()) {
-            return Err(meta.error(format!(
-                "unknown versioning option `{key}`{}; expected one of: {}",
-                did_you_mean(&key, OPTIONS.iter().copied()),
-                OPTIONS.join(", ")
-            )));
-        }
-        if seen.contains(&key) {
-            errors.spanned(&meta.path, format!("duplicate versioning option `{key}`"));
-        }
-        seen.push(key.clone());
-        match key.as_str() {
-            "history" => history = Some(meta.value()?.parse::<LitStr>()?),
-            "keep" => {
-                let lit: LitInt = meta.value()?.parse()?;
-                match lit.base10_parse::<u32>() {
-                    Ok(n) if n > 0 => keep = Some(n),
-                    _ => errors.spanned(
-                        &lit,
-                        "`keep` is how many revisions to keep per document: above 0",
-                    ),
+    let parsed =
+        crate::options::nested(attr, "versioning", OPTIONS, errors, |key, meta, errors| {
+            match key {
+                "history" => history = Some(meta.value()?.parse::<LitStr>()?),
+                "keep" => {
+                    let lit: LitInt = meta.value()?.parse()?;
+                    match lit.base10_parse::<u32>() {
+                        Ok(n) if n > 0 => keep = Some(n),
+                        _ => errors.spanned(
+                            &lit,
+                            "`keep` is how many revisions to keep per document: above 0",
+                        ),
+                    }
+                }
+                _ => {
+                    let lit: syn::Lit = meta.value()?.parse()?;
+                    let secs = match &lit {
+                        syn::Lit::Int(i) => i.base10_parse::<u64>().ok(),
+                        syn::Lit::Str(s) => crate::index::parse_duration(&s.value()),
+                        _ => None,
+                    };
+                    match secs {
+                        Some(s) if s > 0 && s <= i32::MAX as u64 => expire_after = Some(s),
+                        _ => errors.spanned(
+                            &lit,
+                            "`expire_after` takes seconds or a duration such as \"90d\"",
+                        ),
+                    }
                 }
             }
-            _ => {
-                let lit: syn::Lit = meta.value()?.parse()?;
-                let secs = match &lit {
-                    syn::Lit::Int(i) => i.base10_parse::<u64>().ok(),
-                    syn::Lit::Str(s) => crate::index::parse_duration(&s.value()),
-                    _ => None,
-                };
-                match secs {
-                    Some(s) if s > 0 && s <= i32::MAX as u64 => expire_after = Some(s),
-                    _ => errors.spanned(
-                        &lit,
-                        "`expire_after` takes seconds or a duration such as \"90d\"",
-                    ),
-                }
-            }
-        }
-        Ok(())
-    });
-    let parsed = result.is_ok();
-    if let Err(e) = result {
-        errors.push(e);
-    }
+            Ok(())
+        });
     let Some(history) = history else {
         if !parsed {
             return None; // the parse error already points at the attribute

@@ -3,32 +3,16 @@
 use super::*;
 
 pub(super) fn parse_option(
+    key: &str,
     meta: &ParseNestedMeta<'_>,
     raw: &mut Raw,
-    seen: &mut Vec<String>,
     errors: &mut Errors,
 ) -> syn::Result<()> {
-    let key = meta
-        .path
-        .get_ident()
-        .map(ToString::to_string)
-        .unwrap_or_default();
-    if !OPTIONS.contains(&key.as_str()) {
-        return Err(meta.error(format!(
-            "unknown bucket option `{key}`{}; expected one of: {}",
-            did_you_mean(&key, OPTIONS.iter().copied()),
-            OPTIONS.join(", ")
-        )));
-    }
-    if seen.contains(&key) {
-        errors.spanned(&meta.path, format!("duplicate bucket option `{key}`"));
-    }
-    seen.push(key.clone());
     let span = meta
         .path
         .get_ident()
         .map_or_else(Span::call_site, Ident::span);
-    match key.as_str() {
+    match key {
         "native" => raw.native = Some(span),
         "rollup" => raw.rollup = Some(span),
         "collection" => raw.collection = Some(ast::lit_str(meta.value()?, "collection")?),
@@ -103,7 +87,7 @@ pub(super) fn parse_option(
         }
         "span" | "expire_after" => {
             let (lit, secs) = duration(meta)?;
-            match (key.as_str(), secs) {
+            match (key, secs) {
                 (_, Some(0)) => {
                     errors.spanned(&lit, format!("`{key}` must be above 0"));
                     if key == "span" {

@@ -27,12 +27,9 @@ pub(super) fn collect(
         );
     }
     let mut raw = Raw::default();
-    let mut seen: Vec<String> = Vec::new();
-    let parsed = attr.parse_nested_meta(|meta| parse_option(&meta, &mut raw, &mut seen, errors));
-    let parsed_ok = parsed.is_ok();
-    if let Err(e) = parsed {
-        errors.push(e);
-    }
+    let parsed_ok = crate::options::nested(attr, "bucket", OPTIONS, errors, |key, meta, errors| {
+        parse_option(key, meta, &mut raw, errors)
+    });
     if let Some(k) = raw.krate.clone() {
         model.krate = k;
     }

@@ -90,7 +90,9 @@ fn parse_items(
     out: &mut IndexAttr,
     errors: &mut Errors,
 ) -> syn::Result<()> {
-    let mut seen: Vec<String> = Vec::new();
+    let mut keys = crate::options::Keys::new("index", OPTIONS);
+    // Unknown keys are reported; what they meant is not reported missing.
+    let mut clean = true;
     let mut first = true;
     while !input.is_empty() {
         // On a field, a leading key kind: `#[index(-1, unique)]`, `#[index("text")]`.
@@ -108,21 +110,11 @@ fn parse_items(
         } else {
             let ident = Ident::parse_any(input)?;
             let key = ident.to_string();
-            if !OPTIONS.contains(&key.as_str()) {
-                return Err(syn::Error::new(
-                    ident.span(),
-                    format!(
-                        "unknown index option `{key}`{}; expected one of: {}",
-                        did_you_mean(&key, OPTIONS.iter().copied()),
-                        OPTIONS.join(", ")
-                    ),
-                ));
+            if keys.take(&key, ident.span(), errors, &mut clean) {
+                parse_option(input, &ident, field, out, errors)?;
+            } else {
+                crate::options::skip_value(input)?;
             }
-            if seen.contains(&key) {
-                errors.at(ident.span(), format!("duplicate index option `{key}`"));
-            }
-            seen.push(key.clone());
-            parse_option(input, &ident, field, out, errors)?;
         }
         first = false;
         if input.is_empty() {

@@ -63,7 +63,12 @@ impl SubsetField {
             };
             quote!(#p::IndexKey { path: #name, kind: #p::IndexKind::#kind })
         }));
-        let index_name = format!("subset_{}_{}", model.collection, self.bson_name);
+        let full_index = crate::schema::plain_index(
+            &p,
+            &keys,
+            format!("subset_{}_{}", model.collection, self.bson_name),
+            false,
+        );
         let full_span = self
             .full
             .segments
@@ -148,16 +153,7 @@ impl SubsetField {
                     use #p::{ProbeNoRebuild as _, ProbeRebuild as _};
                     (&&#p::RebuildProbe::<#model_ident, #full, #elem>::new()).rebuild()
                 },
-                full_index: #p::IndexSpec::from_parts(#p::IndexParts {
-                    keys: &[#(#keys),*],
-                    name: #index_name,
-                    unique: false,
-                    sparse: false,
-                    hidden: false,
-                    expire_after_seconds: ::core::option::Option::None,
-                    collation: ::core::option::Option::None,
-                    partial: &[],
-                }),
+                full_index: #full_index,
                 computed: &[#(#computed),*],
             })
         };

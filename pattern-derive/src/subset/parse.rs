@@ -10,6 +10,7 @@ use crate::ast::{Field, Model};
 use crate::errors::{did_you_mean, Errors};
 
 const SUBSET_OPTIONS: &[&str] = &["limit", "sort", "full", "parent"];
+const LIMIT_ABOVE_ZERO: &str = "`limit` is how many items the parent keeps: a whole number above 0";
 const COMPUTED_KINDS: &[&str] = &["count", "sum", "avg"];
 
 /// Every subset of the model, with its computed fields.
@@ -60,90 +61,72 @@ fn parse_subset(
     let mut sort: Option<Vec<(Ident, i32)>> = None;
     let mut full: Option<syn::Path> = None;
     let mut parent: Option<Ident> = None;
-    let mut seen: Vec<String> = Vec::new();
+    let mut limit_given = false;
     let mut local = Errors::default();
-    let parser = |input: ParseStream<'_>| -> syn::Result<()> {
-        while !input.is_empty() {
-            let key = Ident::parse_any(input)?;
-            let name = key.to_string();
-            if !SUBSET_OPTIONS.contains(&name.as_str()) {
-                return Err(syn::Error::new(
-                    key.span(),
-                    format!(
-                        "unknown subset option `{name}`{}; expected one of: {}",
-                        did_you_mean(&name, SUBSET_OPTIONS.iter().copied()),
-                        SUBSET_OPTIONS.join(", ")
-                    ),
-                ));
-            }
-            if seen.contains(&name) {
-                local.at(key.span(), format!("duplicate subset option `{name}`"));
-            }
-            seen.push(name.clone());
-            match name.as_str() {
-                "limit" => {
-                    input.parse::<Token![=]>()?;
-                    let lit: LitInt = input.parse()?;
-                    match lit.base10_parse::<u32>() {
-                        Ok(n) if n > 0 => limit = Some((n, lit.span())),
-                        _ => local.spanned(
-                            &lit,
-                            "`limit` is how many items the parent keeps: a whole number above 0",
-                        ),
+    let clean = match &attr.meta {
+        syn::Meta::List(list) => crate::options::parse(
+            list.tokens.clone(),
+            "subset",
+            SUBSET_OPTIONS,
+            &mut local,
+            |key, input, local| {
+                let name = key.to_string();
+                match name.as_str() {
+                    "limit" => {
+                        limit_given = true;
+                        input.parse::<Token![=]>()?;
+                        let lit: LitInt = input.parse()?;
+                        match lit.base10_parse::<u32>() {
+                            Ok(n) if n > 0 => limit = Some((n, lit.span())),
+                            _ => local.spanned(&lit, LIMIT_ABOVE_ZERO),
+                        }
+                    }
+                    "sort" => {
+                        let content;
+                        syn::parenthesized!(content in input);
+                        let mut keys = Vec::new();
+                        while !content.is_empty() {
+                            let f = Ident::parse_any(&content)?;
+                            content.parse::<Token![=]>()?;
+                            let negative = content.peek(Token![-]);
+                            if negative {
+                                content.parse::<Token![-]>()?;
+                            }
+                            let lit: LitInt = content.parse()?;
+                            if lit.base10_digits() != "1" {
+                                local.spanned(&lit, "a sort direction is `1` or `-1`");
+                            }
+                            keys.push((f, if negative { -1 } else { 1 }));
+                            if content.is_empty() {
+                                break;
+                            }
+                            content.parse::<Token![,]>()?;
+                        }
+                        if keys.is_empty() {
+                            local.at(
+                                key.span(),
+                                "`sort(...)` needs a field: `sort(created_at = -1)`",
+                            );
+                        }
+                        sort = Some(keys);
+                    }
+                    "full" => {
+                        input.parse::<Token![=]>()?;
+                        full = Some(input.parse()?);
+                    }
+                    _ => {
+                        input.parse::<Token![=]>()?;
+                        parent = Some(Ident::parse_any(input)?);
                     }
                 }
-                "sort" => {
-                    let content;
-                    syn::parenthesized!(content in input);
-                    let mut keys = Vec::new();
-                    while !content.is_empty() {
-                        let f = Ident::parse_any(&content)?;
-                        content.parse::<Token![=]>()?;
-                        let negative = content.peek(Token![-]);
-                        if negative {
-                            content.parse::<Token![-]>()?;
-                        }
-                        let lit: LitInt = content.parse()?;
-                        if lit.base10_digits() != "1" {
-                            local.spanned(&lit, "a sort direction is `1` or `-1`");
-                        }
-                        keys.push((f, if negative { -1 } else { 1 }));
-                        if content.is_empty() {
-                            break;
-                        }
-                        content.parse::<Token![,]>()?;
-                    }
-                    if keys.is_empty() {
-                        local.at(
-                            key.span(),
-                            "`sort(...)` needs a field: `sort(created_at = -1)`",
-                        );
-                    }
-                    sort = Some(keys);
-                }
-                "full" => {
-                    input.parse::<Token![=]>()?;
-                    full = Some(input.parse()?);
-                }
-                _ => {
-                    input.parse::<Token![=]>()?;
-                    parent = Some(Ident::parse_any(input)?);
-                }
-            }
-            if input.is_empty() {
-                break;
-            }
-            input.parse::<Token![,]>()?;
+                Ok(())
+            },
+        ),
+        other => {
+            local.spanned(other, SUBSET_HELP);
+            false
         }
-        Ok(())
     };
-    let result = match &attr.meta {
-        syn::Meta::List(list) => parser.parse2(list.tokens.clone()),
-        other => Err(syn::Error::new_spanned(other, SUBSET_HELP)),
-    };
-    if let Err(e) = result {
-        local.push(e);
-    }
     let span = attr
         .path()
         .get_ident()
@@ -151,17 +134,19 @@ fn parse_subset(
     let missing = |what: &str, local: &mut Errors| {
         local.at(span, format!("`#[subset]` needs `{what}`: {SUBSET_HELP}"));
     };
-    if limit.is_none() && !seen.iter().any(|s| s == "limit") {
-        missing("limit = N", &mut local);
-    }
-    if sort.is_none() {
-        missing("sort(field = -1)", &mut local);
-    }
-    if full.is_none() {
-        missing("full = ItemModel", &mut local);
-    }
-    if parent.is_none() {
-        missing("parent = field_of_the_item", &mut local);
+    if clean {
+        if limit.is_none() && !limit_given {
+            missing("limit = N", &mut local);
+        }
+        if sort.is_none() {
+            missing("sort(field = -1)", &mut local);
+        }
+        if full.is_none() {
+            missing("full = ItemModel", &mut local);
+        }
+        if parent.is_none() {
+            missing("parent = field_of_the_item", &mut local);
+        }
     }
     let ok = local.is_empty();
     if let Err(e) = local.into_result() {

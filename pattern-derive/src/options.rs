@@ -1,0 +1,188 @@
+//! One reader for every attribute's options, so that each behaves the same: an unknown key is
+//! an error at the key with "did you mean" and the keys allowed, a repeated key an error at the
+//! repetition (the first stays), and either way the value is skipped and the rest is still read,
+//! so every mistake of the attribute shows at once. A value that does not parse is an error at
+//! its token, and the reader goes on after the next comma.
+//!
+//! [`parse`] reads `key = value, key(..), flag` from tokens (keys may be keywords: `type`);
+//! [`nested`] does the same through syn's `parse_nested_meta`, for readers written against
+//! `ParseNestedMeta`. What a key's value is, and which keys are required, is the pattern's.
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use syn::ext::IdentExt;
+use syn::meta::ParseNestedMeta;
+use syn::parse::{ParseStream, Parser};
+use syn::{Ident, Token};
+
+use crate::errors::{did_you_mean, Errors};
+
+/// The keys of one attribute (or of every attribute of one name on an item), and those read so
+/// far: a key repeated in a second `#[model(..)]` is a repetition too.
+pub(crate) struct Keys<'a> {
+    /// How messages name the options: "outlier" for "unknown outlier option".
+    what: &'a str,
+    allowed: &'a [&'a str],
+    seen: Vec<String>,
+}
+
+impl<'a> Keys<'a> {
+    pub(crate) fn new(what: &'a str, allowed: &'a [&'a str]) -> Self {
+        Keys {
+            what,
+            allowed,
+            seen: Vec::new(),
+        }
+    }
+
+    /// [`nested`], remembering the keys across calls.
+    pub(crate) fn nested(
+        &mut self,
+        attr: &syn::Attribute,
+        errors: &mut Errors,
+        value: impl FnMut(&str, &ParseNestedMeta<'_>, &mut Errors) -> syn::Result<()>,
+    ) -> bool {
+        nested_with(self, attr, errors, value)
+    }
+
+    /// Whether the value of `key` is to be read: `false` (reported) when it is unknown or given
+    /// before. An unknown key also marks the attribute unclean (`clean`): the keys it may have
+    /// meant are not reported missing.
+    pub(crate) fn take(
+        &mut self,
+        key: &str,
+        span: Span,
+        errors: &mut Errors,
+        clean: &mut bool,
+    ) -> bool {
+        if !self.allowed.contains(&key) {
+            *clean = false;
+            errors.at(
+                span,
+                format!(
+                    "unknown {} option `{key}`{}; expected one of: {}",
+                    self.what,
+                    did_you_mean(key, self.allowed.iter().copied()),
+                    self.allowed.join(", ")
+                ),
+            );
+            return false;
+        }
+        if self.seen.iter().any(|k| k == key) {
+            errors.at(
+                span,
+                format!(
+                    "duplicate {} option `{key}`: give it once (the first is kept)",
+                    self.what
+                ),
+            );
+            return false;
+        }
+        self.seen.push(key.to_owned());
+        true
+    }
+}
+
+/// Skips the rest of an option: up to the next top-level comma, or the end.
+pub(crate) fn skip_value(input: ParseStream<'_>) -> syn::Result<()> {
+    while !input.is_empty() && !input.peek(Token![,]) {
+        input.parse::<TokenTree>()?;
+    }
+    Ok(())
+}
+
+/// Reads `tokens` (an attribute's list) as options of `allowed`, calling `value` with each key
+/// and the input right after it (`= ..`, `(..)`, or nothing for a flag). Returns whether every
+/// option parsed and was known (so that the caller reports missing keys only then); repeated
+/// keys are reported and skipped.
+pub(crate) fn parse(
+    tokens: TokenStream,
+    what: &str,
+    allowed: &[&str],
+    errors: &mut Errors,
+    value: impl FnMut(&Ident, ParseStream<'_>, &mut Errors) -> syn::Result<()>,
+) -> bool {
+    let parser = |input: ParseStream<'_>| read(input, what, allowed, errors, value);
+    match parser.parse2(tokens) {
+        Ok(clean) => clean,
+        Err(e) => {
+            errors.push(e);
+            false
+        }
+    }
+}
+
+/// [`parse`] on the rest of a stream (after a leading value of the attribute's own, as in
+/// `#[in_tree(Category, node = ..)]`). `Err` is a syntax error between options.
+pub(crate) fn read(
+    input: ParseStream<'_>,
+    what: &str,
+    allowed: &[&str],
+    errors: &mut Errors,
+    mut value: impl FnMut(&Ident, ParseStream<'_>, &mut Errors) -> syn::Result<()>,
+) -> syn::Result<bool> {
+    let mut keys = Keys::new(what, allowed);
+    let mut clean = true;
+    while !input.is_empty() {
+        let key = Ident::parse_any(input)?;
+        let name = key.unraw().to_string();
+        if keys.take(&name, key.span(), errors, &mut clean) {
+            if let Err(e) = value(&key, input, errors) {
+                errors.push(e);
+                clean = false;
+            }
+        }
+        skip_value(input)?;
+        if !input.is_empty() {
+            input.parse::<Token![,]>()?;
+        }
+    }
+    Ok(clean)
+}
+
+/// [`parse`] through `attr.parse_nested_meta`: `value` gets each known key's
+/// [`ParseNestedMeta`] (`meta.value()`, `meta.input`, `meta.parse_nested_meta`).
+pub(crate) fn nested(
+    attr: &syn::Attribute,
+    what: &str,
+    allowed: &[&str],
+    errors: &mut Errors,
+    value: impl FnMut(&str, &ParseNestedMeta<'_>, &mut Errors) -> syn::Result<()>,
+) -> bool {
+    nested_with(&mut Keys::new(what, allowed), attr, errors, value)
+}
+
+fn nested_with(
+    keys: &mut Keys<'_>,
+    attr: &syn::Attribute,
+    errors: &mut Errors,
+    mut value: impl FnMut(&str, &ParseNestedMeta<'_>, &mut Errors) -> syn::Result<()>,
+) -> bool {
+    let mut clean = true;
+    let result = attr.parse_nested_meta(|meta| {
+        let (name, span) = match meta.path.get_ident() {
+            Some(ident) => (ident.unraw().to_string(), ident.span()),
+            None => (
+                {
+                    let path = &meta.path;
+                    quote::quote!(#path).to_string().replace(' ', "")
+                },
+                meta.path
+                    .segments
+                    .first()
+                    .map_or_else(Span::call_site, |s| s.ident.span()),
+            ),
+        };
+        if keys.take(&name, span, errors, &mut clean) {
+            if let Err(e) = value(&name, &meta, errors) {
+                errors.push(e);
+                clean = false;
+            }
+        }
+        skip_value(meta.input)
+    });
+    if let Err(e) = result {
+        errors.push(e);
+        return false;
+    }
+    clean
+}
