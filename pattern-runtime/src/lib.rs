@@ -387,14 +387,14 @@
 //! | `RoomDay::slots(&db)` | [`Slots`] | a `#[preallocated]` grid |
 //! | `Reading::series(&db)` | [`Series`] | a [`Measurement`] (`use pattern_runtime::Measurement`) |
 //! | `Product::recent_reviews_subset(&db)`, `User::posts_outlier(&db)`, `Record::attributes_attribute(&db)`, `Person::tasks_relation(&db)` | [`Subset`], [`Outlier`], [`Attributes`], [`Relation`] or [`TwoWay`] | a field's pattern: the field's name and the pattern's |
-//! | `Page::batched_views_counter(&db)`, `sampled_views_counter`, `sharded_views_counter(&db, key)` | [`BatchedCounter`](approximation::BatchedCounter), [`SampledCounter`](approximation::SampledCounter), [`ShardedField`](approximation::ShardedField) | an `#[approximate(..)]` field |
+//! | `Page::views_counter(&db)` (`sharded`: `Page::views_counter(&db, id)`) | [`BatchedCounter`](approximation::BatchedCounter), [`SampledCounter`](approximation::SampledCounter), [`ShardedField`](approximation::ShardedField) | an `#[approximate(..)]` field |
 //!
 //! A handle in the caller's transaction is the same call followed by `.in_transaction(&tx)`.
 //! The handle types' own constructors (`Computing::<Order>::new(&db)`, ...) are the same
 //! handles, for generic code. Counters and grids that belong to no model have constructors of
 //! their own ([`approximation`]); database-wide jobs are functions: [`sync_indexes`],
-//! [`doctor`](fn@doctor). The `patterns` page puts every pattern on one page, with the round
-//! trips of each operation.
+//! [`doctor`](fn@doctor). [`patterns`] puts every pattern on one page, with the round trips
+//! of each operation.
 //!
 //! # The names of operations
 //!
@@ -450,6 +450,10 @@ pub mod relation;
 pub mod subset;
 pub mod tree;
 pub mod versioning;
+
+// The page every pattern shares; `tests/round_trips.rs` checks its figures against the server.
+#[doc = include_str!("../docs/patterns.md")]
+pub mod patterns {}
 
 pub use attribute::{AttributeItem, AttributeKey, Attributes};
 pub use bucket::{
