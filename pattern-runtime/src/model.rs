@@ -74,6 +74,7 @@ pub trait Unversioned {}
 /// versioned model's writes, a polymorphic model's variants, the index sync), and the driver's
 /// [`Collection<M>`] through [`raw`](ModelCollection::raw), an explicit choice because its
 /// writes go around what the toolkit keeps.
+#[derive_where::derive_where(Clone)]
 pub struct ModelCollection<M: Model> {
     db: Database,
     inner: Collection<M>,
@@ -133,16 +134,6 @@ impl<M: Model> ModelCollection<M> {
     /// Syncs `M`'s indexes; see [`Model::sync_indexes`].
     pub async fn sync_indexes(&self) -> Result<SyncReport> {
         sync::sync_schemas(&self.db, &[M::SCHEMA], &SyncOptions::default()).await
-    }
-}
-
-impl<M: Model> Clone for ModelCollection<M> {
-    fn clone(&self) -> Self {
-        ModelCollection {
-            db: self.db.clone(),
-            inner: self.inner.clone(),
-            tx: self.tx.clone(),
-        }
     }
 }
 

@@ -299,23 +299,13 @@ fn projection(keys: &[&str]) -> Document {
 /// The documents of one variant of a polymorphic model: from [`ModelCollection::variant`].
 /// Every filter gets `{tag: value}`, every inserted document the tag, and no update may change
 /// the tag (that would move a document to another variant behind the types' back).
+#[derive_where::derive_where(Clone)]
 pub struct VariantCollection<V: Variant> {
     db: mongodb::Database,
     raw: mongodb::Collection<Document>,
     /// The caller's transaction, when the model's handle is bound to one.
     tx: Option<crate::txn::Transaction>,
     _variant: PhantomData<fn() -> V>,
-}
-
-impl<V: Variant> Clone for VariantCollection<V> {
-    fn clone(&self) -> Self {
-        VariantCollection {
-            db: self.db.clone(),
-            raw: self.raw.clone(),
-            tx: self.tx.clone(),
-            _variant: PhantomData,
-        }
-    }
 }
 
 impl<V: Variant> std::fmt::Debug for VariantCollection<V> {

@@ -99,23 +99,13 @@ pub use read::{and, or, Condition, Order};
 pub use spec::{AttributeItem, AttributeKey, AttributeParts, AttributeSpec};
 
 /// The operations on one `#[attribute]` field of model `M`: `Model::<field>_attribute(&db)`.
+#[derive_where::derive_where(Clone)]
 pub struct Attributes<M, I> {
     db: mongodb::Database,
     spec: &'static AttributeSpec,
     /// The caller's transaction, when bound to one.
     tx: Option<crate::txn::Transaction>,
     _types: PhantomData<fn() -> (M, I)>,
-}
-
-impl<M, I> Clone for Attributes<M, I> {
-    fn clone(&self) -> Self {
-        Attributes {
-            db: self.db.clone(),
-            spec: self.spec,
-            tx: self.tx.clone(),
-            _types: PhantomData,
-        }
-    }
 }
 
 impl<M: Model, I> std::fmt::Debug for Attributes<M, I> {

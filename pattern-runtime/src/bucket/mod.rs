@@ -504,6 +504,7 @@ impl SeriesSpec {
 }
 
 /// The handle on a series: [`Measurement::series`].
+#[derive_where::derive_where(Clone)]
 pub struct Series<M: Measurement> {
     db: Database,
     collection: Collection<Document>,
@@ -514,19 +515,6 @@ pub struct Series<M: Measurement> {
     /// The caller's transaction, when bound to one.
     tx: Option<crate::txn::Transaction>,
     _measurement: std::marker::PhantomData<fn() -> M>,
-}
-
-impl<M: Measurement> Clone for Series<M> {
-    fn clone(&self) -> Self {
-        Series {
-            db: self.db.clone(),
-            collection: self.collection.clone(),
-            ready: self.ready.clone(),
-            bulk_write: self.bulk_write.clone(),
-            tx: self.tx.clone(),
-            _measurement: std::marker::PhantomData,
-        }
-    }
 }
 
 impl<M: Measurement> fmt::Debug for Series<M> {

@@ -110,23 +110,13 @@ impl std::ops::AddAssign for Recomputed {
 
 /// The operations on the computed fields of a target model: `User::computed(&db)`. See the
 /// [module documentation](super).
+#[derive_where::derive_where(Clone)]
 pub struct ComputedFields<M> {
     db: Database,
     feeds: Vec<Feed>,
     /// The caller's transaction, when bound to one.
     tx: Option<Transaction>,
     _model: PhantomData<fn() -> M>,
-}
-
-impl<M> Clone for ComputedFields<M> {
-    fn clone(&self) -> Self {
-        ComputedFields {
-            db: self.db.clone(),
-            feeds: self.feeds.clone(),
-            tx: self.tx.clone(),
-            _model: PhantomData,
-        }
-    }
 }
 
 impl<M: Model> fmt::Debug for ComputedFields<M> {

@@ -5,6 +5,7 @@ use super::*;
 
 /// The writes of a source model that keep every field computed from it exact: from
 /// `Order::computing(&db)`. See the [module documentation](super).
+#[derive_where::derive_where(Clone)]
 pub struct Computing<M> {
     db: Database,
     feeds: Vec<Feed>,
@@ -14,18 +15,6 @@ pub struct Computing<M> {
     /// The caller's transaction, when bound to one.
     tx: Option<Transaction>,
     _model: PhantomData<fn() -> M>,
-}
-
-impl<M> Clone for Computing<M> {
-    fn clone(&self) -> Self {
-        Computing {
-            db: self.db.clone(),
-            feeds: self.feeds.clone(),
-            dependents: self.dependents.clone(),
-            tx: self.tx.clone(),
-            _model: PhantomData,
-        }
-    }
 }
 
 impl<M: Model> fmt::Debug for Computing<M> {

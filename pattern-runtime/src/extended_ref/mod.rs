@@ -208,21 +208,12 @@ pub use watch::Watcher;
 
 /// The operations on a [`Referenced`] model that keep its copies in sync: from
 /// `Customer::references(&db)`. See the [module documentation](self).
+#[derive_where::derive_where(Clone)]
 pub struct References<M> {
     db: Database,
     /// The caller's transaction, when bound to one.
     tx: Option<Transaction>,
     _model: PhantomData<fn() -> M>,
-}
-
-impl<M> Clone for References<M> {
-    fn clone(&self) -> Self {
-        References {
-            db: self.db.clone(),
-            tx: self.tx.clone(),
-            _model: PhantomData,
-        }
-    }
 }
 
 impl<M: Model> fmt::Debug for References<M> {

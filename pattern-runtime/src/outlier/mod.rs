@@ -154,23 +154,13 @@ const EMPTY_DOCUMENT: usize = 5;
 
 /// The operations of an `#[outlier]` field: `User::posts_outlier(&db)`. `P` is the model, `T`
 /// the item type. See the [module documentation](self).
+#[derive_where::derive_where(Clone)]
 pub struct Outlier<P, T> {
     db: Database,
     spec: &'static OutlierSpec,
     /// The caller's transaction, when bound to one.
     tx: Option<Transaction>,
     _types: PhantomData<fn() -> (P, T)>,
-}
-
-impl<P, T> Clone for Outlier<P, T> {
-    fn clone(&self) -> Self {
-        Outlier {
-            db: self.db.clone(),
-            spec: self.spec,
-            tx: self.tx.clone(),
-            _types: PhantomData,
-        }
-    }
 }
 
 impl<P: Model, T> fmt::Debug for Outlier<P, T> {

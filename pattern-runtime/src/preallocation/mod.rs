@@ -113,21 +113,12 @@ pub use spec::{Preallocated, SlotParts, SlotSpec};
 
 /// The operations on a grid of slots: from `RoomDay::slots(&db)`. See the [module
 /// documentation](self).
+#[derive_where::derive_where(Clone)]
 pub struct Slots<M> {
     db: Database,
     /// The caller's transaction, when bound to one.
     tx: Option<Transaction>,
     _model: PhantomData<fn() -> M>,
-}
-
-impl<M> Clone for Slots<M> {
-    fn clone(&self) -> Self {
-        Slots {
-            db: self.db.clone(),
-            tx: self.tx.clone(),
-            _model: PhantomData,
-        }
-    }
 }
 
 impl<M: Preallocated> fmt::Debug for Slots<M> {

@@ -7,22 +7,12 @@ use super::*;
 
 /// The operations of one `#[relation]` field of model `S` referring to model `T`:
 /// `Model::<field>_relation(&db)`. See the [module documentation](super).
+#[derive_where::derive_where(Clone)]
 pub struct Relation<S, T: Identified> {
     pub(super) db: Database,
     pub(super) spec: &'static RelationSpec,
     ids: for<'a> fn(&'a S) -> Vec<&'a <T as Model>::Id>,
     chunk: usize,
-}
-
-impl<S, T: Identified> Clone for Relation<S, T> {
-    fn clone(&self) -> Self {
-        Relation {
-            db: self.db.clone(),
-            spec: self.spec,
-            ids: self.ids,
-            chunk: self.chunk,
-        }
-    }
 }
 
 impl<S, T: Identified> fmt::Debug for Relation<S, T> {

@@ -6,19 +6,11 @@ use super::*;
 
 /// The single side of a two-way relation (a task's `owner`, whose target's array lists the
 /// task): `Model::<field>_relation(&db)`. Derefs to its [`Relation`].
+#[derive_where::derive_where(Clone)]
 pub struct TwoWay<S, T: Identified> {
     pub(super) relation: Relation<S, T>,
     /// The caller's transaction, when bound to one.
     pub(super) tx: Option<crate::txn::Transaction>,
-}
-
-impl<S, T: Identified> Clone for TwoWay<S, T> {
-    fn clone(&self) -> Self {
-        TwoWay {
-            relation: self.relation.clone(),
-            tx: self.tx.clone(),
-        }
-    }
 }
 
 impl<S, T: Identified> fmt::Debug for TwoWay<S, T> {

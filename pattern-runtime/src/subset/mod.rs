@@ -140,23 +140,13 @@ type Types<P, F, E> = PhantomData<fn() -> (P, F, E)>;
 
 /// The operations of one subset: the parent model `P`, the full item `F` and the embedded
 /// form `E` (built from `&F`). Get one from the generated `P::<field>_subset(&db)`.
+#[derive_where::derive_where(Clone)]
 pub struct Subset<P, F, E> {
     db: Database,
     spec: &'static SubsetSpec,
     /// The caller's transaction, when bound to one.
     tx: Option<Transaction>,
     _types: Types<P, F, E>,
-}
-
-impl<P, F, E> Clone for Subset<P, F, E> {
-    fn clone(&self) -> Self {
-        Subset {
-            db: self.db.clone(),
-            spec: self.spec,
-            tx: self.tx.clone(),
-            _types: PhantomData,
-        }
-    }
 }
 
 impl<P, F, E> std::fmt::Debug for Subset<P, F, E> {

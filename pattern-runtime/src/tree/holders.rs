@@ -25,21 +25,12 @@ struct Placed {
 }
 
 /// The documents of a holder model `H` in the tree of `M`: from `Category::tree(&db).holders::<Product>()`.
+#[derive_where::derive_where(Clone)]
 pub struct Holders<M, H> {
     db: Database,
     /// The caller's transaction, from the tree the holders were taken from.
     tx: Option<Transaction>,
     _models: PhantomData<fn() -> (M, H)>,
-}
-
-impl<M, H> Clone for Holders<M, H> {
-    fn clone(&self) -> Self {
-        Holders {
-            db: self.db.clone(),
-            tx: self.tx.clone(),
-            _models: PhantomData,
-        }
-    }
 }
 
 impl<M: TreeNode, H: InTree<M>> fmt::Debug for Holders<M, H> {

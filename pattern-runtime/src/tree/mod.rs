@@ -197,21 +197,12 @@ use write::{copies_of, splice};
 pub use write::{Deleted, Deletion};
 
 /// The operations on a tree: from `Category::tree(&db)`. See the [module documentation](self).
+#[derive_where::derive_where(Clone)]
 pub struct Tree<M> {
     db: Database,
     /// The caller's transaction, when bound to one.
     tx: Option<Transaction>,
     _model: PhantomData<fn() -> M>,
-}
-
-impl<M> Clone for Tree<M> {
-    fn clone(&self) -> Self {
-        Tree {
-            db: self.db.clone(),
-            tx: self.tx.clone(),
-            _model: PhantomData,
-        }
-    }
 }
 
 impl<M: TreeNode> fmt::Debug for Tree<M> {
