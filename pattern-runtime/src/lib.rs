@@ -363,7 +363,8 @@
 //!
 //! # Features
 //!
-//! `derive` (the derives, on by default) and the driver's features, passed through: `rustls-tls`
+//! `derive` (the re-exported derives, on by default; `pattern-derive` is built either way, since
+//! the runtime's own operations use its span attribute) and the driver's features, passed through: `rustls-tls`
 //! and `dns-resolver` (on by default, as in the driver), `rustls-tls-aws-lc`, `openssl-tls`,
 //! `zstd-compression`, `zlib-compression`, `snappy-compression`, `aws-auth`, `gssapi-auth`,
 //! `cert-key-password`, `in-use-encryption`, `socks5-proxy`. The driver needs exactly one TLS
@@ -434,6 +435,7 @@ pub(crate) mod txn;
 mod model;
 mod periodic;
 mod progress;
+mod span;
 
 // One line per pattern.
 pub mod approximation;

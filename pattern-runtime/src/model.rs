@@ -82,6 +82,8 @@ pub struct ModelCollection<M: Model> {
     tx: Option<Transaction>,
 }
 
+crate::span::spanned!(impl<M: Model> ModelCollection<M> => M::SCHEMA, M::SCHEMA.collection());
+
 impl<M: Model> ModelCollection<M> {
     /// The handle on `M`'s collection in `db`.
     pub fn new(db: &Database) -> Self {

@@ -116,6 +116,7 @@
 //! run in the caller's transaction with [`VariantCollection::in_transaction`] (a handle taken
 //! from a bound enum handle with [`ModelCollection::variant`] is bound too).
 
+use pattern_derive::operation;
 use std::marker::PhantomData;
 
 use bson::{Bson, Document, RawDocumentBuf};
@@ -211,12 +212,7 @@ impl<M: Polymorphic> ModelCollection<M> {
 
     /// The documents of every variant matching `filter`, projected to the tag and the common
     /// fields (the generated `Common` struct).
-    #[tracing::instrument(
-        name = "pattern_runtime::polymorphic.find_common",
-        level = "debug",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection())
-    )]
+    #[operation(polymorphic.find_common, level = "debug", no_err)]
     pub async fn find_common(&self, filter: Document) -> Result<Vec<M::Common>> {
         let projection = projection(<M::Common as Fields>::KEYS);
         let found: Vec<M::Common> = self
@@ -240,12 +236,7 @@ impl<M: Polymorphic> ModelCollection<M> {
 
     /// The documents matching `filter`, one result per document: a document whose tag the enum
     /// does not know is an [`Error::UnknownVariant`] in its place, and the others are read.
-    #[tracing::instrument(
-        name = "pattern_runtime::polymorphic.find_each",
-        level = "debug",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection())
-    )]
+    #[operation(polymorphic.find_each, level = "debug", no_err)]
     pub async fn find_each(&self, filter: Document) -> Result<Vec<Result<M>>> {
         let raws: Vec<RawDocumentBuf> = self
             .database()
@@ -308,6 +299,11 @@ pub struct VariantCollection<V: Variant> {
     _variant: PhantomData<fn() -> V>,
 }
 
+crate::span::spanned!(impl<V: Variant> VariantCollection<V> =>
+    V::Model::SCHEMA,
+    V::Model::SCHEMA.collection()
+);
+
 impl<V: Variant> std::fmt::Debug for VariantCollection<V> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("VariantCollection")
@@ -366,16 +362,7 @@ impl<V: Variant> VariantCollection<V> {
     }
 
     /// The variant's documents matching `filter`.
-    #[tracing::instrument(
-        name = "pattern_runtime::polymorphic.find",
-        level = "debug",
-        skip_all,
-        fields(
-            model = V::Model::SCHEMA.name(),
-            collection = V::Model::SCHEMA.collection(),
-            variant = V::TAG_VALUE,
-        )
-    )]
+    #[operation(polymorphic.find, level = "debug", no_err, variant = V::TAG_VALUE)]
     pub async fn find(&self, filter: Document) -> Result<Vec<V>> {
         let filter = self.filter(filter)?;
         let found: Vec<V> = self
@@ -390,16 +377,7 @@ impl<V: Variant> VariantCollection<V> {
     }
 
     /// The first of the variant's documents matching `filter`.
-    #[tracing::instrument(
-        name = "pattern_runtime::polymorphic.find_one",
-        level = "debug",
-        skip_all,
-        fields(
-            model = V::Model::SCHEMA.name(),
-            collection = V::Model::SCHEMA.collection(),
-            variant = V::TAG_VALUE,
-        )
-    )]
+    #[operation(polymorphic.find_one, level = "debug", no_err, variant = V::TAG_VALUE)]
     pub async fn find_one(&self, filter: Document) -> Result<Option<V>> {
         let filter = self.filter(filter)?;
         Ok(self.raw.clone_with_type::<V>().find_one(filter).await?)
@@ -409,16 +387,7 @@ impl<V: Variant> VariantCollection<V> {
     /// `#[derive(Deserialize, Fields)]` struct declared `#[projection(of = V)]`, so every field of
     /// `P` is known at compile time to be a field of the variant. The server adds `_id` unless
     /// asked not to, and `P` may leave it out.
-    #[tracing::instrument(
-        name = "pattern_runtime::polymorphic.find_as",
-        level = "debug",
-        skip_all,
-        fields(
-            model = V::Model::SCHEMA.name(),
-            collection = V::Model::SCHEMA.collection(),
-            variant = V::TAG_VALUE,
-        )
-    )]
+    #[operation(polymorphic.find_as, level = "debug", no_err, variant = V::TAG_VALUE)]
     pub async fn find_as<P: Projection<V>>(&self, filter: Document) -> Result<Vec<P>> {
         let filter = self.filter(filter)?;
         let found: Vec<P> = self
@@ -434,16 +403,7 @@ impl<V: Variant> VariantCollection<V> {
     }
 
     /// How many of the variant's documents match `filter`.
-    #[tracing::instrument(
-        name = "pattern_runtime::polymorphic.count",
-        level = "debug",
-        skip_all,
-        fields(
-            model = V::Model::SCHEMA.name(),
-            collection = V::Model::SCHEMA.collection(),
-            variant = V::TAG_VALUE,
-        )
-    )]
+    #[operation(polymorphic.count, level = "debug", no_err, variant = V::TAG_VALUE)]
     pub async fn count(&self, filter: Document) -> Result<u64> {
         let filter = self.filter(filter)?;
         Ok(self.raw.count_documents(filter).await?)
@@ -465,16 +425,7 @@ impl<V: Variant> VariantCollection<V> {
     /// Stored literally, as every value the toolkit writes: a key with `$`, `.` or NUL, or an
     /// operator document as the `_id`, is [`Error::InvalidValue`] before anything is sent (see
     /// "What the toolkit sends" in the crate docs); a taken `_id` is [`Error::DuplicateKey`].
-    #[tracing::instrument(
-        name = "pattern_runtime::polymorphic.insert",
-        skip_all,
-        fields(
-            model = V::Model::SCHEMA.name(),
-            collection = V::Model::SCHEMA.collection(),
-            variant = V::TAG_VALUE,
-        ),
-        err(level = "debug")
-    )]
+    #[operation(polymorphic.insert, variant = V::TAG_VALUE)]
     pub async fn insert(&self, value: &V) -> Result<Bson> {
         let doc = self.document(value)?;
         if !self.transactional(None) {
@@ -497,17 +448,7 @@ impl<V: Variant> VariantCollection<V> {
 
     /// Inserts every value with its tag, in order; returns their `_id`s. Every document is
     /// serialized and checked before the first is written.
-    #[tracing::instrument(
-        name = "pattern_runtime::polymorphic.insert_many",
-        skip_all,
-        fields(
-            model = V::Model::SCHEMA.name(),
-            collection = V::Model::SCHEMA.collection(),
-            variant = V::TAG_VALUE,
-            count = values.len(),
-        ),
-        err(level = "debug")
-    )]
+    #[operation(polymorphic.insert_many, variant = V::TAG_VALUE, count = values.len())]
     pub async fn insert_many(&self, values: &[V]) -> Result<Vec<Bson>> {
         if values.is_empty() {
             return Ok(Vec::new());
@@ -547,32 +488,14 @@ impl<V: Variant> VariantCollection<V> {
 
     /// Updates the first of the variant's documents matching `filter`.
     /// [`Error::InvalidKey`] (nothing written) if `update` would set, unset or rename the tag.
-    #[tracing::instrument(
-        name = "pattern_runtime::polymorphic.update_one",
-        skip_all,
-        fields(
-            model = V::Model::SCHEMA.name(),
-            collection = V::Model::SCHEMA.collection(),
-            variant = V::TAG_VALUE,
-        ),
-        err(level = "debug")
-    )]
+    #[operation(polymorphic.update_one, variant = V::TAG_VALUE)]
     pub async fn update_one(&self, filter: Document, update: Document) -> Result<UpdateResult> {
         self.update(filter, update, false).await
     }
 
     /// Updates every one of the variant's documents matching `filter`; see
     /// [`update_one`](Self::update_one).
-    #[tracing::instrument(
-        name = "pattern_runtime::polymorphic.update_many",
-        skip_all,
-        fields(
-            model = V::Model::SCHEMA.name(),
-            collection = V::Model::SCHEMA.collection(),
-            variant = V::TAG_VALUE,
-        ),
-        err(level = "debug")
-    )]
+    #[operation(polymorphic.update_many, variant = V::TAG_VALUE)]
     pub async fn update_many(&self, filter: Document, update: Document) -> Result<UpdateResult> {
         self.update(filter, update, true).await
     }
@@ -616,16 +539,7 @@ impl<V: Variant> VariantCollection<V> {
     }
 
     /// Deletes the variant's documents matching `filter`; returns how many.
-    #[tracing::instrument(
-        name = "pattern_runtime::polymorphic.delete_many",
-        skip_all,
-        fields(
-            model = V::Model::SCHEMA.name(),
-            collection = V::Model::SCHEMA.collection(),
-            variant = V::TAG_VALUE,
-        ),
-        err(level = "debug")
-    )]
+    #[operation(polymorphic.delete_many, variant = V::TAG_VALUE)]
     pub async fn delete_many(&self, filter: Document) -> Result<u64> {
         let filter = self.filter(filter)?;
         let model = V::Model::SCHEMA;

@@ -108,6 +108,8 @@ pub struct Attributes<M, I> {
     _types: PhantomData<fn() -> (M, I)>,
 }
 
+crate::span::spanned!(impl<M: Model, I> Attributes<M, I> => M::SCHEMA, M::SCHEMA.collection());
+
 impl<M: Model, I> std::fmt::Debug for Attributes<M, I> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Attributes")

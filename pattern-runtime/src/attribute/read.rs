@@ -2,6 +2,7 @@
 //! one `{k, v}` index.
 
 use super::*;
+use pattern_derive::operation;
 
 /// Sort order of [`Attributes::find_sorted`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,12 +129,7 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
 
     /// The item with `key` of document `id` (the first, if someone wrote two); `None` when the
     /// document has no such item. [`Error::NotFound`] when there is no such document.
-    #[tracing::instrument(
-        name = "pattern_runtime::attribute.get",
-        level = "debug",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection())
-    )]
+    #[operation(attribute.get, level = "debug", no_err)]
     pub async fn get(&self, id: impl IntoId<M::Id>, key: &I::Key) -> Result<Option<I>> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
         let key = Self::key_str(key)?;
@@ -160,12 +156,7 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
 
     /// The documents matching `filter` (an attribute condition, [`and`]/[`or`] of them, or any
     /// filter).
-    #[tracing::instrument(
-        name = "pattern_runtime::attribute.find",
-        level = "debug",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection())
-    )]
+    #[operation(attribute.find, level = "debug", no_err)]
     pub async fn find(&self, filter: Document) -> Result<Vec<M>> {
         let found: Vec<M> = self
             .db
@@ -182,12 +173,7 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
     /// first item with the key), then by `_id`. One aggregation: the documents are matched on
     /// the index (`{<field>.<key>: key}`), the sort value is computed per document; nothing is
     /// unwound.
-    #[tracing::instrument(
-        name = "pattern_runtime::attribute.find_sorted",
-        level = "debug",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection())
-    )]
+    #[operation(attribute.find_sorted, level = "debug", no_err)]
     pub async fn find_sorted(
         &self,
         filter: Document,

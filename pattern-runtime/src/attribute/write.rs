@@ -1,17 +1,13 @@
 //! Writing attributes: one item per key, set or unset in one pipeline update.
 
 use super::*;
+use pattern_derive::operation;
 
 impl<M: Model, I: AttributeItem> Attributes<M, I> {
     /// Sets `item` on document `id`: replaces the item with the same key where it is (dropping
     /// any later duplicate of it), or appends it, in one atomic pipeline update.
     /// [`Error::NotFound`] when there is no such document.
-    #[tracing::instrument(
-        name = "pattern_runtime::attribute.set",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection(), id = tracing::field::Empty),
-        err(level = "debug")
-    )]
+    #[operation(attribute.set, id = tracing::field::Empty)]
     pub async fn set(&self, id: impl IntoId<M::Id>, item: &I) -> Result<()> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&id));
@@ -68,12 +64,7 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
 
     /// Removes every item with `key` from document `id` (nothing to remove is not an error).
     /// [`Error::NotFound`] when there is no such document.
-    #[tracing::instrument(
-        name = "pattern_runtime::attribute.unset",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection(), id = tracing::field::Empty),
-        err(level = "debug")
-    )]
+    #[operation(attribute.unset, id = tracing::field::Empty)]
     pub async fn unset(&self, id: impl IntoId<M::Id>, key: &I::Key) -> Result<()> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&id));

@@ -517,6 +517,8 @@ pub struct Series<M: Measurement> {
     _measurement: std::marker::PhantomData<fn() -> M>,
 }
 
+crate::span::spanned!(impl<M: Measurement> Series<M> => M::SCHEMA, M::SERIES.collection());
+
 impl<M: Measurement> fmt::Debug for Series<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Series")

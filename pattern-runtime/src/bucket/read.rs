@@ -1,5 +1,6 @@
 //! Reading measurements back: a time-ordered stream of a range, and a range's summary.
 
+use pattern_derive::operation;
 use std::collections::VecDeque;
 use std::fmt;
 use std::pin::Pin;
@@ -49,19 +50,7 @@ impl<M: Measurement> Series<M> {
     }
 
     // `range` without the bound, which only the call needs.
-    #[tracing::instrument(
-        name = "pattern_runtime::bucket.range",
-        level = "debug",
-        skip_all,
-        fields(
-            model = M::SCHEMA.name(),
-            collection = M::SERIES.collection(),
-            key = tracing::field::Empty,
-            from = %from,
-            to = %to,
-        ),
-        err(level = "debug")
-    )]
+    #[operation(bucket.range, level = "debug", key = tracing::field::Empty, from = %from, to = %to)]
     async fn read_range(
         &self,
         key: M::Key,
@@ -141,18 +130,12 @@ impl<M: Measurement> Series<M> {
     /// [`Error::RangeNotAligned`] on a `rollup` series when `from` or `to` is not on a window
     /// boundary; [`Error::Malformed`] when a stored window of a `slots` series is not a map of
     /// slots.
-    #[tracing::instrument(
-        name = "pattern_runtime::bucket.summary",
+    #[operation(
+        bucket.summary,
         level = "debug",
-        skip_all,
-        fields(
-            model = M::SCHEMA.name(),
-            collection = M::SERIES.collection(),
-            key = tracing::field::Empty,
-            from = %from,
-            to = %to,
-        ),
-        err(level = "debug")
+        key = tracing::field::Empty,
+        from = %from,
+        to = %to
     )]
     pub async fn summary(
         &self,

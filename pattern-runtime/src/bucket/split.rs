@@ -1,6 +1,7 @@
 //! Splitting array buckets that hold more than `max_count` measurements: the repair the
 //! doctor's [`Check::BucketOverCap`](crate::finding::Check::BucketOverCap) names.
 
+use pattern_derive::operation;
 use std::cmp::Ordering;
 
 use bson::oid::ObjectId;
@@ -36,12 +37,7 @@ impl<M: Measurement> Series<M> {
     /// them); for a native series, whether the collection's `expireAfterSeconds` is the
     /// declared `expire_after` (no document is read). Other layouts keep no cap: nothing to
     /// check. Writes nothing.
-    #[tracing::instrument(
-        name = "pattern_runtime::bucket.check",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SERIES.collection()),
-        err(level = "debug")
-    )]
+    #[operation(bucket.check)]
     pub async fn check(&self) -> Result<CheckReport> {
         let targets = [(M::SCHEMA, M::SERIES as &dyn PatternSpec)];
         match M::SERIES.storage() {
@@ -54,12 +50,7 @@ impl<M: Measurement> Series<M> {
     /// [`split_overfull`](Self::split_overfull) (array buckets), then [`check`](Self::check)
     /// again: `repaired` counts the buckets split. A native series' expiry is left (sync the
     /// series' indexes with the drop-and-recreate options, or `collMod` it).
-    #[tracing::instrument(
-        name = "pattern_runtime::bucket.repair",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SERIES.collection()),
-        err(level = "debug")
-    )]
+    #[operation(bucket.repair)]
     pub async fn repair(&self) -> Result<RepairReport> {
         let split = self.split_overfull().await?;
         let left = self.check().await?.findings;
@@ -91,12 +82,7 @@ impl<M: Measurement> Series<M> {
     /// # Tracing
     /// A span `pattern_runtime::bucket.split_overfull`; an `INFO` event per bucket split, a
     /// `WARN` event per bucket left (see [`SplitReport::left`]).
-    #[tracing::instrument(
-        name = "pattern_runtime::bucket.split_overfull",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SERIES.collection()),
-        err(level = "debug")
-    )]
+    #[operation(bucket.split_overfull)]
     pub async fn split_overfull(&self) -> Result<SplitReport> {
         let Storage::Buckets { max_count, .. } = M::SERIES.storage() else {
             return Ok(SplitReport::default());

@@ -1,5 +1,6 @@
 //! Writing measurements: one upsert per measurement, or one per (key, window) chunk.
 
+use pattern_derive::operation;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering as AtomicOrdering;
@@ -38,17 +39,7 @@ impl<M: Measurement> Series<M> {
     /// when a key value is a document with a `$` or `.` in a field name; with `slots`,
     /// [`Error::InvalidValue`] when the time is not on a slot or the measurement has no value;
     /// the driver's errors.
-    #[tracing::instrument(
-        name = "pattern_runtime::bucket.insert",
-        skip_all,
-        fields(
-            model = M::SCHEMA.name(),
-            collection = M::SERIES.collection(),
-            storage = storage_name(M::SERIES),
-            key = tracing::field::Empty,
-        ),
-        err(level = "debug")
-    )]
+    #[operation(bucket.insert, storage = storage_name(M::SERIES), key = tracing::field::Empty)]
     pub async fn insert(&self, measurement: &M) -> Result<()> {
         if self.tx.is_some() {
             return self
@@ -110,16 +101,10 @@ impl<M: Measurement> Series<M> {
     /// # Errors
     /// As [`insert`](Self::insert); when the server refuses some writes after others succeeded,
     /// [`Error::Incomplete`] says how many measurements were written.
-    #[tracing::instrument(
-        name = "pattern_runtime::bucket.insert_many",
-        skip_all,
-        fields(
-            model = M::SCHEMA.name(),
-            collection = M::SERIES.collection(),
-            storage = storage_name(M::SERIES),
-            measurements = measurements.len(),
-        ),
-        err(level = "debug")
+    #[operation(
+        bucket.insert_many,
+        storage = storage_name(M::SERIES),
+        measurements = measurements.len()
     )]
     pub async fn insert_many(&self, measurements: &[M]) -> Result<BatchReport> {
         if measurements.is_empty() {

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::Progress;
+use pattern_derive::operation;
 
 pub(super) async fn audit_computed(
     spec: &'static ComputedFromSpec,
@@ -119,6 +120,8 @@ pub struct ComputedFields<M> {
     _model: PhantomData<fn() -> M>,
 }
 
+crate::span::spanned!(impl<M: Model> ComputedFields<M> => M::SCHEMA, M::SCHEMA.collection());
+
 impl<M: Model> fmt::Debug for ComputedFields<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let fields: Vec<&str> = self
@@ -170,12 +173,7 @@ impl<M: Model> ComputedFields<M> {
 
     /// Recomputes the computed fields of the document `id` from its sources and writes those
     /// that differ, in one transaction. [`Error::NotFound`] when there is no such document.
-    #[tracing::instrument(
-        name = "pattern_runtime::computed.recompute",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection(), id = tracing::field::Empty),
-        err(level = "debug")
-    )]
+    #[operation(computed.recompute, id = tracing::field::Empty)]
     pub async fn recompute(&self, id: impl IntoId<M::Id>) -> Result<Recomputed> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&id));
@@ -198,12 +196,7 @@ impl<M: Model> ComputedFields<M> {
     /// [`recompute_all`](Self::recompute_all), calling `progress` after each batch: `done`
     /// counts the documents checked, of `total` (the collection's estimated count when the run
     /// started).
-    #[tracing::instrument(
-        name = "pattern_runtime::computed.recompute_all",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection()),
-        err(level = "debug")
-    )]
+    #[operation(computed.recompute_all)]
     pub async fn recompute_all_with_progress(
         &self,
         mut progress: impl FnMut(&Progress) + Send,
@@ -233,12 +226,7 @@ impl<M: Model> ComputedFields<M> {
     /// that disagree with their sources ([`Check::ComputedDrift`], one finding per field and
     /// page, listing the documents), as the [doctor](mod@crate::doctor) does over a sample.
     /// Writes nothing. [`verify`](Self::verify) lists each value with what it should be.
-    #[tracing::instrument(
-        name = "pattern_runtime::computed.check",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection()),
-        err(level = "debug")
-    )]
+    #[operation(computed.check)]
     pub async fn check(&self) -> Result<crate::finding::CheckReport> {
         let targets = crate::maintenance::targets::<ComputedFromSpec>(M::SCHEMA);
         crate::maintenance::check(&self.db, &targets).await
@@ -246,12 +234,7 @@ impl<M: Model> ComputedFields<M> {
 
     /// [`check`](Self::check), then a recomputation of each document it lists ([`BATCH`] per
     /// transaction, as [`recompute`](Self::recompute)), then a check again.
-    #[tracing::instrument(
-        name = "pattern_runtime::computed.repair",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection()),
-        err(level = "debug")
-    )]
+    #[operation(computed.repair)]
     pub async fn repair(&self) -> Result<crate::finding::RepairReport> {
         let targets = crate::maintenance::targets::<ComputedFromSpec>(M::SCHEMA);
         let found = crate::maintenance::check(&self.db, &targets).await?;
@@ -265,12 +248,7 @@ impl<M: Model> ComputedFields<M> {
     /// Every computed value of every document that disagrees with its sources; writes nothing.
     /// Reads [`BATCH`] documents per round, each round a consistent snapshot where transactions
     /// exist.
-    #[tracing::instrument(
-        name = "pattern_runtime::computed.verify",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection()),
-        err(level = "debug")
-    )]
+    #[operation(computed.verify)]
     pub async fn verify(&self) -> Result<Vec<Drift>> {
         let mut drifts = Vec::new();
         self.each_batch(false, |batch, _| drifts.extend(batch.drifts))

@@ -2,6 +2,7 @@
 //! every field computed from it exact.
 
 use super::*;
+use pattern_derive::operation;
 
 /// The writes of a source model that keep every field computed from it exact: from
 /// `Order::computing(&db)`. See the [module documentation](super).
@@ -16,6 +17,8 @@ pub struct Computing<M> {
     tx: Option<Transaction>,
     _model: PhantomData<fn() -> M>,
 }
+
+crate::span::spanned!(impl<M: Model> Computing<M> => M::SCHEMA, M::SCHEMA.collection());
 
 impl<M: Model> fmt::Debug for Computing<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -130,12 +133,7 @@ impl<M: Model + Serialize> Computing<M> {
     /// [`Error::NotFound`] when a target it points at does not exist, [`Error::InvalidValue`]
     /// for a NaN or infinite summed field, [`Error::DocumentTooLarge`] over 16 MiB,
     /// [`Error::DuplicateKey`] for an `_id` already there: nothing is written then.
-    #[tracing::instrument(
-        name = "pattern_runtime::computed.insert",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection()),
-        err(level = "debug")
-    )]
+    #[operation(computed.insert)]
     pub async fn insert(&self, doc: &M) -> Result<()> {
         let new = bson::serialize_to_document(doc)?;
         derived::check_document_write(M::SCHEMA, "insert", Some(&new))?;
@@ -159,12 +157,7 @@ impl<M: Model + Serialize> Computing<M> {
     /// document has that `_id` or a new target does not exist; [`Error::InvalidKey`] when `doc`
     /// changes a field another pattern keeps (a tree node's parent, a holder's node, a computed
     /// value: read the document first); nothing is written then.
-    #[tracing::instrument(
-        name = "pattern_runtime::computed.replace",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection(), id = tracing::field::Empty),
-        err(level = "debug")
-    )]
+    #[operation(computed.replace, id = tracing::field::Empty)]
     pub async fn replace(&self, doc: &M) -> Result<()> {
         let new = bson::serialize_to_document(doc)?;
         derived::check_document_write(M::SCHEMA, "replace", Some(&new))?;
@@ -210,12 +203,7 @@ impl<M: Model + Serialize> Computing<M> {
     /// summed field is one plain `update`. Keys are checked first ([`Error::InvalidKey`]: only
     /// operators at the top, no `$` or empty segment in a path, never `_id`);
     /// [`Error::NotFound`] when there is no such document or a new target does not exist.
-    #[tracing::instrument(
-        name = "pattern_runtime::computed.update",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection(), id = tracing::field::Empty),
-        err(level = "debug")
-    )]
+    #[operation(computed.update, id = tracing::field::Empty)]
     pub async fn update(&self, id: impl IntoId<M::Id>, update: Document) -> Result<()> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&id));
@@ -327,12 +315,7 @@ impl<M: Model + Serialize> Computing<M> {
 
     /// Deletes the document `id` and removes its contribution, in one transaction.
     /// [`Error::NotFound`] when there is no such document.
-    #[tracing::instrument(
-        name = "pattern_runtime::computed.delete",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection(), id = tracing::field::Empty),
-        err(level = "debug")
-    )]
+    #[operation(computed.delete, id = tracing::field::Empty)]
     pub async fn delete(&self, id: impl IntoId<M::Id>) -> Result<()> {
         derived::check_document_write(M::SCHEMA, "delete", None)?;
         let id = crate::literal::typed_id("_id", id.into_id())?;

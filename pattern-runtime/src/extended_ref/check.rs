@@ -1,6 +1,7 @@
 //! The copies' check and repair: every `propagate` copy against its source.
 
 use super::*;
+use pattern_derive::operation;
 
 pub(super) async fn audit_copies(
     embedding: &'static Embedding,
@@ -113,24 +114,14 @@ impl<M: Model> References<M> {
     /// ([`Check::StaleCopy`]; a finding lists the *source*
     /// `_id`s, what [`resync`](Self::resync) takes), as the [doctor](mod@crate::doctor) does
     /// over a sample. Writes nothing.
-    #[tracing::instrument(
-        name = "pattern_runtime::extended_ref.check",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection()),
-        err(level = "debug")
-    )]
+    #[operation(extended_ref.check)]
     pub async fn check(&self) -> Result<crate::finding::CheckReport> {
         crate::maintenance::check(&self.db, &self.copy_targets()).await
     }
 
     /// [`check`](Self::check), then [`resync`](Self::resync) of each source it lists, then a
     /// check again. `repaired` counts the embedding documents rewritten.
-    #[tracing::instrument(
-        name = "pattern_runtime::extended_ref.repair",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SCHEMA.collection()),
-        err(level = "debug")
-    )]
+    #[operation(extended_ref.repair)]
     pub async fn repair(&self) -> Result<crate::finding::RepairReport> {
         let targets = self.copy_targets();
         let found = crate::maintenance::check(&self.db, &targets).await?;
@@ -144,16 +135,10 @@ impl<M: Model> References<M> {
     /// Rewrites every `propagate` copy of the document `id` from its stored version: after
     /// changes made outside the toolkit, or an [`Error::Incomplete`] propagation. One read and
     /// one `updateMany` per embedding, in one transaction. Snapshot copies are left alone.
-    #[tracing::instrument(
-        name = "pattern_runtime::extended_ref.resync",
-        skip_all,
-        fields(
-            model = M::SCHEMA.name(),
-            collection = M::SCHEMA.collection(),
-            id = tracing::field::Empty,
-            embeddings = tracing::field::Empty,
-        ),
-        err(level = "debug")
+    #[operation(
+        extended_ref.resync,
+        id = tracing::field::Empty,
+        embeddings = tracing::field::Empty
     )]
     pub async fn resync(&self, id: impl IntoId<M::Id>) -> Result<Propagation> {
         let id = crate::literal::typed_id("_id", id.into_id())?;

@@ -216,6 +216,8 @@ pub struct References<M> {
     _model: PhantomData<fn() -> M>,
 }
 
+crate::span::spanned!(impl<M: Model> References<M> => M::SCHEMA, M::SCHEMA.collection());
+
 impl<M: Model> fmt::Debug for References<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("References")

@@ -1,6 +1,7 @@
 //! Propagating changes made around the toolkit, as they come, from a change stream.
 
 use super::*;
+use pattern_derive::operation;
 
 /// A change stream on a source collection that propagates changes as they come: from
 /// [`References::watch`].
@@ -104,16 +105,7 @@ impl<M: Referenced> References<M> {
     ///
     /// Changes made through [`References`] are seen too and propagated a second time, which
     /// changes nothing (`modified` is 0): run a watcher when writes also come from elsewhere.
-    #[tracing::instrument(
-        name = "pattern_runtime::extended_ref.watch",
-        skip_all,
-        fields(
-            model = M::SCHEMA.name(),
-            collection = M::SCHEMA.collection(),
-            resumed = resume_after.is_some(),
-        ),
-        err(level = "debug")
-    )]
+    #[operation(extended_ref.watch, resumed = resume_after.is_some())]
     pub async fn watch(&self, resume_after: Option<ResumeToken>) -> Result<Watcher<M>> {
         let stream = self
             .raw()

@@ -1,6 +1,7 @@
 //! Writing a source: its update or replace, and every `propagate` copy of the fields written.
 
 use super::*;
+use pattern_derive::operation;
 
 impl<M: Referenced> References<M> {
     /// Applies an operator update (`{ "$set": { "name": "Ada L." } }`) to the document `id`, and
@@ -11,16 +12,10 @@ impl<M: Referenced> References<M> {
     /// and nothing else. Keys are checked before anything is sent: only operators at the top, no
     /// `$` or empty segments in field paths, and never `_id` ([`Error::InvalidKey`]). A missing
     /// document is [`Error::NotFound`], with nothing written.
-    #[tracing::instrument(
-        name = "pattern_runtime::extended_ref.update",
-        skip_all,
-        fields(
-            model = M::SCHEMA.name(),
-            collection = M::SCHEMA.collection(),
-            id = tracing::field::Empty,
-            embeddings = tracing::field::Empty,
-        ),
-        err(level = "debug")
+    #[operation(
+        extended_ref.update,
+        id = tracing::field::Empty,
+        embeddings = tracing::field::Empty
     )]
     pub async fn update(&self, id: impl IntoId<M::Id>, update: Document) -> Result<Propagation> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
@@ -95,16 +90,10 @@ impl<M: Referenced> References<M> {
     /// node's key or parent, a holder's node, a computed value, an outlier's count: read the
     /// document first and change it through that pattern); nothing is written then. The kept
     /// fields ride in the replace's filter, so this costs nothing when none changes.
-    #[tracing::instrument(
-        name = "pattern_runtime::extended_ref.replace",
-        skip_all,
-        fields(
-            model = M::SCHEMA.name(),
-            collection = M::SCHEMA.collection(),
-            id = tracing::field::Empty,
-            embeddings = tracing::field::Empty,
-        ),
-        err(level = "debug")
+    #[operation(
+        extended_ref.replace,
+        id = tracing::field::Empty,
+        embeddings = tracing::field::Empty
     )]
     pub async fn replace(&self, doc: &M) -> Result<Propagation> {
         let new = bson::serialize_to_document(doc)?;

@@ -1,6 +1,7 @@
 //! The outlier field's check and repair: the count and the flag against the items.
 
 use super::*;
+use pattern_derive::operation;
 
 pub(super) async fn audit_outlier(
     spec: &'static OutlierSpec,
@@ -114,12 +115,11 @@ impl OutlierState {
 
 impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<P, T> {
     /// What the document `id` holds, against its count and flag; writes nothing.
-    #[tracing::instrument(
-        name = "pattern_runtime::outlier.state",
+    #[operation(
+        outlier.state,
         level = "debug",
-        skip_all,
-        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty),
-        err(level = "debug")
+        field = self.spec.field(),
+        id = tracing::field::Empty
     )]
     pub async fn state(&self, id: impl IntoId<P::Id>) -> Result<OutlierState> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
@@ -132,24 +132,14 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     /// sizes, and reports those whose count or flag disagrees with their items
     /// ([`Check::OutlierDrift`](crate::doctor::Check::OutlierDrift), listing them), as the
     /// [doctor](mod@crate::doctor) does over a sample. Writes nothing.
-    #[tracing::instrument(
-        name = "pattern_runtime::outlier.check",
-        skip_all,
-        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field()),
-        err(level = "debug")
-    )]
+    #[operation(outlier.check, field = self.spec.field())]
     pub async fn check(&self) -> Result<CheckReport> {
         crate::maintenance::check(&self.db, &[(P::SCHEMA, self.spec as &dyn PatternSpec)]).await
     }
 
     /// [`check`](Self::check), then [`rebuild`](Self::rebuild) of each document it lists,
     /// then a check again.
-    #[tracing::instrument(
-        name = "pattern_runtime::outlier.repair",
-        skip_all,
-        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field()),
-        err(level = "debug")
-    )]
+    #[operation(outlier.repair, field = self.spec.field())]
     pub async fn repair(&self) -> Result<RepairReport> {
         let targets = [(P::SCHEMA, self.spec as &dyn PatternSpec)];
         let found = crate::maintenance::check(&self.db, &targets).await?;
@@ -167,12 +157,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
 
     /// Writes the count and the flag of the document `id` from its items (after edits made
     /// around the toolkit), in one transaction; returns the state found before.
-    #[tracing::instrument(
-        name = "pattern_runtime::outlier.rebuild",
-        skip_all,
-        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty),
-        err(level = "debug")
-    )]
+    #[operation(outlier.rebuild, field = self.spec.field(), id = tracing::field::Empty)]
     pub async fn rebuild(&self, id: impl IntoId<P::Id>) -> Result<OutlierState> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
         self.rebuild_at(id).await

@@ -163,6 +163,8 @@ pub struct Outlier<P, T> {
     _types: PhantomData<fn() -> (P, T)>,
 }
 
+crate::span::spanned!(impl<P: Model, T> Outlier<P, T> => P::SCHEMA, P::SCHEMA.collection());
+
 impl<P: Model, T> fmt::Debug for Outlier<P, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Outlier")

@@ -1,6 +1,7 @@
 //! Reading an outlier field's items: the main document's, then the overflow documents' in order.
 
 use super::*;
+use pattern_derive::operation;
 
 impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<P, T> {
     /// Reads the main document's flag, count and embedded items.
@@ -23,12 +24,11 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     /// with the main document), then (for an outlier only) each overflow document's as the
     /// cursor brings it, so a long list is never all in memory. [`Error::NotFound`] when there
     /// is no such document.
-    #[tracing::instrument(
-        name = "pattern_runtime::outlier.stream",
+    #[operation(
+        outlier.stream,
         level = "debug",
-        skip_all,
-        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty),
-        err(level = "debug")
+        field = self.spec.field(),
+        id = tracing::field::Empty
     )]
     pub async fn stream(&self, id: impl IntoId<P::Id>) -> Result<BoxStream<'static, Result<T>>> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
@@ -61,12 +61,11 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     /// Every item of the document `id`, in the order they were pushed: the embedded ones, then
     /// (for an outlier only) the overflow documents' in `seq` order. [`Error::NotFound`] when
     /// there is no such document.
-    #[tracing::instrument(
-        name = "pattern_runtime::outlier.items",
+    #[operation(
+        outlier.items,
         level = "debug",
-        skip_all,
-        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty),
-        err(level = "debug")
+        field = self.spec.field(),
+        id = tracing::field::Empty
     )]
     pub async fn items(&self, id: impl IntoId<P::Id>) -> Result<Vec<T>> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
@@ -76,12 +75,13 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     /// The items `skip..skip + limit` of the document `id`, in push order: reads the main
     /// document, and for an outlier whose page reaches past it, the overflow documents' sizes
     /// (one aggregation) and only the overflow documents holding the page.
-    #[tracing::instrument(
-        name = "pattern_runtime::outlier.page",
+    #[operation(
+        outlier.page,
         level = "debug",
-        skip_all,
-        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty, skip, limit),
-        err(level = "debug")
+        field = self.spec.field(),
+        id = tracing::field::Empty,
+        skip,
+        limit
     )]
     pub async fn page(&self, id: impl IntoId<P::Id>, skip: u64, limit: u64) -> Result<Vec<T>> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
@@ -155,12 +155,11 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     }
 
     /// How many items the document `id` has: its count field (one read of one field).
-    #[tracing::instrument(
-        name = "pattern_runtime::outlier.count",
+    #[operation(
+        outlier.count,
         level = "debug",
-        skip_all,
-        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty),
-        err(level = "debug")
+        field = self.spec.field(),
+        id = tracing::field::Empty
     )]
     pub async fn count(&self, id: impl IntoId<P::Id>) -> Result<i64> {
         let id = crate::literal::typed_id("_id", id.into_id())?;

@@ -2,6 +2,7 @@
 //! documents) and removals, each keeping the count and the flag with the items.
 
 use super::*;
+use pattern_derive::operation;
 
 /// How many of `items`, from the first, fit in `count` more items and `bytes` more bytes.
 fn fit(items: &[(Bson, usize)], count: usize, bytes: usize) -> usize {
@@ -37,18 +38,12 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     /// is no such document, [`Error::DocumentTooLarge`] for an item that alone would pass
     /// 16 MiB inside its document: nothing is written then. [`Error::Incomplete`] when a write
     /// after the count fails: [`rebuild`](Self::rebuild) repairs the count.
-    #[tracing::instrument(
-        name = "pattern_runtime::outlier.push",
-        skip_all,
-        fields(
-            model = P::SCHEMA.name(),
-            collection = P::SCHEMA.collection(),
-            field = self.spec.field(),
-            id = tracing::field::Empty,
-            items = items.len(),
-            overflowed = tracing::field::Empty,
-        ),
-        err(level = "debug")
+    #[operation(
+        outlier.push,
+        field = self.spec.field(),
+        id = tracing::field::Empty,
+        items = items.len(),
+        overflowed = tracing::field::Empty
     )]
     pub async fn push_many(&self, id: impl IntoId<P::Id>, items: Vec<T>) -> Result<()> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
@@ -391,12 +386,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     /// Removes every item equal to `item`, wherever it lives (`$pull` from the main document
     /// and the overflow documents), and writes the count and flag again, in one transaction.
     /// Returns how many items were removed. Overflow documents left empty are deleted.
-    #[tracing::instrument(
-        name = "pattern_runtime::outlier.remove",
-        skip_all,
-        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field(), id = tracing::field::Empty),
-        err(level = "debug")
-    )]
+    #[operation(outlier.remove, field = self.spec.field(), id = tracing::field::Empty)]
     pub async fn remove(&self, id: impl IntoId<P::Id>, item: &T) -> Result<u64> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&id));

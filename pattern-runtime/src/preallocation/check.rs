@@ -2,6 +2,7 @@
 //! sub-slots.
 
 use super::*;
+use pattern_derive::operation;
 
 /// The bits of a bitmap past `sub_slots`.
 fn stray_bits(value: Option<&Bson>, sub_slots: u32) -> bool {
@@ -115,12 +116,7 @@ impl<M: Preallocated> Slots<M> {
     /// bitmaps with bits past the sub-slots
     /// ([`Check::GridDrift`], listing them), as the
     /// [doctor](mod@crate::doctor) does over a sample. Writes nothing.
-    #[tracing::instrument(
-        name = "pattern_runtime::preallocation.check",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection()),
-        err(level = "debug")
-    )]
+    #[operation(preallocation.check)]
     pub async fn check(&self) -> Result<CheckReport> {
         crate::maintenance::check(&self.db, &[(M::SCHEMA, M::SLOTS as &dyn PatternSpec)]).await
     }
@@ -129,12 +125,7 @@ impl<M: Preallocated> Slots<M> {
     /// (one read and one conditional `$set` per slot, the bitmap keeping its stored integer
     /// type), then a check again. Slots allocated twice are
     /// left: which of the documents to keep is the application's call.
-    #[tracing::instrument(
-        name = "pattern_runtime::preallocation.repair",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection()),
-        err(level = "debug")
-    )]
+    #[operation(preallocation.repair)]
     pub async fn repair(&self) -> Result<RepairReport> {
         let s = M::SLOTS;
         let targets = [(M::SCHEMA, s as &dyn PatternSpec)];

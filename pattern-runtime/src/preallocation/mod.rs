@@ -121,6 +121,8 @@ pub struct Slots<M> {
     _model: PhantomData<fn() -> M>,
 }
 
+crate::span::spanned!(impl<M: Preallocated> Slots<M> => M::SCHEMA, M::SLOTS.collection());
+
 impl<M: Preallocated> fmt::Debug for Slots<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Slots")

@@ -1,15 +1,11 @@
 //! Reading a grid: one slot, the free slots of a range, a bitmap's free runs.
 
 use super::*;
+use pattern_derive::operation;
 
 impl<M: Preallocated> Slots<M> {
     /// The slot of `resource` and `slot`, if it was allocated.
-    #[tracing::instrument(
-        name = "pattern_runtime::preallocation.get",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection()),
-        err(level = "debug")
-    )]
+    #[operation(preallocation.get)]
     pub async fn get(
         &self,
         resource: impl IntoId<M::Resource>,
@@ -27,12 +23,7 @@ impl<M: Preallocated> Slots<M> {
     /// one query on the unique `{resource, slot}` index. With a bitmap, the slots with at least
     /// one free sub-slot. `from` and `to` are of the slot's type: MongoDB compares values of one
     /// type only, so a string date against stored `DateTime`s matches nothing.
-    #[tracing::instrument(
-        name = "pattern_runtime::preallocation.available",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection()),
-        err(level = "debug")
-    )]
+    #[operation(preallocation.available)]
     pub async fn available(
         &self,
         resource: impl IntoId<M::Resource>,
@@ -72,12 +63,7 @@ impl<M: Preallocated> Slots<M> {
 
     /// The free sub-slots of the slot, as ranges (`[0..18, 20..48]`): one read.
     /// [`Error::NotFound`] of the slot when the slot was never allocated.
-    #[tracing::instrument(
-        name = "pattern_runtime::preallocation.free_ranges",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection()),
-        err(level = "debug")
-    )]
+    #[operation(preallocation.free_ranges)]
     pub async fn free_ranges(
         &self,
         resource: impl IntoId<M::Resource>,

@@ -2,6 +2,7 @@
 //! from the holder), all of several slots or none, and ranges of a bitmap's sub-slots.
 
 use super::*;
+use pattern_derive::operation;
 
 impl<M: Preallocated> Slots<M> {
     /// Books the slot for `holder`: one `findAndModify` whose filter requires it free; returns
@@ -16,12 +17,7 @@ impl<M: Preallocated> Slots<M> {
     /// may be an extended reference's source id). One the holder field's type cannot hold (`5`
     /// for an `Option<String>`) is [`Error::InvalidValue`]: the slot would not read back as the
     /// model, so the booking is undone.
-    #[tracing::instrument(
-        name = "pattern_runtime::preallocation.book",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection(), resource = tracing::field::Empty, slot = tracing::field::Empty),
-        err(level = "debug")
-    )]
+    #[operation(preallocation.book, resource = tracing::field::Empty, slot = tracing::field::Empty)]
     pub async fn book(
         &self,
         resource: impl IntoId<M::Resource>,
@@ -156,12 +152,7 @@ impl<M: Preallocated> Slots<M> {
     /// them, or none. The first that is taken or missing undoes the others in the same
     /// transaction and is returned ([`Error::AlreadyBooked`], [`Error::NotFound`] of the slot). Without
     /// transactions the undo is a second write, best effort.
-    #[tracing::instrument(
-        name = "pattern_runtime::preallocation.book_all",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection(), slots = slots.len()),
-        err(level = "debug")
-    )]
+    #[operation(preallocation.book_all, slots = slots.len())]
     pub async fn book_all<R, S>(&self, slots: &[(R, S)], holder: impl Into<Bson>) -> Result<Vec<M>>
     where
         R: Clone + IntoId<M::Resource>,
@@ -237,11 +228,10 @@ impl<M: Preallocated> Slots<M> {
     /// a value, except a document with an `_id` (an extended-reference copy of the holder),
     /// compared by that `_id` alone: a rename of the holder, copied into the slot since the
     /// booking, does not make it someone else.
-    #[tracing::instrument(
-        name = "pattern_runtime::preallocation.cancel",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection(), resource = tracing::field::Empty, slot = tracing::field::Empty),
-        err(level = "debug")
+    #[operation(
+        preallocation.cancel,
+        resource = tracing::field::Empty,
+        slot = tracing::field::Empty
     )]
     pub async fn cancel(
         &self,
@@ -271,11 +261,10 @@ impl<M: Preallocated> Slots<M> {
 
     /// Frees the slot whoever holds it; returns it as freed. [`Error::NotFound`] of the slot when it was
     /// never allocated.
-    #[tracing::instrument(
-        name = "pattern_runtime::preallocation.release",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection(), resource = tracing::field::Empty, slot = tracing::field::Empty),
-        err(level = "debug")
+    #[operation(
+        preallocation.release,
+        resource = tracing::field::Empty,
+        slot = tracing::field::Empty
     )]
     pub async fn release(
         &self,
@@ -383,11 +372,10 @@ impl<M: Preallocated> Slots<M> {
     /// (`$bit` or). [`Error::AlreadyBooked`] when any is taken (no holder: the bitmap does not
     /// say who), [`Error::NotFound`] of the slot when the slot was never allocated, [`Error::InvalidValue`]
     /// for a range outside the bitmap; nothing is written then.
-    #[tracing::instrument(
-        name = "pattern_runtime::preallocation.book_range",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection(), resource = tracing::field::Empty, slot = tracing::field::Empty),
-        err(level = "debug")
+    #[operation(
+        preallocation.book_range,
+        resource = tracing::field::Empty,
+        slot = tracing::field::Empty
     )]
     pub async fn book_range(
         &self,
@@ -431,11 +419,10 @@ impl<M: Preallocated> Slots<M> {
     /// (`$bitsAllSet`) and which clears them. [`Error::InvalidValue`] when any of them is free
     /// already (a range freed twice, or never booked), [`Error::NotFound`] of the slot when the slot was
     /// never allocated; nothing is written then.
-    #[tracing::instrument(
-        name = "pattern_runtime::preallocation.free_range",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::SLOTS.collection(), resource = tracing::field::Empty, slot = tracing::field::Empty),
-        err(level = "debug")
+    #[operation(
+        preallocation.free_range,
+        resource = tracing::field::Empty,
+        slot = tracing::field::Empty
     )]
     pub async fn free_range(
         &self,

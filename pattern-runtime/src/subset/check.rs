@@ -2,6 +2,7 @@
 //! collection, and the rebuild of one parent.
 
 use super::*;
+use pattern_derive::operation;
 
 pub(super) async fn audit_subset(
     spec: &'static SubsetSpec,
@@ -231,12 +232,7 @@ where
     /// sample; then those whose embedded items are not what `E::from` makes of the first full
     /// items now (one indexed `find` per parent; the doctor, which has no `E`, cannot see
     /// this). Writes nothing.
-    #[tracing::instrument(
-        name = "pattern_runtime::subset.check",
-        skip_all,
-        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field()),
-        err(level = "debug")
-    )]
+    #[operation(subset.check, field = self.spec.field())]
     pub async fn check(&self) -> Result<crate::finding::CheckReport> {
         let mut report =
             crate::maintenance::check(&self.db, &[(P::SCHEMA, self.spec as &dyn PatternSpec)])
@@ -312,12 +308,7 @@ where
 
     /// [`check`](Self::check), then [`rebuild`](Self::rebuild) of each parent it lists, then a
     /// check again.
-    #[tracing::instrument(
-        name = "pattern_runtime::subset.repair",
-        skip_all,
-        fields(model = P::SCHEMA.name(), collection = P::SCHEMA.collection(), field = self.spec.field()),
-        err(level = "debug")
-    )]
+    #[operation(subset.repair, field = self.spec.field())]
     pub async fn repair(&self) -> Result<crate::finding::RepairReport> {
         let found = self.check().await?;
         let mut repaired = 0;
@@ -336,17 +327,11 @@ where
     /// Recomputes the embedded array and every computed field from the full collection: the repair
     /// after manual edits or a crash between two non-transactional writes. Reads the first N items
     /// through the `{parent, sort}` index and sums the rest with one `$group`.
-    #[tracing::instrument(
-        name = "pattern_runtime::subset.rebuild",
-        skip_all,
-        fields(
-            model = P::SCHEMA.name(),
-            collection = P::SCHEMA.collection(),
-            items_collection = self.spec.full_collection(),
-            field = self.spec.field(),
-            id = tracing::field::Empty,
-        ),
-        err(level = "debug")
+    #[operation(
+        subset.rebuild,
+        items_collection = self.spec.full_collection(),
+        field = self.spec.field(),
+        id = tracing::field::Empty
     )]
     pub async fn rebuild(&self, parent_id: impl IntoId<P::Id>) -> Result<()> {
         let parent_id = crate::literal::typed_id("_id", parent_id.into_id())?;

@@ -149,6 +149,8 @@ pub struct Subset<P, F, E> {
     _types: Types<P, F, E>,
 }
 
+crate::span::spanned!(impl<P: Model, F, E> Subset<P, F, E> => P::SCHEMA, P::SCHEMA.collection());
+
 impl<P, F, E> std::fmt::Debug for Subset<P, F, E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Subset").field("spec", self.spec).finish()

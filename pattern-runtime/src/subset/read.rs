@@ -1,6 +1,7 @@
 //! Reading a subset: the full items past the embedded ones, and the count.
 
 use super::*;
+use pattern_derive::operation;
 
 impl<P, F, E> Subset<P, F, E>
 where
@@ -10,20 +11,14 @@ where
 {
     /// Items of the full collection in the subset's order, `skip` then at most `limit`: the
     /// pages after the embedded one start at `skip = limit of the subset`.
-    #[tracing::instrument(
-        name = "pattern_runtime::subset.page",
+    #[operation(
+        subset.page,
         level = "debug",
-        skip_all,
-        fields(
-            model = P::SCHEMA.name(),
-            collection = P::SCHEMA.collection(),
-            items_collection = self.spec.full_collection(),
-            field = self.spec.field(),
-            id = tracing::field::Empty,
-            skip,
-            limit,
-        ),
-        err(level = "debug")
+        items_collection = self.spec.full_collection(),
+        field = self.spec.field(),
+        id = tracing::field::Empty,
+        skip,
+        limit
     )]
     pub async fn page(
         &self,
@@ -49,18 +44,12 @@ where
 
     /// How many items the parent has: its count field when one is declared (one read of one
     /// field), else a count of the full collection.
-    #[tracing::instrument(
-        name = "pattern_runtime::subset.count",
+    #[operation(
+        subset.count,
         level = "debug",
-        skip_all,
-        fields(
-            model = P::SCHEMA.name(),
-            collection = P::SCHEMA.collection(),
-            items_collection = self.spec.full_collection(),
-            field = self.spec.field(),
-            id = tracing::field::Empty,
-        ),
-        err(level = "debug")
+        items_collection = self.spec.full_collection(),
+        field = self.spec.field(),
+        id = tracing::field::Empty
     )]
     pub async fn count(&self, parent_id: impl IntoId<P::Id>) -> Result<i64> {
         let parent_id = crate::literal::typed_id("_id", parent_id.into_id())?;

@@ -3,6 +3,7 @@
 //! collection).
 
 use super::*;
+use pattern_derive::operation;
 
 /// Sums of the items' fields, as one `$inc` value per computed sum.
 fn sum_of(item: &Document, field: &str) -> Bson {
@@ -289,18 +290,12 @@ where
         Ok(true)
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::subset.push",
-        skip_all,
-        fields(
-            model = P::SCHEMA.name(),
-            collection = P::SCHEMA.collection(),
-            items_collection = self.spec.full_collection(),
-            field = self.spec.field(),
-            id = tracing::field::Empty,
-            items = items.len(),
-        ),
-        err(level = "debug")
+    #[operation(
+        subset.push,
+        items_collection = self.spec.full_collection(),
+        field = self.spec.field(),
+        id = tracing::field::Empty,
+        items = items.len()
     )]
     pub(super) async fn run_push(
         &self,
@@ -359,18 +354,12 @@ where
     /// Deletes the full item `item_id` of the parent and keeps the subset and computed fields
     /// right: the counters go down by the item, and the embedded array is refilled from the full
     /// collection. [`Error::NotFound`] when the parent has no such item.
-    #[tracing::instrument(
-        name = "pattern_runtime::subset.remove",
-        skip_all,
-        fields(
-            model = P::SCHEMA.name(),
-            collection = P::SCHEMA.collection(),
-            items_collection = self.spec.full_collection(),
-            field = self.spec.field(),
-            id = tracing::field::Empty,
-            item_id = tracing::field::Empty,
-        ),
-        err(level = "debug")
+    #[operation(
+        subset.remove,
+        items_collection = self.spec.full_collection(),
+        field = self.spec.field(),
+        id = tracing::field::Empty,
+        item_id = tracing::field::Empty
     )]
     pub async fn remove(
         &self,

@@ -2,6 +2,7 @@
 //! against the parents.
 
 use super::*;
+use pattern_derive::operation;
 
 /// A copy of the tree that disagrees with the parents: what [`Tree::repair`] rewrites.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,12 +93,7 @@ impl<M: TreeNode> Tree<M> {
     /// path).
     ///
     /// [`Check::TreeDrift`]: crate::doctor::Check::TreeDrift
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.check",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
-        err(level = "debug")
-    )]
+    #[operation(tree.check)]
     pub async fn check(&self) -> Result<CheckReport> {
         crate::maintenance::check(&self.db, &Self::targets()).await
     }
@@ -194,12 +190,7 @@ impl<M: TreeNode> Tree<M> {
     /// a holder whose node is missing. Each update's filter carries the stale value, so a copy
     /// changed meanwhile is left as it is. Run it after an [`Error::Incomplete`] or after
     /// changes made outside the toolkit.
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.repair",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
-        err(level = "debug")
-    )]
+    #[operation(tree.repair)]
     pub async fn repair(&self) -> Result<RepairReport> {
         let report = self.stale_copies().await?;
         let mut repaired = 0;

@@ -1,6 +1,7 @@
 //! [`Holders`]: the documents of a holder model placed in a tree's nodes, their paths copied
 //! from the node and checked again after each write.
 
+use pattern_derive::operation;
 use std::collections::HashMap;
 use std::fmt;
 use std::marker::PhantomData;
@@ -32,6 +33,11 @@ pub struct Holders<M, H> {
     tx: Option<Transaction>,
     _models: PhantomData<fn() -> (M, H)>,
 }
+
+crate::span::spanned!(impl<M: TreeNode, H: InTree<M>> Holders<M, H> =>
+    H::SCHEMA,
+    H::HOLDER.collection()
+);
 
 impl<M: TreeNode, H: InTree<M>> fmt::Debug for Holders<M, H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -232,12 +238,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
     /// Inserts `holder` with the path of the node it names (whatever it holds in its path
     /// field). [`Error::NotFound`] of the node when the node is missing, [`Error::DuplicateKey`] when the
     /// `_id` is taken; nothing is written then. Two reads and the insert when no move runs.
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.holders.insert",
-        skip_all,
-        fields(model = H::SCHEMA.name(), collection = H::HOLDER.collection()),
-        err(level = "debug")
-    )]
+    #[operation(tree.holders.insert)]
     pub async fn insert(&self, holder: &H) -> Result<()> {
         let h = H::HOLDER;
         let mut d = bson::serialize_to_document(holder)?;
@@ -265,12 +266,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
     /// missing, with nothing written. After the insert, the nodes' paths are read again (one
     /// query) and the holders of any node that moved meanwhile get its new path (one `update`
     /// per such node).
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.holders.insert_many",
-        skip_all,
-        fields(model = H::SCHEMA.name(), collection = H::HOLDER.collection(), holders = holders.len()),
-        err(level = "debug")
-    )]
+    #[operation(tree.holders.insert_many, holders = holders.len())]
     pub async fn insert_many(&self, holders: &[H]) -> Result<()> {
         let h = H::HOLDER;
         let mut docs = Vec::with_capacity(holders.len());
@@ -395,12 +391,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
     /// node deleted meanwhile: the holder goes back to the node and path it had, and the call
     /// returns [`Error::NotFound`] of the node (unless the deletion's own sweep moved it first: then it stays
     /// where the deletion put it). One read more than an insert.
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.holders.place",
-        skip_all,
-        fields(model = H::SCHEMA.name(), collection = H::HOLDER.collection()),
-        err(level = "debug")
-    )]
+    #[operation(tree.holders.place)]
     pub async fn place(&self, id: impl IntoId<H::Id>, node: impl IntoId<M::Key>) -> Result<()> {
         let h = H::HOLDER;
         let (id, node) = (
@@ -456,12 +447,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
     }
 
     /// The holders in the node or below it: one query on the `path` index.
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.holders.under",
-        skip_all,
-        fields(model = H::SCHEMA.name(), collection = H::HOLDER.collection()),
-        err(level = "debug")
-    )]
+    #[operation(tree.holders.under)]
     pub async fn under(&self, key: impl IntoId<M::Key>) -> Result<Vec<H>> {
         let docs: Vec<Document> = self
             .raw()
@@ -473,12 +459,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
     }
 
     /// The holders directly in the node: one query on the `node` index.
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.holders.directly_in",
-        skip_all,
-        fields(model = H::SCHEMA.name(), collection = H::HOLDER.collection()),
-        err(level = "debug")
-    )]
+    #[operation(tree.holders.directly_in)]
     pub async fn directly_in(&self, key: impl IntoId<M::Key>) -> Result<Vec<H>> {
         let docs: Vec<Document> = self
             .raw()

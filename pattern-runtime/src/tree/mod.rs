@@ -205,6 +205,8 @@ pub struct Tree<M> {
     _model: PhantomData<fn() -> M>,
 }
 
+crate::span::spanned!(impl<M: TreeNode> Tree<M> => M::SCHEMA, M::TREE.collection());
+
 impl<M: TreeNode> fmt::Debug for Tree<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Tree")

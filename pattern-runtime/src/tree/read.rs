@@ -2,6 +2,7 @@
 //! indexed query.
 
 use super::*;
+use pattern_derive::operation;
 
 impl<M: TreeNode> Tree<M> {
     /// The nodes with these keys, as read in `session`.
@@ -25,12 +26,7 @@ impl<M: TreeNode> Tree<M> {
     }
 
     /// The node with this key.
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.get",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
-        err(level = "debug")
-    )]
+    #[operation(tree.get)]
     pub async fn get(&self, key: impl IntoId<M::Key>) -> Result<Option<M>> {
         let found = self
             .raw()
@@ -40,12 +36,7 @@ impl<M: TreeNode> Tree<M> {
     }
 
     /// The node's children, in key order: one query on the `parent` index.
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.children",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
-        err(level = "debug")
-    )]
+    #[operation(tree.children)]
     pub async fn children(&self, key: impl IntoId<M::Key>) -> Result<Vec<M>> {
         let t = M::TREE;
         let docs: Vec<Document> = self
@@ -59,12 +50,7 @@ impl<M: TreeNode> Tree<M> {
     }
 
     /// Every node below the node, in no particular order: one query on the `ancestors` index.
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.descendants",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
-        err(level = "debug")
-    )]
+    #[operation(tree.descendants)]
     pub async fn descendants(&self, key: impl IntoId<M::Key>) -> Result<Vec<M>> {
         let docs: Vec<Document> = self
             .raw()
@@ -80,12 +66,7 @@ impl<M: TreeNode> Tree<M> {
     /// {ancestors: key}]}` returns the same through the same indexes; on the embedded test
     /// server it took twice as long as the two for a subtree of 899 nodes, see the `tree`
     /// bench.) Empty when no node has this key.
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.subtree",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
-        err(level = "debug")
-    )]
+    #[operation(tree.subtree)]
     pub async fn subtree(&self, key: impl IntoId<M::Key>) -> Result<Vec<M>> {
         let t = M::TREE;
         let key = key_bson::<M>(M::TREE.key(), key)?;
@@ -105,12 +86,7 @@ impl<M: TreeNode> Tree<M> {
 
     /// The node's ancestors, root first: one aggregation (the node, then a `$lookup` of its
     /// ancestors through the key's index). [`Error::NotFound`] of the node when no node has this key.
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.ancestors",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
-        err(level = "debug")
-    )]
+    #[operation(tree.ancestors)]
     pub async fn ancestors(&self, key: impl IntoId<M::Key>) -> Result<Vec<M>> {
         let t = M::TREE;
         let key = key_bson::<M>(M::TREE.key(), key)?;

@@ -3,6 +3,7 @@
 //! copies) brought along.
 
 use super::*;
+use pattern_derive::operation;
 
 /// What [`Tree::delete`] does with what is below the node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,12 +116,7 @@ impl<M: TreeNode> Tree<M> {
     ///
     /// A parent that does not exist is [`Error::NotFound`] of the node; a key already taken is
     /// [`Error::DuplicateKey`]. Nothing is written then.
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.insert",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::TREE.collection()),
-        err(level = "debug")
-    )]
+    #[operation(tree.insert)]
     pub async fn insert(&self, node: &M) -> Result<M> {
         let mut stored = self.insert_many(std::slice::from_ref(node)).await?;
         stored.pop().ok_or_else(|| Error::InvalidValue {
@@ -132,12 +128,7 @@ impl<M: TreeNode> Tree<M> {
     /// Inserts `nodes` in one transaction, each under the parent it names: an existing node or
     /// one earlier in `nodes`. Returns them as stored. All or nothing: a missing parent is
     /// [`Error::NotFound`] of the node, a key taken [`Error::DuplicateKey`].
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.insert_many",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::TREE.collection(), nodes = nodes.len()),
-        err(level = "debug")
-    )]
+    #[operation(tree.insert_many, nodes = nodes.len())]
     pub async fn insert_many(&self, nodes: &[M]) -> Result<Vec<M>> {
         let t = M::TREE;
         let mut docs = Vec::with_capacity(nodes.len());
@@ -228,12 +219,7 @@ impl<M: TreeNode> Tree<M> {
     ///
     /// [`Error::Cycle`] when `parent` is the node or below it, [`Error::NotFound`] of the node when either is
     /// missing; nothing is written then.
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.move_under",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::TREE.collection(), key = tracing::field::Empty),
-        err(level = "debug")
-    )]
+    #[operation(tree.move_under, key = tracing::field::Empty)]
     pub async fn move_under(
         &self,
         key: impl IntoId<M::Key>,
@@ -247,12 +233,7 @@ impl<M: TreeNode> Tree<M> {
     }
 
     /// Makes the node a root, with its subtree: [`Tree::move_under`] without a parent.
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.move_to_root",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::TREE.collection(), key = tracing::field::Empty),
-        err(level = "debug")
-    )]
+    #[operation(tree.move_to_root, key = tracing::field::Empty)]
     pub async fn move_to_root(&self, key: impl IntoId<M::Key>) -> Result<Propagation> {
         self.move_node(key_bson::<M>(M::TREE.key(), key)?, None)
             .await
@@ -436,12 +417,7 @@ impl<M: TreeNode> Tree<M> {
     ///
     /// [`Error::NotFound`] of the node when no node has `key`, [`Error::DuplicateKey`] when `new_key` is
     /// taken; nothing is written then.
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.rename",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::TREE.collection(), key = tracing::field::Empty),
-        err(level = "debug")
-    )]
+    #[operation(tree.rename, key = tracing::field::Empty)]
     pub async fn rename(
         &self,
         key: impl IntoId<M::Key>,
@@ -529,12 +505,7 @@ impl<M: TreeNode> Tree<M> {
 
     /// Deletes the node, and what is below it as `how` says, in one transaction. See
     /// [`Deletion`]; [`Error::NodeInUse`] or [`Error::NotFound`] of the node with nothing deleted.
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.delete",
-        skip_all,
-        fields(model = M::SCHEMA.name(), collection = M::TREE.collection(), key = tracing::field::Empty, how = ?how),
-        err(level = "debug")
-    )]
+    #[operation(tree.delete, key = tracing::field::Empty, how = ?how)]
     pub async fn delete(&self, key: impl IntoId<M::Key>, how: Deletion) -> Result<Deleted> {
         let t = M::TREE;
         let key = key_bson::<M>(M::TREE.key(), key)?;

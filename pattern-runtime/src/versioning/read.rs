@@ -1,20 +1,11 @@
 //! Reading a versioned document's past: its revisions, newest first, and one revision.
 
 use super::*;
+use pattern_derive::operation;
 
 impl<M: Versioned> ModelCollection<M> {
     /// Every archived revision of a document, newest first.
-    #[tracing::instrument(
-        name = "pattern_runtime::versioning.history",
-        level = "debug",
-        skip_all,
-        fields(
-            model = M::SCHEMA.name(),
-            collection = M::SCHEMA.collection(),
-            id = tracing::field::Empty,
-        ),
-        err(level = "debug")
-    )]
+    #[operation(versioning.history, level = "debug", id = tracing::field::Empty)]
     pub async fn history(&self, id: impl IntoId<M::Id>) -> Result<Vec<Revision<M>>> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&id));
@@ -33,18 +24,7 @@ impl<M: Versioned> ModelCollection<M> {
     /// archived revision. [`Error::NotFound`] when there is no such version: its
     /// [`Missing::Revision`](crate::Missing::Revision) names the document and the version, and
     /// its collection is the history's.
-    #[tracing::instrument(
-        name = "pattern_runtime::versioning.revision",
-        level = "debug",
-        skip_all,
-        fields(
-            model = M::SCHEMA.name(),
-            collection = M::SCHEMA.collection(),
-            id = tracing::field::Empty,
-            version = v,
-        ),
-        err(level = "debug")
-    )]
+    #[operation(versioning.revision, level = "debug", id = tracing::field::Empty, version = v)]
     pub async fn revision(&self, id: impl IntoId<M::Id>, v: i64) -> Result<M> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
         self.revision_at(id, v).await

@@ -2,6 +2,7 @@
 //! old revision archived in the same transaction, and the history trimmed to `keep`.
 
 use super::*;
+use pattern_derive::operation;
 
 /// A transaction's reason to abort: the updated document would be too large to archive as a
 /// revision later (its size).
@@ -49,16 +50,7 @@ fn check_archivable<M: Model>(doc: &Document) -> Result<()> {
 
 impl<M: Versioned> ModelCollection<M> {
     /// Inserts a new document at version 1 (and sets `doc`'s version to 1).
-    #[tracing::instrument(
-        name = "pattern_runtime::versioning.insert",
-        skip_all,
-        fields(
-            model = M::SCHEMA.name(),
-            collection = M::SCHEMA.collection(),
-            id = tracing::field::Empty,
-        ),
-        err(level = "debug")
-    )]
+    #[operation(versioning.insert, id = tracing::field::Empty)]
     pub async fn insert(&self, doc: &mut M) -> Result<()> {
         doc.set_version(1);
         let d = bson::serialize_to_document(&*doc)?;
@@ -143,16 +135,7 @@ impl<M: Versioned> ModelCollection<M> {
     ///     .await?;
     /// # Ok(()) }
     /// ```
-    #[tracing::instrument(
-        name = "pattern_runtime::versioning.modify",
-        skip_all,
-        fields(
-            model = M::SCHEMA.name(),
-            collection = M::SCHEMA.collection(),
-            id = tracing::field::Empty,
-            attempts,
-        )
-    )]
+    #[operation(versioning.modify, no_err, id = tracing::field::Empty, attempts)]
     pub async fn try_modify<E: From<Error>>(
         &self,
         id: impl IntoId<M::Id>,
@@ -203,17 +186,7 @@ impl<M: Versioned> ModelCollection<M> {
     /// `doc` becomes version `v + 1` (set on `doc` too), in one transaction. Returns the new
     /// version. [`Error::VersionConflict`] when someone saved since, [`Error::NotFound`] when the
     /// document is gone; nothing is written then.
-    #[tracing::instrument(
-        name = "pattern_runtime::versioning.save",
-        skip_all,
-        fields(
-            model = M::SCHEMA.name(),
-            collection = M::SCHEMA.collection(),
-            id = tracing::field::Empty,
-            expected_version = doc.version(),
-        ),
-        err(level = "debug")
-    )]
+    #[operation(versioning.save, id = tracing::field::Empty, expected_version = doc.version())]
     pub async fn save(&self, doc: &mut M) -> Result<i64> {
         let v = doc.version();
         doc.set_version(v + 1);
@@ -241,17 +214,7 @@ impl<M: Versioned> ModelCollection<M> {
     /// Applies an operator update (`{ "$set": {..} }`) to the document at `expected_version`,
     /// archiving the stored version first, in one transaction; returns the new version. The
     /// update may not touch the version field or `_id`.
-    #[tracing::instrument(
-        name = "pattern_runtime::versioning.update",
-        skip_all,
-        fields(
-            model = M::SCHEMA.name(),
-            collection = M::SCHEMA.collection(),
-            id = tracing::field::Empty,
-            expected_version,
-        ),
-        err(level = "debug")
-    )]
+    #[operation(versioning.update, id = tracing::field::Empty, expected_version)]
     pub async fn update(
         &self,
         id: impl IntoId<M::Id>,
@@ -512,17 +475,7 @@ impl<M: Versioned> ModelCollection<M> {
     /// version in between). Returns the new version. [`Error::NotFound`] when there is no
     /// revision `v` ([`Missing::Revision`](crate::Missing::Revision)) or no document
     /// ([`Missing::Document`](crate::Missing::Document)); nothing is written then.
-    #[tracing::instrument(
-        name = "pattern_runtime::versioning.revert",
-        skip_all,
-        fields(
-            model = M::SCHEMA.name(),
-            collection = M::SCHEMA.collection(),
-            id = tracing::field::Empty,
-            version = v,
-        ),
-        err(level = "debug")
-    )]
+    #[operation(versioning.revert, id = tracing::field::Empty, version = v)]
     pub async fn revert(&self, id: impl IntoId<M::Id>, v: i64) -> Result<i64> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&id));
@@ -540,16 +493,7 @@ impl<M: Versioned> ModelCollection<M> {
     }
 
     /// Deletes the current document, archiving its last version (marked `deleted`).
-    #[tracing::instrument(
-        name = "pattern_runtime::versioning.delete",
-        skip_all,
-        fields(
-            model = M::SCHEMA.name(),
-            collection = M::SCHEMA.collection(),
-            id = tracing::field::Empty,
-        ),
-        err(level = "debug")
-    )]
+    #[operation(versioning.delete, id = tracing::field::Empty)]
     pub async fn delete(&self, id: impl IntoId<M::Id>) -> Result<()> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&id));
