@@ -155,9 +155,42 @@ pub(super) enum Abort {
     },
     /// A summed field is NaN or infinite.
     NotFinite { field: &'static str },
+    /// A sum of floats that the contribution would take past the largest finite double.
+    SumNotFinite { fields: String, target: Box<Bson> },
     /// A `by` pointer (given, or stored by someone else) that cannot name one target: an
     /// operator document, a regex, ...
     BadPointer { field: &'static str, reason: String },
+}
+
+/// For each double of the increments `inc`: the condition under which adding it leaves the
+/// field finite, what a float sum's update adds to its filter. A sum `s` plus `d > 0` rounds to
+/// infinity once `s + d` reaches the midpoint between `f64::MAX` and the next power of two,
+/// `MAX + 2^970`: the field must stay below `(MAX - d) + 2^970` (`{$not: {$gte: ..}}`, so that
+/// a missing or `null` sum passes), and symmetrically for `d < 0`. The bound is computed in
+/// doubles, so it may refuse a sum one unit in the last place short of overflowing; an
+/// increment too small to move a sum near `MAX` gives an infinite bound, which every sum
+/// meets.
+fn finite_guard(inc: &Document) -> Document {
+    let half_ulp = 2f64.powi(970);
+    let mut guard = Document::new();
+    for (field, value) in inc {
+        match value {
+            Bson::Double(d) if *d > 0.0 => {
+                guard.insert(
+                    field,
+                    doc! { "$not": { "$gte": (f64::MAX - d) + half_ulp } },
+                );
+            }
+            Bson::Double(d) if *d < 0.0 => {
+                guard.insert(
+                    field,
+                    doc! { "$not": { "$lte": (-f64::MAX - d) - half_ulp } },
+                );
+            }
+            _ => {}
+        }
+    }
+    guard
 }
 
 /// The driver error that aborts the transaction: a typed [`Error`] (through
@@ -173,6 +206,14 @@ pub(super) fn abort(a: Abort) -> mongodb::error::Error {
         Abort::BadPointer { field, reason } => Error::InvalidValue {
             field: field.to_owned(),
             reason,
+        },
+        Abort::SumNotFinite { fields, target } => Error::InvalidValue {
+            field: fields,
+            reason: format!(
+                "the sum of `{target}` would leave the range of a double (past ±{:e}): nothing \
+                 was written",
+                f64::MAX
+            ),
         },
         Abort::NotFinite { field } => Error::InvalidValue {
             field: field.to_owned(),
@@ -376,23 +417,26 @@ impl Feed {
         let moved = old.as_ref().map(id_key) != new.as_ref().map(id_key);
         let targets = feed.target_collection(db);
         // Per target: the update, whether the target must exist, the min/max to recompute.
-        let mut writes: Vec<(Bson, Update, bool, Vec<&'static ComputedFromSpec>)> = Vec::new();
+        let mut writes: Vec<(Bson, Contribution, bool)> = Vec::new();
         if let Some(old) = &old {
-            let (update, redo) = if moved {
+            let change = if moved {
                 contribution(feed, before, None)
             } else {
                 contribution(feed, before, after)
             };
             // A target the source already pointed at may be gone: nothing to keep there.
-            writes.push((old.clone(), update, false, redo));
+            writes.push((old.clone(), change, false));
         }
         if let (Some(new), true) = (&new, moved) {
-            let (update, redo) = contribution(feed, None, after);
-            writes.push((new.clone(), update, true, redo));
+            writes.push((new.clone(), contribution(feed, None, after), true));
         }
-        for (target, update, must_exist, redo) in writes {
+        for (target, (update, redo, guard), must_exist) in writes {
             if !update.is_empty() {
-                let write = targets.update_one(doc! { "_id": target.clone() }, update.clone());
+                // A float sum stays finite: the update applies only while the sum has room for
+                // the increment (a missing or null sum has); otherwise nothing is written.
+                let mut filter = doc! { "_id": target.clone() };
+                filter.extend(guard.clone());
+                let write = targets.update_one(filter, update.clone());
                 let fields: Vec<&str> = feed.specs.iter().map(|s| s.field()).collect();
                 let what = format!("{}.{} of `{target}`", feed.target.name(), fields.join(", "));
                 let result = in_session!(write, s.as_deref_mut())
@@ -404,6 +448,15 @@ impl Feed {
                     matched = result.matched_count,
                     "computed fields updated"
                 );
+                if result.matched_count == 0 && !guard.is_empty() {
+                    let exists = targets.count_documents(doc! { "_id": target.clone() });
+                    if in_session!(exists, s.as_deref_mut())? > 0 {
+                        return Err(abort(Abort::SumNotFinite {
+                            fields: guard.keys().cloned().collect::<Vec<_>>().join(", "),
+                            target: Box::new(target),
+                        }));
+                    }
+                }
                 if result.matched_count == 0 && must_exist {
                     return Err(abort(Abort::NoTarget {
                         collection: feed.target.collection(),
@@ -458,11 +511,7 @@ impl Feed {
 /// The update that moves one source's contribution to one target from `before` to `after`
 /// (both pointing at that target; either missing), and the min/max specs to recompute because a
 /// value left or moved away from the extreme.
-fn contribution(
-    feed: &Feed,
-    before: Option<&Document>,
-    after: Option<&Document>,
-) -> (Update, Vec<&'static ComputedFromSpec>) {
+fn contribution(feed: &Feed, before: Option<&Document>, after: Option<&Document>) -> Contribution {
     let mut inc = Document::new();
     let mut max = Document::new();
     let mut min = Document::new();
@@ -516,6 +565,7 @@ fn contribution(
             }
         }
     }
+    let guard = finite_guard(&inc);
     if min.is_empty() {
         let mut update = Document::new();
         for (op, fields) in [("$inc", inc), ("$max", max)] {
@@ -523,7 +573,7 @@ fn contribution(
                 update.insert(op, fields);
             }
         }
-        return (Update::Operators(update), redo);
+        return (Update::Operators(update), redo, guard);
     }
     // `$min` keeps a `null` (it sorts before numbers): a pipeline's `$min` ignores it.
     let mut set = Document::new();
@@ -537,8 +587,12 @@ fn contribution(
             set.insert(field, doc! { op: [current, value] });
         }
     }
-    (Update::Pipeline(vec![doc! { "$set": set }]), redo)
+    (Update::Pipeline(vec![doc! { "$set": set }]), redo, guard)
 }
+
+/// A target's update, the min and max fields to recompute after it, and what its filter adds so
+/// that a float sum stays finite ([`finite_guard`]).
+type Contribution = (Update, Vec<&'static ComputedFromSpec>, Document);
 
 /// The update of one target: operators, or a pipeline when a `$min` must ignore a `null`.
 #[derive(Debug, Clone)]
@@ -640,4 +694,39 @@ pub(super) async fn aggregate_many_within(
         .map(|d| (id_key(d.get("_id").unwrap_or(&Bson::Null)), d))
         .collect();
     Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bound of `finite_guard` for `d`, and whether `s + d` overflows in doubles.
+    fn bound(d: f64) -> f64 {
+        let guard = finite_guard(&doc! { "f": d });
+        let cond = guard
+            .get_document("f")
+            .unwrap()
+            .get_document("$not")
+            .unwrap();
+        cond.get_f64(if d > 0.0 { "$gte" } else { "$lte" }).unwrap()
+    }
+
+    #[test]
+    fn the_guard_refuses_exactly_the_sums_that_would_overflow() {
+        for d in [f64::MAX, f64::MAX / 2.0, 1e308, 1.0, 1e300] {
+            let t = bound(d);
+            for s in [0.0, 2.5, 1e291, 1e292, f64::MAX / 2.0, 1e308, f64::MAX] {
+                let passes = s < t;
+                assert_eq!(
+                    passes,
+                    (s + d).is_finite(),
+                    "s = {s:e}, d = {d:e}, bound {t:e}"
+                );
+                let (ns, nd) = (-s, -d);
+                let passes = ns > bound(nd);
+                assert_eq!(passes, (ns + nd).is_finite(), "s = {ns:e}, d = {nd:e}");
+            }
+        }
+        assert!(finite_guard(&doc! { "n": 5_i64, "z": 0.0 }).is_empty());
+    }
 }
