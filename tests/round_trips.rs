@@ -990,7 +990,7 @@ async fn tree_preallocation_and_bucket() {
     tree.insert(&category("storage", Some("electronics")))
         .await
         .unwrap();
-    tree.insert(&category("books", None)).await.unwrap();
+    measure!(m, "insert (a root)", tree.insert(&category("books", None))).unwrap();
     measure!(m, "insert", tree.insert(&category("ssd", Some("storage")))).unwrap();
     let items = tree.holders::<Item>();
     let ssd = Item {

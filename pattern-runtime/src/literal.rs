@@ -52,6 +52,16 @@ pub(crate) fn check_id(field: &str, id: &Bson) -> Result<()> {
     }
 }
 
+/// The `_id` of a whole document about to be inserted or replaced, when it has one: held to
+/// [`check_id`] like every id an operation takes, so that no handle stores an `_id` (an
+/// operator document, a key with `.`) that the others would then refuse to address.
+pub(crate) fn check_stored_id(doc: &Document) -> Result<()> {
+    match doc.get("_id") {
+        Some(id) => check_id("_id", id),
+        None => Ok(()),
+    }
+}
+
 /// An id of a typed field (a model's `_id`, a slot's resource), the form most operations use:
 /// serialized as the field's type stores it, then [`check_id`]. A value serde cannot write as BSON (a `u64` past `i64::MAX`)
 /// is [`Error::InvalidValue`] too.

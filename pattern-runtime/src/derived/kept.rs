@@ -139,6 +139,9 @@ pub(crate) fn check_document_write_except(
     doc: Option<&Document>,
     skip: &dyn Fn(&'static dyn crate::schema::PatternSpec) -> bool,
 ) -> crate::error::Result<()> {
+    if let Some(doc) = doc {
+        crate::literal::check_stored_id(doc)?;
+    }
     for spec in model.patterns().iter().copied().filter(|s| !skip(*s)) {
         if let Some(reason) = spec.document_writes(operation, doc) {
             return Err(crate::error::Error::InvalidKey {

@@ -300,7 +300,18 @@ impl Watch {
         db: &Database,
         session: Option<&mut ClientSession>,
     ) -> mongodb::error::Result<()> {
-        self.after_as(db, session, false).await
+        self.after_from(db, session, None, false).await
+    }
+
+    /// [`after`](Self::after) when the write says what the documents are now (a replacement):
+    /// nothing is read again.
+    pub(crate) async fn after_known(
+        self,
+        db: &Database,
+        session: Option<&mut ClientSession>,
+        now: Vec<Document>,
+    ) -> mongodb::error::Result<()> {
+        self.after_from(db, session, Some(now), false).await
     }
 
     /// [`after`](Self::after) for a repair's write: each dependent rebuilds from what the
@@ -311,28 +322,44 @@ impl Watch {
         db: &Database,
         session: Option<&mut ClientSession>,
     ) -> mongodb::error::Result<()> {
-        self.after_as(db, session, true).await
+        self.after_from(db, session, None, true).await
     }
 
-    async fn after_as(
+    /// The documents now (`known`, or read again), then each dependent's changes.
+    async fn after_from(
         self,
         db: &Database,
         mut session: Option<&mut ClientSession>,
+        known: Option<Vec<Document>>,
         rebuild: bool,
     ) -> mongodb::error::Result<()> {
         if self.before.is_empty() {
             return Ok(());
         }
-        let ids: Vec<Bson> = self
-            .before
-            .iter()
-            .filter_map(|d| d.get("_id").cloned())
-            .collect();
-        let coll: Collection<Document> = db.collection(self.model.collection());
-        let find = coll
-            .find(doc! { "_id": { "$in": ids } })
-            .projection(self.projection.clone());
-        let after = collect_in!(find, session.as_deref_mut())?;
+        let after = match known {
+            // Projected as the `before` documents are (`watch_read`), so equal ones compare
+            // equal.
+            Some(docs) => docs
+                .into_iter()
+                .map(|d| {
+                    d.into_iter()
+                        .filter(|(k, _)| self.projection.contains_key(k.as_str()))
+                        .collect::<Document>()
+                })
+                .collect(),
+            None => {
+                let ids: Vec<Bson> = self
+                    .before
+                    .iter()
+                    .filter_map(|d| d.get("_id").cloned())
+                    .collect();
+                let coll: Collection<Document> = db.collection(self.model.collection());
+                let find = coll
+                    .find(doc! { "_id": { "$in": ids } })
+                    .projection(self.projection.clone());
+                collect_in!(find, session.as_deref_mut())?
+            }
+        };
         let mut now: HashMap<String, Document> = after
             .into_iter()
             .filter_map(|d| Some((crate::finding::id_key(d.get("_id")?), d)))

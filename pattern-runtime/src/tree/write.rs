@@ -134,6 +134,7 @@ impl<M: TreeNode> Tree<M> {
         let mut docs = Vec::with_capacity(nodes.len());
         for node in nodes {
             let d = bson::serialize_to_document(node)?;
+            crate::literal::check_stored_id(&d)?;
             check_size(&d, M::SCHEMA.name())?;
             match d.get(t.key()) {
                 None | Some(Bson::Null) => {

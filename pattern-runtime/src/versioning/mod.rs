@@ -49,9 +49,10 @@
 //! Data other models derive from a versioned model (its [extended reference](crate::extended_ref)
 //! copies, fields [computed](crate::computed) from it) follows each `insert`, `save`, `update`
 //! and `delete`, in the same transaction, through the [map of derived data](crate::derived):
-//! when such data exists, `save` and `update` read the document once more after the write (the
-//! document before it comes back from the write itself), `insert` and `delete` read nothing
-//! more; otherwise nothing more is sent. An `update` (whose result the toolkit does not build
+//! when such data exists, `update` reads the document once more after the write (the document
+//! before it comes back from the write itself; a `save` knows both, since it sends the new
+//! document whole), `save`, `insert` and `delete` read nothing more; otherwise nothing more is
+//! sent. An `update` (whose result the toolkit does not build
 //! itself) always reads the new document's size once, in its transaction, so that a document
 //! too large to be archived later is refused now ([`Error::DocumentTooLarge`]); a `save` checks
 //! the size before sending. [`patterns`](crate::patterns) gives each operation's round trips.

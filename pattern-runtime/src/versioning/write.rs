@@ -57,6 +57,7 @@ impl<M: Versioned> ModelCollection<M> {
         if let Some(id) = d.get("_id") {
             tracing::Span::current().record("id", tracing::field::display(id));
         }
+        crate::literal::check_stored_id(&d)?;
         check_archivable::<M>(&d)?;
         if derived::has_insert_dependents(M::SCHEMA) || self.transaction().is_some() {
             // With what derives from it (counts, ...), in one transaction.
@@ -199,6 +200,7 @@ impl<M: Versioned> ModelCollection<M> {
 
     async fn save_document(&self, doc: &M, v: i64) -> Result<i64> {
         let new = bson::serialize_to_document(doc)?;
+        crate::literal::check_stored_id(&new)?;
         check_archivable::<M>(&new)?;
         let id = new.get("_id").cloned().unwrap_or(Bson::Null);
         tracing::Span::current().record("id", tracing::field::display(&id));
@@ -465,7 +467,18 @@ impl<M: Versioned> ModelCollection<M> {
             }
         };
         if let Some(watch) = watch {
-            watch.after(self.database(), session.as_deref_mut()).await?;
+            match change {
+                // A replacement is what the document is now: nothing to read again.
+                Change::Replace(new) => {
+                    let now = vec![new.clone()];
+                    watch
+                        .after_known(self.database(), session.as_deref_mut(), now)
+                        .await?;
+                }
+                Change::Update(_) => {
+                    watch.after(self.database(), session.as_deref_mut()).await?;
+                }
+            }
         }
         self.trim(session, id, v).await?;
         Ok(Outcome::Done(v + 1))
