@@ -16,7 +16,9 @@
 //! attribute. Add `snapshot` to a shape whose copies must stay frozen at write time (a price at
 //! order time): marking such a field `propagate` is then a compile error. A `#[versioned]` model
 //! keeps its `propagate` copies through its own writes (`save`, `update`, `delete`, in the
-//! transaction that archives the revision) and has no [`References`]. Add `derive(PartialEq)`
+//! transaction that archives the revision): its [`References`] handle
+//! (`Author::references(&db)`) checks, resyncs and repairs the copies, and has no writes.
+//! Add `derive(PartialEq)`
 //! (any derives) to derive more than `Clone`, `Debug`, `Serialize` and `Deserialize`.
 //!
 //! # The `#[extended_ref]` options
