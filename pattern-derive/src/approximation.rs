@@ -269,6 +269,7 @@ impl ApproxField {
                     );
                     quote! {
                         #[doc = #doc]
+                        #[inline]
                         pub fn #method(db: &#p::Database) -> #p::BatchedCounter<<Self as #p::Model>::Id> {
                             #p::BatchedCounter::declared(db.collection(#collection), #bson_name, #threshold)
                         }
@@ -282,6 +283,7 @@ impl ApproxField {
                 );
                 quote! {
                     #[doc = #doc]
+                    #[inline]
                     pub fn #method(db: &#p::Database) -> #p::SampledCounter<<Self as #p::Model>::Id> {
                         #p::SampledCounter::declared(db.collection(#collection), #bson_name, #prob)
                     }
@@ -302,6 +304,7 @@ impl ApproxField {
                     );
                     quote! {
                         #[doc = #doc]
+                        #[inline]
                         pub fn #method(
                             db: &#p::Database,
                             id: impl #p::IntoId<<Self as #p::Model>::Id>,

@@ -100,6 +100,7 @@ impl Pattern for AttributeFields {
                     #[automatically_derived]
                     impl #ident {
                         #[doc = #doc]
+                        #[inline]
                         pub fn #method(db: &#p::Database) -> #p::Attributes<#ident, #elem> {
                             #p::Attributes::new(db, &#stat)
                         }

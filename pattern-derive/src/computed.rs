@@ -466,6 +466,7 @@ fn constructor(model: &Model<'_>) -> TokenStream {
         impl #ident {
             /// The fields of this model computed from other models' documents: verify and
             /// recompute them (`pattern_runtime::computed`).
+            #[inline]
             pub fn computed(db: &#p::Database) -> #p::ComputedFields<#ident> {
                 #p::ComputedFields::new(db)
             }

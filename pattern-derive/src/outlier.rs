@@ -350,6 +350,7 @@ impl OutlierField {
             #[automatically_derived]
             impl #ident {
                 #[doc = #doc]
+                #[inline]
                 pub fn #method(db: &#p::Database) -> #p::Outlier<#ident, #elem> {
                     #p::Outlier::new(db, &#static_ident)
                 }

@@ -350,6 +350,7 @@ impl Grids {
             #[automatically_derived]
             impl #ident {
                 #[doc = #doc]
+                #[inline]
                 pub fn slots(db: &#p::Database) -> #p::Slots<#ident> {
                     #p::Slots::new(db)
                 }

@@ -524,6 +524,7 @@ impl Pattern for Relations {
                 #[automatically_derived]
                 impl #ident {
                     #[doc = #doc]
+                    #[inline]
                     pub fn #method(db: &#p::Database) -> #handle_ty {
                         #call #args
                     }

@@ -413,6 +413,7 @@ impl Trees {
             #[automatically_derived]
             impl #ident {
                 #[doc = #doc]
+                #[inline]
                 pub fn tree(db: &#p::Database) -> #p::Tree<#ident> {
                     #p::Tree::new(db)
                 }

@@ -42,6 +42,7 @@ impl Pattern for Option<Versioning> {
             #[automatically_derived]
             impl #ident {
                 #[doc(hidden)]
+                #[inline]
                 pub fn computing(db: &#p::Database) -> #p::Computing<#ident>
                 where
                     for<'__a> #ident: #p::Unversioned,
@@ -71,6 +72,7 @@ pub(crate) fn unversioned(ident: &Ident, p: &TokenStream) -> TokenStream {
         #[automatically_derived]
         impl #ident {
             #[doc = #doc]
+            #[inline]
             pub fn computing(db: &#p::Database) -> #p::Computing<#ident> {
                 #p::Computing::new(db)
             }

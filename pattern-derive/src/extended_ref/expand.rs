@@ -181,6 +181,7 @@ impl ExtendedRefs {
                 #[automatically_derived]
                 impl #source {
                     #[doc = #doc]
+                    #[inline]
                     pub fn references(db: &#p::Database) -> #p::References<#source> {
                         #p::References::new(db)
                     }

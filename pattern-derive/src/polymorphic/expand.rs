@@ -224,6 +224,7 @@ pub(super) fn generate(
             #[automatically_derived]
             impl #sident {
                 #[doc = #handle_doc]
+                #[inline]
                 pub fn collection(db: &#p::Database) -> #p::VariantCollection<#sident> {
                     #p::VariantCollection::new(db)
                 }

@@ -185,6 +185,7 @@ impl SubsetField {
             #[automatically_derived]
             impl #ident {
                 #[doc = #doc]
+                #[inline]
                 pub fn #method(db: &#p::Database) -> #p::Subset<#ident, #full, #elem> {
                     #p::Subset::new(db, &#spec)
                 }
