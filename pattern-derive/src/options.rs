@@ -22,6 +22,8 @@ pub(crate) struct Keys<'a> {
     /// How messages name the options: "outlier" for "unknown outlier option".
     what: &'a str,
     allowed: &'a [&'a str],
+    /// The attribute's forms, said after the keys allowed when a key is unknown.
+    help: Option<&'a str>,
     seen: Vec<String>,
 }
 
@@ -30,8 +32,15 @@ impl<'a> Keys<'a> {
         Keys {
             what,
             allowed,
+            help: None,
             seen: Vec::new(),
         }
+    }
+
+    /// The same keys, with the attribute's forms said after an unknown key's message.
+    pub(crate) fn with_help(mut self, help: &'a str) -> Self {
+        self.help = Some(help);
+        self
     }
 
     /// [`nested`], remembering the keys across calls.
@@ -59,10 +68,13 @@ impl<'a> Keys<'a> {
             errors.at(
                 span,
                 format!(
-                    "unknown {} option `{key}`{}; expected one of: {}",
+                    "unknown {} option `{key}`{}; expected one of: {}{}",
                     self.what,
                     did_you_mean(key, self.allowed.iter().copied()),
-                    self.allowed.join(", ")
+                    self.allowed.join(", "),
+                    self.help
+                        .map(|h| format!("; write {h}"))
+                        .unwrap_or_default()
                 ),
             );
             return false;

@@ -117,7 +117,8 @@ fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Opt
         // the models naming it, which would otherwise report it missing); the model's errors
         // stop the rest of its generated code.
         let options = ["parent", "sort", "inverse"];
-        crate::options::nested(attr, "relation", &options, errors, |key, meta, _| {
+        let mut keys = crate::options::Keys::new("relation", &options).with_help(HELP);
+        keys.nested(attr, errors, |key, meta, _| {
             if key == "parent" {
                 parent = Some(meta.path.segments[0].ident.span());
             } else if key == "inverse" {
