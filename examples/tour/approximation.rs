@@ -2,7 +2,7 @@
 //!
 //! Two write-time shortcuts. Computed across collections: a user's `totalSpent`,
 //! `orderCount` and `largestOrder`, declared with `#[computed(.., by = user_id)]` and kept by
-//! `$inc` (`$max`) in the same transaction as each order written through `Computing::<Order>`;
+//! `$inc` (`$max`) in the same transaction as each order written through `Order::computing(&db)`;
 //! a value changed by hand is found by `verify()` and repaired by `recompute(id)`.
 //!
 //! Approximation: a page-view counter that must not write once per view, 10 500 views of one
@@ -42,7 +42,7 @@ pub struct User {
     pub largest_order: Option<i64>,
 }
 
-/// `orders`: each names its user; it declares nothing, `Computing::<Order>` finds the fields
+/// `orders`: each names its user; it declares nothing, `Order::computing(&db)` finds the fields
 /// computed from it.
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
 #[serde(rename_all = "camelCase")]
@@ -147,7 +147,7 @@ async fn computed(db: &mongodb::Database) -> Result<(), Box<dyn std::error::Erro
             .await?;
     }
     println!(
-        "Computed: orders of 1200, 3000 and 1000 for user123 through Computing::<Order>, each \
+        "Computed: orders of 1200, 3000 and 1000 for user123 through Order::computing(&db), each \
          insert and its user's $inc/$max in one transaction (where the server has them):"
     );
     print_all(db, "users").await?;
