@@ -25,6 +25,9 @@ pub(crate) struct Keys<'a> {
     /// The attribute's forms, said after the keys allowed when a key is unknown.
     help: Option<&'a str>,
     seen: Vec<String>,
+    /// No unknown key and no value that failed to parse since the reading began: the caller
+    /// reports missing keys only then (the keys an unknown one meant are not missing).
+    clean: bool,
 }
 
 impl<'a> Keys<'a> {
@@ -34,6 +37,7 @@ impl<'a> Keys<'a> {
             allowed,
             help: None,
             seen: Vec::new(),
+            clean: true,
         }
     }
 
@@ -54,17 +58,10 @@ impl<'a> Keys<'a> {
     }
 
     /// Whether the value of `key` is to be read: `false` (reported) when it is unknown or given
-    /// before. An unknown key also marks the attribute unclean (`clean`): the keys it may have
-    /// meant are not reported missing.
-    pub(crate) fn take(
-        &mut self,
-        key: &str,
-        span: Span,
-        errors: &mut Errors,
-        clean: &mut bool,
-    ) -> bool {
+    /// before.
+    pub(crate) fn take(&mut self, key: &str, span: Span, errors: &mut Errors) -> bool {
         if !self.allowed.contains(&key) {
-            *clean = false;
+            self.clean = false;
             errors.at(
                 span,
                 format!(
@@ -91,6 +88,23 @@ impl<'a> Keys<'a> {
         }
         self.seen.push(key.to_owned());
         true
+    }
+
+    /// One option: `key` checked ([`take`](Self::take)), then its value read by `value`; a value
+    /// that does not parse is reported and leaves the reading unclean.
+    fn option(
+        &mut self,
+        key: &str,
+        span: Span,
+        errors: &mut Errors,
+        value: impl FnOnce(&mut Errors) -> syn::Result<()>,
+    ) {
+        if self.take(key, span, errors) {
+            if let Err(e) = value(errors) {
+                errors.push(e);
+                self.clean = false;
+            }
+        }
     }
 }
 
@@ -133,22 +147,18 @@ pub(crate) fn read(
     mut value: impl FnMut(&Ident, ParseStream<'_>, &mut Errors) -> syn::Result<()>,
 ) -> syn::Result<bool> {
     let mut keys = Keys::new(what, allowed);
-    let mut clean = true;
     while !input.is_empty() {
         let key = Ident::parse_any(input)?;
         let name = key.unraw().to_string();
-        if keys.take(&name, key.span(), errors, &mut clean) {
-            if let Err(e) = value(&key, input, errors) {
-                errors.push(e);
-                clean = false;
-            }
-        }
+        keys.option(&name, key.span(), errors, |errors| {
+            value(&key, input, errors)
+        });
         skip_value(input)?;
         if !input.is_empty() {
             input.parse::<Token![,]>()?;
         }
     }
-    Ok(clean)
+    Ok(keys.clean)
 }
 
 /// [`parse`] through `attr.parse_nested_meta`: `value` gets each known key's
@@ -169,7 +179,7 @@ fn nested_with(
     errors: &mut Errors,
     mut value: impl FnMut(&str, &ParseNestedMeta<'_>, &mut Errors) -> syn::Result<()>,
 ) -> bool {
-    let mut clean = true;
+    keys.clean = true;
     let result = attr.parse_nested_meta(|meta| {
         let (name, span) = match meta.path.get_ident() {
             Some(ident) => (ident.unraw().to_string(), ident.span()),
@@ -184,17 +194,12 @@ fn nested_with(
                     .map_or_else(Span::call_site, |s| s.ident.span()),
             ),
         };
-        if keys.take(&name, span, errors, &mut clean) {
-            if let Err(e) = value(&name, &meta, errors) {
-                errors.push(e);
-                clean = false;
-            }
-        }
+        keys.option(&name, span, errors, |errors| value(&name, &meta, errors));
         skip_value(meta.input)
     });
     if let Err(e) = result {
         errors.push(e);
         return false;
     }
-    clean
+    keys.clean
 }

@@ -91,8 +91,6 @@ fn parse_items(
     errors: &mut Errors,
 ) -> syn::Result<()> {
     let mut keys = crate::options::Keys::new("index", OPTIONS);
-    // Unknown keys are reported; what they meant is not reported missing.
-    let mut clean = true;
     let mut first = true;
     while !input.is_empty() {
         // On a field, a leading key kind: `#[index(-1, unique)]`, `#[index("text")]`.
@@ -110,7 +108,7 @@ fn parse_items(
         } else {
             let ident = Ident::parse_any(input)?;
             let key = ident.to_string();
-            if keys.take(&key, ident.span(), errors, &mut clean) {
+            if keys.take(&key, ident.span(), errors) {
                 parse_option(input, &ident, field, out, errors)?;
             } else {
                 crate::options::skip_value(input)?;
