@@ -336,7 +336,6 @@ impl Trees {
     ) -> TokenStream {
         let ident = model.ident;
         let name = ident.to_string();
-        let collection = &model.collection;
         let (key, parent, ancestors) = (
             &tree.key.bson_name,
             &tree.parent.bson_name,
@@ -395,8 +394,7 @@ impl Trees {
         );
         quote! {
             static __TREE: #p::TreeSpec = #p::TreeSpec::from_parts(#p::TreeParts {
-                model: #name,
-                collection: #collection,
+                model: || <#ident as #p::Model>::SCHEMA,
                 key: #key,
                 parent: #parent,
                 ancestors: #ancestors,
@@ -430,8 +428,6 @@ impl Trees {
         with_checks: bool,
     ) -> TokenStream {
         let ident = model.ident;
-        let name = ident.to_string();
-        let collection = &model.collection;
         let tree = &holder.tree;
         let tree_span = tree.span();
         let tree_text = tree.to_token_stream().to_string().replace(' ', "");
@@ -480,8 +476,7 @@ impl Trees {
                 const TREE: &'static #p::TreeSpec = #tree_spec;
             }
             static #static_ident: #p::HolderSpec = #p::HolderSpec::from_parts(#p::HolderParts {
-                model: #name,
-                collection: #collection,
+                model: || <#ident as #p::Model>::SCHEMA,
                 tree: <#of as __TreeOf>::TREE,
                 node: #node,
                 path: #path,

@@ -6,11 +6,11 @@ use std::fmt;
 
 use bson::Document;
 use mongodb::options::UpdateModifications;
-use mongodb::{ClientSession, Collection, Database};
+use mongodb::{ClientSession, Database};
 
 use crate::derived;
 use crate::error::Error;
-use crate::txn::in_session;
+use crate::schema::ModelSchema;
 
 /// What one propagation wrote.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -69,9 +69,7 @@ impl fmt::Display for Propagation {
 /// One `updateMany` of copies, ready to send.
 pub(crate) struct CopyWrite {
     /// The model holding the copies.
-    pub(crate) model: &'static str,
-    /// Its collection.
-    pub(crate) collection: &'static str,
+    pub(crate) model: &'static ModelSchema,
     /// The copies' path, for the report.
     pub(crate) path: String,
     /// The fields set, for the report.
@@ -111,36 +109,24 @@ pub(crate) async fn write_copies(
     let mut copies = Vec::with_capacity(total);
     for (done, w) in writes.into_iter().enumerate() {
         // Through the map of derived data: what derives from the fields it writes follows.
-        let result = match derived::model_named(w.model, w.collection) {
-            Some(model) => {
-                derived::update_many(
-                    db,
-                    session.as_deref_mut(),
-                    model,
-                    w.filter,
-                    w.update,
-                    w.array_filters,
-                    true,
-                )
-                .await
-            }
-            None => {
-                let coll: Collection<Document> = db.collection(w.collection);
-                let mut op = coll.update_many(w.filter, w.update);
-                if !w.array_filters.is_empty() {
-                    op = op.array_filters(w.array_filters);
-                }
-                in_session!(op, session.as_deref_mut())
-            }
-        };
+        let result = derived::update_many(
+            db,
+            session.as_deref_mut(),
+            w.model,
+            w.filter,
+            w.update,
+            w.array_filters,
+            true,
+        )
+        .await;
         let result = match result {
             Ok(r) => r,
             Err(e) if session.is_none() => {
                 tracing::debug!(
                     done,
                     left = total - done,
-                    copies_model = w.model,
-                    copies_collection = w.collection,
+                    copies_model = w.model.name(),
+                    copies_collection = w.model.collection(),
                     code = crate::error::server_code(&e),
                     error = %e,
                     "copies not updated: the writes without a transaction are incomplete"
@@ -154,8 +140,8 @@ pub(crate) async fn write_copies(
             Err(e) => return Err(e),
         };
         let c = CopiesUpdated {
-            model: w.model,
-            collection: w.collection,
+            model: w.model.name(),
+            collection: w.model.collection(),
             path: w.path,
             fields: w.fields,
             matched: result.matched_count,

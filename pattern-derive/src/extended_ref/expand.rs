@@ -80,8 +80,6 @@ impl ExtendedRefs {
         let krate = &model.krate;
         let p = quote!(#krate::__private);
         let source = model.ident;
-        let source_name = source.to_string();
-        let collection = &model.collection;
         let id = model.fields.iter().find(|f| f.bson_name == "_id");
         let mut out = TokenStream::new();
         for (i, shape) in self.shapes.iter().enumerate() {
@@ -152,8 +150,7 @@ impl ExtendedRefs {
 
                 static #stat: #p::RefSpec = #p::RefSpec::from_parts(#p::RefParts {
                     name: #name,
-                    source: #source_name,
-                    source_collection: #collection,
+                    source: || <#source as #p::Model>::SCHEMA,
                     fields: &[#(#bson_names),*],
                     snapshot_only: #snapshot_only,
                 });
@@ -208,8 +205,7 @@ impl ExtendedRefs {
     pub(super) fn embedding_items(&self, model: &Model<'_>) -> TokenStream {
         let krate = &model.krate;
         let p = quote!(#krate::__private);
-        let name = model.ident.to_string();
-        let collection = &model.collection;
+        let model_ident = model.ident;
         let embeds = self.embeds.iter().enumerate().map(|(i, e)| {
             let konst = format_ident!("__EMBED_{}", i);
             let bson = &e.bson_name;
@@ -301,8 +297,7 @@ impl ExtendedRefs {
             };
             quote! {
                 const #konst: #p::Embedding = #p::Embedding::from_parts(#p::EmbeddingParts {
-                    model: #name,
-                    collection: #collection,
+                    model: || <#model_ident as #p::Model>::SCHEMA,
                     field: #bson,
                     items: #items,
                     slot: #slot,

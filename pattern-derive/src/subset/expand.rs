@@ -74,7 +74,7 @@ impl SubsetField {
             .segments
             .last()
             .map_or_else(Span::call_site, |s| s.ident.span());
-        let full_collection = quote_spanned!(full_span=> <#full as #p::Model>::SCHEMA.collection());
+        let full_schema = quote_spanned!(full_span=> <#full as #p::Model>::SCHEMA);
         let count_field = self
             .computed
             .iter()
@@ -138,7 +138,6 @@ impl SubsetField {
             };
             quote!(#p::Computed { field: #target, kind: #kind })
         });
-        let full_name = quote!(#full).to_string().replace(' ', "");
         let elem = &self.elem;
         let spec = quote! {
             #p::SubsetSpec::from_parts(#p::SubsetParts {
@@ -146,12 +145,11 @@ impl SubsetField {
                 limit: #limit,
                 sort: &[#(#sort),*],
                 parent_key: #parent,
-                full_collection: || #full_collection,
-                full_model: #full_name,
-                rebuild: || {
+                full: || #full_schema,
+                embed: || {
                     #[allow(unused_imports)]
                     use #p::{ProbeNoRebuild as _, ProbeRebuild as _};
-                    (&&#p::RebuildProbe::<#model_ident, #full, #elem>::new()).rebuild()
+                    (&&#p::RebuildProbe::<#model_ident, #full, #elem>::new()).embed()
                 },
                 full_index: #full_index,
                 computed: &[#(#computed),*],

@@ -112,21 +112,6 @@ pub fn dependents_of(model: &'static ModelSchema) -> Vec<&'static dyn Dependent>
         .unwrap_or_default()
 }
 
-/// The registered model named `name` in `collection` (for the specs that carry only names).
-pub(crate) fn model_named(name: &str, collection: &str) -> Option<&'static ModelSchema> {
-    static BY_NAME: OnceLock<HashMap<(&'static str, &'static str), &'static ModelSchema>> =
-        OnceLock::new();
-    BY_NAME
-        .get_or_init(|| {
-            registered_models()
-                .into_iter()
-                .map(|m| ((m.name(), m.collection()), m))
-                .collect()
-        })
-        .get(&(name, collection))
-        .copied()
-}
-
 /// The top-level fields an update can change: the keys of an operator update (`$rename`'s
 /// targets too), the fields a pipeline's `$set`/`$addFields`/`$unset` stages name. `None` when
 /// it cannot tell (a `$project`, `$replaceRoot`, ...): any field then.
@@ -464,20 +449,17 @@ pub(crate) async fn update_one(
     })
 }
 
-/// `deleteOne(filter)` (`deleteMany` when `many`) on the collection of the model `name`, its
-/// dependents kept (a `find` first when it has some).
+/// `deleteOne(filter)` (`deleteMany` when `many`) on the collection of `model`, its dependents
+/// kept (a `find` first when it has some).
 pub(crate) async fn delete(
     db: &Database,
     mut session: Option<&mut ClientSession>,
-    (name, collection): (&str, &str),
+    model: &'static ModelSchema,
     filter: Document,
     many: bool,
 ) -> mongodb::error::Result<u64> {
-    let watch = match model_named(name, collection) {
-        Some(model) => watch(db, session.as_deref_mut(), model, None, &filter).await?,
-        None => None,
-    };
-    let coll: Collection<Document> = db.collection(collection);
+    let watch = watch(db, session.as_deref_mut(), model, None, &filter).await?;
+    let coll: Collection<Document> = db.collection(model.collection());
     let deleted = if many {
         let op = coll.delete_many(filter);
         in_session!(op, session.as_deref_mut())?.deleted_count

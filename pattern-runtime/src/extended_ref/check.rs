@@ -78,9 +78,7 @@ pub(super) async fn audit_copies(
                 sample.documents.len()
             ),
             {
-                let versioned =
-                    crate::derived::model_named(reference.source(), reference.source_collection())
-                        .is_some_and(|m| m.versioning().is_some());
+                let versioned = reference.source_schema().versioning().is_some();
                 let handle = format!("{}::references(&db)", reference.source());
                 let kept = if versioned {
                     "the versioned model's own writes keep them in sync"
@@ -102,10 +100,7 @@ impl<M: Model> References<M> {
     fn copy_targets(&self) -> Vec<crate::maintenance::Target> {
         self.propagated()
             .into_iter()
-            .filter_map(|e| {
-                let model = crate::derived::model_named(e.model(), e.collection())?;
-                Some((model, e as &dyn PatternSpec))
-            })
+            .map(|e| (e.schema(), e as &dyn PatternSpec))
             .collect()
     }
 

@@ -336,19 +336,35 @@ pub mod slot;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schema::SchemaParts;
+
+    /// A model's schema with a name and a collection, nothing else.
+    macro_rules! schema {
+        ($name:literal, $collection:literal) => {
+            ModelSchema::from_parts(SchemaParts {
+                name: $name,
+                collection: $collection,
+                group: None,
+                fields: &[],
+                indexes: &[],
+                shard_key: None,
+                patterns: &[],
+            })
+        };
+    }
+    static CUSTOMER: ModelSchema = schema!("Customer", "customers");
+    static ORDER: ModelSchema = schema!("Order", "orders");
 
     static CUSTOMER_REF: RefSpec = RefSpec::from_parts(RefParts {
         name: "CustomerRef",
-        source: "Customer",
-        source_collection: "customers",
+        source: || &CUSTOMER,
         fields: &["name", "address"],
         snapshot_only: false,
     });
 
     fn embedding(field: &'static str, items: bool, many: bool, name: &'static str) -> Embedding {
         Embedding::from_parts(EmbeddingParts {
-            model: "Order",
-            collection: "orders",
+            model: || &ORDER,
             field,
             items,
             slot: Slot {
@@ -401,8 +417,7 @@ mod tests {
     #[test]
     fn the_index_is_built_once_and_named_as_mongod_would() {
         static E: Embedding = Embedding::from_parts(EmbeddingParts {
-            model: "Order",
-            collection: "orders",
+            model: || &ORDER,
             field: "items",
             items: true,
             slot: Slot {

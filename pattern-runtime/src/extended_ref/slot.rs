@@ -11,6 +11,7 @@
 
 use super::*;
 use std::collections::{BTreeMap, HashMap};
+use crate::schema::SchemaParts;
 
 /// A field type holding extended references in a layout propagation can address: `R`,
 /// `Option<R>`, `Vec<R>` or `Option<Vec<R>>`.
@@ -57,10 +58,20 @@ pub trait Propagatable: ExtendedRef {}
 /// at run time, since a program with such a field does not compile.
 static UNRESOLVED: RefSpec = RefSpec::from_parts(RefParts {
     name: "",
-    source: "",
-    source_collection: "",
+    source: || &NO_SOURCE,
     fields: &[],
     snapshot_only: true,
+});
+
+/// [`UNRESOLVED`]'s source: no model.
+static NO_SOURCE: ModelSchema = ModelSchema::from_parts(SchemaParts {
+    name: "",
+    collection: "",
+    group: None,
+    fields: &[],
+    indexes: &[],
+    shard_key: None,
+    patterns: &[],
 });
 
 /// The slot of a field marked with a mode, from its `held()` verdict (the check that the

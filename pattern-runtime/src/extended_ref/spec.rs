@@ -41,8 +41,8 @@ pub struct RefSpec {
 #[derive(Debug, Clone, Copy)]
 pub struct RefParts {
     pub name: &'static str,
-    pub source: &'static str,
-    pub source_collection: &'static str,
+    /// The source model's schema. A function: the reference is part of that schema.
+    pub source: fn() -> &'static ModelSchema,
     pub fields: &'static [&'static str],
     pub snapshot_only: bool,
 }
@@ -60,12 +60,17 @@ impl RefSpec {
 
     /// The source model's name (`Customer`).
     pub fn source(&self) -> &'static str {
-        self.parts.source
+        self.source_schema().name()
     }
 
     /// The source's collection.
     pub fn source_collection(&self) -> &'static str {
-        self.parts.source_collection
+        self.source_schema().collection()
+    }
+
+    /// The source model's schema.
+    pub fn source_schema(&self) -> &'static ModelSchema {
+        (self.parts.source)()
     }
 
     /// The copied fields' BSON names (the `_id` is always copied and not listed).
@@ -138,15 +143,12 @@ impl PatternSpec for Embedding {
     /// A `propagate` embedding's copies, kept from the source's copied fields.
     fn dependents(&'static self, _model: &'static ModelSchema) -> Vec<Box<dyn Dependent>> {
         let r = self.reference();
-        match (
-            self.mode(),
-            derived::model_named(r.source(), r.source_collection()),
-        ) {
-            (Mode::Propagate, Some(source)) => vec![Box::new(Copies {
+        match self.mode() {
+            Mode::Propagate => vec![Box::new(Copies {
                 embedding: self,
-                source,
+                source: r.source_schema(),
             })],
-            _ => Vec::new(),
+            Mode::Snapshot => Vec::new(),
         }
     }
 
@@ -229,8 +231,7 @@ impl Dependent for Copies {
                     }
                     let (filter, update, array_filters) = e.copy_update(&c.id, after, &fields);
                     Some(CopyWrite {
-                        model: e.model(),
-                        collection: e.collection(),
+                        model: e.schema(),
                         path: e.path(),
                         fields,
                         filter,
@@ -257,8 +258,8 @@ pub struct Embedding {
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct EmbeddingParts {
-    pub model: &'static str,
-    pub collection: &'static str,
+    /// The embedding model's schema. A function: the embedding is part of that schema.
+    pub model: fn() -> &'static ModelSchema,
     /// The model's field (BSON name).
     pub field: &'static str,
     /// Whether `field` is an array of items (`path = ..`) whose `slot` field holds the references.
@@ -287,12 +288,17 @@ impl Embedding {
 
     /// The embedding model's name.
     pub fn model(&self) -> &'static str {
-        self.parts.model
+        self.schema().name()
     }
 
     /// The embedding model's collection.
     pub fn collection(&self) -> &'static str {
-        self.parts.collection
+        self.schema().collection()
+    }
+
+    /// The embedding model's schema.
+    pub fn schema(&self) -> &'static ModelSchema {
+        (self.parts.model)()
     }
 
     /// `propagate` or `snapshot`.

@@ -187,8 +187,7 @@ impl<M: Model> References<M> {
             .map(|(embedding, fields)| {
                 let (filter, update, array_filters) = embedding.copy_update(id, source, fields);
                 CopyWrite {
-                    model: embedding.model(),
-                    collection: embedding.collection(),
+                    model: embedding.schema(),
                     path: embedding.path(),
                     fields: fields.clone(),
                     filter,

@@ -2,6 +2,7 @@
 //! collection, and the rebuild of one parent.
 
 use super::*;
+use bson::{RawDocument, RawDocumentBuf};
 use pattern_derive::operation;
 
 pub(super) async fn audit_subset(
@@ -210,22 +211,6 @@ where
     F: Model,
     E: Serialize + for<'a> From<&'a F> + Send + Sync,
 {
-    /// Rebuilds the subset of `parent_id` from the full collection in `session`: the
-    /// [`SubsetParts::rebuild`] generated code names. Whether the parent exists.
-    #[doc(hidden)]
-    pub fn rebuild_in<'a>(
-        db: &'a Database,
-        spec: &'static SubsetSpec,
-        session: Option<&'a mut ClientSession>,
-        parent_id: &'a Bson,
-    ) -> futures_util::future::BoxFuture<'a, mongodb::error::Result<bool>> {
-        Box::pin(async move {
-            Subset::<P, F, E>::new(db, spec)
-                .write_rebuild(session, parent_id)
-                .await
-        })
-    }
-
     /// Reads every parent, a page at a time, and reports those whose subset is over its
     /// limit, out of order, or whose count or sums disagree with the full collection
     /// ([`Check::SubsetDrift`], listing them), as the [doctor](mod@crate::doctor) does over a
@@ -359,37 +344,85 @@ where
         }
     }
 
+    /// The first items of `parent_id` in the full collection, as the parent embeds them.
     pub(super) async fn first_items(
         &self,
         session: Option<&mut ClientSession>,
         parent_id: &Bson,
     ) -> mongodb::error::Result<Vec<Bson>> {
-        let coll = self.db.collection::<F>(self.spec.full_collection());
+        let embed: Embed = embed::<F, E>;
+        self.spec
+            .first_items(&self.db, embed, session, parent_id)
+            .await
+    }
+
+    /// Rebuilds the subset and counters of `parent_id` from the full collection; whether the
+    /// parent exists.
+    async fn write_rebuild(
+        &self,
+        session: Option<&mut ClientSession>,
+        parent_id: &Bson,
+    ) -> mongodb::error::Result<bool> {
+        let embed: Embed = embed::<F, E>;
+        self.spec
+            .rebuild_parent(&self.db, P::SCHEMA, embed, session, parent_id)
+            .await
+    }
+}
+
+/// One full item as its parent embeds it: `E::from(&F)` of the stored item, serialized. The
+/// only step of a rebuild that knows the types: generated code names `embed::<F, E>` (through
+/// [`RebuildProbe`]) and the rest of the rebuild is compiled once, in this crate, whatever the
+/// number of subsets in a program.
+pub type Embed = fn(&RawDocument) -> mongodb::error::Result<Bson>;
+
+/// The [`Embed`] of the full item `F` embedded as `E`.
+pub(super) fn embed<F, E>(raw: &RawDocument) -> mongodb::error::Result<Bson>
+where
+    F: Model,
+    E: Serialize + for<'a> From<&'a F>,
+{
+    let full: F = bson::deserialize_from_slice(raw.as_bytes())?;
+    Ok(Bson::Document(bson::serialize_to_document(&E::from(&full))?))
+}
+
+impl SubsetSpec {
+    /// The first `limit` items of `parent_id` in the full collection, in the subset's order,
+    /// each as `embed` makes it.
+    pub(super) async fn first_items(
+        &self,
+        db: &Database,
+        embed: Embed,
+        session: Option<&mut ClientSession>,
+        parent_id: &Bson,
+    ) -> mongodb::error::Result<Vec<Bson>> {
+        let coll = db.collection::<RawDocumentBuf>(self.full_collection());
         let find = coll
-            .find(doc! { self.spec.parts.parent_key: parent_id.clone() })
-            .sort(self.spec.sort_document())
-            .limit(i64::from(self.spec.parts.limit));
-        let items: Vec<F> = match session {
+            .find(doc! { self.parts.parent_key: parent_id.clone() })
+            .sort(self.sort_document())
+            .limit(i64::from(self.parts.limit));
+        let items: Vec<RawDocumentBuf> = match session {
             Some(s) => find.session(&mut *s).await?.stream(s).try_collect().await?,
             None => find.await?.try_collect().await?,
         };
-        items
-            .iter()
-            .map(|f| {
-                bson::serialize_to_document(&E::from(f))
-                    .map(Bson::Document)
-                    .map_err(mongodb::error::Error::custom)
-            })
-            .collect()
+        items.iter().map(|raw| embed(raw)).collect()
     }
 
-    async fn write_rebuild(
+    /// Rebuilds the subset and counters of `parent_id` (a document of `parent`) from the full
+    /// collection, in `session`: one `find` of the first items, one `aggregate` of the counters,
+    /// one `update` (two with averages). Whether the parent exists.
+    pub(super) async fn rebuild_parent(
         &self,
+        db: &Database,
+        parent: &'static ModelSchema,
+        embed: Embed,
         mut session: Option<&mut ClientSession>,
         parent_id: &Bson,
     ) -> mongodb::error::Result<bool> {
-        let spec = &self.spec.parts;
-        let first = self.first_items(session.as_deref_mut(), parent_id).await?;
+        let spec = &self.parts;
+        let first = self
+            .first_items(db, embed, session.as_deref_mut(), parent_id)
+            .await?;
         let mut group = doc! { "_id": Bson::Null };
         for c in spec.computed {
             match c.kind {
@@ -404,7 +437,7 @@ where
             doc! { "$match": { spec.parent_key: parent_id.clone() } },
             doc! { "$group": group },
         ];
-        let fulls = self.fulls();
+        let fulls = db.collection::<Document>(self.full_collection());
         let totals: Vec<Document> = match session.as_deref_mut() {
             Some(s) => {
                 let mut agg = fulls.aggregate(pipeline).session(&mut *s).await?;
@@ -424,7 +457,7 @@ where
                 ComputedKind::Avg { .. } => {}
             }
         }
-        let parents = self.parents();
+        let parents = db.collection::<Document>(parent.collection());
         let filter = doc! { "_id": parent_id.clone() };
         let update = doc! { "$set": set };
         let average = self.average_update();

@@ -3,6 +3,7 @@
 //! probe that gives generated code the typed rebuild.
 
 use super::*;
+use super::check::Embed;
 
 /// What a computed field summarises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,8 +109,11 @@ impl crate::schema::Dependent for SubsetItems {
                 &doc! { "_id": { "$in": parents.clone() } },
             )
             .await?;
+            let embed = (self.spec.parts.embed)();
             for p in &parents {
-                ((self.spec.parts.rebuild)())(db, self.spec, session.as_deref_mut(), p).await?;
+                self.spec
+                    .rebuild_parent(db, self.parent, embed, session.as_deref_mut(), p)
+                    .await?;
             }
             if let Some(watch) = watch {
                 watch.after(db, session).await?;
@@ -125,14 +129,11 @@ impl PatternSpec for SubsetSpec {
         &'static self,
         model: &'static ModelSchema,
     ) -> Vec<Box<dyn crate::schema::Dependent>> {
-        match derived::model_named(self.parts.full_model, self.full_collection()) {
-            Some(full) => vec![Box::new(SubsetItems {
-                spec: self,
-                parent: model,
-                full,
-            })],
-            None => Vec::new(),
-        }
+        vec![Box::new(SubsetItems {
+            spec: self,
+            parent: model,
+            full: self.full_schema(),
+        })]
     }
 
     /// The embedded array and its counters: pushes, removals and rebuilds write them.
@@ -189,19 +190,20 @@ pub struct SubsetParts {
     pub limit: u32,
     pub sort: &'static [(&'static str, i32)],
     pub parent_key: &'static str,
-    pub full_collection: fn() -> &'static str,
-    pub full_model: &'static str,
+    /// The full model's schema. A function: two models referring to each other would make
+    /// their schema constants depend on each other.
+    pub full: fn() -> &'static ModelSchema,
     pub full_index: IndexSpec,
     pub computed: &'static [Computed],
-    /// Rebuilds the subset of one parent from the full collection, in a session: what the map
-    /// of derived data calls when a full item is written through another handle. A function
-    /// giving it, so that generated code picks it by autoref (`RebuildProbe`) and a wrong type
-    /// is reported once, by the derive's own check.
-    pub rebuild: fn() -> Rebuild,
+    /// A full item as the parent embeds it, for the rebuild of one parent that the map of
+    /// derived data runs when a full item is written through another handle. A function giving
+    /// it, so that generated code picks it by autoref (`RebuildProbe`) and a wrong type is
+    /// reported once, by the derive's own check.
+    pub embed: fn() -> Embed,
 }
 
-/// Picks `Subset::<P, F, E>::rebuild_in` when the types allow it (generated code:
-/// `(&&RebuildProbe::<P, F, E>::new()).rebuild()`), a function that rebuilds nothing otherwise
+/// Picks the [`Embed`] of `F` as `E` when the types allow it (generated code:
+/// `(&&RebuildProbe::<P, F, E>::new()).embed()`), a function that embeds nothing otherwise
 /// (the derive reports the types' error itself).
 #[allow(clippy::type_complexity)] // a marker of three types
 pub struct RebuildProbe<P, F, E>(PhantomData<fn() -> (P, F, E)>);
@@ -214,10 +216,10 @@ impl<P, F, E> RebuildProbe<P, F, E> {
     }
 }
 
-/// The rebuild of a subset whose types are right.
+/// The embedding of a subset whose types are right.
 pub trait ProbeRebuild {
-    /// `Subset::<P, F, E>::rebuild_in`.
-    fn rebuild(&self) -> Rebuild;
+    /// `E::from(&F)`, serialized.
+    fn embed(&self) -> Embed;
 }
 impl<P, F, E> ProbeRebuild for &RebuildProbe<P, F, E>
 where
@@ -225,27 +227,19 @@ where
     F: Model,
     E: Serialize + for<'a> From<&'a F> + Send + Sync,
 {
-    fn rebuild(&self) -> Rebuild {
-        Subset::<P, F, E>::rebuild_in
+    fn embed(&self) -> Embed {
+        super::check::embed::<F, E>
     }
 }
 
-/// The rebuild of a subset whose types are wrong (never called: the code does not compile).
+/// The embedding of a subset whose types are wrong (never called: the code does not compile).
 pub trait ProbeNoRebuild {
-    /// Rebuilds nothing.
-    fn rebuild(&self) -> Rebuild {
-        |_, _, _, _| Box::pin(async { Ok(false) })
+    /// Embeds nothing.
+    fn embed(&self) -> Embed {
+        |_| Ok(Bson::Null)
     }
 }
 impl<P, F, E> ProbeNoRebuild for RebuildProbe<P, F, E> {}
-
-/// `Subset::<P, F, E>::rebuild_in` for one field, as generated code names it.
-pub type Rebuild = for<'a> fn(
-    &'a Database,
-    &'static SubsetSpec,
-    Option<&'a mut ClientSession>,
-    &'a Bson,
-) -> futures_util::future::BoxFuture<'a, mongodb::error::Result<bool>>;
 
 impl SubsetSpec {
     #[doc(hidden)]
@@ -275,7 +269,12 @@ impl SubsetSpec {
 
     /// The collection of the full items.
     pub fn full_collection(&self) -> &'static str {
-        (self.parts.full_collection)()
+        self.full_schema().collection()
+    }
+
+    /// The full model's schema.
+    pub fn full_schema(&self) -> &'static ModelSchema {
+        (self.parts.full)()
     }
 
     /// The index the full collection needs: `{parent key, sort fields}`. Synced with the parent.
@@ -290,7 +289,7 @@ impl SubsetSpec {
 
     /// The model name of the full items.
     pub fn full_model(&self) -> &'static str {
-        self.parts.full_model
+        self.full_schema().name()
     }
 
     /// The `$sort` document (`{ "createdAt": -1 }`).

@@ -151,31 +151,6 @@ where
         update
     }
 
-    /// The pipeline update that recomputes every average from its sum and count, or `None`.
-    pub(super) fn average_update(&self) -> Option<Vec<Document>> {
-        let mut set = Document::new();
-        for c in self.spec.parts.computed {
-            if let ComputedKind::Avg {
-                sum_field,
-                count_field,
-                ..
-            } = c.kind
-            {
-                let count = format!("${count_field}");
-                let sum = format!("${sum_field}");
-                set.insert(
-                    c.field,
-                    doc! { "$cond": [
-                        { "$gt": [&count, 0] },
-                        { "$divide": [sum, &count] },
-                        Bson::Null,
-                    ] },
-                );
-            }
-        }
-        (!set.is_empty()).then(|| vec![doc! { "$set": set }])
-    }
-
     /// The checks [`push`](Subset::push) makes before writing anything.
     fn validate_set(&self, set: &Document) -> Result<()> {
         crate::error::check_encodable("the `set` of a push", set)?;
@@ -232,7 +207,7 @@ where
         let parents = self.parents();
         let fulls = self.fulls();
         let filter = doc! { "_id": parent_id.clone() };
-        let average = self.average_update();
+        let average = self.spec.average_update();
         match session {
             Some(s) => {
                 // The parent first: a missing parent aborts before the item is written.
@@ -441,7 +416,7 @@ where
         }
         let parents = self.parents();
         let pfilter = doc! { "_id": parent_id.clone() };
-        let average = self.average_update();
+        let average = self.spec.average_update();
         match session {
             Some(s) => {
                 let r = parents
@@ -464,5 +439,32 @@ where
             }
         }
         Ok(true)
+    }
+}
+
+impl SubsetSpec {
+    /// The pipeline update that recomputes every average from its sum and count, or `None`.
+    pub(super) fn average_update(&self) -> Option<Vec<Document>> {
+        let mut set = Document::new();
+        for c in self.parts.computed {
+            if let ComputedKind::Avg {
+                sum_field,
+                count_field,
+                ..
+            } = c.kind
+            {
+                let count = format!("${count_field}");
+                let sum = format!("${sum_field}");
+                set.insert(
+                    c.field,
+                    doc! { "$cond": [
+                        { "$gt": [&count, 0] },
+                        { "$divide": [sum, &count] },
+                        Bson::Null,
+                    ] },
+                );
+            }
+        }
+        (!set.is_empty()).then(|| vec![doc! { "$set": set }])
     }
 }

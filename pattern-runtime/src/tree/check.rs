@@ -54,8 +54,7 @@ pub(super) fn stale_under(
                 },
                 ..copies_of(
                     key,
-                    h.model(),
-                    h.collection(),
+                    h.schema(),
                     h.path(),
                     vec![doc! { "$set": { h.path(): splice(h.path(), key, prefix) } }],
                 )

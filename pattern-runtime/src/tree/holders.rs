@@ -135,7 +135,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
             });
         }
         transact!(self.db, self.tx.as_ref(), |s| async {
-            let of = (h.model(), h.collection());
+            let of = h.schema();
             derived::delete(&self.db, s, of, filter.clone(), many).await
         })
     }

@@ -332,9 +332,7 @@ impl<M: TreeNode> Tree<M> {
         let t = M::TREE;
         let mut targets = crate::maintenance::targets::<TreeSpec>(M::SCHEMA);
         for h in t.holders() {
-            if let Some(model) = crate::derived::model_named(h.model(), h.collection()) {
-                targets.extend(crate::maintenance::targets::<HolderSpec>(model));
-            }
+            targets.extend(crate::maintenance::targets::<HolderSpec>(h.schema()));
         }
         targets
     }

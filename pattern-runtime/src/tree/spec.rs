@@ -40,8 +40,8 @@ pub struct TreeSpec {
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct TreeParts {
-    pub model: &'static str,
-    pub collection: &'static str,
+    /// The node model's schema. A function: the tree is part of that schema.
+    pub model: fn() -> &'static ModelSchema,
     /// The key field's BSON name (`_id` by default).
     pub key: &'static str,
     pub parent: &'static str,
@@ -58,12 +58,17 @@ impl TreeSpec {
 
     /// The node model's name.
     pub fn model(&self) -> &'static str {
-        self.parts.model
+        self.schema().name()
     }
 
     /// The nodes' collection.
     pub fn collection(&self) -> &'static str {
-        self.parts.collection
+        self.schema().collection()
+    }
+
+    /// The node model's schema.
+    pub fn schema(&self) -> &'static ModelSchema {
+        (self.parts.model)()
     }
 
     /// The field naming a node (BSON name): `_id`, or the `key = ..` field.
@@ -84,7 +89,7 @@ impl TreeSpec {
     /// The collection holding the document every change of the tree's shape writes:
     /// `<collection>.tree`.
     pub fn lock_collection(&self) -> String {
-        format!("{}.tree", self.parts.collection)
+        format!("{}.tree", self.collection())
     }
 
     /// Every registered model declared `#[in_tree(..)]` of this tree.
@@ -195,8 +200,8 @@ pub struct HolderSpec {
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct HolderParts {
-    pub model: &'static str,
-    pub collection: &'static str,
+    /// The holder model's schema. A function: the holder is part of that schema.
+    pub model: fn() -> &'static ModelSchema,
     pub tree: &'static TreeSpec,
     /// The field holding the node's key (BSON name).
     pub node: &'static str,
@@ -282,12 +287,17 @@ impl HolderSpec {
 
     /// The holder model's name.
     pub fn model(&self) -> &'static str {
-        self.parts.model
+        self.schema().name()
     }
 
     /// The holder's collection.
     pub fn collection(&self) -> &'static str {
-        self.parts.collection
+        self.schema().collection()
+    }
+
+    /// The holder model's schema.
+    pub fn schema(&self) -> &'static ModelSchema {
+        (self.parts.model)()
     }
 
     /// The tree it sits in.

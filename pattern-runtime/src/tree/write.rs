@@ -50,14 +50,12 @@ pub(super) fn splice(field: &str, key: &Bson, prefix: &[Bson]) -> Bson {
 /// The `updateMany` of the documents of `collection` whose `field` holds `key`.
 pub(super) fn copies_of(
     key: &Bson,
-    model: &'static str,
-    collection: &'static str,
+    model: &'static ModelSchema,
     field: &'static str,
     update: impl Into<UpdateModifications>,
 ) -> CopyWrite {
     CopyWrite {
         model,
-        collection,
         path: field.to_owned(),
         fields: vec![field],
         filter: doc! { field: key.clone() },
@@ -75,14 +73,13 @@ fn rename_writes(old: &Bson, new: &Bson, holders: &[&'static HolderSpec]) -> Vec
             [
                 copies_of(
                     old,
-                    h.model(),
-                    h.collection(),
+                    h.schema(),
                     h.node(),
                     doc! { "$set": { h.node(): new.clone() } },
                 ),
                 CopyWrite {
                     array_filters: vec![doc! { "k": old.clone() }],
-                    ..copies_of(old, h.model(), h.collection(), h.path(), element(h.path()))
+                    ..copies_of(old, h.schema(), h.path(), element(h.path()))
                 },
             ]
         })
@@ -95,15 +92,13 @@ fn reparent_holder(key: &Bson, parent: &Bson, h: &HolderSpec) -> [CopyWrite; 2] 
     [
         copies_of(
             key,
-            h.model(),
-            h.collection(),
+            h.schema(),
             h.node(),
             doc! { "$set": { h.node(): parent.clone() } },
         ),
         copies_of(
             key,
-            h.model(),
-            h.collection(),
+            h.schema(),
             h.path(),
             doc! { "$pull": { h.path(): key.clone() } },
         ),
@@ -306,8 +301,7 @@ impl<M: TreeNode> Tree<M> {
         let t = M::TREE;
         let is_node = doc! { "$eq": [format!("${}", t.key()), literal(key.clone())] };
         let mut writes = vec![CopyWrite {
-            model: t.model(),
-            collection: t.collection(),
+            model: t.schema(),
             path: t.ancestors().to_owned(),
             fields: vec![t.parent(), t.ancestors()],
             filter: doc! { "$or": [ { t.key(): key.clone() }, { t.ancestors(): key.clone() } ] },
@@ -328,8 +322,7 @@ impl<M: TreeNode> Tree<M> {
         for h in holders {
             writes.push(copies_of(
                 key,
-                h.model(),
-                h.collection(),
+                h.schema(),
                 h.path(),
                 UpdateModifications::Pipeline(vec![
                     doc! { "$set": { h.path(): splice(h.path(), key, prefix) } },
@@ -395,7 +388,7 @@ impl<M: TreeNode> Tree<M> {
                     let mut deleted = 0;
                     for h in holders {
                         let filter = doc! { h.path(): key.clone() };
-                        let of = (h.model(), h.collection());
+                        let of = h.schema();
                         deleted +=
                             derived::delete(&self.db, s.as_deref_mut(), of, filter, true).await?;
                     }
@@ -458,8 +451,7 @@ impl<M: TreeNode> Tree<M> {
             let mut writes = vec![
                 copies_of(
                     &key,
-                    t.model(),
-                    t.collection(),
+                    t.schema(),
                     t.parent(),
                     doc! { "$set": { t.parent(): new_key.clone() } },
                 ),
@@ -467,8 +459,7 @@ impl<M: TreeNode> Tree<M> {
                     array_filters: vec![doc! { "k": key.clone() }],
                     ..copies_of(
                         &key,
-                        t.model(),
-                        t.collection(),
+                        t.schema(),
                         t.ancestors(),
                         element(t.ancestors()),
                     )
@@ -479,8 +470,7 @@ impl<M: TreeNode> Tree<M> {
             // again (the old key still names the node). With one, a taken key aborts it all.
             writes.push(copies_of(
                 &key,
-                t.model(),
-                t.collection(),
+                t.schema(),
                 t.key(),
                 doc! { "$set": { t.key(): new_key.clone() } },
             ));
@@ -568,12 +558,12 @@ impl<M: TreeNode> Tree<M> {
                 Deletion::Cascade => {
                     for h in &holders {
                         let filter = doc! { h.path(): key.clone() };
-                        let of = (h.model(), h.collection());
+                        let of = h.schema();
                         deleted.holders +=
                             derived::delete(&self.db, s.as_deref_mut(), of, filter, true).await?;
                     }
                     let filter = doc! { "$or": [ { t.ancestors(): key.clone() }, { t.key(): key.clone() } ] };
-                    let of = (t.model(), t.collection());
+                    let of = t.schema();
                     deleted.nodes =
                         derived::delete(&self.db, s.as_deref_mut(), of, filter, true).await?;
                     Vec::new()
@@ -588,7 +578,7 @@ impl<M: TreeNode> Tree<M> {
             deleted.rewritten = written;
             if how != Deletion::Cascade {
                 let filter = doc! { t.key(): key.clone() };
-                let of = (t.model(), t.collection());
+                let of = t.schema();
                 deleted.nodes = derived::delete(&self.db, s, of, filter, false).await?;
             }
             tracing::debug!(nodes = deleted.nodes, holders = deleted.holders, "deleted");
@@ -618,15 +608,13 @@ impl<M: TreeNode> Tree<M> {
         let mut writes = vec![
             copies_of(
                 key,
-                t.model(),
-                t.collection(),
+                t.schema(),
                 t.parent(),
                 doc! { "$set": { t.parent(): parent.clone() } },
             ),
             copies_of(
                 key,
-                t.model(),
-                t.collection(),
+                t.schema(),
                 t.ancestors(),
                 doc! { "$pull": { t.ancestors(): key.clone() } },
             ),
