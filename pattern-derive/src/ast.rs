@@ -316,7 +316,11 @@ pub(crate) fn parse_model_attrs(input: &DeriveInput, errors: &mut Errors) -> Mod
                 }
                 return Ok(());
             }
-            let value: syn::Expr = meta.value()?.parse()?;
+            let mut value: syn::Expr = meta.value()?.parse()?;
+            // A `$name:literal` of a `macro_rules!` arrives in an invisible group.
+            while let syn::Expr::Group(group) = value {
+                value = *group.expr;
+            }
             let syn::Expr::Lit(syn::ExprLit {
                 lit: syn::Lit::Str(s),
                 ..
