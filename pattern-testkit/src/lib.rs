@@ -124,7 +124,7 @@ pub fn server() -> &'static TestServer {
             let server = secantus_mdb::Server::builder()
                 .storage_path(store_dir())
                 // Not the default 256M: under it, one update that writes a 9 MiB value and its
-                // index keys (tests/attribute.rs) is rolled back for cache pressure, which the
+                // index keys (tests/integration/attribute.rs) is rolled back for cache pressure, which the
                 // server retries as a write conflict, forever. A cap, not an allocation.
                 .cache_size("1G")
                 .start()

@@ -674,7 +674,18 @@ async fn without_transactions_a_partial_propagation_is_incomplete_and_resync_rep
 #[tokio::test]
 async fn every_embedding_gets_an_index_on_the_copied_id() {
     let db = test_db("extref_indexes").await;
-    pattern_runtime::sync_indexes(&db).await.unwrap();
+    // This file's models (the test binary holds other files' models too).
+    let models = [
+        Customer::SCHEMA,
+        Product::SCHEMA,
+        Order::SCHEMA,
+        Invoice::SCHEMA,
+        Receipt::SCHEMA,
+        Team::SCHEMA,
+    ];
+    pattern_runtime::sync_models(&db, &models, &Default::default())
+        .await
+        .unwrap();
     let names = |coll: &'static str| {
         let db = &db;
         async move {

@@ -25,7 +25,7 @@ use pattern_testkit::{test_db, TestDb};
 use serde::{Deserialize, Serialize};
 
 /// The page whose figures this file checks.
-const PAGE: &str = include_str!("../pattern-runtime/docs/patterns.md");
+const PAGE: &str = include_str!("../../pattern-runtime/docs/patterns.md");
 
 /// Commands not counted as round trips, by name. None: see the module docs.
 const NOT_COUNTED: &[&str] = &[];
