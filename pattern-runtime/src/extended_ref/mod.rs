@@ -195,7 +195,7 @@ use crate::index::IndexSpec;
 use crate::literal::touched_fields;
 use crate::model::{IntoId, Model};
 pub use crate::schema::Mode;
-use crate::schema::{registered_models, FieldName, ModelSchema, PatternSpec, Sample};
+use crate::schema::{registered_models, ModelSchema, PatternSpec, Sample};
 use crate::txn::{in_session, transact, Transaction};
 
 mod check;

@@ -10,6 +10,7 @@
 //! placeholder reference), since the build fails at its check anyway.
 
 use super::*;
+use crate::checks::Probe;
 use std::collections::{BTreeMap, HashMap};
 
 /// A field type holding extended references in a layout propagation can address: `R`,
@@ -108,22 +109,7 @@ pub const fn propagate_error<V: SyncVerdict>(
 }
 
 /// The probe of a type: see the module docs.
-pub struct Probe<T: ?Sized>(PhantomData<fn() -> T>);
-impl<T: ?Sized> Probe<T> {
-    /// The probe of `T`.
-    pub const fn new() -> Self {
-        Probe(PhantomData)
-    }
-    /// The probe of a field's type.
-    pub const fn of(_field: FieldName<T>) -> Self {
-        Probe(PhantomData)
-    }
-}
-impl<T: ?Sized> Default for Probe<T> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+pub type RefProbe<T> = Probe<T>;
 
 /// Verdict: nothing to say.
 pub struct Plain;
