@@ -111,25 +111,10 @@ mod write;
 pub use allocate::{Allocated, Allocator, AllocatorStopped};
 pub use spec::{Preallocated, SlotParts, SlotSpec};
 
-/// The operations on a grid of slots: from `RoomDay::slots(&db)`. See the [module
-/// documentation](self).
-#[derive_where::derive_where(Clone)]
-pub struct Slots<M> {
-    db: Database,
-    /// The caller's transaction, when bound to one.
-    tx: Option<Transaction>,
-    _model: PhantomData<fn() -> M>,
-}
-
-crate::span::spanned!(impl<M: Preallocated> Slots<M> => M::SCHEMA, M::SLOTS.collection());
-
-impl<M: Preallocated> fmt::Debug for Slots<M> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Slots")
-            .field("model", &M::SCHEMA.name())
-            .field("database", &self.db.name())
-            .finish()
-    }
+crate::span::model_handle! {
+    /// The operations on a grid of slots: from `RoomDay::slots(&db)`. See the [module
+    /// documentation](self).
+    pub struct Slots<M: Preallocated> => M::SLOTS.collection();
 }
 
 /// Why a conditional write of a slot matched nothing.
