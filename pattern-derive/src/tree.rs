@@ -312,7 +312,7 @@ fn key_check(
             #p::passes(|| {
                 #[allow(unused_imports)]
                 use #p::{ProbeKey as _, ProbeKeys as _, ProbeOptionalKey as _, ProbeOtherKey as _};
-                (&&#p::KeyProbe::<_, #key_ty>::of_field(#field)).#m()
+                (&&#p::KeyProbe::<_, #key_ty>::of(#field)).#m()
             })
         }
     });

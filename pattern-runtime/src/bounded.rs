@@ -30,28 +30,20 @@ use futures_util::future::BoxFuture;
 
 use crate::error::Result;
 use crate::finding::{Bounded, Check, Finding};
-use crate::schema::{PatternSpec, Sample};
+use crate::schema::{spec, PatternSpec, Sample};
 
-/// A `#[bounded(n)]` field, as static data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BoundSpec {
-    parts: BoundParts,
-}
-
-/// The parts of a [`BoundSpec`], as generated code writes them. Not a stable API.
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BoundParts {
-    pub field: &'static str,
-    pub max: u32,
+spec! {
+    /// A `#[bounded(n)]` field, as static data.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct BoundSpec { parts: BoundParts }
+    #[derive(PartialEq, Eq)]
+    pub struct BoundParts {
+        pub field: &'static str,
+        pub max: u32,
+    }
 }
 
 impl BoundSpec {
-    #[doc(hidden)]
-    pub const fn from_parts(parts: BoundParts) -> Self {
-        BoundSpec { parts }
-    }
-
     /// The array field's BSON name.
     pub fn field(&self) -> &'static str {
         self.parts.field

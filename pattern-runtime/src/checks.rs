@@ -11,15 +11,70 @@ use std::marker::PhantomData;
 
 use crate::schema::FieldName;
 
-/// The probe of a field's type.
-pub struct Probe<T: ?Sized>(PhantomData<fn() -> T>);
+/// The probe of a type `T`, the one every compile-time check of the derives classifies (here
+/// and in the patterns: `extended_ref::slot`, `relation::id_probe`, `tree::key_probe`,
+/// `preallocation::slot_probe`). `U` is what a check compares `T` with (a model, a key type),
+/// `()` when nothing.
+pub struct Probe<T: ?Sized, U: ?Sized = ()>(PhantomData<fn() -> T>, PhantomData<fn() -> U>);
 
-impl<T: ?Sized> Probe<T> {
+impl<T: ?Sized, U: ?Sized> Probe<T, U> {
+    /// The probe of `T`.
+    pub const fn new() -> Self {
+        Probe(PhantomData, PhantomData)
+    }
+
     /// The probe of `field`'s type.
     pub const fn of(_field: FieldName<T>) -> Self {
-        Probe(PhantomData)
+        Probe(PhantomData, PhantomData)
     }
 }
+
+impl<T: ?Sized, U: ?Sized> Default for Probe<T, U> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The probe of a field's type for the checks of this module, as generated code names it.
+pub type CheckProbe<T> = Probe<T>;
+
+/// Declares a family of checks on [`Probe`]: per check, a trait whose method passes, implemented
+/// for the probes the check accepts (written `&Probe<..>`, one autoref above the fallback), and
+/// the family's fallback trait, implemented for every probe, whose methods fail. Generated code
+/// imports a family's traits and calls `(&&Probe::of(field)).method()`.
+macro_rules! probe_family {
+    (
+        $(#[$other_attr:meta])*
+        fallback $other:ident;
+        $(
+            $(#[$attr:meta])*
+            $probe:ident::$method:ident for impl<$($g:ident $(: $bound:path)?),*> $ty:ty;
+        )*
+    ) => {
+        $(
+            $(#[$attr])*
+            pub trait $probe {
+                /// Passes.
+                fn $method(&self) -> $crate::checks::Pass {
+                    $crate::checks::Pass
+                }
+            }
+            impl<$($g $(: $bound)?),*> $probe for $ty {}
+        )*
+
+        $(#[$other_attr])*
+        pub trait $other {
+            $(
+                /// Fails.
+                fn $method(&self) -> $crate::checks::Fail {
+                    $crate::checks::Fail
+                }
+            )*
+        }
+        impl<T: ?Sized, U: ?Sized> $other for $crate::checks::Probe<T, U> {}
+    };
+}
+pub(crate) use probe_family;
 
 /// Verdict: the type passes.
 pub struct Pass;
@@ -71,80 +126,25 @@ impl Float for f64 {}
 impl Float for f32 {}
 impl<T: Float> Float for Option<T> {}
 
-/// `numeric()` when the type is `Numeric`.
-pub trait ProbeNumeric {
-    /// Passes.
-    fn numeric(&self) -> Pass {
-        Pass
-    }
-}
-impl<T: Numeric> ProbeNumeric for &Probe<T> {}
-
-/// `float()` when the type is `Float`.
-pub trait ProbeFloat {
-    /// Passes.
-    fn float(&self) -> Pass {
-        Pass
-    }
-}
-impl<T: Float> ProbeFloat for &Probe<T> {}
-
-/// `integer()` when the type is `Integer`.
-pub trait ProbeInteger {
-    /// Passes.
-    fn integer(&self) -> Pass {
-        Pass
-    }
-}
-impl<T: Integer> ProbeInteger for &Probe<T> {}
-
-/// `boolean()` when the type is `bool`.
-pub trait ProbeBool {
-    /// Passes.
-    fn boolean(&self) -> Pass {
-        Pass
-    }
-}
-impl ProbeBool for &Probe<bool> {}
-
-/// `optional()` when the type is an `Option`.
-pub trait ProbeOptional {
-    /// Passes.
-    fn optional(&self) -> Pass {
-        Pass
-    }
-}
-impl<T> ProbeOptional for &Probe<Option<T>> {}
-
-/// Every check, when nothing more specific holds.
-pub trait ProbeOther {
-    /// Fails: not numeric.
-    fn numeric(&self) -> Fail {
-        Fail
-    }
-    /// Fails: not a float.
-    fn float(&self) -> Fail {
-        Fail
-    }
-    /// Fails: not an integer.
-    fn integer(&self) -> Fail {
-        Fail
-    }
-    /// Fails: not an `Option`.
-    fn optional(&self) -> Fail {
-        Fail
-    }
-    /// Fails: not a `bool`.
-    fn boolean(&self) -> Fail {
-        Fail
-    }
+probe_family! {
+    /// Every check, when nothing more specific holds.
+    fallback ProbeOther;
+    /// `numeric()` when the type is `Numeric`.
+    ProbeNumeric::numeric for impl<T: Numeric> &Probe<T>;
+    /// `float()` when the type is `Float`.
+    ProbeFloat::float for impl<T: Float> &Probe<T>;
+    /// `integer()` when the type is `Integer`.
+    ProbeInteger::integer for impl<T: Integer> &Probe<T>;
+    /// `optional()` when the type is an `Option`.
+    ProbeOptional::optional for impl<T> &Probe<Option<T>>;
+    /// `boolean()` when the type is `bool`.
+    ProbeBool::boolean for impl<> &Probe<bool>;
 }
 
 /// Whether `check`'s verdict passes (the closure is never called: its type is the verdict).
 pub const fn passes<V: Verdict>(_check: fn() -> V) -> bool {
     V::PASS
 }
-impl<T: ?Sized> ProbeOther for Probe<T> {}
 
 /// `a == b`, in a constant.
 pub const fn str_eq(a: &str, b: &str) -> bool {
@@ -175,15 +175,7 @@ pub const fn contains_str(list: &[&str], s: &str) -> bool {
 }
 
 /// The probe of a model type (not of a field): `(&&ModelProbe::<T>::new()).unversioned()`.
-pub struct ModelProbe<T>(PhantomData<fn() -> T>);
-
-impl<T> ModelProbe<T> {
-    /// The probe of `T`.
-    #[allow(clippy::new_without_default)] // a probe, built in generated constants only
-    pub const fn new() -> Self {
-        ModelProbe(PhantomData)
-    }
-}
+pub type ModelProbe<T> = Probe<T>;
 
 /// `unversioned()` of a `#[versioned]` model: fails.
 pub trait ProbeVersioned {
@@ -192,7 +184,7 @@ pub trait ProbeVersioned {
         Fail
     }
 }
-impl<T: crate::versioning::Versioned> ProbeVersioned for &ModelProbe<T> {}
+impl<T: crate::versioning::Versioned> ProbeVersioned for &Probe<T> {}
 
 /// `unversioned()` of any other type (a model without `#[versioned]`, or a type that is no model
 /// at all, which its own error reports): passes.
@@ -202,4 +194,4 @@ pub trait ProbeUnversioned {
         Pass
     }
 }
-impl<T> ProbeUnversioned for ModelProbe<T> {}
+impl<T> ProbeUnversioned for Probe<T> {}

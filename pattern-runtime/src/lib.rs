@@ -528,17 +528,17 @@ pub mod __private {
         Granularity, KeepsMeasurements, Measurement, SeriesParts, SeriesSpec, Storage, SummarySpec,
     };
     pub use crate::checks::{
-        contains_str, passes, str_eq, unless, ModelProbe, Probe as CheckProbe, ProbeBool,
-        ProbeFloat, ProbeInteger, ProbeNumeric, ProbeOptional, ProbeOther as ProbeOtherCheck,
-        ProbeUnversioned, ProbeVersioned,
+        contains_str, passes, str_eq, unless, CheckProbe, ModelProbe, ProbeBool, ProbeFloat,
+        ProbeInteger, ProbeNumeric, ProbeOptional, ProbeOther as ProbeOtherCheck, ProbeUnversioned,
+        ProbeVersioned,
     };
     pub use crate::computed::{
         Aggregate, ComputedFields, ComputedFromParts, ComputedFromSpec, Computing,
     };
     pub use crate::extended_ref::slot::{
         items_beside_path, items_without_mode, mode_error, no_mode_error, propagate_error,
-        slot as ref_slot, when_held, HeldRef, HeldRefs, Probe as RefProbe, ProbeHeld, ProbeItems,
-        ProbeNested, ProbeOther, ProbeSnapshotOnly, ProbeSyncable, Propagatable,
+        slot as ref_slot, when_held, HeldRef, HeldRefs, ProbeHeld, ProbeItems, ProbeNested,
+        ProbeOther, ProbeSnapshotOnly, ProbeSyncable, Propagatable, RefProbe,
     };
     pub use crate::extended_ref::{
         Copied, Embedding, EmbeddingParts, ExtendedRef, RefParts, RefSpec, Referenced, References,

@@ -23,31 +23,65 @@ use crate::finding::{Bounded, Check, Finding};
 use crate::index::IndexSpec;
 use crate::shard::ShardKey;
 
-/// The static description of a model: its collection, serialized fields and indexes.
-#[derive(Debug, Clone, Copy)]
-pub struct ModelSchema {
-    parts: SchemaParts,
-}
+/// Declares a spec that generated code builds from its parts: the spec struct, whose one field
+/// `parts` is not public (its methods read it), the parts struct generated code writes
+/// (`#[doc(hidden)]`, `Debug, Clone, Copy`, more derives written before it), and the spec's
+/// `#[doc(hidden)] const fn from_parts`:
+///
+/// ```ignore
+/// spec! {
+///     /// A tree, as static data.
+///     #[derive(Debug, Clone, Copy)]
+///     pub struct TreeSpec { pub(super) parts: TreeParts }
+///     pub struct TreeParts {
+///         pub model: &'static str,
+///     }
+/// }
+/// ```
+macro_rules! spec {
+    (
+        $(#[$spec_attr:meta])*
+        pub struct $spec:ident { $vis:vis parts: $parts:ident }
+        $(#[$parts_attr:meta])*
+        pub struct $parts_again:ident { $($fields:tt)* }
+    ) => {
+        $(#[$spec_attr])*
+        pub struct $spec {
+            $vis parts: $parts,
+        }
 
-/// The parts of a [`ModelSchema`], as generated code writes them. Not a stable API.
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy)]
-pub struct SchemaParts {
-    pub name: &'static str,
-    pub collection: &'static str,
-    pub group: Option<&'static str>,
-    pub fields: &'static [FieldSchema],
-    pub indexes: &'static [IndexSpec],
-    pub shard_key: Option<&'static ShardKey>,
-    pub patterns: &'static [&'static dyn PatternSpec],
+        #[doc = concat!("The parts of [`", stringify!($spec), "`], as generated code writes them. Not a stable API.")]
+        #[doc(hidden)]
+        #[derive(Debug, Clone, Copy)]
+        $(#[$parts_attr])*
+        pub struct $parts_again { $($fields)* }
+
+        impl $spec {
+            #[doc(hidden)]
+            pub const fn from_parts(parts: $parts) -> Self {
+                $spec { parts }
+            }
+        }
+    };
+}
+pub(crate) use spec;
+
+spec! {
+    /// The static description of a model: its collection, serialized fields and indexes.
+    #[derive(Debug, Clone, Copy)]
+    pub struct ModelSchema { parts: SchemaParts }
+    pub struct SchemaParts {
+        pub name: &'static str,
+        pub collection: &'static str,
+        pub group: Option<&'static str>,
+        pub fields: &'static [FieldSchema],
+        pub indexes: &'static [IndexSpec],
+        pub shard_key: Option<&'static ShardKey>,
+        pub patterns: &'static [&'static dyn PatternSpec],
+    }
 }
 
 impl ModelSchema {
-    #[doc(hidden)]
-    pub const fn from_parts(parts: SchemaParts) -> Self {
-        ModelSchema { parts }
-    }
-
     /// The Rust type name (`Product`).
     pub const fn name(&self) -> &'static str {
         self.parts.name
@@ -320,28 +354,19 @@ pub enum Mode {
     Snapshot,
 }
 
-/// One serialized field of a model.
-#[derive(Debug, Clone, Copy)]
-pub struct FieldSchema {
-    parts: FieldParts,
-}
-
-/// The parts of a [`FieldSchema`], as generated code writes them. Not a stable API.
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy)]
-pub struct FieldParts {
-    pub rust_name: &'static str,
-    pub bson_name: &'static str,
-    pub rust_type: &'static str,
-    pub annotations: &'static [Annotation],
+spec! {
+    /// One serialized field of a model.
+    #[derive(Debug, Clone, Copy)]
+    pub struct FieldSchema { parts: FieldParts }
+    pub struct FieldParts {
+        pub rust_name: &'static str,
+        pub bson_name: &'static str,
+        pub rust_type: &'static str,
+        pub annotations: &'static [Annotation],
+    }
 }
 
 impl FieldSchema {
-    #[doc(hidden)]
-    pub const fn from_parts(parts: FieldParts) -> Self {
-        FieldSchema { parts }
-    }
-
     /// The Rust field name, without `r#`.
     pub fn rust_name(&self) -> &'static str {
         self.parts.rust_name

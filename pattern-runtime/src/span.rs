@@ -24,3 +24,36 @@ macro_rules! spanned {
     };
 }
 pub(crate) use spanned;
+
+/// Declares a handle on one model `M` in a database: the struct (`Clone` with no bound on `M`),
+/// holding the database, the caller's transaction when bound to one, and the model's type; its
+/// [`Spanned`] impl, from `M`'s schema and the collection's expression; and its `Debug`, which
+/// shows the model's name and the database's. The handle's constructor and `in_transaction`
+/// stay with it, with their own docs.
+macro_rules! model_handle {
+    (
+        $(#[$attr:meta])*
+        pub struct $name:ident<M: $bound:path> => $collection:expr;
+    ) => {
+        $(#[$attr])*
+        #[derive_where::derive_where(Clone)]
+        pub struct $name<M> {
+            db: mongodb::Database,
+            /// The caller's transaction, when bound to one.
+            tx: Option<$crate::txn::Transaction>,
+            _model: std::marker::PhantomData<fn() -> M>,
+        }
+
+        $crate::span::spanned!(impl<M: $bound> $name<M> => M::SCHEMA, $collection);
+
+        impl<M: $bound> std::fmt::Debug for $name<M> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($name))
+                    .field("model", &M::SCHEMA.name())
+                    .field("database", &self.db.name())
+                    .finish()
+            }
+        }
+    };
+}
+pub(crate) use model_handle;

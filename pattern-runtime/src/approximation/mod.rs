@@ -113,7 +113,7 @@ use serde::Serialize;
 
 use crate::error::{validate_key, Error, Result};
 use crate::model::IntoId;
-use crate::schema::{ModelSchema, PatternSpec};
+use crate::schema::{spec, ModelSchema, PatternSpec};
 
 mod batched;
 mod sampled;
@@ -145,27 +145,18 @@ pub enum Approximation {
     },
 }
 
-/// A model field counted approximately, as `#[approximate(..)]` declares it.
-#[derive(Debug)]
-pub struct ApproximateSpec {
-    parts: ApproximateParts,
-}
-
-/// The parts of an [`ApproximateSpec`], as generated code writes them. Not a stable API.
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy)]
-pub struct ApproximateParts {
-    /// The field's BSON name.
-    pub field: &'static str,
-    pub approximation: Approximation,
+spec! {
+    /// A model field counted approximately, as `#[approximate(..)]` declares it.
+    #[derive(Debug)]
+    pub struct ApproximateSpec { parts: ApproximateParts }
+    pub struct ApproximateParts {
+        /// The field's BSON name.
+        pub field: &'static str,
+        pub approximation: Approximation,
+    }
 }
 
 impl ApproximateSpec {
-    #[doc(hidden)]
-    pub const fn from_parts(parts: ApproximateParts) -> Self {
-        ApproximateSpec { parts }
-    }
-
     /// The counted field's BSON name.
     pub fn field(&self) -> &'static str {
         self.parts.field

@@ -2,6 +2,7 @@
 //! builds, and what the sync and the doctor read from it.
 
 use super::*;
+use crate::schema::spec;
 
 /// A string-like key of an attribute item: `String`, or a fieldless enum with
 /// `#[derive(AttributeKey)]` (serialized as its serde names).
@@ -41,28 +42,19 @@ pub trait AttributeItem:
     fn key(&self) -> &Self::Key;
 }
 
-/// A model's `#[attribute]` field, as the derive declares it.
-#[derive(Debug)]
-pub struct AttributeSpec {
-    pub(super) parts: AttributeParts,
-}
-
-/// The parts of an [`AttributeSpec`], as generated code writes them. Not a stable API.
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy)]
-pub struct AttributeParts {
-    /// The field's BSON name.
-    pub field: &'static str,
-    /// The compound index.
-    pub index: IndexSpec,
+spec! {
+    /// A model's `#[attribute]` field, as the derive declares it.
+    #[derive(Debug)]
+    pub struct AttributeSpec { pub(super) parts: AttributeParts }
+    pub struct AttributeParts {
+        /// The field's BSON name.
+        pub field: &'static str,
+        /// The compound index.
+        pub index: IndexSpec,
+    }
 }
 
 impl AttributeSpec {
-    #[doc(hidden)]
-    pub const fn from_parts(parts: AttributeParts) -> Self {
-        AttributeSpec { parts }
-    }
-
     /// The field's BSON name.
     pub fn field(&self) -> &'static str {
         self.parts.field

@@ -181,7 +181,7 @@ use tokio::sync::OnceCell;
 
 use crate::error::{validate_key, Error, Result};
 use crate::finding::{Check, Finding};
-use crate::schema::{ModelSchema, PatternSpec, Sample};
+use crate::schema::{spec, ModelSchema, PatternSpec, Sample};
 
 mod keyed;
 mod native;
@@ -264,12 +264,6 @@ pub trait Measurement:
 )]
 pub trait KeepsMeasurements: Measurement {}
 
-/// How a series is stored, as `#[bucket(...)]` declares it.
-#[derive(Debug, Clone, Copy)]
-pub struct SeriesSpec {
-    parts: SeriesParts,
-}
-
 impl PatternSpec for SeriesSpec {
     /// A native time-series collection is created (or checked) before its indexes are synced:
     /// an index would create a normal collection of that name.
@@ -349,18 +343,20 @@ impl ModelSchema {
     }
 }
 
-/// The parts of a [`SeriesSpec`], as generated code writes them. Not a stable API.
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy)]
-pub struct SeriesParts {
-    pub collection: &'static str,
-    pub keys: &'static [&'static str],
-    pub time: &'static str,
-    pub summaries: &'static [SummarySpec],
-    /// The BSON names of the fields that are neither key nor time (the slot maps of `slots`).
-    pub values: &'static [&'static str],
-    pub expire_after_seconds: Option<u64>,
-    pub storage: Storage,
+spec! {
+    /// How a series is stored, as `#[bucket(...)]` declares it.
+    #[derive(Debug, Clone, Copy)]
+    pub struct SeriesSpec { parts: SeriesParts }
+    pub struct SeriesParts {
+        pub collection: &'static str,
+        pub keys: &'static [&'static str],
+        pub time: &'static str,
+        pub summaries: &'static [SummarySpec],
+        /// The BSON names of the fields that are neither key nor time (the slot maps of `slots`).
+        pub values: &'static [&'static str],
+        pub expire_after_seconds: Option<u64>,
+        pub storage: Storage,
+    }
 }
 
 /// Where the measurements go.
@@ -436,11 +432,6 @@ pub struct SummarySpec {
 }
 
 impl SeriesSpec {
-    #[doc(hidden)]
-    pub const fn from_parts(parts: SeriesParts) -> Self {
-        SeriesSpec { parts }
-    }
-
     /// The bucket (or time-series) collection.
     pub fn collection(&self) -> &'static str {
         self.parts.collection

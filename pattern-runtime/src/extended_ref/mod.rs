@@ -195,7 +195,7 @@ use crate::index::IndexSpec;
 use crate::literal::touched_fields;
 use crate::model::{IntoId, Model};
 pub use crate::schema::Mode;
-use crate::schema::{registered_models, FieldName, ModelSchema, PatternSpec, Sample};
+use crate::schema::{registered_models, ModelSchema, PatternSpec, Sample};
 use crate::txn::{in_session, transact, Transaction};
 
 mod check;
@@ -208,25 +208,10 @@ pub use spec::{
 };
 pub use watch::Watcher;
 
-/// The operations on a [`Referenced`] model that keep its copies in sync: from
-/// `Customer::references(&db)`. See the [module documentation](self).
-#[derive_where::derive_where(Clone)]
-pub struct References<M> {
-    db: Database,
-    /// The caller's transaction, when bound to one.
-    tx: Option<Transaction>,
-    _model: PhantomData<fn() -> M>,
-}
-
-crate::span::spanned!(impl<M: Model> References<M> => M::SCHEMA, M::SCHEMA.collection());
-
-impl<M: Model> fmt::Debug for References<M> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("References")
-            .field("model", &M::SCHEMA.name())
-            .field("database", &self.db.name())
-            .finish()
-    }
+crate::span::model_handle! {
+    /// The operations on a [`Referenced`] model that keep its copies in sync: from
+    /// `Customer::references(&db)`. See the [module documentation](self).
+    pub struct References<M: Model> => M::SCHEMA.collection();
 }
 
 /// What the body of a propagation came to.

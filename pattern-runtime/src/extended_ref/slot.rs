@@ -10,8 +10,9 @@
 //! placeholder reference), since the build fails at its check anyway.
 
 use super::*;
-use std::collections::{BTreeMap, HashMap};
+use crate::checks::Probe;
 use crate::schema::SchemaParts;
+use std::collections::{BTreeMap, HashMap};
 
 /// A field type holding extended references in a layout propagation can address: `R`,
 /// `Option<R>`, `Vec<R>` or `Option<Vec<R>>`.
@@ -119,22 +120,7 @@ pub const fn propagate_error<V: SyncVerdict>(
 }
 
 /// The probe of a type: see the module docs.
-pub struct Probe<T: ?Sized>(PhantomData<fn() -> T>);
-impl<T: ?Sized> Probe<T> {
-    /// The probe of `T`.
-    pub const fn new() -> Self {
-        Probe(PhantomData)
-    }
-    /// The probe of a field's type.
-    pub const fn of(_field: FieldName<T>) -> Self {
-        Probe(PhantomData)
-    }
-}
-impl<T: ?Sized> Default for Probe<T> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+pub type RefProbe<T> = Probe<T>;
 
 /// Verdict: nothing to say.
 pub struct Plain;

@@ -2,40 +2,32 @@
 //! and the map of derived data read from it.
 
 use super::*;
+use crate::schema::spec;
 
-/// An `#[outlier(...)]` field, as static data.
-#[derive(Debug, Clone, Copy)]
-pub struct OutlierSpec {
-    parts: OutlierParts,
-}
-
-/// The parts of an [`OutlierSpec`], as generated code writes them. Not a stable API.
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy)]
-pub struct OutlierParts {
-    /// The array field (BSON name), in the main and the overflow documents.
-    pub field: &'static str,
-    pub limit: u32,
-    pub capacity: u32,
-    /// The byte budget of a document holding items.
-    pub max_bytes: u32,
-    pub overflow: &'static str,
-    /// The overflow documents' field holding the main document's `_id`.
-    pub parent: &'static str,
-    /// The main document's `bool` flag (BSON name).
-    pub flag: &'static str,
-    /// The main document's count of every item (BSON name).
-    pub count: &'static str,
-    /// `{parent: 1, seq: 1}`, unique.
-    pub index: IndexSpec,
+spec! {
+    /// An `#[outlier(...)]` field, as static data.
+    #[derive(Debug, Clone, Copy)]
+    pub struct OutlierSpec { parts: OutlierParts }
+    pub struct OutlierParts {
+        /// The array field (BSON name), in the main and the overflow documents.
+        pub field: &'static str,
+        pub limit: u32,
+        pub capacity: u32,
+        /// The byte budget of a document holding items.
+        pub max_bytes: u32,
+        pub overflow: &'static str,
+        /// The overflow documents' field holding the main document's `_id`.
+        pub parent: &'static str,
+        /// The main document's `bool` flag (BSON name).
+        pub flag: &'static str,
+        /// The main document's count of every item (BSON name).
+        pub count: &'static str,
+        /// `{parent: 1, seq: 1}`, unique.
+        pub index: IndexSpec,
+    }
 }
 
 impl OutlierSpec {
-    #[doc(hidden)]
-    pub const fn from_parts(parts: OutlierParts) -> Self {
-        OutlierSpec { parts }
-    }
-
     /// The array field's BSON name.
     pub fn field(&self) -> &'static str {
         self.parts.field

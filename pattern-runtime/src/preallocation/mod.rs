@@ -111,25 +111,10 @@ mod write;
 pub use allocate::{Allocated, Allocator, AllocatorStopped};
 pub use spec::{Preallocated, SlotParts, SlotSpec};
 
-/// The operations on a grid of slots: from `RoomDay::slots(&db)`. See the [module
-/// documentation](self).
-#[derive_where::derive_where(Clone)]
-pub struct Slots<M> {
-    db: Database,
-    /// The caller's transaction, when bound to one.
-    tx: Option<Transaction>,
-    _model: PhantomData<fn() -> M>,
-}
-
-crate::span::spanned!(impl<M: Preallocated> Slots<M> => M::SCHEMA, M::SLOTS.collection());
-
-impl<M: Preallocated> fmt::Debug for Slots<M> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Slots")
-            .field("model", &M::SCHEMA.name())
-            .field("database", &self.db.name())
-            .finish()
-    }
+crate::span::model_handle! {
+    /// The operations on a grid of slots: from `RoomDay::slots(&db)`. See the [module
+    /// documentation](self).
+    pub struct Slots<M: Preallocated> => M::SLOTS.collection();
 }
 
 /// Why a conditional write of a slot matched nothing.
@@ -317,20 +302,10 @@ fn record(resource: &Bson, slot: &Bson) {
 /// specialisation as in `checks`. Not a stable API.
 #[doc(hidden)]
 pub mod slot_probe {
-    use std::marker::PhantomData;
-
-    use crate::checks::{Fail, Pass};
-    use crate::schema::FieldName;
+    use crate::checks::{Fail, Pass, Probe};
 
     /// The probe of a field of type `T`.
-    pub struct SlotProbe<T: ?Sized>(PhantomData<fn() -> T>);
-
-    impl<T: ?Sized> SlotProbe<T> {
-        /// The probe of `field`'s type.
-        pub const fn of(_field: FieldName<T>) -> Self {
-            SlotProbe(PhantomData)
-        }
-    }
+    pub type SlotProbe<T> = Probe<T>;
 
     /// A type that names a resource or a slot: compared by equality, ordered for ranges.
     pub trait SlotKey {}
@@ -346,7 +321,7 @@ pub mod slot_probe {
             Pass
         }
     }
-    impl<T: SlotKey> ProbeSlotKey for &SlotProbe<T> {}
+    impl<T: SlotKey> ProbeSlotKey for &Probe<T> {}
 
     /// The width of a bitmap field: `i32` holds 31 sub-slots, `i64` 63.
     pub struct Bits<const N: u32>;
@@ -367,7 +342,7 @@ pub mod slot_probe {
             Bits
         }
     }
-    impl ProbeBits32 for &SlotProbe<i32> {}
+    impl ProbeBits32 for &Probe<i32> {}
 
     /// `bits()` for `i64`.
     pub trait ProbeBits64 {
@@ -376,7 +351,7 @@ pub mod slot_probe {
             Bits
         }
     }
-    impl ProbeBits64 for &&SlotProbe<i64> {}
+    impl ProbeBits64 for &&Probe<i64> {}
 
     /// Every check, when nothing more specific holds.
     pub trait ProbeOtherSlot {
@@ -389,7 +364,7 @@ pub mod slot_probe {
             Bits
         }
     }
-    impl<T: ?Sized> ProbeOtherSlot for SlotProbe<T> {}
+    impl<T: ?Sized> ProbeOtherSlot for Probe<T> {}
 
     /// The sub-slots the verdict of `check` holds.
     pub const fn bits_of<V: BitsVerdict>(_check: fn() -> V) -> u32 {

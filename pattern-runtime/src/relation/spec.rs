@@ -3,6 +3,7 @@
 //! inverses.
 
 use super::*;
+use crate::schema::spec;
 
 // ----- static data -----
 
@@ -17,39 +18,30 @@ pub enum RelationKind {
     TwoWay,
 }
 
-/// One `#[relation]` field, as static data.
-#[derive(Debug, Clone, Copy)]
-pub struct RelationSpec {
-    pub(super) parts: RelationParts,
-}
-
-/// The parts of a [`RelationSpec`], as generated code writes them. Not a stable API.
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy)]
-pub struct RelationParts {
-    /// The model holding the field.
-    pub model: &'static ModelSchema,
-    /// The field's BSON name.
-    pub field: &'static str,
-    /// The referenced model's schema. A function: two models referring to each other would
-    /// make their schema constants depend on each other.
-    pub target: fn() -> &'static ModelSchema,
-    pub kind: RelationKind,
-    pub many: bool,
-    /// The Rust name of the other side's field, for a two-way relation.
-    pub inverse: Option<&'static str>,
-    /// The index the access path needs (parent references and both sides of a two-way one).
-    pub index: Option<IndexSpec>,
-    /// The children's order (`sort(time = -1)`), BSON names.
-    pub sort: &'static [(&'static str, i32)],
+spec! {
+    /// One `#[relation]` field, as static data.
+    #[derive(Debug, Clone, Copy)]
+    pub struct RelationSpec { pub(super) parts: RelationParts }
+    pub struct RelationParts {
+        /// The model holding the field.
+        pub model: &'static ModelSchema,
+        /// The field's BSON name.
+        pub field: &'static str,
+        /// The referenced model's schema. A function: two models referring to each other would
+        /// make their schema constants depend on each other.
+        pub target: fn() -> &'static ModelSchema,
+        pub kind: RelationKind,
+        pub many: bool,
+        /// The Rust name of the other side's field, for a two-way relation.
+        pub inverse: Option<&'static str>,
+        /// The index the access path needs (parent references and both sides of a two-way one).
+        pub index: Option<IndexSpec>,
+        /// The children's order (`sort(time = -1)`), BSON names.
+        pub sort: &'static [(&'static str, i32)],
+    }
 }
 
 impl RelationSpec {
-    #[doc(hidden)]
-    pub const fn from_parts(parts: RelationParts) -> Self {
-        RelationSpec { parts }
-    }
-
     /// The model holding the field.
     pub fn model(&self) -> &'static ModelSchema {
         self.parts.model

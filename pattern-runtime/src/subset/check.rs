@@ -383,7 +383,9 @@ where
     E: Serialize + for<'a> From<&'a F>,
 {
     let full: F = bson::deserialize_from_slice(raw.as_bytes())?;
-    Ok(Bson::Document(bson::serialize_to_document(&E::from(&full))?))
+    Ok(Bson::Document(bson::serialize_to_document(&E::from(
+        &full,
+    ))?))
 }
 
 impl SubsetSpec {

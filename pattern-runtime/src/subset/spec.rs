@@ -2,8 +2,8 @@
 //! keeps, the map of derived data's dependent (full items' writes reach the parent), and the
 //! probe that gives generated code the typed rebuild.
 
-use super::*;
 use super::check::Embed;
+use super::*;
 
 /// What a computed field summarises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

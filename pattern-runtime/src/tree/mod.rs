@@ -159,7 +159,6 @@
 //! move is a `DEBUG` event with what it matched and modified.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::marker::PhantomData;
 
 use bson::{doc, Bson, Document};
@@ -196,24 +195,9 @@ pub use spec::{HolderParts, HolderSpec, InTree, TreeNode, TreeParts, TreeSpec};
 use write::{copies_of, splice};
 pub use write::{Deleted, Deletion};
 
-/// The operations on a tree: from `Category::tree(&db)`. See the [module documentation](self).
-#[derive_where::derive_where(Clone)]
-pub struct Tree<M> {
-    db: Database,
-    /// The caller's transaction, when bound to one.
-    tx: Option<Transaction>,
-    _model: PhantomData<fn() -> M>,
-}
-
-crate::span::spanned!(impl<M: TreeNode> Tree<M> => M::SCHEMA, M::TREE.collection());
-
-impl<M: TreeNode> fmt::Debug for Tree<M> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Tree")
-            .field("model", &M::SCHEMA.name())
-            .field("database", &self.db.name())
-            .finish()
-    }
+crate::span::model_handle! {
+    /// The operations on a tree: from `Category::tree(&db)`. See the [module documentation](self).
+    pub struct Tree<M: TreeNode> => M::TREE.collection();
 }
 
 /// A change of the shape whose holder writes [`Tree::sweep`] sends again.

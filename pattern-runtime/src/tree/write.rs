@@ -457,12 +457,7 @@ impl<M: TreeNode> Tree<M> {
                 ),
                 CopyWrite {
                     array_filters: vec![doc! { "k": key.clone() }],
-                    ..copies_of(
-                        &key,
-                        t.schema(),
-                        t.ancestors(),
-                        element(t.ancestors()),
-                    )
+                    ..copies_of(&key, t.schema(), t.ancestors(), element(t.ancestors()))
                 },
             ];
             writes.extend(rename_writes(&key, &new_key, &holders));
