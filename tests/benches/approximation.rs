@@ -1,7 +1,7 @@
 //! One hot counter (a page's views) written by 8 concurrent writers: one `$inc` per event vs the
 //! approximation pattern's three counters (`pattern_runtime::approximation`).
 //!
-//! `cargo bench --ignore-rust-version -p pattern-tests --bench approximation` (embedded server,
+//! `cargo bench --ignore-rust-version -p pattern-tests --bench patterns -- approximation` (embedded server,
 //! or `MONGODB_URI`). One group, `approximation_hot_counter`; an iteration is 8 tokio tasks on
 //! the multi-thread runtime, each counting 250 events of the document `home`, 2 000 events in
 //! all:
@@ -35,7 +35,7 @@
 //! figures: compare several runs before reading anything into a difference of a few percent.
 
 use bson::{doc, Bson, Document};
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 use mongodb::Collection;
 use pattern_runtime::approximation::{BatchedCounter, SampledCounter, ShardedCounter};
 use pattern_testkit::TestDb;
@@ -236,4 +236,3 @@ fn benches(c: &mut Criterion) {
 }
 
 criterion_group!(approximation, benches);
-criterion_main!(approximation);

@@ -1,6 +1,6 @@
 //! The attribute pattern's `set` and typed query vs the same commands written by hand.
 //!
-//! `cargo bench --ignore-rust-version -p pattern-tests --bench attribute` (embedded server, or
+//! `cargo bench --ignore-rust-version -p pattern-tests --bench patterns -- attribute` (embedded server, or
 //! `MONGODB_URI`). Two groups, each toolkit vs driver, on a `records` collection whose
 //! `{attributes.name: 1, attributes.value: 1}` index is synced first:
 //! - `attribute_set`: one item of a record holding 20 measurements, the 20 keys set round-robin
@@ -26,7 +26,7 @@
 //! median was 1.005-1.010 for the set and 0.99-1.00 for the query.
 
 use bson::{doc, Bson, Document};
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 use futures_util::TryStreamExt;
 use mongodb::Database;
 use pattern_runtime::{Fields, Model};
@@ -386,4 +386,3 @@ fn benches(c: &mut Criterion) {
 }
 
 criterion_group!(attribute, benches);
-criterion_main!(attribute);

@@ -2,7 +2,7 @@
 //! `orderCount` exact in the same transaction) vs the same transaction written by hand with the
 //! driver.
 //!
-//! `cargo bench --ignore-rust-version -p pattern-tests --bench computed` (embedded server, or
+//! `cargo bench --ignore-rust-version -p pattern-tests --bench patterns -- computed` (embedded server, or
 //! `MONGODB_URI`). Two groups, on 10 users:
 //! - `computed_insert`: `toolkit_insert` is `Computing::insert` of a new order; `driver_insert`
 //!   starts a session and a transaction, inserts the order, `$inc`s the user's two fields and
@@ -19,7 +19,7 @@
 //! run-to-run spread: the same commands cost the same.
 
 use bson::{doc, Bson, Document};
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 use mongodb::options::ReturnDocument;
 use mongodb::Database;
 use pattern_runtime::computed::Computing;
@@ -208,4 +208,3 @@ fn benches(c: &mut Criterion) {
 }
 
 criterion_group!(computed, benches);
-criterion_main!(computed);

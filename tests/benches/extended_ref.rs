@@ -1,21 +1,22 @@
 //! Extended-reference propagation (`Customer::references(&db).update`) vs the same commands by hand.
 //!
 //! One side per process, so each starts on a fresh server (see `benches/subset.rs`):
-//! `cargo bench --ignore-rust-version -p pattern-tests --bench extended_ref -- rename/toolkit`,
-//! then `... -- rename/by_hand`, `... -- uncopied/toolkit`, `... -- uncopied/by_hand` (embedded
+//! `cargo bench --ignore-rust-version -p pattern-tests --bench patterns --
+//! extended_ref_rename/toolkit`, then `... -- extended_ref_rename/by_hand`,
+//! `... -- extended_ref_uncopied/toolkit`, `... -- extended_ref_uncopied/by_hand` (embedded
 //! server, or `MONGODB_URI`). A side's database is only set up when its benchmark runs. Two pairs,
 //! each toolkit vs hand-written, on a customer with 3 orders and 2 invoices holding a copy:
-//! - `rename/*`: `$set` of a copied field, in one transaction: `findAndModify` of the customer
-//!   (`returnDocument: After`, projection of the copied field), one `updateMany` per embedding
-//!   (`invoices.customer`, `orders.customer`), commit;
-//! - `uncopied/*`: `$inc` of a field nobody copies: one `update` of the customer.
+//! - `extended_ref_rename/*`: `$set` of a copied field, in one transaction: `findAndModify` of
+//!   the customer (`returnDocument: After`, projection of the copied field), one `updateMany`
+//!   per embedding (`invoices.customer`, `orders.customer`), commit;
+//! - `extended_ref_uncopied/*`: `$inc` of a field nobody copies: one `update` of the customer.
 //!
-//! Only the models below are registered in this binary: they are the embeddings both sides
-//! update.
+//! The customer's copies are the two embeddings below, which both sides update (the other
+//! benchmarks' models in this binary are other models, even where a name is the same).
 
 use bson::oid::ObjectId;
 use bson::{doc, Document};
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 use mongodb::options::ReturnDocument;
 use mongodb::Database;
 use pattern_runtime::Model;
@@ -70,7 +71,10 @@ const RENAME: [(&str, &str); 4] = [
 fn fresh(rt: &Runtime, name: &str) -> (TestDb, ObjectId) {
     rt.block_on(async {
         let db = pattern_testkit::test_db(name).await;
-        pattern_runtime::sync_indexes(&db).await.unwrap();
+        let models = [Customer::SCHEMA, Order::SCHEMA, Invoice::SCHEMA];
+        pattern_runtime::sync_models(&db, &models, &Default::default())
+            .await
+            .unwrap();
         let ada = Customer {
             id: ObjectId::new(),
             name: "Ada".into(),
@@ -193,7 +197,7 @@ async fn by_hand_uncopied(db: &Database, id: ObjectId) {
 }
 
 fn rename(c: &mut Criterion, rt: &Runtime) {
-    let mut g = c.benchmark_group("rename");
+    let mut g = c.benchmark_group("extended_ref_rename");
     // 100 samples of a transaction take longer than the default 5 s.
     g.measurement_time(Duration::from_secs(10));
     let mut state = None;
@@ -230,7 +234,7 @@ fn rename(c: &mut Criterion, rt: &Runtime) {
 }
 
 fn uncopied(c: &mut Criterion, rt: &Runtime) {
-    let mut g = c.benchmark_group("uncopied");
+    let mut g = c.benchmark_group("extended_ref_uncopied");
     let one_update = [("update", "customers")];
     let mut state = None;
     g.bench_function("toolkit", |b| {
@@ -264,4 +268,3 @@ fn benches(c: &mut Criterion) {
 }
 
 criterion_group!(extended_ref, benches);
-criterion_main!(extended_ref);

@@ -2,7 +2,7 @@
 //! each vs the same writes by hand with the driver, and an outlier's 10 000 items read back vs
 //! the same posts stored one document per post.
 //!
-//! `cargo bench --ignore-rust-version -p pattern-tests --bench outlier` (embedded server, or
+//! `cargo bench --ignore-rust-version -p pattern-tests --bench patterns -- outlier` (embedded server, or
 //! `MONGODB_URI`). Three groups:
 //! - `outlier_push_below`: one post pushed to a member under the limit (`limit = 50`).
 //!   `toolkit` is `Member::posts_outlier(&db).push`; `by_hand` the toolkit's whole write for a
@@ -84,7 +84,7 @@
 //! a fresh member every 1 000 pushes, at most 11 overflow documents, where the two cost alike).
 
 use bson::{doc, Bson, Document};
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 use futures_util::future::BoxFuture;
 use futures_util::TryStreamExt;
 use mongodb::options::ReturnDocument;
@@ -561,4 +561,3 @@ fn benches(c: &mut Criterion) {
 }
 
 criterion_group!(outlier, benches);
-criterion_main!(outlier);

@@ -1,6 +1,6 @@
 //! The polymorphic pattern's typed per-variant find vs the same find written by hand.
 //!
-//! `cargo bench --ignore-rust-version -p pattern-tests --bench polymorphic` (embedded server, or
+//! `cargo bench --ignore-rust-version -p pattern-tests --bench patterns -- polymorphic` (embedded server, or
 //! `MONGODB_URI`). One group, `polymorphic_find_10k`: every push notification of a
 //! `notifications` collection that holds 10 000 push, 5 000 email and 5 000 sms notifications
 //! (inserted in interleaved rounds, after `sync_indexes`), read as `NotificationPush`:
@@ -18,7 +18,7 @@
 //! 0.995.
 
 use bson::{doc, oid::ObjectId, DateTime};
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 use futures_util::TryStreamExt;
 use mongodb::Database;
 use pattern_runtime::Model;
@@ -200,4 +200,3 @@ fn benches(c: &mut Criterion) {
 }
 
 criterion_group!(polymorphic, benches);
-criterion_main!(polymorphic);

@@ -3,7 +3,7 @@
 //! a conflicting booking, then insert"), which also races: how often it double-books under the
 //! concurrency the tests use is measured first and printed.
 //!
-//! `cargo bench --ignore-rust-version -p pattern-tests --bench preallocation` (embedded server,
+//! `cargo bench --ignore-rust-version -p pattern-tests --bench patterns -- preallocation` (embedded server,
 //! or `MONGODB_URI`). One group, `preallocation_book`, one booking of a free room-night per
 //! iteration (each side has its own 50 000 preallocated slots, allocated before timing):
 //! - `toolkit`: `RoomDay::slots(&db).book(room, date, guest)`: one `findAndModify` with
@@ -34,7 +34,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
 use bson::{doc, DateTime, Document};
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 use futures_util::TryStreamExt;
 use mongodb::options::ReturnDocument;
 use mongodb::{Database, IndexModel};
@@ -259,4 +259,3 @@ fn benches(c: &mut Criterion) {
 }
 
 criterion_group!(preallocation, benches);
-criterion_main!(preallocation);

@@ -1,7 +1,7 @@
 //! Loading a relation's references in one batch (`Product::parts_relation(&db).load`) vs the same
 //! `$in` query written by hand, and vs the N+1 loop the batch avoids.
 //!
-//! `cargo bench --ignore-rust-version -p pattern-tests --bench relation` (embedded server, or
+//! `cargo bench --ignore-rust-version -p pattern-tests --bench patterns -- relation` (embedded server, or
 //! `MONGODB_URI`). One group, `relation_load`, on 100 products each holding 10 references
 //! (`parts: Vec<Ref<Part>>`, the one-to-many case) to 300 parts, every part referenced by 3 or 4
 //! products; the products are read once, before timing, and each benchmark resolves the parts of
@@ -31,7 +31,7 @@
 
 use bson::doc;
 use bson::oid::ObjectId;
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 use futures_util::TryStreamExt;
 use mongodb::Database;
 use pattern_runtime::{Model, Ref};
@@ -254,4 +254,3 @@ fn benches(c: &mut Criterion) {
 }
 
 criterion_group!(relation, benches);
-criterion_main!(relation);

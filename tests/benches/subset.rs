@@ -1,17 +1,17 @@
 //! The subset pattern's cost over the same work written by hand with the driver.
 //!
-//! `cargo bench --ignore-rust-version -p pattern-tests --bench subset -- update` (no I/O), and
+//! `cargo bench --ignore-rust-version -p pattern-tests --bench patterns -- subset_update` (no I/O), and
 //! for the server round trips one side per process, so each starts on a fresh server:
-//! `... --bench subset -- push/toolkit`, then `... -- push/by_hand` (embedded server, or
+//! `... --bench patterns -- subset_push/toolkit`, then `... -- subset_push/by_hand` (embedded server, or
 //! `MONGODB_URI`). Run in one process, the second push benchmark meets a server still busy with
 //! the first one's writes and comes out up to 2x slower whichever side it is. Two pairs, each
 //! toolkit vs hand-written:
-//! - `update/*`: building the parent update for one review (no I/O);
-//! - `push/*`: one review pushed, in a transaction: insert the review, update the parent
+//! - `subset_update/*`: building the parent update for one review (no I/O);
+//! - `subset_push/*`: one review pushed, in a transaction: insert the review, update the parent
 //!   (`$push` `$each/$sort/$slice`, `$inc` count and sum), recompute the average.
 
 use bson::{doc, Bson, DateTime, Document};
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 use mongodb::Database;
 use pattern_runtime::{Fields, Model};
 use serde::{Deserialize, Serialize};
@@ -135,7 +135,7 @@ fn benches(c: &mut Criterion) {
     let now = DateTime::now();
     let r = review(1);
 
-    let mut g = c.benchmark_group("update");
+    let mut g = c.benchmark_group("subset_update");
     g.bench_function("toolkit", |b| {
         b.iter(|| {
             subset
@@ -146,7 +146,7 @@ fn benches(c: &mut Criterion) {
     g.bench_function("by_hand", |b| b.iter(|| by_hand_update(&r, now)));
     g.finish();
 
-    let mut g = c.benchmark_group("push");
+    let mut g = c.benchmark_group("subset_push");
     let mut n = 1_000_000u64;
     g.bench_function("toolkit", |b| {
         b.to_async(&rt).iter(|| {
@@ -175,4 +175,3 @@ fn benches(c: &mut Criterion) {
 }
 
 criterion_group!(subset, benches);
-criterion_main!(subset);

@@ -1,7 +1,7 @@
 //! The tree pattern (`pattern_runtime::tree`): a subtree read through the ancestors index vs a
 //! recursive `$graphLookup` and a parent-by-parent walk, on the same 1 000 categories.
 //!
-//! `cargo bench --ignore-rust-version -p pattern-tests --bench tree` (embedded server, or
+//! `cargo bench --ignore-rust-version -p pattern-tests --bench patterns -- tree` (embedded server, or
 //! `MONGODB_URI`). The tree: `root`, under it `a0` with 99 nodes below it and `b0` with 898,
 //! each node `aN`/`bN` the child of node `(N - 1) / 3` (three children each: `a0`'s subtree is
 //! 5 levels deep, `b0`'s 7). Indexes as the tree declares them (`parent`, `ancestors`, the
@@ -39,7 +39,7 @@
 //! is not profiled either.
 
 use bson::{doc, Bson, Document};
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 use futures_util::future::BoxFuture;
 use futures_util::TryStreamExt;
 use mongodb::Database;
@@ -243,4 +243,3 @@ fn benches(c: &mut Criterion) {
 }
 
 criterion_group!(tree, benches);
-criterion_main!(tree);

@@ -1,11 +1,11 @@
 //! `save` (optimistic lock + revision, in one transaction) vs the same transaction by hand.
 //!
 //! One side per process, so each starts on a fresh server (see `benches/subset.rs`):
-//! `cargo bench --ignore-rust-version -p pattern-tests --bench versioning -- save/toolkit`, then
-//! `... -- save/by_hand`.
+//! `cargo bench --ignore-rust-version -p pattern-tests --bench patterns -- versioning_save/toolkit`, then
+//! `... -- versioning_save/by_hand`.
 
 use bson::{doc, DateTime, Document};
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 use mongodb::options::ReturnDocument;
 use pattern_runtime::Model;
 use serde::{Deserialize, Serialize};
@@ -38,7 +38,7 @@ fn benches(c: &mut Criterion) {
             (db, a)
         })
     };
-    let mut g = c.benchmark_group("save");
+    let mut g = c.benchmark_group("versioning_save");
     let (toolkit_db, article) = fresh("bench_save_toolkit");
     let article = &article;
     let articles = Article::collection(&toolkit_db);
@@ -93,4 +93,3 @@ fn benches(c: &mut Criterion) {
 }
 
 criterion_group!(versioning, benches);
-criterion_main!(versioning);

@@ -71,12 +71,8 @@ models!(crm, "crm_orders");
 
 #[test]
 fn each_model_has_its_own_dependents() {
-    let describe = |schema| -> Vec<String> {
-        dependents_of(schema)
-            .iter()
-            .map(|d| d.describe())
-            .collect()
-    };
+    let describe =
+        |schema| -> Vec<String> { dependents_of(schema).iter().map(|d| d.describe()).collect() };
     // One copy each: the orders of the customer's own module.
     assert_eq!(
         describe(shop::Customer::SCHEMA),
