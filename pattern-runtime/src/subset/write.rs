@@ -228,7 +228,7 @@ where
                 }
                 items_inserted(full.len(), true);
                 // What other models derive from the full items (a count of them elsewhere).
-                derived::inserted_except(&self.db, Some(&mut *s), F::SCHEMA, full, &|d| {
+                derived::appeared_or_gone(&self.db, Some(&mut *s), F::SCHEMA, full, true, &|d| {
                     self.is_mine(d)
                 })
                 .await?;
@@ -249,8 +249,10 @@ where
                     fulls.insert_many(full).await?;
                 }
                 items_inserted(full.len(), false);
-                derived::inserted_except(&self.db, None, F::SCHEMA, full, &|d| self.is_mine(d))
-                    .await?;
+                derived::appeared_or_gone(&self.db, None, F::SCHEMA, full, true, &|d| {
+                    self.is_mine(d)
+                })
+                .await?;
                 let r = parents
                     .update_one(filter.clone(), update.clone())
                     .await
@@ -389,11 +391,12 @@ where
             in_transaction = session.is_some(),
             "full item deleted"
         );
-        derived::deleted_except(
+        derived::appeared_or_gone(
             &self.db,
             session.as_deref_mut(),
             F::SCHEMA,
             std::slice::from_ref(&removed),
+            false,
             &|d| self.is_mine(d),
         )
         .await?;
