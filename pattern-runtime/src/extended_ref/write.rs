@@ -96,16 +96,7 @@ impl<M: Referenced> References<M> {
         embeddings = tracing::field::Empty
     )]
     pub async fn replace(&self, doc: &M) -> Result<Propagation> {
-        let new = bson::serialize_to_document(doc)?;
-        crate::derived::check_document_write(M::SCHEMA, "replace", Some(&new))?;
-        check_size(&new, M::SCHEMA.name())?;
-        let Some(id) = new.get("_id").cloned() else {
-            return Err(Error::InvalidKey {
-                key: "_id".to_owned(),
-                reason:
-                    "`replace` finds the stored document by the new one's `_id`, and it has none",
-            });
-        };
+        let (new, id) = crate::derived::replacement(M::SCHEMA, doc)?;
         crate::literal::check_id("_id", &id)?;
         let span = tracing::Span::current();
         span.record("id", tracing::field::display(&id));
