@@ -197,7 +197,7 @@ where
                 )
     }
 
-    async fn write_push(
+    pub(super) async fn write_push(
         &self,
         session: Option<&mut ClientSession>,
         parent_id: &Bson,
@@ -310,17 +310,11 @@ where
             embedded.push(Bson::Document(e));
         }
         let update = self.update_from_docs(&full, embedded, set);
-        let found = transact!(self.db, self.tx.as_ref(), |s| async {
-            let mut s: Option<&mut ClientSession> = s;
-            let watch = self.watch_parent(s.as_deref_mut(), &parent_id).await?;
-            let done = self
-                .write_push(s.as_deref_mut(), &parent_id, &full, &update)
-                .await?;
-            if let Some(watch) = watch {
-                watch.after(&self.db, s).await?;
-            }
-            Ok(done)
-        })?;
+        let write = ParentWrite::Push {
+            full: &full,
+            update: &update,
+        };
+        let found = self.write_parent(&parent_id, write).await?;
         if found {
             Ok(())
         } else {
@@ -348,17 +342,8 @@ where
         let span = tracing::Span::current();
         span.record("id", tracing::field::display(&parent_id));
         span.record("item_id", tracing::field::display(&item_id));
-        let removed = transact!(self.db, self.tx.as_ref(), |s| async {
-            let mut s: Option<&mut ClientSession> = s;
-            let watch = self.watch_parent(s.as_deref_mut(), &parent_id).await?;
-            let done = self
-                .write_remove(s.as_deref_mut(), &parent_id, &item_id)
-                .await?;
-            if let Some(watch) = watch {
-                watch.after(&self.db, s).await?;
-            }
-            Ok(done)
-        })?;
+        let write = ParentWrite::Remove { item_id: &item_id };
+        let removed = self.write_parent(&parent_id, write).await?;
         if removed {
             Ok(())
         } else {
@@ -369,7 +354,7 @@ where
         }
     }
 
-    async fn write_remove(
+    pub(super) async fn write_remove(
         &self,
         mut session: Option<&mut ClientSession>,
         parent_id: &Bson,
