@@ -148,16 +148,7 @@ impl CheckReport {
 
 impl fmt::Display for CheckReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} read, {}",
-            plural(self.examined, "document"),
-            plural(self.findings.len() as u64, "finding")
-        )?;
-        for finding in &self.findings {
-            write!(f, "\n{finding}")?;
-        }
-        Ok(())
+        write_report(f, (self.examined, "read"), (&self.findings, ""))
     }
 }
 
@@ -183,17 +174,27 @@ impl RepairReport {
 
 impl fmt::Display for RepairReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} repaired, {} left",
-            plural(self.repaired, "document"),
-            plural(self.left.len() as u64, "finding")
-        )?;
-        for finding in &self.left {
-            write!(f, "\n{finding}")?;
-        }
-        Ok(())
+        write_report(f, (self.repaired, "repaired"), (&self.left, " left"))
     }
+}
+
+/// A report as its `Display` writes it: `{documents} {done}, {findings}{left}`, then one
+/// finding a line.
+fn write_report(
+    f: &mut fmt::Formatter<'_>,
+    (documents, done): (u64, &str),
+    (findings, left): (&[Finding], &str),
+) -> fmt::Result {
+    write!(
+        f,
+        "{} {done}, {}{left}",
+        plural(documents, "document"),
+        plural(findings.len() as u64, "finding")
+    )?;
+    for finding in findings {
+        write!(f, "\n{finding}")?;
+    }
+    Ok(())
 }
 
 impl fmt::Display for Finding {

@@ -357,7 +357,6 @@ const ALREADY_INITIALIZED: i32 = 23;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::IndexParts;
 
     static KEYS: [IndexKey; 2] = [
         IndexKey {
@@ -370,16 +369,7 @@ mod tests {
         },
     ];
     static KEY: ShardKey = ShardKey::from_parts(ShardKeyParts {
-        index: IndexSpec::from_parts(IndexParts {
-            keys: &KEYS,
-            name: "region_1_userId_hashed",
-            unique: false,
-            sparse: false,
-            hidden: false,
-            expire_after_seconds: None,
-            collation: None,
-            partial: &[],
-        }),
+        index: IndexSpec::plain(&KEYS, "region_1_userId_hashed"),
         allow_monotonic: false,
     });
 

@@ -297,30 +297,33 @@ impl Increments {
             }
             None => inc.await?,
         };
+        let collection = self.collection.name();
+        let field = self.field.as_str();
+        // The event of the write, at `$level`: the same fields either way.
+        macro_rules! count_event {
+            ($level:ident, $message:literal) => {
+                tracing::$level!(
+                    target: "pattern_runtime::approximation",
+                    collection,
+                    field,
+                    id = %id,
+                    amount = %amount,
+                    counter = what,
+                    $message
+                )
+            };
+        }
         if written.matched_count == 0 && written.upserted_id.is_none() {
             // A model's document that is gone (deleted while its count waited): the count has
             // nowhere to go, and creating a document the model did not write would be worse.
-            tracing::warn!(
-                target: "pattern_runtime::approximation",
-                collection = self.collection.name(),
-                field = self.field.as_str(),
-                id = %id,
-                amount = %amount,
-                counter = what,
+            count_event!(
+                warn,
                 "the counted document does not exist: the count is dropped"
             );
             return Ok(false);
         }
         self.writes.fetch_add(1, Ordering::Relaxed);
-        tracing::debug!(
-            target: "pattern_runtime::approximation",
-            collection = self.collection.name(),
-            field = self.field.as_str(),
-            id = %id,
-            amount = %amount,
-            counter = what,
-            "count written"
-        );
+        count_event!(debug, "count written");
         Ok(true)
     }
 

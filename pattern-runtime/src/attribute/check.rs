@@ -37,44 +37,36 @@ pub(super) async fn audit_attributes(
         .model
         .field_by_bson_name(spec.field())
         .map_or(spec.field(), |f| f.rust_name());
+    // The finding about the documents `ids`: what they hold, then the way out.
+    let drift = |ids: Vec<Bson>, hold: &str, repair: String| {
+        let about = format!("{} of {n} documents {hold}; {}", ids.len(), examples(&ids));
+        sample
+            .finding(Check::AttributeDrift, spec.field(), about, repair)
+            .about(ids)
+    };
     let mut findings = Vec::new();
     if !twice.is_empty() {
-        findings.push(
-            sample
-                .finding(
-                    Check::AttributeDrift,
-                    spec.field(),
-                    format!(
-                        "{} of {n} documents hold a key twice; {}",
-                        twice.len(),
-                        examples(&twice)
-                    ),
-                    format!(
-                        "`{model}::{rust}_attribute(&db).repair()` keeps the first item of each \
-                         key (what `get` reads); `set` never writes a key twice"
-                    ),
-                )
-                .about(twice),
-        );
+        findings.push(drift(
+            twice,
+            "hold a key twice",
+            format!(
+                "`{model}::{rust}_attribute(&db).repair()` keeps the first item of each \
+                 key (what `get` reads); `set` never writes a key twice"
+            ),
+        ));
     }
     if !unnamed.is_empty() {
-        findings.push(
-            sample
-                .finding(
-                    Check::AttributeDrift,
-                    spec.field(),
-                    format!(
-                        "{} of {n} documents hold an item without a usable `{key}` (missing, not \
-                         a string, or starting with `$` or holding `.`); {}",
-                        unnamed.len(),
-                        examples(&unnamed)
-                    ),
-                    "no repair can name them: `$pull` those items by hand, then `set` them \
-                     again through `Attributes` (which refuses such keys)"
-                        .to_owned(),
-                )
-                .about(unnamed),
+        let hold = format!(
+            "hold an item without a usable `{key}` (missing, not a string, or starting with \
+             `$` or holding `.`)"
         );
+        findings.push(drift(
+            unnamed,
+            &hold,
+            "no repair can name them: `$pull` those items by hand, then `set` them \
+             again through `Attributes` (which refuses such keys)"
+                .to_owned(),
+        ));
     }
     Ok(findings)
 }

@@ -159,16 +159,7 @@ impl<M: Model + Serialize> Computing<M> {
     /// value: read the document first); nothing is written then.
     #[operation(computed.replace, id = tracing::field::Empty)]
     pub async fn replace(&self, doc: &M) -> Result<()> {
-        let new = bson::serialize_to_document(doc)?;
-        derived::check_document_write(M::SCHEMA, "replace", Some(&new))?;
-        check_size(&new, M::SCHEMA.name())?;
-        let Some(id) = new.get("_id").cloned() else {
-            return Err(Error::InvalidKey {
-                key: "_id".to_owned(),
-                reason:
-                    "`replace` finds the stored document by the new one's `_id`, and it has none",
-            });
-        };
+        let (new, id) = crate::derived::replacement(M::SCHEMA, doc)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let result = if let Err(a) = self.check_finite(&new) {
             Err(Error::from(abort(a)))

@@ -152,3 +152,21 @@ pub(crate) fn check_document_write_except(
     }
     Ok(())
 }
+
+/// The document a `replace` of one of `model`'s writes: `doc` serialized, checked as
+/// [`check_document_write`] does and for its size, with the `_id` that finds the stored one.
+pub(crate) fn replacement<T: serde::Serialize>(
+    model: &'static ModelSchema,
+    doc: &T,
+) -> crate::error::Result<(Document, Bson)> {
+    let new = bson::serialize_to_document(doc)?;
+    check_document_write(model, "replace", Some(&new))?;
+    crate::error::check_size(&new, model.name())?;
+    let Some(id) = new.get("_id").cloned() else {
+        return Err(crate::error::Error::InvalidKey {
+            key: "_id".to_owned(),
+            reason: "`replace` finds the stored document by the new one's `_id`, and it has none",
+        });
+    };
+    Ok((new, id))
+}

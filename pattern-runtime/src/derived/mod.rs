@@ -495,28 +495,6 @@ pub(crate) async fn inserted(
     appeared_or_gone(db, session, model, documents, true, &|_| false).await
 }
 
-/// [`inserted`] without the dependents `skip` accepts (those the writer keeps itself).
-pub(crate) async fn inserted_except(
-    db: &Database,
-    session: Option<&mut ClientSession>,
-    model: &'static ModelSchema,
-    documents: &[Document],
-    skip: &(dyn Fn(&dyn Dependent) -> bool + Sync),
-) -> mongodb::error::Result<()> {
-    appeared_or_gone(db, session, model, documents, true, skip).await
-}
-
-/// [`deleted`] without the dependents `skip` accepts.
-pub(crate) async fn deleted_except(
-    db: &Database,
-    session: Option<&mut ClientSession>,
-    model: &'static ModelSchema,
-    documents: &[Document],
-    skip: &(dyn Fn(&dyn Dependent) -> bool + Sync),
-) -> mongodb::error::Result<()> {
-    appeared_or_gone(db, session, model, documents, false, skip).await
-}
-
 /// After deleting `documents` (as they were) from `model`'s collection: every dependent gets
 /// them as gone. Sends nothing when the model has no dependents.
 pub(crate) async fn deleted(
@@ -528,7 +506,9 @@ pub(crate) async fn deleted(
     appeared_or_gone(db, session, model, documents, false, &|_| false).await
 }
 
-async fn appeared_or_gone(
+/// [`inserted`] (`appeared`) or [`deleted`] (not), without the dependents `skip` accepts
+/// (those the writer keeps itself).
+pub(crate) async fn appeared_or_gone(
     db: &Database,
     session: Option<&mut ClientSession>,
     model: &'static ModelSchema,

@@ -189,7 +189,7 @@ use tracing::Instrument;
 use crate::copies::{write_copies, CopyWrite, Partial};
 pub use crate::copies::{CopiesUpdated, Propagation};
 use crate::derived::{self, Change, Dependent};
-use crate::error::{check_size, Error, Result};
+use crate::error::{Error, Result};
 use crate::finding::{id_key, Check, Finding};
 use crate::index::IndexSpec;
 use crate::literal::touched_fields;

@@ -54,15 +54,9 @@ impl<M: Referenced> References<M> {
         let step = transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
             let filter = doc! { "_id": id.clone() };
-            let watch = derived::watch_except(
-                &self.db,
-                s.as_deref_mut(),
-                M::SCHEMA,
-                Some(&touched_list),
-                &filter,
-                &not_copies,
-            )
-            .await?;
+            let watch = self
+                .watch_others(s.as_deref_mut(), Some(&touched_list), &filter)
+                .await?;
             let find = raw
                 .find_one_and_update(filter, update.clone())
                 .return_document(ReturnDocument::After)
@@ -74,10 +68,7 @@ impl<M: Referenced> References<M> {
             let step = self
                 .copy_from(s.as_deref_mut(), &id, source, &targets)
                 .await?;
-            if let (Some(watch), Step::Done(_)) = (watch, &step) {
-                watch.after(&self.db, s).await?;
-            }
-            Ok(step)
+            self.after_copies(watch, step, s).await
         })?;
         self.finish(id, step)
     }
@@ -96,16 +87,7 @@ impl<M: Referenced> References<M> {
         embeddings = tracing::field::Empty
     )]
     pub async fn replace(&self, doc: &M) -> Result<Propagation> {
-        let new = bson::serialize_to_document(doc)?;
-        crate::derived::check_document_write(M::SCHEMA, "replace", Some(&new))?;
-        check_size(&new, M::SCHEMA.name())?;
-        let Some(id) = new.get("_id").cloned() else {
-            return Err(Error::InvalidKey {
-                key: "_id".to_owned(),
-                reason:
-                    "`replace` finds the stored document by the new one's `_id`, and it has none",
-            });
-        };
+        let (new, id) = crate::derived::replacement(M::SCHEMA, doc)?;
         crate::literal::check_id("_id", &id)?;
         let span = tracing::Span::current();
         span.record("id", tracing::field::display(&id));
@@ -115,15 +97,7 @@ impl<M: Referenced> References<M> {
         let step = transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
             let filter = doc! { "_id": id.clone() };
-            let watch = derived::watch_except(
-                &self.db,
-                s.as_deref_mut(),
-                M::SCHEMA,
-                None,
-                &filter,
-                &not_copies,
-            )
-            .await?;
+            let watch = self.watch_others(s.as_deref_mut(), None, &filter).await?;
             let mut kept = filter.clone();
             kept.extend(derived::kept_filter(M::SCHEMA, &new));
             let find = raw
@@ -146,12 +120,33 @@ impl<M: Referenced> References<M> {
             let step = self
                 .write_copies(s.as_deref_mut(), &id, &new, &targets)
                 .await?;
-            if let (Some(watch), Step::Done(_)) = (watch, &step) {
-                watch.after(&self.db, s).await?;
-            }
-            Ok(step)
+            self.after_copies(watch, step, s).await
         })?;
         self.finish(id, step)
+    }
+
+    /// Before a write of the source (`filter`): the watch of the dependents reading `fields`
+    /// (`None`: any) other than the copies, which the write keeps itself.
+    async fn watch_others(
+        &self,
+        session: Option<&mut ClientSession>,
+        fields: Option<&[&str]>,
+        filter: &Document,
+    ) -> mongodb::error::Result<Option<derived::Watch>> {
+        derived::watch_except(&self.db, session, M::SCHEMA, fields, filter, &not_copies).await
+    }
+
+    /// After the write of the source and its copies: the other dependents, once `step` is done.
+    async fn after_copies(
+        &self,
+        watch: Option<derived::Watch>,
+        step: Step,
+        session: Option<&mut ClientSession>,
+    ) -> mongodb::error::Result<Step> {
+        if let (Some(watch), Step::Done(_)) = (watch, &step) {
+            watch.after(&self.db, session).await?;
+        }
+        Ok(step)
     }
 }
 

@@ -222,7 +222,7 @@ pub(crate) fn loose_eq(a: &Bson, b: &Bson) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::spec::{IndexKey, IndexParts};
+    use crate::index::spec::IndexKey;
     use bson::doc;
 
     const TEXT_KEYS: &[IndexKey] = &[
@@ -237,16 +237,7 @@ mod tests {
     ];
 
     fn spec(keys: &'static [IndexKey]) -> IndexSpec {
-        IndexSpec::from_parts(IndexParts {
-            keys,
-            name: "t",
-            unique: false,
-            sparse: false,
-            hidden: false,
-            expire_after_seconds: None,
-            collation: None,
-            partial: &[],
-        })
+        IndexSpec::plain(keys, "t")
     }
 
     #[test]

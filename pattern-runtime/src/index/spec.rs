@@ -222,6 +222,12 @@ impl IndexSpec {
             path,
             kind: IndexKind::Ascending,
         }]));
+        IndexSpec::plain(keys, name)
+    }
+
+    /// An index on `keys` named `name`, every option at its default: not unique, not sparse,
+    /// not hidden, no TTL, no collation, no partial filter.
+    pub(crate) const fn plain(keys: &'static [IndexKey], name: &'static str) -> Self {
         IndexSpec::from_parts(IndexParts {
             keys,
             name,

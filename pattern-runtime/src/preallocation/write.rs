@@ -387,32 +387,16 @@ impl<M: Preallocated> Slots<M> {
         let (resource, slot) = Self::ids(resource, slot)?;
         record(&resource, &slot);
         let mask = Self::mask(&sub_slots);
-        let mut filter = Self::key(&resource, &slot);
-        filter.insert(bitmap, doc! { "$bitsAllClear": mask.clone() });
-        let result = crate::derived::update_one(
-            &self.db,
-            self.tx.as_ref(),
-            M::SCHEMA,
-            filter,
-            doc! { "$bit": { bitmap: { "or": mask } } },
-            &[bitmap],
-        )
-        .await?;
-        if result.matched_count == 1 {
-            tracing::debug!(written = 1, "sub-slots booked");
-            return Ok(());
-        }
-        let mut session = self.session().await?;
-        match self
-            .miss(session.as_deref_mut(), &resource, &slot, bitmap)
-            .await?
-        {
-            Miss::NotAllocated => Err(self.not_allocated(&resource, &slot)),
-            Miss::HeldBy(Bson::Int32(_) | Bson::Int64(_)) => {
-                Err(self.already_booked(&resource, &slot, None))
-            }
-            Miss::HeldBy(_) | Miss::Free => Err(not_a_bitmap(bitmap)),
-        }
+        let bits = BitUpdate {
+            bitmap,
+            test: ("$bitsAllClear", mask.clone()),
+            op: ("or", mask),
+            done: "sub-slots booked",
+        };
+        self.update_bits(&resource, &slot, bits, || {
+            self.already_booked(&resource, &slot, None)
+        })
+        .await
     }
 
     /// Frees sub-slots `sub_slots` of the slot: one update whose filter requires them all set
@@ -439,35 +423,72 @@ impl<M: Preallocated> Slots<M> {
             Bson::Int32(m) => Bson::Int32(!m),
             other => other.clone(),
         };
-        let mut filter = Self::key(&resource, &slot);
-        filter.insert(bitmap, doc! { "$bitsAllSet": mask });
+        let bits = BitUpdate {
+            bitmap,
+            test: ("$bitsAllSet", mask),
+            op: ("and", keep),
+            done: "sub-slots freed",
+        };
+        self.update_bits(&resource, &slot, bits, || Error::InvalidValue {
+            field: bitmap.to_owned(),
+            reason: format!(
+                "sub-slots {}..{} are not all booked",
+                sub_slots.start, sub_slots.end
+            ),
+        })
+        .await
+    }
+
+    /// The write of [`book_range`](Self::book_range) and [`free_range`](Self::free_range):
+    /// one `$bit` update of the slot's bitmap whose filter tests the bits first. When it
+    /// matches nothing, why: the slot was never allocated, the bits were not as the filter
+    /// required (`refused`), or the field is not a bitmap.
+    async fn update_bits(
+        &self,
+        resource: &Bson,
+        slot: &Bson,
+        bits: BitUpdate,
+        refused: impl FnOnce() -> Error,
+    ) -> Result<()> {
+        let BitUpdate {
+            bitmap,
+            test: (test, mask),
+            op: (op, operand),
+            done,
+        } = bits;
+        let mut filter = Self::key(resource, slot);
+        filter.insert(bitmap, doc! { test: mask });
         let result = crate::derived::update_one(
             &self.db,
             self.tx.as_ref(),
             M::SCHEMA,
             filter,
-            doc! { "$bit": { bitmap: { "and": keep } } },
+            doc! { "$bit": { bitmap: { op: operand } } },
             &[bitmap],
         )
         .await?;
         if result.matched_count == 1 {
-            tracing::debug!(written = 1, "sub-slots freed");
+            tracing::debug!(written = 1, "{done}");
             return Ok(());
         }
         let mut session = self.session().await?;
         match self
-            .miss(session.as_deref_mut(), &resource, &slot, bitmap)
+            .miss(session.as_deref_mut(), resource, slot, bitmap)
             .await?
         {
-            Miss::NotAllocated => Err(self.not_allocated(&resource, &slot)),
-            Miss::HeldBy(Bson::Int32(_) | Bson::Int64(_)) => Err(Error::InvalidValue {
-                field: bitmap.to_owned(),
-                reason: format!(
-                    "sub-slots {}..{} are not all booked",
-                    sub_slots.start, sub_slots.end
-                ),
-            }),
+            Miss::NotAllocated => Err(self.not_allocated(resource, slot)),
+            Miss::HeldBy(Bson::Int32(_) | Bson::Int64(_)) => Err(refused()),
             Miss::HeldBy(_) | Miss::Free => Err(not_a_bitmap(bitmap)),
         }
     }
+}
+
+/// One `$bit` update of [`Slots::update_bits`]: the bitmap field, the filter's test of it
+/// (`$bitsAllClear` or `$bitsAllSet`, with the mask), the `$bit` operation (`or` or `and`,
+/// with its operand) and the debug event's message once written.
+struct BitUpdate {
+    bitmap: &'static str,
+    test: (&'static str, Bson),
+    op: (&'static str, Bson),
+    done: &'static str,
 }

@@ -161,56 +161,42 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
             spec.model().name()
         );
         let (model, target) = (spec.model(), spec.target());
-        let kinds: [(&str, &ModelSchema, &str, Vec<Bson>); 4] = [
+        let mut kinds: [(&str, &ModelSchema, &str, Vec<Bson>); 4] = [
             (
                 "list a child that names another owner",
                 target,
                 inverse,
-                found
-                    .iter()
-                    .filter_map(|d| match d {
-                        Disagreement::ListedElsewhere { owner, .. } => Some(owner.clone()),
-                        _ => None,
-                    })
-                    .collect(),
+                Vec::new(),
             ),
             (
                 "list a child that does not exist",
                 target,
                 inverse,
-                found
-                    .iter()
-                    .filter_map(|d| match d {
-                        Disagreement::MissingChild { owner, .. } => Some(owner.clone()),
-                        _ => None,
-                    })
-                    .collect(),
+                Vec::new(),
             ),
             (
                 "are not listed by their owner",
                 model,
                 spec.field(),
-                found
-                    .iter()
-                    .filter_map(|d| match d {
-                        Disagreement::NotListed { child, .. } => Some(child.clone()),
-                        _ => None,
-                    })
-                    .collect(),
+                Vec::new(),
             ),
             (
                 "name an owner that does not exist",
                 model,
                 spec.field(),
-                found
-                    .iter()
-                    .filter_map(|d| match d {
-                        Disagreement::MissingOwner { child, .. } => Some(child.clone()),
-                        _ => None,
-                    })
-                    .collect(),
+                Vec::new(),
             ),
         ];
+        // Each disagreement under its kind: the document it is about.
+        for d in found {
+            let (kind, id) = match d {
+                Disagreement::ListedElsewhere { owner, .. } => (0, owner),
+                Disagreement::MissingChild { owner, .. } => (1, owner),
+                Disagreement::NotListed { child, .. } => (2, child),
+                Disagreement::MissingOwner { child, .. } => (3, child),
+            };
+            kinds[kind].3.push(id.clone());
+        }
         let mut findings = Vec::new();
         for (what, on, field, mut ids) in kinds {
             let mut seen = std::collections::HashSet::new();

@@ -95,6 +95,18 @@ struct OwnerArrays {
     spec: &'static RelationSpec,
 }
 
+/// What a dependent of a two-way relation keeps: the target's array, kept from the model's
+/// field, which the dependent reads as `from` says.
+fn describe_two_way(spec: &RelationSpec, from: &str) -> String {
+    format!(
+        "{}.{} (two-way relation, {from} {}.{})",
+        spec.target().name(),
+        spec.inverse().unwrap_or_default(),
+        spec.model().name(),
+        spec.field()
+    )
+}
+
 /// The owner a child's field names: the value, or the `_id` of an extended-reference copy.
 fn owner_named(value: Option<&Bson>) -> Option<Bson> {
     match value {
@@ -118,13 +130,7 @@ impl crate::schema::Dependent for OwnerArrays {
     }
 
     fn describe(&self) -> String {
-        format!(
-            "{}.{} (two-way relation, from {}.{})",
-            self.spec.target().name(),
-            self.spec.inverse().unwrap_or_default(),
-            self.spec.model().name(),
-            self.spec.field()
-        )
+        describe_two_way(self.spec, "from")
     }
 
     fn apply<'a>(
@@ -224,13 +230,7 @@ impl crate::schema::Dependent for ChildSides {
     }
 
     fn describe(&self) -> String {
-        format!(
-            "{}.{} (two-way relation, the owner named by {}.{})",
-            self.spec.target().name(),
-            self.spec.inverse().unwrap_or_default(),
-            self.spec.model().name(),
-            self.spec.field()
-        )
+        describe_two_way(self.spec, "the owner named by")
     }
 
     fn apply<'a>(

@@ -326,17 +326,7 @@ where
     /// [`rebuild`](Self::rebuild) of an id already checked.
     async fn rebuild_at(&self, parent_id: Bson) -> Result<()> {
         tracing::Span::current().record("id", tracing::field::display(&parent_id));
-        let found = transact!(self.db, self.tx.as_ref(), |s| async {
-            let mut s: Option<&mut ClientSession> = s;
-            let watch = self.watch_parent(s.as_deref_mut(), &parent_id).await?;
-            let done = self.write_rebuild(s.as_deref_mut(), &parent_id).await?;
-            if let Some(watch) = watch {
-                // The counters before may have been written around the toolkit: what derives
-                // from them is rebuilt, not moved by the difference.
-                watch.rebuilt(&self.db, s).await?;
-            }
-            Ok(done)
-        })?;
+        let found = self.write_parent(&parent_id, ParentWrite::Rebuild).await?;
         if found {
             Ok(())
         } else {
@@ -358,7 +348,7 @@ where
 
     /// Rebuilds the subset and counters of `parent_id` from the full collection; whether the
     /// parent exists.
-    async fn write_rebuild(
+    pub(super) async fn write_rebuild(
         &self,
         session: Option<&mut ClientSession>,
         parent_id: &Bson,

@@ -221,6 +221,34 @@ where
         .await
     }
 
+    /// `write` of the parent `parent_id` in a transaction, then what derives from the parent's
+    /// subset and counters: whether `write` found what it writes.
+    async fn write_parent(&self, parent_id: &Bson, write: ParentWrite<'_>) -> Result<bool> {
+        transact!(self.db, self.tx.as_ref(), |s| async {
+            let mut s: Option<&mut ClientSession> = s;
+            let watch = self.watch_parent(s.as_deref_mut(), parent_id).await?;
+            let done = match write {
+                ParentWrite::Push { full, update } => {
+                    self.write_push(s.as_deref_mut(), parent_id, full, update)
+                        .await?
+                }
+                ParentWrite::Remove { item_id } => {
+                    self.write_remove(s.as_deref_mut(), parent_id, item_id)
+                        .await?
+                }
+                ParentWrite::Rebuild => self.write_rebuild(s.as_deref_mut(), parent_id).await?,
+            };
+            match (watch, write) {
+                (None, _) => {}
+                // The counters before may have been written around the toolkit: what derives
+                // from them is rebuilt, not moved by the difference.
+                (Some(watch), ParentWrite::Rebuild) => watch.rebuilt(&self.db, s).await?,
+                (Some(watch), _) => watch.after(&self.db, s).await?,
+            }
+            Ok(done)
+        })
+    }
+
     fn parent_not_found(&self, id: Bson) -> Error {
         Error::NotFound {
             collection: P::SCHEMA.collection().to_owned(),
@@ -229,13 +257,32 @@ where
     }
 }
 
+/// A write of one parent's subset and counters, as [`Subset::write_parent`] runs it.
+#[derive(Clone, Copy)]
+enum ParentWrite<'a> {
+    /// The full items inserted, the parent's `update`.
+    Push {
+        full: &'a [Document],
+        update: &'a Document,
+    },
+    /// The full item `item_id` deleted, the parent's array refilled.
+    Remove { item_id: &'a Bson },
+    /// The parent's array and counters rebuilt from the full items.
+    Rebuild,
+}
+
 /// `DEBUG`: the parent's update (array, counts and sums, the caller's `$set`).
 fn parent_updated(r: &mongodb::results::UpdateResult, in_transaction: bool) {
+    updated(r, in_transaction, "parent updated");
+}
+
+/// `DEBUG`: an update of the parent, the event's message saying what it wrote.
+fn updated(r: &mongodb::results::UpdateResult, in_transaction: bool, what: &str) {
     tracing::debug!(
         matched = r.matched_count,
         modified = r.modified_count,
         in_transaction,
-        "parent updated"
+        "{what}"
     );
 }
 
@@ -246,12 +293,7 @@ fn items_inserted(inserted: usize, in_transaction: bool) {
 
 /// `DEBUG`: the averages recomputed from their sums and counts.
 fn averages_updated(r: &mongodb::results::UpdateResult, in_transaction: bool) {
-    tracing::debug!(
-        matched = r.matched_count,
-        modified = r.modified_count,
-        in_transaction,
-        "averages recomputed"
-    );
+    updated(r, in_transaction, "averages recomputed");
 }
 
 /// A pending [`Subset::push`] or [`Subset::push_many`]: `.set(..)` adds parent fields to the same

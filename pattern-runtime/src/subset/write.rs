@@ -197,7 +197,7 @@ where
                 )
     }
 
-    async fn write_push(
+    pub(super) async fn write_push(
         &self,
         session: Option<&mut ClientSession>,
         parent_id: &Bson,
@@ -228,7 +228,7 @@ where
                 }
                 items_inserted(full.len(), true);
                 // What other models derive from the full items (a count of them elsewhere).
-                derived::inserted_except(&self.db, Some(&mut *s), F::SCHEMA, full, &|d| {
+                derived::appeared_or_gone(&self.db, Some(&mut *s), F::SCHEMA, full, true, &|d| {
                     self.is_mine(d)
                 })
                 .await?;
@@ -249,8 +249,10 @@ where
                     fulls.insert_many(full).await?;
                 }
                 items_inserted(full.len(), false);
-                derived::inserted_except(&self.db, None, F::SCHEMA, full, &|d| self.is_mine(d))
-                    .await?;
+                derived::appeared_or_gone(&self.db, None, F::SCHEMA, full, true, &|d| {
+                    self.is_mine(d)
+                })
+                .await?;
                 let r = parents
                     .update_one(filter.clone(), update.clone())
                     .await
@@ -308,17 +310,11 @@ where
             embedded.push(Bson::Document(e));
         }
         let update = self.update_from_docs(&full, embedded, set);
-        let found = transact!(self.db, self.tx.as_ref(), |s| async {
-            let mut s: Option<&mut ClientSession> = s;
-            let watch = self.watch_parent(s.as_deref_mut(), &parent_id).await?;
-            let done = self
-                .write_push(s.as_deref_mut(), &parent_id, &full, &update)
-                .await?;
-            if let Some(watch) = watch {
-                watch.after(&self.db, s).await?;
-            }
-            Ok(done)
-        })?;
+        let write = ParentWrite::Push {
+            full: &full,
+            update: &update,
+        };
+        let found = self.write_parent(&parent_id, write).await?;
         if found {
             Ok(())
         } else {
@@ -346,17 +342,8 @@ where
         let span = tracing::Span::current();
         span.record("id", tracing::field::display(&parent_id));
         span.record("item_id", tracing::field::display(&item_id));
-        let removed = transact!(self.db, self.tx.as_ref(), |s| async {
-            let mut s: Option<&mut ClientSession> = s;
-            let watch = self.watch_parent(s.as_deref_mut(), &parent_id).await?;
-            let done = self
-                .write_remove(s.as_deref_mut(), &parent_id, &item_id)
-                .await?;
-            if let Some(watch) = watch {
-                watch.after(&self.db, s).await?;
-            }
-            Ok(done)
-        })?;
+        let write = ParentWrite::Remove { item_id: &item_id };
+        let removed = self.write_parent(&parent_id, write).await?;
         if removed {
             Ok(())
         } else {
@@ -367,7 +354,7 @@ where
         }
     }
 
-    async fn write_remove(
+    pub(super) async fn write_remove(
         &self,
         mut session: Option<&mut ClientSession>,
         parent_id: &Bson,
@@ -389,11 +376,12 @@ where
             in_transaction = session.is_some(),
             "full item deleted"
         );
-        derived::deleted_except(
+        derived::appeared_or_gone(
             &self.db,
             session.as_deref_mut(),
             F::SCHEMA,
             std::slice::from_ref(&removed),
+            false,
             &|d| self.is_mine(d),
         )
         .await?;

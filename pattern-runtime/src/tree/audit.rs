@@ -82,6 +82,49 @@ fn show(path: &[Bson]) -> String {
     Bson::Array(path.to_vec()).to_string()
 }
 
+/// The finding about the sampled documents whose list `field` is not the path to the node their
+/// `link` names (the empty list when it names none), if any: "`n` of the sampled `disagree`",
+/// the first one's problem as `problem` words it from the document, its list and the path
+/// expected (`None`: the node is missing or its parents loop), then `repair` given examples.
+async fn audit_paths(
+    sample: &Sample<'_>,
+    tree: &TreeSpec,
+    (link, field): (&'static str, &'static str),
+    disagree: &str,
+    problem: impl Fn(&Document, &[Bson], Option<&[Bson]>) -> String,
+    repair: impl FnOnce(&str) -> String,
+) -> Result<Vec<Finding>> {
+    let linked: Vec<Bson> = sample
+        .documents
+        .iter()
+        .filter_map(|d| d.get(link).filter(|n| !matches!(n, Bson::Null)).cloned())
+        .collect();
+    let known = parents_up(sample, tree, linked).await?;
+    let mut stale = Vec::new();
+    let mut first = None;
+    for d in sample.documents {
+        let stored = array(d.get(field));
+        let expected = match d.get(link) {
+            None | Some(Bson::Null) => Some(Vec::new()),
+            Some(node) => path_to(&known, node),
+        };
+        if expected.as_ref() == Some(&stored) {
+            continue;
+        }
+        first.get_or_insert_with(|| problem(d, &stored, expected.as_deref()));
+        stale.push(d.get("_id").cloned().unwrap_or(Bson::Null));
+    }
+    let Some(first) = first else {
+        return Ok(Vec::new());
+    };
+    let n = (stale.len(), sample.documents.len());
+    let about = format!("{} of {} sampled {disagree}; {first}", n.0, n.1);
+    let repair = repair(&crate::finding::examples(&stale));
+    Ok(vec![sample
+        .finding(Check::TreeDrift, field, about, repair)
+        .about(stale)])
+}
+
 /// Sampled nodes whose ancestors are not the chain of their parents (as the parent fields
 /// give it, not as the parents' own ancestors say: one stale node is one finding, not its whole
 /// subtree), or whose parent is missing.
@@ -89,61 +132,31 @@ pub(super) async fn audit_nodes(
     tree: &'static TreeSpec,
     sample: &Sample<'_>,
 ) -> Result<Vec<Finding>> {
-    let parents: Vec<Bson> = sample
-        .documents
-        .iter()
-        .filter_map(|d| {
-            d.get(tree.parent())
-                .filter(|p| !matches!(p, Bson::Null))
-                .cloned()
-        })
-        .collect();
-    let known = parents_up(sample, tree, parents).await?;
-    let mut stale = Vec::new();
-    let mut first = None;
-    for d in sample.documents {
-        let stored = array(d.get(tree.ancestors()));
-        let expected = match d.get(tree.parent()) {
-            None | Some(Bson::Null) => Some(Vec::new()),
-            Some(parent) => path_to(&known, parent),
-        };
+    let fields = (tree.parent(), tree.ancestors());
+    let problem = |d: &Document, stored: &[Bson], expected: Option<&[Bson]>| {
         let key = d.get(tree.key()).cloned().unwrap_or(Bson::Null);
-        let problem = match expected {
-            Some(expected) if expected == stored => continue,
+        match expected {
             Some(expected) => format!(
                 "node {key} holds ancestors {}, its parents say {}",
-                show(&stored),
-                show(&expected)
+                show(stored),
+                show(expected)
             ),
             None => format!(
                 "node {key} names the parent {}, which does not exist or whose parents loop",
                 d.get(tree.parent()).cloned().unwrap_or(Bson::Null)
             ),
-        };
-        first.get_or_insert(problem);
-        stale.push(d.get("_id").cloned().unwrap_or(Bson::Null));
-    }
-    let Some(first) = first else {
-        return Ok(Vec::new());
+        }
     };
-    Ok(vec![sample
-        .finding(
-            Check::TreeDrift,
-            tree.ancestors(),
-            format!(
-                "{} of {} sampled nodes disagree with their parent; {first}",
-                stale.len(),
-                sample.documents.len()
-            ),
-            format!(
+    let repair = |examples: &str| {
+        format!(
             "`{}::tree(&db).repair()` recomputes every ancestors list and path from the parents \
-             ({}); a node whose parent is missing is left by it: `move_under` an existing node \
-             (or `move_to_root`). Changes of the shape through `Tree` keep them",
-            tree.model(),
-            crate::finding::examples(&stale)
-        ),
+             ({examples}); a node whose parent is missing is left by it: `move_under` an \
+             existing node (or `move_to_root`). Changes of the shape through `Tree` keep them",
+            tree.model()
         )
-        .about(stale)])
+    };
+    let disagree = "nodes disagree with their parent";
+    audit_paths(sample, tree, fields, disagree, problem, repair).await
 }
 
 /// Sampled holders whose path is not the chain of their node's parents and the node, or whose
@@ -153,59 +166,29 @@ pub(super) async fn audit_holders(
     sample: &Sample<'_>,
 ) -> Result<Vec<Finding>> {
     let tree = holder.tree();
-    let keys: Vec<Bson> = sample
-        .documents
-        .iter()
-        .filter_map(|d| {
-            d.get(holder.node())
-                .filter(|n| !matches!(n, Bson::Null))
-                .cloned()
-        })
-        .collect();
-    let known = parents_up(sample, tree, keys).await?;
-    let mut stale = Vec::new();
-    let mut first = None;
-    for d in sample.documents {
-        let stored = array(d.get(holder.path()));
-        let expected = match d.get(holder.node()) {
-            None | Some(Bson::Null) => Some(Vec::new()),
-            Some(node) => path_to(&known, node),
-        };
+    let fields = (holder.node(), holder.path());
+    let problem = |d: &Document, stored: &[Bson], expected: Option<&[Bson]>| {
         let id = d.get("_id").cloned().unwrap_or(Bson::Null);
-        let problem = match expected {
-            Some(expected) if expected == stored => continue,
+        match expected {
             Some(expected) => format!(
                 "{id} holds the path {}, its node says {}",
-                show(&stored),
-                show(&expected)
+                show(stored),
+                show(expected)
             ),
             None => format!(
                 "{id} is in the node {}, which does not exist or whose parents loop",
                 d.get(holder.node()).cloned().unwrap_or(Bson::Null)
             ),
-        };
-        first.get_or_insert(problem);
-        stale.push(id);
-    }
-    let Some(first) = first else {
-        return Ok(Vec::new());
+        }
     };
-    Ok(vec![sample
-        .finding(
-            Check::TreeDrift,
-            holder.path(),
-            format!(
-                "{} of {} sampled documents disagree with their node; {first}",
-                stale.len(),
-                sample.documents.len()
-            ),
-            format!(
-                "`{}::tree(&db).repair()` rewrites every path from the nodes ({}); a holder whose \
-             node is missing is left by it: `Holders::place` it in an existing node. Placements \
-             through `Holders` keep them",
-                tree.model(),
-                crate::finding::examples(&stale)
-            ),
+    let repair = |examples: &str| {
+        format!(
+            "`{}::tree(&db).repair()` rewrites every path from the nodes ({examples}); a holder \
+             whose node is missing is left by it: `Holders::place` it in an existing node. \
+             Placements through `Holders` keep them",
+            tree.model()
         )
-        .about(stale)])
+    };
+    let disagree = "documents disagree with their node";
+    audit_paths(sample, tree, fields, disagree, problem, repair).await
 }

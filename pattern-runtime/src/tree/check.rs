@@ -63,6 +63,27 @@ pub(super) fn stale_under(
         .collect()
 }
 
+impl Stale {
+    /// The finding when the document `d`'s `field` (of `model`, stored in `collection`) is not
+    /// the `expected` list (`None`: no list is right).
+    fn of(
+        (model, collection, field): (&'static str, &'static str, &'static str),
+        d: &Document,
+        expected: Option<&Vec<Bson>>,
+    ) -> Option<Stale> {
+        let stored = d.get(field).cloned().unwrap_or(Bson::Null);
+        let expected = expected.map(|e| Bson::Array(e.clone()));
+        (expected.as_ref() != Some(&stored)).then(|| Stale {
+            model,
+            collection,
+            id: d.get("_id").cloned().unwrap_or(Bson::Null),
+            field,
+            stored,
+            expected,
+        })
+    }
+}
+
 /// The ancestors the parents give a node: its parent's, then its parent. `None` when a parent
 /// is missing or the parents loop.
 fn expected_ancestors(
@@ -125,18 +146,9 @@ impl<M: TreeNode> Tree<M> {
             ..TreeCheck::default()
         };
         for d in &docs {
-            let stored = d.get(t.ancestors()).cloned().unwrap_or(Bson::Null);
             let expected = expected_ancestors(t, d, &nodes);
-            if expected.as_ref().map(|e| Bson::Array(e.clone())) != Some(stored.clone()) {
-                report.stale.push(Stale {
-                    model: t.model(),
-                    collection: t.collection(),
-                    id: d.get("_id").cloned().unwrap_or(Bson::Null),
-                    field: t.ancestors(),
-                    stored,
-                    expected: expected.clone().map(Bson::Array),
-                });
-            }
+            let of = (t.model(), t.collection(), t.ancestors());
+            report.stale.extend(Stale::of(of, d, expected.as_ref()));
             let key = d.get(t.key()).cloned().unwrap_or(Bson::Null);
             expected_paths.insert(
                 crate::finding::id_key(&key),
@@ -154,7 +166,6 @@ impl<M: TreeNode> Tree<M> {
                 .await?;
             while let Some(d) = cursor.try_next().await? {
                 report.holders += 1;
-                let stored = d.get(h.path()).cloned().unwrap_or(Bson::Null);
                 let expected = match d.get(h.node()) {
                     None | Some(Bson::Null) => Some(Vec::new()),
                     Some(node) => expected_paths
@@ -162,16 +173,8 @@ impl<M: TreeNode> Tree<M> {
                         .cloned()
                         .flatten(),
                 };
-                if expected.as_ref().map(|e| Bson::Array(e.clone())) != Some(stored.clone()) {
-                    report.stale.push(Stale {
-                        model: h.model(),
-                        collection: h.collection(),
-                        id: d.get("_id").cloned().unwrap_or(Bson::Null),
-                        field: h.path(),
-                        stored,
-                        expected: expected.map(Bson::Array),
-                    });
-                }
+                let of = (h.model(), h.collection(), h.path());
+                report.stale.extend(Stale::of(of, &d, expected.as_ref()));
             }
         }
         tracing::debug!(

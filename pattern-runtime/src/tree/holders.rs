@@ -451,21 +451,20 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
     /// The holders in the node or below it: one query on the `path` index.
     #[operation(tree.holders.under)]
     pub async fn under(&self, key: impl IntoId<M::Key>) -> Result<Vec<H>> {
-        let docs: Vec<Document> = self
-            .raw()
-            .find(doc! { H::HOLDER.path(): super::key_bson::<M>(H::HOLDER.path(), key)? })
-            .await?
-            .try_collect()
-            .await?;
-        decode_all(docs)
+        self.holding(H::HOLDER.path(), key).await
     }
 
     /// The holders directly in the node: one query on the `node` index.
     #[operation(tree.holders.directly_in)]
     pub async fn directly_in(&self, key: impl IntoId<M::Key>) -> Result<Vec<H>> {
+        self.holding(H::HOLDER.node(), key).await
+    }
+
+    /// The holders whose `field` (the path or the node) holds the node `key`.
+    async fn holding(&self, field: &'static str, key: impl IntoId<M::Key>) -> Result<Vec<H>> {
         let docs: Vec<Document> = self
             .raw()
-            .find(doc! { H::HOLDER.node(): super::key_bson::<M>(H::HOLDER.node(), key)? })
+            .find(doc! { field: super::key_bson::<M>(field, key)? })
             .await?
             .try_collect()
             .await?;

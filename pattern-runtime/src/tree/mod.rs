@@ -230,6 +230,24 @@ enum Step<T> {
     Refused(Error),
 }
 
+impl<T> Step<Result<T>> {
+    /// What the caller gets: the body's result, or its refusal.
+    fn outcome(self) -> Result<T> {
+        match self {
+            Step::Done(result) => result,
+            Step::Refused(e) => Err(e),
+        }
+    }
+}
+
+impl Step<Result<Propagation>> {
+    /// The step of a body whose last write is [`write_copies`]: what it wrote, or the error of
+    /// a write that stopped part-way.
+    fn written(written: std::result::Result<Propagation, Partial>) -> Self {
+        Step::Done(written.map_err(Partial::into_error))
+    }
+}
+
 /// A caller's key of the tree `M`, as stored: serialized from the tree's key type (so a key of
 /// another type does not compile) and checked as an id (a `Bson` key type still cannot carry an
 /// operator or a regex).

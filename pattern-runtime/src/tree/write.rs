@@ -276,15 +276,9 @@ impl<M: TreeNode> Tree<M> {
                 .and_then(|p| nodes.get(&crate::finding::id_key(p)))
                 .map(|p| p.key.clone());
             let writes = self.move_writes(&node.key, parent_key, &prefix, &holders);
-            Ok(match write_copies(&self.db, s, writes).await? {
-                Ok(p) => Step::Done(Ok(p)),
-                Err(partial) => Step::Done(Err(partial.into_error())),
-            })
+            Ok(Step::written(write_copies(&self.db, s, writes).await?))
         })?;
-        let propagation = match step {
-            Step::Done(result) => result?,
-            Step::Refused(e) => return Err(e),
-        };
+        let propagation = step.outcome()?;
         tracing::debug!(modified = propagation.modified(), "moved");
         self.sweep(Late::Moved(key), &holders).await;
         Ok(propagation)
@@ -469,15 +463,9 @@ impl<M: TreeNode> Tree<M> {
                 t.key(),
                 doc! { "$set": { t.key(): new_key.clone() } },
             ));
-            Ok(match write_copies(&self.db, s, writes).await? {
-                Ok(p) => Step::Done(Ok(p)),
-                Err(partial) => Step::Done(Err(partial.into_error())),
-            })
+            Ok(Step::written(write_copies(&self.db, s, writes).await?))
         })?;
-        let propagation = match step {
-            Step::Done(result) => result?,
-            Step::Refused(e) => return Err(e),
-        };
+        let propagation = step.outcome()?;
         self.sweep(
             Late::Renamed {
                 old: key,
@@ -579,10 +567,7 @@ impl<M: TreeNode> Tree<M> {
             tracing::debug!(nodes = deleted.nodes, holders = deleted.holders, "deleted");
             Ok(Step::Done(Ok((deleted, node.parent.clone()))))
         })?;
-        let (deleted, parent) = match step {
-            Step::Done(result) => result?,
-            Step::Refused(e) => return Err(e),
-        };
+        let (deleted, parent) = step.outcome()?;
         let late = match how {
             Deletion::Cascade => Late::Cascaded(key),
             Deletion::LeafOnly | Deletion::Reparent => Late::Reparented { key, parent },
