@@ -202,7 +202,7 @@ pub struct SubsetParts {
     pub embed: fn() -> Embed,
 }
 
-/// Picks the [`Embed`] of `F` as `E` when the types allow it (generated code:
+/// Picks the `Embed` of `F` as `E` when the types allow it (generated code:
 /// `(&&RebuildProbe::<P, F, E>::new()).embed()`), a function that embeds nothing otherwise
 /// (the derive reports the types' error itself).
 #[allow(clippy::type_complexity)] // a marker of three types
