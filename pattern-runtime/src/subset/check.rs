@@ -2,7 +2,6 @@
 //! collection, and the rebuild of one parent.
 
 use super::*;
-use bson::{RawDocument, RawDocumentBuf};
 use pattern_derive::operation;
 
 pub(super) async fn audit_subset(
@@ -364,15 +363,20 @@ where
 /// only step of a rebuild that knows the types: generated code names `embed::<F, E>` (through
 /// [`RebuildProbe`]) and the rest of the rebuild is compiled once, in this crate, whatever the
 /// number of subsets in a program.
-pub type Embed = fn(&RawDocument) -> mongodb::error::Result<Bson>;
+///
+/// It reads `F` from a [`Document`], not from the raw bytes: deserializing from raw BSON
+/// instantiates `F`'s `Deserialize` once per kind of raw value (12 copies of its `visit_map`,
+/// two thirds of a user crate's generated code in the compile-cost benchmark); from a
+/// `Document`, twice. A rebuild reads at most `limit` items, so the extra parse costs little.
+pub type Embed = fn(Document) -> mongodb::error::Result<Bson>;
 
 /// The [`Embed`] of the full item `F` embedded as `E`.
-pub(super) fn embed<F, E>(raw: &RawDocument) -> mongodb::error::Result<Bson>
+pub(super) fn embed<F, E>(stored: Document) -> mongodb::error::Result<Bson>
 where
     F: Model,
     E: Serialize + for<'a> From<&'a F>,
 {
-    let full: F = bson::deserialize_from_slice(raw.as_bytes())?;
+    let full: F = bson::deserialize_from_document(stored)?;
     Ok(Bson::Document(bson::serialize_to_document(&E::from(
         &full,
     ))?))
@@ -388,16 +392,16 @@ impl SubsetSpec {
         session: Option<&mut ClientSession>,
         parent_id: &Bson,
     ) -> mongodb::error::Result<Vec<Bson>> {
-        let coll = db.collection::<RawDocumentBuf>(self.full_collection());
+        let coll = db.collection::<Document>(self.full_collection());
         let find = coll
             .find(doc! { self.parts.parent_key: parent_id.clone() })
             .sort(self.sort_document())
             .limit(i64::from(self.parts.limit));
-        let items: Vec<RawDocumentBuf> = match session {
+        let items: Vec<Document> = match session {
             Some(s) => find.session(&mut *s).await?.stream(s).try_collect().await?,
             None => find.await?.try_collect().await?,
         };
-        items.iter().map(|raw| embed(raw)).collect()
+        items.into_iter().map(embed).collect()
     }
 
     /// Rebuilds the subset and counters of `parent_id` (a document of `parent`) from the full
