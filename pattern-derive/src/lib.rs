@@ -26,6 +26,7 @@ mod outlier;
 mod polymorphic;
 mod preallocation;
 mod relation;
+mod schema_version;
 mod subset;
 mod tree;
 mod versioning;
@@ -55,7 +56,8 @@ mod snapshots;
         tree,
         in_tree,
         preallocated,
-        bounded
+        bounded,
+        schema_version
     )
 )]
 pub fn derive_model(input: TokenStream) -> TokenStream {

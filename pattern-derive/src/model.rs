@@ -14,7 +14,7 @@ use crate::schema::{self, Pattern, PatternDef};
 use crate::shard::{self, ShardKey};
 use crate::{
     approximation, attribute, bounded, computed, extended_ref, outlier, polymorphic, preallocation,
-    relation, subset, tree, versioning,
+    relation, schema_version, subset, tree, versioning,
 };
 
 /// The patterns of `#[derive(Model)]`, one line each, in the order their specs are listed in the
@@ -32,6 +32,7 @@ const PATTERNS: &[&PatternDef] = &[
     &tree::PATTERN,
     &preallocation::PATTERN,
     &bounded::PATTERN,
+    &schema_version::PATTERN,
 ];
 
 pub(crate) fn derive(input: &DeriveInput) -> TokenStream {

@@ -49,6 +49,8 @@ pub enum Check {
     GridDrift,
     /// A collection not sharded on its declared shard key, on a sharded cluster.
     ShardKey,
+    /// Documents stored in an older schema version, or in one the model does not declare.
+    SchemaVersions,
 }
 
 impl Check {
@@ -74,6 +76,7 @@ impl Check {
             Check::AttributeDrift => "attribute drift",
             Check::GridDrift => "grid drift",
             Check::ShardKey => "shard key",
+            Check::SchemaVersions => "schema versions",
         }
     }
 }

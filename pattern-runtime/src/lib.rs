@@ -149,6 +149,7 @@
 //! | outlier: an embedded array that overflows into linked documents for the few documents that grow far past the rest | `#[outlier(limit = 50, overflow = "user_posts", flag = is_outlier, count = posts_count)]` on a `Vec` | [`outlier`] |
 //! | tree: nodes that keep their ancestors, and documents placed in a node that keep its path, so everything under a node is one indexed query; moves, renames and deletions rewrite every copy in one transaction | `#[tree(parent = parent, ancestors = ancestors)]` on the node model, `#[in_tree(Category, node = category, path = category_path)]` on the models placed in it | [`tree`] |
 //! | preallocation: a grid of slot documents created ahead of time, booked by one atomic conditional update; bitmaps for sub-slots | `#[preallocated(resource = room_id, slot = date, holder = booked_by)]` (or `bitmap = half_hours, sub_slots = 48`) on the struct | [`preallocation`] |
+//! | schema versioning: documents of older shapes read as the current one, converged in the background | `#[schema_version(older(UserV1 = 1, UserV2 = 2))]` on the struct, a field of type `SchemaVersion<3>` | [`schema_version`] |
 //! | bucket (time series), or a native time-series collection | `#[derive(Measurement)]` with `#[bucket(key = device_id, time = timestamp, max_count = 200, span = "1h", summary(value(min, max, sum)))]`, or `#[bucket(native, key = .., time = .., granularity = "minutes")]` | [`bucket`] |
 //!
 //! # Several databases
@@ -449,6 +450,7 @@ pub mod outlier;
 pub mod polymorphic;
 pub mod preallocation;
 pub mod relation;
+pub mod schema_version;
 pub mod subset;
 pub mod tree;
 pub mod versioning;
@@ -535,6 +537,7 @@ pub mod __private {
     pub use crate::computed::{
         Aggregate, ComputedFields, ComputedFromParts, ComputedFromSpec, Computing,
     };
+    pub use crate::error::Error;
     pub use crate::extended_ref::slot::{
         items_beside_path, items_without_mode, mode_error, no_mode_error, propagate_error,
         slot as ref_slot, when_held, HeldRef, HeldRefs, ProbeHeld, ProbeItems, ProbeNested,
@@ -550,7 +553,7 @@ pub mod __private {
     pub use crate::model::{IntoId, Model, Unversioned};
     pub use crate::outlier::{Outlier, OutlierParts, OutlierSpec};
     pub use crate::polymorphic::{
-        Polymorphic, PolymorphicSpec, Projection, Variant, VariantCollection,
+        unreadable_variant, Polymorphic, PolymorphicSpec, Projection, Variant, VariantCollection,
     };
     pub use crate::preallocation::slot_probe::{
         bits_of, ProbeBits32, ProbeBits64, ProbeOtherSlot, ProbeSlotKey, SlotProbe,
@@ -566,6 +569,10 @@ pub mod __private {
     pub use crate::schema::{
         Annotation, FieldName, FieldParts, FieldSchema, Fields, Mode, ModelSchema, Nests,
         PatternSpec, Registration, SchemaParts,
+    };
+    pub use crate::schema_version::{
+        read_shape, undeclared, upgrade_step, upgraded, SchemaVersion, SchemaVersionParts,
+        SchemaVersionSpec, SchemaVersioned, UpgradeFailure,
     };
     pub use crate::shard::{ShardKey, ShardKeyParts};
     pub use crate::subset::{

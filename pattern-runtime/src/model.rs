@@ -36,6 +36,15 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + Sized + 's
     /// [`Error::InvalidValue`](crate::Error::InvalidValue).
     type Id: Serialize + DeserializeOwned + Send + Sync + 'static;
 
+    /// Why a stored document (already at the current schema version) does not read as `Self`,
+    /// from serde's error: a polymorphic model names an unknown tag
+    /// ([`Error::UnknownVariant`](crate::Error::UnknownVariant)). Generated; not a stable API.
+    #[doc(hidden)]
+    fn unreadable(doc: &bson::Document, error: bson::error::Error) -> crate::Error {
+        let _ = doc;
+        crate::Error::from(error)
+    }
+
     /// The typed handle on this model's collection in `db`.
     fn collection(db: &Database) -> ModelCollection<Self> {
         ModelCollection::new(db)

@@ -119,7 +119,7 @@
 use pattern_derive::operation;
 use std::marker::PhantomData;
 
-use bson::{Bson, Document, RawDocumentBuf};
+use bson::{Bson, Document};
 use futures_util::TryStreamExt;
 use mongodb::results::UpdateResult;
 use serde::de::DeserializeOwned;
@@ -233,50 +233,25 @@ impl<M: Polymorphic> ModelCollection<M> {
     pub async fn find_all(&self, filter: Document) -> Result<Vec<M>> {
         self.find_each(filter).await?.into_iter().collect()
     }
-
-    /// The documents matching `filter`, one result per document: a document whose tag the enum
-    /// does not know is an [`Error::UnknownVariant`] in its place, and the others are read.
-    #[operation(polymorphic.find_each, level = "debug", no_err)]
-    pub async fn find_each(&self, filter: Document) -> Result<Vec<Result<M>>> {
-        let raws: Vec<RawDocumentBuf> = self
-            .database()
-            .collection::<RawDocumentBuf>(M::SCHEMA.collection())
-            .find(filter)
-            .await?
-            .try_collect()
-            .await?;
-        let out: Vec<Result<M>> = raws.iter().map(read_one::<M>).collect();
-        let unknown = out.iter().filter(|r| r.is_err()).count();
-        tracing::debug!(read = out.len(), unknown, "documents read");
-        Ok(out)
-    }
 }
 
-/// One raw document as the enum, or why not.
-fn read_one<M: Polymorphic>(raw: &RawDocumentBuf) -> Result<M> {
-    match bson::deserialize_from_slice::<M>(raw.as_bytes()) {
-        Ok(m) => Ok(m),
-        Err(e) => {
-            let value = raw.get_str(M::TAG).ok();
-            let known = value.is_some_and(|v| M::TAGS.contains(&v));
-            if known {
-                // A known variant with a field of the wrong shape: serde's error says which.
-                return Err(Error::from(e));
-            }
-            Err(Error::UnknownVariant {
-                model: M::SCHEMA.name(),
-                collection: M::SCHEMA.collection().to_owned(),
-                tag: M::TAG,
-                value: value.map(str::to_owned),
-                id: raw
-                    .get("_id")
-                    .ok()
-                    .flatten()
-                    .and_then(|v| Bson::try_from(v).ok())
-                    .map(Box::new),
-                known: M::TAGS,
-            })
-        }
+/// Why a stored document does not read as the enum `M`: its tag names no variant
+/// ([`Error::UnknownVariant`]), or a known variant has a field of the wrong shape (serde's
+/// error). For generated code ([`Model::unreadable`](crate::Model::unreadable)).
+#[doc(hidden)]
+pub fn unreadable_variant<M: Polymorphic>(doc: &Document, e: bson::error::Error) -> Error {
+    let value = doc.get_str(M::TAG).ok();
+    if value.is_some_and(|v| M::TAGS.contains(&v)) {
+        // A known variant with a field of the wrong shape: serde's error says which.
+        return Error::from(e);
+    }
+    Error::UnknownVariant {
+        model: M::SCHEMA.name(),
+        collection: M::SCHEMA.collection().to_owned(),
+        tag: M::TAG,
+        value: value.map(str::to_owned),
+        id: doc.get("_id").cloned().map(Box::new),
+        known: M::TAGS,
     }
 }
 

@@ -38,6 +38,7 @@ mod preallocation;
 mod relation;
 mod round_trips;
 mod same_names;
+mod schema_version;
 mod shard;
 mod subset;
 mod tree;

@@ -297,6 +297,12 @@ pub(super) fn generate(
             impl #p::Model for #ident {
                 const SCHEMA: &'static #p::ModelSchema = &__SCHEMA;
                 type Id = #id_type;
+                fn unreadable(
+                    doc: &#p::bson::Document,
+                    error: #p::bson::error::Error,
+                ) -> #p::Error {
+                    #p::unreadable_variant::<Self>(doc, error)
+                }
             }
 
             #unversioned

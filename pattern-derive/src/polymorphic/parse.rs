@@ -185,6 +185,15 @@ fn refuse_other_patterns(input: &DeriveInput, errors: &mut Errors) {
         .iter()
         .flat_map(|v| v.attrs.iter().chain(v.fields.iter().flat_map(|f| &f.attrs)));
     for attr in input.attrs.iter().chain(on_fields) {
+        if attr.path().is_ident("schema_version") {
+            errors.spanned(
+                attr.path(),
+                "`#[schema_version]` is not supported on an enum model (the polymorphic pattern) \
+                 yet: its documents are read per variant by their tag, and an older shape would \
+                 need a version per variant. Version the data in a struct model, or add a new \
+                 variant for the new shape",
+            );
+        }
         if let Some(name) = REFUSED.iter().find(|n| attr.path().is_ident(n)) {
             errors.spanned(
                 attr.path(),

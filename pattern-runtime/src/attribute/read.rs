@@ -158,13 +158,17 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
     /// filter).
     #[operation(attribute.find, level = "debug", no_err)]
     pub async fn find(&self, filter: Document) -> Result<Vec<M>> {
-        let found: Vec<M> = self
+        let raws: Vec<bson::RawDocumentBuf> = self
             .db
-            .collection::<M>(M::SCHEMA.collection())
+            .collection(M::SCHEMA.collection())
             .find(filter)
             .await?
             .try_collect()
             .await?;
+        let found = raws
+            .iter()
+            .map(crate::schema_version::decode_raw::<M>)
+            .collect::<Result<Vec<M>>>()?;
         tracing::debug!(read = found.len(), "documents read");
         Ok(found)
     }
@@ -214,7 +218,7 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
         let docs: Vec<Document> = self.raw().aggregate(pipeline).await?.try_collect().await?;
         let out = docs
             .into_iter()
-            .map(|d| bson::deserialize_from_document::<M>(d).map_err(Error::from))
+            .map(crate::schema_version::decode::<M>)
             .collect::<Result<Vec<M>>>()?;
         tracing::debug!(read = out.len(), "documents read");
         Ok(out)

@@ -151,6 +151,47 @@ pub enum Error {
         known: &'static [&'static str],
     },
 
+    /// A stored document whose schema version the model does not declare: written by a newer
+    /// application, or by hand. Only that document is affected: the others of the same read
+    /// are still returned, and [`converge`](crate::ModelCollection::converge) leaves it alone.
+    #[error(
+        "document {} in `{collection}` is at schema version {found}: `{model}` knows {}",
+        id.as_ref().map_or_else(|| "without _id".to_owned(), ToString::to_string),
+        known.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+    )]
+    UnknownSchemaVersion {
+        /// The model.
+        model: &'static str,
+        /// The collection read.
+        collection: String,
+        /// The document's `_id`, if it has one (boxed: it keeps every `Result` small).
+        id: Option<Box<bson::Bson>>,
+        /// The version field's value.
+        found: Box<bson::Bson>,
+        /// The versions the model declares, ascending.
+        known: Vec<u32>,
+    },
+
+    /// A stored document of an older schema version that does not upgrade: it does not read as
+    /// its version's shape, or an upgrade (`TryFrom`) refused it. Only that document is
+    /// affected; it is left as stored.
+    #[error(
+        "document {} in `{collection}` does not upgrade from schema version {from}: {reason}",
+        id.as_ref().map_or_else(|| "without _id".to_owned(), ToString::to_string)
+    )]
+    Upgrade {
+        /// The model.
+        model: &'static str,
+        /// The collection read.
+        collection: String,
+        /// The document's `_id`, if it has one.
+        id: Option<Box<bson::Bson>>,
+        /// The version of the step that failed.
+        from: u32,
+        /// Why.
+        reason: String,
+    },
+
     /// Two models synced together declare one index name on one collection with different keys
     /// or options, or the same index (keys, `unique`, `sparse`, partial filter, collation) under
     /// two names, which the server would refuse. Nothing was synced.
@@ -374,6 +415,16 @@ impl Error {
         matches!(self, Error::InvalidValue { .. } | Error::InvalidKey { .. })
     }
 
+    /// Whether this is a stored document the model cannot read as its current shape: an
+    /// [`UnknownSchemaVersion`](Error::UnknownSchemaVersion) or a failed
+    /// [`Upgrade`](Error::Upgrade). The other documents of the same read are unaffected.
+    pub fn is_schema_version(&self) -> bool {
+        matches!(
+            self,
+            Error::UnknownSchemaVersion { .. } | Error::Upgrade { .. }
+        )
+    }
+
     /// Whether this is an [`AlreadyBooked`](Error::AlreadyBooked): the slot is someone else's.
     pub fn is_already_booked(&self) -> bool {
         matches!(self, Error::AlreadyBooked { .. })
@@ -422,6 +473,8 @@ impl Error {
             | Error::RangeNotAligned { .. }
             | Error::Malformed { .. }
             | Error::UnknownVariant { .. }
+            | Error::UnknownSchemaVersion { .. }
+            | Error::Upgrade { .. }
             | Error::Bson(_)
             | Error::NotFound { .. }
             | Error::Cycle { .. }

@@ -24,16 +24,27 @@ pub(super) async fn audit_copies(
     for f in reference.fields() {
         projection.insert(*f, 1);
     }
-    let sources: HashMap<String, Document> = sample
+    // A source stored in an older schema version is compared as its current shape: read whole
+    // and upgraded (one that does not upgrade is left out: the read reports it).
+    let schema = reference.source_schema();
+    let versioned = schema.schema_versions().is_some();
+    let coll = sample
         .db
-        .collection::<Document>(reference.source_collection())
+        .collection::<Document>(reference.source_collection());
+    let find = coll
         .find(doc! { "_id": { "$in": ids } })
-        .projection(projection)
-        .max_time(sample.max_time)
+        .max_time(sample.max_time);
+    let find = if versioned {
+        find
+    } else {
+        find.projection(projection)
+    };
+    let sources: HashMap<String, Document> = find
         .await?
         .try_collect::<Vec<Document>>()
         .await?
         .into_iter()
+        .filter_map(|d| crate::schema_version::current_document(schema, d).ok())
         .map(|d| (d.get("_id").map(id_key).unwrap_or_default(), d))
         .collect();
     let mut stale: Vec<Bson> = Vec::new();
@@ -150,10 +161,21 @@ impl<M: Model> References<M> {
         let raw = self.raw();
         let step = transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
-            let find = raw
-                .find_one(doc! { "_id": id.clone() })
-                .projection(projection.clone());
-            let source = in_session!(find, s.as_deref_mut())?;
+            // A source of an older schema version: read whole, copied as its current shape.
+            let versioned = M::SCHEMA.schema_versions().is_some();
+            let find = raw.find_one(doc! { "_id": id.clone() });
+            let find = if versioned {
+                find
+            } else {
+                find.projection(projection.clone())
+            };
+            let source = match in_session!(find, s.as_deref_mut())? {
+                Some(d) if versioned => Some(
+                    crate::schema_version::current_document(M::SCHEMA, d)
+                        .map_err(mongodb::error::Error::custom)?,
+                ),
+                other => other,
+            };
             self.copy_from(s, &id, source, &targets).await
         })?;
         self.finish(id, step)

@@ -16,7 +16,7 @@ impl<M: Preallocated> Slots<M> {
         let raw = self.raw();
         let op = raw.find_one(Self::key(&resource, &slot));
         let found = in_session!(op, session.as_deref_mut())?;
-        Ok(found.map(bson::deserialize_from_document).transpose()?)
+        found.map(crate::schema_version::decode::<M>).transpose()
     }
 
     /// The free slots of `resource` from `from` (included) to `to` (excluded), in slot order:
@@ -57,7 +57,7 @@ impl<M: Preallocated> Slots<M> {
             .try_collect()
             .await?;
         docs.into_iter()
-            .map(|d| bson::deserialize_from_document(d).map_err(Error::from))
+            .map(crate::schema_version::decode::<M>)
             .collect()
     }
 

@@ -316,7 +316,7 @@ impl<M: Preallocated> Slots<M> {
             self.free_in(None, filter, resource, slot, holder_field)
                 .await??
         };
-        Ok(bson::deserialize_from_document(freed)?)
+        crate::schema_version::decode::<M>(freed)
     }
 
     /// The write of [`free`](Self::free), in `session` when there is one: the slot as freed,

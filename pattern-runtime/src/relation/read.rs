@@ -233,7 +233,9 @@ impl<S: Identified, T: Identified> Relation<S, T> {
                 }
             }
         }
-        let collection = self.db.collection::<T>(self.spec.target().collection());
+        let collection = self
+            .db
+            .collection::<bson::RawDocumentBuf>(self.spec.target().collection());
         let mut targets: HashMap<T::Id, T> = HashMap::with_capacity(distinct.len());
         let mut queries = 0;
         for chunk in distinct.chunks(self.chunk) {
@@ -244,12 +246,16 @@ impl<S: Identified, T: Identified> Relation<S, T> {
             // One more than can match: with exactly as many as match, the server would keep
             // the cursor open and the driver would send an empty `getMore`.
             let batch = u32::try_from(ids.len() + 1).unwrap_or(u32::MAX);
-            let found: Vec<T> = collection
+            let raws: Vec<bson::RawDocumentBuf> = collection
                 .find(doc! { "_id": { "$in": ids } })
                 .batch_size(batch)
                 .await?
                 .try_collect()
                 .await?;
+            let found = raws
+                .iter()
+                .map(crate::schema_version::decode_raw::<T>)
+                .collect::<Result<Vec<T>>>()?;
             queries += 1;
             tracing::debug!(
                 target: "pattern_runtime::relation",
@@ -387,7 +393,9 @@ impl<S: Model> Children<S> {
             field = self.spec.field(),
         );
         let (filter, sort) = span.in_scope(|| self.query())?;
-        let collection = self.db.collection::<S>(self.spec.model().collection());
+        let collection = self
+            .db
+            .collection::<bson::RawDocumentBuf>(self.spec.model().collection());
         let mut find = collection.find(filter).sort(sort);
         if let Some(n) = self.limit {
             find = find.limit(n);
@@ -395,7 +403,10 @@ impl<S: Model> Children<S> {
         let cursor =
             tracing::Instrument::instrument(std::future::IntoFuture::into_future(find), span)
                 .await?;
-        Ok(cursor.map(|r| r.map_err(Error::from)))
+        Ok(cursor.map(|r| {
+            r.map_err(Error::from)
+                .and_then(|raw| crate::schema_version::decode_raw::<S>(&raw))
+        }))
     }
 
     /// The children, collected.

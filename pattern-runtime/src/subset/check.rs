@@ -376,7 +376,8 @@ where
     F: Model,
     E: Serialize + for<'a> From<&'a F>,
 {
-    let full: F = bson::deserialize_from_document(stored)?;
+    let full: F =
+        crate::schema_version::decode::<F>(stored).map_err(mongodb::error::Error::custom)?;
     Ok(Bson::Document(bson::serialize_to_document(&E::from(
         &full,
     ))?))

@@ -340,8 +340,8 @@ impl<M: TreeNode> Tree<M> {
     }
 }
 
-fn decode_all<T: DeserializeOwned>(docs: Vec<Document>) -> Result<Vec<T>> {
+fn decode_all<T: Model>(docs: Vec<Document>) -> Result<Vec<T>> {
     docs.into_iter()
-        .map(|d| bson::deserialize_from_document(d).map_err(Error::from))
+        .map(crate::schema_version::decode::<T>)
         .collect()
 }

@@ -32,7 +32,7 @@ impl<M: TreeNode> Tree<M> {
             .raw()
             .find_one(doc! { M::TREE.key(): key_bson::<M>(M::TREE.key(), key)? })
             .await?;
-        Ok(found.map(bson::deserialize_from_document).transpose()?)
+        found.map(crate::schema_version::decode::<M>).transpose()
     }
 
     /// The node's children, in key order: one query on the `parent` index.

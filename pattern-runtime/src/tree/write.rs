@@ -203,7 +203,7 @@ impl<M: TreeNode> Tree<M> {
         match step {
             Step::Done(ready) => ready
                 .into_iter()
-                .map(|d| bson::deserialize_from_document(d).map_err(Error::from))
+                .map(crate::schema_version::decode::<M>)
                 .collect(),
             Step::Refused(e) => Err(e),
         }

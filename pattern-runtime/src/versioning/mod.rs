@@ -150,10 +150,6 @@ impl<M: Versioned> ModelCollection<M> {
         self.database().collection(spec::<M>().history())
     }
 
-    fn documents(&self) -> mongodb::Collection<Document> {
-        self.database().collection(M::SCHEMA.collection())
-    }
-
     /// The caller's result; the errors are `DEBUG` events of the operation's span.
     fn outcome<T>(&self, id: Bson, expected: i64, outcome: Outcome<T>) -> Result<T> {
         match outcome {

@@ -11,11 +11,15 @@ impl<M: Versioned> ModelCollection<M> {
         tracing::Span::current().record("id", tracing::field::display(&id));
         let cursor = self
             .database()
-            .collection::<Revision<M>>(spec::<M>().history())
+            .collection::<Revision<Document>>(spec::<M>().history())
             .find(doc! { "docId": id })
             .sort(doc! { "version": -1 })
             .await?;
-        let revisions: Vec<Revision<M>> = cursor.try_collect().await?;
+        let stored: Vec<Revision<Document>> = cursor.try_collect().await?;
+        let revisions = stored
+            .into_iter()
+            .map(upgraded)
+            .collect::<Result<Vec<Revision<M>>>>()?;
         tracing::debug!(read = revisions.len(), "revisions read");
         Ok(revisions)
     }
@@ -35,20 +39,35 @@ impl<M: Versioned> ModelCollection<M> {
         tracing::Span::current().record("id", tracing::field::display(&id));
         let field = spec::<M>().version_field();
         if let Some(current) = self
-            .raw()
+            .documents()
             .find_one(doc! { "_id": id.clone(), field: v })
             .await?
         {
-            return Ok(current);
+            return crate::schema_version::decode::<M>(current);
         }
         let found = self
             .database()
-            .collection::<Revision<M>>(spec::<M>().history())
+            .collection::<Revision<Document>>(spec::<M>().history())
             .find_one(doc! { "docId": id.clone(), "version": v })
             .await?;
-        found.map(|r| r.snapshot).ok_or_else(|| Error::NotFound {
-            collection: spec::<M>().history().to_owned(),
-            missing: Box::new(crate::error::Missing::Revision { id, version: v }),
-        })
+        match found {
+            Some(r) => crate::schema_version::decode::<M>(r.snapshot),
+            None => Err(Error::NotFound {
+                collection: spec::<M>().history().to_owned(),
+                missing: Box::new(crate::error::Missing::Revision { id, version: v }),
+            }),
+        }
     }
+}
+
+/// A stored revision with its snapshot read as the current shape (upgraded if it was archived
+/// at an older schema version).
+fn upgraded<M: Versioned>(r: Revision<Document>) -> Result<Revision<M>> {
+    Ok(Revision {
+        doc_id: r.doc_id,
+        version: r.version,
+        snapshot: crate::schema_version::decode::<M>(r.snapshot)?,
+        archived_at: r.archived_at,
+        deleted: r.deleted,
+    })
 }

@@ -148,12 +148,12 @@ impl<M: Versioned> ModelCollection<M> {
         let attempts = attempts.max(1);
         let mut attempt = 1;
         loop {
-            let Some(mut doc) = self
-                .raw()
+            let found = self
+                .documents()
                 .find_one(doc! { "_id": id.clone() })
                 .await
-                .map_err(Error::from)?
-            else {
+                .map_err(Error::from)?;
+            let Some(mut doc) = found.map(crate::schema_version::decode::<M>).transpose()? else {
                 tracing::debug!("no such document");
                 return Err(Error::NotFound {
                     collection: M::SCHEMA.collection().to_owned(),
@@ -494,9 +494,11 @@ impl<M: Versioned> ModelCollection<M> {
         tracing::Span::current().record("id", tracing::field::display(&id));
         let mut old = self.revision_at(id.clone(), v).await?;
         let current = self
-            .raw()
+            .documents()
             .find_one(doc! { "_id": id.clone() })
             .await?
+            .map(crate::schema_version::decode::<M>)
+            .transpose()?
             .ok_or_else(|| Error::NotFound {
                 collection: M::SCHEMA.collection().to_owned(),
                 missing: Box::new(crate::error::Missing::Document { id }),

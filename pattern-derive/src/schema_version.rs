@@ -1,0 +1,377 @@
+//! `#[schema_version(older(UserV1 = 1, UserV2 = 2), missing = 1)]` on a model with a field of
+//! type `SchemaVersion<3>`: the older shapes, checked here (ascending, without gaps, below the
+//! current version), and the upgrade function that reads a document of any of them as the
+//! current one (each step `UpgradeFrom`, spanned at the older type so that a missing `From`
+//! points there).
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{DeriveInput, LitInt, Token, Type};
+
+use crate::ast::Model;
+use crate::errors::Errors;
+use crate::schema::{Pattern, PatternDef};
+
+/// The schema-versioning pattern's entry points.
+pub(crate) const PATTERN: PatternDef = PatternDef {
+    model: |input, model, errors| Box::new(collect(input, model, errors)),
+    fields: None,
+};
+
+const USAGE: &str = "`#[schema_version(older(UserV1 = 1, UserV2 = 2))]`, with a field \
+                     `schema_version: SchemaVersion<3>` (the current version)";
+
+/// One older shape: its type and version.
+struct Older {
+    ty: Type,
+    version: u32,
+}
+
+/// The checked declaration, when the model has one.
+struct Versions(Option<Declared>);
+
+struct Declared {
+    field: String,
+    current: u32,
+    missing: u32,
+    older: Vec<Older>,
+}
+
+impl Pattern for Versions {
+    fn items(&self, model: &Model<'_>) -> TokenStream {
+        let Some(d) = &self.0 else {
+            return TokenStream::new();
+        };
+        let krate = &model.krate;
+        let p = quote!(#krate::__private);
+        let ident = model.ident;
+        let field = &d.field;
+        let current = d.current;
+        let missing = d.missing;
+        let versions: Vec<u32> = d.older.iter().map(|o| o.version).collect();
+        // `__up_i` takes the shape of older version i to the current type, one step at a time.
+        let steps = d.older.iter().enumerate().map(|(i, o)| {
+            let name = format_ident!("__up_{}", i);
+            let ty = &o.ty;
+            let from = o.version;
+            let next: TokenStream = match d.older.get(i + 1) {
+                Some(n) => {
+                    let next_ty = &n.ty;
+                    let next_fn = format_ident!("__up_{}", i + 1);
+                    quote_spanned!(ty.span()=> #next_fn(#p::upgrade_step::<#ty, #next_ty>(old, #from)?))
+                }
+                None => {
+                    // The model's name at the older type, so that a missing `From` points there.
+                    let target = syn::Ident::new(&ident.to_string(), ty.span());
+                    quote_spanned!(ty.span()=> #p::upgrade_step::<#ty, #target>(old, #from))
+                }
+            };
+            quote! {
+                #[allow(non_snake_case)]
+                fn #name(old: #ty) -> ::core::result::Result<#ident, #p::UpgradeFailure> {
+                    #next
+                }
+            }
+        });
+        let arms = d.older.iter().enumerate().map(|(i, o)| {
+            let name = format_ident!("__up_{}", i);
+            let ty = &o.ty;
+            let v = o.version;
+            quote! {
+                #v => {
+                    let current = #name(#p::read_shape::<#ty>(doc, #v)?)?;
+                    #p::upgraded(&current, #v)
+                }
+            }
+        });
+        quote! {
+            #(#steps)*
+
+            fn __upgrade(
+                doc: #p::bson::Document,
+                from: u32,
+            ) -> ::core::result::Result<#p::bson::Document, #p::UpgradeFailure> {
+                match from {
+                    #(#arms)*
+                    other => ::core::result::Result::Err(#p::undeclared(other)),
+                }
+            }
+
+            static __SCHEMA_VERSIONS: #p::SchemaVersionSpec =
+                #p::SchemaVersionSpec::from_parts(#p::SchemaVersionParts {
+                    field: #field,
+                    current: #current,
+                    missing: #missing,
+                    older: &[#(#versions),*],
+                    upgrade: __upgrade,
+                });
+
+            #[automatically_derived]
+            impl #p::SchemaVersioned for #ident {
+                const VERSIONS: &'static #p::SchemaVersionSpec = &__SCHEMA_VERSIONS;
+            }
+        }
+    }
+
+    fn specs(&self) -> Vec<TokenStream> {
+        match self.0 {
+            Some(_) => vec![quote!(&__SCHEMA_VERSIONS)],
+            None => Vec::new(),
+        }
+    }
+}
+
+/// What [`version_type`] read: the version and its literal's span, or the span of a
+/// `SchemaVersion` whose `N` is not a literal above 0.
+type VersionType = Result<(u32, Span), Span>;
+
+/// The version `N` of a field typed `SchemaVersion<N>` (by the type's last path segment), with
+/// the literal's span; `Err` with the span of a `SchemaVersion` whose `N` is not a literal.
+fn version_type(ty: &Type) -> Option<VersionType> {
+    let Type::Path(tp) = ty else { return None };
+    let last = tp.path.segments.last()?;
+    if last.ident != "SchemaVersion" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return Some(Err(last.ident.span()));
+    };
+    let Some(arg) = args.args.first() else {
+        return Some(Err(last.ident.span()));
+    };
+    let lit = match arg {
+        syn::GenericArgument::Const(syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(lit),
+            ..
+        })) => lit.clone(),
+        // `SchemaVersion<3>` parses as a type argument in some positions? No: a literal is an
+        // expression; anything else (a const's name) is refused.
+        other => return Some(Err(other.span())),
+    };
+    Some(match lit.base10_parse::<u32>() {
+        Ok(n) if n > 0 => Ok((n, lit.span())),
+        _ => Err(lit.span()),
+    })
+}
+
+fn collect(input: &DeriveInput, model: &Model<'_>, errors: &mut Errors) -> Versions {
+    let mut attrs = input
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("schema_version"));
+    let attr = attrs.next();
+    for extra in attrs {
+        errors.spanned(
+            extra,
+            "one `#[schema_version(...)]` per model: list every older shape in its `older(...)`",
+        );
+    }
+    // The version fields, whatever the attribute says.
+    let fields: Vec<(&crate::ast::Field<'_>, VersionType)> = model
+        .fields
+        .iter()
+        .filter_map(|f| version_type(f.ty).map(|v| (f, v)))
+        .collect();
+    for f in &model.fields {
+        for a in f
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident("schema_version"))
+        {
+            errors.spanned(
+                a,
+                "`#[schema_version(...)]` goes on the struct; the version field is the field of \
+                 type `SchemaVersion<N>`, with no attribute",
+            );
+        }
+    }
+    let Some(attr) = attr else {
+        if let Some((f, _)) = fields.first() {
+            errors.spanned(
+                f.ty,
+                format!(
+                    "a `SchemaVersion` field needs `#[schema_version(older(...))]` on `{}`, \
+                     listing the older shapes (without older shapes, remove the field)",
+                    model.ident
+                ),
+            );
+        }
+        return Versions(None);
+    };
+    let mut older: Vec<Older> = Vec::new();
+    let mut missing: Option<(u32, Span)> = None;
+    let mut older_seen = false;
+    let clean = match &attr.meta {
+        syn::Meta::List(list) => crate::options::parse(
+            list.tokens.clone(),
+            "schema_version",
+            &["older", "missing"],
+            errors,
+            |key, input, errors| {
+                if key == "older" {
+                    older_seen = true;
+                    let content;
+                    syn::parenthesized!(content in input);
+                    while !content.is_empty() {
+                        let ty: Type = content.parse()?;
+                        content.parse::<Token![=]>()?;
+                        let lit: LitInt = content.parse()?;
+                        match lit.base10_parse::<u32>() {
+                            Ok(v) if v > 0 => older.push(Older { ty, version: v }),
+                            _ => errors.spanned(&lit, "a version is a number above 0"),
+                        }
+                        if !content.is_empty() {
+                            content.parse::<Token![,]>()?;
+                        }
+                    }
+                } else {
+                    input.parse::<Token![=]>()?;
+                    let lit: LitInt = input.parse()?;
+                    match lit.base10_parse::<u32>() {
+                        Ok(v) => missing = Some((v, lit.span())),
+                        Err(_) => errors.spanned(&lit, "`missing` is a version number"),
+                    }
+                }
+                Ok(())
+            },
+        ),
+        _ => {
+            errors.spanned(attr, format!("write {USAGE}"));
+            false
+        }
+    };
+    if !clean {
+        return Versions(None);
+    }
+    if !older_seen || older.is_empty() {
+        errors.spanned(
+            attr,
+            format!("list the older shapes and their versions: {USAGE}"),
+        );
+        return Versions(None);
+    }
+    if matches!(input.data, syn::Data::Enum(_)) {
+        // Not reached: enums take the polymorphic derive, which refuses the attribute.
+        return Versions(None);
+    }
+    let (field, current) = match fields.as_slice() {
+        [] => {
+            errors.spanned(
+                attr,
+                format!(
+                    "`{}` has no version field: add `schema_version: SchemaVersion<{}>` (the \
+                     current version; any name, stored under its serde name)",
+                    model.ident,
+                    older.last().map_or(2, |o| o.version + 1)
+                ),
+            );
+            return Versions(None);
+        }
+        [(f, v)] => match v {
+            Ok((n, _)) => (*f, *n),
+            Err(span) => {
+                errors.at(
+                    *span,
+                    "the current version is a number above 0, written as a literal: \
+                     `SchemaVersion<3>`",
+                );
+                return Versions(None);
+            }
+        },
+        [_, (second, _), ..] => {
+            errors.spanned(
+                second.ty,
+                "one `SchemaVersion` field per model: the document's version is stored once",
+            );
+            return Versions(None);
+        }
+    };
+    if !field.serialized || field.custom_serializer {
+        errors.spanned(
+            field.ty,
+            "the version field is stored with every document: remove `#[serde(skip..)]` and \
+             `with`",
+        );
+        return Versions(None);
+    }
+    let mut ok = true;
+    for pair in older.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        if b.version <= a.version {
+            errors.spanned(
+                &b.ty,
+                format!(
+                    "versions increase: `{}` is version {}, after version {}",
+                    crate::errors::type_string(&b.ty),
+                    b.version,
+                    a.version
+                ),
+            );
+            ok = false;
+        } else if b.version != a.version + 1 {
+            errors.spanned(
+                &b.ty,
+                format!(
+                    "a gap in the chain: no version between {} and {}; declare the shape of \
+                     version {} (each shape upgrades to the next)",
+                    a.version,
+                    b.version,
+                    a.version + 1
+                ),
+            );
+            ok = false;
+        }
+    }
+    if let Some(last) = older.last().filter(|_| ok) {
+        if last.version >= current {
+            errors.spanned(
+                &last.ty,
+                format!(
+                    "an older version is below the current one: `{}` is version {}, and the \
+                     field says the current version is {current}",
+                    crate::errors::type_string(&last.ty),
+                    last.version
+                ),
+            );
+            ok = false;
+        } else if last.version + 1 != current {
+            errors.spanned(
+                &last.ty,
+                format!(
+                    "a gap in the chain: version {} is the last older one, and the current is \
+                     {current}; declare the shape of version {} too",
+                    last.version,
+                    last.version + 1
+                ),
+            );
+            ok = false;
+        }
+    }
+    let first = older.first().map_or(current, |o| o.version);
+    let missing = match missing {
+        None => first,
+        Some((v, span)) => {
+            if v != current && !older.iter().any(|o| o.version == v) {
+                errors.at(
+                    span,
+                    format!(
+                        "`missing` names a declared version ({first} to {current}), and {v} is \
+                         not one"
+                    ),
+                );
+                ok = false;
+            }
+            v
+        }
+    };
+    if !ok {
+        return Versions(None);
+    }
+    Versions(Some(Declared {
+        field: field.bson_name.clone(),
+        current,
+        missing,
+        older,
+    }))
+}

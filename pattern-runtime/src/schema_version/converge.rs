@@ -1,0 +1,305 @@
+//! `converge`: rewriting every document stored in an older version at the current one, in
+//! batches, each rewrite conditional on the document as it was read.
+
+use std::collections::BTreeMap;
+
+use bson::{doc, Bson, Document, RawDocumentBuf};
+use futures_util::TryStreamExt;
+use pattern_derive::operation;
+
+use super::SchemaVersioned;
+use crate::derived;
+use crate::error::{check_size, Error, Result};
+use crate::model::ModelCollection;
+use crate::progress::Progress;
+
+/// How many documents `converge` reads and rewrites per batch: its memory is bounded by this
+/// many documents, twice (as read and as rewritten).
+pub const CONVERGE_BATCH: i64 = 500;
+
+/// The command size `converge` keeps each `update` under (the server takes 16 MiB).
+const COMMAND_BYTES: usize = 8 * 1024 * 1024;
+
+/// What [`converge`](ModelCollection::converge) did.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct Converged {
+    /// Documents rewritten at the current version, each once.
+    pub upgraded: u64,
+    /// Rewrites skipped because the document changed between its read and its rewrite (another
+    /// writer won): each was read again and retried, until it was rewritten or found current.
+    pub retried: u64,
+    /// The documents that do not upgrade ([`Error::Upgrade`], or an upgraded document over the
+    /// size limit), left as stored.
+    pub failed: Vec<Error>,
+}
+
+/// The stored versions of a model's documents: what [`ModelCollection::schema_versions`]
+/// counts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct VersionCounts {
+    /// Documents per declared version (those without the field counted at the version that
+    /// means), ascending.
+    pub known: BTreeMap<u32, u64>,
+    /// Documents whose version field holds a value the model does not declare, with that
+    /// value (as its extended JSON) and how many.
+    pub unknown: Vec<(String, u64)>,
+    /// The current version.
+    pub current: u32,
+}
+
+impl VersionCounts {
+    /// Documents stored in an older version: what `converge` would rewrite.
+    pub fn older(&self) -> u64 {
+        self.known
+            .iter()
+            .filter(|(v, _)| **v != self.current)
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// Documents of an unknown version.
+    pub fn unknown_total(&self) -> u64 {
+        self.unknown.iter().map(|(_, n)| n).sum()
+    }
+}
+
+impl<M: SchemaVersioned> ModelCollection<M> {
+    /// Rewrites every document stored in an older version at the current one; see
+    /// [`converge_with_progress`](Self::converge_with_progress).
+    pub async fn converge(&self) -> Result<Converged> {
+        self.converge_with_progress(|_| {}).await
+    }
+
+    /// Rewrites every document stored in an older version (those without the version field
+    /// included, when that is an older version) at the current one, calling `progress` after
+    /// each batch: `done` counts the documents upgraded, of `total` (those older when the run
+    /// started).
+    ///
+    /// - **Batches.** [`CONVERGE_BATCH`] documents are read, upgraded, and rewritten in one
+    ///   `update` command, never one transaction over the collection. Memory is bounded by the
+    ///   batch.
+    /// - **Concurrent writers lose nothing.** Each rewrite is conditional on the whole document
+    ///   as it was read: a document another writer changed in between is left as that writer
+    ///   left it, then read again and retried (counted in [`Converged::retried`]). Each document
+    ///   is written once, from its stored version straight to the current one.
+    /// - **Resumable and idempotent.** Stopped at any point (the future dropped, the process
+    ///   killed), every document is either as stored or current: run it again and it goes on
+    ///   with what is still older. Two runs at once each write a document at most once between
+    ///   them.
+    /// - **What it leaves.** Documents of an unknown (newer) version are not read. A document
+    ///   that does not upgrade is left as stored and listed in [`Converged::failed`]; the run
+    ///   goes on.
+    /// - **Derived data.** When other models keep data from this one (extended-reference
+    ///   copies, computed values), each document is rewritten on its own, and its dependents
+    ///   are rebuilt from it right after (outside a transaction: a failure between the two is
+    ///   what `resync`/`repair` mends).
+    ///
+    /// Not in the caller's transaction: a handle bound to one is refused with
+    /// [`Error::InvalidValue`].
+    #[operation(schema_version.converge)]
+    pub async fn converge_with_progress(
+        &self,
+        mut progress: impl FnMut(&Progress) + Send,
+    ) -> Result<Converged> {
+        if self.transaction().is_some() {
+            return Err(Error::InvalidValue {
+                field: "converge".to_owned(),
+                reason: "converge runs its own batches and cannot run in a caller's transaction"
+                    .to_owned(),
+            });
+        }
+        let spec = M::VERSIONS;
+        let older = spec.older_filter();
+        let coll = self.documents();
+        let total = coll.count_documents(older.clone()).await?;
+        let with_dependents = derived::has_dependents(M::SCHEMA, None);
+        let mut done = Converged::default();
+        let mut refused: Vec<Bson> = Vec::new();
+        loop {
+            let filter = if refused.is_empty() {
+                older.clone()
+            } else {
+                doc! { "$and": [older.clone(), { "_id": { "$nin": refused.clone() } }] }
+            };
+            let batch: Vec<Document> = coll
+                .find(filter)
+                .sort(doc! { "_id": 1 })
+                .limit(CONVERGE_BATCH)
+                .await?
+                .try_collect()
+                .await?;
+            if batch.is_empty() {
+                break;
+            }
+            let mut rewrites = Vec::with_capacity(batch.len());
+            for stored in batch {
+                let id = stored.get("_id").cloned().unwrap_or(Bson::Null);
+                let upgraded = spec
+                    .upgrade_document(M::SCHEMA, stored.clone())
+                    .and_then(|new| check_size(&new, "an upgraded document").map(|_| new));
+                match upgraded {
+                    Ok(new) => rewrites.push((stored, new)),
+                    Err(e) => {
+                        tracing::warn!(id = %id, error = %e, "document does not upgrade; left as stored");
+                        refused.push(id);
+                        done.failed.push(e);
+                    }
+                }
+            }
+            let sent = rewrites.len() as u64;
+            let written = if with_dependents {
+                self.rewrite_each(rewrites).await?
+            } else {
+                self.rewrite_batch(rewrites).await?
+            };
+            done.upgraded += written;
+            done.retried += sent - written;
+            tracing::info!(
+                upgraded = done.upgraded,
+                retried = done.retried,
+                failed = done.failed.len(),
+                total,
+                "converging"
+            );
+            progress(&Progress::new(
+                "schema_version.converge",
+                "documents",
+                done.upgraded,
+                Some(total),
+            ));
+        }
+        Ok(done)
+    }
+
+    /// The documents of the collection per stored version (one aggregation over the whole
+    /// collection): how far a [`converge`](Self::converge) has to go, and the documents of
+    /// versions the model does not know.
+    #[operation(schema_version.counts, level = "debug")]
+    pub async fn schema_versions(&self) -> Result<VersionCounts> {
+        version_counts(self.database(), M::SCHEMA, M::VERSIONS, None).await
+    }
+
+    /// Rewrites `(stored, upgraded)` pairs in `update` commands under the size limit: how many
+    /// the server matched (the others changed since they were read).
+    async fn rewrite_batch(&self, rewrites: Vec<(Document, Document)>) -> Result<u64> {
+        let mut written = 0;
+        let mut statements: Vec<Document> = Vec::new();
+        let mut bytes = 0;
+        for (stored, new) in rewrites {
+            let statement =
+                doc! { "q": unchanged(&stored), "u": new, "multi": false, "upsert": false };
+            let size = RawDocumentBuf::try_from(&statement).map_or(0, |r| r.as_bytes().len());
+            if !statements.is_empty() && bytes + size > COMMAND_BYTES {
+                written += self.send_updates(std::mem::take(&mut statements)).await?;
+                bytes = 0;
+            }
+            bytes += size;
+            statements.push(statement);
+        }
+        if !statements.is_empty() {
+            written += self.send_updates(statements).await?;
+        }
+        Ok(written)
+    }
+
+    /// One `update` command: how many statements matched.
+    async fn send_updates(&self, statements: Vec<Document>) -> Result<u64> {
+        let count = statements.len();
+        let reply = self
+            .database()
+            .run_command(doc! {
+                "update": M::SCHEMA.collection(),
+                "updates": statements,
+                "ordered": false,
+            })
+            .await?;
+        if let Ok(errors) = reply.get_array("writeErrors") {
+            if let Some(Bson::Document(first)) = errors.first() {
+                return Err(Error::Malformed {
+                    collection: M::SCHEMA.collection().to_owned(),
+                    reason: format!(
+                        "{} of {count} rewrites were refused by the server: {}",
+                        errors.len(),
+                        first.get_str("errmsg").unwrap_or("no message")
+                    ),
+                });
+            }
+        }
+        let matched = match reply.get("n") {
+            Some(Bson::Int32(n)) => u64::try_from(*n).unwrap_or(0),
+            Some(Bson::Int64(n)) => u64::try_from(*n).unwrap_or(0),
+            _ => 0,
+        };
+        tracing::debug!(sent = count, written = matched, "documents rewritten");
+        Ok(matched)
+    }
+
+    /// Rewrites each pair on its own, and rebuilds the data other models keep from it.
+    async fn rewrite_each(&self, rewrites: Vec<(Document, Document)>) -> Result<u64> {
+        let coll = self.documents();
+        let mut written = 0;
+        for (stored, new) in rewrites {
+            let watch = derived::watch_read(M::SCHEMA, None, std::slice::from_ref(&stored));
+            let result = coll.replace_one(unchanged(&stored), new).await?;
+            if result.matched_count == 1 {
+                written += 1;
+                if let Some(watch) = watch {
+                    watch.rebuilt(self.database(), None).await?;
+                }
+            }
+        }
+        tracing::debug!(written, "documents rewritten, dependents rebuilt");
+        Ok(written)
+    }
+}
+
+/// The filter of `stored` exactly as it was read: its `_id`, and the whole document equal to
+/// it (`$literal`: its values are data, never expressions).
+fn unchanged(stored: &Document) -> Document {
+    let id = stored.get("_id").cloned().unwrap_or(Bson::Null);
+    doc! {
+        "_id": id,
+        "$expr": { "$eq": ["$$ROOT", { "$literal": stored.clone() }] },
+    }
+}
+
+/// The documents of `model` per stored version.
+pub(crate) async fn version_counts(
+    db: &mongodb::Database,
+    model: &'static crate::schema::ModelSchema,
+    spec: &'static super::SchemaVersionSpec,
+    max_time: Option<std::time::Duration>,
+) -> Result<VersionCounts> {
+    let coll: mongodb::Collection<Document> = db.collection(model.collection());
+    let field = format!("${}", spec.field());
+    let pipeline = vec![doc! { "$group": { "_id": field, "n": { "$sum": 1 } } }];
+    let aggregate = coll.aggregate(pipeline);
+    let aggregate = match max_time {
+        Some(t) => aggregate.max_time(t),
+        None => aggregate,
+    };
+    let groups: Vec<Document> = aggregate.await?.try_collect().await?;
+    let mut counts = VersionCounts {
+        current: spec.current(),
+        ..VersionCounts::default()
+    };
+    for group in groups {
+        let n = match group.get("n") {
+            Some(Bson::Int32(n)) => u64::try_from(*n).unwrap_or(0),
+            Some(Bson::Int64(n)) => u64::try_from(*n).unwrap_or(0),
+            _ => 0,
+        };
+        // `$group` puts a missing field under `null`: the version without the field.
+        let probe = match group.get("_id") {
+            None | Some(Bson::Null) => Document::new(),
+            Some(v) => doc! { spec.field(): v.clone() },
+        };
+        match spec.version_of(&probe) {
+            Ok(v) => *counts.known.entry(v).or_default() += n,
+            Err(value) => counts.unknown.push((value.to_string(), n)),
+        }
+    }
+    Ok(counts)
+}

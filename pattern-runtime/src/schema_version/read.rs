@@ -1,0 +1,172 @@
+//! Reading a stored document as the current shape: the one decoding every read of a model goes
+//! through, and the model handle's reads.
+
+use bson::{Bson, Document, RawBsonRef, RawDocumentBuf};
+use pattern_derive::operation;
+
+use super::SchemaVersionSpec;
+use crate::error::{Error, Result};
+use crate::model::{IntoId, Model, ModelCollection};
+use crate::schema::ModelSchema;
+use crate::txn::{collect_in, Transaction};
+
+/// A stored document of `model` as its current shape: unchanged for a model without older
+/// versions or a current document, upgraded otherwise. The errors are the document's own
+/// ([`Error::UnknownSchemaVersion`], [`Error::Upgrade`]).
+pub(crate) fn current_document(model: &'static ModelSchema, doc: Document) -> Result<Document> {
+    match model.schema_versions() {
+        None => Ok(doc),
+        Some(spec) => spec.upgrade_document(model, doc),
+    }
+}
+
+/// A stored document of `M` read as `M`, upgraded first if it is of an older version. Every
+/// read of a model's documents that returns the model goes through here.
+pub(crate) fn decode<M: Model>(doc: Document) -> Result<M> {
+    let doc = current_document(M::SCHEMA, doc)?;
+    Ok(bson::deserialize_from_document(doc)?)
+}
+
+/// [`decode`] of a document as the server sent it: a current one (the common case) is read
+/// straight from its bytes, as the driver's own reads do; an older one is upgraded first. A
+/// document that does not read is the model's own error ([`Model::unreadable`]: an unknown
+/// variant of a polymorphic model).
+pub(crate) fn decode_raw<M: Model>(raw: &RawDocumentBuf) -> Result<M> {
+    if let Some(spec) = M::SCHEMA.schema_versions() {
+        let current = match raw.get(spec.field()) {
+            Ok(Some(RawBsonRef::Int32(v))) => i64::from(v) == i64::from(spec.current()),
+            Ok(Some(RawBsonRef::Int64(v))) => v == i64::from(spec.current()),
+            _ => false,
+        };
+        if !current {
+            let doc = Document::try_from(raw.as_ref())?;
+            return decode::<M>(doc);
+        }
+    }
+    bson::deserialize_from_slice::<M>(raw.as_bytes()).map_err(|e| {
+        match Document::try_from(raw.as_ref()) {
+            Ok(doc) => M::unreadable(&doc, e),
+            Err(_) => Error::from(e),
+        }
+    })
+}
+
+impl SchemaVersionSpec {
+    /// `doc` as the current shape.
+    pub(crate) fn upgrade_document(
+        &self,
+        model: &'static ModelSchema,
+        mut doc: Document,
+    ) -> Result<Document> {
+        let id = || doc_id(&doc);
+        let version = self.version_of(&doc).map_err(|found| {
+            tracing::debug!(model = model.name(), id = ?doc.get("_id"), found = %found, "unknown schema version");
+            Error::UnknownSchemaVersion {
+                model: model.name(),
+                collection: model.collection().to_owned(),
+                id: id(),
+                found: Box::new(found),
+                known: self.known(),
+            }
+        })?;
+        if version == self.current() {
+            if !doc.contains_key(self.field()) {
+                // A document without the field, when that means the current version.
+                doc.insert(self.field(), Bson::from(self.current()));
+            }
+            return Ok(doc);
+        }
+        let before = doc.get("_id").cloned();
+        let failed = |from: u32, reason: String, id: Option<Box<Bson>>| Error::Upgrade {
+            model: model.name(),
+            collection: model.collection().to_owned(),
+            id,
+            from,
+            reason,
+        };
+        let id_before = id();
+        let mut upgraded = (self.parts.upgrade)(doc, version)
+            .map_err(|f| failed(f.from, f.reason, id_before.clone()))?;
+        // The same `_id` by the server's rule (an `Int32` 1 read into a `u32` comes back as an
+        // `Int64` 1), kept exactly as stored, so that a rewrite replaces the same document.
+        let key = |v: Option<&Bson>| v.map(crate::finding::id_key);
+        if key(upgraded.get("_id")) != key(before.as_ref()) {
+            return Err(failed(
+                version,
+                "the upgrade changed the document's `_id`".to_owned(),
+                id_before,
+            ));
+        }
+        if let Some(id) = before {
+            upgraded.insert("_id", id);
+        }
+        tracing::trace!(
+            model = model.name(),
+            from = version,
+            to = self.current(),
+            "document upgraded"
+        );
+        Ok(upgraded)
+    }
+}
+
+fn doc_id(doc: &Document) -> Option<Box<Bson>> {
+    doc.get("_id").cloned().map(Box::new)
+}
+
+/// The model handle's reads: every document returned as the current shape, whatever version it
+/// is stored in.
+impl<M: Model> ModelCollection<M> {
+    /// The document with this `_id`, if there is one.
+    #[operation(model.get, level = "debug", id = tracing::field::Empty)]
+    pub async fn get(&self, id: impl IntoId<M::Id>) -> Result<Option<M>> {
+        let id = crate::literal::typed_id("_id", id.into_id())?;
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        let found = self.read(bson::doc! { "_id": id }, Some(1)).await?;
+        found.first().map(decode_raw::<M>).transpose()
+    }
+
+    /// The first document matching `filter` (a query document, sent as it is), if any.
+    #[operation(model.find_one, level = "debug")]
+    pub async fn find_one(&self, filter: Document) -> Result<Option<M>> {
+        let found = self.read(filter, Some(1)).await?;
+        found.first().map(decode_raw::<M>).transpose()
+    }
+
+    /// Every document matching `filter` (a query document, sent as it is). A document that does
+    /// not read as `M` (an [unknown schema version](Error::UnknownSchemaVersion), a failed
+    /// upgrade, a shape serde refuses) fails the whole read; [`find_each`](Self::find_each)
+    /// returns each document's own result instead.
+    #[operation(model.find, level = "debug")]
+    pub async fn find(&self, filter: Document) -> Result<Vec<M>> {
+        self.find_each(filter).await?.into_iter().collect()
+    }
+
+    /// Every document matching `filter`, each read on its own: a document of an unknown schema
+    /// version is its own `Err`, the others are still read.
+    #[operation(model.find_each, level = "debug")]
+    pub async fn find_each(&self, filter: Document) -> Result<Vec<Result<M>>> {
+        let docs = self.read(filter, None).await?;
+        let out: Vec<Result<M>> = docs.iter().map(decode_raw::<M>).collect();
+        let unreadable = out.iter().filter(|r| r.is_err()).count();
+        tracing::debug!(read = out.len(), unreadable, "documents read");
+        Ok(out)
+    }
+
+    /// The stored documents matching `filter`, at most `limit`, in the caller's transaction.
+    async fn read(&self, filter: Document, limit: Option<i64>) -> Result<Vec<RawDocumentBuf>> {
+        let mut session = Transaction::session_of(self.transaction()).await?;
+        let coll: mongodb::Collection<RawDocumentBuf> =
+            self.database().collection(M::SCHEMA.collection());
+        let find = || match limit {
+            Some(n) => coll.find(filter.clone()).limit(n),
+            None => coll.find(filter.clone()),
+        };
+        Ok(collect_in!(find(), session.as_deref_mut())?)
+    }
+
+    /// The collection as stored documents.
+    pub(crate) fn documents(&self) -> mongodb::Collection<Document> {
+        self.database().collection(M::SCHEMA.collection())
+    }
+}

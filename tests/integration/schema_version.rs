@@ -1,0 +1,447 @@
+//! Schema versioning against a real server: three shapes of a user side by side, read as the
+//! current one, converged under concurrent writers, resumed after being dropped.
+
+use std::collections::BTreeMap;
+
+use bson::{doc, Bson, Document};
+use pattern_runtime::doctor::{doctor_models, Check, DoctorOptions};
+use pattern_runtime::schema_version::SchemaVersion;
+use pattern_runtime::{Error, Model, Progress, Versioned};
+use pattern_testkit::test_db;
+use serde::{Deserialize, Serialize};
+
+/// Version 1: one name, no version field in the documents of the first application.
+#[derive(Deserialize)]
+struct UserV1 {
+    #[serde(rename = "_id")]
+    id: i64,
+    name: String,
+    #[serde(default)]
+    marks: BTreeMap<String, i64>,
+}
+
+/// Version 2: first and last names, cents.
+#[derive(Deserialize)]
+struct UserV2 {
+    #[serde(rename = "_id")]
+    id: i64,
+    first: String,
+    last: String,
+    #[serde(default)]
+    marks: BTreeMap<String, i64>,
+}
+
+/// Version 3: the current shape, with `rename_all`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "sv_users")]
+#[schema_version(older(UserV1 = 1, UserV2 = 2))]
+#[serde(rename_all = "camelCase")]
+struct User {
+    #[serde(rename = "_id")]
+    id: i64,
+    schema_version: SchemaVersion<3>,
+    full_name: String,
+    initials: String,
+    marks: BTreeMap<String, i64>,
+}
+
+impl From<UserV1> for UserV2 {
+    fn from(v: UserV1) -> Self {
+        let (first, last) = v.name.split_once(' ').unwrap_or((&v.name, ""));
+        UserV2 {
+            id: v.id,
+            first: first.to_owned(),
+            last: last.to_owned(),
+            marks: v.marks,
+        }
+    }
+}
+
+impl TryFrom<UserV2> for User {
+    type Error = String;
+    fn try_from(v: UserV2) -> Result<Self, String> {
+        if v.first == "refuse" {
+            return Err(format!("user {} has no usable name", v.id));
+        }
+        let initials = format!(
+            "{}{}",
+            v.first.chars().next().unwrap_or('-'),
+            v.last.chars().next().unwrap_or('-')
+        );
+        Ok(User {
+            id: v.id,
+            schema_version: SchemaVersion,
+            full_name: format!("{} {}", v.first, v.last),
+            initials,
+            marks: v.marks,
+        })
+    }
+}
+
+/// What the upgrades give for user `i`, computed here from the test's own data.
+fn expected(i: i64) -> (String, String) {
+    let (first, last) = (format!("F{i}"), format!("L{i}"));
+    let initials = format!("F{}", "L");
+    (format!("{first} {last}"), initials)
+}
+
+/// User `i` stored in version `i % 4`: 0 without the field (version 1), 1, 2 and 3 (current).
+fn stored(i: i64) -> Document {
+    match i % 4 {
+        0 => doc! { "_id": i, "name": format!("F{i} L{i}") },
+        1 => doc! { "_id": i, "schemaVersion": 1, "name": format!("F{i} L{i}") },
+        2 => {
+            doc! { "_id": i, "schemaVersion": 2_i64, "first": format!("F{i}"), "last": format!("L{i}") }
+        }
+        _ => doc! {
+            "_id": i, "schemaVersion": 3, "fullName": format!("F{i} L{i}"), "initials": "FL",
+            "marks": {}
+        },
+    }
+}
+
+async fn seed(db: &mongodb::Database, n: i64) {
+    let docs: Vec<Document> = (0..n).map(stored).collect();
+    db.collection::<Document>("sv_users")
+        .insert_many(docs)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn every_read_returns_the_current_shape() {
+    let t = test_db("sv_mixed_read").await;
+    let db = t.db();
+    seed(db, 400).await;
+    let users = User::collection(db);
+    for i in [0, 1, 2, 3, 17, 398] {
+        let u = users.get(i).await.unwrap().unwrap();
+        let (full, initials) = expected(i);
+        assert_eq!((u.full_name, u.initials), (full, initials), "user {i}");
+    }
+    let all = users.find(doc! {}).await.unwrap();
+    assert_eq!(all.len(), 400);
+    for u in &all {
+        assert_eq!(u.full_name, expected(u.id).0);
+    }
+    // Nothing was written by the reads.
+    let counts = users.schema_versions().await.unwrap();
+    assert_eq!(counts.known, BTreeMap::from([(1, 200), (2, 100), (3, 100)]));
+    assert_eq!(counts.older(), 300);
+
+    // A newer application's document: a typed error for it, the others still read.
+    db.collection::<Document>("sv_users")
+        .insert_one(doc! { "_id": 1000_i64, "schemaVersion": 4, "fullName": "N", "shiny": true })
+        .await
+        .unwrap();
+    let err = users.get(1000).await.unwrap_err();
+    match &err {
+        Error::UnknownSchemaVersion {
+            id, found, known, ..
+        } => {
+            assert_eq!(id.as_deref(), Some(&Bson::Int64(1000)));
+            assert_eq!(**found, Bson::Int32(4));
+            assert_eq!(known, &vec![1, 2, 3]);
+        }
+        other => panic!("expected UnknownSchemaVersion, got {other:?}"),
+    }
+    assert!(err.is_schema_version());
+    let each = users.find_each(doc! {}).await.unwrap();
+    assert_eq!(each.len(), 401);
+    assert_eq!(each.iter().filter(|r| r.is_err()).count(), 1);
+    assert!(users.find(doc! {}).await.unwrap_err().is_schema_version());
+
+    // Not numbers, or versions the model never had: unknown too, never read as version 1.
+    for (id, bad) in [
+        (1001_i64, Bson::String("3".into())),
+        (1002, Bson::Int32(0)),
+        (1003, Bson::Double(2.5)),
+    ] {
+        db.collection::<Document>("sv_users")
+            .insert_one(doc! { "_id": id, "schemaVersion": bad, "name": "x y" })
+            .await
+            .unwrap();
+        assert!(
+            matches!(users.get(id).await, Err(Error::UnknownSchemaVersion { .. })),
+            "{id}"
+        );
+    }
+    let report = doctor_models(db, &[User::SCHEMA], &DoctorOptions::new())
+        .await
+        .unwrap();
+    let finding = report
+        .with_check(Check::SchemaVersions)
+        .next()
+        .expect("a schema versions finding");
+    assert!(
+        finding.figure.contains("200 at version 1"),
+        "{}",
+        finding.figure
+    );
+    assert!(
+        finding.figure.contains("100 at version 3 (current)"),
+        "{}",
+        finding.figure
+    );
+    assert!(
+        finding.figure.contains("unknown version 4"),
+        "{}",
+        finding.figure
+    );
+}
+
+#[tokio::test]
+async fn writes_store_the_current_version_and_a_failed_upgrade_is_typed() {
+    let t = test_db("sv_writes").await;
+    let db = t.db();
+    let users = User::collection(db);
+    let u = User {
+        id: 1,
+        schema_version: SchemaVersion,
+        full_name: "A B".into(),
+        initials: "AB".into(),
+        marks: BTreeMap::new(),
+    };
+    users.raw().insert_one(&u).await.unwrap();
+    let stored = db
+        .collection::<Document>("sv_users")
+        .find_one(doc! { "_id": 1_i64 })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.get("schemaVersion"), Some(&Bson::Int32(3)));
+    assert_eq!(users.get(1).await.unwrap(), Some(u));
+
+    // An upgrade that refuses, and a document that is not its version's shape.
+    db.collection::<Document>("sv_users")
+        .insert_many([
+            doc! { "_id": 2_i64, "schemaVersion": 2, "first": "refuse", "last": "x" },
+            doc! { "_id": 3_i64, "schemaVersion": 2, "first": 7 },
+            doc! { "_id": 4_i64, "name": "C D" },
+        ])
+        .await
+        .unwrap();
+    match users.get(2).await {
+        Err(Error::Upgrade { from, reason, .. }) => {
+            assert_eq!(from, 2);
+            assert!(reason.contains("no usable name"), "{reason}");
+        }
+        other => panic!("expected Upgrade, got {other:?}"),
+    }
+    assert!(matches!(
+        users.get(3).await,
+        Err(Error::Upgrade { from: 2, .. })
+    ));
+    let done = users.converge().await.unwrap();
+    assert_eq!(done.upgraded, 1);
+    assert_eq!(done.failed.len(), 2);
+    assert!(done.failed.iter().all(Error::is_schema_version));
+    // The failures are left as stored, the rest is current.
+    let counts = users.schema_versions().await.unwrap();
+    assert_eq!(counts.known, BTreeMap::from([(2, 2), (3, 2)]));
+}
+
+#[tokio::test]
+async fn converge_with_concurrent_writers_loses_nothing() {
+    const N: i64 = 1200;
+    const WRITERS: i64 = 8;
+    const WRITES: i64 = 150;
+    let t = test_db("sv_converge").await;
+    let db = t.db().clone();
+    seed(&db, N).await;
+    let old_at_start = User::collection(&db)
+        .schema_versions()
+        .await
+        .unwrap()
+        .older();
+    let raw = db.collection::<Document>("sv_users");
+    // Each writer sets its own mark on random documents of every version, as an application
+    // that has not moved to the new shape would (`$set` on a field every version has).
+    let mut writers = Vec::new();
+    for w in 0..WRITERS {
+        let raw = raw.clone();
+        writers.push(tokio::spawn(async move {
+            let mut last: BTreeMap<i64, i64> = BTreeMap::new();
+            let mut x: u64 = 0x9E37_79B9_7F4A_7C15 ^ (w as u64 + 1);
+            for seq in 1..=WRITES {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let id = (x % N as u64) as i64;
+                raw.update_one(
+                    doc! { "_id": id },
+                    doc! { "$set": { format!("marks.w{w}"): seq } },
+                )
+                .await
+                .unwrap();
+                last.insert(id, seq);
+                tokio::task::yield_now().await;
+            }
+            (w, last)
+        }));
+    }
+    // Two converges at once, with the writers.
+    let a = tokio::spawn({
+        let db = db.clone();
+        async move { User::collection(&db).converge().await.unwrap() }
+    });
+    let b = tokio::spawn({
+        let db = db.clone();
+        async move { User::collection(&db).converge().await.unwrap() }
+    });
+    let mut lasts = Vec::new();
+    for w in writers {
+        lasts.push(w.await.unwrap());
+    }
+    let (a, b) = (a.await.unwrap(), b.await.unwrap());
+    // The writers may have finished after the converges: once more for what they left older.
+    let c = User::collection(&db).converge().await.unwrap();
+    assert!(a.failed.is_empty() && b.failed.is_empty() && c.failed.is_empty());
+    // Every older document written exactly once, across the three runs.
+    assert_eq!(a.upgraded + b.upgraded + c.upgraded, old_at_start);
+    let counts = User::collection(&db).schema_versions().await.unwrap();
+    assert_eq!(counts.known, BTreeMap::from([(3, N as u64)]));
+    let users: BTreeMap<i64, User> = User::collection(&db)
+        .find(doc! {})
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|u| (u.id, u))
+        .collect();
+    for (w, last) in lasts {
+        for (id, seq) in last {
+            assert_eq!(
+                users[&id].marks.get(&format!("w{w}")),
+                Some(&seq),
+                "writer {w}'s last value on user {id}"
+            );
+        }
+    }
+    for (id, u) in &users {
+        assert_eq!(u.full_name, expected(*id).0);
+    }
+}
+
+#[tokio::test]
+async fn converge_resumes_after_being_dropped() {
+    const N: i64 = 2000;
+    let t = test_db("sv_resume").await;
+    let db = t.db().clone();
+    seed(&db, N).await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<u64>();
+    let task = tokio::spawn({
+        let db = db.clone();
+        async move {
+            User::collection(&db)
+                .converge_with_progress(move |p: &Progress| {
+                    let _ = tx.send(p.done);
+                })
+                .await
+        }
+    });
+    // Dropped after its first batch, wherever it is then.
+    let first = rx.recv().await.expect("one batch");
+    task.abort();
+    let _ = task.await;
+    let left = User::collection(&db)
+        .schema_versions()
+        .await
+        .unwrap()
+        .older();
+    assert!(
+        left < 1500,
+        "the first batch was written ({first} reported, {left} left)"
+    );
+    assert!(left > 0, "stopped before the end");
+    let done = User::collection(&db).converge().await.unwrap();
+    assert_eq!(done.upgraded, left);
+    let counts = User::collection(&db).schema_versions().await.unwrap();
+    assert_eq!(counts.known, BTreeMap::from([(3, N as u64)]));
+    for u in User::collection(&db).find(doc! {}).await.unwrap() {
+        let (full, initials) = expected(u.id);
+        assert_eq!((u.full_name, u.initials), (full, initials));
+    }
+    // Idempotent: nothing left to do.
+    assert_eq!(User::collection(&db).converge().await.unwrap().upgraded, 0);
+}
+
+/// A revision-history model whose shape changed: revisions archived in the old shape read as
+/// the current one.
+#[derive(Deserialize)]
+struct NoteV1 {
+    #[serde(rename = "_id")]
+    id: u32,
+    version: i64,
+    text: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "sv_notes")]
+#[versioned(history = "sv_note_revisions")]
+#[schema_version(older(NoteV1 = 1))]
+struct Note {
+    #[serde(rename = "_id")]
+    id: u32,
+    #[version]
+    version: i64,
+    sv: SchemaVersion<2>,
+    body: String,
+    words: u32,
+}
+
+impl From<NoteV1> for Note {
+    fn from(v: NoteV1) -> Self {
+        Note {
+            id: v.id,
+            version: v.version,
+            sv: SchemaVersion,
+            words: v.text.split_whitespace().count() as u32,
+            body: v.text,
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_versioned_model_reads_its_old_revisions() {
+    let t = test_db("sv_versioned").await;
+    let db = t.db();
+    Note::sync_indexes(db).await.unwrap();
+    // Written by the first application: the document at version 2, its revision 1.
+    db.collection::<Document>("sv_notes")
+        .insert_one(doc! { "_id": 1, "version": 2_i64, "text": "two words" })
+        .await
+        .unwrap();
+    db.collection::<Document>("sv_note_revisions")
+        .insert_one(doc! {
+            "docId": 1, "version": 1_i64, "archivedAt": bson::DateTime::now(),
+            "snapshot": { "_id": 1, "version": 1_i64, "text": "one" },
+        })
+        .await
+        .unwrap();
+    let notes = Note::collection(db);
+    let history = notes.history(1).await.unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!(
+        (history[0].snapshot.body.as_str(), history[0].snapshot.words),
+        ("one", 1)
+    );
+    assert_eq!(notes.revision(1, 1).await.unwrap().body, "one");
+    // Modify reads the old shape, saves the new one under the version check.
+    let saved = notes
+        .modify(1, 3, |n| n.body.push_str(" more"))
+        .await
+        .unwrap();
+    assert_eq!((saved.version(), saved.words), (3, 2));
+    let stored = db
+        .collection::<Document>("sv_notes")
+        .find_one(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.get("sv"), Some(&Bson::Int32(2)));
+    assert_eq!(stored.get_str("body").unwrap(), "two words more");
+    // The revision archived by that save is the old document, old shape and all: it reads.
+    let history = notes.history(1).await.unwrap();
+    assert_eq!(history.len(), 2);
+    assert_eq!(history[0].snapshot.body, "two words");
+}
