@@ -23,10 +23,11 @@ const CHAPTERS: &[&str] = &[
     "outlier",
     "tree",
     "preallocation",
+    "schema_version",
 ];
 
 pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
-    crate::heading("Chapter 13: the doctor's report on the tour's own data");
+    crate::heading("Chapter 14: the doctor's report on the tour's own data");
     println!(
         "\npattern_runtime::doctor_group(&db, group, &DoctorOptions::new()) for each chapter \
          (100 documents sampled per collection, 5 s per command):"

@@ -27,6 +27,7 @@ mod outlier;
 mod polymorphic;
 mod preallocation;
 mod relation;
+mod schema_version;
 mod subset;
 mod tree;
 mod versioning;
@@ -67,6 +68,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
     tree::run(&client).await?;
     println!();
     preallocation::run(&client).await?;
+    println!();
+    schema_version::run(&client).await?;
     println!();
     doctor::run(&client).await?;
 

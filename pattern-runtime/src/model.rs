@@ -89,6 +89,8 @@ pub struct ModelCollection<M: Model> {
     inner: Collection<M>,
     /// The caller's transaction, when bound to one.
     tx: Option<Transaction>,
+    /// Whether reads write back the documents they upgrade from an older schema version.
+    write_back: bool,
 }
 
 crate::span::spanned!(impl<M: Model> ModelCollection<M> => M::SCHEMA, M::SCHEMA.collection());
@@ -100,6 +102,7 @@ impl<M: Model> ModelCollection<M> {
             db: db.clone(),
             inner: db.collection(M::SCHEMA.collection()),
             tx: None,
+            write_back: false,
         }
     }
 
@@ -112,6 +115,19 @@ impl<M: Model> ModelCollection<M> {
     pub fn in_transaction(&self, tx: &Transaction) -> Self {
         ModelCollection {
             tx: Some(tx.clone()),
+            ..self.clone()
+        }
+    }
+
+    /// Whether reads write back what they upgrade ([`writing_back`](Self::writing_back)).
+    pub(crate) fn writes_back(&self) -> bool {
+        self.write_back
+    }
+
+    /// The same handle, writing back with `write_back`.
+    pub(crate) fn with_write_back(&self, write_back: bool) -> Self {
+        ModelCollection {
+            write_back,
             ..self.clone()
         }
     }

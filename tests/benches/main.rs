@@ -11,6 +11,7 @@ mod outlier;
 mod polymorphic;
 mod preallocation;
 mod relation;
+mod schema_version;
 mod subset;
 mod tree;
 mod versioning;
@@ -24,6 +25,7 @@ criterion::criterion_main!(
     polymorphic::polymorphic,
     preallocation::preallocation,
     relation::relation,
+    schema_version::schema_version,
     subset::subset,
     tree::tree,
     versioning::versioning,

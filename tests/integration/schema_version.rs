@@ -445,3 +445,40 @@ async fn a_versioned_model_reads_its_old_revisions() {
     assert_eq!(history.len(), 2);
     assert_eq!(history[0].snapshot.body, "two words");
 }
+
+#[tokio::test]
+async fn reads_writing_back_converge_lazily() {
+    let t = test_db("sv_write_back").await;
+    let db = t.db();
+    seed(db, 40).await;
+    let users = User::collection(db);
+    // A plain read writes nothing.
+    users.get(0).await.unwrap().unwrap();
+    assert_eq!(users.schema_versions().await.unwrap().older(), 30);
+    // Reading through `writing_back` rewrites what it upgraded, once.
+    let lazy = users.writing_back();
+    let u = lazy.get(0).await.unwrap().unwrap();
+    assert_eq!(u.full_name, expected(0).0);
+    let stored = db
+        .collection::<Document>("sv_users")
+        .find_one(doc! { "_id": 0_i64 })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.get("schemaVersion"), Some(&Bson::Int32(3)));
+    assert_eq!(stored.get_str("fullName").unwrap(), "F0 L0");
+    assert_eq!(users.schema_versions().await.unwrap().older(), 29);
+    let read = lazy.find(doc! { "_id": { "$lt": 20_i64 } }).await.unwrap();
+    assert_eq!(read.len(), 20);
+    assert_eq!(users.schema_versions().await.unwrap().older(), 15);
+    // Every value as the upgrades give it, whether read before or after the write-back.
+    for u in users.find(doc! {}).await.unwrap() {
+        assert_eq!(u.full_name, expected(u.id).0);
+    }
+    // In a transaction, the read writes nothing back.
+    let tx = pattern_runtime::Transaction::start(db).await.unwrap();
+    lazy.in_transaction(&tx).find(doc! {}).await.unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(users.schema_versions().await.unwrap().older(), 15);
+    assert_eq!(users.converge().await.unwrap().upgraded, 15);
+}

@@ -10,7 +10,7 @@ use pattern_derive::operation;
 use super::SchemaVersioned;
 use crate::derived;
 use crate::error::{check_size, Error, Result};
-use crate::model::ModelCollection;
+use crate::model::{Model, ModelCollection};
 use crate::progress::Progress;
 
 /// How many documents `converge` reads and rewrites per batch: its memory is bounded by this
@@ -114,7 +114,6 @@ impl<M: SchemaVersioned> ModelCollection<M> {
         let older = spec.older_filter();
         let coll = self.documents();
         let total = coll.count_documents(older.clone()).await?;
-        let with_dependents = derived::has_dependents(M::SCHEMA, None);
         let mut done = Converged::default();
         let mut refused: Vec<Bson> = Vec::new();
         loop {
@@ -149,11 +148,7 @@ impl<M: SchemaVersioned> ModelCollection<M> {
                 }
             }
             let sent = rewrites.len() as u64;
-            let written = if with_dependents {
-                self.rewrite_each(rewrites).await?
-            } else {
-                self.rewrite_batch(rewrites).await?
-            };
+            let written = self.rewrite(rewrites).await?;
             done.upgraded += written;
             done.retried += sent - written;
             tracing::info!(
@@ -173,12 +168,39 @@ impl<M: SchemaVersioned> ModelCollection<M> {
         Ok(done)
     }
 
+    /// The same handle, whose reads ([`get`](Self::get), [`find`](Self::find),
+    /// [`find_one`](Self::find_one), [`find_each`](Self::find_each)) write back the documents
+    /// they upgrade: the lazy half of converging. After the read, one `update` rewrites them at
+    /// the current version, each conditional on the whole document as read, so that a write
+    /// made in between wins and nothing is lost (that document is upgraded again at its next
+    /// read). Documents other models keep data from are rewritten one by one with their
+    /// dependents rebuilt, as [`converge`](Self::converge) does. Not in a transaction: a handle
+    /// bound to one reads without writing back. A failed write-back is a `WARN` event; the
+    /// read still returns.
+    #[must_use]
+    pub fn writing_back(&self) -> Self {
+        self.with_write_back(true)
+    }
+
     /// The documents of the collection per stored version (one aggregation over the whole
     /// collection): how far a [`converge`](Self::converge) has to go, and the documents of
     /// versions the model does not know.
     #[operation(schema_version.counts, level = "debug")]
     pub async fn schema_versions(&self) -> Result<VersionCounts> {
         version_counts(self.database(), M::SCHEMA, M::VERSIONS, None).await
+    }
+}
+
+impl<M: Model> ModelCollection<M> {
+    /// Rewrites `(stored, upgraded)` pairs: in `update` commands, or one by one with their
+    /// dependents rebuilt when other models keep data from this one. How many were written
+    /// (the others changed since they were read).
+    pub(super) async fn rewrite(&self, rewrites: Vec<(Document, Document)>) -> Result<u64> {
+        if derived::has_dependents(M::SCHEMA, None) {
+            self.rewrite_each(rewrites).await
+        } else {
+            self.rewrite_batch(rewrites).await
+        }
     }
 
     /// Rewrites `(stored, upgraded)` pairs in `update` commands under the size limit: how many

@@ -33,16 +33,16 @@ pub(crate) fn decode<M: Model>(doc: Document) -> Result<M> {
 /// variant of a polymorphic model).
 pub(crate) fn decode_raw<M: Model>(raw: &RawDocumentBuf) -> Result<M> {
     if let Some(spec) = M::SCHEMA.schema_versions() {
-        let current = match raw.get(spec.field()) {
-            Ok(Some(RawBsonRef::Int32(v))) => i64::from(v) == i64::from(spec.current()),
-            Ok(Some(RawBsonRef::Int64(v))) => v == i64::from(spec.current()),
-            _ => false,
-        };
-        if !current {
+        if !spec.is_current(raw) {
             let doc = Document::try_from(raw.as_ref())?;
             return decode::<M>(doc);
         }
     }
+    read_current::<M>(raw)
+}
+
+/// A document at the current version (or of a model without versions) read from its bytes.
+fn read_current<M: Model>(raw: &RawDocumentBuf) -> Result<M> {
     bson::deserialize_from_slice::<M>(raw.as_bytes()).map_err(|e| {
         match Document::try_from(raw.as_ref()) {
             Ok(doc) => M::unreadable(&doc, e),
@@ -52,6 +52,16 @@ pub(crate) fn decode_raw<M: Model>(raw: &RawDocumentBuf) -> Result<M> {
 }
 
 impl SchemaVersionSpec {
+    /// Whether `raw` holds the current version as an integer (what every write stores): read
+    /// from its bytes as it is. Anything else goes through [`version_of`](Self::version_of).
+    fn is_current(&self, raw: &RawDocumentBuf) -> bool {
+        match raw.get(self.field()) {
+            Ok(Some(RawBsonRef::Int32(v))) => i64::from(v) == i64::from(self.current()),
+            Ok(Some(RawBsonRef::Int64(v))) => v == i64::from(self.current()),
+            _ => false,
+        }
+    }
+
     /// `doc` as the current shape.
     pub(crate) fn upgrade_document(
         &self,
@@ -123,14 +133,14 @@ impl<M: Model> ModelCollection<M> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         let found = self.read(bson::doc! { "_id": id }, Some(1)).await?;
-        found.first().map(decode_raw::<M>).transpose()
+        self.decode_all(&found).await.pop().transpose()
     }
 
     /// The first document matching `filter` (a query document, sent as it is), if any.
     #[operation(model.find_one, level = "debug")]
     pub async fn find_one(&self, filter: Document) -> Result<Option<M>> {
         let found = self.read(filter, Some(1)).await?;
-        found.first().map(decode_raw::<M>).transpose()
+        self.decode_all(&found).await.pop().transpose()
     }
 
     /// Every document matching `filter` (a query document, sent as it is). A document that does
@@ -147,10 +157,57 @@ impl<M: Model> ModelCollection<M> {
     #[operation(model.find_each, level = "debug")]
     pub async fn find_each(&self, filter: Document) -> Result<Vec<Result<M>>> {
         let docs = self.read(filter, None).await?;
-        let out: Vec<Result<M>> = docs.iter().map(decode_raw::<M>).collect();
+        let out = self.decode_all(&docs).await;
         let unreadable = out.iter().filter(|r| r.is_err()).count();
         tracing::debug!(read = out.len(), unreadable, "documents read");
         Ok(out)
+    }
+
+    /// Each stored document as `M`. On a handle [`writing_back`](Self::writing_back) (and not
+    /// in a transaction), the documents upgraded from an older version are then rewritten at
+    /// the current one, each conditional on the document as read: one `update` for them all.
+    /// A failure there is a `WARN` event, not the read's error: the documents stay as stored.
+    async fn decode_all(&self, raws: &[RawDocumentBuf]) -> Vec<Result<M>> {
+        let spec = match M::SCHEMA.schema_versions() {
+            Some(spec) if self.writes_back() && self.transaction().is_none() => spec,
+            _ => return raws.iter().map(decode_raw::<M>).collect(),
+        };
+        let mut out = Vec::with_capacity(raws.len());
+        let mut rewrites = Vec::new();
+        for raw in raws {
+            if spec.is_current(raw) {
+                out.push(read_current::<M>(raw));
+                continue;
+            }
+            let upgraded = Document::try_from(raw.as_ref())
+                .map_err(Error::from)
+                .and_then(|stored| {
+                    let new = spec.upgrade_document(M::SCHEMA, stored.clone())?;
+                    let m: M = bson::deserialize_from_document(new.clone())?;
+                    Ok((m, stored, new))
+                });
+            match upgraded {
+                Ok((m, stored, new)) => {
+                    if crate::error::check_size(&new, "an upgraded document").is_ok() {
+                        rewrites.push((stored, new));
+                    }
+                    out.push(Ok(m));
+                }
+                Err(e) => out.push(Err(e)),
+            }
+        }
+        if !rewrites.is_empty() {
+            let upgraded = rewrites.len();
+            match self.rewrite(rewrites).await {
+                Ok(written) => {
+                    tracing::debug!(upgraded, written, "upgraded documents written back");
+                }
+                Err(e) => {
+                    tracing::warn!(upgraded, error = %e, "writing back upgraded documents failed; they stay as stored");
+                }
+            }
+        }
+        out
     }
 
     /// The stored documents matching `filter`, at most `limit`, in the caller's transaction.
