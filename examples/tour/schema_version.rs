@@ -46,6 +46,8 @@ pub struct Customer {
     pub id: u32,
     pub schema_version: SchemaVersion<3>,
     pub name: String,
+    /// A handful at most: declared for the doctor.
+    #[bounded(8)]
     pub contacts: Vec<Contact>,
 }
 
@@ -92,7 +94,8 @@ impl From<CustomerV2> for Customer {
 pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
     crate::heading("Chapter 13: schema versioning");
     let db = crate::chapter_db(client, "schema_version").await?;
-    pattern_runtime::sync_group(&db, "schema_version").await?;
+    pattern_runtime::sync_group(&db, "schema_version", &pattern_runtime::SyncOptions::new())
+        .await?;
     let stored = db.collection::<Document>("customers");
     // What three generations of the application left behind.
     let mut docs = Vec::new();
