@@ -482,3 +482,195 @@ async fn reads_writing_back_converge_lazily() {
     assert_eq!(users.schema_versions().await.unwrap().older(), 15);
     assert_eq!(users.converge().await.unwrap().upgraded, 15);
 }
+
+/// A schema-versioned model as an extended reference's source: copies are made from the
+/// upgraded document.
+#[derive(Deserialize)]
+struct PatronV1 {
+    #[serde(rename = "_id")]
+    id: i64,
+    first: String,
+    last: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "sv_patrons")]
+#[extended_ref(PatronRef(name))]
+#[schema_version(older(PatronV1 = 1))]
+struct Patron {
+    #[serde(rename = "_id")]
+    id: i64,
+    v: SchemaVersion<2>,
+    name: String,
+}
+
+impl From<PatronV1> for Patron {
+    fn from(p: PatronV1) -> Self {
+        Patron {
+            id: p.id,
+            v: SchemaVersion,
+            name: format!("{} {}", p.first, p.last),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "sv_loans")]
+struct Loan {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[extended_ref(propagate)]
+    patron: PatronRef,
+}
+
+async fn loan_copy(db: &mongodb::Database, id: i64) -> String {
+    let loan = db
+        .collection::<Document>("sv_loans")
+        .find_one(doc! { "_id": id })
+        .await
+        .unwrap()
+        .unwrap();
+    loan.get_document("patron")
+        .unwrap()
+        .get_str("name")
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn extended_reference_copies_come_from_the_upgraded_source() {
+    let t = test_db("sv_extended_ref").await;
+    let db = t.db();
+    pattern_runtime::sync_models(db, &[Patron::SCHEMA, Loan::SCHEMA], &Default::default())
+        .await
+        .unwrap();
+    let patrons = db.collection::<Document>("sv_patrons");
+    let loans = db.collection::<Document>("sv_loans");
+    patrons
+        .insert_many([
+            doc! { "_id": 1_i64, "first": "Ada", "last": "Lovelace" },
+            doc! { "_id": 2_i64, "first": "Alan", "last": "Turing" },
+        ])
+        .await
+        .unwrap();
+    loans
+        .insert_many([
+            doc! { "_id": 10_i64, "patron": { "_id": 1_i64, "name": "stale" } },
+            doc! { "_id": 11_i64, "patron": { "_id": 2_i64, "name": "stale too" } },
+        ])
+        .await
+        .unwrap();
+    let refs = Patron::references(db);
+    // The check compares each copy with the source as its current shape.
+    let found = refs.check().await.unwrap();
+    assert!(!found.is_clean(), "stale copies are found: {found:?}");
+    // `resync` of an older source copies its upgraded value.
+    refs.resync(1).await.unwrap();
+    assert_eq!(loan_copy(db, 10).await, "Ada Lovelace");
+    // `converge` rebuilds the copies of each source it rewrites.
+    let done = Patron::collection(db).converge().await.unwrap();
+    assert_eq!(done.upgraded, 2);
+    assert_eq!(loan_copy(db, 11).await, "Alan Turing");
+    assert!(refs.check().await.unwrap().is_clean());
+}
+
+/// A schema-versioned model as a subset's full items: a rebuild embeds the upgraded items.
+#[derive(Deserialize)]
+struct ReplyV1 {
+    #[serde(rename = "_id")]
+    id: i64,
+    thread: i64,
+    at: i64,
+    body: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "sv_replies")]
+#[schema_version(older(ReplyV1 = 1))]
+struct Reply {
+    #[serde(rename = "_id")]
+    id: i64,
+    v: SchemaVersion<2>,
+    thread: i64,
+    at: i64,
+    text: String,
+    words: u32,
+}
+
+impl From<ReplyV1> for Reply {
+    fn from(r: ReplyV1) -> Self {
+        Reply {
+            id: r.id,
+            v: SchemaVersion,
+            thread: r.thread,
+            at: r.at,
+            words: r.body.split_whitespace().count() as u32,
+            text: r.body,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, pattern_runtime::Fields)]
+struct ReplyBrief {
+    #[serde(rename = "_id")]
+    id: i64,
+    at: i64,
+    words: u32,
+}
+
+impl From<&Reply> for ReplyBrief {
+    fn from(r: &Reply) -> Self {
+        ReplyBrief {
+            id: r.id,
+            at: r.at,
+            words: r.words,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, Model)]
+#[model(collection = "sv_threads")]
+struct Thread {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[subset(limit = 2, sort(at = -1), full = Reply, parent = thread)]
+    latest: Vec<ReplyBrief>,
+}
+
+#[tokio::test]
+async fn subset_items_are_embedded_from_the_upgraded_full_items() {
+    let t = test_db("sv_subset").await;
+    let db = t.db();
+    pattern_runtime::sync_models(db, &[Thread::SCHEMA, Reply::SCHEMA], &Default::default())
+        .await
+        .unwrap();
+    db.collection::<Document>("sv_threads")
+        .insert_one(doc! { "_id": 1_i64, "latest": [] })
+        .await
+        .unwrap();
+    db.collection::<Document>("sv_replies")
+        .insert_many([
+            doc! { "_id": 1_i64, "thread": 1_i64, "at": 1_i64, "body": "one" },
+            doc! { "_id": 2_i64, "thread": 1_i64, "at": 2_i64, "body": "two words" },
+            doc! { "_id": 3_i64, "thread": 1_i64, "at": 3_i64, "body": "three words here" },
+        ])
+        .await
+        .unwrap();
+    Thread::latest_subset(db).rebuild(1).await.unwrap();
+    let thread = Thread::collection(db).get(1).await.unwrap().unwrap();
+    assert_eq!(
+        thread.latest,
+        [
+            ReplyBrief {
+                id: 3,
+                at: 3,
+                words: 3
+            },
+            ReplyBrief {
+                id: 2,
+                at: 2,
+                words: 2
+            },
+        ]
+    );
+}
