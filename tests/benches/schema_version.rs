@@ -5,6 +5,11 @@
 //! `cargo bench --ignore-rust-version -p pattern-tests --bench patterns -- schema_version_read`
 //! (ids `current/toolkit`, `two_upgrades/toolkit`, `current/by_hand`, `plain/toolkit`,
 //! `plain/by_hand`).
+//!
+//! Before measuring, the group checks the issue's large mixed read once and prints it: 100 000
+//! documents in three versions and without the field, every one read through `find_each` (in
+//! pages of 10 000 by `_id`) and compared with the values computed here, plus one document of
+//! an unknown version that must be the only error.
 
 use bson::{doc, Document};
 use criterion::{criterion_group, Criterion};
@@ -79,6 +84,98 @@ struct PlainUser {
     email: String,
 }
 
+/// User `i` as the test stores it: version `i % 4` (0: no field, version 1).
+fn stored(i: i64) -> Document {
+    let email = format!("u{i}@example.com");
+    match i % 4 {
+        0 => doc! { "_id": i, "name": format!("F{i} L{i}"), "email": email },
+        1 => doc! { "_id": i, "v": 1, "name": format!("F{i} L{i}"), "email": email },
+        2 => {
+            doc! { "_id": i, "v": 2, "first": format!("F{i}"), "last": format!("L{i}"), "email": email }
+        }
+        _ => {
+            doc! { "_id": i, "v": 3, "first": format!("F{i}"), "last": format!("L{i}"), "email": email }
+        }
+    }
+}
+
+/// The large mixed read, checked against the values computed here.
+async fn mixed_read(db: &mongodb::Database) {
+    const N: i64 = 100_000;
+    const PAGE: i64 = 10_000;
+    let coll = db.collection::<Document>("bench_mixed_users");
+    coll.drop().await.unwrap();
+    for start in (0..N).step_by(PAGE as usize) {
+        let docs: Vec<Document> = (start..start + PAGE).map(stored).collect();
+        coll.insert_many(docs).await.unwrap();
+    }
+    coll.insert_one(doc! { "_id": N, "v": 9, "first": "from", "last": "the future" })
+        .await
+        .unwrap();
+    let handle = pattern_runtime::ModelCollection::<MixedUser>::new(db);
+    let started = std::time::Instant::now();
+    let (mut read, mut unknown) = (0_i64, 0);
+    for start in (0..=N).step_by(PAGE as usize) {
+        let page = handle
+            .find_each(doc! { "_id": { "$gte": start, "$lt": start + PAGE } })
+            .await
+            .unwrap();
+        for r in page {
+            match r {
+                Ok(u) => {
+                    let i = u.id;
+                    assert_eq!(
+                        (u.first, u.last, u.email),
+                        (
+                            format!("F{i}"),
+                            format!("L{i}"),
+                            format!("u{i}@example.com")
+                        ),
+                        "user {i}"
+                    );
+                    read += 1;
+                }
+                Err(pattern_runtime::Error::UnknownSchemaVersion { id, .. }) => {
+                    assert_eq!(id.as_deref(), Some(&bson::Bson::Int64(N)));
+                    unknown += 1;
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+    assert_eq!((read, unknown), (N, 1));
+    println!(
+        "schema_version mixed read: {read} documents in 3 versions (1/4 without the field) read \
+         as the current type and checked, 1 unknown version a typed error, in {} ms",
+        started.elapsed().as_millis()
+    );
+}
+
+/// [`User`] on the large mixed read's collection.
+#[derive(Debug, Serialize, Deserialize, Model)]
+#[model(collection = "bench_mixed_users")]
+#[schema_version(older(UserV1 = 1, UserV2 = 2))]
+struct MixedUser {
+    #[serde(rename = "_id")]
+    id: i64,
+    v: SchemaVersion<3>,
+    first: String,
+    last: String,
+    email: String,
+}
+
+impl From<UserV2> for MixedUser {
+    fn from(u: UserV2) -> Self {
+        MixedUser {
+            id: u.id,
+            v: SchemaVersion,
+            first: u.first,
+            last: u.last,
+            email: u.email,
+        }
+    }
+}
+
 fn benches(c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let t = rt.block_on(pattern_testkit::test_db("bench_schema_version"));
@@ -97,6 +194,7 @@ fn benches(c: &mut Criterion) {
         db.collection::<Document>("bench_users").insert_many(old).await.unwrap();
         db.collection::<Document>("bench_plain_users").insert_many(plain).await.unwrap();
     });
+    rt.block_on(mixed_read(&db));
     let users = User::collection(&db);
     let plain = PlainUser::collection(&db);
     let check = |n: usize| assert_eq!(n, USERS as usize);
