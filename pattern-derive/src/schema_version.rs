@@ -295,6 +295,30 @@ fn collect(input: &DeriveInput, model: &Model<'_>, errors: &mut Errors) -> Versi
         );
         return Versions(None);
     }
+    // The version is stored under its own name: not `_id`, not another field's.
+    if field.bson_name == "_id" {
+        errors.spanned(
+            field.ty,
+            "the version field is stored as `_id`: the document's id would be the version; \
+             give it a name of its own (`#[serde(rename = \"schemaVersion\")]`)",
+        );
+        return Versions(None);
+    }
+    if let Some(other) = model
+        .fields
+        .iter()
+        .find(|f| f.serialized && f.rust_name != field.rust_name && f.bson_name == field.bson_name)
+    {
+        errors.spanned(
+            field.ty,
+            format!(
+                "the version field is stored as `{}`, as the field `{}` is: one would overwrite \
+                 the other; give it a name of its own",
+                field.bson_name, other.rust_name
+            ),
+        );
+        return Versions(None);
+    }
     let mut ok = true;
     for pair in older.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);

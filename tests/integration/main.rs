@@ -22,6 +22,7 @@ mod extended_ref;
 mod hostile;
 mod newcomer_check;
 mod newcomer_compose;
+mod newcomer_schema_version;
 mod newcomer_shape;
 mod newcomer_typed_ids;
 mod newcomer_wave3;

@@ -217,6 +217,13 @@ impl<M: Model + Serialize> Computing<M> {
                 }
             }
         }
+        crate::schema_version::upgrade_matching_in(
+            &self.db,
+            self.tx.as_ref(),
+            M::SCHEMA,
+            &doc! { "_id": id.clone() },
+        )
+        .await?;
         let relevant = touched.iter().any(|f| self.read(f));
         let raw = self.raw();
         if !relevant && self.tx.is_none() {

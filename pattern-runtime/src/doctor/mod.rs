@@ -27,6 +27,7 @@
 //! | an index whose keys begin another's | `listIndexes` | [`Check::PrefixIndex`] |
 //! | pattern drift: subsets over their limit, out of order or miscounted; computed values that disagree with their sources; extended-reference copies that differ from their source; array buckets over `max_count`; tree nodes whose ancestors, and holders whose path, disagree with the parents; outlier counts and flags that disagree with the items; the two sides of a two-way relation that disagree; attribute arrays holding a key twice or an item no query can name; preallocated slots allocated twice or with bitmap bits past their sub-slots | each pattern's [`PatternSpec::audit`](crate::PatternSpec::audit) over the sample | [`Check::SubsetDrift`], [`Check::ComputedDrift`], [`Check::StaleCopy`], [`Check::BucketOverCap`], [`Check::TreeDrift`], [`Check::OutlierDrift`], [`Check::TwoWayDrift`], [`Check::AttributeDrift`], [`Check::GridDrift`] |
 //! | a collection not sharded on its declared shard key | `config.collections`, on a sharded cluster | [`Check::ShardKey`] |
+//! | documents stored in an older schema version, or in one the model does not declare | one `$group` by the version field over the whole collection, for a `#[schema_version]` model; the figure counts each version | [`Check::SchemaVersions`] |
 //!
 //! Each pattern drift finding lists the documents it found ([`Finding::documents`]) and names
 //! the repair call. The same checks over *every* document, and the repairs, are each pattern

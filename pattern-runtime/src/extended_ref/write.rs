@@ -29,6 +29,13 @@ impl<M: Referenced> References<M> {
             M::SCHEMA,
             derived::update_paths(&update).iter().map(String::as_str),
         )?;
+        crate::schema_version::upgrade_matching_in(
+            &self.db,
+            self.tx.as_ref(),
+            M::SCHEMA,
+            &doc! { "_id": id.clone() },
+        )
+        .await?;
         let targets = self.targets(&|f| touched.contains(f));
         span.record("embeddings", targets.len());
         // The other data derived from the fields it touches (counts, ...), kept through the map.

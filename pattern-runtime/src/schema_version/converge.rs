@@ -17,6 +17,9 @@ use crate::progress::Progress;
 /// many documents, twice (as read and as rewritten).
 pub const CONVERGE_BATCH: i64 = 500;
 
+/// The server's code for a document its collection's validator refuses.
+const DOCUMENT_VALIDATION_FAILURE: i32 = 121;
+
 /// The command size `converge` keeps each `update` under (the server takes 16 MiB).
 const COMMAND_BYTES: usize = 8 * 1024 * 1024;
 
@@ -148,9 +151,14 @@ impl<M: SchemaVersioned> ModelCollection<M> {
                 }
             }
             let sent = rewrites.len() as u64;
-            let written = self.rewrite(rewrites).await?;
-            done.upgraded += written;
-            done.retried += sent - written;
+            let rewritten = self.rewrite(rewrites).await?;
+            let refused_now = rewritten.refused.len() as u64;
+            for (id, e) in rewritten.refused {
+                refused.push(id);
+                done.failed.push(e);
+            }
+            done.upgraded += rewritten.written;
+            done.retried += sent.saturating_sub(rewritten.written + refused_now);
             tracing::info!(
                 upgraded = done.upgraded,
                 retried = done.retried,
@@ -194,8 +202,8 @@ impl<M: SchemaVersioned> ModelCollection<M> {
 impl<M: Model> ModelCollection<M> {
     /// Rewrites `(stored, upgraded)` pairs: in `update` commands, or one by one with their
     /// dependents rebuilt when other models keep data from this one. How many were written
-    /// (the others changed since they were read).
-    pub(super) async fn rewrite(&self, rewrites: Vec<(Document, Document)>) -> Result<u64> {
+    /// (the others changed since they were read, or were refused).
+    pub(super) async fn rewrite(&self, rewrites: Vec<(Document, Document)>) -> Result<Rewritten> {
         if derived::has_dependents(M::SCHEMA, None) {
             self.rewrite_each(rewrites).await
         } else {
@@ -203,31 +211,43 @@ impl<M: Model> ModelCollection<M> {
         }
     }
 
-    /// Rewrites `(stored, upgraded)` pairs in `update` commands under the size limit: how many
-    /// the server matched (the others changed since they were read).
-    async fn rewrite_batch(&self, rewrites: Vec<(Document, Document)>) -> Result<u64> {
-        let mut written = 0;
+    /// Rewrites `(stored, upgraded)` pairs in `update` commands under the size limit.
+    async fn rewrite_batch(&self, rewrites: Vec<(Document, Document)>) -> Result<Rewritten> {
+        let mut done = Rewritten::default();
         let mut statements: Vec<Document> = Vec::new();
+        let mut ids: Vec<Bson> = Vec::new();
         let mut bytes = 0;
         for (stored, new) in rewrites {
             let statement =
                 doc! { "q": unchanged(&stored), "u": new, "multi": false, "upsert": false };
             let size = RawDocumentBuf::try_from(&statement).map_or(0, |r| r.as_bytes().len());
             if !statements.is_empty() && bytes + size > COMMAND_BYTES {
-                written += self.send_updates(std::mem::take(&mut statements)).await?;
+                self.send_updates(
+                    std::mem::take(&mut statements),
+                    std::mem::take(&mut ids),
+                    &mut done,
+                )
+                .await?;
                 bytes = 0;
             }
             bytes += size;
+            ids.push(stored.get("_id").cloned().unwrap_or(Bson::Null));
             statements.push(statement);
         }
         if !statements.is_empty() {
-            written += self.send_updates(statements).await?;
+            self.send_updates(statements, ids, &mut done).await?;
         }
-        Ok(written)
+        Ok(done)
     }
 
-    /// One `update` command: how many statements matched.
-    async fn send_updates(&self, statements: Vec<Document>) -> Result<u64> {
+    /// One `update` command of `statements` (rewriting the documents `ids`, in order): the
+    /// statements matched are written, those the server refused are listed with its reason.
+    async fn send_updates(
+        &self,
+        statements: Vec<Document>,
+        ids: Vec<Bson>,
+        done: &mut Rewritten,
+    ) -> Result<()> {
         let count = statements.len();
         let reply = self
             .database()
@@ -238,15 +258,19 @@ impl<M: Model> ModelCollection<M> {
             })
             .await?;
         if let Ok(errors) = reply.get_array("writeErrors") {
-            if let Some(Bson::Document(first)) = errors.first() {
-                return Err(Error::Malformed {
-                    collection: M::SCHEMA.collection().to_owned(),
-                    reason: format!(
-                        "{} of {count} rewrites were refused by the server: {}",
-                        errors.len(),
-                        first.get_str("errmsg").unwrap_or("no message")
-                    ),
-                });
+            for e in errors.iter().filter_map(Bson::as_document) {
+                let index = match e.get("index") {
+                    Some(Bson::Int32(i)) => usize::try_from(*i).ok(),
+                    Some(Bson::Int64(i)) => usize::try_from(*i).ok(),
+                    _ => None,
+                };
+                let id = index
+                    .and_then(|i| ids.get(i))
+                    .cloned()
+                    .unwrap_or(Bson::Null);
+                let reason = e.get_str("errmsg").unwrap_or("no message").to_owned();
+                tracing::warn!(id = %id, reason, "rewrite refused by the server; left as stored");
+                done.refused.push((id, self.refused(&reason)));
             }
         }
         let matched = match reply.get("n") {
@@ -254,27 +278,65 @@ impl<M: Model> ModelCollection<M> {
             Some(Bson::Int64(n)) => u64::try_from(*n).unwrap_or(0),
             _ => 0,
         };
+        done.written += matched;
         tracing::debug!(sent = count, written = matched, "documents rewritten");
-        Ok(matched)
+        Ok(())
     }
 
     /// Rewrites each pair on its own, and rebuilds the data other models keep from it.
-    async fn rewrite_each(&self, rewrites: Vec<(Document, Document)>) -> Result<u64> {
+    async fn rewrite_each(&self, rewrites: Vec<(Document, Document)>) -> Result<Rewritten> {
         let coll = self.documents();
-        let mut written = 0;
+        let mut done = Rewritten::default();
         for (stored, new) in rewrites {
+            let id = stored.get("_id").cloned().unwrap_or(Bson::Null);
             let watch = derived::watch_read(M::SCHEMA, None, std::slice::from_ref(&stored));
-            let result = coll.replace_one(unchanged(&stored), new).await?;
-            if result.matched_count == 1 {
-                written += 1;
-                if let Some(watch) = watch {
-                    watch.rebuilt(self.database(), None).await?;
+            match coll.replace_one(unchanged(&stored), new).await {
+                Ok(result) if result.matched_count == 1 => {
+                    done.written += 1;
+                    if let Some(watch) = watch {
+                        watch.rebuilt(self.database(), None).await?;
+                    }
                 }
+                Ok(_) => {}
+                Err(e) => match Error::from(e) {
+                    // The server refused this document (a unique index, a validator, its size):
+                    // the others go on.
+                    e @ (Error::DuplicateKey { .. }
+                    | Error::DocumentTooLarge { .. }
+                    | Error::Driver {
+                        code: Some(DOCUMENT_VALIDATION_FAILURE),
+                        ..
+                    }) => {
+                        tracing::warn!(id = %id, error = %e, "rewrite refused by the server; left as stored");
+                        done.refused.push((id, e));
+                    }
+                    e => return Err(e),
+                },
             }
         }
-        tracing::debug!(written, "documents rewritten, dependents rebuilt");
-        Ok(written)
+        tracing::debug!(
+            written = done.written,
+            "documents rewritten, dependents rebuilt"
+        );
+        Ok(done)
     }
+
+    /// The error of a rewrite the server refused.
+    fn refused(&self, reason: &str) -> Error {
+        Error::Malformed {
+            collection: M::SCHEMA.collection().to_owned(),
+            reason: format!("the server refused the upgraded document: {reason}"),
+        }
+    }
+}
+
+/// What a rewrite of upgraded documents did.
+#[derive(Debug, Default)]
+pub(super) struct Rewritten {
+    /// Documents written.
+    pub(super) written: u64,
+    /// Documents the server refused (a unique index, a validator), with why.
+    pub(super) refused: Vec<(Bson, Error)>,
 }
 
 /// The filter of `stored` exactly as it was read: its `_id`, and the whole document equal to
@@ -324,4 +386,46 @@ pub(crate) async fn version_counts(
         }
     }
     Ok(counts)
+}
+
+/// Before an operator update of `model`'s documents matching `filter`: those stored in an older
+/// version are rewritten at the current one first (each conditional on the document as read),
+/// so that the update applies to the current shape, never adds current fields to an older one.
+/// Nothing is sent for a model without older versions. A document that does not upgrade
+/// refuses the update ([`Error::Upgrade`]).
+pub(crate) async fn upgrade_matching(
+    db: &mongodb::Database,
+    mut session: Option<&mut mongodb::ClientSession>,
+    model: &'static crate::schema::ModelSchema,
+    filter: &Document,
+) -> mongodb::error::Result<()> {
+    let Some(spec) = model.schema_versions() else {
+        return Ok(());
+    };
+    let coll: mongodb::Collection<Document> = db.collection(model.collection());
+    let find = coll.find(doc! { "$and": [filter.clone(), spec.older_filter()] });
+    let older = crate::txn::collect_in!(find, session.as_deref_mut())?;
+    for stored in older {
+        let new = spec
+            .upgrade_document(model, stored.clone())
+            .map_err(crate::error::refusal)?;
+        let op = coll.replace_one(unchanged(&stored), new);
+        crate::txn::in_session!(op, session.as_deref_mut())?;
+        tracing::debug!(id = ?stored.get("_id"), "older document upgraded before an update");
+    }
+    Ok(())
+}
+
+/// [`upgrade_matching`] in the caller's transaction `tx`, if any.
+pub(crate) async fn upgrade_matching_in(
+    db: &mongodb::Database,
+    tx: Option<&crate::txn::Transaction>,
+    model: &'static crate::schema::ModelSchema,
+    filter: &Document,
+) -> Result<()> {
+    if model.schema_versions().is_none() {
+        return Ok(());
+    }
+    let mut session = crate::txn::Transaction::session_of(tx).await?;
+    Ok(upgrade_matching(db, session.as_deref_mut(), model, filter).await?)
 }

@@ -22,10 +22,16 @@
 //!   the others. The driver's own reads ([`raw`](crate::ModelCollection::raw)) see what is
 //!   stored: an older document fails serde there.
 //! - **Writes** store the current shape, with the current version: the version field is part
-//!   of the struct.
+//!   of the struct. An operator update through any of the toolkit's handles (a versioned
+//!   model's `update`, [`Computing`](crate::Computing), [`References`](crate::References), a
+//!   tree's moves, ...) first rewrites the older documents it matches at the current version
+//!   (one `find` more, for a `#[schema_version]` model only), so that it never adds current
+//!   fields to an older shape.
 //! - **[`converge`]** rewrites every older document at the current version, in resumable
 //!   batches, each rewrite conditional on the document as it was read, so that concurrent
 //!   writers lose nothing.
+//! - **Lazily:** a handle from [`writing_back`](crate::ModelCollection::writing_back) rewrites
+//!   what its reads upgrade, under the same condition, in one `update` after the read.
 //! - **The [doctor](mod@crate::doctor)** counts the documents per stored version, and those of
 //!   unknown versions ([`Check::SchemaVersions`]);
 //!   [`schema_versions`](crate::ModelCollection::schema_versions) returns the counts.
@@ -97,8 +103,14 @@
 //! | `older(UserV1 = 1, UserV2 = 2)` | the older shapes and their versions, ascending, consecutive, ending just below the current one | required |
 //! | `missing = 1` | the version of a document without the version field | the first version |
 //!
-//! The version field is the struct's one field of type `SchemaVersion<N>` (a literal `N`).
-//! These are compile errors, each at the offending token: no such field or two of them,
+//! The version field is the struct's one field of type `SchemaVersion<N>` (a literal `N`),
+//! stored under its serde name, which may be neither `_id` nor another field's. A document
+//! whose field is `null` is at the `missing` version, as a `{field: null}` query takes it. An
+//! upgrade keeps the document's `_id` (the same by the server's rule: `Int32` 1 read into an
+//! `i64` is the same id, and is kept as stored); one that changes it is
+//! [`Error::Upgrade`](crate::Error::Upgrade).
+//! These are compile errors, each at the offending token: no such field or two of them, a
+//! version field stored as `_id` or under another field's name,
 //! versions that do not increase or leave a gap, an older version not below the current one,
 //! a `missing` version that is not declared, an older shape that does not upgrade to the next
 //! (`From`/`TryFrom` missing), and `#[schema_version]` on an enum (a polymorphic model's
@@ -111,6 +123,11 @@
 //!   [`revision`](crate::ModelCollection::revision)).
 //! - Extended-reference copies and subset items are made from the upgraded document, and
 //!   `converge` rebuilds what other models keep from each document it rewrites.
+//! - **Not yet:** sums the server computes from stored field names (a subset's `sum`
+//!   counters, `#[computed(sum = ..)]` recomputed over older sources) and
+//!   [`References::watch`](crate::References::watch) of an older-shape source see the older
+//!   documents right only once [`converge`] has rewritten them: converge before relying on
+//!   them.
 //!
 //! # Tracing
 //!
@@ -131,6 +148,7 @@ mod converge;
 mod read;
 mod spec;
 
+pub(crate) use converge::{upgrade_matching, upgrade_matching_in};
 pub use converge::{Converged, VersionCounts, CONVERGE_BATCH};
 pub(crate) use read::{current_document, decode, decode_raw};
 #[doc(hidden)]

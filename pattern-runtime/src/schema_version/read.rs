@@ -80,8 +80,9 @@ impl SchemaVersionSpec {
             }
         })?;
         if version == self.current() {
-            if !doc.contains_key(self.field()) {
-                // A document without the field, when that means the current version.
+            // The field as `SchemaVersion` reads it: a document without it (or `null`), when
+            // that means the current version, or a whole double.
+            if !matches!(doc.get(self.field()), Some(Bson::Int32(_) | Bson::Int64(_))) {
                 doc.insert(self.field(), Bson::from(self.current()));
             }
             return Ok(doc);
@@ -199,7 +200,8 @@ impl<M: Model> ModelCollection<M> {
         if !rewrites.is_empty() {
             let upgraded = rewrites.len();
             match self.rewrite(rewrites).await {
-                Ok(written) => {
+                Ok(done) => {
+                    let written = done.written;
                     tracing::debug!(upgraded, written, "upgraded documents written back");
                 }
                 Err(e) => {

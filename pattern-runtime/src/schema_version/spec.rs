@@ -171,11 +171,12 @@ impl SchemaVersionSpec {
     }
 
     /// The version `doc` is stored in: the field's value (an integer, or a whole double), the
-    /// [`missing`](Self::missing) version without it; `Err` with the value when it names no
+    /// [`missing`](Self::missing) version without it (or with `null`); `Err` with the value when it names no
     /// version this model knows (a newer application's, or not a number).
     pub fn version_of(&self, doc: &Document) -> Result<u32, Bson> {
         let value = match doc.get(self.parts.field) {
-            None => return Ok(self.parts.missing),
+            // `null` is no version, as `$group` and a `{field: null}` query take it.
+            None | Some(Bson::Null) => return Ok(self.parts.missing),
             Some(v) => v,
         };
         let number = match value {
@@ -199,7 +200,8 @@ impl SchemaVersionSpec {
         if self.parts.missing == self.parts.current {
             listed
         } else {
-            bson::doc! { "$or": [listed, { field: { "$exists": false } }] }
+            // `null` matches a missing field too.
+            bson::doc! { "$or": [listed, { field: Bson::Null }] }
         }
     }
 }

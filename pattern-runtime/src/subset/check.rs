@@ -376,8 +376,7 @@ where
     F: Model,
     E: Serialize + for<'a> From<&'a F>,
 {
-    let full: F =
-        crate::schema_version::decode::<F>(stored).map_err(mongodb::error::Error::custom)?;
+    let full: F = crate::schema_version::decode::<F>(stored).map_err(crate::error::refusal)?;
     Ok(Bson::Document(bson::serialize_to_document(&E::from(
         &full,
     ))?))

@@ -31,13 +31,17 @@ where
         let filter = doc! { self.spec.parts.parent_key: parent_id };
         let cursor = self
             .db
-            .collection::<F>(self.spec.full_collection())
+            .collection::<bson::RawDocumentBuf>(self.spec.full_collection())
             .find(filter)
             .sort(self.spec.sort_document())
             .skip(skip)
             .limit(limit)
             .await?;
-        let items: Vec<F> = cursor.try_collect().await?;
+        let raws: Vec<bson::RawDocumentBuf> = cursor.try_collect().await?;
+        let items = raws
+            .iter()
+            .map(crate::schema_version::decode_raw::<F>)
+            .collect::<Result<Vec<F>>>()?;
         tracing::debug!(read = items.len(), "items read");
         Ok(items)
     }

@@ -244,6 +244,13 @@ impl<M: Versioned> ModelCollection<M> {
             M::SCHEMA,
             derived::update_paths(&update).iter().map(String::as_str),
         )?;
+        crate::schema_version::upgrade_matching_in(
+            self.database(),
+            self.transaction(),
+            M::SCHEMA,
+            &doc! { "_id": id.clone() },
+        )
+        .await?;
         let mut inc = update.get_document("$inc").cloned().unwrap_or_default();
         inc.insert(field, 1);
         update.insert("$inc", inc);

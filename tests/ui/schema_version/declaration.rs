@@ -120,4 +120,24 @@ enum Shape {
     Circle { _id: i64, r: f64 },
 }
 
+// The version field stored under another field's name, or as the id.
+#[derive(Serialize, Deserialize, Model)]
+#[schema_version(older(V1 = 1))]
+struct AsId {
+    #[serde(rename = "_id")]
+    id: u32,
+    #[serde(rename = "_id")]
+    v: SchemaVersion<2>,
+}
+
+#[derive(Serialize, Deserialize, Model)]
+#[schema_version(older(V1 = 1))]
+struct Clash {
+    #[serde(rename = "_id")]
+    id: u32,
+    #[serde(rename = "name")]
+    v: SchemaVersion<2>,
+    name: String,
+}
+
 fn main() {}
