@@ -217,7 +217,7 @@ impl<M: Model + Serialize> Computing<M> {
                 }
             }
         }
-        crate::schema_version::upgrade_matching_in(
+        crate::schema_version::upgrade::upgrade_matching_in(
             &self.db,
             self.tx.as_ref(),
             M::SCHEMA,

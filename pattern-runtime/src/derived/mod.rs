@@ -387,7 +387,8 @@ pub(crate) async fn update_many(
     array_filters: Vec<Document>,
     many: bool,
 ) -> mongodb::error::Result<UpdateResult> {
-    crate::schema_version::upgrade_matching(db, session.as_deref_mut(), model, &filter).await?;
+    crate::schema_version::upgrade::upgrade_matching(db, session.as_deref_mut(), model, &filter)
+        .await?;
     let update = update.into();
     let fields = updated_fields(&update);
     let fields: Option<Vec<&str>> = fields
@@ -433,7 +434,7 @@ pub(crate) async fn update_one(
     update: impl Into<UpdateModifications>,
     fields: &[&str],
 ) -> crate::error::Result<UpdateResult> {
-    crate::schema_version::upgrade_matching_in(db, tx, model, &filter).await?;
+    crate::schema_version::upgrade::upgrade_matching_in(db, tx, model, &filter).await?;
     let update = update.into();
     let coll: Collection<Document> = db.collection(model.collection());
     if tx.is_none() && !has_dependents(model, Some(fields)) {

@@ -29,7 +29,7 @@ impl<M: Referenced> References<M> {
             M::SCHEMA,
             derived::update_paths(&update).iter().map(String::as_str),
         )?;
-        crate::schema_version::upgrade_matching_in(
+        crate::schema_version::upgrade::upgrade_matching_in(
             &self.db,
             self.tx.as_ref(),
             M::SCHEMA,

@@ -7,6 +7,7 @@ use bson::{doc, Bson, Document, RawDocumentBuf};
 use futures_util::TryStreamExt;
 use pattern_derive::operation;
 
+use super::upgrade::unchanged;
 use super::SchemaVersioned;
 use crate::derived;
 use crate::error::{check_size, Error, Result};
@@ -339,16 +340,6 @@ pub(super) struct Rewritten {
     pub(super) refused: Vec<(Bson, Error)>,
 }
 
-/// The filter of `stored` exactly as it was read: its `_id`, and the whole document equal to
-/// it (`$literal`: its values are data, never expressions).
-fn unchanged(stored: &Document) -> Document {
-    let id = stored.get("_id").cloned().unwrap_or(Bson::Null);
-    doc! {
-        "_id": id,
-        "$expr": { "$eq": ["$$ROOT", { "$literal": stored.clone() }] },
-    }
-}
-
 /// The documents of `model` per stored version.
 pub(crate) async fn version_counts(
     db: &mongodb::Database,
@@ -386,46 +377,4 @@ pub(crate) async fn version_counts(
         }
     }
     Ok(counts)
-}
-
-/// Before an operator update of `model`'s documents matching `filter`: those stored in an older
-/// version are rewritten at the current one first (each conditional on the document as read),
-/// so that the update applies to the current shape, never adds current fields to an older one.
-/// Nothing is sent for a model without older versions. A document that does not upgrade
-/// refuses the update ([`Error::Upgrade`]).
-pub(crate) async fn upgrade_matching(
-    db: &mongodb::Database,
-    mut session: Option<&mut mongodb::ClientSession>,
-    model: &'static crate::schema::ModelSchema,
-    filter: &Document,
-) -> mongodb::error::Result<()> {
-    let Some(spec) = model.schema_versions() else {
-        return Ok(());
-    };
-    let coll: mongodb::Collection<Document> = db.collection(model.collection());
-    let find = coll.find(doc! { "$and": [filter.clone(), spec.older_filter()] });
-    let older = crate::txn::collect_in!(find, session.as_deref_mut())?;
-    for stored in older {
-        let new = spec
-            .upgrade_document(model, stored.clone())
-            .map_err(crate::error::refusal)?;
-        let op = coll.replace_one(unchanged(&stored), new);
-        crate::txn::in_session!(op, session.as_deref_mut())?;
-        tracing::debug!(id = ?stored.get("_id"), "older document upgraded before an update");
-    }
-    Ok(())
-}
-
-/// [`upgrade_matching`] in the caller's transaction `tx`, if any.
-pub(crate) async fn upgrade_matching_in(
-    db: &mongodb::Database,
-    tx: Option<&crate::txn::Transaction>,
-    model: &'static crate::schema::ModelSchema,
-    filter: &Document,
-) -> Result<()> {
-    if model.schema_versions().is_none() {
-        return Ok(());
-    }
-    let mut session = crate::txn::Transaction::session_of(tx).await?;
-    Ok(upgrade_matching(db, session.as_deref_mut(), model, filter).await?)
 }

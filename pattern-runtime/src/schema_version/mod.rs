@@ -147,8 +147,8 @@ use crate::schema::{PatternSpec, Sample};
 mod converge;
 mod read;
 mod spec;
+pub(crate) mod upgrade;
 
-pub(crate) use converge::{upgrade_matching, upgrade_matching_in};
 pub use converge::{Converged, VersionCounts, CONVERGE_BATCH};
 pub(crate) use read::{current_document, decode, decode_raw};
 #[doc(hidden)]

@@ -1,10 +1,9 @@
 //! Reading a stored document as the current shape: the one decoding every read of a model goes
 //! through, and the model handle's reads.
 
-use bson::{Bson, Document, RawBsonRef, RawDocumentBuf};
+use bson::{Document, RawDocumentBuf};
 use pattern_derive::operation;
 
-use super::SchemaVersionSpec;
 use crate::error::{Error, Result};
 use crate::model::{IntoId, Model, ModelCollection};
 use crate::schema::ModelSchema;
@@ -49,80 +48,6 @@ fn read_current<M: Model>(raw: &RawDocumentBuf) -> Result<M> {
             Err(_) => Error::from(e),
         }
     })
-}
-
-impl SchemaVersionSpec {
-    /// Whether `raw` holds the current version as an integer (what every write stores): read
-    /// from its bytes as it is. Anything else goes through [`version_of`](Self::version_of).
-    fn is_current(&self, raw: &RawDocumentBuf) -> bool {
-        match raw.get(self.field()) {
-            Ok(Some(RawBsonRef::Int32(v))) => i64::from(v) == i64::from(self.current()),
-            Ok(Some(RawBsonRef::Int64(v))) => v == i64::from(self.current()),
-            _ => false,
-        }
-    }
-
-    /// `doc` as the current shape.
-    pub(crate) fn upgrade_document(
-        &self,
-        model: &'static ModelSchema,
-        mut doc: Document,
-    ) -> Result<Document> {
-        let id = || doc_id(&doc);
-        let version = self.version_of(&doc).map_err(|found| {
-            tracing::debug!(model = model.name(), id = ?doc.get("_id"), found = %found, "unknown schema version");
-            Error::UnknownSchemaVersion {
-                model: model.name(),
-                collection: model.collection().to_owned(),
-                id: id(),
-                found: Box::new(found),
-                known: self.known(),
-            }
-        })?;
-        if version == self.current() {
-            // The field as `SchemaVersion` reads it: a document without it (or `null`), when
-            // that means the current version, or a whole double.
-            if !matches!(doc.get(self.field()), Some(Bson::Int32(_) | Bson::Int64(_))) {
-                doc.insert(self.field(), Bson::from(self.current()));
-            }
-            return Ok(doc);
-        }
-        let before = doc.get("_id").cloned();
-        let failed = |from: u32, reason: String, id: Option<Box<Bson>>| Error::Upgrade {
-            model: model.name(),
-            collection: model.collection().to_owned(),
-            id,
-            from,
-            reason,
-        };
-        let id_before = id();
-        let mut upgraded = (self.parts.upgrade)(doc, version)
-            .map_err(|f| failed(f.from, f.reason, id_before.clone()))?;
-        // The same `_id` by the server's rule (an `Int32` 1 read into a `u32` comes back as an
-        // `Int64` 1), kept exactly as stored, so that a rewrite replaces the same document.
-        let key = |v: Option<&Bson>| v.map(crate::finding::id_key);
-        if key(upgraded.get("_id")) != key(before.as_ref()) {
-            return Err(failed(
-                version,
-                "the upgrade changed the document's `_id`".to_owned(),
-                id_before,
-            ));
-        }
-        if let Some(id) = before {
-            upgraded.insert("_id", id);
-        }
-        tracing::trace!(
-            model = model.name(),
-            from = version,
-            to = self.current(),
-            "document upgraded"
-        );
-        Ok(upgraded)
-    }
-}
-
-fn doc_id(doc: &Document) -> Option<Box<Bson>> {
-    doc.get("_id").cloned().map(Box::new)
 }
 
 /// The model handle's reads: every document returned as the current shape, whatever version it

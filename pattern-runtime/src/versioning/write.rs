@@ -244,7 +244,7 @@ impl<M: Versioned> ModelCollection<M> {
             M::SCHEMA,
             derived::update_paths(&update).iter().map(String::as_str),
         )?;
-        crate::schema_version::upgrade_matching_in(
+        crate::schema_version::upgrade::upgrade_matching_in(
             self.database(),
             self.transaction(),
             M::SCHEMA,
