@@ -10,10 +10,12 @@
 //!   matches first); `Subset::page` of older items; a `null` version (the missing version,
 //!   everywhere); a rewrite the server refuses (an entry of `Converged::failed`); version fields
 //!   stored as `_id` or as another field (compile errors, `tests/ui/schema_version/`).
-//! - Known limitations, the tests kept and ignored with the reason: sums the server computes
-//!   from stored field names (`subset_rebuild_from_older_items`, `subset_check_with_older_items`,
-//!   `computed_recompute_over_older_sources`) and `watch` of an older-shape source
-//!   (`ext_ref_watch_of_older_source`): right once converged.
+//! - Fixed since: repairs that aggregate older sources (`subset_rebuild_from_older_items`,
+//!   `computed_recompute_over_older_sources`: the sources are upgraded first) and `watch` of an
+//!   older-shape source (`ext_ref_watch_of_older_source`: the copy is made from its upgrade).
+//! - Known limitation, the test kept and ignored with the reason: a read-only check over older
+//!   sources whose summed field was renamed (`subset_check_with_older_items`): right once
+//!   converged.
 
 use std::time::Duration;
 
@@ -1230,7 +1232,6 @@ async fn product(db: &mongodb::Database) -> NsvProduct {
 /// embedded items right, but the computed sum reads the stored field (`rating` in version 1):
 /// `starSum` is 0 instead of 12.
 #[tokio::test]
-#[ignore = "known limitation: a subset's sums are computed by the server from stored field names, so older items count only once converged"]
 async fn subset_rebuild_from_older_items() {
     let t = subset_setup("nsv_subset_rebuild").await;
     let db = t.db();
@@ -1486,7 +1487,6 @@ async fn buyer(db: &mongodb::Database) -> NsvBuyer {
 /// FINDING: `recompute_all` (the documented repair) sums the stored `amount`; orders stored in
 /// version 1 (`cents`) count 0. (After `converge` the value is right: `computed_converge_keeps_sums`.)
 #[tokio::test]
-#[ignore = "known limitation: computed sums are computed by the server from stored field names, so older sources count only once converged"]
 async fn computed_recompute_over_older_sources() {
     let t = computed_setup("nsv_computed_recompute").await;
     let db = t.db();
@@ -1751,7 +1751,6 @@ async fn tree_holders_of_older_shape() {
 /// FINDING: `References::watch` propagates a change an older application made to a source it still
 /// writes in the old shape: the copy should be made from the upgraded document.
 #[tokio::test]
-#[ignore = "known limitation: `watch` propagates the changed fields of the change event, not an older shape's upgrade"]
 async fn ext_ref_watch_of_older_source() {
     let t = ext_setup("nsv_ext_watch").await;
     let db = t.db();

@@ -313,6 +313,10 @@ impl<M: Model> ComputedFields<M> {
             // Per target: `$set` of the recomputed values, filter on the values replaced.
             let mut fixes: Vec<(Bson, Document, Document)> = Vec::new();
             for feed in &self.feeds {
+                if write {
+                    feed.upgrade_sources(&self.db, s.as_deref_mut(), &ids)
+                        .await?;
+                }
                 let found = aggregate_many(&self.db, s.as_deref_mut(), feed, &ids).await?;
                 for target in &stored {
                     let Some(id) = target.get("_id") else {

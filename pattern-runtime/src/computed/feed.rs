@@ -354,6 +354,8 @@ impl Feed {
         specs: &[&'static ComputedFromSpec],
         why: &'static str,
     ) -> mongodb::error::Result<()> {
+        self.upgrade_sources(db, s.as_deref_mut(), std::slice::from_ref(target))
+            .await?;
         let values = aggregate_one(db, s.as_deref_mut(), self, target, specs).await?;
         let extremes = specs
             .iter()
@@ -505,6 +507,19 @@ impl Feed {
 
     fn source_collection(&self, db: &Database) -> Collection<Document> {
         db.collection(self.source.collection())
+    }
+
+    /// Before a recomputation that writes: the sources of `targets` still stored in an older
+    /// shape are rewritten at the current one, since the server aggregates stored field names.
+    /// Nothing is sent for a source model without older versions.
+    pub(super) async fn upgrade_sources(
+        &self,
+        db: &Database,
+        s: Option<&mut ClientSession>,
+        targets: &[Bson],
+    ) -> mongodb::error::Result<()> {
+        let filter = doc! { self.by: { "$in": targets.to_vec() } };
+        crate::schema_version::upgrade::upgrade_matching(db, s, self.source, &filter).await
     }
 }
 

@@ -72,7 +72,25 @@ impl<M: Referenced> Watcher<M> {
             span.in_scope(|| tracing::debug!("the document is gone: no copy to update"));
             return Some(Ok(Propagation::default()));
         };
-        let targets = self.references.targets(&|f| touched.contains(f));
+        // A source still written in an older shape (by an application not upgraded yet): the
+        // copies are made from its upgrade, and the event's field names are the old shape's,
+        // so every copied field counts as touched.
+        let older = M::SCHEMA
+            .schema_versions()
+            .is_some_and(|spec| spec.version_of(&source) != Ok(spec.current()));
+        let source = match crate::schema_version::current_document(M::SCHEMA, source) {
+            Ok(source) => source,
+            Err(e) => {
+                span.in_scope(|| tracing::debug!(error = %e, "source does not upgrade"));
+                return Some(Err(e));
+            }
+        };
+        if older {
+            span.in_scope(|| {
+                tracing::debug!("older source upgraded: every copied field propagated")
+            });
+        }
+        let targets = self.references.targets(&|f| older || touched.contains(f));
         span.record("embeddings", targets.len());
         let step = self
             .references

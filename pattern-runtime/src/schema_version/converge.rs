@@ -96,9 +96,9 @@ impl<M: SchemaVersioned> ModelCollection<M> {
     ///   that does not upgrade is left as stored and listed in [`Converged::failed`]; the run
     ///   goes on.
     /// - **Derived data.** When other models keep data from this one (extended-reference
-    ///   copies, computed values), each document is rewritten on its own, and its dependents
-    ///   are rebuilt from it right after (outside a transaction: a failure between the two is
-    ///   what `resync`/`repair` mends).
+    ///   copies, computed values), each document is rewritten on its own, and the dependents
+    ///   of each one written are rebuilt once its batch is rewritten (outside a transaction: a
+    ///   failure between the two is what `resync`/`repair` mends).
     ///
     /// Not in the caller's transaction: a handle bound to one is refused with
     /// [`Error::InvalidValue`].
@@ -284,19 +284,21 @@ impl<M: Model> ModelCollection<M> {
         Ok(())
     }
 
-    /// Rewrites each pair on its own, and rebuilds the data other models keep from it.
+    /// Rewrites each pair on its own, then rebuilds the data other models keep from each one
+    /// written. The rebuilds come after the whole batch is rewritten: a rebuild that aggregates
+    /// this model's documents upgrades those it reads first, so rebuilding after each rewrite
+    /// would upgrade the rest of the batch behind this run's back (and its count).
     async fn rewrite_each(&self, rewrites: Vec<(Document, Document)>) -> Result<Rewritten> {
         let coll = self.documents();
         let mut done = Rewritten::default();
+        let mut rebuilds = Vec::new();
         for (stored, new) in rewrites {
             let id = stored.get("_id").cloned().unwrap_or(Bson::Null);
             let watch = derived::watch_read(M::SCHEMA, None, std::slice::from_ref(&stored));
             match coll.replace_one(unchanged(&stored), new).await {
                 Ok(result) if result.matched_count == 1 => {
                     done.written += 1;
-                    if let Some(watch) = watch {
-                        watch.rebuilt(self.database(), None).await?;
-                    }
+                    rebuilds.extend(watch);
                 }
                 Ok(_) => {}
                 Err(e) => match Error::from(e) {
@@ -314,6 +316,9 @@ impl<M: Model> ModelCollection<M> {
                     e => return Err(e),
                 },
             }
+        }
+        for watch in rebuilds {
+            watch.rebuilt(self.database(), None).await?;
         }
         tracing::debug!(
             written = done.written,

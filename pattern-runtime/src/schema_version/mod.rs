@@ -123,11 +123,18 @@
 //!   [`revision`](crate::ModelCollection::revision)).
 //! - Extended-reference copies and subset items are made from the upgraded document, and
 //!   `converge` rebuilds what other models keep from each document it rewrites.
-//! - **Not yet:** sums the server computes from stored field names (a subset's `sum`
-//!   counters, `#[computed(sum = ..)]` recomputed over older sources) and
-//!   [`References::watch`](crate::References::watch) of an older-shape source see the older
-//!   documents right only once [`converge`] has rewritten them: converge before relying on
-//!   them.
+//! - Repairs that aggregate the sources on the server (a subset's `rebuild` and `repair`,
+//!   [`ComputedFields::recompute`](crate::ComputedFields::recompute) and `recompute_all`, and the
+//!   recomputations a write triggers) first rewrite the older sources they aggregate at the
+//!   current version, as every toolkit update does.
+//! - [`References::watch`](crate::References::watch) propagates a change made to a source
+//!   still written in an older shape from its upgrade (every copied field, since the event
+//!   names the old shape's fields).
+//! - **Not yet:** the read-only checks that aggregate on the server (`Subset::check`, the
+//!   computed checks, the doctor's drift checks) read stored field names: a summed field renamed
+//!   by an upgrade reports drift for older sources until [`converge`] (or a repair) rewrites
+//!   them. Likewise any server-side filter on a field renamed between versions (a subset's
+//!   parent key, a computed `by`) matches older documents only once they are converged.
 //!
 //! # Tracing
 //!

@@ -416,6 +416,16 @@ impl SubsetSpec {
         parent_id: &Bson,
     ) -> mongodb::error::Result<bool> {
         let spec = &self.parts;
+        // Full items still stored in an older shape are rewritten at the current one first:
+        // the sums below are the server's, over the stored field names.
+        let items = doc! { spec.parent_key: parent_id.clone() };
+        crate::schema_version::upgrade::upgrade_matching(
+            db,
+            session.as_deref_mut(),
+            self.full_schema(),
+            &items,
+        )
+        .await?;
         let first = self
             .first_items(db, embed, session.as_deref_mut(), parent_id)
             .await?;
