@@ -128,7 +128,7 @@ use serde::Serialize;
 use crate::error::{check_size, Error, Result};
 use crate::index::IndexSpec;
 use crate::model::{Model, ModelCollection};
-use crate::schema::{Fields, ModelSchema, PatternSpec};
+use crate::schema::{Fields, IndexesNeeded, ModelSchema, PatternSpec};
 use crate::txn::{in_session, transact};
 
 /// An enum model: `#[derive(Model)]` on a serde internally tagged enum implements it.
@@ -189,10 +189,7 @@ impl PolymorphicSpec {
 }
 
 impl PatternSpec for PolymorphicSpec {
-    fn indexes(
-        &'static self,
-        model: &'static ModelSchema,
-    ) -> Vec<(&'static str, &'static IndexSpec)> {
+    fn indexes(&'static self, model: &'static ModelSchema) -> IndexesNeeded {
         vec![(model.collection(), self.tag_index)]
     }
 }

@@ -143,6 +143,14 @@ impl ModelSchema {
     }
 }
 
+/// What [`PatternSpec::indexes`] returns: the indexes a pattern needs, each with the
+/// collection it belongs to.
+pub type IndexesNeeded = Vec<(&'static str, &'static IndexSpec)>;
+
+/// What [`PatternSpec::kept_fields`] returns: each field a pattern keeps itself, with the
+/// operation to use instead of writing it.
+pub type KeptFields = Vec<(&'static str, &'static str)>;
+
 /// The static data of one pattern on one model, listed in its [`ModelSchema`]: what makes a
 /// pattern known to the rest of the toolkit without the toolkit knowing the pattern.
 ///
@@ -152,10 +160,7 @@ impl ModelSchema {
 pub trait PatternSpec: Any + Send + Sync + fmt::Debug {
     /// The indexes this pattern needs, each with its collection (the model's own, or another
     /// one: a history or full-item collection). Synced with the model's declared indexes.
-    fn indexes(
-        &'static self,
-        model: &'static ModelSchema,
-    ) -> Vec<(&'static str, &'static IndexSpec)> {
+    fn indexes(&'static self, model: &'static ModelSchema) -> IndexesNeeded {
         let _ = model;
         Vec::new()
     }
@@ -189,10 +194,7 @@ pub trait PatternSpec: Any + Send + Sync + fmt::Debug {
     /// touch them (which operation to use instead): an operator update through another
     /// pattern's handle that touches one is [`Error::InvalidKey`], nothing written. Defaults to
     /// none.
-    fn kept_fields(
-        &'static self,
-        model: &'static ModelSchema,
-    ) -> Vec<(&'static str, &'static str)> {
+    fn kept_fields(&'static self, model: &'static ModelSchema) -> KeptFields {
         let _ = model;
         Vec::new()
     }
@@ -316,7 +318,7 @@ pub struct Sample<'a> {
     pub max_time: Duration,
 }
 
-impl Sample<'_> {
+impl<'a> Sample<'a> {
     /// A finding about this sample's model.
     pub fn finding(
         &self,
@@ -338,10 +340,14 @@ impl Sample<'_> {
 
     /// The `_id`s of the sampled documents.
     pub fn ids(&self) -> Vec<Bson> {
+        self.identified().map(|(id, _)| id.clone()).collect()
+    }
+
+    /// Each sampled document with its `_id` (those without one are skipped).
+    pub fn identified(&self) -> impl Iterator<Item = (&'a Bson, &'a Document)> {
         self.documents
             .iter()
-            .filter_map(|d| d.get("_id").cloned())
-            .collect()
+            .filter_map(|d| d.get("_id").map(|id| (id, d)))
     }
 }
 

@@ -12,8 +12,7 @@ pub(super) async fn audit_attributes(
 ) -> Result<Vec<Finding>> {
     let key = spec.key_field();
     let (mut twice, mut unnamed) = (Vec::new(), Vec::new());
-    for d in sample.documents {
-        let Some(id) = d.get("_id") else { continue };
+    for (id, d) in sample.identified() {
         if spec.deduplicated(d).is_some_and(|(_, dropped)| dropped) {
             twice.push(id.clone());
         }

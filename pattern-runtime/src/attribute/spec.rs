@@ -2,7 +2,7 @@
 //! builds, and what the sync and the doctor read from it.
 
 use super::*;
-use crate::schema::spec;
+use crate::schema::{spec, IndexesNeeded, KeptFields};
 
 /// A string-like key of an attribute item: `String`, or a fieldless enum with
 /// `#[derive(AttributeKey)]` (serialized as its serde names).
@@ -101,17 +101,11 @@ impl AttributeSpec {
 }
 
 impl PatternSpec for AttributeSpec {
-    fn indexes(
-        &'static self,
-        model: &'static ModelSchema,
-    ) -> Vec<(&'static str, &'static IndexSpec)> {
+    fn indexes(&'static self, model: &'static ModelSchema) -> IndexesNeeded {
         vec![(model.collection(), self.index())]
     }
     /// The items: `set` keeps one per key, which a `$push` would not.
-    fn kept_fields(
-        &'static self,
-        _model: &'static ModelSchema,
-    ) -> Vec<(&'static str, &'static str)> {
+    fn kept_fields(&'static self, _model: &'static ModelSchema) -> KeptFields {
         vec![(
             self.field(),
             "the attribute pattern keeps one item per key: `set` or `unset` through the field's \

@@ -20,10 +20,7 @@ pub(super) async fn audit_computed(
         aggregate_many_within(sample.db, None, feed, &sample.ids(), Some(sample.max_time)).await?;
     let mut drifted = Vec::new();
     let mut first = None;
-    for target in sample.documents {
-        let Some(id) = target.get("_id") else {
-            continue;
-        };
+    for (id, target) in sample.identified() {
         let values = feed.values(found.get(&id_key(id)));
         let computed = values.get(spec.field()).cloned().unwrap_or(Bson::Null);
         let stored = target.get(spec.field());

@@ -2,6 +2,7 @@
 //! generated code builds, and what the sync and the doctor read from it.
 
 use super::*;
+use crate::schema::{IndexesNeeded, KeptFields};
 
 /// What a computed field keeps of its sources.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,18 +114,12 @@ impl ComputedFromSpec {
 }
 
 impl PatternSpec for ComputedFromSpec {
-    fn indexes(
-        &'static self,
-        _model: &'static ModelSchema,
-    ) -> Vec<(&'static str, &'static IndexSpec)> {
+    fn indexes(&'static self, _model: &'static ModelSchema) -> IndexesNeeded {
         vec![(self.source().collection(), self.index())]
     }
 
     /// The computed field: written by the source's writes through `Computing`.
-    fn kept_fields(
-        &'static self,
-        _model: &'static ModelSchema,
-    ) -> Vec<(&'static str, &'static str)> {
+    fn kept_fields(&'static self, _model: &'static ModelSchema) -> KeptFields {
         vec![(
             self.field(),
             "a computed field follows its sources: write the sources through `Computing`, or \

@@ -2,6 +2,7 @@
 //! every field computed from it exact.
 
 use super::*;
+use crate::schema_version::upgrade::upgrade_matching_in;
 use pattern_derive::operation;
 
 /// The writes of a source model that keep every field computed from it exact: from
@@ -217,13 +218,8 @@ impl<M: Model + Serialize> Computing<M> {
                 }
             }
         }
-        crate::schema_version::upgrade::upgrade_matching_in(
-            &self.db,
-            self.tx.as_ref(),
-            M::SCHEMA,
-            &doc! { "_id": id.clone() },
-        )
-        .await?;
+        let one = doc! { "_id": id.clone() };
+        upgrade_matching_in(&self.db, self.tx.as_ref(), M::SCHEMA, &one).await?;
         let relevant = touched.iter().any(|f| self.read(f));
         let raw = self.raw();
         if !relevant && self.tx.is_none() {

@@ -475,6 +475,7 @@ pub(crate) async fn delete(
     }
     Ok(deleted)
 }
+
 /// Whether inserting documents of `model` has dependents to keep (those about deletions left
 /// out): the inserts that write without a transaction open one only then.
 pub(crate) fn has_insert_dependents(model: &'static ModelSchema) -> bool {
@@ -498,19 +499,9 @@ pub(crate) async fn inserted(
     appeared_or_gone(db, session, model, documents, true, &|_| false).await
 }
 
-/// After deleting `documents` (as they were) from `model`'s collection: every dependent gets
-/// them as gone. Sends nothing when the model has no dependents.
-pub(crate) async fn deleted(
-    db: &Database,
-    session: Option<&mut ClientSession>,
-    model: &'static ModelSchema,
-    documents: &[Document],
-) -> mongodb::error::Result<()> {
-    appeared_or_gone(db, session, model, documents, false, &|_| false).await
-}
-
-/// [`inserted`] (`appeared`) or [`deleted`] (not), without the dependents `skip` accepts
-/// (those the writer keeps itself).
+/// After inserting (`appeared`) or deleting (not) `documents` of `model` (as they were): every
+/// dependent but those `skip` accepts (the ones the writer keeps itself) gets them as new or
+/// gone. Sends nothing when the model has no dependents.
 pub(crate) async fn appeared_or_gone(
     db: &Database,
     session: Option<&mut ClientSession>,

@@ -1,6 +1,7 @@
 //! Writing a source: its update or replace, and every `propagate` copy of the fields written.
 
 use super::*;
+use crate::schema_version::upgrade::upgrade_matching_in;
 use pattern_derive::operation;
 
 impl<M: Referenced> References<M> {
@@ -29,13 +30,8 @@ impl<M: Referenced> References<M> {
             M::SCHEMA,
             derived::update_paths(&update).iter().map(String::as_str),
         )?;
-        crate::schema_version::upgrade::upgrade_matching_in(
-            &self.db,
-            self.tx.as_ref(),
-            M::SCHEMA,
-            &doc! { "_id": id.clone() },
-        )
-        .await?;
+        let one = doc! { "_id": id.clone() };
+        upgrade_matching_in(&self.db, self.tx.as_ref(), M::SCHEMA, &one).await?;
         let targets = self.targets(&|f| touched.contains(f));
         span.record("embeddings", targets.len());
         // The other data derived from the fields it touches (counts, ...), kept through the map.

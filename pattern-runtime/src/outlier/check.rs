@@ -37,10 +37,7 @@ pub(super) async fn audit_outlier(
         .collect();
     let mut drifted = Vec::new();
     let mut first = None;
-    for d in sample.documents {
-        let Some(id) = d.get("_id") else {
-            continue;
-        };
+    for (id, d) in sample.identified() {
         let embedded = match d.get(spec.field()) {
             Some(Bson::Array(items)) => items.len() as i64,
             _ => 0,

@@ -2,7 +2,7 @@
 //! and the map of derived data read from it.
 
 use super::*;
-use crate::schema::spec;
+use crate::schema::{spec, IndexesNeeded, KeptFields};
 
 spec! {
     /// An `#[outlier(...)]` field, as static data.
@@ -144,19 +144,13 @@ impl PatternSpec for OutlierSpec {
     }
 
     /// The items, the count and the flag: pushes and removals keep them together.
-    fn kept_fields(
-        &'static self,
-        _model: &'static ModelSchema,
-    ) -> Vec<(&'static str, &'static str)> {
+    fn kept_fields(&'static self, _model: &'static ModelSchema) -> KeptFields {
         let why = "the outlier pattern keeps the items, their count and the flag together: \
                    `push`, `remove` or `rebuild` through the field's `Outlier` handle";
         vec![(self.field(), why), (self.count(), why), (self.flag(), why)]
     }
 
-    fn indexes(
-        &'static self,
-        _model: &'static ModelSchema,
-    ) -> Vec<(&'static str, &'static IndexSpec)> {
+    fn indexes(&'static self, _model: &'static ModelSchema) -> IndexesNeeded {
         vec![(self.parts.overflow, self.index())]
     }
     fn bounded_arrays(&'static self) -> Vec<crate::finding::Bounded> {

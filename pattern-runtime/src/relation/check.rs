@@ -45,10 +45,7 @@ pub(super) async fn audit_two_way(
         .collect();
     let mut drifted = Vec::new();
     let mut first = None;
-    for d in sample.documents {
-        let Some(id) = d.get("_id") else {
-            continue;
-        };
+    for (id, d) in sample.identified() {
         let key = crate::finding::id_key(id);
         for other in as_list(d.get(field)) {
             let problem = match others.get(&crate::finding::id_key(&other)) {

@@ -3,7 +3,7 @@
 //! inverses.
 
 use super::*;
-use crate::schema::spec;
+use crate::schema::{spec, IndexesNeeded, KeptFields};
 
 // ----- static data -----
 
@@ -296,10 +296,7 @@ impl PatternSpec for RelationSpec {
 
     /// A two-way relation's side (the child's owner field, the owner's array): `assign`
     /// writes both together.
-    fn kept_fields(
-        &'static self,
-        _model: &'static ModelSchema,
-    ) -> Vec<(&'static str, &'static str)> {
+    fn kept_fields(&'static self, _model: &'static ModelSchema) -> KeptFields {
         if self.inverse().is_none() {
             return Vec::new();
         }
@@ -310,10 +307,7 @@ impl PatternSpec for RelationSpec {
         )]
     }
 
-    fn indexes(
-        &'static self,
-        model: &'static ModelSchema,
-    ) -> Vec<(&'static str, &'static IndexSpec)> {
+    fn indexes(&'static self, model: &'static ModelSchema) -> IndexesNeeded {
         self.index()
             .map(|i| (model.collection(), i))
             .into_iter()

@@ -44,10 +44,7 @@ pub(super) async fn audit_subset(
             Some(found)
         }
     };
-    for parent in sample.documents {
-        let Some(id) = parent.get("_id") else {
-            continue;
-        };
+    for (id, parent) in sample.identified() {
         let items: Vec<&Document> = match parent.get(spec.field()) {
             Some(Bson::Array(a)) => a.iter().filter_map(Bson::as_document).collect(),
             _ => Vec::new(),

@@ -4,6 +4,7 @@
 
 use super::check::Embed;
 use super::*;
+use crate::schema::{IndexesNeeded, KeptFields};
 
 /// What a computed field summarises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,10 +138,7 @@ impl PatternSpec for SubsetSpec {
     }
 
     /// The embedded array and its counters: pushes, removals and rebuilds write them.
-    fn kept_fields(
-        &'static self,
-        _model: &'static ModelSchema,
-    ) -> Vec<(&'static str, &'static str)> {
+    fn kept_fields(&'static self, _model: &'static ModelSchema) -> KeptFields {
         let why = "the subset keeps it from its full items: `push`, `remove` or `rebuild` \
                    through the field's `Subset` handle";
         std::iter::once(self.parts.field)
@@ -150,10 +148,7 @@ impl PatternSpec for SubsetSpec {
     }
 
     /// The full collection's `{parent key, sort fields}` index.
-    fn indexes(
-        &'static self,
-        _model: &'static ModelSchema,
-    ) -> Vec<(&'static str, &'static IndexSpec)> {
+    fn indexes(&'static self, _model: &'static ModelSchema) -> IndexesNeeded {
         vec![(self.full_collection(), self.full_index())]
     }
 

@@ -2,6 +2,7 @@
 //! old revision archived in the same transaction, and the history trimmed to `keep`.
 
 use super::*;
+use crate::schema_version::upgrade::upgrade_matching_in;
 use pattern_derive::operation;
 
 /// A transaction's reason to abort: the updated document would be too large to archive as a
@@ -244,13 +245,8 @@ impl<M: Versioned> ModelCollection<M> {
             M::SCHEMA,
             derived::update_paths(&update).iter().map(String::as_str),
         )?;
-        crate::schema_version::upgrade::upgrade_matching_in(
-            self.database(),
-            self.transaction(),
-            M::SCHEMA,
-            &doc! { "_id": id.clone() },
-        )
-        .await?;
+        let one = doc! { "_id": id.clone() };
+        upgrade_matching_in(self.database(), self.transaction(), M::SCHEMA, &one).await?;
         let mut inc = update.get_document("$inc").cloned().unwrap_or_default();
         inc.insert(field, 1);
         update.insert("$inc", inc);
@@ -552,11 +548,14 @@ impl<M: Versioned> ModelCollection<M> {
             "document deleted"
         );
         // What derives from it goes with it: the document as it was is all it needs.
-        derived::deleted(
+        let gone = std::slice::from_ref(&old);
+        derived::appeared_or_gone(
             self.database(),
             session.as_deref_mut(),
             M::SCHEMA,
-            std::slice::from_ref(&old),
+            gone,
+            false,
+            &|_| false,
         )
         .await?;
         self.archive(session, self.revision_doc(id, v, old, true))
