@@ -1756,6 +1756,15 @@ async fn concurrent_holder_inserts_during_rename_and_move() {
     }
 }
 
+/// How many rounds each place race runs: `RACE_ROUNDS`, default 12 (each round a database of
+/// its own; `RACE_ROUNDS=200` is a longer hunt for interleavings).
+fn race_rounds() -> u32 {
+    std::env::var("RACE_ROUNDS")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(12)
+}
+
 /// Places the existing item 1 back and forth between `storage` and `books` while `shape`
 /// changes the tree; after each round the item must still exist and everything agree.
 async fn place_race<S, F>(name: &str, shape: S)
@@ -1763,7 +1772,7 @@ where
     S: Fn(pattern_runtime::Tree<Cat>) -> F,
     F: std::future::Future<Output = ()>,
 {
-    for round in 0..40 {
+    for round in 0..race_rounds() {
         let db = synced(&format!("{name}_{round}"), "nc_catalog").await;
         let cats = catalog(&db).await;
         for slug in ["store", "novels"] {
