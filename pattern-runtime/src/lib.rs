@@ -275,41 +275,41 @@
 //! [`Error::InvalidValue`] naming the field, nothing written.
 //!
 //! Every pair of patterns is tested against the server, each write of each pattern then every
-//! `check()` and the doctor: `tests/integration/pairs_tree.rs`, `tests/integration/pairs_versioned.rs`,
-//! `tests/integration/pairs_collections.rs`, `tests/integration/pairs_derived.rs` (each file opens with its table of
-//! pairs), and `tests/integration/compose.rs`, `tests/integration/compose_tx.rs` for the combinations below.
+//! `check()` and the doctor: `tests/combinations/pairs_tree.rs`, `tests/combinations/pairs_versioned.rs`,
+//! `tests/combinations/pairs_collections.rs`, `tests/combinations/pairs_derived.rs` (each file opens with its table of
+//! pairs), and `tests/combinations/compose.rs`, `tests/combinations/compose_tx.rs` for the combinations below.
 //!
 //! | combination | what holds | where it is tested |
 //! | --- | --- | --- |
-//! | tree node + extended-reference source (the key copied) | `rename`, `move_under`, `delete` rewrite the copies of what they change | `tests/integration/compose.rs`, `tests/integration/tree.rs` |
-//! | tree holder + `#[computed]` count or sum of the holders per node | `Holders::insert`, `insert_many`, `place` and `Tree::delete` (leaf, reparent, cascade) keep every count and sum | `tests/integration/compose.rs` (also under 8 writers) |
-//! | tree nodes counted by another model | `Tree::insert`, `insert_many` and `delete` move the counts | `tests/integration/pairs_tree.rs` |
-//! | computed source + extended-reference source (one model) | [`Computing`] writes rewrite the copies; [`References`] writes move the counts | `tests/integration/compose.rs` |
-//! | a computed field copied by an extended reference | every write that moves the value rewrites the copies | `tests/integration/pairs_derived.rs` |
-//! | versioned model + extended-reference source + computed source | `insert`, `save`, `update`, `delete` keep copies and counts with the revision, in one transaction; a stale version writes nothing | `tests/integration/compose.rs`, `tests/integration/pairs_versioned.rs` |
-//! | polymorphic enum + computed source | counts and sums by a common field; variant writes keep them | `tests/integration/compose.rs`, `tests/integration/compose_tx.rs` |
-//! | two-way relation + computed count of the children per owner | `assign` moves the count with the owner, in its transaction | `tests/integration/compose.rs` |
-//! | two-way relation + a grid whose holder is the child's owner field | `book`, `cancel`, `release` move the slot between the owners' arrays; `assign` of a held slot is refused (book it) | `tests/integration/pairs_collections.rs` |
-//! | two-way children inserted or deleted through [`Computing`], a subset push or a tree cascade | the owners' arrays follow | `tests/integration/pairs_derived.rs`, `tests/integration/pairs_collections.rs` |
-//! | subset full items + computed count of them | a push or a removal moves the count, in the push's transaction | `tests/integration/compose.rs` |
-//! | outlier + extended-reference copy of its count + computed sum of the counts | `push`, `push_many`, `remove`, `rebuild` keep the copy and the sum (also under 8 writers) | `tests/integration/compose_tx.rs` |
-//! | attribute array copied by an extended reference | `set` and `unset` rewrite the copies | `tests/integration/compose_tx.rs` |
-//! | preallocated grid + computed count of the slots per holder | `book`, `book_all`, `cancel`, `release` move the holder's count | `tests/integration/compose_tx.rs` |
-//! | subset parent's array or counters copied or summed by another model | `push`, `remove`, `rebuild` keep them | `tests/integration/pairs_derived.rs` |
-//! | a field another pattern keeps (a tree's parent, ancestors and key; a holder's node and path; a computed value; a subset's array and counters; an outlier's items, count and flag; an attribute array; a two-way side; a slot's holder and bitmap) written through another handle's update or a subset push's `set` | refused ([`Error::InvalidKey`] naming the operation to use), nothing written | `tests/integration/newcomer_compose.rs`, `tests/integration/newcomer_check.rs` |
-//! | a tree node inserted or deleted, or a holder inserted in a node, through [`Computing`] or [`References`] | refused ([`Error::InvalidKey`]): `Tree` and `Holders` compute the ancestors and paths (a replace is accepted when it keeps the tree's fields: next row) | `tests/integration/pairs_tree.rs` |
-//! | a whole document replaced ([`Computing::replace`], [`References::replace`]) with another value in a field a pattern keeps (a tree's key or parent, a holder's node, a computed value, an outlier's count, a subset's items, a two-way side) | refused ([`Error::InvalidKey`]), nothing written; the kept fields ride in the replace's filter, so a replace that keeps them costs nothing more. An attribute array may change in a replace, one item per key (checked before sending) | `tests/integration/pairs_tree.rs`, `tests/integration/pairs_derived.rs` |
-//! | grid slots that are tree holders, allocated | each slot gets the path of the node it names (read once per batch, as `Holders::insert` computes it); a missing node is [`Error::NotFound`] of the node, the batch not sent | `tests/integration/pairs_tree.rs` |
-//! | a subset whose full items are grid slots (the holder embedded) | `allocate`, `book`, `book_all`, `cancel`, `release` keep the parents' items and counts | `tests/integration/pairs_collections.rs` |
-//! | a grid whose holder is an extended-reference copy | `cancel` finds the holder by the copy's `_id`, whatever a rename rewrote since | `tests/integration/pairs_derived.rs` |
-//! | tree nodes or holders that are two-way sides | a cascade deleting a child pulls it from its owner's array; deleting an owner sets its children's optional side to `null`, and is refused ([`Error::InvalidKey`], nothing written) while a required side names it | `tests/integration/pairs_tree.rs` |
+//! | tree node + extended-reference source (the key copied) | `rename`, `move_under`, `delete` rewrite the copies of what they change | `tests/combinations/compose.rs`, `tests/integration/tree.rs` |
+//! | tree holder + `#[computed]` count or sum of the holders per node | `Holders::insert`, `insert_many`, `place` and `Tree::delete` (leaf, reparent, cascade) keep every count and sum | `tests/combinations/compose.rs` (also under 8 writers) |
+//! | tree nodes counted by another model | `Tree::insert`, `insert_many` and `delete` move the counts | `tests/combinations/pairs_tree.rs` |
+//! | computed source + extended-reference source (one model) | [`Computing`] writes rewrite the copies; [`References`] writes move the counts | `tests/combinations/compose.rs` |
+//! | a computed field copied by an extended reference | every write that moves the value rewrites the copies | `tests/combinations/pairs_derived.rs` |
+//! | versioned model + extended-reference source + computed source | `insert`, `save`, `update`, `delete` keep copies and counts with the revision, in one transaction; a stale version writes nothing | `tests/combinations/compose.rs`, `tests/combinations/pairs_versioned.rs` |
+//! | polymorphic enum + computed source | counts and sums by a common field; variant writes keep them | `tests/combinations/compose.rs`, `tests/combinations/compose_tx.rs` |
+//! | two-way relation + computed count of the children per owner | `assign` moves the count with the owner, in its transaction | `tests/combinations/compose.rs` |
+//! | two-way relation + a grid whose holder is the child's owner field | `book`, `cancel`, `release` move the slot between the owners' arrays; `assign` of a held slot is refused (book it) | `tests/combinations/pairs_collections.rs` |
+//! | two-way children inserted or deleted through [`Computing`], a subset push or a tree cascade | the owners' arrays follow | `tests/combinations/pairs_derived.rs`, `tests/combinations/pairs_collections.rs` |
+//! | subset full items + computed count of them | a push or a removal moves the count, in the push's transaction | `tests/combinations/compose.rs` |
+//! | outlier + extended-reference copy of its count + computed sum of the counts | `push`, `push_many`, `remove`, `rebuild` keep the copy and the sum (also under 8 writers) | `tests/combinations/compose_tx.rs` |
+//! | attribute array copied by an extended reference | `set` and `unset` rewrite the copies | `tests/combinations/compose_tx.rs` |
+//! | preallocated grid + computed count of the slots per holder | `book`, `book_all`, `cancel`, `release` move the holder's count | `tests/combinations/compose_tx.rs` |
+//! | subset parent's array or counters copied or summed by another model | `push`, `remove`, `rebuild` keep them | `tests/combinations/pairs_derived.rs` |
+//! | a field another pattern keeps (a tree's parent, ancestors and key; a holder's node and path; a computed value; a subset's array and counters; an outlier's items, count and flag; an attribute array; a two-way side; a slot's holder and bitmap) written through another handle's update or a subset push's `set` | refused ([`Error::InvalidKey`] naming the operation to use), nothing written | `tests/combinations/newcomer_compose.rs`, `tests/combinations/newcomer_check.rs` |
+//! | a tree node inserted or deleted, or a holder inserted in a node, through [`Computing`] or [`References`] | refused ([`Error::InvalidKey`]): `Tree` and `Holders` compute the ancestors and paths (a replace is accepted when it keeps the tree's fields: next row) | `tests/combinations/pairs_tree.rs` |
+//! | a whole document replaced ([`Computing::replace`], [`References::replace`]) with another value in a field a pattern keeps (a tree's key or parent, a holder's node, a computed value, an outlier's count, a subset's items, a two-way side) | refused ([`Error::InvalidKey`]), nothing written; the kept fields ride in the replace's filter, so a replace that keeps them costs nothing more. An attribute array may change in a replace, one item per key (checked before sending) | `tests/combinations/pairs_tree.rs`, `tests/combinations/pairs_derived.rs` |
+//! | grid slots that are tree holders, allocated | each slot gets the path of the node it names (read once per batch, as `Holders::insert` computes it); a missing node is [`Error::NotFound`] of the node, the batch not sent | `tests/combinations/pairs_tree.rs` |
+//! | a subset whose full items are grid slots (the holder embedded) | `allocate`, `book`, `book_all`, `cancel`, `release` keep the parents' items and counts | `tests/combinations/pairs_collections.rs` |
+//! | a grid whose holder is an extended-reference copy | `cancel` finds the holder by the copy's `_id`, whatever a rename rewrote since | `tests/combinations/pairs_derived.rs` |
+//! | tree nodes or holders that are two-way sides | a cascade deleting a child pulls it from its owner's array; deleting an owner sets its children's optional side to `null`, and is refused ([`Error::InvalidKey`], nothing written) while a required side names it | `tests/combinations/pairs_tree.rs` |
 //! | a computed sum, min or max of an `#[approximate]` counter; a kept copy of one | refused at compile time: a counter's events are single `$inc`s nothing follows (a count of the documents, and a `snapshot` copy, are accepted) | `tests/ui/computed/sum_of_counter.rs`, `tests/ui/extended_ref/copied_counter.rs` |
 //! | a two-way relation whose side is an extended-reference copy | refused at compile time: `assign` and `repair` write bare `_id`s there | `tests/ui/relation/two_way_extended_ref.rs` |
 //! | versioned model + [`Computing`] | refused at compile time: its own writes keep the computed fields and archive the revisions | `tests/ui/computed/versioned_source.rs` |
 //! | versioned model + [`References`] writes | refused at compile time (`References::<M>::new(&db)` still checks and repairs its copies) | `tests/ui/extended_ref/versioned_source.rs` |
 //! | versioned model + outlier, subset, attribute, approximate counter, preallocated grid, two-way relation, tree or holder, `propagate` copy held | refused at compile time: their writes would change the document without a new version, and the next `save` would undo them | `tests/ui`: `outlier`, `subset`, `attribute`, `approximation`, `computed` (`with_versioning.rs`), `relation/two_way_versioned.rs`, `extended_ref/versioned_holder.rs` |
 //! | versioned model as a subset's full items | refused at compile time: the subset's `push` and `remove` write them | `tests/ui/subset/with_versioning.rs` |
-//! | polymorphic enum + subset, computed field, extended reference, attribute, outlier, relation, grid, tree, holder, bound or counter on it | refused at compile time: keep that data in a struct model of its own (an enum may be a computed *source*, a subset's full items, a grid's holder) | `tests/integration/pairs_collections.rs` (the struct-model way) |
+//! | polymorphic enum + subset, computed field, extended reference, attribute, outlier, relation, grid, tree, holder, bound or counter on it | refused at compile time: keep that data in a struct model of its own (an enum may be a computed *source*, a subset's full items, a grid's holder) | `tests/combinations/pairs_collections.rs` (the struct-model way) |
 //! | schema versioning + versioned model | old-shape revisions and documents read as the current type (`history`, `revision`, `modify`, `revert`); `save` stores the current shape | `tests/integration/schema_version.rs`, `tests/integration/newcomer_schema_version.rs` |
 //! | schema versioning + extended-reference source, subset full items, tree nodes and holders, relation targets, computed source | reads, `resync`, the copy check, subset `rebuild` and `page`, tree reads and moves see each older document as its current shape; every toolkit update upgrades the documents it matches first; `converge` and `writing_back` rebuild the copies of what they rewrite. repairs (subset `rebuild`, computed `recompute`) upgrade the sources they aggregate first, and `References::watch` propagates an older-shape source's upgrade. The read-only checks aggregate stored field names: a summed field renamed by an upgrade reports drift until converged | `tests/integration/schema_version.rs`, `tests/integration/newcomer_schema_version.rs` |
 //! | schema versioning on a polymorphic enum | refused at compile time: its documents are read per variant by their tag | `tests/ui/schema_version/declaration.rs` |
@@ -324,8 +324,8 @@
 //!
 //! Several operations, of several patterns, run in one caller's [`Transaction`]: bind each
 //! handle with `in_transaction(&tx)`, then commit or abort. Aborted, nothing is kept; committed,
-//! every write and everything derived from it is there (`tests/integration/compose.rs` books a night,
-//! pushes the stay into a subset and counts the invoice in one; `tests/integration/compose_tx.rs` runs one
+//! every write and everything derived from it is there (`tests/combinations/compose.rs` books a night,
+//! pushes the stay into a subset and counts the invoice in one; `tests/combinations/compose_tx.rs` runs one
 //! write of every handle below in one, then aborts or commits it). Bound handles:
 //! [`Computing`], [`ComputedFields`], [`References`], [`Slots`], [`Subset`],
 //! [`ModelCollection`] (a versioned model's writes, and a polymorphic model's

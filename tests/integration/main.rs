@@ -1,7 +1,10 @@
-//! The integration tests against the server, one test binary: one build and one link for all of
-//! them, and their tests run side by side. A file is a module named for what it tests. Each
-//! test uses its own database, so the files share nothing but the process: the same model name
-//! in two files is two models (every spec names its models by their schema, never by name).
+//! The integration tests against the server of each pattern on its own, its hostile inputs, its
+//! round trips and the doctor: one test binary (one build and one link for all of them, and
+//! their tests run side by side). Tests of patterns combined are the other binary,
+//! `combinations/`: two binaries build their front ends on two cores at once. A file is a module
+//! named for what it tests. Each test uses its own database, so the files share nothing but the
+//! process: the same model name in two files is two models (every spec names its models by
+//! their schema, never by name).
 //!
 //! Five files stay test targets of their own (see `Cargo.toml`): `derive.rs` checks hygiene at a
 //! crate root; `tracing.rs` captures spans with a subscriber per test thread, which other tests
@@ -13,27 +16,18 @@
 mod approximation;
 mod attribute;
 mod check_repair;
-mod compose;
-mod compose_tx;
 mod computed;
 mod doctor;
 mod errors;
 mod extended_ref;
 mod hostile;
-mod newcomer_check;
-mod newcomer_compose;
 mod newcomer_schema_version;
 mod newcomer_shape;
 mod newcomer_typed_ids;
-mod newcomer_wave3;
 mod newcomer_way_in;
 mod non_finite;
 mod outlier;
 mod outlier_size;
-mod pairs_collections;
-mod pairs_derived;
-mod pairs_tree;
-mod pairs_versioned;
 mod polymorphic;
 mod preallocation;
 mod relation;

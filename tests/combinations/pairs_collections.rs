@@ -2059,7 +2059,7 @@ async fn grids_whose_slots_carry_attribute_arrays() {
 
 /// The allocation job run twice over the same nights: the documented idempotence ("a slot
 /// that exists already ... is skipped and counted as `existing`"), with slot `_id`s derived
-/// from the room and the night, as `tests/integration/compose_tx.rs` names its seats.
+/// from the room and the night, as `tests/combinations/compose_tx.rs` names its seats.
 #[tokio::test]
 async fn allocating_again_skips_slots_whose_id_names_them() {
     let db = synced("pc_attr_prealloc_again", "pc_attr_prealloc").await;
