@@ -199,7 +199,9 @@ async fn concurrent_writers_never_overfill_a_bucket_and_lose_nothing() {
         .map(|task| {
             let series = series.clone();
             tokio::spawn(async move {
-                for r in scattered(1000, 5, 6, task * 1000) {
+                // 8 x 400 over 5 devices x 2 hours: about 320 per window, more than a
+                // bucket's 200, so every window fills a bucket and opens another.
+                for r in scattered(400, 5, 2, task * 1000) {
                     series.insert(&r).await.unwrap();
                 }
             })
@@ -213,7 +215,8 @@ async fn concurrent_writers_never_overfill_a_bucket_and_lose_nothing() {
         .iter()
         .map(|b| i64::from(b.get_i32("count").unwrap()))
         .sum();
-    assert_eq!(total, 8000, "sum of bucket counts");
+    assert_eq!(total, 3200, "sum of bucket counts");
+    assert!(all.len() > 10, "{} buckets for 10 windows: none filled", all.len());
     for b in &all {
         let count = b.get_i32("count").unwrap();
         assert!(count <= 200, "a bucket holds {count} > 200 measurements");
@@ -247,7 +250,7 @@ async fn concurrent_writers_never_overfill_a_bucket_and_lose_nothing() {
             assert!(seen.insert(r.seq), "measurement {} returned twice", r.seq);
         }
     }
-    assert_eq!(seen.len(), 8000);
+    assert_eq!(seen.len(), 3200);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
