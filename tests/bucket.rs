@@ -216,7 +216,11 @@ async fn concurrent_writers_never_overfill_a_bucket_and_lose_nothing() {
         .map(|b| i64::from(b.get_i32("count").unwrap()))
         .sum();
     assert_eq!(total, 3200, "sum of bucket counts");
-    assert!(all.len() > 10, "{} buckets for 10 windows: none filled", all.len());
+    assert!(
+        all.len() > 10,
+        "{} buckets for 10 windows: none filled",
+        all.len()
+    );
     for b in &all {
         let count = b.get_i32("count").unwrap();
         assert!(count <= 200, "a bucket holds {count} > 200 measurements");
