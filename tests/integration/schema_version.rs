@@ -365,6 +365,47 @@ async fn converge_resumes_after_being_dropped() {
     assert_eq!(User::collection(&db).converge().await.unwrap().upgraded, 0);
 }
 
+/// A fault in the middle: the server fails converge's second `update` command (a fail point),
+/// so the run stops with the driver's error after one batch is written. The rerun upgrades
+/// exactly what was left, and the end state is the same as an uninterrupted run's.
+#[tokio::test]
+async fn converge_resumes_after_a_server_fault() {
+    const N: i64 = 1200; // three batches of 500
+    let t = test_db("sv_fault").await;
+    let db = t.db().clone();
+    seed(&db, N).await;
+    let users = User::collection(&db);
+    let before = users.schema_versions().await.unwrap().older();
+    t.fail_command_after(
+        &["update"],
+        1,
+        doc! { "errorCode": 2, "errmsg": "injected" },
+    )
+    .await;
+    let stopped = User::collection(&db).converge().await;
+    t.fail_command_off().await;
+    let err = stopped.expect_err("the second batch's update fails");
+    assert_eq!(err.code(), Some(2), "{err:?}");
+    let left = User::collection(&db)
+        .schema_versions()
+        .await
+        .unwrap()
+        .older();
+    assert!(
+        left > 0 && left < before,
+        "the first batch was written, not the rest ({left} of {before} left)"
+    );
+    let done = User::collection(&db).converge().await.unwrap();
+    assert_eq!(done.upgraded, left);
+    assert!(done.failed.is_empty(), "{:?}", done.failed);
+    let counts = User::collection(&db).schema_versions().await.unwrap();
+    assert_eq!(counts.known, BTreeMap::from([(3, N as u64)]));
+    for u in User::collection(&db).find(doc! {}).await.unwrap() {
+        let (full, initials) = expected(u.id);
+        assert_eq!((u.full_name, u.initials), (full, initials));
+    }
+}
+
 /// A revision-history model whose shape changed: revisions archived in the old shape read as
 /// the current one.
 #[derive(Deserialize)]
