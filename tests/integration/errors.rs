@@ -185,3 +185,69 @@ async fn a_driver_error_shows_code_name_and_message_not_the_raw_reply() {
         assert!(!text.contains(raw), "{text}");
     }
 }
+
+/// A collection validator (here written by hand, `validationAction: "error"`) refuses a write
+/// made through the toolkit: `Error::ValidationFailed`, naming each field the server says broke
+/// a rule (a wrong BSON type, a missing required field, a field not allowed, too many items),
+/// and nothing is stored.
+#[tokio::test]
+async fn a_validator_refusal_is_typed_and_names_the_fields() {
+    let db = test_db("errors_validation").await;
+    db.run_command(doc! {
+        "create": "notes",
+        "validator": { "$jsonSchema": {
+            "bsonType": "object",
+            "required": ["_id", "version", "body", "slug"],
+            "properties": {
+                "body": { "bsonType": "string", "maxLength": 10 },
+                "slug": { "bsonType": "string", "pattern": "^[a-z]+$" },
+            },
+        } },
+        "validationLevel": "strict",
+        "validationAction": "error",
+    })
+    .await
+    .unwrap();
+    Note::sync_indexes(&db).await.unwrap();
+    let notes = Note::collection(&db);
+    notes.insert(&mut note(1, "fine")).await.unwrap();
+
+    // Through the toolkit: a body over the validator's `maxLength`, a slug off its pattern.
+    let mut long = note(2, "Not-A-Slug");
+    long.body = "far too long for the rule".into();
+    let e = notes.insert(&mut long).await.unwrap_err();
+    assert!(e.is_validation_failed(), "{e:?}");
+    assert_eq!(e.code(), Some(121));
+    let Error::ValidationFailed {
+        fields, details, ..
+    } = &e
+    else {
+        unreachable!()
+    };
+    assert_eq!(fields, &["body", "slug"], "{details:?}");
+    let text = e.to_string();
+    assert!(text.contains("`body`") && text.contains("`slug`"), "{text}");
+    assert!(!text.contains("schemaRulesNotSatisfied"), "{text}");
+
+    // A save that would break the rule: refused, the stored document and its version unchanged.
+    let mut first = notes.get(1).await.unwrap().unwrap();
+    first.body = "also far too long".into();
+    let e = notes.save(&mut first).await.unwrap_err();
+    assert!(e.is_validation_failed(), "{e:?}");
+    let stored = notes.get(1).await.unwrap().unwrap();
+    assert_eq!((stored.version, stored.body.as_str()), (1, "first"));
+    assert_eq!(notes.raw().count_documents(doc! {}).await.unwrap(), 1);
+
+    // Around the toolkit: a missing required field and a wrong type are named too.
+    let raw = db.collection::<bson::Document>("notes");
+    let e: Error = raw
+        .insert_one(doc! { "_id": 3, "version": 1, "body": 42 })
+        .await
+        .map_err(Error::from)
+        .unwrap_err();
+    let Error::ValidationFailed { fields, .. } = &e else {
+        panic!("{e:?}")
+    };
+    assert!(fields.contains(&"slug".to_owned()), "{fields:?}");
+    assert!(fields.contains(&"body".to_owned()), "{fields:?}");
+}

@@ -16,13 +16,15 @@ pub use server::server_code;
 pub(crate) use server::{
     after_write, inc_overflow, into_body, refusal, refused_by_server, server_message, Refusal,
 };
-use server::{conflicting_declarations, describe};
+use server::{conflicting_declarations, describe, fields_text};
 
 /// A `Result` whose error is [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Server code of a unique index violation.
 pub(crate) const DUPLICATE_KEY: i32 = 11000;
+/// The server's code for a write its collection's validator refused.
+pub(crate) const DOCUMENT_VALIDATION_FAILURE: i32 = 121;
 /// Server code: an index with these keys or this name exists with other options.
 pub(crate) const INDEX_OPTIONS_CONFLICT: i32 = 85;
 /// Server code: an index with this name exists with other keys.
@@ -54,6 +56,28 @@ pub enum Error {
     DuplicateKey {
         /// The server's message, which names the index and the duplicate key.
         message: String,
+        /// The driver's error.
+        #[source]
+        source: Box<mongodb::error::Error>,
+    },
+
+    /// The collection's validator refused a write (server code 121, `DocumentValidationFailure`):
+    /// the document does not have the shape the validator declares. Nothing of that write is
+    /// stored.
+    #[error(
+        "the collection's validator refused the document ({}): {message}",
+        fields_text(fields)
+    )]
+    ValidationFailed {
+        /// The fields the server says broke a rule, as dotted paths (`address.city`,
+        /// `tags.3`): a wrong type, a missing required field, a field not allowed, too many
+        /// items. `[""]` when the rule that failed is about the whole document; empty when the
+        /// server sent no details.
+        fields: Vec<String>,
+        /// The server's message.
+        message: String,
+        /// The server's details (`errInfo.details`): which rules failed and why.
+        details: Option<Box<Document>>,
         /// The driver's error.
         #[source]
         source: Box<mongodb::error::Error>,
@@ -380,6 +404,12 @@ impl Error {
         }
     }
 
+    /// Whether this is a [`ValidationFailed`](Error::ValidationFailed): the collection's
+    /// validator refused the write.
+    pub fn is_validation_failed(&self) -> bool {
+        matches!(self, Error::ValidationFailed { .. })
+    }
+
     /// Whether this is a [`DuplicateKey`](Error::DuplicateKey): a unique index refused the write.
     pub fn is_duplicate_key(&self) -> bool {
         matches!(self, Error::DuplicateKey { .. })
@@ -463,6 +493,7 @@ impl Error {
     pub fn code(&self) -> Option<i32> {
         match self {
             Error::DuplicateKey { .. } => Some(DUPLICATE_KEY),
+            Error::ValidationFailed { .. } => Some(DOCUMENT_VALIDATION_FAILURE),
             Error::IndexConflict(c) => Some(c.code),
             Error::Driver { code, .. } => *code,
             Error::Incomplete { source, .. } => source.code(),

@@ -221,6 +221,15 @@ impl From<mongodb::error::Error> for Error {
                 limit: MAX_DOCUMENT_SIZE,
             };
         }
+        if code == Some(DOCUMENT_VALIDATION_FAILURE) {
+            let details = validation_details(&e);
+            return Error::ValidationFailed {
+                fields: details.as_ref().map(failing_fields).unwrap_or_default(),
+                message: server_message(&e),
+                details: details.map(Box::new),
+                source: Box::new(e),
+            };
+        }
         if code == Some(DUPLICATE_KEY) {
             return Error::DuplicateKey {
                 message: server_message(&e),
@@ -231,5 +240,231 @@ impl From<mongodb::error::Error> for Error {
             code,
             source: Box::new(e),
         }
+    }
+}
+
+/// The server's `errInfo.details` of a validation failure: on the write error (or the first of
+/// several), or on a command error's reply.
+fn validation_details(e: &mongodb::error::Error) -> Option<Document> {
+    match e.kind.as_ref() {
+        ErrorKind::Write(WriteFailure::WriteError(w)) => w.details.clone(),
+        ErrorKind::InsertMany(m) => m
+            .write_errors
+            .as_ref()
+            .and_then(|errors| errors.first())
+            .and_then(|w| w.details.clone()),
+        ErrorKind::BulkWrite(b) => b
+            .write_errors
+            .iter()
+            .min_by_key(|(i, _)| **i)
+            .and_then(|(_, w)| w.details.clone()),
+        _ => None,
+    }
+}
+
+/// The dotted paths of the fields a validation failure's `details` names, in the order the
+/// server lists them, each once: where a `$jsonSchema` rule failed (`properties` name the
+/// field, `required` the missing ones, `additionalProperties` those not allowed, `items` the
+/// index), or the field a query-operator validator compared. `""` for a rule about the whole
+/// document.
+pub(super) fn failing_fields(details: &Document) -> Vec<String> {
+    let mut out = Vec::new();
+    rule_fields(details, "", &mut out, 0);
+    out
+}
+
+/// A validation failure's details nest one level per rule; a hostile or corrupt reply does not
+/// recurse past this.
+const MAX_RULE_DEPTH: usize = 64;
+
+fn rule_fields(rule: &Document, path: &str, out: &mut Vec<String>, depth: usize) {
+    let join = |name: &str| {
+        if path.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{path}.{name}")
+        }
+    };
+    // Rules beneath a rule: an array of them, or one (a query clause's `details`).
+    let docs = |value: Option<&Bson>| -> Vec<Document> {
+        match value {
+            Some(Bson::Array(a)) => a.iter().filter_map(Bson::as_document).cloned().collect(),
+            Some(Bson::Document(d)) => vec![d.clone()],
+            _ => Vec::new(),
+        }
+    };
+    let names = |key: &str| -> Vec<String> {
+        match rule.get(key) {
+            Some(Bson::Array(a)) => a.iter().filter_map(|v| v.as_str().map(join)).collect(),
+            _ => Vec::new(),
+        }
+    };
+    if depth > MAX_RULE_DEPTH {
+        return add(out, path.to_owned());
+    }
+    match rule.get_str("operatorName").unwrap_or_default() {
+        "properties" => {
+            for property in docs(rule.get("propertiesNotSatisfied")) {
+                let name = join(property.get_str("propertyName").unwrap_or_default());
+                let inner = docs(property.get("details"));
+                if inner.is_empty() {
+                    add(out, name.clone());
+                }
+                for d in &inner {
+                    rule_fields(d, &name, out, depth + 1);
+                }
+            }
+            return;
+        }
+        "required" => {
+            return names("missingProperties")
+                .into_iter()
+                .for_each(|n| add(out, n))
+        }
+        "additionalProperties" => {
+            return names("additionalProperties")
+                .into_iter()
+                .for_each(|n| add(out, n));
+        }
+        _ => {}
+    }
+    // `$jsonSchema`, `$and`, `items`, `anyOf`...: the rules beneath, at this path (an item's
+    // index when the server gives it).
+    let at = match rule.get("itemIndex") {
+        Some(Bson::Int32(i)) => join(&i.to_string()),
+        Some(Bson::Int64(i)) => join(&i.to_string()),
+        _ => path.to_owned(),
+    };
+    let nested: Vec<Document> = ["schemaRulesNotSatisfied", "clausesNotSatisfied", "details"]
+        .iter()
+        .flat_map(|key| docs(rule.get(*key)))
+        .collect();
+    if !nested.is_empty() {
+        for d in &nested {
+            rule_fields(d, &at, out, depth + 1);
+        }
+        return;
+    }
+    // A query operator's clause names its field in `specifiedAs` (`{qty: {$gt: 0}}`); a
+    // `$jsonSchema` keyword's names the keyword (`{minimum: 0}`), at this path.
+    let query = rule
+        .get_str("operatorName")
+        .is_ok_and(|o| o.starts_with('$'));
+    let compared: Vec<String> = match rule.get("specifiedAs") {
+        Some(Bson::Document(spec)) if query => spec
+            .keys()
+            .filter(|k| !k.starts_with('$'))
+            .map(|k| join(k))
+            .collect(),
+        _ => Vec::new(),
+    };
+    if compared.is_empty() {
+        add(out, at);
+    }
+    for f in compared {
+        add(out, f);
+    }
+}
+
+/// `field` at the end of `out`, unless it is there already.
+fn add(out: &mut Vec<String>, field: String) {
+    if !out.contains(&field) {
+        out.push(field);
+    }
+}
+
+/// The fields of [`Error::ValidationFailed`] as its message says them.
+pub(super) fn fields_text(fields: &[String]) -> String {
+    match fields {
+        [] => "the server named no field".to_owned(),
+        [one] if one.is_empty() => "the document as a whole".to_owned(),
+        _ => {
+            let named: Vec<String> = fields
+                .iter()
+                .map(|f| {
+                    if f.is_empty() {
+                        "the document as a whole".to_owned()
+                    } else {
+                        format!("`{f}`")
+                    }
+                })
+                .collect();
+            format!("field {}", named.join(", "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bson::doc;
+
+    /// The shape of MongoDB's `errInfo.details` (from its manual's examples).
+    #[test]
+    fn the_failing_fields_of_a_json_schema_refusal() {
+        let details = doc! {
+            "operatorName": "$jsonSchema",
+            "schemaRulesNotSatisfied": [
+                { "operatorName": "properties", "propertiesNotSatisfied": [
+                    { "propertyName": "price", "details": [
+                        { "operatorName": "minimum", "specifiedAs": { "minimum": 0 },
+                          "reason": "comparison failed", "consideredValue": -2 },
+                    ] },
+                    { "propertyName": "address", "details": [
+                        { "operatorName": "properties", "propertiesNotSatisfied": [
+                            { "propertyName": "city", "details": [
+                                { "operatorName": "bsonType", "specifiedAs": { "bsonType": "string" } },
+                            ] },
+                        ] },
+                    ] },
+                    { "propertyName": "tags", "details": [
+                        { "operatorName": "maxItems", "specifiedAs": { "maxItems": 3 } },
+                        { "operatorName": "items", "reason": "At least one item did not match",
+                          "itemIndex": 4, "details": [
+                            { "operatorName": "bsonType", "specifiedAs": { "bsonType": "string" } },
+                        ] },
+                    ] },
+                ] },
+                { "operatorName": "required", "specifiedAs": { "required": ["name", "sku"] },
+                  "missingProperties": ["sku"] },
+                { "operatorName": "additionalProperties", "specifiedAs": { "additionalProperties": false },
+                  "additionalProperties": ["extra"] },
+            ],
+        };
+        assert_eq!(
+            failing_fields(&details),
+            ["price", "address.city", "tags", "tags.4", "sku", "extra"]
+        );
+    }
+
+    #[test]
+    fn the_failing_fields_of_a_query_validator_and_of_a_whole_document_rule() {
+        let details = doc! {
+            "operatorName": "$and",
+            "clausesNotSatisfied": [
+                { "index": 0, "details": {
+                    "operatorName": "$gt", "specifiedAs": { "qty": { "$gt": 0 } },
+                    "reason": "comparison failed", "consideredValue": 0 } },
+                { "operatorName": "$expr", "specifiedAs": { "$expr": { "$lt": ["$a", "$b"] } },
+                  "reason": "expression did not match" },
+            ],
+        };
+        // The `$gt` clause names `qty`; the `$expr` is about the whole document.
+        assert_eq!(failing_fields(&details), ["qty", ""]);
+        assert_eq!(fields_text(&[String::new()]), "the document as a whole");
+        assert_eq!(
+            fields_text(&["a".to_owned(), "b.c".to_owned()]),
+            "field `a`, `b.c`"
+        );
+        assert_eq!(fields_text(&[]), "the server named no field");
+    }
+
+    #[test]
+    fn a_hostile_reply_nested_past_the_limit_stops() {
+        let mut rule = doc! { "operatorName": "bsonType" };
+        for _ in 0..200 {
+            rule = doc! { "operatorName": "items", "details": [rule] };
+        }
+        assert_eq!(failing_fields(&rule), [""]);
     }
 }

@@ -18,9 +18,6 @@ use crate::progress::Progress;
 /// many documents, twice (as read and as rewritten).
 pub const CONVERGE_BATCH: i64 = 500;
 
-/// The server's code for a document its collection's validator refuses.
-const DOCUMENT_VALIDATION_FAILURE: i32 = 121;
-
 /// The command size `converge` keeps each `update` under (the server takes 16 MiB).
 const COMMAND_BYTES: usize = 8 * 1024 * 1024;
 
@@ -306,10 +303,7 @@ impl<M: Model> ModelCollection<M> {
                     // the others go on.
                     e @ (Error::DuplicateKey { .. }
                     | Error::DocumentTooLarge { .. }
-                    | Error::Driver {
-                        code: Some(DOCUMENT_VALIDATION_FAILURE),
-                        ..
-                    }) => {
+                    | Error::ValidationFailed { .. }) => {
                         tracing::warn!(id = %id, error = %e, "rewrite refused by the server; left as stored");
                         done.refused.push((id, e));
                     }
