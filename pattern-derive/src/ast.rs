@@ -40,6 +40,8 @@ pub(crate) struct Field<'a> {
     pub serialized: bool,
     /// `#[serde(with = ...)]` / `serialize_with`: the stored type is not `ty`'s default.
     pub custom_serializer: bool,
+    /// `#[serde(skip_serializing_if = ...)]`: some stored documents may lack the field.
+    pub omittable: bool,
     pub attrs: &'a [syn::Attribute],
 }
 
@@ -200,6 +202,7 @@ pub(crate) fn fields_of<'a>(
             ty: f.ty,
             serialized: !f.attrs.skip_serializing(),
             custom_serializer: f.attrs.serialize_with().is_some(),
+            omittable: f.attrs.skip_serializing_if().is_some(),
             attrs: &f.original.attrs,
         });
     }

@@ -127,6 +127,7 @@ fn expand(
         &index_specs,
         shard.map(|k| k.expand(krate)),
         &specs,
+        true,
     );
     quote! {
         const _: () = {

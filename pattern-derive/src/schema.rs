@@ -107,6 +107,7 @@ pub(crate) fn schema_static(
     indexes: &[TokenStream],
     shard_key: Option<TokenStream>,
     patterns: &[TokenStream],
+    validated: bool,
 ) -> TokenStream {
     let krate = &model.krate;
     let p = quote!(#krate::__private);
@@ -119,6 +120,12 @@ pub(crate) fn schema_static(
         Some(k) => quote!(::core::option::Option::Some(&#k)),
         None => quote!(::core::option::Option::None),
     };
+    let ident = model.ident;
+    let shape = if validated {
+        quote!(::core::option::Option::Some(<#ident as #p::BsonShape>::bson_shape))
+    } else {
+        quote!(::core::option::Option::None)
+    };
     quote! {
         static __SCHEMA: #p::ModelSchema = #p::ModelSchema::from_parts(#p::SchemaParts {
             name: #name,
@@ -128,13 +135,14 @@ pub(crate) fn schema_static(
             indexes: &[#(#indexes),*],
             shard_key: #shard_key,
             patterns: &[#(#patterns),*],
+            shape: #shape,
         });
     }
 }
 
 /// The schema of a stub: the model's name, nothing else.
 pub(crate) fn empty_schema(model: &Model<'_>) -> TokenStream {
-    schema_static(model, "", &[], &[], None, &[])
+    schema_static(model, "", &[], &[], None, &[], false)
 }
 
 /// The derive's output for each way reading the input can end: `ok` when all is well, the errors
@@ -194,7 +202,10 @@ pub(crate) fn field_names(model: &Model<'_>) -> TokenStream {
         .map(|f| &f.bson_name)
         .collect();
     let struct_doc = format!("The serialized field names of [`{ident}`].");
+    let shape = shape_impl(model, &stored);
     quote! {
+        #shape
+
         #[doc = #struct_doc]
         #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug)]
         #[allow(dead_code)]
@@ -219,6 +230,79 @@ pub(crate) fn field_names(model: &Model<'_>) -> TokenStream {
         impl #krate::__private::Nests for #ident {
             type Inner = #ident;
         }
+    }
+}
+
+/// The struct's `BsonShape`: an object of its stored fields, each with its type's shape when it
+/// has one (asked through autoref: a type without one leaves the field unchecked), a field
+/// with a custom serializer left unchecked.
+fn shape_impl(model: &Model<'_>, stored: &[&Field<'_>]) -> TokenStream {
+    let ident = model.ident;
+    let krate = &model.krate;
+    let p = quote!(#krate::__private);
+    let properties = stored.iter().map(|f| {
+        let name = &f.bson_name;
+        let ty = f.ty;
+        let omittable = f.omittable;
+        let shape = if f.custom_serializer {
+            quote!(::core::option::Option::None)
+        } else {
+            shape_of(ty, &p)
+        };
+        quote!(#p::property(#name, #shape, #omittable))
+    });
+    quote! {
+        #[automatically_derived]
+        impl #p::BsonShape for #ident {
+            fn bson_shape() -> #p::Shape {
+                #[allow(unused_imports)]
+                use #p::{HasShape as _, NoShape as _};
+                #p::object_shape(|| ::std::vec![#(#properties),*])
+            }
+        }
+    }
+}
+
+/// The `Option<Shape>` expression of a field of type `ty`: an `Option` or a collection of the
+/// standard library by its syntax (so that a collection of a type without a shape is still
+/// known to be an array, of anything), any other type through the autoref probe.
+fn shape_of(ty: &syn::Type, p: &TokenStream) -> TokenStream {
+    let any = |inner: &syn::Type| {
+        let inner = shape_of(inner, p);
+        quote!(#inner.unwrap_or(#p::Shape::Any))
+    };
+    match ty {
+        syn::Type::Array(a) => {
+            let items = any(&a.elem);
+            quote!(::core::option::Option::Some(#p::Shape::Array(::std::boxed::Box::new(#items))))
+        }
+        syn::Type::Path(tp) if tp.qself.is_none() => {
+            let Some(last) = tp.path.segments.last() else {
+                return quote!((&&#p::ShapeProbe::<#ty>::NEW).shape_of());
+            };
+            let inner = match &last.arguments {
+                syn::PathArguments::AngleBracketed(args) if args.args.len() == 1 => {
+                    match args.args.first() {
+                        Some(syn::GenericArgument::Type(t)) => Some(t),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            let name = last.ident.to_string();
+            match (name.as_str(), inner) {
+                ("Option", Some(inner)) => {
+                    let inner = any(inner);
+                    quote!(::core::option::Option::Some(#inner.nullable()))
+                }
+                ("Vec" | "VecDeque" | "HashSet" | "BTreeSet", Some(inner)) => {
+                    let items = any(inner);
+                    quote!(::core::option::Option::Some(#p::Shape::Array(::std::boxed::Box::new(#items))))
+                }
+                _ => quote!((&&#p::ShapeProbe::<#ty>::NEW).shape_of()),
+            }
+        }
+        _ => quote!((&&#p::ShapeProbe::<#ty>::NEW).shape_of()),
     }
 }
 
@@ -262,6 +346,7 @@ fn fields_only(input: &DeriveInput) -> TokenStream {
                 ty: &f.ty,
                 serialized: true,
                 custom_serializer: false,
+                omittable: false,
                 attrs: &f.attrs,
             })
         })

@@ -60,6 +60,7 @@ impl PatternSpec for BoundSpec {
         vec![Bounded {
             field: self.parts.field,
             by: "`#[bounded]`",
+            max: Some(self.max()),
         }]
     }
 

@@ -51,6 +51,8 @@ pub enum Check {
     ShardKey,
     /// Documents stored in an older schema version, or in one the model does not declare.
     SchemaVersions,
+    /// Stored documents the model's declared validator refuses.
+    Validator,
 }
 
 impl Check {
@@ -77,6 +79,7 @@ impl Check {
             Check::GridDrift => "grid drift",
             Check::ShardKey => "shard key",
             Check::SchemaVersions => "schema versions",
+            Check::Validator => "fails the validator",
         }
     }
 }
@@ -232,6 +235,9 @@ pub struct Bounded {
     pub field: &'static str,
     /// What bounds it: `subset, limit 10`, `outlier overflow`, ...
     pub by: &'static str,
+    /// The most items it holds in one document, where the pattern keeps a number (a subset's
+    /// `limit`, an outlier's, `#[bounded(n)]`): the validator's `maxItems`.
+    pub max: Option<u32>,
 }
 
 /// The order of two stored values of one type: numbers by value, strings, dates, ObjectIds,

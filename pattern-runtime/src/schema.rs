@@ -78,6 +78,9 @@ spec! {
         pub indexes: &'static [IndexSpec],
         pub shard_key: Option<&'static ShardKey>,
         pub patterns: &'static [&'static dyn PatternSpec],
+        /// The stored shape, for the validator: `None` where the derive makes none (an enum
+        /// model, a bucket's measurement).
+        pub shape: Option<fn() -> crate::validator::Shape>,
     }
 }
 
@@ -100,6 +103,13 @@ impl ModelSchema {
     /// The declared indexes: struct-level `#[index]` attributes first, then field-level ones.
     pub fn indexes(&self) -> &'static [IndexSpec] {
         self.parts.indexes
+    }
+
+    /// The stored shape the derive records (each field's [`BsonShape`](crate::validator::BsonShape)),
+    /// from which [`validator`](Self::validator) is made: `None` for an enum model or a
+    /// bucket's measurement.
+    pub fn shape(&self) -> Option<crate::validator::Shape> {
+        self.parts.shape.map(|shape| shape())
     }
 
     /// The shard key declared with `#[shard_key(...)]`, if any: see [`shard`](crate::shard).

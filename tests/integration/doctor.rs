@@ -343,6 +343,8 @@ async fn a_seeded_database_yields_exactly_its_problems() {
             (Check::LargeDocument, "blobs", "document"),
             (Check::UnusedIndex, "customers", "email_1"),
             (Check::PrefixIndex, "orders", "customer_1"),
+            // The product over its subset's limit fails the validator's `maxItems` too.
+            (Check::Validator, "products", "document"),
             (Check::SubsetDrift, "products", "recent"),
             (Check::StaleCopy, "invoices", "customer"),
         ]),
@@ -546,6 +548,8 @@ async fn every_other_check_finds_its_problem() {
         found(&report),
         expect(&[
             (Check::OverBound, "shops", "tags"),
+            // The shop over its `#[bounded(2)]` fails the validator's `maxItems` too.
+            (Check::Validator, "shops", "document"),
             (Check::DeepNesting, "shops", "meta"),
             (Check::MissingIndex, "shops", "city_1"),
             (Check::MissingTtl, "shops", "seen_at_1"),
@@ -626,11 +630,11 @@ async fn what_the_server_cannot_run_is_skipped_never_passed() {
     })
     .await
     .expect("index");
-    // The first aggregate (the sample) runs; the second (`$indexStats`) fails as on a server
-    // without the stage.
+    // The first aggregates (the sample, the validator's count) run; the third (`$indexStats`)
+    // fails as on a server without the stage.
     db.fail_command_after(
         &["aggregate"],
-        1,
+        2,
         doc! { "errorCode": 40324, "errmsg": "Unrecognized pipeline stage name: '$indexStats'" },
     )
     .await;

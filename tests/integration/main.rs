@@ -37,4 +37,5 @@ mod schema_version;
 mod shard;
 mod subset;
 mod tree;
+mod validator;
 mod versioning;

@@ -137,6 +137,7 @@ pub(super) fn expand(model: &Model<'_>, b: &Bucket) -> TokenStream {
         &indexes,
         None,
         &[quote!(&__SERIES)],
+        false,
     );
     quote! {
         const _: () = {

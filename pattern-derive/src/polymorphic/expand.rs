@@ -176,6 +176,7 @@ pub(super) fn generate(
         &index_specs,
         shard,
         &pattern_refs,
+        false,
     );
     let schema = quote! {
         #pattern_statics

@@ -124,6 +124,7 @@ fn common_model<'p>(
         ty: kind_ty,
         serialized: true,
         custom_serializer: false,
+        omittable: false,
         attrs: &[],
     }];
     fields.extend(poly.common_fields().map(|f| Field {
@@ -133,6 +134,7 @@ fn common_model<'p>(
         ty: f.ty,
         serialized: true,
         custom_serializer: f.custom_serializer,
+        omittable: f.omittable,
         attrs: &[],
     }));
     Model {
@@ -163,6 +165,7 @@ fn variant_model<'p>(poly: &'p Poly<'_>, v: &'p VariantDef<'_>) -> Model<'p> {
                 ty: f.ty,
                 serialized: f.serialized,
                 custom_serializer: f.custom_serializer,
+                omittable: f.omittable,
                 attrs: f.attrs,
             })
             .collect(),

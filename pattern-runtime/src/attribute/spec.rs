@@ -117,6 +117,7 @@ impl PatternSpec for AttributeSpec {
         vec![crate::finding::Bounded {
             field: self.field(),
             by: "`#[attribute]` (one item per key)",
+            max: None,
         }]
     }
 

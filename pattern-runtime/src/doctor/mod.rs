@@ -28,6 +28,7 @@
 //! | pattern drift: subsets over their limit, out of order or miscounted; computed values that disagree with their sources; extended-reference copies that differ from their source; array buckets over `max_count`; tree nodes whose ancestors, and holders whose path, disagree with the parents; outlier counts and flags that disagree with the items; the two sides of a two-way relation that disagree; attribute arrays holding a key twice or an item no query can name; preallocated slots allocated twice or with bitmap bits past their sub-slots | each pattern's [`PatternSpec::audit`](crate::PatternSpec::audit) over the sample | [`Check::SubsetDrift`], [`Check::ComputedDrift`], [`Check::StaleCopy`], [`Check::BucketOverCap`], [`Check::TreeDrift`], [`Check::OutlierDrift`], [`Check::TwoWayDrift`], [`Check::AttributeDrift`], [`Check::GridDrift`] |
 //! | a collection not sharded on its declared shard key | `config.collections`, on a sharded cluster | [`Check::ShardKey`] |
 //! | documents stored in an older schema version, or in one the model does not declare | one `$group` by the version field over the whole collection, for a `#[schema_version]` model; the figure counts each version | [`Check::SchemaVersions`] |
+//! | stored documents the model's declared validator ([`ModelSchema::validator`](crate::ModelSchema::validator), default options) refuses | one `count` of `{$nor: [validator]}` over the whole collection, and a `find` of five `_id`s when there are some | [`Check::Validator`] |
 //!
 //! Each pattern drift finding lists the documents it found ([`Finding::documents`]) and names
 //! the repair call. The same checks over *every* document, and the repairs, are each pattern
@@ -386,6 +387,8 @@ async fn check_model(
     for audit in model.patterns().iter().filter_map(|p| p.audit(&sample)) {
         report.findings.extend(audit.await?);
     }
+    let refused = crate::validator::check::audit(db, model, options.max_time).await?;
+    report.findings.extend(refused);
     Ok(())
 }
 

@@ -334,6 +334,7 @@ mod tests {
                 indexes: &[],
                 shard_key: None,
                 patterns: &[],
+                shape: None,
             })
         };
     }

@@ -73,6 +73,7 @@ static NO_SOURCE: ModelSchema = ModelSchema::from_parts(SchemaParts {
     indexes: &[],
     shard_key: None,
     patterns: &[],
+    shape: None,
 });
 
 /// The slot of a field marked with a mode, from its `held()` verdict (the check that the

@@ -157,6 +157,7 @@ impl PatternSpec for OutlierSpec {
         vec![crate::finding::Bounded {
             field: self.parts.field,
             by: "`#[outlier]` (overflow documents past the limit)",
+            max: Some(self.limit()),
         }]
     }
 

@@ -185,3 +185,13 @@ impl<R: Reference> RefField for Option<Vec<R>> {
         self.iter().flatten().map(Reference::target_id).collect()
     }
 }
+
+impl<T: Identified> crate::validator::BsonShape for Ref<T>
+where
+    T::Id: crate::validator::BsonShape,
+{
+    /// Stored as the bare id.
+    fn bson_shape() -> crate::validator::Shape {
+        <T::Id as crate::validator::BsonShape>::bson_shape()
+    }
+}

@@ -156,6 +156,7 @@ impl PatternSpec for SubsetSpec {
         vec![Bounded {
             field: self.field(),
             by: "`#[subset]`",
+            max: Some(self.limit()),
         }]
     }
 

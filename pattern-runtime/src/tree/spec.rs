@@ -160,6 +160,7 @@ impl PatternSpec for TreeSpec {
         vec![crate::finding::Bounded {
             field: self.ancestors(),
             by: "`#[tree]` (the tree's depth)",
+            max: None,
         }]
     }
 
@@ -338,6 +339,7 @@ impl PatternSpec for HolderSpec {
         vec![crate::finding::Bounded {
             field: self.path(),
             by: "`#[in_tree]` (the tree's depth)",
+            max: None,
         }]
     }
 }

@@ -1,0 +1,87 @@
+//! Server-side validators made from the models: a `$jsonSchema` per model that every writer
+//! meets (other services, the shell, scripts), with the bounds the patterns keep.
+//!
+//! `#[derive(Model)]` records each stored field's shape (through [`BsonShape`]);
+//! [`ModelSchema::validator`](crate::ModelSchema::validator) turns it into a validator,
+//! [`sync_validators`] installs it, [`refused_documents`] (and the [doctor](mod@crate::doctor))
+//! counts the stored documents it would refuse, and a write the server refuses is
+//! [`Error::ValidationFailed`](crate::Error::ValidationFailed) naming the fields.
+//!
+//! ```no_run
+//! use pattern_runtime::validator::{sync_validators, ValidatorOptions};
+//! use pattern_runtime::Model;
+//!
+//! #[derive(serde::Serialize, serde::Deserialize, Model)]
+//! struct Review {
+//!     #[serde(rename = "_id")]
+//!     id: i64,
+//!     stars: i32,
+//!     text: Option<String>,
+//! }
+//!
+//! # async fn start(db: mongodb::Database) -> pattern_runtime::Result<()> {
+//! // Installed where there is none, as `moderate` and `warn`: nothing refused yet.
+//! let report = sync_validators(&db, &[Review::SCHEMA], &ValidatorOptions::new()).await?;
+//! for drift in report.drifted() {
+//!     eprintln!("{drift}");
+//! }
+//! // Once the doctor finds no document the validator refuses: refuse bad writes.
+//! let strict = ValidatorOptions::new().strict().error().replace();
+//! sync_validators(&db, &[Review::SCHEMA], &strict).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # What the validator says
+//!
+//! | Rust | `$jsonSchema` |
+//! | --- | --- |
+//! | `i8`, `i16`, `i32`, `u8`, `u16` | `bsonType: "int"` (a `long` may not fit) |
+//! | `i64`, `u32`, `u64` | `["long", "int"]`: the `bson` serializer writes a `long`, the server's `$inc` and `$sum` keep small integers an `int`, and both read back exactly |
+//! | `f32`, `f64` | `["double", "int", "long"]`: a float reads back from any number |
+//! | `String`, `&str`, `char` | `"string"` |
+//! | `bool`; `bson::DateTime`; `ObjectId`; `Binary`; `Decimal128`; `Timestamp`; `Regex`; `Document` | `"bool"`; `"date"`; `"objectId"`; `"binData"`; `"decimal"`; `"timestamp"`; `"regex"`; `"object"` |
+//! | `Option<T>` | `T`'s type or `"null"`, and not required |
+//! | `Vec<T>`, `VecDeque<T>`, sets, arrays, slices | `"array"` with `items` of `T` |
+//! | `HashMap`, `BTreeMap` | `"object"` |
+//! | a struct deriving `Model` or `Fields` | `"object"` with its own `required` and `properties` |
+//! | `Box<T>`, `Arc<T>`, `&T` | `T` |
+//! | a subset's or an outlier's array, `#[bounded(n)]` | `maxItems`: the `limit`, `n` |
+//!
+//! Every stored field of a known shape is `required`, except an `Option` and a field with
+//! `#[serde(skip_serializing_if = ..)]`. Fields beside the declared ones are allowed unless
+//! [`ValidatorOptions::forbid_other_fields`].
+//!
+//! **Left out** (any value accepted there, the field not required): a field whose type has no
+//! [`BsonShape`] (a struct deriving only serde, an enum, `Bson`, a type of another crate;
+//! implement `BsonShape` for it, or derive `Fields` on a struct), and a field with a custom
+//! serializer (`#[serde(with = ..)]`, `serialize_with`), whose stored type the derive cannot
+//! know. A struct nested in itself is an object without properties past 16 levels.
+//!
+//! **Not yet:** enum models (a `oneOf` per tag) and a bucket's measurement (the collection
+//! holds bucket documents) get no validator ([`ValidatorState::NotGenerated`]); the documents
+//! patterns keep in other collections (revisions, overflow documents, buckets, counters) have
+//! none either.
+//!
+//! # Installing
+//!
+//! [`sync_validators`] creates a missing collection with its validator, and applies it with
+//! `collMod` where there is none, at the options' level and action (`moderate` and `warn` by
+//! default: they suit a collection that already holds data). An installed validator, level or
+//! action that differs from the declaration (a change by hand, or a model that changed) is
+//! reported ([`ValidatorState::Drift`]) and left as it is: a validator is never replaced,
+//! tightened or switched to `error` unless asked ([`ValidatorOptions::replace`]).
+//!
+//! # Tracing
+//!
+//! [`sync_validators`] runs in an `INFO` span `pattern_runtime::validator.sync_validators`, with
+//! a `DEBUG` event per model and an `INFO` event counting the drifted ones.
+
+pub(crate) mod check;
+pub(crate) mod shape;
+mod spec;
+mod sync;
+
+pub use check::{refused_documents, Refused};
+pub use shape::{BsonShape, Property, Shape};
+pub use spec::{Action, Installed, Level, ValidatorOptions};
+pub use sync::{sync_validators, ValidatorReport, ValidatorState, ValidatorStatus};
