@@ -2,8 +2,9 @@
 //!
 //! Every chapter left its database as it ended. The doctor audits each against the chapter's
 //! models (`pattern_runtime::doctor_group`): arrays nothing bounds, document sizes and nesting
-//! in a sample, indexes missing, undeclared, unused or redundant, and each pattern's own
-//! invariants. It writes nothing.
+//! in a sample, indexes missing, undeclared, unused or redundant, each pattern's own
+//! invariants, and the stored documents the models' validators would refuse. It writes
+//! nothing. Last, the validators themselves, installed on the subset chapter's data.
 
 use std::time::Instant;
 
@@ -86,5 +87,55 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     println!("  Customer::references(&db).repair(): {repaired}");
     let again = doctor_group(&db, "extended_ref", &DoctorOptions::new()).await?;
     println!("  the doctor again: {} findings", again.findings.len());
+    validators(client).await
+}
+
+/// The models' validators on the subset chapter's data: installed without refusing anything,
+/// the doctor's count of what they would refuse, then `error` once the data is clean.
+async fn validators(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
+    use crate::subset::{Product, Review};
+    use pattern_runtime::validator::{sync_validators, ValidatorOptions};
+    use pattern_runtime::Model;
+
+    println!(
+        "
+Validators from the models (pattern_runtime::validator), on tour_subset:"
+    );
+    let db = client.database("tour_subset");
+    let models = [Product::SCHEMA, Review::SCHEMA];
+    let declared = Product::SCHEMA
+        .validator(&ValidatorOptions::new())
+        .ok_or("Product has a validator")?;
+    println!("  Product::SCHEMA.validator(..) = {declared}");
+    let report = sync_validators(&db, &models, &ValidatorOptions::new()).await?;
+    for status in &report.models {
+        println!("  sync_validators, moderate and warn: {status}");
+    }
+    let reviews = db.collection::<bson::Document>("product_reviews");
+    reviews
+        .insert_one(bson::doc! { "_id": "by-script", "productId": "p1", "stars": "five" })
+        .await?;
+    println!("  a script inserts a review with `stars: \"five\"` and no `userId`: warned, stored");
+    let report = doctor_group(&db, "subset", &DoctorOptions::new()).await?;
+    for finding in report.with_check(Check::Validator) {
+        for line in finding.to_string().lines() {
+            println!("  {line}");
+        }
+    }
+    reviews
+        .delete_one(bson::doc! { "_id": "by-script" })
+        .await?;
+    let strict = ValidatorOptions::new().strict().error().replace();
+    for status in &sync_validators(&db, &models, &strict).await?.models {
+        println!("  once removed, strict and error (asked with replace()): {status}");
+    }
+    let refused = reviews
+        .insert_one(bson::doc! { "_id": "again", "productId": "p1", "stars": "five" })
+        .await
+        .map_err(pattern_runtime::Error::from);
+    match refused {
+        Err(e) => println!("  the same insert now: {e}"),
+        Ok(_) => return Err("the validator let a bad review in".into()),
+    }
     Ok(())
 }

@@ -8,11 +8,14 @@
 //! - its writes keep what other patterns derive from the fields they change;
 //! - bound to the caller's transaction (`in_transaction(&tx)`), an abort leaves the database
 //!   as it was and a commit keeps every write and every dependent;
-//! - then the doctor finds nothing.
+//! - then the doctor finds nothing;
+//! - and every write passes the models' validators, installed `strict`, `error` and closed to
+//!   undeclared fields.
 
 use bson::{doc, Bson, DateTime, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::approximation::{SampledCounter, ShardedCounter};
+use pattern_runtime::validator::{sync_validators, ValidatorOptions};
 use pattern_runtime::{
     doctor_group, sync_group, DoctorOptions, Fields, Measurement, Model, Ref, SyncOptions,
     Transaction,
@@ -149,6 +152,43 @@ async fn club(name: &str) -> TestDb {
     sync_group(&db, "compose_club", &SyncOptions::default())
         .await
         .unwrap();
+    // Every write below meets the models' own validators, strict, refusing, and closed to
+    // fields the models do not declare: no pattern writes what its types do not describe.
+    let validated = [
+        Member::SCHEMA,
+        Badge::SCHEMA,
+        Club::SCHEMA,
+        Seat::SCHEMA,
+        Chore::SCHEMA,
+    ];
+    let strict = ValidatorOptions::new()
+        .strict()
+        .error()
+        .forbid_other_fields();
+    let report = sync_validators(&db, &validated, &strict).await.unwrap();
+    assert_eq!(report.drifted().count(), 0, "{report:?}");
+    // Not a vacuous validator: the fields the patterns keep are required and typed.
+    let declared = Member::SCHEMA.validator(&strict).unwrap();
+    let declared = declared.get_document("$jsonSchema").unwrap();
+    let required: Vec<&str> = declared
+        .get_array("required")
+        .unwrap()
+        .iter()
+        .filter_map(Bson::as_str)
+        .collect();
+    for kept in [
+        "_id",
+        "name",
+        "club",
+        "notes",
+        "overflowing",
+        "noteCount",
+        "skills",
+        "seats",
+        "tasks",
+    ] {
+        assert!(required.contains(&kept), "{kept} in {declared}");
+    }
     Club::collection(&db)
         .raw()
         .insert_one(Club {
