@@ -156,7 +156,7 @@ thread_local! {
 /// A struct's object [`Shape`], its `properties` listed by generated code; past
 /// [`MAX_SHAPE_DEPTH`] nested structs, an object without properties.
 #[doc(hidden)]
-pub fn object_shape(properties: impl FnOnce() -> Vec<Property>) -> Shape {
+pub fn object_shape(properties: fn() -> Vec<Property>) -> Shape {
     let depth = SHAPE_DEPTH.with(std::cell::Cell::get);
     if depth >= MAX_SHAPE_DEPTH {
         return Shape::of("object");
