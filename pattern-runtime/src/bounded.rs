@@ -57,11 +57,7 @@ impl BoundSpec {
 
 impl PatternSpec for BoundSpec {
     fn bounded_arrays(&'static self) -> Vec<Bounded> {
-        vec![Bounded {
-            field: self.parts.field,
-            by: "`#[bounded]`",
-            max: Some(self.max()),
-        }]
+        vec![Bounded::new(self.parts.field, "`#[bounded]`").at_most(self.max())]
     }
 
     /// The sampled documents whose array is over the bound.

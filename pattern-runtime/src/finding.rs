@@ -240,6 +240,26 @@ pub struct Bounded {
     pub max: Option<u32>,
 }
 
+impl Bounded {
+    /// `field`, bounded by `by`, with no number of items the pattern keeps.
+    pub fn new(field: &'static str, by: &'static str) -> Self {
+        Bounded {
+            field,
+            by,
+            max: None,
+        }
+    }
+
+    /// The same, holding at most `max` items in one document.
+    #[must_use]
+    pub fn at_most(self, max: u32) -> Self {
+        Bounded {
+            max: Some(max),
+            ..self
+        }
+    }
+}
+
 /// The order of two stored values of one type: numbers by value, strings, dates, ObjectIds,
 /// booleans; `None` across types (what a check then leaves alone).
 pub(crate) fn compare(a: &Bson, b: &Bson) -> Option<Ordering> {

@@ -85,6 +85,21 @@ spec! {
 }
 
 impl ModelSchema {
+    /// A schema with a name and a collection and nothing else: a placeholder where no model
+    /// is known.
+    pub(crate) const fn bare(name: &'static str, collection: &'static str) -> ModelSchema {
+        ModelSchema::from_parts(SchemaParts {
+            name,
+            collection,
+            group: None,
+            fields: &[],
+            indexes: &[],
+            shard_key: None,
+            patterns: &[],
+            shape: None,
+        })
+    }
+
     /// The Rust type name (`Product`).
     pub const fn name(&self) -> &'static str {
         self.parts.name

@@ -114,11 +114,10 @@ impl PatternSpec for AttributeSpec {
     }
 
     fn bounded_arrays(&'static self) -> Vec<crate::finding::Bounded> {
-        vec![crate::finding::Bounded {
-            field: self.field(),
-            by: "`#[attribute]` (one item per key)",
-            max: None,
-        }]
+        vec![crate::finding::Bounded::new(
+            self.field(),
+            "`#[attribute]` (one item per key)",
+        )]
     }
 
     /// A replacement may carry other items: its own data, checked by `document_writes`.

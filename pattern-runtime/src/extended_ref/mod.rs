@@ -321,25 +321,9 @@ pub mod slot;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::SchemaParts;
 
-    /// A model's schema with a name and a collection, nothing else.
-    macro_rules! schema {
-        ($name:literal, $collection:literal) => {
-            ModelSchema::from_parts(SchemaParts {
-                name: $name,
-                collection: $collection,
-                group: None,
-                fields: &[],
-                indexes: &[],
-                shard_key: None,
-                patterns: &[],
-                shape: None,
-            })
-        };
-    }
-    static CUSTOMER: ModelSchema = schema!("Customer", "customers");
-    static ORDER: ModelSchema = schema!("Order", "orders");
+    static CUSTOMER: ModelSchema = ModelSchema::bare("Customer", "customers");
+    static ORDER: ModelSchema = ModelSchema::bare("Order", "orders");
 
     static CUSTOMER_REF: RefSpec = RefSpec::from_parts(RefParts {
         name: "CustomerRef",

@@ -11,7 +11,6 @@
 
 use super::*;
 use crate::checks::Probe;
-use crate::schema::SchemaParts;
 use std::collections::{BTreeMap, HashMap};
 
 /// A field type holding extended references in a layout propagation can address: `R`,
@@ -65,16 +64,7 @@ static UNRESOLVED: RefSpec = RefSpec::from_parts(RefParts {
 });
 
 /// [`UNRESOLVED`]'s source: no model.
-static NO_SOURCE: ModelSchema = ModelSchema::from_parts(SchemaParts {
-    name: "",
-    collection: "",
-    group: None,
-    fields: &[],
-    indexes: &[],
-    shard_key: None,
-    patterns: &[],
-    shape: None,
-});
+static NO_SOURCE: ModelSchema = ModelSchema::bare("", "");
 
 /// The slot of a field marked with a mode, from its `held()` verdict (the check that the
 /// verdict is [`Held`] is [`mode_error`]'s, a separate constant).

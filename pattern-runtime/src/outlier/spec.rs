@@ -154,11 +154,11 @@ impl PatternSpec for OutlierSpec {
         vec![(self.parts.overflow, self.index())]
     }
     fn bounded_arrays(&'static self) -> Vec<crate::finding::Bounded> {
-        vec![crate::finding::Bounded {
-            field: self.parts.field,
-            by: "`#[outlier]` (overflow documents past the limit)",
-            max: Some(self.limit()),
-        }]
+        vec![crate::finding::Bounded::new(
+            self.parts.field,
+            "`#[outlier]` (overflow documents past the limit)",
+        )
+        .at_most(self.limit())]
     }
 
     /// The sampled documents whose count or flag disagrees with their items: one aggregation

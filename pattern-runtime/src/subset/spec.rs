@@ -153,11 +153,7 @@ impl PatternSpec for SubsetSpec {
     }
 
     fn bounded_arrays(&'static self) -> Vec<Bounded> {
-        vec![Bounded {
-            field: self.field(),
-            by: "`#[subset]`",
-            max: Some(self.limit()),
-        }]
+        vec![Bounded::new(self.field(), "`#[subset]`").at_most(self.limit())]
     }
 
     /// The sampled parents whose subset is over its limit, out of its order, or (with a

@@ -157,11 +157,10 @@ impl PatternSpec for TreeSpec {
     }
 
     fn bounded_arrays(&'static self) -> Vec<crate::finding::Bounded> {
-        vec![crate::finding::Bounded {
-            field: self.ancestors(),
-            by: "`#[tree]` (the tree's depth)",
-            max: None,
-        }]
+        vec![crate::finding::Bounded::new(
+            self.ancestors(),
+            "`#[tree]` (the tree's depth)",
+        )]
     }
 
     /// Creates `<collection>.tree` when it is missing (a transaction may not be able to create
@@ -336,11 +335,10 @@ impl PatternSpec for HolderSpec {
     }
 
     fn bounded_arrays(&'static self) -> Vec<crate::finding::Bounded> {
-        vec![crate::finding::Bounded {
-            field: self.path(),
-            by: "`#[in_tree]` (the tree's depth)",
-            max: None,
-        }]
+        vec![crate::finding::Bounded::new(
+            self.path(),
+            "`#[in_tree]` (the tree's depth)",
+        )]
     }
 }
 
