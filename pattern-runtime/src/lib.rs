@@ -150,7 +150,7 @@
 //! | tree: nodes that keep their ancestors, and documents placed in a node that keep its path, so everything under a node is one indexed query; moves, renames and deletions rewrite every copy in one transaction | `#[tree(parent = parent, ancestors = ancestors)]` on the node model, `#[in_tree(Category, node = category, path = category_path)]` on the models placed in it | [`tree`] |
 //! | preallocation: a grid of slot documents created ahead of time, booked by one atomic conditional update; bitmaps for sub-slots | `#[preallocated(resource = room_id, slot = date, holder = booked_by)]` (or `bitmap = half_hours, sub_slots = 48`) on the struct | [`preallocation`] |
 //! | schema versioning: documents of older shapes read as the current one, converged in the background | `#[schema_version(older(UserV1 = 1, UserV2 = 2))]` on the struct, a field of type `SchemaVersion<3>` | [`schema_version`] |
-//! | server-side validators: the `$jsonSchema` of every struct model, with the patterns' bounds, installed without surprises | nothing: every `#[derive(Model)]` struct has one; [`validator::sync_validators`] installs it | [`validator`] |
+//! | server-side validators: the `$jsonSchema` of every model, with the patterns' bounds, installed without surprises | nothing: every `#[derive(Model)]` struct and enum has one; [`validator::sync_validators`] installs it | [`validator`] |
 //! | bucket (time series), or a native time-series collection | `#[derive(Measurement)]` with `#[bucket(key = device_id, time = timestamp, max_count = 200, span = "1h", summary(value(min, max, sum)))]`, or `#[bucket(native, key = .., time = .., granularity = "minutes")]` | [`bucket`] |
 //!
 //! # Several databases
@@ -589,7 +589,9 @@ pub mod __private {
         KeyProbe, ProbeKey, ProbeKeys, ProbeOptionalKey, ProbeOtherKey,
     };
     pub use crate::tree::{HolderParts, HolderSpec, InTree, Tree, TreeNode, TreeParts, TreeSpec};
-    pub use crate::validator::shape::{object_shape, property, HasShape, NoShape, ShapeProbe};
+    pub use crate::validator::shape::{
+        object_shape, property, tagged_shape, HasShape, NoShape, ShapeProbe,
+    };
     pub use crate::validator::{BsonShape, Shape};
     pub use crate::versioning::{VersionParts, VersionSpec, Versioned};
     pub use bson;

@@ -414,3 +414,76 @@ async fn the_subset_writes_pass_a_strict_validator() {
         0
     );
 }
+
+/// An enum model: one branch per tag (`oneOf`), each with its variant's fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[serde(
+    tag = "kind",
+    rename_all = "lowercase",
+    rename_all_fields = "camelCase"
+)]
+#[model(collection = "v_events")]
+enum VEvent {
+    Click {
+        #[serde(rename = "_id")]
+        id: i64,
+        target: String,
+    },
+    Scroll {
+        #[serde(rename = "_id")]
+        id: i64,
+        depth_px: i32,
+    },
+}
+
+#[tokio::test]
+async fn an_enum_model_has_one_branch_per_tag() {
+    let db = test_db("validator_enum").await;
+    let declared = VEvent::SCHEMA.validator(&ValidatorOptions::new()).unwrap();
+    let schema = declared.get_document("$jsonSchema").unwrap();
+    assert_eq!(schema.get_array("oneOf").unwrap().len(), 2, "{schema}");
+    let report = sync_validators(&db, &[VEvent::SCHEMA], &strict().forbid_other_fields())
+        .await
+        .unwrap();
+    assert!(
+        matches!(report.models[0].state, ValidatorState::Created),
+        "{report:?}"
+    );
+    // The toolkit's writes of each variant pass.
+    let events = VEvent::collection(&db);
+    events
+        .variant::<VEventClick>()
+        .insert(&VEventClick {
+            id: 1,
+            target: "buy".into(),
+        })
+        .await
+        .unwrap();
+    events
+        .variant::<VEventScroll>()
+        .insert(&VEventScroll {
+            id: 2,
+            depth_px: 300,
+        })
+        .await
+        .unwrap();
+    // Around it: an unknown tag, and a known tag with another variant's fields.
+    let raw = db.collection::<Document>("v_events");
+    for (bad, field) in [
+        (
+            doc! { "_id": 3_i64, "kind": "hover", "target": "x" },
+            "kind",
+        ),
+        (
+            doc! { "_id": 4_i64, "kind": "scroll", "target": "x" },
+            "depthPx",
+        ),
+    ] {
+        let e: Error = raw.insert_one(bad).await.map_err(Error::from).unwrap_err();
+        let Error::ValidationFailed { fields, .. } = &e else {
+            panic!("{e:?}");
+        };
+        assert!(fields.iter().any(|f| f == field), "{field}: {fields:?}");
+    }
+    assert_eq!(raw.count_documents(doc! {}).await.unwrap(), 2);
+}

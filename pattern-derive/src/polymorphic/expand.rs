@@ -176,11 +176,27 @@ pub(super) fn generate(
         &index_specs,
         shard,
         &pattern_refs,
-        false,
+        indexes.is_some(),
     );
+    // The enum's stored shape: each tag value with its variant struct's shape, open to other
+    // tags when a `#[serde(other)]` variant reads them.
+    let tag = &poly.tag;
+    let variant_shapes = poly.variants.iter().map(|v| {
+        let value = &v.tag_value;
+        let st = &v.struct_ident;
+        quote!((#value, <#st as #p::BsonShape>::bson_shape as fn() -> #p::Shape))
+    });
+    let open = poly.catch_all.is_some();
     let schema = quote! {
         #pattern_statics
         #schema
+
+        #[automatically_derived]
+        impl #p::BsonShape for #ident {
+            fn bson_shape() -> #p::Shape {
+                #p::tagged_shape(#tag, &[#(#variant_shapes),*], #open)
+            }
+        }
     };
     let registration = indexes.is_some().then(|| {
         quote! {

@@ -335,10 +335,15 @@ fn rule_fields(rule: &Document, path: &str, out: &mut Vec<String>, depth: usize)
         Some(Bson::Int64(i)) => join(&i.to_string()),
         _ => path.to_owned(),
     };
-    let nested: Vec<Document> = ["schemaRulesNotSatisfied", "clausesNotSatisfied", "details"]
-        .iter()
-        .flat_map(|key| docs(rule.get(*key)))
-        .collect();
+    let nested: Vec<Document> = [
+        "schemaRulesNotSatisfied",
+        "clausesNotSatisfied",
+        "schemasNotSatisfied",
+        "details",
+    ]
+    .iter()
+    .flat_map(|key| docs(rule.get(*key)))
+    .collect();
     if !nested.is_empty() {
         for d in &nested {
             rule_fields(d, &at, out, depth + 1);

@@ -57,10 +57,15 @@
 //! serializer (`#[serde(with = ..)]`, `serialize_with`), whose stored type the derive cannot
 //! know. A struct nested in itself is an object without properties past 16 levels.
 //!
-//! **Not yet:** enum models (a `oneOf` per tag) and a bucket's measurement (the collection
-//! holds bucket documents) get no validator ([`ValidatorState::NotGenerated`]); the documents
-//! patterns keep in other collections (revisions, overflow documents, buckets, counters) have
-//! none either.
+//! An enum model (`#[serde(tag = ..)]`) has one `oneOf` branch per tag value, each requiring
+//! its tag and holding its variant's fields; an unknown tag fails every branch (and is named
+//! as the failing field), unless a `#[serde(other)]` variant reads other tags.
+//!
+//! **Not yet:** a bucket's measurement (the collection holds bucket documents) gets no
+//! validator ([`ValidatorState::NotGenerated`]); the documents patterns keep in other
+//! collections (revisions, overflow documents, buckets, counters) have none either; a
+//! `#[schema_version]` model's validator describes its current shape, so its older documents
+//! fail it until converged.
 //!
 //! # Installing
 //!

@@ -46,6 +46,19 @@ pub enum Shape {
     Array(Box<Shape>),
     /// An embedded document with these properties (a struct).
     Object(Vec<Property>),
+    /// One of these values (`enum`).
+    OneOf(Vec<Bson>),
+    /// A document of one of several shapes told apart by a tag field (an enum model with
+    /// `#[serde(tag = ..)]`): each tag value with its properties; `open` when other tag values
+    /// are read too (a `#[serde(other)]` variant), any properties then.
+    Tagged {
+        /// The tag field's BSON name.
+        tag: &'static str,
+        /// Each variant's tag value and properties.
+        variants: Vec<(&'static str, Vec<Property>)>,
+        /// Whether other tag values are accepted.
+        open: bool,
+    },
 }
 
 /// One property of an object [`Shape`]: a field's BSON name, its shape, and whether every
@@ -119,7 +132,59 @@ impl Shape {
                 }
             }
             Shape::Object(properties) => object_schema(properties, additional),
+            Shape::OneOf(values) => doc! { "enum": values.clone() },
+            Shape::Tagged {
+                tag,
+                variants,
+                open,
+            } => {
+                let known: Vec<Bson> = variants.iter().map(|(v, _)| Bson::from(*v)).collect();
+                let mut branches: Vec<Bson> = variants
+                    .iter()
+                    .map(|(value, properties)| {
+                        let mut with_tag = vec![Property {
+                            name: tag,
+                            shape: Shape::OneOf(vec![Bson::from(*value)]),
+                            required: true,
+                        }];
+                        with_tag.extend(properties.iter().filter(|p| p.name != *tag).cloned());
+                        Bson::Document(object_schema(&with_tag, additional))
+                    })
+                    .collect();
+                if *open {
+                    branches.push(Bson::Document(doc! {
+                        "bsonType": "object",
+                        "required": [*tag],
+                        "properties": { *tag: { "not": { "enum": known } } },
+                    }));
+                }
+                doc! { "bsonType": "object", "required": [*tag], "oneOf": branches }
+            }
         }
+    }
+}
+
+/// The [`Shape::Tagged`] of an enum model, as generated code lists its variants: each tag value
+/// with its variant struct's shape.
+#[doc(hidden)]
+pub fn tagged_shape(
+    tag: &'static str,
+    variants: &[(&'static str, fn() -> Shape)],
+    open: bool,
+) -> Shape {
+    Shape::Tagged {
+        tag,
+        variants: variants
+            .iter()
+            .map(|(value, shape)| {
+                let properties = match shape() {
+                    Shape::Object(properties) => properties,
+                    _ => Vec::new(),
+                };
+                (*value, properties)
+            })
+            .collect(),
+        open,
     }
 }
 

@@ -182,11 +182,11 @@ impl ModelSchema {
     /// outlier's `limit`, `#[bounded(n)]`). `None` for a model the derive makes no shape for (an
     /// enum model, a bucket's measurement). See [the module](super) for what is left out.
     pub fn validator(&self, options: &ValidatorOptions) -> Option<Document> {
-        let shape = self.shape()?;
-        let Shape::Object(properties) = shape else {
-            return None;
+        let schema = match self.shape()? {
+            Shape::Object(properties) => object_schema(&properties, options.additional_properties),
+            tagged @ Shape::Tagged { .. } => tagged.schema(options.additional_properties),
+            _ => return None,
         };
-        let schema = object_schema(&properties, options.additional_properties);
         let schema = with_max_items(schema, &self.max_items());
         Some(doc! { "$jsonSchema": schema })
     }

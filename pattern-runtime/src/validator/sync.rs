@@ -65,7 +65,7 @@ pub enum ValidatorState {
     },
     /// No validator for this model: why.
     NotGenerated {
-        /// Why not (an enum model, a bucket's measurement, a collection several models share).
+        /// Why not (a bucket's measurement, a collection several models share).
         reason: &'static str,
     },
 }
@@ -154,7 +154,7 @@ fn declared(
     }
     model
         .validator(options)
-        .ok_or("the derive makes none for an enum model or a bucket's measurement yet")
+        .ok_or("the derive makes none for a bucket's measurement yet")
 }
 
 /// The collection's validator settings, `None` when it does not exist.
