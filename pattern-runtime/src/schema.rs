@@ -78,8 +78,8 @@ spec! {
         pub indexes: &'static [IndexSpec],
         pub shard_key: Option<&'static ShardKey>,
         pub patterns: &'static [&'static dyn PatternSpec],
-        /// The stored shape, for the validator: `None` where the derive makes none (an enum
-        /// model, a bucket's measurement).
+        /// The stored shape, for the validator: `None` where the derive makes none (a bucket's
+        /// measurement).
         pub shape: Option<fn() -> crate::validator::Shape>,
     }
 }
@@ -121,8 +121,7 @@ impl ModelSchema {
     }
 
     /// The stored shape the derive records (each field's [`BsonShape`](crate::validator::BsonShape)),
-    /// from which [`validator`](Self::validator) is made: `None` for an enum model or a
-    /// bucket's measurement.
+    /// from which [`validator`](Self::validator) is made: `None` for a bucket's measurement.
     pub fn shape(&self) -> Option<crate::validator::Shape> {
         self.parts.shape.map(|shape| shape())
     }

@@ -243,9 +243,26 @@ impl From<mongodb::error::Error> for Error {
     }
 }
 
-/// The server's `errInfo.details` of a validation failure: on the write error (or the first of
-/// several), or on a command error's reply.
+/// The server's `errInfo` of a validation failure: on the write error (or the first of
+/// several), else in the reply (a command's `errInfo`, as `findAndModify` sends it, or its
+/// first write error's).
 fn validation_details(e: &mongodb::error::Error) -> Option<Document> {
+    reported_details(e).or_else(|| {
+        let reply = Document::try_from(e.server_response()?).ok()?;
+        let info = reply.get_document("errInfo").ok().cloned().or_else(|| {
+            let first = reply
+                .get_array("writeErrors")
+                .ok()?
+                .first()?
+                .as_document()?;
+            first.get_document("errInfo").ok().cloned()
+        })?;
+        Some(info)
+    })
+}
+
+/// The details the driver parsed into the error's kind.
+fn reported_details(e: &mongodb::error::Error) -> Option<Document> {
     match e.kind.as_ref() {
         ErrorKind::Write(WriteFailure::WriteError(w)) => w.details.clone(),
         ErrorKind::InsertMany(m) => m

@@ -35,13 +35,15 @@
 //!
 //! | Rust | `$jsonSchema` |
 //! | --- | --- |
-//! | `i8`, `i16`, `i32`, `u8`, `u16` | `bsonType: "int"` (a `long` may not fit) |
-//! | `i64`, `u32`, `u64` | `["long", "int"]`: the `bson` serializer writes a `long`, the server's `$inc` and `$sum` keep small integers an `int`, and both read back exactly |
+//! | `i32` | `bsonType: "int"` (a `long` may not fit) |
+//! | `i8`, `i16`, `u8`, `u16` | `"int"` with the type's `minimum` and `maximum` |
+//! | `i64` | `["long", "int"]`: the `bson` serializer writes a `long`, the server's `$inc` and `$sum` keep small integers an `int`, and both read back exactly |
+//! | `u32`, `u64` | `["long", "int"]`, `minimum: 0` (and `u32`'s `maximum`) |
 //! | `f32`, `f64` | `["double", "int", "long"]`: a float reads back from any number |
 //! | `String`, `&str`, `char` | `"string"` |
 //! | `bool`; `bson::DateTime`; `ObjectId`; `Binary`; `Decimal128`; `Timestamp`; `Regex`; `Document` | `"bool"`; `"date"`; `"objectId"`; `"binData"`; `"decimal"`; `"timestamp"`; `"regex"`; `"object"` |
 //! | `Option<T>` | `T`'s type or `"null"`, and not required |
-//! | `Vec<T>`, `VecDeque<T>`, sets, arrays, slices | `"array"` with `items` of `T` |
+//! | `Vec<T>`, `VecDeque<T>`, sets, arrays, slices | `"array"` with `items` of `T` (a `[T; N]`'s length is not checked) |
 //! | `HashMap`, `BTreeMap` | `"object"` |
 //! | a struct deriving `Model` or `Fields` | `"object"` with its own `required` and `properties` |
 //! | `Box<T>`, `Arc<T>`, `&T` | `T` |
@@ -50,6 +52,12 @@
 //! Every stored field of a known shape is `required`, except an `Option` and a field with
 //! `#[serde(skip_serializing_if = ..)]`. Fields beside the declared ones are allowed unless
 //! [`ValidatorOptions::forbid_other_fields`].
+//!
+//! [`Error::ValidationFailed`](crate::Error::ValidationFailed) names each failing field by its
+//! dotted path; a key that itself holds a `.` makes that path ambiguous.
+//!
+//! The doctor judges with the default options (other fields allowed), whatever is installed:
+//! [`refused_documents`] with the installed options counts for a closed validator.
 //!
 //! **Left out** (any value accepted there, the field not required): a field whose type has no
 //! [`BsonShape`] (a struct deriving only serde, an enum, `Bson`, a type of another crate;

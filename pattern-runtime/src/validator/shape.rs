@@ -48,6 +48,16 @@ pub enum Shape {
     Object(Vec<Property>),
     /// One of these values (`enum`).
     OneOf(Vec<Bson>),
+    /// An integer of one of these BSON types within `min..=max` (`minimum`, `maximum`): the
+    /// integer types narrower than 64 bits, and the unsigned ones.
+    Integer {
+        /// The BSON types (`"int"`, `"long"`).
+        types: Vec<&'static str>,
+        /// The smallest value.
+        min: i64,
+        /// The largest value (`None`: up to the BSON type's own).
+        max: Option<i64>,
+    },
     /// A document of one of several shapes told apart by a tag field (an enum model with
     /// `#[serde(tag = ..)]`): each tag value with its properties; `open` when other tag values
     /// are read too (a `#[serde(other)]` variant), any properties then.
@@ -133,6 +143,14 @@ impl Shape {
             }
             Shape::Object(properties) => object_schema(properties, additional),
             Shape::OneOf(values) => doc! { "enum": values.clone() },
+            Shape::Integer { types, min, max } => {
+                let mut schema = Shape::Types(types.clone()).schema(additional);
+                schema.insert("minimum", *min);
+                if let Some(max) = max {
+                    schema.insert("maximum", *max);
+                }
+                schema
+            }
             Shape::Tagged {
                 tag,
                 variants,
@@ -164,14 +182,15 @@ impl Shape {
     }
 }
 
+/// A variant of an enum model, as generated code lists it: its tag value and its struct's
+/// shape.
+#[doc(hidden)]
+pub type VariantShape = (&'static str, fn() -> Shape);
+
 /// The [`Shape::Tagged`] of an enum model, as generated code lists its variants: each tag value
 /// with its variant struct's shape.
 #[doc(hidden)]
-pub fn tagged_shape(
-    tag: &'static str,
-    variants: &[(&'static str, fn() -> Shape)],
-    open: bool,
-) -> Shape {
+pub fn tagged_shape(tag: &'static str, variants: &[VariantShape], open: bool) -> Shape {
     Shape::Tagged {
         tag,
         variants: variants
@@ -296,8 +315,8 @@ macro_rules! shapes {
 // (`$inc`, `$sum`) keeps a small integer an `Int32`, which reads back into them exactly; an
 // `Int64` in an `i32` field may not fit, and is refused. A float reads back from any number.
 shapes! {
-    ["int"]: i8, i16, i32, u8, u16;
-    ["long", "int"]: i64, u32, u64;
+    ["int"]: i32;
+    ["long", "int"]: i64;
     ["double", "int", "long"]: f32, f64;
     ["string"]: String, str, char;
     ["bool"]: bool;
@@ -308,6 +327,35 @@ shapes! {
     ["timestamp"]: bson::Timestamp;
     ["regex"]: bson::Regex;
     ["object"]: Document;
+}
+
+macro_rules! ranged {
+    ($($ty:ty: $types:tt;)*) => {
+        $(
+            impl BsonShape for $ty {
+                fn bson_shape() -> Shape {
+                    // Whatever fits in an `i64` is exact; `u64`'s top is past every BSON integer.
+                    let max = i64::try_from(<$ty>::MAX).ok();
+                    Shape::Integer {
+                        types: vec!$types,
+                        min: i64::try_from(<$ty>::MIN).unwrap_or(0),
+                        max,
+                    }
+                }
+            }
+        )*
+    };
+}
+
+// The narrower and the unsigned integers: their range, since a wider stored value would not
+// read back.
+ranged! {
+    i8: ["int"];
+    i16: ["int"];
+    u8: ["int"];
+    u16: ["int"];
+    u32: ["long", "int"];
+    u64: ["long", "int"];
 }
 
 impl BsonShape for Bson {

@@ -15,6 +15,8 @@ pub enum Level {
     Moderate,
     /// Every insert and update.
     Strict,
+    /// Nothing is checked (only ever found installed: [`ValidatorOptions`] never installs it).
+    Off,
 }
 
 /// `validationAction`: what the server does with a write that fails.
@@ -33,6 +35,7 @@ impl Level {
         match self {
             Level::Moderate => "moderate",
             Level::Strict => "strict",
+            Level::Off => "off",
         }
     }
 
@@ -40,6 +43,7 @@ impl Level {
         match s {
             "moderate" => Some(Level::Moderate),
             "strict" => Some(Level::Strict),
+            "off" => Some(Level::Off),
             _ => None,
         }
     }
@@ -179,8 +183,9 @@ impl ModelSchema {
     /// The model's `$jsonSchema` validator (`{"$jsonSchema": {...}}`), made from its stored
     /// fields: each field's BSON type, the structs in it as objects, `Option` fields nullable
     /// and not required, the bounds its patterns keep on arrays (`maxItems`: a subset's or an
-    /// outlier's `limit`, `#[bounded(n)]`). `None` for a model the derive makes no shape for (an
-    /// enum model, a bucket's measurement). See [the module](super) for what is left out.
+    /// outlier's `limit`, `#[bounded(n)]`); for an enum model, a `oneOf` branch per tag.
+    /// `None` for a model the derive makes no shape for (a bucket's measurement). See
+    /// [the module](super) for what is left out.
     pub fn validator(&self, options: &ValidatorOptions) -> Option<Document> {
         let schema = match self.shape()? {
             Shape::Object(properties) => object_schema(&properties, options.additional_properties),
