@@ -414,3 +414,18 @@ pub type Refresher = Periodic<Recomputed>;
 
 /// What a [`Refresher`] did, from [`Periodic::stop`].
 pub type Refreshed = Stopped<Recomputed>;
+
+impl Feed {
+    /// Before a recomputation that writes: the sources of `targets` still stored in an older
+    /// shape are rewritten at the current one, since the server aggregates stored field names.
+    /// Nothing is sent for a source model without older versions.
+    pub(super) async fn upgrade_sources(
+        &self,
+        db: &Database,
+        s: Option<&mut ClientSession>,
+        targets: &[Bson],
+    ) -> mongodb::error::Result<()> {
+        let filter = doc! { self.by: { "$in": targets.to_vec() } };
+        crate::schema_version::upgrade::upgrade_matching(db, s, self.source, &filter).await
+    }
+}

@@ -8,7 +8,7 @@ use super::*;
 #[derive(Debug, Clone)]
 pub(super) struct Feed {
     pub(super) target: &'static ModelSchema,
-    source: &'static ModelSchema,
+    pub(super) source: &'static ModelSchema,
     pub(super) by: &'static str,
     pub(super) specs: Vec<&'static ComputedFromSpec>,
 }
@@ -507,19 +507,6 @@ impl Feed {
 
     fn source_collection(&self, db: &Database) -> Collection<Document> {
         db.collection(self.source.collection())
-    }
-
-    /// Before a recomputation that writes: the sources of `targets` still stored in an older
-    /// shape are rewritten at the current one, since the server aggregates stored field names.
-    /// Nothing is sent for a source model without older versions.
-    pub(super) async fn upgrade_sources(
-        &self,
-        db: &Database,
-        s: Option<&mut ClientSession>,
-        targets: &[Bson],
-    ) -> mongodb::error::Result<()> {
-        let filter = doc! { self.by: { "$in": targets.to_vec() } };
-        crate::schema_version::upgrade::upgrade_matching(db, s, self.source, &filter).await
     }
 }
 
