@@ -186,17 +186,23 @@ async fn install(
         command.insert("validationAction", options.action.as_str());
         command
     };
-    let Some(now) = installed(db, collection).await? else {
-        match db
+    let now = match installed(db, collection).await? {
+        Some(now) => now,
+        None => match db
             .run_command(settings(doc! { "create": collection }))
             .await
         {
             Ok(_) => return Ok(ValidatorState::Created),
-            // Created meanwhile (another process syncing): compare with what it has.
-            Err(e) if server_code(&e) == Some(NAMESPACE_EXISTS) => {}
+            // Created meanwhile (another process syncing): compare with what it has, read
+            // once more. Still not listed (a view of that name, say): the server's refusal.
+            Err(e) if server_code(&e) == Some(NAMESPACE_EXISTS) => {
+                match installed(db, collection).await? {
+                    Some(now) => now,
+                    None => return Err(e.into()),
+                }
+            }
             Err(e) => return Err(e.into()),
-        }
-        return Box::pin(install(db, collection, validator, options)).await;
+        },
     };
     let as_declared = now.validator.as_ref().is_some_and(|v| {
         same(
