@@ -491,8 +491,8 @@ pub use preallocation::{Allocated, Allocator, AllocatorStopped, Preallocated, Sl
 pub use progress::Progress;
 pub use relation::{Dangling, Disagreement, Identified, Loaded, Ref, Reference, Relation, TwoWay};
 pub use schema::{
-    registered_models, Annotation, FieldName, FieldSchema, Fields, IndexesNeeded, KeptFields,
-    ModelSchema, Nests, PatternSpec,
+    registered_models, Annotation, Companion, FieldName, FieldSchema, Fields, IndexesNeeded,
+    KeptFields, ModelSchema, Nests, PatternSpec,
 };
 pub use shard::{ShardKey, ShardReport, ShardStatus};
 pub use subset::{Computed, ComputedKind, Subset, SubsetSpec};

@@ -22,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::finding::{Bounded, Check, Finding};
 use crate::index::IndexSpec;
 use crate::shard::ShardKey;
+use crate::validator::Shape;
 
 /// Declares a spec that generated code builds from its parts: the spec struct, whose one field
 /// `parts` is not public (its methods read it), the parts struct generated code writes
@@ -80,7 +81,7 @@ spec! {
         pub patterns: &'static [&'static dyn PatternSpec],
         /// The stored shape, for the validator: `None` where the derive makes none (a bucket's
         /// measurement).
-        pub shape: Option<fn() -> crate::validator::Shape>,
+        pub shape: Option<fn() -> Shape>,
     }
 }
 
@@ -256,6 +257,35 @@ pub trait PatternSpec: Any + Send + Sync + fmt::Debug {
         let _ = model;
         Vec::new()
     }
+
+    /// The documents this pattern keeps for `model` in other collections (a history of
+    /// revisions, overflow documents, counter shards), each with its collection and shape: the
+    /// validators [`sync_validators`](crate::validator::sync_validators) installs beside the
+    /// model's own. Defaults to none.
+    fn companions(&'static self, model: &'static ModelSchema) -> Vec<Companion> {
+        let _ = model;
+        Vec::new()
+    }
+
+    /// The shape of the documents in the model's own collection, given the model's `shape`:
+    /// `shape` itself unless the pattern stores something else there (a bucket's documents
+    /// hold many measurements each); `Err(why not)` where no validator can be made. Defaults
+    /// to `Ok(shape)`.
+    fn stored_shape(&'static self, shape: Shape) -> std::result::Result<Shape, &'static str> {
+        Ok(shape)
+    }
+}
+
+/// Documents a pattern keeps in a collection other than its model's, and their shape (see
+/// [`PatternSpec::companions`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Companion {
+    /// The collection.
+    pub collection: &'static str,
+    /// What they are, for reports (`"revisions"`, `"overflow documents"`, `"counter shards"`).
+    pub documents: &'static str,
+    /// Their shape.
+    pub shape: Shape,
 }
 
 /// One source document changed by a write: its `_id`, and the fields its dependents read before

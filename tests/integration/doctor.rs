@@ -557,6 +557,8 @@ async fn every_other_check_finds_its_problem() {
             (Check::UnusedIndex, "shops", "name_1"),
             (Check::ComputedDrift, "buyers", "total"),
             (Check::BucketOverCap, "ticks", "measurements"),
+            // So does the bucket over its `max_count` (`maxItems` of its measurements).
+            (Check::Validator, "ticks", "document"),
             (Check::SubsetDrift, "products", "recent"),
         ]),
         "{report}"

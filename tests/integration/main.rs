@@ -39,4 +39,5 @@ mod shard;
 mod subset;
 mod tree;
 mod validator;
+mod validator_companions;
 mod versioning;

@@ -137,7 +137,7 @@ pub(super) fn expand(model: &Model<'_>, b: &Bucket) -> TokenStream {
         &indexes,
         None,
         &[quote!(&__SERIES)],
-        false,
+        true,
     );
     quote! {
         const _: () = {

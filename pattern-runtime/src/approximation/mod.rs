@@ -168,7 +168,32 @@ impl ApproximateSpec {
     }
 }
 
-impl PatternSpec for ApproximateSpec {}
+impl PatternSpec for ApproximateSpec {
+    /// A sharded field's shards: `{_id: {of: <the document's _id>, shard}, count}`.
+    fn companions(&'static self, model: &'static ModelSchema) -> Vec<crate::schema::Companion> {
+        use crate::validator::{Property, Shape};
+        let Approximation::Sharded { collection, .. } = self.approximation() else {
+            return Vec::new();
+        };
+        let property = |name, shape| Property {
+            name,
+            shape,
+            required: true,
+        };
+        let id = Shape::Object(vec![
+            property("of", model.id_shape()),
+            property("shard", Shape::Types(vec!["int", "long"])),
+        ]);
+        vec![crate::schema::Companion {
+            collection,
+            documents: "counter shards",
+            shape: Shape::Object(vec![
+                property("_id", id),
+                property("count", Shape::Types(vec!["long", "int"])),
+            ]),
+        }]
+    }
+}
 
 impl ModelSchema {
     /// The fields of this model counted approximately.

@@ -182,6 +182,7 @@ use tokio::sync::OnceCell;
 use crate::error::{validate_key, Error, Result};
 use crate::finding::{Check, Finding};
 use crate::schema::{spec, ModelSchema, PatternSpec, Sample};
+use crate::validator::{Property, Shape};
 
 mod keyed;
 mod native;
@@ -265,6 +266,58 @@ pub trait Measurement:
 pub trait KeepsMeasurements: Measurement {}
 
 impl PatternSpec for SeriesSpec {
+    /// An array bucket: `{_id, <keys>, start, end, first, last, count, bytes?, summary?,
+    /// measurements: [at most max_count measurements without their keys]}`; no validator for
+    /// the other layouts yet.
+    fn stored_shape(&'static self, shape: Shape) -> std::result::Result<Shape, &'static str> {
+        let Storage::Buckets { max_count, .. } = self.storage() else {
+            return Err(
+                "only an array bucket's documents (`#[bucket(max_count = ..)]`) have \
+                        a validator yet, not a `rollup`, `slots` or native series",
+            );
+        };
+        let Shape::Object(properties) = shape else {
+            return Err("the measurement is not an object of known fields");
+        };
+        let (keys, element): (Vec<Property>, Vec<Property>) = properties
+            .into_iter()
+            .partition(|p| self.keys().contains(&p.name));
+        let property = |name, shape, required| Property {
+            name,
+            shape,
+            required,
+        };
+        let date = || Shape::of("date");
+        let mut bucket = vec![property("_id", Shape::of("objectId"), true)];
+        bucket.extend(keys);
+        bucket.extend([
+            property(fields::START, date(), true),
+            property(fields::END, date(), true),
+            property(fields::FIRST, date(), true),
+            property(fields::LAST, date(), true),
+            property(
+                fields::COUNT,
+                Shape::Integer {
+                    types: vec!["int", "long"],
+                    min: 0,
+                    max: Some(i64::from(max_count)),
+                },
+                true,
+            ),
+            property(fields::BYTES, Shape::Types(vec!["int", "long"]), false),
+            property(fields::SUMMARY, Shape::of("object"), false),
+            property(
+                fields::MEASUREMENTS,
+                Shape::BoundedArray {
+                    items: Box::new(Shape::Object(element)),
+                    max: max_count,
+                },
+                true,
+            ),
+        ]);
+        Ok(Shape::Object(bucket))
+    }
+
     /// A native time-series collection is created (or checked) before its indexes are synced:
     /// an index would create a normal collection of that name.
     fn prepare<'a>(

@@ -2,7 +2,8 @@
 //! and the map of derived data read from it.
 
 use super::*;
-use crate::schema::{spec, IndexesNeeded, KeptFields};
+use crate::schema::{spec, Companion, IndexesNeeded, KeptFields};
+use crate::validator::{Property, Shape};
 
 spec! {
     /// An `#[outlier(...)]` field, as static data.
@@ -152,6 +153,42 @@ impl PatternSpec for OutlierSpec {
 
     fn indexes(&'static self, _model: &'static ModelSchema) -> IndexesNeeded {
         vec![(self.parts.overflow, self.index())]
+    }
+
+    /// The overflow documents: `{_id, <parent>, seq, <field>: [at most capacity items],
+    /// full?}`, the items of the main document's array shape.
+    fn companions(&'static self, model: &'static ModelSchema) -> Vec<Companion> {
+        let items = match model.property_shape(self.field()) {
+            Shape::Array(items) | Shape::BoundedArray { items, .. } => *items,
+            Shape::Nullable(inner) => match *inner {
+                Shape::Array(items) | Shape::BoundedArray { items, .. } => *items,
+                _ => Shape::Any,
+            },
+            _ => Shape::Any,
+        };
+        let property = |name, shape, required| Property {
+            name,
+            shape,
+            required,
+        };
+        vec![Companion {
+            collection: self.overflow(),
+            documents: "overflow documents",
+            shape: Shape::Object(vec![
+                property("_id", Shape::of("string"), true),
+                property(self.parent(), model.id_shape(), true),
+                property(super::SEQ, Shape::Types(vec!["long", "int"]), true),
+                property(
+                    self.field(),
+                    Shape::BoundedArray {
+                        items: Box::new(items),
+                        max: self.capacity(),
+                    },
+                    true,
+                ),
+                property(super::FULL, Shape::of("bool"), false),
+            ]),
+        }]
     }
     fn bounded_arrays(&'static self) -> Vec<crate::finding::Bounded> {
         vec![crate::finding::Bounded::new(

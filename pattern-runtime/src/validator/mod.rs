@@ -48,6 +48,7 @@
 //! | a struct deriving `Model` or `Fields` | `"object"` with its own `required` and `properties` |
 //! | `Box<T>`, `Arc<T>`, `&T` | `T` |
 //! | a subset's or an outlier's array, `#[bounded(n)]` | `maxItems`: the `limit`, `n` |
+//! | a `#[bucket]` measurement | its bucket document (below) |
 //!
 //! Every stored field of a known shape is `required`, except an `Option` and a field with
 //! `#[serde(skip_serializing_if = ..)]`. Fields beside the declared ones are allowed unless
@@ -69,11 +70,25 @@
 //! its tag and holding its variant's fields; an unknown tag fails every branch (and is named
 //! as the failing field), unless a `#[serde(other)]` variant reads other tags.
 //!
-//! **Not yet:** a bucket's measurement (the collection holds bucket documents) gets no
-//! validator ([`ValidatorState::NotGenerated`]); the documents patterns keep in other
-//! collections (revisions, overflow documents, buckets, counters) have none either; a
+//! # Beside the model's documents
+//!
+//! [`ModelSchema::validators`](crate::ModelSchema::validators) lists, after the model's own, a
+//! validator for each collection where its patterns keep documents, and [`sync_validators`]
+//! installs them all:
+//!
+//! | pattern | collection | documents |
+//! | --- | --- | --- |
+//! | `#[versioned(history = ..)]` | the history | `{_id: objectId, docId: <the model's _id>, version, snapshot: <any object>, archivedAt: date, deleted?: bool}`: a snapshot keeps the document as it was stored, in whichever shape |
+//! | `#[outlier(overflow = ..)]` | the overflow documents | `{_id: string, <parent>: <the model's _id>, seq, <field>: [at most capacity items of the field's item shape], full?: bool}` |
+//! | `#[approximate(sharded)]` | the shards | `{_id: {of: <the model's _id>, shard}, count}` |
+//! | `#[bucket(max_count = ..)]` | the series (the measurement's own collection) | `{_id: objectId, <keys>, start, end, first, last: date, count: 0..=max_count, bytes?, summary?: object, measurements: [at most max_count measurements without their keys]}` |
+//!
+//! **Not yet:** a `rollup`, `slots` or native series gets no validator
+//! ([`ValidatorState::NotGenerated`]); a collection holding documents of several shapes (the
+//! variants of a polymorphic collection declared as separate structs, or two models naming one
+//! collection) gets none either: declare an enum model to have one `oneOf` validator. A
 //! `#[schema_version]` model's validator describes its current shape, so its older documents
-//! fail it until converged.
+//! fail it until converged (install at `moderate` until then).
 //!
 //! # Installing
 //!
@@ -96,5 +111,5 @@ mod sync;
 
 pub use check::{refused_documents, Refused};
 pub use shape::{BsonShape, Property, Shape};
-pub use spec::{Action, Installed, Level, ValidatorOptions};
+pub use spec::{Action, Declared, Installed, Level, ValidatorOptions};
 pub use sync::{sync_validators, ValidatorReport, ValidatorState, ValidatorStatus};

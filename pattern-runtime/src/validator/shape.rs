@@ -44,6 +44,14 @@ pub enum Shape {
     Nullable(Box<Shape>),
     /// An array of items of one shape.
     Array(Box<Shape>),
+    /// An array of at most `max` items of one shape (`maxItems`): a capped array a pattern
+    /// keeps (a bucket's measurements, an overflow document's items).
+    BoundedArray {
+        /// The items' shape.
+        items: Box<Shape>,
+        /// The most items.
+        max: u32,
+    },
     /// An embedded document with these properties (a struct).
     Object(Vec<Property>),
     /// One of these values (`enum`).
@@ -140,6 +148,11 @@ impl Shape {
                 } else {
                     doc! { "bsonType": "array", "items": items }
                 }
+            }
+            Shape::BoundedArray { items, max } => {
+                let mut schema = Shape::Array(items.clone()).schema(additional);
+                schema.insert("maxItems", i64::from(*max));
+                schema
             }
             Shape::Object(properties) => object_schema(properties, additional),
             Shape::OneOf(values) => doc! { "enum": values.clone() },

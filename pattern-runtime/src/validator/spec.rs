@@ -179,21 +179,89 @@ impl Installed {
     }
 }
 
+/// A validator a model declares: for its own collection, or for documents one of its patterns
+/// keeps in another ([`ModelSchema::validators`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Declared {
+    /// The collection.
+    pub collection: &'static str,
+    /// What the collection holds: `"documents"` (the model's own), or a pattern's
+    /// (`"revisions"`, `"overflow documents"`, `"counter shards"`).
+    pub documents: &'static str,
+    /// The validator, or why none can be made.
+    pub validator: std::result::Result<Document, &'static str>,
+}
+
 impl ModelSchema {
     /// The model's `$jsonSchema` validator (`{"$jsonSchema": {...}}`), made from its stored
     /// fields: each field's BSON type, the structs in it as objects, `Option` fields nullable
     /// and not required, the bounds its patterns keep on arrays (`maxItems`: a subset's or an
-    /// outlier's `limit`, `#[bounded(n)]`); for an enum model, a `oneOf` branch per tag.
-    /// `None` for a model the derive makes no shape for (a bucket's measurement). See
-    /// [the module](super) for what is left out.
+    /// outlier's `limit`, `#[bounded(n)]`); for an enum model, a `oneOf` branch per tag; for a
+    /// `#[bucket]` measurement, its bucket documents. `None` where none can be made (a
+    /// `rollup`, `slots` or native series). See [the module](super) for what is left out.
     pub fn validator(&self, options: &ValidatorOptions) -> Option<Document> {
-        let schema = match self.shape()? {
+        self.own_validator(options).ok()
+    }
+
+    /// Every validator the model declares: its own collection's ([`validator`](Self::validator))
+    /// first, then one per collection where its patterns keep documents (a `#[versioned]`
+    /// history, an `#[outlier]`'s overflow documents, an `#[approximate(sharded)]` field's
+    /// shards).
+    pub fn validators(&'static self, options: &ValidatorOptions) -> Vec<Declared> {
+        let mut all = vec![Declared {
+            collection: self.collection(),
+            documents: "documents",
+            validator: self.own_validator(options),
+        }];
+        for pattern in self.patterns() {
+            for companion in pattern.companions(self) {
+                all.push(Declared {
+                    collection: companion.collection,
+                    documents: companion.documents,
+                    validator: Ok(doc! {
+                        "$jsonSchema": companion.shape.schema(options.additional_properties),
+                    }),
+                });
+            }
+        }
+        all
+    }
+
+    fn own_validator(
+        &self,
+        options: &ValidatorOptions,
+    ) -> std::result::Result<Document, &'static str> {
+        let mut shape = self
+            .shape()
+            .ok_or("the derive made no shape for this model")?;
+        for pattern in self.patterns() {
+            shape = pattern.stored_shape(shape)?;
+        }
+        let schema = match shape {
             Shape::Object(properties) => object_schema(&properties, options.additional_properties),
             tagged @ Shape::Tagged { .. } => tagged.schema(options.additional_properties),
-            _ => return None,
+            _ => return Err("the model's documents are not objects of known fields"),
         };
         let schema = with_max_items(schema, &self.max_items());
-        Some(doc! { "$jsonSchema": schema })
+        Ok(doc! { "$jsonSchema": schema })
+    }
+
+    /// The shape of the model's `_id` ([`Shape::Any`] where it is not known), for the
+    /// documents that refer to one of its documents (a revision's `docId`).
+    pub(crate) fn id_shape(&self) -> Shape {
+        self.property_shape("_id")
+    }
+
+    /// The shape of the model's top-level field `name` (its BSON name), [`Shape::Any`] where
+    /// it is not known.
+    pub(crate) fn property_shape(&self, name: &str) -> Shape {
+        match self.shape() {
+            Some(Shape::Object(properties)) => properties
+                .into_iter()
+                .find(|p| p.name == name)
+                .map_or(Shape::Any, |p| p.shape),
+            _ => Shape::Any,
+        }
     }
 
     /// The `maxItems` of the model's bounded arrays, by field.

@@ -8,14 +8,15 @@ use futures_util::TryStreamExt;
 use mongodb::Database;
 use tracing::Instrument;
 
-use super::spec::{Installed, ValidatorOptions};
+use super::spec::{Declared, Installed, ValidatorOptions};
 use crate::error::{server_code, Result, NAMESPACE_EXISTS};
 use crate::schema::ModelSchema;
 
-/// What [`sync_validators`] found and did, per model.
+/// What [`sync_validators`] found and did, per model and collection.
 #[derive(Debug, Clone, Default)]
 pub struct ValidatorReport {
-    /// One entry per model, in the order given.
+    /// One entry per model, in the order given, each followed by one per collection where its
+    /// patterns keep documents ([`ModelSchema::validators`]).
     pub models: Vec<ValidatorStatus>,
 }
 
@@ -33,8 +34,11 @@ impl ValidatorReport {
 pub struct ValidatorStatus {
     /// The model's name.
     pub model: &'static str,
-    /// Its collection.
+    /// The collection.
     pub collection: &'static str,
+    /// What the collection holds: `"documents"` (the model's own), or what a pattern keeps
+    /// there for the model (`"revisions"`, `"overflow documents"`, `"counter shards"`).
+    pub documents: &'static str,
     /// What was found or done.
     pub state: ValidatorState,
 }
@@ -65,14 +69,18 @@ pub enum ValidatorState {
     },
     /// No validator for this model: why.
     NotGenerated {
-        /// Why not (a bucket's measurement, a collection several models share).
+        /// Why not (a `rollup` series, a collection several models share).
         reason: &'static str,
     },
 }
 
 impl fmt::Display for ValidatorStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (model, collection) = (self.model, self.collection);
+        let model = self.model;
+        let collection = match self.documents {
+            "documents" => self.collection.to_owned(),
+            other => format!("{}, {other}", self.collection),
+        };
         match &self.state {
             ValidatorState::Created => {
                 write!(f, "{model} ({collection}): created with its validator")
@@ -96,12 +104,15 @@ impl fmt::Display for ValidatorStatus {
     }
 }
 
-/// Installs the validators of `models` in `db` ([`ModelSchema::validator`]): a missing
-/// collection is created with its validator, one without a validator gets it (`collMod`), with
-/// the options' level and action. An installed validator, level or action that differs from the
+/// Installs the validators of `models` in `db` ([`ModelSchema::validators`]: each model's own,
+/// and one per collection where its patterns keep documents): a missing collection is created
+/// with its validator, one without a validator gets it (`collMod`), with the options' level and
+/// action. An installed validator, level or action that differs from the
 /// declaration is [`ValidatorState::Drift`] and left as it is, unless
 /// [`ValidatorOptions::replace`]: a validator is never replaced, tightened or switched to
-/// `error` unless asked. Per model, one `listCollections` and at most one `create` or `collMod`.
+/// `error` unless asked. Per collection, one `listCollections` and at most one `create` or
+/// `collMod`. A collection several different shapes share (two models' documents) gets none:
+/// [`ValidatorState::NotGenerated`].
 pub async fn sync_validators(
     db: &Database,
     models: &[&'static ModelSchema],
@@ -113,21 +124,48 @@ pub async fn sync_validators(
         models = models.len(),
     );
     async {
+        let declared: Vec<(&'static ModelSchema, Declared)> = models
+            .iter()
+            .flat_map(|m| m.validators(options).into_iter().map(move |d| (*m, d)))
+            .collect();
         let mut report = ValidatorReport::default();
-        for model in models {
-            let state = match declared(model, models, options) {
+        let mut done: Vec<(&'static str, ValidatorState)> = Vec::new();
+        for (model, d) in &declared {
+            let state = match &d.validator {
                 Err(reason) => ValidatorState::NotGenerated { reason },
-                Ok(validator) => install(db, model.collection(), validator, options).await?,
+                Ok(validator) => {
+                    let shared = declared.iter().any(|(_, other)| {
+                        other.collection == d.collection
+                            && matches!(&other.validator, Ok(v) if v != validator)
+                    });
+                    let before = done.iter().find(|(c, _)| *c == d.collection);
+                    match (shared, before) {
+                        (true, _) => ValidatorState::NotGenerated {
+                            reason: "documents of several shapes share the collection",
+                        },
+                        // The same validator again (a model listed twice): as found the first
+                        // time.
+                        (false, Some((_, state))) => state.clone(),
+                        (false, None) => {
+                            let state =
+                                install(db, d.collection, validator.clone(), options).await?;
+                            done.push((d.collection, state.clone()));
+                            state
+                        }
+                    }
+                }
             };
             tracing::debug!(
                 model = model.name(),
-                collection = model.collection(),
+                collection = d.collection,
+                documents = d.documents,
                 state = ?state,
                 "validator synced"
             );
             report.models.push(ValidatorStatus {
                 model: model.name(),
-                collection: model.collection(),
+                collection: d.collection,
+                documents: d.documents,
                 state,
             });
         }
@@ -137,24 +175,6 @@ pub async fn sync_validators(
     }
     .instrument(span)
     .await
-}
-
-/// The validator `model` declares, or why there is none.
-fn declared(
-    model: &'static ModelSchema,
-    models: &[&'static ModelSchema],
-    options: &ValidatorOptions,
-) -> std::result::Result<Document, &'static str> {
-    let sharing = models
-        .iter()
-        .filter(|m| m.collection() == model.collection() && m.validator(options).is_some())
-        .count();
-    if sharing > 1 {
-        return Err("several models with their own shapes share the collection");
-    }
-    model
-        .validator(options)
-        .ok_or("the derive makes none for a bucket's measurement yet")
 }
 
 /// The collection's validator settings, `None` when it does not exist.
@@ -175,7 +195,7 @@ pub(crate) async fn installed(db: &Database, collection: &str) -> Result<Option<
 
 async fn install(
     db: &Database,
-    collection: &'static str,
+    collection: &str,
     validator: Document,
     options: &ValidatorOptions,
 ) -> Result<ValidatorState> {
