@@ -140,7 +140,7 @@ async fn the_seed_user_total_stays_exact_through_every_write() {
     }
     let doc = raw_user(&db, "user123").await;
     assert_eq!(doc.get("totalSpent"), Some(&Bson::Int64(5200)), "{doc}");
-    assert_eq!(doc.get_i64("orderCount").ok(), Some(3), "{doc}");
+    assert_eq!(doc.get_i32("orderCount").ok(), Some(3), "{doc}");
     let u = stored(&db, "user123").await;
     assert_eq!(
         (u.largest_order, u.smallest_order),

@@ -306,8 +306,14 @@ impl Increments {
 
     /// `$inc` of `amount` on the document `id`, created if missing (a standalone counter's);
     /// whether it reached a document (a model's document may be gone: the count is dropped).
+    /// A model's field keeps its stored integer type: an `i32` count stays an `Int32` (its
+    /// validator says `"int"`), an `i64` one an `Int64`.
     async fn inc(&self, id: &Bson, amount: Bson, what: &'static str) -> Result<bool> {
         crate::literal::check_id("_id", id)?;
+        let amount = match amount {
+            Bson::Int64(n) if !self.upsert => crate::validator::shape::narrowest(n),
+            other => other,
+        };
         let inc = self
             .collection
             .update_one(

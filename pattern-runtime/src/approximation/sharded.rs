@@ -211,7 +211,8 @@ impl ShardedField {
         let total = self.read().await?;
         let set = self.owner.update_one(
             doc! { "_id": self.id.clone() },
-            doc! { "$set": { self.field: total } },
+            // The narrowest integer: an `i32` field stays an `Int32`.
+            doc! { "$set": { self.field: crate::validator::shape::narrowest(total) } },
         );
         let mut session =
             crate::txn::Transaction::session_of(self.counter.target.tx.as_ref()).await?;

@@ -23,9 +23,7 @@ pub(crate) fn numbers<'a>(items: &'a [(Document, DateTime)], field: &str) -> Vec
 }
 
 /// An Int32 when it fits (what the shell sends), else an Int64.
-pub(crate) fn small_int(n: i64) -> Bson {
-    i32::try_from(n).map_or(Bson::Int64(n), Bson::Int32)
-}
+pub(crate) use crate::validator::shape::narrowest as small_int;
 
 pub(crate) fn number(v: &Bson) -> Option<f64> {
     match v {

@@ -2,6 +2,7 @@
 //! derived data that moves each target by what a source write changed, or recomputes it.
 
 use super::*;
+use crate::validator::shape::narrowest;
 
 /// The computed fields of one target model fed by one source model through one `by` field: what
 /// one source document contributes to, and what one aggregation recomputes.
@@ -111,7 +112,7 @@ impl Num {
 
     pub(super) fn bson(self) -> Bson {
         match self {
-            Num::Int(n) => Bson::Int64(n),
+            Num::Int(n) => narrowest(n),
             Num::Float(n) => Bson::Double(n),
         }
     }
@@ -527,7 +528,7 @@ fn contribution(feed: &Feed, before: Option<&Document>, after: Option<&Document>
             Aggregate::Count => {
                 let delta = i64::from(after.is_some()) - i64::from(before.is_some());
                 if delta != 0 {
-                    inc.insert(spec.field(), Bson::Int64(delta));
+                    inc.insert(spec.field(), narrowest(delta));
                 }
             }
             Aggregate::Sum => {

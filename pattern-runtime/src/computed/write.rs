@@ -293,12 +293,8 @@ impl<M: Model + Serialize> Computing<M> {
                         after.remove(key);
                     }
                     "$inc" => {
-                        let by = Num::of(Some(value))?;
-                        let current = match after.get(key) {
-                            None => Num::Int(0),
-                            v => Num::of(v)?,
-                        };
-                        after.insert(key, current.plus(by)?.bson());
+                        let sum = inc_as_the_server(after.get(key), value)?;
+                        after.insert(key, sum);
                     }
                     _ => return None,
                 }
@@ -348,4 +344,29 @@ impl<M: Model + Serialize> Computing<M> {
         };
         derived::dispatch(&self.db, s, &self.dependents, std::slice::from_ref(&change)).await
     }
+}
+
+/// What the server stores for `$inc: {field: by}` on `current` (missing: `by` itself), with the
+/// server's type: two `Int32`s stay an `Int32` while they fit, an `Int64` makes an `Int64`, a
+/// double a double. `None` where it cannot say (an overflow, which the server widens; a
+/// decimal; not a number): the caller reads the document back instead.
+fn inc_as_the_server(current: Option<&Bson>, by: &Bson) -> Option<Bson> {
+    Num::of(Some(by))?;
+    let Some(current) = current else {
+        return Some(by.clone());
+    };
+    Some(match (current, by) {
+        (Bson::Int32(a), Bson::Int32(b)) => Bson::Int32(a.checked_add(*b)?),
+        (Bson::Int32(_) | Bson::Int64(_), Bson::Int32(_) | Bson::Int64(_)) => {
+            let sum = Num::of(Some(current))?.plus(Num::of(Some(by))?)?;
+            match sum {
+                Num::Int(n) => Bson::Int64(n),
+                Num::Float(_) => return None,
+            }
+        }
+        _ => match Num::of(Some(current))?.plus(Num::of(Some(by))?)? {
+            Num::Float(f) => Bson::Double(f),
+            Num::Int(_) => return None,
+        },
+    })
 }

@@ -2,6 +2,7 @@
 //! documents) and removals, each keeping the count and the flag with the items.
 
 use super::*;
+use crate::validator::shape::narrowest;
 use pattern_derive::operation;
 
 /// How many of `items`, from the first, fit in `count` more items and `bytes` more bytes.
@@ -132,7 +133,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                 },
                 doc! {
                     "$push": { spec.field(): { "$each": all } },
-                    "$inc": { spec.count(): n },
+                    "$inc": { spec.count(): narrowest(n) },
                 },
             );
             let result = in_session!(update, s.as_deref_mut())?;
@@ -146,7 +147,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         let count = main
             .find_one_and_update(
                 doc! { "_id": id.clone() },
-                doc! { "$inc": { spec.count(): n }, "$set": { spec.flag(): true } },
+                doc! { "$inc": { spec.count(): narrowest(n) }, "$set": { spec.flag(): true } },
             )
             .projection(doc! { spec.flag(): 1, spec.count(): 1 })
             .return_document(ReturnDocument::Before);

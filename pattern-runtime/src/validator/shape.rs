@@ -220,6 +220,13 @@ pub fn tagged_shape(tag: &'static str, variants: &[VariantShape], open: bool) ->
     }
 }
 
+/// `n` as the narrowest BSON integer that holds it: an `Int32` when it fits. The toolkit's
+/// `$inc`s add it, so a field stored as an `Int32` (an `i32` count, which its validator keeps
+/// an `"int"`) stays one, and an `Int64` field stays an `Int64`.
+pub(crate) fn narrowest(n: i64) -> Bson {
+    i32::try_from(n).map_or(Bson::Int64(n), Bson::Int32)
+}
+
 /// The `$jsonSchema` of an object of `properties`.
 pub(crate) fn object_schema(properties: &[Property], additional: bool) -> Document {
     let required: Vec<&str> = properties
