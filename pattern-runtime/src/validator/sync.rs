@@ -4,6 +4,7 @@
 use std::fmt;
 
 use bson::{doc, Bson, Document};
+use futures_util::future::join_all;
 use futures_util::TryStreamExt;
 use mongodb::Database;
 use tracing::Instrument;
@@ -13,7 +14,7 @@ use crate::error::{server_code, Result, NAMESPACE_EXISTS};
 use crate::schema::ModelSchema;
 
 /// What [`sync_validators`] found and did, per model and collection.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ValidatorReport {
     /// One entry per model, in the order given, each followed by one per collection where its
     /// patterns keep documents ([`ModelSchema::validators`]).
@@ -30,7 +31,7 @@ impl ValidatorReport {
 }
 
 /// One model's validator after [`sync_validators`].
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ValidatorStatus {
     /// The model's name.
     pub model: &'static str,
@@ -44,7 +45,7 @@ pub struct ValidatorStatus {
 }
 
 /// What [`sync_validators`] found or did for one model.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum ValidatorState {
     /// The collection did not exist: created with the validator.
@@ -110,8 +111,8 @@ impl fmt::Display for ValidatorStatus {
 /// action. An installed validator, level or action that differs from the
 /// declaration is [`ValidatorState::Drift`] and left as it is, unless
 /// [`ValidatorOptions::replace`]: a validator is never replaced, tightened or switched to
-/// `error` unless asked. Per collection, one `listCollections` and at most one `create` or
-/// `collMod`. A collection several different shapes share (two models' documents) gets none:
+/// `error` unless asked. One `listCollections` for all, then per collection at most one
+/// `create` or `collMod`, the collections concurrently; the first error is returned. A collection several different shapes share (two models' documents) gets none:
 /// [`ValidatorState::NotGenerated`].
 pub async fn sync_validators(
     db: &Database,
@@ -128,32 +129,52 @@ pub async fn sync_validators(
             .iter()
             .flat_map(|m| m.validators(options).into_iter().map(move |d| (*m, d)))
             .collect();
-        let mut report = ValidatorReport::default();
-        let mut done: Vec<(&'static str, ValidatorState)> = Vec::new();
-        for (model, d) in &declared {
-            let state = match &d.validator {
-                Err(reason) => ValidatorState::NotGenerated { reason },
+        // Per entry: why there is no validator, or the collection to install one in; each
+        // collection once (the same validator declared twice, by a model listed twice, is one).
+        let mut plan: Vec<std::result::Result<&'static str, &'static str>> = Vec::new();
+        let mut to_install: Vec<(&'static str, &Document)> = Vec::new();
+        for (_, d) in &declared {
+            plan.push(match &d.validator {
+                Err(reason) => Err(*reason),
                 Ok(validator) => {
                     let shared = declared.iter().any(|(_, other)| {
                         other.collection == d.collection
                             && matches!(&other.validator, Ok(v) if v != validator)
                     });
-                    let before = done.iter().find(|(c, _)| *c == d.collection);
-                    match (shared, before) {
-                        (true, _) => ValidatorState::NotGenerated {
-                            reason: "documents of several shapes share the collection",
-                        },
-                        // The same validator again (a model listed twice): as found the first
-                        // time.
-                        (false, Some((_, state))) => state.clone(),
-                        (false, None) => {
-                            let state =
-                                install(db, d.collection, validator.clone(), options).await?;
-                            done.push((d.collection, state.clone()));
-                            state
+                    if shared {
+                        Err("documents of several shapes share the collection")
+                    } else {
+                        if !to_install.iter().any(|(c, _)| *c == d.collection) {
+                            to_install.push((d.collection, validator));
                         }
+                        Ok(d.collection)
                     }
                 }
+            });
+        }
+        // One `listCollections` for all, then the collections concurrently.
+        let names: Vec<&str> = to_install.iter().map(|(c, _)| *c).collect();
+        let mut now = installed_many(db, &names).await?;
+        let states = join_all(to_install.iter().map(|(collection, validator)| {
+            let found = now.remove(*collection);
+            install(db, collection, found, (*validator).clone(), options)
+        }))
+        .await;
+        let mut done: Vec<(&'static str, ValidatorState)> = Vec::new();
+        for ((collection, _), state) in to_install.iter().zip(states) {
+            done.push((collection, state?));
+        }
+        let mut report = ValidatorReport::default();
+        for ((model, d), planned) in declared.iter().zip(plan) {
+            let state = match planned {
+                Err(reason) => ValidatorState::NotGenerated { reason },
+                Ok(collection) => done
+                    .iter()
+                    .find(|(c, _)| *c == collection)
+                    .map(|(_, state)| state.clone())
+                    .unwrap_or(ValidatorState::NotGenerated {
+                        reason: "not installed",
+                    }),
             };
             tracing::debug!(
                 model = model.name(),
@@ -177,6 +198,32 @@ pub async fn sync_validators(
     .await
 }
 
+/// The validator settings of those of `names` that exist, by name: one `listCollections`.
+async fn installed_many(
+    db: &Database,
+    names: &[&str],
+) -> Result<std::collections::HashMap<String, Installed>> {
+    if names.is_empty() {
+        return Ok(Default::default());
+    }
+    let found: Vec<Document> = db
+        .run_cursor_command(doc! {
+            "listCollections": 1,
+            "filter": { "name": { "$in": names } },
+        })
+        .await?
+        .try_collect()
+        .await?;
+    Ok(found
+        .iter()
+        .filter_map(|entry| {
+            let name = entry.get_str("name").ok()?;
+            let options = entry.get_document("options").cloned().unwrap_or_default();
+            Some((name.to_owned(), Installed::from_options(&options)))
+        })
+        .collect())
+}
+
 /// The collection's validator settings, `None` when it does not exist.
 pub(crate) async fn installed(db: &Database, collection: &str) -> Result<Option<Installed>> {
     let found: Vec<Document> = db
@@ -196,6 +243,7 @@ pub(crate) async fn installed(db: &Database, collection: &str) -> Result<Option<
 async fn install(
     db: &Database,
     collection: &str,
+    found: Option<Installed>,
     validator: Document,
     options: &ValidatorOptions,
 ) -> Result<ValidatorState> {
@@ -206,7 +254,7 @@ async fn install(
         command.insert("validationAction", options.action.as_str());
         command
     };
-    let now = match installed(db, collection).await? {
+    let now = match found {
         Some(now) => now,
         None => match db
             .run_command(settings(doc! { "create": collection }))
