@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashSet};
 use bson::{doc, Bson, DateTime, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::{list_indexes, Error, Measurement};
-use pattern_testkit::test_db;
+use pattern_testkit::{test_db, test_db_unvalidated};
 use serde::{Deserialize, Serialize};
 
 const HOUR: i64 = 3_600_000;
@@ -1348,7 +1348,7 @@ async fn absent_values_neither_hide_other_sums_nor_vanish() {
 /// lose and duplicate nothing, and exactly one split does the work.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_overfull_bucket_is_split_once_and_nothing_is_lost() {
-    let db = test_db("bucket_split").await;
+    let db = test_db_unvalidated("bucket_split").await;
     pattern_runtime::sync_indexes(&db).await.unwrap();
     let series = Reading::series(&db);
     // A toolkit-written bucket of another device: left alone.
@@ -1483,7 +1483,7 @@ async fn an_overfull_bucket_is_split_once_and_nothing_is_lost() {
 /// and reported, and nothing is written.
 #[tokio::test]
 async fn an_overfull_bucket_without_times_is_left_and_reported() {
-    let db = test_db("bucket_split_malformed").await;
+    let db = test_db_unvalidated("bucket_split_malformed").await;
     pattern_runtime::sync_indexes(&db).await.unwrap();
     let raw = db.collection::<Document>("sensor_data");
     let items: Vec<Bson> = (0..201)

@@ -3,7 +3,7 @@
 //! across groups. Against the server.
 
 use pattern_runtime::{Error, IndexStatus, Model, SyncOptions};
-use pattern_testkit::test_db;
+use pattern_testkit::{test_db, test_db_unvalidated};
 use serde::{Deserialize, Serialize};
 
 /// The shop's orders: group `shop`.
@@ -61,8 +61,8 @@ async fn index_names(db: &mongodb::Database, collection: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn each_group_syncs_its_own_models_in_its_own_database() {
-    let shop = test_db("groups_shop").await;
-    let audit = test_db("groups_audit").await;
+    let shop = test_db_unvalidated("groups_shop").await;
+    let audit = test_db_unvalidated("groups_audit").await;
     let options = SyncOptions::new();
 
     let report = pattern_runtime::sync_group(&shop, "shop", &options)
@@ -118,7 +118,7 @@ async fn each_group_syncs_its_own_models_in_its_own_database() {
 
 #[tokio::test]
 async fn an_unknown_group_is_an_error_that_lists_the_groups() {
-    let db = test_db("groups_unknown").await;
+    let db = test_db_unvalidated("groups_unknown").await;
     let err = pattern_runtime::sync_group(&db, "shpo", &SyncOptions::new())
         .await
         .unwrap_err();
@@ -246,7 +246,7 @@ struct ArchivedTicket {
 
 #[tokio::test]
 async fn one_index_under_two_names_in_two_models_gets_a_hint_that_can_work() {
-    let db = test_db("groups_same_signature").await;
+    let db = test_db_unvalidated("groups_same_signature").await;
     let err = pattern_runtime::sync_group(&db, "helpdesk", &SyncOptions::new())
         .await
         .unwrap_err();

@@ -77,8 +77,35 @@ async fn main() -> Result<(), Box<dyn Error>> {
     Ok(())
 }
 
-/// A fresh database for a chapter.
+/// A fresh database for a chapter, with the server-side validators of the chapter's models
+/// (and of the documents their patterns keep beside them) at `strict` and `error`, other fields
+/// forbidden: every write the chapter makes through the toolkit must be what its types say.
 pub async fn chapter_db(
+    client: &mongodb::Client,
+    name: &str,
+) -> Result<mongodb::Database, Box<dyn Error>> {
+    let db = unvalidated_chapter_db(client, name).await?;
+    let report = pattern_testkit::install_validators_of(&db, &format!("tour::{name}")).await?;
+    let (none, installed): (Vec<_>, Vec<_>) = report.models.iter().partition(|s| {
+        matches!(
+            s.state,
+            pattern_runtime::validator::ValidatorState::NotGenerated { .. }
+        )
+    });
+    println!(
+        "(validators on {} collection(s): strict, error, no other fields)",
+        installed.len()
+    );
+    for status in none {
+        println!("({status})");
+    }
+    println!();
+    Ok(db)
+}
+
+/// A fresh database for a chapter that writes what its models do not describe on purpose
+/// (documents of an older shape).
+pub async fn unvalidated_chapter_db(
     client: &mongodb::Client,
     name: &str,
 ) -> mongodb::error::Result<mongodb::Database> {

@@ -175,17 +175,28 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         );
     }
 
-    // A newer version of the application writes a kind this one does not know.
+    // A newer version of the application writes a kind this one does not know. This version's
+    // validator refuses it; the newer one would install its own (here it bypasses ours).
     let fax = ObjectId::new();
-    raw.insert_one(doc! {
+    let fax_doc = doc! {
         "_id": fax,
         "type": "fax",
         "faxNumber": "+1234567899",
         "pages": 2,
         "createdAt": at("2025-08-01T12:03:00Z")?,
-    })
-    .await?;
-    println!("\nSomeone inserts a {{type: \"fax\"}} document, which the enum does not know.");
+    };
+    match raw.insert_one(fax_doc.clone()).await.map_err(Error::from) {
+        Err(Error::ValidationFailed { fields, .. }) => println!(
+            "\nA {{type: \"fax\"}} document, which the enum does not know, is refused by the \
+             collection's validator (failing: {})",
+            fields.join(", ")
+        ),
+        other => return Err(format!("expected the validator's refusal, got {other:?}").into()),
+    }
+    raw.insert_one(fax_doc)
+        .bypass_document_validation(true)
+        .await?;
+    println!("A newer version of the application, with a validator of its own, inserts it anyway.");
     match notifications.find_all(doc! {}).await {
         Err(e @ Error::UnknownVariant { .. }) => println!("  find_all fails: {e}"),
         Err(e) => return Err(e.into()),

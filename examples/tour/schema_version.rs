@@ -93,7 +93,8 @@ impl From<CustomerV2> for Customer {
 
 pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
     crate::heading("Chapter 13: schema versioning");
-    let db = crate::chapter_db(client, "schema_version").await?;
+    // It stores documents of the older shapes on purpose: no validators here.
+    let db = crate::unvalidated_chapter_db(client, "schema_version").await?;
     pattern_runtime::sync_group(&db, "schema_version", &pattern_runtime::SyncOptions::new())
         .await?;
     let stored = db.collection::<Document>("customers");

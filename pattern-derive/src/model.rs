@@ -141,7 +141,7 @@ fn expand(
             }
 
             #p::inventory::submit! {
-                #p::Registration { schema: &__SCHEMA }
+                #p::Registration { schema: &__SCHEMA, module: ::core::module_path!() }
             }
 
             #(#items)*

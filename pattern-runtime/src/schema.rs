@@ -674,6 +674,8 @@ impl<T: ?Sized> PartialEq<&str> for FieldName<T> {
 #[doc(hidden)]
 pub struct Registration {
     pub schema: &'static ModelSchema,
+    /// The module the model is declared in (`module_path!()`).
+    pub module: &'static str,
 }
 
 inventory::collect!(Registration);

@@ -60,6 +60,16 @@
 //! }
 //! ```
 //!
+//! # Every test under its models' validators
+//!
+//! Unless `PATTERN_TEST_VALIDATORS=off`, each fresh database first gets the server-side
+//! validators ([`pattern_runtime::validator`]) of the models declared in the test's module or
+//! an enclosing one (found from the test thread's name; the test crate's root included), at
+//! `strict` and `error` with other fields forbidden, beside each model's companions
+//! (revisions, overflow documents, shards, buckets). Every write the patterns make must then pass them. A test that writes what its
+//! models do not describe on purpose (a hostile or drifted document, an older shape) opens its
+//! database with [`test_db_unvalidated`]. The sync's own commands are not in the command log.
+//!
 //! This crate is not published: the embedded server is GPL-2.0 and only ever a test dependency.
 //! Use it from a checkout of this repository as a path dev-dependency
 //! (`pattern-testkit = { path = "../mongo-patterns/pattern-testkit" }`), or depend on
@@ -246,6 +256,83 @@ pub struct TestDb {
 /// commands only, even with other tests running on the same server; and the first
 /// `fail_command` makes the `TestDb` hold the process's fail point until it is dropped.
 pub async fn test_db(name: &str) -> TestDb {
+    let db = test_db_unvalidated(name).await;
+    if validators_wanted() {
+        install_validators(&db).await;
+        db.take_commands();
+    }
+    db
+}
+
+/// Whether validators are installed: unless `PATTERN_TEST_VALIDATORS=off`; any other value
+/// than `off`, `error` or nothing is a panic, so a misspelt mode is not silently off.
+fn validators_wanted() -> bool {
+    match std::env::var("PATTERN_TEST_VALIDATORS").as_deref() {
+        Ok("off") => false,
+        Err(_) | Ok("" | "error") => true,
+        Ok(other) => panic!("PATTERN_TEST_VALIDATORS={other}: expected `error` or `off`"),
+    }
+}
+
+/// The validators of the models declared in the running test's module or an enclosing one
+/// (the test thread is named `module::path::test_name`), at `strict`/`error`, other fields
+/// forbidden.
+async fn install_validators(db: &TestDb) {
+    let thread = std::thread::current();
+    let Some(test) = thread.name() else { return };
+    // `main` is not a test's thread (a doc test, an example): no validators.
+    if test == "main" {
+        return;
+    }
+    let test_module = test.rsplit_once("::").map_or("", |(m, _)| m);
+    install(db, |declared| {
+        // `module_path!()` starts with the crate's name; the thread's name does not.
+        let declared = declared.split_once("::").map_or("", |(_, m)| m);
+        declared.is_empty()
+            || test_module == declared
+            || test_module.starts_with(&format!("{declared}::"))
+    })
+    .await
+    .unwrap_or_else(|e| panic!("cannot install the validators of {test_module}: {e}"));
+}
+
+/// Installs in `db` the validators of every model declared in the module `module` (a
+/// `module_path!()`) or one inside it, each with its companions (revisions, overflow documents,
+/// shards, buckets), at `strict` and `error` with other fields forbidden: every write to them
+/// must then be what the models describe. The tour runs each chapter under them.
+pub async fn install_validators_of(
+    db: &Database,
+    module: &str,
+) -> pattern_runtime::Result<pattern_runtime::validator::ValidatorReport> {
+    install(db, |declared| {
+        declared == module || declared.starts_with(&format!("{module}::"))
+    })
+    .await
+}
+
+async fn install(
+    db: &Database,
+    declared_in: impl Fn(&str) -> bool,
+) -> pattern_runtime::Result<pattern_runtime::validator::ValidatorReport> {
+    use pattern_runtime::__private::{inventory, Registration};
+    use pattern_runtime::validator::{sync_validators, ValidatorOptions};
+    let mut models: Vec<&'static pattern_runtime::ModelSchema> = inventory::iter::<Registration>
+        .into_iter()
+        .filter(|r| declared_in(r.module))
+        .map(|r| r.schema)
+        .collect();
+    models.sort_by_key(|m| (m.collection(), m.name()));
+    let options = ValidatorOptions::new()
+        .strict()
+        .error()
+        .forbid_other_fields();
+    sync_validators(db, &models, &options).await
+}
+
+/// [`test_db`] without validators, whatever `PATTERN_TEST_VALIDATORS` says: for a test that
+/// writes what its models do not describe on purpose (a hostile or drifted document, an older
+/// shape), or that installs validators itself.
+pub async fn test_db_unvalidated(name: &str) -> TestDb {
     let hint: String = name
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })

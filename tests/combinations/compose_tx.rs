@@ -20,7 +20,7 @@ use pattern_runtime::{
     doctor_group, sync_group, DoctorOptions, Fields, Measurement, Model, Ref, SyncOptions,
     Transaction,
 };
-use pattern_testkit::{test_db, TestDb};
+use pattern_testkit::{test_db, test_db_unvalidated, TestDb};
 use serde::{Deserialize, Serialize};
 
 // ----- the club -----
@@ -560,7 +560,8 @@ enum Shape {
 
 #[tokio::test]
 async fn writes_nothing_derives_from_send_one_command_as_before() {
-    let db = test_db("compose_tx_no_extra").await;
+    // It sets a field no model declares.
+    let db = test_db_unvalidated("compose_tx_no_extra").await;
     sync_group(&db, "compose_lone", &SyncOptions::default())
         .await
         .unwrap();

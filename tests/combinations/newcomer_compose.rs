@@ -11,7 +11,7 @@ use bson::oid::ObjectId;
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::{sync_group, Deletion, Error, Model, SyncOptions};
-use pattern_testkit::{test_db, TestDb};
+use pattern_testkit::{test_db, test_db_unvalidated, TestDb};
 use serde::{Deserialize, Serialize};
 
 // ======================================================================================
@@ -116,6 +116,16 @@ struct Team {
 
 async fn synced(name: &str, group: &str) -> TestDb {
     let db = test_db(name).await;
+    sync_group(&db, group, &SyncOptions::default())
+        .await
+        .unwrap();
+    db
+}
+
+/// [`synced`] without validators (`PATTERN_TEST_VALIDATORS`): for a test that writes what its
+/// models do not describe on purpose (around the toolkit, or hostile).
+async fn synced_unvalidated(name: &str, group: &str) -> TestDb {
+    let db = test_db_unvalidated(name).await;
     sync_group(&db, group, &SyncOptions::default())
         .await
         .unwrap();
@@ -895,7 +905,7 @@ async fn refused(
 
 #[tokio::test]
 async fn hostile_operator_ids_are_refused_in_versioned_and_computed_writes() {
-    let db = synced("nc_hostile_versioned_ids", "nc_versioned").await;
+    let db = synced_unvalidated("nc_hostile_versioned_ids", "nc_versioned").await;
     teams(&db, &["t1", "t2"]).await;
     let authors = Author::collection(&db);
     let mut ada = author("ada", "Ada", "t1", 5.0);
@@ -1387,7 +1397,7 @@ async fn dependents_map_of_the_combined_models() {
 #[tokio::test]
 async fn versioned_updates_with_other_operators_keep_counts_and_copies() {
     // `$unset`, `$rename`, `$mul`, `$max`, `$min` on the `by`, summed and copied fields.
-    let db = synced("nc_versioned_operators", "nc_versioned").await;
+    let db = synced_unvalidated("nc_versioned_operators", "nc_versioned").await;
     teams(&db, &["t1", "t2"]).await;
     let authors = Author::collection(&db);
     let mut ada = author("ada", "Ada", "t1", 5.0);

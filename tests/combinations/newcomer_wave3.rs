@@ -12,7 +12,7 @@ use pattern_runtime::tree::Deletion;
 use pattern_runtime::{
     sync_group, CheckReport, Error, Fields, Model, Ref, SyncOptions, Transaction,
 };
-use pattern_testkit::{test_db, TestDb};
+use pattern_testkit::{test_db, test_db_unvalidated, TestDb};
 use serde::{Deserialize, Serialize};
 
 // ---------------------------------------------------------------------------------------------
@@ -21,6 +21,16 @@ use serde::{Deserialize, Serialize};
 
 async fn synced(name: &str, group: &str) -> TestDb {
     let db = test_db(name).await;
+    sync_group(&db, group, &SyncOptions::default())
+        .await
+        .unwrap();
+    db
+}
+
+/// [`synced`] without validators (`PATTERN_TEST_VALIDATORS`): for a test that writes what its
+/// models do not describe on purpose (around the toolkit, or hostile).
+async fn synced_unvalidated(name: &str, group: &str) -> TestDb {
+    let db = test_db_unvalidated(name).await;
     sync_group(&db, group, &SyncOptions::default())
         .await
         .unwrap();
@@ -1892,7 +1902,7 @@ async fn fix_subset_push_set_of_id_is_refused_before_sending() {
 
 #[tokio::test]
 async fn fix_subset_push_past_i64_in_a_derived_sum_and_hostile_set_keys_write_nothing() {
-    let db = synced("nw3_fix_subset_overflow", "nw3_fix").await;
+    let db = synced_unvalidated("nw3_fix_subset_overflow", "nw3_fix").await;
     fix_shops(&db).await;
     let colls = ["nw3_fix_shops", "nw3_fix_reviews", "nw3_fix_malls"];
     let before = snapshot(&db, &colls).await;

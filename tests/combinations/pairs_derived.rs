@@ -43,7 +43,7 @@ use pattern_runtime::approximation::{
 use pattern_runtime::{
     doctor_group, sync_group, CheckReport, DoctorOptions, Measurement, Model, SyncOptions,
 };
-use pattern_testkit::{test_db, TestDb};
+use pattern_testkit::{test_db, test_db_unvalidated, TestDb};
 use serde::{Deserialize, Serialize};
 
 // ----- helpers -----
@@ -51,6 +51,16 @@ use serde::{Deserialize, Serialize};
 /// A fresh database with the models of `group` synced.
 async fn synced(name: &str, group: &str) -> TestDb {
     let db = test_db(name).await;
+    sync_group(&db, group, &SyncOptions::default())
+        .await
+        .unwrap();
+    db
+}
+
+/// [`synced`] without validators (`PATTERN_TEST_VALIDATORS`): for a test that writes what its
+/// models do not describe on purpose (around the toolkit, or hostile).
+async fn synced_unvalidated(name: &str, group: &str) -> TestDb {
+    let db = test_db_unvalidated(name).await;
     sync_group(&db, group, &SyncOptions::default())
         .await
         .unwrap();
@@ -1344,7 +1354,7 @@ async fn travellers_and_suites(db: &TestDb) {
 
 #[tokio::test]
 async fn computed_x_subset_pushes_and_removals_keep_the_room_counts() {
-    let db = synced("pd_computed_x_subset", "pd_cs").await;
+    let db = synced_unvalidated("pd_computed_x_subset", "pd_cs").await;
     travellers_and_suites(&db).await;
     let subset = Traveller::latest_subset(&db);
     let stays = Stay::computing(&db);
@@ -2665,7 +2675,7 @@ fn track(id: i64, no: i64) -> Track {
 
 #[tokio::test]
 async fn approximation_x_subset_counters_beside_subset_pushes() {
-    let db = synced("pd_approximation_x_subset", "pd_as").await;
+    let db = synced_unvalidated("pd_approximation_x_subset", "pd_as").await;
     Album::collection(&db)
         .raw()
         .insert_one(Album {
@@ -2936,7 +2946,7 @@ struct DeviceReading {
 
 #[tokio::test]
 async fn bucket_x_extended_ref_a_copy_in_a_measurement_is_a_snapshot() {
-    let db = synced("pd_bucket_x_extended_ref", "pd_be").await;
+    let db = synced_unvalidated("pd_bucket_x_extended_ref", "pd_be").await;
     let thermo = Device {
         id: "d1".into(),
         name: "thermo".into(),
@@ -3051,7 +3061,7 @@ struct SensorReading {
 
 #[tokio::test]
 async fn bucket_x_attribute_a_sensors_attributes_and_its_readings() {
-    let db = synced("pd_bucket_x_attribute", "pd_bat").await;
+    let db = synced_unvalidated("pd_bucket_x_attribute", "pd_bat").await;
     Sensor::collection(&db)
         .raw()
         .insert_one(Sensor {
@@ -3197,7 +3207,7 @@ struct MeterReading {
 
 #[tokio::test]
 async fn bucket_x_approximation_a_model_counts_its_readings_approximately() {
-    let db = synced("pd_bucket_x_approximation", "pd_ba").await;
+    let db = synced_unvalidated("pd_bucket_x_approximation", "pd_ba").await;
     Meter::collection(&db)
         .raw()
         .insert_one(Meter {
@@ -3270,7 +3280,7 @@ struct GaugeReading {
 
 #[tokio::test]
 async fn bucket_x_polymorphic_readings_of_a_polymorphic_models_documents() {
-    let db = synced("pd_bucket_x_polymorphic", "pd_bp").await;
+    let db = synced_unvalidated("pd_bucket_x_polymorphic", "pd_bp").await;
     let gauges = Gauge::collection(&db);
     let thermos = gauges.variant::<GaugeThermo>();
     let doors = gauges.variant::<GaugeDoor>();

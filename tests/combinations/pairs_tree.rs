@@ -41,7 +41,7 @@ use futures_util::TryStreamExt;
 use pattern_runtime::{
     doctor_group, sync_group, Deletion, DoctorOptions, Error, Fields, Model, Ref, SyncOptions,
 };
-use pattern_testkit::{test_db, TestDb};
+use pattern_testkit::{test_db, test_db_unvalidated, TestDb};
 use serde::{Deserialize, Serialize};
 
 // ======================================================================================
@@ -51,6 +51,16 @@ use serde::{Deserialize, Serialize};
 /// A fresh database with the models of `group` synced.
 async fn synced(name: &str, group: &str) -> TestDb {
     let db = test_db(name).await;
+    sync_group(&db, group, &SyncOptions::default())
+        .await
+        .unwrap();
+    db
+}
+
+/// [`synced`] without validators (`PATTERN_TEST_VALIDATORS`): for a test that writes what its
+/// models do not describe on purpose (around the toolkit, or hostile).
+async fn synced_unvalidated(name: &str, group: &str) -> TestDb {
+    let db = test_db_unvalidated(name).await;
     sync_group(&db, group, &SyncOptions::default())
         .await
         .unwrap();
@@ -1762,7 +1772,7 @@ async fn assert_catalogue(db: &TestDb) {
 
 #[tokio::test]
 async fn tree_x_subset_holders_and_nodes_keep_their_subsets_through_every_tree_write() {
-    let db = synced("pt_subset", "pt_subset").await;
+    let db = synced_unvalidated("pt_subset", "pt_subset").await;
     let tree = Category::tree(&db);
     let products = tree.holders::<Product>();
     tree.insert(&category(1, "electronics", None))

@@ -11,7 +11,7 @@ use pattern_runtime::approximation::{
     Approximation, BatchedCounter, Random, SampledCounter, ShardedCounter,
 };
 use pattern_runtime::{Error, Model};
-use pattern_testkit::test_db;
+use pattern_testkit::{test_db, test_db_unvalidated};
 use serde::{Deserialize, Serialize};
 
 /// The counters declared on a model's fields.
@@ -47,7 +47,7 @@ fn updates(db: &pattern_testkit::TestDb) -> usize {
 /// flush), in at most 80 056 / threshold + 8 writes (counted from the commands the client sent).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn batched_counts_are_exact_after_flush_with_one_write_per_threshold() {
-    let db = test_db("approx_batched").await;
+    let db = test_db_unvalidated("approx_batched").await;
     let pages = db.collection::<Document>("pages");
     let counter = std::sync::Arc::new(BatchedCounter::new(pages, "views", 1000).unwrap());
     db.take_commands();
@@ -86,7 +86,7 @@ async fn batched_counts_are_exact_after_flush_with_one_write_per_threshold() {
 /// `_id`, and so does the counter (one pending count, one write).
 #[tokio::test]
 async fn a_batched_counter_counts_one_id_whatever_its_number_type() {
-    let db = test_db("approx_batched_widths").await;
+    let db = test_db_unvalidated("approx_batched_widths").await;
     let counter = BatchedCounter::new(db.collection("pages"), "views", 10).unwrap();
     counter.add(7_i32, 1).await.unwrap();
     counter.add(7_i64, 2).await.unwrap();
@@ -113,7 +113,7 @@ async fn a_batched_counter_counts_one_id_whatever_its_number_type() {
 /// dropping it still flushes, in the background.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_flusher_keeps_64_outcomes_and_flushes_once_more_when_stopped() {
-    let db = test_db("approx_flusher").await;
+    let db = test_db_unvalidated("approx_flusher").await;
     let counter = Arc::new(BatchedCounter::new(db.collection("pages"), "views", 1_000).unwrap());
     let flusher = BatchedCounter::flush_every(counter.clone(), Duration::from_millis(1));
     // Enough time for many runs on any machine; the assertions hold whatever their number.
@@ -157,7 +157,7 @@ async fn the_flusher_keeps_64_outcomes_and_flushes_once_more_when_stopped() {
 
 #[tokio::test]
 async fn a_failed_batched_write_keeps_its_count_for_the_next_flush() {
-    let db = test_db("approx_batched_fail").await;
+    let db = test_db_unvalidated("approx_batched_fail").await;
     let counter = BatchedCounter::new(db.collection("pages"), "views", 10).unwrap();
     for _ in 0..5 {
         counter.add("a", 1).await.unwrap();
@@ -183,7 +183,7 @@ async fn a_failed_batched_write_keeps_its_count_for_the_next_flush() {
 /// within four standard errors (12.6%) of the truth.
 #[tokio::test]
 async fn sampled_counts_estimate_within_the_documented_error() {
-    let db = test_db("approx_sampled").await;
+    let db = test_db_unvalidated("approx_sampled").await;
     let counter =
         SampledCounter::with_random(db.collection("pages"), "likes", 0.01, Random::seeded(42))
             .unwrap();
@@ -247,7 +247,7 @@ async fn sharded_counts_are_exact_and_read_in_one_query() {
 
 #[tokio::test]
 async fn bad_settings_are_typed_errors_before_anything_is_written() {
-    let db = test_db("approx_settings").await;
+    let db = test_db_unvalidated("approx_settings").await;
     let pages = db.collection::<Document>("pages");
     assert!(matches!(
         BatchedCounter::new(pages.clone(), "views", 0),

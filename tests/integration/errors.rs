@@ -4,7 +4,7 @@
 
 use bson::doc;
 use pattern_runtime::{Error, Model};
-use pattern_testkit::test_db;
+use pattern_testkit::{test_db, test_db_unvalidated};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
@@ -192,7 +192,7 @@ async fn a_driver_error_shows_code_name_and_message_not_the_raw_reply() {
 /// and nothing is stored.
 #[tokio::test]
 async fn a_validator_refusal_is_typed_and_names_the_fields() {
-    let db = test_db("errors_validation").await;
+    let db = test_db_unvalidated("errors_validation").await;
     db.run_command(doc! {
         "create": "notes",
         "validator": { "$jsonSchema": {

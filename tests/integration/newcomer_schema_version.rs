@@ -25,7 +25,8 @@ use pattern_runtime::schema_version::SchemaVersion;
 use pattern_runtime::{
     doctor_models, sync_models, DoctorOptions, Error, Fields, Model, SyncOptions,
 };
-use pattern_testkit::test_db;
+// These tests write older shapes and drifted documents around the toolkit on purpose.
+use pattern_testkit::test_db_unvalidated as test_db;
 use serde::{Deserialize, Serialize};
 
 const LONG: Duration = Duration::from_secs(300);

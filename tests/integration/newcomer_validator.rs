@@ -14,7 +14,8 @@ use pattern_runtime::validator::{
     refused_documents, sync_validators, ValidatorOptions, ValidatorReport, ValidatorState,
 };
 use pattern_runtime::{doctor_models, Deletion, DoctorOptions, Error, Fields, Model, SyncOptions};
-use pattern_testkit::test_db;
+// These tests install validators themselves.
+use pattern_testkit::test_db_unvalidated as test_db;
 use serde::{Deserialize, Serialize};
 
 // ---------------------------------------------------------------------------------------------

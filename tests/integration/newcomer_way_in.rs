@@ -22,7 +22,7 @@
 
 use bson::{doc, oid::ObjectId, Bson, Document};
 use pattern_runtime::{Error, Model, Transaction};
-use pattern_testkit::{test_db, TestDb};
+use pattern_testkit::{test_db, test_db_unvalidated, TestDb};
 use serde::{Deserialize, Serialize};
 
 // ---------------------------------------------------------------------------------------------
@@ -1043,7 +1043,7 @@ async fn queue_counts(db: &TestDb) -> Vec<(String, i64)> {
 
 #[tokio::test]
 async fn operator_shaped_ids_are_refused_and_dollar_strings_are_literal() {
-    let db = test_db("nwi_hostile_ids").await;
+    let db = test_db_unvalidated("nwi_hostile_ids").await;
     Queue::sync_indexes(&db).await.unwrap();
     Ticket::sync_indexes(&db).await.unwrap();
     for q in ["$where", "support"] {
@@ -1378,7 +1378,7 @@ async fn nights(db: &TestDb, guest: &str) -> i64 {
 
 #[tokio::test]
 async fn grid_bookings_counted_per_guest_with_hostile_holders() {
-    let db = test_db("nwi_grid_counted").await;
+    let db = test_db_unvalidated("nwi_grid_counted").await;
     RoomDay::sync_indexes(&db).await.unwrap();
     Guest::sync_indexes(&db).await.unwrap();
     for g in ["alice", "$where"] {

@@ -3,7 +3,7 @@
 
 use bson::{doc, oid::ObjectId, Bson, DateTime, Document};
 use pattern_runtime::{Fields, IndexStatus, Model, Polymorphic};
-use pattern_testkit::test_db;
+use pattern_testkit::{test_db, test_db_unvalidated};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
@@ -380,7 +380,7 @@ async fn indexes_type_first_and_per_variant_partial() {
 
 #[tokio::test]
 async fn an_unknown_type_is_a_typed_error_and_the_rest_stays_readable() {
-    let db = test_db("poly_unknown").await;
+    let db = test_db_unvalidated("poly_unknown").await;
     let all = insert_seed(&db).await;
     let raw = db.collection::<Document>("notifications");
     let fax_id = ObjectId::new();

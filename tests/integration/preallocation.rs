@@ -64,7 +64,11 @@ fn grid() -> Vec<RoomDay> {
 }
 
 async fn setup(name: &str) -> pattern_testkit::TestDb {
-    let db = test_db(name).await;
+    setup_in(test_db(name).await).await
+}
+
+/// [`setup`] in `db`.
+async fn setup_in(db: pattern_testkit::TestDb) -> pattern_testkit::TestDb {
     pattern_runtime::sync_models(
         &db,
         &[RoomDay::SCHEMA, MeetingDay::SCHEMA, DeskDay::SCHEMA],
@@ -285,7 +289,8 @@ struct DeskDay {
 
 #[tokio::test]
 async fn an_i32_bitmap_keeps_its_type() {
-    let db = setup("prealloc_i32").await;
+    // It writes a bitmap of another type around the toolkit.
+    let db = setup_in(pattern_testkit::test_db_unvalidated("prealloc_i32").await).await;
     let slots = DeskDay::slots(&db);
     slots
         .allocate([DeskDay {

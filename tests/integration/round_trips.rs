@@ -21,7 +21,7 @@ use bson::{doc, Bson, DateTime};
 use futures_util::TryStreamExt;
 use pattern_runtime::approximation::Random;
 use pattern_runtime::{Fields, Measurement, Model, Ref, SyncOptions};
-use pattern_testkit::{test_db, TestDb};
+use pattern_testkit::{test_db, test_db_unvalidated, TestDb};
 use serde::{Deserialize, Serialize};
 
 /// The page whose figures this file checks.
@@ -1085,7 +1085,7 @@ const VERSION_ROWS: &[&str] = &["schema versioning"];
 
 #[tokio::test]
 async fn schema_versioning() {
-    let db = test_db("round_trips_schema_version").await;
+    let db = test_db_unvalidated("round_trips_schema_version").await;
     let stored = db.collection::<bson::Document>("subscribers");
     let old: Vec<bson::Document> = (0..20_i64)
         .map(|i| doc! { "_id": i, "name": format!("s{i}") })

@@ -7,7 +7,7 @@
 use bson::doc;
 use pattern_runtime::shard::enable_sharding_command;
 use pattern_runtime::{list_indexes, IndexKind, Model, ShardStatus, SyncOptions};
-use pattern_testkit::test_db;
+use pattern_testkit::{test_db, test_db_unvalidated};
 use serde::{Deserialize, Serialize};
 
 /// The seed's users, sharded on `user_id` (high cardinality, queries isolated by user).
@@ -124,7 +124,7 @@ fn commands_are_mongodbs_documented_form() {
 /// reason, nothing created; on a sharded cluster, sharded, then in place.
 #[tokio::test]
 async fn the_sync_shards_on_a_cluster_and_says_why_not_elsewhere() {
-    let t = test_db("shard_sync").await;
+    let t = test_db_unvalidated("shard_sync").await;
     let db = t.db();
     let hello = db.run_command(doc! { "hello": 1 }).await.expect("hello");
     let cluster = hello.get_str("msg").ok() == Some("isdbgrid");

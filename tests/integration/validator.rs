@@ -10,7 +10,8 @@ use pattern_runtime::validator::{
     refused_documents, sync_validators, Action, Level, ValidatorOptions, ValidatorState,
 };
 use pattern_runtime::{doctor_models, DoctorOptions, Error, Fields, Model, SyncOptions};
-use pattern_testkit::test_db;
+// These tests install validators themselves.
+use pattern_testkit::test_db_unvalidated as test_db;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Fields)]

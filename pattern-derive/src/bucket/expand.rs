@@ -166,7 +166,7 @@ pub(super) fn expand(model: &Model<'_>, b: &Bucket) -> TokenStream {
             #keeps
 
             #p::inventory::submit! {
-                #p::Registration { schema: &__SCHEMA }
+                #p::Registration { schema: &__SCHEMA, module: ::core::module_path!() }
             }
         };
     }

@@ -201,7 +201,7 @@ pub(super) fn generate(
     let registration = indexes.is_some().then(|| {
         quote! {
             #p::inventory::submit! {
-                #p::Registration { schema: &__SCHEMA }
+                #p::Registration { schema: &__SCHEMA, module: ::core::module_path!() }
             }
         }
     });
