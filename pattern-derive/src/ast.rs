@@ -42,6 +42,8 @@ pub(crate) struct Field<'a> {
     pub custom_serializer: bool,
     /// `#[serde(skip_serializing_if = ...)]`: some stored documents may lack the field.
     pub omittable: bool,
+    /// `#[validate(..)]`: what the server-side validator says of it.
+    pub validate: crate::validate::Validate,
     pub attrs: &'a [syn::Attribute],
 }
 
@@ -203,6 +205,11 @@ pub(crate) fn fields_of<'a>(
             serialized: !f.attrs.skip_serializing(),
             custom_serializer: f.attrs.serialize_with().is_some(),
             omittable: f.attrs.skip_serializing_if().is_some(),
+            validate: crate::validate::of_field(
+                &f.original.attrs,
+                !f.attrs.skip_serializing(),
+                errors,
+            ),
             attrs: &f.original.attrs,
         });
     }

@@ -29,6 +29,7 @@ mod relation;
 mod schema_version;
 mod subset;
 mod tree;
+mod validate;
 mod versioning;
 
 mod bucket;
@@ -57,7 +58,8 @@ mod snapshots;
         in_tree,
         preallocated,
         bounded,
-        schema_version
+        schema_version,
+        validate
     )
 )]
 pub fn derive_model(input: TokenStream) -> TokenStream {
@@ -66,14 +68,14 @@ pub fn derive_model(input: TokenStream) -> TokenStream {
 }
 
 /// `#[derive(Measurement)]`: see `pattern_runtime::bucket`.
-#[proc_macro_derive(Measurement, attributes(bucket, model, versioned, version))]
+#[proc_macro_derive(Measurement, attributes(bucket, model, versioned, version, validate))]
 pub fn derive_measurement(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     bucket::derive(&input).into()
 }
 
 /// `#[derive(Fields)]`: see `pattern_runtime::Fields`.
-#[proc_macro_derive(Fields, attributes(extended_ref, projection, attribute))]
+#[proc_macro_derive(Fields, attributes(extended_ref, projection, attribute, validate))]
 pub fn derive_fields(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     model::derive_fields(&input).into()

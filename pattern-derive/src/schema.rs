@@ -244,10 +244,11 @@ fn shape_impl(model: &Model<'_>, stored: &[&Field<'_>]) -> TokenStream {
         let name = &f.bson_name;
         let ty = f.ty;
         let omittable = f.omittable;
-        let shape = if f.custom_serializer {
-            quote!(::core::option::Option::None)
-        } else {
-            shape_of(ty, &p)
+        let optional = crate::ast::option_inner(ty).is_some();
+        let shape = match crate::validate::shape(&f.validate, optional, &p) {
+            Some(declared) => declared,
+            None if f.custom_serializer => quote!(::core::option::Option::None),
+            None => shape_of(ty, &p),
         };
         quote!(#p::property(#name, #shape, #omittable))
     });
@@ -347,6 +348,7 @@ fn fields_only(input: &DeriveInput) -> TokenStream {
                 serialized: true,
                 custom_serializer: false,
                 omittable: false,
+                validate: crate::validate::Validate::Derived,
                 attrs: &f.attrs,
             })
         })

@@ -40,4 +40,5 @@ mod subset;
 mod tree;
 mod validator;
 mod validator_companions;
+mod validator_declared;
 mod versioning;

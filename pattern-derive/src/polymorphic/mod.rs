@@ -125,6 +125,7 @@ fn common_model<'p>(
         serialized: true,
         custom_serializer: false,
         omittable: false,
+        validate: crate::validate::Validate::Derived,
         attrs: &[],
     }];
     fields.extend(poly.common_fields().map(|f| Field {
@@ -135,6 +136,7 @@ fn common_model<'p>(
         serialized: true,
         custom_serializer: f.custom_serializer,
         omittable: f.omittable,
+        validate: f.validate.clone(),
         attrs: &[],
     }));
     Model {
@@ -166,6 +168,7 @@ fn variant_model<'p>(poly: &'p Poly<'_>, v: &'p VariantDef<'_>) -> Model<'p> {
                 serialized: f.serialized,
                 custom_serializer: f.custom_serializer,
                 omittable: f.omittable,
+                validate: f.validate.clone(),
                 attrs: f.attrs,
             })
             .collect(),

@@ -64,7 +64,47 @@
 //! [`BsonShape`] (a struct deriving only serde, an enum, `Bson`, a type of another crate;
 //! implement `BsonShape` for it, or derive `Fields` on a struct), and a field with a custom
 //! serializer (`#[serde(with = ..)]`, `serialize_with`), whose stored type the derive cannot
-//! know. A struct nested in itself is an object without properties past 16 levels.
+//! know, unless declared with `#[validate]`. A struct nested in itself is an object without
+//! properties past 16 levels.
+//!
+//! # Declaring a field's type: `#[validate]`
+//!
+//! On a field of a `Model`, `Fields` or `Measurement` struct:
+//!
+//! | attribute | the field in the validator |
+//! | --- | --- |
+//! | `#[validate(bson_type = "string")]` | that BSON type (a `$jsonSchema` alias), required; an `Option` field is also `null` and not required |
+//! | `#[validate(bson_type = ["long", "int"])]` | any of these |
+//! | `#[validate(skip)]` | anything, not required: a field other writers store in several types |
+//!
+//! ```
+//! use pattern_runtime::Model;
+//!
+//! /// serde stores it as its string; it has no `BsonShape`.
+//! #[derive(serde::Serialize, serde::Deserialize)]
+//! struct Sku(String);
+//!
+//! #[derive(serde::Serialize, serde::Deserialize, Model)]
+//! struct Item {
+//!     #[serde(rename = "_id")]
+//!     id: i64,
+//!     #[validate(bson_type = "string")]
+//!     sku: Sku,
+//!     #[validate(skip)]
+//!     legacy: Option<bson::Bson>,
+//! }
+//!
+//! let v = Item::SCHEMA.validator(&Default::default()).unwrap();
+//! let sku = v.get_document("$jsonSchema").unwrap()
+//!     .get_document("properties").unwrap()
+//!     .get_document("sku").unwrap();
+//! assert_eq!(sku.get_str("bsonType").unwrap(), "string");
+//! ```
+//!
+//! An alias that is not one of `$jsonSchema`'s (`"strnig"`), `skip` with `bson_type`, an
+//! unknown or repeated option, and `#[validate]` on a field serde never stores are compile
+//! errors at the token. The declared type is the user's word: the derive does not check it
+//! against the serializer.
 //!
 //! An enum model (`#[serde(tag = ..)]`) has one `oneOf` branch per tag value, each requiring
 //! its tag and holding its variant's fields; an unknown tag fails every branch (and is named
