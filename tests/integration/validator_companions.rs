@@ -6,8 +6,9 @@
 
 use bson::{doc, DateTime, Document};
 use pattern_runtime::validator::{sync_validators, ValidatorOptions, ValidatorState};
-use pattern_runtime::{Error, Fields, Measurement, Model};
-use pattern_testkit::test_db;
+use pattern_runtime::{Error, Fields, Measurement, Model, SyncOptions};
+// These tests install validators themselves.
+use pattern_testkit::test_db_unvalidated as test_db;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Fields)]
@@ -304,5 +305,48 @@ async fn documents_written_around_the_toolkit_are_refused_naming_the_field() {
     refused(
         insert_raw(&db, "co_readings", bucket(vec![extra])).await,
         "measurements.0.humidity",
+    );
+}
+
+#[tokio::test]
+async fn the_index_sync_installs_validators_when_asked() {
+    let db = test_db("co_sync_models").await;
+    // Not asked: no validators.
+    let plain = pattern_runtime::sync_models(&db, &MODELS, &SyncOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(plain.validators, None);
+    let options = SyncOptions::new().validators(closed());
+    let report = pattern_runtime::sync_models(&db, &MODELS, &options)
+        .await
+        .unwrap();
+    let validators = report.validators.expect("asked for");
+    assert_eq!(validators.models.len(), 6, "{validators:?}");
+    // The index sync created the collections first time round; the validators are applied to
+    // them now, the revisions' included.
+    assert!(
+        validators
+            .models
+            .iter()
+            .all(|s| matches!(s.state, ValidatorState::Applied | ValidatorState::Created)),
+        "{validators:?}"
+    );
+    let again = pattern_runtime::sync_models(&db, &MODELS, &options)
+        .await
+        .unwrap();
+    assert!(again
+        .validators
+        .unwrap()
+        .models
+        .iter()
+        .all(|s| matches!(s.state, ValidatorState::Unchanged)));
+    refused(
+        insert_raw(
+            &db,
+            "co_article_revisions",
+            doc! { "docId": 1_i64, "version": "one", "snapshot": {}, "archivedAt": DateTime::now() },
+        )
+        .await,
+        "version",
     );
 }

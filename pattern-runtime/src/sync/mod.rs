@@ -322,6 +322,11 @@ async fn sync_unspanned(
             prepare.await?;
         }
     }
+    // The validators next: a collection an index would create is created with its validator.
+    let validators = match &options.validators {
+        Some(v) => Some(crate::validator::sync_validators(db, schemas, v).await?),
+        None => None,
+    };
     let mut plans = Vec::new();
     for (collection, declared) in collections {
         let declared = without_redundant(declared);
@@ -378,7 +383,11 @@ async fn sync_unspanned(
         })
         .collect();
     let shards = crate::shard::sync(db, keyed).await?;
-    Ok(SyncReport { indexes, shards })
+    Ok(SyncReport {
+        indexes,
+        shards,
+        validators,
+    })
 }
 
 /// The indexes a model declares, by collection: its own, then those of its patterns (a history
@@ -593,6 +602,7 @@ mod tests {
         assert!(!SyncReport {
             indexes: reports.to_vec(),
             shards: Vec::new(),
+            validators: None,
         }
         .to_string()
         .contains("hidden now"));

@@ -2,6 +2,7 @@
 //! index).
 
 use super::*;
+use crate::validator::{ValidatorOptions, ValidatorReport};
 
 /// What to do with an existing index whose keys or options differ from its declaration.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -37,6 +38,9 @@ pub struct SyncOptions {
     pub on_mismatch: OnMismatch,
     /// What to do with unmanaged indexes.
     pub on_unmanaged: OnUnmanaged,
+    /// Install the models' server-side validators too, with these options
+    /// ([`sync_validators`](crate::validator::sync_validators)); `None` (the default): no.
+    pub validators: Option<ValidatorOptions>,
 }
 
 impl SyncOptions {
@@ -56,6 +60,29 @@ impl SyncOptions {
     #[must_use]
     pub fn hide_unmanaged(mut self) -> Self {
         self.on_unmanaged = OnUnmanaged::Hide;
+        self
+    }
+
+    /// Install the synced models' validators too, with `options`, before their indexes: the
+    /// report's [`validators`](SyncReport::validators) says what was found and done. A
+    /// validator is never replaced, tightened or switched to `error` unless `options` asks
+    /// ([`ValidatorOptions::replace`]).
+    ///
+    /// ```no_run
+    /// use pattern_runtime::validator::ValidatorOptions;
+    /// use pattern_runtime::SyncOptions;
+    ///
+    /// # async fn start(db: mongodb::Database) -> pattern_runtime::Result<()> {
+    /// let options = SyncOptions::new().validators(ValidatorOptions::new());
+    /// let report = pattern_runtime::sync_indexes_with(&db, &options).await?;
+    /// for drift in report.validators.iter().flat_map(|v| v.drifted()) {
+    ///     eprintln!("{drift}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn validators(mut self, options: ValidatorOptions) -> Self {
+        self.validators = Some(options);
         self
     }
 }
@@ -116,12 +143,25 @@ pub struct SyncReport {
     pub indexes: Vec<IndexReport>,
     /// One entry per model declaring a shard key (see [`shard`](crate::shard)).
     pub shards: Vec<ShardReport>,
+    /// The validators, when [`SyncOptions::validators`] asked for them.
+    pub validators: Option<ValidatorReport>,
 }
 
 impl SyncReport {
     /// Whether every declared index is in sync, every declared shard key in place or not
-    /// applicable, and nothing was changed.
+    /// applicable, every validator asked for as declared, and nothing was changed.
     pub fn is_in_sync(&self) -> bool {
+        use crate::validator::ValidatorState;
+        let validators = self.validators.iter().flat_map(|v| &v.models).all(|s| {
+            matches!(
+                s.state,
+                ValidatorState::Unchanged | ValidatorState::NotGenerated { .. }
+            )
+        });
+        validators && self.indexes_and_shards_in_sync()
+    }
+
+    fn indexes_and_shards_in_sync(&self) -> bool {
         self.indexes.iter().all(|r| {
             matches!(
                 r.status,
@@ -174,7 +214,8 @@ impl SyncReport {
 }
 
 impl fmt::Display for SyncReport {
-    /// One line per index: collection, name, model, status; columns sized to fit.
+    /// One line per index: collection, name, model, status; columns sized to fit; then one
+    /// per shard key and one per validator.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let width = |g: fn(&IndexReport) -> usize| self.indexes.iter().map(g).max().unwrap_or(0);
         let wc = width(|r| r.collection.len());
@@ -210,6 +251,9 @@ impl fmt::Display for SyncReport {
         }
         for shard in &self.shards {
             writeln!(f, "{shard}")?;
+        }
+        for validator in self.validators.iter().flat_map(|v| &v.models) {
+            writeln!(f, "{validator}")?;
         }
         Ok(())
     }

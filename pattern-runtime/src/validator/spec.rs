@@ -71,7 +71,7 @@ impl Action {
 ///
 /// The defaults suit a collection that already holds data: `moderate` and `warn`, other fields
 /// allowed beside the declared ones, and a validator installed only where there is none.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ValidatorOptions {
     pub(super) level: Level,
     pub(super) action: Action,
