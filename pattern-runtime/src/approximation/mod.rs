@@ -175,11 +175,7 @@ impl PatternSpec for ApproximateSpec {
         let Approximation::Sharded { collection, .. } = self.approximation() else {
             return Vec::new();
         };
-        let property = |name, shape| Property {
-            name,
-            shape,
-            required: true,
-        };
+        let property = |name, shape| Property::new(name, shape, true);
         let id = Shape::Object(vec![
             property("of", model.id_shape()),
             property("shard", Shape::Types(vec!["int", "long"])),

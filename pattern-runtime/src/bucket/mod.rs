@@ -282,11 +282,7 @@ impl PatternSpec for SeriesSpec {
         let (keys, element): (Vec<Property>, Vec<Property>) = properties
             .into_iter()
             .partition(|p| self.keys().contains(&p.name));
-        let property = |name, shape, required| Property {
-            name,
-            shape,
-            required,
-        };
+        let property = Property::new;
         let date = || Shape::of("date");
         let mut bucket = vec![property("_id", Shape::of("objectId"), true)];
         bucket.extend(keys);

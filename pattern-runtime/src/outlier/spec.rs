@@ -166,11 +166,7 @@ impl PatternSpec for OutlierSpec {
             },
             _ => Shape::Any,
         };
-        let property = |name, shape, required| Property {
-            name,
-            shape,
-            required,
-        };
+        let property = Property::new;
         vec![Companion {
             collection: self.overflow(),
             documents: "overflow documents",

@@ -92,6 +92,17 @@ pub struct Property {
     pub required: bool,
 }
 
+impl Property {
+    /// A property: its BSON name, its shape, whether every stored document has it.
+    pub fn new(name: &'static str, shape: Shape, required: bool) -> Property {
+        Property {
+            name,
+            shape,
+            required,
+        }
+    }
+}
+
 impl Shape {
     /// One BSON type, by its `$jsonSchema` alias (`"int"`, `"long"`, `"double"`, `"string"`,
     /// `"bool"`, `"date"`, `"objectId"`, `"object"`, `"array"`, `"binData"`, `"decimal"`, ...).

@@ -25,11 +25,7 @@ impl PatternSpec for VersionSpec {
     /// The revisions: `{docId, version, snapshot, archivedAt, deleted?}`. The snapshot is any
     /// object: a revision keeps the document as it was stored, in whichever shape.
     fn companions(&'static self, model: &'static ModelSchema) -> Vec<Companion> {
-        let property = |name, shape, required| Property {
-            name,
-            shape,
-            required,
-        };
+        let property = Property::new;
         vec![Companion {
             collection: self.history(),
             documents: "revisions",
