@@ -51,6 +51,15 @@ struct CoReading {
     note: Option<String>,
 }
 
+/// A `slots` series: one document per sensor and minute, `celsius` a map of seconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Measurement)]
+#[bucket(collection = "co_minutes", key = sensor, time = at, slots = "1s", span = "1m")]
+struct CoSecond {
+    sensor: String,
+    at: DateTime,
+    celsius: f64,
+}
+
 fn closed() -> ValidatorOptions {
     ValidatorOptions::new()
         .strict()
@@ -348,5 +357,47 @@ async fn the_index_sync_installs_validators_when_asked() {
         )
         .await,
         "version",
+    );
+}
+
+#[tokio::test]
+async fn a_slots_series_writes_pass_and_a_bad_window_is_refused() {
+    let db = test_db("co_slots").await;
+    sync_validators(&db, &[CoSecond::SCHEMA], &closed())
+        .await
+        .unwrap();
+    let series = CoSecond::series(&db);
+    let seconds: Vec<CoSecond> = (0..90)
+        .map(|s| CoSecond {
+            sensor: "s1".into(),
+            at: DateTime::from_millis(60_000 * 10 + s * 1000),
+            celsius: s as f64 / 2.0,
+        })
+        .collect();
+    series.insert_many(&seconds).await.unwrap();
+    series.insert(&seconds[0]).await.unwrap();
+    let windows = db
+        .collection::<Document>("co_minutes")
+        .count_documents(doc! {})
+        .await
+        .unwrap();
+    assert_eq!(windows, 2, "90 seconds over two minutes");
+    refused(
+        insert_raw(
+            &db,
+            "co_minutes",
+            doc! { "sensor": "s1", "at": DateTime::from_millis(0), "celsius": 21.5 },
+        )
+        .await,
+        "celsius",
+    );
+    refused(
+        insert_raw(
+            &db,
+            "co_minutes",
+            doc! { "sensor": 7, "at": DateTime::from_millis(0) },
+        )
+        .await,
+        "sensor",
     );
 }

@@ -267,17 +267,22 @@ pub trait KeepsMeasurements: Measurement {}
 
 impl PatternSpec for SeriesSpec {
     /// An array bucket: `{_id, <keys>, start, end, first, last, count, bytes?, summary?,
-    /// measurements: [at most max_count measurements without their keys]}`; no validator for
-    /// the other layouts yet.
+    /// measurements: [at most max_count measurements without their keys]}`; a `slots` window:
+    /// `{_id, <keys>, <time>, <value>?: object}`; no validator for a `rollup` or native series
+    /// yet.
     fn stored_shape(&'static self, shape: Shape) -> std::result::Result<Shape, &'static str> {
-        let Storage::Buckets { max_count, .. } = self.storage() else {
-            return Err(
-                "only an array bucket's documents (`#[bucket(max_count = ..)]`) have \
-                        a validator yet, not a `rollup`, `slots` or native series",
-            );
-        };
         let Shape::Object(properties) = shape else {
             return Err("the measurement is not an object of known fields");
+        };
+        let max_count = match self.storage() {
+            Storage::Buckets { max_count, .. } => max_count,
+            Storage::Slots { .. } => return Ok(self.slots_shape(properties)),
+            Storage::Rollup { .. } | Storage::Native { .. } => {
+                return Err(
+                    "a `rollup` or native series has no validator yet: only array \
+                            buckets (`max_count = ..`) and `slots` series do",
+                );
+            }
         };
         let (keys, element): (Vec<Property>, Vec<Property>) = properties
             .into_iter()
@@ -514,6 +519,24 @@ impl SeriesSpec {
     /// How the series is stored.
     pub fn storage(&self) -> Storage {
         self.parts.storage
+    }
+
+    /// A `slots` window's shape: the keys as the measurement has them, the window's start, and
+    /// each value field a map of slots (absent until a measurement sets one).
+    fn slots_shape(&self, properties: Vec<Property>) -> Shape {
+        let mut window = vec![Property::new("_id", Shape::of("objectId"), true)];
+        window.extend(
+            properties
+                .into_iter()
+                .filter(|p| self.keys().contains(&p.name)),
+        );
+        window.push(Property::new(self.time(), Shape::of("date"), true));
+        window.extend(
+            self.values()
+                .iter()
+                .map(|v| Property::new(v, Shape::of("object"), false)),
+        );
+        Shape::Object(window)
     }
 
     /// Whether this is a native time-series collection.

@@ -123,7 +123,10 @@
 //! | `#[approximate(sharded)]` | the shards | `{_id: {of: <the model's _id>, shard}, count}` |
 //! | `#[bucket(max_count = ..)]` | the series (the measurement's own collection) | `{_id: objectId, <keys>, start, end, first, last: date, count: 0..=max_count, bytes?, summary?: object, measurements: [at most max_count measurements without their keys]}` |
 //!
-//! **Not yet:** a `rollup`, `slots` or native series gets no validator
+//! A `slots` series' windows: `{_id: objectId, <keys>, <time>: date, <value>?: object}` (the
+//! maps of slots are objects; what is in them is not checked).
+//!
+//! **Not yet:** a `rollup` or native series gets no validator
 //! ([`ValidatorState::NotGenerated`]); a collection holding documents of several shapes (the
 //! variants of a polymorphic collection declared as separate structs, or two models naming one
 //! collection) gets none either: declare an enum model to have one `oneOf` validator. A

@@ -198,7 +198,7 @@ impl ModelSchema {
     /// and not required, the bounds its patterns keep on arrays (`maxItems`: a subset's or an
     /// outlier's `limit`, `#[bounded(n)]`); for an enum model, a `oneOf` branch per tag; for a
     /// `#[bucket]` measurement, its bucket documents. `None` where none can be made (a
-    /// `rollup`, `slots` or native series). See [the module](super) for what is left out.
+    /// `rollup` or native series). See [the module](super) for what is left out.
     pub fn validator(&self, options: &ValidatorOptions) -> Option<Document> {
         self.own_validator(options).ok()
     }
