@@ -444,6 +444,9 @@ struct Prepared {
 
 fn prepare<M: Measurement>(measurement: &M) -> Result<Prepared> {
     let document = bson::serialize_to_document(measurement)?;
+    // A caller's values are data: a key the server would read as an operator or a path is
+    // refused before anything is sent.
+    crate::literal::check_document("the measurement", &document)?;
     check_size(&document, "the measurement")?;
     for s in M::SERIES.summaries() {
         check_finite(&document, s.field, "the bucket's summary")?;

@@ -233,7 +233,11 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         let main = self.main();
         let write = main.update_one(
             doc! { "_id": id.clone() },
-            doc! { "$set": { self.spec.count(): count, self.spec.flag(): flag } },
+            // The narrowest integer: an `i32` count stays an `Int32`.
+            doc! { "$set": {
+                self.spec.count(): crate::validator::shape::narrowest(count),
+                self.spec.flag(): flag,
+            } },
         );
         in_session!(write, s)?;
         state.stored_count = count;

@@ -171,7 +171,8 @@ impl PatternSpec for OutlierSpec {
             collection: self.overflow(),
             documents: "overflow documents",
             shape: Shape::Object(vec![
-                property("_id", Shape::of("string"), true),
+                // Readable text, or an ObjectId where two parents' ids read alike (`7`, `"7"`).
+                property("_id", Shape::Types(vec!["string", "objectId"]), true),
                 property(self.parent(), model.id_shape(), true),
                 property(super::SEQ, Shape::Types(vec!["long", "int"]), true),
                 property(
