@@ -149,7 +149,9 @@ pub struct SyncReport {
 
 impl SyncReport {
     /// Whether every declared index is in sync, every declared shard key in place or not
-    /// applicable, every validator asked for as declared, and nothing was changed.
+    /// applicable, every validator asked for as declared (a collection that gets none,
+    /// [`NotGenerated`](crate::validator::ValidatorState::NotGenerated), does not count against
+    /// it), and nothing was changed.
     pub fn is_in_sync(&self) -> bool {
         use crate::validator::ValidatorState;
         let validators = self.validators.iter().flat_map(|v| &v.models).all(|s| {

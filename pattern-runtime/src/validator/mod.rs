@@ -69,7 +69,8 @@
 //!
 //! # Declaring a field's type: `#[validate]`
 //!
-//! On a field of a `Model`, `Fields` or `Measurement` struct:
+//! On a field of a `Model`, `Fields` or `Measurement` struct, or of a variant of an enum
+//! model:
 //!
 //! | attribute | the field in the validator |
 //! | --- | --- |
@@ -119,12 +120,18 @@
 //! | pattern | collection | documents |
 //! | --- | --- | --- |
 //! | `#[versioned(history = ..)]` | the history | `{_id: objectId, docId: <the model's _id>, version, snapshot: <any object>, archivedAt: date, deleted?: bool}`: a snapshot keeps the document as it was stored, in whichever shape |
-//! | `#[outlier(overflow = ..)]` | the overflow documents | `{_id: string, <parent>: <the model's _id>, seq, <field>: [at most capacity items of the field's item shape], full?: bool}` |
+//! | `#[outlier(overflow = ..)]` | the overflow documents | `{_id: string (an objectId where two parents' ids read alike, `7` and `"7"`), <parent>: <the model's _id>, seq, <field>: [at most capacity items of the field's item shape], full?: bool}` |
 //! | `#[approximate(sharded)]` | the shards | `{_id: {of: <the model's _id>, shard}, count}` |
 //! | `#[bucket(max_count = ..)]` | the series (the measurement's own collection) | `{_id: objectId, <keys>, start, end, first, last: date, count: 0..=max_count, bytes?, summary?: object, measurements: [at most max_count measurements without their keys]}` |
 //!
 //! A `slots` series' windows: `{_id: objectId, <keys>, <time>: date, <value>?: object}` (the
 //! maps of slots are objects; what is in them is not checked).
+//!
+//! An integer the server widens is refused, not stored: a count or sum in an `i32` field
+//! pushed past `i32::MAX` (a computed sum, a batched counter's flush, a sharded field's
+//! snapshot) becomes a `long`, which the field's `"int"` refuses under `error`
+//! ([`Error::ValidationFailed`](crate::Error::ValidationFailed), nothing written; a batched
+//! count stays pending). Declare such a field `i64`.
 //!
 //! **Not yet:** a `rollup` or native series gets no validator
 //! ([`ValidatorState::NotGenerated`]); a collection holding documents of several shapes (the

@@ -185,8 +185,9 @@ impl Installed {
 pub struct Declared {
     /// The collection.
     pub collection: &'static str,
-    /// What the collection holds: `"documents"` (the model's own), or a pattern's
-    /// (`"revisions"`, `"overflow documents"`, `"counter shards"`).
+    /// What the collection holds: `"documents"` (the model's own: a measurement's are its
+    /// bucket or window documents), or a pattern's (`"revisions"`, `"overflow documents"`,
+    /// `"counter shards"`).
     pub documents: &'static str,
     /// The validator, or why none can be made.
     pub validator: std::result::Result<Document, &'static str>,

@@ -37,8 +37,9 @@ pub struct ValidatorStatus {
     pub model: &'static str,
     /// The collection.
     pub collection: &'static str,
-    /// What the collection holds: `"documents"` (the model's own), or what a pattern keeps
-    /// there for the model (`"revisions"`, `"overflow documents"`, `"counter shards"`).
+    /// What the collection holds: `"documents"` (the model's own: a measurement's are its
+    /// bucket or window documents), or what a pattern keeps there for the model
+    /// (`"revisions"`, `"overflow documents"`, `"counter shards"`).
     pub documents: &'static str,
     /// What was found or done.
     pub state: ValidatorState,
