@@ -25,6 +25,7 @@ mod newcomer_schema_version;
 mod newcomer_shape;
 mod newcomer_typed_ids;
 mod newcomer_validator;
+mod newcomer_validator_companions;
 mod newcomer_way_in;
 mod non_finite;
 mod outlier;
