@@ -204,6 +204,19 @@ impl ShardedField {
         self.counter.writes()
     }
 
+    /// `total` as the owner's field is stored: an `Int32` (when it fits) for an `i32` field of
+    /// the registered model of this collection, an `Int64` otherwise.
+    fn stored(&self, total: i64) -> Bson {
+        crate::schema::registered_models()
+            .into_iter()
+            .find(|m| {
+                m.collection() == self.owner.name() && m.field_by_bson_name(self.field).is_some()
+            })
+            .map_or(Bson::Int64(total), |m| {
+                crate::validator::shape::integer_for(m, self.field, total)
+            })
+    }
+
     /// Reads the exact total and `$set`s it into the document's field; returns it.
     /// [`Error::NotFound`] when the document does not exist (nothing is written).
     pub async fn snapshot(&self) -> Result<i64> {
@@ -211,8 +224,8 @@ impl ShardedField {
         let total = self.read().await?;
         let set = self.owner.update_one(
             doc! { "_id": self.id.clone() },
-            // The narrowest integer: an `i32` field stays an `Int32`.
-            doc! { "$set": { self.field: crate::validator::shape::narrowest(total) } },
+            // The field's own integer type: an `i32` field stays an `Int32`.
+            doc! { "$set": { self.field: self.stored(total) } },
         );
         let mut session =
             crate::txn::Transaction::session_of(self.counter.target.tx.as_ref()).await?;

@@ -563,7 +563,14 @@ fn contribution(feed: &Feed, before: Option<&Document>, after: Option<&Document>
                     } else {
                         &mut min
                     };
-                    ops.insert(spec.field(), n.bson());
+                    // `$max`/`$min` replace the stored type: the field's own.
+                    let value = match n {
+                        Num::Int(i) => {
+                            crate::validator::shape::integer_for(feed.target, spec.field(), i)
+                        }
+                        Num::Float(f) => Bson::Double(f),
+                    };
+                    ops.insert(spec.field(), value);
                 }
             }
         }

@@ -233,9 +233,9 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         let main = self.main();
         let write = main.update_one(
             doc! { "_id": id.clone() },
-            // The narrowest integer: an `i32` count stays an `Int32`.
+            // The field's own integer type: an `i32` count stays an `Int32`, an `i64` an `Int64`.
             doc! { "$set": {
-                self.spec.count(): crate::validator::shape::narrowest(count),
+                self.spec.count(): crate::validator::shape::integer_for(P::SCHEMA, self.spec.count(), count),
                 self.spec.flag(): flag,
             } },
         );

@@ -238,6 +238,26 @@ pub(crate) fn narrowest(n: i64) -> Bson {
     i32::try_from(n).map_or(Bson::Int64(n), Bson::Int32)
 }
 
+/// `n` as the BSON integer `model`'s field `field` (its BSON name) is stored as, for a `$set`
+/// or `$max`, which replace the stored type: an `Int32` (when it fits) for an integer type
+/// narrower than 64 bits (`i32`, `u16`, ...), whose validator says `"int"`; an `Int64` for any
+/// other (`i64`, or a field the model does not declare), as the `bson` serializer writes it.
+pub(crate) fn integer_for(model: &crate::ModelSchema, field: &str, n: i64) -> Bson {
+    let narrow = model.field_by_bson_name(field).is_some_and(|f| {
+        let ty = f.rust_type().replace(' ', "");
+        let ty = ty
+            .strip_prefix("Option<")
+            .and_then(|t| t.strip_suffix('>'))
+            .unwrap_or(&ty);
+        matches!(ty, "i32" | "i16" | "i8" | "u16" | "u8")
+    });
+    if narrow {
+        narrowest(n)
+    } else {
+        Bson::Int64(n)
+    }
+}
+
 /// The `$jsonSchema` of an object of `properties`.
 pub(crate) fn object_schema(properties: &[Property], additional: bool) -> Document {
     let required: Vec<&str> = properties
