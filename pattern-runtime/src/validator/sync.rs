@@ -227,18 +227,7 @@ async fn installed_many(
 
 /// The collection's validator settings, `None` when it does not exist.
 pub(crate) async fn installed(db: &Database, collection: &str) -> Result<Option<Installed>> {
-    let found: Vec<Document> = db
-        .run_cursor_command(doc! {
-            "listCollections": 1,
-            "filter": { "name": collection },
-        })
-        .await?
-        .try_collect()
-        .await?;
-    Ok(found.first().map(|entry| {
-        let options = entry.get_document("options").cloned().unwrap_or_default();
-        Installed::from_options(&options)
-    }))
+    Ok(installed_many(db, &[collection]).await?.remove(collection))
 }
 
 async fn install(
