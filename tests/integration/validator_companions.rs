@@ -60,6 +60,18 @@ struct CoSecond {
     celsius: f64,
 }
 
+/// A `rollup` series: one document per sensor and minute, with the count, sum and extremes of
+/// `celsius` and the count and sum of `hits` (an integer, often absent).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Measurement)]
+#[bucket(collection = "co_minute_sums", key = sensor, time = at, rollup, span = "1m", summary(celsius(min, max, sum), hits(sum)))]
+struct CoMinuteSum {
+    sensor: String,
+    at: DateTime,
+    celsius: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hits: Option<i32>,
+}
+
 fn closed() -> ValidatorOptions {
     ValidatorOptions::new()
         .strict()
@@ -400,4 +412,104 @@ async fn a_slots_series_writes_pass_and_a_bad_window_is_refused() {
         .await,
         "sensor",
     );
+}
+
+#[tokio::test]
+async fn a_rollup_series_writes_pass_and_a_bad_window_is_refused() {
+    let db = test_db("co_rollup").await;
+    let report = sync_validators(&db, &[CoMinuteSum::SCHEMA], &closed())
+        .await
+        .unwrap();
+    assert!(
+        matches!(report.models[0].state, ValidatorState::Created),
+        "{report:?}"
+    );
+    let series = CoMinuteSum::series(&db);
+    // Seconds of two minutes; `hits` only on every third, and past `i32::MAX` in sum.
+    let seconds: Vec<CoMinuteSum> = (0..90)
+        .map(|s| CoMinuteSum {
+            sensor: "s1".into(),
+            at: DateTime::from_millis(60_000 * 10 + s * 1000),
+            celsius: s as f64 / 2.0,
+            hits: (s % 3 == 0).then_some(i32::MAX / 4),
+        })
+        .collect();
+    series.insert_many(&seconds[..45]).await.unwrap();
+    for s in &seconds[45..] {
+        series.insert(s).await.unwrap();
+    }
+    let windows: Vec<Document> = collect(&db, "co_minute_sums").await;
+    assert_eq!(windows.len(), 2, "90 seconds over two minutes");
+    let first = windows
+        .iter()
+        .find(|w| w.get_datetime("at").ok() == Some(&DateTime::from_millis(600_000)))
+        .unwrap();
+    assert_eq!(first.get_i32("celsius_num").unwrap(), 60, "{first}");
+    assert_eq!(first.get_i32("hits_num").unwrap(), 20, "{first}");
+    // 20 times a quarter of `i32::MAX`: widened to a long, which the validator allows.
+    assert_eq!(
+        first.get_i64("hits_sum").unwrap(),
+        20 * i64::from(i32::MAX / 4),
+        "{first}"
+    );
+    assert_eq!(first.get_f64("celsius_max").unwrap(), 29.5, "{first}");
+    let summary = series
+        .summary(
+            "s1".to_owned(),
+            DateTime::from_millis(600_000),
+            DateTime::from_millis(720_000),
+        )
+        .await
+        .unwrap();
+    assert_eq!(summary.count(), 90);
+    // Written around the toolkit: a count that is not a number, a missing count, a sum of the
+    // wrong type, a field the rollup does not keep.
+    let at = DateTime::from_millis(0);
+    refused(
+        insert_raw(
+            &db,
+            "co_minute_sums",
+            doc! { "sensor": "s1", "at": at, "celsius_num": "many", "hits_num": 0 },
+        )
+        .await,
+        "celsius_num",
+    );
+    refused(
+        insert_raw(
+            &db,
+            "co_minute_sums",
+            doc! { "sensor": "s1", "at": at, "hits_num": 0 },
+        )
+        .await,
+        "celsius_num",
+    );
+    refused(
+        insert_raw(
+            &db,
+            "co_minute_sums",
+            doc! { "sensor": "s1", "at": at, "celsius_num": 1, "hits_num": 1, "hits_sum": 1.5 },
+        )
+        .await,
+        "hits_sum",
+    );
+    refused(
+        insert_raw(
+            &db,
+            "co_minute_sums",
+            doc! { "sensor": "s1", "at": at, "celsius_num": 1, "hits_num": 0, "celsius": 3.0 },
+        )
+        .await,
+        "celsius",
+    );
+}
+
+async fn collect(db: &mongodb::Database, collection: &str) -> Vec<Document> {
+    use futures_util::TryStreamExt;
+    db.collection::<Document>(collection)
+        .find(doc! {})
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap()
 }

@@ -125,7 +125,10 @@
 //! | `#[bucket(max_count = ..)]` | the series (the measurement's own collection) | `{_id: objectId, <keys>, start, end, first, last: date, count: 0..=max_count, bytes?, summary?: object, measurements: [at most max_count measurements without their keys]}` |
 //!
 //! A `slots` series' windows: `{_id: objectId, <keys>, <time>: date, <value>?: object}` (the
-//! maps of slots are objects; what is in them is not checked).
+//! maps of slots are objects; what is in them is not checked). A `rollup` series' windows:
+//! `{_id: objectId, <keys>, <time>: date, <field>_num: a count, <field>_sum?, <field>_min?,
+//! <field>_max?}` for each summarised field, the extremes of the field's own shape and a sum of
+//! integers an `int` or `long` (absent until a measurement has the field).
 //!
 //! An integer the server widens is refused, not stored: a count or sum in an `i32` field
 //! pushed past `i32::MAX` (a computed sum, a batched counter's flush, a sharded field's
@@ -133,10 +136,11 @@
 //! ([`Error::ValidationFailed`](crate::Error::ValidationFailed), nothing written; a batched
 //! count stays pending). Declare such a field `i64`.
 //!
-//! **Not yet:** a `rollup` or native series gets no validator
-//! ([`ValidatorState::NotGenerated`]); a collection holding documents of several shapes (the
-//! variants of a polymorphic collection declared as separate structs, or two models naming one
-//! collection) gets none either: declare an enum model to have one `oneOf` validator. A
+//! **None:** a native time-series series gets no validator ([`ValidatorState::NotGenerated`]):
+//! the server refuses one on a time-series collection. **Not yet:** a collection holding
+//! documents of several shapes (the variants of a polymorphic collection declared as separate
+//! structs, or two models naming one collection) gets none either: declare an enum model to
+//! have one `oneOf` validator. A
 //! `#[schema_version]` model's validator describes its current shape, so its older documents
 //! fail it until converged (install at `moderate` until then).
 //!

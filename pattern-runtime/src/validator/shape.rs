@@ -2,6 +2,7 @@
 //! known (numbers, strings, dates, ids, arrays, options, and every struct deriving `Model` or
 //! `Fields`), and the [`Shape`] a `$jsonSchema` is made from.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
 use bson::{doc, Bson, Document};
@@ -83,8 +84,9 @@ pub enum Shape {
 /// stored document has it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Property {
-    /// The BSON name.
-    pub name: &'static str,
+    /// The BSON name (borrowed from the derive's constants, or made at run time: a rollup's
+    /// `speed_sum`).
+    pub name: Cow<'static, str>,
     /// Its shape.
     pub shape: Shape,
     /// Whether the field is always stored (not an `Option`, no `skip_serializing_if`, its type's
@@ -94,9 +96,9 @@ pub struct Property {
 
 impl Property {
     /// A property: its BSON name, its shape, whether every stored document has it.
-    pub fn new(name: &'static str, shape: Shape, required: bool) -> Property {
+    pub fn new(name: impl Into<Cow<'static, str>>, shape: Shape, required: bool) -> Property {
         Property {
-            name,
+            name: name.into(),
             shape,
             required,
         }
@@ -184,11 +186,11 @@ impl Shape {
                 let mut branches: Vec<Bson> = variants
                     .iter()
                     .map(|(value, properties)| {
-                        let mut with_tag = vec![Property {
-                            name: tag,
-                            shape: Shape::OneOf(vec![Bson::from(*value)]),
-                            required: true,
-                        }];
+                        let mut with_tag = vec![Property::new(
+                            *tag,
+                            Shape::OneOf(vec![Bson::from(*value)]),
+                            true,
+                        )];
                         with_tag.extend(properties.iter().filter(|p| p.name != *tag).cloned());
                         Bson::Document(object_schema(&with_tag, additional))
                     })
@@ -263,11 +265,11 @@ pub(crate) fn object_schema(properties: &[Property], additional: bool) -> Docume
     let required: Vec<&str> = properties
         .iter()
         .filter(|p| p.required)
-        .map(|p| p.name)
+        .map(|p| &*p.name)
         .collect();
     let mut props = Document::new();
     for p in properties {
-        props.insert(p.name, p.shape.schema(additional));
+        props.insert(&*p.name, p.shape.schema(additional));
     }
     let mut schema = doc! { "bsonType": "object" };
     if !required.is_empty() {
@@ -308,11 +310,7 @@ pub fn object_shape(properties: fn() -> Vec<Property>) -> Shape {
 pub fn property(name: &'static str, shape: Option<Shape>, omittable: bool) -> Property {
     let shape = shape.unwrap_or(Shape::Any);
     let required = shape.is_known() && !shape.is_nullable() && !omittable;
-    Property {
-        name,
-        shape,
-        required,
-    }
+    Property::new(name, shape, required)
 }
 
 /// Whether a type has a [`BsonShape`], asked by generated code through autoref: `Some` of its
