@@ -294,6 +294,66 @@ async fn retention_keeps_the_last_revisions_and_the_history_is_indexed() {
 }
 
 #[tokio::test]
+async fn a_document_inserted_again_after_its_delete_goes_on_from_its_history() {
+    let db = test_db("versioning_second_life").await;
+    Page::sync_indexes(&db).await.unwrap();
+    let pages = Page::collection(&db);
+    let page = |body: &str| Page {
+        id: 1,
+        rev: 0,
+        body: body.into(),
+    };
+    let mut p = page("0");
+    pages.insert(&mut p).await.unwrap();
+    for n in 1..=6 {
+        p.body = n.to_string();
+        pages.save(&mut p).await.unwrap();
+    }
+    pages.delete(1).await.unwrap();
+    // Revisions 4..=6 kept, 7 archived by the delete. Writers race to insert `_id` 1 again:
+    // exactly one succeeds, at version 8.
+    let inserts = (0..8).map(|n| {
+        let pages = pages.clone();
+        async move {
+            let mut again = page(&format!("again {n}"));
+            pages.insert(&mut again).await.map(|()| again)
+        }
+    });
+    let results = futures_util::future::join_all(inserts).await;
+    let (won, lost): (Vec<_>, Vec<_>) = results.into_iter().partition(Result::is_ok);
+    assert_eq!(won.len(), 1, "{lost:?}");
+    assert!(
+        lost.iter()
+            .all(|r| matches!(r, Err(Error::DuplicateKey { .. }))),
+        "{lost:?}"
+    );
+    let mut again = won.into_iter().next().unwrap().unwrap();
+    assert_eq!(again.rev, 8);
+    let stored = db
+        .collection::<bson::Document>("pages")
+        .find_one(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        stored.get("rev"),
+        Some(&Bson::Int32(8)),
+        "an `i32` version stays an Int32"
+    );
+    again.body = "after".into();
+    assert_eq!(pages.save(&mut again).await.unwrap(), 9);
+    let kept: Vec<(i64, bool)> = pages
+        .history(1)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.version, r.deleted))
+        .collect();
+    assert_eq!(kept, [(8, false), (7, true), (6, false)]);
+    assert_eq!(pages.revision(1, 7).await.unwrap().body, "6");
+}
+
+#[tokio::test]
 async fn transient_failures_are_retried_without_a_duplicate_revision() {
     let db = test_db("versioning_faults").await;
     Article::sync_indexes(&db).await.unwrap();

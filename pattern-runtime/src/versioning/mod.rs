@@ -57,6 +57,16 @@
 //! too large to be archived later is refused now ([`Error::DocumentTooLarge`]); a `save` checks
 //! the size before sending. [`patterns`](crate::patterns) gives each operation's round trips.
 //!
+//! # Deleted, then inserted again
+//!
+//! `delete` archives the document's last version (marked [`deleted`](Revision::deleted)) and
+//! keeps its history. A document inserted later with the same `_id` goes on from it: `insert`
+//! reads the history's last version first and inserts at the next one (a first insert is at
+//! version 1), so `history` shows both lives as one gapless sequence and every `save` of the
+//! new document archives a version nobody archived before. An insert racing the `delete` of the
+//! same `_id` on a deployment without transactions may read the history before the deleted
+//! revision is written: its first `save` is then an [`Error::DuplicateKey`], nothing written.
+//!
 //! # Without transactions
 //!
 //! On a deployment without transactions (a standalone server), the revision is written first,

@@ -50,30 +50,75 @@ fn check_archivable<M: Model>(doc: &Document) -> Result<()> {
 }
 
 impl<M: Versioned> ModelCollection<M> {
-    /// Inserts a new document at version 1 (and sets `doc`'s version to 1).
+    /// Inserts a new document at version 1 (and sets `doc`'s version to 1). An `_id` whose
+    /// earlier document was deleted keeps that document's history, and the new one goes on from
+    /// it: it is inserted at the version after the last revision, so that one `_id`'s revisions
+    /// stay one gapless sequence and every later `save` can archive its version. Two round
+    /// trips: the last revision's version (read on the history's unique `{docId, version}`
+    /// index), then the insert. [`Error::DuplicateKey`] when a document with this `_id` exists.
     #[operation(versioning.insert, id = tracing::field::Empty)]
     pub async fn insert(&self, doc: &mut M) -> Result<()> {
         doc.set_version(1);
         let d = bson::serialize_to_document(&*doc)?;
-        if let Some(id) = d.get("_id") {
-            tracing::Span::current().record("id", tracing::field::display(id));
-        }
+        let id = d.get("_id").cloned().unwrap_or(Bson::Null);
+        tracing::Span::current().record("id", tracing::field::display(&id));
         crate::literal::check_stored_id(&d)?;
         check_archivable::<M>(&d)?;
-        if derived::has_insert_dependents(M::SCHEMA) || self.transaction().is_some() {
-            // With what derives from it (counts, ...), in one transaction.
-            let raw = self.documents();
+        let raw = self.documents();
+        let version = if derived::has_insert_dependents(M::SCHEMA) || self.transaction().is_some() {
+            // With what derives from it (counts, ...), in one transaction, which also sees the
+            // history as the insert finds the collection.
             transact!(self.database(), self.transaction(), |s| async {
                 let mut s: Option<&mut ClientSession> = s;
+                let (v, d) = self.at_next_version(s.as_deref_mut(), &id, &d).await?;
                 let insert = raw.insert_one(d.clone());
                 in_session!(insert, s.as_deref_mut())?;
-                derived::inserted(self.database(), s, M::SCHEMA, std::slice::from_ref(&d)).await
-            })?;
+                derived::inserted(self.database(), s, M::SCHEMA, std::slice::from_ref(&d)).await?;
+                Ok::<_, mongodb::error::Error>(v)
+            })?
         } else {
-            self.documents().insert_one(d).await?;
-        }
-        tracing::debug!(inserted = 1, version = 1, "document inserted");
+            let (v, d) = self.at_next_version(None, &id, &d).await?;
+            raw.insert_one(d).await?;
+            v
+        };
+        doc.set_version(version);
+        tracing::debug!(inserted = 1, version, "document inserted");
         Ok(())
+    }
+
+    /// `d` at the version a new document of `_id` `id` starts at: 1, or the one after the last
+    /// revision an earlier document of this `_id` left in the history.
+    async fn at_next_version(
+        &self,
+        session: Option<&mut ClientSession>,
+        id: &Bson,
+        d: &Document,
+    ) -> mongodb::error::Result<(i64, Document)> {
+        let history = self.history_coll();
+        let last = history
+            .find_one(doc! { "docId": id.clone() })
+            .sort(doc! { "version": -1 })
+            .projection(doc! { "_id": 0, "version": 1 });
+        let last = match session {
+            Some(s) => last.session(s).await?,
+            None => last.await?,
+        };
+        let Some(last) = last.as_ref().and_then(|r| version_of(r, "version")) else {
+            return Ok((1, d.clone()));
+        };
+        let v = last.saturating_add(1);
+        tracing::debug!(
+            last_revision = last,
+            version = v,
+            "an earlier document of this _id left revisions: the new one goes on from them"
+        );
+        let field = spec::<M>().version_field();
+        let mut d = d.clone();
+        d.insert(
+            field,
+            crate::validator::shape::integer_for(M::SCHEMA, field, v),
+        );
+        Ok((v, d))
     }
 
     /// Loads the document `id`, lets `change` modify it, and saves it; when someone saved it in
