@@ -317,12 +317,16 @@ impl Increments {
                 doc! { "$inc": { self.field.as_str(): amount.clone() } },
             )
             .upsert(self.upsert);
+        // An `$inc` the server refuses because the count would leave the 64-bit range is
+        // `Error::InvalidValue`, nothing written.
+        let counted = format!("`{}` in `{}`", self.field, self.collection.name());
+        let overflow = |e| crate::error::inc_overflow(e, &[self.field.as_str()], &counted);
         let written = match &self.tx {
             Some(tx) => {
                 let mut session = crate::txn::Transaction::session_of(Some(tx)).await?;
-                crate::txn::in_session!(inc, session.as_deref_mut())?
+                crate::txn::in_session!(inc, session.as_deref_mut()).map_err(overflow)?
             }
-            None => inc.await?,
+            None => inc.await.map_err(overflow)?,
         };
         let collection = self.collection.name();
         let field = self.field.as_str();

@@ -7,7 +7,7 @@ use super::*;
 
 /// One hot counter split over `shards` documents `{_id: "<name>:<k>", count}`: each increment
 /// upserts a random shard, so concurrent writers rarely touch the same document; the read sums
-/// the shards in one aggregation and is exact.
+/// the shards in one `find` and is exact.
 #[derive(Debug)]
 pub struct ShardedCounter {
     target: Increments,
@@ -86,25 +86,35 @@ impl ShardedCounter {
         self.target.writes()
     }
 
-    /// The exact total: the shards summed in one aggregation.
+    /// The exact total: the shards read in one `find` and summed here, exactly.
+    /// [`Error::InvalidValue`] when the total leaves the 64-bit range (each shard holds at most
+    /// `i64::MAX`, but several together may pass it).
     pub async fn read(&self) -> Result<i64> {
         let ids: Vec<Bson> = (0..self.shards).map(|k| self.shard_id(k)).collect();
-        let sum = self.target.collection.aggregate([
-            doc! { "$match": { "_id": { "$in": ids } } },
-            doc! { "$group": { "_id": Bson::Null, "total": { "$sum": "$count" } } },
-        ]);
+        let shards = self
+            .target
+            .collection
+            .find(doc! { "_id": { "$in": ids } })
+            .projection(doc! { "_id": 0, "count": 1 });
         let mut session = crate::txn::Transaction::session_of(self.target.tx.as_ref()).await?;
-        let found = crate::txn::collect_in!(sum, session.as_deref_mut())?;
-        let total = match found.into_iter().next() {
-            Some(d) => match d.get("total") {
-                Some(Bson::Int32(n)) => i64::from(*n),
-                Some(Bson::Int64(n)) => *n,
-                Some(Bson::Double(n)) => *n as i64,
+        let found = crate::txn::collect_in!(shards, session.as_deref_mut())?;
+        let total: i128 = found
+            .iter()
+            .map(|d| match d.get("count") {
+                Some(Bson::Int32(n)) => i128::from(*n),
+                Some(Bson::Int64(n)) => i128::from(*n),
+                Some(Bson::Double(n)) => *n as i128,
                 _ => 0,
-            },
-            None => 0,
-        };
-        Ok(total)
+            })
+            .sum();
+        i64::try_from(total).map_err(|_| Error::InvalidValue {
+            field: self.target.field.clone(),
+            reason: format!(
+                "the {} shards of `{}` add up to {total}, past the 64-bit range",
+                found.len(),
+                self.target.collection.name()
+            ),
+        })
     }
 }
 
@@ -193,7 +203,7 @@ impl ShardedField {
         self.counter.add(n).await
     }
 
-    /// The exact total (one aggregation over the shards).
+    /// The exact total (one `find` of the shards); [`Error::InvalidValue`] past the 64-bit range.
     pub async fn read(&self) -> Result<i64> {
         self.check_id()?;
         self.counter.read().await
