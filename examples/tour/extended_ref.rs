@@ -77,7 +77,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     crate::heading("Chapter 5: extended reference, copies kept in sync or kept as snapshots");
     let db = crate::chapter_db(client, "extended_ref").await?;
     for model in [Order::SCHEMA, Receipt::SCHEMA] {
-        for e in model.embeddings() {
+        for e in model.specs::<pattern_runtime::Embedding>() {
             println!(
                 "  {}.{}: a {} copy of {} {:?}, index {}",
                 e.collection(),

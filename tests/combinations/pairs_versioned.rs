@@ -70,7 +70,10 @@ async fn assert_history<M>(db: &TestDb, id: impl Into<Bson>, expected: &[(i64, M
 where
     M: Model + PartialEq + std::fmt::Debug,
 {
-    let history = M::SCHEMA.versioning().unwrap().history();
+    let history = M::SCHEMA
+        .spec::<pattern_runtime::VersionSpec>()
+        .unwrap()
+        .history();
     let id = id.into();
     let revisions: Vec<Document> = db
         .collection::<Document>(history)

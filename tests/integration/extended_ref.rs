@@ -801,11 +801,13 @@ fn schemas_describe_the_embeddings() {
             mode: Mode::Propagate
         }
     )));
-    assert_eq!(Customer::SCHEMA.reference_specs().len(), 1);
-    assert!(Order::SCHEMA.reference_specs().is_empty());
+    assert_eq!(
+        Customer::SCHEMA.specs::<pattern_runtime::RefSpec>().count(),
+        1
+    );
+    assert!(Order::SCHEMA.spec::<pattern_runtime::RefSpec>().is_none());
     let paths: Vec<String> = Order::SCHEMA
-        .embeddings()
-        .iter()
+        .specs::<pattern_runtime::Embedding>()
         .map(|e| e.path())
         .collect();
     assert_eq!(paths, ["customerSnapshot", "billing", "items.product"]);

@@ -317,12 +317,21 @@ async fn the_seed_catalogue_answers_its_two_queries_and_stores_the_seed_shape() 
             "{name} in {on_products:?}"
         );
     }
-    let schema = Category::SCHEMA.tree_spec().unwrap();
+    let schema = Category::SCHEMA
+        .spec::<pattern_runtime::TreeSpec>()
+        .unwrap();
     assert_eq!(
         (schema.key(), schema.parent(), schema.ancestors()),
         ("name", "parent", "ancestors")
     );
-    assert_eq!(Product::SCHEMA.in_trees()[0].path(), "categoryPath");
+    assert_eq!(
+        Product::SCHEMA
+            .specs::<pattern_runtime::HolderSpec>()
+            .next()
+            .unwrap()
+            .path(),
+        "categoryPath"
+    );
     assert_eq!(assert_no_stale_path(&db).await, 12);
     assert!(tree.check().await.unwrap().is_clean());
 }

@@ -191,13 +191,6 @@ impl PatternSpec for ApproximateSpec {
     }
 }
 
-impl ModelSchema {
-    /// The fields of this model counted approximately.
-    pub fn approximated(&self) -> impl Iterator<Item = &'static ApproximateSpec> {
-        self.specs::<ApproximateSpec>()
-    }
-}
-
 /// A source of uniform numbers in `[0, 1)`: [`SampledCounter`] and [`ShardedCounter`] draw
 /// from it. [`Random::seeded`] makes runs repeatable (tests); [`Random::new`] seeds from the clock.
 pub struct Random {

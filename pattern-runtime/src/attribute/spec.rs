@@ -164,10 +164,3 @@ impl PatternSpec for AttributeSpec {
         Some(Box::pin(super::check::audit_attributes(self, sample)))
     }
 }
-
-impl ModelSchema {
-    /// The model's `#[attribute]` fields.
-    pub fn attributes(&self) -> Vec<&'static AttributeSpec> {
-        self.specs().collect()
-    }
-}

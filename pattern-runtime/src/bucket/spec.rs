@@ -11,7 +11,7 @@ use mongodb::Database;
 use super::{fields, native};
 use crate::error::Result;
 use crate::finding::{Check, Finding};
-use crate::schema::{spec, ModelSchema, PatternSpec, Sample};
+use crate::schema::{spec, PatternSpec, Sample};
 use crate::validator::{Property, Shape};
 
 impl PatternSpec for SeriesSpec {
@@ -137,14 +137,6 @@ impl PatternSpec for SeriesSpec {
             .into_iter()
             .collect();
         Some(Box::pin(async move { Ok(findings) }))
-    }
-}
-
-impl ModelSchema {
-    /// The `#[bucket(...)]` storage of a [`Measurement`]: then this schema describes the bucket
-    /// (or native time-series) collection.
-    pub fn series_spec(&self) -> Option<&'static SeriesSpec> {
-        self.specs().next()
     }
 }
 

@@ -145,7 +145,7 @@ impl<M: Model> ComputedFields<M> {
     pub fn new(db: &Database) -> Self {
         ComputedFields {
             db: db.clone(),
-            feeds: Feed::group(M::SCHEMA, M::SCHEMA.computed_from()),
+            feeds: Feed::group(M::SCHEMA, M::SCHEMA.specs::<ComputedFromSpec>()),
             tx: None,
             _model: PhantomData,
         }

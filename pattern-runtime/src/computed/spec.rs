@@ -130,7 +130,7 @@ impl PatternSpec for ComputedFromSpec {
     /// The fields of `model` computed from the same source through the same `by` as this one,
     /// listed once (by the first of them): one update of a target per source change.
     fn dependents(&'static self, model: &'static ModelSchema) -> Vec<Box<dyn Dependent>> {
-        Feed::group(model, model.computed_from())
+        Feed::group(model, model.specs::<ComputedFromSpec>())
             .into_iter()
             .filter(|f| f.specs.first().is_some_and(|s| std::ptr::eq(*s, self)))
             .map(|f| Box::new(f) as Box<dyn Dependent>)
@@ -144,12 +144,5 @@ impl PatternSpec for ComputedFromSpec {
         sample: &'a Sample<'a>,
     ) -> Option<BoxFuture<'a, Result<Vec<Finding>>>> {
         Some(Box::pin(super::check::audit_computed(self, sample)))
-    }
-}
-
-impl ModelSchema {
-    /// The fields of this model computed from other models.
-    pub fn computed_from(&self) -> impl Iterator<Item = &'static ComputedFromSpec> {
-        self.specs::<ComputedFromSpec>()
     }
 }

@@ -53,7 +53,7 @@ impl<M: Model + Serialize> Computing<M> {
                 Feed::group(
                     target,
                     target
-                        .computed_from()
+                        .specs::<ComputedFromSpec>()
                         .filter(|s| std::ptr::eq(s.source(), M::SCHEMA)),
                 )
             })

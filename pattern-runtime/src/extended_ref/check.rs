@@ -27,7 +27,9 @@ pub(super) async fn audit_copies(
     // A source stored in an older schema version is compared as its current shape: read whole
     // and upgraded (one that does not upgrade is left out: the read reports it).
     let schema = reference.source_schema();
-    let versioned = schema.schema_versions().is_some();
+    let versioned = schema
+        .spec::<crate::schema_version::SchemaVersionSpec>()
+        .is_some();
     let coll = sample
         .db
         .collection::<Document>(reference.source_collection());
@@ -89,7 +91,10 @@ pub(super) async fn audit_copies(
                 sample.documents.len()
             ),
             {
-                let versioned = reference.source_schema().versioning().is_some();
+                let versioned = reference
+                    .source_schema()
+                    .spec::<crate::versioning::VersionSpec>()
+                    .is_some();
                 let handle = format!("{}::references(&db)", reference.source());
                 let kept = if versioned {
                     "the versioned model's own writes keep them in sync"
@@ -162,7 +167,9 @@ impl<M: Model> References<M> {
         let step = transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
             // A source of an older schema version: read whole, copied as its current shape.
-            let versioned = M::SCHEMA.schema_versions().is_some();
+            let versioned = M::SCHEMA
+                .spec::<crate::schema_version::SchemaVersionSpec>()
+                .is_some();
             let find = raw.find_one(doc! { "_id": id.clone() });
             let find = if versioned {
                 find

@@ -253,8 +253,7 @@ impl<M: Model> References<M> {
     /// Every field of every registered model that keeps a copy of `M` in sync.
     pub fn propagated(&self) -> Vec<&'static Embedding> {
         M::SCHEMA
-            .reference_specs()
-            .iter()
+            .specs::<RefSpec>()
             .flat_map(|r| r.embeddings())
             .filter(|e| e.mode() == Mode::Propagate)
             .collect()

@@ -79,7 +79,7 @@ impl RefSpec {
     pub fn embeddings(&'static self) -> Vec<&'static Embedding> {
         registered_models()
             .into_iter()
-            .flat_map(|schema| schema.embeddings())
+            .flat_map(|schema| schema.specs::<Embedding>())
             .filter(|e| std::ptr::eq(e.reference(), self))
             .collect()
     }
@@ -146,19 +146,6 @@ impl PatternSpec for Embedding {
     ) -> Option<BoxFuture<'a, Result<Vec<Finding>>>> {
         (self.mode() == Mode::Propagate)
             .then(|| Box::pin(super::check::audit_copies(self, sample)) as _)
-    }
-}
-
-impl ModelSchema {
-    /// The extended reference shapes declared on this model (`#[extended_ref(CustomerRef(..))]`):
-    /// what other models copy from it (its handle is the model's `references(&db)`).
-    pub fn reference_specs(&self) -> Vec<&'static RefSpec> {
-        self.specs().collect()
-    }
-
-    /// The fields of this model that hold extended references to other models.
-    pub fn embeddings(&self) -> Vec<&'static Embedding> {
-        self.specs().collect()
     }
 }
 

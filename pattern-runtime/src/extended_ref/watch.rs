@@ -51,8 +51,7 @@ impl<M: Referenced> Watcher<M> {
                 .collect(),
             // A replacement: the stream does not say what changed.
             _ => M::SCHEMA
-                .reference_specs()
-                .iter()
+                .specs::<super::RefSpec>()
                 .flat_map(|r| r.fields().iter().map(|f| (*f).to_owned()))
                 .collect(),
         };
@@ -76,7 +75,7 @@ impl<M: Referenced> Watcher<M> {
         // copies are made from its upgrade, and the event's field names are the old shape's,
         // so every copied field counts as touched.
         let older = M::SCHEMA
-            .schema_versions()
+            .spec::<crate::schema_version::SchemaVersionSpec>()
             .is_some_and(|spec| spec.version_of(&source) != Ok(spec.current()));
         let source = match crate::schema_version::current_document(M::SCHEMA, source) {
             Ok(source) => source,

@@ -204,10 +204,3 @@ impl PatternSpec for OutlierSpec {
         Some(Box::pin(super::check::audit_outlier(self, sample)))
     }
 }
-
-impl ModelSchema {
-    /// The model's `#[outlier(...)]` fields.
-    pub fn outliers(&self) -> impl Iterator<Item = &'static OutlierSpec> {
-        self.specs::<OutlierSpec>()
-    }
-}

@@ -104,10 +104,3 @@ impl PatternSpec for SlotSpec {
         Some(Box::pin(super::check::audit_grid(self, sample)))
     }
 }
-
-impl ModelSchema {
-    /// The `#[preallocated(..)]` grid of a slot model.
-    pub fn preallocated(&self) -> Option<&'static SlotSpec> {
-        self.specs().next()
-    }
-}

@@ -326,13 +326,6 @@ impl PatternSpec for RelationSpec {
     }
 }
 
-impl ModelSchema {
-    /// The model's `#[relation]` fields.
-    pub fn relations(&self) -> Vec<&'static RelationSpec> {
-        self.specs().collect()
-    }
-}
-
 // ----- compile-time checks of two-way relations -----
 
 /// One `#[relation]` field, as the compile-time checks of other models read it.

@@ -13,7 +13,7 @@ use crate::txn::{collect_in, Transaction};
 /// versions or a current document, upgraded otherwise. The errors are the document's own
 /// ([`Error::UnknownSchemaVersion`], [`Error::Upgrade`]).
 pub(crate) fn current_document(model: &'static ModelSchema, doc: Document) -> Result<Document> {
-    match model.schema_versions() {
+    match model.spec::<super::SchemaVersionSpec>() {
         None => Ok(doc),
         Some(spec) => spec.upgrade_document(model, doc),
     }
@@ -31,7 +31,7 @@ pub(crate) fn decode<M: Model>(doc: Document) -> Result<M> {
 /// document that does not read is the model's own error ([`Model::unreadable`]: an unknown
 /// variant of a polymorphic model).
 pub(crate) fn decode_raw<M: Model>(raw: &RawDocumentBuf) -> Result<M> {
-    if let Some(spec) = M::SCHEMA.schema_versions() {
+    if let Some(spec) = M::SCHEMA.spec::<super::SchemaVersionSpec>() {
         if !spec.is_current(raw) {
             let doc = Document::try_from(raw.as_ref())?;
             return decode::<M>(doc);
@@ -94,7 +94,7 @@ impl<M: Model> ModelCollection<M> {
     /// the current one, each conditional on the document as read: one `update` for them all.
     /// A failure there is a `WARN` event, not the read's error: the documents stay as stored.
     async fn decode_all(&self, raws: &[RawDocumentBuf]) -> Vec<Result<M>> {
-        let spec = match M::SCHEMA.schema_versions() {
+        let spec = match M::SCHEMA.spec::<super::SchemaVersionSpec>() {
             Some(spec) if self.writes_back() && self.transaction().is_none() => spec,
             _ => return raws.iter().map(decode_raw::<M>).collect(),
         };

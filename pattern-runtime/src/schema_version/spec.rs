@@ -8,7 +8,7 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::model::Model;
-use crate::schema::{spec, ModelSchema};
+use crate::schema::spec;
 
 /// The version field of a model whose current shape is version `N`: it always holds `N`.
 ///
@@ -203,13 +203,6 @@ impl SchemaVersionSpec {
             // `null` matches a missing field too.
             bson::doc! { "$or": [listed, { field: Bson::Null }] }
         }
-    }
-}
-
-impl ModelSchema {
-    /// The `#[schema_version(...)]` declaration, if the model has older versions.
-    pub fn schema_versions(&self) -> Option<&'static SchemaVersionSpec> {
-        self.specs().next()
     }
 }
 

@@ -104,7 +104,7 @@ pub(crate) async fn upgrade_matching(
     model: &'static ModelSchema,
     filter: &Document,
 ) -> mongodb::error::Result<()> {
-    let Some(spec) = model.schema_versions() else {
+    let Some(spec) = model.spec::<SchemaVersionSpec>() else {
         return Ok(());
     };
     let coll: mongodb::Collection<Document> = db.collection(model.collection());
@@ -128,7 +128,7 @@ pub(crate) async fn upgrade_matching_in(
     model: &'static ModelSchema,
     filter: &Document,
 ) -> Result<()> {
-    if model.schema_versions().is_none() {
+    if model.spec::<SchemaVersionSpec>().is_none() {
         return Ok(());
     }
     let mut session = Transaction::session_of(tx).await?;

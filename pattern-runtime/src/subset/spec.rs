@@ -167,13 +167,6 @@ impl PatternSpec for SubsetSpec {
     }
 }
 
-impl ModelSchema {
-    /// The model's `#[subset(...)]` fields.
-    pub fn subsets(&self) -> Vec<&'static SubsetSpec> {
-        self.specs().collect()
-    }
-}
-
 /// The parts of a [`SubsetSpec`], as generated code writes them. Not a stable API.
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]

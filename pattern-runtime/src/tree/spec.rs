@@ -88,7 +88,7 @@ impl TreeSpec {
     pub fn holders(&'static self) -> Vec<&'static HolderSpec> {
         registered_models()
             .into_iter()
-            .flat_map(|schema| schema.in_trees())
+            .flat_map(|schema| schema.specs::<HolderSpec>())
             .filter(|h| std::ptr::eq(h.tree(), self))
             .collect()
     }
@@ -339,17 +339,5 @@ impl PatternSpec for HolderSpec {
             self.path(),
             "`#[in_tree]` (the tree's depth)",
         )]
-    }
-}
-
-impl ModelSchema {
-    /// The `#[tree(..)]` of a node model (its handle is the model's `tree(&db)`).
-    pub fn tree_spec(&self) -> Option<&'static TreeSpec> {
-        self.specs().next()
-    }
-
-    /// The trees this model's documents sit in (`#[in_tree(..)]`).
-    pub fn in_trees(&self) -> Vec<&'static HolderSpec> {
-        self.specs().collect()
     }
 }

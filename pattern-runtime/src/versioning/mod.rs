@@ -124,7 +124,7 @@ pub struct Revision<M> {
 }
 
 fn spec<M: Versioned>() -> &'static VersionSpec {
-    match M::SCHEMA.versioning() {
+    match M::SCHEMA.spec::<VersionSpec>() {
         Some(v) => v,
         // The derive implements `Versioned` only with `#[versioned]`.
         None => unreachable!("Versioned without #[versioned]"),

@@ -41,13 +41,6 @@ impl PatternSpec for VersionSpec {
     }
 }
 
-impl ModelSchema {
-    /// The `#[versioned(...)]` settings, if the model is versioned.
-    pub fn versioning(&self) -> Option<&'static VersionSpec> {
-        self.specs().next()
-    }
-}
-
 spec! {
     /// `#[versioned(...)]`, as static data.
     #[derive(Debug, Clone, Copy)]

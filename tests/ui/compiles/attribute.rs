@@ -34,7 +34,9 @@ pub fn main() {
     assert_eq!(Spec::ScreenSize.as_key(), "SCREEN_SIZE");
     assert_eq!(Spec::Memory.as_key(), "ram");
     assert_eq!(<SpecItem as AttributeItem>::KEY, "specName");
-    let spec = Product::SCHEMA.attributes()[0];
+    let spec = Product::SCHEMA
+        .spec::<pattern_runtime::attribute::AttributeSpec>()
+        .unwrap();
     assert_eq!(spec.field(), "techSpecs");
     let keys: Vec<&str> = spec.index().keys().iter().map(|k| k.path).collect();
     assert_eq!(keys, ["techSpecs.specName", "techSpecs.specValue"]);
