@@ -13,6 +13,18 @@ pub enum Order {
     Descending,
 }
 
+/// `Condition`'s comparisons with one value, each one `op` of the value as it is.
+macro_rules! comparisons {
+    ($($(#[$doc:meta])* $name:ident $op:literal;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(&self, value: impl Into<Bson>) -> Result<Document> {
+                self.op($op, value.into())
+            }
+        )*
+    };
+}
+
 /// One attribute's condition: from [`Attributes::key`].
 #[derive(Debug, Clone)]
 pub struct Condition {
@@ -54,31 +66,23 @@ impl Condition {
         self.elem_match(Some(Bson::Document(doc! { op: value })))
     }
 
-    /// The attribute equals `value` (`$eq`: a regex or a document is compared as a value, never
-    /// matched as a pattern or read as an operator).
-    pub fn eq(&self, value: impl Into<Bson>) -> Result<Document> {
-        self.op("$eq", value.into())
+    comparisons! {
+        /// The attribute equals `value` (`$eq`: a regex or a document is compared as a value,
+        /// never matched as a pattern or read as an operator).
+        eq "$eq";
+        /// The attribute is present and differs from `value` (a document without it does not
+        /// match).
+        ne "$ne";
+        /// The attribute is above `value`.
+        gt "$gt";
+        /// The attribute is at least `value`.
+        gte "$gte";
+        /// The attribute is below `value`.
+        lt "$lt";
+        /// The attribute is at most `value`.
+        lte "$lte";
     }
-    /// The attribute is present and differs from `value` (a document without it does not match).
-    pub fn ne(&self, value: impl Into<Bson>) -> Result<Document> {
-        self.op("$ne", value.into())
-    }
-    /// The attribute is above `value`.
-    pub fn gt(&self, value: impl Into<Bson>) -> Result<Document> {
-        self.op("$gt", value.into())
-    }
-    /// The attribute is at least `value`.
-    pub fn gte(&self, value: impl Into<Bson>) -> Result<Document> {
-        self.op("$gte", value.into())
-    }
-    /// The attribute is below `value`.
-    pub fn lt(&self, value: impl Into<Bson>) -> Result<Document> {
-        self.op("$lt", value.into())
-    }
-    /// The attribute is at most `value`.
-    pub fn lte(&self, value: impl Into<Bson>) -> Result<Document> {
-        self.op("$lte", value.into())
-    }
+
     /// The attribute is one of `values`. A regex among them is refused
     /// ([`Error::InvalidValue`]): `$in` would match it as a pattern.
     pub fn is_in(&self, values: impl IntoIterator<Item = impl Into<Bson>>) -> Result<Document> {
