@@ -68,6 +68,31 @@ macro_rules! spec {
 }
 pub(crate) use spec;
 
+/// `of_model!(TreeSpec, "node")`: the `model()`, `collection()` and `schema()` of a spec whose
+/// parts name their model as `model: fn() -> &'static ModelSchema` (a function: the spec is
+/// part of that model's schema), their docs saying which model it is.
+macro_rules! of_model {
+    ($spec:ty, $role:literal) => {
+        impl $spec {
+            #[doc = concat!("The ", $role, " model's name.")]
+            pub fn model(&self) -> &'static str {
+                self.schema().name()
+            }
+
+            #[doc = concat!("The ", $role, " model's collection.")]
+            pub fn collection(&self) -> &'static str {
+                self.schema().collection()
+            }
+
+            #[doc = concat!("The ", $role, " model's schema.")]
+            pub fn schema(&self) -> &'static $crate::ModelSchema {
+                (self.parts.model)()
+            }
+        }
+    };
+}
+pub(crate) use of_model;
+
 spec! {
     /// The static description of a model: its collection, serialized fields and indexes.
     #[derive(Debug, Clone, Copy)]
