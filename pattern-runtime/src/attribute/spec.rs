@@ -135,7 +135,8 @@ impl PatternSpec for AttributeSpec {
         let doc = doc?;
         if self.deduplicated(doc).is_some_and(|(_, dropped)| dropped) {
             return Some(
-                "the attribute array holds a key twice: the attribute pattern keeps one item                  per key (`set` replaces the item of its key)",
+                "the attribute array holds a key twice: the attribute pattern keeps one item \
+                 per key (`set` replaces the item of its key)",
             );
         }
         let Some(Bson::Array(items)) = doc.get(self.field()) else {
@@ -152,7 +153,8 @@ impl PatternSpec for AttributeSpec {
                 _ => true,
             })
             .then_some(
-                "an attribute item has no usable key (missing, not a string, starting with `$`                  or holding `.`): no query could name it",
+                "an attribute item has no usable key (missing, not a string, starting with `$` \
+                 or holding `.`): no query could name it",
             )
     }
 

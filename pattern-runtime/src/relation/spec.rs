@@ -257,7 +257,10 @@ impl crate::schema::Dependent for ChildSides {
                     if named > 0 {
                         return Err(crate::error::refusal(Error::InvalidKey {
                             key: field.to_owned(),
-                            reason: "a deleted owner of a two-way relation would leave children                                      naming it, and their field cannot be empty: `assign` them                                      to another owner first",
+                            reason:
+                                "a deleted owner of a two-way relation would leave children naming \
+                                     it, and their field cannot be empty: `assign` them to \
+                                     another owner first",
                         }));
                     }
                     continue;
