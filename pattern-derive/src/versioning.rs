@@ -56,6 +56,12 @@ impl Pattern for Option<Versioning> {
     fn specs(&self) -> Vec<TokenStream> {
         self.iter().map(|_| quote!(&__VERSIONING)).collect()
     }
+
+    /// A versioned model whose other attributes have mistakes keeps its `Versioned` impl, so
+    /// that its `insert` and `save` calls do not add errors of their own.
+    fn stubs(&self, model: &Model<'_>) -> TokenStream {
+        self.iter().map(|v| v.items(model)).collect()
+    }
 }
 
 /// What a model without `#[versioned]` gets: `Unversioned`, and its `computing` handle, the

@@ -15,4 +15,12 @@ struct User {
     posts_count: i64,
 }
 
+// Only the attribute is the mistake: the model's versioned writes still type-check.
+#[allow(dead_code)]
+async fn write(db: &mongodb::Database, mut user: User) -> pattern_runtime::Result<i64> {
+    let users = User::collection(db);
+    users.insert(&mut user).await?;
+    users.save(&mut user).await
+}
+
 fn main() {}
