@@ -61,11 +61,16 @@
 //!
 //! `delete` archives the document's last version (marked [`deleted`](Revision::deleted)) and
 //! keeps its history. A document inserted later with the same `_id` goes on from it: `insert`
-//! reads the history's last version first and inserts at the next one (a first insert is at
-//! version 1), so `history` shows both lives as one gapless sequence and every `save` of the
-//! new document archives a version nobody archived before. An insert racing the `delete` of the
-//! same `_id` on a deployment without transactions may read the history before the deleted
-//! revision is written: its first `save` is then an [`Error::DuplicateKey`], nothing written.
+//! reads the history's last version and inserts at the next one (a first insert is at version
+//! 1), in one transaction, so `history` shows both lives as one gapless sequence and every
+//! `save` of the new document archives a version nobody archived before. A `delete` of the same
+//! `_id` committing meanwhile makes the transaction run again. Without transactions (a
+//! standalone server), an insert racing the `delete` of its `_id` may read the history before
+//! the deleted revision is written: its first `save` is then an [`Error::DuplicateKey`],
+//! nothing written.
+//!
+//! A version field narrower than 64 bits (`i32`, `u32`) at its maximum takes no further
+//! version: `insert`, `save` and `update` are then [`Error::InvalidValue`], nothing written.
 //!
 //! # Without transactions
 //!

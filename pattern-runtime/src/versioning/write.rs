@@ -49,13 +49,41 @@ fn check_archivable<M: Model>(doc: &Document) -> Result<()> {
     Ok(())
 }
 
+/// [`Error::InvalidValue`] when the version after `current` does not fit `M`'s version field
+/// (an `i32` or `u32` one at its maximum): the server would widen it to a long the field cannot
+/// read back, or the document would keep its version.
+fn check_next_version<M: Versioned>(current: i64) -> Result<()> {
+    let next = current.checked_add(1);
+    let field = spec::<M>().version_field();
+    let ty = M::SCHEMA
+        .field_by_bson_name(field)
+        .map(|f| f.rust_type().replace(' ', ""));
+    let max = match ty.as_deref().and_then(|t| t.rsplit("::").next()) {
+        Some("i32") => i64::from(i32::MAX),
+        Some("u32") => i64::from(u32::MAX),
+        _ => i64::MAX,
+    };
+    if next.is_none_or(|next| next > max) {
+        return Err(Error::InvalidValue {
+            field: field.to_owned(),
+            reason: format!(
+                "the version after {current} does not fit the version field (at most {max}): declare it \
+                 `i64`, or keep the document under a new `_id`"
+            ),
+        });
+    }
+    Ok(())
+}
+
 impl<M: Versioned> ModelCollection<M> {
     /// Inserts a new document at version 1 (and sets `doc`'s version to 1). An `_id` whose
     /// earlier document was deleted keeps that document's history, and the new one goes on from
     /// it: it is inserted at the version after the last revision, so that one `_id`'s revisions
-    /// stay one gapless sequence and every later `save` can archive its version. Two round
-    /// trips: the last revision's version (read on the history's unique `{docId, version}`
-    /// index), then the insert. [`Error::DuplicateKey`] when a document with this `_id` exists.
+    /// stay one gapless sequence and every later `save` can archive its version. One
+    /// transaction: the last revision's version (read on the history's unique `{docId,
+    /// version}` index), the insert, and what derives from the document. [`Error::DuplicateKey`]
+    /// when a document with this `_id` exists; [`Error::InvalidValue`] when the next version
+    /// does not fit the version field's type; nothing is written then.
     #[operation(versioning.insert, id = tracing::field::Empty)]
     pub async fn insert(&self, doc: &mut M) -> Result<()> {
         doc.set_version(1);
@@ -65,22 +93,17 @@ impl<M: Versioned> ModelCollection<M> {
         crate::literal::check_stored_id(&d)?;
         check_archivable::<M>(&d)?;
         let raw = self.documents();
-        let version = if derived::has_insert_dependents(M::SCHEMA) || self.transaction().is_some() {
-            // With what derives from it (counts, ...), in one transaction, which also sees the
-            // history as the insert finds the collection.
-            transact!(self.database(), self.transaction(), |s| async {
-                let mut s: Option<&mut ClientSession> = s;
-                let (v, d) = self.at_next_version(s.as_deref_mut(), &id, &d).await?;
-                let insert = raw.insert_one(d.clone());
-                in_session!(insert, s.as_deref_mut())?;
-                derived::inserted(self.database(), s, M::SCHEMA, std::slice::from_ref(&d)).await?;
-                Ok::<_, mongodb::error::Error>(v)
-            })?
-        } else {
-            let (v, d) = self.at_next_version(None, &id, &d).await?;
-            raw.insert_one(d).await?;
-            v
-        };
+        // In one transaction, so that the history read is the one the insert goes with: a
+        // `delete` of the same `_id` committing in between is a write conflict, and the
+        // transaction runs again.
+        let version = transact!(self.database(), self.transaction(), |s| async {
+            let mut s: Option<&mut ClientSession> = s;
+            let (v, d) = self.at_next_version(s.as_deref_mut(), &id, &d).await?;
+            let insert = raw.insert_one(d.clone());
+            in_session!(insert, s.as_deref_mut())?;
+            derived::inserted(self.database(), s, M::SCHEMA, std::slice::from_ref(&d)).await?;
+            Ok::<_, mongodb::error::Error>(v)
+        })?;
         doc.set_version(version);
         tracing::debug!(inserted = 1, version, "document inserted");
         Ok(())
@@ -106,7 +129,8 @@ impl<M: Versioned> ModelCollection<M> {
         let Some(last) = last.as_ref().and_then(|r| version_of(r, "version")) else {
             return Ok((1, d.clone()));
         };
-        let v = last.saturating_add(1);
+        check_next_version::<M>(last).map_err(crate::error::refusal)?;
+        let v = last + 1;
         tracing::debug!(
             last_revision = last,
             version = v,
@@ -236,6 +260,7 @@ impl<M: Versioned> ModelCollection<M> {
     #[operation(versioning.save, id = tracing::field::Empty, expected_version = doc.version())]
     pub async fn save(&self, doc: &mut M) -> Result<i64> {
         let v = doc.version();
+        check_next_version::<M>(v)?;
         doc.set_version(v + 1);
         let result = self.save_document(doc, v).await;
         if result.is_err() {
@@ -271,6 +296,7 @@ impl<M: Versioned> ModelCollection<M> {
     ) -> Result<i64> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&id));
+        check_next_version::<M>(expected_version)?;
         let field = spec::<M>().version_field();
         let mut update = update;
         check_size(&update, "the update")?;
