@@ -12,7 +12,7 @@ use bson::raw::{CStr, RawBsonRef, RawDocument, RawDocumentBuf};
 use bson::{doc, Bson, DateTime, Document};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 
-use super::numbers::{align, extreme, number, numbers, small_int, sum};
+use super::numbers::{align, checked_sum, extreme, number, numbers, small_int};
 use super::read::Measurements;
 use super::{span_millis, Measurement, Series, SeriesSpec, Storage};
 use crate::error::{Error, Result};
@@ -138,7 +138,7 @@ pub(super) fn statement(
                     continue;
                 }
                 if s.sum {
-                    inc.insert(rollup_name(s.field, "sum"), sum(&values));
+                    inc.insert(rollup_name(s.field, "sum"), checked_sum(&values, s.field)?);
                 }
                 if s.min {
                     if let Some(v) = extreme(&values, std::cmp::Ordering::Less) {

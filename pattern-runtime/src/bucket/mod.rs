@@ -119,9 +119,13 @@
 //!   `<field>_sum`, `<field>_min`, `<field>_max`, added with `$inc`, `$min` and `$max`. The
 //!   measurements themselves are not kept: [`Series::range`] does not compile on a rollup (it
 //!   needs [`KeepsMeasurements`]), and [`Series::summary`] takes a range on window boundaries
-//!   ([`Error::RangeNotAligned`] otherwise), with the count of the first summarised field and no
-//!   [`first`](Summary::first) or [`last`](Summary::last) time. Sending a measurement twice counts
-//!   it twice.
+//!   ([`Error::RangeNotAligned`] otherwise), with no [`first`](Summary::first) or
+//!   [`last`](Summary::last) time; its count is the largest of the summarised fields' counts, so
+//!   a measurement none of whose summarised fields is set (all `None`) is not counted. Sending a
+//!   measurement twice counts it twice. An integer sum that would leave the 64-bit range is
+//!   [`Error::InvalidValue`], nothing written for that window (a batch's other windows may be
+//!   written: [`Error::Incomplete`] says how many). A NaN or an infinity is refused, but finite
+//!   floats add up as `f64` does: a sum past `f64::MAX` is stored as infinity.
 //! - **`slots`** stores each field other than the key and the time as a map from the slot of the
 //!   measurement's time (its offset in the window divided by the slot width) to the value,
 //!   written with `$set: {"speed.7": 63}` (`"speed.0.7"` nested). Sending a measurement again

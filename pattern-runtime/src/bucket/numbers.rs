@@ -68,3 +68,20 @@ pub(crate) fn sum(values: &[&Bson]) -> Bson {
         None => Bson::Double(float),
     }
 }
+
+/// [`sum`], or [`Error::InvalidValue`] naming `field` when the sum of one write's integers
+/// would leave the 64-bit range (which `sum` would make a double, and the server refuses when
+/// it adds to a stored sum). Floats add up as `f64` does: past `f64::MAX`, to infinity.
+pub(crate) fn checked_sum(values: &[&Bson], field: &str) -> crate::error::Result<Bson> {
+    let total = sum(values);
+    let integers = values
+        .iter()
+        .all(|v| matches!(v, Bson::Int32(_) | Bson::Int64(_)));
+    if integers && matches!(total, Bson::Double(_)) {
+        return Err(crate::error::Error::InvalidValue {
+            field: field.to_owned(),
+            reason: "the sum of its integers in one window would leave the 64-bit range".to_owned(),
+        });
+    }
+    Ok(total)
+}

@@ -10,7 +10,7 @@ use futures_util::stream::{self, StreamExt};
 use mongodb::error::{ErrorKind, PartialBulkWriteResult};
 use mongodb::options::{UpdateModifications, UpdateOneModel, WriteModel};
 
-use super::numbers::{align, extreme, numbers, small_int, sum};
+use super::numbers::{align, checked_sum, extreme, numbers, small_int};
 use super::{check_key_value, fields, span_millis, Measurement, Series, SeriesSpec, Storage};
 use crate::error::{
     bytes_left, check_finite, check_size, element_cost, Error, Result, BYTE_BUDGET,
@@ -72,12 +72,13 @@ impl<M: Measurement> Series<M> {
             } => {
                 let group = Group::new(prepared, span_seconds);
                 let (filter, update) =
-                    group.statement(M::SERIES, max_count, span_seconds, 0..group.items.len());
+                    group.statement(M::SERIES, max_count, span_seconds, 0..group.items.len())?;
                 let r = self
                     .collection
                     .update_one(filter, update)
                     .upsert(true)
-                    .await?;
+                    .await
+                    .map_err(|e| refused_sum(M::SERIES, e))?;
                 tracing::debug!(
                     window = %DateTime::from_millis(group.window),
                     matched = r.matched_count,
@@ -174,7 +175,7 @@ impl<M: Measurement> Series<M> {
                 .upsert(true)
                 .await
                 .map(|r| r.upserted_id.is_some())
-                .map_err(Error::from)
+                .map_err(|e| refused_sum(M::SERIES, e))
         };
         match once(filter.clone(), update.clone()).await {
             Err(e) if e.is_duplicate_key() => {
@@ -233,7 +234,7 @@ impl<M: Measurement> Series<M> {
                         .count()
                         .max(1);
                 let (filter, update) =
-                    group.statement(M::SERIES, max_count, span_seconds, start..end);
+                    group.statement(M::SERIES, max_count, span_seconds, start..end)?;
                 statements.push((filter, update, end - start));
                 start = end;
             }
@@ -249,7 +250,10 @@ impl<M: Measurement> Series<M> {
             let mut new_buckets = 0;
             for (filter, update, _) in statements {
                 let upsert = self.collection.update_one(filter, update).upsert(true);
-                let r = upsert.session(&mut *session).await?;
+                let r = upsert
+                    .session(&mut *session)
+                    .await
+                    .map_err(|e| refused_sum(M::SERIES, e))?;
                 new_buckets += usize::from(r.upserted_id.is_some());
             }
             let report = BatchReport {
@@ -319,7 +323,7 @@ impl<M: Measurement> Series<M> {
                     if other {
                         // Nothing is sent again: the duplicates count as not written too.
                         failed += retry.iter().map(|i| statements[*i].2).sum::<usize>();
-                        return Err(incomplete(total, failed, Error::from(e)));
+                        return Err(incomplete(total, failed, refused_sum(M::SERIES, e)));
                     }
                     let upserted = e.kind.as_ref();
                     let mut new_buckets = match upserted {
@@ -418,6 +422,34 @@ fn storage_name(spec: &SeriesSpec) -> &'static str {
     }
 }
 
+/// `e` from the upserts of a series: the server's refusal (`BadValue`) of an `$inc` that would
+/// take a stored sum out of the 64-bit range as [`Error::InvalidValue`] naming the summed
+/// fields; any other error as it is.
+fn refused_sum(spec: &SeriesSpec, e: mongodb::error::Error) -> Error {
+    const BAD_VALUE: i32 = 2;
+    let refused = match e.kind.as_ref() {
+        ErrorKind::BulkWrite(b) => b.write_errors.values().any(|w| w.code == BAD_VALUE),
+        _ => crate::error::server_code(&e) == Some(BAD_VALUE),
+    };
+    if !refused {
+        return Error::from(e);
+    }
+    let fields: Vec<&str> = spec
+        .summaries()
+        .iter()
+        .filter(|s| s.sum)
+        .map(|s| s.field)
+        .collect();
+    Error::InvalidValue {
+        field: fields.join(", "),
+        reason: format!(
+            "the server refused to add to a window's sum ({}): it would leave the 64-bit \
+             integer range",
+            crate::error::server_message(&e)
+        ),
+    }
+}
+
 fn incomplete(total: usize, failed: usize, source: Error) -> Error {
     if failed >= total {
         return source;
@@ -503,7 +535,7 @@ impl Group {
         max_count: u32,
         span_seconds: u64,
         range: std::ops::Range<usize>,
-    ) -> (Document, Document) {
+    ) -> Result<(Document, Document)> {
         let bytes: usize = self.bytes[range.clone()].iter().sum();
         let items = &self.items[range];
         let n = items.len();
@@ -551,7 +583,7 @@ impl Group {
                 }
             }
             if s.sum {
-                inc.insert(path("sum"), sum(&values));
+                inc.insert(path("sum"), checked_sum(&values, s.field)?);
             }
         }
         let end = DateTime::from_millis(self.window.saturating_add(span_millis(span_seconds)));
@@ -562,12 +594,13 @@ impl Group {
             "$max": max,
             "$setOnInsert": { fields::END: end },
         };
-        (filter, update)
+        Ok((filter, update))
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::numbers::sum;
     use super::*;
 
     #[test]
@@ -603,5 +636,22 @@ mod tests {
         let refs: Vec<&Bson> = v.iter().collect();
         assert_eq!(extreme(&refs, Ordering::Less), Some(&Bson::Double(-1.5)));
         assert_eq!(extreme(&refs, Ordering::Greater), Some(&Bson::Int64(7)));
+    }
+
+    #[test]
+    fn an_integer_sum_past_the_64_bit_range_is_refused() {
+        use super::super::numbers::checked_sum;
+        let max = Bson::Int64(i64::MAX);
+        let one = Bson::Int32(1);
+        assert!(matches!(
+            checked_sum(&[&max, &one], "big"),
+            Err(Error::InvalidValue { field, .. }) if field == "big"
+        ));
+        // Floats add up as `f64` does, as the server's `$inc` of a stored sum would.
+        let huge = Bson::Double(f64::MAX);
+        assert_eq!(
+            checked_sum(&[&huge, &huge], "speed").unwrap(),
+            Bson::Double(f64::INFINITY)
+        );
     }
 }
