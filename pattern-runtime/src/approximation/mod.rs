@@ -85,10 +85,13 @@
 //! or a sum of an approximate counter would cost each write a transaction and two reads, which
 //! the pattern exists to avoid. Declare no extended-reference copy or computed value over them.
 //!
-//! A declared counter writes into the model's existing documents only: a count for a document
-//! that is gone (deleted while its count waited for a flush) is dropped with a `WARN` event,
-//! never creating a document the model did not write. A standalone counter creates its
-//! documents on their first write.
+//! A declared `batched` or `sampled` counter writes into the model's existing documents only: a
+//! count for a document that is gone (deleted while its count waited for a flush) is dropped
+//! with a `WARN` event, never creating a document the model did not write. A `sharded` field
+//! counts in its own shard documents, created on their first write, whether or not the model's
+//! document exists: its `read` sums them, and only its `snapshot` (which writes the total into
+//! the model's document) is [`Error::NotFound`] for a missing document. A standalone counter
+//! creates its documents on their first write.
 //!
 //! What a crash loses: a [`BatchedCounter`] holds at most `threshold - 1` events per document
 //! in memory (fewer with [`BatchedCounter::flush_every`]: what arrived since the last flush); a

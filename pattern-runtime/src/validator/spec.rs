@@ -198,8 +198,9 @@ impl ModelSchema {
     /// fields: each field's BSON type, the structs in it as objects, `Option` fields nullable
     /// and not required, the bounds its patterns keep on arrays (`maxItems`: a subset's or an
     /// outlier's `limit`, `#[bounded(n)]`); for an enum model, a `oneOf` branch per tag; for a
-    /// `#[bucket]` measurement, its bucket documents. `None` where none can be made (a
-    /// `rollup` or native series). See [the module](super) for what is left out.
+    /// `#[bucket]` measurement, its bucket or window documents. `None` where none can be made (a
+    /// native series: the server takes no validator on a time-series collection). See
+    /// [the module](super) for what is left out.
     pub fn validator(&self, options: &ValidatorOptions) -> Option<Document> {
         self.own_validator(options).ok()
     }

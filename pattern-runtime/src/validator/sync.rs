@@ -71,7 +71,7 @@ pub enum ValidatorState {
     },
     /// No validator for this model: why.
     NotGenerated {
-        /// Why not (a `rollup` series, a collection several models share).
+        /// Why not (a native time-series series, a collection several models share).
         reason: &'static str,
     },
 }
