@@ -315,8 +315,10 @@ impl Increments {
             .upsert(self.upsert);
         // An `$inc` the server refuses because the count would leave the 64-bit range is
         // `Error::InvalidValue`, nothing written.
-        let counted = format!("`{}` in `{}`", self.field, self.collection.name());
-        let overflow = |e| crate::error::inc_overflow(e, &[self.field.as_str()], &counted);
+        let overflow = |e| {
+            let counted = format!("`{}` in `{}`", self.field, self.collection.name());
+            crate::error::inc_overflow(e, &[self.field.as_str()], &counted)
+        };
         let written = match &self.tx {
             Some(tx) => {
                 let mut session = crate::txn::Transaction::session_of(Some(tx)).await?;

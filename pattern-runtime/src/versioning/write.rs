@@ -67,8 +67,8 @@ fn check_next_version<M: Versioned>(current: i64) -> Result<()> {
         return Err(Error::InvalidValue {
             field: field.to_owned(),
             reason: format!(
-                "the version after {current} does not fit the version field (at most {max}): declare it \
-                 `i64`, or keep the document under a new `_id`"
+                "the version after {current} does not fit the version field (at most \
+                 {max}): declare it `i64`, or keep the document under a new `_id`"
             ),
         });
     }
