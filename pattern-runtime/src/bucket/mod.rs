@@ -89,7 +89,7 @@
 //! several partly filled buckets; that is the price of not reading before writing.
 //!
 //! Buckets written by other code may hold more than `max_count` (the
-//! [doctor](crate::doctor()) reports them as [`Check::BucketOverCap`]):
+//! [doctor](crate::doctor()) reports them as [`Check::BucketOverCap`](crate::doctor::Check::BucketOverCap)):
 //! [`Series::split_overfull`] splits each into buckets within the cap, in one transaction per
 //! bucket.
 //!
