@@ -134,11 +134,13 @@ use crate::txn::{collect_in, in_session, transact, Transaction};
 
 mod check;
 mod feed;
+mod num;
 mod spec;
 mod write;
 
 pub use check::{ComputedFields, Drift, Recomputed, Refreshed, Refresher};
-use feed::{abort, aggregate_many, aggregate_many_within, agrees, Abort, Feed, Num};
+use feed::{abort, aggregate_many, aggregate_many_within, Abort, Feed};
+use num::{agrees, Num};
 pub use spec::{Aggregate, ComputedFromParts, ComputedFromSpec};
 pub use write::Computing;
 
