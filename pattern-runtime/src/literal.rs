@@ -72,6 +72,14 @@ pub(crate) fn typed_id<T: serde::Serialize>(field: &str, id: T) -> Result<Bson> 
     Ok(id)
 }
 
+/// A caller's `_id` as [`typed_id`] checks it, recorded as the `id` field of the current
+/// operation's span (declared `id = tracing::field::Empty`).
+pub(crate) fn span_id<T: serde::Serialize>(id: T) -> Result<Bson> {
+    let id = typed_id("_id", id)?;
+    tracing::Span::current().record("id", tracing::field::display(&id));
+    Ok(id)
+}
+
 /// Checks a value the caller gave for `field`, to be stored by an update operator: refuses keys
 /// the server cannot store as given (empty is allowed; a leading `$`, a `.` or NUL is not) and
 /// nesting past [`MAX_VALUE_DEPTH`]: [`Error::InvalidValue`]. Strings, regexes and numbers of

@@ -9,8 +9,7 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
     /// [`Error::NotFound`] when there is no such document.
     #[operation(attribute.set, id = tracing::field::Empty)]
     pub async fn set(&self, id: impl IntoId<M::Id>, item: &I) -> Result<()> {
-        let id = crate::literal::typed_id("_id", id.into_id())?;
-        tracing::Span::current().record("id", tracing::field::display(&id));
+        let id = crate::literal::span_id(id.into_id())?;
         let key = Self::key_str(item.key())?;
         let item = bson::serialize_to_document(item)?;
         crate::literal::check_document(self.spec.field(), &item)?;
@@ -66,8 +65,7 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
     /// [`Error::NotFound`] when there is no such document.
     #[operation(attribute.unset, id = tracing::field::Empty)]
     pub async fn unset(&self, id: impl IntoId<M::Id>, key: &I::Key) -> Result<()> {
-        let id = crate::literal::typed_id("_id", id.into_id())?;
-        tracing::Span::current().record("id", tracing::field::display(&id));
+        let id = crate::literal::span_id(id.into_id())?;
         let key = Self::key_str(key)?;
         let result = crate::derived::update_one(
             &self.db,

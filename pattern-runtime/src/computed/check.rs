@@ -172,8 +172,7 @@ impl<M: Model> ComputedFields<M> {
     /// that differ, in one transaction. [`Error::NotFound`] when there is no such document.
     #[operation(computed.recompute, id = tracing::field::Empty)]
     pub async fn recompute(&self, id: impl IntoId<M::Id>) -> Result<Recomputed> {
-        let id = crate::literal::typed_id("_id", id.into_id())?;
-        tracing::Span::current().record("id", tracing::field::display(&id));
+        let id = crate::literal::span_id(id.into_id())?;
         let batch = self.batch(vec![id.clone()], true).await?;
         if batch.done.checked == 0 {
             return Err(Error::NotFound {

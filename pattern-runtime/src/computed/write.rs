@@ -197,8 +197,7 @@ impl<M: Model + Serialize> Computing<M> {
     /// [`Error::NotFound`] when there is no such document or a new target does not exist.
     #[operation(computed.update, id = tracing::field::Empty)]
     pub async fn update(&self, id: impl IntoId<M::Id>, update: Document) -> Result<()> {
-        let id = crate::literal::typed_id("_id", id.into_id())?;
-        tracing::Span::current().record("id", tracing::field::display(&id));
+        let id = crate::literal::span_id(id.into_id())?;
         let touched = touched_fields(
             &update,
             "a source's `_id` never changes: replace the document instead",
@@ -308,8 +307,7 @@ impl<M: Model + Serialize> Computing<M> {
     #[operation(computed.delete, id = tracing::field::Empty)]
     pub async fn delete(&self, id: impl IntoId<M::Id>) -> Result<()> {
         derived::check_document_write(M::SCHEMA, "delete", None)?;
-        let id = crate::literal::typed_id("_id", id.into_id())?;
-        tracing::Span::current().record("id", tracing::field::display(&id));
+        let id = crate::literal::span_id(id.into_id())?;
         let raw = self.raw();
         let projection = self.projection();
         let result = transact!(self.db, self.tx.as_ref(), |s| async {

@@ -119,8 +119,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         id = tracing::field::Empty
     )]
     pub async fn state(&self, id: impl IntoId<P::Id>) -> Result<OutlierState> {
-        let id = crate::literal::typed_id("_id", id.into_id())?;
-        tracing::Span::current().record("id", tracing::field::display(&id));
+        let id = crate::literal::span_id(id.into_id())?;
         let outcome = self.state_in(None, &id).await.map_err(Error::from);
         self.map_no_parent(id, outcome)
     }

@@ -84,8 +84,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         limit
     )]
     pub async fn page(&self, id: impl IntoId<P::Id>, skip: u64, limit: u64) -> Result<Vec<T>> {
-        let id = crate::literal::typed_id("_id", id.into_id())?;
-        tracing::Span::current().record("id", tracing::field::display(&id));
+        let id = crate::literal::span_id(id.into_id())?;
         let (outlier, _, embedded) = self.read_main(&id).await?;
         let (skip, limit) = (
             usize::try_from(skip).unwrap_or(usize::MAX),
@@ -162,8 +161,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         id = tracing::field::Empty
     )]
     pub async fn count(&self, id: impl IntoId<P::Id>) -> Result<i64> {
-        let id = crate::literal::typed_id("_id", id.into_id())?;
-        tracing::Span::current().record("id", tracing::field::display(&id));
+        let id = crate::literal::span_id(id.into_id())?;
         let main = self
             .main()
             .find_one(doc! { "_id": id.clone() })

@@ -254,20 +254,26 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         let overflow = self.overflow();
         let capacity = spec.capacity() as usize;
         let budget = spec.max_bytes() as usize;
+        // An open document at `seq` with room for `bytes` more and for the items up to `guard`
+        // (the array's index past the last one that fits), and the push of the items.
+        let room = |seq: Bson, guard: &str, bytes: usize| {
+            doc! {
+                spec.parent(): id.clone(),
+                SEQ: seq,
+                FULL: { "$ne": true },
+                guard: { "$exists": false },
+                "$expr": room_for(budget, bytes),
+            }
+        };
+        let push_each = |items: Vec<Bson>| doc! { "$push": { spec.field(): { "$each": items } } };
         while !rest.is_empty() {
             // The open document, if it has room for all (up to a document's worth).
             let take = fit(rest, capacity, budget).max(1);
             let (items, bytes) = split(&rest[..take]);
             let guard = format!("{}.{}", spec.field(), capacity - take);
             let push = overflow.update_one(
-                doc! {
-                    spec.parent(): id.clone(),
-                    SEQ: { "$gte": from_seq },
-                    FULL: { "$ne": true },
-                    guard: { "$exists": false },
-                    "$expr": room_for(budget, bytes),
-                },
-                doc! { "$push": { spec.field(): { "$each": items } } },
+                room(doc! { "$gte": from_seq }.into(), &guard, bytes),
+                push_each(items),
             );
             let pushed = in_session!(push, s.as_deref_mut())?;
             if pushed.matched_count == 1 {
@@ -301,16 +307,8 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                 if take > 0 {
                     let (items, bytes) = split(&rest[..take]);
                     let guard = format!("{}.{}", spec.field(), capacity - take);
-                    let fill = overflow.update_one(
-                        doc! {
-                            spec.parent(): id.clone(),
-                            SEQ: seq,
-                            FULL: { "$ne": true },
-                            guard: { "$exists": false },
-                            "$expr": room_for(budget, bytes),
-                        },
-                        doc! { "$push": { spec.field(): { "$each": items } } },
-                    );
+                    let fill =
+                        overflow.update_one(room(seq.into(), &guard, bytes), push_each(items));
                     let filled = in_session!(fill, s.as_deref_mut())?;
                     if filled.matched_count == 1 {
                         rest.drain(..take);
@@ -389,8 +387,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     /// Returns how many items were removed. Overflow documents left empty are deleted.
     #[operation(outlier.remove, field = self.spec.field(), id = tracing::field::Empty)]
     pub async fn remove(&self, id: impl IntoId<P::Id>, item: &T) -> Result<u64> {
-        let id = crate::literal::typed_id("_id", id.into_id())?;
-        tracing::Span::current().record("id", tracing::field::display(&id));
+        let id = crate::literal::span_id(id.into_id())?;
         let item = bson::serialize_to_bson(item)?;
         crate::literal::check_value(self.spec.field(), &item)?;
         // `$eq`: the item is compared whole, never read as a query on its fields (a regex in

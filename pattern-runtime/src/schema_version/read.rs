@@ -56,8 +56,7 @@ impl<M: Model> ModelCollection<M> {
     /// The document with this `_id`, if there is one.
     #[operation(model.get, level = "debug", id = tracing::field::Empty)]
     pub async fn get(&self, id: impl IntoId<M::Id>) -> Result<Option<M>> {
-        let id = crate::literal::typed_id("_id", id.into_id())?;
-        tracing::Span::current().record("id", tracing::field::display(&id));
+        let id = crate::literal::span_id(id.into_id())?;
         let found = self.read(bson::doc! { "_id": id }, Some(1)).await?;
         self.decode_all(&found).await.pop().transpose()
     }

@@ -7,8 +7,7 @@ impl<M: Versioned> ModelCollection<M> {
     /// Every archived revision of a document, newest first.
     #[operation(versioning.history, level = "debug", id = tracing::field::Empty)]
     pub async fn history(&self, id: impl IntoId<M::Id>) -> Result<Vec<Revision<M>>> {
-        let id = crate::literal::typed_id("_id", id.into_id())?;
-        tracing::Span::current().record("id", tracing::field::display(&id));
+        let id = crate::literal::span_id(id.into_id())?;
         let cursor = self
             .database()
             .collection::<Revision<Document>>(spec::<M>().history())

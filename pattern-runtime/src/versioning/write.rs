@@ -294,8 +294,7 @@ impl<M: Versioned> ModelCollection<M> {
         expected_version: i64,
         update: Document,
     ) -> Result<i64> {
-        let id = crate::literal::typed_id("_id", id.into_id())?;
-        tracing::Span::current().record("id", tracing::field::display(&id));
+        let id = crate::literal::span_id(id.into_id())?;
         check_next_version::<M>(expected_version)?;
         let field = spec::<M>().version_field();
         let mut update = update;
@@ -564,8 +563,7 @@ impl<M: Versioned> ModelCollection<M> {
     /// ([`Missing::Document`](crate::Missing::Document)); nothing is written then.
     #[operation(versioning.revert, id = tracing::field::Empty, version = v)]
     pub async fn revert(&self, id: impl IntoId<M::Id>, v: i64) -> Result<i64> {
-        let id = crate::literal::typed_id("_id", id.into_id())?;
-        tracing::Span::current().record("id", tracing::field::display(&id));
+        let id = crate::literal::span_id(id.into_id())?;
         let mut old = self.revision_at(id.clone(), v).await?;
         let current = self
             .documents()
@@ -584,8 +582,7 @@ impl<M: Versioned> ModelCollection<M> {
     /// Deletes the current document, archiving its last version (marked `deleted`).
     #[operation(versioning.delete, id = tracing::field::Empty)]
     pub async fn delete(&self, id: impl IntoId<M::Id>) -> Result<()> {
-        let id = crate::literal::typed_id("_id", id.into_id())?;
-        tracing::Span::current().record("id", tracing::field::display(&id));
+        let id = crate::literal::span_id(id.into_id())?;
         let outcome = transact!(self.database(), self.transaction(), |s| self
             .write_delete(s, &id))?;
         self.outcome(id, 0, outcome)
