@@ -39,25 +39,26 @@ impl<M: TreeNode> Tree<M> {
     #[operation(tree.children)]
     pub async fn children(&self, key: impl IntoId<M::Key>) -> Result<Vec<M>> {
         let t = M::TREE;
-        let docs: Vec<Document> = self
-            .raw()
-            .find(doc! { t.parent(): key_bson::<M>(t.key(), key)? })
-            .sort(doc! { t.key(): 1 })
-            .await?
-            .try_collect()
-            .await?;
-        decode_all(docs)
+        let parent = doc! { t.parent(): key_bson::<M>(t.key(), key)? };
+        self.nodes(parent, Some(doc! { t.key(): 1 })).await
     }
 
     /// Every node below the node, in no particular order: one query on the `ancestors` index.
     #[operation(tree.descendants)]
     pub async fn descendants(&self, key: impl IntoId<M::Key>) -> Result<Vec<M>> {
-        let docs: Vec<Document> = self
-            .raw()
-            .find(doc! { M::TREE.ancestors(): key_bson::<M>(M::TREE.key(), key)? })
-            .await?
-            .try_collect()
-            .await?;
+        let below = doc! { M::TREE.ancestors(): key_bson::<M>(M::TREE.key(), key)? };
+        self.nodes(below, None).await
+    }
+
+    /// The nodes `filter` matches (in `sort` order, if any), read as the current shape.
+    async fn nodes(&self, filter: Document, sort: Option<Document>) -> Result<Vec<M>> {
+        let raw = self.raw();
+        let find = raw.find(filter);
+        let find = match sort {
+            Some(sort) => find.sort(sort),
+            None => find,
+        };
+        let docs: Vec<Document> = find.await?.try_collect().await?;
         decode_all(docs)
     }
 
