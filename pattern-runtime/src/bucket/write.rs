@@ -424,30 +424,15 @@ fn storage_name(spec: &SeriesSpec) -> &'static str {
 
 /// `e` from the upserts of a series: the server's refusal (`BadValue`) of an `$inc` that would
 /// take a stored sum out of the 64-bit range as [`Error::InvalidValue`] naming the summed
-/// fields; any other error as it is.
+/// fields (through [`inc_overflow`](crate::error::inc_overflow)); any other error as it is.
 fn refused_sum(spec: &SeriesSpec, e: mongodb::error::Error) -> Error {
-    const BAD_VALUE: i32 = 2;
-    let refused = match e.kind.as_ref() {
-        ErrorKind::BulkWrite(b) => b.write_errors.values().any(|w| w.code == BAD_VALUE),
-        _ => crate::error::server_code(&e) == Some(BAD_VALUE),
-    };
-    if !refused {
-        return Error::from(e);
-    }
     let fields: Vec<&str> = spec
         .summaries()
         .iter()
         .filter(|s| s.sum)
         .map(|s| s.field)
         .collect();
-    Error::InvalidValue {
-        field: fields.join(", "),
-        reason: format!(
-            "the server refused to add to a window's sum ({}): it would leave the 64-bit \
-             integer range",
-            crate::error::server_message(&e)
-        ),
-    }
+    Error::from(crate::error::inc_overflow(e, &fields, "a window's sum"))
 }
 
 fn incomplete(total: usize, failed: usize, source: Error) -> Error {

@@ -245,19 +245,27 @@ pub(crate) fn narrowest(n: i64) -> Bson {
 /// narrower than 64 bits (`i32`, `u16`, ...), whose validator says `"int"`; an `Int64` for any
 /// other (`i64`, or a field the model does not declare), as the `bson` serializer writes it.
 pub(crate) fn integer_for(model: &crate::ModelSchema, field: &str, n: i64) -> Bson {
-    let narrow = model.field_by_bson_name(field).is_some_and(|f| {
-        let ty = f.rust_type().replace(' ', "");
-        let ty = ty
-            .strip_prefix("Option<")
-            .and_then(|t| t.strip_suffix('>'))
-            .unwrap_or(&ty);
-        matches!(ty, "i32" | "i16" | "i8" | "u16" | "u8")
-    });
+    let narrow = declared_type(model, field)
+        .is_some_and(|ty| matches!(ty.as_str(), "i32" | "i16" | "i8" | "u16" | "u8"));
     if narrow {
         narrowest(n)
     } else {
         Bson::Int64(n)
     }
+}
+
+/// The Rust type `model`'s field `field` (its BSON name) is declared with, without an
+/// `Option<..>` around it or a path before it (`i32` for `Option<std::primitive::i32>`).
+pub(crate) fn declared_type(model: &crate::ModelSchema, field: &str) -> Option<String> {
+    let ty = model
+        .field_by_bson_name(field)?
+        .rust_type()
+        .replace(' ', "");
+    let ty = ty
+        .strip_prefix("Option<")
+        .and_then(|t| t.strip_suffix('>'))
+        .unwrap_or(&ty);
+    Some(ty.rsplit("::").next().unwrap_or(ty).to_owned())
 }
 
 /// The `$jsonSchema` of an object of `properties`.

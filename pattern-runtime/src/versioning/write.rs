@@ -55,10 +55,7 @@ fn check_archivable<M: Model>(doc: &Document) -> Result<()> {
 fn check_next_version<M: Versioned>(current: i64) -> Result<()> {
     let next = current.checked_add(1);
     let field = spec::<M>().version_field();
-    let ty = M::SCHEMA
-        .field_by_bson_name(field)
-        .map(|f| f.rust_type().replace(' ', ""));
-    let max = match ty.as_deref().and_then(|t| t.rsplit("::").next()) {
+    let max = match crate::validator::shape::declared_type(M::SCHEMA, field).as_deref() {
         Some("i32") => i64::from(i32::MAX),
         Some("u32") => i64::from(u32::MAX),
         _ => i64::MAX,
