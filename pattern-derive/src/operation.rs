@@ -7,7 +7,9 @@
 //!
 //! Options, after the name: `level = "debug"` (the span's level; `INFO` by default),
 //! `no_err` (the function returns no `Result`), `model = expr` and `collection = expr` (instead
-//! of the handle's), and any other `field = expr`, or a bare `field` (the argument so named).
+//! of the handle's), `later(id, slot)` (fields the body records once it has them:
+//! `tracing::Span::current().record("id", ..)`), and any other `field = expr`, or a bare `field`
+//! (the argument so named).
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -24,17 +26,31 @@ struct Args {
     collection: Option<TokenStream>,
     /// Extra fields: `name = value`, or a bare `name` (the argument of that name).
     fields: Vec<(Ident, Option<TokenStream>)>,
+    /// Fields declared empty, recorded by the body: `later(id, slot)`.
+    later: Vec<Ident>,
 }
 
-/// `key = value` (any tokens up to the next comma: `%from`, `?how`, an expression) or a flag.
+/// `key = value` (any tokens up to the next comma: `%from`, `?how`, an expression), a flag, or
+/// `later(a, b)`.
 struct Item {
     key: Ident,
     value: Option<TokenStream>,
+    later: Vec<Ident>,
 }
 
 impl Parse for Item {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let key: Ident = input.parse()?;
+        if key == "later" && input.peek(syn::token::Paren) {
+            let content;
+            syn::parenthesized!(content in input);
+            let later = Punctuated::<Ident, Token![,]>::parse_terminated(&content)?;
+            return Ok(Item {
+                key,
+                value: None,
+                later: later.into_iter().collect(),
+            });
+        }
         let value = if input.peek(Token![=]) {
             input.parse::<Token![=]>()?;
             let mut value = TokenStream::new();
@@ -45,7 +61,11 @@ impl Parse for Item {
         } else {
             None
         };
-        Ok(Item { key, value })
+        Ok(Item {
+            key,
+            value,
+            later: Vec::new(),
+        })
     }
 }
 
@@ -64,6 +84,7 @@ impl Parse for Args {
             model: None,
             collection: None,
             fields: Vec::new(),
+            later: Vec::new(),
         };
         if input.is_empty() {
             return Ok(args);
@@ -72,6 +93,7 @@ impl Parse for Args {
         for item in Punctuated::<Item, Token![,]>::parse_terminated(input)? {
             let key = item.key.to_string();
             match (key.as_str(), item.value) {
+                ("later", None) if !item.later.is_empty() => args.later.extend(item.later),
                 ("no_err", None) => args.err = false,
                 ("level", Some(value)) => args.level = Some(syn::parse2::<LitStr>(value)?),
                 ("model", Some(e)) => args.model = Some(e),
@@ -111,13 +133,17 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         Some(v) => quote!(#k = #v),
         None => quote!(#k),
     });
+    let later = args
+        .later
+        .iter()
+        .map(|k| quote!(#k = ::tracing::field::Empty));
     let err = args.err.then(|| quote!(, err(level = "debug")));
     quote! {
         #[::tracing::instrument(
             name = #name,
             #level
             skip_all,
-            fields(model = #model, collection = #collection #(, #fields)*)
+            fields(model = #model, collection = #collection #(, #fields)* #(, #later)*)
             #err
         )]
         #item

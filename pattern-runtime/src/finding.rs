@@ -307,6 +307,36 @@ pub(crate) fn same_value(a: Option<&Bson>, b: Option<&Bson>) -> bool {
     }
 }
 
+/// Whether two stored values hold the same data as the server compares it: numbers by value
+/// whatever their width (an `Int32` written where a type writes an `Int64`, an index option
+/// `1` listed as `1.0`), documents field by
+/// field, arrays item by item, anything else as the same bytes.
+pub(crate) fn same_stored(a: &Bson, b: &Bson) -> bool {
+    match (a, b) {
+        (Bson::Document(x), Bson::Document(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_stored(v, w)))
+        }
+        (Bson::Array(x), Bson::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same_stored(v, w))
+        }
+        (Bson::Int32(_) | Bson::Int64(_), Bson::Int32(_) | Bson::Int64(_)) => {
+            let int = |v: &Bson| match v {
+                Bson::Int32(n) => i64::from(*n),
+                Bson::Int64(n) => *n,
+                _ => 0,
+            };
+            int(a) == int(b)
+        }
+        _ => match (number(a), number(b)) {
+            #[allow(clippy::float_cmp)] // the same number, as the server compares it
+            (Some(x), Some(y)) => x == y || (x.is_nan() && y.is_nan()),
+            _ => same_value(Some(a), Some(b)),
+        },
+    }
+}
+
 /// A stored number as an `f64`.
 pub(crate) fn number(value: &Bson) -> Option<f64> {
     match value {

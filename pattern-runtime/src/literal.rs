@@ -73,7 +73,7 @@ pub(crate) fn typed_id<T: serde::Serialize>(field: &str, id: T) -> Result<Bson> 
 }
 
 /// A caller's `_id` as [`typed_id`] checks it, recorded as the `id` field of the current
-/// operation's span (declared `id = tracing::field::Empty`).
+/// operation's span (declared `later(id)` in `#[operation]`).
 pub(crate) fn span_id<T: serde::Serialize>(id: T) -> Result<Bson> {
     let id = typed_id("_id", id)?;
     tracing::Span::current().record("id", tracing::field::display(&id));
@@ -98,16 +98,10 @@ pub(crate) fn check_document(field: &str, doc: &Document) -> Result<()> {
 }
 
 fn check_key(field: &str, key: &str) -> Result<()> {
-    let reason = if key.starts_with('$') {
-        "a key starting with `$` would be read as an operator"
-    } else if key.contains('.') {
-        "a key with `.` would address a nested field"
-    } else if key.contains('\0') {
-        "a key cannot contain NUL"
-    } else {
-        return Ok(());
-    };
-    Err(invalid(field, format!("key `{key}`: {reason}")))
+    match crate::error::key_problem(key) {
+        None => Ok(()),
+        Some(reason) => Err(invalid(field, format!("key `{key}`: {reason}"))),
+    }
 }
 
 fn walk(field: &str, value: &Bson, depth: usize, as_id: bool) -> Result<()> {

@@ -106,17 +106,12 @@ impl<M: Model> ModelCollection<M> {
         }
     }
 
-    /// The same collection in the caller's transaction `tx`: the toolkit's operations on it (a
-    /// versioned model's `insert`, `save`, `update`, `delete`, ...) run in it, with what derives
-    /// from them, and commit or abort with it (see [`Transaction`]). The driver's own methods
-    /// (through [`raw`](Self::raw)) take the session themselves:
-    /// `.session(&mut *tx.session().await)`.
-    #[must_use]
-    pub fn in_transaction(&self, tx: &Transaction) -> Self {
-        ModelCollection {
-            tx: Some(tx.clone()),
-            ..self.clone()
-        }
+    crate::txn::in_transaction! {
+        /// The same collection in the caller's transaction `tx`: the toolkit's operations on it (a
+        /// versioned model's `insert`, `save`, `update`, `delete`, ...) run in it, with what derives
+        /// from them, and commit or abort with it (see [`Transaction`](crate::Transaction)). The driver's own methods
+        /// (through [`raw`](Self::raw)) take the session themselves:
+        /// `.session(&mut *tx.session().await)`.
     }
 
     /// Whether reads write back what they upgrade ([`writing_back`](Self::writing_back)).

@@ -212,16 +212,13 @@ impl<M: Polymorphic> ModelCollection<M> {
     #[operation(polymorphic.find_common, level = "debug", no_err)]
     pub async fn find_common(&self, filter: Document) -> Result<Vec<M::Common>> {
         let projection = projection(<M::Common as Fields>::KEYS);
-        let found: Vec<M::Common> = self
+        let cursor = self
             .database()
             .collection::<M::Common>(M::SCHEMA.collection())
             .find(filter)
             .projection(projection)
-            .await?
-            .try_collect()
             .await?;
-        tracing::debug!(read = found.len(), "documents read");
-        Ok(found)
+        read_all(cursor).await
     }
 
     /// The documents matching `filter`, each read as the enum. A document whose tag the enum
@@ -299,14 +296,9 @@ impl<V: Variant> VariantCollection<V> {
         }
     }
 
-    /// The same handle in the caller's transaction `tx`: its reads and writes run in it, and
-    /// commit or abort with it (see [`Transaction`](crate::Transaction)).
-    #[must_use]
-    pub fn in_transaction(&self, tx: &crate::txn::Transaction) -> Self {
-        VariantCollection {
-            tx: Some(tx.clone()),
-            ..self.clone()
-        }
+    crate::txn::in_transaction! {
+        /// The same handle in the caller's transaction `tx`: its reads and writes run in it, and
+        /// commit or abort with it (see [`Transaction`](crate::Transaction)).
     }
 
     /// Whether a write of `fields` (`None`: any) runs in a transaction: the caller's, or one
@@ -337,15 +329,8 @@ impl<V: Variant> VariantCollection<V> {
     #[operation(polymorphic.find, level = "debug", no_err, variant = V::TAG_VALUE)]
     pub async fn find(&self, filter: Document) -> Result<Vec<V>> {
         let filter = self.filter(filter)?;
-        let found: Vec<V> = self
-            .raw
-            .clone_with_type::<V>()
-            .find(filter)
-            .await?
-            .try_collect()
-            .await?;
-        tracing::debug!(read = found.len(), "documents read");
-        Ok(found)
+        let cursor = self.raw.clone_with_type::<V>().find(filter).await?;
+        read_all(cursor).await
     }
 
     /// The first of the variant's documents matching `filter`.
@@ -362,16 +347,13 @@ impl<V: Variant> VariantCollection<V> {
     #[operation(polymorphic.find_as, level = "debug", no_err, variant = V::TAG_VALUE)]
     pub async fn find_as<P: Projection<V>>(&self, filter: Document) -> Result<Vec<P>> {
         let filter = self.filter(filter)?;
-        let found: Vec<P> = self
+        let cursor = self
             .raw
             .clone_with_type::<P>()
             .find(filter)
             .projection(projection(P::KEYS))
-            .await?
-            .try_collect()
             .await?;
-        tracing::debug!(read = found.len(), "documents read");
-        Ok(found)
+        read_all(cursor).await
     }
 
     /// How many of the variant's documents match `filter`.
@@ -566,4 +548,14 @@ fn check_update<V: Variant>(update: &Document) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Every document of `cursor`, with a `DEBUG` event of how many.
+async fn read_all<T>(cursor: mongodb::Cursor<T>) -> Result<Vec<T>>
+where
+    T: serde::de::DeserializeOwned + Send + Sync,
+{
+    let found: Vec<T> = cursor.try_collect().await?;
+    tracing::debug!(read = found.len(), "documents read");
+    Ok(found)
 }

@@ -348,6 +348,28 @@ impl Change {
     }
 }
 
+/// What a [`Dependent`] brings its data up to date with: the source's changes, and where to
+/// write (the database, in the caller's session when there is one).
+#[non_exhaustive]
+pub struct Changed<'a> {
+    /// The database.
+    pub db: &'a Database,
+    /// The session of the write the changes come from, when it runs in one (a transaction).
+    pub session: Option<&'a mut ClientSession>,
+    /// The changes, those where a field the dependent reads changed.
+    pub changes: &'a [Change],
+}
+
+impl<'a> Changed<'a> {
+    /// The database, the session and the changes, to use apart.
+    pub fn into_parts(self) -> (&'a Database, Option<&'a mut ClientSession>, &'a [Change]) {
+        (self.db, self.session, self.changes)
+    }
+}
+
+/// The write of [`Dependent::apply`] and [`Dependent::rebuild`], to await.
+pub type Applying<'a> = BoxFuture<'a, mongodb::error::Result<()>>;
+
 /// Data kept in other documents from the fields of one model: one entry of the map.
 ///
 /// Implemented by the patterns that keep such data; returned by their spec's
@@ -365,14 +387,10 @@ pub trait Dependent: Send + Sync + fmt::Debug + 'static {
     /// What it keeps, for reports: `Book.category (extended reference)`.
     fn describe(&self) -> String;
 
-    /// Brings the derived data up to date with `changes` (only those where a field it reads
-    /// changed), in `session` when there is one. An error aborts the caller's transaction.
-    fn apply<'a>(
-        &'a self,
-        db: &'a Database,
-        session: Option<&'a mut ClientSession>,
-        changes: &'a [Change],
-    ) -> BoxFuture<'a, mongodb::error::Result<()>>;
+    /// Brings the derived data up to date with `changed.changes` (only those where a field it
+    /// reads changed), in `changed.session` when there is one. An error aborts the caller's
+    /// transaction.
+    fn apply<'a>(&'a self, changed: Changed<'a>) -> Applying<'a>;
 
     /// Whether it keeps data only about the source's deleted documents (the children naming a
     /// deleted owner): then it is left out of updates and inserts, which cost nothing more.
@@ -384,13 +402,8 @@ pub trait Dependent: Send + Sync + fmt::Debug + 'static {
     /// written around the toolkit, which the derived data never saw): brings the derived data
     /// up to date from what the sources hold now, not by the difference. By default the same as
     /// [`apply`](Self::apply), right for data copied whole; an aggregate (a sum) recomputes.
-    fn rebuild<'a>(
-        &'a self,
-        db: &'a Database,
-        session: Option<&'a mut ClientSession>,
-        changes: &'a [Change],
-    ) -> BoxFuture<'a, mongodb::error::Result<()>> {
-        self.apply(db, session, changes)
+    fn rebuild<'a>(&'a self, changed: Changed<'a>) -> Applying<'a> {
+        self.apply(changed)
     }
 }
 
@@ -561,4 +574,10 @@ pub fn registered_models() -> Vec<&'static ModelSchema> {
         .collect();
     all.sort_by_key(|s| (s.collection(), s.name()));
     all
+}
+
+/// The pattern data of type `T` of every registered model: `registered_specs::<HolderSpec>()`
+/// is every `#[in_tree]` declaration of the program.
+pub(crate) fn registered_specs<T: PatternSpec>() -> impl Iterator<Item = &'static T> {
+    registered_models().into_iter().flat_map(|s| s.specs::<T>())
 }

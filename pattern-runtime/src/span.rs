@@ -28,8 +28,8 @@ pub(crate) use spanned;
 /// Declares a handle on one model `M` in a database: the struct (`Clone` with no bound on `M`),
 /// holding the database, the caller's transaction when bound to one, and the model's type; its
 /// [`Spanned`] impl, from `M`'s schema and the collection's expression; and its `Debug`, which
-/// shows the model's name and the database's. The handle's constructor and `in_transaction`
-/// stay with it, with their own docs.
+/// shows the model's name and the database's; and its constructor `new(&db)`, the handle
+/// bound to no transaction. The handle's `in_transaction` stays with it, with its own docs.
 macro_rules! model_handle {
     (
         $(#[$attr:meta])*
@@ -45,6 +45,17 @@ macro_rules! model_handle {
         }
 
         $crate::span::spanned!(impl<M: $bound> $name<M> => M::SCHEMA, $collection);
+
+        impl<M: $bound> $name<M> {
+            #[doc = concat!("The [`", stringify!($name), "`] of `M` in `db`.")]
+            pub fn new(db: &mongodb::Database) -> Self {
+                $name {
+                    db: db.clone(),
+                    tx: None,
+                    _model: std::marker::PhantomData,
+                }
+            }
+        }
 
         impl<M: $bound> std::fmt::Debug for $name<M> {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

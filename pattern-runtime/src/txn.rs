@@ -197,6 +197,21 @@ macro_rules! collect_in {
 
 pub(crate) use collect_in;
 
+/// A handle's `in_transaction`, with the handle's own doc comment: the same handle, `Clone`d,
+/// with its `tx: Option<Transaction>` field set to the caller's transaction.
+macro_rules! in_transaction {
+    ($(#[$doc:meta])*) => {
+        $(#[$doc])*
+        #[must_use]
+        pub fn in_transaction(&self, tx: &$crate::txn::Transaction) -> Self {
+            let mut bound = self.clone();
+            bound.tx = Some(tx.clone());
+            bound
+        }
+    };
+}
+pub(crate) use in_transaction;
+
 /// A transaction of the caller's, in which several operations of several patterns run
 /// together: bind a handle to it with its `in_transaction(&tx)`, run the operations, then
 /// [`commit`](Transaction::commit) (or [`abort`](Transaction::abort)). Every write of a bound

@@ -79,7 +79,6 @@
 use std::marker::PhantomData;
 
 use bson::{doc, Bson, Document};
-use futures_util::TryStreamExt;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -133,16 +132,11 @@ impl<M, I> Attributes<M, I> {
         }
     }
 
-    /// The same field in the caller's transaction `tx`: [`set`](Self::set),
-    /// [`unset`](Self::unset) and [`get`](Self::get), with whatever derives from the field,
-    /// run once in `tx`'s session; committing, aborting and retrying are the caller's. See
-    /// [`Transaction`](crate::Transaction).
-    #[must_use]
-    pub fn in_transaction(&self, tx: &crate::txn::Transaction) -> Self {
-        Attributes {
-            tx: Some(tx.clone()),
-            ..self.clone()
-        }
+    crate::txn::in_transaction! {
+        /// The same field in the caller's transaction `tx`: [`set`](Self::set),
+        /// [`unset`](Self::unset) and [`get`](Self::get), with whatever derives from the field,
+        /// run once in `tx`'s session; committing, aborting and retrying are the caller's. See
+        /// [`Transaction`](crate::Transaction).
     }
 
     /// The field's static description.

@@ -162,19 +162,12 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
     /// filter).
     #[operation(attribute.find, level = "debug", no_err)]
     pub async fn find(&self, filter: Document) -> Result<Vec<M>> {
-        let raws: Vec<bson::RawDocumentBuf> = self
+        let cursor = self
             .db
             .collection(M::SCHEMA.collection())
             .find(filter)
-            .await?
-            .try_collect()
             .await?;
-        let found = raws
-            .iter()
-            .map(crate::schema_version::decode_raw::<M>)
-            .collect::<Result<Vec<M>>>()?;
-        tracing::debug!(read = found.len(), "documents read");
-        Ok(found)
+        crate::schema_version::collect(cursor).await
     }
 
     /// The documents matching `filter` that have the attribute `key`, sorted by its value (the
@@ -219,12 +212,7 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
             doc! { "$sort": { SORT: direction, "_id": 1 } },
             doc! { "$project": { SORT: 0 } },
         ];
-        let docs: Vec<Document> = self.raw().aggregate(pipeline).await?.try_collect().await?;
-        let out = docs
-            .into_iter()
-            .map(crate::schema_version::decode::<M>)
-            .collect::<Result<Vec<M>>>()?;
-        tracing::debug!(read = out.len(), "documents read");
-        Ok(out)
+        let cursor = self.raw().aggregate(pipeline).await?;
+        crate::schema_version::collect(cursor.with_type()).await
     }
 }

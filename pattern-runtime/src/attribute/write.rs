@@ -7,7 +7,7 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
     /// Sets `item` on document `id`: replaces the item with the same key where it is (dropping
     /// any later duplicate of it), or appends it, in one atomic pipeline update.
     /// [`Error::NotFound`] when there is no such document.
-    #[operation(attribute.set, id = tracing::field::Empty)]
+    #[operation(attribute.set, later(id))]
     pub async fn set(&self, id: impl IntoId<M::Id>, item: &I) -> Result<()> {
         let id = crate::literal::span_id(id.into_id())?;
         let key = Self::key_str(item.key())?;
@@ -63,7 +63,7 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
 
     /// Removes every item with `key` from document `id` (nothing to remove is not an error).
     /// [`Error::NotFound`] when there is no such document.
-    #[operation(attribute.unset, id = tracing::field::Empty)]
+    #[operation(attribute.unset, later(id))]
     pub async fn unset(&self, id: impl IntoId<M::Id>, key: &I::Key) -> Result<()> {
         let id = crate::literal::span_id(id.into_id())?;
         let key = Self::key_str(key)?;

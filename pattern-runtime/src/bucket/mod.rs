@@ -306,18 +306,13 @@ impl<M: Measurement> Series<M> {
         }
     }
 
-    /// The same series in the caller's transaction `tx`: [`insert`](Self::insert) and
-    /// [`insert_many`](Self::insert_many) send their statements one by one in `tx`'s session
-    /// (no `bulkWrite`, no retry of a duplicate key: any error is returned as it is, and the
-    /// caller's abort keeps nothing); committing, aborting and retrying are the caller's. See
-    /// [`Transaction`](crate::Transaction). The server refuses writes to a native time-series
-    /// collection inside a transaction on some versions: that error is returned as it is.
-    #[must_use]
-    pub fn in_transaction(&self, tx: &crate::txn::Transaction) -> Self {
-        Series {
-            tx: Some(tx.clone()),
-            ..self.clone()
-        }
+    crate::txn::in_transaction! {
+        /// The same series in the caller's transaction `tx`: [`insert`](Self::insert) and
+        /// [`insert_many`](Self::insert_many) send their statements one by one in `tx`'s session
+        /// (no `bulkWrite`, no retry of a duplicate key: any error is returned as it is, and the
+        /// caller's abort keeps nothing); committing, aborting and retrying are the caller's. See
+        /// [`Transaction`](crate::Transaction). The server refuses writes to a native time-series
+        /// collection inside a transaction on some versions: that error is returned as it is.
     }
 
     /// The driver's collection of bucket documents (or of measurements, in native mode).

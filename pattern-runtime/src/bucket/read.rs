@@ -50,7 +50,7 @@ impl<M: Measurement> Series<M> {
     }
 
     // `range` without the bound, which only the call needs.
-    #[operation(bucket.range, level = "debug", key = tracing::field::Empty, from = %from, to = %to)]
+    #[operation(bucket.range, level = "debug", from = %from, to = %to, later(key))]
     async fn read_range(
         &self,
         key: M::Key,
@@ -130,13 +130,7 @@ impl<M: Measurement> Series<M> {
     /// [`Error::RangeNotAligned`] on a `rollup` series when `from` or `to` is not on a window
     /// boundary; [`Error::Malformed`] when a stored window of a `slots` series is not a map of
     /// slots.
-    #[operation(
-        bucket.summary,
-        level = "debug",
-        key = tracing::field::Empty,
-        from = %from,
-        to = %to
-    )]
+    #[operation(bucket.summary, level = "debug", from = %from, to = %to, later(key))]
     pub async fn summary(
         &self,
         key: impl IntoId<M::Key>,

@@ -39,7 +39,7 @@ impl<M: Measurement> Series<M> {
     /// when a key value is a document with a `$` or `.` in a field name; with `slots`,
     /// [`Error::InvalidValue`] when the time is not on a slot or the measurement has no value;
     /// the driver's errors.
-    #[operation(bucket.insert, storage = storage_name(M::SERIES), key = tracing::field::Empty)]
+    #[operation(bucket.insert, storage = storage_name(M::SERIES), later(key))]
     pub async fn insert(&self, measurement: &M) -> Result<()> {
         if self.tx.is_some() {
             return self

@@ -151,17 +151,12 @@ impl<M: Model> ComputedFields<M> {
         }
     }
 
-    /// The same computed fields in the caller's transaction `tx`: each batch of
-    /// [`recompute`](Self::recompute), [`recompute_all`](Self::recompute_all),
-    /// [`verify`](Self::verify) and [`repair`](Self::repair) reads and writes in `tx`'s
-    /// session (one transaction for the whole run: keep it to a few documents). See
-    /// [`Transaction`].
-    #[must_use]
-    pub fn in_transaction(&self, tx: &Transaction) -> Self {
-        ComputedFields {
-            tx: Some(tx.clone()),
-            ..self.clone()
-        }
+    crate::txn::in_transaction! {
+        /// The same computed fields in the caller's transaction `tx`: each batch of
+        /// [`recompute`](Self::recompute), [`recompute_all`](Self::recompute_all),
+        /// [`verify`](Self::verify) and [`repair`](Self::repair) reads and writes in `tx`'s
+        /// session (one transaction for the whole run: keep it to a few documents). See
+        /// [`Transaction`](crate::Transaction).
     }
 
     fn raw(&self) -> Collection<Document> {
@@ -170,7 +165,7 @@ impl<M: Model> ComputedFields<M> {
 
     /// Recomputes the computed fields of the document `id` from its sources and writes those
     /// that differ, in one transaction. [`Error::NotFound`] when there is no such document.
-    #[operation(computed.recompute, id = tracing::field::Empty)]
+    #[operation(computed.recompute, later(id))]
     pub async fn recompute(&self, id: impl IntoId<M::Id>) -> Result<Recomputed> {
         let id = crate::literal::span_id(id.into_id())?;
         let batch = self.batch(vec![id.clone()], true).await?;

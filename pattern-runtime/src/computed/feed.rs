@@ -2,6 +2,7 @@
 //! derived data that moves each target by what a source write changed, or recomputes it.
 
 use super::*;
+use crate::schema::{Applying, Changed};
 use crate::validator::shape::narrowest;
 
 /// The computed fields of one target model fed by one source model through one `by` field: what
@@ -174,12 +175,8 @@ impl Dependent for Feed {
         )
     }
 
-    fn apply<'a>(
-        &'a self,
-        db: &'a Database,
-        mut session: Option<&'a mut ClientSession>,
-        changes: &'a [Change],
-    ) -> BoxFuture<'a, mongodb::error::Result<()>> {
+    fn apply<'a>(&'a self, changed: Changed<'a>) -> Applying<'a> {
+        let (db, mut session, changes) = changed.into_parts();
         Box::pin(async move {
             // What other models keep from the computed fields (a copy of a count): the targets
             // touched, watched around the writes, so a copy of a computed value follows it.
@@ -222,13 +219,8 @@ impl Dependent for Feed {
         })
     }
 
-    fn rebuild<'a>(
-        &'a self,
-        db: &'a Database,
-        session: Option<&'a mut ClientSession>,
-        changes: &'a [Change],
-    ) -> BoxFuture<'a, mongodb::error::Result<()>> {
-        Box::pin(self.rebuild_targets(db, session, changes))
+    fn rebuild<'a>(&'a self, changed: Changed<'a>) -> Applying<'a> {
+        Box::pin(self.rebuild_targets(changed.db, changed.session, changed.changes))
     }
 }
 

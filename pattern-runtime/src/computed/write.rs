@@ -67,14 +67,9 @@ impl<M: Model + Serialize> Computing<M> {
         }
     }
 
-    /// The same writes in the caller's transaction `tx`: they commit or abort with it (see
-    /// [`Transaction`]).
-    #[must_use]
-    pub fn in_transaction(&self, tx: &Transaction) -> Self {
-        Computing {
-            tx: Some(tx.clone()),
-            ..self.clone()
-        }
+    crate::txn::in_transaction! {
+        /// The same writes in the caller's transaction `tx`: they commit or abort with it (see
+        /// [`Transaction`](crate::Transaction)).
     }
 
     /// The fields kept by these writes, as `(target model, its field)`.
@@ -158,7 +153,7 @@ impl<M: Model + Serialize> Computing<M> {
     /// document has that `_id` or a new target does not exist; [`Error::InvalidKey`] when `doc`
     /// changes a field another pattern keeps (a tree node's parent, a holder's node, a computed
     /// value: read the document first); nothing is written then.
-    #[operation(computed.replace, id = tracing::field::Empty)]
+    #[operation(computed.replace, later(id))]
     pub async fn replace(&self, doc: &M) -> Result<()> {
         let (new, id) = crate::derived::replacement(M::SCHEMA, doc)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
@@ -195,7 +190,7 @@ impl<M: Model + Serialize> Computing<M> {
     /// summed field is one plain `update`. Keys are checked first ([`Error::InvalidKey`]: only
     /// operators at the top, no `$` or empty segment in a path, never `_id`);
     /// [`Error::NotFound`] when there is no such document or a new target does not exist.
-    #[operation(computed.update, id = tracing::field::Empty)]
+    #[operation(computed.update, later(id))]
     pub async fn update(&self, id: impl IntoId<M::Id>, update: Document) -> Result<()> {
         let id = crate::literal::span_id(id.into_id())?;
         let touched = touched_fields(
@@ -304,7 +299,7 @@ impl<M: Model + Serialize> Computing<M> {
 
     /// Deletes the document `id` and removes its contribution, in one transaction.
     /// [`Error::NotFound`] when there is no such document.
-    #[operation(computed.delete, id = tracing::field::Empty)]
+    #[operation(computed.delete, later(id))]
     pub async fn delete(&self, id: impl IntoId<M::Id>) -> Result<()> {
         derived::check_document_write(M::SCHEMA, "delete", None)?;
         let id = crate::literal::span_id(id.into_id())?;

@@ -75,7 +75,7 @@ use mongodb::results::UpdateResult;
 use mongodb::{ClientSession, Collection, Database};
 
 use crate::schema::{registered_models, ModelSchema};
-pub use crate::schema::{Change, Dependent};
+pub use crate::schema::{Applying, Change, Changed, Dependent};
 use crate::txn::{collect_in, in_session, transact, Transaction};
 
 mod kept;
@@ -569,17 +569,17 @@ async fn dispatch_as(
         );
         // A dependent's refusal (a count's target missing) comes after the write it derives
         // from: a caller's transaction must not keep that write alone.
-        if rebuild {
-            dependent
-                .rebuild(db, session.as_deref_mut(), &mine)
-                .await
-                .map_err(crate::error::after_write)?;
+        let changed = Changed {
+            db,
+            session: session.as_deref_mut(),
+            changes: &mine,
+        };
+        let write = if rebuild {
+            dependent.rebuild(changed)
         } else {
-            dependent
-                .apply(db, session.as_deref_mut(), &mine)
-                .await
-                .map_err(crate::error::after_write)?;
-        }
+            dependent.apply(changed)
+        };
+        write.await.map_err(crate::error::after_write)?;
     }
     Ok(())
 }

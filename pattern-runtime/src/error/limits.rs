@@ -7,20 +7,31 @@ use super::*;
 /// no `.` (which would address a nested field), no NUL.
 pub fn validate_key(key: &str) -> Result<()> {
     let reason = if key.is_empty() {
-        "a field name cannot be empty"
-    } else if key.starts_with('$') {
-        "a field name cannot start with `$` (it would be read as an operator)"
-    } else if key.contains('.') {
-        "a field name cannot contain `.` (it would address a nested field)"
-    } else if key.contains('\0') {
-        "a field name cannot contain NUL"
+        Some("a field name cannot be empty")
     } else {
-        return Ok(());
+        key_problem(key)
     };
-    Err(Error::InvalidKey {
-        key: key.to_owned(),
-        reason,
-    })
+    match reason {
+        None => Ok(()),
+        Some(reason) => Err(Error::InvalidKey {
+            key: key.to_owned(),
+            reason,
+        }),
+    }
+}
+
+/// What makes `key` unfit as a field name the server reads literally, if anything: a leading
+/// `$`, a `.`, a NUL. (An empty name is stored as it is; [`validate_key`] refuses it too.)
+pub(crate) fn key_problem(key: &str) -> Option<&'static str> {
+    if key.starts_with('$') {
+        Some("a field name cannot start with `$` (it would be read as an operator)")
+    } else if key.contains('.') {
+        Some("a field name cannot contain `.` (it would address a nested field)")
+    } else if key.contains('\0') {
+        Some("a field name cannot contain NUL")
+    } else {
+        None
+    }
 }
 
 /// [`Error::InvalidValue`] when `field` of `doc` is a double that is NaN or infinite: a summary

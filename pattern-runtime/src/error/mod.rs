@@ -7,6 +7,7 @@ mod limits;
 mod missing;
 mod server;
 
+pub(crate) use limits::key_problem;
 pub(crate) use limits::{
     bytes_left, check_encodable, check_finite, element_cost, room_for, value_cost, ELEMENT_OVERHEAD,
 };

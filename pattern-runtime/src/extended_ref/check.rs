@@ -146,11 +146,7 @@ impl<M: Model> References<M> {
     /// Rewrites every `propagate` copy of the document `id` from its stored version: after
     /// changes made outside the toolkit, or an [`Error::Incomplete`] propagation. One read and
     /// one `updateMany` per embedding, in one transaction. Snapshot copies are left alone.
-    #[operation(
-        extended_ref.resync,
-        id = tracing::field::Empty,
-        embeddings = tracing::field::Empty
-    )]
+    #[operation(extended_ref.resync, later(id, embeddings))]
     pub async fn resync(&self, id: impl IntoId<M::Id>) -> Result<Propagation> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
         self.resync_at(id).await

@@ -147,7 +147,7 @@
 //! source, to repair copies after changes made outside the toolkit.
 //!
 //! The embedding models come from the registry of every `#[derive(Model)]` in the program (the one
-//! [`registered_models`] reads): nothing is listed by hand. They are
+//! [`registered_models`](crate::registered_models) reads): nothing is listed by hand. They are
 //! looked for in the source's database.
 //!
 //! On a deployment without transactions (a standalone server) the source is written first, then
@@ -183,20 +183,20 @@ use futures_util::{StreamExt, TryStreamExt};
 use mongodb::change_stream::event::{ChangeStreamEvent, OperationType, ResumeToken};
 use mongodb::change_stream::ChangeStream;
 use mongodb::options::{FullDocumentType, ReturnDocument};
-use mongodb::{ClientSession, Collection, Database};
+use mongodb::{ClientSession, Collection};
 use tracing::Instrument;
 
 use crate::copies::{write_copies, CopyWrite, Partial};
 pub use crate::copies::{CopiesUpdated, Propagation};
-use crate::derived::{self, Change, Dependent};
+use crate::derived::{self, Dependent};
 use crate::error::{Error, Result};
 use crate::finding::{id_key, Check, Finding};
 use crate::index::IndexSpec;
 use crate::literal::touched_fields;
 use crate::model::{IntoId, Model};
 pub use crate::schema::Mode;
-use crate::schema::{registered_models, ModelSchema, PatternSpec, Sample};
-use crate::txn::{in_session, transact, Transaction};
+use crate::schema::{ModelSchema, PatternSpec, Sample};
+use crate::txn::{in_session, transact};
 
 mod check;
 mod spec;
@@ -226,24 +226,10 @@ enum Step {
 type Targets = Vec<(&'static Embedding, Vec<&'static str>)>;
 
 impl<M: Model> References<M> {
-    /// The operations on `M` in `db`.
-    pub fn new(db: &Database) -> Self {
-        References {
-            db: db.clone(),
-            tx: None,
-            _model: PhantomData,
-        }
-    }
-
-    /// The same writes in the caller's transaction `tx`: [`update`](References::update),
-    /// [`replace`](References::replace) and [`resync`](References::resync) run in it, with their
-    /// copies, and commit or abort with it (see [`Transaction`]).
-    #[must_use]
-    pub fn in_transaction(&self, tx: &Transaction) -> Self {
-        References {
-            tx: Some(tx.clone()),
-            ..self.clone()
-        }
+    crate::txn::in_transaction! {
+        /// The same writes in the caller's transaction `tx`: [`update`](References::update),
+        /// [`replace`](References::replace) and [`resync`](References::resync) run in it, with their
+        /// copies, and commit or abort with it (see [`Transaction`](crate::Transaction)).
     }
 
     fn raw(&self) -> Collection<Document> {

@@ -13,11 +13,7 @@ impl<M: Referenced> References<M> {
     /// and nothing else. Keys are checked before anything is sent: only operators at the top, no
     /// `$` or empty segments in field paths, and never `_id` ([`Error::InvalidKey`]). A missing
     /// document is [`Error::NotFound`], with nothing written.
-    #[operation(
-        extended_ref.update,
-        id = tracing::field::Empty,
-        embeddings = tracing::field::Empty
-    )]
+    #[operation(extended_ref.update, later(id, embeddings))]
     pub async fn update(&self, id: impl IntoId<M::Id>, update: Document) -> Result<Propagation> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
         let span = tracing::Span::current();
@@ -84,11 +80,7 @@ impl<M: Referenced> References<M> {
     /// node's key or parent, a holder's node, a computed value, an outlier's count: read the
     /// document first and change it through that pattern); nothing is written then. The kept
     /// fields ride in the replace's filter, so this costs nothing when none changes.
-    #[operation(
-        extended_ref.replace,
-        id = tracing::field::Empty,
-        embeddings = tracing::field::Empty
-    )]
+    #[operation(extended_ref.replace, later(id, embeddings))]
     pub async fn replace(&self, doc: &M) -> Result<Propagation> {
         let (new, id) = crate::derived::replacement(M::SCHEMA, doc)?;
         crate::literal::check_id("_id", &id)?;

@@ -5,6 +5,7 @@ use std::fmt;
 use bson::{Bson, Document};
 
 use super::spec::{IndexKind, IndexSpec};
+use crate::finding::{number, same_stored};
 
 /// One way an existing index differs from its declaration.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,7 +84,7 @@ fn existing_keys(index: &Document) -> Vec<NormKey> {
 
 fn norm_key_eq(a: &NormKey, b: &NormKey) -> bool {
     match (a, b) {
-        (NormKey::Field(pa, va), NormKey::Field(pb, vb)) => pa == pb && loose_eq(va, vb),
+        (NormKey::Field(pa, va), NormKey::Field(pb, vb)) => pa == pb && same_stored(va, vb),
         (NormKey::Text(fa), NormKey::Text(fb)) => fa == fb,
         _ => false,
     }
@@ -131,7 +132,7 @@ pub(crate) fn differences(spec: &IndexSpec, existing: &Document) -> Vec<Differen
         let have = existing.get(option);
         let same = match (want, have) {
             (None, None) => true,
-            (Some(a), Some(b)) => loose_eq(a, b),
+            (Some(a), Some(b)) => same_stored(a, b),
             _ => false,
         };
         if !same {
@@ -149,7 +150,7 @@ pub(crate) fn differences(spec: &IndexSpec, existing: &Document) -> Vec<Differen
         (None, None) => true,
         (Some(w), Some(h)) => w
             .iter()
-            .all(|(k, v)| h.get(k).is_some_and(|hv| loose_eq(v, hv))),
+            .all(|(k, v)| h.get(k).is_some_and(|hv| same_stored(v, hv))),
         _ => false,
     };
     if !same {
@@ -185,37 +186,7 @@ pub(crate) fn fixable_in_place(diffs: &[Difference]) -> bool {
 fn truthy(v: &Bson) -> bool {
     match v {
         Bson::Boolean(b) => *b,
-        other => as_f64(other).is_some_and(|n| n != 0.0),
-    }
-}
-
-fn as_f64(v: &Bson) -> Option<f64> {
-    match v {
-        Bson::Int32(i) => Some(f64::from(*i)),
-        // Index options are small integers; the precision of a lossy conversion is irrelevant here.
-        #[allow(clippy::cast_precision_loss)]
-        Bson::Int64(i) => Some(*i as f64),
-        Bson::Double(d) => Some(*d),
-        _ => None,
-    }
-}
-
-/// Equality that ignores numeric type (`1` == `1.0` == `1i64`) and the key order of documents,
-/// as the server does when it compares index options.
-pub(crate) fn loose_eq(a: &Bson, b: &Bson) -> bool {
-    match (a, b) {
-        (Bson::Document(x), Bson::Document(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| loose_eq(v, w)))
-        }
-        (Bson::Array(x), Bson::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| loose_eq(v, w))
-        }
-        _ => match (as_f64(a), as_f64(b)) {
-            (Some(x), Some(y)) => x == y,
-            _ => a == b,
-        },
+        other => number(other).is_some_and(|n| n != 0.0),
     }
 }
 
@@ -252,12 +223,12 @@ mod tests {
 
     #[test]
     fn numeric_types_and_document_order_are_ignored() {
-        assert!(loose_eq(&Bson::Int32(1), &Bson::Double(1.0)));
-        assert!(loose_eq(
+        assert!(same_stored(&Bson::Int32(1), &Bson::Double(1.0)));
+        assert!(same_stored(
             &Bson::Document(doc! { "a": 1, "b": { "$gt": 2 } }),
             &Bson::Document(doc! { "b": { "$gt": 2i64 }, "a": 1.0 }),
         ));
-        assert!(!loose_eq(&Bson::Int32(1), &Bson::String("1".into())));
+        assert!(!same_stored(&Bson::Int32(1), &Bson::String("1".into())));
     }
 
     #[test]

@@ -112,12 +112,7 @@ impl OutlierState {
 
 impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<P, T> {
     /// What the document `id` holds, against its count and flag; writes nothing.
-    #[operation(
-        outlier.state,
-        level = "debug",
-        field = self.spec.field(),
-        id = tracing::field::Empty
-    )]
+    #[operation(outlier.state, level = "debug", field = self.spec.field(), later(id))]
     pub async fn state(&self, id: impl IntoId<P::Id>) -> Result<OutlierState> {
         let id = crate::literal::span_id(id.into_id())?;
         let outcome = self.state_in(None, &id).await.map_err(Error::from);
@@ -153,7 +148,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
 
     /// Writes the count and the flag of the document `id` from its items (after edits made
     /// around the toolkit), in one transaction; returns the state found before.
-    #[operation(outlier.rebuild, field = self.spec.field(), id = tracing::field::Empty)]
+    #[operation(outlier.rebuild, field = self.spec.field(), later(id))]
     pub async fn rebuild(&self, id: impl IntoId<P::Id>) -> Result<OutlierState> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
         self.rebuild_at(id).await

@@ -24,12 +24,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     /// with the main document), then (for an outlier only) each overflow document's as the
     /// cursor brings it, so a long list is never all in memory. [`Error::NotFound`] when there
     /// is no such document.
-    #[operation(
-        outlier.stream,
-        level = "debug",
-        field = self.spec.field(),
-        id = tracing::field::Empty
-    )]
+    #[operation(outlier.stream, level = "debug", field = self.spec.field(), later(id))]
     pub async fn stream(&self, id: impl IntoId<P::Id>) -> Result<BoxStream<'static, Result<T>>> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
         self.stream_at(id).await
@@ -61,12 +56,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     /// Every item of the document `id`, in the order they were pushed: the embedded ones, then
     /// (for an outlier only) the overflow documents' in `seq` order. [`Error::NotFound`] when
     /// there is no such document.
-    #[operation(
-        outlier.items,
-        level = "debug",
-        field = self.spec.field(),
-        id = tracing::field::Empty
-    )]
+    #[operation(outlier.items, level = "debug", field = self.spec.field(), later(id))]
     pub async fn items(&self, id: impl IntoId<P::Id>) -> Result<Vec<T>> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
         self.stream_at(id).await?.try_collect().await
@@ -75,14 +65,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     /// The items `skip..skip + limit` of the document `id`, in push order: reads the main
     /// document, and for an outlier whose page reaches past it, the overflow documents' sizes
     /// (one aggregation) and only the overflow documents holding the page.
-    #[operation(
-        outlier.page,
-        level = "debug",
-        field = self.spec.field(),
-        id = tracing::field::Empty,
-        skip,
-        limit
-    )]
+    #[operation(outlier.page, level = "debug", field = self.spec.field(), skip, limit, later(id))]
     pub async fn page(&self, id: impl IntoId<P::Id>, skip: u64, limit: u64) -> Result<Vec<T>> {
         let id = crate::literal::span_id(id.into_id())?;
         let (outlier, _, embedded) = self.read_main(&id).await?;
@@ -154,12 +137,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     }
 
     /// How many items the document `id` has: its count field (one read of one field).
-    #[operation(
-        outlier.count,
-        level = "debug",
-        field = self.spec.field(),
-        id = tracing::field::Empty
-    )]
+    #[operation(outlier.count, level = "debug", field = self.spec.field(), later(id))]
     pub async fn count(&self, id: impl IntoId<P::Id>) -> Result<i64> {
         let id = crate::literal::span_id(id.into_id())?;
         let main = self

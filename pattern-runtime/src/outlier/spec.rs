@@ -2,7 +2,7 @@
 //! and the map of derived data read from it.
 
 use super::*;
-use crate::schema::{spec, Companion, IndexesNeeded, KeptFields};
+use crate::schema::{spec, Applying, Changed, Companion, IndexesNeeded, KeptFields};
 use crate::validator::{Property, Shape};
 
 spec! {
@@ -108,12 +108,8 @@ impl crate::schema::Dependent for OverflowOfDeleted {
         )
     }
 
-    fn apply<'a>(
-        &'a self,
-        db: &'a Database,
-        session: Option<&'a mut ClientSession>,
-        changes: &'a [crate::schema::Change],
-    ) -> futures_util::future::BoxFuture<'a, mongodb::error::Result<()>> {
+    fn apply<'a>(&'a self, changed: Changed<'a>) -> Applying<'a> {
+        let (db, session, changes) = changed.into_parts();
         Box::pin(async move {
             let gone: Vec<Bson> = changes
                 .iter()

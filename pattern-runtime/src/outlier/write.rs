@@ -39,13 +39,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     /// is no such document, [`Error::DocumentTooLarge`] for an item that alone would pass
     /// 16 MiB inside its document: nothing is written then. [`Error::Incomplete`] when a write
     /// after the count fails: [`rebuild`](Self::rebuild) repairs the count.
-    #[operation(
-        outlier.push,
-        field = self.spec.field(),
-        id = tracing::field::Empty,
-        items = items.len(),
-        overflowed = tracing::field::Empty
-    )]
+    #[operation(outlier.push, field = self.spec.field(), items = items.len(), later(id, overflowed))]
     pub async fn push_many(&self, id: impl IntoId<P::Id>, items: Vec<T>) -> Result<()> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
         let span = tracing::Span::current();
@@ -385,7 +379,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     /// Removes every item equal to `item`, wherever it lives (`$pull` from the main document
     /// and the overflow documents), and writes the count and flag again, in one transaction.
     /// Returns how many items were removed. Overflow documents left empty are deleted.
-    #[operation(outlier.remove, field = self.spec.field(), id = tracing::field::Empty)]
+    #[operation(outlier.remove, field = self.spec.field(), later(id))]
     pub async fn remove(&self, id: impl IntoId<P::Id>, item: &T) -> Result<u64> {
         let id = crate::literal::span_id(id.into_id())?;
         let item = bson::serialize_to_bson(item)?;

@@ -84,14 +84,13 @@
 //! event with what it inserted and skipped.
 
 use std::fmt;
-use std::marker::PhantomData;
 use std::ops::Range;
 use std::time::Duration;
 
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
 use mongodb::options::ReturnDocument;
-use mongodb::{ClientSession, Collection, Database};
+use mongodb::{ClientSession, Collection};
 use serde::Serialize;
 
 use crate::error::{check_size, Error, Result, DUPLICATE_KEY};
@@ -126,29 +125,15 @@ enum Miss {
 }
 
 impl<M: Preallocated> Slots<M> {
-    /// The grid of `M` in `db`.
-    pub fn new(db: &Database) -> Self {
-        Slots {
-            db: db.clone(),
-            tx: None,
-            _model: PhantomData,
-        }
-    }
-
-    /// The same grid in the caller's transaction `tx`: [`book`](Slots::book),
-    /// [`book_all`](Slots::book_all), [`cancel`](Slots::cancel), [`release`](Slots::release),
-    /// [`book_range`](Slots::book_range), [`free_range`](Slots::free_range),
-    /// [`repair`](Slots::repair) and [`get`](Slots::get) run in it and commit or abort with it
-    /// (see [`Transaction`]). [`allocate`](Slots::allocate) and the reads of many slots
-    /// ([`available`](Slots::available), [`free_ranges`](Slots::free_ranges)) run on their own:
-    /// an allocation skips the slots that exist, which a transaction's first duplicate key
-    /// would abort.
-    #[must_use]
-    pub fn in_transaction(&self, tx: &Transaction) -> Self {
-        Slots {
-            tx: Some(tx.clone()),
-            ..self.clone()
-        }
+    crate::txn::in_transaction! {
+        /// The same grid in the caller's transaction `tx`: [`book`](Slots::book),
+        /// [`book_all`](Slots::book_all), [`cancel`](Slots::cancel), [`release`](Slots::release),
+        /// [`book_range`](Slots::book_range), [`free_range`](Slots::free_range),
+        /// [`repair`](Slots::repair) and [`get`](Slots::get) run in it and commit or abort with it
+        /// (see [`Transaction`]). [`allocate`](Slots::allocate) and the reads of many slots
+        /// ([`available`](Slots::available), [`free_ranges`](Slots::free_ranges)) run on their own:
+        /// an allocation skips the slots that exist, which a transaction's first duplicate key
+        /// would abort.
     }
 
     /// The caller's session, held for one operation, when bound to a transaction.
@@ -173,15 +158,18 @@ impl<M: Preallocated> Slots<M> {
         })
     }
 
-    /// A holder is someone: `null` would book nothing and tell the caller it won.
-    /// The resource and the slot a caller names, checked: they are equalities in filters.
+    /// The resource and the slot a caller names, checked (they are equalities in filters) and
+    /// recorded on the operation's span (declared `later(resource, slot)`).
     fn ids(resource: impl IntoId<M::Resource>, slot: impl IntoId<M::Slot>) -> Result<(Bson, Bson)> {
-        Ok((
-            crate::literal::typed_id(M::SLOTS.resource(), resource.into_id())?,
-            crate::literal::typed_id(M::SLOTS.slot(), slot.into_id())?,
-        ))
+        let resource = crate::literal::typed_id(M::SLOTS.resource(), resource.into_id())?;
+        let slot = crate::literal::typed_id(M::SLOTS.slot(), slot.into_id())?;
+        let span = tracing::Span::current();
+        span.record("resource", tracing::field::display(&resource));
+        span.record("slot", tracing::field::display(&slot));
+        Ok((resource, slot))
     }
 
+    /// A holder is someone: `null` would book nothing and tell the caller it won.
     fn check_holder(holder: &Bson, field: &'static str) -> Result<()> {
         crate::literal::check_id(field, holder)?;
         match holder {
@@ -290,12 +278,6 @@ fn free_runs(bits: i64, n: u32) -> Vec<Range<u32>> {
 /// The mask of all `n` sub-slots.
 fn full_mask(n: u32) -> Bson {
     Bson::Int64((0..n).fold(0_i64, |m, k| m | (1_i64 << k)))
-}
-
-fn record(resource: &Bson, slot: &Bson) {
-    let span = tracing::Span::current();
-    span.record("resource", tracing::field::display(resource));
-    span.record("slot", tracing::field::display(slot));
 }
 
 /// Compile-time checks of a `#[preallocated]` model's fields (generated code), by autoref

@@ -5,7 +5,7 @@ use pattern_derive::operation;
 
 impl<M: Preallocated> Slots<M> {
     /// The slot of `resource` and `slot`, if it was allocated.
-    #[operation(preallocation.get)]
+    #[operation(preallocation.get, later(resource, slot))]
     pub async fn get(
         &self,
         resource: impl IntoId<M::Resource>,
@@ -63,7 +63,7 @@ impl<M: Preallocated> Slots<M> {
 
     /// The free sub-slots of the slot, as ranges (`[0..18, 20..48]`): one read.
     /// [`Error::NotFound`] of the slot when the slot was never allocated.
-    #[operation(preallocation.free_ranges)]
+    #[operation(preallocation.free_ranges, later(resource, slot))]
     pub async fn free_ranges(
         &self,
         resource: impl IntoId<M::Resource>,

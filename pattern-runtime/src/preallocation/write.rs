@@ -17,7 +17,7 @@ impl<M: Preallocated> Slots<M> {
     /// may be an extended reference's source id). One the holder field's type cannot hold (`5`
     /// for an `Option<String>`) is [`Error::InvalidValue`]: the slot would not read back as the
     /// model, so the booking is undone.
-    #[operation(preallocation.book, resource = tracing::field::Empty, slot = tracing::field::Empty)]
+    #[operation(preallocation.book, later(resource, slot))]
     pub async fn book(
         &self,
         resource: impl IntoId<M::Resource>,
@@ -28,7 +28,6 @@ impl<M: Preallocated> Slots<M> {
         let (resource, slot) = Self::ids(resource, slot)?;
         let holder = holder.into();
         Self::check_holder(&holder, holder_field)?;
-        record(&resource, &slot);
         if self.keeps_derived(holder_field) {
             // In a transaction (the caller's, or one of its own because other data derives
             // from the holder), with what derives from the holder brought up to date in it; a
@@ -228,11 +227,7 @@ impl<M: Preallocated> Slots<M> {
     /// a value, except a document with an `_id` (an extended-reference copy of the holder),
     /// compared by that `_id` alone: a rename of the holder, copied into the slot since the
     /// booking, does not make it someone else.
-    #[operation(
-        preallocation.cancel,
-        resource = tracing::field::Empty,
-        slot = tracing::field::Empty
-    )]
+    #[operation(preallocation.cancel, later(resource, slot))]
     pub async fn cancel(
         &self,
         resource: impl IntoId<M::Resource>,
@@ -243,7 +238,6 @@ impl<M: Preallocated> Slots<M> {
         let (resource, slot) = Self::ids(resource, slot)?;
         let holder = holder.into();
         Self::check_holder(&holder, holder_field)?;
-        record(&resource, &slot);
         let mut filter = Self::key(&resource, &slot);
         match holder {
             // A holder that is a copy of another document (an extended reference) is that
@@ -261,11 +255,7 @@ impl<M: Preallocated> Slots<M> {
 
     /// Frees the slot whoever holds it; returns it as freed. [`Error::NotFound`] of the slot when it was
     /// never allocated.
-    #[operation(
-        preallocation.release,
-        resource = tracing::field::Empty,
-        slot = tracing::field::Empty
-    )]
+    #[operation(preallocation.release, later(resource, slot))]
     pub async fn release(
         &self,
         resource: impl IntoId<M::Resource>,
@@ -273,7 +263,6 @@ impl<M: Preallocated> Slots<M> {
     ) -> Result<M> {
         let holder_field = self.holder_field("release")?;
         let (resource, slot) = Self::ids(resource, slot)?;
-        record(&resource, &slot);
         self.free(Self::key(&resource, &slot), &resource, &slot, holder_field)
             .await
     }
@@ -372,11 +361,7 @@ impl<M: Preallocated> Slots<M> {
     /// (`$bit` or). [`Error::AlreadyBooked`] when any is taken (no holder: the bitmap does not
     /// say who), [`Error::NotFound`] of the slot when the slot was never allocated, [`Error::InvalidValue`]
     /// for a range outside the bitmap; nothing is written then.
-    #[operation(
-        preallocation.book_range,
-        resource = tracing::field::Empty,
-        slot = tracing::field::Empty
-    )]
+    #[operation(preallocation.book_range, later(resource, slot))]
     pub async fn book_range(
         &self,
         resource: impl IntoId<M::Resource>,
@@ -385,7 +370,6 @@ impl<M: Preallocated> Slots<M> {
     ) -> Result<()> {
         let bitmap = self.bitmap_field(&sub_slots)?;
         let (resource, slot) = Self::ids(resource, slot)?;
-        record(&resource, &slot);
         let mask = Self::mask(&sub_slots);
         let bits = BitUpdate {
             bitmap,
@@ -403,11 +387,7 @@ impl<M: Preallocated> Slots<M> {
     /// (`$bitsAllSet`) and which clears them. [`Error::InvalidValue`] when any of them is free
     /// already (a range freed twice, or never booked), [`Error::NotFound`] of the slot when the slot was
     /// never allocated; nothing is written then.
-    #[operation(
-        preallocation.free_range,
-        resource = tracing::field::Empty,
-        slot = tracing::field::Empty
-    )]
+    #[operation(preallocation.free_range, later(resource, slot))]
     pub async fn free_range(
         &self,
         resource: impl IntoId<M::Resource>,
@@ -416,7 +396,6 @@ impl<M: Preallocated> Slots<M> {
     ) -> Result<()> {
         let bitmap = self.bitmap_field(&sub_slots)?;
         let (resource, slot) = Self::ids(resource, slot)?;
-        record(&resource, &slot);
         let mask = Self::mask(&sub_slots);
         let keep = match &mask {
             Bson::Int64(m) => Bson::Int64(!m),

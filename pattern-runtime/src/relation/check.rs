@@ -1,6 +1,7 @@
 //! A two-way relation's check and repair: both sides against each other.
 
 use super::*;
+use pattern_derive::operation;
 
 /// [`RelationSpec::audit`] of a two-way relation: this side's sampled documents against the
 /// other side.
@@ -117,25 +118,13 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
     /// [`disagreements`](Self::disagreements) lists them one by one.
     ///
     /// [`Check::TwoWayDrift`]: crate::doctor::Check::TwoWayDrift
+    #[operation(relation.check, level = "debug", field = self.relation.spec.field())]
     pub async fn check(&self) -> Result<CheckReport> {
-        let spec = self.relation.spec;
-        let span = tracing::debug_span!(
-            "pattern_runtime::relation.check",
-            model = spec.model().name(),
-            collection = spec.model().collection(),
-            field = spec.field(),
-        );
-        tracing::Instrument::instrument(
-            async {
-                let (examined, found) = self.check_inner().await?;
-                Ok(CheckReport {
-                    examined,
-                    findings: self.findings(&found),
-                })
-            },
-            span,
-        )
-        .await
+        let (examined, found) = self.check_inner().await?;
+        Ok(CheckReport {
+            examined,
+            findings: self.findings(&found),
+        })
     }
 
     /// Every disagreement between the two sides, one by one (what [`check`](Self::check)
@@ -300,56 +289,45 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
     /// which owner a child has): adds missing entries, pulls wrong ones and those of children
     /// that do not exist; then checks again. Children whose owner does not exist are left,
     /// and reported in [`RepairReport::left`].
+    #[operation(relation.repair, field = self.relation.spec.field())]
     pub async fn repair(&self) -> Result<RepairReport> {
         let spec = self.relation.spec;
-        let span = tracing::info_span!(
-            "pattern_runtime::relation.repair",
-            model = spec.model().name(),
-            collection = spec.model().collection(),
-            field = spec.field(),
-        );
-        tracing::Instrument::instrument(
-            async {
-                let owners = self
-                    .relation
-                    .db
-                    .collection::<Document>(spec.target().collection());
-                let inverse = self.inverse();
-                let (mut added, mut pulled, mut orphans) = (0u64, 0u64, 0usize);
-                // One `update_one` of an owner's array per disagreement it can mend.
-                let mend = |owner: Bson, op: &str, child: Bson| {
-                    owners.update_one(doc! { "_id": owner }, doc! { op: { inverse: child } })
-                };
-                for d in self.check_inner().await?.1 {
-                    let mut session = crate::txn::Transaction::session_of(self.tx.as_ref()).await?;
-                    match d {
-                        Disagreement::NotListed { child, owner } => {
-                            let op = mend(owner, "$addToSet", child);
-                            added += in_session!(op, session.as_deref_mut())?.modified_count;
-                        }
-                        Disagreement::ListedElsewhere { owner, child, .. }
-                        | Disagreement::MissingChild { owner, child } => {
-                            let op = mend(owner, "$pull", child);
-                            pulled += in_session!(op, session.as_deref_mut())?.modified_count;
-                        }
-                        Disagreement::MissingOwner { .. } => orphans += 1,
-                    }
+        let owners = self
+            .relation
+            .db
+            .collection::<Document>(spec.target().collection());
+        let inverse = self.inverse();
+        let (mut added, mut pulled, mut orphans) = (0u64, 0u64, 0usize);
+        // One `update_one` of an owner's array per disagreement it can mend.
+        let mend = |owner: Bson, op: &str, child: Bson| {
+            owners.update_one(doc! { "_id": owner }, doc! { op: { inverse: child } })
+        };
+        for d in self.check_inner().await?.1 {
+            let mut session = crate::txn::Transaction::session_of(self.tx.as_ref()).await?;
+            match d {
+                Disagreement::NotListed { child, owner } => {
+                    let op = mend(owner, "$addToSet", child);
+                    added += in_session!(op, session.as_deref_mut())?.modified_count;
                 }
-                tracing::debug!(
-                    target: "pattern_runtime::relation",
-                    added,
-                    pulled,
-                    orphans,
-                    "repaired"
-                );
-                let (_, left) = self.check_inner().await?;
-                Ok(RepairReport {
-                    repaired: added + pulled,
-                    left: self.findings(&left),
-                })
-            },
-            span,
-        )
-        .await
+                Disagreement::ListedElsewhere { owner, child, .. }
+                | Disagreement::MissingChild { owner, child } => {
+                    let op = mend(owner, "$pull", child);
+                    pulled += in_session!(op, session.as_deref_mut())?.modified_count;
+                }
+                Disagreement::MissingOwner { .. } => orphans += 1,
+            }
+        }
+        tracing::debug!(
+            target: "pattern_runtime::relation",
+            added,
+            pulled,
+            orphans,
+            "repaired"
+        );
+        let (_, left) = self.check_inner().await?;
+        Ok(RepairReport {
+            repaired: added + pulled,
+            left: self.findings(&left),
+        })
     }
 }

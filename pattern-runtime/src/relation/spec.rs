@@ -3,7 +3,7 @@
 //! inverses.
 
 use super::*;
-use crate::schema::{spec, IndexesNeeded, KeptFields};
+use crate::schema::{spec, Applying, Changed, IndexesNeeded, KeptFields};
 
 // ----- static data -----
 
@@ -133,12 +133,8 @@ impl crate::schema::Dependent for OwnerArrays {
         describe_two_way(self.spec, "from")
     }
 
-    fn apply<'a>(
-        &'a self,
-        db: &'a Database,
-        mut session: Option<&'a mut ClientSession>,
-        changes: &'a [crate::schema::Change],
-    ) -> futures_util::future::BoxFuture<'a, mongodb::error::Result<()>> {
+    fn apply<'a>(&'a self, changed: Changed<'a>) -> Applying<'a> {
+        let (db, mut session, changes) = changed.into_parts();
         Box::pin(async move {
             let (field, inverse) = (self.spec.field(), self.spec.inverse().unwrap_or_default());
             let target = self.spec.target();
@@ -233,12 +229,8 @@ impl crate::schema::Dependent for ChildSides {
         describe_two_way(self.spec, "the owner named by")
     }
 
-    fn apply<'a>(
-        &'a self,
-        db: &'a Database,
-        mut session: Option<&'a mut ClientSession>,
-        changes: &'a [crate::schema::Change],
-    ) -> futures_util::future::BoxFuture<'a, mongodb::error::Result<()>> {
+    fn apply<'a>(&'a self, changed: Changed<'a>) -> Applying<'a> {
+        let (db, mut session, changes) = changed.into_parts();
         Box::pin(async move {
             let (field, optional) = self.child_field();
             let children = self.spec.target();

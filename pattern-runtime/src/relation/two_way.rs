@@ -1,6 +1,16 @@
 //! `TwoWay`: a relation kept on both sides, assigned in one transaction.
 
 use super::*;
+use pattern_derive::operation;
+
+impl<S, T: Identified> crate::span::Spanned for TwoWay<S, T> {
+    fn span_model(&self) -> &'static str {
+        self.relation.spec.model().name()
+    }
+    fn span_collection(&self) -> &str {
+        self.relation.spec.model().collection()
+    }
+}
 
 // ----- two-way -----
 
@@ -141,21 +151,14 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
     /// document, a regex, ...: see "What the toolkit sends" in the crate docs); nothing is
     /// written then. (Without transactions, a missing child is found after the owner's array
     /// gained it: [`repair`](TwoWay::repair) removes such entries.)
+    #[operation(relation.assign, field = self.relation.spec.field(), later(child, owner))]
     pub async fn assign(&self, child: &S::Id, owner: &T::Id) -> Result<Assigned> {
-        let spec = self.relation.spec;
-        let span = tracing::info_span!(
-            "pattern_runtime::relation.assign",
-            model = spec.model().name(),
-            collection = spec.model().collection(),
-            field = spec.field(),
-            child = tracing::field::Empty,
-            owner = tracing::field::Empty,
-        );
         let child = bson::serialize_to_bson(child)?;
         let owner = bson::serialize_to_bson(owner)?;
+        let span = tracing::Span::current();
         span.record("child", tracing::field::display(&child));
         span.record("owner", tracing::field::display(&owner));
-        tracing::Instrument::instrument(self.assign_inner(child, owner), span).await
+        self.assign_inner(child, owner).await
     }
 
     async fn assign_inner(&self, child: Bson, owner: Bson) -> Result<Assigned> {

@@ -157,7 +157,7 @@ mod spec;
 pub(crate) mod upgrade;
 
 pub use converge::{Converged, VersionCounts, CONVERGE_BATCH};
-pub(crate) use read::{current_document, decode, decode_raw};
+pub(crate) use read::{collect, current_document, decode, decode_raw};
 #[doc(hidden)]
 pub use spec::{
     read_shape, undeclared, upgrade_step, upgraded, SchemaVersionParts, UpgradeFailure, UpgradeFn,

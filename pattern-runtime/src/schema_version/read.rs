@@ -40,6 +40,17 @@ pub(crate) fn decode_raw<M: Model>(raw: &RawDocumentBuf) -> Result<M> {
     read_current::<M>(raw)
 }
 
+/// Every document of `cursor` read as `M` ([`decode_raw`]), with a `DEBUG` event of how many.
+pub(crate) async fn collect<M: Model>(cursor: mongodb::Cursor<RawDocumentBuf>) -> Result<Vec<M>> {
+    let raws: Vec<RawDocumentBuf> = futures_util::TryStreamExt::try_collect(cursor).await?;
+    let found = raws
+        .iter()
+        .map(decode_raw::<M>)
+        .collect::<Result<Vec<M>>>()?;
+    tracing::debug!(read = found.len(), "documents read");
+    Ok(found)
+}
+
 /// A document at the current version (or of a model without versions) read from its bytes.
 fn read_current<M: Model>(raw: &RawDocumentBuf) -> Result<M> {
     bson::deserialize_from_slice::<M>(raw.as_bytes()).map_err(|e| {
@@ -54,7 +65,7 @@ fn read_current<M: Model>(raw: &RawDocumentBuf) -> Result<M> {
 /// is stored in.
 impl<M: Model> ModelCollection<M> {
     /// The document with this `_id`, if there is one.
-    #[operation(model.get, level = "debug", id = tracing::field::Empty)]
+    #[operation(model.get, level = "debug", later(id))]
     pub async fn get(&self, id: impl IntoId<M::Id>) -> Result<Option<M>> {
         let id = crate::literal::span_id(id.into_id())?;
         let found = self.read(bson::doc! { "_id": id }, Some(1)).await?;

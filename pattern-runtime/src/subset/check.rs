@@ -156,35 +156,6 @@ pub(super) async fn audit_subset(
     Ok(findings)
 }
 
-/// Whether two stored values hold the same data as the server compares it: numbers by value
-/// whatever their width (an `Int32` written where `E` writes an `Int64`), documents field by
-/// field, arrays item by item, anything else as the same bytes.
-fn same_stored(a: &Bson, b: &Bson) -> bool {
-    match (a, b) {
-        (Bson::Document(x), Bson::Document(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| same_stored(v, w)))
-        }
-        (Bson::Array(x), Bson::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same_stored(v, w))
-        }
-        (Bson::Int32(_) | Bson::Int64(_), Bson::Int32(_) | Bson::Int64(_)) => {
-            let int = |v: &Bson| match v {
-                Bson::Int32(n) => i64::from(*n),
-                Bson::Int64(n) => *n,
-                _ => 0,
-            };
-            int(a) == int(b)
-        }
-        _ => match (number(a), number(b)) {
-            #[allow(clippy::float_cmp)] // the same number, as the server compares it
-            (Some(x), Some(y)) => x == y || (x.is_nan() && y.is_nan()),
-            _ => crate::finding::same_value(Some(a), Some(b)),
-        },
-    }
-}
-
 /// Whether `b` comes before `a` in the subset's order (values the check cannot compare are
 /// taken as in order).
 fn out_of_order(spec: &SubsetSpec, a: &Document, b: &Document) -> bool {
@@ -250,7 +221,10 @@ where
             let agrees = match parent.get(field) {
                 Some(Bson::Array(items)) => {
                     items.len() == expected.len()
-                        && items.iter().zip(&expected).all(|(a, b)| same_stored(a, b))
+                        && items
+                            .iter()
+                            .zip(&expected)
+                            .all(|(a, b)| crate::finding::same_stored(a, b))
                 }
                 None | Some(Bson::Null) => expected.is_empty(),
                 Some(_) => false,
@@ -308,12 +282,7 @@ where
     /// Recomputes the embedded array and every computed field from the full collection: the repair
     /// after manual edits or a crash between two non-transactional writes. Reads the first N items
     /// through the `{parent, sort}` index and sums the rest with one `$group`.
-    #[operation(
-        subset.rebuild,
-        items_collection = self.spec.full_collection(),
-        field = self.spec.field(),
-        id = tracing::field::Empty
-    )]
+    #[operation(subset.rebuild, items_collection = self.spec.full_collection(), field = self.spec.field(), later(id))]
     pub async fn rebuild(&self, parent_id: impl IntoId<P::Id>) -> Result<()> {
         let parent_id = crate::literal::typed_id("_id", parent_id.into_id())?;
         self.rebuild_at(parent_id).await

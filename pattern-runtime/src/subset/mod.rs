@@ -170,14 +170,9 @@ impl<P, F, E> Subset<P, F, E> {
         }
     }
 
-    /// The same subset in the caller's transaction `tx`: its pushes, rebuilds and removals run
-    /// in it and commit or abort with it (see [`Transaction`]).
-    #[must_use]
-    pub fn in_transaction(&self, tx: &Transaction) -> Self {
-        Subset {
-            tx: Some(tx.clone()),
-            ..self.clone()
-        }
+    crate::txn::in_transaction! {
+        /// The same subset in the caller's transaction `tx`: its pushes, rebuilds and removals run
+        /// in it and commit or abort with it (see [`Transaction`]).
     }
 
     /// The subset's static description.

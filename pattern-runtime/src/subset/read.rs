@@ -11,15 +11,7 @@ where
 {
     /// Items of the full collection in the subset's order, `skip` then at most `limit`: the
     /// pages after the embedded one start at `skip = limit of the subset`.
-    #[operation(
-        subset.page,
-        level = "debug",
-        items_collection = self.spec.full_collection(),
-        field = self.spec.field(),
-        id = tracing::field::Empty,
-        skip,
-        limit
-    )]
+    #[operation(subset.page, level = "debug", items_collection = self.spec.full_collection(), field = self.spec.field(), skip, limit, later(id))]
     pub async fn page(
         &self,
         parent_id: impl IntoId<P::Id>,
@@ -37,24 +29,12 @@ where
             .skip(skip)
             .limit(limit)
             .await?;
-        let raws: Vec<bson::RawDocumentBuf> = cursor.try_collect().await?;
-        let items = raws
-            .iter()
-            .map(crate::schema_version::decode_raw::<F>)
-            .collect::<Result<Vec<F>>>()?;
-        tracing::debug!(read = items.len(), "items read");
-        Ok(items)
+        crate::schema_version::collect(cursor).await
     }
 
     /// How many items the parent has: its count field when one is declared (one read of one
     /// field), else a count of the full collection.
-    #[operation(
-        subset.count,
-        level = "debug",
-        items_collection = self.spec.full_collection(),
-        field = self.spec.field(),
-        id = tracing::field::Empty
-    )]
+    #[operation(subset.count, level = "debug", items_collection = self.spec.full_collection(), field = self.spec.field(), later(id))]
     pub async fn count(&self, parent_id: impl IntoId<P::Id>) -> Result<i64> {
         let parent_id = crate::literal::typed_id("_id", parent_id.into_id())?;
         tracing::Span::current().record("id", tracing::field::display(&parent_id));

@@ -4,7 +4,7 @@
 
 use super::check::Embed;
 use super::*;
-use crate::schema::{IndexesNeeded, KeptFields};
+use crate::schema::{Applying, Changed, IndexesNeeded, KeptFields};
 
 /// What a computed field summarises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,12 +78,8 @@ impl crate::schema::Dependent for SubsetItems {
         )
     }
 
-    fn apply<'a>(
-        &'a self,
-        db: &'a Database,
-        mut session: Option<&'a mut ClientSession>,
-        changes: &'a [crate::schema::Change],
-    ) -> futures_util::future::BoxFuture<'a, mongodb::error::Result<()>> {
+    fn apply<'a>(&'a self, changed: Changed<'a>) -> Applying<'a> {
+        let (db, mut session, changes) = changed.into_parts();
         Box::pin(async move {
             let key = self.spec.parts.parent_key;
             let mut parents: Vec<Bson> = Vec::new();

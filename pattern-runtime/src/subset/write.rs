@@ -267,13 +267,7 @@ where
         Ok(true)
     }
 
-    #[operation(
-        subset.push,
-        items_collection = self.spec.full_collection(),
-        field = self.spec.field(),
-        id = tracing::field::Empty,
-        items = items.len()
-    )]
+    #[operation(subset.push, items_collection = self.spec.full_collection(), field = self.spec.field(), items = items.len(), later(id))]
     pub(super) async fn run_push(
         &self,
         parent_id: Result<Bson>,
@@ -325,13 +319,7 @@ where
     /// Deletes the full item `item_id` of the parent and keeps the subset and computed fields
     /// right: the counters go down by the item, and the embedded array is refilled from the full
     /// collection. [`Error::NotFound`] when the parent has no such item.
-    #[operation(
-        subset.remove,
-        items_collection = self.spec.full_collection(),
-        field = self.spec.field(),
-        id = tracing::field::Empty,
-        item_id = tracing::field::Empty
-    )]
+    #[operation(subset.remove, items_collection = self.spec.full_collection(), field = self.spec.field(), later(id, item_id))]
     pub async fn remove(
         &self,
         parent_id: impl IntoId<P::Id>,

@@ -159,7 +159,6 @@
 //! move is a `DEBUG` event with what it matched and modified.
 
 use std::collections::HashMap;
-use std::marker::PhantomData;
 
 use bson::{doc, Bson, Document};
 use futures_util::future::BoxFuture;
@@ -177,7 +176,7 @@ use crate::finding::{CheckReport, RepairReport};
 use crate::index::IndexSpec;
 use crate::literal::literal;
 use crate::model::{IntoId, Model};
-use crate::schema::{registered_models, ModelSchema, PatternSpec};
+use crate::schema::{ModelSchema, PatternSpec};
 use crate::txn::{collect_in, in_session, transact, Transaction};
 
 mod audit;
@@ -256,27 +255,13 @@ pub(crate) fn key_bson<M: TreeNode>(field: &str, key: impl IntoId<M::Key>) -> Re
 }
 
 impl<M: TreeNode> Tree<M> {
-    /// The tree of `M` in `db`.
-    pub fn new(db: &Database) -> Self {
-        Tree {
-            db: db.clone(),
-            tx: None,
-            _model: PhantomData,
-        }
-    }
-
-    /// The same tree in the caller's transaction `tx`: `insert`, `insert_many`, `move_under`,
-    /// `move_to_root`, `rename` and `delete` run in it, with what derives from them, and commit
-    /// or abort with it (see [`Transaction`]); so do the holders of
-    /// [`holders`](Tree::holders) taken from it. In a caller's transaction the second pass over
-    /// holders written meanwhile by others does not run (it needs the change committed):
-    /// [`Tree::repair`] fixes a path such a race leaves.
-    #[must_use]
-    pub fn in_transaction(&self, tx: &Transaction) -> Self {
-        Tree {
-            tx: Some(tx.clone()),
-            ..self.clone()
-        }
+    crate::txn::in_transaction! {
+        /// The same tree in the caller's transaction `tx`: `insert`, `insert_many`, `move_under`,
+        /// `move_to_root`, `rename` and `delete` run in it, with what derives from them, and commit
+        /// or abort with it (see [`Transaction`]); so do the holders of
+        /// [`holders`](Tree::holders) taken from it. In a caller's transaction the second pass over
+        /// holders written meanwhile by others does not run (it needs the change committed):
+        /// [`Tree::repair`] fixes a path such a race leaves.
     }
 
     fn raw(&self) -> Collection<Document> {

@@ -73,9 +73,7 @@ impl TreeSpec {
 
     /// Every registered model declared `#[in_tree(..)]` of this tree.
     pub fn holders(&'static self) -> Vec<&'static HolderSpec> {
-        registered_models()
-            .into_iter()
-            .flat_map(|schema| schema.specs::<HolderSpec>())
+        crate::schema::registered_specs::<HolderSpec>()
             .filter(|h| std::ptr::eq(h.tree(), self))
             .collect()
     }

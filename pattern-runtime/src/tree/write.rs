@@ -215,7 +215,7 @@ impl<M: TreeNode> Tree<M> {
     ///
     /// [`Error::Cycle`] when `parent` is the node or below it, [`Error::NotFound`] of the node when either is
     /// missing; nothing is written then.
-    #[operation(tree.move_under, key = tracing::field::Empty)]
+    #[operation(tree.move_under, later(key))]
     pub async fn move_under(
         &self,
         key: impl IntoId<M::Key>,
@@ -229,7 +229,7 @@ impl<M: TreeNode> Tree<M> {
     }
 
     /// Makes the node a root, with its subtree: [`Tree::move_under`] without a parent.
-    #[operation(tree.move_to_root, key = tracing::field::Empty)]
+    #[operation(tree.move_to_root, later(key))]
     pub async fn move_to_root(&self, key: impl IntoId<M::Key>) -> Result<Propagation> {
         self.move_node(key_bson::<M>(M::TREE.key(), key)?, None)
             .await
@@ -405,7 +405,7 @@ impl<M: TreeNode> Tree<M> {
     ///
     /// [`Error::NotFound`] of the node when no node has `key`, [`Error::DuplicateKey`] when `new_key` is
     /// taken; nothing is written then.
-    #[operation(tree.rename, key = tracing::field::Empty)]
+    #[operation(tree.rename, later(key))]
     pub async fn rename(
         &self,
         key: impl IntoId<M::Key>,
@@ -479,7 +479,7 @@ impl<M: TreeNode> Tree<M> {
 
     /// Deletes the node, and what is below it as `how` says, in one transaction. See
     /// [`Deletion`]; [`Error::NodeInUse`] or [`Error::NotFound`] of the node with nothing deleted.
-    #[operation(tree.delete, key = tracing::field::Empty, how = ?how)]
+    #[operation(tree.delete, how = ?how, later(key))]
     pub async fn delete(&self, key: impl IntoId<M::Key>, how: Deletion) -> Result<Deleted> {
         let t = M::TREE;
         let key = key_bson::<M>(M::TREE.key(), key)?;

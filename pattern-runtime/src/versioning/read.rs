@@ -5,7 +5,7 @@ use pattern_derive::operation;
 
 impl<M: Versioned> ModelCollection<M> {
     /// Every archived revision of a document, newest first.
-    #[operation(versioning.history, level = "debug", id = tracing::field::Empty)]
+    #[operation(versioning.history, level = "debug", later(id))]
     pub async fn history(&self, id: impl IntoId<M::Id>) -> Result<Vec<Revision<M>>> {
         let id = crate::literal::span_id(id.into_id())?;
         let cursor = self
@@ -27,7 +27,7 @@ impl<M: Versioned> ModelCollection<M> {
     /// archived revision. [`Error::NotFound`] when there is no such version: its
     /// [`Missing::Revision`](crate::Missing::Revision) names the document and the version, and
     /// its collection is the history's.
-    #[operation(versioning.revision, level = "debug", id = tracing::field::Empty, version = v)]
+    #[operation(versioning.revision, level = "debug", version = v, later(id))]
     pub async fn revision(&self, id: impl IntoId<M::Id>, v: i64) -> Result<M> {
         let id = crate::literal::typed_id("_id", id.into_id())?;
         self.revision_at(id, v).await

@@ -81,7 +81,7 @@ impl<M: Versioned> ModelCollection<M> {
     /// version}` index), the insert, and what derives from the document. [`Error::DuplicateKey`]
     /// when a document with this `_id` exists; [`Error::InvalidValue`] when the next version
     /// does not fit the version field's type; nothing is written then.
-    #[operation(versioning.insert, id = tracing::field::Empty)]
+    #[operation(versioning.insert, later(id))]
     pub async fn insert(&self, doc: &mut M) -> Result<()> {
         doc.set_version(1);
         let d = bson::serialize_to_document(&*doc)?;
@@ -203,7 +203,7 @@ impl<M: Versioned> ModelCollection<M> {
     ///     .await?;
     /// # Ok(()) }
     /// ```
-    #[operation(versioning.modify, no_err, id = tracing::field::Empty, attempts)]
+    #[operation(versioning.modify, no_err, attempts, later(id))]
     pub async fn try_modify<E: From<Error>>(
         &self,
         id: impl IntoId<M::Id>,
@@ -254,7 +254,7 @@ impl<M: Versioned> ModelCollection<M> {
     /// `doc` becomes version `v + 1` (set on `doc` too), in one transaction. Returns the new
     /// version. [`Error::VersionConflict`] when someone saved since, [`Error::NotFound`] when the
     /// document is gone; nothing is written then.
-    #[operation(versioning.save, id = tracing::field::Empty, expected_version = doc.version())]
+    #[operation(versioning.save, expected_version = doc.version(), later(id))]
     pub async fn save(&self, doc: &mut M) -> Result<i64> {
         let v = doc.version();
         check_next_version::<M>(v)?;
@@ -284,7 +284,7 @@ impl<M: Versioned> ModelCollection<M> {
     /// Applies an operator update (`{ "$set": {..} }`) to the document at `expected_version`,
     /// archiving the stored version first, in one transaction; returns the new version. The
     /// update may not touch the version field or `_id`.
-    #[operation(versioning.update, id = tracing::field::Empty, expected_version)]
+    #[operation(versioning.update, expected_version, later(id))]
     pub async fn update(
         &self,
         id: impl IntoId<M::Id>,
@@ -558,7 +558,7 @@ impl<M: Versioned> ModelCollection<M> {
     /// version in between). Returns the new version. [`Error::NotFound`] when there is no
     /// revision `v` ([`Missing::Revision`](crate::Missing::Revision)) or no document
     /// ([`Missing::Document`](crate::Missing::Document)); nothing is written then.
-    #[operation(versioning.revert, id = tracing::field::Empty, version = v)]
+    #[operation(versioning.revert, version = v, later(id))]
     pub async fn revert(&self, id: impl IntoId<M::Id>, v: i64) -> Result<i64> {
         let id = crate::literal::span_id(id.into_id())?;
         let mut old = self.revision_at(id.clone(), v).await?;
@@ -577,7 +577,7 @@ impl<M: Versioned> ModelCollection<M> {
     }
 
     /// Deletes the current document, archiving its last version (marked `deleted`).
-    #[operation(versioning.delete, id = tracing::field::Empty)]
+    #[operation(versioning.delete, later(id))]
     pub async fn delete(&self, id: impl IntoId<M::Id>) -> Result<()> {
         let id = crate::literal::span_id(id.into_id())?;
         let outcome = transact!(self.database(), self.transaction(), |s| self
