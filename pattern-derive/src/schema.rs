@@ -300,6 +300,10 @@ fn shape_of(ty: &syn::Type, p: &TokenStream) -> TokenStream {
                     let items = any(inner);
                     quote!(::core::option::Option::Some(#p::Shape::Array(::std::boxed::Box::new(#items))))
                 }
+                // Known to have a shape: no probe to resolve.
+                _ if crate::ast::is_shaped_scalar(ty) => {
+                    quote!(::core::option::Option::Some(<#ty as #p::BsonShape>::bson_shape()))
+                }
                 _ => quote!((&&#p::ShapeProbe::<#ty>::NEW).shape_of()),
             }
         }

@@ -159,6 +159,10 @@ fn collect(input: &syn::DeriveInput, model: &Model<'_>, errors: &mut Errors) -> 
                     in_array |= w == "Vec";
                     inner = t;
                 }
+                // A scalar holds no reference: nothing to probe.
+                if crate::ast::is_plain_scalar(inner) {
+                    continue;
+                }
                 out.probes.push(Probe {
                     ty: field.ty.clone(),
                     inner: inner.clone(),
@@ -217,6 +221,10 @@ fn held_refs(model: &Model<'_>) -> TokenStream {
     let p = quote!(#krate::__private);
     let ident = model.ident;
     let held = model.fields.iter().filter(|f| f.serialized).map(|f| {
+        // A scalar holds no reference: nothing to probe.
+        if crate::ast::holds_only_scalars(f.ty) {
+            return quote!(::core::option::Option::None);
+        }
         let name = &f.rust_name;
         let in_array = format!(
             "this field's items (`{ident}`) hold extended references in `{name}`, and the field \
