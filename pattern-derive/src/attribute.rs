@@ -161,7 +161,7 @@ fn parse_field(
     field: &Field<'_>,
     errors: &mut Errors,
 ) -> Option<AttributeField> {
-    let Some(elem) = ast::vec_element(field.ty) else {
+    let Some(elem) = crate::types::vec_element(field.ty) else {
         errors.spanned(
             field.ty,
             format!(

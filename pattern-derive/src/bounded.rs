@@ -105,7 +105,7 @@ fn collect(model: &Model<'_>, errors: &mut Errors) -> Bounds {
 /// grow: `Vec`, `VecDeque`, `HashSet`, `BTreeSet`, `IndexSet`, by the last path segment. The
 /// runtime's [`growable`](pattern_runtime::doctor) reads the same names off the type string.
 fn is_growable(field: &Field<'_>) -> bool {
-    let ty = crate::ast::option_inner(field.ty).unwrap_or(field.ty);
+    let ty = crate::types::option_inner(field.ty).unwrap_or(field.ty);
     let syn::Type::Path(tp) = ty else {
         return false;
     };

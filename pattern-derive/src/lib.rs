@@ -15,6 +15,7 @@ mod index;
 mod options;
 mod schema;
 mod shard;
+mod types;
 
 // One line per pattern.
 mod approximation;

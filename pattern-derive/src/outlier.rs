@@ -80,7 +80,7 @@ fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Opt
     for extra in attrs {
         errors.spanned(extra, "one `#[outlier]` per field");
     }
-    let Some(elem) = crate::ast::vec_element(field.ty) else {
+    let Some(elem) = crate::types::vec_element(field.ty) else {
         errors.spanned(
             field.ty,
             "`#[outlier]` goes on a `Vec<T>` field: the items kept in the document, the rest \

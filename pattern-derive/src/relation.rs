@@ -49,7 +49,7 @@ struct RelationField {
 
 /// `Vec<T>` or `Option<Vec<T>>`, as written.
 fn written_many(ty: &syn::Type) -> bool {
-    if ast::vec_element(ty).is_some() {
+    if crate::types::vec_element(ty).is_some() {
         return true;
     }
     let syn::Type::Path(p) = ty else { return false };
@@ -62,7 +62,7 @@ fn written_many(ty: &syn::Type) -> bool {
     match &last.arguments {
         syn::PathArguments::AngleBracketed(a) => matches!(
             a.args.first(),
-            Some(syn::GenericArgument::Type(t)) if ast::vec_element(t).is_some()
+            Some(syn::GenericArgument::Type(t)) if crate::types::vec_element(t).is_some()
         ),
         _ => false,
     }

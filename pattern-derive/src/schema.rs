@@ -244,7 +244,7 @@ fn shape_impl(model: &Model<'_>, stored: &[&Field<'_>]) -> TokenStream {
         let name = &f.bson_name;
         let ty = f.ty;
         let omittable = f.omittable;
-        let optional = crate::ast::option_inner(ty).is_some();
+        let optional = crate::types::option_inner(ty).is_some();
         let shape = match crate::validate::shape(&f.validate, optional, &p) {
             Some(declared) => declared,
             None if f.custom_serializer => quote!(::core::option::Option::None),
@@ -301,7 +301,7 @@ fn shape_of(ty: &syn::Type, p: &TokenStream) -> TokenStream {
                     quote!(::core::option::Option::Some(#p::Shape::Array(::std::boxed::Box::new(#items))))
                 }
                 // Known to have a shape: no probe to resolve.
-                _ if crate::ast::is_shaped_scalar(ty) => {
+                _ if crate::types::is_shaped_scalar(ty) => {
                     quote!(::core::option::Option::Some(<#ty as #p::BsonShape>::bson_shape()))
                 }
                 _ => quote!((&&#p::ShapeProbe::<#ty>::NEW).shape_of()),

@@ -258,7 +258,7 @@ impl ShardKey {
 /// What a field type that only grows is, by its last path segment (inside `Option`): an
 /// `ObjectId` or a date. A type alias or a counter is not recognised.
 fn growing(ty: &syn::Type) -> Option<&'static str> {
-    let ty = crate::ast::option_inner(ty).unwrap_or(ty);
+    let ty = crate::types::option_inner(ty).unwrap_or(ty);
     let syn::Type::Path(tp) = ty else { return None };
     let last = tp.path.segments.last()?.ident.to_string();
     match last.as_str() {

@@ -154,13 +154,13 @@ fn collect(input: &syn::DeriveInput, model: &Model<'_>, errors: &mut Errors) -> 
                 let mut in_array = false;
                 while let Some((w, t)) = ["Option", "Vec", "Box"]
                     .iter()
-                    .find_map(|w| Some((*w, crate::ast::wrapped(inner, w)?)))
+                    .find_map(|w| Some((*w, crate::types::wrapped(inner, w)?)))
                 {
                     in_array |= w == "Vec";
                     inner = t;
                 }
                 // A scalar holds no reference: nothing to probe.
-                if crate::ast::is_plain_scalar(inner) {
+                if crate::types::is_plain_scalar(inner) {
                     continue;
                 }
                 out.probes.push(Probe {
@@ -222,7 +222,7 @@ fn held_refs(model: &Model<'_>) -> TokenStream {
     let ident = model.ident;
     let held = model.fields.iter().filter(|f| f.serialized).map(|f| {
         // A scalar holds no reference: nothing to probe.
-        if crate::ast::holds_only_scalars(f.ty) {
+        if crate::types::holds_only_scalars(f.ty) {
             return quote!(::core::option::Option::None);
         }
         let name = &f.rust_name;

@@ -300,7 +300,7 @@ pub(super) fn parse_embed(
     let item = match path {
         None => None,
         Some(p) => {
-            let Some(item_ty) = crate::ast::wrapped(field.ty, "Vec") else {
+            let Some(item_ty) = crate::types::wrapped(field.ty, "Vec") else {
                 errors.spanned(
                     field.ty,
                     format!(

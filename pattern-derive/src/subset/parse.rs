@@ -42,7 +42,7 @@ fn parse_subset(
     field: &Field<'_>,
     errors: &mut Errors,
 ) -> Option<SubsetField> {
-    let Some(elem) = crate::ast::vec_element(field.ty) else {
+    let Some(elem) = crate::types::vec_element(field.ty) else {
         errors.spanned(
             field.ty,
             "`#[subset]` goes on a `Vec<T>` field: the embedded first items, `T` being their \
