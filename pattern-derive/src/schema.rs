@@ -202,7 +202,7 @@ pub(crate) fn field_names(model: &Model<'_>) -> TokenStream {
         .map(|f| &f.bson_name)
         .collect();
     let struct_doc = format!("The serialized field names of [`{ident}`].");
-    let shape = shape_impl(model, &stored);
+    let shape = shape_impl(model.ident, &model.krate, &stored);
     quote! {
         #shape
 
@@ -233,12 +233,15 @@ pub(crate) fn field_names(model: &Model<'_>) -> TokenStream {
     }
 }
 
-/// The struct's `BsonShape`: an object of its stored fields, each with its type's shape when it
-/// has one (asked through autoref: a type without one leaves the field unchecked), a field
-/// with a custom serializer left unchecked.
-fn shape_impl(model: &Model<'_>, stored: &[&Field<'_>]) -> TokenStream {
-    let ident = model.ident;
-    let krate = &model.krate;
+/// The `BsonShape` of struct `ident` (a model, or a type the derive generates from a model's
+/// fields: an extended reference): an object of its `stored` fields, each with its type's shape
+/// when it has one (asked through autoref: a type without one leaves the field unchecked), a
+/// field with a custom serializer left unchecked.
+pub(crate) fn shape_impl(
+    ident: &syn::Ident,
+    krate: &syn::Path,
+    stored: &[&Field<'_>],
+) -> TokenStream {
     let p = quote!(#krate::__private);
     let properties = stored.iter().map(|f| {
         let name = &f.bson_name;

@@ -147,8 +147,18 @@ pub(crate) fn touched_fields(
 ) -> Result<BTreeSet<String>> {
     let mut touched = BTreeSet::new();
     let mut add = |path: &str| -> Result<()> {
+        // A bad segment is reported with the whole path the caller wrote.
         for part in path.split('.') {
-            validate_key(part)?;
+            if let Err(Error::InvalidKey { reason, .. }) = validate_key(part) {
+                return Err(Error::InvalidKey {
+                    key: path.to_owned(),
+                    reason: if part.is_empty() {
+                        "a dotted path cannot have an empty segment"
+                    } else {
+                        reason
+                    },
+                });
+            }
         }
         let top = path.split('.').next().unwrap_or(path);
         if top == "_id" {

@@ -63,12 +63,18 @@ impl ExtendedRefs {
                 crate::ast::unraw(source).to_lowercase(),
             );
             let type_attrs = crate::schema::generated_type_attrs(krate, &shape.derives);
+            // Its validator shape: the copied fields as the source stores them.
+            let shape_impl = crate::schema::shape_impl(ident, krate, &copied);
             out.extend(quote! {
                 #[doc = #doc]
                 #type_attrs
                 #vis struct #ident {
                     #(#fields,)*
                 }
+
+                const _: () = {
+                    #shape_impl
+                };
             });
         }
         out
