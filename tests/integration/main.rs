@@ -22,6 +22,7 @@ mod errors;
 mod extended_ref;
 mod hostile;
 mod newcomer_closing;
+mod newcomer_scalars;
 mod newcomer_schema_version;
 mod newcomer_shape;
 mod newcomer_typed_ids;
