@@ -108,7 +108,7 @@
 //!
 //! | option | meaning |
 //! | --- | --- |
-//! | `unique`, `sparse`, `hidden` | the flag (`unique = false` also accepted) |
+//! | `unique`, `sparse`, `hidden` | the flag (`unique = false` also accepted); `sparse` skips documents *without* the field, and serde stores an `Option`'s `None` as `null`, so a unique sparse index on an `Option` field takes one `None` only, unless the field has `#[serde(skip_serializing_if = "Option::is_none")]` (or index only the set values with `partial(field(type = "string"))`, the field's BSON type) |
 //! | `name = "..."` | the index name; default mongod's (`category_1_price_-1`) |
 //! | `expire_after = "30d"` or `= 2592000` | TTL, on a single date field: `s`, `m`, `h`, `d`, `w` units, combinable (`"1d12h"`) |
 //! | `collation(locale = "en", strength = 2)` | also `case_level = bool`, `numeric_ordering = bool` |
