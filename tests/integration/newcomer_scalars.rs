@@ -961,6 +961,38 @@ async fn index_sync_reports_a_genuinely_different_option() {
 // 4. A caller's transaction across handles
 // ---------------------------------------------------------------------------------------------
 
+/// In `tx`: an order inserted through `Computing`, Ada renamed through `References`, an
+/// attribute set; the order and the attribute are returned.
+async fn three_writes(
+    db: &mongodb::Database,
+    tx: &Transaction,
+    ada: &NsCustomer,
+    price: &NsPrice,
+) -> (NsOrder, NsSpec) {
+    let o = order(ada, price);
+    NsOrder::computing(db)
+        .in_transaction(tx)
+        .insert(&o)
+        .await
+        .unwrap();
+    NsCustomer::references(db)
+        .in_transaction(tx)
+        .update(ada.id, doc! { "$set": { "name": "Ada L." } })
+        .await
+        .unwrap();
+    let spec = NsSpec {
+        name: "k".into(),
+        value: Bson::Int32(1),
+        unit: None,
+    };
+    NsRecord::specs_attribute(db)
+        .in_transaction(tx)
+        .set(Bson::Int32(1), &spec)
+        .await
+        .unwrap();
+    (o, spec)
+}
+
 async fn tx_fixture(db: &mongodb::Database) -> (NsCustomer, NsPrice) {
     let ada = customer("Ada", 1);
     let price = NsPrice {
@@ -991,27 +1023,7 @@ async fn transaction_across_handles_aborted_keeps_nothing() {
     let before = (all(&db, "ns_customers").await, all(&db, "ns_records").await);
 
     let tx = Transaction::start(&db).await.unwrap();
-    let o = order(&ada, &price);
-    NsOrder::computing(&db)
-        .in_transaction(&tx)
-        .insert(&o)
-        .await
-        .unwrap();
-    NsCustomer::references(&db)
-        .in_transaction(&tx)
-        .update(ada.id, doc! { "$set": { "name": "Ada L." } })
-        .await
-        .unwrap();
-    let spec = NsSpec {
-        name: "k".into(),
-        value: Bson::Int32(1),
-        unit: None,
-    };
-    NsRecord::specs_attribute(&db)
-        .in_transaction(&tx)
-        .set(Bson::Int32(1), &spec)
-        .await
-        .unwrap();
+    let (o, _) = three_writes(&db, &tx, &ada, &price).await;
     // Not visible outside before the end.
     assert!(raw_get(&db, "ns_orders", o.id).await.is_none());
     tx.abort().await.unwrap();
@@ -1051,27 +1063,7 @@ async fn transaction_across_handles_committed_keeps_everything() {
     let (ada, price) = tx_fixture(&db).await;
 
     let tx = Transaction::start(&db).await.unwrap();
-    let o = order(&ada, &price);
-    NsOrder::computing(&db)
-        .in_transaction(&tx)
-        .insert(&o)
-        .await
-        .unwrap();
-    NsCustomer::references(&db)
-        .in_transaction(&tx)
-        .update(ada.id, doc! { "$set": { "name": "Ada L." } })
-        .await
-        .unwrap();
-    let spec = NsSpec {
-        name: "k".into(),
-        value: Bson::Int32(1),
-        unit: None,
-    };
-    NsRecord::specs_attribute(&db)
-        .in_transaction(&tx)
-        .set(Bson::Int32(1), &spec)
-        .await
-        .unwrap();
+    let (o, spec) = three_writes(&db, &tx, &ada, &price).await;
     // A refusal before any write leaves the transaction usable.
     let bad = NsSpec {
         name: "$x".into(),
