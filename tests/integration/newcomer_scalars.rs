@@ -787,23 +787,10 @@ async fn index_sync_twice_changes_nothing_the_second_time() {
     in_sync_all(&second);
     assert!(second.is_in_sync(), "{second}");
 
+    assert_eq!(stored_ttl(&db).await, Some(3600));
     let listed = pattern_runtime::list_indexes(&db, "ns_sessions")
         .await
         .unwrap();
-    let ttl = listed
-        .iter()
-        .find(|d| d.get_str("name").ok() == Some("createdAt_1"))
-        .unwrap();
-    assert_eq!(
-        ttl.get("expireAfterSeconds")
-            .and_then(Bson::as_i64)
-            .or_else(|| {
-                ttl.get("expireAfterSeconds")
-                    .and_then(Bson::as_i32)
-                    .map(i64::from)
-            }),
-        Some(3600)
-    );
     let token = listed
         .iter()
         .find(|d| d.get_str("name").ok() == Some("token_1"))
@@ -920,24 +907,7 @@ async fn index_sync_reports_a_genuinely_different_option() {
         assert_eq!(options("token_1"), ["unique"]);
         assert_eq!(report.mismatched().count(), 2);
     }
-    let listed = pattern_runtime::list_indexes(&db, "ns_sessions")
-        .await
-        .unwrap();
-    let ttl = listed
-        .iter()
-        .find(|d| d.get_str("name").ok() == Some("createdAt_1"))
-        .unwrap();
-    assert_eq!(
-        ttl.get("expireAfterSeconds")
-            .and_then(Bson::as_i64)
-            .or_else(|| {
-                ttl.get("expireAfterSeconds")
-                    .and_then(Bson::as_i32)
-                    .map(i64::from)
-            }),
-        Some(7200),
-        "left as it was"
-    );
+    assert_eq!(stored_ttl(&db).await, Some(7200), "left as it was");
 
     let fixed = sync_models(
         &db,
@@ -960,6 +930,20 @@ async fn index_sync_reports_a_genuinely_different_option() {
 // ---------------------------------------------------------------------------------------------
 // 4. A caller's transaction across handles
 // ---------------------------------------------------------------------------------------------
+
+/// The `expireAfterSeconds` of the `createdAt_1` index of `ns_sessions`, as stored (an `int` or
+/// a `long`).
+async fn stored_ttl(db: &mongodb::Database) -> Option<i64> {
+    let listed = pattern_runtime::list_indexes(db, "ns_sessions")
+        .await
+        .unwrap();
+    let ttl = listed
+        .iter()
+        .find(|d| d.get_str("name").ok() == Some("createdAt_1"))
+        .unwrap();
+    let seconds = ttl.get("expireAfterSeconds")?;
+    seconds.as_i64().or_else(|| seconds.as_i32().map(i64::from))
+}
 
 /// In `tx`: an order inserted through `Computing`, Ada renamed through `References`, an
 /// attribute set; the order and the attribute are returned.
