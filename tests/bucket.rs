@@ -199,9 +199,9 @@ async fn concurrent_writers_never_overfill_a_bucket_and_lose_nothing() {
         .map(|task| {
             let series = series.clone();
             tokio::spawn(async move {
-                // 8 x 400 over 5 devices x 2 hours: about 320 per window, more than a
-                // bucket's 200, so every window fills a bucket and opens another.
-                for r in scattered(400, 5, 2, task * 1000) {
+                // 8 x 150 over 3 devices x 1 hour: about 400 per window, twice a bucket's
+                // 200, so every window fills at least two buckets.
+                for r in scattered(150, 3, 1, task * 1000) {
                     series.insert(&r).await.unwrap();
                 }
             })
@@ -215,10 +215,10 @@ async fn concurrent_writers_never_overfill_a_bucket_and_lose_nothing() {
         .iter()
         .map(|b| i64::from(b.get_i32("count").unwrap()))
         .sum();
-    assert_eq!(total, 3200, "sum of bucket counts");
+    assert_eq!(total, 1200, "sum of bucket counts");
     assert!(
-        all.len() > 10,
-        "{} buckets for 10 windows: none filled",
+        all.len() >= 6,
+        "{} buckets for 3 windows of about 400: a window did not fill two",
         all.len()
     );
     for b in &all {
@@ -242,7 +242,7 @@ async fn concurrent_writers_never_overfill_a_bucket_and_lose_nothing() {
     }
     // Every measurement comes back from `range` exactly once, in time order.
     let mut seen = HashSet::new();
-    for k in 0..5 {
+    for k in 0..3 {
         let device = format!("sensor-{k:03}");
         let got = read_all(&series, &device, t0() - HOUR, t0() + 7 * HOUR).await;
         assert!(
@@ -254,7 +254,7 @@ async fn concurrent_writers_never_overfill_a_bucket_and_lose_nothing() {
             assert!(seen.insert(r.seq), "measurement {} returned twice", r.seq);
         }
     }
-    assert_eq!(seen.len(), 3200);
+    assert_eq!(seen.len(), 1200);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -945,9 +945,9 @@ async fn the_seeds_layouts_are_stored_as_the_seed_shows_them() {
 
 /// `n_segs` segments over `hours` hours from the seed's hour, one event per second with every
 /// 7th second of a segment missing (so slots are sparse), interleaved, in time order.
-fn highway(n_segs: usize, hours: i64) -> Vec<(String, i64, i32)> {
+fn highway(n_segs: usize, hours: i64, step_secs: usize) -> Vec<(String, i64, i32)> {
     let mut out = Vec::new();
-    for i in 0..hours * 3600 {
+    for i in (0..hours * 3600).step_by(step_secs) {
         for s in 0..n_segs {
             if (i + s as i64) % 7 == 3 {
                 continue;
@@ -963,7 +963,8 @@ fn highway(n_segs: usize, hours: i64) -> Vec<(String, i64, i32)> {
 async fn every_layout_reads_back_and_summarises_the_same_events() {
     let db = test_db("bucket_layouts_agree").await;
     pattern_runtime::sync_indexes(&db).await.unwrap();
-    let events = highway(2, 2);
+    // One event every 5 s (less every 7th): sparse slots, still one inside the one-second range.
+    let events = highway(2, 2, 5);
     for chunk in events.chunks(1000) {
         SpeedMinuteRollup::series(&db)
             .insert_many(&events!(SpeedMinuteRollup, chunk))
@@ -1190,7 +1191,7 @@ async fn concurrent_writers_on_the_same_windows_lose_nothing() {
     pattern_runtime::sync_indexes(&db).await.unwrap();
     // 8 writers, each owning every 8th second of two minutes, all opening the same windows at
     // once: one document per window survives the unique index, with every event in it.
-    let events = highway(1, 1)
+    let events = highway(1, 1, 1)
         .into_iter()
         .filter(|e| e.1 < SEED_HOUR + 120_000)
         .collect::<Vec<_>>();
