@@ -2604,10 +2604,16 @@ async fn tree_test() {
             .unwrap();
     }
     let baseline = both(&db, &[N, I, "h_cats.tree"]).await;
+    let untouched = snap(&db).await;
     // Reset by dropping and re-syncing, not by `deleteMany`: the embedded server keeps a unique
     // index entry of a key renamed in a transaction after its document is deleted (a duplicate
-    // key on the next insert of the old key; a server bug, not the toolkit's).
+    // key on the next insert of the old key; a server bug, not the toolkit's). Most inputs are
+    // refused and change nothing: then every document is as it was, byte for byte, and none was
+    // deleted, so there is nothing to reset.
     let reset_tree = || async {
+        if snap(&db).await == untouched {
+            return;
+        }
         for c in [N, I, "h_cats.tree"] {
             db.collection::<Document>(c).drop().await.unwrap();
         }
