@@ -355,6 +355,32 @@ pub async fn test_db_unvalidated(name: &str) -> TestDb {
     }
 }
 
+/// Every document of `collection`, as stored, in `_id` order: what a test compares after a write.
+///
+/// # Panics
+/// When the server refuses the read.
+pub async fn docs(db: &Database, collection: &str) -> Vec<Document> {
+    let mut cursor = db
+        .collection::<Document>(collection)
+        .find(doc! {})
+        .sort(doc! { "_id": 1 })
+        .await
+        .unwrap_or_else(|e| panic!("reading {collection}: {e}"));
+    let mut out = Vec::new();
+    while cursor
+        .advance()
+        .await
+        .unwrap_or_else(|e| panic!("reading {collection}: {e}"))
+    {
+        out.push(
+            cursor
+                .deserialize_current()
+                .unwrap_or_else(|e| panic!("reading {collection}: {e}")),
+        );
+    }
+    out
+}
+
 impl TestDb {
     /// The database.
     pub fn db(&self) -> &Database {

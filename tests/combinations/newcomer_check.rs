@@ -15,11 +15,11 @@
 //! documents (`problems`), and every handle's `check()` (`assert_checks_clean`). Tests marked
 //! `#[ignore = "finding: .."]` assert what the docs promise and fail today.
 
+use pattern_testkit::docs;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use bson::{doc, Bson, DateTime, Document};
-use futures_util::TryStreamExt;
 use mongodb::Database;
 use pattern_runtime::doctor::Check;
 use pattern_runtime::{
@@ -422,17 +422,6 @@ fn dummy_member() -> Member {
         bookings: 0,
         reviews_written: 0,
     }
-}
-
-async fn docs(db: &Database, coll: &str) -> Vec<Document> {
-    db.collection::<Document>(coll)
-        .find(doc! {})
-        .sort(doc! { "_id": 1 })
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap()
 }
 
 async fn find_doc(db: &Database, coll: &str, id: impl Into<Bson>) -> Document {

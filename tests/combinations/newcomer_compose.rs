@@ -5,6 +5,7 @@
 //!
 //! Every expectation is computed here from the raw documents, not by the toolkit's checks.
 
+use pattern_testkit::docs as raw;
 use std::collections::{BTreeMap, HashMap};
 
 use bson::oid::ObjectId;
@@ -150,17 +151,6 @@ async fn snapshot(db: &TestDb) -> BTreeMap<String, Vec<Document>> {
         out.insert(name, docs);
     }
     out
-}
-
-async fn raw(db: &TestDb, collection: &str) -> Vec<Document> {
-    db.collection::<Document>(collection)
-        .find(doc! {})
-        .sort(doc! { "_id": 1 })
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap()
 }
 
 fn num(b: Option<&Bson>) -> Option<f64> {

@@ -7,11 +7,11 @@
 //! Tests marked `#[ignore = "finding: .."]` assert what the docs promise and fail today.
 
 use bson::{doc, Bson, Document};
-use futures_util::TryStreamExt;
 use pattern_runtime::tree::Deletion;
 use pattern_runtime::{
     sync_group, CheckReport, Error, Fields, Model, Ref, SyncOptions, Transaction,
 };
+use pattern_testkit::docs;
 use pattern_testkit::{test_db, test_db_unvalidated, TestDb};
 use serde::{Deserialize, Serialize};
 
@@ -35,18 +35,6 @@ async fn synced_unvalidated(name: &str, group: &str) -> TestDb {
         .await
         .unwrap();
     db
-}
-
-/// Every raw document of `collection`, in `_id` order.
-async fn docs(db: &TestDb, collection: &str) -> Vec<Document> {
-    db.collection::<Document>(collection)
-        .find(doc! {})
-        .sort(doc! { "_id": 1 })
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap()
 }
 
 /// The raw document `id` of `collection`.

@@ -29,6 +29,7 @@
 //! tests run now. `cargo test -p pattern-tests --test <this file> -- --ignored` lists what
 //! still fails.
 
+use pattern_testkit::docs;
 use std::time::Duration;
 
 use bson::{doc, Bson, Document};
@@ -49,18 +50,6 @@ async fn synced(name: &str, group: &str) -> TestDb {
         .await
         .unwrap();
     db
-}
-
-/// Every document of `collection`, in `_id` order.
-async fn docs(db: &TestDb, collection: &str) -> Vec<Document> {
-    db.collection::<Document>(collection)
-        .find(doc! {})
-        .sort(doc! { "_id": 1 })
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap()
 }
 
 /// Every document of every collection, in `_id` order.

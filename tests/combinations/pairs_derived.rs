@@ -43,6 +43,7 @@ use pattern_runtime::approximation::{
 use pattern_runtime::{
     doctor_group, sync_group, CheckReport, DoctorOptions, Measurement, Model, SyncOptions,
 };
+use pattern_testkit::docs;
 use pattern_testkit::{test_db, test_db_unvalidated, TestDb};
 use serde::{Deserialize, Serialize};
 
@@ -65,18 +66,6 @@ async fn synced_unvalidated(name: &str, group: &str) -> TestDb {
         .await
         .unwrap();
     db
-}
-
-/// Every raw document of `collection`, in `_id` order.
-async fn docs(db: &TestDb, collection: &str) -> Vec<Document> {
-    db.collection::<Document>(collection)
-        .find(doc! {})
-        .sort(doc! { "_id": 1 })
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap()
 }
 
 /// The raw document `id` of `collection`.

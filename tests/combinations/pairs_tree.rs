@@ -33,6 +33,7 @@
 //! tests run now. `cargo test -p pattern-tests --test <this file> -- --ignored` lists what
 //! still fails.
 
+use pattern_testkit::docs as raw;
 use std::collections::HashMap;
 
 use bson::oid::ObjectId;
@@ -65,18 +66,6 @@ async fn synced_unvalidated(name: &str, group: &str) -> TestDb {
         .await
         .unwrap();
     db
-}
-
-/// Every document of `collection`, by `_id`.
-async fn raw(db: &mongodb::Database, collection: &str) -> Vec<Document> {
-    db.collection::<Document>(collection)
-        .find(doc! {})
-        .sort(doc! { "_id": 1 })
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap()
 }
 
 /// The document of `collection` whose `field` is `value`.

@@ -4,6 +4,7 @@
 //! `_id`), index sync with options made by hand in equal but differently typed numbers, a
 //! caller's transaction across several pattern handles, and two-way relations with hostile ids.
 
+use pattern_testkit::docs as all;
 use std::collections::BTreeMap;
 
 use bson::{doc, oid::ObjectId, Bson, DateTime, Document};
@@ -183,17 +184,6 @@ fn regex(pattern: &str) -> bson::Regex {
 async fn raw_get(db: &mongodb::Database, coll: &str, id: impl Into<Bson>) -> Option<Document> {
     db.collection::<Document>(coll)
         .find_one(doc! { "_id": id.into() })
-        .await
-        .unwrap()
-}
-
-async fn all(db: &mongodb::Database, coll: &str) -> Vec<Document> {
-    db.collection::<Document>(coll)
-        .find(doc! {})
-        .sort(doc! { "_id": 1 })
-        .await
-        .unwrap()
-        .try_collect()
         .await
         .unwrap()
 }

@@ -9,12 +9,12 @@
 //! 3. `BatchedCounter::flush_every` (a `Periodic`/`Flusher`), `Stopped`;
 //! 4. `VariantCollection::insert` with hostile keys and values.
 
+use pattern_testkit::docs;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bson::{doc, Bson, Document};
-use futures_util::TryStreamExt;
 use pattern_runtime::approximation::BatchedCounter;
 use pattern_runtime::doctor::{doctor_group, DoctorOptions};
 use pattern_runtime::{sync_group, Error, Missing, Model, Progress, SyncOptions};
@@ -140,17 +140,6 @@ async fn synced(name: &str) -> TestDb {
         .await
         .unwrap();
     db
-}
-
-async fn docs(db: &TestDb, collection: &str) -> Vec<Document> {
-    db.collection::<Document>(collection)
-        .find(doc! {})
-        .sort(doc! { "_id": 1 })
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap()
 }
 
 /// Every document of every collection, as text.

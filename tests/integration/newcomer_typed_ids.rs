@@ -11,11 +11,11 @@
 //! not `InvalidValue`, through the versioned update, `References::replace` and
 //! `Tree::insert`) were fixed; their tests run.
 
+use pattern_testkit::docs;
 use std::marker::PhantomData;
 
 use bson::oid::ObjectId;
 use bson::{doc, Bson, Document};
-use futures_util::TryStreamExt;
 use pattern_runtime::approximation::{BatchedCounter, SampledCounter};
 use pattern_runtime::{sync_group, Error, Fields, IntoId, Model, SyncOptions, MAX_VALUE_DEPTH};
 use pattern_testkit::{test_db, test_db_unvalidated, TestDb};
@@ -35,18 +35,6 @@ async fn synced_in(db: TestDb) -> TestDb {
         .await
         .unwrap();
     db
-}
-
-/// Every raw document of `collection`, in `_id` order.
-async fn docs(db: &TestDb, collection: &str) -> Vec<Document> {
-    db.collection::<Document>(collection)
-        .find(doc! {})
-        .sort(doc! { "_id": 1 })
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap()
 }
 
 /// The raw document `id` of `collection`.

@@ -2,13 +2,13 @@
 //! day created ahead of time, booked by one atomic conditional update; half-hour bitmaps for
 //! meeting rooms.
 
+use pattern_testkit::docs as all;
 use std::collections::{BTreeMap, HashSet};
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bson::{doc, Bson, DateTime, Document};
-use futures_util::TryStreamExt;
 use pattern_runtime::{Error, Model};
 use pattern_testkit::test_db;
 use serde::{Deserialize, Serialize};
@@ -77,17 +77,6 @@ async fn setup_in(db: pattern_testkit::TestDb) -> pattern_testkit::TestDb {
     .await
     .unwrap();
     db
-}
-
-async fn all(db: &mongodb::Database, collection: &str) -> Vec<Document> {
-    db.collection::<Document>(collection)
-        .find(doc! {})
-        .sort(doc! { "_id": 1 })
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap()
 }
 
 #[tokio::test]
