@@ -10,6 +10,7 @@ mod compose;
 mod compose_tx;
 mod newcomer_check;
 mod newcomer_compose;
+mod newcomer_concurrent;
 mod newcomer_scalars;
 mod newcomer_typed_ids;
 mod newcomer_wave3;
