@@ -371,6 +371,7 @@ impl<V: Variant> VariantCollection<V> {
         out.extend(bson::serialize_to_document(value)?);
         // A key starting with `$`, holding `.` or NUL is refused, as in every insert.
         crate::literal::check_document(<V::Model as Model>::SCHEMA.name(), &out)?;
+        crate::derived::check_written(<V::Model as Model>::SCHEMA, &out)?;
         check_size(&out, <V::Model as Model>::SCHEMA.name())?;
         Ok(out)
     }
@@ -458,12 +459,7 @@ impl<V: Variant> VariantCollection<V> {
     async fn update(&self, filter: Document, update: Document, many: bool) -> Result<UpdateResult> {
         let filter = self.filter(filter)?;
         check_update::<V>(&update)?;
-        crate::derived::check_kept(
-            V::Model::SCHEMA,
-            crate::derived::update_paths(&update)
-                .iter()
-                .map(String::as_str),
-        )?;
+        crate::derived::check_update(V::Model::SCHEMA, &update)?;
         let update = mongodb::options::UpdateModifications::Document(update);
         let fields = crate::derived::updated_fields(&update);
         let fields: Option<Vec<&str>> = fields

@@ -392,6 +392,16 @@ pub trait Dependent: Send + Sync + fmt::Debug + 'static {
     /// transaction.
     fn apply<'a>(&'a self, changed: Changed<'a>) -> Applying<'a>;
 
+    /// Refuses a value it could not keep, found in `fields` of a source document about to be
+    /// written: a whole document to insert or replace, or the top-level fields an update sets.
+    /// Called before anything is sent, so a refusal leaves a caller's transaction open; what
+    /// only the write can tell (an `$inc` by NaN) [`apply`](Self::apply) still refuses. By
+    /// default nothing is refused.
+    fn check_written(&self, fields: &Document) -> Result<()> {
+        let _ = fields;
+        Ok(())
+    }
+
     /// Whether it keeps data only about the source's deleted documents (the children naming a
     /// deleted owner): then it is left out of updates and inserts, which cost nothing more.
     fn deletions_only(&self) -> bool {

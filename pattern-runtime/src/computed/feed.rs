@@ -45,6 +45,27 @@ impl Feed {
         self.specs.iter().filter_map(|s| s.source_field())
     }
 
+    /// What this feed cannot keep in `after`, a source as written (or the fields an update
+    /// sets): a NaN or infinite summed field, or a `by` value that cannot name one target (an
+    /// operator document, a regex, ...).
+    pub(super) fn refused(&self, after: &Document) -> Option<Abort> {
+        for field in self.source_fields() {
+            if let Some(Bson::Double(v)) = after.get(field) {
+                if !v.is_finite() {
+                    return Some(Abort::NotFinite { field });
+                }
+            }
+        }
+        let p = pointer(Some(after), self.by)?;
+        match crate::literal::check_id(self.by, &p) {
+            Err(Error::InvalidValue { reason, .. }) => Some(Abort::BadPointer {
+                field: self.by,
+                reason,
+            }),
+            _ => None,
+        }
+    }
+
     /// The `$group` stage of this feed's sources, one accumulator per spec (`f0`, `f1`, ...).
     fn group_stage(&self) -> Document {
         let mut group = doc! { "_id": format!("${}", self.by) };
@@ -173,6 +194,13 @@ impl Dependent for Feed {
             self.source.name(),
             self.by
         )
+    }
+
+    fn check_written(&self, fields: &Document) -> Result<()> {
+        match self.refused(fields) {
+            Some(a) => Err(Error::from(abort(a))),
+            None => Ok(()),
+        }
     }
 
     fn apply<'a>(&'a self, changed: Changed<'a>) -> Applying<'a> {
@@ -309,14 +337,8 @@ impl Feed {
         after: Option<&Document>,
     ) -> mongodb::error::Result<()> {
         let feed = self;
-        if let Some(after) = after {
-            for field in feed.source_fields() {
-                if let Some(Bson::Double(v)) = after.get(field) {
-                    if !v.is_finite() {
-                        return Err(abort(Abort::NotFinite { field }));
-                    }
-                }
-            }
+        if let Some(a) = after.and_then(|after| feed.refused(after)) {
+            return Err(abort(a));
         }
         let old = pointer(before, feed.by);
         let new = pointer(after, feed.by);

@@ -81,8 +81,13 @@
 //! (an outlier push, an attribute set, an update of other fields), its contribution kept
 //! nowhere: a deleted target must not make its sources unwritable. A source whose `by` is
 //! `null` or missing counts for nobody. A NaN or infinite value
-//! in a field a sum, a min or a max reads is [`Error::InvalidValue`], before anything is written
-//! (the computed value would keep it for good).
+//! in a field a sum, a min or a max reads is [`Error::InvalidValue`], before anything is sent
+//! (the computed value would keep it for good), and so is a `by` value that cannot name one
+//! target (an operator document, a regex), whichever handle writes the source: in an insert, a
+//! replace, a save, a pushed item or the `$set` of an update. What only the write can tell (an
+//! `$inc` by NaN) is refused once it is sent: the toolkit's transaction keeps nothing, and a
+//! caller's transaction it ran in is ended ([`Transaction::ended`](crate::Transaction::ended)
+//! says `aborted after a refusal`).
 //!
 //! Without transactions (a standalone server) the same writes run in the same order, source
 //! first: a failure in between leaves the computed value behind its source, and

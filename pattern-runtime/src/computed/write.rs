@@ -93,22 +93,14 @@ impl<M: Model + Serialize> Computing<M> {
         p
     }
 
+    /// What a feed of these writes cannot keep in `after` (see [`Feed::refused`]).
+    fn refused(&self, after: &Document) -> Option<Abort> {
+        self.feeds.iter().find_map(|f| f.refused(after))
+    }
+
     /// Whether a dependent reads the top-level field `field`.
     fn read(&self, field: &str) -> bool {
         self.dependents.iter().any(|d| d.reads().contains(&field))
-    }
-
-    fn check_finite(&self, doc: &Document) -> std::result::Result<(), Abort> {
-        for feed in &self.feeds {
-            for field in feed.source_fields() {
-                if let Some(Bson::Double(v)) = doc.get(field) {
-                    if !v.is_finite() {
-                        return Err(Abort::NotFinite { field });
-                    }
-                }
-            }
-        }
-        Ok(())
     }
 
     fn finish(&self, id: Option<Bson>, result: Result<()>) -> Result<()> {
@@ -134,17 +126,13 @@ impl<M: Model + Serialize> Computing<M> {
         let new = bson::serialize_to_document(doc)?;
         derived::check_document_write(M::SCHEMA, "insert", Some(&new))?;
         check_size(&new, M::SCHEMA.name())?;
-        let result = if let Err(a) = self.check_finite(&new) {
-            Err(Error::from(abort(a)))
-        } else {
-            let raw = self.raw();
-            transact!(self.db, self.tx.as_ref(), |s| async {
-                let mut s: Option<&mut ClientSession> = s;
-                let insert = raw.insert_one(new.clone());
-                in_session!(insert, s.as_deref_mut())?;
-                self.apply(s, None, Some(&new)).await
-            })
-        };
+        let raw = self.raw();
+        let result = transact!(self.db, self.tx.as_ref(), |s| async {
+            let mut s: Option<&mut ClientSession> = s;
+            let insert = raw.insert_one(new.clone());
+            in_session!(insert, s.as_deref_mut())?;
+            self.apply(s, None, Some(&new)).await
+        });
         self.finish(new.get("_id").cloned(), result)
     }
 
@@ -157,31 +145,26 @@ impl<M: Model + Serialize> Computing<M> {
     pub async fn replace(&self, doc: &M) -> Result<()> {
         let (new, id) = crate::derived::replacement(M::SCHEMA, doc)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
-        let result = if let Err(a) = self.check_finite(&new) {
-            Err(Error::from(abort(a)))
-        } else {
-            let raw = self.raw();
-            let projection = self.projection();
-            transact!(self.db, self.tx.as_ref(), |s| async {
-                let mut s: Option<&mut ClientSession> = s;
-                let mut filter = doc! { "_id": id.clone() };
-                filter.extend(derived::kept_filter(M::SCHEMA, &new));
-                let replace = raw
-                    .find_one_and_replace(filter, new.clone())
-                    .projection(projection.clone())
-                    .return_document(ReturnDocument::Before);
-                let Some(before) = in_session!(replace, s.as_deref_mut())? else {
-                    let refused =
-                        derived::kept_refusal(&self.db, s.as_deref_mut(), M::SCHEMA, &id, &new)
-                            .await?;
-                    return Err(match refused {
-                        Some(refused) => crate::error::refusal(refused),
-                        None => abort(Abort::NoSource),
-                    });
-                };
-                self.apply(s, Some(&before), Some(&new)).await
-            })
-        };
+        let raw = self.raw();
+        let projection = self.projection();
+        let result = transact!(self.db, self.tx.as_ref(), |s| async {
+            let mut s: Option<&mut ClientSession> = s;
+            let mut filter = doc! { "_id": id.clone() };
+            filter.extend(derived::kept_filter(M::SCHEMA, &new));
+            let replace = raw
+                .find_one_and_replace(filter, new.clone())
+                .projection(projection.clone())
+                .return_document(ReturnDocument::Before);
+            let Some(before) = in_session!(replace, s.as_deref_mut())? else {
+                let refused =
+                    derived::kept_refusal(&self.db, s.as_deref_mut(), M::SCHEMA, &id, &new).await?;
+                return Err(match refused {
+                    Some(refused) => crate::error::refusal(refused),
+                    None => abort(Abort::NoSource),
+                });
+            };
+            self.apply(s, Some(&before), Some(&new)).await
+        });
         self.finish(Some(id), result)
     }
 
@@ -197,21 +180,7 @@ impl<M: Model + Serialize> Computing<M> {
             &update,
             "a source's `_id` never changes: replace the document instead",
         )?;
-        derived::check_kept(
-            M::SCHEMA,
-            derived::update_paths(&update).iter().map(String::as_str),
-        )?;
-        // A `by` value the update sets names the target to count in: an equality in its
-        // filters, so it is checked as an id.
-        for feed in &self.feeds {
-            for (op, fields) in &update {
-                if let (true, Bson::Document(fields)) = (op == "$set", fields) {
-                    if let Some(value) = fields.get(feed.by) {
-                        crate::literal::check_id(feed.by, value)?;
-                    }
-                }
-            }
-        }
+        derived::check_update(M::SCHEMA, &update)?;
         let one = doc! { "_id": id.clone() };
         upgrade_matching_in(&self.db, self.tx.as_ref(), M::SCHEMA, &one).await?;
         let relevant = touched.iter().any(|f| self.read(f));
@@ -249,8 +218,10 @@ impl<M: Model + Serialize> Computing<M> {
                     in_session!(read, s.as_deref_mut())?
                 }
             };
-            if let Some(after) = &after {
-                self.check_finite(after).map_err(abort)?;
+            // What only the write could tell (an `$inc` by NaN): it was sent, so a caller's
+            // transaction it ran in is ended, not left holding it.
+            if let Some(a) = after.as_ref().and_then(|after| self.refused(after)) {
+                return Err(crate::error::after_write(abort(a)));
             }
             self.apply(s, Some(&before), after.as_ref()).await
         });

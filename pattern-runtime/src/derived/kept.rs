@@ -20,6 +20,49 @@ pub(crate) fn update_paths(update: &Document) -> Vec<String> {
     paths
 }
 
+/// Refuses what a dependent of `model` could not keep in `fields` of a document about to be
+/// written ([`Dependent::check_written`]: a NaN in a summed field, an operator as a computed
+/// `by`), before anything is sent.
+pub(crate) fn check_written(
+    model: &'static ModelSchema,
+    fields: &Document,
+) -> crate::error::Result<()> {
+    dependents_of(model)
+        .iter()
+        .try_for_each(|d| d.check_written(fields))
+}
+
+/// The checks of an operator update of `model` before it is sent: no field a pattern keeps
+/// ([`check_kept`]), and no value set that a dependent could not keep
+/// ([`check_update_values`]).
+pub(crate) fn check_update(
+    model: &'static ModelSchema,
+    update: &Document,
+) -> crate::error::Result<()> {
+    check_kept(model, update_paths(update).iter().map(String::as_str))?;
+    check_update_values(model, update)
+}
+
+/// [`check_written`] of the top-level fields an operator update sets (`$set`,
+/// `$setOnInsert`), those a dependent reads: the values the update stores as given.
+fn check_update_values(model: &'static ModelSchema, update: &Document) -> crate::error::Result<()> {
+    let dependents = dependents_of(model);
+    let read = |k: &str| dependents.iter().any(|d| d.reads().contains(&k));
+    let mut fields = Document::new();
+    for (op, body) in update {
+        if let (true, Bson::Document(body)) = (matches!(op.as_str(), "$set" | "$setOnInsert"), body)
+        {
+            for (k, v) in body.iter().filter(|(k, _)| read(k)) {
+                fields.insert(k, v.clone());
+            }
+        }
+    }
+    if fields.is_empty() {
+        return Ok(());
+    }
+    dependents.iter().try_for_each(|d| d.check_written(&fields))
+}
+
 /// Refuses an update of `model` touching a field a pattern keeps itself (a tree's parent, a
 /// holder's path, a computed value): [`Error::InvalidKey`](crate::Error::InvalidKey) naming the
 /// operation to use instead.
@@ -141,6 +184,7 @@ pub(crate) fn check_document_write_except(
 ) -> crate::error::Result<()> {
     if let Some(doc) = doc {
         crate::literal::check_stored_id(doc)?;
+        check_written(model, doc)?;
     }
     for spec in model.patterns().iter().copied().filter(|s| !skip(*s)) {
         if let Some(reason) = spec.document_writes(operation, doc) {

@@ -116,7 +116,8 @@ pub(crate) fn room_for(budget: usize, added: usize) -> Document {
 }
 
 /// [`Error::InvalidValue`] when `doc` cannot be encoded as BSON (a key with NUL at any depth),
-/// before the driver fails on it.
+/// before the driver fails on it; [`Error::DocumentTooLarge`] over 16 MiB, which no command
+/// can carry.
 /// Also refuses `undefined` at any depth: deprecated BSON that MongoDB neither stores nor
 /// compares.
 pub(crate) fn check_encodable(what: &str, doc: &Document) -> Result<()> {
@@ -135,7 +136,5 @@ pub(crate) fn check_encodable(what: &str, doc: &Document) -> Result<()> {
                 .to_owned(),
         });
     }
-    bson::RawDocumentBuf::try_from(doc)
-        .map(|_| ())
-        .map_err(|e| unencodable(what, &e))
+    check_size(doc, what).map(drop)
 }

@@ -22,10 +22,7 @@ impl<M: Referenced> References<M> {
             &update,
             "an extended reference's `_id` never changes: the copies are found by it",
         )?;
-        derived::check_kept(
-            M::SCHEMA,
-            derived::update_paths(&update).iter().map(String::as_str),
-        )?;
+        derived::check_update(M::SCHEMA, &update)?;
         let one = doc! { "_id": id.clone() };
         upgrade_matching_in(&self.db, self.tx.as_ref(), M::SCHEMA, &one).await?;
         let targets = self.targets(&|f| touched.contains(f));

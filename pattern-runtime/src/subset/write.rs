@@ -91,9 +91,11 @@ where
         let mut full = Vec::with_capacity(items.len());
         for item in items {
             let doc = bson::serialize_to_document(item)?;
-            self.check_summed(&doc)?;
+            self.check_item(&doc)?;
             full.push(doc);
-            embedded.push(Bson::Document(bson::serialize_to_document(&E::from(item))?));
+            let e = bson::serialize_to_document(&E::from(item))?;
+            crate::literal::check_document(self.spec.field(), &e)?;
+            embedded.push(Bson::Document(e));
         }
         Ok(self.update_from_docs(&full, embedded, set))
     }
@@ -151,6 +153,15 @@ where
         update
     }
 
+    /// The checks of a full item [`push`](Subset::push) makes before writing anything: an
+    /// item is stored as given (no key with a leading `$`, a `.` or NUL, at any depth), its
+    /// summed fields are finite, and what keeps data from the full items can keep it.
+    fn check_item(&self, full: &Document) -> Result<()> {
+        crate::literal::check_document(F::SCHEMA.name(), full)?;
+        self.check_summed(full)?;
+        derived::check_written(F::SCHEMA, full)
+    }
+
     /// The checks [`push`](Subset::push) makes before writing anything.
     fn validate_set(&self, set: &Document) -> Result<()> {
         crate::error::check_encodable("the `set` of a push", set)?;
@@ -174,6 +185,7 @@ where
         }
         // Nor what another pattern keeps in the parent (a tree's parent, a computed value).
         derived::check_kept(P::SCHEMA, set.keys().map(String::as_str))?;
+        derived::check_written(P::SCHEMA, set)?;
         Ok(())
     }
 
@@ -286,12 +298,13 @@ where
         for item in &items {
             let mut doc = bson::serialize_to_document(item)?;
             check_size(&doc, &what)?;
-            self.check_summed(&doc)?;
+            self.check_item(&doc)?;
             // The item belongs to this parent, whatever the caller set.
             doc.insert(self.spec.parts.parent_key, parent_id.clone());
             full.push(doc);
             let e = bson::serialize_to_document(&E::from(item))?;
             check_size(&e, &format!("the embedded form of {what}"))?;
+            crate::literal::check_document(self.spec.field(), &e)?;
             for (key, _) in self.spec.parts.sort {
                 if !e.contains_key(key) {
                     return Err(Error::InvalidKey {

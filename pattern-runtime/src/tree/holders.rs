@@ -244,6 +244,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         let mut d = bson::serialize_to_document(holder)?;
         crate::error::check_encodable(H::SCHEMA.name(), &d)?;
         crate::literal::check_stored_id(&d)?;
+        derived::check_written(H::SCHEMA, &d)?;
         let node = d.get(h.node()).cloned().unwrap_or(Bson::Null);
         crate::literal::check_id(h.node(), &node)?;
         let path = self.path_for(&node).await?;
@@ -277,6 +278,7 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
             let d = bson::serialize_to_document(holder)?;
             crate::error::check_encodable(H::SCHEMA.name(), &d)?;
             crate::literal::check_stored_id(&d)?;
+            derived::check_written(H::SCHEMA, &d)?;
             let node = d.get(h.node()).cloned().unwrap_or(Bson::Null);
             crate::literal::check_id(h.node(), &node)?;
             if !matches!(node, Bson::Null) && seen.insert(crate::finding::id_key(&node)) {

@@ -130,6 +130,7 @@ impl<M: TreeNode> Tree<M> {
         for node in nodes {
             let d = bson::serialize_to_document(node)?;
             crate::literal::check_stored_id(&d)?;
+            crate::derived::check_written(M::SCHEMA, &d)?;
             check_size(&d, M::SCHEMA.name())?;
             match d.get(t.key()) {
                 None | Some(Bson::Null) => {

@@ -41,6 +41,7 @@ fn check_archivable<M: Model>(doc: &Document) -> Result<()> {
     if let Some(id) = doc.get("_id") {
         crate::literal::check_id("_id", id)?;
     }
+    derived::check_written(M::SCHEMA, doc)?;
     let size = check_size(doc, M::SCHEMA.name())?;
     let limit = archivable(doc.get("_id").unwrap_or(&Bson::Null));
     if size > limit {
@@ -308,10 +309,7 @@ impl<M: Versioned> ModelCollection<M> {
                 reason: "the toolkit sets the version and never changes `_id`",
             });
         }
-        derived::check_kept(
-            M::SCHEMA,
-            derived::update_paths(&update).iter().map(String::as_str),
-        )?;
+        derived::check_update(M::SCHEMA, &update)?;
         let one = doc! { "_id": id.clone() };
         upgrade_matching_in(self.database(), self.transaction(), M::SCHEMA, &one).await?;
         let mut inc = update.get_document("$inc").cloned().unwrap_or_default();
