@@ -25,8 +25,9 @@
 //!   nesting, on models whose `_id` and computed `by` are `Bson` (checked at run time);
 //! - the caller's own transaction across every handle: aborted half-way, ended by a server
 //!   error, and committed after refusals that wrote nothing;
-//! - two `finding_*` tests, ignored: promises of the docs the library breaks (each quoted above
-//!   its test).
+//! - two tests of promises the library broke when this was written (each quoted above its
+//!   test, marked `FINDING (fixed)`): refusals made after sending, or not at all, and a NaN
+//!   refused in the caller's transaction yet committed with it.
 
 // The models' fields are read by serde and in the raw documents, not always by name.
 #![allow(dead_code)]
@@ -1461,7 +1462,7 @@ async fn subset_with_counts_under_concurrent_pushes_and_removals_then_hostile_it
         is_invalid_value
     );
     // Items holding a `$` or dotted key: see
-    // `finding_input_refusals_made_after_sending_or_not_at_all`.
+    // `input_refusals_are_made_before_anything_is_sent`.
     refused_input!(
         db,
         c,
@@ -2276,7 +2277,7 @@ async fn operator_documents_as_ids_and_by_values_are_refused_before_anything_is_
         ] {
             // "refused (`Error::InvalidValue`, nothing sent)": the crate docs' table. The
             // insert of a hostile `by` is refused and keeps nothing, but is sent first: see
-            // `finding_input_refusals_made_after_sending_or_not_at_all`.
+            // `input_refusals_are_made_before_anything_is_sent`.
             if op == "Computing::insert (by)" {
                 continue;
             }
@@ -2530,7 +2531,7 @@ async fn caller_transaction_across_handles_aborted_or_ended_keeps_nothing_commit
         .await
         .expect("a book");
     // (A NaN holder ends the transaction instead: see
-    // `finding_input_refusals_made_after_sending_or_not_at_all`.)
+    // `input_refusals_are_made_before_anything_is_sent`.)
     let e = Playlist::recent_subset(&db)
         .in_transaction(&tx)
         .push("p0", track("nan", "p0", "a0", f64::NAN, 20))
@@ -2661,7 +2662,7 @@ macro_rules! refusal_sends_nothing {
     }};
 }
 
-// FINDING: refusals of the caller's input that the docs place before anything is written or
+// FINDING (fixed): refusals of the caller's input that the docs place before anything is written or
 // sent are made after the write is sent, inside a transaction the toolkit then aborts (alone,
 // nothing is kept: the other tests check that byte for byte; in the caller's own transaction,
 // the refusal ends it), or are not made at all:
@@ -2688,9 +2689,8 @@ macro_rules! refusal_sends_nothing {
 //   returns `Ok` and stores the key (only a NUL key is refused).
 // The same kinds of refusal made before sending, for contrast (they pass): a subset push of
 // NaN, a booking for an operator holder.
-#[ignore = "FINDING: NaN, operator `by`, over-16-MiB and `$`/dotted item-key refusals are made after sending (ending the caller's transaction) or not at all"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn finding_input_refusals_made_after_sending_or_not_at_all() {
+async fn input_refusals_are_made_before_anything_is_sent() {
     let db = pattern_testkit::test_db("newcomer_concurrent_finding_refusals").await;
     let shelves = everything(&db).await;
     sync(&db, &[Bin::SCHEMA, Item::SCHEMA, ItemTag::SCHEMA]).await;
@@ -2828,7 +2828,7 @@ async fn finding_input_refusals_made_after_sending_or_not_at_all() {
     assert!(broken.is_empty(), "\n{}", broken.join("\n"));
 }
 
-// FINDING: pattern-runtime/src/txn.rs (`Transaction`): "a refusal the toolkit makes before the
+// FINDING (fixed): pattern-runtime/src/txn.rs (`Transaction`): "a refusal the toolkit makes before the
 // operation writes anything ([`AlreadyBooked`], an [`InvalidValue`] or [`InvalidKey`] of the
 // caller's input, [...]): the transaction goes on, and may still commit the operations that
 // succeeded"; pattern-runtime/src/computed/mod.rs: "A NaN or infinite value in a field a sum, a
@@ -2837,9 +2837,8 @@ async fn finding_input_refusals_made_after_sending_or_not_at_all() {
 // to NaN returns `InvalidValue` and leaves the transaction open, but its `findAndModify` was
 // sent and is not undone: the commit stores the NaN in the source, and the sum no longer
 // matches its sources.
-#[ignore = "FINDING: a NaN update refused by Computing::update in the caller's transaction is committed with it (txn.rs, computed docs)"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn finding_refused_nan_update_through_computing_is_committed_by_the_callers_transaction() {
+async fn a_nan_refused_in_the_callers_transaction_is_never_committed() {
     let db = pattern_testkit::test_db("newcomer_concurrent_finding_nan_commit").await;
     let shelves = shelf_tree(&db).await;
     Shelf::tree(&db)
@@ -2849,13 +2848,31 @@ async fn finding_refused_nan_update_through_computing_is_committed_by_the_caller
         .expect("a book");
     let before = state(&db, SHELF_COLLECTIONS).await;
 
+    // Set: refused before it is sent, so the transaction goes on. An `$inc` by NaN only the
+    // write can tell: refused after it, the transaction is ended instead (added by the
+    // maintainer with the fix).
+    for (update, ends) in [
+        (doc! { "$set": { "pages": f64::NAN } }, None),
+        (
+            doc! { "$inc": { "pages": f64::NAN } },
+            Some("aborted after a refusal"),
+        ),
+    ] {
+        let tx = Transaction::start(&db).await.expect("a transaction");
+        let e = Book::computing(&db)
+            .in_transaction(&tx)
+            .update("b1", update.clone())
+            .await
+            .expect_err("NaN pages refused");
+        assert!(is_invalid_value(&e), "{update}: {e:?}");
+        assert_eq!(tx.ended(), ends, "{update}");
+        if tx.ended().is_none() {
+            tx.commit()
+                .await
+                .expect("the commit of a transaction still open");
+        }
+    }
     let tx = Transaction::start(&db).await.expect("a transaction");
-    let e = Book::computing(&db)
-        .in_transaction(&tx)
-        .update("b1", doc! { "$set": { "pages": f64::NAN } })
-        .await
-        .expect_err("NaN pages refused");
-    assert!(is_invalid_value(&e), "{e:?}");
     if tx.ended().is_none() {
         tx.commit()
             .await
