@@ -335,13 +335,19 @@ impl<M: Measurement> Series<M> {
 }
 
 /// A key value is used in a filter as an equality: a document with `$` keys would read as an
-/// operator, a regex would match by pattern. [`Error::InvalidKey`] for a `$` or `.` key (as
-/// before), [`Error::InvalidValue`] for the rest of what [`check_id`](crate::literal) refuses.
+/// operator, a regex would match by pattern. [`Error::InvalidValue`] for all of it, as for every
+/// id-like value (the crate docs' "What the toolkit sends"): a `$`, `.`, NUL or empty key at any
+/// depth, and what [`check_id`](crate::literal) refuses.
 pub(crate) fn check_key_value(value: &Bson) -> Result<()> {
     fn keys(value: &Bson) -> Result<()> {
         match value {
             Bson::Document(d) => d.iter().try_for_each(|(k, v)| {
-                validate_key(k)?;
+                if let Err(Error::InvalidKey { reason, .. }) = validate_key(k) {
+                    return Err(Error::InvalidValue {
+                        field: "key".to_owned(),
+                        reason: format!("key `{k}`: {reason}"),
+                    });
+                }
                 keys(v)
             }),
             Bson::Array(a) => a.iter().try_for_each(keys),

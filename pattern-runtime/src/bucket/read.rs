@@ -32,7 +32,8 @@ impl<M: Measurement> Series<M> {
     /// A `rollup` series does not keep its measurements: calling `range` on one does not compile.
     ///
     /// # Errors
-    /// [`Error::InvalidKey`] when a key value is a document with a `$` or `.` in a field name;
+    /// [`Error::InvalidValue`] when a key value is a document with a `$` or `.` in a field name
+    /// (or anything else an id cannot be, see the crate docs);
     /// [`Error::Malformed`] (in the stream) when a stored window of a `slots` series is not a
     /// map of slots; the driver's errors.
     pub fn range(

@@ -35,8 +35,9 @@ impl<M: Measurement> Series<M> {
     ///
     /// # Errors
     /// [`Error::DocumentTooLarge`] before anything is written when the measurement is over
-    /// 16 MiB (or when the bucket would be: the server refuses the update); [`Error::InvalidKey`]
-    /// when a key value is a document with a `$` or `.` in a field name; with `slots`,
+    /// 16 MiB (or when the bucket would be: the server refuses the update);
+    /// [`Error::InvalidValue`] when a key value is a document with a `$` or `.` in a field name
+    /// (or anything else an id cannot be, see the crate docs); with `slots`,
     /// [`Error::InvalidValue`] when the time is not on a slot or the measurement has no value;
     /// the driver's errors.
     #[operation(bucket.insert, storage = storage_name(M::SERIES), later(key))]
