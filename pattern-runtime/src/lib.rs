@@ -242,8 +242,8 @@
 //! A whole document of the model's own type (an insert, a save, a replace) is not held to
 //! [`MAX_VALUE_DEPTH`]: its shape is the type's, and it reads back as it was written. Its keys
 //! are still checked: one holding NUL cannot be encoded, and is [`Error::InvalidValue`]. A
-//! subset's full item is an item: it and its embedded form are held to the table above (the
-//! embedded form goes into `$push`).
+//! subset's full item is an item, whichever handle writes it: it and its embedded form are
+//! held to the table above (the embedded form goes into the parent's array).
 //!
 //! A single value (an item, a document, an update) over 16 MiB is refused before it is sent
 //! ([`Error::DocumentTooLarge`]); a write whose *result* would pass a budget is refused by its

@@ -119,7 +119,7 @@ use mongodb::{ClientSession, Database};
 use serde::Serialize;
 
 use crate::derived;
-use crate::error::{check_finite, check_size, validate_key, Error, Result};
+use crate::error::{check_size, validate_key, Error, Result};
 use crate::finding::{compare, examples, id_key, number, Bounded, Check, Finding};
 use crate::index::IndexSpec;
 use crate::model::{IntoId, Model};

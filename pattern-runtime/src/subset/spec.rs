@@ -69,6 +69,21 @@ impl crate::schema::Dependent for SubsetItems {
         "subset"
     }
 
+    /// A full item is an item, whichever handle writes it (a push, [`Computing`](crate::Computing),
+    /// a variant): it goes into the parent's array as given, so no key with a leading `$`, a
+    /// `.` or NUL and no nesting past [`MAX_VALUE_DEPTH`](crate::MAX_VALUE_DEPTH) (the crate
+    /// docs' "What the toolkit sends"), and its summed fields are finite.
+    fn check_written(&self, fields: &Document) -> crate::error::Result<()> {
+        crate::literal::check_document(self.full.name(), fields)?;
+        for c in self.spec.parts.computed {
+            if let ComputedKind::Sum { item_field } | ComputedKind::Avg { item_field, .. } = c.kind
+            {
+                crate::error::check_finite(fields, item_field, "a computed sum or average")?;
+            }
+        }
+        Ok(())
+    }
+
     fn describe(&self) -> String {
         format!(
             "{}.{} (subset of {})",

@@ -102,16 +102,6 @@ where
 
     /// [`Error::InvalidValue`] when a field the computed sums and averages add up is NaN or
     /// infinite: one such value would spoil the running sum for good.
-    fn check_summed(&self, item: &Document) -> Result<()> {
-        for c in self.spec.parts.computed {
-            if let ComputedKind::Sum { item_field } | ComputedKind::Avg { item_field, .. } = c.kind
-            {
-                check_finite(item, item_field, "a computed sum or average")?;
-            }
-        }
-        Ok(())
-    }
-
     fn update_from_docs(&self, full: &[Document], embedded: Vec<Bson>, set: Document) -> Document {
         let spec = &self.spec.parts;
         let mut inc = Document::new();
@@ -153,12 +143,10 @@ where
         update
     }
 
-    /// The checks of a full item [`push`](Subset::push) makes before writing anything: an
-    /// item is stored as given (no key with a leading `$`, a `.` or NUL, at any depth), its
-    /// summed fields are finite, and what keeps data from the full items can keep it.
+    /// The checks of a full item [`push`](Subset::push) makes before writing anything: those of
+    /// everything that keeps data from the full items, this subset's among them (an item is
+    /// stored as given and its summed fields are finite: see `SubsetItems`).
     fn check_item(&self, full: &Document) -> Result<()> {
-        crate::literal::check_document(F::SCHEMA.name(), full)?;
-        self.check_summed(full)?;
         derived::check_written(F::SCHEMA, full)
     }
 
