@@ -11,6 +11,7 @@ mod compose_tx;
 mod newcomer_check;
 mod newcomer_compose;
 mod newcomer_concurrent;
+mod newcomer_refusals;
 mod newcomer_scalars;
 mod newcomer_typed_ids;
 mod newcomer_wave3;
