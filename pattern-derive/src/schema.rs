@@ -196,6 +196,7 @@ pub(crate) fn field_names(model: &Model<'_>) -> TokenStream {
         quote!(#id: #krate::__private::FieldName::new(#name))
     });
     let keys: Vec<&String> = stored.iter().map(|f| &f.bson_name).collect();
+    let rust_names = stored.iter().map(|f| &f.rust_name);
     let approximate: Vec<&String> = stored
         .iter()
         .filter(|f| f.attrs.iter().any(|a| a.path().is_ident("approximate")))
@@ -210,6 +211,18 @@ pub(crate) fn field_names(model: &Model<'_>) -> TokenStream {
         #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug)]
         #[allow(dead_code)]
         pub struct #fields_ident { #(#decls,)* }
+
+        // Each stored field's Rust name with its serialized name, in declaration order: how a
+        // generated check looks up a field that may be missing, with a message of its own
+        // rather than rustc's "no field on type `..Fields`" (a subset's sort fields).
+        #[automatically_derived]
+        #[allow(dead_code)]
+        impl #fields_ident {
+            #[doc(hidden)]
+            pub const fn __names(&self) -> &'static [(&'static str, &'static str)] {
+                &[#((#rust_names, #keys)),*]
+            }
+        }
 
         #[automatically_derived]
         impl #ident {

@@ -78,7 +78,9 @@ const TREE_HELP: &str = "`#[tree(parent = parent, ancestors = ancestors)]`: `par
 
 const HOLDER_HELP: &str = "`#[in_tree(Category, node = category, path = category_path)]`: \
                            `category: K` (or `Option<K>`) holds the key of the node the document \
-                           sits in, `category_path: Vec<K>` the keys from the root down to it";
+                           sits in, `category_path: Vec<K>` the keys from the root down to it; \
+                           `copy = category_ref` names a field holding an extended reference to \
+                           that node, which then follows it";
 
 /// `key = value` pairs whose values are field names, with the keys allowed; `None` when one
 /// was unknown or did not parse (reported).
@@ -193,20 +195,12 @@ fn parse_tree(attr: &syn::Attribute, model: &Model<'_>, errors: &mut Errors) -> 
             return None;
         }
     }
-    for (ident, f) in [(parent_ident, parent), (ancestors_ident, ancestors)] {
-        if f.bson_name == key_field.bson_name {
-            errors.spanned(
-                ident,
-                "the key, `parent` and `ancestors` are three different fields",
-            );
-            return None;
-        }
-    }
-    if parent.bson_name == ancestors.bson_name {
-        errors.spanned(
-            ancestors_ident,
-            "the key, `parent` and `ancestors` are three different fields",
-        );
+    let roles = [
+        (Role::Key, key.as_ref().map(|(i, _)| *i), key_field),
+        (Role::Parent, Some(parent_ident), parent),
+        (Role::Ancestors, Some(ancestors_ident), ancestors),
+    ];
+    if !same_fields(&roles, model, errors) {
         return None;
     }
     Some(TreeDecl {
@@ -221,10 +215,143 @@ fn parse_tree(attr: &syn::Attribute, model: &Model<'_>, errors: &mut Errors) -> 
     })
 }
 
+/// What each option of `#[tree]` names.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Key,
+    Parent,
+    Ancestors,
+}
+
+impl Role {
+    /// The role a field's type fits, by its syntax: a `Vec` holds the ancestors, an `Option`
+    /// the parent, anything else the key.
+    fn fitting(ty: &syn::Type) -> Role {
+        if crate::types::vec_element(ty).is_some() {
+            Role::Ancestors
+        } else if crate::types::option_inner(ty).is_some() {
+            Role::Parent
+        } else {
+            Role::Key
+        }
+    }
+
+    fn option(self) -> &'static str {
+        match self {
+            Role::Key => "key",
+            Role::Parent => "parent",
+            Role::Ancestors => "ancestors",
+        }
+    }
+
+    /// What the option must name.
+    fn names(self) -> &'static str {
+        match self {
+            Role::Key => {
+                "`key` must name the node's own key, a field that is neither an Option nor a \
+                 Vec, or be left out to name the nodes by `_id`"
+            }
+            Role::Parent => "`parent` must name the `Option<K>` field holding the parent's key",
+            Role::Ancestors => {
+                "`ancestors` must name the `Vec<K>` field holding the keys from the root down \
+                 to the parent"
+            }
+        }
+    }
+}
+
+/// Whether the key, `parent` and `ancestors` are three different fields; when two are one,
+/// an error at each option whose role the field's type does not fit (a `Vec` is the
+/// ancestors, an `Option` the parent, anything else the key), with what it must name and, when
+/// one field of the model fits it, that field.
+fn same_fields(
+    roles: &[(Role, Option<&Ident>, &Field<'_>); 3],
+    model: &Model<'_>,
+    errors: &mut Errors,
+) -> bool {
+    let shared = |i: usize| -> Vec<usize> {
+        (0..roles.len())
+            .filter(|&j| j != i && roles[j].2.bson_name == roles[i].2.bson_name)
+            .collect()
+    };
+    let colliding: Vec<usize> = (0..roles.len())
+        .filter(|&i| !shared(i).is_empty())
+        .collect();
+    if colliding.is_empty() {
+        return true;
+    }
+    // The option the field's type fits is right, the others are wrong; when it fits none of
+    // them, each is. The default key (`_id`) is never written, so never blamed: if it is the
+    // one that does not fit, the written options are.
+    let written: Vec<usize> = colliding
+        .iter()
+        .copied()
+        .filter(|&i| roles[i].1.is_some())
+        .collect();
+    let misfits: Vec<usize> = written
+        .iter()
+        .copied()
+        .filter(|&i| Role::fitting(roles[i].2.ty) != roles[i].0)
+        .collect();
+    let blamed = if misfits.is_empty() { written } else { misfits };
+    let taken: Vec<&str> = roles.iter().map(|(_, _, f)| f.bson_name.as_str()).collect();
+    for i in blamed {
+        let (role, Some(ident), field) = roles[i] else {
+            continue;
+        };
+        let same_as = shared(i)
+            .into_iter()
+            .map(|j| match roles[j].1 {
+                Some(w) => format!("`{} = {}`", roles[j].0.option(), crate::ast::unraw(w)),
+                None => "the key (`_id` by default)".to_owned(),
+            })
+            .collect::<Vec<_>>()
+            .join(" and ");
+        let candidates: Vec<&Field<'_>> = model
+            .fields
+            .iter()
+            .filter(|f| f.serialized && !taken.contains(&f.bson_name.as_str()))
+            .filter(|f| Role::fitting(f.ty) == role)
+            // Nodes named by `_id` need no `key = ..`: `Role::names` says so.
+            .filter(|f| !(role == Role::Key && f.bson_name == "_id"))
+            .collect();
+        let suggestion = match candidates.as_slice() {
+            [one] => format!(
+                " (`{}: {}` would fit: `{} = {}`)",
+                one.rust_name,
+                type_string(one.ty),
+                role.option(),
+                one.rust_name
+            ),
+            _ => String::new(),
+        };
+        let held = match Role::fitting(field.ty) {
+            Role::Key => "the node's own key",
+            Role::Parent => "the parent's key",
+            Role::Ancestors => "the ancestors' keys",
+        };
+        errors.spanned(
+            ident,
+            format!(
+                "`{} = {}` names the same field as {same_as}, whose type `{}` fits {held}: \
+                 {}{suggestion}. The key, `parent` and `ancestors` are three different fields: \
+                 `K`, `Option<K>` and `Vec<K>`",
+                role.option(),
+                crate::ast::unraw(ident),
+                type_string(field.ty),
+                role.names(),
+            ),
+        );
+    }
+    false
+}
+
 struct HolderDecl {
     tree: syn::Path,
     node: Named,
     path: Named,
+    /// `copy = ..`: the field holding a copy of the node (an extended reference), and its type.
+    copy: Option<(Named, syn::Type)>,
 }
 
 fn parse_holder(
@@ -246,7 +373,7 @@ fn parse_holder(
         if !input.is_empty() {
             input.parse::<Token![,]>()?;
         }
-        let pairs = parse_pairs(input, &["node", "path"], "in_tree", errors)?;
+        let pairs = parse_pairs(input, &["node", "path", "copy"], "in_tree", errors)?;
         Ok((tree, pairs))
     })
     .parse2(list.tokens.clone());
@@ -277,6 +404,27 @@ fn parse_holder(
             ),
         }
     }
+    let copy = value_of(&pairs, "copy").and_then(|ident| {
+        let field =
+            crate::ast::stored_field(model, ident, "the holder's copy of its node", errors)?;
+        let propagated = field.attrs.iter().any(|a| {
+            a.path().is_ident("extended_ref")
+                && a.meta
+                    .require_list()
+                    .is_ok_and(|l| l.tokens.to_string().contains("propagate"))
+        });
+        if !propagated {
+            errors.spanned(
+                ident,
+                format!(
+                    "`copy = {ident}` names the copy of the node that follows it: mark the field \
+                     `#[extended_ref(propagate)]`, so that it follows the node's changes too"
+                ),
+            );
+            return None;
+        }
+        Some((Named::of(field, ident.span()), field.ty.clone()))
+    });
     let path = fields.pop().flatten();
     let node = fields.pop().flatten();
     let (node, path) = (node?, path?);
@@ -284,7 +432,22 @@ fn parse_holder(
         errors.spanned(&path.ident, "`node` and `path` are two different fields");
         return None;
     }
-    Some(HolderDecl { tree, node, path })
+    if let Some((copy, _)) = &copy {
+        if copy.bson_name == node.bson_name || copy.bson_name == path.bson_name {
+            errors.spanned(
+                &copy.ident,
+                "`copy` holds the node's extended reference, beside `node` and `path`: three \
+                 different fields",
+            );
+            return None;
+        }
+    }
+    Some(HolderDecl {
+        tree,
+        node,
+        path,
+        copy,
+    })
 }
 
 struct Trees {
@@ -392,7 +555,15 @@ impl Trees {
         let doc = format!(
             "The tree of `{name}`: its nodes, their subtrees and the documents placed in them."
         );
+        // A node named by a field other than `_id` can be renamed.
+        let renamable = (key != "_id").then(|| {
+            quote! {
+                #[automatically_derived]
+                impl #p::RenamableTree for #ident {}
+            }
+        });
         quote! {
+            #renamable
             static __TREE: #p::TreeSpec = #p::TreeSpec::from_parts(#p::TreeParts {
                 model: || <#ident as #p::Model>::SCHEMA,
                 key: #key,
@@ -442,6 +613,21 @@ impl Trees {
         let tree_spec = quote_spanned!(tree_span=> <#tree as #p::TreeNode>::TREE);
         let key_ty = quote_spanned!(tree_span=> <#of as __TreeOf>::Key);
         let mut checks = TokenStream::new();
+        let copies: Vec<&str> = holder
+            .copy
+            .iter()
+            .map(|(c, _)| c.bson_name.as_str())
+            .collect();
+        if let (true, Some((copy, ty))) = (with_checks, &holder.copy) {
+            // The copy's type copies the tree's node model: one error at the field's name.
+            let span = copy.ident.span();
+            checks.extend(quote_spanned! {span=>
+                const _: fn() = || {
+                    fn node_copy<C: #p::NodeCopy<<#of as __TreeOf>::Tree>>() {}
+                    node_copy::<#ty>();
+                };
+            });
+        }
         if with_checks {
             for (field, methods, message) in [
                 (
@@ -480,6 +666,7 @@ impl Trees {
                 tree: <#of as __TreeOf>::TREE,
                 node: #node,
                 path: #path,
+                copies: &[#(#copies),*],
                 indexes: &[#(#indexes),*],
             });
             #checks

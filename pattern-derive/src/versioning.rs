@@ -189,7 +189,9 @@ const NOT_VERSIONED: &[NotVersioned] = &[
         what: "`#[tree]`",
         planned: false,
         why: "a move rewrites the ancestors of a whole subtree at once, without a new version or \
-              a copy of each old one. Keep the tree in a model of its own",
+              a copy of each old one. Keep the nodes' place in the tree (`parent`, `ancestors`) \
+              on a `#[tree]` model without `#[versioned]`, and what needs revisions in a \
+              `#[versioned]` model of its own, one document per node, holding the node's key",
     },
     NotVersioned {
         attr: "in_tree",
@@ -198,7 +200,8 @@ const NOT_VERSIONED: &[NotVersioned] = &[
         what: "`#[in_tree]`",
         planned: false,
         why: "a move of its node rewrites its path without a new version or a copy of the old \
-              one",
+              one. Keep the node's key in a plain field (read the path with the tree's `path`), \
+              or place an unversioned model in the tree, holding the versioned document's `_id`",
     },
     NotVersioned {
         attr: "preallocated",

@@ -74,8 +74,7 @@ pub(super) fn collect(
     if rollup && raw.summaries.is_empty() {
         errors.at(
             raw.rollup.unwrap_or_else(Span::call_site),
-            "a `rollup` keeps only summaries: declare what to keep, e.g. `summary(speed(sum))` \
-             (the count of each field is always kept, as `speed_num`)",
+            rollup_without_summary(model, &raw),
         );
     }
     if let Some((nest, nest_span)) = raw.nest {
@@ -349,6 +348,32 @@ pub(super) fn collect(
         summaries,
         expire_after: raw.expire_after,
     })
+}
+
+/// A `rollup` without `summary(..)`: what to declare, with one of the measurement's own value
+/// fields (a number by its type's name first), or a placeholder when it has none.
+fn rollup_without_summary(model: &Model<'_>, raw: &Raw) -> String {
+    const NUMBERS: &[&str] = &["i32", "i64", "u32", "f32", "f64"];
+    let number = |ty: &syn::Type| {
+        let ty = crate::types::option_inner(ty).unwrap_or(ty);
+        matches!(ty, syn::Type::Path(p) if p.path.get_ident().is_some_and(|i| NUMBERS.iter().any(|n| i == n)))
+    };
+    let values = value_fields(model, &raw.keys, raw.time.as_ref());
+    let field = values
+        .iter()
+        .find(|f| number(f.ty))
+        .or_else(|| values.first());
+    match field {
+        Some(f) => format!(
+            "a `rollup` keeps only summaries: declare what to keep, e.g. `summary({}(sum))` (the \
+             count of each field is always kept, as `{}_num`)",
+            f.rust_name, f.bson_name
+        ),
+        None => "a `rollup` keeps only summaries of the measured fields, and this measurement \
+                 has none besides the key and the time: add one and declare what to keep, \
+                 `summary(<field>(sum))`"
+            .to_owned(),
+    }
 }
 
 /// The stored fields that are neither a key nor the time: a `slots` series' maps of slots.

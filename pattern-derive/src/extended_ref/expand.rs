@@ -167,6 +167,9 @@ impl ExtendedRefs {
                     const SPEC: &'static #p::RefSpec = &#stat;
                 }
 
+                #[automatically_derived]
+                impl #p::NodeCopy<#source> for #ident {}
+
                 #propagatable
                 #reference
             });

@@ -120,8 +120,11 @@ fn collect(input: &syn::DeriveInput, model: &Model<'_>, errors: &mut Errors) -> 
             if shape.ident == *model.ident {
                 errors.spanned(
                     &shape.ident,
-                    "the reference type needs a name of its own: it is generated next to the \
-                     source model (e.g. `CustomerRef` for `Customer`)",
+                    format!(
+                        "the reference type needs a name of its own: it is generated next to the \
+                         source model (e.g. `{0}Ref` for `{0}`)",
+                        model.ident
+                    ),
                 );
             } else if out.shapes.iter().any(|s| s.ident == shape.ident) {
                 errors.spanned(

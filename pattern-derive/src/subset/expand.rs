@@ -82,35 +82,7 @@ impl SubsetField {
             .map(|c| c.bson_name.clone())
             .unwrap_or_default();
         let computed = self.computed.iter().map(|c| {
-            let t = &c.ident;
-            let model_ident = Ident::new(&model_ident.to_string(), t.span());
-            let field = quote_spanned!(t.span()=> #model_ident::FIELDS.#t);
-            let name = crate::ast::unraw(t);
-            let target = if c.kind == Kind::Avg {
-                let message = format!(
-                    "`{name}` cannot hold an average: use f64 or Option<f64> (null while there \
-                     are no items)"
-                );
-                checked(crate::errors::checked_name(
-                    &p,
-                    field,
-                    "float",
-                    &message,
-                    t.span(),
-                ))
-            } else {
-                let message = format!(
-                    "`{name}` is not a number: a computed count or sum is kept in a numeric \
-                     field; use i32, i64, u32, f32 or f64 (or an Option of one)"
-                );
-                checked(crate::errors::checked_name(
-                    &p,
-                    field,
-                    "numeric",
-                    &message,
-                    t.span(),
-                ))
-            };
+            let target = checked(c.target_check(model, &p));
             let kind = match (c.kind, &c.item_field) {
                 (Kind::Sum, Some(item)) => {
                     let item = numeric_of(item);
@@ -158,6 +130,17 @@ impl SubsetField {
         (spec, checks.into_inner())
     }
 
+    /// The checks of the computed fields' own types, also emitted with the stubs: a mistake
+    /// elsewhere in the model (an average without its sum and count) does not hide them.
+    pub(super) fn target_checks(&self, model: &Model<'_>) -> TokenStream {
+        let krate = &model.krate;
+        let p = quote!(#krate::__private);
+        self.computed
+            .iter()
+            .map(|c| c.target_check(model, &p).1)
+            .collect()
+    }
+
     /// The `Model::<field>_subset(&db)` constructor and the compile-time assertions.
     pub(super) fn items(&self, model: &Model<'_>, spec: &Ident) -> TokenStream {
         let krate = &model.krate;
@@ -201,19 +184,19 @@ impl SubsetField {
     /// `$push`'s `$sort` orders the embedded elements by their own keys, while the index on the
     /// full collection uses the full item's names.
     ///
-    /// Per sort field: `<Elem as Fields>::FIELDS.<field>` at the field (rustc's E0609, with the
-    /// available fields, when the embedded type lacks it), and a constant that fails to evaluate,
-    /// at the field, when the two BSON names differ. The `Fields` path is spanned at the first
-    /// sort field for every field, so a missing `#[derive(Fields)]` is one error (rustc drops
-    /// identical diagnostics). The embedded names go through `__embedded(&<full item's field>,
-    /// names)`, whose type comes from the full item's field: when the full item lacks the field
-    /// (an error at the same token, from the spec), the embedded lookup has an error type and
-    /// reports nothing more.
+    /// Per sort field, a constant that fails to evaluate, at the field: when the embedded type
+    /// lacks it (looked up by Rust name in `<Elem as Fields>::FIELDS.__names()`, so the message
+    /// says what to add rather than rustc's "no field on type `ElemFields`"), or when the two
+    /// BSON names differ. The `Fields` path is spanned at the first sort field for every field,
+    /// so a missing `#[derive(Fields)]` is one error (rustc drops identical diagnostics). The
+    /// embedded names go through `__embedded(&<full item's field>, names)`, whose type comes
+    /// from the full item's field: when the full item lacks the field (an error at the same
+    /// token, from the spec), the embedded lookup has an error type and reports nothing more.
     pub(super) fn sort_checks(&self, p: &TokenStream) -> TokenStream {
         let full = &self.full;
         let elem = &self.elem;
         let full_name = quote!(#full).to_string().replace(' ', "");
-        let elem_name = quote!(#elem).to_string().replace(' ', "");
+        let elem_name = crate::errors::type_string(elem);
         let Some(first) = self.sort.first().map(|(f, _)| f.span()) else {
             return TokenStream::new();
         };
@@ -222,22 +205,36 @@ impl SubsetField {
             let span = f.span();
             let full = respan(quote!(#full), span);
             let full_field = quote_spanned!(span=> #full::FIELDS.#f);
-            let embedded = quote_spanned!(span=> __embedded(&#full_field, #names).#f.as_str());
-            let panic = quote_spanned!(span=> ::core::panic);
-            let args = quote_spanned!(span=> ("{}", #p::utf8(&__MESSAGE)));
             let field = crate::ast::unraw(f);
+            let embedded =
+                quote_spanned!(span=> __bson_of(__embedded(&#full_field, #names).__names(), #field));
+            let panic = quote_spanned!(span=> ::core::panic);
+            let missing_args = quote_spanned!(span=> ("{}", __MISSING));
+            let args = quote_spanned!(span=> ("{}", #p::utf8(&__MESSAGE)));
+            let missing = format!(
+                "`{elem_name}` has no field `{field}`: the subset sorts its embedded items by \
+                 it ($push's $sort runs on them), so add `{field}` to `{elem_name}`, serialized \
+                 as in `{full_name}`, and fill it in `From<&{full_name}>`"
+            );
             let before = format!("`{elem_name}` serializes `{field}` as `");
             let between = format!("` but `{full_name}` as `");
             let after = "`: the subset's $sort runs on the embedded items and the index on the \
                          full items, so the names must match";
             quote! {
                 const _: () = {
-                    const __EMBEDDED: &str = #embedded;
                     const __FULL: &str = #full_field.as_str();
+                    const __FOUND: ::core::option::Option<&str> = #embedded;
+                    const __MISSING: &str = #missing;
+                    const __EMBEDDED: &str = match __FOUND {
+                        ::core::option::Option::Some(name) => name,
+                        ::core::option::Option::None => "",
+                    };
                     const __PARTS: &[&str] = &[#before, __EMBEDDED, #between, __FULL, #after];
                     const __LEN: usize = #p::concat_len(__PARTS);
                     const __MESSAGE: [u8; __LEN] = #p::concat_bytes::<__LEN>(__PARTS);
-                    if !#p::str_eq(__EMBEDDED, __FULL) {
+                    if __FOUND.is_none() {
+                        #panic!#missing_args
+                    } else if !#p::str_eq(__EMBEDDED, __FULL) {
                         #panic!#args
                     }
                 };
@@ -255,6 +252,20 @@ impl SubsetField {
                 }
                 const fn __embedded<F: __Beside<N, Names = N>, N>(_full: &F, names: N) -> F::Names {
                     names
+                }
+                // The serialized name of the embedded type's field `rust`, if it has one.
+                const fn __bson_of(
+                    names: &[(&'static str, &'static str)],
+                    rust: &str,
+                ) -> ::core::option::Option<&'static str> {
+                    let mut i = 0;
+                    while i < names.len() {
+                        if #p::str_eq(names[i].0, rust) {
+                            return ::core::option::Option::Some(names[i].1);
+                        }
+                        i += 1;
+                    }
+                    ::core::option::Option::None
                 }
                 #(#checks)*
             };
@@ -275,6 +286,35 @@ impl SubsetField {
             out.push(quote!(#p::Annotation::Computed { subset: #subset }));
         }
         out
+    }
+}
+
+impl ComputedField {
+    /// The field's BSON name, and the check that its type can hold the result: a number for a
+    /// count or sum, a float for an average.
+    fn target_check(&self, model: &Model<'_>, p: &TokenStream) -> (TokenStream, TokenStream) {
+        let t = &self.ident;
+        let model_ident = Ident::new(&model.ident.to_string(), t.span());
+        let field = quote_spanned!(t.span()=> #model_ident::FIELDS.#t);
+        let name = crate::ast::unraw(t);
+        let (method, message) = if self.kind == Kind::Avg {
+            (
+                "float",
+                format!(
+                    "`{name}` cannot hold an average: use f64 or Option<f64> (null while there \
+                     are no items)"
+                ),
+            )
+        } else {
+            (
+                "numeric",
+                format!(
+                    "`{name}` is not a number: a computed count or sum is kept in a numeric \
+                     field; use i32, i64, u32, f32 or f64 (or an Option of one)"
+                ),
+            )
+        };
+        crate::errors::checked_name(p, field, method, &message, t.span())
     }
 }
 

@@ -83,6 +83,12 @@ impl Pattern for Subsets {
             .collect()
     }
 
+    /// The computed fields' type checks: an average kept in an integer is reported with the
+    /// model's other mistakes (its missing sum and count), not in a second build.
+    fn stubs(&self, model: &Model<'_>) -> TokenStream {
+        self.0.iter().map(|s| s.target_checks(model)).collect()
+    }
+
     fn specs(&self) -> Vec<TokenStream> {
         (0..self.0.len())
             .map(|i| {

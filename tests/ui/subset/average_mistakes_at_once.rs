@@ -1,0 +1,36 @@
+// An average with neither its sum nor its count, kept in an integer: both mistakes at once.
+use pattern_runtime::{Fields, Model};
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Model)]
+struct Product {
+    #[serde(rename = "_id")]
+    id: u32,
+    #[subset(limit = 10, sort(created_at = -1), full = Review, parent = product_id)]
+    recent: Vec<Excerpt>,
+    #[computed(avg = recent.stars)]
+    mean_stars: i64,
+}
+
+#[derive(Serialize, Deserialize, Model)]
+struct Review {
+    #[serde(rename = "_id")]
+    id: u32,
+    product_id: u32,
+    stars: i32,
+    created_at: bson::DateTime,
+}
+
+#[derive(Serialize, Deserialize, Fields)]
+struct Excerpt {
+    stars: i32,
+    created_at: bson::DateTime,
+}
+
+impl From<&Review> for Excerpt {
+    fn from(r: &Review) -> Self {
+        Excerpt { stars: r.stars, created_at: r.created_at }
+    }
+}
+
+fn main() {}
