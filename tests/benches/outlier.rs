@@ -204,29 +204,11 @@ async fn by_hand_below(db: &Database, id: &str, item: &Post) {
 }
 
 /// A push past the limit by hand: count and flag the member, then `$push` into the open
-/// overflow document, or when it is full close it and insert the next. With `fast_path_first`,
-/// first the conditional update of [`by_hand_below`], which matches nothing on an outlier (the
-/// commands the toolkit sends).
-async fn by_hand_above(db: &Database, id: &str, item: &Post, fast_path_first: bool) {
+/// overflow document, or when it is full close it and insert the next.
+async fn by_hand_above(db: &Database, id: &str, item: &Post) {
     let members = db.collection::<Document>("members");
     let overflow = db.collection::<Document>("member_posts");
     let item = bson::serialize_to_document(item).unwrap();
-    if fast_path_first {
-        let room = format!("posts.{}", LIMIT - 1);
-        let result = members
-            .update_one(
-                doc! {
-                    "_id": id,
-                    "isOutlier": { "$ne": true },
-                    "postsCount": { "$lte": LIMIT - 1 },
-                    room: { "$exists": false },
-                },
-                doc! { "$push": { "posts": { "$each": [item.clone()] } }, "$inc": { "postsCount": 1i64 } },
-            )
-            .await
-            .unwrap();
-        assert_eq!(result.matched_count, 0, "{id} is no outlier");
-    }
     let before = members
         .find_one_and_update(
             doc! { "_id": id },
@@ -286,16 +268,13 @@ async fn by_hand_above(db: &Database, id: &str, item: &Post, fast_path_first: bo
 enum Side {
     Toolkit,
     ByHand,
-    /// Past the limit only: by hand with the toolkit's commands.
-    ByHandSameCommands,
 }
 
 async fn push(db: &Database, side: Side, below: bool, id: &str, item: Post) {
     match side {
         Side::Toolkit => Member::posts_outlier(db).push(id, item).await.unwrap(),
         Side::ByHand if below => by_hand_below(db, id, &item).await,
-        Side::ByHand => by_hand_above(db, id, &item, false).await,
-        Side::ByHandSameCommands => by_hand_above(db, id, &item, true).await,
+        Side::ByHand => by_hand_above(db, id, &item).await,
     }
 }
 
@@ -330,32 +309,30 @@ fn commands_of(rt: &Runtime, db: &TestDb, side: Side, below: bool) -> Vec<(Strin
 /// Both push sides send the same commands in the common case, and write the same documents.
 fn check_pushes(rt: &Runtime, db: &TestDb) {
     let toolkit = commands_of(rt, db, Side::Toolkit, true);
-    assert_eq!(toolkit, [cmd("update", "members")], "below: toolkit sent");
+    assert_eq!(
+        toolkit,
+        [cmd("findAndModify", "members")],
+        "below: toolkit sent"
+    );
     let by_hand = commands_of(rt, db, Side::ByHand, true);
-    assert_eq!(by_hand, toolkit, "below: by_hand sends otherwise");
+    assert_eq!(by_hand, [cmd("update", "members")], "below: by_hand sent");
 
     let toolkit = commands_of(rt, db, Side::Toolkit, false);
-    let same = commands_of(rt, db, Side::ByHandSameCommands, false);
     let two = commands_of(rt, db, Side::ByHand, false);
     println!("a push past the limit sends: toolkit {toolkit:?}, by_hand {two:?}");
     assert_eq!(
         toolkit,
         [
-            cmd("update", "members"),
             cmd("findAndModify", "members"),
             cmd("update", "member_posts"),
         ],
         "above: toolkit sent"
     );
-    assert_eq!(
-        same, toolkit,
-        "above: by_hand_same_commands sends otherwise"
-    );
-    assert_eq!(two, toolkit[1..], "above: by_hand sends otherwise");
+    assert_eq!(two, toolkit, "above: by_hand sends otherwise");
 
     // 250 pushes past the limit on each side, two of them opening the next overflow document:
     // the same documents, and the toolkit reads back what by hand wrote.
-    for side in [Side::Toolkit, Side::ByHand, Side::ByHandSameCommands] {
+    for side in [Side::Toolkit, Side::ByHand] {
         let id = rt.block_on(fresh_member(db, false));
         rt.block_on(async {
             for n in 100..350 {
@@ -521,11 +498,7 @@ fn benches(c: &mut Criterion) {
     g.sample_size(30);
     g.warm_up_time(Duration::from_secs(1));
     g.measurement_time(Duration::from_secs(4));
-    for (name, side) in [
-        ("toolkit", Side::Toolkit),
-        ("by_hand_same_commands", Side::ByHandSameCommands),
-        ("by_hand", Side::ByHand),
-    ] {
+    for (name, side) in [("toolkit", Side::Toolkit), ("by_hand", Side::ByHand)] {
         g.bench_function(name, |b| {
             pushes_checked.call_once(|| check_pushes(&rt, &test_db));
             b.to_async(&rt)

@@ -188,6 +188,27 @@ async fn concurrent_pushes_lose_nothing_and_respect_every_bound() {
         .await
         .unwrap()
         .unwrap();
+    eprintln!(
+        "DEBUG main {:?}",
+        star.posts.iter().map(|p| p.n).collect::<Vec<_>>()
+    );
+    {
+        let docs: Vec<Document> = futures_util::TryStreamExt::try_collect(
+            db.collection::<Document>("star_posts")
+                .find(doc! { "starId": "star" })
+                .await
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+        for d in &docs {
+            eprintln!(
+                "DEBUG seq {:?} n {}",
+                d.get("seq"),
+                d.get_array("posts").unwrap().len()
+            );
+        }
+    }
     assert_eq!(star.posts_count, 1000);
     assert_eq!(star.posts.len(), 50);
     assert!(star.is_outlier);

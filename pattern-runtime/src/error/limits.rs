@@ -109,12 +109,6 @@ pub(crate) fn bytes_left(budget: usize, added: usize) -> i64 {
     }
 }
 
-/// `{$lte: [{$bsonSize: "$$ROOT"}, budget - added]}`, for a filter's `$expr`: the document has
-/// room for `added` more bytes within `budget` ([`bytes_left`]).
-pub(crate) fn room_for(budget: usize, added: usize) -> Document {
-    bson::doc! { "$lte": [{ "$bsonSize": "$$ROOT" }, bytes_left(budget, added)] }
-}
-
 /// [`Error::InvalidValue`] when `doc` cannot be encoded as BSON (a key with NUL at any depth),
 /// before the driver fails on it; [`Error::DocumentTooLarge`] over 16 MiB, which no command
 /// can carry.

@@ -112,9 +112,16 @@ impl OutlierState {
 
 impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<P, T> {
     /// What the document `id` holds, against its count and flag; writes nothing.
+    pub fn state<'a>(
+        &'a self,
+        id: impl IntoId<P::Id>,
+    ) -> crate::model::Pending<'a, Result<OutlierState>> {
+        crate::model::Pending::new(self.state_op(id.into_id()))
+    }
+
     #[operation(outlier.state, level = "debug", field = self.spec.field(), later(id))]
-    pub async fn state(&self, id: impl IntoId<P::Id>) -> Result<OutlierState> {
-        let id = crate::literal::span_id(id.into_id())?;
+    async fn state_op(&self, id: P::Id) -> Result<OutlierState> {
+        let id = crate::literal::span_id(id)?;
         let outcome = self.state_in(None, &id).await.map_err(Error::from);
         self.map_no_parent(id, outcome)
     }
@@ -148,9 +155,16 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
 
     /// Writes the count and the flag of the document `id` from its items (after edits made
     /// around the toolkit), in one transaction; returns the state found before.
+    pub fn rebuild<'a>(
+        &'a self,
+        id: impl IntoId<P::Id>,
+    ) -> crate::model::Pending<'a, Result<OutlierState>> {
+        crate::model::Pending::new(self.rebuild_op(id.into_id()))
+    }
+
     #[operation(outlier.rebuild, field = self.spec.field(), later(id))]
-    pub async fn rebuild(&self, id: impl IntoId<P::Id>) -> Result<OutlierState> {
-        let id = crate::literal::typed_id("_id", id.into_id())?;
+    async fn rebuild_op(&self, id: P::Id) -> Result<OutlierState> {
+        let id = crate::literal::typed_id("_id", id)?;
         self.rebuild_at(id).await
     }
 
@@ -186,7 +200,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
             doc! { "$project": {
                 spec.flag(): 1,
                 spec.count(): 1,
-                "n": { "$size": { "$ifNull": [format!("${}", spec.field()), []] } },
+                length_key(spec): { "$size": { "$ifNull": [format!("${}", spec.field()), []] } },
             } },
         ]);
         let main: Option<Document> = collect_in!(read, s.as_deref_mut())?.pop();
@@ -207,7 +221,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
             .map(|d| (int(d.get("docs")), int(d.get("items"))))
             .unwrap_or((0, 0));
         Ok(OutlierState {
-            embedded: u64::try_from(int(main.get("n"))).unwrap_or(0),
+            embedded: u64::try_from(int(main.get(length_key(spec)))).unwrap_or(0),
             overflowed: u64::try_from(items).unwrap_or(0),
             overflow_documents: u64::try_from(docs).unwrap_or(0),
             stored_count: int(main.get(spec.count())),

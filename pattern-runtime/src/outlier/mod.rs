@@ -51,19 +51,19 @@
 //!
 //! # Writes
 //!
-//! No write needs a transaction of its own. [`Outlier::push`] and [`push_many`](Outlier::push_many) first
-//! try one conditional update of the main document: `$push` and `$inc` of the count where the
-//! document is not an outlier and both its count and its array leave room. That is the whole
-//! write for a normal document: one round trip. When it matches nothing, one `findAndModify`
-//! increments the count and sets the flag, returning the count before: the one push that
-//! crosses the limit puts what still fits into the main document (guarded by the array's
-//! length, so it never passes the limit), and every item after that goes to the overflow
-//! documents, so the items read back in the order they were pushed (pushes running at the same
-//! moment may land in either order). Only the last overflow document is open: one conditional
-//! `$push` into it (`{userId, seq: {$gte: <where the count puts it, minus one>}, full: {$ne:
-//! true}, "posts.<capacity - n>": {$exists: false}}`, one or two documents through the index) is
-//! the common write, so a push to an outlier costs three round trips (the main document's
-//! conditional update, which misses on the flag; the count; the `$push`). When it is full, the
+//! No write needs a transaction of its own. [`Outlier::push`] and [`push_many`](Outlier::push_many)
+//! send one `findAndModify` of the main document, whatever it holds: an update pipeline
+//! appends the items and adds them to the count where the document is not an outlier and its
+//! count, its array and its size leave room for all of them; otherwise it adds them to the
+//! count and sets the flag, and returns the count and the flag. That is the whole write for a
+//! normal document: one round trip. A push that does not fit whole (by count or by bytes) goes
+//! whole to the overflow documents, and every push after it too, so the items read back in the
+//! order they were pushed (pushes running at the same moment may land in either order); the
+//! main document keeps the items it had, up to `limit`. Only the last overflow document is
+//! open: one conditional append to it (`{userId, seq: {$gte: <where the count puts it, minus
+//! one>}, full: {$ne: true}, "posts.<capacity - n>": {$exists: false}}`, one or two documents
+//! through the index, the size checked in the update's pipeline) is the common write, so a
+//! push to an outlier costs two round trips. When it is full, the
 //! writer closes it (`full: true`) and creates the next one with the next `seq`, by an insert
 //! that the unique `{parent, seq}` index guards (a writer that loses the race reads the last
 //! document again). A closed document never takes an item again, even after removals made room
@@ -74,10 +74,11 @@
 //! # Sizes: no document becomes unwritable
 //!
 //! Each document holding items keeps a byte budget (`max_bytes`, half of MongoDB's 16 MiB by
-//! default) as well as its item count. The main document's conditional update also requires
-//! `{$expr: {$lte: [{$bsonSize: "$$ROOT"}, max_bytes - <the items' bytes>]}}`: when the items
-//! would take it past its budget, the document becomes an outlier there, before its `limit`,
-//! and the items go to the overflow documents. An overflow document that has no room left by
+//! default) as well as its item count. The main document's pipeline also requires
+//! `{$lte: [{$bsonSize: "$$ROOT"}, max_bytes - <the items' bytes>]}` (evaluated on that one
+//! document: the filter is its `_id` alone, which every server answers through the index):
+//! when the items would take it past its budget, the document becomes an outlier there,
+//! before its `limit`, and the items go to the overflow documents. An overflow document that has no room left by
 //! bytes is closed like one at its capacity, and the push goes on in the next. So the main
 //! document keeps room for its other fields (up to 8 MiB by default), no document comes near
 //! 16 MiB, and a user whose items are large keeps posting. An item that is alone over the
@@ -130,7 +131,7 @@ use mongodb::{ClientSession, Collection, Database};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::error::{check_size, room_for, value_cost, Error, Result, ELEMENT_OVERHEAD};
+use crate::error::{check_size, value_cost, Error, Result, ELEMENT_OVERHEAD};
 use crate::finding::{CheckReport, RepairReport};
 use crate::index::IndexSpec;
 use crate::model::{IntoId, Model};
@@ -149,6 +150,12 @@ pub use spec::{OutlierParts, OutlierSpec};
 const SEQ: &str = "seq";
 /// Set on an overflow document once the next one exists: it takes no more items.
 const FULL: &str = "full";
+
+/// An overflow document's field holding the bytes its writes added (the document without its
+/// items, then each item's): an upper bound of its size, never lowered by a removal (a closed
+/// document never takes an item again anyway), so that a push checks the byte budget with one
+/// comparison.
+const BYTES: &str = "bytes";
 /// The bytes of an empty BSON document.
 const EMPTY_DOCUMENT: usize = 5;
 
@@ -201,6 +208,16 @@ fn items_in<T: DeserializeOwned>(doc: &Document, field: &str) -> Result<Vec<T>> 
             .collect::<std::result::Result<Vec<T>, _>>()?),
         _ => Ok(Vec::new()),
     }
+}
+
+/// The key under which a projection of the main document returns its array's length: not the
+/// count's or the flag's name (a count field may well be called `n`).
+fn length_key(spec: &OutlierSpec) -> String {
+    let mut key = "__length".to_owned();
+    while key == spec.count() || key == spec.flag() {
+        key.push('_');
+    }
+    key
 }
 
 fn int(value: Option<&Bson>) -> i64 {

@@ -24,9 +24,16 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     /// with the main document), then (for an outlier only) each overflow document's as the
     /// cursor brings it, so a long list is never all in memory. [`Error::NotFound`] when there
     /// is no such document.
+    pub fn stream<'a>(
+        &'a self,
+        id: impl IntoId<P::Id>,
+    ) -> crate::model::Pending<'a, Result<BoxStream<'static, Result<T>>>> {
+        crate::model::Pending::new(self.stream_op(id.into_id()))
+    }
+
     #[operation(outlier.stream, level = "debug", field = self.spec.field(), later(id))]
-    pub async fn stream(&self, id: impl IntoId<P::Id>) -> Result<BoxStream<'static, Result<T>>> {
-        let id = crate::literal::typed_id("_id", id.into_id())?;
+    async fn stream_op(&self, id: P::Id) -> Result<BoxStream<'static, Result<T>>> {
+        let id = crate::literal::typed_id("_id", id)?;
         self.stream_at(id).await
     }
 
@@ -56,18 +63,34 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     /// Every item of the document `id`, in the order they were pushed: the embedded ones, then
     /// (for an outlier only) the overflow documents' in `seq` order. [`Error::NotFound`] when
     /// there is no such document.
+    pub fn items<'a>(
+        &'a self,
+        id: impl IntoId<P::Id>,
+    ) -> crate::model::Pending<'a, Result<Vec<T>>> {
+        crate::model::Pending::new(self.items_op(id.into_id()))
+    }
+
     #[operation(outlier.items, level = "debug", field = self.spec.field(), later(id))]
-    pub async fn items(&self, id: impl IntoId<P::Id>) -> Result<Vec<T>> {
-        let id = crate::literal::typed_id("_id", id.into_id())?;
+    async fn items_op(&self, id: P::Id) -> Result<Vec<T>> {
+        let id = crate::literal::typed_id("_id", id)?;
         self.stream_at(id).await?.try_collect().await
     }
 
     /// The items `skip..skip + limit` of the document `id`, in push order: reads the main
     /// document, and for an outlier whose page reaches past it, the overflow documents' sizes
     /// (one aggregation) and only the overflow documents holding the page.
+    pub fn page<'a>(
+        &'a self,
+        id: impl IntoId<P::Id>,
+        skip: u64,
+        limit: u64,
+    ) -> crate::model::Pending<'a, Result<Vec<T>>> {
+        crate::model::Pending::new(self.page_op(id.into_id(), skip, limit))
+    }
+
     #[operation(outlier.page, level = "debug", field = self.spec.field(), skip, limit, later(id))]
-    pub async fn page(&self, id: impl IntoId<P::Id>, skip: u64, limit: u64) -> Result<Vec<T>> {
-        let id = crate::literal::span_id(id.into_id())?;
+    async fn page_op(&self, id: P::Id, skip: u64, limit: u64) -> Result<Vec<T>> {
+        let id = crate::literal::span_id(id)?;
         let (outlier, _, embedded) = self.read_main(&id).await?;
         let (skip, limit) = (
             usize::try_from(skip).unwrap_or(usize::MAX),
@@ -137,9 +160,13 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     }
 
     /// How many items the document `id` has: its count field (one read of one field).
+    pub fn count<'a>(&'a self, id: impl IntoId<P::Id>) -> crate::model::Pending<'a, Result<i64>> {
+        crate::model::Pending::new(self.count_op(id.into_id()))
+    }
+
     #[operation(outlier.count, level = "debug", field = self.spec.field(), later(id))]
-    pub async fn count(&self, id: impl IntoId<P::Id>) -> Result<i64> {
-        let id = crate::literal::span_id(id.into_id())?;
+    async fn count_op(&self, id: P::Id) -> Result<i64> {
+        let id = crate::literal::span_id(id)?;
         let main = self
             .main()
             .find_one(doc! { "_id": id.clone() })

@@ -180,6 +180,7 @@ impl PatternSpec for OutlierSpec {
                     true,
                 ),
                 property(super::FULL, Shape::of("bool"), false),
+                property(super::BYTES, Shape::Types(vec!["long", "int"]), false),
             ]),
         }]
     }

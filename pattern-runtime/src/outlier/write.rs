@@ -2,6 +2,7 @@
 //! documents) and removals, each keeping the count and the flag with the items.
 
 use super::*;
+use crate::error::bytes_left;
 use crate::validator::shape::narrowest;
 use pattern_derive::operation;
 
@@ -26,9 +27,78 @@ fn split(items: &[(Bson, usize)]) -> (Vec<Bson>, usize) {
     )
 }
 
+/// What `full: true` adds to an overflow document: the type, the key and its NUL, the bool.
+const CLOSED: usize = 7;
+
+/// The field a push's pipeline keeps its condition in between its stages (unset at the end).
+const FITS: &str = "__outlierFits";
+
+/// The pipeline of a push of `items` to the main document (`cum`: the bytes of its first 1, 2,
+/// ... items). The first `k` of them are appended: as many as the limit and the byte budget
+/// leave room for, none for an outlier or for a document whose count disagrees with its array
+/// (drift: the check reports it). The flag is set when not all of them fit, and the count moves
+/// by all of them, from the larger of the count and the array's length.
+///
+/// So the document after the write says what happened, whatever ran at the same moment: `k`
+/// is its array's length minus its count before the items (`count - n`), at least 0. (A push
+/// that embeds needed count = length; one that embeds nothing leaves the length at or below
+/// the count it started from.)
+fn main_push(spec: &OutlierSpec, items: Vec<Bson>, cum: &[i64]) -> Vec<Document> {
+    let (field, count, flag) = (spec.field(), spec.count(), spec.flag());
+    let n = items.len() as i64;
+    let limit = i64::from(spec.limit());
+    let array = doc! { "$ifNull": [format!("${field}"), []] };
+    let length = doc! { "$size": array.clone() };
+    let stored = doc! { "$ifNull": [format!("${count}"), 0] };
+    let by_count = doc! { "$cond": [
+        { "$or": [
+            { "$eq": [{ "$ifNull": [format!("${flag}"), false] }, true] },
+            { "$ne": [stored.clone(), length.clone()] },
+        ] },
+        0,
+        { "$max": [0, { "$min": [n, { "$subtract": [limit, stored.clone()] }] }] },
+    ] };
+    let left = doc! { "$subtract": [spec.max_bytes() as i64, { "$bsonSize": "$$ROOT" }] };
+    let by_bytes = doc! { "$size": { "$filter": {
+        "input": { "$literal": cum },
+        "cond": { "$lte": ["$$this", left] },
+    } } };
+    let k = format!("${FITS}");
+    vec![
+        doc! { "$set": { FITS: { "$min": [by_count, by_bytes] } } },
+        doc! { "$set": {
+            field: { "$cond": [
+                { "$gt": [k.clone(), 0] },
+                { "$concatArrays": [array, { "$slice": [{ "$literal": items }, k.clone()] }] },
+                format!("${field}"),
+            ] },
+            // The count keeps its stored integer type: an `i32` count stays an `Int32`.
+            count: { "$add": [{ "$max": [stored, length] }, narrowest(n)] },
+            flag: { "$cond": [{ "$lt": [k, n] }, true, format!("${flag}")] },
+        } },
+        doc! { "$unset": FITS },
+    ]
+}
+
+/// How many of `n` items [`main_push`] appended, from the document after it (its count and its
+/// array's length, under [`length_key`]).
+fn appended(spec: &OutlierSpec, after: &Document, n: usize) -> usize {
+    let n = n as i64;
+    let k = int(after.get(length_key(spec))) - (int(after.get(spec.count())) - n);
+    usize::try_from(k.clamp(0, n)).unwrap_or(0)
+}
+
 impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<P, T> {
     /// Appends `item` to the document `id`'s items. See [`push_many`](Self::push_many).
-    pub async fn push(&self, id: impl IntoId<P::Id>, item: T) -> Result<()> {
+    pub fn push<'a>(
+        &'a self,
+        id: impl IntoId<P::Id>,
+        item: T,
+    ) -> crate::model::Pending<'a, Result<()>> {
+        crate::model::Pending::new(self.push_op(id.into_id(), item))
+    }
+
+    async fn push_op(&self, id: P::Id, item: T) -> Result<()> {
         self.push_many(id, vec![item]).await
     }
 
@@ -39,9 +109,17 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     /// is no such document, [`Error::DocumentTooLarge`] for an item that alone would pass
     /// 16 MiB inside its document: nothing is written then. [`Error::Incomplete`] when a write
     /// after the count fails: [`rebuild`](Self::rebuild) repairs the count.
+    pub fn push_many<'a>(
+        &'a self,
+        id: impl IntoId<P::Id>,
+        items: Vec<T>,
+    ) -> crate::model::Pending<'a, Result<()>> {
+        crate::model::Pending::new(self.push_many_op(id.into_id(), items))
+    }
+
     #[operation(outlier.push, field = self.spec.field(), items = items.len(), later(id, overflowed))]
-    pub async fn push_many(&self, id: impl IntoId<P::Id>, items: Vec<T>) -> Result<()> {
-        let id = crate::literal::typed_id("_id", id.into_id())?;
+    async fn push_many_op(&self, id: P::Id, items: Vec<T>) -> Result<()> {
+        let id = crate::literal::typed_id("_id", id)?;
         let span = tracing::Span::current();
         span.record("id", tracing::field::display(&id));
         if items.is_empty() {
@@ -56,6 +134,8 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                 spec.parent(): id.clone(),
                 SEQ: 0,
                 spec.field(): [Document::new()],
+                BYTES: 0_i64,
+                FULL: true,
             },
             "an outlier's overflow document",
         )? - EMPTY_DOCUMENT;
@@ -106,93 +186,41 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     ) -> Result<()> {
         let spec = self.spec;
         let span = tracing::Span::current();
-        let budget = spec.max_bytes() as usize;
         let in_transaction = s.is_some();
         let id = id.clone();
-        let n = docs.len() as i64;
         let limit = i64::from(spec.limit());
         let main = self.main();
-        let (all, all_bytes) = split(&docs);
-        // Fast path: the items fit into a main document that is no outlier. The count, the
-        // array and the byte budget all say there is room, so none can be passed.
-        if n <= limit && all_bytes <= budget {
-            let room = format!("{}.{}", spec.field(), limit - n);
-            let update = main.update_one(
-                doc! {
-                    "_id": id.clone(),
-                    spec.flag(): { "$ne": true },
-                    spec.count(): { "$lte": limit - n },
-                    room: { "$exists": false },
-                    "$expr": room_for(budget, all_bytes),
-                },
-                doc! {
-                    "$push": { spec.field(): { "$each": all } },
-                    "$inc": { spec.count(): narrowest(n) },
-                },
-            );
-            let result = in_session!(update, s.as_deref_mut())?;
-            if result.matched_count == 1 {
-                span.record("overflowed", 0);
-                return Ok(());
-            }
+        // One write of the main document, whatever it holds: the first items that fit (by its
+        // count and by bytes; none for an outlier) are appended, the flag set when not all
+        // fit, the count moved by all of them. The condition is evaluated on the document
+        // itself (a pipeline), so the filter is the `_id` alone: every server answers it
+        // through the index, where a `$expr` filter can make one scan the collection. The
+        // document after the write says how many it took (see `main_push`).
+        let mut cum = Vec::with_capacity(docs.len());
+        let mut sum = 0i64;
+        for (_, c) in &docs {
+            sum = sum.saturating_add(i64::try_from(*c).unwrap_or(i64::MAX));
+            cum.push(sum);
         }
-        // The items do not all fit: count them and flag the document in one update, which
-        // returns the count before them.
-        let count = main
-            .find_one_and_update(
-                doc! { "_id": id.clone() },
-                doc! { "$inc": { spec.count(): narrowest(n) }, "$set": { spec.flag(): true } },
-            )
-            .projection(doc! { spec.flag(): 1, spec.count(): 1 })
-            .return_document(ReturnDocument::Before);
-        let before =
-            in_session!(count, s.as_deref_mut())?.ok_or_else(|| self.not_found(id.clone()))?;
-        let outlier = before.get_bool(spec.flag()).unwrap_or(false);
-        let stored = int(before.get(spec.count()));
-        // Only the push that crosses the limit has items for the main document: every later
-        // one finds the flag set.
-        let room = if outlier {
-            0
-        } else {
-            (limit - stored).clamp(0, n)
-        } as usize;
+        let (all, _) = split(&docs);
+        let write = main
+            .find_one_and_update(doc! { "_id": id.clone() }, main_push(spec, all, &cum))
+            .projection(doc! {
+                spec.count(): 1,
+                length_key(spec): { "$size": { "$ifNull": [format!("${}", spec.field()), []] } },
+            })
+            .return_document(ReturnDocument::After);
+        let after =
+            in_session!(write, s.as_deref_mut())?.ok_or_else(|| self.not_found(id.clone()))?;
+        let room = appended(spec, &after, docs.len());
+        if room == docs.len() {
+            span.record("overflowed", 0);
+            return Ok(());
+        }
+        // The rest go to the overflow documents; the count before them tells where the open
+        // one is.
+        let stored = int(after.get(spec.count())) - docs.len() as i64;
         let mut rest: Vec<(Bson, usize)> = docs[room..].to_vec();
-        if room > 0 {
-            let (embedded, bytes) = split(&docs[..room]);
-            let guard = format!("{}.{}", spec.field(), limit - room as i64);
-            let push = if bytes > budget {
-                None
-            } else {
-                let update = main.update_one(
-                    doc! {
-                        "_id": id.clone(),
-                        guard: { "$exists": false },
-                        "$expr": room_for(budget, bytes),
-                    },
-                    doc! { "$push": { spec.field(): { "$each": embedded } } },
-                );
-                Some(in_session!(update, s.as_deref_mut()))
-            };
-            match push {
-                Some(Ok(r)) if r.matched_count == 1 => {}
-                None | Some(Ok(_)) => {
-                    // No room by bytes, or the count said there was room and the array
-                    // disagrees (edited by hand): nothing goes past the limit or the budget,
-                    // the items overflow instead.
-                    let mut all = docs[..room].to_vec();
-                    all.extend(rest);
-                    rest = all;
-                }
-                Some(Err(e)) if in_transaction => return Err(e.into()),
-                Some(Err(e)) => {
-                    return Err(Error::Incomplete {
-                        written: 0,
-                        failed: docs.len(),
-                        source: Box::new(e.into()),
-                    })
-                }
-            }
-        }
         let overflowed = rest.len();
         span.record("overflowed", overflowed);
         let total = rest.len();
@@ -248,18 +276,24 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         let overflow = self.overflow();
         let capacity = spec.capacity() as usize;
         let budget = spec.max_bytes() as usize;
-        // An open document at `seq` with room for `bytes` more and for the items up to `guard`
-        // (the array's index past the last one that fits), and the push of the items.
+        // An open document at `seq` with room for the items up to `guard` (the array's index
+        // past the last one that fits) and for their `bytes` (its byte count: a comparison the
+        // index's document answers, never a `$expr`), and the push of the items.
         let room = |seq: Bson, guard: &str, bytes: usize| {
             doc! {
                 spec.parent(): id.clone(),
                 SEQ: seq,
                 FULL: { "$ne": true },
                 guard: { "$exists": false },
-                "$expr": room_for(budget, bytes),
+                BYTES: { "$lte": bytes_left(budget, bytes) },
             }
         };
-        let push_each = |items: Vec<Bson>| doc! { "$push": { spec.field(): { "$each": items } } };
+        let push_each = |items: Vec<Bson>, bytes: usize| {
+            doc! {
+                "$push": { spec.field(): { "$each": items } },
+                "$inc": { BYTES: i64::try_from(bytes).unwrap_or(i64::MAX) },
+            }
+        };
         while !rest.is_empty() {
             // The open document, if it has room for all (up to a document's worth).
             let take = fit(rest, capacity, budget).max(1);
@@ -267,7 +301,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
             let guard = format!("{}.{}", spec.field(), capacity - take);
             let push = overflow.update_one(
                 room(doc! { "$gte": from_seq }.into(), &guard, bytes),
-                push_each(items),
+                push_each(items, bytes),
             );
             let pushed = in_session!(push, s.as_deref_mut())?;
             if pushed.matched_count == 1 {
@@ -283,7 +317,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                     SEQ: 1,
                     FULL: 1,
                     "n": { "$size": format!("${}", spec.field()) },
-                    "bytes": { "$bsonSize": "$$ROOT" },
+                    BYTES: 1,
                 } },
             ]);
             let last: Option<Document> = collect_in!(read, s.as_deref_mut())?.pop();
@@ -291,7 +325,11 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                 Some(d) => (
                     int(d.get(SEQ)),
                     usize::try_from(int(d.get("n"))).unwrap_or(0),
-                    usize::try_from(int(d.get("bytes"))).unwrap_or(budget),
+                    // Without a byte count (written before it was kept): full.
+                    match d.get(BYTES) {
+                        Some(b) => usize::try_from(int(Some(b))).unwrap_or(budget),
+                        None => budget,
+                    },
                     !d.get_bool(FULL).unwrap_or(false),
                 ),
                 None => (0, capacity, budget, false),
@@ -301,8 +339,8 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                 if take > 0 {
                     let (items, bytes) = split(&rest[..take]);
                     let guard = format!("{}.{}", spec.field(), capacity - take);
-                    let fill =
-                        overflow.update_one(room(seq.into(), &guard, bytes), push_each(items));
+                    let fill = overflow
+                        .update_one(room(seq.into(), &guard, bytes), push_each(items, bytes));
                     let filled = in_session!(fill, s.as_deref_mut())?;
                     if filled.matched_count == 1 {
                         rest.drain(..take);
@@ -334,7 +372,11 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                 spec.parent(): id.clone(),
                 SEQ: seq,
                 spec.field(): items,
+                BYTES: 0_i64,
             };
+            // Its byte count: its size as inserted, and the `full: true` that closes it.
+            let size = check_size(&doc, "an outlier's overflow document")? + CLOSED;
+            doc.insert(BYTES, i64::try_from(size).unwrap_or(i64::MAX));
             let insert = overflow.insert_one(doc.clone());
             let mut inserted = in_session!(insert, s.as_deref_mut());
             if let Err(e) = &inserted {
@@ -379,9 +421,17 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     /// Removes every item equal to `item`, wherever it lives (`$pull` from the main document
     /// and the overflow documents), and writes the count and flag again, in one transaction.
     /// Returns how many items were removed. Overflow documents left empty are deleted.
+    pub fn remove<'a>(
+        &'a self,
+        id: impl IntoId<P::Id>,
+        item: &'a T,
+    ) -> crate::model::Pending<'a, Result<u64>> {
+        crate::model::Pending::new(self.remove_op(id.into_id(), item))
+    }
+
     #[operation(outlier.remove, field = self.spec.field(), later(id))]
-    pub async fn remove(&self, id: impl IntoId<P::Id>, item: &T) -> Result<u64> {
-        let id = crate::literal::span_id(id.into_id())?;
+    async fn remove_op(&self, id: P::Id, item: &T) -> Result<u64> {
+        let id = crate::literal::span_id(id)?;
         let item = bson::serialize_to_bson(item)?;
         crate::literal::check_value(self.spec.field(), &item)?;
         // `$eq`: the item is compared whole, never read as a query on its fields (a regex in
