@@ -53,6 +53,9 @@ pub enum Check {
     SchemaVersions,
     /// Stored documents the model's declared validator refuses.
     Validator,
+    /// Documents a pattern keeps for a document that no longer exists: a subset's full items
+    /// whose parent is gone, a sharded counter's shards of a deleted document.
+    Orphans,
 }
 
 impl Check {
@@ -80,6 +83,7 @@ impl Check {
             Check::ShardKey => "shard key",
             Check::SchemaVersions => "schema versions",
             Check::Validator => "fails the validator",
+            Check::Orphans => "orphaned documents",
         }
     }
 }

@@ -485,7 +485,7 @@ pub use index::{
     Collation, Difference, IndexKey, IndexKind, IndexSpec, Literal, PartialClause, PartialOp,
 };
 pub use literal::MAX_VALUE_DEPTH;
-pub use model::{IntoId, Model, ModelCollection, Unversioned};
+pub use model::{IntoId, Model, ModelCollection, Pending, Unversioned};
 pub use outlier::{Outlier, OutlierSpec, OutlierState};
 pub use periodic::{Periodic, Stopped};
 pub use polymorphic::{Polymorphic, PolymorphicSpec, Projection, Variant, VariantCollection};
@@ -502,7 +502,9 @@ pub use sync::{
     list_indexes, sync_group, sync_indexes, sync_indexes_with, sync_models, IndexReport,
     IndexStatus, OnMismatch, OnUnmanaged, SyncOptions, SyncReport,
 };
-pub use tree::{Deleted, Deletion, HolderSpec, Holders, InTree, Tree, TreeNode, TreeSpec};
+pub use tree::{
+    Deleted, Deletion, HolderSpec, Holders, InTree, RenamableTree, Tree, TreeNode, TreeSpec,
+};
 pub use txn::Transaction;
 pub use versioning::{Revision, VersionSpec, Versioned};
 
@@ -590,7 +592,10 @@ pub mod __private {
     pub use crate::tree::key_probe::{
         KeyProbe, ProbeKey, ProbeKeys, ProbeOptionalKey, ProbeOtherKey,
     };
-    pub use crate::tree::{HolderParts, HolderSpec, InTree, Tree, TreeNode, TreeParts, TreeSpec};
+    pub use crate::tree::{
+        HolderParts, HolderSpec, InTree, NodeCopy, RenamableTree, Tree, TreeNode, TreeParts,
+        TreeSpec,
+    };
     pub use crate::validator::shape::{
         object_shape, property, tagged_shape, HasShape, NoShape, ShapeProbe,
     };

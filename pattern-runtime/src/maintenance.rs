@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use bson::{doc, Document};
+use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
 use mongodb::{Collection, Database};
 
@@ -78,6 +78,12 @@ pub(crate) async fn check(db: &Database, targets: &[Target]) -> Result<CheckRepo
                 break;
             }
         }
+        // What the patterns keep elsewhere for documents that are gone: once, over all of it.
+        for spec in &specs {
+            if let Some(audit) = spec.audit_orphans(db, model, None, MAX_TIME) {
+                report.findings.extend(audit.await?);
+            }
+        }
     }
     // A check of the collection rather than of its documents (a native series' expiry) is
     // found on every page: once is enough.
@@ -124,4 +130,57 @@ pub(crate) async fn after_repair(
     let left = check(db, targets).await?.findings;
     tracing::info!(repaired, left = left.len(), "repaired");
     Ok(RepairReport { repaired, left })
+}
+
+/// The documents of `kept_in` whose `key` (a dotted path) names a document `model`'s collection
+/// does not hold: the [`PatternSpec::audit_orphans`] of a pattern that keeps documents
+/// elsewhere. Groups them by `key` (over a `$sample` of `sample` when given), then looks the
+/// keys up a thousand at a time through the `_id` index. Returns the keys nothing holds and how
+/// many documents name them.
+pub(crate) async fn orphans(
+    db: &Database,
+    model: &'static ModelSchema,
+    kept_in: &str,
+    key: &str,
+    sample: Option<u32>,
+    max_time: Duration,
+) -> Result<(Vec<Bson>, u64)> {
+    let mut pipeline = Vec::new();
+    if let Some(n) = sample {
+        pipeline.push(doc! { "$sample": { "size": i64::from(n) } });
+    }
+    pipeline.push(doc! { "$group": { "_id": format!("${key}"), "n": { "$sum": 1 } } });
+    let groups: Vec<Document> = db
+        .collection::<Document>(kept_in)
+        .aggregate(pipeline)
+        .max_time(max_time)
+        .await?
+        .try_collect()
+        .await?;
+    let holders: Collection<Document> = db.collection(model.collection());
+    let (mut missing, mut documents) = (Vec::new(), 0u64);
+    for chunk in groups.chunks(1000) {
+        let ids: Vec<Bson> = chunk.iter().filter_map(|g| g.get("_id").cloned()).collect();
+        let found: std::collections::HashSet<String> = holders
+            .find(doc! { "_id": { "$in": ids } })
+            .projection(doc! { "_id": 1 })
+            .max_time(max_time)
+            .await?
+            .try_collect::<Vec<Document>>()
+            .await?
+            .iter()
+            .filter_map(|d| d.get("_id").map(crate::finding::id_key))
+            .collect();
+        for group in chunk {
+            let id = group.get("_id").cloned().unwrap_or(Bson::Null);
+            if !found.contains(&crate::finding::id_key(&id)) {
+                documents += group
+                    .get("n")
+                    .and_then(crate::finding::number)
+                    .map_or(0, |n| n as u64);
+                missing.push(id);
+            }
+        }
+    }
+    Ok((missing, documents))
 }

@@ -168,6 +168,46 @@ impl<M: Model> fmt::Debug for ModelCollection<M> {
     }
 }
 
+/// An operation in flight: `.await` it (or poll it) for its result.
+///
+/// The operations that take an id (or a key, a resource, a slot: anything [`IntoId`]) return
+/// one: the argument is converted before the operation starts, so an argument of the wrong
+/// type is one compile error, at the argument, rather than three (the argument, the call and
+/// the `.await`), as an `async fn` would give. The operation runs on the first poll; dropped
+/// unpolled, it sends nothing.
+#[must_use = "an operation does nothing until it is awaited"]
+pub struct Pending<'a, T>(std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>);
+
+impl<'a, T> Pending<'a, T> {
+    pub(crate) fn new(operation: impl std::future::Future<Output = T> + Send + 'a) -> Self {
+        Pending(Box::pin(operation))
+    }
+}
+
+impl<T> std::future::Future for Pending<'_, T> {
+    type Output = T;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<T> {
+        self.0.as_mut().poll(cx)
+    }
+}
+
+impl<T> std::fmt::Debug for Pending<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Pending")
+    }
+}
+
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an id of type `{T}`",
+    label = "expected an id of type `{T}`",
+    note = "an operation takes the model's own `_id` type (or a grid's resource or slot type), \
+            so an operator document or an id of another type cannot reach a filter; \
+            pass a `{T}` (see `IntoId` for what converts)"
+)]
 /// What an operation takes as an id of type `T` (a model's [`Model::Id`], a grid's resource or
 /// slot): a `T`, a `&T`, or a value that converts to one without loss. Unlike `Into<T>`, an
 /// integer literal becomes the id's own type: `push(7, ..)` on a model whose `_id` is a `u32`
@@ -188,13 +228,6 @@ impl<M: Model> fmt::Debug for ModelCollection<M> {
 ///
 /// Whatever the type, the serialized id is checked before anything is sent (see the crate
 /// docs, "What the toolkit sends").
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not an id of type `{T}`",
-    label = "expected an id of type `{T}`",
-    note = "an operation takes the model's own `_id` type (or a grid's resource or slot type), \
-            so an operator document or an id of another type cannot reach a filter; \
-            pass a `{T}` (see `IntoId` for what converts)"
-)]
 pub trait IntoId<T> {
     /// The id.
     fn into_id(self) -> T;

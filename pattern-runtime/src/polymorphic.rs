@@ -474,11 +474,28 @@ impl<V: Variant> VariantCollection<V> {
                 update.clone(),
                 Vec::new(),
                 many,
-            ))?
+            ))
         } else if many {
-            self.raw.update_many(filter, update).await?
+            self.raw
+                .update_many(filter.clone(), update.clone())
+                .await
+                .map_err(Error::from)
         } else {
-            self.raw.update_one(filter, update).await?
+            self.raw
+                .update_one(filter.clone(), update.clone())
+                .await
+                .map_err(Error::from)
+        };
+        let result = match result {
+            Err(Error::Driver { source, .. }) if crate::error::is_overflow(&source) => {
+                let mongodb::options::UpdateModifications::Document(update) = &update else {
+                    return Err(Error::from(*source));
+                };
+                let model = V::Model::SCHEMA;
+                let e = crate::derived::own_overflow(&self.db, model, &filter, update, *source);
+                return Err(e.await.into());
+            }
+            other => other?,
         };
         tracing::debug!(
             matched = result.matched_count,

@@ -252,6 +252,36 @@ pub trait PatternSpec: Any + Send + Sync + fmt::Debug {
         None
     }
 
+    /// Checks the documents this pattern keeps in another collection for `model`'s documents
+    /// against the documents that are there: those of a document that no longer exists (a
+    /// subset's full items whose parent is gone, a sharded counter's shards of a deleted
+    /// document), a [`Check::Orphans`] finding each. Once per check of every document
+    /// (`sample: None`: all of them), once per doctor run (`Some(n)`: a `$sample` of at most
+    /// `n`). Never writes; each command within `max_time`. Defaults to nothing.
+    fn audit_orphans<'a>(
+        &'static self,
+        db: &'a Database,
+        model: &'static ModelSchema,
+        sample: Option<u32>,
+        max_time: Duration,
+    ) -> Option<BoxFuture<'a, Result<Vec<Finding>>>> {
+        let _ = (db, model, sample, max_time);
+        None
+    }
+
+    /// The fields of the model holding one kept copy each of a document of `source` (an
+    /// extended reference in `propagate` mode, not in an array): the field's BSON name and the
+    /// source fields copied beside the `_id`. A pattern that points a document at one of
+    /// `source`'s (a tree's holder at its node) keeps such a copy pointing at the same one.
+    /// Defaults to none.
+    fn single_copies_of(
+        &'static self,
+        source: &'static ModelSchema,
+    ) -> Vec<(&'static str, &'static [&'static str])> {
+        let _ = source;
+        Vec::new()
+    }
+
     /// The fields of `model` this pattern keeps itself, each with why another write may not
     /// touch them (which operation to use instead): an operator update through another
     /// pattern's handle that touches one is [`Error::InvalidKey`], nothing written. Defaults to

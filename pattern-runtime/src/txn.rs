@@ -228,12 +228,14 @@ pub(crate) use in_transaction;
 ///   [`InvalidValue`] or [`InvalidKey`] of the caller's input, a [`NotFound`] of a slot, a node
 ///   or a document found by a read, ...): the transaction goes
 ///   on, and may still commit the operations that succeeded;
-/// - an error from the server ([`DuplicateKey`], [`DocumentTooLarge`] from the server, a sum
-///   past the 64-bit range, a write conflict) or the network: MongoDB ends the transaction
+/// - an error from the server ([`DuplicateKey`], [`DocumentTooLarge`] from the server, an
+///   `$inc` of the document's own field past the 64-bit range, a write conflict) or the
+///   network: MongoDB ends the transaction
 ///   there, and nothing written in it is kept. [`ended`](Transaction::ended) then says
 ///   `aborted by the server`;
 /// - a refusal made once the operation had written (a count's or sum's target that turns out
-///   missing when the count is written, a two-way owner still named by children when it is
+///   missing when the count is written, a computed sum that the write would take out of its
+///   range, a two-way owner still named by children when it is
 ///   deleted): the toolkit aborts the transaction, since MongoDB cannot take back part of it,
 ///   and nothing written in it is kept. [`ended`](Transaction::ended) then says
 ///   `aborted after a refusal`.

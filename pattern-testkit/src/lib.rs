@@ -64,9 +64,11 @@
 //!
 //! Unless `PATTERN_TEST_VALIDATORS=off`, each fresh database first gets the server-side
 //! validators ([`pattern_runtime::validator`]) of the models declared in the test's module or
-//! an enclosing one (found from the test thread's name; the test crate's root included), at
-//! `strict` and `error` with other fields forbidden, beside each model's companions
-//! (revisions, overflow documents, shards, buckets). Every write the patterns make must then pass them. A test that writes what its
+//! an enclosing one (found from the test thread's name; the test crate's root included), and
+//! of every model declared in another crate (your library's models, used by `tests/shop.rs`),
+//! at `strict` and `error` with other fields forbidden, beside each model's companions
+//! (revisions, overflow documents, shards, buckets); [`TestDb::validated`] lists them. Every
+//! write the patterns make must then pass them. A test that writes what its
 //! models do not describe on purpose (a hostile or drifted document, an older shape) opens its
 //! database with [`test_db_unvalidated`]. The sync's own commands are not in the command log.
 //!
@@ -245,6 +247,8 @@ pub struct TestDb {
     db: Database,
     client: Client,
     log: CommandLog,
+    /// The models whose validators [`test_db`] installed.
+    validated: Vec<&'static str>,
     /// Held from the first [`TestDb::fail_command`] until the `TestDb` is dropped (after the fail
     /// point is turned off): fields drop after `Drop::drop` has run.
     fail_point: tokio::sync::OnceCell<tokio::sync::MutexGuard<'static, ()>>,
@@ -256,9 +260,9 @@ pub struct TestDb {
 /// commands only, even with other tests running on the same server; and the first
 /// `fail_command` makes the `TestDb` hold the process's fail point until it is dropped.
 pub async fn test_db(name: &str) -> TestDb {
-    let db = test_db_unvalidated(name).await;
+    let mut db = test_db_unvalidated(name).await;
     if validators_wanted() {
-        install_validators(&db).await;
+        db.validated = install_validators(&db).await;
         db.take_commands();
     }
     db
@@ -274,26 +278,55 @@ fn validators_wanted() -> bool {
     }
 }
 
-/// The validators of the models declared in the running test's module or an enclosing one
-/// (the test thread is named `module::path::test_name`), at `strict`/`error`, other fields
-/// forbidden.
-async fn install_validators(db: &TestDb) {
+/// The validators of the models a test uses, at `strict`/`error`, other fields forbidden: those
+/// declared in the running test's module or an enclosing one (the test thread is named
+/// `module::path::test_name`), and every model declared in another crate than the test's own
+/// (the library under test). Returns the names of the models.
+async fn install_validators(db: &TestDb) -> Vec<&'static str> {
     let thread = std::thread::current();
-    let Some(test) = thread.name() else { return };
+    let Some(test) = thread.name() else {
+        return Vec::new();
+    };
     // `main` is not a test's thread (a doc test, an example): no validators.
     if test == "main" {
-        return;
+        return Vec::new();
     }
     let test_module = test.rsplit_once("::").map_or("", |(m, _)| m);
-    install(db, |declared| {
-        // `module_path!()` starts with the crate's name; the thread's name does not.
-        let declared = declared.split_once("::").map_or("", |(_, m)| m);
-        declared.is_empty()
-            || test_module == declared
-            || test_module.starts_with(&format!("{declared}::"))
+    let own_crate = test_crate();
+    let report = install(db, |declared| {
+        used_by_test(own_crate.as_deref(), test_module, declared)
     })
     .await
     .unwrap_or_else(|e| panic!("cannot install the validators of {test_module}: {e}"));
+    let mut names: Vec<&'static str> = Vec::new();
+    for status in &report.models {
+        if !names.contains(&status.model) {
+            names.push(status.model);
+        }
+    }
+    names
+}
+
+/// Whether a model declared in `declared` (its `module_path!()`) is one the test in
+/// `test_module` (the thread's name without the test's) of the crate `test_crate` uses: one of
+/// another crate, or of the test's module or an enclosing one.
+fn used_by_test(test_crate: Option<&str>, test_module: &str, declared: &str) -> bool {
+    // `module_path!()` starts with the crate's name; the thread's name does not.
+    let (krate, declared) = declared.split_once("::").unwrap_or((declared, ""));
+    test_crate.is_some_and(|own| own != krate)
+        || declared.is_empty()
+        || test_module == declared
+        || test_module.starts_with(&format!("{declared}::"))
+}
+
+/// The crate name of the running test binary (`tests/shop.rs` runs as `shop-<hash>`), `None`
+/// when the executable's name does not say.
+fn test_crate() -> Option<String> {
+    let exe = std::env::current_exe().ok()?;
+    let stem = exe.file_stem()?.to_str()?;
+    let (name, hash) = stem.rsplit_once('-')?;
+    let hashed = hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit());
+    hashed.then(|| name.replace('-', "_"))
 }
 
 /// Installs in `db` the validators of every model declared in the module `module` (a
@@ -351,6 +384,7 @@ pub async fn test_db_unvalidated(name: &str) -> TestDb {
         db,
         client,
         log,
+        validated: Vec::new(),
         fail_point: tokio::sync::OnceCell::new(),
     }
 }
@@ -390,6 +424,13 @@ impl TestDb {
     /// The client the database was opened with.
     pub fn client(&self) -> &Client {
         &self.client
+    }
+
+    /// The models whose validators [`test_db`] installed, by name: those declared in the
+    /// test's module or an enclosing one, and those of other crates (the library under test).
+    /// Empty for [`test_db_unvalidated`] and under `PATTERN_TEST_VALIDATORS=off`.
+    pub fn validated(&self) -> &[&'static str] {
+        &self.validated
     }
 
     /// Takes the commands this test's client started since the last call (from the driver's
@@ -534,6 +575,23 @@ impl Drop for TestDb {
 mod tests {
     use super::*;
     use mongodb::error::ErrorKind;
+
+    #[test]
+    fn a_test_uses_its_own_modules_models_and_every_other_crates() {
+        let own = Some("integration");
+        // The test's module, an enclosing one, and the crate root.
+        assert!(used_by_test(own, "tree::moves", "integration::tree::moves"));
+        assert!(used_by_test(own, "tree::moves", "integration::tree"));
+        assert!(used_by_test(own, "tree::moves", "integration"));
+        // Another module of the same test crate: not this test's.
+        assert!(!used_by_test(own, "tree::moves", "integration::subset"));
+        assert!(!used_by_test(own, "tree", "integration::tree::moves"));
+        // A library's models, wherever they are declared in it.
+        assert!(used_by_test(own, "tree::moves", "shop::models"));
+        assert!(used_by_test(own, "", "shop"));
+        // Without the binary's name, only the module rule.
+        assert!(!used_by_test(None, "tree", "shop::models"));
+    }
 
     async fn find_code(db: &TestDb) -> Option<i32> {
         match db.collection::<Document>("c").find_one(doc! {}).await {

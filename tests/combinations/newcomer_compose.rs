@@ -38,7 +38,7 @@ struct Cat {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
 #[model(group = "nc_catalog")]
 #[serde(rename_all = "camelCase")]
-#[in_tree(Cat, node = category, path = category_path)]
+#[in_tree(Cat, node = category, path = category_path, copy = cat)]
 struct Item {
     #[serde(rename = "_id")]
     id: i64,
@@ -583,9 +583,9 @@ async fn catalog_deletions_keep_counts_and_paths() {
 }
 
 #[tokio::test]
-async fn catalog_copies_of_a_deleted_category_after_reparent() {
-    // Observation, not a documented promise: after a reparent, a holder's node moves up but its
-    // extended-reference copy still names the deleted category.
+async fn catalog_copies_of_a_deleted_category_follow_the_reparent() {
+    // A holder's extended-reference copy of its node follows the node it is in: after a
+    // reparent it copies the parent it moved up to, never the deleted category.
     let db = synced("nc_catalog_dangling", "nc_catalog").await;
     let cats = catalog(&db).await;
     let tree = Cat::tree(&db);
@@ -596,10 +596,10 @@ async fn catalog_copies_of_a_deleted_category_after_reparent() {
     tree.delete("storage", Deletion::Reparent).await.unwrap();
     let two = &raw(&db, Item::SCHEMA.collection()).await[0];
     assert_eq!(two.get_str("category").unwrap(), "computers");
-    assert_eq!(
-        two.get_document("cat").unwrap().get_str("slug").unwrap(),
-        "storage"
-    );
+    let copy = two.get_document("cat").unwrap();
+    assert_eq!(copy.get_str("slug").unwrap(), "computers");
+    assert_eq!(copy.get("_id"), Some(&Bson::from(cats["computers"].id)));
+    assert!(tree.check().await.unwrap().is_clean());
 }
 
 // ======================================================================================

@@ -400,11 +400,8 @@ async fn tree_x_computed_holders_counted_and_summed_per_node() {
         strings(&["bakery", "milk"])
     );
 
-    // A tree named by `_id` has no rename: refused, nothing written.
-    let before = raw(&db, "aisles").await;
-    let e = tree.rename("cheese", "fromage").await.unwrap_err();
-    assert!(matches!(e, Error::InvalidKey { .. }), "{e:?}");
-    assert_eq!(raw(&db, "aisles").await, before);
+    // A tree named by `_id` has no rename: `tree.rename(..)` does not compile
+    // (tests/ui/tree/rename_id_keyed.rs).
 
     // Deletions: a leaf is refused while it holds items, then the three kinds.
     let e = tree.delete("bread", Deletion::LeafOnly).await.unwrap_err();
@@ -568,6 +565,186 @@ async fn tree_x_computed_writes_of_tree_documents_around_the_tree() {
     }
     assert_clean!(tree.check());
     assert_doctor_clean(&db, "pt_computed").await;
+}
+
+// ======================================================================================
+// tree × extended reference, the holder's copy of its node (`copy = ..`): a rack item shows
+// its rack's label through a copy that follows the rack it is placed in.
+// ======================================================================================
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "pt_nodecopy", collection = "racks")]
+#[tree(parent = parent, ancestors = ancestors)]
+#[extended_ref(RackRef(label), derive(PartialEq))]
+struct Rack {
+    #[serde(rename = "_id")]
+    id: String,
+    label: String,
+    parent: Option<String>,
+    ancestors: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(group = "pt_nodecopy", collection = "stocked")]
+#[serde(rename_all = "camelCase")]
+#[in_tree(Rack, node = rack_id, path = rack_path, copy = rack)]
+struct Stocked {
+    #[serde(rename = "_id")]
+    id: i64,
+    rack_id: Option<String>,
+    rack_path: Vec<String>,
+    /// Follows the rack it is on.
+    #[extended_ref(propagate)]
+    rack: Option<RackRef>,
+    /// The rack it was first stocked on: its own, left alone by the tree.
+    #[extended_ref(propagate)]
+    first_rack: Option<RackRef>,
+}
+
+/// The `_id` of the rack each stocked item's copy names, by item, from the raw documents.
+async fn copied_shelves(db: &TestDb) -> Vec<(i64, Bson, Bson)> {
+    raw(db, "stocked")
+        .await
+        .iter()
+        .map(|d| {
+            let at = |f: &str| {
+                d.get_document(f)
+                    .ok()
+                    .and_then(|c| c.get("_id").cloned())
+                    .unwrap_or(Bson::Null)
+            };
+            (d.get_i64("_id").unwrap(), at("rack"), at("firstRack"))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn tree_x_extended_ref_a_holders_copy_of_its_node_follows_it() {
+    let db = synced("pt_node_copy", "pt_nodecopy").await;
+    let tree = Rack::tree(&db);
+    let rack = |id: &str, parent: Option<&str>| Rack {
+        id: id.into(),
+        label: id.to_uppercase(),
+        parent: parent.map(str::to_owned),
+        ancestors: vec![],
+    };
+    for (id, parent) in [
+        ("hall", None),
+        ("a", Some("hall")),
+        ("a1", Some("a")),
+        ("b", Some("hall")),
+    ] {
+        tree.insert(&rack(id, parent)).await.unwrap();
+    }
+    let r = |id: &str| Some(RackRef::from(&rack(id, None)));
+    let items = tree.holders::<Stocked>();
+    // Inserted with a copy of another rack than its node: the copy is the node's.
+    items
+        .insert(&Stocked {
+            id: 1,
+            rack_id: Some("a1".into()),
+            rack_path: vec![],
+            rack: r("b"),
+            first_rack: r("a1"),
+        })
+        .await
+        .unwrap();
+    items
+        .insert_many(&[
+            Stocked {
+                id: 2,
+                rack_id: Some("a1".into()),
+                rack_path: vec![],
+                rack: None,
+                first_rack: r("a1"),
+            },
+            Stocked {
+                id: 3,
+                rack_id: Some("b".into()),
+                rack_path: vec![],
+                rack: r("a"),
+                first_rack: r("b"),
+            },
+        ])
+        .await
+        .unwrap();
+    let s = |id: &str| Bson::from(id);
+    assert_eq!(
+        copied_shelves(&db).await,
+        [
+            (1, s("a1"), s("a1")),
+            (2, s("a1"), s("a1")),
+            (3, s("b"), s("b"))
+        ]
+    );
+    let label = |d: &Document| {
+        d.get_document("rack")
+            .unwrap()
+            .get_str("label")
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(label(&one(&db, "stocked", "_id", 1).await), "A1");
+
+    // Placed elsewhere: the copy follows, its label too; the item's own copy stays.
+    items.place(1, "b").await.unwrap();
+    assert_eq!(copied_shelves(&db).await[0], (1, s("b"), s("a1")));
+    assert_eq!(label(&one(&db, "stocked", "_id", 1).await), "B");
+    // The copied field follows the node's own changes, as every propagated copy does.
+    Rack::references(&db)
+        .update("b", doc! { "$set": { "label": "Bins" } })
+        .await
+        .unwrap();
+    assert_eq!(label(&one(&db, "stocked", "_id", 1).await), "Bins");
+
+    // A deletion that moves items up: a1's item now copies a, not the deleted a1.
+    tree.delete("a1", Deletion::Reparent).await.unwrap();
+    assert_eq!(copied_shelves(&db).await[1], (2, s("a"), s("a1")));
+
+    // Another handle may not re-point the copy: refused, nothing written.
+    let before = raw(&db, "stocked").await;
+    let e = Stocked::computing(&db)
+        .update(
+            2,
+            doc! { "$set": { "rack": { "_id": "b", "label": "Bins" } } },
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidKey { ref key, .. } if key == "rack"),
+        "{e:?}"
+    );
+    assert_eq!(raw(&db, "stocked").await, before);
+    assert_clean!(tree.check());
+    assert_doctor_clean(&db, "pt_nodecopy").await;
+
+    // Re-pointed around the toolkit: the check and the doctor say so, the repair points it back.
+    Stocked::collection(&db)
+        .raw()
+        .update_one(
+            doc! { "_id": 3 },
+            doc! { "$set": { "rack": { "_id": "hall", "label": "HALL" } } },
+        )
+        .await
+        .unwrap();
+    let checked = tree.check().await.unwrap();
+    assert_eq!(checked.documents(), [Bson::Int64(3)], "{checked}");
+    assert!(
+        checked.findings.iter().any(|f| f.subject == "rack"),
+        "{checked}"
+    );
+    let report = doctor_group(&db, "pt_nodecopy", &DoctorOptions::new().sample_size(1000))
+        .await
+        .unwrap();
+    assert!(
+        report.findings.iter().any(|f| f.subject == "rack"),
+        "{report}"
+    );
+    let repaired = tree.repair().await.unwrap();
+    assert!(repaired.is_clean(), "{repaired}");
+    assert_eq!(copied_shelves(&db).await[2], (3, s("b"), s("b")));
+    assert_eq!(label(&one(&db, "stocked", "_id", 3).await), "Bins");
+    assert_clean!(tree.check());
 }
 
 // ======================================================================================
@@ -1879,9 +2056,23 @@ async fn tree_x_subset_holders_and_nodes_keep_their_subsets_through_every_tree_w
     assert_eq!((deleted.nodes, deleted.holders), (1, 0));
     let deleted = tree.delete("phones", Deletion::Cascade).await.unwrap();
     assert_eq!((deleted.nodes, deleted.holders), (1, 1));
-    // p3 went with phones; its review stays in the full collection, a parent's to delete.
+    // p3 went with phones; its review stays in the full collection, a parent's to delete, and
+    // the check reports it as an orphan until it is.
     assert_eq!(count(&db, "reviews", doc! { "productId": "p3" }).await, 1);
     assert_catalogue(&db).await;
+    let checked = reviews.check().await.unwrap();
+    let orphans: Vec<_> = checked
+        .findings
+        .iter()
+        .filter(|f| f.check == pattern_runtime::doctor::Check::Orphans)
+        .collect();
+    assert_eq!(orphans.len(), 1, "{checked}");
+    assert_eq!(orphans[0].documents, [Bson::from("p3")], "{checked}");
+    Review::collection(&db)
+        .raw()
+        .delete_many(doc! { "productId": "p3" })
+        .await
+        .unwrap();
 
     assert_clean!(tree.check());
     assert_clean!(reviews.check());

@@ -276,6 +276,68 @@ async fn bad_settings_are_typed_errors_before_anything_is_written() {
     assert!(db.list_collection_names().await.unwrap().is_empty());
 }
 
+/// A sharded field's shards go with their document: deleted through a toolkit handle, its
+/// shards are deleted in the same transaction; deleted around the toolkit, the doctor reports
+/// the shards left behind as orphans.
+#[tokio::test]
+async fn a_deleted_documents_shards_go_with_it_or_are_reported() {
+    let db = test_db("approx_orphans").await;
+    pattern_runtime::sync_models(&db, &[Page::SCHEMA], &Default::default())
+        .await
+        .unwrap();
+    let page = |id: &str| Page {
+        id: id.into(),
+        page_views: 0,
+        likes: 0,
+        hits: 0,
+    };
+    let pages = Page::collection(&db);
+    for id in ["home", "about", "faq"] {
+        pages.raw().insert_one(page(id)).await.unwrap();
+        let hits = Page::hits_counter(&db, id);
+        for _ in 0..40 {
+            hits.add(1).await.unwrap();
+        }
+    }
+    let shards_of = |id: &'static str| {
+        let db = db.db().clone();
+        async move {
+            db.collection::<Document>("pages.hits")
+                .count_documents(doc! { "_id.of": id })
+                .await
+                .unwrap()
+        }
+    };
+    assert!(shards_of("about").await > 0);
+    // Through the toolkit: the shards go too.
+    Page::computing(&db).delete("about").await.unwrap();
+    assert_eq!(shards_of("about").await, 0);
+    assert_eq!(Page::hits_counter(&db, "home").read().await.unwrap(), 40);
+    let report = pattern_runtime::doctor::doctor_models(
+        &db,
+        &[Page::SCHEMA],
+        &pattern_runtime::doctor::DoctorOptions::new(),
+    )
+    .await
+    .unwrap();
+    assert!(report.is_clean(), "{report}");
+    // Around it: the doctor names the document whose shards are left.
+    pages.raw().delete_one(doc! { "_id": "faq" }).await.unwrap();
+    let report = pattern_runtime::doctor::doctor_models(
+        &db,
+        &[Page::SCHEMA],
+        &pattern_runtime::doctor::DoctorOptions::new(),
+    )
+    .await
+    .unwrap();
+    let orphans: Vec<_> = report
+        .with_check(pattern_runtime::doctor::Check::Orphans)
+        .collect();
+    assert_eq!(orphans.len(), 1, "{report}");
+    assert_eq!(orphans[0].documents, [Bson::from("faq")], "{report}");
+    assert_eq!(orphans[0].collection, "pages.hits", "{report}");
+}
+
 /// The counters declared on a model: handles on the model's collection and serde's field names,
 /// the settings in the schema; a sampled field with a non-integer 1/p stays an integer; a
 /// sharded field's shards are keyed by the document and its snapshot lands in the document.

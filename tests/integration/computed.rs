@@ -128,6 +128,48 @@ async fn setup(name: &str, users: &[&str]) -> pattern_testkit::TestDb {
     db
 }
 
+/// An integer that would leave the 64-bit range is `InvalidValue` naming the field that would,
+/// whether it is a computed sum (the other computed fields of the same update stay in range)
+/// or a source's own field (`$inc` in the source's update); nothing is written.
+#[tokio::test]
+async fn a_sum_or_an_inc_past_the_64_bit_range_names_its_field() {
+    let db = setup("computed_overflow", &["u1"]).await;
+    let orders = Order::computing(&db);
+    orders.insert(&order(1, "u1", i64::MAX - 10)).await.unwrap();
+    let before = (
+        pattern_testkit::docs(&db, "users").await,
+        pattern_testkit::docs(&db, "orders").await,
+    );
+    let field_of = |e: Error| match e {
+        Error::InvalidValue { field, reason } => {
+            assert!(reason.contains("64-bit"), "{reason}");
+            field
+        }
+        other => panic!("{other:?}"),
+    };
+    // Only `totalSpent` leaves the range: `orderCount` (1) stays in it.
+    let e = orders.insert(&order(2, "u1", 11)).await.unwrap_err();
+    assert_eq!(field_of(e), "totalSpent");
+    // A source's own `$inc`: the order's amount.
+    let e = orders
+        .update(1, doc! { "$inc": { "amount": 11 } })
+        .await
+        .unwrap_err();
+    assert_eq!(field_of(e), "amount");
+    let e = orders
+        .update(1, doc! { "$mul": { "amount": 2 } })
+        .await
+        .unwrap_err();
+    assert_eq!(field_of(e), "amount");
+    assert_eq!(
+        (
+            pattern_testkit::docs(&db, "users").await,
+            pattern_testkit::docs(&db, "orders").await,
+        ),
+        before
+    );
+}
+
 /// The seed: orders of 1200, 3000 and 1000 make `totalSpent` 5200; deleting, re-pricing and
 /// moving orders keep every computed field exact, min and max included.
 #[tokio::test]

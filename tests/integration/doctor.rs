@@ -661,10 +661,11 @@ async fn what_the_server_cannot_run_is_skipped_never_passed() {
         report.skipped[1].reason.contains("not a sharded cluster"),
         "{report}"
     );
-    // `user_1` was never used, but the check did not run: no finding claims otherwise, and the
-    // summary does not say all is well.
+    // `user_1` was never used, but the check did not run: no finding claims otherwise, the
+    // report is clean (a skipped check is not a finding), and it says not everything ran.
     assert!(report.findings.is_empty(), "{report}");
-    assert!(!report.is_clean());
+    assert!(report.is_clean());
+    assert!(!report.ran_everything());
     assert!(report.to_string().contains("2 checks skipped"), "{report}");
     // With `$indexStats` back: `user_1` is unused, but it supports the shard key, which needs
     // it without reads; only sharding is skipped.
@@ -815,6 +816,9 @@ async fn a_fresh_index_is_not_judged_unused() {
         report.skipped[0].reason.contains("unused_after"),
         "{report}"
     );
+    // A fresh database's report is clean: the check that waits is not a finding.
+    assert!(report.is_clean(), "{report}");
+    assert!(!report.ran_everything(), "{report}");
     // Judged at once when asked: the same index is then a finding.
     let judged = doctor_models(
         &db,

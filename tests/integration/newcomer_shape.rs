@@ -732,21 +732,23 @@ async fn flusher_keeps_at_most_64_unread_and_counts_the_rest() {
         .unwrap();
     let counter = Arc::new(NshPage::views_counter(&db));
     let flusher = BatchedCounter::flush_every(counter.clone(), Duration::from_millis(1));
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    // About a thousand runs in a second on an idle machine; the assertions below hold for any
+    // number of runs (no timing is asserted), the dropping one once more than 65 ran.
+    tokio::time::sleep(Duration::from_millis(1000)).await;
     counter.add("late", 4).await.unwrap();
     let stopped = flusher.stop().await;
-    assert!(
-        stopped.runs > 70,
-        "1 ms interval for 400 ms: {} runs",
-        stopped.runs
-    );
     assert_eq!(
         stopped.unread.len() as u64 + stopped.dropped,
         stopped.runs,
         "every run kept or counted"
     );
     assert!(stopped.unread.len() <= 65, "{}", stopped.unread.len());
-    assert!(stopped.dropped > 0);
+    assert_eq!(
+        stopped.dropped > 0,
+        stopped.runs > 65,
+        "{} runs",
+        stopped.runs
+    );
     let outcomes = stopped.into_result().unwrap();
     assert!(!outcomes.is_empty(), "the last flush's outcome is kept");
     // Whichever run wrote it, the stop's last flush leaves nothing behind.

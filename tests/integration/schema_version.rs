@@ -242,6 +242,88 @@ async fn writes_store_the_current_version_and_a_failed_upgrade_is_typed() {
     assert_eq!(counts.known, BTreeMap::from([(2, 2), (3, 2)]));
 }
 
+/// The version field is the pattern's: no handle's update writes it (a current document
+/// labelled with an older version would no longer read), and the validator takes only the
+/// current version.
+#[tokio::test]
+async fn the_schema_version_field_is_kept_by_the_pattern() {
+    let t = pattern_testkit::test_db("sv_kept").await;
+    let db = t.db();
+    let user = User {
+        id: 1,
+        schema_version: SchemaVersion,
+        full_name: "A B".into(),
+        initials: "AB".into(),
+        marks: BTreeMap::new(),
+    };
+    User::collection(db).raw().insert_one(&user).await.unwrap();
+    Patron::collection(db)
+        .raw()
+        .insert_one(Patron {
+            id: 1,
+            v: SchemaVersion,
+            name: "Ada".into(),
+        })
+        .await
+        .unwrap();
+    let mut note = Note {
+        id: 1,
+        version: 0,
+        sv: SchemaVersion,
+        body: "one two".into(),
+        words: 2,
+    };
+    Note::collection(db).insert(&mut note).await.unwrap();
+    let everything = || async {
+        (
+            pattern_testkit::docs(db, "sv_users").await,
+            pattern_testkit::docs(db, "sv_patrons").await,
+            pattern_testkit::docs(db, "sv_notes").await,
+            pattern_testkit::docs(db, "sv_note_revisions").await,
+        )
+    };
+    let before = everything().await;
+    let kept = |e: Error, field: &str| match e {
+        Error::InvalidKey { key, reason } => {
+            assert_eq!(key, field);
+            assert!(reason.contains("schema version"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    };
+    for update in [
+        doc! { "$set": { "schemaVersion": 1 } },
+        doc! { "$unset": { "schemaVersion": "" } },
+        doc! { "$inc": { "schemaVersion": -2 } },
+        doc! { "$rename": { "initials": "schemaVersion" } },
+    ] {
+        let e = User::computing(db).update(1, update).await.unwrap_err();
+        kept(e, "schemaVersion");
+    }
+    let e = Patron::references(db)
+        .update(1, doc! { "$set": { "v": 1 } })
+        .await
+        .unwrap_err();
+    kept(e, "v");
+    let e = Note::collection(db)
+        .update(1, 1, doc! { "$set": { "sv": 1 } })
+        .await
+        .unwrap_err();
+    kept(e, "sv");
+    assert_eq!(everything().await, before);
+    // Every read still works.
+    assert_eq!(User::collection(db).get(1).await.unwrap(), Some(user));
+    assert_eq!(Note::collection(db).get(1).await.unwrap().unwrap().words, 2);
+
+    // Around the toolkit, the validator refuses an older version on a current document.
+    let e = db
+        .collection::<Document>("sv_users")
+        .update_one(doc! { "_id": 1 }, doc! { "$set": { "schemaVersion": 1 } })
+        .await
+        .unwrap_err();
+    assert_eq!(Error::from(e).code(), Some(121));
+    assert_eq!(everything().await, before);
+}
+
 #[tokio::test]
 async fn converge_with_concurrent_writers_loses_nothing() {
     const N: i64 = 1200;
@@ -486,6 +568,48 @@ async fn a_versioned_model_reads_its_old_revisions() {
     let history = notes.history(1).await.unwrap();
     assert_eq!(history.len(), 2);
     assert_eq!(history[0].snapshot.body, "two words");
+}
+
+/// `converge` of a versioned model changes the shape, not the content: the version stays and
+/// no revision is written, so a `save` of a document read before the converge (upgraded in
+/// memory from the same content) still goes through, and nothing is lost.
+#[tokio::test]
+async fn converge_keeps_a_versioned_documents_version() {
+    let t = test_db("sv_versioned_converge").await;
+    let db = t.db();
+    Note::sync_indexes(db).await.unwrap();
+    db.collection::<Document>("sv_notes")
+        .insert_one(doc! { "_id": 7, "version": 4_i64, "text": "read before" })
+        .await
+        .unwrap();
+    let notes = Note::collection(db);
+    let mut read = notes.get(7).await.unwrap().unwrap();
+    let done = notes.converge().await.unwrap();
+    assert_eq!(done.upgraded, 1);
+    let stored = db
+        .collection::<Document>("sv_notes")
+        .find_one(doc! { "_id": 7 })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.get("version"), Some(&Bson::Int64(4)), "{stored}");
+    assert_eq!(stored.get("sv"), Some(&Bson::Int32(2)), "{stored}");
+    assert!(notes.history(7).await.unwrap().is_empty());
+    // The copy read before the converge saves over it at the version it read.
+    read.body.push_str(" and saved");
+    assert_eq!(notes.save(&mut read).await.unwrap(), 5);
+    let now = notes.get(7).await.unwrap().unwrap();
+    assert_eq!(
+        (now.body.as_str(), now.version),
+        ("read before and saved", 5)
+    );
+    // Its revision 4 is the converged document: the same content.
+    let history = notes.history(7).await.unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!(
+        (history[0].version, history[0].snapshot.body.as_str()),
+        (4, "read before")
+    );
 }
 
 #[tokio::test]

@@ -315,8 +315,12 @@ async fn push_many_sends_one_parent_update() {
 #[tokio::test]
 async fn a_missing_parent_is_not_found_and_nothing_is_written() {
     let db = test_db("subset_missing").await;
+    let for_nope = Review {
+        product_id: "nope".into(),
+        ..review(1)
+    };
     let err = Product::recent_reviews_subset(&db)
-        .push("nope", review(1))
+        .push("nope", for_nope)
         .await
         .unwrap_err();
     assert!(
@@ -324,6 +328,49 @@ async fn a_missing_parent_is_not_found_and_nothing_is_written() {
         "{err:?}"
     );
     assert_eq!(full_count(&db).await, 0);
+}
+
+/// A full item names its parent: pushed to another one it is refused, nothing written.
+#[tokio::test]
+async fn an_item_naming_another_parent_is_refused() {
+    let db = test_db("subset_other_parent").await;
+    new_product(&db, "p-ssd1").await;
+    new_product(&db, "p-ssd2").await;
+    let reviews = Product::recent_reviews_subset(&db);
+    let for_ssd2 = Review {
+        product_id: "p-ssd2".into(),
+        ..review(1)
+    };
+    let before = pattern_testkit::docs(&db, "products").await;
+    let err = reviews.push("p-ssd1", for_ssd2.clone()).await.unwrap_err();
+    match &err {
+        Error::InvalidValue { field, reason } => {
+            assert_eq!(field, "productId");
+            assert!(
+                reason.contains("p-ssd2") && reason.contains("p-ssd1"),
+                "{reason}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(pattern_testkit::docs(&db, "products").await, before);
+    assert_eq!(full_count(&db).await, 0);
+    // In a batch, one wrong item refuses the batch.
+    let ok = Review {
+        product_id: "p-ssd1".into(),
+        ..review(2)
+    };
+    let err = reviews
+        .push_many("p-ssd1", vec![ok.clone(), for_ssd2.clone()])
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::InvalidValue { .. }), "{err:?}");
+    assert_eq!(full_count(&db).await, 0);
+    // Pushed to its own parent, it is filed there.
+    reviews.push("p-ssd2", for_ssd2).await.unwrap();
+    reviews.push("p-ssd1", ok).await.unwrap();
+    assert_eq!(load(&db, "p-ssd2").await.rating_count, 1);
+    assert_eq!(load(&db, "p-ssd1").await.rating_count, 1);
 }
 
 #[tokio::test]
@@ -525,7 +572,11 @@ async fn without_transactions_the_full_item_is_written_first() {
 
     // A missing parent is still found out before anything is written.
     db.fail_command(&["update"], 1, illegal.clone()).await;
-    let err = reviews.push("nope", review(50)).await.unwrap_err();
+    let for_nope = Review {
+        product_id: "nope".into(),
+        ..review(50)
+    };
+    let err = reviews.push("nope", for_nope).await.unwrap_err();
     assert!(matches!(err, Error::NotFound { .. }), "{err:?}");
     assert_eq!(full_count(&db).await, 12);
 

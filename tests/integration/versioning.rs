@@ -407,6 +407,58 @@ async fn transient_failures_are_retried_without_a_duplicate_revision() {
     assert_eq!(revisions(&db, 1).await, [1, 2]);
 }
 
+/// A commit that went through, answered as a transient failure (a server that forgets its
+/// commit records across a restart answers the re-sent commit so): the transaction's body runs
+/// again, finds the document changed, and must not apply the change a second time. The fail
+/// point lets the commit run (a write concern error) and labels its answer transient.
+#[tokio::test]
+async fn a_commit_that_went_through_is_not_applied_again() {
+    let db = test_db("versioning_lost_commit").await;
+    Article::sync_indexes(&db).await.unwrap();
+    let articles = Article::collection(&db);
+    articles.insert(&mut article(1)).await.unwrap();
+    let lost_commit = doc! {
+        "writeConcernError": { "code": 91, "errmsg": "injected: the commit's answer was lost" },
+        "errorLabels": ["TransientTransactionError"],
+    };
+
+    // `modify`: one increment, one revision, though the body ran twice.
+    db.fail_command(&["commitTransaction"], 1, lost_commit.clone())
+        .await;
+    let saved = articles.modify(1, 5, |a| a.counter += 1).await.unwrap();
+    assert_eq!((saved.version, saved.counter), (2, 1));
+    let stored = articles.get(1).await.unwrap().unwrap();
+    assert_eq!((stored.version, stored.counter), (2, 1));
+    assert_eq!(revisions(&db, 1).await, [1]);
+
+    // An operator update: applied once, its new version returned.
+    db.fail_command(&["commitTransaction"], 1, lost_commit.clone())
+        .await;
+    let v = articles
+        .update(1, 2, doc! { "$inc": { "counter": 10 } })
+        .await
+        .unwrap();
+    assert_eq!(v, 3);
+    let stored = articles.get(1).await.unwrap().unwrap();
+    assert_eq!((stored.version, stored.counter), (3, 11));
+    assert_eq!(revisions(&db, 1).await, [1, 2]);
+
+    // A delete: done once, not `NotFound` for the run that found it gone.
+    db.fail_command(&["commitTransaction"], 1, lost_commit)
+        .await;
+    articles.delete(1).await.unwrap();
+    assert!(articles.get(1).await.unwrap().is_none());
+    assert_eq!(revisions(&db, 1).await, [1, 2, 3]);
+
+    // A real conflict on a first run is still one: nothing is looked up, nothing written.
+    let mut a = article(2);
+    articles.insert(&mut a).await.unwrap();
+    articles.modify(2, 1, |a| a.counter += 1).await.unwrap();
+    a.title = "stale".into();
+    let err = articles.save(&mut a).await.unwrap_err();
+    assert!(err.is_conflict(), "{err:?}");
+}
+
 #[tokio::test]
 async fn without_transactions_the_revision_is_written_first() {
     // mongod without a replica set refuses a transaction's first command with code 20; the

@@ -89,11 +89,15 @@ impl<Id> BatchedCounter<Id> {
     /// threshold of 3 is written). A standalone counter ([`new`](BatchedCounter::new)) creates
     /// the document with its first write; a declared one writes into the model's existing
     /// documents only, and drops the count of a document that does not exist (a `WARN` event).
-    pub async fn add(&self, id: impl IntoId<Id>, n: i64) -> Result<()>
+    pub fn add<'a>(&'a self, id: impl IntoId<Id>, n: i64) -> crate::model::Pending<'a, Result<()>>
     where
         Id: Serialize,
     {
-        let id = crate::literal::typed_id("_id", id.into_id())?;
+        crate::model::Pending::new(self.add_op(crate::literal::typed_id("_id", id.into_id()), n))
+    }
+
+    async fn add_op(&self, id: Result<Bson>, n: i64) -> Result<()> {
+        let id = id?;
         let due = {
             let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
             let key = crate::finding::id_key(&id);

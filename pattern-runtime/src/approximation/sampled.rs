@@ -76,11 +76,15 @@ impl<Id> SampledCounter<Id> {
     /// Returns whether it wrote. A standalone counter creates the document if missing; a
     /// declared one writes into the model's existing documents only (for a document that does
     /// not exist, the count is dropped with a `WARN` event and `add` returns `false`).
-    pub async fn add(&self, id: impl IntoId<Id>) -> Result<bool>
+    pub fn add<'a>(&'a self, id: impl IntoId<Id>) -> crate::model::Pending<'a, Result<bool>>
     where
         Id: Serialize,
     {
-        let id = crate::literal::typed_id("_id", id.into_id())?;
+        crate::model::Pending::new(self.add_op(crate::literal::typed_id("_id", id.into_id())))
+    }
+
+    async fn add_op(&self, id: Result<Bson>) -> Result<bool> {
+        let id = id?;
         if self.random.next_f64() >= self.p {
             return Ok(false);
         }

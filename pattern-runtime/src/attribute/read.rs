@@ -133,9 +133,17 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
 
     /// The item with `key` of document `id` (the first, if someone wrote two); `None` when the
     /// document has no such item. [`Error::NotFound`] when there is no such document.
+    pub fn get<'a>(
+        &'a self,
+        id: impl IntoId<M::Id>,
+        key: &'a I::Key,
+    ) -> crate::model::Pending<'a, Result<Option<I>>> {
+        crate::model::Pending::new(self.get_op(id.into_id(), key))
+    }
+
     #[operation(attribute.get, level = "debug", no_err)]
-    pub async fn get(&self, id: impl IntoId<M::Id>, key: &I::Key) -> Result<Option<I>> {
-        let id = crate::literal::typed_id("_id", id.into_id())?;
+    async fn get_op(&self, id: M::Id, key: &I::Key) -> Result<Option<I>> {
+        let id = crate::literal::typed_id("_id", id)?;
         let key = Self::key_str(key)?;
         let field = self.spec.field();
         let raw = self.raw();

@@ -7,9 +7,17 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
     /// Sets `item` on document `id`: replaces the item with the same key where it is (dropping
     /// any later duplicate of it), or appends it, in one atomic pipeline update.
     /// [`Error::NotFound`] when there is no such document.
+    pub fn set<'a>(
+        &'a self,
+        id: impl IntoId<M::Id>,
+        item: &'a I,
+    ) -> crate::model::Pending<'a, Result<()>> {
+        crate::model::Pending::new(self.set_op(id.into_id(), item))
+    }
+
     #[operation(attribute.set, later(id))]
-    pub async fn set(&self, id: impl IntoId<M::Id>, item: &I) -> Result<()> {
-        let id = crate::literal::span_id(id.into_id())?;
+    async fn set_op(&self, id: M::Id, item: &I) -> Result<()> {
+        let id = crate::literal::span_id(id)?;
         let key = Self::key_str(item.key())?;
         let item = bson::serialize_to_document(item)?;
         crate::literal::check_document(self.spec.field(), &item)?;
@@ -63,9 +71,17 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
 
     /// Removes every item with `key` from document `id` (nothing to remove is not an error).
     /// [`Error::NotFound`] when there is no such document.
+    pub fn unset<'a>(
+        &'a self,
+        id: impl IntoId<M::Id>,
+        key: &'a I::Key,
+    ) -> crate::model::Pending<'a, Result<()>> {
+        crate::model::Pending::new(self.unset_op(id.into_id(), key))
+    }
+
     #[operation(attribute.unset, later(id))]
-    pub async fn unset(&self, id: impl IntoId<M::Id>, key: &I::Key) -> Result<()> {
-        let id = crate::literal::span_id(id.into_id())?;
+    async fn unset_op(&self, id: M::Id, key: &I::Key) -> Result<()> {
+        let id = crate::literal::span_id(id)?;
         let key = Self::key_str(key)?;
         let result = crate::derived::update_one(
             &self.db,

@@ -131,14 +131,18 @@ impl<M: Measurement> Series<M> {
     /// [`Error::RangeNotAligned`] on a `rollup` series when `from` or `to` is not on a window
     /// boundary; [`Error::Malformed`] when a stored window of a `slots` series is not a map of
     /// slots.
-    #[operation(bucket.summary, level = "debug", from = %from, to = %to, later(key))]
-    pub async fn summary(
-        &self,
+    pub fn summary<'a>(
+        &'a self,
         key: impl IntoId<M::Key>,
         from: DateTime,
         to: DateTime,
-    ) -> Result<Summary> {
-        let key = key_filter::<M>(&key.into_id())?;
+    ) -> crate::model::Pending<'a, Result<Summary>> {
+        crate::model::Pending::new(self.summary_op(key.into_id(), from, to))
+    }
+
+    #[operation(bucket.summary, level = "debug", from = %from, to = %to, later(key))]
+    async fn summary_op(&self, key: M::Key, from: DateTime, to: DateTime) -> Result<Summary> {
+        let key = key_filter::<M>(&key)?;
         tracing::Span::current().record("key", tracing::field::display(&key));
         let spec = M::SERIES;
         let time = spec.time();

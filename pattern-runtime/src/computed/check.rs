@@ -165,9 +165,16 @@ impl<M: Model> ComputedFields<M> {
 
     /// Recomputes the computed fields of the document `id` from its sources and writes those
     /// that differ, in one transaction. [`Error::NotFound`] when there is no such document.
+    pub fn recompute<'a>(
+        &'a self,
+        id: impl IntoId<M::Id>,
+    ) -> crate::model::Pending<'a, Result<Recomputed>> {
+        crate::model::Pending::new(self.recompute_op(id.into_id()))
+    }
+
     #[operation(computed.recompute, later(id))]
-    pub async fn recompute(&self, id: impl IntoId<M::Id>) -> Result<Recomputed> {
-        let id = crate::literal::span_id(id.into_id())?;
+    async fn recompute_op(&self, id: M::Id) -> Result<Recomputed> {
+        let id = crate::literal::span_id(id)?;
         let batch = self.batch(vec![id.clone()], true).await?;
         if batch.done.checked == 0 {
             return Err(Error::NotFound {

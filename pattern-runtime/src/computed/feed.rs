@@ -100,8 +100,13 @@ pub(super) enum Abort {
     },
     /// A summed field is NaN or infinite.
     NotFinite { field: &'static str },
-    /// A sum of floats that the contribution would take past the largest finite double.
-    SumNotFinite { fields: String, target: Box<Bson> },
+    /// A sum that the contribution would take out of its range: past the largest finite
+    /// double (`integers: false`), or out of the 64-bit integers.
+    SumOutOfRange {
+        fields: String,
+        target: Box<Bson>,
+        integers: bool,
+    },
     /// A `by` pointer (given, or stored by someone else) that cannot name one target: an
     /// operator document, a regex, ...
     BadPointer { field: &'static str, reason: String },
@@ -115,6 +120,49 @@ pub(super) enum Abort {
 /// doubles, so it may refuse a sum one unit in the last place short of overflowing; an
 /// increment too small to move a sum near `MAX` gives an infinite bound, which every sum
 /// meets.
+/// For each integer of the increments `inc`: the condition under which adding it keeps the
+/// field within the 64-bit integers, what an integer sum's update adds to its filter
+/// (`{$not: {$gt: MAX - d}}`, so that a missing or `null` sum passes). An operator `$inc` past
+/// the range is refused by the server, but a pipeline's `$add` (the update when a `$min` is
+/// kept) would store a double instead.
+fn integer_guard(inc: &Document) -> Document {
+    let mut guard = Document::new();
+    for (field, value) in inc {
+        let d = match value {
+            Bson::Int32(d) => i64::from(*d),
+            Bson::Int64(d) => *d,
+            _ => continue,
+        };
+        if d > 0 {
+            guard.insert(field, doc! { "$not": { "$gt": i64::MAX - d } });
+        } else if d < 0 {
+            guard.insert(field, doc! { "$not": { "$lt": i64::MIN - d } });
+        }
+    }
+    guard
+}
+
+/// The fields of `inc` whose sum on `stored` leaves its range (an integer past the 64-bit
+/// range, a double past the largest finite one), and whether they are integers.
+fn out_of_range(stored: &Document, inc: &Document) -> (Vec<String>, bool) {
+    let ints = crate::error::overflowing(stored, &doc! { "$inc": inc.clone() });
+    if !ints.is_empty() {
+        return (ints, true);
+    }
+    let floats = inc
+        .iter()
+        .filter_map(|(field, d)| {
+            let d = d.as_f64()?;
+            let s = stored
+                .get(field)
+                .and_then(crate::finding::number)
+                .unwrap_or(0.0);
+            (s + d).is_infinite().then(|| field.clone())
+        })
+        .collect();
+    (floats, false)
+}
+
 fn finite_guard(inc: &Document) -> Document {
     let half_ulp = 2f64.powi(970);
     let mut guard = Document::new();
@@ -152,12 +200,26 @@ pub(super) fn abort(a: Abort) -> mongodb::error::Error {
             field: field.to_owned(),
             reason,
         },
-        Abort::SumNotFinite { fields, target } => Error::InvalidValue {
+        Abort::SumOutOfRange {
+            fields,
+            target,
+            integers: false,
+        } => Error::InvalidValue {
             field: fields,
             reason: format!(
                 "the sum of `{target}` would leave the range of a double (past ±{:e}): nothing \
                  was written",
                 f64::MAX
+            ),
+        },
+        Abort::SumOutOfRange {
+            fields,
+            target,
+            integers: true,
+        } => Error::InvalidValue {
+            field: fields,
+            reason: format!(
+                "the sum of `{target}` would leave the 64-bit integer range: nothing was written"
             ),
         },
         Abort::NotFinite { field } => Error::InvalidValue {
@@ -369,17 +431,29 @@ impl Feed {
         if let (Some(new), true) = (&new, moved) {
             writes.push((new.clone(), contribution(feed, None, after), true));
         }
-        for (target, (update, redo, guard), must_exist) in writes {
+        for (target, (update, redo, guard, inc), must_exist) in writes {
             if !update.is_empty() {
-                // A float sum stays finite: the update applies only while the sum has room for
+                // A sum stays in its range: the update applies only while the sum has room for
                 // the increment (a missing or null sum has); otherwise nothing is written.
                 let mut filter = doc! { "_id": target.clone() };
                 filter.extend(guard.clone());
                 let write = targets.update_one(filter, update.clone());
                 let fields: Vec<&str> = feed.specs.iter().map(|s| s.field()).collect();
                 let what = format!("{}.{} of `{target}`", feed.target.name(), fields.join(", "));
-                let result = in_session!(write, s.as_deref_mut())
-                    .map_err(|e| crate::error::inc_overflow(e, &fields, &what))?;
+                let result = match in_session!(write, s.as_deref_mut()) {
+                    Ok(result) => result,
+                    Err(e) => {
+                        let one = doc! { "_id": target.clone() };
+                        let ops = match &update {
+                            Update::Operators(ops) => ops.clone(),
+                            Update::Pipeline(_) => Document::new(),
+                        };
+                        let e = crate::error::update_overflow(e, &targets, &one, &ops, &what);
+                        // A pipeline names no `$inc`: every field it keeps.
+                        let e = crate::error::inc_overflow(e.await, &fields, &what);
+                        return Err(e);
+                    }
+                };
                 tracing::debug!(
                     target_collection = feed.target.collection(),
                     target_id = %target,
@@ -388,11 +462,17 @@ impl Feed {
                     "computed fields updated"
                 );
                 if result.matched_count == 0 && !guard.is_empty() {
-                    let exists = targets.count_documents(doc! { "_id": target.clone() });
-                    if in_session!(exists, s.as_deref_mut())? > 0 {
-                        return Err(abort(Abort::SumNotFinite {
-                            fields: guard.keys().cloned().collect::<Vec<_>>().join(", "),
+                    let find = targets.find_one(doc! { "_id": target.clone() });
+                    if let Some(stored) = in_session!(find, s.as_deref_mut())? {
+                        // The fields whose guard failed; all of them if none does now.
+                        let (mut fields, integers) = out_of_range(&stored, &inc);
+                        if fields.is_empty() {
+                            fields = guard.keys().cloned().collect();
+                        }
+                        return Err(abort(Abort::SumOutOfRange {
+                            fields: fields.join(", "),
                             target: Box::new(target),
+                            integers,
                         }));
                     }
                 }
@@ -511,7 +591,9 @@ fn contribution(feed: &Feed, before: Option<&Document>, after: Option<&Document>
             }
         }
     }
-    let guard = finite_guard(&inc);
+    let mut guard = finite_guard(&inc);
+    guard.extend(integer_guard(&inc));
+    let increments = inc.clone();
     if min.is_empty() {
         let mut update = Document::new();
         for (op, fields) in [("$inc", inc), ("$max", max)] {
@@ -519,7 +601,7 @@ fn contribution(feed: &Feed, before: Option<&Document>, after: Option<&Document>
                 update.insert(op, fields);
             }
         }
-        return (Update::Operators(update), redo, guard);
+        return (Update::Operators(update), redo, guard, increments);
     }
     // `$min` keeps a `null` (it sorts before numbers): a pipeline's `$min` ignores it.
     let mut set = Document::new();
@@ -533,12 +615,19 @@ fn contribution(feed: &Feed, before: Option<&Document>, after: Option<&Document>
             set.insert(field, doc! { op: [current, value] });
         }
     }
-    (Update::Pipeline(vec![doc! { "$set": set }]), redo, guard)
+    (
+        Update::Pipeline(vec![doc! { "$set": set }]),
+        redo,
+        guard,
+        increments,
+    )
 }
 
 /// A target's update, the min and max fields to recompute after it, and what its filter adds so
 /// that a float sum stays finite ([`finite_guard`]).
-type Contribution = (Update, Vec<&'static ComputedFromSpec>, Document);
+/// A target's update, the min and max fields to recompute after it, what its filter adds to
+/// keep each sum in its range, and the increments.
+type Contribution = (Update, Vec<&'static ComputedFromSpec>, Document, Document);
 
 /// The update of one target: operators, or a pipeline when a `$min` must ignore a `null`.
 #[derive(Debug, Clone)]

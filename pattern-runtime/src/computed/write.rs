@@ -173,9 +173,17 @@ impl<M: Model + Serialize> Computing<M> {
     /// summed field is one plain `update`. Keys are checked first ([`Error::InvalidKey`]: only
     /// operators at the top, no `$` or empty segment in a path, never `_id`);
     /// [`Error::NotFound`] when there is no such document or a new target does not exist.
+    pub fn update<'a>(
+        &'a self,
+        id: impl IntoId<M::Id>,
+        update: Document,
+    ) -> crate::model::Pending<'a, Result<()>> {
+        crate::model::Pending::new(self.update_op(id.into_id(), update))
+    }
+
     #[operation(computed.update, later(id))]
-    pub async fn update(&self, id: impl IntoId<M::Id>, update: Document) -> Result<()> {
-        let id = crate::literal::span_id(id.into_id())?;
+    async fn update_op(&self, id: M::Id, update: Document) -> Result<()> {
+        let id = crate::literal::span_id(id)?;
         let touched = touched_fields(
             &update,
             "a source's `_id` never changes: replace the document instead",
@@ -186,7 +194,13 @@ impl<M: Model + Serialize> Computing<M> {
         let relevant = touched.iter().any(|f| self.read(f));
         let raw = self.raw();
         if !relevant && self.tx.is_none() {
-            let result = raw.update_one(doc! { "_id": id.clone() }, update).await?;
+            let result = match raw.update_one(one.clone(), update.clone()).await {
+                Ok(result) => result,
+                Err(e) => {
+                    let e = derived::own_overflow(&self.db, M::SCHEMA, &one, &update, e).await;
+                    return Err(e.into());
+                }
+            };
             tracing::debug!(
                 matched = result.matched_count,
                 "the update touches no field a computed field reads: one plain update"
@@ -203,10 +217,16 @@ impl<M: Model + Serialize> Computing<M> {
         let result = transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
             let write = raw
-                .find_one_and_update(doc! { "_id": id.clone() }, update.clone())
+                .find_one_and_update(one.clone(), update.clone())
                 .projection(projection.clone())
                 .return_document(ReturnDocument::Before);
-            let Some(before) = in_session!(write, s.as_deref_mut())? else {
+            let before = match in_session!(write, s.as_deref_mut()) {
+                Ok(before) => before,
+                Err(e) => {
+                    return Err(derived::own_overflow(&self.db, M::SCHEMA, &one, &update, e).await)
+                }
+            };
+            let Some(before) = before else {
                 return Err(abort(Abort::NoSource));
             };
             let after = match self.after_locally(&before, &update) {
@@ -270,10 +290,14 @@ impl<M: Model + Serialize> Computing<M> {
 
     /// Deletes the document `id` and removes its contribution, in one transaction.
     /// [`Error::NotFound`] when there is no such document.
+    pub fn delete<'a>(&'a self, id: impl IntoId<M::Id>) -> crate::model::Pending<'a, Result<()>> {
+        crate::model::Pending::new(self.delete_op(id.into_id()))
+    }
+
     #[operation(computed.delete, later(id))]
-    pub async fn delete(&self, id: impl IntoId<M::Id>) -> Result<()> {
+    async fn delete_op(&self, id: M::Id) -> Result<()> {
         derived::check_document_write(M::SCHEMA, "delete", None)?;
-        let id = crate::literal::span_id(id.into_id())?;
+        let id = crate::literal::span_id(id)?;
         let raw = self.raw();
         let projection = self.projection();
         let result = transact!(self.db, self.tx.as_ref(), |s| async {

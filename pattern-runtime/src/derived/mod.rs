@@ -452,6 +452,21 @@ pub(crate) async fn update_one(
     })
 }
 
+/// `e` from an operator `update` of `model`'s documents matching `filter`: an `$inc` or `$mul`
+/// past the 64-bit range as [`Error::InvalidValue`](crate::Error::InvalidValue) naming the
+/// field (see [`update_overflow`](crate::error::update_overflow)); any other error as it is.
+pub(crate) async fn own_overflow(
+    db: &Database,
+    model: &'static ModelSchema,
+    filter: &Document,
+    update: &Document,
+    e: mongodb::error::Error,
+) -> mongodb::error::Error {
+    let coll: Collection<Document> = db.collection(model.collection());
+    let what = format!("a `{}` document", model.name());
+    crate::error::update_overflow(e, &coll, filter, update, &what).await
+}
+
 /// `deleteOne(filter)` (`deleteMany` when `many`) on the collection of `model`, its dependents
 /// kept (a `find` first when it has some).
 pub(crate) async fn delete(

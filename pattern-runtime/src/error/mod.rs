@@ -9,13 +9,14 @@ mod server;
 
 pub(crate) use limits::key_problem;
 pub(crate) use limits::{
-    bytes_left, check_encodable, check_finite, element_cost, room_for, value_cost, ELEMENT_OVERHEAD,
+    bytes_left, check_encodable, check_finite, element_cost, value_cost, ELEMENT_OVERHEAD,
 };
 pub use limits::{check_size, validate_key, BYTE_BUDGET};
 pub use missing::Missing;
 pub use server::server_code;
 pub(crate) use server::{
-    after_write, inc_overflow, into_body, refusal, refused_by_server, server_message, Refusal,
+    after_write, inc_overflow, into_body, is_overflow, overflowing, refusal, refused_by_server,
+    server_message, update_overflow, Refusal,
 };
 use server::{conflicting_declarations, describe, fields_text};
 
@@ -311,6 +312,23 @@ pub enum Error {
         holder: Option<Box<bson::Bson>>,
     },
 
+    /// A cancellation by someone who does not hold the slot
+    /// ([`Slots::cancel`](crate::Slots::cancel)): the slot is someone else's, and stays theirs.
+    #[error(
+        "slot {slot} of {resource} in `{collection}` is held by {holder}, not by the holder who \
+         cancels it; nothing was written"
+    )]
+    NotHolder {
+        /// The slots' collection.
+        collection: String,
+        /// The resource (boxed: it keeps every `Result` small).
+        resource: Box<bson::Bson>,
+        /// The slot.
+        slot: Box<bson::Bson>,
+        /// Who holds it.
+        holder: Box<bson::Bson>,
+    },
+
     /// A range that a rollup series cannot answer: a rollup (`#[bucket(rollup, ..)]`) keeps one
     /// row of sums per window, so [`Series::summary`](crate::Series::summary) takes a range that
     /// starts and ends on window boundaries. Nothing was read.
@@ -461,6 +479,12 @@ impl Error {
         matches!(self, Error::AlreadyBooked { .. })
     }
 
+    /// Whether this is a [`NotHolder`](Error::NotHolder): the slot to cancel is someone
+    /// else's.
+    pub fn is_not_holder(&self) -> bool {
+        matches!(self, Error::NotHolder { .. })
+    }
+
     /// Whether this is a [`NotFound`](Error::NotFound) of a [slot](Missing::Slot): the slot was
     /// never allocated.
     pub fn is_not_allocated(&self) -> bool {
@@ -512,6 +536,7 @@ impl Error {
             | Error::Cycle { .. }
             | Error::NodeInUse { .. }
             | Error::AlreadyBooked { .. }
+            | Error::NotHolder { .. }
             | Error::VersionConflict { .. }
             | Error::DocumentTooLarge { .. }
             | Error::InvalidKey { .. }

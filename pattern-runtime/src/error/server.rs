@@ -147,6 +147,84 @@ pub(crate) fn refusal_after_write(error: Error) -> mongodb::error::Error {
 /// The server's code for a value an operator cannot apply (an `$inc` past the 64-bit range).
 const BAD_VALUE: i32 = 2;
 
+/// Whether `e` is the server's refusal of an `$inc` or `$mul` past the 64-bit range.
+pub(crate) fn is_overflow(e: &mongodb::error::Error) -> bool {
+    server_code(e) == Some(BAD_VALUE)
+}
+
+/// The value at the dotted `path` of `doc`.
+fn at_path<'a>(doc: &'a Document, path: &str) -> Option<&'a Bson> {
+    let mut parts = path.split('.');
+    let mut value = doc.get(parts.next()?)?;
+    for part in parts {
+        value = match value {
+            Bson::Document(d) => d.get(part)?,
+            _ => return None,
+        };
+    }
+    Some(value)
+}
+
+/// The paths of `update`'s `$inc` and `$mul` that leave the 64-bit integer range on `stored`,
+/// as the server computes them (an integer that no longer fits an `Int32` widens to an `Int64`;
+/// only past the `Int64` range is it refused).
+pub(crate) fn overflowing(stored: &Document, update: &Document) -> Vec<String> {
+    let int = |v: &Bson| match v {
+        Bson::Int32(i) => Some(i64::from(*i)),
+        Bson::Int64(i) => Some(*i),
+        _ => None,
+    };
+    let mut paths = Vec::new();
+    for (op, apply) in [
+        ("$inc", i64::checked_add as fn(i64, i64) -> Option<i64>),
+        ("$mul", i64::checked_mul),
+    ] {
+        let Ok(body) = update.get_document(op) else {
+            continue;
+        };
+        for (path, by) in body {
+            let (Some(by), Some(now)) = (int(by), at_path(stored, path).and_then(int)) else {
+                continue;
+            };
+            if apply(now, by).is_none() {
+                paths.push(path.clone());
+            }
+        }
+    }
+    paths
+}
+
+/// `e` from an operator `update` of the documents `filter` matches in `coll` (`what`, for the
+/// message): the server's refusal of an `$inc` or `$mul` past the 64-bit range as
+/// [`Error::InvalidValue`] naming the field, found by reading the matched document back (one
+/// read, outside any transaction: the refused command ended it); any other error as it is.
+pub(crate) async fn update_overflow(
+    e: mongodb::error::Error,
+    coll: &mongodb::Collection<Document>,
+    filter: &Document,
+    update: &Document,
+    what: &str,
+) -> mongodb::error::Error {
+    if !is_overflow(&e) {
+        return e;
+    }
+    let candidates: Vec<String> = ["$inc", "$mul"]
+        .iter()
+        .filter_map(|op| update.get_document(op).ok())
+        .flat_map(|body| body.keys().cloned())
+        .collect();
+    if candidates.is_empty() {
+        return e;
+    }
+    let stored = coll.find_one(filter.clone()).await.ok().flatten();
+    let found = stored
+        .map(|stored| overflowing(&stored, update))
+        .filter(|found| !found.is_empty());
+    let fields = found.unwrap_or(candidates);
+    let fields: Vec<&str> = fields.iter().map(String::as_str).collect();
+    inc_overflow(e, &fields, what)
+}
+
 /// `e` from an update whose `$inc` keeps `fields` of `what`: the server's refusal of an `$inc`
 /// that would leave the 64-bit range (`BadValue`) as [`Error::InvalidValue`] naming the fields;
 /// any other error as it is. The server refused a command, so a caller's transaction is over.
@@ -162,8 +240,8 @@ pub(crate) fn inc_overflow(
         error: std::sync::Mutex::new(Some(Error::InvalidValue {
             field: fields.join(", "),
             reason: format!(
-                "the server refused to add to {what} ({}): a sum would leave the 64-bit \
-                 integer range",
+                "the server refused to change {what} ({}): the result would leave the \
+                 64-bit integer range",
                 server_message(&e),
             ),
         })),

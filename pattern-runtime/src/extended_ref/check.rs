@@ -146,9 +146,16 @@ impl<M: Model> References<M> {
     /// Rewrites every `propagate` copy of the document `id` from its stored version: after
     /// changes made outside the toolkit, or an [`Error::Incomplete`] propagation. One read and
     /// one `updateMany` per embedding, in one transaction. Snapshot copies are left alone.
+    pub fn resync<'a>(
+        &'a self,
+        id: impl IntoId<M::Id>,
+    ) -> crate::model::Pending<'a, Result<Propagation>> {
+        crate::model::Pending::new(self.resync_op(id.into_id()))
+    }
+
     #[operation(extended_ref.resync, later(id, embeddings))]
-    pub async fn resync(&self, id: impl IntoId<M::Id>) -> Result<Propagation> {
-        let id = crate::literal::typed_id("_id", id.into_id())?;
+    async fn resync_op(&self, id: M::Id) -> Result<Propagation> {
+        let id = crate::literal::typed_id("_id", id)?;
         self.resync_at(id).await
     }
 

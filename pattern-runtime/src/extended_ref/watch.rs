@@ -112,7 +112,7 @@ impl<M: Referenced> Watcher<M> {
     }
 }
 
-impl<M: Referenced> References<M> {
+impl<M: Model> References<M> {
     /// Watches the source collection (a change stream; needs a replica set or a sharded cluster)
     /// and propagates every change as it comes, whoever made it: writes with the driver
     /// directly, other programs, the shell. Each [`Watcher::next`] waits for the next update or
@@ -123,7 +123,10 @@ impl<M: Referenced> References<M> {
     /// Changes made through [`References`] are seen too and propagated a second time, which
     /// changes nothing (`modified` is 0): run a watcher when writes also come from elsewhere.
     #[operation(extended_ref.watch, resumed = resume_after.is_some())]
-    pub async fn watch(&self, resume_after: Option<ResumeToken>) -> Result<Watcher<M>> {
+    pub async fn watch(&self, resume_after: Option<ResumeToken>) -> Result<Watcher<M>>
+    where
+        M: Referenced,
+    {
         let stream = self
             .raw()
             .watch()

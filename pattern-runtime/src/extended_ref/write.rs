@@ -4,7 +4,9 @@ use super::*;
 use crate::schema_version::upgrade::upgrade_matching_in;
 use pattern_derive::operation;
 
-impl<M: Referenced> References<M> {
+// The writes take `Referenced` on each method, not on the block: a model without it (a
+// `#[versioned]` source) is then `Referenced`'s own error, with its message, at the call.
+impl<M: Model> References<M> {
     /// Applies an operator update (`{ "$set": { "name": "Ada L." } }`) to the document `id`, and
     /// carries the copied fields it touches to every copy in `propagate` mode, in one transaction.
     ///
@@ -13,9 +15,23 @@ impl<M: Referenced> References<M> {
     /// and nothing else. Keys are checked before anything is sent: only operators at the top, no
     /// `$` or empty segments in field paths, and never `_id` ([`Error::InvalidKey`]). A missing
     /// document is [`Error::NotFound`], with nothing written.
+    pub fn update<'a>(
+        &'a self,
+        id: impl IntoId<M::Id>,
+        update: Document,
+    ) -> crate::model::Pending<'a, Result<Propagation>>
+    where
+        M: Referenced,
+    {
+        crate::model::Pending::new(self.update_op(id.into_id(), update))
+    }
+
     #[operation(extended_ref.update, later(id, embeddings))]
-    pub async fn update(&self, id: impl IntoId<M::Id>, update: Document) -> Result<Propagation> {
-        let id = crate::literal::typed_id("_id", id.into_id())?;
+    async fn update_op(&self, id: M::Id, update: Document) -> Result<Propagation>
+    where
+        M: Referenced,
+    {
+        let id = crate::literal::typed_id("_id", id)?;
         let span = tracing::Span::current();
         span.record("id", tracing::field::display(&id));
         let touched = touched_fields(
@@ -31,10 +47,13 @@ impl<M: Referenced> References<M> {
         let touched_list: Vec<&str> = touched.iter().map(String::as_str).collect();
         let others = !derived::reading(M::SCHEMA, Some(&touched_list), &not_copies).is_empty();
         if targets.is_empty() && !others && self.tx.is_none() {
-            let result = self
-                .raw()
-                .update_one(doc! { "_id": id.clone() }, update)
-                .await?;
+            let result = match self.raw().update_one(one.clone(), update.clone()).await {
+                Ok(result) => result,
+                Err(e) => {
+                    let e = derived::own_overflow(&self.db, M::SCHEMA, &one, &update, e).await;
+                    return Err(e.into());
+                }
+            };
             tracing::debug!(
                 matched = result.matched_count,
                 modified = result.modified_count,
@@ -57,7 +76,12 @@ impl<M: Referenced> References<M> {
                 .find_one_and_update(filter, update.clone())
                 .return_document(ReturnDocument::After)
                 .projection(projection.clone());
-            let source = in_session!(find, s.as_deref_mut())?;
+            let source = match in_session!(find, s.as_deref_mut()) {
+                Ok(source) => source,
+                Err(e) => {
+                    return Err(derived::own_overflow(&self.db, M::SCHEMA, &one, &update, e).await)
+                }
+            };
             if source.is_some() {
                 source_written(s.is_some());
             }
@@ -78,7 +102,10 @@ impl<M: Referenced> References<M> {
     /// document first and change it through that pattern); nothing is written then. The kept
     /// fields ride in the replace's filter, so this costs nothing when none changes.
     #[operation(extended_ref.replace, later(id, embeddings))]
-    pub async fn replace(&self, doc: &M) -> Result<Propagation> {
+    pub async fn replace(&self, doc: &M) -> Result<Propagation>
+    where
+        M: Referenced,
+    {
         let (new, id) = crate::derived::replacement(M::SCHEMA, doc)?;
         crate::literal::check_id("_id", &id)?;
         let span = tracing::Span::current();
@@ -124,7 +151,10 @@ impl<M: Referenced> References<M> {
         session: Option<&mut ClientSession>,
         fields: Option<&[&str]>,
         filter: &Document,
-    ) -> mongodb::error::Result<Option<derived::Watch>> {
+    ) -> mongodb::error::Result<Option<derived::Watch>>
+    where
+        M: Referenced,
+    {
         derived::watch_except(&self.db, session, M::SCHEMA, fields, filter, &not_copies).await
     }
 
@@ -134,7 +164,10 @@ impl<M: Referenced> References<M> {
         watch: Option<derived::Watch>,
         step: Step,
         session: Option<&mut ClientSession>,
-    ) -> mongodb::error::Result<Step> {
+    ) -> mongodb::error::Result<Step>
+    where
+        M: Referenced,
+    {
         if let (Some(watch), Step::Done(_)) = (watch, &step) {
             watch.after(&self.db, session).await?;
         }

@@ -200,6 +200,15 @@ impl<M: Preallocated> Slots<M> {
         }
     }
 
+    fn not_holder(&self, resource: &Bson, slot: &Bson, holder: Bson) -> Error {
+        Error::NotHolder {
+            collection: M::SLOTS.collection().to_owned(),
+            resource: Box::new(resource.clone()),
+            slot: Box::new(slot.clone()),
+            holder: Box::new(holder),
+        }
+    }
+
     /// Why the slot did not match: it is missing, or its holder now.
     async fn miss(
         &self,

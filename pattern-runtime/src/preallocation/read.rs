@@ -5,12 +5,16 @@ use pattern_derive::operation;
 
 impl<M: Preallocated> Slots<M> {
     /// The slot of `resource` and `slot`, if it was allocated.
-    #[operation(preallocation.get, later(resource, slot))]
-    pub async fn get(
-        &self,
+    pub fn get<'a>(
+        &'a self,
         resource: impl IntoId<M::Resource>,
         slot: impl IntoId<M::Slot>,
-    ) -> Result<Option<M>> {
+    ) -> crate::model::Pending<'a, Result<Option<M>>> {
+        crate::model::Pending::new(self.get_op(resource.into_id(), slot.into_id()))
+    }
+
+    #[operation(preallocation.get, later(resource, slot))]
+    async fn get_op(&self, resource: M::Resource, slot: M::Slot) -> Result<Option<M>> {
         let (resource, slot) = Self::ids(resource, slot)?;
         let mut session = self.session().await?;
         let raw = self.raw();
@@ -23,18 +27,31 @@ impl<M: Preallocated> Slots<M> {
     /// one query on the unique `{resource, slot}` index. With a bitmap, the slots with at least
     /// one free sub-slot. `from` and `to` are of the slot's type: MongoDB compares values of one
     /// type only, so a string date against stored `DateTime`s matches nothing.
-    #[operation(preallocation.available)]
-    pub async fn available(
-        &self,
+    pub fn available<'a>(
+        &'a self,
         resource: impl IntoId<M::Resource>,
         from: impl IntoId<M::Slot>,
         to: impl IntoId<M::Slot>,
+    ) -> crate::model::Pending<'a, Result<Vec<M>>> {
+        crate::model::Pending::new(self.available_op(
+            resource.into_id(),
+            from.into_id(),
+            to.into_id(),
+        ))
+    }
+
+    #[operation(preallocation.available)]
+    async fn available_op(
+        &self,
+        resource: M::Resource,
+        from: M::Slot,
+        to: M::Slot,
     ) -> Result<Vec<M>> {
         let s = M::SLOTS;
-        let resource = crate::literal::typed_id(s.resource(), resource.into_id())?;
+        let resource = crate::literal::typed_id(s.resource(), resource)?;
         let (from, to) = (
-            crate::literal::typed_id(s.slot(), from.into_id())?,
-            crate::literal::typed_id(s.slot(), to.into_id())?,
+            crate::literal::typed_id(s.slot(), from)?,
+            crate::literal::typed_id(s.slot(), to)?,
         );
         let mut filter = doc! {
             s.resource(): resource,
@@ -63,11 +80,19 @@ impl<M: Preallocated> Slots<M> {
 
     /// The free sub-slots of the slot, as ranges (`[0..18, 20..48]`): one read.
     /// [`Error::NotFound`] of the slot when the slot was never allocated.
-    #[operation(preallocation.free_ranges, later(resource, slot))]
-    pub async fn free_ranges(
-        &self,
+    pub fn free_ranges<'a>(
+        &'a self,
         resource: impl IntoId<M::Resource>,
         slot: impl IntoId<M::Slot>,
+    ) -> crate::model::Pending<'a, Result<Vec<Range<u32>>>> {
+        crate::model::Pending::new(self.free_ranges_op(resource.into_id(), slot.into_id()))
+    }
+
+    #[operation(preallocation.free_ranges, later(resource, slot))]
+    async fn free_ranges_op(
+        &self,
+        resource: M::Resource,
+        slot: M::Slot,
     ) -> Result<Vec<Range<u32>>> {
         let bitmap = self.bitmap_field(&(0..1))?;
         let (resource, slot) = Self::ids(resource, slot)?;

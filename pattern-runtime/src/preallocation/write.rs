@@ -17,16 +17,19 @@ impl<M: Preallocated> Slots<M> {
     /// may be an extended reference's source id). One the holder field's type cannot hold (`5`
     /// for an `Option<String>`) is [`Error::InvalidValue`]: the slot would not read back as the
     /// model, so the booking is undone.
-    #[operation(preallocation.book, later(resource, slot))]
-    pub async fn book(
-        &self,
+    pub fn book<'a>(
+        &'a self,
         resource: impl IntoId<M::Resource>,
         slot: impl IntoId<M::Slot>,
         holder: impl Into<Bson>,
-    ) -> Result<M> {
+    ) -> crate::model::Pending<'a, Result<M>> {
+        crate::model::Pending::new(self.book_op(resource.into_id(), slot.into_id(), holder.into()))
+    }
+
+    #[operation(preallocation.book, later(resource, slot))]
+    async fn book_op(&self, resource: M::Resource, slot: M::Slot, holder: Bson) -> Result<M> {
         let holder_field = self.holder_field("book")?;
         let (resource, slot) = Self::ids(resource, slot)?;
-        let holder = holder.into();
         Self::check_holder(&holder, holder_field)?;
         if self.keeps_derived(holder_field) {
             // In a transaction (the caller's, or one of its own because other data derives
@@ -222,21 +225,28 @@ impl<M: Preallocated> Slots<M> {
     }
 
     /// Frees the slot if `holder` holds it; returns it as freed (also when it was free already).
-    /// [`Error::AlreadyBooked`] when someone else holds it, [`Error::NotFound`] of the slot when it was
+    /// [`Error::NotHolder`] when someone else holds it, [`Error::NotFound`] of the slot when it was
     /// never allocated; nothing is written then. `holder` is compared with the stored holder as
     /// a value, except a document with an `_id` (an extended-reference copy of the holder),
     /// compared by that `_id` alone: a rename of the holder, copied into the slot since the
     /// booking, does not make it someone else.
-    #[operation(preallocation.cancel, later(resource, slot))]
-    pub async fn cancel(
-        &self,
+    pub fn cancel<'a>(
+        &'a self,
         resource: impl IntoId<M::Resource>,
         slot: impl IntoId<M::Slot>,
         holder: impl Into<Bson>,
-    ) -> Result<M> {
+    ) -> crate::model::Pending<'a, Result<M>> {
+        crate::model::Pending::new(self.cancel_op(
+            resource.into_id(),
+            slot.into_id(),
+            holder.into(),
+        ))
+    }
+
+    #[operation(preallocation.cancel, later(resource, slot))]
+    async fn cancel_op(&self, resource: M::Resource, slot: M::Slot, holder: Bson) -> Result<M> {
         let holder_field = self.holder_field("cancel")?;
         let (resource, slot) = Self::ids(resource, slot)?;
-        let holder = holder.into();
         Self::check_holder(&holder, holder_field)?;
         let mut filter = Self::key(&resource, &slot);
         match holder {
@@ -255,12 +265,16 @@ impl<M: Preallocated> Slots<M> {
 
     /// Frees the slot whoever holds it; returns it as freed. [`Error::NotFound`] of the slot when it was
     /// never allocated.
-    #[operation(preallocation.release, later(resource, slot))]
-    pub async fn release(
-        &self,
+    pub fn release<'a>(
+        &'a self,
         resource: impl IntoId<M::Resource>,
         slot: impl IntoId<M::Slot>,
-    ) -> Result<M> {
+    ) -> crate::model::Pending<'a, Result<M>> {
+        crate::model::Pending::new(self.release_op(resource.into_id(), slot.into_id()))
+    }
+
+    #[operation(preallocation.release, later(resource, slot))]
+    async fn release_op(&self, resource: M::Resource, slot: M::Slot) -> Result<M> {
         let holder_field = self.holder_field("release")?;
         let (resource, slot) = Self::ids(resource, slot)?;
         self.free(Self::key(&resource, &slot), &resource, &slot, holder_field)
@@ -333,7 +347,8 @@ impl<M: Preallocated> Slots<M> {
                 .await?
             {
                 Miss::NotAllocated => Err(self.not_allocated(resource, slot)),
-                Miss::HeldBy(h) => Err(self.already_booked(resource, slot, Some(h))),
+                // Only a cancellation names a holder: the slot is someone else's.
+                Miss::HeldBy(h) => Err(self.not_holder(resource, slot, h)),
                 Miss::Free => {
                     let op = raw.find_one(Self::key(resource, slot));
                     match in_session!(op, session)? {
@@ -361,11 +376,24 @@ impl<M: Preallocated> Slots<M> {
     /// (`$bit` or). [`Error::AlreadyBooked`] when any is taken (no holder: the bitmap does not
     /// say who), [`Error::NotFound`] of the slot when the slot was never allocated, [`Error::InvalidValue`]
     /// for a range outside the bitmap; nothing is written then.
-    #[operation(preallocation.book_range, later(resource, slot))]
-    pub async fn book_range(
-        &self,
+    pub fn book_range<'a>(
+        &'a self,
         resource: impl IntoId<M::Resource>,
         slot: impl IntoId<M::Slot>,
+        sub_slots: Range<u32>,
+    ) -> crate::model::Pending<'a, Result<()>> {
+        crate::model::Pending::new(self.book_range_op(
+            resource.into_id(),
+            slot.into_id(),
+            sub_slots,
+        ))
+    }
+
+    #[operation(preallocation.book_range, later(resource, slot))]
+    async fn book_range_op(
+        &self,
+        resource: M::Resource,
+        slot: M::Slot,
         sub_slots: Range<u32>,
     ) -> Result<()> {
         let bitmap = self.bitmap_field(&sub_slots)?;
@@ -387,11 +415,24 @@ impl<M: Preallocated> Slots<M> {
     /// (`$bitsAllSet`) and which clears them. [`Error::InvalidValue`] when any of them is free
     /// already (a range freed twice, or never booked), [`Error::NotFound`] of the slot when the slot was
     /// never allocated; nothing is written then.
-    #[operation(preallocation.free_range, later(resource, slot))]
-    pub async fn free_range(
-        &self,
+    pub fn free_range<'a>(
+        &'a self,
         resource: impl IntoId<M::Resource>,
         slot: impl IntoId<M::Slot>,
+        sub_slots: Range<u32>,
+    ) -> crate::model::Pending<'a, Result<()>> {
+        crate::model::Pending::new(self.free_range_op(
+            resource.into_id(),
+            slot.into_id(),
+            sub_slots,
+        ))
+    }
+
+    #[operation(preallocation.free_range, later(resource, slot))]
+    async fn free_range_op(
+        &self,
+        resource: M::Resource,
+        slot: M::Slot,
         sub_slots: Range<u32>,
     ) -> Result<()> {
         let bitmap = self.bitmap_field(&sub_slots)?;

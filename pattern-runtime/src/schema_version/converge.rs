@@ -7,7 +7,7 @@ use bson::{doc, Bson, Document, RawDocumentBuf};
 use futures_util::TryStreamExt;
 use pattern_derive::operation;
 
-use super::upgrade::unchanged;
+use super::upgrade::replace_unchanged;
 use super::SchemaVersioned;
 use crate::derived;
 use crate::error::{check_size, Error, Result};
@@ -216,8 +216,8 @@ impl<M: Model> ModelCollection<M> {
         let mut ids: Vec<Bson> = Vec::new();
         let mut bytes = 0;
         for (stored, new) in rewrites {
-            let statement =
-                doc! { "q": unchanged(&stored), "u": new, "multi": false, "upsert": false };
+            let (q, u) = replace_unchanged(&stored, new);
+            let statement = doc! { "q": q, "u": u, "multi": false, "upsert": false };
             let size = RawDocumentBuf::try_from(&statement).map_or(0, |r| r.as_bytes().len());
             if !statements.is_empty() && bytes + size > COMMAND_BYTES {
                 self.send_updates(
@@ -271,13 +271,14 @@ impl<M: Model> ModelCollection<M> {
                 done.refused.push((id, self.refused(&reason)));
             }
         }
-        let matched = match reply.get("n") {
+        // Matched by `_id`, written only when unchanged since the read: the modified ones.
+        let written = match reply.get("nModified") {
             Some(Bson::Int32(n)) => u64::try_from(*n).unwrap_or(0),
             Some(Bson::Int64(n)) => u64::try_from(*n).unwrap_or(0),
             _ => 0,
         };
-        done.written += matched;
-        tracing::debug!(sent = count, written = matched, "documents rewritten");
+        done.written += written;
+        tracing::debug!(sent = count, written, "documents rewritten");
         Ok(())
     }
 
@@ -292,8 +293,9 @@ impl<M: Model> ModelCollection<M> {
         for (stored, new) in rewrites {
             let id = stored.get("_id").cloned().unwrap_or(Bson::Null);
             let watch = derived::watch_read(M::SCHEMA, None, std::slice::from_ref(&stored));
-            match coll.replace_one(unchanged(&stored), new).await {
-                Ok(result) if result.matched_count == 1 => {
+            let (filter, update) = replace_unchanged(&stored, new);
+            match coll.update_one(filter, update).await {
+                Ok(result) if result.modified_count == 1 => {
                     done.written += 1;
                     rebuilds.extend(watch);
                 }

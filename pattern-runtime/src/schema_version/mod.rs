@@ -120,7 +120,16 @@
 //!
 //! - A [`#[versioned]`](crate::versioning) model's revisions of older shapes read as the
 //!   current type ([`history`](crate::ModelCollection::history),
-//!   [`revision`](crate::ModelCollection::revision)).
+//!   [`revision`](crate::ModelCollection::revision)). [`converge`] (and a `writing_back`
+//!   read) rewrites a versioned document's shape, not its content: it keeps its version and
+//!   writes no revision. A `save` of a copy read before the rewrite (upgraded in memory from
+//!   the same content) still goes through at that version, and the revision it archives is
+//!   the rewritten document: nothing is lost. An upgrade that computes something new each
+//!   time it runs (a timestamp) keeps the saved copy's.
+//! - The version field is the pattern's: an update of it through any handle (a versioned
+//!   model's `update`, [`Computing`](crate::Computing), [`References`](crate::References))
+//!   is [`Error::InvalidKey`](crate::Error::InvalidKey), nothing written, and the validator
+//!   takes only the current version.
 //! - Extended-reference copies and subset items are made from the upgraded document, and
 //!   `converge` rebuilds what other models keep from each document it rewrites.
 //! - Repairs that aggregate the sources on the server (a subset's `rebuild` and `repair`,
@@ -165,6 +174,25 @@ pub use spec::{
 pub use spec::{SchemaVersion, SchemaVersionSpec, SchemaVersioned, UpgradeFrom};
 
 impl PatternSpec for SchemaVersionSpec {
+    /// The version field: every write stores the current version, and only [`converge`] and
+    /// the upgrades of the toolkit's own reads and updates change it. A document labelled with
+    /// another version than its shape's is unreadable.
+    fn kept_fields(
+        &'static self,
+        _model: &'static crate::schema::ModelSchema,
+    ) -> crate::schema::KeptFields {
+        vec![(
+            self.field(),
+            "the schema version names the shape the document is stored in: every write of the \
+             model stores the current one, and `converge` rewrites older documents",
+        )]
+    }
+
+    /// A replacement is the model, at the current version: it may replace an older document.
+    fn kept_on_replace(&'static self) -> bool {
+        false
+    }
+
     /// The documents per stored version, over the whole collection (one `$group`): a finding
     /// when some are older or of an unknown version.
     fn audit<'a>(

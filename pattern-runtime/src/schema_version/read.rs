@@ -65,9 +65,16 @@ fn read_current<M: Model>(raw: &RawDocumentBuf) -> Result<M> {
 /// is stored in.
 impl<M: Model> ModelCollection<M> {
     /// The document with this `_id`, if there is one.
+    pub fn get<'a>(
+        &'a self,
+        id: impl IntoId<M::Id>,
+    ) -> crate::model::Pending<'a, Result<Option<M>>> {
+        crate::model::Pending::new(self.get_op(id.into_id()))
+    }
+
     #[operation(model.get, level = "debug", later(id))]
-    pub async fn get(&self, id: impl IntoId<M::Id>) -> Result<Option<M>> {
-        let id = crate::literal::span_id(id.into_id())?;
+    async fn get_op(&self, id: M::Id) -> Result<Option<M>> {
+        let id = crate::literal::span_id(id)?;
         let found = self.read(bson::doc! { "_id": id }, Some(1)).await?;
         self.decode_all(&found).await.pop().transpose()
     }

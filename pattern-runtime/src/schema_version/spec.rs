@@ -74,6 +74,18 @@ impl<'de, const N: u32> Deserialize<'de> for SchemaVersion<N> {
     }
 }
 
+/// Only the current version: the validator describes the current shape, and a document of
+/// that shape labelled with an older version would not read.
+impl<const N: u32> crate::validator::BsonShape for SchemaVersion<N> {
+    fn bson_shape() -> crate::validator::Shape {
+        let n = match i32::try_from(N) {
+            Ok(n) => Bson::Int32(n),
+            Err(_) => Bson::Int64(i64::from(N)),
+        };
+        crate::validator::Shape::OneOf(vec![n])
+    }
+}
+
 /// How an older shape becomes the next one: implemented for every `New: TryFrom<Old>` whose
 /// error displays (so for every `From<Old>`). Implement `From` (or `TryFrom`, when an old
 /// document may not convert: its error is the reason [`Error::Upgrade`](crate::Error::Upgrade)

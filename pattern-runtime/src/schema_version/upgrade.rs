@@ -83,14 +83,20 @@ fn doc_id(doc: &Document) -> Option<Box<Bson>> {
     doc.get("_id").cloned().map(Box::new)
 }
 
-/// The filter of `stored` exactly as it was read: its `_id`, and the whole document equal to
-/// it (`$literal`: its values are data, never expressions).
-pub(super) fn unchanged(stored: &Document) -> Document {
+/// The filter and the update that replace `stored` with `new` only while the document is
+/// exactly as it was read (no concurrent write lost): the filter is the `_id` alone, which
+/// every server answers through its index, and the comparison with `stored` is in the update
+/// (a pipeline that keeps the document as it is when it differs). The update's modified count
+/// says whether it was replaced. Both documents are `$literal`s: their values are data, never
+/// expressions. (A filter comparing `$$ROOT` in `$expr` holds the same condition, but the
+/// embedded server answers it by scanning the collection: `converge` was quadratic.)
+pub(super) fn replace_unchanged(stored: &Document, new: Document) -> (Document, Vec<Document>) {
     let id = stored.get("_id").cloned().unwrap_or(Bson::Null);
-    doc! {
-        "_id": id,
-        "$expr": { "$eq": ["$$ROOT", { "$literal": stored.clone() }] },
-    }
+    let same = doc! { "$eq": ["$$ROOT", { "$literal": stored.clone() }] };
+    let pipeline = vec![doc! {
+        "$replaceWith": { "$cond": [same, { "$literal": new }, "$$ROOT"] },
+    }];
+    (doc! { "_id": id }, pipeline)
 }
 
 /// Before an operator update of `model`'s documents matching `filter`: those stored in an older
@@ -114,7 +120,8 @@ pub(crate) async fn upgrade_matching(
         let new = spec
             .upgrade_document(model, stored.clone())
             .map_err(crate::error::refusal)?;
-        let op = coll.replace_one(unchanged(&stored), new);
+        let (filter, update) = replace_unchanged(&stored, new);
+        let op = coll.update_one(filter, update);
         in_session!(op, session.as_deref_mut())?;
         tracing::debug!(id = ?stored.get("_id"), "older document upgraded before an update");
     }

@@ -282,9 +282,16 @@ where
     /// Recomputes the embedded array and every computed field from the full collection: the repair
     /// after manual edits or a crash between two non-transactional writes. Reads the first N items
     /// through the `{parent, sort}` index and sums the rest with one `$group`.
+    pub fn rebuild<'a>(
+        &'a self,
+        parent_id: impl IntoId<P::Id>,
+    ) -> crate::model::Pending<'a, Result<()>> {
+        crate::model::Pending::new(self.rebuild_op(parent_id.into_id()))
+    }
+
     #[operation(subset.rebuild, items_collection = self.spec.full_collection(), field = self.spec.field(), later(id))]
-    pub async fn rebuild(&self, parent_id: impl IntoId<P::Id>) -> Result<()> {
-        let parent_id = crate::literal::typed_id("_id", parent_id.into_id())?;
+    async fn rebuild_op(&self, parent_id: P::Id) -> Result<()> {
+        let parent_id = crate::literal::typed_id("_id", parent_id)?;
         self.rebuild_at(parent_id).await
     }
 

@@ -100,6 +100,13 @@
 //! parent). The parent's array and counters are the subset's own: another handle's update of
 //! them, or a push's `set` of another pattern's field, is refused ([`Error::InvalidKey`]).
 //!
+//! A full item names its parent: one pushed to another parent than the one its parent field
+//! names is refused ([`Error::InvalidValue`]), nothing written. A deleted parent leaves its full
+//! items (they are the data, the parent's array a copy of some of them; a review outlives its
+//! product until someone decides): [`Subset::check`] and the [doctor](mod@crate::doctor)
+//! report them ([`Check::Orphans`](crate::doctor::Check::Orphans), naming the parents that are
+//! gone), and nothing repairs them but their deletion (or the parent's return).
+//!
 //! # Tracing
 //!
 //! `push` (and `push_many`), `rebuild` and `remove` run in `INFO` spans named

@@ -11,14 +11,18 @@ where
 {
     /// Items of the full collection in the subset's order, `skip` then at most `limit`: the
     /// pages after the embedded one start at `skip = limit of the subset`.
-    #[operation(subset.page, level = "debug", items_collection = self.spec.full_collection(), field = self.spec.field(), skip, limit, later(id))]
-    pub async fn page(
-        &self,
+    pub fn page<'a>(
+        &'a self,
         parent_id: impl IntoId<P::Id>,
         skip: u64,
         limit: i64,
-    ) -> Result<Vec<F>> {
-        let parent_id = crate::literal::typed_id("_id", parent_id.into_id())?;
+    ) -> crate::model::Pending<'a, Result<Vec<F>>> {
+        crate::model::Pending::new(self.page_op(parent_id.into_id(), skip, limit))
+    }
+
+    #[operation(subset.page, level = "debug", items_collection = self.spec.full_collection(), field = self.spec.field(), skip, limit, later(id))]
+    async fn page_op(&self, parent_id: P::Id, skip: u64, limit: i64) -> Result<Vec<F>> {
+        let parent_id = crate::literal::typed_id("_id", parent_id)?;
         tracing::Span::current().record("id", tracing::field::display(&parent_id));
         let filter = doc! { self.spec.parts.parent_key: parent_id };
         let cursor = self
@@ -34,9 +38,16 @@ where
 
     /// How many items the parent has: its count field when one is declared (one read of one
     /// field), else a count of the full collection.
+    pub fn count<'a>(
+        &'a self,
+        parent_id: impl IntoId<P::Id>,
+    ) -> crate::model::Pending<'a, Result<i64>> {
+        crate::model::Pending::new(self.count_op(parent_id.into_id()))
+    }
+
     #[operation(subset.count, level = "debug", items_collection = self.spec.full_collection(), field = self.spec.field(), later(id))]
-    pub async fn count(&self, parent_id: impl IntoId<P::Id>) -> Result<i64> {
-        let parent_id = crate::literal::typed_id("_id", parent_id.into_id())?;
+    async fn count_op(&self, parent_id: P::Id) -> Result<i64> {
+        let parent_id = crate::literal::typed_id("_id", parent_id)?;
         tracing::Span::current().record("id", tracing::field::display(&parent_id));
         let Some(field) = self.spec.count_field() else {
             let filter = doc! { self.spec.parts.parent_key: parent_id };

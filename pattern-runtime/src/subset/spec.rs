@@ -176,6 +176,45 @@ impl PatternSpec for SubsetSpec {
     ) -> Option<BoxFuture<'a, Result<Vec<Finding>>>> {
         Some(Box::pin(super::check::audit_subset(self, sample)))
     }
+
+    /// Full items whose parent is gone: a deleted parent leaves them (they are the data, not
+    /// a copy), and they are reported here.
+    fn audit_orphans<'a>(
+        &'static self,
+        db: &'a Database,
+        model: &'static ModelSchema,
+        sample: Option<u32>,
+        max_time: std::time::Duration,
+    ) -> Option<BoxFuture<'a, Result<Vec<Finding>>>> {
+        Some(Box::pin(async move {
+            let full = self.full_collection();
+            let key = self.parent_key();
+            let (parents, items) =
+                crate::maintenance::orphans(db, model, full, key, sample, max_time).await?;
+            if parents.is_empty() {
+                return Ok(Vec::new());
+            }
+            let sampled = if sample.is_some() { " sampled" } else { "" };
+            Ok(vec![Finding {
+                check: Check::Orphans,
+                model: Some(model.name()),
+                collection: full.to_owned(),
+                subject: key.to_owned(),
+                figure: format!(
+                    "{items}{sampled} items of `{full}` name {} parents `{}` does not hold \
+                     (a parent deleted leaves its full items); {}",
+                    parents.len(),
+                    model.collection(),
+                    crate::finding::examples(&parents)
+                ),
+                fix: format!(
+                    "delete the items whose `{key}` names no parent (by `{key}`, with the \
+                     driver), or restore their parents"
+                ),
+                documents: parents,
+            }])
+        }))
+    }
 }
 
 /// The parts of a [`SubsetSpec`], as generated code writes them. Not a stable API.

@@ -58,7 +58,9 @@ where
     /// Writes `item` to the full collection and adds it to the parent's subset and computed
     /// fields. Chain `.set(doc! { .. })` to set more parent fields in the same update.
     ///
-    /// Errors: [`Error::NotFound`] when no parent has this `_id` (nothing is written);
+    /// Errors: [`Error::InvalidValue`] when the item's parent field names another parent than
+    /// `parent_id` (nothing is written: push it to its own parent); [`Error::NotFound`] when no
+    /// parent has this `_id` (nothing is written);
     /// [`Error::DocumentTooLarge`] when the item, or the parent with it, is over 16 MiB (nothing is
     /// written); [`Error::InvalidKey`] for a `.set()` key that cannot be a field or that the
     /// subset already writes; [`Error::DuplicateKey`] when an item with this `_id` exists.
@@ -177,12 +179,17 @@ where
         Ok(())
     }
 
-    /// `e` from the parent's update: an `$inc` of the counters past the 64-bit range as
-    /// [`Error::InvalidValue`] naming them.
-    fn overflow(&self, e: mongodb::error::Error) -> mongodb::error::Error {
+    /// `e` from the parent's `update`: an `$inc` of the counters past the 64-bit range as
+    /// [`Error::InvalidValue`] naming the one that overflows.
+    async fn overflow(
+        &self,
+        e: mongodb::error::Error,
+        filter: &Document,
+        update: &Document,
+    ) -> mongodb::error::Error {
         let fields: Vec<&str> = self.spec.parts.computed.iter().map(|c| c.field).collect();
         let what = format!("{}.{}", P::SCHEMA.name(), fields.join(", "));
-        crate::error::inc_overflow(e, &fields, &what)
+        crate::error::update_overflow(e, &self.parents(), filter, update, &what).await
     }
 
     /// Whether `d` is this subset's own entry in the map (its writes keep it themselves).
@@ -211,11 +218,14 @@ where
         match session {
             Some(s) => {
                 // The parent first: a missing parent aborts before the item is written.
-                let r = parents
+                let r = match parents
                     .update_one(filter.clone(), update.clone())
                     .session(&mut *s)
                     .await
-                    .map_err(|e| self.overflow(e))?;
+                {
+                    Ok(r) => r,
+                    Err(e) => return Err(self.overflow(e, &filter, update).await),
+                };
                 if r.matched_count == 0 {
                     tracing::debug!("no parent with this _id: nothing written");
                     return Ok(false);
@@ -253,10 +263,10 @@ where
                     self.is_mine(d)
                 })
                 .await?;
-                let r = parents
-                    .update_one(filter.clone(), update.clone())
-                    .await
-                    .map_err(|e| self.overflow(e))?;
+                let r = match parents.update_one(filter.clone(), update.clone()).await {
+                    Ok(r) => r,
+                    Err(e) => return Err(self.overflow(e, &filter, update).await),
+                };
                 parent_updated(&r, false);
                 if let Some(avg) = average {
                     let r = parents.update_one(filter, avg).await?;
@@ -287,8 +297,24 @@ where
             let mut doc = bson::serialize_to_document(item)?;
             check_size(&doc, &what)?;
             self.check_item(&doc)?;
-            // The item belongs to this parent, whatever the caller set.
-            doc.insert(self.spec.parts.parent_key, parent_id.clone());
+            // The item belongs to the parent it is pushed to: a parent field naming another
+            // one is a mistake, refused (a missing or null one is filled in).
+            let key = self.spec.parts.parent_key;
+            match doc.get(key) {
+                None | Some(Bson::Null) => {}
+                Some(named)
+                    if crate::finding::id_key(named) == crate::finding::id_key(&parent_id) => {}
+                Some(named) => {
+                    return Err(Error::InvalidValue {
+                        field: key.to_owned(),
+                        reason: format!(
+                            "the item names the parent {named}, but it is pushed to {parent_id}: \
+                             push it to its own parent, or set `{key}` to this one"
+                        ),
+                    })
+                }
+            }
+            doc.insert(key, parent_id.clone());
             full.push(doc);
             let e = bson::serialize_to_document(&E::from(item))?;
             check_size(&e, &format!("the embedded form of {what}"))?;
@@ -320,14 +346,18 @@ where
     /// Deletes the full item `item_id` of the parent and keeps the subset and computed fields
     /// right: the counters go down by the item, and the embedded array is refilled from the full
     /// collection. [`Error::NotFound`] when the parent has no such item.
-    #[operation(subset.remove, items_collection = self.spec.full_collection(), field = self.spec.field(), later(id, item_id))]
-    pub async fn remove(
-        &self,
+    pub fn remove<'a>(
+        &'a self,
         parent_id: impl IntoId<P::Id>,
         item_id: impl IntoId<F::Id>,
-    ) -> Result<()> {
-        let parent_id = crate::literal::typed_id("_id", parent_id.into_id())?;
-        let item_id = crate::literal::typed_id("_id", item_id.into_id())?;
+    ) -> crate::model::Pending<'a, Result<()>> {
+        crate::model::Pending::new(self.remove_op(parent_id.into_id(), item_id.into_id()))
+    }
+
+    #[operation(subset.remove, items_collection = self.spec.full_collection(), field = self.spec.field(), later(id, item_id))]
+    async fn remove_op(&self, parent_id: P::Id, item_id: F::Id) -> Result<()> {
+        let parent_id = crate::literal::typed_id("_id", parent_id)?;
+        let item_id = crate::literal::typed_id("_id", item_id)?;
         let span = tracing::Span::current();
         span.record("id", tracing::field::display(&parent_id));
         span.record("item_id", tracing::field::display(&item_id));

@@ -192,3 +192,97 @@ pub(super) async fn audit_holders(
     let disagree = "documents disagree with their node";
     audit_paths(sample, tree, fields, disagree, problem, repair).await
 }
+
+/// The copy of `node` (a node document with its `_id` and the copied fields) that a holder's
+/// field copying `fields` holds: `{_id, ..fields}`, the fields the node lacks left out.
+pub(super) fn copy_of(node: &Document, fields: &[&str]) -> Document {
+    let mut copy = doc! { "_id": node.get("_id").cloned().unwrap_or(Bson::Null) };
+    for f in fields {
+        if let Some(v) = node.get(*f) {
+            copy.insert(*f, v.clone());
+        }
+    }
+    copy
+}
+
+/// Sampled holders holding a copy of a node (an extended reference to the tree's node model)
+/// whose `_id` is not the node they are in: one `find` of the nodes.
+pub(super) async fn audit_node_copies(
+    holder: &'static HolderSpec,
+    sample: &Sample<'_>,
+) -> Result<Vec<Finding>> {
+    let copies = holder.node_copies();
+    let tree = holder.tree();
+    let keys: Vec<Bson> = sample
+        .documents
+        .iter()
+        .filter_map(|d| {
+            d.get(holder.node())
+                .filter(|n| !matches!(n, Bson::Null))
+                .cloned()
+        })
+        .collect();
+    if copies.is_empty() || keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    let found: Vec<Document> = sample
+        .db
+        .collection::<Document>(tree.collection())
+        .find(doc! { tree.key(): { "$in": keys } })
+        .projection(doc! { "_id": 1, tree.key(): 1 })
+        .max_time(sample.max_time)
+        .await?
+        .try_collect()
+        .await?;
+    let ids: HashMap<String, Bson> = found
+        .iter()
+        .filter_map(|n| Some((id_key(n.get(tree.key())?), n.get("_id")?.clone())))
+        .collect();
+    let mut findings = Vec::new();
+    for (field, _) in copies {
+        let mut stale = Vec::new();
+        let mut first = None;
+        for d in sample.documents {
+            let Some(node) = d.get(holder.node()).filter(|n| !matches!(n, Bson::Null)) else {
+                continue;
+            };
+            // A missing node is the path's finding.
+            let Some(node_id) = ids.get(&id_key(node)) else {
+                continue;
+            };
+            let copied = match d.get(field) {
+                Some(Bson::Document(c)) => c.get("_id").cloned(),
+                _ => None,
+            };
+            if copied.as_ref().map(id_key) == Some(id_key(node_id)) {
+                continue;
+            }
+            let id = d.get("_id").cloned().unwrap_or(Bson::Null);
+            first.get_or_insert_with(|| {
+                let copied = copied.map_or_else(|| "nothing".to_owned(), |c| format!("`_id` {c}"));
+                format!(
+                    "{id} is in the node {node} (`_id` {node_id}), its `{field}` copies {copied}"
+                )
+            });
+            stale.push(id);
+        }
+        let Some(first) = first else { continue };
+        let about = format!(
+            "{} of {} sampled documents copy another node than the one they are in; {first}",
+            stale.len(),
+            sample.documents.len()
+        );
+        let repair = format!(
+            "`{}::tree(&db).repair()` points each copy at the holder's node ({}); placements \
+             through `Holders` keep them",
+            tree.model(),
+            crate::finding::examples(&stale)
+        );
+        findings.push(
+            sample
+                .finding(Check::TreeDrift, field, about, repair)
+                .about(stale),
+        );
+    }
+    Ok(findings)
+}

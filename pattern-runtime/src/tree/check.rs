@@ -122,10 +122,19 @@ impl<M: TreeNode> Tree<M> {
     /// parents give (one read of every node and holder).
     async fn stale_copies(&self) -> Result<TreeCheck> {
         let t = M::TREE;
+        // The node fields the holders copy, beside the shape.
+        let mut projection = doc! { "_id": 1, t.key(): 1, t.parent(): 1, t.ancestors(): 1 };
+        for h in t.holders() {
+            for (_, fields) in h.node_copies() {
+                for f in fields {
+                    projection.insert(*f, 1);
+                }
+            }
+        }
         let docs: Vec<Document> = self
             .raw()
             .find(doc! {})
-            .projection(doc! { "_id": 1, t.key(): 1, t.parent(): 1, t.ancestors(): 1 })
+            .projection(projection)
             .await?
             .try_collect()
             .await?;
@@ -160,14 +169,17 @@ impl<M: TreeNode> Tree<M> {
         }
         for h in t.holders() {
             let coll: Collection<Document> = self.db.collection(h.collection());
-            let mut cursor = coll
-                .find(doc! {})
-                .projection(doc! { "_id": 1, h.node(): 1, h.path(): 1 })
-                .await?;
+            let copies = h.node_copies();
+            let mut projection = doc! { "_id": 1, h.node(): 1, h.path(): 1 };
+            for (field, _) in &copies {
+                projection.insert(*field, 1);
+            }
+            let mut cursor = coll.find(doc! {}).projection(projection).await?;
             while let Some(d) = cursor.try_next().await? {
                 report.holders += 1;
-                let expected = match d.get(h.node()) {
-                    None | Some(Bson::Null) => Some(Vec::new()),
+                let node = d.get(h.node()).filter(|n| !matches!(n, Bson::Null));
+                let expected = match node {
+                    None => Some(Vec::new()),
                     Some(node) => expected_paths
                         .get(&crate::finding::id_key(node))
                         .cloned()
@@ -175,6 +187,27 @@ impl<M: TreeNode> Tree<M> {
                 };
                 let of = (h.model(), h.collection(), h.path());
                 report.stale.extend(Stale::of(of, &d, expected.as_ref()));
+                // Its copies of its node point at that node.
+                let Some(node) = node.and_then(|n| nodes.get(&crate::finding::id_key(n))) else {
+                    continue;
+                };
+                for (field, fields) in &copies {
+                    let stored = d.get(*field).cloned().unwrap_or(Bson::Null);
+                    let copied = stored.as_document().and_then(|c| c.get("_id"));
+                    if copied.map(crate::finding::id_key)
+                        == node.get("_id").map(crate::finding::id_key)
+                    {
+                        continue;
+                    }
+                    report.stale.push(Stale {
+                        model: h.model(),
+                        collection: h.collection(),
+                        id: d.get("_id").cloned().unwrap_or(Bson::Null),
+                        field,
+                        stored,
+                        expected: Some(Bson::Document(super::audit::copy_of(node, fields))),
+                    });
+                }
             }
         }
         tracing::debug!(

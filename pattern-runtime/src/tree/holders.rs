@@ -395,11 +395,19 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
     /// node deleted meanwhile: the holder goes back to the node and path it had, and the call
     /// returns [`Error::NotFound`] of the node (unless the deletion's own sweep moved it first: then it stays
     /// where the deletion put it). One read more than an insert.
+    pub fn place<'a>(
+        &'a self,
+        id: impl IntoId<H::Id>,
+        node: impl IntoId<M::Key>,
+    ) -> crate::model::Pending<'a, Result<()>> {
+        crate::model::Pending::new(self.place_op(id.into_id(), node.into_id()))
+    }
+
     #[operation(tree.holders.place)]
-    pub async fn place(&self, id: impl IntoId<H::Id>, node: impl IntoId<M::Key>) -> Result<()> {
+    async fn place_op(&self, id: H::Id, node: M::Key) -> Result<()> {
         let h = H::HOLDER;
         let (id, node) = (
-            crate::literal::typed_id("_id", id.into_id())?,
+            crate::literal::typed_id("_id", id)?,
             super::key_bson::<M>(H::HOLDER.node(), node)?,
         );
         let (node_id, path) = if matches!(node, Bson::Null) {
@@ -451,14 +459,28 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
     }
 
     /// The holders in the node or below it: one query on the `path` index.
+    pub fn under<'a>(
+        &'a self,
+        key: impl IntoId<M::Key>,
+    ) -> crate::model::Pending<'a, Result<Vec<H>>> {
+        crate::model::Pending::new(self.under_op(key.into_id()))
+    }
+
     #[operation(tree.holders.under)]
-    pub async fn under(&self, key: impl IntoId<M::Key>) -> Result<Vec<H>> {
+    async fn under_op(&self, key: M::Key) -> Result<Vec<H>> {
         self.holding(H::HOLDER.path(), key).await
     }
 
     /// The holders directly in the node: one query on the `node` index.
+    pub fn directly_in<'a>(
+        &'a self,
+        key: impl IntoId<M::Key>,
+    ) -> crate::model::Pending<'a, Result<Vec<H>>> {
+        crate::model::Pending::new(self.directly_in_op(key.into_id()))
+    }
+
     #[operation(tree.holders.directly_in)]
-    pub async fn directly_in(&self, key: impl IntoId<M::Key>) -> Result<Vec<H>> {
+    async fn directly_in_op(&self, key: M::Key) -> Result<Vec<H>> {
         self.holding(H::HOLDER.node(), key).await
     }
 

@@ -23,6 +23,18 @@
 //! several trees, one attribute each. The types are checked at compile time against the tree's
 //! key type.
 //!
+//! A holder that shows its node (a product showing its category's name) holds an extended
+//! reference to it (`#[extended_ref(propagate)] category: CategoryRef`) and names it with
+//! `copy = category`: the tree then keeps the copy pointing at the node the holder is in,
+//! through every write of the node field (an insert, [`Holders::place`], a deletion that moves
+//! holders up), in the same transaction, and the extended reference keeps its copied fields.
+//! Another handle's update of the copy is [`Error::InvalidKey`]; a copy pointing elsewhere
+//! (written around the toolkit) is a [`Tree::check`] and doctor finding, which
+//! [`Tree::repair`] points back. A copy of a node not named by `copy` is the holder's own (a
+//! node it names for another reason) and is left alone. The field must be a `propagate`
+//! extended reference to the tree's node model, or an `Option` of one: a compile error
+//! otherwise.
+//!
 //! Indexes, declared with the models and created by [`sync_models`](crate::sync_models):
 //! `parent` and `ancestors` (multikey) on the tree, the key's unique index when it is not `_id`,
 //! `node` and `path` (multikey) on each holder. The sync also creates `<collection>.tree`, which
@@ -190,7 +202,9 @@ mod write;
 
 use check::stale_under;
 pub use holders::Holders;
-pub use spec::{HolderParts, HolderSpec, InTree, TreeNode, TreeParts, TreeSpec};
+pub use spec::{
+    HolderParts, HolderSpec, InTree, NodeCopy, RenamableTree, TreeNode, TreeParts, TreeSpec,
+};
 use write::{copies_of, splice};
 pub use write::{Deleted, Deletion};
 

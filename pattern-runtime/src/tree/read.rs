@@ -26,8 +26,15 @@ impl<M: TreeNode> Tree<M> {
     }
 
     /// The node with this key.
+    pub fn get<'a>(
+        &'a self,
+        key: impl IntoId<M::Key>,
+    ) -> crate::model::Pending<'a, Result<Option<M>>> {
+        crate::model::Pending::new(self.get_op(key.into_id()))
+    }
+
     #[operation(tree.get)]
-    pub async fn get(&self, key: impl IntoId<M::Key>) -> Result<Option<M>> {
+    async fn get_op(&self, key: M::Key) -> Result<Option<M>> {
         let found = self
             .raw()
             .find_one(doc! { M::TREE.key(): key_bson::<M>(M::TREE.key(), key)? })
@@ -36,16 +43,30 @@ impl<M: TreeNode> Tree<M> {
     }
 
     /// The node's children, in key order: one query on the `parent` index.
+    pub fn children<'a>(
+        &'a self,
+        key: impl IntoId<M::Key>,
+    ) -> crate::model::Pending<'a, Result<Vec<M>>> {
+        crate::model::Pending::new(self.children_op(key.into_id()))
+    }
+
     #[operation(tree.children)]
-    pub async fn children(&self, key: impl IntoId<M::Key>) -> Result<Vec<M>> {
+    async fn children_op(&self, key: M::Key) -> Result<Vec<M>> {
         let t = M::TREE;
         let parent = doc! { t.parent(): key_bson::<M>(t.key(), key)? };
         self.nodes(parent, Some(doc! { t.key(): 1 })).await
     }
 
     /// Every node below the node, in no particular order: one query on the `ancestors` index.
+    pub fn descendants<'a>(
+        &'a self,
+        key: impl IntoId<M::Key>,
+    ) -> crate::model::Pending<'a, Result<Vec<M>>> {
+        crate::model::Pending::new(self.descendants_op(key.into_id()))
+    }
+
     #[operation(tree.descendants)]
-    pub async fn descendants(&self, key: impl IntoId<M::Key>) -> Result<Vec<M>> {
+    async fn descendants_op(&self, key: M::Key) -> Result<Vec<M>> {
         let below = doc! { M::TREE.ancestors(): key_bson::<M>(M::TREE.key(), key)? };
         self.nodes(below, None).await
     }
@@ -67,8 +88,15 @@ impl<M: TreeNode> Tree<M> {
     /// {ancestors: key}]}` returns the same through the same indexes; on the embedded test
     /// server it took twice as long as the two for a subtree of 899 nodes, see the `tree`
     /// bench.) Empty when no node has this key.
+    pub fn subtree<'a>(
+        &'a self,
+        key: impl IntoId<M::Key>,
+    ) -> crate::model::Pending<'a, Result<Vec<M>>> {
+        crate::model::Pending::new(self.subtree_op(key.into_id()))
+    }
+
     #[operation(tree.subtree)]
-    pub async fn subtree(&self, key: impl IntoId<M::Key>) -> Result<Vec<M>> {
+    async fn subtree_op(&self, key: M::Key) -> Result<Vec<M>> {
         let t = M::TREE;
         let key = key_bson::<M>(M::TREE.key(), key)?;
         let Some(node) = self.raw().find_one(doc! { t.key(): key.clone() }).await? else {
@@ -87,8 +115,15 @@ impl<M: TreeNode> Tree<M> {
 
     /// The node's ancestors, root first: one aggregation (the node, then a `$lookup` of its
     /// ancestors through the key's index). [`Error::NotFound`] of the node when no node has this key.
+    pub fn ancestors<'a>(
+        &'a self,
+        key: impl IntoId<M::Key>,
+    ) -> crate::model::Pending<'a, Result<Vec<M>>> {
+        crate::model::Pending::new(self.ancestors_op(key.into_id()))
+    }
+
     #[operation(tree.ancestors)]
-    pub async fn ancestors(&self, key: impl IntoId<M::Key>) -> Result<Vec<M>> {
+    async fn ancestors_op(&self, key: M::Key) -> Result<Vec<M>> {
         let t = M::TREE;
         let key = key_bson::<M>(M::TREE.key(), key)?;
         let pipeline = [
@@ -131,7 +166,14 @@ impl<M: TreeNode> Tree<M> {
 
     /// The path of a holder placed in the node: its ancestors, then its own key.
     /// [`Error::NotFound`] of the node when no node has this key.
-    pub async fn path(&self, key: impl IntoId<M::Key>) -> Result<Vec<M::Key>> {
+    pub fn path<'a>(
+        &'a self,
+        key: impl IntoId<M::Key>,
+    ) -> crate::model::Pending<'a, Result<Vec<M::Key>>> {
+        crate::model::Pending::new(self.path_op(key.into_id()))
+    }
+
+    async fn path_op(&self, key: M::Key) -> Result<Vec<M::Key>> {
         let key = key_bson::<M>(M::TREE.key(), key)?;
         let path = self.current_path(None, &key).await?;
         let Some(path) = path else {

@@ -216,12 +216,16 @@ impl<M: TreeNode> Tree<M> {
     ///
     /// [`Error::Cycle`] when `parent` is the node or below it, [`Error::NotFound`] of the node when either is
     /// missing; nothing is written then.
-    #[operation(tree.move_under, later(key))]
-    pub async fn move_under(
-        &self,
+    pub fn move_under<'a>(
+        &'a self,
         key: impl IntoId<M::Key>,
         parent: impl IntoId<M::Key>,
-    ) -> Result<Propagation> {
+    ) -> crate::model::Pending<'a, Result<Propagation>> {
+        crate::model::Pending::new(self.move_under_op(key.into_id(), parent.into_id()))
+    }
+
+    #[operation(tree.move_under, later(key))]
+    async fn move_under_op(&self, key: M::Key, parent: M::Key) -> Result<Propagation> {
         self.move_node(
             key_bson::<M>(M::TREE.key(), key)?,
             Some(key_bson::<M>(M::TREE.parent(), parent)?),
@@ -230,8 +234,15 @@ impl<M: TreeNode> Tree<M> {
     }
 
     /// Makes the node a root, with its subtree: [`Tree::move_under`] without a parent.
+    pub fn move_to_root<'a>(
+        &'a self,
+        key: impl IntoId<M::Key>,
+    ) -> crate::model::Pending<'a, Result<Propagation>> {
+        crate::model::Pending::new(self.move_to_root_op(key.into_id()))
+    }
+
     #[operation(tree.move_to_root, later(key))]
-    pub async fn move_to_root(&self, key: impl IntoId<M::Key>) -> Result<Propagation> {
+    async fn move_to_root_op(&self, key: M::Key) -> Result<Propagation> {
         self.move_node(key_bson::<M>(M::TREE.key(), key)?, None)
             .await
     }
@@ -401,25 +412,27 @@ impl<M: TreeNode> Tree<M> {
 
     /// Changes a node's key from `key` to `new_key` everywhere it is copied: the node, its
     /// children's parent, its descendants' ancestors, the node and path of every holder in it or
-    /// under it, in one transaction. For trees declared with `key = ..` (an `_id` never
-    /// changes: [`Error::InvalidKey`]).
+    /// under it, in one transaction. For trees declared with `key = ..`: on a tree named by
+    /// `_id`, which never changes, it does not compile.
     ///
     /// [`Error::NotFound`] of the node when no node has `key`, [`Error::DuplicateKey`] when `new_key` is
     /// taken; nothing is written then.
-    #[operation(tree.rename, later(key))]
-    pub async fn rename(
+    ///
+    /// Not an `async fn`: a tree named by `_id` is one compile error, at the call.
+    pub fn rename(
         &self,
         key: impl IntoId<M::Key>,
         new_key: impl IntoId<M::Key>,
-    ) -> Result<Propagation> {
+    ) -> BoxFuture<'_, Result<Propagation>>
+    where
+        M: RenamableTree,
+    {
+        Box::pin(self.rename_keys(key.into_id(), new_key.into_id()))
+    }
+
+    #[operation(tree.rename, later(key))]
+    async fn rename_keys(&self, key: M::Key, new_key: M::Key) -> Result<Propagation> {
         let t = M::TREE;
-        if t.key() == "_id" {
-            return Err(Error::InvalidKey {
-                key: "_id".to_owned(),
-                reason: "the tree's nodes are named by their `_id`, which never changes; rename \
-                         a display field with an ordinary update, or declare `key = ..`",
-            });
-        }
         let (key, new_key) = (
             key_bson::<M>(M::TREE.key(), key)?,
             key_bson::<M>(M::TREE.key(), new_key)?,
@@ -480,8 +493,16 @@ impl<M: TreeNode> Tree<M> {
 
     /// Deletes the node, and what is below it as `how` says, in one transaction. See
     /// [`Deletion`]; [`Error::NodeInUse`] or [`Error::NotFound`] of the node with nothing deleted.
+    pub fn delete<'a>(
+        &'a self,
+        key: impl IntoId<M::Key>,
+        how: Deletion,
+    ) -> crate::model::Pending<'a, Result<Deleted>> {
+        crate::model::Pending::new(self.delete_op(key.into_id(), how))
+    }
+
     #[operation(tree.delete, how = ?how, later(key))]
-    pub async fn delete(&self, key: impl IntoId<M::Key>, how: Deletion) -> Result<Deleted> {
+    async fn delete_op(&self, key: M::Key, how: Deletion) -> Result<Deleted> {
         let t = M::TREE;
         let key = key_bson::<M>(M::TREE.key(), key)?;
         tracing::Span::current().record("key", tracing::field::display(&key));

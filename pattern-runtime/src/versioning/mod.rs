@@ -153,6 +153,31 @@ enum Change<'a> {
     Update(&'a Document),
 }
 
+/// One call's write, over the runs of its transaction's body: the `_id` its revision gets,
+/// the same in every run, and how many runs began. A run after the first finds the document
+/// already changed when an earlier run's commit went through though its result was lost (a
+/// server that forgets its commit records across a restart answers the re-sent commit with a
+/// `TransientTransactionError`, and the body runs again): the revision, committed with the
+/// change, says whether it did.
+struct Attempt {
+    revision: Bson,
+    runs: std::sync::atomic::AtomicU32,
+}
+
+impl Attempt {
+    fn new() -> Self {
+        Attempt {
+            revision: Bson::ObjectId(bson::oid::ObjectId::new()),
+            runs: std::sync::atomic::AtomicU32::new(0),
+        }
+    }
+
+    /// Counts a run of the body: whether an earlier one began.
+    fn rerun(&self) -> bool {
+        self.runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed) > 0
+    }
+}
+
 /// What a write found when it did not go through.
 enum Outcome<T> {
     Done(T),

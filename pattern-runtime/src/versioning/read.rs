@@ -5,9 +5,16 @@ use pattern_derive::operation;
 
 impl<M: Versioned> ModelCollection<M> {
     /// Every archived revision of a document, newest first.
+    pub fn history<'a>(
+        &'a self,
+        id: impl IntoId<M::Id>,
+    ) -> crate::model::Pending<'a, Result<Vec<Revision<M>>>> {
+        crate::model::Pending::new(self.history_op(id.into_id()))
+    }
+
     #[operation(versioning.history, level = "debug", later(id))]
-    pub async fn history(&self, id: impl IntoId<M::Id>) -> Result<Vec<Revision<M>>> {
-        let id = crate::literal::span_id(id.into_id())?;
+    async fn history_op(&self, id: M::Id) -> Result<Vec<Revision<M>>> {
+        let id = crate::literal::span_id(id)?;
         let cursor = self
             .database()
             .collection::<Revision<Document>>(spec::<M>().history())
@@ -27,9 +34,17 @@ impl<M: Versioned> ModelCollection<M> {
     /// archived revision. [`Error::NotFound`] when there is no such version: its
     /// [`Missing::Revision`](crate::Missing::Revision) names the document and the version, and
     /// its collection is the history's.
+    pub fn revision<'a>(
+        &'a self,
+        id: impl IntoId<M::Id>,
+        v: i64,
+    ) -> crate::model::Pending<'a, Result<M>> {
+        crate::model::Pending::new(self.revision_op(id.into_id(), v))
+    }
+
     #[operation(versioning.revision, level = "debug", version = v, later(id))]
-    pub async fn revision(&self, id: impl IntoId<M::Id>, v: i64) -> Result<M> {
-        let id = crate::literal::typed_id("_id", id.into_id())?;
+    async fn revision_op(&self, id: M::Id, v: i64) -> Result<M> {
+        let id = crate::literal::typed_id("_id", id)?;
         self.revision_at(id, v).await
     }
 

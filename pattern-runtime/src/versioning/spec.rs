@@ -14,6 +14,15 @@ pub trait Versioned: Model {
 }
 
 impl PatternSpec for VersionSpec {
+    /// The version field: each write checks it and moves it on by one.
+    fn kept_fields(&'static self, _model: &'static ModelSchema) -> crate::schema::KeptFields {
+        vec![(
+            self.version_field(),
+            "the toolkit sets the version: each `save` or `update` of the versioned model \
+             checks it and moves it on by one",
+        )]
+    }
+
     /// The history collection's indexes.
     fn indexes(&'static self, _model: &'static ModelSchema) -> IndexesNeeded {
         self.history_indexes()

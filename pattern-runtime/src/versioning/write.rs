@@ -164,9 +164,18 @@ impl<M: Versioned> ModelCollection<M> {
     /// println!("views {} at version {}", saved.views, saved.version);
     /// # Ok(()) }
     /// ```
-    pub async fn modify(
-        &self,
+    pub fn modify<'a>(
+        &'a self,
         id: impl IntoId<M::Id>,
+        attempts: u32,
+        change: impl FnMut(&mut M) + Send + 'a,
+    ) -> crate::model::Pending<'a, Result<M>> {
+        crate::model::Pending::new(self.modify_op(id.into_id(), attempts, change))
+    }
+
+    async fn modify_op(
+        &self,
+        id: M::Id,
         attempts: u32,
         mut change: impl FnMut(&mut M) + Send,
     ) -> Result<M> {
@@ -273,11 +282,13 @@ impl<M: Versioned> ModelCollection<M> {
         check_archivable::<M>(&new)?;
         let id = new.get("_id").cloned().unwrap_or(Bson::Null);
         tracing::Span::current().record("id", tracing::field::display(&id));
+        let attempt = Attempt::new();
         let outcome = transact!(self.database(), self.transaction(), |s| self.write_change(
             s,
             &id,
             v,
-            Change::Replace(&new)
+            Change::Replace(&new),
+            &attempt
         ))?;
         self.outcome(id, v, outcome)
     }
@@ -285,14 +296,18 @@ impl<M: Versioned> ModelCollection<M> {
     /// Applies an operator update (`{ "$set": {..} }`) to the document at `expected_version`,
     /// archiving the stored version first, in one transaction; returns the new version. The
     /// update may not touch the version field or `_id`.
-    #[operation(versioning.update, expected_version, later(id))]
-    pub async fn update(
-        &self,
+    pub fn update<'a>(
+        &'a self,
         id: impl IntoId<M::Id>,
         expected_version: i64,
         update: Document,
-    ) -> Result<i64> {
-        let id = crate::literal::span_id(id.into_id())?;
+    ) -> crate::model::Pending<'a, Result<i64>> {
+        crate::model::Pending::new(self.update_op(id.into_id(), expected_version, update))
+    }
+
+    #[operation(versioning.update, expected_version, later(id))]
+    async fn update_op(&self, id: M::Id, expected_version: i64, update: Document) -> Result<i64> {
+        let id = crate::literal::span_id(id)?;
         check_next_version::<M>(expected_version)?;
         let field = spec::<M>().version_field();
         let mut update = update;
@@ -315,11 +330,13 @@ impl<M: Versioned> ModelCollection<M> {
         let mut inc = update.get_document("$inc").cloned().unwrap_or_default();
         inc.insert(field, 1);
         update.insert("$inc", inc);
+        let attempt = Attempt::new();
         let outcome = transact!(self.database(), self.transaction(), |s| self.write_change(
             s,
             &id,
             expected_version,
-            Change::Update(&update)
+            Change::Update(&update),
+            &attempt
         ));
         let outcome = match outcome {
             Err(Error::Driver { source, .. })
@@ -337,8 +354,16 @@ impl<M: Versioned> ModelCollection<M> {
         self.outcome(id, expected_version, outcome)
     }
 
-    fn revision_doc(&self, id: &Bson, version: i64, snapshot: Document, deleted: bool) -> Document {
+    fn revision_doc(
+        &self,
+        attempt: &Attempt,
+        id: &Bson,
+        version: i64,
+        snapshot: Document,
+        deleted: bool,
+    ) -> Document {
         let mut d = doc! {
+            "_id": attempt.revision.clone(),
             "docId": id.clone(),
             "version": version,
             "snapshot": snapshot,
@@ -415,6 +440,32 @@ impl<M: Versioned> ModelCollection<M> {
         Ok(())
     }
 
+    /// After a run of `attempt`'s body found the document changed or gone: whether an earlier
+    /// run's commit went through (its revision is there), for a run after the first (none
+    /// sent otherwise).
+    async fn committed_before(
+        &self,
+        session: Option<&mut ClientSession>,
+        attempt: &Attempt,
+        rerun: bool,
+    ) -> mongodb::error::Result<bool> {
+        if !rerun {
+            return Ok(false);
+        }
+        let history = self.history_coll();
+        let find = history
+            .find_one(doc! { "_id": attempt.revision.clone() })
+            .projection(doc! { "_id": 1 });
+        let found = in_session!(find, session)?.is_some();
+        if found {
+            tracing::info!(
+                "an earlier run of this write committed though its result was lost: \
+                 it is not applied again"
+            );
+        }
+        Ok(found)
+    }
+
     async fn missing_or_stale<T>(
         &self,
         session: Option<&mut ClientSession>,
@@ -440,7 +491,9 @@ impl<M: Versioned> ModelCollection<M> {
         id: &Bson,
         v: i64,
         change: Change<'_>,
+        attempt: &Attempt,
     ) -> mongodb::error::Result<Outcome<i64>> {
+        let rerun = attempt.rerun();
         let field = spec::<M>().version_field();
         let filter = doc! { "_id": id.clone(), field: v };
         let raw = self.documents();
@@ -465,10 +518,24 @@ impl<M: Versioned> ModelCollection<M> {
                     }
                     Change::Update(update) => {
                         let old = raw
-                            .find_one_and_update(filter, update.clone())
+                            .find_one_and_update(filter.clone(), update.clone())
                             .return_document(ReturnDocument::Before)
                             .session(&mut *s)
-                            .await?;
+                            .await;
+                        let old = match old {
+                            Ok(old) => old,
+                            Err(e) => {
+                                let db = self.database();
+                                return Err(derived::own_overflow(
+                                    db,
+                                    M::SCHEMA,
+                                    &filter,
+                                    update,
+                                    e,
+                                )
+                                .await);
+                            }
+                        };
                         // What the update made of it must stay archivable: one read of its
                         // size, in the transaction, which aborts when it is over.
                         if old.is_some() {
@@ -494,12 +561,15 @@ impl<M: Versioned> ModelCollection<M> {
                     }
                 };
                 let Some(old) = old else {
+                    if self.committed_before(Some(&mut *s), attempt, rerun).await? {
+                        return Ok(Outcome::Done(v + 1));
+                    }
                     return self.missing_or_stale(Some(s), id).await;
                 };
                 document_written(change, v, true);
                 let watch =
                     derived::watch_read(M::SCHEMA, fields.as_deref(), std::slice::from_ref(&old));
-                self.archive(Some(s), self.revision_doc(id, v, old, false))
+                self.archive(Some(s), self.revision_doc(attempt, id, v, old, false))
                     .await?;
                 watch
             }
@@ -512,19 +582,38 @@ impl<M: Versioned> ModelCollection<M> {
                 let watch =
                     derived::watch_read(M::SCHEMA, fields.as_deref(), std::slice::from_ref(&old));
                 match self
-                    .archive(None, self.revision_doc(id, v, old, false))
+                    .archive(None, self.revision_doc(attempt, id, v, old, false))
                     .await
                 {
+                    // Another writer archived this version first; unless the revision is this
+                    // call's own (an insert the driver sent again, whose first answer was lost).
                     Err(e)
                         if crate::error::server_code(&e) == Some(crate::error::DUPLICATE_KEY) =>
                     {
-                        return self.missing_or_stale(None, id).await
+                        if !self.committed_before(None, attempt, true).await? {
+                            return self.missing_or_stale(None, id).await;
+                        }
                     }
                     other => other?,
                 }
                 let matched = match change {
                     Change::Replace(new) => raw.replace_one(filter, new.clone()).await?,
-                    Change::Update(update) => raw.update_one(filter, update.clone()).await?,
+                    Change::Update(update) => {
+                        match raw.update_one(filter.clone(), update.clone()).await {
+                            Ok(r) => r,
+                            Err(e) => {
+                                let db = self.database();
+                                return Err(derived::own_overflow(
+                                    db,
+                                    M::SCHEMA,
+                                    &filter,
+                                    update,
+                                    e,
+                                )
+                                .await);
+                            }
+                        }
+                    }
                 }
                 .matched_count;
                 if matched == 0 {
@@ -556,9 +645,17 @@ impl<M: Versioned> ModelCollection<M> {
     /// version in between). Returns the new version. [`Error::NotFound`] when there is no
     /// revision `v` ([`Missing::Revision`](crate::Missing::Revision)) or no document
     /// ([`Missing::Document`](crate::Missing::Document)); nothing is written then.
+    pub fn revert<'a>(
+        &'a self,
+        id: impl IntoId<M::Id>,
+        v: i64,
+    ) -> crate::model::Pending<'a, Result<i64>> {
+        crate::model::Pending::new(self.revert_op(id.into_id(), v))
+    }
+
     #[operation(versioning.revert, version = v, later(id))]
-    pub async fn revert(&self, id: impl IntoId<M::Id>, v: i64) -> Result<i64> {
-        let id = crate::literal::span_id(id.into_id())?;
+    async fn revert_op(&self, id: M::Id, v: i64) -> Result<i64> {
+        let id = crate::literal::span_id(id)?;
         let mut old = self.revision_at(id.clone(), v).await?;
         let current = self
             .documents()
@@ -575,11 +672,16 @@ impl<M: Versioned> ModelCollection<M> {
     }
 
     /// Deletes the current document, archiving its last version (marked `deleted`).
+    pub fn delete<'a>(&'a self, id: impl IntoId<M::Id>) -> crate::model::Pending<'a, Result<()>> {
+        crate::model::Pending::new(self.delete_op(id.into_id()))
+    }
+
     #[operation(versioning.delete, later(id))]
-    pub async fn delete(&self, id: impl IntoId<M::Id>) -> Result<()> {
-        let id = crate::literal::span_id(id.into_id())?;
+    async fn delete_op(&self, id: M::Id) -> Result<()> {
+        let id = crate::literal::span_id(id)?;
+        let attempt = Attempt::new();
         let outcome = transact!(self.database(), self.transaction(), |s| self
-            .write_delete(s, &id))?;
+            .write_delete(s, &id, &attempt))?;
         self.outcome(id, 0, outcome)
     }
 
@@ -587,7 +689,9 @@ impl<M: Versioned> ModelCollection<M> {
         &self,
         mut session: Option<&mut ClientSession>,
         id: &Bson,
+        attempt: &Attempt,
     ) -> mongodb::error::Result<Outcome<()>> {
+        let rerun = attempt.rerun();
         let field = spec::<M>().version_field();
         let filter = doc! { "_id": id.clone() };
         let removed = match session.as_deref_mut() {
@@ -600,6 +704,12 @@ impl<M: Versioned> ModelCollection<M> {
             None => self.documents().find_one_and_delete(filter).await?,
         };
         let Some(old) = removed else {
+            if self
+                .committed_before(session.as_deref_mut(), attempt, rerun)
+                .await?
+            {
+                return Ok(Outcome::Done(()));
+            }
             tracing::debug!("no document with this _id: nothing written");
             return Ok(Outcome::Missing);
         };
@@ -621,7 +731,7 @@ impl<M: Versioned> ModelCollection<M> {
             &|_| false,
         )
         .await?;
-        self.archive(session, self.revision_doc(id, v, old, true))
+        self.archive(session, self.revision_doc(attempt, id, v, old, true))
             .await?;
         Ok(Outcome::Done(()))
     }
