@@ -589,7 +589,7 @@ async fn writes_nothing_derives_from_send_one_command_as_before() {
         |db: &TestDb| -> Vec<String> { db.take_commands().into_iter().map(|c| c.name).collect() };
     names(&db);
     Loner::notes_outlier(&db).push(1, note(1)).await.unwrap();
-    assert_eq!(names(&db), ["update"]);
+    assert_eq!(names(&db), ["findAndModify"]);
     Loner::skills_attribute(&db)
         .set(1, &skill("go", 1))
         .await
