@@ -425,7 +425,7 @@ pub trait Dependent: Send + Sync + fmt::Debug + 'static {
     /// Refuses a value it could not keep, found in `fields` of a source document about to be
     /// written: a whole document to insert or replace, or the top-level fields an update sets.
     /// Called before anything is sent, so a refusal leaves a caller's transaction open; what
-    /// only the write can tell (an `$inc` by NaN) [`apply`](Self::apply) still refuses. By
+    /// only the write can tell (a `$mul` to infinity) [`apply`](Self::apply) still refuses. By
     /// default nothing is refused.
     fn check_written(&self, fields: &Document) -> Result<()> {
         let _ = fields;

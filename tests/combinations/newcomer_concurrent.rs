@@ -2848,13 +2848,14 @@ async fn a_nan_refused_in_the_callers_transaction_is_never_committed() {
         .expect("a book");
     let before = state(&db, SHELF_COLLECTIONS).await;
 
-    // Set: refused before it is sent, so the transaction goes on. An `$inc` by NaN only the
-    // write can tell: refused after it, the transaction is ended instead (added by the
-    // maintainer with the fix).
+    // Set, or `$inc` by NaN: refused before it is sent, so the transaction goes on. A `$mul`
+    // to infinity only the write can tell: refused after it, the transaction is ended instead
+    // (added by the maintainer with the fix).
     for (update, ends) in [
         (doc! { "$set": { "pages": f64::NAN } }, None),
+        (doc! { "$inc": { "pages": f64::NAN } }, None),
         (
-            doc! { "$inc": { "pages": f64::NAN } },
+            doc! { "$mul": { "pages": 1e308 } },
             Some("aborted after a refusal"),
         ),
     ] {

@@ -17,7 +17,7 @@
 //! For each: the documented error, the command log (nothing sent, or no write sent, as the docs
 //! say), the raw collections unchanged; inside the caller's `Transaction` a refusal made before
 //! anything is sent leaves it open (`ended() == None`) and the commit keeps the transaction's
-//! other writes only; a refusal made after the write (`$inc` by NaN) ends it and nothing of it
+//! other writes only; a refusal made after the write (a `$mul` to infinity) ends it and nothing of it
 //! is kept. Every test ends with every `check()` (computed fields, subset, tree, references)
 //! clean.
 //!
@@ -1462,7 +1462,8 @@ async fn computing_writes_refuse_hostile_values_before_sending() {
     all_checks_clean(&db).await;
 }
 
-/// computed/mod.rs: "What only the write can tell (an `$inc` by NaN) is refused once it is
+/// computed/mod.rs: an `$inc` by a NaN or an infinity is refused before anything is sent;
+/// "What only the write can tell (an `$inc` that overflows a double) is refused once it is
 /// sent: the toolkit's transaction keeps nothing, and a caller's transaction it ran in is ended
 /// ([`Transaction::ended`] says `aborted after a refusal`)"; `Transaction`: "from then on bound
 /// handles send nothing and `commit` returns [`Error::TransactionEnded`] ... (`abort` is
@@ -1471,7 +1472,7 @@ async fn computing_writes_refuse_hostile_values_before_sending() {
 /// The error's variant is not named for this case; the docs call it a refusal, and the
 /// refusals of a caller's values are `InvalidValue`/`InvalidKey` (`Error::is_refused_input`).
 #[tokio::test]
-async fn inc_by_nan_is_refused_after_the_write_and_ends_the_transaction() {
+async fn a_sum_overflowing_a_double_is_refused_after_the_write_and_ends_the_transaction() {
     let db = setup("newcomer_refusals_inc_nan").await;
     let books = RefusalBook::computing(&db);
     books
@@ -1489,7 +1490,7 @@ async fn inc_by_nan_is_refused_after_the_write_and_ends_the_transaction() {
         .await
         .unwrap();
 
-    // Outside a transaction: refused, and the toolkit's own transaction keeps nothing.
+    // Outside a transaction: refused before anything is sent.
     for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
         let before = snapshot(&db).await;
         let err = books
@@ -1502,6 +1503,18 @@ async fn inc_by_nan_is_refused_after_the_write_and_ends_the_transaction() {
             "$inc by {bad} kept something"
         );
     }
+    // What the write alone tells: 5 × 1e308 is an infinity. The toolkit's transaction keeps
+    // nothing.
+    let before = snapshot(&db).await;
+    let err = books
+        .update("b0", doc! { "$mul": { "price": 1e308 } })
+        .await
+        .unwrap_err();
+    assert!(err.is_refused_input(), "$mul to infinity: {err:?}");
+    assert!(
+        snapshot(&db).await == before,
+        "$mul to infinity kept something"
+    );
 
     // In the caller's transaction: the transaction ends, nothing of it is kept.
     let before = snapshot(&db).await;
@@ -1512,12 +1525,12 @@ async fn inc_by_nan_is_refused_after_the_write_and_ends_the_transaction() {
         .await
         .unwrap();
     let err = bound
-        .update("b0", doc! { "$inc": { "price": f64::NAN } })
+        .update("b0", doc! { "$mul": { "price": 1e308 } })
         .await
         .unwrap_err();
     assert!(
         err.is_refused_input(),
-        "$inc by NaN in a transaction: {err:?}"
+        "$mul to infinity in a transaction: {err:?}"
     );
     assert_eq!(tx.ended(), Some("aborted after a refusal"));
     db.take_commands();
@@ -1548,13 +1561,10 @@ async fn inc_by_nan_is_refused_after_the_write_and_ends_the_transaction() {
         .await
         .unwrap();
     let err = bound
-        .update_one(
-            doc! { "_id": "p1" },
-            doc! { "$inc": { "amount": f64::INFINITY } },
-        )
+        .update_one(doc! { "_id": "p1" }, doc! { "$mul": { "amount": 1e308 } })
         .await
         .unwrap_err();
-    assert!(err.is_refused_input(), "variant $inc by inf: {err:?}");
+    assert!(err.is_refused_input(), "variant $mul to infinity: {err:?}");
     assert_eq!(tx.ended(), Some("aborted after a refusal"));
     assert!(tx.commit().await.unwrap_err().is_transaction_ended());
     assert!(
@@ -1572,10 +1582,10 @@ async fn inc_by_nan_is_refused_after_the_write_and_ends_the_transaction() {
         .unwrap();
     let err = RefusalGadget::computing(&db)
         .in_transaction(&tx)
-        .update("g0", doc! { "$inc": { "weight": f64::NAN } })
+        .update("g0", doc! { "$mul": { "weight": 1e308 } })
         .await
         .unwrap_err();
-    assert!(err.is_refused_input(), "holder $inc by NaN: {err:?}");
+    assert!(err.is_refused_input(), "holder $mul to infinity: {err:?}");
     assert_eq!(tx.ended(), Some("aborted after a refusal"));
     assert!(tx.commit().await.unwrap_err().is_transaction_ended());
     assert!(

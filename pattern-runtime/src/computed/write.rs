@@ -238,7 +238,7 @@ impl<M: Model + Serialize> Computing<M> {
                     in_session!(read, s.as_deref_mut())?
                 }
             };
-            // What only the write could tell (an `$inc` by NaN): it was sent, so a caller's
+            // What only the write could tell (a `$mul` to infinity): it was sent, so a caller's
             // transaction it ran in is ended, not left holding it.
             if let Some(a) = after.as_ref().and_then(|after| self.refused(after)) {
                 return Err(crate::error::after_write(abort(a)));

@@ -44,15 +44,20 @@ pub(crate) fn check_update(
 }
 
 /// [`check_written`] of the top-level fields an operator update sets (`$set`,
-/// `$setOnInsert`), those a dependent reads: the values the update stores as given.
+/// `$setOnInsert`), those a dependent reads: the values the update stores as given. A NaN or
+/// an infinity an arithmetic operator (`$inc`, `$mul`, `$min`, `$max`) would bring into such a
+/// field is checked the same way, so it is refused before anything is sent.
 fn check_update_values(model: &'static ModelSchema, update: &Document) -> crate::error::Result<()> {
     let dependents = dependents_of(model);
     let read = |k: &str| dependents.iter().any(|d| d.reads().contains(&k));
     let mut fields = Document::new();
     for (op, body) in update {
-        if let (true, Bson::Document(body)) = (matches!(op.as_str(), "$set" | "$setOnInsert"), body)
-        {
-            for (k, v) in body.iter().filter(|(k, _)| read(k)) {
+        let Bson::Document(body) = body else { continue };
+        let stored = matches!(op.as_str(), "$set" | "$setOnInsert");
+        let arithmetic = matches!(op.as_str(), "$inc" | "$mul" | "$min" | "$max");
+        for (k, v) in body.iter().filter(|(k, _)| read(k)) {
+            let not_finite = matches!(v, Bson::Double(x) if !x.is_finite());
+            if stored || (arithmetic && not_finite) {
                 fields.insert(k, v.clone());
             }
         }
