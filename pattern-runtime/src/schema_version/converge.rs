@@ -18,6 +18,10 @@ use crate::progress::Progress;
 /// many documents, twice (as read and as rewritten).
 pub const CONVERGE_BATCH: i64 = 500;
 
+/// Passes over the collection in a row whose every rewrite lost its condition, after which
+/// `converge` ends with the documents left older ([`Converged::left`]).
+const IDLE_PASSES: u32 = 3;
+
 /// The command size `converge` keeps each `update` under (the server takes 16 MiB).
 const COMMAND_BYTES: usize = 8 * 1024 * 1024;
 
@@ -30,6 +34,11 @@ pub struct Converged {
     /// Rewrites skipped because the document changed between its read and its rewrite (another
     /// writer won): each was read again and retried, until it was rewritten or found current.
     pub retried: u64,
+    /// Older documents left as stored because every rewrite of three passes in a row over the
+    /// collection lost its condition: documents written again between each read and its
+    /// rewrite, or a server that does not find a document equal to itself as read (secantusdb,
+    /// a document holding a NaN). The run ends there rather than retry for ever; run it again.
+    pub left: u64,
     /// The documents that do not upgrade ([`Error::Upgrade`], or an upgraded document over the
     /// size limit), left as stored.
     pub failed: Vec<Error>,
@@ -80,7 +89,9 @@ impl<M: SchemaVersioned> ModelCollection<M> {
     ///
     /// - **Batches.** [`CONVERGE_BATCH`] documents are read, upgraded, and rewritten in one
     ///   `update` command, never one transaction over the collection. Memory is bounded by the
-    ///   batch.
+    ///   batch. Each batch reads on in `_id` order from where the one before stopped, so the
+    ///   run's time grows linearly with the older documents; a last pass from the start picks
+    ///   up the documents retried (and the `_id`s of another BSON type) and ends the run.
     /// - **Concurrent writers lose nothing.** Each rewrite is conditional on the whole document
     ///   as it was read: a document another writer changed in between is left as that writer
     ///   left it, then read again and retried (counted in [`Converged::retried`]). Each document
@@ -117,22 +128,79 @@ impl<M: SchemaVersioned> ModelCollection<M> {
         let total = coll.count_documents(older.clone()).await?;
         let mut done = Converged::default();
         let mut refused: Vec<Bson> = Vec::new();
+        // Each batch goes on from the last `_id` of the one before, so that the server reads
+        // the `_id` index from there instead of passing over every document already converged
+        // (which made `converge` quadratic). A pass ends with an empty batch; when it sent
+        // rewrites, another pass from the start picks up what it could not reach: documents
+        // changed since they were read (retried), and `_id`s of another BSON type than the
+        // last one (`$gt` compares within a type). A pass that sent nothing ends the run.
+        let mut after: Option<Bson> = None;
+        // What the current pass sent and wrote.
+        let (mut worked, mut wrote, mut missed) = (false, 0u64, 0u64);
+        // Passes in a row that sent rewrites and wrote none.
+        let mut idle = 0;
+        // The last batch was short: the pass is over without another read.
+        let mut pass_over = false;
         loop {
-            let filter = if refused.is_empty() {
+            let mut conditions = vec![older.clone()];
+            if let Some(last) = &after {
+                conditions.push(doc! { "_id": { "$gt": last.clone() } });
+            }
+            if !refused.is_empty() {
+                conditions.push(doc! { "_id": { "$nin": refused.clone() } });
+            }
+            let filter = if conditions.len() == 1 {
                 older.clone()
             } else {
-                doc! { "$and": [older.clone(), { "_id": { "$nin": refused.clone() } }] }
+                doc! { "$and": conditions }
             };
-            let batch: Vec<Document> = coll
-                .find(filter)
-                .sort(doc! { "_id": 1 })
-                .limit(CONVERGE_BATCH)
-                .await?
-                .try_collect()
-                .await?;
-            if batch.is_empty() {
+            let batch: Vec<Document> = if std::mem::take(&mut pass_over) {
+                Vec::new()
+            } else {
+                coll.find(filter)
+                    .sort(doc! { "_id": 1 })
+                    .limit(CONVERGE_BATCH)
+                    .await?
+                    .try_collect()
+                    .await?
+            };
+            let short = (batch.len() as i64) < CONVERGE_BATCH;
+            let Some(last) = batch.last() else {
+                if after.take().is_some() && std::mem::take(&mut worked) {
+                    idle = if std::mem::take(&mut wrote) > 0 {
+                        0
+                    } else {
+                        idle + 1
+                    };
+                    if idle < IDLE_PASSES {
+                        missed = 0;
+                        continue;
+                    }
+                    tracing::warn!(
+                        left = missed,
+                        passes = idle,
+                        "passes in a row wrote nothing: every rewrite lost its condition; the \
+                         documents are left older"
+                    );
+                    done.left = missed;
+                }
                 break;
+            };
+            after = Some(last.get("_id").cloned().unwrap_or(Bson::Null));
+            pass_over = short;
+            // A server whose `$nin` does not exclude an `_id` it cannot compare (secantusdb and
+            // a NaN) returns a document already refused: it is not tried again.
+            let batch: Vec<Document> = batch
+                .into_iter()
+                .filter(|d| {
+                    let id = d.get("_id").unwrap_or(&Bson::Null);
+                    !refused.iter().any(|r| crate::finding::same_stored(r, id))
+                })
+                .collect();
+            if batch.is_empty() {
+                continue;
             }
+            worked = true;
             let mut rewrites = Vec::with_capacity(batch.len());
             for stored in batch {
                 let id = stored.get("_id").cloned().unwrap_or(Bson::Null);
@@ -156,7 +224,10 @@ impl<M: SchemaVersioned> ModelCollection<M> {
                 done.failed.push(e);
             }
             done.upgraded += rewritten.written;
-            done.retried += sent.saturating_sub(rewritten.written + refused_now);
+            let retried = sent.saturating_sub(rewritten.written + refused_now);
+            done.retried += retried;
+            wrote += rewritten.written;
+            missed += retried;
             tracing::info!(
                 upgraded = done.upgraded,
                 retried = done.retried,
