@@ -140,15 +140,19 @@ async fn the_flusher_keeps_64_outcomes_and_flushes_once_more_when_stopped() {
     let mut flusher = BatchedCounter::flush_every(counter.clone(), Duration::from_secs(3600));
     assert_eq!(flusher.next().await.unwrap().unwrap(), 0);
     counter.add("home", 2).await.unwrap();
+    let writes = counter.writes();
     drop(flusher);
-    for _ in 0..200 {
-        if counter.pending() == 0 {
+    // The last flush runs in the background: `pending` is 0 once it has taken the counts, and
+    // `writes` moves once its `$inc` is acknowledged (a slow server takes a while).
+    for _ in 0..500 {
+        if counter.writes() > writes {
             break;
         }
         tokio::task::yield_now().await;
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(counter.pending(), 0);
+    assert_eq!(counter.writes(), writes + 1);
     assert_eq!(
         field(&db, "pages", "home", "views").await,
         Some(Bson::Int64(5))

@@ -816,7 +816,7 @@ async fn a_fresh_index_is_not_judged_unused() {
         report.skipped[0].reason.contains("unused_after"),
         "{report}"
     );
-    // A fresh database's report is clean: the check that waits is not a finding.
+    // A database just synced: its report is clean, the check that waits is not a finding.
     assert!(report.is_clean(), "{report}");
     assert!(!report.ran_everything(), "{report}");
     // Judged at once when asked: the same index is then a finding.

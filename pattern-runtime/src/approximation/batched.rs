@@ -117,7 +117,9 @@ impl<Id> BatchedCounter<Id> {
         }
     }
 
-    /// Events counted and not written yet, over every document.
+    /// Events counted and not handed to a write yet, over every document. A flush in flight
+    /// has taken its counts already (a failed write puts them back); [`writes`](Self::writes)
+    /// moves once a write is acknowledged.
     pub fn pending(&self) -> i64 {
         let pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
         pending.values().map(|(_, n)| n).sum()

@@ -108,8 +108,8 @@ impl DoctorReport {
 
     /// No finding: nothing that ran found anything wrong. A skipped check does not count
     /// against it: a check the server cannot run, or the unused-index check while the indexes
-    /// have been counted for less than [`DoctorOptions::unused_after`] (always so on a fresh
-    /// database). [`ran_everything`](Self::ran_everything) says whether every check ran.
+    /// have been counted for less than [`DoctorOptions::unused_after`] (always so on a database
+    /// just synced). [`ran_everything`](Self::ran_everything) says whether every check ran.
     pub fn is_clean(&self) -> bool {
         self.findings.is_empty()
     }

@@ -71,9 +71,10 @@
 //!   [`Error::NotFound`] of the slot; never one for the other.
 //! - [`Slots::book_all`] books several slots for one holder in one transaction: all of them, or
 //!   none (a taken or missing slot undoes the others and returns its error).
-//! - [`Slots::cancel`] frees a slot only for its holder; [`Slots::release`] frees it whoever
-//!   holds it. [`Slots::available`] lists a resource's free slots in a range of slots, one query
-//!   on the unique index.
+//! - [`Slots::cancel`] frees a slot only for its holder (someone else's is
+//!   [`Error::NotHolder`], with the holder); [`Slots::release`] frees it whoever holds it.
+//!   [`Slots::available`] lists a resource's free slots in a range of slots, one query on the
+//!   unique index.
 //! - Bitmaps: [`Slots::book_range`], [`Slots::free_range`] and [`Slots::free_ranges`] (the free
 //!   sub-slots as ranges).
 //!

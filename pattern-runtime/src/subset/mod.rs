@@ -104,7 +104,7 @@
 //! names is refused ([`Error::InvalidValue`]), nothing written. A deleted parent leaves its full
 //! items (they are the data, the parent's array a copy of some of them; a review outlives its
 //! product until someone decides): [`Subset::check`] and the [doctor](mod@crate::doctor)
-//! report them ([`Check::Orphans`](crate::doctor::Check::Orphans), naming the parents that are
+//! report them ([`Check::Orphans`], naming the parents that are
 //! gone), and nothing repairs them but their deletion (or the parent's return).
 //!
 //! # Tracing

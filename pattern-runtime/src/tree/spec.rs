@@ -415,7 +415,7 @@ impl crate::schema::Dependent for NodeCopies {
 }
 
 impl PatternSpec for HolderSpec {
-    /// A holder's copies of its node (see [`HolderSpec::node_copies`]) follow its node.
+    /// A holder's copies of its node (its `copy = ..` fields) follow its node.
     fn dependents(
         &'static self,
         _model: &'static ModelSchema,
