@@ -142,18 +142,18 @@ impl<M: SchemaVersioned> ModelCollection<M> {
         // The last batch was short: the pass is over without another read.
         let mut pass_over = false;
         loop {
-            let mut conditions = vec![older.clone()];
+            // One condition on `_id` beside the version's, at the top level.
+            let mut on_id = Document::new();
             if let Some(last) = &after {
-                conditions.push(doc! { "_id": { "$gt": last.clone() } });
+                on_id.insert("$gt", last.clone());
             }
             if !refused.is_empty() {
-                conditions.push(doc! { "_id": { "$nin": refused.clone() } });
+                on_id.insert("$nin", refused.clone());
             }
-            let filter = if conditions.len() == 1 {
-                older.clone()
-            } else {
-                doc! { "$and": conditions }
-            };
+            let mut filter = older.clone();
+            if !on_id.is_empty() {
+                filter.insert("_id", on_id);
+            }
             let batch: Vec<Document> = if std::mem::take(&mut pass_over) {
                 Vec::new()
             } else {

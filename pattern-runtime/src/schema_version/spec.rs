@@ -206,15 +206,14 @@ impl SchemaVersionSpec {
     /// The filter of the documents stored in an older version (those without the field
     /// included, when that is an older version).
     pub(crate) fn older_filter(&self) -> Document {
-        let older: Vec<Bson> = self.parts.older.iter().map(|v| Bson::from(*v)).collect();
-        let field = self.parts.field;
-        let listed = bson::doc! { field: { "$in": older } };
-        if self.parts.missing == self.parts.current {
-            listed
-        } else {
-            // `null` matches a missing field too.
-            bson::doc! { "$or": [listed, { field: Bson::Null }] }
+        let mut older: Vec<Bson> = self.parts.older.iter().map(|v| Bson::from(*v)).collect();
+        if self.parts.missing != self.parts.current {
+            // `null` in a `$in` matches a missing field too. One condition on the field, no
+            // `$or`: a server's planner may then use the `_id` index for what a caller adds
+            // (`converge` reads on by `_id`).
+            older.push(Bson::Null);
         }
+        bson::doc! { self.parts.field: { "$in": older } }
     }
 }
 
