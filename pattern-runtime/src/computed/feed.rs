@@ -112,14 +112,6 @@ pub(super) enum Abort {
     BadPointer { field: &'static str, reason: String },
 }
 
-/// For each double of the increments `inc`: the condition under which adding it leaves the
-/// field finite, what a float sum's update adds to its filter. A sum `s` plus `d > 0` rounds to
-/// infinity once `s + d` reaches the midpoint between `f64::MAX` and the next power of two,
-/// `MAX + 2^970`: the field must stay below `(MAX - d) + 2^970` (`{$not: {$gte: ..}}`, so that
-/// a missing or `null` sum passes), and symmetrically for `d < 0`. The bound is computed in
-/// doubles, so it may refuse a sum one unit in the last place short of overflowing; an
-/// increment too small to move a sum near `MAX` gives an infinite bound, which every sum
-/// meets.
 /// For each integer of the increments `inc`: the condition under which adding it keeps the
 /// field within the 64-bit integers, what an integer sum's update adds to its filter
 /// (`{$not: {$gt: MAX - d}}`, so that a missing or `null` sum passes). An operator `$inc` past
@@ -163,6 +155,14 @@ fn out_of_range(stored: &Document, inc: &Document) -> (Vec<String>, bool) {
     (floats, false)
 }
 
+/// For each double of the increments `inc`: the condition under which adding it leaves the
+/// field finite, what a float sum's update adds to its filter. A sum `s` plus `d > 0` rounds to
+/// infinity once `s + d` reaches the midpoint between `f64::MAX` and the next power of two,
+/// `MAX + 2^970`: the field must stay below `(MAX - d) + 2^970` (`{$not: {$gte: ..}}`, so that
+/// a missing or `null` sum passes), and symmetrically for `d < 0`. The bound is computed in
+/// doubles, so it may refuse a sum one unit in the last place short of overflowing; an
+/// increment too small to move a sum near `MAX` gives an infinite bound, which every sum
+/// meets.
 fn finite_guard(inc: &Document) -> Document {
     let half_ulp = 2f64.powi(970);
     let mut guard = Document::new();
