@@ -89,9 +89,9 @@ impl<M: SchemaVersioned> ModelCollection<M> {
     ///
     /// - **Batches.** [`CONVERGE_BATCH`] documents are read, upgraded, and rewritten in one
     ///   `update` command, never one transaction over the collection. Memory is bounded by the
-    ///   batch. Each batch reads on in `_id` order from where the one before stopped, so the
-    ///   run's time grows linearly with the older documents; a last pass from the start picks
-    ///   up the documents retried (and the `_id`s of another BSON type) and ends the run.
+    ///   batch. The batches come from one cursor over the older documents in `_id` order, so
+    ///   the run's time grows linearly with them; when another writer changed documents
+    ///   between their read and their rewrite, another pass from the start retries them.
     /// - **Concurrent writers lose nothing.** Each rewrite is conditional on the whole document
     ///   as it was read: a document another writer changed in between is left as that writer
     ///   left it, then read again and retried (counted in [`Converged::retried`]). Each document
@@ -128,119 +128,106 @@ impl<M: SchemaVersioned> ModelCollection<M> {
         let total = coll.count_documents(older.clone()).await?;
         let mut done = Converged::default();
         let mut refused: Vec<Bson> = Vec::new();
-        // Each batch goes on from the last `_id` of the one before, so that the server reads
-        // the `_id` index from there instead of passing over every document already converged
-        // (which made `converge` quadratic). A pass ends with an empty batch; when it sent
-        // rewrites, another pass from the start picks up what it could not reach: documents
-        // changed since they were read (retried), and `_id`s of another BSON type than the
-        // last one (`$gt` compares within a type). A pass that sent nothing ends the run.
-        let mut after: Option<Bson> = None;
-        // What the current pass sent and wrote.
-        let (mut worked, mut wrote, mut missed) = (false, 0u64, 0u64);
         // Passes in a row that sent rewrites and wrote none.
         let mut idle = 0;
-        // The last batch was short: the pass is over without another read.
-        let mut pass_over = false;
         loop {
-            // One condition on `_id` beside the version's, at the top level.
-            let mut on_id = Document::new();
-            if let Some(last) = &after {
-                on_id.insert("$gt", last.clone());
-            }
-            if !refused.is_empty() {
-                on_id.insert("$nin", refused.clone());
-            }
-            let mut filter = older.clone();
-            if !on_id.is_empty() {
-                filter.insert("_id", on_id);
-            }
-            let batch: Vec<Document> = if std::mem::take(&mut pass_over) {
-                Vec::new()
-            } else {
-                coll.find(filter)
-                    .sort(doc! { "_id": 1 })
-                    .limit(CONVERGE_BATCH)
-                    .await?
-                    .try_collect()
-                    .await?
-            };
-            let short = (batch.len() as i64) < CONVERGE_BATCH;
-            let Some(last) = batch.last() else {
-                if after.take().is_some() && std::mem::take(&mut worked) {
-                    idle = if std::mem::take(&mut wrote) > 0 {
-                        0
-                    } else {
-                        idle + 1
-                    };
-                    if idle < IDLE_PASSES {
-                        missed = 0;
+            // One pass: one cursor over the older documents in `_id` order, read a batch at a
+            // time. (A `find` per batch, going on from the last `_id`, costs the embedded server
+            // time in proportion to the documents after it: `converge` was quadratic.) A
+            // document another writer changes ahead of the cursor is read as it is then.
+            let mut after: Option<Bson> = None;
+            let mut cursor = self.older_cursor(&older, &refused, None).await?;
+            // What this pass sent rewrites for, wrote, and lost to another writer.
+            let (mut worked, mut wrote, mut missed) = (false, 0u64, 0u64);
+            loop {
+                let batch = match next_batch(&mut cursor).await {
+                    Ok(batch) => batch,
+                    // The server dropped the cursor (idle too long, a restart): open another from
+                    // the last `_id` read. `$gt` compares within a BSON type; the documents of
+                    // other types are read by the next run.
+                    Err(e) if crate::error::server_code(&e) == Some(CURSOR_NOT_FOUND) => {
+                        tracing::debug!(
+                            "converge's cursor was lost; reading on from the last `_id`"
+                        );
+                        cursor = self.older_cursor(&older, &refused, after.as_ref()).await?;
                         continue;
                     }
-                    tracing::warn!(
-                        left = missed,
-                        passes = idle,
-                        "passes in a row wrote nothing: every rewrite lost its condition; the \
-                         documents are left older"
-                    );
-                    done.left = missed;
+                    Err(e) => return Err(e.into()),
+                };
+                let Some(last) = batch.last() else {
+                    break;
+                };
+                after = Some(last.get("_id").cloned().unwrap_or(Bson::Null));
+                // A server whose `$nin` does not exclude an `_id` it cannot compare (secantusdb
+                // and a NaN) returns a document already refused: it is not tried again.
+                let batch: Vec<Document> = batch
+                    .into_iter()
+                    .filter(|d| {
+                        let id = d.get("_id").unwrap_or(&Bson::Null);
+                        !refused.iter().any(|r| crate::finding::same_stored(r, id))
+                    })
+                    .collect();
+                if batch.is_empty() {
+                    continue;
                 }
-                break;
-            };
-            after = Some(last.get("_id").cloned().unwrap_or(Bson::Null));
-            pass_over = short;
-            // A server whose `$nin` does not exclude an `_id` it cannot compare (secantusdb and
-            // a NaN) returns a document already refused: it is not tried again.
-            let batch: Vec<Document> = batch
-                .into_iter()
-                .filter(|d| {
-                    let id = d.get("_id").unwrap_or(&Bson::Null);
-                    !refused.iter().any(|r| crate::finding::same_stored(r, id))
-                })
-                .collect();
-            if batch.is_empty() {
-                continue;
-            }
-            worked = true;
-            let mut rewrites = Vec::with_capacity(batch.len());
-            for stored in batch {
-                let id = stored.get("_id").cloned().unwrap_or(Bson::Null);
-                let upgraded = spec
-                    .upgrade_document(M::SCHEMA, stored.clone())
-                    .and_then(|new| check_size(&new, "an upgraded document").map(|_| new));
-                match upgraded {
-                    Ok(new) => rewrites.push((stored, new)),
-                    Err(e) => {
-                        tracing::warn!(id = %id, error = %e, "document does not upgrade; left as stored");
-                        refused.push(id);
-                        done.failed.push(e);
+                worked = true;
+                let mut rewrites = Vec::with_capacity(batch.len());
+                for stored in batch {
+                    let id = stored.get("_id").cloned().unwrap_or(Bson::Null);
+                    let upgraded = spec
+                        .upgrade_document(M::SCHEMA, stored.clone())
+                        .and_then(|new| check_size(&new, "an upgraded document").map(|_| new));
+                    match upgraded {
+                        Ok(new) => rewrites.push((stored, new)),
+                        Err(e) => {
+                            tracing::warn!(id = %id, error = %e, "document does not upgrade; left as stored");
+                            refused.push(id);
+                            done.failed.push(e);
+                        }
                     }
                 }
+                let sent = rewrites.len() as u64;
+                let rewritten = self.rewrite(rewrites).await?;
+                let refused_now = rewritten.refused.len() as u64;
+                for (id, e) in rewritten.refused {
+                    refused.push(id);
+                    done.failed.push(e);
+                }
+                done.upgraded += rewritten.written;
+                let retried = sent.saturating_sub(rewritten.written + refused_now);
+                done.retried += retried;
+                wrote += rewritten.written;
+                missed += retried;
+                tracing::info!(
+                    upgraded = done.upgraded,
+                    retried = done.retried,
+                    failed = done.failed.len(),
+                    total,
+                    "converging"
+                );
+                progress(&Progress::new(
+                    "schema_version.converge",
+                    "documents",
+                    done.upgraded,
+                    Some(total),
+                ));
             }
-            let sent = rewrites.len() as u64;
-            let rewritten = self.rewrite(rewrites).await?;
-            let refused_now = rewritten.refused.len() as u64;
-            for (id, e) in rewritten.refused {
-                refused.push(id);
-                done.failed.push(e);
+            // Another pass from the start only for the documents another writer changed between
+            // their read and their rewrite.
+            if !worked || missed == 0 {
+                break;
             }
-            done.upgraded += rewritten.written;
-            let retried = sent.saturating_sub(rewritten.written + refused_now);
-            done.retried += retried;
-            wrote += rewritten.written;
-            missed += retried;
-            tracing::info!(
-                upgraded = done.upgraded,
-                retried = done.retried,
-                failed = done.failed.len(),
-                total,
-                "converging"
-            );
-            progress(&Progress::new(
-                "schema_version.converge",
-                "documents",
-                done.upgraded,
-                Some(total),
-            ));
+            idle = if wrote > 0 { 0 } else { idle + 1 };
+            if idle >= IDLE_PASSES {
+                tracing::warn!(
+                    left = missed,
+                    passes = idle,
+                    "passes in a row wrote nothing: every rewrite lost its condition; the \
+                     documents are left older"
+                );
+                done.left = missed;
+                break;
+            }
         }
         Ok(done)
     }
@@ -269,6 +256,34 @@ impl<M: SchemaVersioned> ModelCollection<M> {
 }
 
 impl<M: Model> ModelCollection<M> {
+    /// A cursor over the documents matching `older`, in `_id` order, but those `refused` (and
+    /// those up to `after`, when given), [`CONVERGE_BATCH`] to a batch.
+    async fn older_cursor(
+        &self,
+        older: &Document,
+        refused: &[Bson],
+        after: Option<&Bson>,
+    ) -> Result<mongodb::Cursor<Document>> {
+        // One condition on `_id` beside the version's, at the top level.
+        let mut on_id = Document::new();
+        if let Some(last) = after {
+            on_id.insert("$gt", last.clone());
+        }
+        if !refused.is_empty() {
+            on_id.insert("$nin", refused.to_vec());
+        }
+        let mut filter = older.clone();
+        if !on_id.is_empty() {
+            filter.insert("_id", on_id);
+        }
+        Ok(self
+            .documents()
+            .find(filter)
+            .sort(doc! { "_id": 1 })
+            .batch_size(CONVERGE_BATCH as u32)
+            .await?)
+    }
+
     /// Rewrites `(stored, upgraded)` pairs: in `update` commands, or one by one with their
     /// dependents rebuilt when other models keep data from this one. How many were written
     /// (the others changed since they were read, or were refused).
@@ -401,6 +416,23 @@ impl<M: Model> ModelCollection<M> {
             reason: format!("the server refused the upgraded document: {reason}"),
         }
     }
+}
+
+/// The server's code for a cursor it no longer has.
+const CURSOR_NOT_FOUND: i32 = 43;
+
+/// The next [`CONVERGE_BATCH`] documents of `cursor` (fewer at its end, none after it).
+async fn next_batch(
+    cursor: &mut mongodb::Cursor<Document>,
+) -> mongodb::error::Result<Vec<Document>> {
+    let mut batch = Vec::with_capacity(CONVERGE_BATCH as usize);
+    while (batch.len() as i64) < CONVERGE_BATCH {
+        match cursor.try_next().await? {
+            Some(doc) => batch.push(doc),
+            None => break,
+        }
+    }
+    Ok(batch)
 }
 
 /// What a rewrite of upgraded documents did.
