@@ -840,3 +840,111 @@ async fn subset_items_are_embedded_from_the_upgraded_full_items() {
         ]
     );
 }
+
+/// Version 1 of a writer: a name only. Its shape knows nothing of the patterns' fields.
+#[derive(Deserialize)]
+struct WriterV1 {
+    #[serde(rename = "_id")]
+    id: i64,
+    name: String,
+}
+
+/// The current writer: an outlier of notes, a subset of letters, both kept by their patterns.
+#[derive(Debug, Serialize, Deserialize, Model)]
+#[model(collection = "sv_writers")]
+#[schema_version(older(WriterV1 = 1))]
+#[serde(rename_all = "camelCase")]
+struct Writer {
+    #[serde(rename = "_id")]
+    id: i64,
+    v: SchemaVersion<2>,
+    name: String,
+    #[outlier(limit = 3, overflow = "sv_writer_notes", capacity = 10, flag = is_outlier, count = notes_count)]
+    notes: Vec<String>,
+    is_outlier: bool,
+    notes_count: i64,
+    #[subset(limit = 2, sort(at = -1), full = Letter, parent = writer)]
+    letters: Vec<Letter>,
+    #[computed(count = letters)]
+    letter_count: i64,
+}
+
+impl From<WriterV1> for Writer {
+    fn from(w: WriterV1) -> Self {
+        Writer {
+            id: w.id,
+            v: SchemaVersion,
+            name: w.name,
+            notes: Vec::new(),
+            is_outlier: false,
+            notes_count: 0,
+            letters: Vec::new(),
+            letter_count: 0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "sv_letters")]
+struct Letter {
+    #[serde(rename = "_id")]
+    id: i64,
+    writer: i64,
+    at: i64,
+}
+
+impl From<&Letter> for Letter {
+    fn from(l: &Letter) -> Self {
+        l.clone()
+    }
+}
+
+/// A push (outlier, subset) to a document still stored in an older version upgrades it first,
+/// so that `converge`, whose upgrade cannot know the pushed items, finds nothing to rewrite and
+/// loses nothing. Found by a reader of the docs: before, the pushed items went into the older
+/// document, and `converge` dropped them.
+#[tokio::test]
+async fn a_push_to_an_older_document_upgrades_it_first_and_converge_keeps_the_items() {
+    let db = test_db("sv_push_older").await;
+    pattern_runtime::sync_models(
+        &db,
+        &[Writer::SCHEMA, Letter::SCHEMA],
+        &pattern_runtime::SyncOptions::new(),
+    )
+    .await
+    .unwrap();
+    let raw = db.collection::<Document>("sv_writers");
+    for id in 1..=3i64 {
+        raw.insert_one(doc! { "_id": id, "name": format!("writer {id}") })
+            .await
+            .unwrap();
+    }
+    let notes = Writer::notes_outlier(&db);
+    for n in 0..5 {
+        // Past the limit of 3: two go to an overflow document.
+        notes.push(1, format!("note {n}")).await.unwrap();
+    }
+    Writer::letters_subset(&db)
+        .push(
+            2,
+            Letter {
+                id: 20,
+                writer: 2,
+                at: 1,
+            },
+        )
+        .await
+        .unwrap();
+    let stored = raw.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
+    assert_eq!(stored.get("v"), Some(&Bson::Int32(2)), "{stored}");
+
+    let done = Writer::collection(&db).converge().await.unwrap();
+    assert_eq!(done.upgraded, 1, "only writer 3 was still older: {done:?}");
+    assert_eq!(
+        notes.items(1).await.unwrap(),
+        (0..5).map(|n| format!("note {n}")).collect::<Vec<_>>()
+    );
+    assert!(notes.state(1).await.unwrap().is_consistent());
+    let two = Writer::collection(&db).get(2).await.unwrap().unwrap();
+    assert_eq!((two.letters.len(), two.letter_count), (1, 1), "{two:?}");
+}

@@ -232,6 +232,21 @@ impl ShardedField {
     pub async fn snapshot(&self) -> Result<i64> {
         self.check_id()?;
         let total = self.read().await?;
+        // A document stored in an older schema version is rewritten at the current one first,
+        // as before every toolkit update.
+        if let Some(model) = crate::schema::registered_models()
+            .into_iter()
+            .find(|m| m.collection() == self.owner.name())
+        {
+            let db = self.owner.client().database(&self.owner.namespace().db);
+            crate::schema_version::upgrade::upgrade_matching_in(
+                &db,
+                self.counter.target.tx.as_ref(),
+                model,
+                &doc! { "_id": self.id.clone() },
+            )
+            .await?;
+        }
         let set = self.owner.update_one(
             doc! { "_id": self.id.clone() },
             // The field's own integer type: an `i32` field stays an `Int32`.

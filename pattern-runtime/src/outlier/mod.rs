@@ -86,6 +86,11 @@
 //! inside an overflow document is refused ([`Error::DocumentTooLarge`]) before anything is
 //! written. Item keys starting with `$` or holding `.` are refused ([`Error::InvalidValue`]).
 //!
+//! On a model with older schema versions (`#[schema_version]`), a push or a removal first
+//! rewrites the main document at the current version when it is still stored in an older
+//! one, as every toolkit update does (one `find` more): an upgrade after the push would not
+//! know its items.
+//!
 //! A push that fails after counting its items returns [`Error::Incomplete`] (how many items
 //! were written): the count is then ahead of the items, and [`Outlier::rebuild`] repairs it.
 //! [`Outlier::remove`] and [`rebuild`](Outlier::rebuild) run in a transaction.

@@ -155,6 +155,16 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
             }
             docs.push((doc, c));
         }
+        // A main document stored in an older schema version is rewritten at the current one
+        // first, as before every toolkit update (one `find`, only for a model with older
+        // versions): an upgrade after the push would not know the items.
+        crate::schema_version::upgrade::upgrade_matching_in(
+            &self.db,
+            self.tx.as_ref(),
+            P::SCHEMA,
+            &doc! { "_id": id.clone() },
+        )
+        .await?;
         let fields = [spec.field(), spec.count(), spec.flag()];
         if self.tx.is_none() && !crate::derived::has_dependents(P::SCHEMA, Some(&fields)) {
             // Nothing derives from the main document's items or count: no transaction (see
@@ -441,6 +451,13 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         let (main, overflow) = (self.main(), self.overflow());
         let outcome = transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
+            crate::schema_version::upgrade::upgrade_matching(
+                &self.db,
+                s.as_deref_mut(),
+                P::SCHEMA,
+                &doc! { "_id": id.clone() },
+            )
+            .await?;
             let watch = self.watch_main(s.as_deref_mut(), &id).await?;
             let before = self.state_in(s.as_deref_mut(), &id).await?;
             let pull = main.update_one(

@@ -29,7 +29,9 @@ const COMMAND_BYTES: usize = 8 * 1024 * 1024;
 #[derive(Debug, Default)]
 #[non_exhaustive]
 pub struct Converged {
-    /// Documents rewritten at the current version, each once.
+    /// Documents this run rewrote at the current version, each once. Those another writer's
+    /// toolkit update upgraded meanwhile (an update upgrades what it matches first) are not
+    /// counted here (a rewrite of one that lost to that writer is in `retried`).
     pub upgraded: u64,
     /// Rewrites skipped because the document changed between its read and its rewrite (another
     /// writer won): each was read again and retried, until it was rewritten or found current.

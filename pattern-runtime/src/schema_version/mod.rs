@@ -135,6 +135,12 @@
 //!   takes only the current version.
 //! - Extended-reference copies and subset items are made from the upgraded document, and
 //!   `converge` rebuilds what other models keep from each document it rewrites.
+//! - The fields other patterns keep in the document (an outlier's items and count, a subset's
+//!   array and counters, a counter's snapshot) are written only into current documents: an
+//!   outlier or subset push or removal and a counter's `snapshot` upgrade the document first,
+//!   like every toolkit update. An upgrade builds the whole current document from the older
+//!   shape, so such fields in an older document (written around the toolkit, or by an older
+//!   application that had them) survive only if the older shape and its `From` carry them.
 //! - Repairs that aggregate the sources on the server (a subset's `rebuild` and `repair`,
 //!   [`ComputedFields::recompute`](crate::ComputedFields::recompute) and `recompute_all`, and the
 //!   recomputations a write triggers) first rewrite the older sources they aggregate at the

@@ -107,6 +107,11 @@
 //! report them ([`Check::Orphans`], naming the parents that are
 //! gone), and nothing repairs them but their deletion (or the parent's return).
 //!
+//! On a parent model with older schema versions (`#[schema_version]`), a push or a removal
+//! first rewrites the parent at the current version when it is still stored in an older one,
+//! as every toolkit update does (one `find` more, in the same transaction). A rebuild does
+//! not: it writes what the full items say into the parent as it is stored.
+//!
 //! # Tracing
 //!
 //! `push` (and `push_many`), `rebuild` and `remove` run in `INFO` spans named
@@ -228,6 +233,18 @@ where
     async fn write_parent(&self, parent_id: &Bson, write: ParentWrite<'_>) -> Result<bool> {
         transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
+            if !matches!(write, ParentWrite::Rebuild) {
+                // A parent stored in an older schema version is rewritten at the current one
+                // first, as before every toolkit update: an upgrade after the write would not
+                // know the subset's array and counters.
+                crate::schema_version::upgrade::upgrade_matching(
+                    &self.db,
+                    s.as_deref_mut(),
+                    P::SCHEMA,
+                    &doc! { "_id": parent_id.clone() },
+                )
+                .await?;
+            }
             let watch = self.watch_parent(s.as_deref_mut(), parent_id).await?;
             let done = match write {
                 ParentWrite::Push { full, update } => {
