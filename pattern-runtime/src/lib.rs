@@ -275,7 +275,9 @@
 //! insert, a booking, a `by` moved) is [`Error::NotFound`] with nothing written, through
 //! every handle; a document that pointed at a target since deleted stays writable (the
 //! [`computed`] module docs). A sum that would leave the 64-bit range is
-//! [`Error::InvalidValue`] naming the field, nothing written.
+//! [`Error::InvalidValue`] naming the field, nothing written; so is an `$inc` or `$mul` of a
+//! field the model declares as an integer by a double or a decimal (the server would store a
+//! double the model cannot read), through every handle.
 //!
 //! Every pair of patterns is tested against the server, each write of each pattern then every
 //! `check()` and the doctor: `tests/combinations/pairs_tree.rs`, `tests/combinations/pairs_versioned.rs`,

@@ -254,7 +254,13 @@ pub struct TestDb {
     fail_point: tokio::sync::OnceCell<tokio::sync::MutexGuard<'static, ()>>,
 }
 
-/// A fresh database for the test `name` (any text; it is sanitised into the database name).
+/// A fresh database for the test `name` (any text; it is sanitised into the database name),
+/// with the strict validators of the models the test uses: those declared in the running
+/// test's module or an enclosing one, and every model of another crate than the test's own
+/// ([`TestDb::validated`] lists them). Outside a test function (in a program's `main`, a doc
+/// test or an example) there is no test module to go by, and no validator is installed:
+/// [`pattern_runtime::sync_models`] with
+/// [`SyncOptions::validators`](pattern_runtime::SyncOptions::validators) installs them there.
 ///
 /// Its client's `appName` is the database name, so [`TestDb::fail_command`] fails this test's
 /// commands only, even with other tests running on the same server; and the first

@@ -170,6 +170,51 @@ async fn a_sum_or_an_inc_past_the_64_bit_range_names_its_field() {
     );
 }
 
+/// An `$inc` or `$mul` of an integer field by a double (or a NaN) is refused before anything
+/// is sent: the server would store a double the model cannot read back. Found by a reader of
+/// the docs: `$inc: {score: 1.0}` on `i64::MAX` stored 9.223372036854776e18, and a NaN made the
+/// document unreadable.
+#[tokio::test]
+async fn an_inc_of_an_integer_field_by_a_double_is_refused() {
+    let db = setup("computed_inc_double", &["u1"]).await;
+    let orders = Order::computing(&db);
+    orders.insert(&order(1, "u1", i64::MAX - 10)).await.unwrap();
+    let before = (
+        pattern_testkit::docs(&db, "users").await,
+        pattern_testkit::docs(&db, "orders").await,
+    );
+    for update in [
+        doc! { "$inc": { "amount": 1.0 } },
+        doc! { "$inc": { "amount": f64::NAN } },
+        doc! { "$mul": { "amount": 2.5 } },
+        doc! { "$inc": { "amount": Bson::Decimal128("1".parse().unwrap()) } },
+    ] {
+        match orders.update(1, update.clone()).await {
+            Err(Error::InvalidValue { field, reason }) => {
+                assert_eq!(field, "amount", "{update}");
+                // A NaN is refused first for the sum that reads the amount.
+                assert!(
+                    reason.contains("integer") || reason.contains("NaN"),
+                    "{reason}"
+                );
+            }
+            other => panic!("{update}: {other:?}"),
+        }
+    }
+    assert_eq!(
+        (
+            pattern_testkit::docs(&db, "users").await,
+            pattern_testkit::docs(&db, "orders").await,
+        ),
+        before
+    );
+    // An integer still moves it.
+    orders
+        .update(1, doc! { "$inc": { "amount": -10i64 } })
+        .await
+        .unwrap();
+}
+
 /// The seed: orders of 1200, 3000 and 1000 make `totalSpent` 5200; deleting, re-pricing and
 /// moving orders keep every computed field exact, min and max included.
 #[tokio::test]

@@ -40,7 +40,47 @@ pub(crate) fn check_update(
     update: &Document,
 ) -> crate::error::Result<()> {
     check_kept(model, update_paths(update).iter().map(String::as_str))?;
-    check_update_values(model, update)
+    check_update_values(model, update)?;
+    check_integer_arithmetic(model, update)
+}
+
+/// Refuses an `$inc` or `$mul` of a field the model declares as an integer by a double or a
+/// decimal: the server would store the result as one (MongoDB's arithmetic widens), and the
+/// document would no longer read as the model. [`Error::InvalidValue`] naming the field, before
+/// anything is sent.
+///
+/// [`Error::InvalidValue`]: crate::Error::InvalidValue
+fn check_integer_arithmetic(
+    model: &'static ModelSchema,
+    update: &Document,
+) -> crate::error::Result<()> {
+    const INTEGERS: [&str; 12] = [
+        "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
+    ];
+    for (op, body) in update {
+        if !matches!(op.as_str(), "$inc" | "$mul") {
+            continue;
+        }
+        let Bson::Document(body) = body else { continue };
+        for (field, value) in body {
+            if !matches!(value, Bson::Double(_) | Bson::Decimal128(_)) {
+                continue;
+            }
+            let integer = crate::validator::shape::declared_type(model, field)
+                .is_some_and(|ty| INTEGERS.contains(&ty.as_str()));
+            if integer {
+                return Err(crate::error::Error::InvalidValue {
+                    field: field.clone(),
+                    reason: format!(
+                        "an integer field of {}: `{op}` by {value} would store a double, which \
+                         the model cannot read; give an integer",
+                        model.name()
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// [`check_written`] of the top-level fields an operator update sets (`$set`,
