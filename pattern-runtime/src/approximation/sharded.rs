@@ -214,17 +214,11 @@ impl ShardedField {
         self.counter.writes()
     }
 
-    /// `total` as the owner's field is stored: an `Int32` (when it fits) for an `i32` field of
-    /// the registered model of this collection, an `Int64` otherwise.
-    fn stored(&self, total: i64) -> Bson {
-        crate::schema::registered_models()
-            .into_iter()
-            .find(|m| {
-                m.collection() == self.owner.name() && m.field_by_bson_name(self.field).is_some()
-            })
-            .map_or(Bson::Int64(total), |m| {
-                crate::validator::shape::integer_for(m, self.field, total)
-            })
+    /// The registered model of the owner's collection that has the counted field.
+    fn owner_model(&self) -> Option<&'static crate::ModelSchema> {
+        crate::schema::registered_models().into_iter().find(|m| {
+            m.collection() == self.owner.name() && m.field_by_bson_name(self.field).is_some()
+        })
     }
 
     /// Reads the exact total and `$set`s it into the document's field; returns it.
@@ -234,10 +228,8 @@ impl ShardedField {
         let total = self.read().await?;
         // A document stored in an older schema version is rewritten at the current one first,
         // as before every toolkit update.
-        if let Some(model) = crate::schema::registered_models()
-            .into_iter()
-            .find(|m| m.collection() == self.owner.name())
-        {
+        let model = self.owner_model();
+        if let Some(model) = model {
             let db = self.owner.client().database(&self.owner.namespace().db);
             crate::schema_version::upgrade::upgrade_matching_in(
                 &db,
@@ -247,10 +239,13 @@ impl ShardedField {
             )
             .await?;
         }
+        // The field's own integer type: an `i32` field of the registered model stays an `Int32`.
+        let stored = model.map_or(Bson::Int64(total), |m| {
+            crate::validator::shape::integer_for(m, self.field, total)
+        });
         let set = self.owner.update_one(
             doc! { "_id": self.id.clone() },
-            // The field's own integer type: an `i32` field stays an `Int32`.
-            doc! { "$set": { self.field: self.stored(total) } },
+            doc! { "$set": { self.field: stored } },
         );
         let mut session =
             crate::txn::Transaction::session_of(self.counter.target.tx.as_ref()).await?;

@@ -54,9 +54,7 @@ fn check_integer_arithmetic(
     model: &'static ModelSchema,
     update: &Document,
 ) -> crate::error::Result<()> {
-    const INTEGERS: [&str; 12] = [
-        "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
-    ];
+    let mut shape = None;
     for (op, body) in update {
         if !matches!(op.as_str(), "$inc" | "$mul") {
             continue;
@@ -66,8 +64,15 @@ fn check_integer_arithmetic(
             if !matches!(value, Bson::Double(_) | Bson::Decimal128(_)) {
                 continue;
             }
-            let integer = crate::validator::shape::declared_type(model, field)
-                .is_some_and(|ty| INTEGERS.contains(&ty.as_str()));
+            // The model's stored shape (what its validator is made from), built only for an
+            // update that moves a field by a double or a decimal.
+            let shape = shape.get_or_insert_with(|| model.shape());
+            let integer = match shape {
+                Some(crate::validator::Shape::Object(properties)) => properties
+                    .iter()
+                    .any(|p| p.name == field.as_str() && p.shape.is_integer()),
+                _ => false,
+            };
             if integer {
                 return Err(crate::error::Error::InvalidValue {
                     field: field.clone(),

@@ -25,6 +25,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Server code of a unique index violation.
 pub(crate) const DUPLICATE_KEY: i32 = 11000;
+/// Server code of a cursor the server no longer has (timed out, or lost in a restart).
+pub(crate) const CURSOR_NOT_FOUND: i32 = 43;
 /// The server's code for a write its collection's validator refused.
 pub(crate) const DOCUMENT_VALIDATION_FAILURE: i32 = 121;
 /// Server code: an index with these keys or this name exists with other options.

@@ -147,7 +147,10 @@ impl<M: SchemaVersioned> ModelCollection<M> {
                     // The server dropped the cursor (idle too long, a restart): open another from
                     // the last `_id` read. `$gt` compares within a BSON type; the documents of
                     // other types are read by the next run.
-                    Err(e) if crate::error::server_code(&e) == Some(CURSOR_NOT_FOUND) => {
+                    Err(e)
+                        if crate::error::server_code(&e)
+                            == Some(crate::error::CURSOR_NOT_FOUND) =>
+                    {
                         tracing::debug!(
                             "converge's cursor was lost; reading on from the last `_id`"
                         );
@@ -419,9 +422,6 @@ impl<M: Model> ModelCollection<M> {
         }
     }
 }
-
-/// The server's code for a cursor it no longer has.
-const CURSOR_NOT_FOUND: i32 = 43;
 
 /// The next [`CONVERGE_BATCH`] documents of `cursor` (fewer at its end, none after it).
 async fn next_batch(

@@ -125,6 +125,19 @@ impl Shape {
         matches!(self, Shape::Nullable(_))
     }
 
+    /// Whether a value of this shape is an integer (or `null`): the server's arithmetic by a
+    /// double would store a double the type cannot read back.
+    pub(crate) fn is_integer(&self) -> bool {
+        match self {
+            Shape::Integer { .. } => true,
+            Shape::Types(types) => {
+                !types.is_empty() && types.iter().all(|t| matches!(*t, "int" | "long"))
+            }
+            Shape::Nullable(inner) => inner.is_integer(),
+            _ => false,
+        }
+    }
+
     /// Whether this shape says anything about a value (not [`Shape::Any`]).
     pub fn is_known(&self) -> bool {
         !matches!(self, Shape::Any)
