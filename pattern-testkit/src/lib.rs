@@ -192,6 +192,10 @@ async fn client_named(app_name: Option<String>, log: Option<CommandLog>) -> Clie
         .await
         .unwrap_or_else(|e| panic!("invalid server URI for {}: {e}", server().describe()));
     options.app_name = app_name;
+    // A fail point answering with a state-change error (code 91, ShutdownInProgress) marks the
+    // server Unknown, and the driver's next command waits for its monitor to see it again: at
+    // the default heartbeat (10 s), a test of a lost commit waited 10 s per injected failure.
+    options.heartbeat_freq = Some(std::time::Duration::from_millis(500));
     if let Some(log) = log {
         options.command_event_handler = Some(EventHandler::callback(move |event| {
             if let CommandEvent::Started(started) = event {
