@@ -475,6 +475,13 @@ fn constructor(model: &Model<'_>) -> TokenStream {
 }
 
 impl Pattern for ComputedFrom {
+    fn kept(&self, field: &Field<'_>) -> Option<&'static str> {
+        self.fields
+            .iter()
+            .any(|c| c.ident == *field.ident)
+            .then_some("ComputedValue")
+    }
+
     fn items(&self, model: &Model<'_>) -> TokenStream {
         if self.fields.is_empty() {
             return TokenStream::new();

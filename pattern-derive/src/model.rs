@@ -99,7 +99,7 @@ fn expand(
     let ident = model.ident;
     let krate = &model.krate;
     let p = quote!(#krate::__private);
-    let field_names = schema::field_names(model);
+    let field_names = schema::field_names(model, patterns);
     let id_type = model.id_type(&p);
     let field_schemas: Vec<TokenStream> = model
         .fields
@@ -155,7 +155,7 @@ fn fallback(model: &Model<'_>, with_impl: bool, patterns: &[Box<dyn Pattern>]) -
     let ident = model.ident;
     let krate = &model.krate;
     let p = quote!(#krate::__private);
-    let field_names = schema::field_names(model);
+    let field_names = schema::field_names(model, patterns);
     let model_impl = with_impl.then(|| {
         let schema = schema::empty_schema(model);
         let id_type = model.id_type(&p);
@@ -198,7 +198,7 @@ pub(crate) fn derive_fields(input: &DeriveInput) -> TokenStream {
         Err(_) => Vec::new(),
     };
     let names = |m: &Model<'_>| {
-        let names = schema::field_names(m);
+        let names = schema::field_names(m, &[]);
         quote! {
             const _: () = {
                 #names

@@ -360,6 +360,13 @@ impl OutlierField {
 }
 
 impl Pattern for Outliers {
+    fn kept(&self, field: &Field<'_>) -> Option<&'static str> {
+        self.fields
+            .iter()
+            .any(|o| [&o.ident, &o.flag, &o.count].contains(&field.ident))
+            .then_some("OutlierArray")
+    }
+
     fn items(&self, model: &Model<'_>) -> TokenStream {
         let krate = &model.krate;
         let p = quote!(#krate::__private);

@@ -321,6 +321,13 @@ fn target_schema(p: &TokenStream, ty: &syn::Type) -> TokenStream {
 }
 
 impl Pattern for Relations {
+    fn kept(&self, field: &Field<'_>) -> Option<&'static str> {
+        self.fields
+            .iter()
+            .any(|r| r.inverse.is_some() && r.ident == *field.ident)
+            .then_some("TwoWaySide")
+    }
+
     fn items(&self, model: &Model<'_>) -> TokenStream {
         let krate = &model.krate;
         let p = quote!(#krate::__private);

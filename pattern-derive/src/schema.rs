@@ -42,6 +42,12 @@ pub(crate) trait Pattern {
     fn stubs(&self, _model: &Model<'_>) -> TokenStream {
         TokenStream::new()
     }
+
+    /// The kind (a type of the runtime's `query::kept`) of a field this pattern keeps: its
+    /// typed field name then has no setter in a typed update.
+    fn kept(&self, _field: &Field<'_>) -> Option<&'static str> {
+        None
+    }
 }
 
 /// A pattern's entry points: what it reads on a `#[derive(Model)]`, and what it adds to a
@@ -179,7 +185,7 @@ pub(crate) fn output(
 }
 
 /// `<Model>Fields` (one `FieldName` per stored field) and the `Model::FIELDS` constant.
-pub(crate) fn field_names(model: &Model<'_>) -> TokenStream {
+pub(crate) fn field_names(model: &Model<'_>, patterns: &[Box<dyn Pattern>]) -> TokenStream {
     let ident = model.ident;
     let krate = &model.krate;
     let fields_ident = format_ident!("{}Fields", ident);
@@ -187,8 +193,30 @@ pub(crate) fn field_names(model: &Model<'_>) -> TokenStream {
     let decls = stored.iter().map(|f| {
         let id = f.ident;
         let ty = f.ty;
-        let doc = format!("`{}`", f.bson_name);
-        quote!(#[doc = #doc] pub #id: #krate::__private::FieldName<#ty>)
+        // Who writes the field: a custom serializer takes no typed value, `_id` and what a
+        // pattern keeps have no typed setter.
+        let kind = if f.custom_serializer {
+            Some("Custom")
+        } else if f.bson_name == "_id" {
+            Some("IdField")
+        } else {
+            patterns.iter().find_map(|p| p.kept(f))
+        };
+        let (doc, kind) = match kind {
+            Some(k) => {
+                let k_ident = format_ident!("{}", k);
+                (
+                    format!(
+                        "`{}`, kept: [`query::kept::{k}`]({krate}::query::kept::{k})",
+                        f.bson_name,
+                        krate = quote!(#krate).to_string().replace(' ', "")
+                    ),
+                    quote!(#krate::query::kept::#k_ident),
+                )
+            }
+            None => (format!("`{}`", f.bson_name), quote!(#krate::query::Free)),
+        };
+        quote!(#[doc = #doc] pub #id: #krate::__private::FieldName<#ty, #kind>)
     });
     let values = stored.iter().map(|f| {
         let id = f.ident;
@@ -242,6 +270,7 @@ pub(crate) fn field_names(model: &Model<'_>) -> TokenStream {
         #[diagnostic::do_not_recommend]
         impl #krate::__private::Nests for #ident {
             type Inner = #ident;
+            type Step = #krate::query::Direct;
         }
     }
 }
@@ -382,7 +411,7 @@ fn fields_only(input: &DeriveInput) -> TokenStream {
         partial_fields: Vec::new(),
         described_as: None,
     };
-    let names = field_names(&model);
+    let names = field_names(&model, &[]);
     quote! {
         const _: () = {
             #names

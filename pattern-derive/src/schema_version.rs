@@ -39,6 +39,13 @@ struct Declared {
 }
 
 impl Pattern for Versions {
+    fn kept(&self, field: &crate::ast::Field<'_>) -> Option<&'static str> {
+        self.0
+            .as_ref()
+            .is_some_and(|d| d.field == field.rust_name || d.field == field.bson_name)
+            .then_some("SchemaVersionField")
+    }
+
     fn items(&self, model: &Model<'_>) -> TokenStream {
         let Some(d) = &self.0 else {
             return TokenStream::new();

@@ -702,6 +702,25 @@ impl Trees {
 }
 
 impl Pattern for Trees {
+    fn kept(&self, field: &Field<'_>) -> Option<&'static str> {
+        let named = |n: &Named| n.ident == field.rust_name;
+        let in_tree = self
+            .tree
+            .iter()
+            .any(|t| named(&t.parent) || named(&t.ancestors))
+            || self
+                .holders
+                .iter()
+                .any(|h| named(&h.node) || named(&h.path));
+        if in_tree {
+            return Some("TreeLink");
+        }
+        self.holders
+            .iter()
+            .any(|h| h.copy.as_ref().is_some_and(|(c, _)| named(c)))
+            .then_some("ExtendedRefCopy")
+    }
+
     fn items(&self, model: &Model<'_>) -> TokenStream {
         self.expand(model, true)
     }

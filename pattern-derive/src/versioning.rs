@@ -16,6 +16,12 @@ pub(crate) const PATTERN: PatternDef = PatternDef {
 };
 
 impl Pattern for Option<Versioning> {
+    fn kept(&self, field: &crate::ast::Field<'_>) -> Option<&'static str> {
+        self.as_ref()
+            .is_some_and(|v| v.field == *field.ident)
+            .then_some("VersionField")
+    }
+
     fn annotations(&self, field: &crate::ast::Field<'_>, p: &TokenStream) -> Vec<TokenStream> {
         self.iter()
             .filter(|v| v.field == *field.ident)

@@ -457,6 +457,7 @@ pub mod extended_ref;
 pub mod outlier;
 pub mod polymorphic;
 pub mod preallocation;
+pub mod query;
 pub mod relation;
 pub mod schema_version;
 pub mod subset;
@@ -645,7 +646,7 @@ pub mod __private {
         }
     }
     /// The BSON name of a version field (a compile error at the field when it is no integer).
-    pub const fn version_name<T: VersionInt>(field: FieldName<T>) -> &'static str {
+    pub const fn version_name<T: VersionInt, K>(field: FieldName<T, K>) -> &'static str {
         field.as_str()
     }
 
@@ -653,7 +654,7 @@ pub mod __private {
     pub fn assert_model<T: Model>() {}
 
     /// The BSON name of a path step.
-    pub const fn step<T: ?Sized>(field: FieldName<T>) -> &'static str {
+    pub const fn step<T: ?Sized, K>(field: FieldName<T, K>) -> &'static str {
         field.as_str()
     }
     /// The length of the concatenation of `parts`.

@@ -116,6 +116,7 @@
 //! run in the caller's transaction with [`VariantCollection::in_transaction`] (a handle taken
 //! from a bound enum handle with [`ModelCollection::variant`] is bound too).
 
+use crate::query::{IntoFilter, IntoUpdate};
 use pattern_derive::operation;
 use std::marker::PhantomData;
 
@@ -210,7 +211,8 @@ impl<M: Polymorphic> ModelCollection<M> {
     /// The documents of every variant matching `filter`, projected to the tag and the common
     /// fields (the generated `Common` struct).
     #[operation(polymorphic.find_common, level = "debug", no_err)]
-    pub async fn find_common(&self, filter: Document) -> Result<Vec<M::Common>> {
+    pub async fn find_common(&self, filter: impl IntoFilter) -> Result<Vec<M::Common>> {
+        let filter = filter.into_filter()?;
         let projection = projection(<M::Common as Fields>::KEYS);
         let cursor = self
             .database()
@@ -224,7 +226,7 @@ impl<M: Polymorphic> ModelCollection<M> {
     /// The documents matching `filter`, each read as the enum. A document whose tag the enum
     /// does not know fails the whole read with [`Error::UnknownVariant`]; see
     /// [`find_each`](Self::find_each) to read the others anyway.
-    pub async fn find_all(&self, filter: Document) -> Result<Vec<M>> {
+    pub async fn find_all(&self, filter: impl IntoFilter) -> Result<Vec<M>> {
         self.find_each(filter).await?.into_iter().collect()
     }
 }
@@ -310,7 +312,8 @@ impl<V: Variant> VariantCollection<V> {
 
     /// `filter` restricted to this variant: `{tag: value, ...filter}`.
     /// [`Error::InvalidKey`] if `filter` names the tag itself.
-    pub fn filter(&self, filter: Document) -> Result<Document> {
+    pub fn filter(&self, filter: impl IntoFilter) -> Result<Document> {
+        let filter = filter.into_filter()?;
         let tag = <V::Model as Polymorphic>::TAG;
         if filter.contains_key(tag) {
             return Err(Error::InvalidKey {
@@ -327,7 +330,7 @@ impl<V: Variant> VariantCollection<V> {
 
     /// The variant's documents matching `filter`.
     #[operation(polymorphic.find, level = "debug", no_err, variant = V::TAG_VALUE)]
-    pub async fn find(&self, filter: Document) -> Result<Vec<V>> {
+    pub async fn find(&self, filter: impl IntoFilter) -> Result<Vec<V>> {
         let filter = self.filter(filter)?;
         let cursor = self.raw.clone_with_type::<V>().find(filter).await?;
         read_all(cursor).await
@@ -335,7 +338,7 @@ impl<V: Variant> VariantCollection<V> {
 
     /// The first of the variant's documents matching `filter`.
     #[operation(polymorphic.find_one, level = "debug", no_err, variant = V::TAG_VALUE)]
-    pub async fn find_one(&self, filter: Document) -> Result<Option<V>> {
+    pub async fn find_one(&self, filter: impl IntoFilter) -> Result<Option<V>> {
         let filter = self.filter(filter)?;
         Ok(self.raw.clone_with_type::<V>().find_one(filter).await?)
     }
@@ -345,7 +348,7 @@ impl<V: Variant> VariantCollection<V> {
     /// `P` is known at compile time to be a field of the variant. The server adds `_id` unless
     /// asked not to, and `P` may leave it out.
     #[operation(polymorphic.find_as, level = "debug", no_err, variant = V::TAG_VALUE)]
-    pub async fn find_as<P: Projection<V>>(&self, filter: Document) -> Result<Vec<P>> {
+    pub async fn find_as<P: Projection<V>>(&self, filter: impl IntoFilter) -> Result<Vec<P>> {
         let filter = self.filter(filter)?;
         let cursor = self
             .raw
@@ -358,7 +361,7 @@ impl<V: Variant> VariantCollection<V> {
 
     /// How many of the variant's documents match `filter`.
     #[operation(polymorphic.count, level = "debug", no_err, variant = V::TAG_VALUE)]
-    pub async fn count(&self, filter: Document) -> Result<u64> {
+    pub async fn count(&self, filter: impl IntoFilter) -> Result<u64> {
         let filter = self.filter(filter)?;
         Ok(self.raw.count_documents(filter).await?)
     }
@@ -444,15 +447,25 @@ impl<V: Variant> VariantCollection<V> {
     /// Updates the first of the variant's documents matching `filter`.
     /// [`Error::InvalidKey`] (nothing written) if `update` would set, unset or rename the tag.
     #[operation(polymorphic.update_one, variant = V::TAG_VALUE)]
-    pub async fn update_one(&self, filter: Document, update: Document) -> Result<UpdateResult> {
-        self.update(filter, update, false).await
+    pub async fn update_one(
+        &self,
+        filter: impl IntoFilter,
+        update: impl IntoUpdate,
+    ) -> Result<UpdateResult> {
+        self.update(filter.into_filter()?, update.into_update()?, false)
+            .await
     }
 
     /// Updates every one of the variant's documents matching `filter`; see
     /// [`update_one`](Self::update_one).
     #[operation(polymorphic.update_many, variant = V::TAG_VALUE)]
-    pub async fn update_many(&self, filter: Document, update: Document) -> Result<UpdateResult> {
-        self.update(filter, update, true).await
+    pub async fn update_many(
+        &self,
+        filter: impl IntoFilter,
+        update: impl IntoUpdate,
+    ) -> Result<UpdateResult> {
+        self.update(filter.into_filter()?, update.into_update()?, true)
+            .await
     }
 
     /// `update_one` or `update_many`, inside the caller's span.
@@ -507,7 +520,7 @@ impl<V: Variant> VariantCollection<V> {
 
     /// Deletes the variant's documents matching `filter`; returns how many.
     #[operation(polymorphic.delete_many, variant = V::TAG_VALUE)]
-    pub async fn delete_many(&self, filter: Document) -> Result<u64> {
+    pub async fn delete_many(&self, filter: impl IntoFilter) -> Result<u64> {
         let filter = self.filter(filter)?;
         let model = V::Model::SCHEMA;
         let deleted = if self.transactional(None) {

@@ -23,7 +23,8 @@ use crate::shard::ShardKey;
 use crate::validator::Shape;
 
 mod names;
-pub use names::{FieldName, Fields, Nests};
+pub(crate) use names::Typed;
+pub use names::{FieldName, Fields, Free, Nests};
 
 /// Declares a spec that generated code builds from its parts: the spec struct, whose one field
 /// `parts` is not public (its methods read it), the parts struct generated code writes

@@ -31,6 +31,7 @@ mod outlier;
 mod outlier_size;
 mod polymorphic;
 mod preallocation;
+mod query;
 mod relation;
 mod round_trips;
 mod same_names;

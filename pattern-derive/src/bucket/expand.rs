@@ -128,7 +128,7 @@ pub(super) fn expand(model: &Model<'_>, b: &Bucket) -> TokenStream {
             impl #p::KeepsMeasurements for #ident {}
         }
     });
-    let field_names = field_names(model);
+    let field_names = field_names(model, &[]);
     let field_schemas = field_schemas(model);
     let schema = schema::schema_static(
         model,
@@ -177,7 +177,7 @@ pub(super) fn fallback(model: &Model<'_>) -> TokenStream {
     let ident = model.ident;
     let krate = &model.krate;
     let p = quote!(#krate::__private);
-    let field_names = field_names(model);
+    let field_names = field_names(model, &[]);
     let schema = schema::empty_schema(model);
     quote! {
         const _: () = {

@@ -34,6 +34,13 @@ pub(crate) const PATTERN: PatternDef = PatternDef {
 };
 
 impl Pattern for ExtendedRefs {
+    fn kept(&self, field: &Field<'_>) -> Option<&'static str> {
+        self.embeds
+            .iter()
+            .any(|e| e.field == *field.ident)
+            .then_some("ExtendedRefCopy")
+    }
+
     fn public_items(&self, input: &syn::DeriveInput, model: &Model<'_>) -> TokenStream {
         self.types(input, model)
     }

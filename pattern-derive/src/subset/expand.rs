@@ -247,7 +247,7 @@ impl SubsetField {
                 trait __Beside<N> {
                     type Names;
                 }
-                impl<N, T: ?::core::marker::Sized> __Beside<N> for #p::FieldName<T> {
+                impl<N, T: ?::core::marker::Sized, K> __Beside<N> for #p::FieldName<T, K> {
                     type Names = N;
                 }
                 const fn __embedded<F: __Beside<N, Names = N>, N>(_full: &F, names: N) -> F::Names {
@@ -273,6 +273,17 @@ impl SubsetField {
     }
 
     /// The schema annotation of the subset field, and of each computed field.
+    /// The kind of a field this subset keeps: its array, and its computed values.
+    pub(super) fn kept(&self, field: &Field<'_>) -> Option<&'static str> {
+        if *field.ident == self.ident {
+            return Some("SubsetArray");
+        }
+        self.computed
+            .iter()
+            .any(|c| c.ident == *field.ident)
+            .then_some("ComputedValue")
+    }
+
     pub(super) fn annotations(&self, field: &Field<'_>, p: &TokenStream) -> Vec<TokenStream> {
         let mut out = Vec::new();
         if *field.ident == self.ident {

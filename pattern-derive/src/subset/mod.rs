@@ -30,6 +30,10 @@ pub(crate) const PATTERN: PatternDef = PatternDef {
 struct Subsets(Vec<SubsetField>);
 
 impl Pattern for Subsets {
+    fn kept(&self, field: &Field<'_>) -> Option<&'static str> {
+        self.0.iter().find_map(|s| s.kept(field))
+    }
+
     fn annotations(&self, field: &Field<'_>, p: &TokenStream) -> Vec<TokenStream> {
         self.0
             .iter()

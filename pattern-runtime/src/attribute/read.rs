@@ -169,11 +169,11 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
     /// The documents matching `filter` (an attribute condition, [`and`]/[`or`] of them, or any
     /// filter).
     #[operation(attribute.find, level = "debug", no_err)]
-    pub async fn find(&self, filter: Document) -> Result<Vec<M>> {
+    pub async fn find(&self, filter: impl crate::query::IntoFilter) -> Result<Vec<M>> {
         let cursor = self
             .db
             .collection(M::SCHEMA.collection())
-            .find(filter)
+            .find(filter.into_filter()?)
             .await?;
         crate::schema_version::collect(cursor).await
     }

@@ -410,7 +410,7 @@ impl Summary {
     ///
     /// # Errors
     /// [`Error::InvalidKey`] when the field has no `min` summary.
-    pub fn min<T: DeserializeOwned>(&self, field: FieldName<T>) -> Result<Option<T>> {
+    pub fn min<T: DeserializeOwned, K>(&self, field: FieldName<T, K>) -> Result<Option<T>> {
         self.get(field, "min")
     }
 
@@ -418,7 +418,7 @@ impl Summary {
     ///
     /// # Errors
     /// [`Error::InvalidKey`] when the field has no `max` summary.
-    pub fn max<T: DeserializeOwned>(&self, field: FieldName<T>) -> Result<Option<T>> {
+    pub fn max<T: DeserializeOwned, K>(&self, field: FieldName<T, K>) -> Result<Option<T>> {
         self.get(field, "max")
     }
 
@@ -427,11 +427,15 @@ impl Summary {
     ///
     /// # Errors
     /// [`Error::InvalidKey`] when the field has no `sum` summary.
-    pub fn sum<T: DeserializeOwned>(&self, field: FieldName<T>) -> Result<Option<T>> {
+    pub fn sum<T: DeserializeOwned, K>(&self, field: FieldName<T, K>) -> Result<Option<T>> {
         self.get(field, "sum")
     }
 
-    fn get<T: DeserializeOwned>(&self, field: FieldName<T>, op: &'static str) -> Result<Option<T>> {
+    fn get<T: DeserializeOwned, K>(
+        &self,
+        field: FieldName<T, K>,
+        op: &'static str,
+    ) -> Result<Option<T>> {
         let value = self
             .fields
             .get_document(field.as_str())

@@ -176,9 +176,10 @@ impl<M: Model + Serialize> Computing<M> {
     pub fn update<'a>(
         &'a self,
         id: impl IntoId<M::Id>,
-        update: Document,
+        update: impl crate::query::IntoUpdate,
     ) -> crate::model::Pending<'a, Result<()>> {
-        crate::model::Pending::new(self.update_op(id.into_id(), update))
+        let (id, update) = (id.into_id(), update.into_update());
+        crate::model::Pending::new(async move { self.update_op(id, update?).await })
     }
 
     #[operation(computed.update, later(id))]

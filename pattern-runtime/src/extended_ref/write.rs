@@ -18,12 +18,13 @@ impl<M: Model> References<M> {
     pub fn update<'a>(
         &'a self,
         id: impl IntoId<M::Id>,
-        update: Document,
+        update: impl crate::query::IntoUpdate,
     ) -> crate::model::Pending<'a, Result<Propagation>>
     where
         M: Referenced,
     {
-        crate::model::Pending::new(self.update_op(id.into_id(), update))
+        let (id, update) = (id.into_id(), update.into_update());
+        crate::model::Pending::new(async move { self.update_op(id, update?).await })
     }
 
     #[operation(extended_ref.update, later(id, embeddings))]

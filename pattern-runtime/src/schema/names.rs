@@ -65,9 +65,22 @@ pub trait Fields {
 /// assert_eq!(filter, bson::doc! { "ratingCount": { "$gt": 10 } });
 /// assert_eq!(Product::FIELDS.id, "_id");
 /// ```
-pub struct FieldName<T: ?Sized = ()>(&'static str, PhantomData<fn() -> T>);
+///
+/// `K` says who writes the field: [`Free`](crate::query::Free) for a field the model's own
+/// writes set, or one of [`query::kept`](crate::query::kept) for a field a pattern keeps (a
+/// computed value, a copy, a tree's ancestors, the version, `_id`, ...): a typed
+/// [`Update`](crate::query::Update) has no setter for those.
+pub struct FieldName<T: ?Sized = (), K = Free>(&'static str, Typed<T, K>);
 
-impl<T: ?Sized> FieldName<T> {
+/// The marker of a name typed by a value type `T` and a kind `K` (covariant, `Send`, `Sync`).
+pub(crate) type Typed<T, K> = PhantomData<(fn() -> K, fn() -> T)>;
+
+/// The kind of a field the model's own writes set: a typed [`Update`](crate::query::Update) may
+/// write it. The fields a pattern keeps have a kind of [`query::kept`](crate::query::kept).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Free;
+
+impl<T: ?Sized, K> FieldName<T, K> {
     #[doc(hidden)]
     pub const fn new(name: &'static str) -> Self {
         FieldName(name, PhantomData)
@@ -92,6 +105,27 @@ impl<T: ?Sized> FieldName<T> {
     {
         <T::Inner as Fields>::FIELDS
     }
+
+    /// A typed dotted path to a field of the struct this field holds, for typed
+    /// [filters](crate::query::Filter), [sorts](crate::query::Sort) and
+    /// [updates](crate::query::Update): `Product::FIELDS.dimensions.then(|d| d.weight_grams)`
+    /// is `"dimensions.weightGrams"`, typed as the nested field. A misspelt step is a compile
+    /// error naming the nested struct's fields.
+    ///
+    /// A path through a `Vec` (or an array) reaches the field in every item: a filter matches a
+    /// document when any item matches, and an update cannot write it (its kind is
+    /// [`kept::ArrayItems`](crate::query::kept::ArrayItems)).
+    pub fn then<U: ?Sized, K2>(
+        self,
+        step: impl FnOnce(<T::Inner as Fields>::Names) -> FieldName<U, K2>,
+    ) -> crate::query::Path<U, crate::query::Then<K, T::Step, K2>>
+    where
+        T: Nests,
+        K: crate::query::FieldKind,
+    {
+        let inner = step(<T::Inner as Fields>::FIELDS);
+        crate::query::Path::new(format!("{}.{}", self.0, inner.0))
+    }
 }
 
 /// A field type whose stored value is a struct with typed field names, possibly inside
@@ -100,7 +134,8 @@ impl<T: ?Sized> FieldName<T> {
 /// serde writes.
 ///
 /// `#[derive(Fields)]` and `#[derive(Model)]` implement it for the struct. Implement it for a
-/// wrapper of your own (an `Arc<T>` newtype, say) with `type Inner = T::Inner;`.
+/// wrapper of your own (an `Arc<T>` newtype, say) with `type Inner = T::Inner;` and
+/// `type Step = T::Step;`.
 #[diagnostic::on_unimplemented(
     message = "a path below this field cannot be resolved through serde's names: `{Self}` holds no struct with typed field names",
     label = "the path goes through this field",
@@ -109,83 +144,91 @@ impl<T: ?Sized> FieldName<T> {
 pub trait Nests {
     /// The struct the path continues in.
     type Inner: Fields;
+    /// [`Direct`](crate::query::Direct), or [`Array`](crate::query::Array) when the path goes
+    /// through the items of an array (an update cannot write such a path).
+    #[doc(hidden)]
+    type Step: crate::query::Step;
 }
 #[diagnostic::do_not_recommend]
 impl<T: Nests> Nests for Option<T> {
     type Inner = T::Inner;
+    type Step = T::Step;
 }
 #[diagnostic::do_not_recommend]
 impl<T: Nests> Nests for Vec<T> {
     type Inner = T::Inner;
+    type Step = crate::query::Array;
 }
 #[diagnostic::do_not_recommend]
 impl<T: Nests> Nests for Box<T> {
     type Inner = T::Inner;
+    type Step = T::Step;
 }
 #[diagnostic::do_not_recommend]
 impl<T: Nests, const N: usize> Nests for [T; N] {
     type Inner = T::Inner;
+    type Step = crate::query::Array;
 }
 
 // By hand: derives would demand `T: Clone`, `T: Debug`, ... of the field's type.
-impl<T: ?Sized> Clone for FieldName<T> {
+impl<T: ?Sized, K> Clone for FieldName<T, K> {
     fn clone(&self) -> Self {
         *self
     }
 }
-impl<T: ?Sized> Copy for FieldName<T> {}
+impl<T: ?Sized, K> Copy for FieldName<T, K> {}
 
-impl<T: ?Sized> fmt::Debug for FieldName<T> {
+impl<T: ?Sized, K> fmt::Debug for FieldName<T, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("FieldName").field(&self.0).finish()
     }
 }
 
-impl<T: ?Sized> Deref for FieldName<T> {
+impl<T: ?Sized, K> Deref for FieldName<T, K> {
     type Target = str;
     fn deref(&self) -> &str {
         self.0
     }
 }
 
-impl<T: ?Sized> AsRef<str> for FieldName<T> {
+impl<T: ?Sized, K> AsRef<str> for FieldName<T, K> {
     fn as_ref(&self) -> &str {
         self.0
     }
 }
 
-impl<T: ?Sized> fmt::Display for FieldName<T> {
+impl<T: ?Sized, K> fmt::Display for FieldName<T, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.0)
     }
 }
 
-impl<T: ?Sized> From<FieldName<T>> for String {
-    fn from(name: FieldName<T>) -> String {
+impl<T: ?Sized, K> From<FieldName<T, K>> for String {
+    fn from(name: FieldName<T, K>) -> String {
         name.0.to_owned()
     }
 }
 
-impl<T: ?Sized> From<FieldName<T>> for bson::Bson {
-    fn from(name: FieldName<T>) -> bson::Bson {
+impl<T: ?Sized, K> From<FieldName<T, K>> for bson::Bson {
+    fn from(name: FieldName<T, K>) -> bson::Bson {
         bson::Bson::String(name.0.to_owned())
     }
 }
 
-impl<T: ?Sized> PartialEq for FieldName<T> {
+impl<T: ?Sized, K> PartialEq for FieldName<T, K> {
     fn eq(&self, other: &Self) -> bool {
         self.0 == other.0
     }
 }
-impl<T: ?Sized> Eq for FieldName<T> {}
+impl<T: ?Sized, K> Eq for FieldName<T, K> {}
 
-impl<T: ?Sized> PartialEq<str> for FieldName<T> {
+impl<T: ?Sized, K> PartialEq<str> for FieldName<T, K> {
     fn eq(&self, other: &str) -> bool {
         self.0 == other
     }
 }
 
-impl<T: ?Sized> PartialEq<&str> for FieldName<T> {
+impl<T: ?Sized, K> PartialEq<&str> for FieldName<T, K> {
     fn eq(&self, other: &&str) -> bool {
         self.0 == *other
     }

@@ -79,10 +79,11 @@ impl<M: Model> ModelCollection<M> {
         self.decode_all(&found).await.pop().transpose()
     }
 
-    /// The first document matching `filter` (a query document, sent as it is), if any.
+    /// The first document matching `filter` (a typed [`Filter`](crate::query::Filter), or a query
+    /// document, sent as it is), if any.
     #[operation(model.find_one, level = "debug")]
-    pub async fn find_one(&self, filter: Document) -> Result<Option<M>> {
-        let found = self.read(filter, Some(1)).await?;
+    pub async fn find_one(&self, filter: impl crate::query::IntoFilter) -> Result<Option<M>> {
+        let found = self.read(filter.into_filter()?, Some(1)).await?;
         self.decode_all(&found).await.pop().transpose()
     }
 
@@ -91,15 +92,15 @@ impl<M: Model> ModelCollection<M> {
     /// upgrade, a shape serde refuses) fails the whole read; [`find_each`](Self::find_each)
     /// returns each document's own result instead.
     #[operation(model.find, level = "debug")]
-    pub async fn find(&self, filter: Document) -> Result<Vec<M>> {
+    pub async fn find(&self, filter: impl crate::query::IntoFilter) -> Result<Vec<M>> {
         self.find_each(filter).await?.into_iter().collect()
     }
 
     /// Every document matching `filter`, each read on its own: a document of an unknown schema
     /// version is its own `Err`, the others are still read.
     #[operation(model.find_each, level = "debug")]
-    pub async fn find_each(&self, filter: Document) -> Result<Vec<Result<M>>> {
-        let docs = self.read(filter, None).await?;
+    pub async fn find_each(&self, filter: impl crate::query::IntoFilter) -> Result<Vec<Result<M>>> {
+        let docs = self.read(filter.into_filter()?, None).await?;
         let out = self.decode_all(&docs).await;
         let unreadable = out.iter().filter(|r| r.is_err()).count();
         tracing::debug!(read = out.len(), unreadable, "documents read");

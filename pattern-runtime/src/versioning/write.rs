@@ -300,9 +300,12 @@ impl<M: Versioned> ModelCollection<M> {
         &'a self,
         id: impl IntoId<M::Id>,
         expected_version: i64,
-        update: Document,
+        update: impl crate::query::IntoUpdate,
     ) -> crate::model::Pending<'a, Result<i64>> {
-        crate::model::Pending::new(self.update_op(id.into_id(), expected_version, update))
+        let (id, update) = (id.into_id(), update.into_update());
+        crate::model::Pending::new(
+            async move { self.update_op(id, expected_version, update?).await },
+        )
     }
 
     #[operation(versioning.update, expected_version, later(id))]

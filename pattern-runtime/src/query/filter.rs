@@ -1,0 +1,352 @@
+//! [`Filter`] and [`Sort`].
+
+use bson::{Bson, Document};
+use serde::Serialize;
+
+use super::kinds::{Comparable, FieldPath, Items};
+use crate::error::{Error, Result};
+use crate::Fields;
+
+/// A typed filter: see the [module docs](super). Combine with [`and`](Filter::and) (or
+/// [`Filter::and_all`] of many), [`or`](Filter::or), `!filter`; `Filter::default()` matches
+/// every document.
+#[derive(Debug, Default)]
+pub struct Filter {
+    doc: Document,
+    error: Option<Error>,
+}
+
+/// A filter any handle takes: a typed [`Filter`] or a `bson::Document` (the explicit escape).
+pub trait IntoFilter {
+    /// The filter document, or the error a typed value met.
+    fn into_filter(self) -> Result<Document>;
+}
+
+impl IntoFilter for Filter {
+    fn into_filter(self) -> Result<Document> {
+        self.into_document()
+    }
+}
+
+impl IntoFilter for Document {
+    fn into_filter(self) -> Result<Document> {
+        Ok(self)
+    }
+}
+
+pub(crate) fn serialize<V: Serialize + ?Sized>(path: &str, value: &V) -> Result<Bson> {
+    bson::serialize_to_bson(value).map_err(|e| Error::InvalidValue {
+        field: path.to_owned(),
+        reason: format!("cannot be serialized to BSON: {e}"),
+    })
+}
+
+fn no_regex(path: &str, op: &str, values: &[Bson]) -> Result<()> {
+    if values
+        .iter()
+        .any(|v| matches!(v, Bson::RegularExpression(_)))
+    {
+        return Err(Error::InvalidValue {
+            field: path.to_owned(),
+            reason: format!(
+                "a regular expression in `{op}` matches as a pattern, not as a value: compare \
+                 it with `Filter::eq`, or match by pattern with a `doc!`"
+            ),
+        });
+    }
+    Ok(())
+}
+
+impl Filter {
+    fn of(result: Result<Document>) -> Filter {
+        match result {
+            Ok(doc) => Filter { doc, error: None },
+            Err(e) => Filter {
+                doc: Document::new(),
+                error: Some(e),
+            },
+        }
+    }
+
+    fn compare<P, V>(field: P, op: &str, value: V) -> Filter
+    where
+        P: FieldPath,
+        P::Value: Serialize,
+        V: Into<P::Value>,
+        P::Value: Sized,
+    {
+        let path = field.path();
+        Filter::of(serialize(&path, &value.into()).map(|v| {
+            let mut cond = Document::new();
+            cond.insert(op, v);
+            let mut doc = Document::new();
+            doc.insert(path.into_owned(), cond);
+            doc
+        }))
+    }
+
+    fn list<P, V>(field: P, op: &str, values: impl IntoIterator<Item = V>) -> Filter
+    where
+        P: FieldPath,
+        P::Value: Serialize + Sized,
+        V: Into<P::Value>,
+    {
+        let path = field.path();
+        let values: Result<Vec<Bson>> = values
+            .into_iter()
+            .map(|v| serialize(&path, &v.into()))
+            .collect();
+        Filter::of(values.and_then(|values| {
+            no_regex(&path, op, &values)?;
+            let mut cond = Document::new();
+            cond.insert(op, values);
+            let mut doc = Document::new();
+            doc.insert(path.into_owned(), cond);
+            Ok(doc)
+        }))
+    }
+
+    /// `{field: {$eq: value}}`: the field equals `value` (for an array field, or a path
+    /// through one, some item does).
+    pub fn eq<P, V>(field: P, value: V) -> Filter
+    where
+        P: FieldPath,
+        P::Kind: Comparable,
+        P::Value: Serialize + Sized,
+        V: Into<P::Value>,
+    {
+        Filter::compare(field, "$eq", value)
+    }
+
+    /// `{field: {$ne: value}}`.
+    pub fn ne<P, V>(field: P, value: V) -> Filter
+    where
+        P: FieldPath,
+        P::Kind: Comparable,
+        P::Value: Serialize + Sized,
+        V: Into<P::Value>,
+    {
+        Filter::compare(field, "$ne", value)
+    }
+
+    /// `{field: {$gt: value}}`. MongoDB compares values of the same BSON type only.
+    pub fn gt<P, V>(field: P, value: V) -> Filter
+    where
+        P: FieldPath,
+        P::Kind: Comparable,
+        P::Value: Serialize + Sized,
+        V: Into<P::Value>,
+    {
+        Filter::compare(field, "$gt", value)
+    }
+
+    /// `{field: {$gte: value}}`.
+    pub fn gte<P, V>(field: P, value: V) -> Filter
+    where
+        P: FieldPath,
+        P::Kind: Comparable,
+        P::Value: Serialize + Sized,
+        V: Into<P::Value>,
+    {
+        Filter::compare(field, "$gte", value)
+    }
+
+    /// `{field: {$lt: value}}`.
+    pub fn lt<P, V>(field: P, value: V) -> Filter
+    where
+        P: FieldPath,
+        P::Kind: Comparable,
+        P::Value: Serialize + Sized,
+        V: Into<P::Value>,
+    {
+        Filter::compare(field, "$lt", value)
+    }
+
+    /// `{field: {$lte: value}}`.
+    pub fn lte<P, V>(field: P, value: V) -> Filter
+    where
+        P: FieldPath,
+        P::Kind: Comparable,
+        P::Value: Serialize + Sized,
+        V: Into<P::Value>,
+    {
+        Filter::compare(field, "$lte", value)
+    }
+
+    /// `{field: {$in: [values]}}`: the field equals one of them.
+    pub fn is_in<P, V>(field: P, values: impl IntoIterator<Item = V>) -> Filter
+    where
+        P: FieldPath,
+        P::Kind: Comparable,
+        P::Value: Serialize + Sized,
+        V: Into<P::Value>,
+    {
+        Filter::list(field, "$in", values)
+    }
+
+    /// `{field: {$nin: [values]}}`: the field equals none of them (or is missing).
+    pub fn not_in<P, V>(field: P, values: impl IntoIterator<Item = V>) -> Filter
+    where
+        P: FieldPath,
+        P::Kind: Comparable,
+        P::Value: Serialize + Sized,
+        V: Into<P::Value>,
+    {
+        Filter::list(field, "$nin", values)
+    }
+
+    /// `{field: {$exists: present}}`.
+    pub fn exists<P: FieldPath>(field: P, present: bool) -> Filter {
+        let mut doc = Document::new();
+        doc.insert(field.path().into_owned(), bson::doc! { "$exists": present });
+        Filter::of(Ok(doc))
+    }
+
+    /// `{field: {$all: [items]}}`: an array field holding every one of `items`.
+    pub fn all<P, V>(field: P, items: impl IntoIterator<Item = V>) -> Filter
+    where
+        P: FieldPath,
+        P::Kind: Comparable,
+        P::Value: Items,
+        V: Into<<P::Value as Items>::Item>,
+    {
+        let path = field.path();
+        let values: Result<Vec<Bson>> = items
+            .into_iter()
+            .map(|v| serialize(&path, &v.into()))
+            .collect();
+        Filter::of(values.and_then(|values| {
+            no_regex(&path, "$all", &values)?;
+            let mut doc = Document::new();
+            doc.insert(path.into_owned(), bson::doc! { "$all": values });
+            Ok(doc)
+        }))
+    }
+
+    /// `{field: {$size: len}}`: an array field of exactly `len` items.
+    pub fn size<P>(field: P, len: u32) -> Filter
+    where
+        P: FieldPath,
+        P::Value: Items,
+    {
+        let mut doc = Document::new();
+        doc.insert(
+            field.path().into_owned(),
+            bson::doc! { "$size": i64::from(len) },
+        );
+        Filter::of(Ok(doc))
+    }
+
+    /// `{field: {$elemMatch: condition}}`: an array field with one item meeting the whole
+    /// `condition`, written over the item's own field names:
+    /// `Filter::elem_match(FIELDS.items, |i| Filter::gt(i.qty, 2).and(Filter::eq(i.sku, "a")))`.
+    pub fn elem_match<P>(
+        field: P,
+        condition: impl FnOnce(<<P::Value as Items>::Item as Fields>::Names) -> Filter,
+    ) -> Filter
+    where
+        P: FieldPath,
+        P::Kind: Comparable,
+        P::Value: Items,
+        <P::Value as Items>::Item: Fields,
+    {
+        let path = field.path();
+        let inner = condition(<<P::Value as Items>::Item as Fields>::FIELDS);
+        Filter::of(inner.into_document().map(|inner| {
+            let mut doc = Document::new();
+            doc.insert(path.into_owned(), bson::doc! { "$elemMatch": inner });
+            doc
+        }))
+    }
+
+    fn combine(op: &str, filters: impl IntoIterator<Item = Filter>) -> Filter {
+        let docs: Result<Vec<Document>> = filters.into_iter().map(Filter::into_document).collect();
+        Filter::of(docs.map(|docs| {
+            let mut doc = Document::new();
+            doc.insert(op, docs);
+            doc
+        }))
+    }
+
+    /// `{$and: [filters]}`: every one matches.
+    pub fn and_all(filters: impl IntoIterator<Item = Filter>) -> Filter {
+        Filter::combine("$and", filters)
+    }
+
+    /// `{$or: [filters]}`: at least one matches.
+    pub fn or_any(filters: impl IntoIterator<Item = Filter>) -> Filter {
+        Filter::combine("$or", filters)
+    }
+
+    /// `{$nor: [filters]}`: none matches.
+    pub fn none_of(filters: impl IntoIterator<Item = Filter>) -> Filter {
+        Filter::combine("$nor", filters)
+    }
+
+    /// `{$and: [self, other]}`.
+    pub fn and(self, other: Filter) -> Filter {
+        Filter::and_all([self, other])
+    }
+
+    /// `{$or: [self, other]}`.
+    pub fn or(self, other: Filter) -> Filter {
+        Filter::or_any([self, other])
+    }
+
+    /// The filter document, or [`Error::InvalidValue`] naming the field whose value could not
+    /// be serialized or would not be a literal.
+    pub fn into_document(self) -> Result<Document> {
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(self.doc),
+        }
+    }
+}
+
+/// `!filter` is `{$nor: [filter]}`: the document does not match `filter`.
+impl std::ops::Not for Filter {
+    type Output = Filter;
+    fn not(self) -> Filter {
+        Filter::combine("$nor", [self])
+    }
+}
+
+/// A typed sort: `Sort::desc(FIELDS.created_at).then_asc(FIELDS.id)` is
+/// `{createdAt: -1, _id: 1}`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Sort(Document);
+
+impl Sort {
+    /// Ascending by `field`.
+    pub fn asc<P: FieldPath>(field: P) -> Sort {
+        Sort::default().then_asc(field)
+    }
+
+    /// Descending by `field`.
+    pub fn desc<P: FieldPath>(field: P) -> Sort {
+        Sort::default().then_desc(field)
+    }
+
+    /// Then ascending by `field`.
+    pub fn then_asc<P: FieldPath>(mut self, field: P) -> Sort {
+        self.0.insert(field.path().into_owned(), 1);
+        self
+    }
+
+    /// Then descending by `field`.
+    pub fn then_desc<P: FieldPath>(mut self, field: P) -> Sort {
+        self.0.insert(field.path().into_owned(), -1);
+        self
+    }
+
+    /// The sort document.
+    pub fn into_document(self) -> Document {
+        self.0
+    }
+}
+
+impl From<Sort> for Document {
+    fn from(sort: Sort) -> Document {
+        sort.0
+    }
+}

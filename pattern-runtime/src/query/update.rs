@@ -1,0 +1,258 @@
+//! [`Update`].
+
+use bson::{Bson, Document};
+use serde::Serialize;
+
+use super::filter::serialize;
+use super::kinds::{FieldPath, Items, Number, Optional, Settable, When};
+use crate::error::{Error, Result};
+
+/// A typed operator update: see the [module docs](super). Each setter takes a field the
+/// model's own writes set ([`Free`](super::Free)); a field a pattern keeps has no setter.
+///
+/// Operators come out in the order of their first use, fields in call order. A field written
+/// twice, or a field and a path below it (which MongoDB refuses as a conflict), is
+/// [`Error::InvalidValue`] from [`into_document`](Update::into_document), before anything is
+/// sent.
+#[derive(Debug, Default)]
+pub struct Update {
+    doc: Document,
+    paths: Vec<(String, &'static str)>,
+    error: Option<Error>,
+}
+
+/// An update any handle takes: a typed [`Update`] or a `bson::Document` (the explicit escape,
+/// checked at run time).
+pub trait IntoUpdate {
+    /// The update document, or the error a typed value met.
+    fn into_update(self) -> Result<Document>;
+}
+
+impl IntoUpdate for Update {
+    fn into_update(self) -> Result<Document> {
+        self.into_document()
+    }
+}
+
+impl IntoUpdate for Document {
+    fn into_update(self) -> Result<Document> {
+        Ok(self)
+    }
+}
+
+fn conflict(a: &str, b: &str) -> bool {
+    a == b
+        || (a.len() > b.len() && a.starts_with(b) && a.as_bytes()[b.len()] == b'.')
+        || (b.len() > a.len() && b.starts_with(a) && b.as_bytes()[a.len()] == b'.')
+}
+
+impl Update {
+    /// An empty update: add operators with the methods below.
+    pub fn new() -> Update {
+        Update::default()
+    }
+
+    fn add(mut self, op: &'static str, path: &str, value: Result<Bson>) -> Update {
+        if self.error.is_some() {
+            return self;
+        }
+        let value = match value {
+            Ok(v) => v,
+            Err(e) => {
+                self.error = Some(e);
+                return self;
+            }
+        };
+        if let Some((_, other)) = self.paths.iter().find(|(p, _)| conflict(p, path)) {
+            self.error = Some(Error::InvalidValue {
+                field: path.to_owned(),
+                reason: format!(
+                    "the update writes it twice (`{other}` and `{op}`, or a path below it): \
+                     MongoDB refuses conflicting paths in one update"
+                ),
+            });
+            return self;
+        }
+        self.paths.push((path.to_owned(), op));
+        match self.doc.get_mut(op) {
+            Some(Bson::Document(fields)) => {
+                fields.insert(path, value);
+            }
+            _ => {
+                let mut fields = Document::new();
+                fields.insert(path, value);
+                self.doc.insert(op, fields);
+            }
+        }
+        self
+    }
+
+    fn stored<V: Serialize + ?Sized>(path: &str, value: &V) -> Result<Bson> {
+        let v = serialize(path, value)?;
+        crate::literal::check_value(path, &v)?;
+        Ok(v)
+    }
+
+    /// `{$set: {field: value}}`.
+    pub fn set<P, V>(self, field: P, value: V) -> Update
+    where
+        P: FieldPath,
+        P::Kind: Settable,
+        P::Value: Serialize + Sized,
+        V: Into<P::Value>,
+    {
+        let path = field.path();
+        let v = Update::stored(&path, &value.into());
+        self.add("$set", &path, v)
+    }
+
+    /// `{$unset: {field: ""}}`: removes an `Option` field (it reads back as `None`).
+    pub fn unset<P>(self, field: P) -> Update
+    where
+        P: FieldPath,
+        P::Kind: Settable,
+        P::Value: Optional,
+    {
+        let path = field.path();
+        self.add("$unset", &path, Ok(Bson::String(String::new())))
+    }
+
+    fn number<P, V>(self, op: &'static str, field: P, by: V) -> Update
+    where
+        P: FieldPath,
+        P::Value: Number,
+        V: Into<<P::Value as Number>::Num>,
+    {
+        let path = field.path();
+        let v = serialize(&path, &by.into());
+        self.add(op, &path, v)
+    }
+
+    /// `{$inc: {field: by}}`: adds `by` (a missing field starts at 0).
+    pub fn inc<P, V>(self, field: P, by: V) -> Update
+    where
+        P: FieldPath,
+        P::Kind: Settable,
+        P::Value: Number,
+        V: Into<<P::Value as Number>::Num>,
+    {
+        self.number("$inc", field, by)
+    }
+
+    /// `{$mul: {field: by}}`: multiplies by `by` (a missing field becomes 0).
+    pub fn mul<P, V>(self, field: P, by: V) -> Update
+    where
+        P: FieldPath,
+        P::Kind: Settable,
+        P::Value: Number,
+        V: Into<<P::Value as Number>::Num>,
+    {
+        self.number("$mul", field, by)
+    }
+
+    /// `{$min: {field: value}}`: sets the field to `value` if `value` is lower.
+    pub fn min<P, V>(self, field: P, value: V) -> Update
+    where
+        P: FieldPath,
+        P::Kind: Settable,
+        P::Value: Number,
+        V: Into<<P::Value as Number>::Num>,
+    {
+        self.number("$min", field, value)
+    }
+
+    /// `{$max: {field: value}}`: sets the field to `value` if `value` is higher.
+    pub fn max<P, V>(self, field: P, value: V) -> Update
+    where
+        P: FieldPath,
+        P::Kind: Settable,
+        P::Value: Number,
+        V: Into<<P::Value as Number>::Num>,
+    {
+        self.number("$max", field, value)
+    }
+
+    fn item<P, V>(self, op: &'static str, field: P, item: V) -> Update
+    where
+        P: FieldPath,
+        P::Value: Items,
+        V: Into<<P::Value as Items>::Item>,
+    {
+        let path = field.path();
+        let v = Update::stored(&path, &item.into());
+        self.add(op, &path, v)
+    }
+
+    /// `{$push: {field: item}}`: appends `item` to a `Vec` field.
+    pub fn push<P, V>(self, field: P, item: V) -> Update
+    where
+        P: FieldPath,
+        P::Kind: Settable,
+        P::Value: Items,
+        V: Into<<P::Value as Items>::Item>,
+    {
+        self.item("$push", field, item)
+    }
+
+    /// `{$push: {field: {$each: items}}}`: appends every item, in order.
+    pub fn push_each<P, V>(self, field: P, items: impl IntoIterator<Item = V>) -> Update
+    where
+        P: FieldPath,
+        P::Kind: Settable,
+        P::Value: Items,
+        V: Into<<P::Value as Items>::Item>,
+    {
+        let path = field.path();
+        let v: Result<Vec<Bson>> = items
+            .into_iter()
+            .map(|i| Update::stored(&path, &i.into()))
+            .collect();
+        let v = v.map(|each| Bson::Document(bson::doc! { "$each": each }));
+        self.add("$push", &path, v)
+    }
+
+    /// `{$addToSet: {field: item}}`: appends `item` unless an equal one is there.
+    pub fn add_to_set<P, V>(self, field: P, item: V) -> Update
+    where
+        P: FieldPath,
+        P::Kind: Settable,
+        P::Value: Items,
+        V: Into<<P::Value as Items>::Item>,
+    {
+        self.item("$addToSet", field, item)
+    }
+
+    /// `{$pullAll: {field: [item]}}`: removes every item equal to `item`. (`$pull` would read a
+    /// document as a condition on the items; `$pullAll` compares.)
+    pub fn pull<P, V>(self, field: P, item: V) -> Update
+    where
+        P: FieldPath,
+        P::Kind: Settable,
+        P::Value: Items,
+        V: Into<<P::Value as Items>::Item>,
+    {
+        let path = field.path();
+        let v = Update::stored(&path, &item.into()).map(|v| Bson::Array(vec![v]));
+        self.add("$pullAll", &path, v)
+    }
+
+    /// `{$currentDate: {field: true}}`: the server's current time, as a `bson::DateTime`.
+    pub fn current_date<P>(self, field: P) -> Update
+    where
+        P: FieldPath,
+        P::Kind: Settable,
+        P::Value: When,
+    {
+        let path = field.path();
+        self.add("$currentDate", &path, Ok(Bson::Boolean(true)))
+    }
+
+    /// The update document, or [`Error::InvalidValue`] naming the field whose value could not
+    /// be serialized or stored as given, or that the update writes twice.
+    pub fn into_document(self) -> Result<Document> {
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(self.doc),
+        }
+    }
+}

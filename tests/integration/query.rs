@@ -1,0 +1,516 @@
+//! Typed filters, sorts and updates (`pattern_runtime::query`): each typed form makes exactly the
+//! document written by hand, finds and writes the same documents on the server, and keeps a
+//! caller's value as data.
+
+use bson::{doc, Bson, DateTime, Document};
+use pattern_runtime::query::{Filter, Sort, Update};
+use pattern_runtime::{Error, Fields, Model};
+use pattern_testkit::test_db;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Fields)]
+#[serde(rename_all = "camelCase")]
+struct Dims {
+    weight_grams: u32,
+    label: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Fields)]
+struct Review {
+    stars: i32,
+    #[serde(rename = "by")]
+    who: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+#[model(collection = "query_products")]
+struct Product {
+    #[serde(rename = "_id")]
+    id: String,
+    price: f64,
+    stock: i64,
+    tags: Vec<String>,
+    nickname: Option<String>,
+    dims: Dims,
+    reviews: Vec<Review>,
+    seen_at: Option<DateTime>,
+    meta: Document,
+}
+
+fn product(id: &str, price: f64, stock: i64, tags: &[&str]) -> Product {
+    Product {
+        id: id.into(),
+        price,
+        stock,
+        tags: tags.iter().map(|t| t.to_string()).collect(),
+        nickname: None,
+        dims: Dims {
+            weight_grams: 100,
+            label: "box".into(),
+        },
+        reviews: vec![Review {
+            stars: 4,
+            who: "ann".into(),
+        }],
+        seen_at: None,
+        meta: Document::new(),
+    }
+}
+
+/// Every typed filter against the document a user writes by hand.
+#[test]
+fn typed_filters_make_the_documents_written_by_hand() {
+    let f = Product::FIELDS;
+    let cases: Vec<(Filter, Document)> = vec![
+        (Filter::eq(f.id, "a"), doc! { "_id": { "$eq": "a" } }),
+        (Filter::eq(f.price, 10.0), doc! { "price": { "$eq": 10.0 } }),
+        (Filter::eq(f.price, 10), doc! { "price": { "$eq": 10.0 } }),
+        (Filter::ne(f.stock, 3), doc! { "stock": { "$ne": 3_i64 } }),
+        (Filter::gt(f.stock, 3), doc! { "stock": { "$gt": 3_i64 } }),
+        (Filter::gte(f.price, 1.5), doc! { "price": { "$gte": 1.5 } }),
+        (Filter::lt(f.price, 2.5), doc! { "price": { "$lt": 2.5 } }),
+        (Filter::lte(f.stock, 0), doc! { "stock": { "$lte": 0_i64 } }),
+        (
+            Filter::eq(f.nickname, None),
+            doc! { "nickname": { "$eq": Bson::Null } },
+        ),
+        (
+            Filter::eq(f.nickname, "x".to_owned()),
+            doc! { "nickname": { "$eq": "x" } },
+        ),
+        (
+            Filter::eq(f.tags, vec!["a".to_owned()]),
+            doc! { "tags": { "$eq": ["a"] } },
+        ),
+        (
+            Filter::is_in(f.id, ["a", "b"]),
+            doc! { "_id": { "$in": ["a", "b"] } },
+        ),
+        (
+            Filter::not_in(f.stock, [1, 2]),
+            doc! { "stock": { "$nin": [1_i64, 2_i64] } },
+        ),
+        (
+            Filter::is_in(f.id, Vec::<String>::new()),
+            doc! { "_id": { "$in": [] } },
+        ),
+        (
+            Filter::exists(f.nickname, true),
+            doc! { "nickname": { "$exists": true } },
+        ),
+        (
+            Filter::exists(f.nickname, false),
+            doc! { "nickname": { "$exists": false } },
+        ),
+        (
+            Filter::all(f.tags, ["a", "b"]),
+            doc! { "tags": { "$all": ["a", "b"] } },
+        ),
+        (Filter::size(f.tags, 2), doc! { "tags": { "$size": 2_i64 } }),
+        (
+            Filter::elem_match(f.reviews, |r| {
+                Filter::gte(r.stars, 4).and(Filter::eq(r.who, "ann"))
+            }),
+            doc! { "reviews": { "$elemMatch": { "$and": [
+                { "stars": { "$gte": 4 } }, { "by": { "$eq": "ann" } },
+            ] } } },
+        ),
+        (
+            Filter::eq(f.dims.then(|d| d.weight_grams), 100u32),
+            doc! { "dims.weightGrams": { "$eq": 100_i64 } },
+        ),
+        (
+            Filter::eq(f.dims.then(|d| d.label), "box"),
+            doc! { "dims.label": { "$eq": "box" } },
+        ),
+        (
+            Filter::gte(f.reviews.then(|r| r.stars), 5),
+            doc! { "reviews.stars": { "$gte": 5 } },
+        ),
+        (
+            Filter::lt(f.price, 10.0).and(Filter::gt(f.stock, 0)),
+            doc! { "$and": [ { "price": { "$lt": 10.0 } }, { "stock": { "$gt": 0_i64 } } ] },
+        ),
+        (
+            Filter::lt(f.price, 10.0).or(Filter::gt(f.stock, 0)),
+            doc! { "$or": [ { "price": { "$lt": 10.0 } }, { "stock": { "$gt": 0_i64 } } ] },
+        ),
+        (
+            Filter::and_all([
+                Filter::eq(f.id, "a"),
+                Filter::eq(f.stock, 1),
+                Filter::eq(f.price, 1.0),
+            ]),
+            doc! { "$and": [ { "_id": { "$eq": "a" } }, { "stock": { "$eq": 1_i64 } }, { "price": { "$eq": 1.0 } } ] },
+        ),
+        (
+            Filter::or_any([Filter::eq(f.id, "a"), Filter::eq(f.id, "b")]),
+            doc! { "$or": [ { "_id": { "$eq": "a" } }, { "_id": { "$eq": "b" } } ] },
+        ),
+        (
+            Filter::none_of([Filter::eq(f.id, "a")]),
+            doc! { "$nor": [ { "_id": { "$eq": "a" } } ] },
+        ),
+        (
+            !Filter::gt(f.price, 3.0),
+            doc! { "$nor": [ { "price": { "$gt": 3.0 } } ] },
+        ),
+        (Filter::default(), doc! {}),
+        // Values are literals: a string that looks like an operator or a path, a document with
+        // operator keys, a regular expression, all compared as values under `$eq`.
+        (Filter::eq(f.id, "$gt"), doc! { "_id": { "$eq": "$gt" } }),
+        (
+            Filter::eq(f.id, "$$ROOT"),
+            doc! { "_id": { "$eq": "$$ROOT" } },
+        ),
+        (
+            Filter::eq(f.meta, doc! { "$gt": 1 }),
+            doc! { "meta": { "$eq": { "$gt": 1 } } },
+        ),
+        (Filter::eq(f.id, "a.b"), doc! { "_id": { "$eq": "a.b" } }),
+    ];
+    let n = cases.len();
+    for (typed, by_hand) in cases {
+        assert_eq!(typed.into_document().unwrap(), by_hand);
+    }
+    assert!(n >= 30, "{n} cases");
+}
+
+#[test]
+fn typed_updates_and_sorts_make_the_documents_written_by_hand() {
+    let f = Product::FIELDS;
+    let at = DateTime::from_millis(0);
+    let cases: Vec<(Update, Document)> = vec![
+        (
+            Update::new().set(f.price, 2.5),
+            doc! { "$set": { "price": 2.5 } },
+        ),
+        (
+            Update::new().set(f.price, 2),
+            doc! { "$set": { "price": 2.0 } },
+        ),
+        (
+            Update::new().set(f.nickname, Some("n".to_owned())),
+            doc! { "$set": { "nickname": "n" } },
+        ),
+        (
+            Update::new().set(f.nickname, None),
+            doc! { "$set": { "nickname": Bson::Null } },
+        ),
+        (
+            Update::new().set(
+                f.dims,
+                Dims {
+                    weight_grams: 5,
+                    label: "l".into(),
+                },
+            ),
+            doc! { "$set": { "dims": { "weightGrams": 5_i64, "label": "l" } } },
+        ),
+        (
+            Update::new().set(f.dims.then(|d| d.label), "l"),
+            doc! { "$set": { "dims.label": "l" } },
+        ),
+        (
+            Update::new().set(f.seen_at, at),
+            doc! { "$set": { "seenAt": at } },
+        ),
+        (
+            Update::new().unset(f.nickname),
+            doc! { "$unset": { "nickname": "" } },
+        ),
+        (
+            Update::new().inc(f.stock, 1),
+            doc! { "$inc": { "stock": 1_i64 } },
+        ),
+        (
+            Update::new().inc(f.price, 0.5),
+            doc! { "$inc": { "price": 0.5 } },
+        ),
+        (
+            Update::new().mul(f.price, 2.0),
+            doc! { "$mul": { "price": 2.0 } },
+        ),
+        (
+            Update::new().min(f.stock, 0),
+            doc! { "$min": { "stock": 0_i64 } },
+        ),
+        (
+            Update::new().max(f.stock, 9),
+            doc! { "$max": { "stock": 9_i64 } },
+        ),
+        (
+            Update::new().push(f.tags, "t"),
+            doc! { "$push": { "tags": "t" } },
+        ),
+        (
+            Update::new().push_each(f.tags, ["a", "b"]),
+            doc! { "$push": { "tags": { "$each": ["a", "b"] } } },
+        ),
+        (
+            Update::new().add_to_set(f.tags, "t"),
+            doc! { "$addToSet": { "tags": "t" } },
+        ),
+        (
+            Update::new().pull(f.tags, "t"),
+            doc! { "$pullAll": { "tags": ["t"] } },
+        ),
+        (
+            Update::new().push(
+                f.reviews,
+                Review {
+                    stars: 5,
+                    who: "bo".into(),
+                },
+            ),
+            doc! { "$push": { "reviews": { "stars": 5, "by": "bo" } } },
+        ),
+        (
+            Update::new().current_date(f.seen_at),
+            doc! { "$currentDate": { "seenAt": true } },
+        ),
+        (
+            Update::new()
+                .set(f.price, 1.0)
+                .inc(f.stock, 2)
+                .set(f.nickname, None)
+                .push(f.tags, "x"),
+            doc! {
+                "$set": { "price": 1.0, "nickname": Bson::Null },
+                "$inc": { "stock": 2_i64 },
+                "$push": { "tags": "x" },
+            },
+        ),
+        // Values are literals: stored as the strings they are.
+        (
+            Update::new().set(f.nickname, Some("$gt".to_owned())),
+            doc! { "$set": { "nickname": "$gt" } },
+        ),
+        (
+            Update::new().push(f.tags, "$$ROOT"),
+            doc! { "$push": { "tags": "$$ROOT" } },
+        ),
+    ];
+    for (typed, by_hand) in cases {
+        assert_eq!(typed.into_document().unwrap(), by_hand);
+    }
+    let sorts: Vec<(Sort, Document)> = vec![
+        (Sort::asc(f.price), doc! { "price": 1 }),
+        (
+            Sort::desc(f.price).then_asc(f.id),
+            doc! { "price": -1, "_id": 1 },
+        ),
+        (
+            Sort::asc(f.dims.then(|d| d.weight_grams)).then_desc(f.stock),
+            doc! { "dims.weightGrams": 1, "stock": -1 },
+        ),
+    ];
+    for (typed, by_hand) in sorts {
+        assert_eq!(typed.into_document(), by_hand);
+    }
+}
+
+/// What the server could not take as a literal is refused before anything is sent, naming the
+/// field.
+#[test]
+fn values_the_server_would_not_take_as_given_are_refused() {
+    let f = Product::FIELDS;
+    let refused = |r: pattern_runtime::Result<Document>, field: &str| match r {
+        Err(Error::InvalidValue { field: got, .. }) => assert_eq!(got, field),
+        other => panic!("{field}: {other:?}"),
+    };
+    refused(
+        Update::new()
+            .set(f.meta, doc! { "$where": "1" })
+            .into_document(),
+        "meta",
+    );
+    refused(
+        Update::new().set(f.meta, doc! { "a.b": 1 }).into_document(),
+        "meta",
+    );
+    refused(
+        Update::new().set(f.meta, doc! { "a\0": 1 }).into_document(),
+        "meta",
+    );
+    refused(
+        Update::new()
+            .set(f.price, 1.0)
+            .inc(f.price, 1.0)
+            .into_document(),
+        "price",
+    );
+    refused(
+        Update::new()
+            .set(
+                f.dims,
+                Dims {
+                    weight_grams: 1,
+                    label: "x".into(),
+                },
+            )
+            .set(f.dims.then(|d| d.label), "y")
+            .into_document(),
+        "dims.label",
+    );
+    refused(
+        Update::new()
+            .set(f.stock, 1)
+            .set(f.stock, 2)
+            .into_document(),
+        "stock",
+    );
+    let regex = Bson::RegularExpression(bson::Regex {
+        pattern: "a".try_into().unwrap(),
+        options: "".try_into().unwrap(),
+    });
+    assert!(Filter::is_in(f.meta, [doc! { "r": regex.clone() }])
+        .into_document()
+        .is_ok());
+    // A regex inside a document is compared as that document; a bare regex value (a `Bson`
+    // field) in `$in` would match as a pattern.
+    #[derive(Serialize, Deserialize, Model)]
+    #[model(collection = "query_loose")]
+    struct Loose {
+        #[serde(rename = "_id")]
+        id: i32,
+        any: Bson,
+    }
+    refused(
+        Filter::is_in(Loose::FIELDS.any, [regex.clone()]).into_document(),
+        "any",
+    );
+    refused(
+        Filter::not_in(Loose::FIELDS.any, [regex]).into_document(),
+        "any",
+    );
+    // `u64` past `i64::MAX` has no BSON form.
+    #[derive(Serialize, Deserialize, Model)]
+    #[model(collection = "query_big")]
+    struct Big {
+        #[serde(rename = "_id")]
+        id: i32,
+        n: u64,
+    }
+    refused(Filter::eq(Big::FIELDS.n, u64::MAX).into_document(), "n");
+    refused(
+        Update::new().inc(Big::FIELDS.n, u64::MAX).into_document(),
+        "n",
+    );
+}
+
+/// On the server: each typed filter finds what its hand-written document finds, and a typed
+/// update writes what its hand-written one writes.
+#[tokio::test]
+async fn typed_forms_find_and_write_what_the_hand_written_ones_do() {
+    let db = test_db("query_server").await;
+    let products = Product::collection(&db);
+    let mut items = vec![
+        product("a", 1.0, 0, &["x"]),
+        product("b", 5.0, 3, &["x", "y"]),
+        product("c", 9.5, 7, &[]),
+    ];
+    items[1].nickname = Some("$gt".into());
+    items[2].reviews.push(Review {
+        stars: 1,
+        who: "$$ROOT".into(),
+    });
+    products.raw().insert_many(&items).await.unwrap();
+    let f = Product::FIELDS;
+    let pairs: Vec<(Filter, Document)> = vec![
+        (Filter::gt(f.price, 2.0), doc! { "price": { "$gt": 2.0 } }),
+        (
+            Filter::eq(f.nickname, Some("$gt".to_owned())),
+            doc! { "nickname": "$gt" },
+        ),
+        (Filter::size(f.tags, 0), doc! { "tags": { "$size": 0 } }),
+        (Filter::all(f.tags, ["x"]), doc! { "tags": "x" }),
+        (
+            Filter::elem_match(f.reviews, |r| Filter::eq(r.who, "$$ROOT")),
+            doc! { "reviews.by": { "$eq": "$$ROOT" } },
+        ),
+        (Filter::eq(f.meta, Document::new()), doc! { "meta": {} }),
+        (Filter::eq(f.id, "$gt"), doc! { "_id": { "$eq": "$gt" } }),
+        (
+            !Filter::lt(f.stock, 5),
+            doc! { "stock": { "$not": { "$lt": 5 } } },
+        ),
+    ];
+    for (typed, by_hand) in pairs {
+        let shown = format!("{typed:?}");
+        let a: Vec<String> = products
+            .find(typed)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|p| p.id)
+            .collect();
+        let b: Vec<String> = products
+            .find(by_hand)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|p| p.id)
+            .collect();
+        assert_eq!(a, b, "{shown}");
+    }
+
+    // An update through a handle: the values stored as given, read back exactly.
+    let computing = Product::computing(&db);
+    computing
+        .update(
+            "a",
+            Update::new()
+                .set(f.nickname, Some("$set".to_owned()))
+                .push(f.tags, "$$ROOT")
+                .inc(f.stock, 2)
+                .set(f.meta, doc! { "k": "$v", "n": { "deep": [1, "$x"] } }),
+        )
+        .await
+        .unwrap();
+    let a = products
+        .find_one(Filter::eq(f.id, "a"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(a.nickname.as_deref(), Some("$set"));
+    assert_eq!(a.tags, ["x", "$$ROOT"]);
+    assert_eq!(a.stock, 2);
+    assert_eq!(a.meta, doc! { "k": "$v", "n": { "deep": [1, "$x"] } });
+
+    // A value the server could not store as given: refused, nothing written.
+    let before = pattern_testkit::docs(&db, "query_products").await;
+    let err = computing
+        .update(
+            "a",
+            Update::new().set(f.meta, doc! { "$inc": { "stock": 1 } }),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.is_refused_input(), "{err:?}");
+    assert_eq!(pattern_testkit::docs(&db, "query_products").await, before);
+
+    // `pull` removes equal items only.
+    computing
+        .update("a", Update::new().pull(f.tags, "$$ROOT"))
+        .await
+        .unwrap();
+    let a = products
+        .find_one(Filter::eq(f.id, "a"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(a.tags, ["x"]);
+    computing
+        .update("a", Update::new().unset(f.nickname).current_date(f.seen_at))
+        .await
+        .unwrap();
+    let a = products
+        .find_one(Filter::eq(f.id, "a"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(a.nickname, None);
+    assert!(a.seen_at.is_some());
+}
