@@ -19,6 +19,7 @@ use std::time::Duration;
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::approximation::{BatchedCounter, Random};
+use pattern_runtime::query::Update;
 use pattern_runtime::{Model, SyncOptions};
 use serde::{Deserialize, Serialize};
 
@@ -156,12 +157,12 @@ async fn computed(db: &mongodb::Database) -> Result<(), Box<dyn std::error::Erro
     println!("delete order 2 (3000): largestOrder recomputed from the orders left");
     print_all(db, "users").await?;
     orders
-        .update(3, doc! { "$set": { Order::FIELDS.amount: 1500 } })
+        .update(3, Update::new().set(Order::FIELDS.amount, 1500))
         .await?;
     println!("re-price order 3 to 1500:");
     print_all(db, "users").await?;
     orders
-        .update(1, doc! { "$set": { Order::FIELDS.user_id: "user456" } })
+        .update(1, Update::new().set(Order::FIELDS.user_id, "user456"))
         .await?;
     println!("move order 1 to user456: both users updated");
     print_all(db, "users").await?;

@@ -9,6 +9,7 @@
 use bson::doc;
 use bson::oid::ObjectId;
 use futures_util::TryStreamExt;
+use pattern_runtime::query::Update;
 use pattern_runtime::{Fields, Model};
 use serde::{Deserialize, Serialize};
 
@@ -153,16 +154,13 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
 
     let customers = Customer::references(&db);
     let report = customers
-        .update(
-            alice.id,
-            doc! { "$set": { Customer::FIELDS.name: "张三丰" } },
-        )
+        .update(alice.id, Update::new().set(Customer::FIELDS.name, "张三丰"))
         .await?;
     println!("\nrename the customer: {report}");
     let report = customers
         .update(
             alice.id,
-            doc! { "$inc": { Customer::FIELDS.loyalty_points: 41 } },
+            Update::new().inc(Customer::FIELDS.loyalty_points, 41),
         )
         .await?;
     println!("add loyalty points (not copied): {report}");
@@ -170,7 +168,9 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     let report = Product::references(&db)
         .update(
             pen.id,
-            doc! { "$set": { "title": "英雄钢笔", "price": 30.0 } },
+            Update::new()
+                .set(Product::FIELDS.title, "英雄钢笔")
+                .set(Product::FIELDS.price, 30.0),
         )
         .await?;
     println!("retitle and reprice the pen: {report}");

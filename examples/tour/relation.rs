@@ -9,6 +9,7 @@
 use bson::oid::ObjectId;
 use bson::{doc, DateTime, Document};
 use futures_util::TryStreamExt;
+use pattern_runtime::query::Update;
 use pattern_runtime::relation::Disagreement;
 use pattern_runtime::{Model, Ref, SyncOptions};
 use serde::{Deserialize, Serialize};
@@ -405,11 +406,14 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     );
     let parts = Part::references(&db);
     let report = parts
-        .update(grommet.id, doc! { "$set": { "name": "#4 brass grommet" } })
+        .update(
+            grommet.id,
+            Update::new().set(Part::FIELDS.name, "#4 brass grommet"),
+        )
         .await?;
     println!("rename the grommet: {report}");
     let report = parts
-        .update(grommet.id, doc! { "$inc": { "qty": -4 } })
+        .update(grommet.id, Update::new().inc(Part::FIELDS.qty, -4))
         .await?;
     println!("take 4 grommets from stock (not copied): {report}");
     let product = stored(&db, "named_products", one).await?;

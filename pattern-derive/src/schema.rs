@@ -211,12 +211,13 @@ pub(crate) fn field_names(model: &Model<'_>, patterns: &[Box<dyn Pattern>]) -> T
                         f.bson_name,
                         krate = quote!(#krate).to_string().replace(' ', "")
                     ),
-                    quote!(#krate::query::kept::#k_ident),
+                    quote!(, #krate::__private::kept::#k_ident),
                 )
             }
-            None => (format!("`{}`", f.bson_name), quote!(#krate::query::Free)),
+            // The default kind, `Free`.
+            None => (format!("`{}`", f.bson_name), TokenStream::new()),
         };
-        quote!(#[doc = #doc] pub #id: #krate::__private::FieldName<#ty, #kind>)
+        quote!(#[doc = #doc] pub #id: #krate::__private::FieldName<#ty #kind>)
     });
     let values = stored.iter().map(|f| {
         let id = f.ident;
@@ -270,7 +271,7 @@ pub(crate) fn field_names(model: &Model<'_>, patterns: &[Box<dyn Pattern>]) -> T
         #[diagnostic::do_not_recommend]
         impl #krate::__private::Nests for #ident {
             type Inner = #ident;
-            type Step = #krate::query::Direct;
+            type Step = #krate::__private::Direct;
         }
     }
 }

@@ -572,6 +572,7 @@ pub mod __private {
         bits_of, ProbeBits32, ProbeBits64, ProbeOtherSlot, ProbeSlotKey, SlotProbe,
     };
     pub use crate::preallocation::{Preallocated, SlotParts, SlotSpec, Slots};
+    pub use crate::query::{kept, Direct};
     pub use crate::relation::id_probe::{
         IdProbe, ProbeId, ProbeOptionalId, ProbeOptionalRefTo, ProbeOtherId, ProbeRefTo,
     };

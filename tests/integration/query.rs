@@ -456,6 +456,17 @@ async fn typed_forms_find_and_write_what_the_hand_written_ones_do() {
         assert_eq!(a, b, "{shown}");
     }
 
+    // `count` takes a typed filter too (and a document).
+    assert_eq!(products.count(Filter::gt(f.price, 2.0)).await.unwrap(), 2);
+    assert_eq!(
+        products
+            .count(doc! { "price": { "$gt": 2.0 } })
+            .await
+            .unwrap(),
+        2
+    );
+    assert_eq!(products.count(Filter::default()).await.unwrap(), 3);
+
     // An update through a handle: the values stored as given, read back exactly.
     let computing = Product::computing(&db);
     computing

@@ -7,7 +7,7 @@ use pattern_derive::operation;
 use crate::error::{Error, Result};
 use crate::model::{IntoId, Model, ModelCollection};
 use crate::schema::ModelSchema;
-use crate::txn::{collect_in, Transaction};
+use crate::txn::{collect_in, in_session, Transaction};
 
 /// A stored document of `model` as its current shape: unchanged for a model without older
 /// versions or a current document, upgraded otherwise. The errors are the document's own
@@ -94,6 +94,18 @@ impl<M: Model> ModelCollection<M> {
     #[operation(model.find, level = "debug")]
     pub async fn find(&self, filter: impl crate::query::IntoFilter) -> Result<Vec<M>> {
         self.find_each(filter).await?.into_iter().collect()
+    }
+
+    /// How many documents match `filter` (a typed [`Filter`](crate::query::Filter), or a query
+    /// document, sent as it is): one `aggregate` (the driver's `countDocuments`), in the
+    /// handle's transaction if it has one.
+    #[operation(model.count, level = "debug")]
+    pub async fn count(&self, filter: impl crate::query::IntoFilter) -> Result<u64> {
+        let filter = filter.into_filter()?;
+        let mut session = Transaction::session_of(self.transaction()).await?;
+        let coll = self.documents();
+        let count = coll.count_documents(filter);
+        Ok(in_session!(count, session.as_deref_mut())?)
     }
 
     /// Every document matching `filter`, each read on its own: a document of an unknown schema
