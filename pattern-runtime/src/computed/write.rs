@@ -9,14 +9,22 @@ use pattern_derive::operation;
 /// `Order::computing(&db)`. See the [module documentation](super).
 #[derive_where::derive_where(Clone)]
 pub struct Computing<M> {
+    w: Writes,
+    _model: PhantomData<fn() -> M>,
+}
+
+/// The bodies of [`Computing`]'s writes, on stored documents: one copy of each, whatever the
+/// model (the generic handle serializes the caller's value and calls them).
+#[derive(Clone)]
+struct Writes {
     db: Database,
+    schema: &'static ModelSchema,
     feeds: Vec<Feed>,
-    /// Every dependent of `M` in the [map of derived data](crate::derived): the feeds and the
-    /// other patterns' (copies of `M`'s fields, ...).
+    /// Every dependent of the model in the [map of derived data](crate::derived): the feeds and
+    /// the other patterns' (copies of its fields, ...).
     dependents: Vec<&'static dyn Dependent>,
     /// The caller's transaction, when bound to one.
     tx: Option<Transaction>,
-    _model: PhantomData<fn() -> M>,
 }
 
 crate::span::spanned!(impl<M: Model> Computing<M> => M::SCHEMA, M::SCHEMA.collection());
@@ -24,6 +32,7 @@ crate::span::spanned!(impl<M: Model> Computing<M> => M::SCHEMA, M::SCHEMA.collec
 impl<M: Model> fmt::Debug for Computing<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let kept: Vec<String> = self
+            .w
             .feeds
             .iter()
             .flat_map(|feed| {
@@ -34,7 +43,7 @@ impl<M: Model> fmt::Debug for Computing<M> {
             .collect();
         f.debug_struct("Computing")
             .field("model", &M::SCHEMA.name())
-            .field("database", &self.db.name())
+            .field("database", &self.w.db.name())
             .field("keeps", &kept)
             .finish()
     }
@@ -59,29 +68,94 @@ impl<M: Model + Serialize> Computing<M> {
             })
             .collect();
         Computing {
-            db: db.clone(),
-            feeds,
-            dependents: derived::dependents_of(M::SCHEMA),
-            tx: None,
+            w: Writes {
+                db: db.clone(),
+                schema: M::SCHEMA,
+                feeds,
+                dependents: derived::dependents_of(M::SCHEMA),
+                tx: None,
+            },
             _model: PhantomData,
         }
     }
 
-    crate::txn::in_transaction! {
-        /// The same writes in the caller's transaction `tx`: they commit or abort with it (see
-        /// [`Transaction`](crate::Transaction)).
+    /// The same writes in the caller's transaction `tx`: they commit or abort with it (see
+    /// [`Transaction`](crate::Transaction)).
+    #[must_use]
+    pub fn in_transaction(&self, tx: &Transaction) -> Self {
+        let mut bound = self.clone();
+        bound.w.tx = Some(tx.clone());
+        bound
     }
 
     /// The fields kept by these writes, as `(target model, its field)`.
     pub fn keeps(&self) -> Vec<(&'static ModelSchema, &'static ComputedFromSpec)> {
-        self.feeds
+        self.w
+            .feeds
             .iter()
             .flat_map(|f| f.specs.iter().map(move |s| (f.target, *s)))
             .collect()
     }
 
+    /// Inserts `doc` and adds it to every field computed from it, in one transaction.
+    /// [`Error::NotFound`] when a target it points at does not exist, [`Error::InvalidValue`]
+    /// for a NaN or infinite summed field, [`Error::DocumentTooLarge`] over 16 MiB,
+    /// [`Error::DuplicateKey`] for an `_id` already there: nothing is written then.
+    #[operation(computed.insert)]
+    pub async fn insert(&self, doc: &M) -> Result<()> {
+        let new = bson::serialize_to_document(doc)?;
+        self.w.insert(new).await
+    }
+
+    /// Replaces the stored document with `doc` (found by its `_id`) and moves its contribution
+    /// from the old values to the new ones, in one transaction. [`Error::NotFound`] when no
+    /// document has that `_id` or a new target does not exist; [`Error::InvalidKey`] when `doc`
+    /// changes a field another pattern keeps (a tree node's parent, a holder's node, a computed
+    /// value: read the document first); nothing is written then.
+    #[operation(computed.replace, later(id))]
+    pub async fn replace(&self, doc: &M) -> Result<()> {
+        let (new, id) = crate::derived::replacement(M::SCHEMA, doc)?;
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        self.w.replace(new, id).await
+    }
+
+    /// Applies an operator update to the document `id` and moves its contribution from the old
+    /// values to the new ones, in one transaction. An update touching neither a `by` field nor a
+    /// summed field is one plain `update`. Keys are checked first ([`Error::InvalidKey`]: only
+    /// operators at the top, no `$` or empty segment in a path, never `_id`);
+    /// [`Error::NotFound`] when there is no such document or a new target does not exist.
+    pub fn update<'a>(
+        &'a self,
+        id: impl IntoId<M::Id>,
+        update: impl crate::query::IntoUpdate,
+    ) -> crate::model::Pending<'a, Result<()>> {
+        let (id, update) = (id.into_id(), update.into_update());
+        crate::model::Pending::new(async move { self.update_op(id, update?).await })
+    }
+
+    #[operation(computed.update, later(id))]
+    async fn update_op(&self, id: M::Id, update: Document) -> Result<()> {
+        let id = crate::literal::span_id(id)?;
+        self.w.update(id, update).await
+    }
+
+    /// Deletes the document `id` and removes its contribution, in one transaction.
+    /// [`Error::NotFound`] when there is no such document.
+    pub fn delete<'a>(&'a self, id: impl IntoId<M::Id>) -> crate::model::Pending<'a, Result<()>> {
+        crate::model::Pending::new(self.delete_op(id.into_id()))
+    }
+
+    #[operation(computed.delete, later(id))]
+    async fn delete_op(&self, id: M::Id) -> Result<()> {
+        derived::check_document_write(M::SCHEMA, "delete", None)?;
+        let id = crate::literal::span_id(id)?;
+        self.w.delete(id).await
+    }
+}
+
+impl Writes {
     fn raw(&self) -> Collection<Document> {
-        self.db.collection(M::SCHEMA.collection())
+        self.db.collection(self.schema.collection())
     }
 
     /// The fields any dependent reads: the projection of the documents read back.
@@ -107,7 +181,7 @@ impl<M: Model + Serialize> Computing<M> {
         match result {
             Err(Error::Driver { source, .. }) if source.get_custom::<Abort>().is_some() => {
                 Err(Error::NotFound {
-                    collection: M::SCHEMA.collection().to_owned(),
+                    collection: self.schema.collection().to_owned(),
                     missing: Box::new(crate::error::Missing::Document {
                         id: id.unwrap_or(Bson::Null),
                     }),
@@ -117,15 +191,10 @@ impl<M: Model + Serialize> Computing<M> {
         }
     }
 
-    /// Inserts `doc` and adds it to every field computed from it, in one transaction.
-    /// [`Error::NotFound`] when a target it points at does not exist, [`Error::InvalidValue`]
-    /// for a NaN or infinite summed field, [`Error::DocumentTooLarge`] over 16 MiB,
-    /// [`Error::DuplicateKey`] for an `_id` already there: nothing is written then.
-    #[operation(computed.insert)]
-    pub async fn insert(&self, doc: &M) -> Result<()> {
-        let new = bson::serialize_to_document(doc)?;
-        derived::check_document_write(M::SCHEMA, "insert", Some(&new))?;
-        check_size(&new, M::SCHEMA.name())?;
+    /// [`Computing::insert`] of the serialized document.
+    async fn insert(&self, new: Document) -> Result<()> {
+        derived::check_document_write(self.schema, "insert", Some(&new))?;
+        check_size(&new, self.schema.name())?;
         let raw = self.raw();
         let result = transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
@@ -136,28 +205,22 @@ impl<M: Model + Serialize> Computing<M> {
         self.finish(new.get("_id").cloned(), result)
     }
 
-    /// Replaces the stored document with `doc` (found by its `_id`) and moves its contribution
-    /// from the old values to the new ones, in one transaction. [`Error::NotFound`] when no
-    /// document has that `_id` or a new target does not exist; [`Error::InvalidKey`] when `doc`
-    /// changes a field another pattern keeps (a tree node's parent, a holder's node, a computed
-    /// value: read the document first); nothing is written then.
-    #[operation(computed.replace, later(id))]
-    pub async fn replace(&self, doc: &M) -> Result<()> {
-        let (new, id) = crate::derived::replacement(M::SCHEMA, doc)?;
-        tracing::Span::current().record("id", tracing::field::display(&id));
+    /// [`Computing::replace`] of the serialized document, whose `_id` is `id`.
+    async fn replace(&self, new: Document, id: Bson) -> Result<()> {
         let raw = self.raw();
         let projection = self.projection();
         let result = transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
             let mut filter = doc! { "_id": id.clone() };
-            filter.extend(derived::kept_filter(M::SCHEMA, &new));
+            filter.extend(derived::kept_filter(self.schema, &new));
             let replace = raw
                 .find_one_and_replace(filter, new.clone())
                 .projection(projection.clone())
                 .return_document(ReturnDocument::Before);
             let Some(before) = in_session!(replace, s.as_deref_mut())? else {
                 let refused =
-                    derived::kept_refusal(&self.db, s.as_deref_mut(), M::SCHEMA, &id, &new).await?;
+                    derived::kept_refusal(&self.db, s.as_deref_mut(), self.schema, &id, &new)
+                        .await?;
                 return Err(match refused {
                     Some(refused) => crate::error::refusal(refused),
                     None => abort(Abort::NoSource),
@@ -168,37 +231,22 @@ impl<M: Model + Serialize> Computing<M> {
         self.finish(Some(id), result)
     }
 
-    /// Applies an operator update to the document `id` and moves its contribution from the old
-    /// values to the new ones, in one transaction. An update touching neither a `by` field nor a
-    /// summed field is one plain `update`. Keys are checked first ([`Error::InvalidKey`]: only
-    /// operators at the top, no `$` or empty segment in a path, never `_id`);
-    /// [`Error::NotFound`] when there is no such document or a new target does not exist.
-    pub fn update<'a>(
-        &'a self,
-        id: impl IntoId<M::Id>,
-        update: impl crate::query::IntoUpdate,
-    ) -> crate::model::Pending<'a, Result<()>> {
-        let (id, update) = (id.into_id(), update.into_update());
-        crate::model::Pending::new(async move { self.update_op(id, update?).await })
-    }
-
-    #[operation(computed.update, later(id))]
-    async fn update_op(&self, id: M::Id, update: Document) -> Result<()> {
-        let id = crate::literal::span_id(id)?;
+    /// [`Computing::update`] of the document `id`.
+    async fn update(&self, id: Bson, update: Document) -> Result<()> {
         let touched = touched_fields(
             &update,
             "a source's `_id` never changes: replace the document instead",
         )?;
-        derived::check_update(M::SCHEMA, &update)?;
+        derived::check_update(self.schema, &update)?;
         let one = doc! { "_id": id.clone() };
-        upgrade_matching_in(&self.db, self.tx.as_ref(), M::SCHEMA, &one).await?;
+        upgrade_matching_in(&self.db, self.tx.as_ref(), self.schema, &one).await?;
         let relevant = touched.iter().any(|f| self.read(f));
         let raw = self.raw();
         if !relevant && self.tx.is_none() {
             let result = match raw.update_one(one.clone(), update.clone()).await {
                 Ok(result) => result,
                 Err(e) => {
-                    let e = derived::own_overflow(&self.db, M::SCHEMA, &one, &update, e).await;
+                    let e = derived::own_overflow(&self.db, self.schema, &one, &update, e).await;
                     return Err(e.into());
                 }
             };
@@ -208,7 +256,7 @@ impl<M: Model + Serialize> Computing<M> {
             );
             if result.matched_count == 0 {
                 return Err(Error::NotFound {
-                    collection: M::SCHEMA.collection().to_owned(),
+                    collection: self.schema.collection().to_owned(),
                     missing: Box::new(crate::error::Missing::Document { id }),
                 });
             }
@@ -224,7 +272,9 @@ impl<M: Model + Serialize> Computing<M> {
             let before = match in_session!(write, s.as_deref_mut()) {
                 Ok(before) => before,
                 Err(e) => {
-                    return Err(derived::own_overflow(&self.db, M::SCHEMA, &one, &update, e).await)
+                    return Err(
+                        derived::own_overflow(&self.db, self.schema, &one, &update, e).await,
+                    )
                 }
             };
             let Some(before) = before else {
@@ -289,16 +339,8 @@ impl<M: Model + Serialize> Computing<M> {
         Some(after)
     }
 
-    /// Deletes the document `id` and removes its contribution, in one transaction.
-    /// [`Error::NotFound`] when there is no such document.
-    pub fn delete<'a>(&'a self, id: impl IntoId<M::Id>) -> crate::model::Pending<'a, Result<()>> {
-        crate::model::Pending::new(self.delete_op(id.into_id()))
-    }
-
-    #[operation(computed.delete, later(id))]
-    async fn delete_op(&self, id: M::Id) -> Result<()> {
-        derived::check_document_write(M::SCHEMA, "delete", None)?;
-        let id = crate::literal::span_id(id)?;
+    /// [`Computing::delete`] of the document `id`.
+    async fn delete(&self, id: Bson) -> Result<()> {
         let raw = self.raw();
         let projection = self.projection();
         let result = transact!(self.db, self.tx.as_ref(), |s| async {
