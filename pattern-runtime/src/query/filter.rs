@@ -1,5 +1,7 @@
 //! [`Filter`] and [`Sort`].
 
+use std::borrow::Cow;
+
 use bson::{Bson, Document};
 use serde::Serialize;
 
@@ -57,6 +59,23 @@ fn no_regex(path: &str, op: &str, values: &[Bson]) -> Result<()> {
     Ok(())
 }
 
+/// `{path: {op: value}}`.
+fn condition(path: &str, op: &str, value: impl Into<Bson>) -> Document {
+    let mut cond = Document::new();
+    cond.insert(op, value.into());
+    let mut doc = Document::new();
+    doc.insert(path, cond);
+    doc
+}
+
+/// Each of `values` serialized for the field at `path`, in order.
+fn serialize_each<T: Serialize>(
+    path: &str,
+    values: impl IntoIterator<Item = T>,
+) -> Result<Vec<Bson>> {
+    values.into_iter().map(|v| serialize(path, &v)).collect()
+}
+
 impl Filter {
     fn of(result: Result<Document>) -> Filter {
         match result {
@@ -68,42 +87,25 @@ impl Filter {
         }
     }
 
-    fn compare<P, V>(field: P, op: &str, value: V) -> Filter
-    where
-        P: FieldPath,
-        P::Value: Serialize,
-        V: Into<P::Value>,
-        P::Value: Sized,
-    {
-        let path = field.path();
-        Filter::of(serialize(&path, &value.into()).map(|v| {
-            let mut cond = Document::new();
-            cond.insert(op, v);
-            let mut doc = Document::new();
-            doc.insert(path.into_owned(), cond);
-            doc
+    fn list<T: Serialize>(
+        path: Cow<'_, str>,
+        op: &str,
+        values: impl IntoIterator<Item = T>,
+    ) -> Filter {
+        Filter::of(serialize_each(&path, values).and_then(|values| {
+            no_regex(&path, op, &values)?;
+            Ok(condition(&path, op, values))
         }))
     }
 
-    fn list<P, V>(field: P, op: &str, values: impl IntoIterator<Item = V>) -> Filter
+    fn compare<P, V>(field: P, op: &str, value: V) -> Filter
     where
         P: FieldPath,
         P::Value: Serialize + Sized,
         V: Into<P::Value>,
     {
         let path = field.path();
-        let values: Result<Vec<Bson>> = values
-            .into_iter()
-            .map(|v| serialize(&path, &v.into()))
-            .collect();
-        Filter::of(values.and_then(|values| {
-            no_regex(&path, op, &values)?;
-            let mut cond = Document::new();
-            cond.insert(op, values);
-            let mut doc = Document::new();
-            doc.insert(path.into_owned(), cond);
-            Ok(doc)
-        }))
+        Filter::of(serialize(&path, &value.into()).map(|v| condition(&path, op, v)))
     }
 
     /// `{field: {$eq: value}}`: the field equals `value` (for an array field, or a path
@@ -181,7 +183,7 @@ impl Filter {
         P::Value: Serialize + Sized,
         V: Into<P::Value>,
     {
-        Filter::list(field, "$in", values)
+        Filter::list(field.path(), "$in", values.into_iter().map(Into::into))
     }
 
     /// `{field: {$nin: [values]}}`: the field equals none of them (or is missing).
@@ -192,14 +194,12 @@ impl Filter {
         P::Value: Serialize + Sized,
         V: Into<P::Value>,
     {
-        Filter::list(field, "$nin", values)
+        Filter::list(field.path(), "$nin", values.into_iter().map(Into::into))
     }
 
     /// `{field: {$exists: present}}`.
     pub fn exists<P: FieldPath>(field: P, present: bool) -> Filter {
-        let mut doc = Document::new();
-        doc.insert(field.path().into_owned(), bson::doc! { "$exists": present });
-        Filter::of(Ok(doc))
+        Filter::of(Ok(condition(&field.path(), "$exists", present)))
     }
 
     /// `{field: {$all: [items]}}`: an array field holding every one of `items`.
@@ -210,17 +210,7 @@ impl Filter {
         P::Value: Items,
         V: Into<<P::Value as Items>::Item>,
     {
-        let path = field.path();
-        let values: Result<Vec<Bson>> = items
-            .into_iter()
-            .map(|v| serialize(&path, &v.into()))
-            .collect();
-        Filter::of(values.and_then(|values| {
-            no_regex(&path, "$all", &values)?;
-            let mut doc = Document::new();
-            doc.insert(path.into_owned(), bson::doc! { "$all": values });
-            Ok(doc)
-        }))
+        Filter::list(field.path(), "$all", items.into_iter().map(Into::into))
     }
 
     /// `{field: {$size: len}}`: an array field of exactly `len` items.
@@ -229,12 +219,7 @@ impl Filter {
         P: FieldPath,
         P::Value: Items,
     {
-        let mut doc = Document::new();
-        doc.insert(
-            field.path().into_owned(),
-            bson::doc! { "$size": i64::from(len) },
-        );
-        Filter::of(Ok(doc))
+        Filter::of(Ok(condition(&field.path(), "$size", i64::from(len))))
     }
 
     /// `{field: {$elemMatch: condition}}`: an array field with one item meeting the whole
@@ -252,11 +237,11 @@ impl Filter {
     {
         let path = field.path();
         let inner = condition(<<P::Value as Items>::Item as Fields>::FIELDS);
-        Filter::of(inner.into_document().map(|inner| {
-            let mut doc = Document::new();
-            doc.insert(path.into_owned(), bson::doc! { "$elemMatch": inner });
-            doc
-        }))
+        Filter::of(
+            inner
+                .into_document()
+                .map(|inner| self::condition(&path, "$elemMatch", inner)),
+        )
     }
 
     fn combine(op: &str, filters: impl IntoIterator<Item = Filter>) -> Filter {

@@ -123,8 +123,7 @@ impl<T: ?Sized, K> FieldName<T, K> {
         T: Nests,
         K: crate::query::FieldKind,
     {
-        let inner = step(<T::Inner as Fields>::FIELDS);
-        crate::query::Path::new(format!("{}.{}", self.0, inner.0))
+        crate::query::Path::<T, K>::new(self.0.to_owned()).then(step)
     }
 }
 
