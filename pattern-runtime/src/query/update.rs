@@ -17,7 +17,6 @@ use crate::error::{Error, Result};
 #[derive(Debug, Default)]
 pub struct Update {
     doc: Document,
-    paths: Vec<(String, &'static str)>,
     error: Option<Error>,
 }
 
@@ -63,7 +62,12 @@ impl Update {
                 return self;
             }
         };
-        if let Some((_, other)) = self.paths.iter().find(|(p, _)| conflict(p, path)) {
+        // Every path written so far, with its operator: the document's own keys.
+        let mut written = self.doc.iter().flat_map(|(other, fields)| {
+            let keys = fields.as_document().into_iter().flat_map(|f| f.keys());
+            keys.map(move |p| (p, other))
+        });
+        if let Some((_, other)) = written.find(|(p, _)| conflict(p, path)) {
             self.error = Some(Error::InvalidValue {
                 field: path.to_owned(),
                 reason: format!(
@@ -73,7 +77,6 @@ impl Update {
             });
             return self;
         }
-        self.paths.push((path.to_owned(), op));
         match self.doc.get_mut(op) {
             Some(Bson::Document(fields)) => {
                 fields.insert(path, value);
