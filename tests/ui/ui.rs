@@ -4,29 +4,28 @@
 //! no pass case here, trybuild only `cargo check`s the cases.
 
 /// The rustflags trybuild gives its second cargo call (the cases): its own, and
-/// `--diagnostic-width=140`. Its first call (the dependencies) leaves the width out, so the
-/// flags differ and every dependency was checked twice, in the same target dir (with an empty
-/// trybuild dir: 173 s, and 102 s with one check). `CARGO_ENCODED_RUSTFLAGS` wins over the `--config` rustflags trybuild
-/// passes (RUSTFLAGS, which it removes, would too), so both calls check with these and share
-/// one build. If trybuild's own flags change, the `.stderr` files show it.
-const TRYBUILD_RUSTFLAGS: [&str; 6] = [
-    "--cfg",
-    "trybuild",
-    "--verbose",
-    "-A",
-    "dead_code",
-    "--diagnostic-width=140",
-];
+/// `--diagnostic-width=140`, one per line in `rustflags`. Its first call (the dependencies)
+/// leaves the width out, so the flags differ and every dependency was checked twice, in the same
+/// target dir (with an empty trybuild dir: 173 s, and 102 s with one check).
+/// `CARGO_ENCODED_RUSTFLAGS` wins over the `--config` rustflags trybuild passes (RUSTFLAGS, which
+/// it removes, would too), so both calls check with these and share one build. `./dev release`
+/// checks the runtime in the same target dir with the same flags, so it reuses these checks of
+/// every dependency. If trybuild's own flags change, the `.stderr` files show it.
+const TRYBUILD_RUSTFLAGS: &str = include_str!("rustflags");
 
 #[test]
 fn ui() {
     // The only test of this binary, so no other thread reads the environment meanwhile.
-    let mut flags = TRYBUILD_RUSTFLAGS.to_vec();
+    let mut flags: Vec<&str> = TRYBUILD_RUSTFLAGS.lines().filter(|l| !l.is_empty()).collect();
     // trybuild keeps coverage instrumentation from RUSTFLAGS (cargo-llvm-cov); so does this.
     if std::env::var("RUSTFLAGS").is_ok_and(|f| f.contains("-C instrument-coverage")) {
         flags.extend(["-C", "instrument-coverage"]);
     }
     std::env::set_var("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"));
+    // CI lints inside the test build (clippy-driver as the workspace's compiler, see .ci/run).
+    // The cases are compiled by rustc alone: their expected output is rustc's.
+    std::env::remove_var("RUSTC_WORKSPACE_WRAPPER");
+    std::env::remove_var("CLIPPY_ARGS");
     let t = trybuild::TestCases::new();
     // Every folder of cases beside this file, so a new pattern's folder is picked up without a
     // line here (`src` is the package's library; `compiles` holds what must compile, run by
