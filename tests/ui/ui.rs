@@ -16,7 +16,10 @@ const TRYBUILD_RUSTFLAGS: &str = include_str!("rustflags");
 #[test]
 fn ui() {
     // The only test of this binary, so no other thread reads the environment meanwhile.
-    let mut flags: Vec<&str> = TRYBUILD_RUSTFLAGS.lines().filter(|l| !l.is_empty()).collect();
+    let mut flags: Vec<&str> = TRYBUILD_RUSTFLAGS
+        .lines()
+        .filter(|l| !l.is_empty())
+        .collect();
     // trybuild keeps coverage instrumentation from RUSTFLAGS (cargo-llvm-cov); so does this.
     if std::env::var("RUSTFLAGS").is_ok_and(|f| f.contains("-C instrument-coverage")) {
         flags.extend(["-C", "instrument-coverage"]);
