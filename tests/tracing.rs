@@ -542,16 +542,16 @@ async fn computed_writes_and_recomputations_run_in_spans_with_their_events() {
     assert_eq!(updated.fields.get("matched"), Some("1"), "{updated:?}");
     assert_eq!(updated.spans, ["pattern_runtime::computed.insert"]);
 
-    Buyer::computed(&db).recompute_all().await.unwrap();
+    Buyer::computed(&db).repair().await.unwrap();
     assert!(!capture
-        .entered("pattern_runtime::computed.recompute_all")
+        .entered("pattern_runtime::computed.repair")
         .is_empty());
-    let [progress] = capture
-        .events("recomputing")
+    let [repaired] = capture
+        .events("repaired")
         .try_into()
-        .unwrap_or_else(|e| panic!("one progress event expected, not {e:#?}"));
-    assert_eq!(progress.fields.get("checked"), Some("1"), "{progress:?}");
-    assert_eq!(progress.fields.get("repaired"), Some("0"), "{progress:?}");
+        .unwrap_or_else(|e| panic!("one repair event expected, not {e:#?}"));
+    assert_eq!(repaired.fields.get("repaired"), Some("0"), "{repaired:?}");
+    assert_eq!(repaired.fields.get("left"), Some("0"), "{repaired:?}");
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -113,7 +113,7 @@ fn comment(n: i64) -> Comment {
 }
 
 /// The adapter from the toolkit's [`Progress`] to an indicatif bar. Every long job reports the
-/// same `Progress` (the doctor, `recompute_all_with_progress`, `allocate_with_progress`), so this
+/// same `Progress` (the doctor, `converge_with_progress`, `allocate_with_progress`), so this
 /// one function serves them all.
 fn progress_bar(bar: ProgressBar) -> impl Fn(&Progress) + Send + Sync + 'static {
     move |p| {

@@ -3,7 +3,7 @@
 //! Two write-time shortcuts. Computed across collections: a user's `totalSpent`,
 //! `orderCount` and `largestOrder`, declared with `#[computed(.., by = user_id)]` and kept by
 //! `$inc` (`$max`) in the same transaction as each order written through `Order::computing(&db)`;
-//! a value changed by hand is found by `verify()` and repaired by `recompute(id)`.
+//! a value changed by hand is found by `check()` and repaired by `rebuild(id)`.
 //!
 //! Approximation: a page-view counter that must not write once per view, 10 500 views of one
 //! page counted three ways on three fields of a `Page` declared with `#[approximate(..)]`.
@@ -175,17 +175,13 @@ async fn computed(db: &mongodb::Database) -> Result<(), Box<dyn std::error::Erro
             doc! { "$set": { User::FIELDS.total_spent: 9999 } },
         )
         .await?;
-    println!("totalSpent of user123 set to 9999 by hand with the driver; verify():");
+    println!("totalSpent of user123 set to 9999 by hand with the driver; check():");
     let users = User::computed(db);
-    for drift in users.verify().await? {
-        println!("  {drift}");
-    }
-    let repaired = users.recompute("user123").await?;
+    println!("  {}", users.check().await?);
+    let rebuilt = users.rebuild("user123").await?;
     println!(
-        "recompute(\"user123\"): {} checked, {} repaired; verify() now finds {}",
-        repaired.checked,
-        repaired.repaired,
-        users.verify().await?.len()
+        "rebuild(\"user123\"): {rebuilt}; check() now: {}",
+        users.check().await?
     );
     print_all(db, "users").await?;
     Ok(())
@@ -236,7 +232,7 @@ async fn counters(db: &mongodb::Database) -> Result<(), Box<dyn std::error::Erro
 
     // Sampled: each view written with probability 0.01, as `$inc` of 100; seeded, so the tour
     // prints the same figures every run.
-    let sampled = Page::sampled_views_counter(db).with_randomness(Random::seeded(2024));
+    let sampled = Page::sampled_views_counter(db).with_random(Random::seeded(2024));
     for _ in 0..VIEWS {
         sampled.add("home").await?;
     }

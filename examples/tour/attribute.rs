@@ -71,10 +71,6 @@ fn m(name: &str, value: impl Into<Bson>) -> Measurement {
     }
 }
 
-fn key(s: &str) -> String {
-    s.to_owned()
-}
-
 fn item(a: &Measurement) -> String {
     match &a.unit {
         Some(unit) => format!("{} {} {unit}", a.name, a.value),
@@ -148,11 +144,11 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     }
 
     let attributes = Record::attributes_attribute(&db);
-    let heavy = attributes.key(&key("bmi")).gt(25)?;
+    let heavy = attributes.key("bmi").gt(25)?;
     println!("\nBMI above 25: find({heavy})");
     print_records(&attributes.find(heavy).await?);
 
-    let abnormal = attributes.key(&key("liver_function")).eq("异常")?;
+    let abnormal = attributes.key("liver_function").eq("异常")?;
     println!("\nLiver function \"异常\": find({abnormal})");
     print_records(&attributes.find(abnormal).await?);
 
@@ -161,17 +157,17 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     println!(
         "\nRanking by blood sugar, highest first: find_sorted({{}}, \"blood_sugar\", Descending) \
          matches {}",
-        attributes.key(&key("blood_sugar")).exists()?
+        attributes.key("blood_sugar").exists()?
     );
     print_records(
         &attributes
-            .find_sorted(doc! {}, &key("blood_sugar"), Order::Descending)
+            .find_sorted(doc! {}, "blood_sugar", Order::Descending)
             .await?,
     );
     println!("Ranking by BMI, highest first: both records have one");
     print_records(
         &attributes
-            .find_sorted(doc! {}, &key("bmi"), Order::Descending)
+            .find_sorted(doc! {}, "bmi", Order::Descending)
             .await?,
     );
 
@@ -188,16 +184,16 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     if let Some(d) = raw.find_one(one.clone()).await? {
         println!("  stored: {d}");
     }
-    match attributes.get(1001, &key("weight")).await? {
+    match attributes.get(1001, "weight").await? {
         Some(w) => println!("get(1001, \"weight\"): {}", item(&w)),
         None => println!("get(1001, \"weight\"): none"),
     }
-    match attributes.get(1001, &key("height")).await? {
+    match attributes.get(1001, "height").await? {
         Some(h) => println!("get(1001, \"height\"): {}", item(&h)),
         None => println!("get(1001, \"height\"): none, record 1001 has no height"),
     }
     println!("unset(1001, \"liver_function\"): pulls the item");
-    attributes.unset(1001, &key("liver_function")).await?;
+    attributes.unset(1001, "liver_function").await?;
     if let Some(d) = raw.find_one(one).await? {
         println!("  stored: {d}");
     }
@@ -209,7 +205,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         Err(e) => return Err(e.into()),
         Ok(()) => println!("  unexpected: set accepted it"),
     }
-    match attributes.key(&key("$where")).gt(1) {
+    match attributes.key("$where").gt(1) {
         Err(e @ Error::InvalidKey { .. }) => println!("  key(..).gt(1) fails: {e}"),
         Err(e) => return Err(e.into()),
         Ok(filter) => println!("  unexpected: key(..).gt(1) built {filter}"),
@@ -246,13 +242,13 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         println!("  schedules index: {index}");
     }
     let channels = Schedule::provider_attribute(&db);
-    let cheap = channels.key(&Channel::Maoyan).lt(40)?;
+    let cheap = channels.key(Channel::Maoyan).lt(40)?;
     println!("\nMaoyan price below 40: find({cheap})");
     for s in channels.find(cheap).await? {
         println!("  {}", prices(&s));
     }
     for id in [1, 2] {
-        match channels.get(id, &Channel::Taopiao).await? {
+        match channels.get(id, Channel::Taopiao).await? {
             Some(p) => println!("get({id}, Channel::Taopiao): {}", p.price),
             None => println!("get({id}, Channel::Taopiao): none, showing {id} is not on taopiao"),
         }

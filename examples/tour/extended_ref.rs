@@ -214,7 +214,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
             doc! { "$set": { "address": "杭州市滨江区" } },
         )
         .await?;
-    let report = customers.resync(alice.id).await?;
-    println!("\naddress changed outside the toolkit, then resync: {report}");
+    let report = customers.rebuild(alice.id).await?;
+    println!("\naddress changed outside the toolkit, then rebuild: {report}");
     Ok(())
 }

@@ -332,12 +332,12 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         "postsCount 7 and isOutlier false set by hand with the driver: check() consistent: {}",
         state.is_consistent()
     );
-    let before = posts.rebuild("user123").await?;
+    let rebuilt = posts.rebuild("user123").await?;
     let after = posts.state("user123").await?;
     println!(
-        "  rebuild(): found count {} and flag {}, wrote {} and {}; consistent: {}",
-        before.stored_count,
-        before.stored_flag,
+        "  rebuild(): found count {} and flag {}, {rebuilt}: wrote {} and {}; consistent: {}",
+        state.stored_count,
+        state.stored_flag,
         after.stored_count,
         after.stored_flag,
         after.is_consistent()

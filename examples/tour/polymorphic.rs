@@ -197,10 +197,10 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         .bypass_document_validation(true)
         .await?;
     println!("A newer version of the application, with a validator of its own, inserts it anyway.");
-    match notifications.find_all(doc! {}).await {
-        Err(e @ Error::UnknownVariant { .. }) => println!("  find_all fails: {e}"),
+    match notifications.find(doc! {}).await {
+        Err(e @ Error::UnknownVariant { .. }) => println!("  find fails: {e}"),
         Err(e) => return Err(e.into()),
-        Ok(all) => println!("  unexpected: find_all read {} notifications", all.len()),
+        Ok(all) => println!("  unexpected: find read {} notifications", all.len()),
     }
     println!("  find_each reads the others, one result per document:");
     for r in notifications.find_each(doc! {}).await? {

@@ -10,7 +10,6 @@ use bson::oid::ObjectId;
 use bson::{doc, DateTime, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::query::Update;
-use pattern_runtime::relation::Disagreement;
 use pattern_runtime::{Model, Ref, SyncOptions};
 use serde::{Deserialize, Serialize};
 
@@ -362,16 +361,11 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
             .map(|p| &p.name);
         t.or(p).map_or_else(|| b.to_string(), |n| format!("{n:?}"))
     };
-    for d in owner.disagreements().await? {
-        match d {
-            Disagreement::NotListed { child, owner } => {
-                println!("  {} names {}, not listing it", name(&child), name(&owner));
-            }
-            Disagreement::ListedElsewhere { owner, child, .. } => {
-                println!("  {} lists {}, owned elsewhere", name(&owner), name(&child));
-            }
-            other => println!("  {other}"),
-        }
+    // One finding per kind of disagreement, with the documents it is about.
+    for finding in owner.check().await?.findings {
+        let kind = finding.figure.split(';').next().unwrap_or_default();
+        let names: Vec<String> = finding.documents.iter().map(name).collect();
+        println!("  {kind}: {}", names.join(", "));
     }
     let repaired = owner.repair().await?;
     println!(

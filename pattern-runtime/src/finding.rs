@@ -111,7 +111,7 @@ pub struct Finding {
     pub fix: String,
     /// The `_id`s of the documents of `collection` it concerns, where the check lists them
     /// (pattern drift): what the pattern's `repair` starts from. For stale extended-reference
-    /// copies, the *source* documents' `_id`s (what `resync` takes). Empty for a finding about
+    /// copies, the *source* documents' `_id`s (what `rebuild` takes). Empty for a finding about
     /// a field or an index.
     pub documents: Vec<Bson>,
 }
@@ -185,6 +185,28 @@ impl RepairReport {
 impl fmt::Display for RepairReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write_report(f, (self.repaired, "repaired"), (&self.left, " left"))
+    }
+}
+
+/// What a pattern handle's `rebuild(id)` did: the same shape for every pattern. A rebuild
+/// rewrites one document's derived data (its computed values, the copies of it, a parent's
+/// subset, an outlier's count and flag) from what it derives from, writing only what differs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RebuildReport {
+    /// Documents rewritten: 0 when everything already agreed.
+    pub repaired: u64,
+}
+
+impl RebuildReport {
+    pub(crate) fn new(repaired: u64) -> Self {
+        RebuildReport { repaired }
+    }
+}
+
+impl fmt::Display for RebuildReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} repaired", self.repaired)
     }
 }
 

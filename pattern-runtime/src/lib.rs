@@ -316,7 +316,7 @@
 //! | versioned model as a subset's full items | refused at compile time: the subset's `push` and `remove` write them | `tests/ui/subset/with_versioning.rs` |
 //! | polymorphic enum + subset, computed field, extended reference, attribute, outlier, relation, grid, tree, holder, bound or counter on it | refused at compile time: keep that data in a struct model of its own (an enum may be a computed *source*, a subset's full items, a grid's holder) | `tests/combinations/pairs_collections.rs` (the struct-model way) |
 //! | schema versioning + versioned model | old-shape revisions and documents read as the current type (`history`, `revision`, `modify`, `revert`); `save` stores the current shape | `tests/integration/schema_version.rs`, `tests/integration/newcomer_schema_version.rs` |
-//! | schema versioning + extended-reference source, subset full items, tree nodes and holders, relation targets, computed source | reads, `resync`, the copy check, subset `rebuild` and `page`, tree reads and moves see each older document as its current shape; every toolkit update upgrades the documents it matches first; `converge` and `writing_back` rebuild the copies of what they rewrite. repairs (subset `rebuild`, computed `recompute`) upgrade the sources they aggregate first, and `References::watch` propagates an older-shape source's upgrade. The read-only checks aggregate stored field names: a summed field renamed by an upgrade reports drift until converged | `tests/integration/schema_version.rs`, `tests/integration/newcomer_schema_version.rs` |
+//! | schema versioning + extended-reference source, subset full items, tree nodes and holders, relation targets, computed source | reads, `rebuild`, the copy check, subset `rebuild` and `page`, tree reads and moves see each older document as its current shape; every toolkit update upgrades the documents it matches first; `converge` and `writing_back` rebuild the copies of what they rewrite. repairs (subset `rebuild`, computed `recompute`) upgrade the sources they aggregate first, and `References::watch` propagates an older-shape source's upgrade. The read-only checks aggregate stored field names: a summed field renamed by an upgrade reports drift until converged | `tests/integration/schema_version.rs`, `tests/integration/newcomer_schema_version.rs` |
 //! | schema versioning on a polymorphic enum | refused at compile time: its documents are read per variant by their tag | `tests/ui/schema_version/declaration.rs` |
 //! | a measurement + versioning or a model's patterns | refused at compile time: buckets are shared by many writers | `tests/ui/bucket/versioned.rs` |
 //! | `#[subset]` and `#[outlier]` on one field; an outlier on a two-way relation's array | refused at compile time: choose one | `tests/ui/outlier/with_subset.rs`, `tests/ui/outlier/with_two_way.rs` |
@@ -357,7 +357,7 @@
 //! (a sum is recomputed from its sources, not moved by the difference the repair wrote), so
 //! repairs may run in any order.
 //!
-//! # One check and repair
+//! # One check, repair and rebuild
 //!
 //! Every pattern handle with derived data or invariants answers `check()`, a [`CheckReport`]
 //! (documents read; each finding with its documents and the call that repairs it), and
@@ -367,8 +367,14 @@
 //! twice) and [`Slots`] (the grid). A check reads every document a page at a time and runs the
 //! same audit the [doctor](mod@doctor) runs over a sample; a repair works from what the check
 //! listed, and leaves what it cannot decide (an orphan's owner, a slot allocated twice) in
-//! `left`. `tests/integration/check_repair.rs` seeds one drift per pattern: the check and the doctor find
-//! exactly it, and the repair fixes it.
+//! `left`. The test suite seeds one drift per pattern: the check and the doctor find exactly
+//! it, and the repair fixes it.
+//!
+//! The handles whose derived data belongs to one document also answer `rebuild(id)`, a
+//! [`RebuildReport`] (documents rewritten), which rewrites that document's derived data from
+//! what it derives from: [`ComputedFields`] (the document's computed values), [`References`]
+//! (every copy of the source `id`), [`Subset`] (the parent's excerpt) and [`Outlier`] (the
+//! document's count and flag).
 //!
 //! # Features
 //!
@@ -474,7 +480,7 @@ pub use bucket::{
     BatchReport, Granularity, KeepsMeasurements, Measurement, Measurements, Series, SeriesSpec,
     SplitReport, Storage, Summary, SummarySpec,
 };
-pub use computed::{Aggregate, ComputedFields, Computing, Drift, Recomputed, Refreshed, Refresher};
+pub use computed::{Aggregate, ComputedFields, Computing, Recomputed, Refreshed, Refresher};
 pub use doctor::{doctor, doctor_group, doctor_models, DoctorOptions, DoctorReport};
 pub use error::{
     check_size, validate_key, Error, IndexConflict, Missing, Result, BYTE_BUDGET, MAX_DOCUMENT_SIZE,
@@ -483,7 +489,7 @@ pub use extended_ref::{
     Copied, CopiesUpdated, Embedding, ExtendedRef, Mode, Propagation, RefSpec, Referenced,
     References, Watcher,
 };
-pub use finding::{CheckReport, RepairReport};
+pub use finding::{CheckReport, RebuildReport, RepairReport};
 pub use index::{
     Collation, Difference, IndexKey, IndexKind, IndexSpec, Literal, PartialClause, PartialOp,
 };
@@ -494,7 +500,7 @@ pub use periodic::{Periodic, Stopped};
 pub use polymorphic::{Polymorphic, PolymorphicSpec, Projection, Variant, VariantCollection};
 pub use preallocation::{Allocated, Allocator, AllocatorStopped, Preallocated, SlotSpec, Slots};
 pub use progress::Progress;
-pub use relation::{Dangling, Disagreement, Identified, Loaded, Ref, Reference, Relation, TwoWay};
+pub use relation::{Dangling, Identified, Loaded, Ref, Reference, Relation, TwoWay};
 pub use schema::{
     registered_models, Annotation, Companion, FieldName, FieldSchema, Fields, IndexesNeeded,
     KeptFields, ModelSchema, Nests, PatternSpec,

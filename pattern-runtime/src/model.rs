@@ -142,7 +142,7 @@ impl<M: Model> ModelCollection<M> {
     /// - the checks on fields a pattern keeps itself (a tree's parent, a computed value).
     ///
     /// The [doctor](mod@crate::doctor) and each pattern's `check` find what such a write left
-    /// behind, and the pattern's `repair` (or `recompute`, `resync`) brings it back. In the
+    /// behind, and the pattern's `repair` (or `rebuild`) brings it back. In the
     /// caller's transaction, pass the session: `.session(&mut *tx.session().await)`.
     pub fn raw(&self) -> &Collection<M> {
         &self.inner

@@ -8,7 +8,7 @@
 //! # Tracing
 //!
 //! A failed run is an `ERROR` event of target `pattern_runtime::periodic`, with `operation` (what
-//! runs: `computed.recompute_all`), `model` and `run` (its number); a [`Periodic`] dropped with
+//! runs: `computed.refresh`), `model` and `run` (its number); a [`Periodic`] dropped with
 //! failed runs nobody read is a `WARN` event of the same target.
 
 use std::fmt;

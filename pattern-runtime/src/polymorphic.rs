@@ -100,7 +100,7 @@
 //! # Reading documents it does not know
 //! A document whose tag names no variant (written by a newer version of the application, say)
 //! is [`Error::UnknownVariant`], naming the tag's value and the `_id`; with a `#[serde(other)]`
-//! variant it reads as that variant instead. [`ModelCollection::find_all`] fails on the first such
+//! variant it reads as that variant instead. [`ModelCollection::find`] fails on the first such
 //! document; [`ModelCollection::find_each`] returns one result per document, so the others stay
 //! readable. A variant's handle filters on its tag and never meets them.
 //!
@@ -221,13 +221,6 @@ impl<M: Polymorphic> ModelCollection<M> {
             .projection(projection)
             .await?;
         read_all(cursor).await
-    }
-
-    /// The documents matching `filter`, each read as the enum. A document whose tag the enum
-    /// does not know fails the whole read with [`Error::UnknownVariant`]; see
-    /// [`find_each`](Self::find_each) to read the others anyway.
-    pub async fn find_all(&self, filter: impl IntoFilter) -> Result<Vec<M>> {
-        self.find_each(filter).await?.into_iter().collect()
     }
 }
 

@@ -3,7 +3,7 @@
 /// Where a long job is: what its progress callback receives after each step.
 ///
 /// Every job that may run long (the [doctor](mod@crate::doctor),
-/// [`ComputedFields::recompute_all_with_progress`](crate::ComputedFields::recompute_all_with_progress),
+/// [`ModelCollection::converge_with_progress`](crate::ModelCollection::converge_with_progress),
 /// [`Slots::allocate_with_progress`](crate::Slots::allocate_with_progress)) takes a callback
 /// that receives a [`Progress`] after each step, the same type for every job, so one adapter
 /// (a progress bar, a log line, a metric) serves them all. A step is what the job does at a
@@ -25,14 +25,14 @@
 ///
 /// let options = DoctorOptions::new().on_progress(log);
 /// // and, with the same function:
-/// // User::computed(&db).recompute_all_with_progress(log).await?;
+/// // User::collection(&db).converge_with_progress(log).await?;
 /// // Room::slots(&db).allocate_with_progress(grid, log).await?;
 /// # let _ = options;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Progress {
-    /// The job, as its tracing span names it: `"doctor"`, `"computed.recompute_all"`,
+    /// The job, as its tracing span names it: `"doctor"`, `"schema_version.converge"`,
     /// `"preallocation.allocate"`.
     pub job: &'static str,
     /// How many units are done, this step's included.

@@ -214,7 +214,7 @@ async fn driver_set(db: &Database, id: i32, item: &Measurement) {
 async fn toolkit_query(db: &Database) -> Vec<Record> {
     let attrs = Record::attributes_attribute(db);
     attrs
-        .find(attrs.key(&"bmi".to_owned()).gt(25).unwrap())
+        .find(attrs.key("bmi".to_owned()).gt(25).unwrap())
         .await
         .unwrap()
 }

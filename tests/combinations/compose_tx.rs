@@ -596,7 +596,7 @@ async fn writes_nothing_derives_from_send_one_command_as_before() {
         .unwrap();
     assert_eq!(names(&db), ["update"]);
     Loner::skills_attribute(&db)
-        .unset(1, &"go".to_owned())
+        .unset(1, "go".to_owned())
         .await
         .unwrap();
     assert_eq!(names(&db), ["update"]);

@@ -1510,7 +1510,7 @@ async fn nan_in_a_min_max_only_field() {
         .update(1i64, doc! { "$set": { "value": 7.0 } })
         .await
         .unwrap();
-    assert!(Station::computed(&db).verify().await.unwrap().is_empty());
+    assert!(Station::computed(&db).check().await.unwrap().is_clean());
     readings.delete(3).await.unwrap();
     let stored = &raw(&db, Station::SCHEMA.collection()).await[0];
     assert_eq!(
@@ -1751,7 +1751,7 @@ async fn concurrent_holder_inserts_during_rename_and_move() {
         if stale > 0 {
             eprintln!("round {round}: {stale} stale copies after the race");
         }
-        Cat::references(&db).resync(cats["ssd"].id).await.unwrap();
+        Cat::references(&db).rebuild(cats["ssd"].id).await.unwrap();
         assert_catalog(&db, &format!("race round {round} after resync")).await;
     }
 }
@@ -2122,5 +2122,5 @@ async fn polymorphic_source_counts_by_a_common_field() {
         ]
     );
     events.delete(1i64).await.unwrap();
-    assert!(Board::computed(&db).verify().await.unwrap().is_empty());
+    assert!(Board::computed(&db).check().await.unwrap().is_clean());
 }

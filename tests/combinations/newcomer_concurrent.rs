@@ -2220,17 +2220,17 @@ async fn operator_documents_as_ids_and_by_values_are_refused_before_anything_is_
                     db,
                     c,
                     format!("resync of {what}"),
-                    refs.resync(id.clone()),
+                    refs.rebuild(id.clone()),
                     is_invalid_value
                 ),
             ),
             (
-                "ComputedFields::recompute",
+                "ComputedFields::rebuild",
                 refused!(
                     db,
                     c,
-                    format!("recompute of {what}"),
-                    computed.recompute(id.clone()),
+                    format!("rebuild of {what}"),
+                    computed.rebuild(id.clone()),
                     is_invalid_value
                 ),
             ),

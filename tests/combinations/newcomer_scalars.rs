@@ -637,7 +637,7 @@ async fn attribute_hostile_keys_values_and_ids_write_nothing() {
             unit: None,
         };
         assert_invalid_key(attrs.set(Bson::Int32(1), &item).await, key);
-        assert_invalid_key(attrs.unset(Bson::Int32(1), &key.to_owned()).await, key);
+        assert_invalid_key(attrs.unset(Bson::Int32(1), key.to_owned()).await, key);
     }
     for value in [
         Bson::Document(doc! { "$gt": 1 }),
@@ -666,16 +666,13 @@ async fn attribute_hostile_keys_values_and_ids_write_nothing() {
         };
         assert_invalid_value(attrs.set(id.clone(), &item).await, &id.to_string());
         assert_invalid_value(
-            attrs.unset(id.clone(), &"price".to_owned()).await,
+            attrs.unset(id.clone(), "price".to_owned()).await,
             &id.to_string(),
         );
     }
     assert_eq!(all(&db, "ns_records").await, before, "nothing written");
     // The literal `$` strings came back as strings.
-    let got = attrs
-        .get(Bson::Int32(1), &"price".to_owned())
-        .await
-        .unwrap();
+    let got = attrs.get(Bson::Int32(1), "price".to_owned()).await.unwrap();
     assert_eq!(got, Some(ok));
 }
 
@@ -1068,7 +1065,7 @@ async fn transaction_across_handles_committed_keeps_everything() {
     let c = raw_get(&db, "ns_customers", ada.id).await.unwrap();
     assert_eq!(c.get_str("name").unwrap(), "Ada L.");
     let got = NsRecord::specs_attribute(&db)
-        .get(Bson::Int32(1), &"k".to_owned())
+        .get(Bson::Int32(1), "k".to_owned())
         .await
         .unwrap();
     assert_eq!(got, Some(spec));

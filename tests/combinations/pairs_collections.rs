@@ -341,7 +341,7 @@ async fn polymorphic_listings_with_their_attributes_in_a_struct_model() {
         .await
         .unwrap();
     specs.set(1, &spec("pages", 412, None)).await.unwrap();
-    specs.unset(1, &"language".to_owned()).await.unwrap();
+    specs.unset(1, "language".to_owned()).await.unwrap();
     books
         .update_one(doc! { "_id": 1 }, doc! { "$set": { "pageCount": 420 } })
         .await
@@ -400,12 +400,12 @@ async fn polymorphic_listings_with_their_attributes_in_a_struct_model() {
         [book(1, "Dune", 420), book(4, "Emma", 474)]
     );
     let eight_k = specs
-        .find(specs.key(&"resolution".to_owned()).eq("8k").unwrap())
+        .find(specs.key("resolution".to_owned()).eq("8k").unwrap())
         .await
         .unwrap();
     assert_eq!(eight_k.iter().map(|s| s.id).collect::<Vec<_>>(), [2]);
     assert_eq!(
-        specs.get(1, &"weight".to_owned()).await.unwrap(),
+        specs.get(1, "weight".to_owned()).await.unwrap(),
         Some(spec("weight", 0.55, Some("kg")))
     );
 
@@ -549,7 +549,11 @@ async fn polymorphic_accounts_with_their_posts_in_an_outlier_model() {
     posts.push_many(2, vec![line("c0")]).await.unwrap();
     posts.push(3, line("x")).await.unwrap();
     assert_eq!(posts.remove(1, &line("a3")).await.unwrap(), 1);
-    let state = posts.rebuild(1).await.unwrap();
+    let state = posts.state(1).await.unwrap();
+    assert_eq!(
+        posts.rebuild(1).await.unwrap().repaired,
+        u64::from(!state.is_consistent())
+    );
     assert!(state.is_consistent(), "{state:?}");
     persons
         .update_one(doc! { "_id": 1 }, doc! { "$set": { "name": "Anna" } })
@@ -889,7 +893,7 @@ async fn variant_writes_leave_a_subset_of_them_stale() {
         )
         .await
         .unwrap();
-    let all: Vec<Activity> = activities.find_all(doc! {}).await.unwrap();
+    let all: Vec<Activity> = activities.find(doc! {}).await.unwrap();
     if let Some(found) = drift("after update_one", raw(&db, "ps_feeds", 1_i64).await, &all) {
         broken.push(found);
         let checked = recent.check().await.unwrap();
@@ -914,7 +918,7 @@ async fn variant_writes_leave_a_subset_of_them_stale() {
         })
         .await
         .unwrap();
-    let all: Vec<Activity> = activities.find_all(doc! {}).await.unwrap();
+    let all: Vec<Activity> = activities.find(doc! {}).await.unwrap();
     broken.extend(drift(
         "after insert_one",
         raw(&db, "ps_feeds", 1_i64).await,
@@ -932,7 +936,7 @@ async fn variant_writes_leave_a_subset_of_them_stale() {
         }])
         .await
         .unwrap();
-    let all: Vec<Activity> = activities.find_all(doc! {}).await.unwrap();
+    let all: Vec<Activity> = activities.find(doc! {}).await.unwrap();
     broken.extend(drift(
         "after insert_many",
         raw(&db, "ps_feeds", 1_i64).await,
@@ -944,7 +948,7 @@ async fn variant_writes_leave_a_subset_of_them_stale() {
         .update_many(doc! {}, doc! { "$inc": { "at": 100 } })
         .await
         .unwrap();
-    let all: Vec<Activity> = activities.find_all(doc! {}).await.unwrap();
+    let all: Vec<Activity> = activities.find(doc! {}).await.unwrap();
     broken.extend(drift(
         "after update_many",
         raw(&db, "ps_feeds", 1_i64).await,
@@ -956,7 +960,7 @@ async fn variant_writes_leave_a_subset_of_them_stale() {
         .delete_many(doc! { "_id": 4 })
         .await
         .unwrap();
-    let all: Vec<Activity> = activities.find_all(doc! {}).await.unwrap();
+    let all: Vec<Activity> = activities.find(doc! {}).await.unwrap();
     broken.extend(drift(
         "after delete_many",
         raw(&db, "ps_feeds", 1_i64).await,
@@ -1164,7 +1168,7 @@ async fn polymorphic_tickets_assigned_through_a_two_way_struct_model() {
     )
     .await;
     // Every assignment names a ticket that exists.
-    let tickets_left: Vec<Ticket> = tickets.find_all(doc! {}).await.unwrap();
+    let tickets_left: Vec<Ticket> = tickets.find(doc! {}).await.unwrap();
     assert_eq!(tickets_left.len(), 3);
 
     assert_checked(&agent.check().await.unwrap());
@@ -1365,7 +1369,7 @@ async fn a_court_grid_held_by_polymorphic_bookings() {
         .unwrap();
     for hour in held {
         let id = hour.booking.unwrap();
-        let found = bookings.find_all(doc! { "_id": id }).await.unwrap();
+        let found = bookings.find(doc! { "_id": id }).await.unwrap();
         assert_eq!(found.len(), 1, "{hour:?}");
     }
     assert_eq!(
@@ -1427,7 +1431,7 @@ async fn patient_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()
     visits
         .push_many(2, vec![line("b1"), line("b2"), line("b3")])
         .await?;
-    vitals.unset(2, &"pulse".to_owned()).await?;
+    vitals.unset(2, "pulse".to_owned()).await?;
     visits.remove(1, &line("a0")).await?;
     Ok(())
 }
@@ -1458,7 +1462,7 @@ async fn a_patient_with_attribute_vitals_and_outlier_visits() {
         .unwrap();
     vitals.set(1, &spec("bp", 118, Some("mmHg"))).await.unwrap();
     vitals.set(1, &spec("temp", 37.2, Some("C"))).await.unwrap();
-    vitals.unset(1, &"pulse".to_owned()).await.unwrap();
+    vitals.unset(1, "pulse".to_owned()).await.unwrap();
     assert_eq!(visits.remove(1, &line("a3")).await.unwrap(), 1);
     visits.rebuild(1).await.unwrap();
     vitals
@@ -1506,7 +1510,7 @@ async fn a_patient_with_attribute_vitals_and_outlier_visits() {
         .unwrap();
     assert_eq!((one.visit_count, one.frequent), (3, true));
     let high = vitals
-        .find(vitals.key(&"bp".to_owned()).gte(125).unwrap())
+        .find(vitals.key("bp".to_owned()).gte(125).unwrap())
         .await
         .unwrap();
     assert_eq!(high.iter().map(|p| p.id).collect::<Vec<_>>(), [2]);
@@ -1691,7 +1695,7 @@ async fn a_product_with_attribute_specs_and_a_subset_of_reviews() {
     )
     .await;
     let heavy = specs
-        .find(specs.key(&"weight".to_owned()).gt(600).unwrap())
+        .find(specs.key("weight".to_owned()).gt(600).unwrap())
         .await
         .unwrap();
     assert_eq!(heavy.len(), 1);
@@ -1752,7 +1756,7 @@ async fn chore_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()> 
     props.set(4, &spec("priority", "low", None)).await?;
     owner.assign(&1, &"jon".to_owned()).await?;
     props.set(1, &spec("priority", "urgent", None)).await?;
-    props.unset(2, &"estimate".to_owned()).await?;
+    props.unset(2, "estimate".to_owned()).await?;
     Ok(())
 }
 
@@ -1781,7 +1785,7 @@ async fn tasks_with_attribute_properties_in_a_two_way_relation() {
     props.set(1, &spec("priority", "high", None)).await.unwrap();
     props.set(1, &spec("estimate", 3, Some("h"))).await.unwrap();
     props.set(2, &spec("estimate", 1, Some("h"))).await.unwrap();
-    props.unset(1, &"estimate".to_owned()).await.unwrap();
+    props.unset(1, "estimate".to_owned()).await.unwrap();
     let moved = owner.assign(&2, &"jon".to_owned()).await.unwrap();
     assert_eq!(moved.previous, Some(Bson::String("kate".into())));
     // The property follows the chore: it is the chore's own document.
@@ -1830,7 +1834,7 @@ async fn tasks_with_attribute_properties_in_a_two_way_relation() {
     assert_eq!(listed("jon"), [1, 2, 4]);
     assert_eq!(listed("kate"), [3]);
     let urgent = props
-        .find(props.key(&"priority".to_owned()).eq("urgent").unwrap())
+        .find(props.key("priority".to_owned()).eq("urgent").unwrap())
         .await
         .unwrap();
     assert_eq!(urgent.iter().map(|c| c.id).collect::<Vec<_>>(), [1]);
@@ -2022,7 +2026,7 @@ async fn grids_whose_slots_carry_attribute_arrays() {
     assert_stored(&db, "ap_meeting_days", &[doc_of(&day1), doc_of(&day2)]).await;
     // Free nights with a sea view, through the attribute index.
     let sea = rates
-        .find(rates.key(&"view".to_owned()).eq("sea").unwrap())
+        .find(rates.key("view".to_owned()).eq("sea").unwrap())
         .await
         .unwrap();
     assert_eq!(

@@ -431,8 +431,8 @@ async fn computed_x_approximation_counters_beside_computed_fields() {
         .await
         .unwrap();
     let views = Article::views_counter(&db);
-    let likes = Article::likes_counter(&db).with_randomness(Random::seeded(7));
-    let hits = Article::hits_counter(&db, "a1").with_randomness(Random::seeded(11));
+    let likes = Article::likes_counter(&db).with_random(Random::seeded(7));
+    let hits = Article::hits_counter(&db, "a1").with_random(Random::seeded(11));
     let remarks = Remark::computing(&db);
     let remark = |id, article: &str, words| Remark {
         id,
@@ -542,8 +542,8 @@ async fn extended_ref_x_approximation_counters_on_a_source_leave_the_copies_alon
         .await
         .unwrap();
     let views = Page::views_counter(&db);
-    let likes = Page::likes_counter(&db).with_randomness(Random::seeded(3));
-    let hits = Page::hits_counter(&db, "home").with_randomness(Random::seeded(5));
+    let likes = Page::likes_counter(&db).with_random(Random::seeded(3));
+    let hits = Page::hits_counter(&db, "home").with_random(Random::seeded(5));
     let refs = Page::references(&db);
 
     views.add("home", 1).await.unwrap();
@@ -780,11 +780,12 @@ async fn approximation_x_polymorphic_standalone_counters_on_variant_documents() 
         .unwrap();
     let raw = db.collection::<Document>("clips");
     let batched = BatchedCounter::new(raw.clone(), "views", 2).unwrap();
-    let sampled =
-        SampledCounter::with_random(raw.clone(), "views", 0.5, Random::seeded(9)).unwrap();
-    let plays =
-        ShardedCounter::with_random(db.collection("clip_plays"), "plays", 4, Random::seeded(1))
-            .unwrap();
+    let sampled = SampledCounter::new(raw.clone(), "views", 0.5)
+        .unwrap()
+        .with_random(Random::seeded(9));
+    let plays = ShardedCounter::new(db.collection("clip_plays"), "plays", 4)
+        .unwrap()
+        .with_random(Random::seeded(1));
     for _ in 0..3 {
         batched.add(1, 1).await.unwrap();
     }
@@ -806,7 +807,7 @@ async fn approximation_x_polymorphic_standalone_counters_on_variant_documents() 
     assert_eq!(plays.read().await.unwrap(), 7);
 
     // Every document still reads as its variant, with its count.
-    let all = clips.find_all(doc! {}).await.unwrap();
+    let all = clips.find(doc! {}).await.unwrap();
     let views: Vec<(i64, i64)> = all
         .iter()
         .map(|c| match c {
@@ -815,7 +816,7 @@ async fn approximation_x_polymorphic_standalone_counters_on_variant_documents() 
         .collect();
     assert_eq!(views, [(1, 3), (2, 100 + 2 * written), (3, 100)]);
     assert_eq!(audios.delete_many(doc! { "_id": 3 }).await.unwrap(), 1);
-    assert_eq!(clips.find_all(doc! {}).await.unwrap().len(), 2);
+    assert_eq!(clips.find(doc! {}).await.unwrap().len(), 2);
     assert_doctor_clean(&db, "pd_ap").await;
 }
 
@@ -931,7 +932,7 @@ async fn computed_x_attribute_attribute_writes_on_a_computed_source() {
     stored.price = 12.0;
     offers.replace(&stored).await.unwrap();
     assert_shops(&db, "Computing::replace").await;
-    specs.unset(1, &"weight".to_owned()).await.unwrap();
+    specs.unset(1, "weight".to_owned()).await.unwrap();
     specs.set(2, &spec("size", 42, Some("EU"))).await.unwrap();
     assert_shops(&db, "unset").await;
 
@@ -960,7 +961,7 @@ async fn computed_x_attribute_attribute_writes_on_a_computed_source() {
         ]
     );
     let green = specs
-        .find(specs.key(&"color".to_owned()).eq("green").unwrap())
+        .find(specs.key("color".to_owned()).eq("green").unwrap())
         .await
         .unwrap();
     assert_eq!(green.iter().map(|o| o.id).collect::<Vec<_>>(), [1]);
@@ -1094,7 +1095,11 @@ async fn computed_x_outlier_pushes_and_computing_writes_keep_the_team_sums() {
     assert_eq!(int(&one(&db, "teams", "red").await, "notes"), 7);
     assert_eq!(notes.remove("ann", &note(3)).await.unwrap(), 1);
     assert_teams(&db, "remove").await;
-    let state = notes.rebuild("ann").await.unwrap();
+    let state = notes.state("ann").await.unwrap();
+    assert_eq!(
+        notes.rebuild("ann").await.unwrap().repaired,
+        u64::from(!state.is_consistent())
+    );
     assert!(state.is_consistent(), "{state:?}");
     assert_eq!(state.stored_count, 4);
 
@@ -1804,7 +1809,7 @@ async fn extended_ref_x_attribute_set_and_unset_rewrite_the_copies_of_the_array(
     specs.set(1, &spec("power", 7, Some("kW"))).await.unwrap();
     specs.set(2, &spec("force", 40, Some("t"))).await.unwrap();
     assert_copies(&db, "work_orders", "machine", "machines", &fields, "set").await;
-    specs.unset(1, &"rpm".to_owned()).await.unwrap();
+    specs.unset(1, "rpm".to_owned()).await.unwrap();
     assert_copies(&db, "work_orders", "machine", "machines", &fields, "unset").await;
     refs.update(1, doc! { "$set": { Machine::FIELDS.name: "big lathe" } })
         .await
@@ -1839,7 +1844,7 @@ async fn extended_ref_x_attribute_set_and_unset_rewrite_the_copies_of_the_array(
     );
     assert_eq!(
         specs
-            .get(2, &"stroke".to_owned())
+            .get(2, "stroke".to_owned())
             .await
             .unwrap()
             .map(|s| s.value),
@@ -1919,7 +1924,11 @@ async fn extended_ref_x_outlier_pushes_and_removals_rewrite_the_copies_of_the_co
     );
     assert_eq!(posts.remove("ann", &note(0)).await.unwrap(), 1);
     assert_copies(&db, "cards", "blogger", "bloggers", &fields, "remove").await;
-    let state = posts.rebuild("ann").await.unwrap();
+    let state = posts.state("ann").await.unwrap();
+    assert_eq!(
+        posts.rebuild("ann").await.unwrap().repaired,
+        u64::from(!state.is_consistent())
+    );
     assert!(state.is_consistent(), "{state:?}");
     assert_copies(&db, "cards", "blogger", "bloggers", &fields, "rebuild").await;
     refs.update("bo", doc! { "$set": { Blogger::FIELDS.name: "Bo D." } })
@@ -2514,16 +2523,16 @@ async fn approximation_x_attribute_counters_beside_attribute_writes() {
     let specs = Gadget::specs_attribute(&db);
     let (views, likes) = (
         Gadget::views_counter(&db),
-        Gadget::likes_counter(&db).with_randomness(Random::seeded(21)),
+        Gadget::likes_counter(&db).with_random(Random::seeded(21)),
     );
-    let hits = Gadget::hits_counter(&db, 1).with_randomness(Random::seeded(22));
+    let hits = Gadget::hits_counter(&db, 1).with_random(Random::seeded(22));
 
     specs.set(1, &spec("color", "red", None)).await.unwrap();
     let first = count_events(&views, &likes, &hits, 1).await;
     specs.set(1, &spec("mass", 2.5, Some("kg"))).await.unwrap();
     specs.set(1, &spec("color", "blue", None)).await.unwrap();
     let second = count_events(&views, &likes, &hits, 1).await;
-    specs.unset(1, &"mass".to_owned()).await.unwrap();
+    specs.unset(1, "mass".to_owned()).await.unwrap();
 
     let stored = one(&db, "gadgets", 1).await;
     assert_eq!(counts(&stored), plus(first, second));
@@ -2532,7 +2541,7 @@ async fn approximation_x_attribute_counters_beside_attribute_writes() {
         &vec![Bson::Document(doc! { "name": "color", "value": "blue" })]
     );
     let blue = specs
-        .find(specs.key(&"color".to_owned()).eq("blue").unwrap())
+        .find(specs.key("color".to_owned()).eq("blue").unwrap())
         .await
         .unwrap();
     assert_eq!(blue.len(), 1);
@@ -2580,9 +2589,9 @@ async fn approximation_x_outlier_counters_beside_pushes_and_overflow() {
     let posts = Streamer::posts_outlier(&db);
     let (views, likes) = (
         Streamer::views_counter(&db),
-        Streamer::likes_counter(&db).with_randomness(Random::seeded(31)),
+        Streamer::likes_counter(&db).with_random(Random::seeded(31)),
     );
-    let hits = Streamer::hits_counter(&db, "kim").with_randomness(Random::seeded(32));
+    let hits = Streamer::hits_counter(&db, "kim").with_random(Random::seeded(32));
 
     posts.push("kim", note(0)).await.unwrap();
     let first = count_events(&views, &likes, &hits, "kim".to_owned()).await;
@@ -2592,7 +2601,11 @@ async fn approximation_x_outlier_counters_beside_pushes_and_overflow() {
         .unwrap();
     let second = count_events(&views, &likes, &hits, "kim".to_owned()).await;
     assert_eq!(posts.remove("kim", &note(1)).await.unwrap(), 1);
-    let state = posts.rebuild("kim").await.unwrap();
+    let state = posts.state("kim").await.unwrap();
+    assert_eq!(
+        posts.rebuild("kim").await.unwrap().repaired,
+        u64::from(!state.is_consistent())
+    );
     assert!(state.is_consistent(), "{state:?}");
     posts.push("kim", note(4)).await.unwrap();
 
@@ -2680,9 +2693,9 @@ async fn approximation_x_subset_counters_beside_subset_pushes() {
     let tracks = Album::first_tracks_subset(&db);
     let (views, likes) = (
         Album::views_counter(&db),
-        Album::likes_counter(&db).with_randomness(Random::seeded(41)),
+        Album::likes_counter(&db).with_random(Random::seeded(41)),
     );
-    let hits = Album::hits_counter(&db, "blue").with_randomness(Random::seeded(42));
+    let hits = Album::hits_counter(&db, "blue").with_random(Random::seeded(42));
 
     tracks.push("blue", track(3, 3)).await.unwrap();
     let first = count_events(&views, &likes, &hits, "blue".to_owned()).await;
@@ -2766,9 +2779,9 @@ async fn approximation_x_two_way_counters_beside_assignments() {
     let relation = Recruit::squad_relation(&db);
     let (views, likes) = (
         Squad::views_counter(&db),
-        Squad::likes_counter(&db).with_randomness(Random::seeded(51)),
+        Squad::likes_counter(&db).with_random(Random::seeded(51)),
     );
-    let hits = Squad::hits_counter(&db, 2i64).with_randomness(Random::seeded(52));
+    let hits = Squad::hits_counter(&db, 2i64).with_random(Random::seeded(52));
 
     let first = count_events(&views, &likes, &hits, 2).await;
     relation.assign(&11, &2).await.unwrap();
@@ -2834,9 +2847,9 @@ async fn approximation_x_preallocation_counters_on_slots_beside_bookings() {
     slots.allocate((8..=10).map(|h| court(1, h))).await.unwrap();
     let (views, likes) = (
         Court::views_counter(&db),
-        Court::likes_counter(&db).with_randomness(Random::seeded(61)),
+        Court::likes_counter(&db).with_random(Random::seeded(61)),
     );
-    let hits = Court::hits_counter(&db, "c1-8").with_randomness(Random::seeded(62));
+    let hits = Court::hits_counter(&db, "c1-8").with_random(Random::seeded(62));
 
     let first = count_events(&views, &likes, &hits, "c1-8".to_owned()).await;
     slots.book(1, 8, "ann").await.unwrap();
@@ -3210,9 +3223,9 @@ async fn bucket_x_approximation_a_model_counts_its_readings_approximately() {
     let series = MeterReading::series(&db);
     let (views, likes) = (
         Meter::views_counter(&db),
-        Meter::likes_counter(&db).with_randomness(Random::seeded(71)),
+        Meter::likes_counter(&db).with_random(Random::seeded(71)),
     );
-    let hits = Meter::hits_counter(&db, "m1").with_randomness(Random::seeded(72));
+    let hits = Meter::hits_counter(&db, "m1").with_random(Random::seeded(72));
     let reading = |minute| MeterReading {
         meter: "m1".into(),
         at: at(minute),

@@ -190,9 +190,9 @@ async fn a_failed_batched_write_keeps_its_count_for_the_next_flush() {
 #[tokio::test]
 async fn sampled_counts_estimate_within_the_documented_error() {
     let db = test_db_unvalidated("approx_sampled").await;
-    let counter =
-        SampledCounter::with_random(db.collection("pages"), "likes", 0.01, Random::seeded(42))
-            .unwrap();
+    let counter = SampledCounter::new(db.collection("pages"), "likes", 0.01)
+        .unwrap()
+        .with_random(Random::seeded(42));
     db.take_commands();
     let mut wrote = 0u64;
     for _ in 0..100_000 {

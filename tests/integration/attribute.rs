@@ -58,10 +58,6 @@ async fn records(db: &mongodb::Database) -> pattern_runtime::Attributes<Record, 
     Record::attributes_attribute(db)
 }
 
-fn key(s: &str) -> String {
-    s.to_owned()
-}
-
 #[tokio::test]
 async fn the_seed_stores_as_its_shapes_and_answers_its_queries() {
     let db = test_db("attr_seed").await;
@@ -91,7 +87,7 @@ async fn the_seed_stores_as_its_shapes_and_answers_its_queries() {
     );
 
     // BMI > 25: 1002 only, as the seed's $elemMatch.
-    let filter = attrs.key(&key("bmi")).gt(25).unwrap();
+    let filter = attrs.key("bmi").gt(25).unwrap();
     assert_eq!(
         filter,
         doc! { "attributes": { "$elemMatch": { "name": "bmi", "value": { "$gt": 25 } } } }
@@ -101,25 +97,25 @@ async fn the_seed_stores_as_its_shapes_and_answers_its_queries() {
 
     // liver_function = "异常": nobody in the seed.
     let abnormal = attrs
-        .find(attrs.key(&key("liver_function")).eq("异常").unwrap())
+        .find(attrs.key("liver_function").eq("异常").unwrap())
         .await
         .unwrap();
     assert!(abnormal.is_empty());
     let normal = attrs
-        .find(attrs.key(&key("liver_function")).eq("正常").unwrap())
+        .find(attrs.key("liver_function").eq("正常").unwrap())
         .await
         .unwrap();
     assert_eq!(normal.iter().map(|r| r.id).collect::<Vec<_>>(), [1001]);
 
     // Ranking by blood sugar: only 1002 has one.
     let ranked = attrs
-        .find_sorted(doc! {}, &key("blood_sugar"), Order::Descending)
+        .find_sorted(doc! {}, "blood_sugar", Order::Descending)
         .await
         .unwrap();
     assert_eq!(ranked, [seed()[1].clone()]);
     // By BMI, both, highest first; then lowest first.
     let by_bmi = attrs
-        .find_sorted(doc! {}, &key("bmi"), Order::Descending)
+        .find_sorted(doc! {}, "bmi", Order::Descending)
         .await
         .unwrap();
     assert_eq!(
@@ -127,7 +123,7 @@ async fn the_seed_stores_as_its_shapes_and_answers_its_queries() {
         [1002, 1001]
     );
     let by_bmi = attrs
-        .find_sorted(doc! {}, &key("bmi"), Order::Ascending)
+        .find_sorted(doc! {}, "bmi", Order::Ascending)
         .await
         .unwrap();
     assert_eq!(
@@ -138,14 +134,14 @@ async fn the_seed_stores_as_its_shapes_and_answers_its_queries() {
     // Combined: BMI above 20 and a blood sugar.
     let both = attrs
         .find(and([
-            attrs.key(&key("bmi")).gt(20).unwrap(),
-            attrs.key(&key("blood_sugar")).exists().unwrap(),
+            attrs.key("bmi").gt(20).unwrap(),
+            attrs.key("blood_sugar").exists().unwrap(),
         ]))
         .await
         .unwrap();
     assert_eq!(both.iter().map(|r| r.id).collect::<Vec<_>>(), [1002]);
     let listed = attrs
-        .find(attrs.key(&key("bmi")).is_in([22.3, 1.0]).unwrap())
+        .find(attrs.key("bmi").is_in([22.3, 1.0]).unwrap())
         .await
         .unwrap();
     assert_eq!(listed.iter().map(|r| r.id).collect::<Vec<_>>(), [1001]);
@@ -163,7 +159,7 @@ async fn the_seed_stores_as_its_shapes_and_answers_its_queries() {
     assert_index_serves(
         &db,
         "records",
-        attrs.key(&key("bmi")).gt(25).unwrap(),
+        attrs.key("bmi").gt(25).unwrap(),
         "attributes.name_1_attributes.value_1",
         &[1002],
     )
@@ -257,13 +253,13 @@ async fn set_replaces_in_place_or_appends_and_unset_removes() {
             Bson::Document(doc! { "name": "weight", "value": 75, "unit": "kg" }),
         ]
     );
-    assert_eq!(attrs.get(1001, &key("weight")).await.unwrap(), Some(weight));
-    assert_eq!(attrs.get(1001, &key("height")).await.unwrap(), None);
+    assert_eq!(attrs.get(1001, "weight").await.unwrap(), Some(weight));
+    assert_eq!(attrs.get(1001, "height").await.unwrap(), None);
 
-    attrs.unset(1001, &key("liver_function")).await.unwrap();
-    attrs.unset(1001, &key("not_there")).await.unwrap();
-    assert_eq!(attrs.get(1001, &key("liver_function")).await.unwrap(), None);
-    assert!(attrs.get(1001, &key("bmi")).await.unwrap().is_some());
+    attrs.unset(1001, "liver_function").await.unwrap();
+    attrs.unset(1001, "not_there").await.unwrap();
+    assert_eq!(attrs.get(1001, "liver_function").await.unwrap(), None);
+    assert!(attrs.get(1001, "bmi").await.unwrap().is_some());
 
     // A document with a duplicate key (written by someone else): get reads the first, set
     // keeps the first position and drops the other.
@@ -272,7 +268,7 @@ async fn set_replaces_in_place_or_appends_and_unset_removes() {
         { "name": "a", "value": 1 }, { "name": "b", "value": 2 }, { "name": "a", "value": 3 } ] })
         .await
         .unwrap();
-    assert_eq!(attrs.get(7, &key("a")).await.unwrap(), Some(m("a", 1)));
+    assert_eq!(attrs.get(7, "a").await.unwrap(), Some(m("a", 1)));
     attrs.set(7, &m("a", 9)).await.unwrap();
     let seven = Record::collection(&db)
         .raw()
@@ -284,8 +280,8 @@ async fn set_replaces_in_place_or_appends_and_unset_removes() {
 
     // Missing documents are NotFound; nothing is created.
     assert!(attrs.set(5, &m("x", 1)).await.unwrap_err().is_not_found());
-    assert!(attrs.unset(5, &key("x")).await.unwrap_err().is_not_found());
-    assert!(attrs.get(5, &key("x")).await.unwrap_err().is_not_found());
+    assert!(attrs.unset(5, "x").await.unwrap_err().is_not_found());
+    assert!(attrs.get(5, "x").await.unwrap_err().is_not_found());
     assert_eq!(
         db.collection::<Document>("records")
             .count_documents(doc! { "_id": 5 })
@@ -302,10 +298,10 @@ async fn bad_keys_and_oversized_values_are_typed_errors_and_write_nothing() {
     for bad in ["", "$where", "a.b", "nu\0l"] {
         let e = attrs.set(1001, &m(bad, 1)).await.unwrap_err();
         assert!(matches!(e, Error::InvalidKey { .. }), "{bad:?}: {e:?}");
-        let e = attrs.key(&key(bad)).gt(1).unwrap_err();
+        let e = attrs.key(bad).gt(1).unwrap_err();
         assert!(matches!(e, Error::InvalidKey { .. }), "{bad:?}: {e:?}");
         assert!(matches!(
-            attrs.unset(1001, &key(bad)).await.unwrap_err(),
+            attrs.unset(1001, bad).await.unwrap_err(),
             Error::InvalidKey { .. }
         ));
     }
@@ -317,7 +313,7 @@ async fn bad_keys_and_oversized_values_are_typed_errors_and_write_nothing() {
         .await
         .unwrap_err();
     assert!(e.is_too_large(), "{e:?}");
-    assert_eq!(attrs.get(1001, &key("scan_2")).await.unwrap(), None);
+    assert_eq!(attrs.get(1001, "scan_2").await.unwrap(), None);
     assert_eq!(
         seed()[0].attributes.len() + 1,
         Record::collection(&db)
@@ -447,16 +443,16 @@ async fn channel_prices_share_one_multikey_index() {
     let prices = Schedule::provider_attribute(&db);
     // Showings whose maoyan price is below 40.
     let cheap = prices
-        .find(prices.key(&Channel::Maoyan).lt(40).unwrap())
+        .find(prices.key(Channel::Maoyan).lt(40).unwrap())
         .await
         .unwrap();
     assert_eq!(cheap.iter().map(|s| s.id).collect::<Vec<_>>(), [2]);
     // A showing's price on one channel.
     assert_eq!(
-        prices.get(1, &Channel::Taopiao).await.unwrap(),
+        prices.get(1, Channel::Taopiao).await.unwrap(),
         Some(price(Channel::Taopiao, 20))
     );
-    assert_eq!(prices.get(2, &Channel::Taopiao).await.unwrap(), None);
+    assert_eq!(prices.get(2, Channel::Taopiao).await.unwrap(), None);
     prices.set(2, &price(Channel::Taopiao, 18)).await.unwrap();
     let by_taopiao = prices
         .find_sorted(doc! {}, &Channel::Taopiao, Order::Ascending)
@@ -467,7 +463,7 @@ async fn channel_prices_share_one_multikey_index() {
     assert_index_serves(
         &db,
         "schedules",
-        prices.key(&Channel::Maoyan).lt(40).unwrap(),
+        prices.key(Channel::Maoyan).lt(40).unwrap(),
         "provider_channel_price",
         &[2],
     )

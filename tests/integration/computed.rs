@@ -1,13 +1,13 @@
 //! Fields computed from another collection against the server (seed 000, 计算模式): a user's
 //! `totalSpent` kept by `$inc` as orders are written through `Computing`, repaired by
-//! `recompute`, audited by `verify`, refreshed in the background.
+//! `rebuild`, checked by `check`, refreshed in the background.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use bson::{doc, Bson, Document};
 use pattern_runtime::computed::BATCH;
-use pattern_runtime::{Error, Missing, Model, Progress, Ref};
+use pattern_runtime::{Error, Missing, Model, Ref};
 use pattern_testkit::test_db;
 use serde::{Deserialize, Serialize};
 
@@ -310,7 +310,7 @@ async fn the_seed_user_total_stays_exact_through_every_write() {
         .unwrap();
     let sent: Vec<String> = db.take_commands().into_iter().map(|c| c.name).collect();
     assert_eq!(sent, ["update"]);
-    assert!(User::computed(&db).verify().await.unwrap().is_empty());
+    assert!(User::computed(&db).check().await.unwrap().is_clean());
 }
 
 /// Missing documents and bad input are typed errors, with nothing written.
@@ -479,13 +479,13 @@ async fn concurrent_writers_leave_every_total_exact() {
             "user {u}"
         );
     }
-    assert!(User::computed(&db).verify().await.unwrap().is_empty());
+    assert!(User::computed(&db).check().await.unwrap().is_clean());
 }
 
-/// Drift made by hand (writes around the toolkit) is reported by `verify` without a write, and
-/// repaired by `recompute` and `recompute_all`, over more than one batch.
+/// Drift made by hand (writes around the toolkit) is reported by `check` without a write, and
+/// repaired by `rebuild` and `repair`, over more than one batch.
 #[tokio::test]
-async fn verify_reports_drift_and_recompute_repairs_it() {
+async fn check_reports_drift_and_rebuild_repairs_it() {
     let db = setup("computed_drift", &["u1", "u2"]).await;
     let orders = Order::computing(&db);
     for (id, amount) in [(1, 1200), (2, 3000), (3, 1000)] {
@@ -507,55 +507,40 @@ async fn verify_reports_drift_and_recompute_repairs_it() {
         .unwrap();
     db.take_commands();
     let computed = User::computed(&db);
-    let mut drifts = computed.verify().await.unwrap();
+    let report = computed.check().await.unwrap();
     assert!(
         db.take_commands().iter().all(|c| c.name != "update"),
-        "verify wrote"
+        "check wrote"
     );
-    drifts.sort_by_key(|d| (d.id.to_string(), d.field));
-    // Numbers by value: the aggregation returns them as small as they fit.
-    let value = |b: Option<&Bson>| match b {
-        None => "missing".to_owned(),
-        Some(Bson::Null) => "null".to_owned(),
-        Some(b) => b
-            .as_i64()
-            .or(b.as_i32().map(i64::from))
-            .map_or(b.to_string(), |n| n.to_string()),
-    };
-    let found: Vec<String> = drifts
+    // One finding per field, listing the documents whose value disagrees with the sources.
+    let mut found: Vec<String> = report
+        .findings
         .iter()
-        .map(|d| {
-            format!(
-                "{} {}: {} -> {}",
-                d.id,
-                d.field,
-                value(d.stored.as_ref()),
-                value(Some(&d.computed))
-            )
+        .map(|f| {
+            let mut ids: Vec<String> = f.documents.iter().map(ToString::to_string).collect();
+            ids.sort();
+            format!("{}: {}", f.subject, ids.join(", "))
         })
         .collect();
+    found.sort();
     assert_eq!(
         found,
         [
-            "\"u1\" largestOrder: missing -> 3000",
-            "\"u1\" totalSpent: 1 -> 5200",
-            "\"u2\" largestOrder: null -> 70",
-            "\"u2\" orderCount: 0 -> 1",
-            "\"u2\" smallestOrder: null -> 70",
-            "\"u2\" totalSpent: 0 -> 70",
-        ]
+            "largestOrder: \"u1\", \"u2\"",
+            "orderCount: \"u2\"",
+            "smallestOrder: \"u2\"",
+            "totalSpent: \"u1\", \"u2\"",
+        ],
+        "{report}"
     );
-    let one = computed.recompute("u1").await.unwrap();
-    assert_eq!((one.checked, one.repaired), (1, 1));
+    let one = computed.rebuild("u1").await.unwrap();
+    assert_eq!(one.repaired, 1);
+    assert_eq!(computed.rebuild("u1").await.unwrap().repaired, 0);
     let u = stored(&db, "u1").await;
     assert_eq!((u.total_spent, u.largest_order), (5200, Some(3000)));
-    assert!(computed
-        .recompute("nobody")
-        .await
-        .unwrap_err()
-        .is_not_found());
+    assert!(computed.rebuild("nobody").await.unwrap_err().is_not_found());
 
-    // Many users, every other one drifted: recompute_all pages through them.
+    // Many users, every other one drifted: the repair pages through them.
     let n = BATCH + 300;
     let many: Vec<User> = (0..n).map(|i| user(&format!("m{i:05}"))).collect();
     User::collection(&db)
@@ -570,20 +555,13 @@ async fn verify_reports_drift_and_recompute_repairs_it() {
         )
         .await
         .unwrap();
-    let mut seen: Vec<Progress> = Vec::new();
-    let all = computed
-        .recompute_all_with_progress(|p| seen.push(*p))
-        .await
-        .unwrap();
-    assert_eq!(all.checked, n as u64 + 2);
-    assert_eq!(all.repaired, n as u64 + 1, "{all:?}");
-    assert_eq!(seen.len(), 2, "{seen:?}");
-    assert_eq!(seen.last().unwrap().done, all.checked);
-    assert_eq!(seen.last().unwrap().job, "computed.recompute_all");
-    assert!(computed.verify().await.unwrap().is_empty());
+    let all = computed.repair().await.unwrap();
+    assert_eq!(all.repaired, n as u64 + 1, "{all}");
+    assert!(all.is_clean(), "{all}");
+    assert!(computed.check().await.unwrap().is_clean());
     assert_eq!(stored(&db, "u2").await.total_spent, 70);
     // Nothing left to repair.
-    assert_eq!(computed.recompute_all().await.unwrap().repaired, 0);
+    assert_eq!(computed.repair().await.unwrap().repaired, 0);
 }
 
 /// The background refresher repairs on its interval, stops cleanly, and reports a failed run
@@ -638,7 +616,7 @@ async fn the_back_reference_is_indexed() {
 
 /// Without transactions (a standalone mongod refuses them with code 20) the source is written
 /// first, then the targets: a failure in between leaves the total behind its orders, `verify`
-/// says so and `recompute` repairs it.
+/// says so and `rebuild` repairs it.
 #[tokio::test]
 async fn without_transactions_a_failure_in_between_is_repairable() {
     let db = setup("computed_no_txn", &["u1"]).await;
@@ -663,9 +641,11 @@ async fn without_transactions_a_failure_in_between_is_repairable() {
         1
     );
     assert_eq!(stored(&db, "u1").await.total_spent, 0);
-    let drifts = User::computed(&db).verify().await.unwrap();
-    assert_eq!(drifts.len(), 4, "{drifts:?}");
-    User::computed(&db).recompute("u1").await.unwrap();
+    // The four computed fields of `u1` disagree with its order.
+    let report = User::computed(&db).check().await.unwrap();
+    assert_eq!(report.findings.len(), 4, "{report}");
+    assert_eq!(report.documents(), [Bson::from("u1")], "{report}");
+    User::computed(&db).rebuild("u1").await.unwrap();
     let u = stored(&db, "u1").await;
     assert_eq!(
         (

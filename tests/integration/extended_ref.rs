@@ -551,7 +551,7 @@ async fn bad_updates_are_refused_before_anything_is_sent() {
         let err = customers.update(ObjectId::new(), update).await.unwrap_err();
         assert!(matches!(err, Error::NotFound { .. }), "{err:?}");
     }
-    let err = customers.resync(ObjectId::new()).await.unwrap_err();
+    let err = customers.rebuild(ObjectId::new()).await.unwrap_err();
     assert!(matches!(err, Error::NotFound { .. }), "{err:?}");
 }
 
@@ -654,10 +654,9 @@ async fn without_transactions_a_partial_propagation_is_incomplete_and_resync_rep
         )
         .await
         .unwrap();
-    let report = Customer::references(&db).resync(ada.id).await.unwrap();
+    let report = Customer::references(&db).rebuild(ada.id).await.unwrap();
     assert_eq!(
-        report.modified(),
-        4,
+        report.repaired, 4,
         "two orders, each with two copies: {report}"
     );
     let stored = stored_customer(&db, ada.id).await;
@@ -666,9 +665,9 @@ async fn without_transactions_a_partial_propagation_is_incomplete_and_resync_rep
         assert_eq!(o.billing, Some(CustomerRef::from(&stored)));
     }
     assert_eq!(all::<Receipt>(&db).await[0].customer, receipt.customer);
-    // A second resync finds nothing to change.
-    let again = Customer::references(&db).resync(ada.id).await.unwrap();
-    assert_eq!(again.modified(), 0);
+    // A second rebuild finds nothing to change.
+    let again = Customer::references(&db).rebuild(ada.id).await.unwrap();
+    assert_eq!(again.repaired, 0);
 }
 
 #[tokio::test]

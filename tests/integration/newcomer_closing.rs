@@ -1517,10 +1517,10 @@ async fn ncl_versioned_extref_and_computed_source_across_lives() {
     assert_eq!(region(&db, "north").await, (0, 0));
     assert_eq!(region(&db, "south").await, (1, 7));
     assert!(ComputedFields::<NclRegion>::new(&db)
-        .verify()
+        .check()
         .await
         .unwrap()
-        .is_empty());
+        .is_clean());
     c.region = "north".into();
     c.spend = 9;
     assert_eq!(custs.save(&mut c).await.unwrap(), 4);
@@ -1580,10 +1580,10 @@ async fn ncl_versioned_extref_and_computed_source_across_lives() {
     assert_eq!(n_north + n_south, 1);
     assert_eq!(s_north + s_south, w.spend);
     assert!(ComputedFields::<NclRegion>::new(&db)
-        .verify()
+        .check()
         .await
         .unwrap()
-        .is_empty());
+        .is_clean());
     let h: Vec<i64> = custs
         .history(1)
         .await
@@ -1707,7 +1707,7 @@ async fn ncl_sharded_one_shard_underflow_is_invalid_value() {
 async fn ncl_sharded_total_past_max_then_back_in_range() {
     let db = test_db("ncl_sharded_four").await;
     page(&db, "p").await;
-    let c = NclPage::four_counter(&db, "p").with_randomness(Random::seeded(42));
+    let c = NclPage::four_counter(&db, "p").with_random(Random::seeded(42));
     // Add i64::MAX until two shards hold it (an add landing on a full shard must be refused).
     let mut held = 0;
     for _ in 0..40 {

@@ -1075,7 +1075,7 @@ async fn ext_ref_resync_from_older_source() {
     let t = ext_setup("nsv_ext_resync").await;
     let db = t.db();
     book_copy(db, "?", "?").await;
-    NsvAuthor::references(db).resync(1).await.unwrap();
+    NsvAuthor::references(db).rebuild(1).await.unwrap();
     assert_eq!(
         copy_of(db).await,
         doc! { "_id": 1_i64, "first": "Ada", "last": "Lovelace" }
@@ -1491,7 +1491,7 @@ async fn buyer(db: &mongodb::Database) -> NsvBuyer {
 async fn computed_recompute_over_older_sources() {
     let t = computed_setup("nsv_computed_recompute").await;
     let db = t.db();
-    NsvBuyer::computed(db).recompute_all().await.unwrap();
+    NsvBuyer::computed(db).repair().await.unwrap();
     let b = buyer(db).await;
     assert_eq!(b.orders, 2);
     assert_eq!(
@@ -1505,11 +1505,11 @@ async fn computed_converge_keeps_sums() {
     let t = computed_setup("nsv_computed_converge").await;
     let db = t.db();
     let computed = NsvBuyer::computed(db);
-    computed.recompute_all().await.unwrap();
+    computed.repair().await.unwrap();
     NsvOrder::collection(db).converge().await.unwrap();
     let b = buyer(db).await;
     assert_eq!((b.total, b.orders), (350, 2));
-    assert!(computed.verify().await.unwrap().is_empty());
+    assert!(computed.check().await.unwrap().is_clean());
     NsvOrder::computing(db)
         .insert(&NsvOrder {
             id: 3,
@@ -1528,7 +1528,7 @@ async fn computed_converge_keeps_sums() {
 async fn computing_update_of_older_source() {
     let t = computed_setup("nsv_computing_update").await;
     let db = t.db();
-    NsvBuyer::computed(db).recompute_all().await.unwrap();
+    NsvBuyer::computed(db).repair().await.unwrap();
     NsvOrder::computing(db)
         .update(1, doc! { "$set": { NsvOrder::FIELDS.amount: 999_i64 } })
         .await

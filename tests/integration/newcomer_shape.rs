@@ -4,8 +4,8 @@
 //! 1. `Error::NotFound` with its `Missing` context (`Error::missing`, `is_not_found`,
 //!    `is_no_node`, `is_not_allocated`) from a tree, a preallocated grid, a versioned model
 //!    and computed fields, with nothing written (raw collections compared before/after);
-//! 2. `Progress`: one callback for the doctor, `recompute_all_with_progress` and
-//!    `allocate_with_progress`;
+//! 2. `Progress`: one callback for the doctor and `allocate_with_progress`, and computed
+//!    fields repaired over several batches;
 //! 3. `BatchedCounter::flush_every` (a `Periodic`/`Flusher`), `Stopped`;
 //! 4. `VariantCollection::insert` with hostile keys and values.
 
@@ -454,10 +454,7 @@ async fn not_found_computed_target() {
         },
     );
     // Recomputing a missing target.
-    let e = NshUser::computed(&db)
-        .recompute("nobody")
-        .await
-        .unwrap_err();
+    let e = NshUser::computed(&db).rebuild("nobody").await.unwrap_err();
     assert_missing(
         &e,
         "nsh_users",
@@ -568,18 +565,10 @@ async fn progress_one_callback_three_jobs() {
         )
         .await
         .unwrap();
-    let recomputed = NshUser::computed(&db)
-        .recompute_all_with_progress(record)
-        .await
-        .unwrap();
-    assert_eq!(recomputed.checked, 2100);
-    assert_eq!(recomputed.repaired, 3);
-    let steps = take("computed.recompute_all");
-    coherent(&steps, "documents");
-    assert!(steps.len() >= 3, "one step per batch of BATCH: {steps:?}");
-    assert_eq!(steps.last().unwrap().done, recomputed.checked);
-    assert_eq!(steps.last().unwrap().total, Some(2100));
-    assert!(NshUser::computed(&db).verify().await.unwrap().is_empty());
+    let repaired = NshUser::computed(&db).repair().await.unwrap();
+    assert_eq!(repaired.repaired, 3);
+    assert!(repaired.is_clean(), "{repaired}");
+    assert!(NshUser::computed(&db).check().await.unwrap().is_clean());
 
     // Doctor: one step per collection, with its name.
     let options = DoctorOptions::new().on_progress(record);

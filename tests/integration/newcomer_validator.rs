@@ -1309,7 +1309,7 @@ async fn attribute_set_and_unset_pass_a_strict_closed_validator() {
         .set(1, &spec("bmi", Bson::String("normal".into()), None))
         .await
         .unwrap();
-    attrs.unset(1, &"weight".to_owned()).await.unwrap();
+    attrs.unset(1, "weight".to_owned()).await.unwrap();
     let stored = NvRecord::collection(&db).get(1).await.unwrap().unwrap();
     assert_eq!(
         stored.attributes,

@@ -968,7 +968,11 @@ async fn outlier_writes_pass_the_strict_overflow_validator() {
         count(&db, "nvc_star_posts", doc! { "ownerId": "a" }).await,
         2
     );
-    let state = posts.rebuild("a").await.unwrap();
+    let state = posts.state("a").await.unwrap();
+    assert_eq!(
+        posts.rebuild("a").await.unwrap().repaired,
+        u64::from(!state.is_consistent())
+    );
     assert_eq!(state.stored_count, 5);
     assert!(posts.state("a").await.unwrap().is_consistent());
     assert!(posts.check().await.unwrap().is_clean());
@@ -1500,7 +1504,7 @@ async fn i32_approximate_counters_stay_int32() {
     batched.add(1_i64, 2).await.unwrap();
     batched.add(1_i64, 1).await.unwrap();
     batched.flush().await.unwrap();
-    let sampled = NvcCounter::sampled_counter(&db).with_randomness(Random::seeded(7));
+    let sampled = NvcCounter::sampled_counter(&db).with_random(Random::seeded(7));
     let mut wrote = 0;
     for _ in 0..50 {
         if sampled.add(1_i64).await.unwrap() {
@@ -1571,8 +1575,9 @@ async fn i32_computed_count_and_sum_stay_int32() {
     .await
     .unwrap();
     let computed = NvcCounter::computed(&db);
-    assert_eq!(computed.verify().await.unwrap().len(), 2);
-    computed.recompute(1_i64).await.unwrap();
+    let report = computed.check().await.unwrap();
+    assert_eq!(report.findings.len(), 2, "{report}");
+    computed.rebuild(1_i64).await.unwrap();
     let d = one(&db, "nvc_counters", 1_i64).await;
     assert_int32(&d, "ticks", 2);
     assert_int32(&d, "weightSum", 26);
@@ -1584,11 +1589,11 @@ async fn i32_computed_count_and_sum_stay_int32() {
     )
     .await
     .unwrap();
-    computed.recompute_all().await.unwrap();
+    computed.repair().await.unwrap();
     let d = one(&db, "nvc_counters", 1_i64).await;
     assert_int32(&d, "ticks", 2);
     assert_int32(&d, "weightSum", 26);
-    assert!(computed.verify().await.unwrap().is_empty());
+    assert!(computed.check().await.unwrap().is_clean());
 }
 
 #[tokio::test]
@@ -1965,7 +1970,7 @@ async fn a_polymorphic_model_under_strict_validators() {
         2
     );
     assert_eq!(events(one(&db, "nvc_pages", "p1").await), 0);
-    assert!(NvcPage::computed(&db).verify().await.unwrap().is_empty());
+    assert!(NvcPage::computed(&db).check().await.unwrap().is_clean());
     // Around the toolkit: an unknown tag, a field of another variant, a missing field.
     refused(
         insert_raw(
@@ -2021,7 +2026,7 @@ async fn a_polymorphic_model_under_strict_validators() {
         .await,
         "text",
     );
-    let logs = NvcLog::collection(&db).find_all(doc! {}).await.unwrap();
+    let logs = NvcLog::collection(&db).find(doc! {}).await.unwrap();
     assert_eq!(logs.len(), 2);
     assert!(matches!(logs[1], NvcLog::Other));
 }
@@ -2791,7 +2796,7 @@ async fn outlier_sharded_counter_and_computed_count_on_one_model() {
         "{replaced:?}"
     );
     assert!(posts.check().await.unwrap().is_clean());
-    assert!(NvcStar::computed(&db).verify().await.unwrap().is_empty());
+    assert!(NvcStar::computed(&db).check().await.unwrap().is_clean());
     // A delete through `Computing` takes the overflow documents with it.
     NvcStar::computing(&db).delete("c").await.unwrap();
     assert_eq!(
@@ -3045,7 +3050,7 @@ async fn a_sharded_counter_past_i64_max_stays_readable_or_refuses_typed() {
         .insert_one(star("m"))
         .await
         .unwrap();
-    let views = NvcStar::views_counter(&db, "m").with_randomness(Random::seeded(3));
+    let views = NvcStar::views_counter(&db, "m").with_random(Random::seeded(3));
     views.add(i64::MAX).await.unwrap();
     for _ in 0..10 {
         match views.add(1).await {

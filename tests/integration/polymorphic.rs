@@ -164,7 +164,7 @@ async fn the_seed_round_trips_key_for_key() {
 
     // Read back as the enum: the same values.
     let notifications = Notification::collection(&db);
-    let mut read = notifications.find_all(doc! {}).await.unwrap();
+    let mut read = notifications.find(doc! {}).await.unwrap();
     read.sort_by_key(|n| match n {
         Notification::Email { created_at, .. }
         | Notification::Sms { created_at, .. }
@@ -391,7 +391,7 @@ async fn an_unknown_type_is_a_typed_error_and_the_rest_stays_readable() {
     .unwrap();
     let notifications = Notification::collection(&db);
 
-    let e = notifications.find_all(doc! {}).await.unwrap_err();
+    let e = notifications.find(doc! {}).await.unwrap_err();
     assert!(e.is_unknown_variant(), "{e:?}");
     match &e {
         pattern_runtime::Error::UnknownVariant { value, id, .. } => {
@@ -455,7 +455,7 @@ async fn a_catch_all_reads_unknown_tags() {
     ])
     .await
     .unwrap();
-    let events = Event::collection(&db).find_all(doc! {}).await.unwrap();
+    let events = Event::collection(&db).find(doc! {}).await.unwrap();
     assert_eq!(events.len(), 2);
     assert!(events
         .iter()
@@ -553,5 +553,5 @@ async fn concurrent_writers_stay_within_their_variants() {
             .unwrap(),
         0
     );
-    assert_eq!(notifications.find_all(doc! {}).await.unwrap().len(), 8 * 25);
+    assert_eq!(notifications.find(doc! {}).await.unwrap().len(), 8 * 25);
 }

@@ -462,7 +462,7 @@ async fn versioning_subset_computed_and_extended_reference() {
     .unwrap();
     measure!(m, "delete", purchases.delete(1)).unwrap();
     let shoppers = Shopper::computed(&db);
-    measure!(m, "ComputedFields::recompute", shoppers.recompute("u1")).unwrap();
+    measure!(m, "ComputedFields::rebuild", shoppers.rebuild("u1")).unwrap();
     let report = shoppers.check().await.unwrap();
     assert!(report.is_clean(), "{report:?}");
     let stored = Shopper::collection(&db)
@@ -506,7 +506,7 @@ async fn versioning_subset_computed_and_extended_reference() {
         customers.update(1, points)
     )
     .unwrap();
-    measure!(m, "resync", customers.resync(1)).unwrap();
+    measure!(m, "References::rebuild", customers.rebuild(1)).unwrap();
     let report = customers.check().await.unwrap();
     assert!(report.is_clean(), "{report:?}");
 
@@ -652,12 +652,12 @@ async fn attribute_polymorphic_and_relations() {
         unit: None,
     };
     measure!(m, "set", vitals.set(1, &bmi)).unwrap();
-    let got = measure!(m, "get", vitals.get(1, &"bmi".to_owned())).unwrap();
+    let got = measure!(m, "get", vitals.get(1, "bmi".to_owned())).unwrap();
     assert_eq!(got, Some(bmi));
-    let heavy = vitals.key(&"bmi".to_owned()).gt(25).unwrap();
+    let heavy = vitals.key("bmi".to_owned()).gt(25).unwrap();
     let found = measure!(m, "find", vitals.find(heavy)).unwrap();
     assert_eq!(found.len(), 1);
-    measure!(m, "unset", vitals.unset(1, &"bmi".to_owned())).unwrap();
+    measure!(m, "unset", vitals.unset(1, "bmi".to_owned())).unwrap();
 
     // Polymorphic: a variant's handle adds its tag to every read and write.
     m.row("polymorphic");
@@ -824,7 +824,7 @@ async fn approximation_and_outlier() {
 
     // Sampled: an event is written with probability p.
     m.row("approximation: sampled");
-    let likes = Page::likes_counter(&db).with_randomness(Random::seeded(7));
+    let likes = Page::likes_counter(&db).with_random(Random::seeded(7));
     for _ in 0..10_000 {
         m.start();
         let op = if likes.add("home").await.unwrap() {

@@ -731,7 +731,7 @@ async fn extended_reference_copies_come_from_the_upgraded_source() {
     let found = refs.check().await.unwrap();
     assert!(!found.is_clean(), "stale copies are found: {found:?}");
     // `resync` of an older source copies its upgraded value.
-    refs.resync(1).await.unwrap();
+    refs.rebuild(1).await.unwrap();
     assert_eq!(loan_copy(db, 10).await, "Ada Lovelace");
     // `converge` rebuilds the copies of each source it rewrites.
     let done = Patron::collection(db).converge().await.unwrap();

@@ -181,7 +181,7 @@ impl ExtendedRefs {
             let doc = format!(
                 "The handle that keeps the copies of `{source}` in sync: its writes (not for a \
                  `#[versioned]` model, whose own writes keep them), `check`, `repair` and \
-                 `resync`."
+                 `rebuild`."
             );
             out.extend(quote! {
                 #[automatically_derived]

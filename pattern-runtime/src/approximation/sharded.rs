@@ -27,18 +27,8 @@ enum ShardKey {
 
 impl ShardedCounter {
     /// The counter `name` over `shards` documents of `collection`. [`Error::InvalidValue`] for
-    /// zero shards.
+    /// zero shards. [`with_random`](ShardedCounter::with_random) sets its randomness.
     pub fn new(collection: Collection<Document>, name: &str, shards: u32) -> Result<Self> {
-        ShardedCounter::with_random(collection, name, shards, Random::new())
-    }
-
-    /// The same with the given randomness.
-    pub fn with_random(
-        collection: Collection<Document>,
-        name: &str,
-        shards: u32,
-        random: Random,
-    ) -> Result<Self> {
         if shards == 0 {
             return Err(Error::InvalidValue {
                 field: name.to_owned(),
@@ -49,8 +39,15 @@ impl ShardedCounter {
             target: Increments::new(collection, "count".to_owned()),
             key: ShardKey::Named(name.to_owned()),
             shards,
-            random,
+            random: Random::new(),
         })
+    }
+
+    /// The same counter drawing its shards from `random` ([`Random::seeded`] for repeatable
+    /// runs).
+    pub fn with_random(mut self, random: Random) -> Self {
+        self.random = random;
+        self
     }
 
     fn shard_id(&self, k: u32) -> Bson {
@@ -173,7 +170,7 @@ impl ShardedField {
     }
 
     /// The same counter drawing its shards from `random`.
-    pub fn with_randomness(mut self, random: Random) -> Self {
+    pub fn with_random(mut self, random: Random) -> Self {
         self.counter.random = random;
         self
     }

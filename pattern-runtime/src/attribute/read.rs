@@ -116,8 +116,10 @@ pub fn or(filters: impl IntoIterator<Item = Document>) -> Document {
 }
 
 impl<M: Model, I: AttributeItem> Attributes<M, I> {
-    /// A condition on the attribute `key`, to compare with a value.
-    pub fn key(&self, key: &I::Key) -> Condition {
+    /// A condition on the attribute `key` (the key's type, or a `&str` for a `String` key), to
+    /// compare with a value.
+    pub fn key(&self, key: impl IntoId<I::Key>) -> Condition {
+        let key = key.into_id();
         let invalid = match validate_key(key.as_key()) {
             Err(Error::InvalidKey { reason, .. }) => Some(reason),
             _ => None,
@@ -136,15 +138,15 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
     pub fn get<'a>(
         &'a self,
         id: impl IntoId<M::Id>,
-        key: &'a I::Key,
+        key: impl IntoId<I::Key>,
     ) -> crate::model::Pending<'a, Result<Option<I>>> {
-        crate::model::Pending::new(self.get_op(id.into_id(), key))
+        crate::model::Pending::new(self.get_op(id.into_id(), key.into_id()))
     }
 
     #[operation(attribute.get, level = "debug", no_err)]
-    async fn get_op(&self, id: M::Id, key: &I::Key) -> Result<Option<I>> {
+    async fn get_op(&self, id: M::Id, key: I::Key) -> Result<Option<I>> {
         let id = crate::literal::typed_id("_id", id)?;
-        let key = Self::key_str(key)?;
+        let key = Self::key_str(&key)?;
         let field = self.spec.field();
         let raw = self.raw();
         let read = raw
@@ -185,11 +187,12 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
     #[operation(attribute.find_sorted, level = "debug", no_err)]
     pub async fn find_sorted(
         &self,
-        filter: Document,
-        key: &I::Key,
+        filter: impl crate::query::IntoFilter,
+        key: impl IntoId<I::Key>,
         order: Order,
     ) -> Result<Vec<M>> {
-        let key = Self::key_str(key)?;
+        let filter = filter.into_filter()?;
+        let key = Self::key_str(&key.into_id())?;
         let field = self.spec.field();
         let has = doc! { field: { "$elemMatch": { I::KEY: &key } } };
         let matched = if filter.is_empty() {

@@ -74,15 +74,15 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
     pub fn unset<'a>(
         &'a self,
         id: impl IntoId<M::Id>,
-        key: &'a I::Key,
+        key: impl IntoId<I::Key>,
     ) -> crate::model::Pending<'a, Result<()>> {
-        crate::model::Pending::new(self.unset_op(id.into_id(), key))
+        crate::model::Pending::new(self.unset_op(id.into_id(), key.into_id()))
     }
 
     #[operation(attribute.unset, later(id))]
-    async fn unset_op(&self, id: M::Id, key: &I::Key) -> Result<()> {
+    async fn unset_op(&self, id: M::Id, key: I::Key) -> Result<()> {
         let id = crate::literal::span_id(id)?;
-        let key = Self::key_str(key)?;
+        let key = Self::key_str(&key)?;
         let result = crate::derived::update_one(
             &self.db,
             self.tx.as_ref(),

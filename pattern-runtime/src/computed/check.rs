@@ -1,8 +1,7 @@
-//! The target's side: `ComputedFields` verifies and recomputes the computed values of a model
+//! The target's side: `ComputedFields` checks, repairs and rebuilds the computed values of a model
 //! from their sources, once, in batches or in the background.
 
 use super::*;
-use crate::Progress;
 use pattern_derive::operation;
 
 pub(super) async fn audit_computed(
@@ -46,7 +45,7 @@ pub(super) async fn audit_computed(
                 spec.source().name()
             ),
             format!(
-                "`{model}::computed(&db).repair()` (or `recompute(id)` for each); writes through \
+                "`{model}::computed(&db).repair()` (or `rebuild(id)` for each); writes through \
              `{source}::computing(&db)` keep it exact",
                 model = sample.model.name(),
                 source = spec.source().name()
@@ -55,38 +54,9 @@ pub(super) async fn audit_computed(
         .about(drifted)])
 }
 
-// ----- the target's side: verify and recompute -----
+// ----- the target's side: check, repair and rebuild -----
 
-/// A computed value that disagrees with its sources.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Drift {
-    /// The target model.
-    pub model: &'static str,
-    /// The target document's `_id`.
-    pub id: Bson,
-    /// The computed field's BSON name.
-    pub field: &'static str,
-    /// The stored value (`None` when the field is missing).
-    pub stored: Option<Bson>,
-    /// The value computed from the sources.
-    pub computed: Bson,
-}
-
-impl fmt::Display for Drift {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let stored = self
-            .stored
-            .as_ref()
-            .map_or_else(|| "missing".to_owned(), ToString::to_string);
-        write!(
-            f,
-            "{} {}: `{}` is {stored}, its sources say {}",
-            self.model, self.id, self.field, self.computed
-        )
-    }
-}
-
-/// What a recomputation did.
+/// What one run of a [`Refresher`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Recomputed {
     /// Target documents read.
@@ -134,9 +104,8 @@ impl<M: Model> fmt::Debug for ComputedFields<M> {
     }
 }
 
-/// One batch's findings.
+/// What one batch did.
 struct Batch {
-    drifts: Vec<Drift>,
     done: Recomputed,
 }
 
@@ -152,9 +121,8 @@ impl<M: Model> ComputedFields<M> {
     }
 
     crate::txn::in_transaction! {
-        /// The same computed fields in the caller's transaction `tx`: each batch of
-        /// [`recompute`](Self::recompute), [`recompute_all`](Self::recompute_all),
-        /// [`verify`](Self::verify) and [`repair`](Self::repair) reads and writes in `tx`'s
+        /// The same computed fields in the caller's transaction `tx`: [`check`](Self::check),
+        /// [`repair`](Self::repair) and [`rebuild`](Self::rebuild) read and write in `tx`'s
         /// session (one transaction for the whole run: keep it to a few documents). See
         /// [`Transaction`](crate::Transaction).
     }
@@ -164,43 +132,33 @@ impl<M: Model> ComputedFields<M> {
     }
 
     /// Recomputes the computed fields of the document `id` from its sources and writes those
-    /// that differ, in one transaction. [`Error::NotFound`] when there is no such document.
-    pub fn recompute<'a>(
+    /// that differ, in one transaction: `repaired` is 1 when it rewrote them, 0 when they
+    /// agreed. [`Error::NotFound`] when there is no such document.
+    pub fn rebuild<'a>(
         &'a self,
         id: impl IntoId<M::Id>,
-    ) -> crate::model::Pending<'a, Result<Recomputed>> {
-        crate::model::Pending::new(self.recompute_op(id.into_id()))
+    ) -> crate::model::Pending<'a, Result<crate::finding::RebuildReport>> {
+        crate::model::Pending::new(self.rebuild_op(id.into_id()))
     }
 
-    #[operation(computed.recompute, later(id))]
-    async fn recompute_op(&self, id: M::Id) -> Result<Recomputed> {
+    #[operation(computed.rebuild, later(id))]
+    async fn rebuild_op(&self, id: M::Id) -> Result<crate::finding::RebuildReport> {
         let id = crate::literal::span_id(id)?;
-        let batch = self.batch(vec![id.clone()], true).await?;
+        let batch = self.batch(vec![id.clone()]).await?;
         if batch.done.checked == 0 {
             return Err(Error::NotFound {
                 collection: M::SCHEMA.collection().to_owned(),
                 missing: Box::new(crate::error::Missing::Document { id }),
             });
         }
-        Ok(batch.done)
+        Ok(crate::finding::RebuildReport::new(batch.done.repaired))
     }
 
-    /// Recomputes the computed fields of every document of the model, [`BATCH`] documents per
-    /// transaction, and writes those that differ.
-    pub async fn recompute_all(&self) -> Result<Recomputed> {
-        self.recompute_all_with_progress(|_| {}).await
-    }
-
-    /// [`recompute_all`](Self::recompute_all), calling `progress` after each batch: `done`
-    /// counts the documents checked, of `total` (the collection's estimated count when the run
-    /// started).
-    #[operation(computed.recompute_all)]
-    pub async fn recompute_all_with_progress(
-        &self,
-        mut progress: impl FnMut(&Progress) + Send,
-    ) -> Result<Recomputed> {
+    /// One pass of a [`Refresher`]: recomputes the computed fields of every document of the
+    /// model, [`BATCH`] documents per transaction, and writes those that differ.
+    async fn refresh_all(&self) -> Result<Recomputed> {
         let mut done = Recomputed::default();
-        self.each_batch(true, |batch, total| {
+        self.each_batch(|batch, total| {
             done += batch.done;
             tracing::info!(
                 checked = done.checked,
@@ -209,12 +167,6 @@ impl<M: Model> ComputedFields<M> {
                 total,
                 "recomputing"
             );
-            progress(&Progress::new(
-                "computed.recompute_all",
-                "documents",
-                done.checked,
-                Some(total),
-            ));
         })
         .await?;
         Ok(done)
@@ -223,7 +175,7 @@ impl<M: Model> ComputedFields<M> {
     /// Reads every document of the model, a page at a time, and reports the computed values
     /// that disagree with their sources ([`Check::ComputedDrift`], one finding per field and
     /// page, listing the documents), as the [doctor](mod@crate::doctor) does over a sample.
-    /// Writes nothing. [`verify`](Self::verify) lists each value with what it should be.
+    /// Writes nothing.
     #[operation(computed.check)]
     pub async fn check(&self) -> Result<crate::finding::CheckReport> {
         let targets = crate::maintenance::targets::<ComputedFromSpec>(M::SCHEMA);
@@ -231,31 +183,20 @@ impl<M: Model> ComputedFields<M> {
     }
 
     /// [`check`](Self::check), then a recomputation of each document it lists ([`BATCH`] per
-    /// transaction, as [`recompute`](Self::recompute)), then a check again.
+    /// transaction, as [`rebuild`](Self::rebuild)), then a check again.
     #[operation(computed.repair)]
     pub async fn repair(&self) -> Result<crate::finding::RepairReport> {
         let targets = crate::maintenance::targets::<ComputedFromSpec>(M::SCHEMA);
         let found = crate::maintenance::check(&self.db, &targets).await?;
         let mut repaired = 0;
         for ids in found.documents().chunks(BATCH) {
-            repaired += self.batch(ids.to_vec(), true).await?.done.repaired;
+            repaired += self.batch(ids.to_vec()).await?.done.repaired;
         }
         crate::maintenance::after_repair(&self.db, &targets, repaired).await
     }
 
-    /// Every computed value of every document that disagrees with its sources; writes nothing.
-    /// Reads [`BATCH`] documents per round, each round a consistent snapshot where transactions
-    /// exist.
-    #[operation(computed.verify)]
-    pub async fn verify(&self) -> Result<Vec<Drift>> {
-        let mut drifts = Vec::new();
-        self.each_batch(false, |batch, _| drifts.extend(batch.drifts))
-            .await?;
-        Ok(drifts)
-    }
-
     /// Runs `batch` over every document's `_id`, in pages of [`BATCH`] by `_id`.
-    async fn each_batch(&self, write: bool, mut each: impl FnMut(Batch, u64) + Send) -> Result<()> {
+    async fn each_batch(&self, mut each: impl FnMut(Batch, u64) + Send) -> Result<()> {
         let raw = self.raw();
         let total = raw.estimated_document_count().await?;
         let mut last: Option<Bson> = None;
@@ -282,7 +223,7 @@ impl<M: Model> ComputedFields<M> {
                 return Ok(());
             };
             let full = page.len() == BATCH;
-            each(self.batch(page, write).await?, total);
+            each(self.batch(page).await?, total);
             if !full {
                 return Ok(());
             }
@@ -290,9 +231,9 @@ impl<M: Model> ComputedFields<M> {
         }
     }
 
-    /// Reads the targets `ids`, aggregates their sources, and (when `write`) rewrites what
-    /// differs: one transaction.
-    async fn batch(&self, ids: Vec<Bson>, write: bool) -> Result<Batch> {
+    /// Reads the targets `ids`, aggregates their sources, and rewrites what differs: one
+    /// transaction.
+    async fn batch(&self, ids: Vec<Bson>) -> Result<Batch> {
         let raw = self.raw();
         let mut projection = doc! { "_id": 1 };
         for feed in &self.feeds {
@@ -307,14 +248,11 @@ impl<M: Model> ComputedFields<M> {
                 .projection(projection.clone())
                 .batch_size(ids.len() as u32 + 1);
             let stored: Vec<Document> = collect_in!(read, s.as_deref_mut())?;
-            let mut drifts = Vec::new();
             // Per target: `$set` of the recomputed values, filter on the values replaced.
             let mut fixes: Vec<(Bson, Document, Document)> = Vec::new();
             for feed in &self.feeds {
-                if write {
-                    feed.upgrade_sources(&self.db, s.as_deref_mut(), &ids)
-                        .await?;
-                }
+                feed.upgrade_sources(&self.db, s.as_deref_mut(), &ids)
+                    .await?;
                 let found = aggregate_many(&self.db, s.as_deref_mut(), feed, &ids).await?;
                 for target in &stored {
                     let Some(id) = target.get("_id") else {
@@ -327,13 +265,6 @@ impl<M: Model> ComputedFields<M> {
                         if agrees(spec.aggregate(), current, &computed) {
                             continue;
                         }
-                        drifts.push(Drift {
-                            model: M::SCHEMA.name(),
-                            id: id.clone(),
-                            field: spec.field(),
-                            stored: current.cloned(),
-                            computed: computed.clone(),
-                        });
                         let fix = match fixes.iter_mut().find(|(i, _, _)| id_key(i) == id_key(id)) {
                             Some(fix) => fix,
                             None => {
@@ -358,7 +289,7 @@ impl<M: Model> ComputedFields<M> {
                 checked: stored.len() as u64,
                 ..Recomputed::default()
             };
-            if write && !fixes.is_empty() {
+            if !fixes.is_empty() {
                 let updates: Vec<Document> = fixes
                     .iter()
                     .map(|(_, q, set)| doc! { "q": q.clone(), "u": { "$set": set.clone() } })
@@ -383,7 +314,7 @@ impl<M: Model> ComputedFields<M> {
                     "computed values rewritten"
                 );
             }
-            Ok(Batch { drifts, done })
+            Ok(Batch { done })
         })
     }
 
@@ -397,20 +328,20 @@ impl<M: Model> ComputedFields<M> {
     {
         let fields = self.clone();
         Periodic::start(
-            "computed.recompute_all",
+            "computed.refresh",
             M::SCHEMA.name(),
             interval,
             false,
             move || {
                 let fields = fields.clone();
-                async move { fields.recompute_all().await }
+                async move { fields.refresh_all().await }
             },
         )
     }
 }
 
 /// A background recomputation from [`ComputedFields::refresh_every`]: a [`Periodic`] whose
-/// runs are [`ComputedFields::recompute_all`].
+/// runs recompute every document of the model and rewrite those that differ.
 pub type Refresher = Periodic<Recomputed>;
 
 /// What a [`Refresher`] did, from [`Periodic::stop`].

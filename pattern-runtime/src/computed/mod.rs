@@ -58,8 +58,8 @@
 //!
 //! // Repairs: what was written around the toolkit.
 //! let users = User::computed(&db);
-//! assert!(users.verify().await?.is_empty());
-//! users.recompute("u1").await?;
+//! assert!(users.check().await?.is_clean());
+//! users.rebuild("u1").await?;
 //! # Ok(()) }
 //! ```
 //!
@@ -92,14 +92,15 @@
 //!
 //! Without transactions (a standalone server) the same writes run in the same order, source
 //! first: a failure in between leaves the computed value behind its source, and
-//! [`ComputedFields::recompute`] repairs it. Writes made around [`Computing`] (the driver, the
-//! shell, another program) are not seen: [`ComputedFields::verify`] reports the drift and
-//! [`ComputedFields::recompute_all`] repairs it, or a [`Refresher`] does so on an interval (for
+//! [`ComputedFields::rebuild`] repairs it. Writes made around [`Computing`] (the driver, the
+//! shell, another program) are not seen: [`ComputedFields::check`] reports the drift and
+//! [`ComputedFields::repair`] repairs it, or a [`Refresher`] does so on an interval (for
 //! values whose freshness need is low, such as a dashboard's totals).
 //!
 //! # Recomputing
 //!
-//! [`ComputedFields::recompute_all`] reads the targets' `_id`s in pages of [`BATCH`]; for each
+//! [`ComputedFields::repair`] and a [`Refresher`]'s runs read the targets' `_id`s in pages of
+//! [`BATCH`] (the repair, those its check listed); for each
 //! page, one transaction reads the page's stored values, runs one aggregation per source (a
 //! `$group` of the sources whose `by` is in the page) and sends one `update` command with a
 //! statement per document that differs. Each statement's filter carries the value it replaces,
@@ -144,12 +145,12 @@ mod num;
 mod spec;
 mod write;
 
-pub use check::{ComputedFields, Drift, Recomputed, Refreshed, Refresher};
+pub use check::{ComputedFields, Recomputed, Refreshed, Refresher};
 use feed::{abort, aggregate_many, aggregate_many_within, Abort, Feed};
 use num::{agrees, Num};
 pub use spec::{Aggregate, ComputedFromParts, ComputedFromSpec};
 pub use write::Computing;
 
-/// How many target documents [`ComputedFields::recompute_all`] and
-/// [`ComputedFields::verify`] read, aggregate and write per round.
+/// How many target documents [`ComputedFields::repair`] and a [`Refresher`] read, aggregate and
+/// write per round.
 pub const BATCH: usize = 1000;

@@ -123,7 +123,7 @@ impl PatternSpec for ComputedFromSpec {
         vec![(
             self.field(),
             "a computed field follows its sources: write the sources through `Computing`, or \
-             repair it with `recompute`",
+             repair it with `rebuild`",
         )]
     }
 
@@ -138,7 +138,7 @@ impl PatternSpec for ComputedFromSpec {
     }
 
     /// The sampled documents whose value disagrees with their sources: one aggregation of the
-    /// source collection, as `verify` runs it.
+    /// source collection, as `check` runs it over every page.
     fn audit<'a>(
         &'static self,
         sample: &'a Sample<'a>,

@@ -364,7 +364,7 @@ pub enum Error {
     /// From a propagation of extended references without a transaction
     /// ([`References`](crate::References)), the items are the `updateMany`s of the copies: the
     /// source document was written, `failed` embeddings still hold the old values, and
-    /// [`References::resync`](crate::References::resync) repairs them.
+    /// [`References::rebuild`](crate::References::rebuild) repairs them.
     #[error("{written} written, {failed} not written: {source}")]
     Incomplete {
         /// Items stored.

@@ -102,7 +102,7 @@ pub(super) async fn audit_copies(
                     "writes through `references` keep them in sync"
                 };
                 format!(
-                    "`{handle}.repair()` (or `resync(id)` for each source `_id` listed: {}), \
+                    "`{handle}.repair()` (or `rebuild(id)` for each source `_id` listed: {}), \
                      which rewrites every copy; {kept}",
                     crate::finding::examples(&stale)
                 )
@@ -123,14 +123,14 @@ impl<M: Model> References<M> {
     /// Reads every document of every model that keeps a `propagate` copy of `M`, a page at a
     /// time, and reports the copies that differ from their source
     /// ([`Check::StaleCopy`]; a finding lists the *source*
-    /// `_id`s, what [`resync`](Self::resync) takes), as the [doctor](mod@crate::doctor) does
+    /// `_id`s, what [`rebuild`](Self::rebuild) takes), as the [doctor](mod@crate::doctor) does
     /// over a sample. Writes nothing.
     #[operation(extended_ref.check)]
     pub async fn check(&self) -> Result<crate::finding::CheckReport> {
         crate::maintenance::check(&self.db, &self.copy_targets()).await
     }
 
-    /// [`check`](Self::check), then [`resync`](Self::resync) of each source it lists, then a
+    /// [`check`](Self::check), then [`rebuild`](Self::rebuild) of each source it lists, then a
     /// check again. `repaired` counts the embedding documents rewritten.
     #[operation(extended_ref.repair)]
     pub async fn repair(&self) -> Result<crate::finding::RepairReport> {
@@ -146,20 +146,23 @@ impl<M: Model> References<M> {
     /// Rewrites every `propagate` copy of the document `id` from its stored version: after
     /// changes made outside the toolkit, or an [`Error::Incomplete`] propagation. One read and
     /// one `updateMany` per embedding, in one transaction. Snapshot copies are left alone.
-    pub fn resync<'a>(
+    /// `repaired` counts the embedding documents rewritten, once for each of their copies that
+    /// changed. [`Error::NotFound`] when there is no such document.
+    pub fn rebuild<'a>(
         &'a self,
         id: impl IntoId<M::Id>,
-    ) -> crate::model::Pending<'a, Result<Propagation>> {
-        crate::model::Pending::new(self.resync_op(id.into_id()))
+    ) -> crate::model::Pending<'a, Result<crate::finding::RebuildReport>> {
+        crate::model::Pending::new(self.rebuild_op(id.into_id()))
     }
 
-    #[operation(extended_ref.resync, later(id, embeddings))]
-    async fn resync_op(&self, id: M::Id) -> Result<Propagation> {
+    #[operation(extended_ref.rebuild, later(id, embeddings))]
+    async fn rebuild_op(&self, id: M::Id) -> Result<crate::finding::RebuildReport> {
         let id = crate::literal::typed_id("_id", id)?;
-        self.resync_at(id).await
+        let done = self.resync_at(id).await?;
+        Ok(crate::finding::RebuildReport::new(done.modified()))
     }
 
-    /// [`resync`](Self::resync) of an id already checked.
+    /// [`rebuild`](Self::rebuild) of an id already checked.
     async fn resync_at(&self, id: Bson) -> Result<Propagation> {
         let span = tracing::Span::current();
         span.record("id", tracing::field::display(&id));

@@ -17,7 +17,7 @@
 //! order time): marking such a field `propagate` is then a compile error. A `#[versioned]` model
 //! keeps its `propagate` copies through its own writes (`save`, `update`, `delete`, in the
 //! transaction that archives the revision): its [`References`] handle
-//! (`Author::references(&db)`) checks, resyncs and repairs the copies, and has no writes.
+//! (`Author::references(&db)`) checks, rebuilds and repairs the copies, and has no writes.
 //! Add `derive(PartialEq)`
 //! (any derives) to derive more than `Clone`, `Debug`, `Serialize` and `Deserialize`.
 //!
@@ -143,7 +143,7 @@
 //! transient errors: a failure anywhere leaves the source and every copy as they were. An update
 //! that touches no copied field is a single `update` of the source: no transaction, no
 //! `updateMany`. [`References::replace`] does the same for a whole document and compares the old
-//! copied values with the new ones. [`References::resync`] rewrites every copy from the stored
+//! copied values with the new ones. [`References::rebuild`] rewrites every copy from the stored
 //! source, to repair copies after changes made outside the toolkit.
 //!
 //! The embedding models come from the registry of every `#[derive(Model)]` in the program (the one
@@ -152,17 +152,17 @@
 //!
 //! On a deployment without transactions (a standalone server) the source is written first, then
 //! the copies, unprotected: a failure in between is [`Error::Incomplete`] (the source and
-//! `written` embeddings are updated, `failed` are not) and [`References::resync`] repairs it; two
+//! `written` embeddings are updated, `failed` are not) and [`References::rebuild`] repairs it; two
 //! writers changing one source at once may leave the copies with the older value.
 //!
 //! Changes made with the driver directly (`Customer::collection(&db).raw().update_one(..)`), by other
-//! programs or in the shell are not propagated by these calls: [`References::resync`] repairs one
+//! programs or in the shell are not propagated by these calls: [`References::rebuild`] repairs one
 //! document's copies, and [`References::watch`] follows a change stream on the source collection
 //! and propagates each change as it comes.
 //!
 //! # Tracing
 //!
-//! [`References::update`], [`replace`](References::replace), [`resync`](References::resync) and
+//! [`References::update`], [`replace`](References::replace), [`rebuild`](References::rebuild) and
 //! [`watch`](References::watch) run in `INFO` spans named `pattern_runtime::extended_ref.<operation>`
 //! with the fields `model` and `collection` (the source's), `id` and `embeddings` (how many
 //! `updateMany`s the propagation sends); each change a [`Watcher`] propagates runs in an `INFO`
@@ -228,7 +228,7 @@ type Targets = Vec<(&'static Embedding, Vec<&'static str>)>;
 impl<M: Model> References<M> {
     crate::txn::in_transaction! {
         /// The same writes in the caller's transaction `tx`: [`update`](References::update),
-        /// [`replace`](References::replace) and [`resync`](References::resync) run in it, with their
+        /// [`replace`](References::replace) and [`rebuild`](References::rebuild) run in it, with their
         /// copies, and commit or abort with it (see [`Transaction`](crate::Transaction)).
     }
 

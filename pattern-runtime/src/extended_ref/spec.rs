@@ -28,7 +28,7 @@ pub trait ExtendedRef: Sized + 'static {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no `References` writes: a `#[versioned]` source is written through its own `update` and `save`",
     label = "no copies kept through `References`",
-    note = "`{Self}::collection(&db).update(id, version, ..)`, `.save(&mut doc)` and `.delete(id)` keep the copies of `{Self}` and archive each revision, which `References` writes would go around (`{Self}::references(&db)` still checks, resyncs and repairs the copies); a source whose shapes are all `snapshot` has no copies to keep"
+    note = "`{Self}::collection(&db).update(id, version, ..)`, `.save(&mut doc)` and `.delete(id)` keep the copies of `{Self}` and archive each revision, which `References` writes would go around (`{Self}::references(&db)` still checks, rebuilds and repairs the copies); a source whose shapes are all `snapshot` has no copies to keep"
 )]
 pub trait Referenced: Model {}
 
@@ -114,7 +114,7 @@ impl PatternSpec for Embedding {
                 (
                     *p,
                     "a propagated copy follows its source: change the source (through \
-                     `References`, or its versioned writes), or `resync` the copy",
+                     `References`, or its versioned writes), or `rebuild` the copy",
                 )
             })
             .collect()

@@ -154,18 +154,23 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     }
 
     /// Writes the count and the flag of the document `id` from its items (after edits made
-    /// around the toolkit), in one transaction; returns the state found before.
+    /// around the toolkit), in one transaction. `repaired` is 1 when they disagreed with the
+    /// items, 0 when they agreed ([`state`](Self::state) reads them). [`Error::NotFound`] when
+    /// there is no such document.
     pub fn rebuild<'a>(
         &'a self,
         id: impl IntoId<P::Id>,
-    ) -> crate::model::Pending<'a, Result<OutlierState>> {
+    ) -> crate::model::Pending<'a, Result<crate::finding::RebuildReport>> {
         crate::model::Pending::new(self.rebuild_op(id.into_id()))
     }
 
     #[operation(outlier.rebuild, field = self.spec.field(), later(id))]
-    async fn rebuild_op(&self, id: P::Id) -> Result<OutlierState> {
+    async fn rebuild_op(&self, id: P::Id) -> Result<crate::finding::RebuildReport> {
         let id = crate::literal::typed_id("_id", id)?;
-        self.rebuild_at(id).await
+        let before = self.rebuild_at(id).await?;
+        Ok(crate::finding::RebuildReport::new(u64::from(
+            !before.is_consistent(),
+        )))
     }
 
     /// [`rebuild`](Self::rebuild) of an id already checked.

@@ -115,7 +115,6 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
     /// its documents: owners listing a child that names another owner or does not exist,
     /// children their owner does not list, children whose owner does not exist. A full scan
     /// of both: for audits and after edits made outside the toolkit, not for every request.
-    /// [`disagreements`](Self::disagreements) lists them one by one.
     ///
     /// [`Check::TwoWayDrift`]: crate::doctor::Check::TwoWayDrift
     #[operation(relation.check, level = "debug", field = self.relation.spec.field())]
@@ -125,12 +124,6 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
             examined,
             findings: self.findings(&found),
         })
-    }
-
-    /// Every disagreement between the two sides, one by one (what [`check`](Self::check)
-    /// reports by kind).
-    pub async fn disagreements(&self) -> Result<Vec<Disagreement>> {
-        Ok(self.check_inner().await?.1)
     }
 
     /// The disagreements as findings, one per kind.

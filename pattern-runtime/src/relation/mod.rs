@@ -142,7 +142,8 @@ mod two_way;
 pub use identity::{Identified, Ref, RefField, Reference};
 pub use read::{Children, Dangling, Loaded, Relation};
 pub use spec::{inverse_error, RelationKind, RelationParts, RelationSide, RelationSpec, Relations};
-pub use two_way::{Assigned, Disagreement, TwoWay};
+pub(crate) use two_way::Disagreement;
+pub use two_way::{Assigned, TwoWay};
 
 /// How many distinct ids one `$in` query of [`Relation::load`] carries at most.
 ///

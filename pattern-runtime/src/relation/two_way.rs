@@ -47,9 +47,9 @@ pub struct Assigned {
     pub added: bool,
 }
 
-/// A disagreement between the two sides of a two-way relation, from [`TwoWay::check`].
+/// A disagreement between the two sides of a two-way relation, found by [`TwoWay::check`].
 #[derive(Debug, Clone, PartialEq)]
-pub enum Disagreement {
+pub(crate) enum Disagreement {
     /// The child's owner field names an owner whose array does not list the child.
     NotListed {
         /// The child's `_id`.
@@ -151,10 +151,18 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
     /// document, a regex, ...: see "What the toolkit sends" in the crate docs); nothing is
     /// written then. (Without transactions, a missing child is found after the owner's array
     /// gained it: [`repair`](TwoWay::repair) removes such entries.)
+    pub fn assign<'a>(
+        &'a self,
+        child: impl crate::model::IntoId<S::Id>,
+        owner: impl crate::model::IntoId<T::Id>,
+    ) -> crate::model::Pending<'a, Result<Assigned>> {
+        crate::model::Pending::new(self.assign_op(child.into_id(), owner.into_id()))
+    }
+
     #[operation(relation.assign, field = self.relation.spec.field(), later(child, owner))]
-    pub async fn assign(&self, child: &S::Id, owner: &T::Id) -> Result<Assigned> {
-        let child = bson::serialize_to_bson(child)?;
-        let owner = bson::serialize_to_bson(owner)?;
+    async fn assign_op(&self, child: S::Id, owner: T::Id) -> Result<Assigned> {
+        let child = bson::serialize_to_bson(&child)?;
+        let owner = bson::serialize_to_bson(&owner)?;
         let span = tracing::Span::current();
         span.record("child", tracing::field::display(&child));
         span.record("owner", tracing::field::display(&owner));

@@ -108,7 +108,7 @@ impl<M: SchemaVersioned> ModelCollection<M> {
     /// - **Derived data.** When other models keep data from this one (extended-reference
     ///   copies, computed values), each document is rewritten on its own, and the dependents
     ///   of each one written are rebuilt once its batch is rewritten (outside a transaction: a
-    ///   failure between the two is what `resync`/`repair` mends).
+    ///   failure between the two is what `rebuild`/`repair` mends).
     ///
     /// Not in the caller's transaction: a handle bound to one is refused with
     /// [`Error::InvalidValue`].

@@ -142,7 +142,7 @@
 //!   shape, so such fields in an older document (written around the toolkit, or by an older
 //!   application that had them) survive only if the older shape and its `From` carry them.
 //! - Repairs that aggregate the sources on the server (a subset's `rebuild` and `repair`,
-//!   [`ComputedFields::recompute`](crate::ComputedFields::recompute) and `recompute_all`, and the
+//!   [`ComputedFields::rebuild`](crate::ComputedFields::rebuild) and `repair`, and the
 //!   recomputations a write triggers) first rewrite the older sources they aggregate at the
 //!   current version, as every toolkit update does.
 //! - [`References::watch`](crate::References::watch) propagates a change made to a source

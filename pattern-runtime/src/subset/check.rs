@@ -269,7 +269,7 @@ where
         let mut repaired = 0;
         for id in found.documents() {
             match self.rebuild_at(id).await {
-                Ok(()) => repaired += 1,
+                Ok(done) => repaired += done.repaired,
                 Err(e) if e.is_not_found() => {}
                 Err(e) => return Err(e),
             }
@@ -281,28 +281,28 @@ where
 
     /// Recomputes the embedded array and every computed field from the full collection: the repair
     /// after manual edits or a crash between two non-transactional writes. Reads the first N items
-    /// through the `{parent, sort}` index and sums the rest with one `$group`.
+    /// through the `{parent, sort}` index and sums the rest with one `$group`. `repaired` is 1
+    /// when the parent changed, 0 when it already agreed. [`Error::NotFound`] when there is no
+    /// such parent.
     pub fn rebuild<'a>(
         &'a self,
         parent_id: impl IntoId<P::Id>,
-    ) -> crate::model::Pending<'a, Result<()>> {
+    ) -> crate::model::Pending<'a, Result<crate::finding::RebuildReport>> {
         crate::model::Pending::new(self.rebuild_op(parent_id.into_id()))
     }
 
     #[operation(subset.rebuild, items_collection = self.spec.full_collection(), field = self.spec.field(), later(id))]
-    async fn rebuild_op(&self, parent_id: P::Id) -> Result<()> {
+    async fn rebuild_op(&self, parent_id: P::Id) -> Result<crate::finding::RebuildReport> {
         let parent_id = crate::literal::typed_id("_id", parent_id)?;
         self.rebuild_at(parent_id).await
     }
 
     /// [`rebuild`](Self::rebuild) of an id already checked.
-    async fn rebuild_at(&self, parent_id: Bson) -> Result<()> {
+    async fn rebuild_at(&self, parent_id: Bson) -> Result<crate::finding::RebuildReport> {
         tracing::Span::current().record("id", tracing::field::display(&parent_id));
-        let found = self.write_parent(&parent_id, ParentWrite::Rebuild).await?;
-        if found {
-            Ok(())
-        } else {
-            Err(self.parent_not_found(parent_id))
+        match self.write_parent(&parent_id, ParentWrite::Rebuild).await? {
+            Some(modified) => Ok(crate::finding::RebuildReport::new(modified)),
+            None => Err(self.parent_not_found(parent_id)),
         }
     }
 
@@ -318,13 +318,13 @@ where
             .await
     }
 
-    /// Rebuilds the subset and counters of `parent_id` from the full collection; whether the
-    /// parent exists.
+    /// Rebuilds the subset and counters of `parent_id` from the full collection: `None` when
+    /// there is no such parent, else whether the write changed it (1 or 0).
     pub(super) async fn write_rebuild(
         &self,
         session: Option<&mut ClientSession>,
         parent_id: &Bson,
-    ) -> mongodb::error::Result<bool> {
+    ) -> mongodb::error::Result<Option<u64>> {
         let embed: Embed = embed::<F, E>;
         self.spec
             .rebuild_parent(&self.db, P::SCHEMA, embed, session, parent_id)
@@ -387,7 +387,7 @@ impl SubsetSpec {
         embed: Embed,
         mut session: Option<&mut ClientSession>,
         parent_id: &Bson,
-    ) -> mongodb::error::Result<bool> {
+    ) -> mongodb::error::Result<Option<u64>> {
         let spec = &self.parts;
         // Full items still stored in an older shape are rewritten at the current one first:
         // the sums below are the server's, over the stored field names.
@@ -470,6 +470,6 @@ impl SubsetSpec {
             in_transaction,
             "parent rebuilt from the full collection"
         );
-        Ok(r.matched_count > 0)
+        Ok((r.matched_count > 0).then_some(r.modified_count))
     }
 }

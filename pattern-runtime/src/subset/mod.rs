@@ -229,8 +229,9 @@ where
     }
 
     /// `write` of the parent `parent_id` in a transaction, then what derives from the parent's
-    /// subset and counters: whether `write` found what it writes.
-    async fn write_parent(&self, parent_id: &Bson, write: ParentWrite<'_>) -> Result<bool> {
+    /// subset and counters: `None` when `write` did not find what it writes, else the documents
+    /// it changed (a push or a removal counts 1).
+    async fn write_parent(&self, parent_id: &Bson, write: ParentWrite<'_>) -> Result<Option<u64>> {
         transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
             if !matches!(write, ParentWrite::Rebuild) {
@@ -247,14 +248,14 @@ where
             }
             let watch = self.watch_parent(s.as_deref_mut(), parent_id).await?;
             let done = match write {
-                ParentWrite::Push { full, update } => {
-                    self.write_push(s.as_deref_mut(), parent_id, full, update)
-                        .await?
-                }
-                ParentWrite::Remove { item_id } => {
-                    self.write_remove(s.as_deref_mut(), parent_id, item_id)
-                        .await?
-                }
+                ParentWrite::Push { full, update } => self
+                    .write_push(s.as_deref_mut(), parent_id, full, update)
+                    .await?
+                    .then_some(1),
+                ParentWrite::Remove { item_id } => self
+                    .write_remove(s.as_deref_mut(), parent_id, item_id)
+                    .await?
+                    .then_some(1),
                 ParentWrite::Rebuild => self.write_rebuild(s.as_deref_mut(), parent_id).await?,
             };
             match (watch, write) {

@@ -9,21 +9,25 @@ where
     F: Model,
     E: Serialize + for<'a> From<&'a F> + Send + Sync,
 {
-    /// Items of the full collection in the subset's order, `skip` then at most `limit`: the
-    /// pages after the embedded one start at `skip = limit of the subset`.
+    /// Items of the full collection in the subset's order, `skip` then at most `limit` (none
+    /// for 0): the pages after the embedded one start at `skip = limit of the subset`.
     pub fn page<'a>(
         &'a self,
         parent_id: impl IntoId<P::Id>,
         skip: u64,
-        limit: i64,
+        limit: u64,
     ) -> crate::model::Pending<'a, Result<Vec<F>>> {
         crate::model::Pending::new(self.page_op(parent_id.into_id(), skip, limit))
     }
 
     #[operation(subset.page, level = "debug", items_collection = self.spec.full_collection(), field = self.spec.field(), skip, limit, later(id))]
-    async fn page_op(&self, parent_id: P::Id, skip: u64, limit: i64) -> Result<Vec<F>> {
+    async fn page_op(&self, parent_id: P::Id, skip: u64, limit: u64) -> Result<Vec<F>> {
         let parent_id = crate::literal::typed_id("_id", parent_id)?;
         tracing::Span::current().record("id", tracing::field::display(&parent_id));
+        if limit == 0 {
+            // The server reads a limit of 0 as no limit at all.
+            return Ok(Vec::new());
+        }
         let filter = doc! { self.spec.parts.parent_key: parent_id };
         let cursor = self
             .db
@@ -31,7 +35,7 @@ where
             .find(filter)
             .sort(self.spec.sort_document())
             .skip(skip)
-            .limit(limit)
+            .limit(i64::try_from(limit).unwrap_or(i64::MAX))
             .await?;
         crate::schema_version::collect(cursor).await
     }

@@ -336,7 +336,7 @@ where
             update: &update,
         };
         let found = self.write_parent(&parent_id, write).await?;
-        if found {
+        if found.is_some() {
             Ok(())
         } else {
             Err(self.parent_not_found(parent_id))
@@ -363,7 +363,7 @@ where
         span.record("item_id", tracing::field::display(&item_id));
         let write = ParentWrite::Remove { item_id: &item_id };
         let removed = self.write_parent(&parent_id, write).await?;
-        if removed {
+        if removed.is_some() {
             Ok(())
         } else {
             Err(Error::NotFound {

@@ -149,7 +149,7 @@
 //! target does not exist makes the deletion [`Error::NotFound`] (of that target), with nothing
 //! written. A holder inserted while a rename runs, holding an extended-reference copy built
 //! from the node before the rename, keeps the old key in that copy:
-//! [`References::resync`](crate::References::resync) of the node rewrites it. A computed `by`
+//! [`References::rebuild`](crate::References::rebuild) of the node rewrites it. A computed `by`
 //! holds the target's `_id`: to count holders per node of a tree with `key = ..`, count them
 //! in a model whose `_id` is the key, or name the tree by `_id`.
 //!

@@ -149,7 +149,7 @@ async fn rename(
             bson::doc! { "$set": { Customer::FIELDS.name: "Ada L." } },
         )
         .await?;
-    Product::references(&db).resync(pen.id).await?;
+    Product::references(&db).rebuild(pen.id).await?;
     Ok(())
 }
 
