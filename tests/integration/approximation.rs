@@ -444,3 +444,103 @@ async fn counters_declared_on_a_model() {
     other.add(1).await.unwrap();
     assert!(other.snapshot().await.unwrap_err().is_not_found());
 }
+
+/// Seeded counters repeat: the same seed gives the same draws, the same writes and the same
+/// stored values; settings out of range are typed errors before anything is written.
+#[tokio::test]
+async fn seeded_counters_repeat() {
+    let db = test_db("approx_seeded_counters").await;
+    let likes = db.collection::<Document>("approx_seeded_likes");
+
+    let draws = |seed: u64, page: &'static str| {
+        let likes = likes.clone();
+        async move {
+            let counter: SampledCounter = SampledCounter::new(likes, "likes", 0.25)
+                .unwrap()
+                .with_random(Random::seeded(seed));
+            let mut drawn = Vec::new();
+            for _ in 0..200 {
+                drawn.push(counter.add(page).await.unwrap());
+            }
+            (drawn, counter.writes())
+        }
+    };
+    let (first, first_writes) = draws(42, "p1").await;
+    let (second, second_writes) = draws(42, "p2").await;
+    let (other, _) = draws(43, "p3").await;
+    assert_eq!(first, second);
+    assert_eq!(first_writes, second_writes);
+    assert_eq!(first_writes, first.iter().filter(|w| **w).count() as u64);
+    assert!(first_writes > 0 && first_writes < 200, "{first_writes}");
+    assert_ne!(first, other, "seeds 42 and 43 drew the same 200 times");
+    let stored = pattern_testkit::docs(&db, "approx_seeded_likes").await;
+    let count_of = |id: &str| {
+        stored
+            .iter()
+            .find(|d| d.get_str("_id").ok() == Some(id))
+            .map(|d| d.get("likes").cloned().unwrap())
+    };
+    // 1/p = 4 per write, an integer.
+    let expected = Bson::Int64(4 * first_writes as i64);
+    assert_eq!(
+        count_of("p1").map(|b| b.as_i64().or(b.as_i32().map(i64::from))),
+        Some(expected.as_i64())
+    );
+    assert_eq!(count_of("p1"), count_of("p2"));
+
+    let sharded = |name: &'static str, seed: u64| {
+        let hits = db.collection::<Document>("approx_seeded_hits");
+        async move {
+            let counter = ShardedCounter::new(hits, name, 8)
+                .unwrap()
+                .with_random(Random::seeded(seed));
+            for _ in 0..100 {
+                counter.add(1).await.unwrap();
+            }
+            assert_eq!(counter.writes(), 100);
+            assert_eq!(counter.read().await.unwrap(), 100);
+        }
+    };
+    sharded("a", 7).await;
+    sharded("b", 7).await;
+    sharded("c", 8).await;
+    let shards = pattern_testkit::docs(&db, "approx_seeded_hits").await;
+    let per_shard = |name: &str| {
+        (0..8)
+            .map(|k| {
+                shards
+                    .iter()
+                    .find(|d| d.get_str("_id").ok() == Some(format!("{name}:{k}").as_str()))
+                    .map(|d| {
+                        let c = d.get("count").unwrap();
+                        c.as_i64().or(c.as_i32().map(i64::from)).unwrap()
+                    })
+                    .unwrap_or(0)
+            })
+            .collect::<Vec<i64>>()
+    };
+    assert_eq!(per_shard("a"), per_shard("b"));
+    assert_eq!(per_shard("a").iter().sum::<i64>(), 100);
+    assert_ne!(per_shard("a"), per_shard("c"));
+
+    // Settings out of range: typed errors, nothing written.
+    let before = [
+        pattern_testkit::docs(&db, "approx_seeded_likes").await,
+        pattern_testkit::docs(&db, "approx_seeded_hits").await,
+    ];
+    for p in [0.0, -0.5, 1.5, f64::NAN, f64::INFINITY] {
+        let err = SampledCounter::<Bson>::new(likes.clone(), "likes", p).unwrap_err();
+        assert!(err.is_refused_input(), "p = {p}: {err:?}");
+    }
+    for field in ["", "$inc", "a.b", "a\0b"] {
+        let err = SampledCounter::<Bson>::new(likes.clone(), field, 0.5).unwrap_err();
+        assert!(err.is_refused_input(), "field {field:?}: {err:?}");
+    }
+    let err = ShardedCounter::new(db.collection("approx_seeded_hits"), "zero", 0).unwrap_err();
+    assert!(err.is_refused_input(), "{err:?}");
+    let after = [
+        pattern_testkit::docs(&db, "approx_seeded_likes").await,
+        pattern_testkit::docs(&db, "approx_seeded_hits").await,
+    ];
+    assert_eq!(after, before);
+}

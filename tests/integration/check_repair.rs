@@ -1234,3 +1234,1109 @@ async fn a_repaired_i32_bitmap_stays_an_i32() {
     );
     assert_clean(&db, group, &slots.check().await.unwrap()).await;
 }
+
+/// `rebuild(id)` beside `check()` and `repair()`, as a demanding user meets them: a computed
+/// value copied by an extended reference (repaired in either order), a subset and an outlier on
+/// one model, hostile ids and keys given to every verb that takes one, and page limits at both
+/// ends of `u64`.
+mod rebuild {
+    use bson::{doc, Bson, Document};
+    use pattern_runtime::doctor::Check;
+    use pattern_runtime::{
+        CheckReport, Error, Fields, Missing, Model, RebuildReport, Ref, SyncOptions,
+    };
+    use pattern_testkit::{test_db, TestDb};
+    use serde::{Deserialize, Serialize};
+
+    // ----- helpers -----
+
+    /// Every document of each collection, as stored, in `_id` order.
+    async fn snapshot(db: &TestDb, collections: &[&str]) -> Vec<Vec<Document>> {
+        let mut all = Vec::new();
+        for c in collections {
+            all.push(pattern_testkit::docs(db, c).await);
+        }
+        all
+    }
+
+    /// `doc` with every `Int32` widened to `Int64`: the validator docs let an `i64` field hold
+    /// either ("the server's `$inc` and `$sum` keep small integers an int, and both read back
+    /// exactly"), so a repair may store a count as an int where the handle had written a long.
+    fn widened(value: Bson) -> Bson {
+        match value {
+            Bson::Int32(n) => Bson::Int64(n.into()),
+            Bson::Document(d) => {
+                Bson::Document(d.into_iter().map(|(k, v)| (k, widened(v))).collect())
+            }
+            Bson::Array(a) => Bson::Array(a.into_iter().map(widened).collect()),
+            other => other,
+        }
+    }
+
+    /// [`snapshot`], integers widened ([`widened`]): the values as the models read them.
+    async fn values(db: &TestDb, collections: &[&str]) -> Vec<Vec<Bson>> {
+        snapshot(db, collections)
+            .await
+            .into_iter()
+            .map(|docs| {
+                docs.into_iter()
+                    .map(|d| widened(Bson::Document(d)))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The report a rebuild that rewrote `n` documents returns.
+    fn rebuilt(n: u64) -> RebuildReport {
+        let mut report = RebuildReport::default();
+        report.repaired = n;
+        report
+    }
+
+    /// The documents a check lists, as strings, sorted.
+    fn listed(report: &CheckReport) -> Vec<String> {
+        let mut ids: Vec<String> = report
+            .documents()
+            .into_iter()
+            .map(|id| match id {
+                Bson::String(s) => s,
+                other => other.to_string(),
+            })
+            .collect();
+        ids.sort();
+        ids
+    }
+
+    /// `err` is the documented `NotFound` of the document `id`.
+    fn assert_missing_document(err: &Error, id: impl Into<Bson>) {
+        let id = id.into();
+        assert!(err.is_not_found(), "expected NotFound of {id}, got {err:?}");
+        match err.missing() {
+            Some(Missing::Document { id: found }) => assert_eq!(found, &id),
+            other => panic!("expected Missing::Document {{ id: {id} }}, got {other:?}"),
+        }
+    }
+
+    /// A hostile id given where a document must exist: the documented outcomes are a literal
+    /// lookup that finds nothing (`NotFound` of exactly that id) or a typed refusal.
+    fn assert_absent_or_refused(err: &Error, id: &str) {
+        if err.is_refused_input() {
+            return;
+        }
+        assert_missing_document(err, id);
+    }
+
+    fn hostile_strings() -> Vec<String> {
+        vec![
+            "$where".to_owned(),
+            "$gt".to_owned(),
+            "$$ROOT".to_owned(),
+            "a.b".to_owned(),
+            String::new(),
+            "a\0b".to_owned(),
+            "{\"$ne\": null}".to_owned(),
+            "x".repeat(8 * 1024),
+        ]
+    }
+
+    fn short(s: &str) -> String {
+        let mut out: String = s.chars().take(20).collect();
+        if s.len() > 20 {
+            out.push_str(&format!("…({} bytes)", s.len()));
+        }
+        out
+    }
+
+    // ----- models: a computed value copied by an extended reference -----
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+    #[serde(rename_all = "camelCase")]
+    #[model(collection = "rvm_accounts")]
+    #[extended_ref(AccountRef(name, total))]
+    struct Account {
+        #[serde(rename = "_id")]
+        id: String,
+        name: String,
+        #[computed(sum = Charge.amount, by = account_id)]
+        total: i64,
+        #[computed(count = Charge, by = account_id)]
+        charges: i64,
+    }
+
+    #[derive(Debug, Clone, Serialize, Deserialize, Model)]
+    #[serde(rename_all = "camelCase")]
+    #[model(collection = "rvm_charges")]
+    struct Charge {
+        #[serde(rename = "_id")]
+        id: i64,
+        account_id: String,
+        amount: i64,
+    }
+
+    #[derive(Debug, Clone, Serialize, Deserialize, Model)]
+    #[serde(rename_all = "camelCase")]
+    #[model(collection = "rvm_statements")]
+    struct Statement {
+        #[serde(rename = "_id")]
+        id: i64,
+        #[extended_ref(propagate)]
+        account: AccountRef,
+    }
+
+    fn account(id: &str, name: &str) -> Account {
+        Account {
+            id: id.into(),
+            name: name.into(),
+            total: 0,
+            charges: 0,
+        }
+    }
+
+    const ACCOUNTS: [&str; 3] = ["rvm_accounts", "rvm_charges", "rvm_statements"];
+
+    async fn accounts_db(name: &str) -> TestDb {
+        let db = test_db(name).await;
+        pattern_runtime::sync_models(
+            &db,
+            &[Account::SCHEMA, Charge::SCHEMA, Statement::SCHEMA],
+            &SyncOptions::new(),
+        )
+        .await
+        .unwrap();
+        db
+    }
+
+    async fn raw_account(db: &TestDb, id: &str) -> Document {
+        Account::collection(db)
+            .raw()
+            .clone_with_type::<Document>()
+            .find_one(doc! { "_id": id })
+            .await
+            .unwrap()
+            .unwrap()
+    }
+
+    async fn raw_copy(db: &TestDb, statement: i64) -> Document {
+        Statement::collection(db)
+            .raw()
+            .clone_with_type::<Document>()
+            .find_one(doc! { "_id": statement })
+            .await
+            .unwrap()
+            .unwrap()
+            .get_document("account")
+            .unwrap()
+            .clone()
+    }
+
+    /// Accounts a1 (two charges), a2 (one charge, one deleted) and a3 (none); statements 1 and 2
+    /// copy a1, 3 copies a2, 4 copies a3; a1 renamed through `References`. All through handles.
+    async fn seed_accounts(db: &TestDb) {
+        let accounts = Account::computing(db);
+        for (id, name) in [("a1", "A1"), ("a2", "A2"), ("a3", "A3")] {
+            accounts.insert(&account(id, name)).await.unwrap();
+        }
+        let statements = Statement::computing(db);
+        for (id, of) in [(1, "a1"), (2, "a1"), (3, "a2"), (4, "a3")] {
+            let source = Account::collection(db)
+                .raw()
+                .find_one(doc! { "_id": of })
+                .await
+                .unwrap()
+                .unwrap();
+            statements
+                .insert(&Statement {
+                    id,
+                    account: AccountRef::from(&source),
+                })
+                .await
+                .unwrap();
+        }
+        let charges = Charge::computing(db);
+        for (id, of, amount) in [(1, "a1", 10), (2, "a1", 20), (3, "a2", 5), (4, "a2", 7)] {
+            charges
+                .insert(&Charge {
+                    id,
+                    account_id: of.into(),
+                    amount,
+                })
+                .await
+                .unwrap();
+        }
+        charges
+            .update(2, doc! { "$set": { Charge::FIELDS.amount: 25_i64 } })
+            .await
+            .unwrap();
+        charges.delete(4).await.unwrap();
+        let renamed = Account::references(db)
+            .update("a1", doc! { "$set": { Account::FIELDS.name: "Ada" } })
+            .await
+            .unwrap();
+        assert_eq!(renamed.modified(), 2, "{renamed:?}");
+    }
+
+    /// Computed values copied by an extended reference: written through the handles, damaged with
+    /// the raw driver; each check lists exactly the damaged documents, each rebuild reports what
+    /// it rewrote (then 0), the repairs leave both checks clean and every collection exactly as
+    /// before the damage.
+    #[tokio::test]
+    async fn computed_values_copied_by_references_are_checked_rebuilt_and_repaired() {
+        let db = accounts_db("rebuild_computed_refs").await;
+        seed_accounts(&db).await;
+
+        // What the handles kept: sums, counts, and the copies of the name and the total.
+        let a1 = raw_account(&db, "a1").await;
+        assert_eq!(
+            a1,
+            doc! { "_id": "a1", "name": "Ada", "total": 35_i64, "charges": 2_i64 }
+        );
+        let a2 = raw_account(&db, "a2").await;
+        assert_eq!(
+            a2,
+            doc! { "_id": "a2", "name": "A2", "total": 5_i64, "charges": 1_i64 }
+        );
+        for s in [1, 2] {
+            assert_eq!(
+                raw_copy(&db, s).await,
+                doc! { "_id": "a1", "name": "Ada", "total": 35_i64 }
+            );
+        }
+        assert_eq!(
+            raw_copy(&db, 3).await,
+            doc! { "_id": "a2", "name": "A2", "total": 5_i64 }
+        );
+        assert_eq!(
+            raw_copy(&db, 4).await,
+            doc! { "_id": "a3", "name": "A3", "total": 0_i64 }
+        );
+
+        let computed = Account::computed(&db);
+        let references = Account::references(&db);
+        assert!(computed.check().await.unwrap().is_clean());
+        assert!(references.check().await.unwrap().is_clean());
+        let healthy_values = values(&db, &ACCOUNTS).await;
+
+        // Damage around the toolkit: a1's total, a3's count, two copies of a1's name and the copy
+        // of a3's total.
+        let accounts_raw = Account::collection(&db).raw().clone();
+        accounts_raw
+            .update_one(doc! { "_id": "a1" }, doc! { "$set": { "total": 999_i64 } })
+            .await
+            .unwrap();
+        accounts_raw
+            .update_one(doc! { "_id": "a3" }, doc! { "$set": { "charges": 7_i64 } })
+            .await
+            .unwrap();
+        let statements_raw = Statement::collection(&db).raw().clone();
+        statements_raw
+            .update_one(doc! { "_id": 1 }, doc! { "$set": { "account.name": "X" } })
+            .await
+            .unwrap();
+        statements_raw
+            .update_one(doc! { "_id": 2 }, doc! { "$set": { "account.name": "Y" } })
+            .await
+            .unwrap();
+        statements_raw
+            .update_one(
+                doc! { "_id": 4 },
+                doc! { "$set": { "account.total": 12345_i64 } },
+            )
+            .await
+            .unwrap();
+
+        let found = computed.check().await.unwrap();
+        assert_eq!(listed(&found), ["a1", "a3"], "{found:?}");
+        assert_eq!(found.examined, 3, "{found:?}");
+        assert!(
+            found
+                .findings
+                .iter()
+                .all(|f| f.check == Check::ComputedDrift),
+            "{found:?}"
+        );
+        // Stale copies list their sources: a1 (names, and a total that now differs from the
+        // stored 999) and a3 (its total).
+        let stale = references.check().await.unwrap();
+        assert_eq!(listed(&stale), ["a1", "a3"], "{stale:?}");
+        assert!(
+            stale.findings.iter().all(|f| f.check == Check::StaleCopy),
+            "{stale:?}"
+        );
+
+        // One document's computed values: 1, then 0; a document that agreed: 0.
+        assert_eq!(computed.rebuild("a1").await.unwrap(), rebuilt(1));
+        assert_eq!(raw_account(&db, "a1").await.get_i64("total").unwrap(), 35);
+        assert_eq!(computed.rebuild("a1").await.unwrap(), rebuilt(0));
+        assert_eq!(computed.rebuild("a2").await.unwrap(), rebuilt(0));
+
+        // One source's copies: the two statements rewritten, then nothing.
+        assert_eq!(references.rebuild("a1").await.unwrap(), rebuilt(2));
+        for s in [1, 2] {
+            assert_eq!(
+                raw_copy(&db, s).await,
+                doc! { "_id": "a1", "name": "Ada", "total": 35_i64 }
+            );
+        }
+        assert_eq!(references.rebuild("a1").await.unwrap(), rebuilt(0));
+        assert_eq!(references.rebuild("a2").await.unwrap(), rebuilt(0));
+        assert_eq!(listed(&references.check().await.unwrap()), ["a3"]);
+        assert_eq!(listed(&computed.check().await.unwrap()), ["a3"]);
+
+        // The rest by repair.
+        let repaired = computed.repair().await.unwrap();
+        assert_eq!(repaired.repaired, 1, "{repaired:?}");
+        assert!(repaired.is_clean(), "{repaired:?}");
+        let repaired = references.repair().await.unwrap();
+        assert_eq!(repaired.repaired, 1, "{repaired:?}");
+        assert!(repaired.is_clean(), "{repaired:?}");
+        assert!(computed.check().await.unwrap().is_clean());
+        assert!(references.check().await.unwrap().is_clean());
+        assert_eq!(values(&db, &ACCOUNTS).await, healthy_values);
+
+        // A missing id: NotFound of that document, nothing written.
+        let repaired_state = snapshot(&db, &ACCOUNTS).await;
+        let err = computed.rebuild("ghost").await.unwrap_err();
+        assert_missing_document(&err, "ghost");
+        let err = references.rebuild("ghost").await.unwrap_err();
+        assert_missing_document(&err, "ghost");
+        assert_eq!(snapshot(&db, &ACCOUNTS).await, repaired_state);
+    }
+
+    // ----- models: a subset and an outlier on one model -----
+
+    #[derive(Debug, Serialize, Deserialize, Model)]
+    #[serde(rename_all = "camelCase")]
+    #[model(collection = "rvm_shelves")]
+    struct Shelf {
+        #[serde(rename = "_id")]
+        id: String,
+        #[subset(limit = 2, sort(seq = -1), full = Book, parent = shelf_id)]
+        recent: Vec<BookExcerpt>,
+        #[computed(count = recent)]
+        book_count: i64,
+        #[computed(sum = recent.pages)]
+        page_sum: i64,
+        #[outlier(limit = 2, overflow = "rvm_shelf_notes", capacity = 2, flag = is_outlier, count = note_count)]
+        notes: Vec<Note>,
+        is_outlier: bool,
+        note_count: i64,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+    #[serde(rename_all = "camelCase")]
+    #[model(collection = "rvm_books")]
+    struct Book {
+        #[serde(rename = "_id")]
+        id: String,
+        shelf_id: String,
+        seq: i64,
+        pages: i64,
+    }
+
+    #[derive(Debug, Clone, Serialize, Deserialize, Fields)]
+    #[serde(rename_all = "camelCase")]
+    struct BookExcerpt {
+        book_id: String,
+        seq: i64,
+        pages: i64,
+    }
+
+    impl From<&Book> for BookExcerpt {
+        fn from(b: &Book) -> Self {
+            BookExcerpt {
+                book_id: b.id.clone(),
+                seq: b.seq,
+                pages: b.pages,
+            }
+        }
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    struct Note {
+        n: i64,
+        text: String,
+    }
+
+    fn note(n: i64) -> Note {
+        Note {
+            n,
+            text: format!("note {n}"),
+        }
+    }
+
+    fn book(id: &str, shelf: &str, seq: i64) -> Book {
+        Book {
+            id: id.into(),
+            shelf_id: shelf.into(),
+            seq,
+            pages: 100 + seq,
+        }
+    }
+
+    const SHELVES: [&str; 3] = ["rvm_shelves", "rvm_books", "rvm_shelf_notes"];
+
+    async fn shelves_db(name: &str) -> TestDb {
+        let db = test_db(name).await;
+        pattern_runtime::sync_models(&db, &[Shelf::SCHEMA, Book::SCHEMA], &SyncOptions::new())
+            .await
+            .unwrap();
+        db
+    }
+
+    async fn insert_shelf(db: &TestDb, id: &str) {
+        Shelf::collection(db)
+            .raw()
+            .insert_one(Shelf {
+                id: id.into(),
+                recent: Vec::new(),
+                book_count: 0,
+                page_sum: 0,
+                notes: Vec::new(),
+                is_outlier: false,
+                note_count: 0,
+            })
+            .await
+            .unwrap();
+    }
+
+    /// s1: books 1..=3 and notes 0..5 (an outlier: 2 embedded, 3 in two overflow documents);
+    /// s2: one book and one note.
+    async fn seed_shelves(db: &TestDb) {
+        insert_shelf(db, "s1").await;
+        insert_shelf(db, "s2").await;
+        let subset = Shelf::recent_subset(db);
+        for seq in 1..=3 {
+            subset
+                .push("s1", book(&format!("b{seq}"), "s1", seq))
+                .await
+                .unwrap();
+        }
+        subset.push("s2", book("b9", "s2", 9)).await.unwrap();
+        let outlier = Shelf::notes_outlier(db);
+        for n in 0..5 {
+            outlier.push("s1", note(n)).await.unwrap();
+        }
+        outlier.push("s2", note(100)).await.unwrap();
+    }
+
+    /// A subset and an outlier on one model, damaged by hand: each rebuild reports 1 then 0 and
+    /// puts the document back exactly as it was; a missing id is `NotFound`, nothing written.
+    #[tokio::test]
+    async fn subset_and_outlier_rebuild_what_was_damaged_once() {
+        let db = shelves_db("rebuild_subset_outlier").await;
+        seed_shelves(&db).await;
+        let subset = Shelf::recent_subset(&db);
+        let outlier = Shelf::notes_outlier(&db);
+
+        let s1 = pattern_testkit::docs(&db, "rvm_shelves").await[0].clone();
+        assert_eq!(s1.get_i64("bookCount").unwrap(), 3);
+        assert_eq!(s1.get_i64("pageSum").unwrap(), 101 + 102 + 103);
+        let embedded: Vec<&str> = s1
+            .get_array("recent")
+            .unwrap()
+            .iter()
+            .map(|e| e.as_document().unwrap().get_str("bookId").unwrap())
+            .collect();
+        assert_eq!(embedded, ["b3", "b2"]);
+        assert_eq!(s1.get_i64("noteCount").unwrap(), 5);
+        assert!(s1.get_bool("isOutlier").unwrap());
+        let state = outlier.state("s1").await.unwrap();
+        assert_eq!(
+            (state.embedded, state.overflowed, state.overflow_documents),
+            (2, 3, 2),
+            "{state:?}"
+        );
+        assert!(subset.check().await.unwrap().is_clean());
+        assert!(outlier.check().await.unwrap().is_clean());
+        let healthy = values(&db, &SHELVES).await;
+
+        // Damage: s1's embedded array and count; s1's flag and s2's count.
+        let raw = Shelf::collection(&db).raw().clone();
+        raw.update_one(
+            doc! { "_id": "s1" },
+            doc! { "$set": { "recent": [], "bookCount": 99_i64, "isOutlier": false } },
+        )
+        .await
+        .unwrap();
+        raw.update_one(
+            doc! { "_id": "s2" },
+            doc! { "$set": { "noteCount": 5_i64 } },
+        )
+        .await
+        .unwrap();
+
+        assert_eq!(listed(&subset.check().await.unwrap()), ["s1"]);
+        let outliers = outlier.check().await.unwrap();
+        assert_eq!(listed(&outliers), ["s1", "s2"], "{outliers:?}");
+        assert!(outliers
+            .findings
+            .iter()
+            .all(|f| f.check == Check::OutlierDrift));
+        let state = outlier.state("s1").await.unwrap();
+        assert!(!state.is_consistent());
+        assert_eq!((state.stored_count, state.stored_flag), (5, false));
+
+        assert_eq!(subset.rebuild("s1").await.unwrap(), rebuilt(1));
+        assert_eq!(subset.rebuild("s1").await.unwrap(), rebuilt(0));
+        assert!(subset.check().await.unwrap().is_clean());
+
+        assert_eq!(outlier.rebuild("s1").await.unwrap(), rebuilt(1));
+        assert_eq!(outlier.rebuild("s1").await.unwrap(), rebuilt(0));
+        assert_eq!(outlier.rebuild("s2").await.unwrap(), rebuilt(1));
+        assert_eq!(outlier.rebuild("s2").await.unwrap(), rebuilt(0));
+        assert!(outlier.state("s1").await.unwrap().is_consistent());
+        assert!(outlier.check().await.unwrap().is_clean());
+        assert_eq!(values(&db, &SHELVES).await, healthy);
+
+        // A missing parent: NotFound of that document, nothing written by either.
+        let repaired_state = snapshot(&db, &SHELVES).await;
+        let err = subset.rebuild("ghost").await.unwrap_err();
+        assert_missing_document(&err, "ghost");
+        let err = outlier.rebuild("ghost").await.unwrap_err();
+        assert_missing_document(&err, "ghost");
+        assert_eq!(snapshot(&db, &SHELVES).await, repaired_state);
+    }
+
+    /// `Subset::rebuild`: "`repaired` is 1 when the parent changed, 0 when it already agreed".
+    /// A parent written only through `push`, which `check()` finds clean, agrees: its rebuild is 0
+    /// and writes nothing.
+    #[tokio::test]
+    async fn subset_rebuild_of_a_parent_that_agrees_reports_0() {
+        let db = shelves_db("rebuild_subset_agrees").await;
+        seed_shelves(&db).await;
+        let subset = Shelf::recent_subset(&db);
+        assert!(subset.check().await.unwrap().is_clean());
+        let before = snapshot(&db, &SHELVES).await;
+        assert_eq!(subset.rebuild("s2").await.unwrap(), rebuilt(0));
+        assert_eq!(snapshot(&db, &SHELVES).await, before);
+        assert_eq!(subset.rebuild("s1").await.unwrap(), rebuilt(0));
+        assert_eq!(snapshot(&db, &SHELVES).await, before);
+    }
+
+    // ----- models: two-way relation, attributes with an untyped `_id`, an outlier keyed by Bson -----
+
+    #[derive(Debug, Serialize, Deserialize, Model)]
+    #[model(collection = "rvm_teams")]
+    struct Team {
+        #[serde(rename = "_id")]
+        id: String,
+        #[relation(inverse = team)]
+        #[bounded(50)]
+        members: Vec<Ref<Player>>,
+    }
+
+    #[derive(Debug, Serialize, Deserialize, Model)]
+    #[model(collection = "rvm_players")]
+    struct Player {
+        #[serde(rename = "_id")]
+        id: String,
+        #[relation(inverse = members)]
+        team: Option<Ref<Team>>,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Fields)]
+    #[attribute(key = name, value = value)]
+    struct Spec {
+        name: String,
+        value: Bson,
+    }
+
+    #[derive(Debug, Serialize, Deserialize, Model)]
+    #[model(collection = "rvm_gadgets")]
+    struct Gadget {
+        #[serde(rename = "_id")]
+        id: Bson,
+        #[attribute]
+        specs: Vec<Spec>,
+    }
+
+    #[derive(Debug, Serialize, Deserialize, Model)]
+    #[serde(rename_all = "camelCase")]
+    #[model(collection = "rvm_logs")]
+    struct Log {
+        #[serde(rename = "_id")]
+        id: Bson,
+        #[outlier(limit = 2, overflow = "rvm_log_lines", capacity = 2, flag = is_outlier, count = line_count)]
+        lines: Vec<Note>,
+        is_outlier: bool,
+        line_count: i64,
+    }
+
+    const EVERYTHING: [&str; 10] = [
+        "rvm_accounts",
+        "rvm_charges",
+        "rvm_statements",
+        "rvm_shelves",
+        "rvm_books",
+        "rvm_shelf_notes",
+        "rvm_teams",
+        "rvm_players",
+        "rvm_gadgets",
+        "rvm_logs",
+    ];
+
+    /// Ids that look like operators, paths, empty, NUL, long, given to every `rebuild(id)`, to
+    /// `TwoWay::assign` and to `Attributes::get/unset/key`: a literal lookup (`NotFound` of that
+    /// very id, or the document stored under it) or a typed refusal, and nothing written when
+    /// refused or not found.
+    #[tokio::test]
+    async fn hostile_ids_and_keys_are_literals_or_typed_refusals() {
+        let db = test_db("rebuild_hostile").await;
+        pattern_runtime::sync_models(
+            &db,
+            &[
+                Account::SCHEMA,
+                Charge::SCHEMA,
+                Statement::SCHEMA,
+                Shelf::SCHEMA,
+                Book::SCHEMA,
+                Team::SCHEMA,
+                Player::SCHEMA,
+                Gadget::SCHEMA,
+                Log::SCHEMA,
+            ],
+            &SyncOptions::new(),
+        )
+        .await
+        .unwrap();
+        seed_accounts(&db).await;
+        seed_shelves(&db).await;
+        for id in ["t1", "t2"] {
+            Team::collection(&db)
+                .raw()
+                .insert_one(Team {
+                    id: id.into(),
+                    members: Vec::new(),
+                })
+                .await
+                .unwrap();
+        }
+        Player::collection(&db)
+            .raw()
+            .insert_one(Player {
+                id: "p1".into(),
+                team: None,
+            })
+            .await
+            .unwrap();
+        let two_way = Player::team_relation(&db);
+        two_way.assign("p1", "t1").await.unwrap();
+        Gadget::collection(&db)
+            .raw()
+            .insert_one(Gadget {
+                id: Bson::String("g1".into()),
+                specs: Vec::new(),
+            })
+            .await
+            .unwrap();
+        Log::collection(&db)
+            .raw()
+            .insert_one(Log {
+                id: Bson::String("l1".into()),
+                lines: Vec::new(),
+                is_outlier: false,
+                line_count: 0,
+            })
+            .await
+            .unwrap();
+        let attributes = Gadget::specs_attribute(&db);
+        attributes
+            .set(
+                "g1",
+                &Spec {
+                    name: "color".into(),
+                    value: "red".into(),
+                },
+            )
+            .await
+            .unwrap();
+
+        let computed = Account::computed(&db);
+        let references = Account::references(&db);
+        let subset = Shelf::recent_subset(&db);
+        let outlier = Shelf::notes_outlier(&db);
+        let logs = Log::lines_outlier(&db);
+        let before = snapshot(&db, &EVERYTHING).await;
+
+        for h in hostile_strings() {
+            let what = short(&h);
+            let err = computed.rebuild(h.as_str()).await.unwrap_err();
+            assert_absent_or_refused(&err, &h);
+            let err = references.rebuild(h.as_str()).await.unwrap_err();
+            assert_absent_or_refused(&err, &h);
+            let err = subset.rebuild(h.as_str()).await.unwrap_err();
+            assert_absent_or_refused(&err, &h);
+            let err = outlier.rebuild(h.as_str()).await.unwrap_err();
+            assert_absent_or_refused(&err, &h);
+            let err = logs.rebuild(h.as_str()).await.unwrap_err();
+            assert_absent_or_refused(&err, &h);
+            // A child or an owner named by a hostile string does not exist.
+            let err = two_way.assign(h.as_str(), "t2").await.unwrap_err();
+            assert_absent_or_refused(&err, &h);
+            let err = two_way.assign("p1", h.as_str()).await.unwrap_err();
+            assert_absent_or_refused(&err, &h);
+            // A hostile id of a gadget: no such gadget.
+            let err = attributes.get(h.as_str(), "color").await.unwrap_err();
+            assert_absent_or_refused(&err, &h);
+            let err = attributes.unset(h.as_str(), "color").await.unwrap_err();
+            assert_absent_or_refused(&err, &h);
+            assert_eq!(
+                snapshot(&db, &EVERYTHING).await,
+                before,
+                "after id {what:?}"
+            );
+        }
+
+        // Operator-looking documents where the id type (`Bson`) takes a document: refused before
+        // anything is sent (crate docs, "What the toolkit sends").
+        let operator_ids: Vec<Bson> = vec![
+            Bson::Document(doc! { "$ne": null }),
+            Bson::Document(doc! { "$where": "true" }),
+            Bson::Document(doc! { "nested": { "$gt": "" } }),
+            Bson::Document(doc! { "a.b": 1 }),
+            Bson::Array(vec![Bson::String("g1".into())]),
+            Bson::RegularExpression(bson::Regex {
+                pattern: ".*".try_into().unwrap(),
+                options: "".try_into().unwrap(),
+            }),
+            Bson::JavaScriptCode("true".into()),
+        ];
+        for id in &operator_ids {
+            let err = attributes.get(id.clone(), "color").await.unwrap_err();
+            assert!(err.is_refused_input(), "get({id}): {err:?}");
+            let err = attributes.unset(id.clone(), "color").await.unwrap_err();
+            assert!(err.is_refused_input(), "unset({id}): {err:?}");
+            let err = attributes
+                .set(
+                    id.clone(),
+                    &Spec {
+                        name: "color".into(),
+                        value: "blue".into(),
+                    },
+                )
+                .await
+                .unwrap_err();
+            assert!(err.is_refused_input(), "set({id}): {err:?}");
+            let err = logs.rebuild(id.clone()).await.unwrap_err();
+            assert!(err.is_refused_input(), "Outlier::rebuild({id}): {err:?}");
+            assert_eq!(snapshot(&db, &EVERYTHING).await, before, "after id {id}");
+        }
+        // A plain document is a literal id: no such gadget, nothing written.
+        let err = attributes
+            .get(doc! { "plain": 1 }, "color")
+            .await
+            .unwrap_err();
+        assert_missing_document(&err, doc! { "plain": 1 });
+
+        // Hostile attribute keys: `unset` refuses them (`InvalidKey`, attribute module docs); `get`
+        // and `key` either refuse them or look them up literally (finding nothing).
+        for key in ["$where", "$gt", "a.b", "", "a\0b", ".", "$"] {
+            let err = attributes.unset("g1", key).await.unwrap_err();
+            match &err {
+                Error::InvalidKey { key: refused, .. } => assert_eq!(refused, key),
+                other => panic!("unset key {key:?}: expected InvalidKey, got {other:?}"),
+            }
+            match attributes.get("g1", key).await {
+                Ok(found) => assert_eq!(found, None, "get key {key:?}"),
+                Err(err) => assert!(err.is_refused_input(), "get key {key:?}: {err:?}"),
+            }
+            match attributes.key(key).eq("red") {
+                Ok(filter) => {
+                    assert!(
+                        attributes.find(filter).await.unwrap().is_empty(),
+                        "key {key:?}"
+                    )
+                }
+                Err(err) => assert!(err.is_refused_input(), "key {key:?}: {err:?}"),
+            }
+            let err = attributes
+                .set(
+                    "g1",
+                    &Spec {
+                        name: key.into(),
+                        value: 1.into(),
+                    },
+                )
+                .await
+                .unwrap_err();
+            assert!(err.is_refused_input(), "set key {key:?}: {err:?}");
+            assert_eq!(
+                snapshot(&db, &EVERYTHING).await,
+                before,
+                "after key {key:?}"
+            );
+        }
+        // The key of a real item: `get`, `key` and `unset` all see it.
+        let found = attributes.get("g1", "color").await.unwrap();
+        assert_eq!(
+            found,
+            Some(Spec {
+                name: "color".into(),
+                value: "red".into()
+            })
+        );
+        let matching = attributes
+            .find(attributes.key("color").eq("red").unwrap())
+            .await
+            .unwrap();
+        assert_eq!(matching.len(), 1);
+        // A value that looks like an operator or a path is a literal (crate docs: "$120").
+        let long_key = "k".repeat(8 * 1024);
+        for (key, value) in [
+            (long_key.as_str(), Bson::String("$where".into())),
+            ("price", Bson::String("$$ROOT".into())),
+            ("path", Bson::String("$a.b".into())),
+        ] {
+            let spec = Spec {
+                name: key.into(),
+                value: value.clone(),
+            };
+            attributes.set("g1", &spec).await.unwrap();
+            assert_eq!(attributes.get("g1", key).await.unwrap(), Some(spec));
+            let hits = attributes
+                .find(attributes.key(key).eq(value.clone()).unwrap())
+                .await
+                .unwrap();
+            assert_eq!(hits.len(), 1, "{}", short(key));
+            attributes.unset("g1", key).await.unwrap();
+            assert_eq!(attributes.get("g1", key).await.unwrap(), None);
+        }
+        assert_eq!(snapshot(&db, &EVERYTHING).await, before);
+
+        // Hostile strings as stored ids are literals: a shelf "$where" and a shelf "a.b" with
+        // books, a team "a.b" and a player "$gt", an account "$where" with a charge.
+        for id in ["$where", "a.b"] {
+            insert_shelf(&db, id).await;
+            subset
+                .push(id, book(&format!("book of {id}"), id, 1))
+                .await
+                .unwrap();
+            Shelf::collection(&db)
+                .raw()
+                .update_one(doc! { "_id": id }, doc! { "$set": { "bookCount": 0_i64 } })
+                .await
+                .unwrap();
+            assert_eq!(subset.rebuild(id).await.unwrap(), rebuilt(1), "{id}");
+            assert_eq!(subset.rebuild(id).await.unwrap(), rebuilt(0), "{id}");
+            assert_eq!(subset.count(id).await.unwrap(), 1, "{id}");
+            outlier.push(id, note(1)).await.unwrap();
+            assert_eq!(outlier.rebuild(id).await.unwrap(), rebuilt(0), "{id}");
+        }
+        Team::collection(&db)
+            .raw()
+            .insert_one(Team {
+                id: "a.b".into(),
+                members: Vec::new(),
+            })
+            .await
+            .unwrap();
+        Player::collection(&db)
+            .raw()
+            .insert_one(Player {
+                id: "$gt".into(),
+                team: None,
+            })
+            .await
+            .unwrap();
+        two_way.assign("$gt", "a.b").await.unwrap();
+        two_way.assign("p1", "a.b").await.unwrap();
+        let teams = pattern_testkit::docs(&db, "rvm_teams").await;
+        assert_eq!(
+            teams,
+            [
+                doc! { "_id": "a.b", "members": ["$gt", "p1"] },
+                doc! { "_id": "t1", "members": [] },
+                doc! { "_id": "t2", "members": [] },
+            ]
+        );
+        let players = pattern_testkit::docs(&db, "rvm_players").await;
+        assert_eq!(
+            players,
+            [
+                doc! { "_id": "$gt", "team": "a.b" },
+                doc! { "_id": "p1", "team": "a.b" },
+            ]
+        );
+        assert!(two_way.check().await.unwrap().is_clean());
+        Account::computing(&db)
+            .insert(&account("$where", "Dollar"))
+            .await
+            .unwrap();
+        Charge::computing(&db)
+            .insert(&Charge {
+                id: 50,
+                account_id: "$where".into(),
+                amount: 3,
+            })
+            .await
+            .unwrap();
+        Account::collection(&db)
+            .raw()
+            .update_one(
+                doc! { "_id": "$where" },
+                doc! { "$set": { "total": 0_i64 } },
+            )
+            .await
+            .unwrap();
+        assert_eq!(computed.rebuild("$where").await.unwrap(), rebuilt(1));
+        assert_eq!(
+            raw_account(&db, "$where").await.get_i64("total").unwrap(),
+            3
+        );
+        assert_eq!(references.rebuild("$where").await.unwrap(), rebuilt(0));
+        // Nothing else moved: a1 and the other accounts as they were.
+        assert_eq!(
+            raw_account(&db, "a1").await,
+            doc! { "_id": "a1", "name": "Ada", "total": 35_i64, "charges": 2_i64 }
+        );
+        assert!(computed.check().await.unwrap().is_clean());
+    }
+
+    /// `page` with a limit of 0 and of `u64::MAX`, on a subset and on an outlier: 0 returns no
+    /// item (changelog: "A limit of 0 returns no item"; `Subset::page`: "at most limit (none for
+    /// 0)"; `Outlier::page`: "the items skip..skip + limit"); `u64::MAX` returns every item from
+    /// `skip`, and a skip past the end returns none.
+    #[tokio::test]
+    async fn pages_with_limits_at_both_ends() {
+        let db = shelves_db("rebuild_pages").await;
+        seed_shelves(&db).await;
+        let before = snapshot(&db, &SHELVES).await;
+        let subset = Shelf::recent_subset(&db);
+        let outlier = Shelf::notes_outlier(&db);
+        let ids = |books: Vec<Book>| books.into_iter().map(|b| b.id).collect::<Vec<_>>();
+        let ns = |notes: Vec<Note>| notes.into_iter().map(|n| n.n).collect::<Vec<_>>();
+
+        assert_eq!(
+            ids(subset.page("s1", 0, 0).await.unwrap()),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            ids(subset.page("s1", 1, 0).await.unwrap()),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            ids(subset.page("s1", 0, u64::MAX).await.unwrap()),
+            ["b3", "b2", "b1"]
+        );
+        assert_eq!(ids(subset.page("s1", 2, u64::MAX).await.unwrap()), ["b1"]);
+        assert_eq!(ids(subset.page("s1", 0, 2).await.unwrap()), ["b3", "b2"]);
+        assert_eq!(
+            ids(subset.page("s1", 3, u64::MAX).await.unwrap()),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            ids(subset.page("s1", 3, 0).await.unwrap()),
+            Vec::<String>::new()
+        );
+
+        assert_eq!(
+            ns(outlier.page("s1", 0, 0).await.unwrap()),
+            Vec::<i64>::new()
+        );
+        assert_eq!(
+            ns(outlier.page("s1", 3, 0).await.unwrap()),
+            Vec::<i64>::new()
+        );
+        assert_eq!(
+            ns(outlier.page("s1", 0, u64::MAX).await.unwrap()),
+            [0, 1, 2, 3, 4]
+        );
+        assert_eq!(
+            ns(outlier.page("s1", 1, u64::MAX).await.unwrap()),
+            [1, 2, 3, 4]
+        );
+        assert_eq!(ns(outlier.page("s1", 3, u64::MAX).await.unwrap()), [3, 4]);
+        assert_eq!(ns(outlier.page("s1", 1, 2).await.unwrap()), [1, 2]);
+        assert_eq!(
+            ns(outlier.page("s1", 5, u64::MAX).await.unwrap()),
+            Vec::<i64>::new()
+        );
+        assert_eq!(
+            ns(outlier.page("s1", u64::MAX, 1).await.unwrap()),
+            Vec::<i64>::new()
+        );
+        assert_eq!(
+            ns(outlier.page("s1", u64::MAX, u64::MAX).await.unwrap()),
+            Vec::<i64>::new()
+        );
+        // A normal (not outlier) document at both ends too.
+        assert_eq!(
+            ns(outlier.page("s2", 0, 0).await.unwrap()),
+            Vec::<i64>::new()
+        );
+        assert_eq!(ns(outlier.page("s2", 0, u64::MAX).await.unwrap()), [100]);
+        assert_eq!(
+            ns(outlier.page("s2", 1, u64::MAX).await.unwrap()),
+            Vec::<i64>::new()
+        );
+
+        assert_eq!(snapshot(&db, &SHELVES).await, before);
+    }
+
+    /// `Subset::page`: "Items of the full collection in the subset's order, skip then at most
+    /// limit": a `skip` past every item, however large (it is a `u64`), is an empty page, as it
+    /// is on `Outlier::page`; nothing written.
+    #[tokio::test]
+    async fn subset_page_with_a_skip_past_i64_is_empty() {
+        let db = shelves_db("rebuild_subset_skip").await;
+        seed_shelves(&db).await;
+        let before = snapshot(&db, &SHELVES).await;
+        let subset = Shelf::recent_subset(&db);
+        let outlier = Shelf::notes_outlier(&db);
+        assert!(outlier.page("s1", u64::MAX, 1).await.unwrap().is_empty());
+        assert!(subset
+            .page("s1", i64::MAX as u64, 1)
+            .await
+            .unwrap()
+            .is_empty());
+        assert!(subset.page("s1", u64::MAX, 1).await.unwrap().is_empty());
+        assert!(subset
+            .page("s1", u64::MAX, u64::MAX)
+            .await
+            .unwrap()
+            .is_empty());
+        assert!(subset
+            .page("s1", i64::MAX as u64 + 1, 0)
+            .await
+            .unwrap()
+            .is_empty());
+        assert_eq!(snapshot(&db, &SHELVES).await, before);
+    }
+
+    /// Crate docs: "A repair's writes rebuild what derives from them (a sum is recomputed from its
+    /// sources, not moved by the difference the repair wrote), so repairs may run in any order."
+    /// The copies' repair first spreads a damaged total to the copies; the computed repair after it
+    /// brings the total and, through the map of derived data, its copies back.
+    #[tokio::test]
+    async fn repairs_in_the_wrong_order_still_converge() {
+        let db = accounts_db("rebuild_repair_order").await;
+        seed_accounts(&db).await;
+        let healthy = values(&db, &ACCOUNTS).await;
+        Account::collection(&db)
+            .raw()
+            .update_one(doc! { "_id": "a1" }, doc! { "$set": { "total": 999_i64 } })
+            .await
+            .unwrap();
+        let references = Account::references(&db);
+        let computed = Account::computed(&db);
+
+        let copied = references.repair().await.unwrap();
+        assert_eq!(copied.repaired, 2, "{copied:?}");
+        assert!(copied.is_clean(), "{copied:?}");
+        for s in [1, 2] {
+            assert_eq!(raw_copy(&db, s).await.get_i64("total").unwrap(), 999);
+        }
+        let recomputed = computed.repair().await.unwrap();
+        assert_eq!(recomputed.repaired, 1, "{recomputed:?}");
+        assert!(recomputed.is_clean(), "{recomputed:?}");
+        for s in [1, 2] {
+            assert_eq!(
+                raw_copy(&db, s).await,
+                doc! { "_id": "a1", "name": "Ada", "total": 35_i64 }
+            );
+        }
+        assert!(references.check().await.unwrap().is_clean());
+        assert!(computed.check().await.unwrap().is_clean());
+        assert_eq!(values(&db, &ACCOUNTS).await, healthy);
+    }
+}

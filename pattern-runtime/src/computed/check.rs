@@ -290,6 +290,24 @@ impl<M: Model> ComputedFields<M> {
                 ..Recomputed::default()
             };
             if !fixes.is_empty() {
+                // What derives from the values rewritten (a copy of a computed value, a sum of
+                // it) is rebuilt from them after the write, in the same transaction: the
+                // values before were wrong, so nothing moves by the difference. One `find`
+                // before, only when something derives from them.
+                let fields: Vec<&str> = self
+                    .feeds
+                    .iter()
+                    .flat_map(|feed| feed.specs.iter().map(|spec| spec.field()))
+                    .collect();
+                let rewritten: Vec<Bson> = fixes.iter().map(|(id, _, _)| id.clone()).collect();
+                let watch = crate::derived::watch(
+                    &self.db,
+                    s.as_deref_mut(),
+                    M::SCHEMA,
+                    Some(&fields),
+                    &doc! { "_id": { "$in": rewritten } },
+                )
+                .await?;
                 let updates: Vec<Document> = fixes
                     .iter()
                     .map(|(_, q, set)| doc! { "q": q.clone(), "u": { "$set": set.clone() } })
@@ -300,7 +318,10 @@ impl<M: Model> ComputedFields<M> {
                     "ordered": false,
                 };
                 let run = self.db.run_command(command);
-                let reply = in_session!(run, s)?;
+                let reply = in_session!(run, s.as_deref_mut())?;
+                if let Some(watch) = watch {
+                    watch.rebuilt(&self.db, s).await?;
+                }
                 let matched = match reply.get("n") {
                     Some(Bson::Int32(n)) => *n as u64,
                     Some(Bson::Int64(n)) => *n as u64,

@@ -86,7 +86,8 @@ pub(super) async fn audit_outlier(
         .about(drifted)])
 }
 
-/// What [`Outlier::check`] found, and [`Outlier::rebuild`] wrote.
+/// What a document holds against its count and flag, from [`Outlier::state`]: the items in
+/// the main document and in the overflow documents, and the stored count and flag.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutlierState {
     /// Items in the main document.

@@ -76,8 +76,8 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         self.stream_at(id).await?.try_collect().await
     }
 
-    /// The items `skip..skip + limit` of the document `id`, in push order: reads the main
-    /// document, and for an outlier whose page reaches past it, the overflow documents' sizes
+    /// The items of the document `id` in push order: `skip` of them, then at most `limit` (no
+    /// item for a limit of 0; past the last item, fewer or none). Reads the main document, and for an outlier whose page reaches past it, the overflow documents' sizes
     /// (one aggregation) and only the overflow documents holding the page.
     pub fn page<'a>(
         &'a self,

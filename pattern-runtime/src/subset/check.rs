@@ -430,7 +430,18 @@ impl SubsetSpec {
         for c in spec.computed {
             match c.kind {
                 ComputedKind::Count | ComputedKind::Sum { .. } => {
-                    let v = totals.get(c.field).cloned().unwrap_or(Bson::Int64(0));
+                    // An integer as the field is stored (the server's `$sum` keeps small
+                    // integers an `Int32`): a parent that agrees is then left unchanged.
+                    let v = match totals.get(c.field) {
+                        Some(Bson::Int32(n)) => {
+                            crate::validator::shape::integer_for(parent, c.field, i64::from(*n))
+                        }
+                        Some(Bson::Int64(n)) => {
+                            crate::validator::shape::integer_for(parent, c.field, *n)
+                        }
+                        Some(other) => other.clone(),
+                        None => crate::validator::shape::integer_for(parent, c.field, 0),
+                    };
                     set.insert(c.field, v);
                 }
                 ComputedKind::Avg { .. } => {}

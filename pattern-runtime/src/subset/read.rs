@@ -9,8 +9,9 @@ where
     F: Model,
     E: Serialize + for<'a> From<&'a F> + Send + Sync,
 {
-    /// Items of the full collection in the subset's order, `skip` then at most `limit` (none
-    /// for 0): the pages after the embedded one start at `skip = limit of the subset`.
+    /// Items of the full collection in the subset's order: `skip` of them, then at most `limit`
+    /// (no item for a limit of 0; past the last item, fewer or none). The pages after the
+    /// embedded one start at `skip = limit of the subset`.
     pub fn page<'a>(
         &'a self,
         parent_id: impl IntoId<P::Id>,
@@ -24,8 +25,9 @@ where
     async fn page_op(&self, parent_id: P::Id, skip: u64, limit: u64) -> Result<Vec<F>> {
         let parent_id = crate::literal::typed_id("_id", parent_id)?;
         tracing::Span::current().record("id", tracing::field::display(&parent_id));
-        if limit == 0 {
-            // The server reads a limit of 0 as no limit at all.
+        // The server reads a limit of 0 as no limit at all, and takes neither a skip nor a
+        // limit past `i64::MAX`: a skip that large is past every collection's last item.
+        if limit == 0 || i64::try_from(skip).is_err() {
             return Ok(Vec::new());
         }
         let filter = doc! { self.spec.parts.parent_key: parent_id };
