@@ -1834,6 +1834,28 @@ mod rebuild {
         team: Option<Ref<Team>>,
     }
 
+    /// A team with no members, written with the driver.
+    async fn insert_team(db: &TestDb, id: &str) {
+        let team = Team {
+            id: id.into(),
+            members: Vec::new(),
+        };
+        Team::collection(db).raw().insert_one(team).await.unwrap();
+    }
+
+    /// A player with no team, written with the driver.
+    async fn insert_player(db: &TestDb, id: &str) {
+        let player = Player {
+            id: id.into(),
+            team: None,
+        };
+        Player::collection(db)
+            .raw()
+            .insert_one(player)
+            .await
+            .unwrap();
+    }
+
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Fields)]
     #[attribute(key = name, value = value)]
     struct Spec {
@@ -1902,23 +1924,9 @@ mod rebuild {
         seed_accounts(&db).await;
         seed_shelves(&db).await;
         for id in ["t1", "t2"] {
-            Team::collection(&db)
-                .raw()
-                .insert_one(Team {
-                    id: id.into(),
-                    members: Vec::new(),
-                })
-                .await
-                .unwrap();
+            insert_team(&db, id).await;
         }
-        Player::collection(&db)
-            .raw()
-            .insert_one(Player {
-                id: "p1".into(),
-                team: None,
-            })
-            .await
-            .unwrap();
+        insert_player(&db, "p1").await;
         let two_way = Player::team_relation(&db);
         two_way.assign("p1", "t1").await.unwrap();
         Gadget::collection(&db)
@@ -2122,22 +2130,8 @@ mod rebuild {
             outlier.push(id, note(1)).await.unwrap();
             assert_eq!(outlier.rebuild(id).await.unwrap(), rebuilt(0), "{id}");
         }
-        Team::collection(&db)
-            .raw()
-            .insert_one(Team {
-                id: "a.b".into(),
-                members: Vec::new(),
-            })
-            .await
-            .unwrap();
-        Player::collection(&db)
-            .raw()
-            .insert_one(Player {
-                id: "$gt".into(),
-                team: None,
-            })
-            .await
-            .unwrap();
+        insert_team(&db, "a.b").await;
+        insert_player(&db, "$gt").await;
         two_way.assign("$gt", "a.b").await.unwrap();
         two_way.assign("p1", "a.b").await.unwrap();
         let teams = pattern_testkit::docs(&db, "rvm_teams").await;

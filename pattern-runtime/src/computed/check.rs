@@ -235,11 +235,15 @@ impl<M: Model> ComputedFields<M> {
     /// transaction.
     async fn batch(&self, ids: Vec<Bson>) -> Result<Batch> {
         let raw = self.raw();
+        // The computed fields: what is read, rewritten, and watched for what derives from them.
+        let fields: Vec<&str> = self
+            .feeds
+            .iter()
+            .flat_map(|feed| feed.specs.iter().map(|spec| spec.field()))
+            .collect();
         let mut projection = doc! { "_id": 1 };
-        for feed in &self.feeds {
-            for spec in &feed.specs {
-                projection.insert(spec.field(), 1);
-            }
+        for field in &fields {
+            projection.insert(*field, 1);
         }
         transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
@@ -294,11 +298,6 @@ impl<M: Model> ComputedFields<M> {
                 // it) is rebuilt from them after the write, in the same transaction: the
                 // values before were wrong, so nothing moves by the difference. One `find`
                 // before, only when something derives from them.
-                let fields: Vec<&str> = self
-                    .feeds
-                    .iter()
-                    .flat_map(|feed| feed.specs.iter().map(|spec| spec.field()))
-                    .collect();
                 let rewritten: Vec<Bson> = fixes.iter().map(|(id, _, _)| id.clone()).collect();
                 let watch = crate::derived::watch(
                     &self.db,

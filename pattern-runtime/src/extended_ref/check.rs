@@ -138,7 +138,7 @@ impl<M: Model> References<M> {
         let found = crate::maintenance::check(&self.db, &targets).await?;
         let mut repaired = 0;
         for id in found.documents() {
-            repaired += self.resync_at(id).await?.modified();
+            repaired += self.rebuild_at(id).await?.modified();
         }
         crate::maintenance::after_repair(&self.db, &targets, repaired).await
     }
@@ -158,12 +158,12 @@ impl<M: Model> References<M> {
     #[operation(extended_ref.rebuild, later(id, embeddings))]
     async fn rebuild_op(&self, id: M::Id) -> Result<crate::finding::RebuildReport> {
         let id = crate::literal::typed_id("_id", id)?;
-        let done = self.resync_at(id).await?;
+        let done = self.rebuild_at(id).await?;
         Ok(crate::finding::RebuildReport::new(done.modified()))
     }
 
     /// [`rebuild`](Self::rebuild) of an id already checked.
-    async fn resync_at(&self, id: Bson) -> Result<Propagation> {
+    async fn rebuild_at(&self, id: Bson) -> Result<Propagation> {
         let span = tracing::Span::current();
         span.record("id", tracing::field::display(&id));
         let targets = self.targets(&|_| true);
