@@ -247,7 +247,11 @@ async fn a_transient_failure_is_retried_and_says_so() {
     )
     .await;
     a.title = "v2".into();
-    assert_eq!(articles.save(&mut a).await.unwrap(), 2, "the save succeeds");
+    assert_eq!(
+        articles.replace(&mut a).await.unwrap().version,
+        Some(2),
+        "the save succeeds"
+    );
     assert_eq!(a.version(), 2);
 
     // The retry event: the attempt that failed, the code and label that caused it, the delay,
@@ -274,10 +278,10 @@ async fn a_transient_failure_is_retried_and_says_so() {
     assert_eq!(fields.get("during"), Some("body"), "{fields:?}");
     let delay: u64 = fields.get("delay_ms").unwrap().parse().unwrap();
     assert!(delay <= 500, "{fields:?}");
-    assert_eq!(retry.spans, ["pattern_runtime::versioning.save"]);
+    assert_eq!(retry.spans, ["pattern_runtime::versioning.replace"]);
 
     // The operation span, entered with the model, the collection, the _id and the version held.
-    let saves = capture.entered("pattern_runtime::versioning.save");
+    let saves = capture.entered("pattern_runtime::versioning.replace");
     let save = saves.last().expect("the save span was entered");
     assert_eq!(save.get("model"), Some("Article"), "{save:?}");
     assert_eq!(save.get("collection"), Some("articles"), "{save:?}");
@@ -289,13 +293,13 @@ async fn a_transient_failure_is_retried_and_says_so() {
     let [commit] = capture
         .events("transaction committed")
         .into_iter()
-        .filter(|e| e.spans == ["pattern_runtime::versioning.save"])
+        .filter(|e| e.spans == ["pattern_runtime::versioning.replace"])
         .collect::<Vec<_>>()
         .try_into()
         .unwrap_or_else(|e| panic!("one commit expected, not {e:#?}"));
     assert_eq!(commit.level, Level::DEBUG);
     assert_eq!(commit.fields.get("attempts"), Some("2"), "{commit:?}");
-    assert_eq!(commit.spans, ["pattern_runtime::versioning.save"]);
+    assert_eq!(commit.spans, ["pattern_runtime::versioning.replace"]);
     let archived = capture.events("revision archived");
     assert!(
         archived
@@ -521,7 +525,7 @@ async fn computed_writes_and_recomputations_run_in_spans_with_their_events() {
         })
         .await
         .unwrap();
-    let purchases = Purchase::computing(&db);
+    let purchases = Purchase::collection(&db);
     purchases
         .insert(&Purchase {
             id: 7,
@@ -530,7 +534,7 @@ async fn computed_writes_and_recomputations_run_in_spans_with_their_events() {
         })
         .await
         .unwrap();
-    let inserts = capture.entered("pattern_runtime::computed.insert");
+    let inserts = capture.entered("pattern_runtime::model.insert");
     let insert = inserts.last().expect("the insert span was entered");
     assert_eq!(insert.get("model"), Some("Purchase"), "{insert:?}");
     assert_eq!(insert.get("collection"), Some("purchases"), "{insert:?}");
@@ -540,7 +544,7 @@ async fn computed_writes_and_recomputations_run_in_spans_with_their_events() {
         .unwrap_or_else(|e| panic!("one target update event expected, not {e:#?}"));
     assert_eq!(updated.fields.get("target_id"), Some("1"), "{updated:?}");
     assert_eq!(updated.fields.get("matched"), Some("1"), "{updated:?}");
-    assert_eq!(updated.spans, ["pattern_runtime::computed.insert"]);
+    assert_eq!(updated.spans, ["pattern_runtime::model.insert"]);
 
     Buyer::computed(&db).repair().await.unwrap();
     assert!(!capture

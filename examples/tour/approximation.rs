@@ -2,7 +2,7 @@
 //!
 //! Two write-time shortcuts. Computed across collections: a user's `totalSpent`,
 //! `orderCount` and `largestOrder`, declared with `#[computed(.., by = user_id)]` and kept by
-//! `$inc` (`$max`) in the same transaction as each order written through `Order::computing(&db)`;
+//! `$inc` (`$max`) in the same transaction as each order written through `Order::collection(&db)`;
 //! a value changed by hand is found by `check()` and repaired by `rebuild(id)`.
 //!
 //! Approximation: a page-view counter that must not write once per view, 10 500 views of one
@@ -43,7 +43,7 @@ pub struct User {
     pub largest_order: Option<i64>,
 }
 
-/// `orders`: each names its user; it declares nothing, `Order::computing(&db)` finds the fields
+/// `orders`: each names its user; it declares nothing, `Order::collection(&db)` finds the fields
 /// computed from it.
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
 #[serde(rename_all = "camelCase")]
@@ -134,10 +134,9 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
 /// A user's totals, computed from the orders as they are written.
 async fn computed(db: &mongodb::Database) -> Result<(), Box<dyn std::error::Error>> {
     User::collection(db)
-        .raw()
-        .insert_many([user("user123", "Ann"), user("user456", "Bob")])
+        .insert_many(&[user("user123", "Ann"), user("user456", "Bob")])
         .await?;
-    let orders = Order::computing(db);
+    let orders = Order::collection(db);
     for (id, amount) in [(1, 1200), (2, 3000), (3, 1000)] {
         orders
             .insert(&Order {
@@ -148,7 +147,7 @@ async fn computed(db: &mongodb::Database) -> Result<(), Box<dyn std::error::Erro
             .await?;
     }
     println!(
-        "Computed: orders of 1200, 3000 and 1000 for user123 through Order::computing(&db), each \
+        "Computed: orders of 1200, 3000 and 1000 for user123 through Order::collection(&db), each \
          insert and its user's $inc/$max in one transaction (where the server has them):"
     );
     print_all(db, "users").await?;
@@ -167,7 +166,7 @@ async fn computed(db: &mongodb::Database) -> Result<(), Box<dyn std::error::Erro
     println!("move order 1 to user456: both users updated");
     print_all(db, "users").await?;
 
-    // A write around the toolkit: the driver, not `Computing`.
+    // A write around the toolkit: the driver's own (`raw()`), not the model handle's.
     User::collection(db)
         .raw()
         .update_one(
@@ -190,8 +189,7 @@ async fn computed(db: &mongodb::Database) -> Result<(), Box<dyn std::error::Erro
 /// 10 500 views of one page, three counters declared on `Page`.
 async fn counters(db: &mongodb::Database) -> Result<(), Box<dyn std::error::Error>> {
     Page::collection(db)
-        .raw()
-        .insert_one(Page {
+        .insert(&Page {
             id: "home".into(),
             batched_views: 0,
             sampled_views: 0,

@@ -122,8 +122,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     pattern_runtime::sync_group(&db, "attribute", &SyncOptions::new()).await?;
 
     Record::collection(&db)
-        .raw()
-        .insert_many([
+        .insert_many(&[
             Record {
                 id: 1001,
                 attributes: vec![m("bmi", 22.3), m("liver_function", "正常")],
@@ -215,8 +214,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     println!("\nA cinema: ticket prices by channel, keyed by `enum Channel`.");
     let price = |channel, price| Price { channel, price };
     Schedule::collection(&db)
-        .raw()
-        .insert_many([
+        .insert_many(&[
             Schedule {
                 id: 1,
                 schedule_id: "0001".into(),

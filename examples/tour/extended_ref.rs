@@ -8,7 +8,6 @@
 
 use bson::doc;
 use bson::oid::ObjectId;
-use futures_util::TryStreamExt;
 use pattern_runtime::query::Update;
 use pattern_runtime::{Fields, Model};
 use serde::{Deserialize, Serialize};
@@ -114,11 +113,8 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         title: "墨水".into(),
         price: 8.0,
     };
-    Customer::collection(&db).raw().insert_one(&alice).await?;
-    Product::collection(&db)
-        .raw()
-        .insert_many([&pen, &ink])
-        .await?;
+    Customer::collection(&db).insert(&alice).await?;
+    Product::collection(&db).insert_many([&pen, &ink]).await?;
     let line = |p: &Product, quantity| OrderItem {
         product: ProductRef::from(p),
         quantity,
@@ -134,16 +130,16 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
             customer: CustomerRef::from(&alice),
             items,
         };
-        Order::collection(&db).raw().insert_one(&order).await?;
+        Order::collection(&db).insert(&order).await?;
     }
     Receipt::collection(&db)
-        .raw()
-        .insert_one(Receipt {
+        .insert(&Receipt {
             id: 1,
             customer: CustomerRef::from(&alice),
             amount: 41.0,
         })
         .await?;
+    // As stored, through the driver (`raw()`): the copies are plain fields of the order.
     let first = Order::collection(&db)
         .raw()
         .clone_with_type::<bson::Document>()
@@ -152,20 +148,21 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         .ok_or("order 1")?;
     println!("\n3 orders and a receipt; order 1 as stored:\n  {first}");
 
-    let customers = Customer::references(&db);
-    let report = customers
+    // The model's own handle writes the customer; the copies of the fields it changes follow.
+    let customers = Customer::collection(&db);
+    customers
         .update(alice.id, Update::new().set(Customer::FIELDS.name, "张三丰"))
         .await?;
-    println!("\nrename the customer: {report}");
-    let report = customers
+    println!("\nrename the customer: its copies in the orders and the receipt follow");
+    customers
         .update(
             alice.id,
             Update::new().inc(Customer::FIELDS.loyalty_points, 41),
         )
         .await?;
-    println!("add loyalty points (not copied): {report}");
+    println!("add loyalty points (not copied): one update, no copy touched");
 
-    let report = Product::references(&db)
+    Product::collection(&db)
         .update(
             pen.id,
             Update::new()
@@ -173,14 +170,9 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
                 .set(Product::FIELDS.price, 30.0),
         )
         .await?;
-    println!("retitle and reprice the pen: {report}");
+    println!("retitle and reprice the pen: the order lines that copy it follow");
 
-    let orders: Vec<Order> = Order::collection(&db)
-        .raw()
-        .find(doc! {})
-        .await?
-        .try_collect()
-        .await?;
+    let orders: Vec<Order> = Order::collection(&db).find(doc! {}).await?;
     for o in &orders {
         let items: Vec<String> = o
             .items
@@ -199,14 +191,11 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
             items.join(", ")
         );
     }
-    let receipt = Receipt::collection(&db)
-        .raw()
-        .find_one(doc! { "_id": 1 })
-        .await?
-        .ok_or("receipt")?;
+    let receipt = Receipt::collection(&db).get(1).await?.ok_or("receipt")?;
     println!("  receipt 1 (snapshot): {}", receipt.customer.name);
 
-    // A change made with the driver directly is not propagated; resync repairs the copies.
+    // A change made with the driver directly (`raw()` goes around the toolkit) is not
+    // propagated; `rebuild` brings the copies back.
     Customer::collection(&db)
         .raw()
         .update_one(
@@ -214,7 +203,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
             doc! { "$set": { "address": "杭州市滨江区" } },
         )
         .await?;
-    let report = customers.rebuild(alice.id).await?;
+    let report = Customer::references(&db).rebuild(alice.id).await?;
     println!("\naddress changed outside the toolkit, then rebuild: {report}");
     Ok(())
 }

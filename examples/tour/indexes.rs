@@ -201,8 +201,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     println!("\nTyped field names keep filters in step with serde:");
     let notifications = Notification::collection(&db);
     notifications
-        .raw()
-        .insert_one(Notification {
+        .insert(&Notification {
             id: bson::oid::ObjectId::new(),
             kind: "email".into(),
             to: "user@example.com".into(),
@@ -212,7 +211,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         .await?;
     let filter = doc! { Notification::FIELDS.kind: "email", Notification::FIELDS.created_at: { "$lte": DateTime::now() } };
     println!("  filter {filter}");
-    let found = notifications.raw().count_documents(filter).await?;
+    let found = notifications.count(filter).await?;
     println!("  matches {found} notification(s)");
     Ok(())
 }

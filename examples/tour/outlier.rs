@@ -192,8 +192,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         }
     }
     User::collection(&db)
-        .raw()
-        .insert_many([user("alice", "Alice"), user("user123", "Big V")])
+        .insert_many(&[user("alice", "Alice"), user("user123", "Big V")])
         .await?;
     let posts = User::posts_outlier(&db);
     let spec = posts.spec();

@@ -148,6 +148,7 @@ async fn stored(
 
 /// Each person's tasks, by description (one `$in` for all of them).
 async fn print_tasks(db: &mongodb::Database) -> pattern_runtime::Result<()> {
+    // Sorted: the driver's `find` (through `raw()`), as the handle's `find` takes no sort yet.
     let people: Vec<Person> = Person::collection(db)
         .raw()
         .find(doc! {})
@@ -190,7 +191,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         ],
         tasks: Vec::new(),
     };
-    Person::collection(&db).raw().insert_one(&kate).await?;
+    Person::collection(&db).insert(&kate).await?;
     let person = stored(&db, "person", doc! { "_id": kate.id }).await?;
     println!(
         "One-to-few, the addresses embedded:\n  {}",
@@ -202,7 +203,6 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     let blade = part("123-bfe-789", "fan blade assembly", 12, 7.5, 19.99);
     let switch = part("123-cdd-012", "power switch", 40, 1.2, 4.99);
     Part::collection(&db)
-        .raw()
         .insert_many([&grommet, &blade, &switch])
         .await?;
     let shifter = Product {
@@ -222,7 +222,6 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         parts: vec![Ref::to(&grommet), Ref::new(gone)],
     };
     Product::collection(&db)
-        .raw()
         .insert_many([&shifter, &righty])
         .await?;
     let product = stored(&db, "products", doc! { "catalog_number": 1234 }).await?;
@@ -230,6 +229,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         "\nOne-to-many, the part ids in the product:\n  {}",
         product.ok_or("product 1234")?
     );
+    // Sorted, through the driver as above.
     let products: Vec<Product> = Product::collection(&db)
         .raw()
         .find(doc! {})
@@ -265,10 +265,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         name: "dopey.example.com".into(),
         ipaddr: "127.77.77.77".into(),
     };
-    Host::collection(&db)
-        .raw()
-        .insert_many([&goofy, &other])
-        .await?;
+    Host::collection(&db).insert_many([&goofy, &other]).await?;
     let fire = DateTime::parse_rfc3339_str("2014-03-28T09:42:41.382Z")?;
     let mut messages = Vec::new();
     for minutes in (0..10).rev() {
@@ -286,9 +283,8 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
             });
         }
     }
-    LogMsg::collection(&db).raw().insert_many(&messages).await?;
+    LogMsg::collection(&db).insert_many(&messages).await?;
     let host = Host::collection(&db)
-        .raw()
         .find_one(doc! { "ipaddr": "127.66.66.66" })
         .await?
         .ok_or("host")?;
@@ -320,16 +316,9 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         task("Grade homework", "2014-04-02T00:00:00Z", &kate)?,
         task("Order chalk", "2014-04-03T00:00:00Z", &kate)?,
     ];
-    Task::collection(&db).raw().insert_many(&tasks).await?;
-    let kate = Person {
-        tasks: tasks.iter().map(Ref::to).collect(),
-        ..kate
-    };
-    Person::collection(&db)
-        .raw()
-        .replace_one(doc! { "_id": kate.id }, &kate)
-        .await?;
-    Person::collection(&db).raw().insert_one(&jane).await?;
+    // The handle's insert keeps the other side: Kate's `tasks` gains each task.
+    Task::collection(&db).insert_many(&tasks).await?;
+    Person::collection(&db).insert(&jane).await?;
     println!("\nTwo-way: person.tasks and task.owner");
     print_tasks(&db).await?;
     let owner = Task::owner_relation(&db);
@@ -388,28 +377,25 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
             PartName::from(&switch),
         ],
     };
-    NamedProduct::collection(&db)
-        .raw()
-        .insert_one(&named)
-        .await?;
+    NamedProduct::collection(&db).insert(&named).await?;
     let one = doc! { "_id": named.id };
     let product = stored(&db, "named_products", one.clone()).await?;
     println!(
         "\nDenormalised, the part names in the product:\n  {}",
         product.ok_or("named product")?
     );
-    let parts = Part::references(&db);
-    let report = parts
+    let parts = Part::collection(&db);
+    parts
         .update(
             grommet.id,
             Update::new().set(Part::FIELDS.name, "#4 brass grommet"),
         )
         .await?;
-    println!("rename the grommet: {report}");
-    let report = parts
+    println!("rename the grommet: the products that copy its name follow");
+    parts
         .update(grommet.id, Update::new().inc(Part::FIELDS.qty, -4))
         .await?;
-    println!("take 4 grommets from stock (not copied): {report}");
+    println!("take 4 grommets from stock (not copied): one update");
     let product = stored(&db, "named_products", one).await?;
     println!("  {}", product.ok_or("named product")?);
     // The copies are references too: the whole parts, in one query, when the page needs more.

@@ -87,8 +87,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         println!("  product_reviews index (created with the product's indexes): {index}");
     }
     Product::collection(&db)
-        .raw()
-        .insert_one(Product {
+        .insert(&Product {
             id: "prod_123".into(),
             name: "键盘".into(),
             price: 399.0,
@@ -116,8 +115,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
             .await?;
     }
     let p = Product::collection(&db)
-        .raw()
-        .find_one(doc! { "_id": "prod_123" })
+        .get("prod_123")
         .await?
         .ok_or("the product is there")?;
     let embedded: Vec<&str> = p
@@ -132,10 +130,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         p.rating_sum,
         p.rating_avg.unwrap_or_default()
     );
-    let full = Review::collection(&db)
-        .raw()
-        .count_documents(doc! {})
-        .await?;
+    let full = Review::collection(&db).count(doc! {}).await?;
     println!("  product_reviews holds {full}");
 
     let page: Vec<String> = reviews
@@ -152,8 +147,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     println!("\nRemoving r_024 (the newest) refills the ten from product_reviews:");
     reviews.remove("prod_123", "r_024").await?;
     let p = Product::collection(&db)
-        .raw()
-        .find_one(doc! { "_id": "prod_123" })
+        .get("prod_123")
         .await?
         .ok_or("there")?;
     let embedded: Vec<&str> = p
@@ -178,8 +172,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         .await?;
     reviews.rebuild("prod_123").await?;
     let p = Product::collection(&db)
-        .raw()
-        .find_one(doc! { "_id": "prod_123" })
+        .get("prod_123")
         .await?
         .ok_or("there")?;
     println!(
@@ -196,10 +189,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     }
     println!(
         "  product_reviews still holds {}",
-        Review::collection(&db)
-            .raw()
-            .count_documents(doc! {})
-            .await?
+        Review::collection(&db).count(doc! {}).await?
     );
     Ok(())
 }

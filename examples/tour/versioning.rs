@@ -4,7 +4,8 @@
 //! save from a stale copy is a conflict, never a lost update.
 
 use bson::doc;
-use pattern_runtime::{Error, Model};
+use pattern_runtime::query::Update;
+use pattern_runtime::{At, Error, Model};
 use serde::{Deserialize, Serialize};
 
 /// `articles`, versioned; revisions in `article_revisions`, the last 20 per article kept.
@@ -38,37 +39,39 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     println!("\ninsert: version {}", mine.version);
 
     // Two editors load version 1.
-    let mut theirs = articles
-        .raw()
-        .find_one(doc! { "_id": "a1" })
-        .await?
-        .ok_or("there")?;
+    let mut theirs = articles.get("a1").await?.ok_or("there")?;
     mine.body = "第二稿".into();
-    let v = articles.save(&mut mine).await?;
-    println!("editor A saves: version {v} (version 1 archived)");
+    articles.replace(&mut mine).await?;
+    println!(
+        "editor A saves: version {} (version 1 archived)",
+        mine.version
+    );
 
     theirs.title = "十一种设计模式".into();
-    match articles.save(&mut theirs).await {
+    match articles.replace(&mut theirs).await {
         Err(Error::VersionConflict {
             expected, found, ..
         }) => {
             println!("editor B saves from version {expected}: conflict, the article is at {found}");
-            let mut fresh = articles
-                .raw()
-                .find_one(doc! { "_id": "a1" })
-                .await?
-                .ok_or("there")?;
+            let mut fresh = articles.get("a1").await?.ok_or("there")?;
             fresh.title = theirs.title.clone();
-            let v = articles.save(&mut fresh).await?;
-            println!("editor B reloads, re-applies the title, saves: version {v}");
+            articles.replace(&mut fresh).await?;
+            println!(
+                "editor B reloads, re-applies the title, saves: version {}",
+                fresh.version
+            );
         }
         other => println!("unexpected: {other:?}"),
     }
 
-    let v = articles
-        .update("a1", 3, doc! { "$set": { "body": "定稿" } })
+    // An operator update names the version it read: `At(id, version)`.
+    let written = articles
+        .update(At("a1", 3), Update::new().set(Article::FIELDS.body, "定稿"))
         .await?;
-    println!("an operator update at version 3: version {v}");
+    println!(
+        "an operator update at version 3: version {}",
+        written.version.unwrap_or_default()
+    );
 
     println!("\nhistory (newest first):");
     for r in articles.history("a1").await? {
@@ -79,11 +82,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     }
 
     let v = articles.revert("a1", 1).await?;
-    let now = articles
-        .raw()
-        .find_one(doc! { "_id": "a1" })
-        .await?
-        .ok_or("there")?;
+    let now = articles.get("a1").await?.ok_or("there")?;
     println!(
         "\nrevert to version 1: version {v}, {:?} / {:?}",
         now.title, now.body

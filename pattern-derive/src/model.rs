@@ -101,6 +101,7 @@ fn expand(
     let p = quote!(#krate::__private);
     let field_names = schema::field_names(model, patterns);
     let id_type = model.id_type(&p);
+    let writes = schema::writes(patterns, &p);
     let field_schemas: Vec<TokenStream> = model
         .fields
         .iter()
@@ -138,6 +139,7 @@ fn expand(
             impl #p::Model for #ident {
                 const SCHEMA: &'static #p::ModelSchema = &__SCHEMA;
                 type Id = #id_type;
+                type Writes = #writes;
             }
 
             #p::inventory::submit! {
@@ -159,6 +161,7 @@ fn fallback(model: &Model<'_>, with_impl: bool, patterns: &[Box<dyn Pattern>]) -
     let model_impl = with_impl.then(|| {
         let schema = schema::empty_schema(model);
         let id_type = model.id_type(&p);
+        let writes = schema::writes(patterns, &p);
         quote! {
             #schema
 
@@ -166,6 +169,7 @@ fn fallback(model: &Model<'_>, with_impl: bool, patterns: &[Box<dyn Pattern>]) -
             impl #p::Model for #ident {
                 const SCHEMA: &'static #p::ModelSchema = &__SCHEMA;
                 type Id = #id_type;
+                type Writes = #writes;
             }
         }
     });

@@ -48,6 +48,12 @@ pub(crate) trait Pattern {
     fn kept(&self, _field: &Field<'_>) -> Option<&'static str> {
         None
     }
+
+    /// How the model's own documents are written, when this pattern decides it (the runtime's
+    /// `Revised` for `#[versioned]`): the `Model` impl's `Writes`. `None`: `Plain`.
+    fn writes(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// A pattern's entry points: what it reads on a `#[derive(Model)]`, and what it adds to a
@@ -185,6 +191,16 @@ pub(crate) fn output(
 }
 
 /// `<Model>Fields` (one `FieldName` per stored field) and the `Model::FIELDS` constant.
+/// The `Model` impl's `Writes`: the one a pattern decides (`#[versioned]`), or `Plain`.
+pub(crate) fn writes(patterns: &[Box<dyn Pattern>], p: &TokenStream) -> TokenStream {
+    let name = patterns
+        .iter()
+        .find_map(|pat| pat.writes())
+        .unwrap_or("Plain");
+    let ident = syn::Ident::new(name, proc_macro2::Span::call_site());
+    quote!(#p::#ident)
+}
+
 pub(crate) fn field_names(model: &Model<'_>, patterns: &[Box<dyn Pattern>]) -> TokenStream {
     let ident = model.ident;
     let krate = &model.krate;

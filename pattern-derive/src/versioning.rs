@@ -16,6 +16,10 @@ pub(crate) const PATTERN: PatternDef = PatternDef {
 };
 
 impl Pattern for Option<Versioning> {
+    fn writes(&self) -> Option<&'static str> {
+        self.as_ref().map(|_| "Revised")
+    }
+
     fn kept(&self, field: &crate::ast::Field<'_>) -> Option<&'static str> {
         self.as_ref()
             .is_some_and(|v| v.field == *field.ident)
@@ -33,29 +37,13 @@ impl Pattern for Option<Versioning> {
         let krate = &model.krate;
         let p = quote!(#krate::__private);
         let Some(v) = self else {
-            // Written directly by other patterns' handles (`Computing`).
             return unversioned(model.ident, &p);
         };
         let spec = v.spec(model);
         let items = v.items(model);
-        let ident = model.ident;
         quote! {
             static __VERSIONING: #p::VersionSpec = #spec;
             #items
-
-            // Not for a versioned model: the call is refused where it is written, with the
-            // `Unversioned` message (the bound is higher-ranked so that it is checked there).
-            #[automatically_derived]
-            impl #ident {
-                #[doc(hidden)]
-                #[inline]
-                pub fn computing(db: &#p::Database) -> #p::Computing<#ident>
-                where
-                    for<'__a> #ident: #p::Unversioned,
-                {
-                    #p::Computing::new(db)
-                }
-            }
         }
     }
 
@@ -64,31 +52,18 @@ impl Pattern for Option<Versioning> {
     }
 
     /// A versioned model whose other attributes have mistakes keeps its `Versioned` impl, so
-    /// that its `insert` and `save` calls do not add errors of their own.
+    /// that its `insert` and `replace` calls do not add errors of their own.
     fn stubs(&self, model: &Model<'_>) -> TokenStream {
         self.iter().map(|v| v.items(model)).collect()
     }
 }
 
-/// What a model without `#[versioned]` gets: `Unversioned`, and its `computing` handle, the
-/// writes that keep what other models derive from it (a versioned model's own writes do).
+/// What a model without `#[versioned]` gets: `Unversioned` (its documents may be written many
+/// at once, and by other patterns' handles).
 pub(crate) fn unversioned(ident: &Ident, p: &TokenStream) -> TokenStream {
-    let doc = format!(
-        "The writes of `{ident}` that keep every count, sum, copy and array other models \
-         derive from it: `insert`, `replace`, `update`, `delete`."
-    );
     quote! {
         #[automatically_derived]
         impl #p::Unversioned for #ident {}
-
-        #[automatically_derived]
-        impl #ident {
-            #[doc = #doc]
-            #[inline]
-            pub fn computing(db: &#p::Database) -> #p::Computing<#ident> {
-                #p::Computing::new(db)
-            }
-        }
     }
 }
 

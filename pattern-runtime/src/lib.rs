@@ -65,9 +65,9 @@
 //! - `impl Identified for Product` (its `_id` type and value, what a [`Ref<Product>`](Ref) holds;
 //!   not when the `_id` has `#[serde(with = ..)]`) and the list of its `#[relation]` fields that
 //!   other models' two-way relations are checked against (see [`relation`]);
-//! - the model's handles, as associated functions taking the database (next section):
-//!   `Product::computing(&db)` on every model without `#[versioned]`, and one for each pattern
-//!   attribute the model carries. A user-defined inherent function of the same name clashes.
+//! - the model's pattern handles, as associated functions taking the database (next section):
+//!   one for each pattern attribute the model carries. A user-defined inherent function of the
+//!   same name clashes.
 //!
 //! The one exception: each `#[extended_ref(ProductRef(..))]` shape declares its reference type,
 //! `ProductRef`, next to the model (with the model's visibility), since other models hold it; see
@@ -144,7 +144,7 @@
 //! | attribute: varying measurements as `[{key, value, qualifiers}]` with one compound index | `#[attribute(key = name, value = value, qualifiers(unit))]` on the item struct (with `#[derive(Fields)]`), `#[attribute]` on the model's `Vec` of items | [`attribute`] |
 //! | polymorphic: one collection of several shapes told apart by a tag, typed per variant | `#[derive(Model)]` on an enum with `#[serde(tag = "type")]`; `#[index]` on the enum (common fields) or on a variant (partial, restricted to it) | [`polymorphic`] |
 //! | relationships: typed references loaded in batches (one `$in` per referenced model), parent references with indexed children queries, two-way references kept consistent | `Ref<Part>` fields with `#[relation]`, `#[relation(parent, sort(time = -1))]`, `#[relation(inverse = owner)]` | [`relation`] |
-//! | computed across collections: a user's total of its orders, kept exact as orders are written | `#[computed(sum = Order.amount, by = user_id)]`, `count = Order`, `min`, `max`; writes through `Computing::<Order>` | [`computed`] |
+//! | computed across collections: a user's total of its orders, kept exact as orders are written | `#[computed(sum = Order.amount, by = user_id)]`, `count = Order`, `min`, `max`; writes through `Order::collection(&db)` | [`computed`] |
 //! | approximation: counters that avoid a write per event (batched in memory, sampled with probability p, sharded over documents) | `#[approximate(batched, threshold = 100)]`, `sampled, p = 0.01`, `sharded, shards = 16` on an integer field, or standalone handles | [`approximation`] |
 //! | outlier: an embedded array that overflows into linked documents for the few documents that grow far past the rest | `#[outlier(limit = 50, overflow = "user_posts", flag = is_outlier, count = posts_count)]` on a `Vec` | [`outlier`] |
 //! | tree: nodes that keep their ancestors, and documents placed in a node that keep its path, so everything under a node is one indexed query; moves, renames and deletions rewrite every copy in one transaction | `#[tree(parent = parent, ancestors = ancestors)]` on the node model, `#[in_tree(Category, node = category, path = category_path)]` on the models placed in it | [`tree`] |
@@ -263,11 +263,11 @@
 //! two-way relation's owner arrays (a child inserted or deleted through any handle, or whose
 //! owner field a grid booking writes, moves between the owners' arrays) and a subset's
 //! embedded items and counters (a full item written through another handle, such as
-//! [`Computing`] or a polymorphic variant, rebuilds its parents' subsets in the same
+//! the model handle or a polymorphic variant, rebuilds its parents' subsets in the same
 //! transaction: one read of the first items and one `$group` per parent). Each pattern's own
 //! fields are kept by its own handle: another handle's update of them is refused (below).
 //! A two-way relation's children also follow their owner: an owner deleted through any handle
-//! (a tree cascade, [`Computing`]) leaves no child naming it (an optional side is set to
+//! (a tree cascade, the model handle) leaves no child naming it (an optional side is set to
 //! `null`; a required one refuses the deletion while children name it).
 //! [`Slots::allocate`] hands each batch's new slots to the map after the batch (below).
 //!
@@ -289,28 +289,28 @@
 //! | tree node + extended-reference source (the key copied) | `rename`, `move_under`, `delete` rewrite the copies of what they change | `tests/combinations/compose.rs`, `tests/integration/tree.rs` |
 //! | tree holder + `#[computed]` count or sum of the holders per node | `Holders::insert`, `insert_many`, `place` and `Tree::delete` (leaf, reparent, cascade) keep every count and sum | `tests/combinations/compose.rs` (also under 8 writers) |
 //! | tree nodes counted by another model | `Tree::insert`, `insert_many` and `delete` move the counts | `tests/combinations/pairs_tree.rs` |
-//! | computed source + extended-reference source (one model) | [`Computing`] writes rewrite the copies; [`References`] writes move the counts | `tests/combinations/compose.rs` |
+//! | computed source + extended-reference source (one model) | the model handle's writes rewrite the copies and move the counts | `tests/combinations/compose.rs` |
 //! | a computed field copied by an extended reference | every write that moves the value rewrites the copies | `tests/combinations/pairs_derived.rs` |
 //! | versioned model + extended-reference source + computed source | `insert`, `save`, `update`, `delete` keep copies and counts with the revision, in one transaction; a stale version writes nothing | `tests/combinations/compose.rs`, `tests/combinations/pairs_versioned.rs` |
 //! | polymorphic enum + computed source | counts and sums by a common field; variant writes keep them | `tests/combinations/compose.rs`, `tests/combinations/compose_tx.rs` |
 //! | two-way relation + computed count of the children per owner | `assign` moves the count with the owner, in its transaction | `tests/combinations/compose.rs` |
 //! | two-way relation + a grid whose holder is the child's owner field | `book`, `cancel`, `release` move the slot between the owners' arrays; `assign` of a held slot is refused (book it) | `tests/combinations/pairs_collections.rs` |
-//! | two-way children inserted or deleted through [`Computing`], a subset push or a tree cascade | the owners' arrays follow | `tests/combinations/pairs_derived.rs`, `tests/combinations/pairs_collections.rs` |
+//! | two-way children inserted or deleted through the model handle, a subset push or a tree cascade | the owners' arrays follow | `tests/combinations/pairs_derived.rs`, `tests/combinations/pairs_collections.rs` |
 //! | subset full items + computed count of them | a push or a removal moves the count, in the push's transaction | `tests/combinations/compose.rs` |
 //! | outlier + extended-reference copy of its count + computed sum of the counts | `push`, `push_many`, `remove`, `rebuild` keep the copy and the sum (also under 8 writers) | `tests/combinations/compose_tx.rs` |
 //! | attribute array copied by an extended reference | `set` and `unset` rewrite the copies | `tests/combinations/compose_tx.rs` |
 //! | preallocated grid + computed count of the slots per holder | `book`, `book_all`, `cancel`, `release` move the holder's count | `tests/combinations/compose_tx.rs` |
 //! | subset parent's array or counters copied or summed by another model | `push`, `remove`, `rebuild` keep them | `tests/combinations/pairs_derived.rs` |
 //! | a field another pattern keeps (a tree's parent, ancestors and key; a holder's node and path; a computed value; a subset's array and counters; an outlier's items, count and flag; an attribute array; a two-way side; a slot's holder and bitmap) written through another handle's update or a subset push's `set` | refused ([`Error::InvalidKey`] naming the operation to use), nothing written | `tests/combinations/newcomer_compose.rs`, `tests/combinations/newcomer_check.rs` |
-//! | a tree node inserted or deleted, or a holder inserted in a node, through [`Computing`] or [`References`] | refused ([`Error::InvalidKey`]): `Tree` and `Holders` compute the ancestors and paths (a replace is accepted when it keeps the tree's fields: next row) | `tests/combinations/pairs_tree.rs` |
-//! | a whole document replaced ([`Computing::replace`], [`References::replace`]) with another value in a field a pattern keeps (a tree's key or parent, a holder's node, a computed value, an outlier's count, a subset's items, a two-way side) | refused ([`Error::InvalidKey`]), nothing written; the kept fields ride in the replace's filter, so a replace that keeps them costs nothing more. An attribute array may change in a replace, one item per key (checked before sending) | `tests/combinations/pairs_tree.rs`, `tests/combinations/pairs_derived.rs` |
+//! | a tree node inserted or deleted, or a holder inserted in a node, through the model handle | refused ([`Error::InvalidKey`]): `Tree` and `Holders` compute the ancestors and paths (a replace is accepted when it keeps the tree's fields: next row) | `tests/combinations/pairs_tree.rs` |
+//! | a whole document replaced (the model handle's [`replace`](ModelCollection::replace)) with another value in a field a pattern keeps (a tree's key or parent, a holder's node, a computed value, an outlier's count, a subset's items, a two-way side) | refused ([`Error::InvalidKey`]), nothing written; the kept fields ride in the replace's filter, so a replace that keeps them costs nothing more. An attribute array may change in a replace, one item per key (checked before sending) | `tests/combinations/pairs_tree.rs`, `tests/combinations/pairs_derived.rs` |
 //! | grid slots that are tree holders, allocated | each slot gets the path of the node it names (read once per batch, as `Holders::insert` computes it); a missing node is [`Error::NotFound`] of the node, the batch not sent | `tests/combinations/pairs_tree.rs` |
 //! | a subset whose full items are grid slots (the holder embedded) | `allocate`, `book`, `book_all`, `cancel`, `release` keep the parents' items and counts | `tests/combinations/pairs_collections.rs` |
 //! | a grid whose holder is an extended-reference copy | `cancel` finds the holder by the copy's `_id`, whatever a rename rewrote since | `tests/combinations/pairs_derived.rs` |
 //! | tree nodes or holders that are two-way sides | a cascade deleting a child pulls it from its owner's array; deleting an owner sets its children's optional side to `null`, and is refused ([`Error::InvalidKey`], nothing written) while a required side names it | `tests/combinations/pairs_tree.rs` |
 //! | a computed sum, min or max of an `#[approximate]` counter; a kept copy of one | refused at compile time: a counter's events are single `$inc`s nothing follows (a count of the documents, and a `snapshot` copy, are accepted) | `tests/ui/computed/sum_of_counter.rs`, `tests/ui/extended_ref/copied_counter.rs` |
 //! | a two-way relation whose side is an extended-reference copy | refused at compile time: `assign` and `repair` write bare `_id`s there | `tests/ui/relation/two_way_extended_ref.rs` |
-//! | versioned model + [`Computing`] | refused at compile time: its own writes keep the computed fields and archive the revisions | `tests/ui/computed/versioned_source.rs` |
+//! | versioned model written many at once (`insert_many`, `update_many`, `delete_many`) | refused at compile time: each write of a versioned model archives a revision | `tests/ui/model/versioned_writes.rs` |
 //! | versioned model + [`References`] writes | refused at compile time (`References::<M>::new(&db)` still checks and repairs its copies) | `tests/ui/extended_ref/versioned_source.rs` |
 //! | versioned model + outlier, subset, attribute, approximate counter, preallocated grid, two-way relation, tree or holder, `propagate` copy held | refused at compile time: their writes would change the document without a new version, and the next `save` would undo them | `tests/ui`: `outlier`, `subset`, `attribute`, `approximation`, `computed` (`with_versioning.rs`), `relation/two_way_versioned.rs`, `extended_ref/versioned_holder.rs` |
 //! | versioned model as a subset's full items | refused at compile time: the subset's `push` and `remove` write them | `tests/ui/subset/with_versioning.rs` |
@@ -322,7 +322,7 @@
 //! | `#[subset]` and `#[outlier]` on one field; an outlier on a two-way relation's array | refused at compile time: choose one | `tests/ui/outlier/with_subset.rs`, `tests/ui/outlier/with_two_way.rs` |
 //! | an outlier's overflow in the model's own collection | refused at compile time: its unique index would admit one document | `tests/ui/outlier/own_collection.rs` |
 //!
-//! A document with overflow documents deleted through any handle ([`Computing`], a tree
+//! A document with overflow documents deleted through any handle (the model handle, a tree
 //! cascade) takes them with it (the outlier's entry in the map reads the `_id`: only inserts and
 //! deletes reach it).
 //!
@@ -332,9 +332,9 @@
 //! every write and everything derived from it is there (`tests/combinations/compose.rs` books a night,
 //! pushes the stay into a subset and counts the invoice in one; `tests/combinations/compose_tx.rs` runs one
 //! write of every handle below in one, then aborts or commits it). Bound handles:
-//! [`Computing`], [`ComputedFields`], [`References`], [`Slots`], [`Subset`],
-//! [`ModelCollection`] (a versioned model's writes, and a polymorphic model's
-//! [`variant`](ModelCollection::variant) handles), [`Tree`] and the [`Holders`] taken from a
+//! [`ModelCollection`] (every model's writes, and a polymorphic model's
+//! [`variant`](ModelCollection::variant) handles), [`ComputedFields`], [`References`],
+//! [`Slots`], [`Subset`], [`Tree`] and the [`Holders`] taken from a
 //! bound tree, [`Outlier`], [`Attributes`], [`TwoWay`], [`Series`],
 //! [`SampledCounter`](approximation::SampledCounter),
 //! [`ShardedCounter`](approximation::ShardedCounter) and
@@ -394,9 +394,8 @@
 //!
 //! | call | handle | for |
 //! | --- | --- | --- |
-//! | `Product::collection(&db)` | [`ModelCollection`] | every model: a versioned model's writes, an enum's reads over every variant, the index sync, the driver's collection (`raw()`) |
+//! | `Product::collection(&db)` | [`ModelCollection`] | every model's own documents: `get`, `find`, `find_one`, `count`, `insert`, `update`, `replace`, `delete` and their `_many` forms, each keeping what the model's patterns keep; an enum's reads over every variant; the index sync; the driver's collection (`raw()`) |
 //! | `NotificationEmail::collection(&db)` | [`VariantCollection`] | a variant of a polymorphic enum |
-//! | `Order::computing(&db)` | [`Computing`] | the writes of any model without `#[versioned]` that keep what other models derive from it |
 //! | `User::computed(&db)` | [`ComputedFields`] | a model with `#[computed(.. = Order.amount, by = ..)]` fields |
 //! | `Customer::references(&db)` | [`References`] | the source of `#[extended_ref(..)]` copies |
 //! | `Category::tree(&db)` | [`Tree`] | a `#[tree]` node model (its holders: [`Tree::holders`]) |
@@ -406,7 +405,7 @@
 //! | `Page::views_counter(&db)` (`sharded`: `Page::views_counter(&db, id)`) | [`BatchedCounter`](approximation::BatchedCounter), [`SampledCounter`](approximation::SampledCounter), [`ShardedField`](approximation::ShardedField) | an `#[approximate(..)]` field |
 //!
 //! A handle in the caller's transaction is the same call followed by `.in_transaction(&tx)`.
-//! The handle types' own constructors (`Computing::<Order>::new(&db)`, ...) are the same
+//! The handle types' own constructors (`ModelCollection::<Order>::new(&db)`, ...) are the same
 //! handles, for generic code. Counters and grids that belong to no model have constructors of
 //! their own ([`approximation`]); database-wide jobs are functions: [`sync_indexes`],
 //! [`doctor`](fn@doctor). [`patterns`] puts every pattern on one page, with the round trips
@@ -415,11 +414,12 @@
 //! # The names of operations
 //!
 //! Every handle uses the same verbs for the same meaning. An operation on one thing the caller
-//! names (by value, `_id`, key or slot) is a bare verb: `insert`, `get`, `save`, `update`,
-//! `replace`, `delete`, `push`, `book`. Its batch form adds `_many` (`insert_many`,
-//! `push_many`). An operation that takes a filter document keeps the driver's names, with the
-//! driver's meaning: `find`, `find_one`, `count`, `update_one`, `update_many`, `delete_many`
-//! (only [`VariantCollection`] has these: a variant's documents are chosen by filter).
+//! names (by value, `_id`, key or slot) is a bare verb: `insert`, `get`, `update`, `replace`,
+//! `delete`, `push`, `book`. Its form for many documents adds `_many` (`insert_many`,
+//! `push_many`), and so does a write of every document a filter matches (`update_many`,
+//! `delete_many`). Reads by filter are `find`, `find_one` and `count`. One verb returns one
+//! type on every handle: `insert`, `update` and `replace` a [`Written`] (the `_id`, and a
+//! versioned model's new version), `update_many` an [`Updated`], `delete` nothing.
 //!
 //! # Errors
 //!
@@ -451,6 +451,7 @@ mod model;
 mod periodic;
 mod progress;
 mod span;
+mod writes;
 
 // One line per pattern.
 pub mod approximation;
@@ -480,7 +481,7 @@ pub use bucket::{
     BatchReport, Granularity, KeepsMeasurements, Measurement, Measurements, Series, SeriesSpec,
     SplitReport, Storage, Summary, SummarySpec,
 };
-pub use computed::{Aggregate, ComputedFields, Computing, Recomputed, Refreshed, Refresher};
+pub use computed::{Aggregate, ComputedFields, Recomputed, Refreshed, Refresher};
 pub use doctor::{doctor, doctor_group, doctor_models, DoctorOptions, DoctorReport};
 pub use error::{
     check_size, validate_key, Error, IndexConflict, Missing, Result, BYTE_BUDGET, MAX_DOCUMENT_SIZE,
@@ -516,6 +517,7 @@ pub use tree::{
 };
 pub use txn::Transaction;
 pub use versioning::{Revision, VersionSpec, Versioned};
+pub use writes::{At, Target, Updated, Written};
 
 /// `#[derive(Model)]`: see the [crate documentation](crate).
 #[cfg(feature = "derive")]
@@ -553,9 +555,7 @@ pub mod __private {
         ProbeInteger, ProbeNumeric, ProbeOptional, ProbeOther as ProbeOtherCheck, ProbeUnversioned,
         ProbeVersioned,
     };
-    pub use crate::computed::{
-        Aggregate, ComputedFields, ComputedFromParts, ComputedFromSpec, Computing,
-    };
+    pub use crate::computed::{Aggregate, ComputedFields, ComputedFromParts, ComputedFromSpec};
     pub use crate::error::Error;
     pub use crate::extended_ref::slot::{
         items_beside_path, items_without_mode, mode_error, no_mode_error, propagate_error,
@@ -611,6 +611,7 @@ pub mod __private {
     };
     pub use crate::validator::{BsonShape, Shape};
     pub use crate::versioning::{VersionParts, VersionSpec, Versioned};
+    pub use crate::writes::{Plain, Revised};
     pub use bson;
     pub use bson::Bson;
     pub use inventory;

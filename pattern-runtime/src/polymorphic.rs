@@ -122,7 +122,6 @@ use std::marker::PhantomData;
 
 use bson::{Bson, Document};
 use futures_util::TryStreamExt;
-use mongodb::results::UpdateResult;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -131,6 +130,7 @@ use crate::index::IndexSpec;
 use crate::model::{Model, ModelCollection};
 use crate::schema::{Fields, IndexesNeeded, ModelSchema, PatternSpec};
 use crate::txn::{in_session, transact};
+use crate::writes::{Updated, Written};
 
 /// An enum model: `#[derive(Model)]` on a serde internally tagged enum implements it.
 pub trait Polymorphic: Model {
@@ -377,12 +377,12 @@ impl<V: Variant> VariantCollection<V> {
     /// operator document as the `_id`, is [`Error::InvalidValue`] before anything is sent (see
     /// "What the toolkit sends" in the crate docs); a taken `_id` is [`Error::DuplicateKey`].
     #[operation(polymorphic.insert, variant = V::TAG_VALUE)]
-    pub async fn insert(&self, value: &V) -> Result<Bson> {
+    pub async fn insert(&self, value: &V) -> Result<Written> {
         let doc = self.document(value)?;
         if !self.transactional(None) {
             let id = self.raw.insert_one(doc).await?.inserted_id;
             tracing::debug!(inserted = 1, %id, "document inserted");
-            return Ok(id);
+            return Ok(Written::new(id, None));
         }
         let id = transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut mongodb::ClientSession> = s;
@@ -394,13 +394,13 @@ impl<V: Variant> VariantCollection<V> {
             Ok(id)
         })?;
         tracing::debug!(inserted = 1, %id, "document inserted, derived data kept");
-        Ok(id)
+        Ok(Written::new(id, None))
     }
 
     /// Inserts every value with its tag, in order; returns their `_id`s. Every document is
     /// serialized and checked before the first is written.
     #[operation(polymorphic.insert_many, variant = V::TAG_VALUE, count = values.len())]
-    pub async fn insert_many(&self, values: &[V]) -> Result<Vec<Bson>> {
+    pub async fn insert_many(&self, values: &[V]) -> Result<Vec<Written>> {
         if values.is_empty() {
             return Ok(Vec::new());
         }
@@ -434,87 +434,100 @@ impl<V: Variant> VariantCollection<V> {
             ids
         };
         tracing::debug!(inserted = ids.len(), "documents inserted");
-        Ok(ids.into_iter().map(|(_, id)| id).collect())
+        Ok(ids
+            .into_iter()
+            .map(|(_, id)| Written::new(id, None))
+            .collect())
     }
 
-    /// Updates the first of the variant's documents matching `filter`.
-    /// [`Error::InvalidKey`] (nothing written) if `update` would set, unset or rename the tag.
-    #[operation(polymorphic.update_one, variant = V::TAG_VALUE)]
-    pub async fn update_one(
-        &self,
-        filter: impl IntoFilter,
+    /// Applies an operator update (a typed [`Update`](crate::query::Update), or an update
+    /// document, checked) to the variant's document `id`, keeping what derives from it.
+    /// [`Error::InvalidKey`] (nothing written) if `update` would set, unset or rename the tag;
+    /// [`Error::NotFound`] when the variant has no document `id`.
+    pub fn update<'a>(
+        &'a self,
+        id: impl crate::model::IntoId<<V::Model as Model>::Id>,
         update: impl IntoUpdate,
-    ) -> Result<UpdateResult> {
-        self.update(filter.into_filter()?, update.into_update()?, false)
-            .await
+    ) -> crate::model::Pending<'a, Result<Written>> {
+        let (id, update) = (id.into_id(), update.into_update());
+        crate::model::Pending::new(async move {
+            let id = crate::literal::typed_id("_id", id)?;
+            self.update_one_op(id, update?).await
+        })
     }
 
-    /// Updates every one of the variant's documents matching `filter`; see
-    /// [`update_one`](Self::update_one).
+    #[operation(polymorphic.update, variant = V::TAG_VALUE, later(id))]
+    async fn update_one_op(&self, id: Bson, update: Document) -> Result<Written> {
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        let result = self
+            .write(bson::doc! { "_id": id.clone() }, update, false)
+            .await?;
+        if result.matched == 0 {
+            return Err(Error::NotFound {
+                collection: <V::Model as Model>::SCHEMA.collection().to_owned(),
+                missing: Box::new(crate::error::Missing::Document { id }),
+            });
+        }
+        Ok(Written::new(id, None))
+    }
+
+    /// Applies an operator update to every one of the variant's documents matching `filter`;
+    /// checked as [`update`](Self::update) is.
     #[operation(polymorphic.update_many, variant = V::TAG_VALUE)]
     pub async fn update_many(
         &self,
         filter: impl IntoFilter,
         update: impl IntoUpdate,
-    ) -> Result<UpdateResult> {
-        self.update(filter.into_filter()?, update.into_update()?, true)
+    ) -> Result<Updated> {
+        self.write(filter.into_filter()?, update.into_update()?, true)
             .await
     }
 
-    /// `update_one` or `update_many`, inside the caller's span.
-    async fn update(&self, filter: Document, update: Document, many: bool) -> Result<UpdateResult> {
+    /// `update` or `update_many`, inside the caller's span.
+    async fn write(&self, filter: Document, update: Document, many: bool) -> Result<Updated> {
         let filter = self.filter(filter)?;
         check_update::<V>(&update)?;
         crate::derived::check_update(V::Model::SCHEMA, &update)?;
-        let update = mongodb::options::UpdateModifications::Document(update);
-        let fields = crate::derived::updated_fields(&update);
+        let modifications = mongodb::options::UpdateModifications::Document(update.clone());
+        let fields = crate::derived::updated_fields(&modifications);
         let fields: Option<Vec<&str>> = fields
             .as_ref()
             .map(|f| f.iter().map(String::as_str).collect());
-        let result = if self.transactional(fields.as_deref()) {
-            transact!(self.db, self.tx.as_ref(), |s| crate::derived::update_many(
-                &self.db,
-                s,
-                V::Model::SCHEMA,
-                filter.clone(),
-                update.clone(),
-                Vec::new(),
-                many,
-            ))
-        } else if many {
-            self.raw
-                .update_many(filter.clone(), update.clone())
-                .await
-                .map_err(Error::from)
-        } else {
-            self.raw
-                .update_one(filter.clone(), update.clone())
-                .await
-                .map_err(Error::from)
-        };
-        let result = match result {
-            Err(Error::Driver { source, .. }) if crate::error::is_overflow(&source) => {
-                let mongodb::options::UpdateModifications::Document(update) = &update else {
-                    return Err(Error::from(*source));
-                };
-                let model = V::Model::SCHEMA;
-                let e = crate::derived::own_overflow(&self.db, model, &filter, update, *source);
-                return Err(e.await.into());
-            }
-            other => other?,
-        };
-        tracing::debug!(
-            matched = result.matched_count,
-            modified = result.modified_count,
-            "documents updated"
-        );
-        Ok(result)
+        let model = V::Model::SCHEMA;
+        let tx = self.tx.as_ref();
+        crate::derived::update_kept(&self.db, tx, model, filter, update, fields.as_deref(), many)
+            .await
     }
 
-    /// Deletes the variant's documents matching `filter`; returns how many.
-    #[operation(polymorphic.delete_many, variant = V::TAG_VALUE)]
+    /// Deletes the variant's document `id`, keeping what derives from it.
+    /// [`Error::NotFound`] when the variant has no document `id`.
+    pub fn delete<'a>(
+        &'a self,
+        id: impl crate::model::IntoId<<V::Model as Model>::Id>,
+    ) -> crate::model::Pending<'a, Result<()>> {
+        let id = id.into_id();
+        crate::model::Pending::new(async move {
+            let id = crate::literal::typed_id("_id", id)?;
+            if self.remove(bson::doc! { "_id": id.clone() }).await? == 0 {
+                return Err(Error::NotFound {
+                    collection: <V::Model as Model>::SCHEMA.collection().to_owned(),
+                    missing: Box::new(crate::error::Missing::Document { id }),
+                });
+            }
+            Ok(())
+        })
+    }
+
+    /// Deletes the variant's documents matching `filter`, keeping what derives from them;
+    /// returns how many.
     pub async fn delete_many(&self, filter: impl IntoFilter) -> Result<u64> {
+        self.remove(filter.into_filter()?).await
+    }
+
+    #[operation(polymorphic.delete, variant = V::TAG_VALUE)]
+    async fn remove(&self, filter: Document) -> Result<u64> {
         let filter = self.filter(filter)?;
+        crate::derived::check_document_write(<V::Model as Model>::SCHEMA, "delete", None)?;
         let model = V::Model::SCHEMA;
         let deleted = if self.transactional(None) {
             transact!(self.db, self.tx.as_ref(), |s| crate::derived::delete(

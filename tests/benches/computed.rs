@@ -1,13 +1,13 @@
-//! Writing an order through `Computing::<Order>` (which keeps the user's `totalSpent` and
+//! Writing an order through `Order::collection` (which keeps the user's `totalSpent` and
 //! `orderCount` exact in the same transaction) vs the same transaction written by hand with the
 //! driver.
 //!
 //! `cargo bench --ignore-rust-version -p pattern-tests --bench patterns -- computed` (embedded server, or
 //! `MONGODB_URI`). Two groups, on 10 users:
-//! - `computed_insert`: `toolkit_insert` is `Computing::insert` of a new order; `driver_insert`
+//! - `computed_insert`: `toolkit_insert` is `ModelCollection::insert` of a new order; `driver_insert`
 //!   starts a session and a transaction, inserts the order, `$inc`s the user's two fields and
 //!   commits (no retry loop: the toolkit's only costs a branch when nothing fails);
-//! - `computed_reprice`: `toolkit_update` is `Computing::update` with `$set` of one order's
+//! - `computed_reprice`: `toolkit_update` is `ModelCollection::update` with `$set` of one order's
 //!   amount; `driver_update` is the transaction by hand: `findOneAndUpdate` returning the old
 //!   amount and user, then one `$inc` of the difference on the user.
 //!
@@ -22,8 +22,8 @@ use bson::{doc, Bson, Document};
 use criterion::{criterion_group, Criterion};
 use mongodb::options::ReturnDocument;
 use mongodb::Database;
-use pattern_runtime::computed::Computing;
 use pattern_runtime::Model;
+use pattern_runtime::ModelCollection;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
@@ -62,7 +62,7 @@ fn next_order() -> Order {
     }
 }
 
-async fn toolkit_insert(orders: &Computing<Order>) {
+async fn toolkit_insert(orders: &ModelCollection<Order>) {
     orders.insert(&next_order()).await.unwrap();
 }
 
@@ -93,7 +93,7 @@ fn next_reprice() -> (i64, i64) {
     (1 + n % 100, 100 + n % 77)
 }
 
-async fn toolkit_update(orders: &Computing<Order>) {
+async fn toolkit_update(orders: &ModelCollection<Order>) {
     let (id, amount) = next_reprice();
     orders
         .update(id, doc! { "$set": { "amount": amount } })
@@ -154,7 +154,7 @@ fn benches(c: &mut Criterion) {
         db
     });
     let db = test_db.db();
-    let orders = Order::computing(db);
+    let orders = Order::collection(db);
 
     // The same commands on both sides (the toolkit's transaction is the hand-written one).
     let names = |db: &pattern_testkit::TestDb| -> Vec<String> {

@@ -1,4 +1,4 @@
-//! Extended-reference propagation (`Customer::references(&db).update`) vs the same commands by hand.
+//! Extended-reference propagation (`Customer::collection(&db).update` of a copied field) vs the same commands by hand.
 //!
 //! One side per process, so each starts on a fresh server (see `benches/subset.rs`):
 //! `cargo bench --ignore-rust-version -p pattern-tests --bench patterns --
@@ -147,7 +147,7 @@ fn check(rt: &Runtime, db: &TestDb, sent: &[(&str, &str)], expected: &str) {
 }
 
 async fn toolkit_rename(db: &Database, id: ObjectId, name: String) {
-    Customer::references(db)
+    Customer::collection(db)
         .update(id, doc! { "$set": { Customer::FIELDS.name: name } })
         .await
         .unwrap();
@@ -181,7 +181,7 @@ async fn by_hand_rename(db: &Database, id: ObjectId, name: String) {
 }
 
 async fn toolkit_uncopied(db: &Database, id: ObjectId) {
-    Customer::references(db)
+    Customer::collection(db)
         .update(id, doc! { "$inc": { Customer::FIELDS.loyalty_points: 1 } })
         .await
         .unwrap();

@@ -56,7 +56,7 @@
 //!
 //! - `subset_push`: `Subset::push` of one review (which enters the top 10) to a product that
 //!   already has N reviews in the full collection. Expected flat.
-//! - `computed_insert`: `ScOrder::computing(&db).insert` of one order of a user whose `totalSpent`
+//! - `computed_insert`: `ScOrder::collection(&db).insert` of one order of a user whose `totalSpent`
 //!   and `orderCount` are computed from the orders, with N orders stored (half of them the
 //!   user's). Expected flat.
 //! - `outlier_push_normal`: `Outlier::push` to a normal member (10 items, under the limit of 50)
@@ -793,7 +793,7 @@ async fn subset_push(cfg: &Config) -> Vec<Table> {
 async fn computed_insert(cfg: &Config) -> Vec<Table> {
     let mut table = Table::new(
         "computed_insert",
-        "Computing::<ScOrder>::insert of one order (user's sum and count kept), N orders stored",
+        "ScOrder::collection(..).insert of one order (user's sum and count kept), N orders stored",
         "orders",
         Verdict::Flat,
     );
@@ -825,7 +825,7 @@ async fn computed_insert(cfg: &Config) -> Vec<Table> {
             .collect();
         insert_all(ScUser::collection(&db).raw(), user_docs).await;
         insert_all(ScOrder::collection(&db).raw(), orders).await;
-        let computing = ScOrder::computing(&db);
+        let computing = ScOrder::collection(&db);
         let computing = &computing;
         let timed = time_ops(&db, REPS, |i| async move {
             let order = ScOrder {
@@ -1045,7 +1045,8 @@ async fn versioned_save(cfg: &Config) -> Vec<Table> {
             let mut a = article.clone();
             a.version = held.get();
             a.title = format!("article 0, edit {i}");
-            held.set(handle.save(&mut a).await?);
+            handle.replace(&mut a).await?;
+            held.set(a.version);
             Ok(())
         })
         .await;

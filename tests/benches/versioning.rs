@@ -1,4 +1,4 @@
-//! `save` (optimistic lock + revision, in one transaction) vs the same transaction by hand.
+//! `replace` of a versioned document (optimistic lock + revision, in one transaction) vs the same transaction by hand.
 //!
 //! One side per process, so each starts on a fresh server (see `benches/subset.rs`):
 //! `cargo bench --ignore-rust-version -p pattern-tests --bench patterns -- versioning_save/toolkit`, then
@@ -51,7 +51,8 @@ fn benches(c: &mut Criterion) {
             item.title.push('x');
             let (articles, held) = (&articles, &held);
             async move {
-                held.set(articles.save(&mut item).await.unwrap());
+                articles.replace(&mut item).await.unwrap();
+                held.set(item.version);
             }
         })
     });

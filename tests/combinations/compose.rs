@@ -14,6 +14,7 @@ use bson::oid::ObjectId;
 use bson::{doc, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::derived::dependents_of;
+use pattern_runtime::At;
 use pattern_runtime::{doctor_group, sync_group, Deletion, DoctorOptions, Model, SyncOptions};
 use pattern_testkit::{test_db, TestDb};
 use serde::{Deserialize, Serialize};
@@ -376,7 +377,7 @@ async fn eight_writers_mixing_tree_and_holder_operations_keep_every_count() {
                     items.place(id, to).await.unwrap();
                 }
                 if i % 4 == 0 {
-                    Item::computing(&db)
+                    Item::collection(&db)
                         .update(id, doc! { "$inc": { "stock": 5 } })
                         .await
                         .unwrap();
@@ -449,7 +450,7 @@ async fn records(name: &str) -> TestDb {
         title: "Blue Train".into(),
         shelf: 1,
     };
-    Record::computing(&db).insert(&record).await.unwrap();
+    Record::collection(&db).insert(&record).await.unwrap();
     Review::collection(&db)
         .raw()
         .insert_one(Review {
@@ -476,7 +477,7 @@ async fn shelf_counts(db: &TestDb) -> Vec<i64> {
 async fn a_computed_write_carries_the_copies_and_a_copy_write_carries_the_counts() {
     let db = records("compose_two_ways").await;
     // Through the computed pattern: moves the count and rewrites the copy.
-    Record::computing(&db)
+    Record::collection(&db)
         .update(10, doc! { "$set": { "shelf": 2, "title": "Giant Steps" } })
         .await
         .unwrap();
@@ -486,7 +487,7 @@ async fn a_computed_write_carries_the_copies_and_a_copy_write_carries_the_counts
     assert_eq!(copy.get("shelf"), Some(&bson::Bson::Int32(2)));
 
     // Through the extended reference: rewrites the copy and moves the count back.
-    Record::references(&db)
+    Record::collection(&db)
         .update(10, doc! { "$set": { "shelf": 1 } })
         .await
         .unwrap();
@@ -497,7 +498,7 @@ async fn a_computed_write_carries_the_copies_and_a_copy_write_carries_the_counts
     );
 
     // A replace through either handle does the same.
-    Record::references(&db)
+    Record::collection(&db)
         .replace(&Record {
             id: 10,
             title: "Kind of Blue".into(),
@@ -513,7 +514,7 @@ async fn a_computed_write_carries_the_copies_and_a_copy_write_carries_the_counts
 
     // A target that does not exist refuses the whole write, copies included.
     let before = snapshot(&db, &["shelves", "records", "reviews"]).await;
-    let err = Record::references(&db)
+    let err = Record::collection(&db)
         .update(10, doc! { "$set": { "shelf": 99, "title": "Lost" } })
         .await
         .unwrap_err();
@@ -574,7 +575,7 @@ async fn a_polymorphic_model_feeds_computed_fields_through_its_common_fields() {
         }))
         .await
         .unwrap();
-    let events = Event::computing(&db);
+    let events = Event::collection(&db);
     events
         .insert(&Event::Click {
             id: 1,
@@ -682,7 +683,7 @@ async fn a_versioned_model_keeps_the_copies_and_counts_of_other_models() {
     article.title = "Final".into();
     article.author = 2;
     article.words = 120;
-    articles.save(&mut article).await.unwrap();
+    articles.replace(&mut article).await.unwrap();
     assert_eq!(writer_figures(&db).await, [(0, 0), (1, 120)]);
     let comment = Comment::collection(&db)
         .raw()
@@ -695,8 +696,7 @@ async fn a_versioned_model_keeps_the_copies_and_counts_of_other_models() {
     // `update`: the title again, through an operator update.
     articles
         .update(
-            7,
-            2,
+            At(7, 2),
             doc! { "$set": { "title": "Final, v3" }, "$inc": { "words": 5 } },
         )
         .await
@@ -714,7 +714,7 @@ async fn a_versioned_model_keeps_the_copies_and_counts_of_other_models() {
     // A stale version writes nothing, counts included.
     let before = snapshot(&db, &["writers", "articles", "comments"]).await;
     let err = articles
-        .update(7, 1, doc! { "$set": { "author": 1 } })
+        .update(At(7, 1), doc! { "$set": { "author": 1 } })
         .await
         .unwrap_err();
     assert!(err.is_conflict(), "{err:?}");
@@ -771,7 +771,7 @@ async fn a_patterns_index_a_declared_one_serves_is_not_created() {
         })
         .await
         .unwrap();
-    Purchase::computing(&db)
+    Purchase::collection(&db)
         .insert(&Purchase {
             id: 1,
             buyer: 1,
@@ -910,7 +910,7 @@ async fn book_stay(
         .in_transaction(tx)
         .push("eve", stay)
         .await?;
-    Invoice::computing(db)
+    Invoice::collection(db)
         .in_transaction(tx)
         .insert(&Invoice {
             id: format!("inv-{n}"),
@@ -918,6 +918,7 @@ async fn book_stay(
             amount: 120,
         })
         .await
+        .map(drop)
 }
 
 #[tokio::test]
@@ -972,7 +973,7 @@ async fn several_patterns_in_one_caller_transaction_commit_or_abort_together() {
     // A refusal inside (the night is taken): the caller aborts, nothing of that attempt stays.
     let before = snapshot(&db, &all).await;
     let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
-    Invoice::computing(&db)
+    Invoice::collection(&db)
         .in_transaction(&tx)
         .insert(&Invoice {
             id: "inv-x".into(),

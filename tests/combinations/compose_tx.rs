@@ -199,7 +199,7 @@ async fn club(name: &str) -> TestDb {
         .await
         .unwrap();
     for id in ["ada", "bob"] {
-        Member::computing(&db).insert(&member(id)).await.unwrap();
+        Member::collection(&db).insert(&member(id)).await.unwrap();
     }
     Badge::collection(&db)
         .raw()
@@ -386,7 +386,7 @@ async fn variant_writes_keep_the_counts_of_their_common_fields() {
         .await
         .unwrap();
     talks
-        .update_one(doc! { "_id": 1 }, doc! { "$set": { "club": "go" } })
+        .update(1, doc! { "$set": { "club": "go" } })
         .await
         .unwrap();
     assert_eq!(int(&raw(&db, "clubs", "chess").await, "visits"), 2);
@@ -607,9 +607,7 @@ async fn writes_nothing_derives_from_send_one_command_as_before() {
     let dots = Shape::collection(&db).variant::<ShapeDot>();
     dots.insert(&ShapeDot { id: 1 }).await.unwrap();
     assert_eq!(names(&db), ["insert"]);
-    dots.update_one(doc! { "_id": 1 }, doc! { "$set": { "x": 1 } })
-        .await
-        .unwrap();
+    dots.update(1, doc! { "$set": { "x": 1 } }).await.unwrap();
     assert_eq!(names(&db), ["update"]);
     dots.delete_many(doc! {}).await.unwrap();
     assert_eq!(names(&db), ["delete"]);

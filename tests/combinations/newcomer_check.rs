@@ -15,6 +15,7 @@
 //! documents (`problems`), and every handle's `check()` (`assert_checks_clean`). Tests marked
 //! `#[ignore = "finding: .."]` assert what the docs promise and fail today.
 
+use pattern_runtime::At;
 use pattern_testkit::docs;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -310,7 +311,7 @@ fn a_match(id: &str, club: &str, fee: i64) -> EventMatch {
 }
 
 /// Syncs the group and seeds: clubs c1 (members m1, m2, m3; captain m1, vice m2) and c2
-/// (member m4, captain m4), through `Computing::<Member>` so the clubs' counts follow; four
+/// (member m4, captain m4), through `Member::collection` so the clubs' counts follow; four
 /// free lockers; a 2 x 40 court grid.
 async fn setup(name: &str) -> TestDb {
     setup_in(pattern_testkit::test_db(name).await).await
@@ -343,7 +344,7 @@ async fn setup_in(db: TestDb) -> TestDb {
         .await
         .unwrap();
     Coach::collection(&db).insert(&mut coach).await.unwrap();
-    let members = Member::computing(&db);
+    let members = Member::collection(&db);
     for m in [&m1, &m2, &m3, &m4] {
         members.insert(m).await.unwrap();
     }
@@ -860,17 +861,17 @@ async fn one_of_everything(db: &Database, tx: &Transaction) {
         .assign(&"L1".to_owned(), &"m1".to_owned())
         .await
         .unwrap();
-    Member::references(db)
+    Member::collection(db)
         .in_transaction(tx)
         .update("m2", doc! { "$set": { "name": "Bo B." } })
         .await
         .unwrap();
-    Club::references(db)
+    Club::collection(db)
         .in_transaction(tx)
         .update("c1", doc! { "$set": { "name": "Centre Court" } })
         .await
         .unwrap();
-    Locker::computing(db)
+    Locker::collection(db)
         .in_transaction(tx)
         .update("L2", doc! { "$set": { "number": 22 } })
         .await
@@ -885,7 +886,7 @@ async fn one_of_everything(db: &Database, tx: &Transaction) {
     tree.holders::<Locker>().place("L3", "north").await.unwrap();
     Coach::collection(db)
         .in_transaction(tx)
-        .update("k1", 1, doc! { "$set": { "name": "Coach K." } })
+        .update(At("k1", 1), doc! { "$set": { "name": "Coach K." } })
         .await
         .unwrap();
     pattern_runtime::approximation::ShardedCounter::new(db.collection("nc_counters"), "hits", 4)
@@ -1199,7 +1200,7 @@ async fn outlier_pushes_reach_the_captain_copy_and_the_club_sum() {
 async fn attribute_sets_reach_both_copies_in_the_club() {
     let db = setup("nc_map_attribute").await;
     // m2 is the vice of c1; make it c2's vice as well, so it is copied into two clubs.
-    Club::references(&db)
+    Club::collection(&db)
         .update("c2", doc! { "$set": { "vice": { "_id": "m2", "name": "Bo", "postsCount": 0_i64, "prefs": [] } } })
         .await
         .unwrap();
@@ -1290,7 +1291,7 @@ async fn variant_writes_keep_the_club_counts_and_sums() {
     assert_consistent(&db, "after inserts").await;
     // Move e2 to c2 (the pointer), raise every c2 match's fee.
     matches
-        .update_one(doc! { "_id": "e2" }, doc! { "$set": { "clubId": "c2" } })
+        .update("e2", doc! { "$set": { "clubId": "c2" } })
         .await
         .unwrap();
     matches
@@ -1388,17 +1389,17 @@ async fn two_way_assigns_move_the_locker_counts() {
 #[tokio::test]
 async fn reference_updates_rewrite_copies_both_ways() {
     let db = setup("nc_map_refs").await;
-    Club::references(&db)
+    Club::collection(&db)
         .update("c1", doc! { "$set": { "name": "Centre" } })
         .await
         .unwrap();
-    Member::references(&db)
+    Member::collection(&db)
         .update("m1", doc! { "$set": { "name": "Ada L." } })
         .await
         .unwrap();
     assert_consistent(&db, "after renames").await;
     // Moving a member to another club through Computing moves the counts.
-    Member::computing(&db)
+    Member::collection(&db)
         .update("m3", doc! { "$set": { "clubId": "c2" } })
         .await
         .unwrap();
@@ -1790,7 +1791,7 @@ async fn dollar_dot_empty_and_unicode_ids_are_data() {
         .unwrap()
         .unwrap();
     let ids = ["$admin", "a.b", "", "é🎾ü", "$$ROOT"];
-    let members = Member::computing(&db);
+    let members = Member::collection(&db);
     for id in ids {
         members.insert(&new_member(id, id, &c1)).await.unwrap();
     }
@@ -1900,7 +1901,7 @@ async fn hostile_items_and_values_in_outliers_variants_and_subsets() {
         matches!(r, Err(Error::InvalidKey { .. })),
         "subset .set(its counter): {r:?}"
     );
-    let r = Member::references(&db)
+    let r = Member::collection(&db)
         .update("m1", doc! { "$set": { "lockerCount": 9 } })
         .await;
     assert!(
@@ -1976,7 +1977,7 @@ async fn huge_values_near_16_mib() {
 #[tokio::test]
 async fn a_copy_that_would_pass_16_mib_refuses_the_whole_write() {
     let db = setup("nc_huge_copy").await;
-    Club::references(&db)
+    Club::collection(&db)
         .update("c2", doc! { "$set": { "vice": { "_id": "m4", "name": "Di", "postsCount": 0_i64, "prefs": [] } } })
         .await
         .unwrap();
@@ -2194,7 +2195,7 @@ async fn a_server_refusal_in_the_callers_transaction_ends_it_plainly() {
         .await
         .unwrap();
     // m1, c1's captain, made its vice too: a 9 MiB preference would be copied twice into c1.
-    Club::references(&db)
+    Club::collection(&db)
         .update(
             "c1",
             doc! { "$set": { "vice": { "_id": "m1", "name": "Ada", "postsCount": 0_i64, "prefs": [] } } },
@@ -2274,11 +2275,10 @@ async fn a_handle_bound_to_a_committed_transaction_is_refused() {
 #[tokio::test]
 async fn references_update_of_a_subset_counter_is_refused() {
     let db = setup("nc_finding_subset_counter").await;
-    let refs = Club::references(&db);
-    let count = refs
+    let count = Club::collection(&db)
         .update("c2", doc! { "$set": { "reviewCount": 9 } })
         .await;
-    let array = refs
+    let array = Club::collection(&db)
         .update(
             "c2",
             doc! { "$push": { "recentReviews": { "reviewId": "zz", "stars": 1, "createdAt": DateTime::now() } } },
@@ -2303,7 +2303,6 @@ async fn references_update_of_a_subset_counter_is_refused() {
 #[tokio::test]
 async fn other_patterns_fields_are_refused_in_updates() {
     let db = setup("nc_finding_kept_fields").await;
-    let members = Member::references(&db);
     let mut accepted = vec![];
     for u in [
         doc! { "$set": { "postsCount": 7_i64 } },
@@ -2312,18 +2311,22 @@ async fn other_patterns_fields_are_refused_in_updates() {
         doc! { "$push": { "lockers": "L3" } },
         doc! { "$push": { "prefs": { "$each": [ { "name": "x", "value": 1 }, { "name": "x", "value": 2 } ] } } },
     ] {
-        if members.update("m3", u.clone()).await.is_ok() {
-            accepted.push(format!("Member::references().update({u})"));
+        if Member::collection(&db)
+            .update("m3", u.clone())
+            .await
+            .is_ok()
+        {
+            accepted.push(format!("Member::collection().update({u})"));
         }
     }
-    if Club::references(&db)
+    if Club::collection(&db)
         .update("c2", doc! { "$set": { "captain.name": "forged" } })
         .await
         .is_ok()
     {
-        accepted.push("Club::references().update($set captain.name)".into());
+        accepted.push("Club::collection().update($set captain.name)".into());
     }
-    if Locker::computing(&db)
+    if Locker::collection(&db)
         .update("L4", doc! { "$set": { "owner": "m2" } })
         .await
         .is_ok()

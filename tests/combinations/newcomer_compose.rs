@@ -5,6 +5,7 @@
 //!
 //! Every expectation is computed here from the raw documents, not by the toolkit's checks.
 
+use pattern_runtime::At;
 use pattern_testkit::docs as raw;
 use std::collections::{BTreeMap, HashMap};
 
@@ -418,7 +419,7 @@ async fn catalog_rename_move_and_title_change_keep_everything() {
     assert_catalog(&db, "insert_many").await;
 
     // A title change through the references: the copies follow, nothing else moves.
-    Cat::references(&db)
+    Cat::collection(&db)
         .update(
             cats["ssd"].id,
             doc! { "$set": { Cat::FIELDS.title: "SSDs" } },
@@ -724,24 +725,23 @@ async fn versioned_source_writes_keep_copies_and_counts() {
     // save: a copied field and the `by` together.
     ada.name = "Ada L.".into();
     ada.team = "t2".into();
-    assert_eq!(authors.save(&mut ada).await.unwrap(), 2);
+    assert_eq!(authors.replace(&mut ada).await.unwrap().version, Some(2));
     assert_versioned(&db, "save (name + team)").await;
 
     // update: the summed field and the copied field.
     let v = authors
         .update(
-            "ada",
-            2,
+            At("ada", 2),
             doc! { "$set": { Author::FIELDS.score: 9.5, Author::FIELDS.name: "Ada Lovelace" } },
         )
         .await
         .unwrap();
-    assert_eq!(v, 3);
+    assert_eq!(v.version, Some(3));
     assert_versioned(&db, "update (score + name)").await;
 
     // update: $inc on the summed field.
     authors
-        .update("bob", 1, doc! { "$inc": { Author::FIELDS.score: 2.0 } })
+        .update(At("bob", 1), doc! { "$inc": { Author::FIELDS.score: 2.0 } })
         .await
         .unwrap();
     assert_versioned(&db, "update $inc").await;
@@ -750,10 +750,10 @@ async fn versioned_source_writes_keep_copies_and_counts() {
     let before = snapshot(&db).await;
     let mut stale = author("ada", "Stale", "t1", 0.0);
     stale.version = 2;
-    let e = authors.save(&mut stale).await.unwrap_err();
+    let e = authors.replace(&mut stale).await.unwrap_err();
     assert!(matches!(e, Error::VersionConflict { .. }), "{e:?}");
     let e = authors
-        .update("ada", 1, doc! { "$set": { Author::FIELDS.team: "t1" } })
+        .update(At("ada", 1), doc! { "$set": { Author::FIELDS.team: "t1" } })
         .await
         .unwrap_err();
     assert!(matches!(e, Error::VersionConflict { .. }), "{e:?}");
@@ -808,7 +808,7 @@ async fn versioned_revert_keeps_copies_and_counts() {
     ada.name = "Ada L.".into();
     ada.team = "t2".into();
     ada.score = 8.0;
-    authors.save(&mut ada).await.unwrap();
+    authors.replace(&mut ada).await.unwrap();
     assert_versioned(&db, "save").await;
     authors.revert("ada", 1).await.unwrap();
     assert_versioned(&db, "revert to 1").await;
@@ -843,7 +843,7 @@ async fn versioned_writes_to_a_missing_team_write_nothing() {
 
     ada.team = "nope".into();
     ada.name = "Moved".into();
-    let e = authors.save(&mut ada).await.unwrap_err();
+    let e = authors.replace(&mut ada).await.unwrap_err();
     assert!(matches!(e, Error::NotFound { .. }), "save: {e:?}");
     assert_eq!(
         snapshot(&db).await,
@@ -852,7 +852,10 @@ async fn versioned_writes_to_a_missing_team_write_nothing() {
     );
 
     let e = authors
-        .update("ada", 1, doc! { "$set": { Author::FIELDS.team: "nope" } })
+        .update(
+            At("ada", 1),
+            doc! { "$set": { Author::FIELDS.team: "nope" } },
+        )
         .await
         .unwrap_err();
     assert!(matches!(e, Error::NotFound { .. }), "update: {e:?}");
@@ -916,8 +919,7 @@ async fn hostile_operator_ids_are_refused_in_versioned_and_computed_writes() {
     // An operator document as the new `by` value: it would `$inc` whatever team matches it.
     let r = authors
         .update(
-            "ada",
-            1,
+            At("ada", 1),
             doc! { "$set": { Author::FIELDS.team: { "$gt": "" } } },
         )
         .await;
@@ -932,8 +934,7 @@ async fn hostile_operator_ids_are_refused_in_versioned_and_computed_writes() {
     // An array as the `by` value.
     let r = authors
         .update(
-            "ada",
-            1,
+            At("ada", 1),
             doc! { "$set": { Author::FIELDS.team: ["t1", "t2"] } },
         )
         .await;
@@ -942,8 +943,7 @@ async fn hostile_operator_ids_are_refused_in_versioned_and_computed_writes() {
     // NaN and infinity in the summed field.
     let r = authors
         .update(
-            "ada",
-            1,
+            At("ada", 1),
             doc! { "$set": { Author::FIELDS.score: f64::NAN } },
         )
         .await;
@@ -951,8 +951,7 @@ async fn hostile_operator_ids_are_refused_in_versioned_and_computed_writes() {
     assert!(matches!(e, Error::InvalidValue { .. }), "{e:?}");
     let r = authors
         .update(
-            "ada",
-            1,
+            At("ada", 1),
             doc! { "$inc": { Author::FIELDS.score: f64::INFINITY } },
         )
         .await;
@@ -960,7 +959,7 @@ async fn hostile_operator_ids_are_refused_in_versioned_and_computed_writes() {
     assert!(matches!(e, Error::InvalidValue { .. }), "{e:?}");
     let mut nan = ada.clone();
     nan.score = f64::NAN;
-    let r = authors.save(&mut nan).await;
+    let r = authors.replace(&mut nan).await;
     let e = refused(&db, "versioned save with a NaN score", &before, r).await;
     assert!(matches!(e, Error::InvalidValue { .. }), "{e:?}");
     let mut nan = author("nan", "NaN", "t1", f64::NAN);
@@ -970,22 +969,22 @@ async fn hostile_operator_ids_are_refused_in_versioned_and_computed_writes() {
 
     // Update keys that are not plain field names.
     let r = authors
-        .update("ada", 1, doc! { "$set": { "$where": "1" } })
+        .update(At("ada", 1), doc! { "$set": { "$where": "1" } })
         .await;
     let e = refused(&db, "versioned update with a `$` key", &before, r).await;
     assert!(matches!(e, Error::InvalidKey { .. }), "{e:?}");
     let r = authors
-        .update("ada", 1, doc! { "$set": { "version": 7 } })
+        .update(At("ada", 1), doc! { "$set": { "version": 7 } })
         .await;
     let e = refused(&db, "versioned update of the version field", &before, r).await;
     assert!(matches!(e, Error::InvalidKey { .. }), "{e:?}");
     let r = authors
-        .update("ada", 1, doc! { "$set": { "_id": "other" } })
+        .update(At("ada", 1), doc! { "$set": { "_id": "other" } })
         .await;
     let e = refused(&db, "versioned update of _id", &before, r).await;
     assert!(matches!(e, Error::InvalidKey { .. }), "{e:?}");
     let r = authors
-        .update("ada", 1, doc! { "$set": { "team.$[x]": "t2" } })
+        .update(At("ada", 1), doc! { "$set": { "team.$[x]": "t2" } })
         .await;
     refused(
         &db,
@@ -995,7 +994,7 @@ async fn hostile_operator_ids_are_refused_in_versioned_and_computed_writes() {
     )
     .await;
     let r = authors
-        .update("ada", 1, doc! { "name": "no operator" })
+        .update(At("ada", 1), doc! { "name": "no operator" })
         .await;
     let e = refused(&db, "versioned update without an operator", &before, r).await;
     assert!(matches!(e, Error::InvalidKey { .. }), "{e:?}");
@@ -1022,8 +1021,7 @@ async fn hostile_literal_strings_are_stored_literally_in_versioned_writes() {
     assert_versioned(&db, "inserts of `$` and dotted strings").await;
     authors
         .update(
-            "$ada",
-            1,
+            At("$ada", 1),
             doc! { "$set": { Author::FIELDS.name: "$$ROOT", Author::FIELDS.team: "t.2" } },
         )
         .await
@@ -1109,7 +1107,7 @@ async fn hostile_input_in_catalog_writes() {
 
     // Operator ids and operator `by` values through the computed writes of the holder model.
     // (An operator id does not compile: `Item`'s ids are `i64`s.)
-    let items = Item::computing(&db);
+    let items = Item::collection(&db);
     let r = items
         .update(
             1i64,
@@ -1118,7 +1116,7 @@ async fn hostile_input_in_catalog_writes() {
         .await;
     let e = refused(
         &db,
-        "Computing::update setting `by` to an operator",
+        "ModelCollection::update setting `by` to an operator",
         &before,
         r,
     )
@@ -1131,10 +1129,10 @@ async fn hostile_input_in_catalog_writes() {
     let r = items
         .update(1i64, doc! { "$set": { Item::FIELDS.price: f64::NAN } })
         .await;
-    let e = refused(&db, "Computing::update of price to NaN", &before, r).await;
+    let e = refused(&db, "ModelCollection::update of price to NaN", &before, r).await;
     assert!(matches!(e, Error::InvalidValue { .. }), "{e:?}");
 
-    let r = Cat::references(&db)
+    let r = Cat::collection(&db)
         .update(cats["ssd"].id, doc! { "$set": { "title.$": "X" } })
         .await;
     let e = refused(&db, "References::update with a `$` path", &before, r).await;
@@ -1282,9 +1280,9 @@ async fn failure_in_the_middle_of_tree_writes_leaves_nothing_partial() {
     fail_each_update(&db, "place", || holders.place(1i64, "storage")).await;
     assert_catalog(&db, "place after failures").await;
 
-    let refs = Cat::references(&db);
+    let cats_handle = Cat::collection(&db);
     fail_each_update(&db, "title change", || {
-        refs.update(
+        cats_handle.update(
             cats["ssd"].id,
             doc! { "$set": { Cat::FIELDS.title: "Flash" } },
         )
@@ -1321,7 +1319,7 @@ async fn failure_in_the_middle_of_versioned_writes_leaves_nothing_partial() {
 
     let authors = &authors;
     let n = fail_each_update(&db, "versioned update", || {
-        authors.update("ada", 1, doc! { "$set": { Author::FIELDS.name: "Ada L.", Author::FIELDS.team: "t2", Author::FIELDS.score: 8.0 } })
+        authors.update(At("ada", 1), doc! { "$set": { Author::FIELDS.name: "Ada L.", Author::FIELDS.team: "t2", Author::FIELDS.score: 8.0 } })
     })
     .await;
     assert!(n > 0);
@@ -1330,7 +1328,7 @@ async fn failure_in_the_middle_of_versioned_writes_leaves_nothing_partial() {
     fail_each_update(&db, "versioned save", || {
         let mut a = author("ada", "Ada B.", "t1", 1.0);
         a.version = 2;
-        async move { authors.save(&mut a).await }
+        async move { authors.replace(&mut a).await }
     })
     .await;
     assert_versioned(&db, "save after failures").await;
@@ -1381,7 +1379,7 @@ async fn dependents_map_of_the_combined_models() {
     );
 }
 
-// `Computing::<Author>` on the versioned `Author` no longer compiles: the writes would go around
+// `Author::collection` on the versioned `Author` no longer compiles: the writes would go around
 // its revisions (tests/ui/computed/versioned_source.rs).
 
 #[tokio::test]
@@ -1414,12 +1412,17 @@ async fn versioned_updates_with_other_operators_keep_counts_and_copies() {
         doc! { "$unset": { "team": "" } },
         doc! { "$set": { "team": "t1", "name": "Ada 2" } },
     ] {
-        v = authors.update("ada", v, update.clone()).await.unwrap();
+        v = authors
+            .update(At("ada", v), update.clone())
+            .await
+            .unwrap()
+            .version
+            .expect("a versioned update's version");
         assert_versioned(&db, &format!("update {update}")).await;
     }
     // `$rename` of a copied field: the copies lose it (or keep the old value?)
     authors
-        .update("bob", 1, doc! { "$rename": { "name": "nick" } })
+        .update(At("bob", 1), doc! { "$rename": { "name": "nick" } })
         .await
         .unwrap();
     let p = &raw(&db, Post::SCHEMA.collection()).await[0];
@@ -1470,7 +1473,7 @@ async fn nan_in_a_min_max_only_field() {
         })
         .await
         .unwrap();
-    let readings = Reading::computing(&db);
+    let readings = Reading::collection(&db);
     readings
         .insert(&Reading {
             id: 1,
@@ -1539,12 +1542,18 @@ async fn writes_of_the_trees_fields_by_other_patterns_are_refused() {
         .await
         .unwrap();
     let before = snapshot(&db).await;
-    let r = Item::computing(&db)
+    let r = Item::collection(&db)
         .update(1i64, doc! { "$set": { Item::FIELDS.category: "books" } })
         .await;
-    let e = refused(&db, "Computing::update of a holder's node", &before, r).await;
+    let e = refused(
+        &db,
+        "ModelCollection::update of a holder's node",
+        &before,
+        r,
+    )
+    .await;
     assert!(matches!(e, Error::InvalidKey { .. }), "{e:?}");
-    let r = Cat::references(&db)
+    let r = Cat::collection(&db)
         .update(
             cats["storage"].id,
             doc! { "$set": { Cat::FIELDS.parent: "books" } },
@@ -1553,7 +1562,7 @@ async fn writes_of_the_trees_fields_by_other_patterns_are_refused() {
         .map(drop);
     let e = refused(&db, "References::update of a node's parent", &before, r).await;
     assert!(matches!(e, Error::InvalidKey { .. }), "{e:?}");
-    let r = Cat::references(&db)
+    let r = Cat::collection(&db)
         .update(
             cats["storage"].id,
             doc! { "$set": { Cat::FIELDS.slug: "x" } },
@@ -1636,7 +1645,7 @@ async fn more_failures_in_the_middle() {
     ];
     fail_each_update(&db, "holders insert_many", || holders.insert_many(&batch)).await;
     assert_catalog(&db, "insert_many after failures").await;
-    let computing = Item::computing(&db);
+    let computing = Item::collection(&db);
     fail_each_update(&db, "Computing delete of the max", || {
         computing.delete(1i64)
     })
@@ -1673,8 +1682,7 @@ async fn more_failures_in_the_middle_of_versioned_writes() {
         .unwrap();
     authors
         .update(
-            "ada",
-            1,
+            At("ada", 1),
             doc! { "$set": { "team": "t2", "name": "Ada 2", "score": 9.0 } },
         )
         .await
@@ -1929,7 +1937,7 @@ async fn versioned_revert_and_delete_when_a_team_is_missing() {
     let mut ada = author("ada", "Ada", "t1", 5.0);
     authors.insert(&mut ada).await.unwrap();
     ada.team = "t2".into();
-    authors.save(&mut ada).await.unwrap();
+    authors.replace(&mut ada).await.unwrap();
     Team::collection(&db)
         .raw()
         .delete_one(doc! { "_id": "t1" })
@@ -2054,7 +2062,7 @@ async fn polymorphic_source_counts_by_a_common_field() {
             .await
             .unwrap();
     }
-    let events = Event::computing(&db);
+    let events = Event::collection(&db);
     events
         .insert(&Event::Click {
             id: 1,

@@ -32,6 +32,7 @@
 // The models' fields are read by serde and in the raw documents, not always by name.
 #![allow(dead_code)]
 
+use pattern_runtime::At;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use bson::{doc, Bson, DateTime, Document};
@@ -569,9 +570,9 @@ async fn tree_refs_and_counts_under_concurrent_moves_labels_and_holders() {
     for node in ["m1a", "s1"] {
         let database = database.clone();
         tasks.push(tokio::spawn(async move {
-            let refs = Shelf::references(&database);
             for i in 1..=15 {
-                refs.update(node, doc! { "$set": { "label": format!("{node}-v{i}") } })
+                Shelf::collection(&database)
+                    .update(node, doc! { "$set": { "label": format!("{node}-v{i}") } })
                     .await
                     .unwrap_or_else(|e| panic!("label {i} of {node}: {e:?}"));
             }
@@ -602,11 +603,11 @@ async fn tree_refs_and_counts_under_concurrent_moves_labels_and_holders() {
             expected.insert(format!("n-{t}-{i}"), (on.to_owned(), (t * 100 + i) as f64));
         }
     }
-    // Two deleters through `Computing`, on the shelves whose labels change.
+    // Two deleters through the model handle, on the shelves whose labels change.
     for on in ["m1a", "s1"] {
         let database = database.clone();
         tasks.push(tokio::spawn(async move {
-            let books = Book::computing(&database);
+            let books = Book::collection(&database);
             for n in 0..6 {
                 books
                     .delete(format!("b-{on}-{n}"))
@@ -674,8 +675,7 @@ async fn tree_refs_and_counts_hostile_input_is_literal_or_refused_untouched() {
     let shelves = shelf_tree(&db).await;
     let tree = Shelf::tree(&db);
     let holders = tree.holders::<Book>();
-    let refs = Shelf::references(&db);
-    let books = Book::computing(&db);
+    let books = Book::collection(&db);
     for n in 0..3 {
         holders
             .insert(&book(&format!("b{n}"), &shelves["s1"], 10.0))
@@ -689,32 +689,32 @@ async fn tree_refs_and_counts_hostile_input_is_literal_or_refused_untouched() {
         db,
         c,
         "label set to an operator document",
-        refs.update("s1", doc! { "$set": { "label": { "$gt": "" } } })
+        Shelf::collection(&db).update("s1", doc! { "$set": { "label": { "$gt": "" } } })
     );
     refused_input!(
         db,
         c,
         "label set to a document with a dotted key",
-        refs.update("s1", doc! { "$set": { "label": { "a.b": 1 } } })
+        Shelf::collection(&db).update("s1", doc! { "$set": { "label": { "a.b": 1 } } })
     );
     refused_input!(
         db,
         c,
         "an update whose top level is not an operator",
-        refs.update("s1", doc! { "label": "replaced?" })
+        Shelf::collection(&db).update("s1", doc! { "label": "replaced?" })
     );
     refused_input!(
         db,
         c,
         "an update of _id",
-        refs.update("s1", doc! { "$set": { "_id": "s9" } })
+        Shelf::collection(&db).update("s1", doc! { "$set": { "_id": "s9" } })
     );
     // The tree's fields and a computed value through the extended reference's handle.
     let sent = refused!(
         db,
         c,
         "parent set through References",
-        refs.update("s1", doc! { "$set": { "parent": "right" } }),
+        Shelf::collection(&db).update("s1", doc! { "$set": { "parent": "right" } }),
         is_invalid_key
     );
     assert!(writes(&sent).is_empty());
@@ -722,21 +722,21 @@ async fn tree_refs_and_counts_hostile_input_is_literal_or_refused_untouched() {
         db,
         c,
         "ancestors set through References",
-        refs.update("s1", doc! { "$set": { "ancestors": [] } }),
+        Shelf::collection(&db).update("s1", doc! { "$set": { "ancestors": [] } }),
         is_invalid_key
     );
     refused!(
         db,
         c,
         "bookCount set through References",
-        refs.update("s1", doc! { "$set": { "bookCount": 99 } }),
+        Shelf::collection(&db).update("s1", doc! { "$set": { "bookCount": 99 } }),
         is_invalid_key
     );
     refused!(
         db,
         c,
         "pages incremented through References",
-        refs.update("s1", doc! { "$inc": { "pages": 1.0 } }),
+        Shelf::collection(&db).update("s1", doc! { "$inc": { "pages": 1.0 } }),
         is_invalid_key
     );
     // A holder's node and path are the tree's.
@@ -820,7 +820,7 @@ async fn tree_refs_and_counts_hostile_input_is_literal_or_refused_untouched() {
         db,
         c,
         "a label over 16 MiB",
-        refs.update(
+        Shelf::collection(&db).update(
             "s1",
             doc! { "$set": { "label": "x".repeat(MAX_DOCUMENT_SIZE + 1) } }
         ),
@@ -837,14 +837,15 @@ async fn tree_refs_and_counts_hostile_input_is_literal_or_refused_untouched() {
         db,
         c,
         "an 8 MiB label copied into a 9 MiB book",
-        refs.update("s2", doc! { "$set": { "label": "l".repeat(8 << 20) } }),
+        Shelf::collection(&db).update("s2", doc! { "$set": { "label": "l".repeat(8 << 20) } }),
         |e| e.is_too_large()
     );
     books.delete("big").await.expect("the big book deleted");
 
     // Literal values: stored as given, copied as given, counted.
     let hostile_label = "$where: {\"$gt\": \"\"}\0.tail";
-    refs.update("s1", doc! { "$set": { "label": hostile_label } })
+    Shelf::collection(&db)
+        .update("s1", doc! { "$set": { "label": hostile_label } })
         .await
         .expect("a $ label");
     holders
@@ -918,7 +919,7 @@ async fn versioned_setup(db: &Database, n_docs: usize) {
         .await
         .expect("folders");
     let docs_handle = Doc::collection(db);
-    let links = Link::computing(db);
+    let links = Link::collection(db);
     for d in 0..n_docs {
         let mut doc = Doc {
             id: format!("d{d}"),
@@ -1026,12 +1027,17 @@ async fn versioned_source_under_concurrent_updates_gapless_and_counted() {
                     set.insert("folder", f.as_str());
                 }
                 let update = doc! { "$set": set, "$inc": { "words": words } };
-                match handle.update(id.as_str(), read.version, update).await {
+                match handle.update(At(id.as_str(), read.version), update).await {
                     Ok(v) => {
-                        assert_eq!(v, read.version + 1, "the version after {}", read.version);
+                        assert_eq!(
+                            v.version,
+                            Some(read.version + 1),
+                            "the version after {}",
+                            read.version
+                        );
                         done.push(Success {
                             doc: d,
-                            version: v,
+                            version: v.version.expect("a versioned update's version"),
                             title: Some(title),
                             folder,
                             words,
@@ -1109,47 +1115,47 @@ async fn versioned_source_hostile_input_is_literal_or_refused_untouched() {
         db,
         c,
         "title set to an operator document",
-        handle.update("d0", 1, doc! { "$set": { "title": { "$gt": "" } } })
+        handle.update(At("d0", 1), doc! { "$set": { "title": { "$gt": "" } } })
     );
     refused_input!(
         db,
         c,
         "title set to a document with a NUL key",
-        handle.update("d0", 1, doc! { "$set": { "title": { "a\0b": 1 } } })
+        handle.update(At("d0", 1), doc! { "$set": { "title": { "a\0b": 1 } } })
     );
     refused!(
         db,
         c,
         "the version incremented by hand",
-        handle.update("d0", 1, doc! { "$inc": { "version": 1 } }),
+        handle.update(At("d0", 1), doc! { "$inc": { "version": 1 } }),
         is_invalid_key
     );
     refused!(
         db,
         c,
         "_id set by an update",
-        handle.update("d0", 1, doc! { "$set": { "_id": "d9" } }),
+        handle.update(At("d0", 1), doc! { "$set": { "_id": "d9" } }),
         is_invalid_key
     );
     refused_input!(
         db,
         c,
         "a `$` path segment",
-        handle.update("d0", 1, doc! { "$set": { "title.$bad": 1 } })
+        handle.update(At("d0", 1), doc! { "$set": { "title.$bad": 1 } })
     );
     // Summed by the folders: NaN and the infinities are refused before anything is written.
     refused!(
         db,
         c,
         "words set to NaN",
-        handle.update("d0", 1, doc! { "$set": { "words": f64::NAN } }),
+        handle.update(At("d0", 1), doc! { "$set": { "words": f64::NAN } }),
         is_invalid_value
     );
     refused!(
         db,
         c,
         "words incremented by infinity",
-        handle.update("d0", 1, doc! { "$inc": { "words": f64::INFINITY } }),
+        handle.update(At("d0", 1), doc! { "$inc": { "words": f64::INFINITY } }),
         is_invalid_value
     );
     let mut nan = from_doc::<Doc>(&docs(&db, "nc_docs").await[0]);
@@ -1158,7 +1164,7 @@ async fn versioned_source_hostile_input_is_literal_or_refused_untouched() {
         db,
         c,
         "a save of NaN words",
-        handle.save(&mut nan),
+        handle.replace(&mut nan),
         is_invalid_value
     );
     // A folder that does not exist: the count's target.
@@ -1166,7 +1172,7 @@ async fn versioned_source_hostile_input_is_literal_or_refused_untouched() {
         db,
         c,
         "moved to a folder that does not exist",
-        handle.update("d0", 1, doc! { "$set": { "folder": "$nowhere" } }),
+        handle.update(At("d0", 1), doc! { "$set": { "folder": "$nowhere" } }),
         |e| e.is_not_found()
     );
     // A stale version and a missing document, never one for the other.
@@ -1174,14 +1180,14 @@ async fn versioned_source_hostile_input_is_literal_or_refused_untouched() {
         db,
         c,
         "a stale version",
-        handle.update("d0", 7, doc! { "$set": { "title": "late" } }),
+        handle.update(At("d0", 7), doc! { "$set": { "title": "late" } }),
         |e| e.is_conflict()
     );
     refused!(
         db,
         c,
         "a missing document",
-        handle.update("$d0", 1, doc! { "$set": { "title": "x" } }),
+        handle.update(At("$d0", 1), doc! { "$set": { "title": "x" } }),
         |e| e.is_not_found()
     );
     // Too large to archive later, or to store at all.
@@ -1192,7 +1198,7 @@ async fn versioned_source_hostile_input_is_literal_or_refused_untouched() {
         db,
         c,
         "a save just under 16 MiB",
-        handle.save(&mut big),
+        handle.replace(&mut big),
         |e| e.is_too_large()
     );
     refused!(
@@ -1200,8 +1206,7 @@ async fn versioned_source_hostile_input_is_literal_or_refused_untouched() {
         c,
         "an update just under 16 MiB",
         handle.update(
-            "d0",
-            1,
+            At("d0", 1),
             doc! { "$set": { "title": "u".repeat(MAX_DOCUMENT_SIZE - 100) } }
         ),
         |e| e.is_too_large()
@@ -1211,8 +1216,7 @@ async fn versioned_source_hostile_input_is_literal_or_refused_untouched() {
         c,
         "an update over 16 MiB",
         handle.update(
-            "d0",
-            1,
+            At("d0", 1),
             doc! { "$set": { "title": "o".repeat(MAX_DOCUMENT_SIZE + 1) } }
         ),
         |e| e.is_too_large()
@@ -1222,18 +1226,20 @@ async fn versioned_source_hostile_input_is_literal_or_refused_untouched() {
     let hostile = "$concat: [\"$title\"]\0{\"$gt\": \"\"}";
     assert_eq!(
         handle
-            .update("d0", 1, doc! { "$set": { "title": hostile } })
+            .update(At("d0", 1), doc! { "$set": { "title": hostile } })
             .await
-            .unwrap(),
-        2
+            .unwrap()
+            .version,
+        Some(2)
     );
     let eight = "e".repeat(8 << 20);
     assert_eq!(
         handle
-            .update("d1", 1, doc! { "$set": { "title": eight.as_str() } })
+            .update(At("d1", 1), doc! { "$set": { "title": eight.as_str() } })
             .await
-            .unwrap(),
-        2
+            .unwrap()
+            .version,
+        Some(2)
     );
     let mut dollar = Doc {
         id: "$doc.with.dots".into(),
@@ -2143,7 +2149,7 @@ async fn operator_documents_as_ids_and_by_values_are_refused_before_anything_is_
         })
         .collect();
     Bin::collection(&db).raw().insert_many(bins).await.unwrap();
-    let items = Item::computing(&db);
+    let items = Item::collection(&db);
     let doc_id = Bson::Document(doc! { "k": "$gt", "n": 1 });
     for (id, bin) in [
         (Bson::from("i1"), "b1"),
@@ -2158,7 +2164,7 @@ async fn operator_documents_as_ids_and_by_values_are_refused_before_anything_is_
         };
         items.insert(&item).await.expect("an item");
         let tag_id = i64::try_from(docs(&db, "nc_item_tags").await.len()).unwrap();
-        ItemTag::computing(&db)
+        ItemTag::collection(&db)
             .insert(&ItemTag {
                 id: tag_id,
                 item: ItemRef::from(&item),
@@ -2185,7 +2191,7 @@ async fn operator_documents_as_ids_and_by_values_are_refused_before_anything_is_
     for (what, id) in &hostile {
         for (op, sent) in [
             (
-                "Computing::delete",
+                "ModelCollection::delete",
                 refused!(
                     db,
                     c,
@@ -2195,7 +2201,7 @@ async fn operator_documents_as_ids_and_by_values_are_refused_before_anything_is_
                 ),
             ),
             (
-                "Computing::update",
+                "ModelCollection::update",
                 refused!(
                     db,
                     c,
@@ -2210,7 +2216,7 @@ async fn operator_documents_as_ids_and_by_values_are_refused_before_anything_is_
                     db,
                     c,
                     format!("References::update of {what}"),
-                    refs.update(id.clone(), doc! { "$set": { "label": "x" } }),
+                    Item::collection(&db).update(id.clone(), doc! { "$set": { "label": "x" } }),
                     is_invalid_value
                 ),
             ),
@@ -2235,7 +2241,7 @@ async fn operator_documents_as_ids_and_by_values_are_refused_before_anything_is_
                 ),
             ),
             (
-                "Computing::insert",
+                "ModelCollection::insert",
                 refused!(
                     db,
                     c,
@@ -2250,7 +2256,7 @@ async fn operator_documents_as_ids_and_by_values_are_refused_before_anything_is_
                 ),
             ),
             (
-                "Computing::insert (by)",
+                "ModelCollection::insert (by)",
                 refused!(
                     db,
                     c,
@@ -2265,7 +2271,7 @@ async fn operator_documents_as_ids_and_by_values_are_refused_before_anything_is_
                 ),
             ),
             (
-                "Computing::update (by)",
+                "ModelCollection::update (by)",
                 refused!(
                     db,
                     c,
@@ -2278,7 +2284,7 @@ async fn operator_documents_as_ids_and_by_values_are_refused_before_anything_is_
             // "refused (`Error::InvalidValue`, nothing sent)": the crate docs' table. The
             // insert of a hostile `by` is refused and keeps nothing, but is sent first: see
             // `input_refusals_are_made_before_anything_is_sent`.
-            if op == "Computing::insert (by)" {
+            if op == "ModelCollection::insert (by)" {
                 continue;
             }
             assert!(
@@ -2400,13 +2406,13 @@ async fn caller_transaction_across_handles_aborted_or_ended_keeps_nothing_commit
         .insert(&book("b4", &s3, 7.0))
         .await
         .expect("a book on it");
-    Shelf::references(&db)
+    Shelf::collection(&db)
         .in_transaction(&tx)
         .update("s1", doc! { "$set": { "label": "in the transaction" } })
         .await
         .expect("a label");
     tree.move_under("s1", "right").await.expect("a move");
-    Book::computing(&db)
+    Book::collection(&db)
         .in_transaction(&tx)
         .delete("b3")
         .await
@@ -2414,8 +2420,7 @@ async fn caller_transaction_across_handles_aborted_or_ended_keeps_nothing_commit
     Doc::collection(&db)
         .in_transaction(&tx)
         .update(
-            "d0",
-            1,
+            At("d0", 1),
             doc! { "$set": { "title": "tx", "folder": "f2" }, "$inc": { "words": 5.0 } },
         )
         .await
@@ -2484,7 +2489,7 @@ async fn caller_transaction_across_handles_aborted_or_ended_keeps_nothing_commit
         .insert(&book("b5", &shelves["s2"], 3.0))
         .await
         .expect("a book");
-    Shelf::references(&db)
+    Shelf::collection(&db)
         .in_transaction(&tx)
         .update("s2", doc! { "$set": { "label": "doomed" } })
         .await
@@ -2549,7 +2554,7 @@ async fn caller_transaction_across_handles_aborted_or_ended_keeps_nothing_commit
         None,
         "a refusal that wrote nothing ended the transaction"
     );
-    Shelf::references(&db)
+    Shelf::collection(&db)
         .in_transaction(&tx)
         .update("s2", doc! { "$set": { "label": "committed" } })
         .await
@@ -2561,7 +2566,7 @@ async fn caller_transaction_across_handles_aborted_or_ended_keeps_nothing_commit
         .expect("a booking");
     Doc::collection(&db)
         .in_transaction(&tx)
-        .update("d1", 1, doc! { "$set": { "folder": "f0" } })
+        .update(At("d1", 1), doc! { "$set": { "folder": "f0" } })
         .await
         .expect("a versioned update");
     tx.commit().await.expect("committed");
@@ -2671,12 +2676,12 @@ macro_rules! refusal_sends_nothing {
 //   caller's input, [...]): the transaction goes on, and may still commit the operations that
 //   succeeded". Observed: `tx.ended()` is `Some("aborted after a refusal")` after a NaN
 //   refused by `Holders::insert` and by a versioned `update`, and after an operator document
-//   as a computed `by` refused by `Computing::insert`.
+//   as a computed `by` refused by `ModelCollection::insert`.
 // - pattern-runtime/src/computed/mod.rs: "A NaN or infinite value in a field a sum, a min or a
 //   max reads is [`Error::InvalidValue`], before anything is written".
 // - pattern-runtime/src/lib.rs ("What the toolkit sends"): a "computed `by` value" that is "a
 //   document with a `$` key at any depth (an operator)" is "refused ([`Error::InvalidValue`],
-//   nothing sent)". Observed: `Computing::insert` sends `insert`, then `abortTransaction`.
+//   nothing sent)". Observed: `ModelCollection::insert` sends `insert`, then `abortTransaction`.
 // - pattern-runtime/src/lib.rs: "A single value (an item, a document, an update) over 16 MiB
 //   is refused before it is sent ([`Error::DocumentTooLarge`])". Observed: `References::update`
 //   sends the `findAndModify` of a label over 16 MiB (the server refuses it); in the caller's
@@ -2752,20 +2757,18 @@ async fn input_refusals_are_made_before_anything_is_sent() {
         broken,
         "versioned update of words to NaN",
         |tx| {
-            Doc::collection(&db).in_transaction(&tx).update(
-                "d0",
-                1,
-                doc! { "$set": { "words": f64::NAN } },
-            )
+            Doc::collection(&db)
+                .in_transaction(&tx)
+                .update(At("d0", 1), doc! { "$set": { "words": f64::NAN } })
         },
         is_invalid_value
     );
     refusal_in_tx!(
         db,
         broken,
-        "Computing::insert with an operator as `by`",
+        "ModelCollection::insert with an operator as `by`",
         |tx| {
-            Item::computing(&db)
+            Item::collection(&db)
                 .in_transaction(&tx)
                 .insert(&operator_bin())
         },
@@ -2776,7 +2779,7 @@ async fn input_refusals_are_made_before_anything_is_sent() {
         broken,
         "References::update of a label over 16 MiB",
         |tx| {
-            Shelf::references(&db)
+            Shelf::collection(&db)
                 .in_transaction(&tx)
                 .update("s1", huge())
         },
@@ -2785,15 +2788,15 @@ async fn input_refusals_are_made_before_anything_is_sent() {
     refusal_sends_nothing!(
         db,
         broken,
-        "Computing::insert with an operator as `by`, alone",
-        Item::computing(&db).insert(&operator_bin()),
+        "ModelCollection::insert with an operator as `by`, alone",
+        Item::collection(&db).insert(&operator_bin()),
         is_invalid_value
     );
     refusal_sends_nothing!(
         db,
         broken,
         "References::update of a label over 16 MiB, alone",
-        Shelf::references(&db).update("s1", huge()),
+        Shelf::collection(&db).update("s1", huge()),
         |e| e.is_too_large()
     );
     let after = all_state(&db).await;
@@ -2833,7 +2836,7 @@ async fn input_refusals_are_made_before_anything_is_sent() {
 // caller's input, [...]): the transaction goes on, and may still commit the operations that
 // succeeded"; pattern-runtime/src/computed/mod.rs: "A NaN or infinite value in a field a sum, a
 // min or a max reads is [`Error::InvalidValue`], before anything is written (the computed value
-// would keep it for good)". In the caller's transaction, `Computing::update` of a summed field
+// would keep it for good)". In the caller's transaction, `ModelCollection::update` of a summed field
 // to NaN returns `InvalidValue` and leaves the transaction open, but its `findAndModify` was
 // sent and is not undone: the commit stores the NaN in the source, and the sum no longer
 // matches its sources.
@@ -2860,7 +2863,7 @@ async fn a_nan_refused_in_the_callers_transaction_is_never_committed() {
         ),
     ] {
         let tx = Transaction::start(&db).await.expect("a transaction");
-        let e = Book::computing(&db)
+        let e = Book::collection(&db)
             .in_transaction(&tx)
             .update("b1", update.clone())
             .await

@@ -4,7 +4,7 @@
 //! *and* reached through another pattern's handle:
 //!
 //! - a subset's full item ([`RefusalBook`], pushed by `Subset::push`, also written by
-//!   `Computing`), summed and counted per owner;
+//!   the model handle), summed and counted per owner;
 //! - a tree holder ([`RefusalGadget`], inserted by `Holders::insert`), summed per owner;
 //! - a `#[versioned]` model ([`RefusalContract`], `ModelCollection::insert`/`save`/`update`);
 //! - a polymorphic variant ([`RefusalPaymentCard`], `VariantCollection::insert`/`update_one`);
@@ -22,9 +22,10 @@
 //! clean.
 //!
 //! One FINDING (`full_items_written_through_computing_are_held_to_the_item_rules`, ignored):
-//! a subset's full item written through `Computing` is not held to the item rules the crate
+//! a subset's full item written through the model handle is not held to the item rules the crate
 //! docs hold every full item to.
 
+use pattern_runtime::At;
 use std::fmt::Debug;
 use std::future::IntoFuture;
 
@@ -735,20 +736,20 @@ async fn subset_push_refuses_dollar_and_dotted_keys_in_items_and_set() {
 
 /// The crate docs: "A single value (an item, a document, an update) over 16 MiB is refused
 /// before it is sent ([`Error::DocumentTooLarge`])"; `Subset::push`: "when the item, or the
-/// parent with it, is over 16 MiB (nothing is written)"; `Computing::insert`:
+/// parent with it, is over 16 MiB (nothing is written)"; `ModelCollection::insert`:
 /// "[`Error::DocumentTooLarge`] over 16 MiB ... nothing is written then".
 #[tokio::test]
 async fn values_over_16_mib_are_refused_before_they_are_sent() {
     let db = setup("newcomer_refusals_16mib").await;
     let huge = over_16_mib();
     let shelf = RefusalShelf::recent_subset(&db);
-    let books = RefusalBook::computing(&db);
-    let parts = RefusalPart::references(&db);
+    let books = RefusalBook::collection(&db);
+    let parts = RefusalPart::collection(&db);
     books
         .insert(&book("b0", owner_id("o1"), 5.0, 0, doc! {}))
         .await
         .unwrap();
-    RefusalPart::computing(&db)
+    RefusalPart::collection(&db)
         .insert(&RefusalPart {
             id: "p1".into(),
             title: "bolt".into(),
@@ -777,7 +778,7 @@ async fn values_over_16_mib_are_refused_before_they_are_sent() {
     .await;
     refused_outside(
         &db,
-        "Computing::insert of a book over 16 MiB",
+        "ModelCollection::insert of a book over 16 MiB",
         books.insert(&big_book()),
         too_large,
         Sent::NoWrite,
@@ -785,7 +786,7 @@ async fn values_over_16_mib_are_refused_before_they_are_sent() {
     .await;
     refused_outside(
         &db,
-        "Computing::update whose $set is over 16 MiB",
+        "ModelCollection::update whose $set is over 16 MiB",
         books.update("b0", doc! { "$set": { "extra": { "blob": huge.clone() } } }),
         too_large,
         Sent::NoWrite,
@@ -853,7 +854,7 @@ async fn values_over_16_mib_are_refused_before_they_are_sent() {
     refused_inside(
         &db,
         &tx,
-        "Computing::insert over 16 MiB, in a transaction",
+        "ModelCollection::insert over 16 MiB, in a transaction",
         books.in_transaction(&tx).insert(&big_book()),
         too_large,
         Sent::NoWrite,
@@ -1032,7 +1033,7 @@ async fn versioned_writes_refuse_hostile_sources() {
         refused_outside(
             &db,
             &format!("versioned save of {bad}"),
-            contracts.save(&mut changed),
+            contracts.replace(&mut changed),
             invalid_value,
             Sent::Nothing,
         )
@@ -1040,7 +1041,7 @@ async fn versioned_writes_refuse_hostile_sources() {
         refused_outside(
             &db,
             &format!("versioned update $set {bad}"),
-            contracts.update("c1", 1, doc! { "$set": { "amount": bad } }),
+            contracts.update(At("c1", 1), doc! { "$set": { "amount": bad } }),
             invalid_value,
             Sent::Nothing,
         )
@@ -1052,7 +1053,7 @@ async fn versioned_writes_refuse_hostile_sources() {
         refused_outside(
             &db,
             &format!("versioned save with {what} as owner"),
-            contracts.save(&mut changed),
+            contracts.replace(&mut changed),
             invalid_value,
             Sent::Nothing,
         )
@@ -1060,7 +1061,7 @@ async fn versioned_writes_refuse_hostile_sources() {
         refused_outside(
             &db,
             &format!("versioned update $set owner to {what}"),
-            contracts.update("c1", 1, doc! { "$set": { "owner": by } }),
+            contracts.update(At("c1", 1), doc! { "$set": { "owner": by } }),
             invalid_value,
             Sent::Nothing,
         )
@@ -1070,7 +1071,7 @@ async fn versioned_writes_refuse_hostile_sources() {
         refused_outside(
             &db,
             &format!("versioned update whose $set value holds {what}"),
-            contracts.update("c1", 1, doc! { "$set": { "extra": extra } }),
+            contracts.update(At("c1", 1), doc! { "$set": { "extra": extra } }),
             invalid_value,
             Sent::Nothing,
         )
@@ -1081,7 +1082,7 @@ async fn versioned_writes_refuse_hostile_sources() {
     refused_outside(
         &db,
         "versioned save over 16 MiB",
-        contracts.save(&mut big),
+        contracts.replace(&mut big),
         too_large,
         Sent::NoWrite,
     )
@@ -1097,7 +1098,7 @@ async fn versioned_writes_refuse_hostile_sources() {
         &db,
         &tx,
         "versioned save of NaN, in a transaction",
-        bound.save(&mut changed),
+        bound.replace(&mut changed),
         invalid_value,
         Sent::Nothing,
     )
@@ -1106,7 +1107,7 @@ async fn versioned_writes_refuse_hostile_sources() {
         &db,
         &tx,
         "versioned update $set owner to a regex, in a transaction",
-        bound.update("c1", 1, doc! { "$set": { "owner": regex("o") } }),
+        bound.update(At("c1", 1), doc! { "$set": { "owner": regex("o") } }),
         invalid_value,
         Sent::Nothing,
     )
@@ -1115,14 +1116,14 @@ async fn versioned_writes_refuse_hostile_sources() {
         &db,
         &tx,
         "versioned update $set extra with a `$` key, in a transaction",
-        bound.update("c1", 1, doc! { "$set": { "extra": { "$gt": 1 } } }),
+        bound.update(At("c1", 1), doc! { "$set": { "extra": { "$gt": 1 } } }),
         invalid_value,
         Sent::Nothing,
     )
     .await;
     let mut c1_again = c1.clone();
     c1_again.amount = 11.0;
-    assert_eq!(bound.save(&mut c1_again).await.unwrap(), 2);
+    assert_eq!(bound.replace(&mut c1_again).await.unwrap().version, Some(2));
     tx.commit().await.unwrap();
 
     let stored = docs(&db, "nrr_contracts").await;
@@ -1160,7 +1161,7 @@ async fn variant_writes_refuse_hostile_sources() {
         refused_outside(
             &db,
             &format!("variant update_one $set {bad}"),
-            cards.update_one(doc! { "_id": "p1" }, doc! { "$set": { "amount": bad } }),
+            cards.update("p1", doc! { "$set": { "amount": bad } }),
             invalid_value,
             Sent::Nothing,
         )
@@ -1178,7 +1179,7 @@ async fn variant_writes_refuse_hostile_sources() {
         refused_outside(
             &db,
             &format!("variant update_one $set owner to {what}"),
-            cards.update_one(doc! { "_id": "p1" }, doc! { "$set": { "owner": by } }),
+            cards.update("p1", doc! { "$set": { "owner": by } }),
             invalid_value,
             Sent::Nothing,
         )
@@ -1188,7 +1189,7 @@ async fn variant_writes_refuse_hostile_sources() {
         refused_outside(
             &db,
             &format!("variant update_one whose $set value holds {what}"),
-            cards.update_one(doc! { "_id": "p1" }, doc! { "$set": { "last4": nested } }),
+            cards.update("p1", doc! { "$set": { "last4": nested } }),
             invalid_value,
             Sent::Nothing,
         )
@@ -1214,16 +1215,13 @@ async fn variant_writes_refuse_hostile_sources() {
         &db,
         &tx,
         "variant update_one $set owner to an operator, in a transaction",
-        bound.update_one(
-            doc! { "_id": "p1" },
-            doc! { "$set": { "owner": { "$exists": true } } },
-        ),
+        bound.update("p1", doc! { "$set": { "owner": { "$exists": true } } }),
         invalid_value,
         Sent::Nothing,
     )
     .await;
     bound
-        .update_one(doc! { "_id": "p1" }, doc! { "$set": { "amount": 4.0 } })
+        .update("p1", doc! { "$set": { "amount": 4.0 } })
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -1246,7 +1244,7 @@ async fn references_update_refuses_hostile_set_values() {
         owner: owner_id("o1"),
         weight: 1.5,
     };
-    RefusalPart::computing(&db).insert(&part).await.unwrap();
+    RefusalPart::collection(&db).insert(&part).await.unwrap();
     RefusalBin::collection(&db)
         .raw()
         .insert_one(RefusalBin {
@@ -1255,13 +1253,13 @@ async fn references_update_refuses_hostile_set_values() {
         })
         .await
         .unwrap();
-    let parts = RefusalPart::references(&db);
+    let parts = RefusalPart::collection(&db);
 
     for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
         refused_outside(
             &db,
             &format!("References::update $set weight {bad}"),
-            parts.update("p1", doc! { "$set": { "weight": bad } }),
+            RefusalPart::collection(&db).update("p1", doc! { "$set": { "weight": bad } }),
             invalid_value,
             Sent::Nothing,
         )
@@ -1271,7 +1269,7 @@ async fn references_update_refuses_hostile_set_values() {
         refused_outside(
             &db,
             &format!("References::update $set owner to {what}"),
-            parts.update("p1", doc! { "$set": { "owner": by } }),
+            RefusalPart::collection(&db).update("p1", doc! { "$set": { "owner": by } }),
             invalid_value,
             Sent::Nothing,
         )
@@ -1281,7 +1279,7 @@ async fn references_update_refuses_hostile_set_values() {
         refused_outside(
             &db,
             &format!("References::update $set title holding {what}"),
-            parts.update("p1", doc! { "$set": { "title": nested } }),
+            RefusalPart::collection(&db).update("p1", doc! { "$set": { "title": nested } }),
             invalid_value,
             Sent::Nothing,
         )
@@ -1335,7 +1333,7 @@ async fn references_update_refuses_hostile_set_values() {
 #[tokio::test]
 async fn computing_writes_refuse_hostile_values_before_sending() {
     let db = setup("newcomer_refusals_computing").await;
-    let books = RefusalBook::computing(&db);
+    let books = RefusalBook::collection(&db);
     books
         .insert(&book("b0", owner_id("o1"), 5.0, 0, doc! {}))
         .await
@@ -1344,7 +1342,7 @@ async fn computing_writes_refuse_hostile_values_before_sending() {
     for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
         refused_outside(
             &db,
-            &format!("Computing::insert of {bad}"),
+            &format!("ModelCollection::insert of {bad}"),
             books.insert(&book("bad", owner_id("o1"), bad, 1, doc! {})),
             invalid_value,
             Sent::Nothing,
@@ -1352,7 +1350,7 @@ async fn computing_writes_refuse_hostile_values_before_sending() {
         .await;
         refused_outside(
             &db,
-            &format!("Computing::replace with {bad}"),
+            &format!("ModelCollection::replace with {bad}"),
             books.replace(&book("b0", owner_id("o1"), bad, 0, doc! {})),
             invalid_value,
             Sent::Nothing,
@@ -1360,7 +1358,7 @@ async fn computing_writes_refuse_hostile_values_before_sending() {
         .await;
         refused_outside(
             &db,
-            &format!("Computing::update $set {bad}"),
+            &format!("ModelCollection::update $set {bad}"),
             books.update("b0", doc! { "$set": { "price": bad } }),
             invalid_value,
             Sent::Nothing,
@@ -1370,7 +1368,7 @@ async fn computing_writes_refuse_hostile_values_before_sending() {
     for (what, by) in hostile_by_values() {
         refused_outside(
             &db,
-            &format!("Computing::insert with {what} as owner"),
+            &format!("ModelCollection::insert with {what} as owner"),
             books.insert(&book("bad", by.clone(), 1.0, 1, doc! {})),
             invalid_value,
             Sent::Nothing,
@@ -1378,7 +1376,7 @@ async fn computing_writes_refuse_hostile_values_before_sending() {
         .await;
         refused_outside(
             &db,
-            &format!("Computing::replace with {what} as owner"),
+            &format!("ModelCollection::replace with {what} as owner"),
             books.replace(&book("b0", by.clone(), 5.0, 0, doc! {})),
             invalid_value,
             Sent::Nothing,
@@ -1386,7 +1384,7 @@ async fn computing_writes_refuse_hostile_values_before_sending() {
         .await;
         refused_outside(
             &db,
-            &format!("Computing::update $set owner to {what}"),
+            &format!("ModelCollection::update $set owner to {what}"),
             books.update("b0", doc! { "$set": { "owner": by } }),
             invalid_value,
             Sent::Nothing,
@@ -1396,7 +1394,7 @@ async fn computing_writes_refuse_hostile_values_before_sending() {
     for (what, nested) in hostile_nested_documents() {
         refused_outside(
             &db,
-            &format!("Computing::update whose $set value holds {what}"),
+            &format!("ModelCollection::update whose $set value holds {what}"),
             books.update("b0", doc! { "$set": { "extra": nested } }),
             invalid_value,
             Sent::Nothing,
@@ -1405,7 +1403,7 @@ async fn computing_writes_refuse_hostile_values_before_sending() {
     }
     refused_outside(
         &db,
-        "Computing::update of a path with a `$` segment",
+        "ModelCollection::update of a path with a `$` segment",
         books.update("b0", doc! { "$set": { "extra.$bad": 1 } }),
         invalid_key,
         Sent::Nothing,
@@ -1421,7 +1419,7 @@ async fn computing_writes_refuse_hostile_values_before_sending() {
     refused_inside(
         &db,
         &tx,
-        "Computing::update $set NaN, in a transaction",
+        "ModelCollection::update $set NaN, in a transaction",
         bound.update("b0", doc! { "$set": { "price": f64::NAN } }),
         invalid_value,
         Sent::Nothing,
@@ -1430,7 +1428,7 @@ async fn computing_writes_refuse_hostile_values_before_sending() {
     refused_inside(
         &db,
         &tx,
-        "Computing::replace with an array as owner, in a transaction",
+        "ModelCollection::replace with an array as owner, in a transaction",
         bound.replace(&book(
             "b0",
             Bson::Array(vec![owner_id("o1")]),
@@ -1451,7 +1449,7 @@ async fn computing_writes_refuse_hostile_values_before_sending() {
     assert_eq!(ids(&db, "nrr_books").await, strs(&["b0", "b1"]));
     assert_eq!(owner_value(&db, "o1", "bookTotal").await, 6.0);
     assert_eq!(owner_value(&db, "o2", "bookTotal").await, 2.0);
-    // The books written through `Computing` are the subset's full items: the shelf followed.
+    // The books written through the model handle are the subset's full items: the shelf followed.
     assert_eq!(
         docs(&db, "nrr_shelves").await[0]
             .get_array("recent")
@@ -1474,7 +1472,7 @@ async fn computing_writes_refuse_hostile_values_before_sending() {
 #[tokio::test]
 async fn a_sum_overflowing_a_double_is_refused_after_the_write_and_ends_the_transaction() {
     let db = setup("newcomer_refusals_inc_nan").await;
-    let books = RefusalBook::computing(&db);
+    let books = RefusalBook::collection(&db);
     books
         .insert(&book("b0", owner_id("o1"), 5.0, 0, doc! {}))
         .await
@@ -1561,7 +1559,7 @@ async fn a_sum_overflowing_a_double_is_refused_after_the_write_and_ends_the_tran
         .await
         .unwrap();
     let err = bound
-        .update_one(doc! { "_id": "p1" }, doc! { "$mul": { "amount": 1e308 } })
+        .update("p1", doc! { "$mul": { "amount": 1e308 } })
         .await
         .unwrap_err();
     assert!(err.is_refused_input(), "variant $mul to infinity: {err:?}");
@@ -1572,7 +1570,7 @@ async fn a_sum_overflowing_a_double_is_refused_after_the_write_and_ends_the_tran
         "the ended transaction kept something"
     );
 
-    // And through `Computing` of a tree holder, after a holder inserted in the transaction.
+    // And through the model handle of a tree holder, after a holder inserted in the transaction.
     let tx = Transaction::start(&db).await.unwrap();
     RefusalAisle::tree(&db)
         .in_transaction(&tx)
@@ -1580,7 +1578,7 @@ async fn a_sum_overflowing_a_double_is_refused_after_the_write_and_ends_the_tran
         .insert(&gadget("g1", owner_id("o2"), 2.0))
         .await
         .unwrap();
-    let err = RefusalGadget::computing(&db)
+    let err = RefusalGadget::collection(&db)
         .in_transaction(&tx)
         .update("g0", doc! { "$mul": { "weight": 1e308 } })
         .await
@@ -1616,7 +1614,7 @@ async fn a_sum_overflowing_a_double_is_refused_after_the_write_and_ends_the_tran
 /// embedded form are held to the table above (the embedded form goes into `$push`)", the
 /// table refusing an item's "keys starting with `$` or holding `.` or NUL, nesting past
 /// [`MAX_VALUE_DEPTH`]" with [`Error::InvalidValue`], nothing sent. `Subset::push` refuses
-/// them, but `Computing::insert` and `Computing::replace` of the same full item return `Ok`:
+/// them, but `ModelCollection::insert` and `ModelCollection::replace` of the same full item return `Ok`:
 /// the book is stored with `{"$where": "1"}`, `{"a.b": 1}` or 52 levels of nesting, and the
 /// map of derived data's rebuild writes its embedded form into the shelf's `recent` array
 /// (`insert nrr_books`, `update nrr_owners`, `find`/`aggregate nrr_books`, `update
@@ -1624,7 +1622,7 @@ async fn a_sum_overflowing_a_double_is_refused_after_the_write_and_ends_the_tran
 #[tokio::test]
 async fn full_items_written_through_computing_are_held_to_the_item_rules() {
     let db = setup("newcomer_refusals_full_items").await;
-    let books = RefusalBook::computing(&db);
+    let books = RefusalBook::collection(&db);
     books
         .insert(&book("b0", owner_id("o1"), 5.0, 0, doc! {}))
         .await
@@ -1633,7 +1631,7 @@ async fn full_items_written_through_computing_are_held_to_the_item_rules() {
     for (what, extra) in hostile_nested_documents() {
         refused_outside(
             &db,
-            &format!("Computing::insert of a full item with {what}"),
+            &format!("ModelCollection::insert of a full item with {what}"),
             books.insert(&book("bad", owner_id("o1"), 1.0, 1, extra.clone())),
             invalid_value,
             Sent::Nothing,
@@ -1641,7 +1639,7 @@ async fn full_items_written_through_computing_are_held_to_the_item_rules() {
         .await;
         refused_outside(
             &db,
-            &format!("Computing::replace of a full item with {what}"),
+            &format!("ModelCollection::replace of a full item with {what}"),
             books.replace(&book("b0", owner_id("o1"), 5.0, 0, extra)),
             invalid_value,
             Sent::Nothing,
@@ -1658,7 +1656,7 @@ async fn full_items_written_through_computing_are_held_to_the_item_rules() {
     refused_inside(
         &db,
         &tx,
-        "Computing::insert of a full item with a `$` key, in a transaction",
+        "ModelCollection::insert of a full item with a `$` key, in a transaction",
         bound.insert(&book("bad", owner_id("o1"), 1.0, 2, doc! { "$where": "1" })),
         invalid_value,
         Sent::Nothing,

@@ -11,6 +11,7 @@
 //! not `InvalidValue`, through the versioned update, `References::replace` and
 //! `Tree::insert`) were fixed; their tests run.
 
+use pattern_runtime::At;
 use pattern_testkit::docs;
 use std::marker::PhantomData;
 
@@ -771,7 +772,7 @@ async fn string_source_stores_hostile_strings_literally_and_refuses_operator_val
             .await
             .unwrap();
     }
-    let articles = NtiArticle::computing(&db);
+    let articles = NtiArticle::collection(&db);
     articles.insert(&article(1, &a1, "t1")).await.unwrap();
     articles.insert(&article(2, &dollar, "t2")).await.unwrap();
     articles.insert(&article(3, &dotted, "t3")).await.unwrap();
@@ -801,7 +802,7 @@ async fn string_source_stores_hostile_strings_literally_and_refuses_operator_val
     let refs = NtiAuthor::references(&db);
     for (id, art) in [("a1", 1i64), ("$where", 2), ("a.b", 3), ("", 4)] {
         for s in odd_strings() {
-            let report = refs
+            let report = NtiAuthor::collection(&db)
                 .update(id, doc! { "$set": { "name": s.clone(), "bio": { "text": s.clone(), "k": "$name" } } })
                 .await
                 .unwrap_or_else(|e| panic!("update of {id:?} with {:?}: {e}", &s[..s.len().min(20)]));
@@ -825,10 +826,12 @@ async fn string_source_stores_hostile_strings_literally_and_refuses_operator_val
     }
     // An owned String and a &String name the same document.
     let owned = String::from("$where");
-    refs.update(&owned, doc! { "$set": { "name": "W" } })
+    NtiAuthor::collection(&db)
+        .update(&owned, doc! { "$set": { "name": "W" } })
         .await
         .unwrap();
-    refs.update(owned.clone(), doc! { "$set": { "name": "W2" } })
+    NtiAuthor::collection(&db)
+        .update(owned.clone(), doc! { "$set": { "name": "W2" } })
         .await
         .unwrap();
     assert_eq!(
@@ -857,11 +860,15 @@ async fn string_source_stores_hostile_strings_literally_and_refuses_operator_val
             );
             is_invalid_value(
                 &format!("References::update {shown}"),
-                refs.update("a1", update.clone()).await,
+                NtiAuthor::collection(&db)
+                    .update("a1", update.clone())
+                    .await,
             );
             is_invalid_value(
                 &format!("References::update of \"$where\" {shown}"),
-                refs.update("$where", update.clone()).await,
+                NtiAuthor::collection(&db)
+                    .update("$where", update.clone())
+                    .await,
             );
         }
         // The same through Computing (the article's fields).
@@ -872,7 +879,7 @@ async fn string_source_stores_hostile_strings_literally_and_refuses_operator_val
             doc! { "$setOnInsert": { "title": value.clone() } },
         ] {
             is_invalid_value(
-                &format!("Computing::update {what}"),
+                &format!("ModelCollection::update {what}"),
                 articles.update(1, update).await,
             );
         }
@@ -893,13 +900,16 @@ async fn string_source_stores_hostile_strings_literally_and_refuses_operator_val
         doc! { "$set": { "_id": "other" } },
         doc! { "$unset": { "_id": "" } },
     ] {
-        match refs.update("a1", update.clone()).await {
+        match NtiAuthor::collection(&db)
+            .update("a1", update.clone())
+            .await
+        {
             Err(Error::InvalidKey { .. }) => {}
             other => panic!("References::update {update}: {other:?}"),
         }
         match articles.update(1, update.clone()).await {
             Err(Error::InvalidKey { .. }) => {}
-            other => panic!("Computing::update {update}: {other:?}"),
+            other => panic!("ModelCollection::update {update}: {other:?}"),
         }
     }
     // A `$rename` onto `_id` or a `$` path: refused one way or another, nothing written.
@@ -908,12 +918,18 @@ async fn string_source_stores_hostile_strings_literally_and_refuses_operator_val
         doc! { "$rename": { "name": "$where" } },
     ] {
         assert!(
-            refs.update("a1", update.clone()).await.is_err(),
+            NtiAuthor::collection(&db)
+                .update("a1", update.clone())
+                .await
+                .is_err(),
             "{update} accepted"
         );
     }
     // The kept fields: a computed count, through References.
-    match refs.update("a1", doc! { "$set": { "articles": 99 } }).await {
+    match NtiAuthor::collection(&db)
+        .update("a1", doc! { "$set": { "articles": 99 } })
+        .await
+    {
         Err(Error::InvalidKey { .. }) => {}
         other => panic!("update of the computed count: {other:?}"),
     }
@@ -942,7 +958,7 @@ async fn string_source_stores_hostile_strings_literally_and_refuses_operator_val
     }
     assert_eq!(everything(&db).await, before);
     // Missing documents.
-    match refs
+    match NtiAuthor::collection(&db)
         .update("$exists", doc! { "$set": { "name": "x" } })
         .await
     {
@@ -1470,13 +1486,12 @@ async fn versioned_page_with_i32_id_checks_set_values() {
     // A literal id, `$`-looking strings stored as given and copied.
     let v = pages
         .update(
-            3,
-            1,
+            At(3, 1),
             doc! { "$set": { "title": "$where", "body": "$$ROOT" } },
         )
         .await
         .unwrap();
-    assert_eq!(v, 2);
+    assert_eq!(v.version, Some(2));
     let stored = one(&db, "nti_pages", 3).await;
     assert_eq!(stored.get_str("title").unwrap(), "$where");
     assert_eq!(stored.get_str("body").unwrap(), "$$ROOT");
@@ -1495,7 +1510,7 @@ async fn versioned_page_with_i32_id_checks_set_values() {
         ] {
             is_invalid_value(
                 &format!("versioned update {what}"),
-                pages.update(3, 2, update).await,
+                pages.update(At(3, 2), update).await,
             );
         }
         assert_eq!(
@@ -1511,13 +1526,16 @@ async fn versioned_page_with_i32_id_checks_set_values() {
         doc! { "$set": { "_id": 4 } },
     ] {
         assert!(
-            pages.update(3, 2, update.clone()).await.is_err(),
+            pages.update(At(3, 2), update.clone()).await.is_err(),
             "{update} accepted"
         );
         assert_eq!(everything(&db).await, before, "{update} wrote");
     }
     // Stale version, missing document.
-    match pages.update(3, 1, doc! { "$set": { "title": "x" } }).await {
+    match pages
+        .update(At(3, 1), doc! { "$set": { "title": "x" } })
+        .await
+    {
         Err(Error::VersionConflict {
             expected: 1,
             found: 2,
@@ -1525,7 +1543,10 @@ async fn versioned_page_with_i32_id_checks_set_values() {
         }) => {}
         other => panic!("stale update: {other:?}"),
     }
-    match pages.update(4, 1, doc! { "$set": { "title": "x" } }).await {
+    match pages
+        .update(At(4, 1), doc! { "$set": { "title": "x" } })
+        .await
+    {
         Err(Error::NotFound { .. }) => {}
         other => panic!("update of a missing page: {other:?}"),
     }
@@ -1769,7 +1790,7 @@ async fn a_versioned_value_with_a_nul_key_is_invalid_value() {
     ] {
         is_invalid_value(
             &format!("versioned update {update:?}"),
-            pages.update(9, 1, update).await,
+            pages.update(At(9, 1), update).await,
         );
     }
     assert_eq!(everything(&db).await, before);
@@ -1785,7 +1806,10 @@ async fn a_versioned_value_with_a_nul_key_is_invalid_value() {
         pages.insert(&mut fresh).await,
     );
     page.body = Bson::Document(doc! { "k\0": 1 });
-    is_invalid_value("versioned save with a NUL key", pages.save(&mut page).await);
+    is_invalid_value(
+        "versioned save with a NUL key",
+        pages.replace(&mut page).await,
+    );
     assert_eq!(everything(&db).await, before);
 }
 
@@ -1811,11 +1835,10 @@ async fn whole_document_writes_store_literally_or_refuse_operator_shaped_values(
         .insert_one(&a1)
         .await
         .unwrap();
-    NtiArticle::computing(&db)
+    NtiArticle::collection(&db)
         .insert(&article(1, &a1, "t"))
         .await
         .unwrap();
-    let refs = NtiAuthor::references(&db);
 
     let mut next_page = 100;
     for (what, value) in hostile_values() {
@@ -1828,7 +1851,7 @@ async fn whole_document_writes_store_literally_or_refuse_operator_shaped_values(
             body: value.clone(),
             ..pages.revision(1, page.version).await.unwrap()
         };
-        match pages.save(&mut changed).await {
+        match pages.replace(&mut changed).await {
             Ok(_) => {
                 assert_eq!(
                     one(&db, "nti_pages", 1).await.get("body"),
@@ -1852,7 +1875,7 @@ async fn whole_document_writes_store_literally_or_refuse_operator_shaped_values(
             body: value.clone(),
         };
         match pages.insert(&mut fresh).await {
-            Ok(()) => assert_eq!(
+            Ok(_) => assert_eq!(
                 one(&db, "nti_pages", next_page).await.get("body"),
                 Some(&value),
                 "insert {what}"
@@ -1869,7 +1892,7 @@ async fn whole_document_writes_store_literally_or_refuse_operator_shaped_values(
             articles: 1, // as stored: the count is the computed pattern's
             ..author("a1")
         };
-        match refs.replace(&replaced).await {
+        match NtiAuthor::collection(&db).replace(&replaced).await {
             Ok(_) => {
                 assert_eq!(
                     one(&db, "nti_authors", "a1").await.get("bio"),
@@ -1915,13 +1938,13 @@ async fn versioned_insert_past_max_depth_is_refused_or_stays_writable() {
             return;
         }
         Err(other) => panic!("versioned insert past the depth: {other:?}"),
-        Ok(()) => {}
+        Ok(_) => {}
     }
     let v = pages
-        .update(999, 1, doc! { "$set": { "title": "still writable" } })
+        .update(At(999, 1), doc! { "$set": { "title": "still writable" } })
         .await
         .expect("a page accepted by insert can no longer be updated");
-    assert_eq!(v, 2);
+    assert_eq!(v.version, Some(2));
     let history = pages
         .history(999)
         .await
@@ -1944,7 +1967,7 @@ async fn a_replaced_source_with_a_nul_key_is_invalid_value() {
         .insert_one(&a1)
         .await
         .unwrap();
-    NtiArticle::computing(&db)
+    NtiArticle::collection(&db)
         .insert(&article(1, &a1, "t"))
         .await
         .unwrap();
@@ -1956,7 +1979,7 @@ async fn a_replaced_source_with_a_nul_key_is_invalid_value() {
     };
     is_invalid_value(
         "References::replace with a NUL key",
-        NtiAuthor::references(&db).replace(&replaced).await,
+        NtiAuthor::collection(&db).replace(&replaced).await,
     );
     assert_eq!(everything(&db).await, before);
 }

@@ -227,7 +227,7 @@ async fn rep_setup(db: &TestDb) -> RSeller {
     tree.insert(&rcat(1, "root", None)).await.unwrap();
     tree.insert(&rcat(2, "$x", Some("root"))).await.unwrap();
     tree.insert(&rcat(3, "a.b", Some("$x"))).await.unwrap();
-    RSale::computing(db)
+    RSale::collection(db)
         .insert(&rsale(1, "s1", 10, None))
         .await
         .unwrap();
@@ -271,7 +271,6 @@ async fn rep_setup(db: &TestDb) -> RSeller {
 async fn rep_references_replace_refuses_each_kept_field_with_nothing_written() {
     let db = synced("nw3_rep_refuse", "nw3_rep").await;
     let stored = rep_setup(&db).await;
-    let refs = RSeller::references(&db);
     let before = snapshot(&db, &REP).await;
 
     let mut cases: Vec<(&str, RSeller)> = Vec::new();
@@ -310,7 +309,7 @@ async fn rep_references_replace_refuses_each_kept_field_with_nothing_written() {
         s.name = "changed".into();
     }
     for (what, s) in &cases {
-        match refs.replace(s).await {
+        match RSeller::collection(&db).replace(s).await {
             Err(Error::InvalidKey { .. }) => {}
             other => panic!("{what}: expected InvalidKey, got {other:?}"),
         }
@@ -331,7 +330,7 @@ async fn rep_references_replace_accepts_new_attribute_array_and_hostile_strings(
     let mut huge = stored.clone();
     huge.name = "x".repeat(17 * 1024 * 1024);
     let before = snapshot(&db, &REP).await;
-    match RSeller::references(&db).replace(&huge).await {
+    match RSeller::collection(&db).replace(&huge).await {
         Err(Error::DocumentTooLarge { .. }) => {}
         other => panic!("over 16 MiB: {:?}", other.map(|_| ())),
     }
@@ -353,7 +352,7 @@ async fn rep_references_replace_accepts_new_attribute_array_and_hostile_strings(
     let before = snapshot(&db, &REP).await;
     assert!(
         matches!(
-            RSeller::references(&db).replace(&s).await,
+            RSeller::collection(&db).replace(&s).await,
             Err(Error::InvalidKey { .. })
         ),
         "an attribute key starting with $ must be refused"
@@ -361,7 +360,7 @@ async fn rep_references_replace_accepts_new_attribute_array_and_hostile_strings(
     assert_eq!(snapshot(&db, &REP).await, before);
 
     s.specs.pop();
-    RSeller::references(&db).replace(&s).await.unwrap();
+    RSeller::collection(&db).replace(&s).await.unwrap();
     let back = one(&db, "nw3_rep_sellers", "s1").await;
     assert_eq!(back.get_str("name").unwrap(), long);
     let specs = back.get_array("specs").unwrap();
@@ -425,7 +424,7 @@ async fn rep_references_replace_accepts_new_attribute_array_and_hostile_strings(
 async fn rep_computing_replace_refuses_holder_node_and_path_accepts_same_node() {
     let db = synced("nw3_rep_holder", "nw3_rep").await;
     rep_setup(&db).await;
-    let sales = RSale::computing(&db);
+    let sales = RSale::collection(&db);
     let stored: RSale =
         bson::deserialize_from_document(one(&db, "nw3_rep_sales", 2).await).unwrap();
     let before = snapshot(&db, &REP).await;
@@ -497,7 +496,7 @@ async fn rep_computing_replace_refuses_holder_node_and_path_accepts_same_node() 
 async fn rep_sum_leaving_i64_or_not_finite_is_invalid_value_with_nothing_written() {
     let db = synced("nw3_rep_overflow", "nw3_rep").await;
     rep_setup(&db).await;
-    let sales = RSale::computing(&db);
+    let sales = RSale::collection(&db);
     let holders = RCat::tree(&db).holders::<RSale>();
     let before = snapshot(&db, &REP).await;
 
@@ -508,7 +507,10 @@ async fn rep_sum_leaving_i64_or_not_finite_is_invalid_value_with_nothing_written
     // total is 30: one more i64::MAX passes the range.
     invalid(
         "insert",
-        sales.insert(&rsale(10, "s1", i64::MAX, None)).await,
+        sales
+            .insert(&rsale(10, "s1", i64::MAX, None))
+            .await
+            .map(drop),
     );
     invalid(
         "holder insert",
@@ -520,27 +522,32 @@ async fn rep_sum_leaving_i64_or_not_finite_is_invalid_value_with_nothing_written
         "update $inc",
         sales
             .update(1, doc! { "$inc": { "amount": i64::MAX - 15 } })
-            .await,
+            .await
+            .map(drop),
     );
     invalid(
         "update $set",
         sales
             .update(1, doc! { "$set": { "amount": i64::MAX } })
-            .await,
+            .await
+            .map(drop),
     );
     let mut r = rsale(1, "s1", i64::MAX, None);
     r.tip = 0.5;
-    invalid("replace", sales.replace(&r).await);
+    invalid("replace", sales.replace(&r).await.map(drop));
     // A float sum refuses NaN and the infinities.
     let mut r = rsale(13, "s1", 1, None);
     r.tip = f64::NAN;
-    invalid("NaN tip", sales.insert(&r).await);
+    invalid("NaN tip", sales.insert(&r).await.map(drop));
     let mut r = rsale(14, "s1", 1, None);
     r.tip = f64::INFINITY;
-    invalid("infinite tip", sales.insert(&r).await);
+    invalid("infinite tip", sales.insert(&r).await.map(drop));
     invalid(
         "NaN tip update",
-        sales.update(1, doc! { "$set": { "tip": f64::NAN } }).await,
+        sales
+            .update(1, doc! { "$set": { "tip": f64::NAN } })
+            .await
+            .map(drop),
     );
     assert_eq!(snapshot(&db, &REP).await, before);
 
@@ -566,13 +573,14 @@ async fn rep_sum_leaving_i64_or_not_finite_is_invalid_value_with_nothing_written
     let before = snapshot(&db, &REP).await;
     invalid(
         "insert below",
-        sales.insert(&rsale(17, "s1", -31, None)).await,
+        sales.insert(&rsale(17, "s1", -31, None)).await.map(drop),
     );
     invalid(
         "update below",
         sales
             .update(1, doc! { "$set": { "amount": -21_i64 } })
-            .await,
+            .await
+            .map(drop),
     );
     assert_eq!(snapshot(&db, &REP).await, before);
     clean("computed", RSeller::computed(&db).check().await.unwrap());
@@ -583,14 +591,13 @@ async fn rep_hostile_keys_and_values_refused_with_nothing_written() {
     let db = synced("nw3_rep_ids", "nw3_rep").await;
     rep_setup(&db).await;
     let before = snapshot(&db, &REP).await;
-    let sales = RSale::computing(&db);
-    let refs = RSeller::references(&db);
+    let sales = RSale::collection(&db);
     let notes = RSeller::notes_outlier(&db);
     let specs = RSeller::specs_attribute(&db);
 
     // An operator document or a regex as an id does not compile: these models' ids are typed
     // (`tests/ui/ids`); a `Bson` id is checked at run time (`tests/integration/hostile.rs`).
-    // `Computing::update` setting the computed `by` to an operator document.
+    // `ModelCollection::update` setting the computed `by` to an operator document.
     assert!(
         matches!(
             sales
@@ -612,7 +619,7 @@ async fn rep_hostile_keys_and_values_refused_with_nothing_written() {
     ] {
         assert!(
             matches!(
-                refs.update("s1", update.clone()).await,
+                RSeller::collection(&db).update("s1", update.clone()).await,
                 Err(Error::InvalidKey { .. })
             ),
             "References::update {update}"
@@ -799,7 +806,7 @@ async fn cas_cascade_deleting_an_owner_nulls_its_optional_children() {
         .insert(&cagent("ag1", Some("x"), Some("sq")))
         .await
         .unwrap();
-    CAgent::computing(&db)
+    CAgent::collection(&db)
         .insert(&cagent("ag2", None, None))
         .await
         .unwrap();
@@ -899,7 +906,7 @@ async fn cas_cascade_refused_while_required_children_name_the_owner() {
         })
         .await
         .unwrap();
-    CBadge::computing(&db)
+    CBadge::collection(&db)
         .insert(&CBadge {
             id: "b1".into(),
             label: "$label".into(),
@@ -928,7 +935,7 @@ async fn cas_cascade_refused_while_required_children_name_the_owner() {
     assert!(refused.is_err(), "deleted: {refused:?}");
     assert_eq!(snapshot(&db, &CAS).await, before);
     // Deleting the badge first lets the cascade through.
-    CBadge::computing(&db).delete("b1").await.unwrap();
+    CBadge::collection(&db).delete("b1").await.unwrap();
     assert!(one(&db, "nw3_cas_teams", "t1")
         .await
         .get_array("badges")
@@ -1339,7 +1346,7 @@ async fn can_cancel_finds_the_holder_copy_by_id_after_a_rename_and_an_attribute_
     );
 
     // Rename, and an attribute set: both copied into the seat.
-    NGuest::references(&db)
+    NGuest::collection(&db)
         .update(1, doc! { "$set": { "name": "$set" } })
         .await
         .unwrap();
@@ -1513,7 +1520,7 @@ async fn fix_bloggers(db: &TestDb) {
         }))
         .await
         .unwrap();
-    let bloggers = FBlogger::computing(db);
+    let bloggers = FBlogger::collection(db);
     for (id, agency) in [
         ("b1", "$ag1"),
         ("b2", "$ag1"),
@@ -1713,7 +1720,7 @@ async fn fix_shops(db: &TestDb) {
         }))
         .await
         .unwrap();
-    let shops = FShop::computing(db);
+    let shops = FShop::collection(db);
     for (id, mall) in [("$s1", "m.1"), ("s2", "m.1"), ("s3", "$m2")] {
         shops
             .insert(&FShop {
@@ -1991,14 +1998,15 @@ async fn tx_duplicate_key_in_a_caller_transaction_ends_it_and_keeps_nothing() {
     rep_setup(&db).await;
     let before = snapshot(&db, &REP).await;
     let tx = Transaction::start(&db).await.unwrap();
-    let sales = RSale::computing(&db).in_transaction(&tx);
-    let refs = RSeller::references(&db).in_transaction(&tx);
+    let sales = RSale::collection(&db).in_transaction(&tx);
     let specs = RSeller::specs_attribute(&db).in_transaction(&tx);
     let notes = RSeller::notes_outlier(&db).in_transaction(&tx);
     let tree = RCat::tree(&db).in_transaction(&tx);
 
     sales.insert(&rsale(3, "s1", 5, None)).await.unwrap();
-    refs.update("s1", doc! { "$set": { "name": "in tx" } })
+    RSeller::collection(&db)
+        .in_transaction(&tx)
+        .update("s1", doc! { "$set": { "name": "in tx" } })
         .await
         .unwrap();
     specs.set("s1", &spec("size", "$xl")).await.unwrap();
@@ -2137,7 +2145,6 @@ async fn node_setup(db: &TestDb) -> Vec<NNode> {
 async fn node_references_replace_of_a_tree_node_refuses_its_kept_fields() {
     let db = synced("nw3_node_replace", "nw3_node").await;
     let nodes = node_setup(&db).await;
-    let refs = NNode::references(&db);
     let before = snapshot(&db, &NODE).await;
     let stored = nodes[1].clone();
     let mut cases = Vec::new();
@@ -2160,7 +2167,7 @@ async fn node_references_replace_of_a_tree_node_refuses_its_kept_fields() {
     cases.push(("computed count", n));
     for (what, mut n) in cases {
         n.label = "changed".into();
-        match refs.replace(&n).await {
+        match NNode::collection(&db).replace(&n).await {
             Err(Error::InvalidKey { .. }) => {}
             other => panic!("{what}: {other:?}"),
         }
@@ -2171,7 +2178,7 @@ async fn node_references_replace_of_a_tree_node_refuses_its_kept_fields() {
     // costs nothing more". Either way: done with the copies, or refused with nothing written.
     let mut n = stored.clone();
     n.label = "$new label".into();
-    match refs.replace(&n).await {
+    match NNode::collection(&db).replace(&n).await {
         Ok(_) => {
             assert_eq!(
                 one(&db, "nw3_node_leaves", 1)
@@ -2195,7 +2202,7 @@ async fn node_references_replace_of_a_tree_node_refuses_its_kept_fields() {
 async fn node_computing_writes_of_holders_refuse_kept_fields_and_rename_follows() {
     let db = synced("nw3_node_computing", "nw3_node").await;
     let nodes = node_setup(&db).await;
-    let leaves = NLeaf::computing(&db);
+    let leaves = NLeaf::collection(&db);
     let before = snapshot(&db, &NODE).await;
     // A holder inserted in a node through Computing: refused (Holders computes the path).
     let leaf = NLeaf {
@@ -2278,7 +2285,7 @@ async fn cas_whole_document_writes_refuse_two_way_sides_and_counts() {
         .insert(&csquad("sq2", "x"))
         .await
         .unwrap();
-    let agents = CAgent::computing(&db);
+    let agents = CAgent::collection(&db);
     agents
         .insert(&cagent("ag", None, Some("sq")))
         .await
@@ -2308,7 +2315,7 @@ async fn cas_whole_document_writes_refuse_two_way_sides_and_counts() {
         other => panic!("two-way side in an update: {other:?}"),
     }
     // The owner's array and count in a replace.
-    let squads = CSquad::computing(&db);
+    let squads = CSquad::collection(&db);
     let sq: CSquad =
         bson::deserialize_from_document(one(&db, "nw3_cas_squads", "sq").await).unwrap();
     let mut forged = sq.clone();
@@ -2366,9 +2373,8 @@ async fn tx_refusals_before_a_write_leave_the_caller_transaction_usable() {
     let db = synced("nw3_tx_refusals", "nw3_rep").await;
     rep_setup(&db).await;
     let tx = Transaction::start(&db).await.unwrap();
-    let sales = RSale::computing(&db).in_transaction(&tx);
+    let sales = RSale::collection(&db).in_transaction(&tx);
     let specs = RSeller::specs_attribute(&db).in_transaction(&tx);
-    let refs = RSeller::references(&db).in_transaction(&tx);
     sales.insert(&rsale(3, "s1", 5, None)).await.unwrap();
     // Refused before anything is sent: the transaction goes on.
     assert!(matches!(
@@ -2384,7 +2390,10 @@ async fn tx_refusals_before_a_write_leave_the_caller_transaction_usable() {
     ));
     assert_eq!(tx.ended(), None, "after the refusal above line {}", line!());
     assert!(matches!(
-        refs.update("s1", doc! { "$set": { "total": 1 } }).await,
+        RSeller::collection(&db)
+            .in_transaction(&tx)
+            .update("s1", doc! { "$set": { "total": 1 } })
+            .await,
         Err(Error::InvalidKey { .. })
     ));
     assert_eq!(tx.ended(), None, "after the refusal above line {}", line!());
@@ -2430,7 +2439,7 @@ async fn tx_missing_count_target_in_a_caller_transaction_writes_nothing_of_it() 
     rep_setup(&db).await;
     let before = snapshot(&db, &REP).await;
     let tx = Transaction::start(&db).await.unwrap();
-    let sales = RSale::computing(&db).in_transaction(&tx);
+    let sales = RSale::collection(&db).in_transaction(&tx);
     sales.insert(&rsale(3, "s1", 5, None)).await.unwrap();
     match sales.insert(&rsale(4, "$nobody", 5, None)).await {
         Err(Error::NotFound { .. }) => {}
@@ -2501,7 +2510,7 @@ async fn fix_deleting_an_outlier_through_computing_takes_its_overflow_and_its_su
         2,
         "b1's 3 overflowed posts in documents of capacity 2"
     );
-    FBlogger::computing(&db).delete("b1").await.unwrap();
+    FBlogger::collection(&db).delete("b1").await.unwrap();
     let left: Vec<_> = docs(&db, "nw3_fix_posts")
         .await
         .iter()
@@ -2536,7 +2545,7 @@ async fn tx_sum_overflow_in_a_caller_transaction_is_invalid_value_and_consistent
     rep_setup(&db).await;
     let before = snapshot(&db, &REP).await;
     let tx = Transaction::start(&db).await.unwrap();
-    let sales = RSale::computing(&db).in_transaction(&tx);
+    let sales = RSale::collection(&db).in_transaction(&tx);
     sales.insert(&rsale(3, "s1", 5, None)).await.unwrap();
     match sales.insert(&rsale(5, "s1", i64::MAX, None)).await {
         Err(Error::InvalidValue { .. }) => {}

@@ -9,18 +9,19 @@
 //!    operator-shaped document ids refused by a variant's insert;
 //! 3. an extended-reference source that is also a computed source, written through
 //!    `Customer::references(&db)`;
-//! 4. `Payment::computing(&db)` in a caller's transaction: aborted, ended by a refusal, committed;
+//! 4. `Payment::collection(&db)` in a caller's transaction: aborted, ended by a refusal, committed;
 //! 5. a versioned source with `#[extended_ref]` copies, checked and repaired;
-//! 6. document-shaped ids that look like operators, through `Computing`;
+//! 6. document-shaped ids that look like operators, through the model handle;
 //! 7. NaN, infinities and 64-bit overflow in computed sums;
 //! 8. a preallocated grid whose holder is counted per guest;
 //! 9. a tree whose keys read like operators and paths, moved and renamed.
 //!
 //! Written from the docs alone. Three of its tests found bugs, fixed since (each at a
-//! `// FOUND:` comment): a versioned `save` that read the document again, `Computing::insert`
+//! `// FOUND:` comment): a versioned `save` that read the document again, `ModelCollection::insert`
 //! of document ids every other operation refuses, and a float sum overflowing to infinity.
 
 use bson::{doc, oid::ObjectId, Bson, Document};
+use pattern_runtime::At;
 use pattern_runtime::{Error, Model, Transaction};
 use pattern_testkit::{test_db, test_db_unvalidated, TestDb};
 use serde::{Deserialize, Serialize};
@@ -175,7 +176,7 @@ async fn members_and_feeds(db: &TestDb, ids: &[&str]) {
     Feed::sync_indexes(db).await.unwrap();
     Activity::sync_indexes(db).await.unwrap();
     for id in ids {
-        Member::computing(db)
+        Member::collection(db)
             .insert(&Member {
                 id: id.to_string(),
                 name: format!("member {id}"),
@@ -183,7 +184,7 @@ async fn members_and_feeds(db: &TestDb, ids: &[&str]) {
             })
             .await
             .unwrap();
-        Feed::computing(db)
+        Feed::collection(db)
             .insert(&Feed {
                 id: id.to_string(),
                 recent: vec![],
@@ -301,37 +302,31 @@ async fn variant_writes_keep_member_count_and_feed_subset() {
     assert!(refused_value(&e), "{e:?}");
     // An update may not touch the tag, nor filter on it, nor store an operator.
     let e = comments
-        .update_one(doc! { "_id": "a1" }, doc! { "$set": { "type": "like" } })
+        .update("a1", doc! { "$set": { "type": "like" } })
         .await
         .unwrap_err();
     assert!(refused_key(&e), "{e:?}");
     let e = comments
-        .update_one(doc! { "type": "like" }, doc! { "$set": { "text": "y" } })
+        .update_many(doc! { "type": "like" }, doc! { "$set": { "text": "y" } })
         .await
         .unwrap_err();
     assert!(refused_key(&e), "{e:?}");
     let e = comments
-        .update_one(
-            doc! { "_id": "a1" },
+        .update(
+            "a1",
             doc! { "$set": { "meta": { "$where": "sleep(1000)" } } },
         )
         .await
         .unwrap_err();
     assert!(refused_value(&e), "{e:?}");
     let e = comments
-        .update_one(
-            doc! { "_id": "a1" },
-            doc! { "$set": { "meta": { "x.y": 1 } } },
-        )
+        .update("a1", doc! { "$set": { "meta": { "x.y": 1 } } })
         .await
         .unwrap_err();
     assert!(refused_value(&e), "{e:?}");
     // Moving an activity to a member that does not exist.
     let e = comments
-        .update_one(
-            doc! { "_id": "a1" },
-            doc! { "$set": { "userId": "nobody" } },
-        )
+        .update("a1", doc! { "$set": { "userId": "nobody" } })
         .await
         .unwrap_err();
     assert!(e.is_not_found(), "{e:?}");
@@ -340,11 +335,10 @@ async fn variant_writes_keep_member_count_and_feed_subset() {
     assert_eq!(snap(&db, "nwi_feeds").await, feeds_before);
 
     // Moving an activity between members moves the count and both feeds.
-    let moved = comments
-        .update_one(doc! { "_id": "a3" }, doc! { "$set": { "userId": "u2" } })
+    comments
+        .update("a3", doc! { "$set": { "userId": "u2" } })
         .await
         .unwrap();
-    assert_eq!(moved.modified_count, 1);
     assert_eq!(activity_count(&db, "u1").await, 2);
     assert_eq!(activity_count(&db, "u2").await, 1);
     let ids: Vec<_> = feed(&db, "u1")
@@ -399,7 +393,7 @@ async fn variant_round_trips_with_and_without_derived_data() {
     assert_eq!(sent(&db), [("find".into(), "nwi_notices".into())], "find 1");
 
     banners
-        .update_one(doc! { "_id": &banner_id }, doc! { "$inc": { "shown": 1 } })
+        .update(&banner_id, doc! { "$inc": { "shown": 1 } })
         .await
         .unwrap();
     assert_eq!(
@@ -531,7 +525,7 @@ async fn references_writes_move_counts_and_copies() {
         r.unwrap();
     }
     for r in ["r1", "r2"] {
-        Region::computing(&db)
+        Region::collection(&db)
             .insert(&Region {
                 id: r.into(),
                 customers: 0,
@@ -548,7 +542,7 @@ async fn references_writes_move_counts_and_copies() {
         notes: None,
     };
     sent(&db);
-    Customer::computing(&db).insert(&ada).await.unwrap();
+    Customer::collection(&db).insert(&ada).await.unwrap();
     // The page: computed `insert` 3. The new customer has no copies yet, but the copies'
     // `update` is sent all the same (4 commands), in the same transaction.
     let cmds = sent(&db);
@@ -566,7 +560,7 @@ async fn references_writes_move_counts_and_copies() {
     assert!(!cmds.iter().any(|(n, _)| n == "find"), "{cmds:?}");
     assert_eq!(region_count(&db, "r1").await, 1);
     for i in 1..=2 {
-        Invoice::computing(&db)
+        Invoice::collection(&db)
             .insert(&Invoice {
                 id: i,
                 customer: CustomerRef::from(&ada),
@@ -581,11 +575,10 @@ async fn references_writes_move_counts_and_copies() {
 
     // A copied field: the page's `update` 3 (findAndModify, one updateMany, the commit), even
     // though the model is also a computed source (the region count reads `regionId` only).
-    let report = customers
+    Customer::collection(&db)
         .update("c1", doc! { "$set": { "name": "$where" } })
         .await
         .unwrap();
-    assert_eq!(report.modified(), 2);
     let cmds = sent(&db);
     assert_eq!(
         cmds,
@@ -609,7 +602,7 @@ async fn references_writes_move_counts_and_copies() {
     sent(&db);
 
     // A field neither copied nor counted: the page's `update` (of a field not copied) 1.
-    customers
+    Customer::collection(&db)
         .update("c1", doc! { "$inc": { "loyalty": 5 } })
         .await
         .unwrap();
@@ -620,7 +613,7 @@ async fn references_writes_move_counts_and_copies() {
     );
 
     // The counted field: the region counts move, in one transaction.
-    customers
+    Customer::collection(&db)
         .update("c1", doc! { "$set": { "regionId": "r2" } })
         .await
         .unwrap();
@@ -641,7 +634,10 @@ async fn references_writes_move_counts_and_copies() {
         (doc! { "$set": { "notes": { "a.b": 1 } } }, "value"),
         (doc! { "$set": { "notes": { "$gt": "" } } }, "value"),
     ] {
-        let e = customers.update("c1", update.clone()).await.unwrap_err();
+        let e = Customer::collection(&db)
+            .update("c1", update.clone())
+            .await
+            .unwrap_err();
         match expected {
             "not found" => assert!(e.is_not_found(), "{update}: {e:?}"),
             "key" => assert!(refused_key(&e), "{update}: {e:?}"),
@@ -649,12 +645,12 @@ async fn references_writes_move_counts_and_copies() {
         }
     }
     // An id that reads like an operator is a literal id: nobody has it.
-    let e = customers
+    let e = Customer::collection(&db)
         .update(r#"{"$gt": ""}"#, doc! { "$set": { "name": "x" } })
         .await
         .unwrap_err();
     assert!(e.is_not_found(), "{e:?}");
-    let e = customers
+    let e = Customer::collection(&db)
         .update("$where", doc! { "$set": { "name": "x" } })
         .await
         .unwrap_err();
@@ -723,7 +719,7 @@ async fn computing_in_a_caller_transaction_aborted_ended_and_committed() {
     Wallet::sync_indexes(&db).await.unwrap();
     Payment::sync_indexes(&db).await.unwrap();
     for w in ["w1", "w2"] {
-        Wallet::computing(&db)
+        Wallet::collection(&db)
             .insert(&Wallet {
                 id: w.into(),
                 balance: 0.0,
@@ -738,7 +734,7 @@ async fn computing_in_a_caller_transaction_aborted_ended_and_committed() {
     // Aborted: nothing kept. An insert in the caller's transaction sends the page's `insert` 3
     // less the commit, which is the caller's.
     let tx = Transaction::start(&db).await.unwrap();
-    let payments = Payment::computing(&db).in_transaction(&tx);
+    let payments = Payment::collection(&db).in_transaction(&tx);
     payments.insert(&payment(1, "w1", 10.5)).await.unwrap();
     let cmds = sent(&db);
     assert_eq!(
@@ -747,7 +743,7 @@ async fn computing_in_a_caller_transaction_aborted_ended_and_committed() {
             ("insert".into(), "nwi_payments".into()),
             ("update".into(), "nwi_wallets".into()),
         ],
-        "Computing::insert in a caller's transaction"
+        "ModelCollection::insert in a caller's transaction"
     );
     payments.insert(&payment(2, "w2", 4.0)).await.unwrap();
     tx.abort().await.unwrap();
@@ -763,7 +759,7 @@ async fn computing_in_a_caller_transaction_aborted_ended_and_committed() {
     // A refusal before anything is written leaves the transaction usable; a missing target,
     // found by the count's write, ends it and nothing of it is kept.
     let tx = Transaction::start(&db).await.unwrap();
-    let payments = Payment::computing(&db).in_transaction(&tx);
+    let payments = Payment::collection(&db).in_transaction(&tx);
     payments.insert(&payment(1, "w1", 10.5)).await.unwrap();
     let e = payments
         .insert(&payment(2, "w1", f64::NAN))
@@ -787,7 +783,7 @@ async fn computing_in_a_caller_transaction_aborted_ended_and_committed() {
     // Committed: two payments, one moved to the other wallet, one amount changed, with the
     // references' handle of another model joined in the same transaction.
     let tx = Transaction::start(&db).await.unwrap();
-    let payments = Payment::computing(&db).in_transaction(&tx);
+    let payments = Payment::collection(&db).in_transaction(&tx);
     payments.insert(&payment(1, "w1", 10.5)).await.unwrap();
     payments.insert(&payment(2, "w1", 4.25)).await.unwrap();
     payments
@@ -809,7 +805,7 @@ async fn computing_in_a_caller_transaction_aborted_ended_and_committed() {
 
     // Outside a transaction, a field nothing computes from: the page's `update` 1.
     sent(&db);
-    Payment::computing(&db)
+    Payment::collection(&db)
         .update(1, doc! { "$set": { "memo": "$$NOW" } })
         .await
         .unwrap();
@@ -903,7 +899,7 @@ async fn versioned_source_keeps_copies_checked_and_repaired() {
     );
     assert_eq!(count_named(&cmds, "commitTransaction"), 1, "{cmds:?}");
     for (id, title) in [(1, "A Wizard"), (2, "The Dispossessed")] {
-        Book::computing(&db)
+        Book::collection(&db)
             .insert(&Book {
                 id,
                 title: title.into(),
@@ -916,7 +912,7 @@ async fn versioned_source_keeps_copies_checked_and_repaired() {
 
     // A save that changes no copied field: the page's `save` 4.
     ursula.bio = "$wrote {books}".into();
-    authors.save(&mut ursula).await.unwrap();
+    authors.replace(&mut ursula).await.unwrap();
     let save_of_bio = sent(&db);
     assert!(
         !save_of_bio.iter().any(|(_, t)| t == "nwi_books"),
@@ -925,8 +921,8 @@ async fn versioned_source_keeps_copies_checked_and_repaired() {
 
     // A save of the copied name: the copies follow, in the same transaction.
     ursula.name = "$Ursula K.".into();
-    let v = authors.save(&mut ursula).await.unwrap();
-    assert_eq!(v, 3);
+    let v = authors.replace(&mut ursula).await.unwrap();
+    assert_eq!(v.version, Some(3));
     let cmds = sent(&db);
     assert_eq!(count_named(&cmds, "commitTransaction"), 1, "{cmds:?}");
     assert!(
@@ -939,7 +935,7 @@ async fn versioned_source_keeps_copies_checked_and_repaired() {
     let mut stale = ursula.clone();
     stale.version = 2;
     stale.name = "Stale".into();
-    let e = authors.save(&mut stale).await.unwrap_err();
+    let e = authors.replace(&mut stale).await.unwrap_err();
     assert!(e.is_conflict(), "{e:?}");
     assert_eq!(book_author_names(&db).await, ["$Ursula K.", "$Ursula K."]);
 
@@ -953,7 +949,7 @@ async fn versioned_source_keeps_copies_checked_and_repaired() {
         (doc! { "$set": { "na$me": "x", "$bad": 1 } }, true),
     ] {
         let e = authors
-            .update("ursula", 3, update.clone())
+            .update(At("ursula", 3), update.clone())
             .await
             .unwrap_err();
         if key {
@@ -967,10 +963,10 @@ async fn versioned_source_keeps_copies_checked_and_repaired() {
 
     // An update of the copied name: the page's `update` 5, plus the derived read and copies.
     let v = authors
-        .update("ursula", 3, doc! { "$set": { "name": "Ursula" } })
+        .update(At("ursula", 3), doc! { "$set": { "name": "Ursula" } })
         .await
         .unwrap();
-    assert_eq!(v, 4);
+    assert_eq!(v.version, Some(4));
     let cmds = sent(&db);
     assert_eq!(count_named(&cmds, "commitTransaction"), 1, "{cmds:?}");
     assert_eq!(book_author_names(&db).await, ["Ursula", "Ursula"]);
@@ -1057,7 +1053,7 @@ async fn operator_shaped_ids_are_refused_and_dollar_strings_are_literal() {
     Queue::sync_indexes(&db).await.unwrap();
     Ticket::sync_indexes(&db).await.unwrap();
     for q in ["$where", "support"] {
-        Queue::computing(&db)
+        Queue::collection(&db)
             .insert(&Queue {
                 id: q.into(),
                 open: 0,
@@ -1065,7 +1061,7 @@ async fn operator_shaped_ids_are_refused_and_dollar_strings_are_literal() {
             .await
             .unwrap();
     }
-    let tickets = Ticket::computing(&db);
+    let tickets = Ticket::collection(&db);
     // Strings beginning with `$` are ids and values like any other.
     for (n, q) in [(1, "$where"), (2, "support"), (3, "support")] {
         tickets
@@ -1104,7 +1100,7 @@ async fn operator_shaped_ids_are_refused_and_dollar_strings_are_literal() {
     assert_eq!(sent(&db), [], "a refused id sends nothing");
     assert_eq!(dump(&db, "nwi_tickets").await, tickets_before);
 
-    // The same ids in a whole document inserted through `Computing::insert`: the crate docs
+    // The same ids in a whole document inserted through `ModelCollection::insert`: the crate docs
     // promise "refused with a typed error before anything is written" and "a `Document`-shaped
     // id type cannot carry a `$` key either".
     let mut sent_anyway = Vec::new();
@@ -1162,7 +1158,7 @@ async fn operator_shaped_ids_are_refused_and_dollar_strings_are_literal() {
             Err(e) => assert!(e.is_refused_input(), "{update}: {e:?}"),
             // `ti$tle` (a `$` inside a name) and `open` (a field of the queue, not the
             // ticket) are ordinary field names of the ticket.
-            Ok(()) => assert!(
+            Ok(_) => assert!(
                 update
                     .get_document("$set")
                     .is_ok_and(|s| s.contains_key("ti$tle") || s.contains_key("open")),
@@ -1187,7 +1183,7 @@ async fn operator_shaped_ids_are_refused_and_dollar_strings_are_literal() {
     assert_eq!(dump(&db, "nwi_tickets").await.len(), 2);
     assert!(Queue::computed(&db).check().await.unwrap().is_clean());
 
-    // FOUND (fixed): `Computing::insert` of a model whose `_id` is a `Document` sends ids that
+    // FOUND (fixed): `ModelCollection::insert` of a model whose `_id` is a `Document` sends ids that
     // every other operation refuses (crate docs, "What the toolkit sends": an id with a `$`
     // key or a key with `.` is `Error::InvalidValue`, nothing sent; "a `Document`-shaped id
     // type cannot carry a `$` key either"). `$`-keyed ids reach the server, which refuses them
@@ -1230,7 +1226,7 @@ async fn computed_sums_refuse_nan_infinity_and_overflow() {
     let db = test_db("nwi_sums_hostile").await;
     Tally::sync_indexes(&db).await.unwrap();
     Score::sync_indexes(&db).await.unwrap();
-    Tally::computing(&db)
+    Tally::collection(&db)
         .insert(&Tally {
             id: "t".into(),
             points: 0,
@@ -1239,7 +1235,7 @@ async fn computed_sums_refuse_nan_infinity_and_overflow() {
         })
         .await
         .unwrap();
-    let scores = Score::computing(&db);
+    let scores = Score::collection(&db);
     let score = |id, points, weight| Score {
         id,
         tally_id: "t".into(),
@@ -1328,7 +1324,7 @@ async fn computed_sums_refuse_nan_infinity_and_overflow() {
     if !r.as_ref().is_err_and(refused_value) || !after_insert.is_finite() {
         problems.push(format!(
             "two finite f64::MAX weights: {r:?}, stored sum {after_insert}, \
-             {after_delete} after deleting one of them through Computing"
+             {after_delete} after deleting one of them through the model handle"
         ));
     }
     if after_delete.is_infinite() && check.is_clean() {
@@ -1340,7 +1336,7 @@ async fn computed_sums_refuse_nan_infinity_and_overflow() {
     // FOUND (fixed): the docs say summed fields refuse NaN and the infinities ("one would poison
     // the sum for good") and that "a sum that would leave the 64-bit range is
     // `Error::InvalidValue`", yet two finite `f64::MAX` weights are accepted and the stored
-    // sum becomes `inf`; once one of them is deleted through `Computing` it stays `inf`
+    // sum becomes `inf`; once one of them is deleted through the model handle it stays `inf`
     // (inf - MAX = inf), and `ComputedFields::check` reports no drift.
     assert!(problems.is_empty(), "{problems:#?}");
 }
@@ -1396,7 +1392,7 @@ async fn grid_bookings_counted_per_guest_with_hostile_holders() {
     RoomDay::sync_indexes(&db).await.unwrap();
     Guest::sync_indexes(&db).await.unwrap();
     for g in ["alice", "$where"] {
-        Guest::computing(&db)
+        Guest::collection(&db)
             .insert(&Guest {
                 id: g.into(),
                 nights: 0,
@@ -1483,7 +1479,7 @@ async fn grid_bookings_counted_per_guest_with_hostile_holders() {
         .book_all(&[("$101", "2025-08-22")], "alice")
         .await
         .unwrap();
-    Guest::computing(&db)
+    Guest::collection(&db)
         .in_transaction(&tx)
         .insert(&Guest {
             id: "carol".into(),
@@ -1627,12 +1623,12 @@ async fn tree_keys_that_read_like_operators_are_literal() {
     let articles_before = dump(&db, "nwi_articles").await;
     let e = tree.move_under("$root", "a.b").await.unwrap_err();
     assert!(matches!(e, Error::Cycle { .. }), "{e:?}");
-    let e = Article::computing(&db)
+    let e = Article::collection(&db)
         .update(1, doc! { "$set": { "sectionPath": ["$anything"] } })
         .await
         .unwrap_err();
     assert!(refused_key(&e), "{e:?}");
-    let e = Article::computing(&db)
+    let e = Article::collection(&db)
         .update(1, doc! { "$set": { "section": "$root" } })
         .await
         .unwrap_err();

@@ -304,7 +304,7 @@ async fn listing_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()
     specs.set(2, &spec("resolution", "8k", None)).await?;
     listings
         .variant::<ListingFilm>()
-        .update_one(doc! { "_id": 2 }, doc! { "$set": { "minutes": 170 } })
+        .update(2, doc! { "$set": { "minutes": 170 } })
         .await?;
     Ok(())
 }
@@ -343,7 +343,7 @@ async fn polymorphic_listings_with_their_attributes_in_a_struct_model() {
     specs.set(1, &spec("pages", 412, None)).await.unwrap();
     specs.unset(1, "language".to_owned()).await.unwrap();
     books
-        .update_one(doc! { "_id": 1 }, doc! { "$set": { "pageCount": 420 } })
+        .update(1, doc! { "$set": { "pageCount": 420 } })
         .await
         .unwrap();
     films
@@ -364,7 +364,7 @@ async fn polymorphic_listings_with_their_attributes_in_a_struct_model() {
         .unwrap();
     // The tag cannot move a document to another variant.
     let err = books
-        .update_one(doc! { "_id": 1 }, doc! { "$set": { "kind": "film" } })
+        .update(1, doc! { "$set": { "kind": "film" } })
         .await
         .unwrap_err();
     assert!(matches!(err, Error::InvalidKey { .. }), "{err:?}");
@@ -556,7 +556,7 @@ async fn polymorphic_accounts_with_their_posts_in_an_outlier_model() {
     );
     assert!(state.is_consistent(), "{state:?}");
     persons
-        .update_one(doc! { "_id": 1 }, doc! { "$set": { "name": "Anna" } })
+        .update(1, doc! { "$set": { "name": "Anna" } })
         .await
         .unwrap();
     companies
@@ -748,10 +748,7 @@ async fn feed_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()> {
     Activity::collection(db)
         .in_transaction(tx)
         .variant::<ActivityPost>()
-        .update_one(
-            doc! { "_id": 6 },
-            doc! { "$set": { "text": "edited in tx" } },
-        )
+        .update(6, doc! { "$set": { "text": "edited in tx" } })
         .await?;
     Ok(())
 }
@@ -782,7 +779,7 @@ async fn a_subset_of_polymorphic_activities() {
     // Variant writes of what the feed does not embed or sum.
     activities
         .variant::<ActivityPost>()
-        .update_one(doc! { "_id": 1 }, doc! { "$set": { "text": "first!" } })
+        .update(1, doc! { "$set": { "text": "first!" } })
         .await
         .unwrap();
     activities
@@ -887,10 +884,7 @@ async fn variant_writes_leave_a_subset_of_them_stale() {
     // A post's points (summed by the feed) and time (its order) changed through its handle.
     activities
         .variant::<ActivityPost>()
-        .update_one(
-            doc! { "_id": 1 },
-            doc! { "$inc": { "points": 10, "at": 15 } },
-        )
+        .update(1, doc! { "$inc": { "points": 10, "at": 15 } })
         .await
         .unwrap();
     let all: Vec<Activity> = activities.find(doc! {}).await.unwrap();
@@ -1068,7 +1062,7 @@ async fn ticket_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()>
     assert_eq!(moved.previous, Some(Bson::String("ann".into())));
     tickets
         .variant::<TicketBug>()
-        .update_one(doc! { "_id": 1 }, doc! { "$inc": { "severity": 1 } })
+        .update(1, doc! { "$inc": { "severity": 1 } })
         .await?;
     Ok(())
 }
@@ -1117,7 +1111,7 @@ async fn polymorphic_tickets_assigned_through_a_two_way_struct_model() {
     }
     let moved = agent.assign(&2, &"ann".to_owned()).await.unwrap();
     assert_eq!(moved.previous, Some(Bson::String("bob".into())));
-    bugs.update_one(doc! { "_id": 1 }, doc! { "$set": { "title": "very slow" } })
+    bugs.update(1, doc! { "$set": { "title": "very slow" } })
         .await
         .unwrap();
     features
@@ -1257,7 +1251,7 @@ async fn court_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()> 
     Booking::collection(db)
         .in_transaction(tx)
         .variant::<BookingMatch>()
-        .update_one(doc! { "_id": 2 }, doc! { "$push": { "players": "zed" } })
+        .update(2, doc! { "$push": { "players": "zed" } })
         .await?;
     Ok(())
 }
@@ -1325,7 +1319,7 @@ async fn a_court_grid_held_by_polymorphic_bookings() {
     slots.cancel(2_i64, 8_i64, 3_i64).await.unwrap();
     assert_eq!(matches.delete_many(doc! { "_id": 3 }).await.unwrap(), 1);
     lessons
-        .update_one(doc! { "_id": 1 }, doc! { "$set": { "coach": "Mia" } })
+        .update(1, doc! { "$set": { "coach": "Mia" } })
         .await
         .unwrap();
     matches

@@ -16,7 +16,7 @@
 //! | approximation × polymorphic | `#[approximate]` on an enum is refused; standalone counters count into the variants' documents | `approximation_x_polymorphic_*` |
 //! | computed × attribute | a model with an attribute array is a computed source | `computed_x_attribute_*` |
 //! | computed × outlier | a model with an outlier array is a computed source, its outlier count summed | `computed_x_outlier_*` (deleting an outlier, writing its count: bugs) |
-//! | computed × subset | a subset's full items are a computed source | `computed_x_subset_*` (`Computing` writes of full items: bug) |
+//! | computed × subset | a subset's full items are a computed source | `computed_x_subset_*` (the model handle's writes of full items: bug) |
 //! | computed × two-way relation | the owner of a two-way relation counts and sums its children | `computed_x_two_way_*` |
 //! | computed × preallocation | a grid's holder is a computed `by`: the holder counts and sums its slots | `computed_x_preallocation_*` |
 //! | extended reference × attribute | a model's attribute array is among the copied fields | `extended_ref_x_attribute_*` |
@@ -248,7 +248,7 @@ async fn sellers_and_listings(db: &TestDb) {
 async fn computed_x_extended_ref_a_source_of_both_keeps_counts_and_copies() {
     let db = synced("pd_computed_x_extended_ref", "pd_ce").await;
     sellers(&db).await;
-    let sales = Sale::computing(&db);
+    let sales = Sale::collection(&db);
     sales.insert(&sale(1, "s1", 10)).await.unwrap();
     sales.insert(&sale(2, "s1", 5)).await.unwrap();
     Receipt::collection(&db)
@@ -270,12 +270,12 @@ async fn computed_x_extended_ref_a_source_of_both_keeps_counts_and_copies() {
 
     // The computed pattern's writes move the figures and rewrite the copies.
     sales.replace(&sale(2, "s2", 7)).await.unwrap();
-    check("Computing::replace").await;
+    check("ModelCollection::replace").await;
     sales
         .update(1, doc! { "$inc": { Sale::FIELDS.amount: 3 } })
         .await
         .unwrap();
-    check("Computing::update").await;
+    check("ModelCollection::update").await;
     assert_eq!(
         int(
             one(&db, "receipts", 1).await.get_document("sale").unwrap(),
@@ -285,19 +285,22 @@ async fn computed_x_extended_ref_a_source_of_both_keeps_counts_and_copies() {
     );
 
     // The extended reference's writes rewrite the copies and move the figures.
-    let refs = Sale::references(&db);
-    refs.update(1, doc! { "$set": { Sale::FIELDS.seller: "s2" } })
+    Sale::collection(&db)
+        .update(1, doc! { "$set": { Sale::FIELDS.seller: "s2" } })
         .await
         .unwrap();
     check("References::update").await;
-    refs.replace(&sale(2, "s1", 40)).await.unwrap();
+    Sale::collection(&db)
+        .replace(&sale(2, "s1", 40))
+        .await
+        .unwrap();
     check("References::replace").await;
     assert_eq!(int(&one(&db, "sellers", "s1").await, "revenue"), 40);
     assert_eq!(int(&one(&db, "sellers", "s2").await, "revenue"), 13);
 
     // A deleted source leaves its copies (the copy is the point) and its contribution.
     sales.delete(2).await.unwrap();
-    assert_seller_figures(&db, "Computing::delete").await;
+    assert_seller_figures(&db, "ModelCollection::delete").await;
     assert_eq!(
         int(
             one(&db, "receipts", 2).await.get_document("sale").unwrap(),
@@ -318,7 +321,7 @@ async fn computed_x_extended_ref_copies_of_a_computed_field_follow_it() {
     let db = synced("pd_computed_field_copied", "pd_ce").await;
     sellers_and_listings(&db).await;
     let fields = ["name", "sales", "revenue"];
-    let sales = Sale::computing(&db);
+    let sales = Sale::collection(&db);
     sales.insert(&sale(1, "s1", 10)).await.unwrap();
     assert_seller_figures(&db, "insert").await;
     // Seller s1 now has sales 1, revenue 10; listing 1's copy still says 0 and 0.
@@ -332,8 +335,8 @@ async fn computed_x_extended_ref_copies_of_a_computed_field_follow_it() {
     sales.delete(2).await.unwrap();
     assert_seller_figures(&db, "writes").await;
     assert_copies(&db, "listings", "seller", "sellers", &fields, "writes").await;
-    let refs = Seller::references(&db);
-    refs.update("s1", doc! { "$set": { Seller::FIELDS.name: "Ada's" } })
+    Seller::collection(&db)
+        .update("s1", doc! { "$set": { Seller::FIELDS.name: "Ada's" } })
         .await
         .unwrap();
     let mut stored: Seller = Seller::collection(&db)
@@ -343,10 +346,10 @@ async fn computed_x_extended_ref_copies_of_a_computed_field_follow_it() {
         .unwrap()
         .unwrap();
     stored.name = "Bob's".into();
-    refs.replace(&stored).await.unwrap();
+    Seller::collection(&db).replace(&stored).await.unwrap();
     assert_copies(&db, "listings", "seller", "sellers", &fields, "references").await;
     // The computed figures are the computed pattern's: the extended reference may not write them.
-    let err = refs
+    let err = Seller::collection(&db)
         .update("s1", doc! { "$set": { Seller::FIELDS.sales: 99 } })
         .await
         .unwrap_err();
@@ -433,7 +436,7 @@ async fn computed_x_approximation_counters_beside_computed_fields() {
     let views = Article::views_counter(&db);
     let likes = Article::likes_counter(&db).with_random(Random::seeded(7));
     let hits = Article::hits_counter(&db, "a1").with_random(Random::seeded(11));
-    let remarks = Remark::computing(&db);
+    let remarks = Remark::collection(&db);
     let remark = |id, article: &str, words| Remark {
         id,
         article: article.into(),
@@ -544,10 +547,10 @@ async fn extended_ref_x_approximation_counters_on_a_source_leave_the_copies_alon
     let views = Page::views_counter(&db);
     let likes = Page::likes_counter(&db).with_random(Random::seeded(3));
     let hits = Page::hits_counter(&db, "home").with_random(Random::seeded(5));
-    let refs = Page::references(&db);
 
     views.add("home", 1).await.unwrap();
-    refs.update("home", doc! { "$set": { Page::FIELDS.title: "Welcome" } })
+    Page::collection(&db)
+        .update("home", doc! { "$set": { Page::FIELDS.title: "Welcome" } })
         .await
         .unwrap();
     views.add("home", 2).await.unwrap();
@@ -566,7 +569,7 @@ async fn extended_ref_x_approximation_counters_on_a_source_leave_the_copies_alon
         .unwrap()
         .unwrap();
     home.title = "Start".into();
-    refs.replace(&home).await.unwrap();
+    Page::collection(&db).replace(&home).await.unwrap();
     views.add("home", 1).await.unwrap();
     assert_eq!(views.flush().await.unwrap(), 1);
 
@@ -683,7 +686,7 @@ async fn computed_x_polymorphic_variant_and_computing_writes_keep_the_counts() {
         .unwrap();
     assert_depots(&db, "variant inserts").await;
     parcels
-        .update_one(doc! { "_id": 1 }, doc! { "$set": { "depot": "south" } })
+        .update(1, doc! { "$set": { "depot": "south" } })
         .await
         .unwrap();
     assert_depots(&db, "variant update_one").await;
@@ -694,7 +697,7 @@ async fn computed_x_polymorphic_variant_and_computing_writes_keep_the_counts() {
     assert_depots(&db, "variant update_many").await;
 
     // The computed pattern's writes of the same collection.
-    let computing = Shipment::computing(&db);
+    let computing = Shipment::collection(&db);
     computing
         .insert(&Shipment::Parcel {
             id: 4,
@@ -712,14 +715,14 @@ async fn computed_x_polymorphic_variant_and_computing_writes_keep_the_counts() {
         })
         .await
         .unwrap();
-    assert_depots(&db, "Computing insert and replace").await;
+    assert_depots(&db, "the model handle's insert and replace").await;
     computing
         .update(4, doc! { "$set": { Shipment::FIELDS.weight: 100 } })
         .await
         .unwrap();
-    assert_depots(&db, "Computing update (the max lowered)").await;
+    assert_depots(&db, "the model handle's update (the max lowered)").await;
     computing.delete(3).await.unwrap();
-    assert_depots(&db, "Computing delete").await;
+    assert_depots(&db, "the model handle's delete").await;
     // Shipment 1, replaced as a letter, is now a letter for the variants' handles.
     assert_eq!(letters.count(doc! {}).await.unwrap(), 2);
     assert_eq!(
@@ -790,7 +793,7 @@ async fn approximation_x_polymorphic_standalone_counters_on_variant_documents() 
         batched.add(1, 1).await.unwrap();
     }
     videos
-        .update_one(doc! { "_id": 1 }, doc! { "$set": { "seconds": 61 } })
+        .update(1, doc! { "$set": { "seconds": 61 } })
         .await
         .unwrap();
     let mut written = 0i64;
@@ -894,7 +897,7 @@ async fn computed_x_attribute_attribute_writes_on_a_computed_source() {
         }))
         .await
         .unwrap();
-    let offers = Offer::computing(&db);
+    let offers = Offer::collection(&db);
     let specs = Offer::specs_attribute(&db);
     let offer = |id, shop: &str, price, specs| Offer {
         id,
@@ -921,7 +924,7 @@ async fn computed_x_attribute_attribute_writes_on_a_computed_source() {
         )
         .await
         .unwrap();
-    assert_shops(&db, "Computing::update").await;
+    assert_shops(&db, "ModelCollection::update").await;
     // A replace carries the attributes as read.
     let mut stored = Offer::collection(&db)
         .raw()
@@ -931,7 +934,7 @@ async fn computed_x_attribute_attribute_writes_on_a_computed_source() {
         .unwrap();
     stored.price = 12.0;
     offers.replace(&stored).await.unwrap();
-    assert_shops(&db, "Computing::replace").await;
+    assert_shops(&db, "ModelCollection::replace").await;
     specs.unset(1, "weight".to_owned()).await.unwrap();
     specs.set(2, &spec("size", 42, Some("EU"))).await.unwrap();
     assert_shops(&db, "unset").await;
@@ -966,7 +969,7 @@ async fn computed_x_attribute_attribute_writes_on_a_computed_source() {
         .unwrap();
     assert_eq!(green.iter().map(|o| o.id).collect::<Vec<_>>(), [1]);
     offers.delete(1).await.unwrap();
-    assert_shops(&db, "Computing::delete").await;
+    assert_shops(&db, "ModelCollection::delete").await;
     assert_eq!(int(&one(&db, "shops", "a").await, "offers"), 0);
 
     assert_checks(vec![
@@ -1077,7 +1080,7 @@ async fn computed_x_outlier_pushes_and_computing_writes_keep_the_team_sums() {
         }))
         .await
         .unwrap();
-    let players = Player::computing(&db);
+    let players = Player::collection(&db);
     let notes = Player::notes_outlier(&db);
     players.insert(&player("ann", "red")).await.unwrap();
     players.insert(&player("bob", "red")).await.unwrap();
@@ -1108,7 +1111,7 @@ async fn computed_x_outlier_pushes_and_computing_writes_keep_the_team_sums() {
         .update("ann", doc! { "$set": { Player::FIELDS.team: "blue" } })
         .await
         .unwrap();
-    assert_teams(&db, "Computing::update").await;
+    assert_teams(&db, "ModelCollection::update").await;
     // A replace carries the outlier's fields as read.
     let mut bob: Player = Player::collection(&db)
         .raw()
@@ -1118,11 +1121,11 @@ async fn computed_x_outlier_pushes_and_computing_writes_keep_the_team_sums() {
         .unwrap();
     bob.team = "blue".into();
     players.replace(&bob).await.unwrap();
-    assert_teams(&db, "Computing::replace").await;
+    assert_teams(&db, "ModelCollection::replace").await;
     assert_eq!(int(&one(&db, "teams", "blue").await, "notes"), 6);
     // A player that never overflowed: deleting it removes its count from the team.
     players.delete("cy").await.unwrap();
-    assert_teams(&db, "Computing::delete").await;
+    assert_teams(&db, "ModelCollection::delete").await;
     notes.push("bob", note(9)).await.unwrap();
     assert_teams(&db, "push after").await;
     assert_eq!(
@@ -1152,7 +1155,7 @@ async fn computed_x_outlier_deleting_an_outlier_leaves_no_orphans() {
         })
         .await
         .unwrap();
-    let players = Player::computing(&db);
+    let players = Player::collection(&db);
     let notes = Player::notes_outlier(&db);
     players.insert(&player("ann", "red")).await.unwrap();
     for n in 0..5 {
@@ -1182,7 +1185,7 @@ async fn computed_x_outlier_computing_may_not_write_the_outliers_fields() {
         })
         .await
         .unwrap();
-    let players = Player::computing(&db);
+    let players = Player::collection(&db);
     players.insert(&player("bo", "red")).await.unwrap();
     let before = docs(&db, "players").await;
     let result = players
@@ -1351,7 +1354,7 @@ async fn computed_x_subset_pushes_and_removals_keep_the_room_counts() {
     let db = synced_unvalidated("pd_computed_x_subset", "pd_cs").await;
     travellers_and_suites(&db).await;
     let subset = Traveller::latest_subset(&db);
-    let stays = Stay::computing(&db);
+    let stays = Stay::collection(&db);
 
     // The subset's writes: each full item written moves the suite's figures.
     subset
@@ -1384,12 +1387,12 @@ async fn computed_x_subset_pushes_and_removals_keep_the_room_counts() {
         .update("s1", doc! { "$set": { Stay::FIELDS.room: "102" } })
         .await
         .unwrap();
-    assert_suites_and_travellers(&db, "Computing::update").await;
+    assert_suites_and_travellers(&db, "ModelCollection::update").await;
     stays
         .replace(&stay("m1", "max", "101", 2, 80))
         .await
         .unwrap();
-    assert_suites_and_travellers(&db, "Computing::replace").await;
+    assert_suites_and_travellers(&db, "ModelCollection::replace").await;
     let figures = |d: Document| (int(&d, "stays"), int(&d, "revenue"));
     assert_eq!(figures(one(&db, "suites", "101").await), (2, 130));
     assert_eq!(figures(one(&db, "suites", "102").await), (1, 100));
@@ -1406,7 +1409,7 @@ async fn computed_x_subset_computing_writes_of_full_items_keep_the_subset() {
     let db = synced("pd_computed_subset_full_items", "pd_cs").await;
     travellers_and_suites(&db).await;
     let subset = Traveller::latest_subset(&db);
-    let stays = Stay::computing(&db);
+    let stays = Stay::collection(&db);
     subset
         .push_many(
             "eve",
@@ -1428,16 +1431,16 @@ async fn computed_x_subset_computing_writes_of_full_items_keep_the_subset() {
         int(&eve, "spent") == 160 || !check.is_clean(),
         "eve: {eve}; the check says: {check}"
     );
-    assert_suites_and_travellers(&db, "Computing::update of an embedded, summed field").await;
+    assert_suites_and_travellers(&db, "ModelCollection::update of an embedded, summed field").await;
     // Today: eve's subset neither lists nor counts s3.
     stays
         .insert(&stay("s3", "eve", "102", 3, 70))
         .await
         .unwrap();
-    assert_suites_and_travellers(&db, "Computing::insert").await;
+    assert_suites_and_travellers(&db, "ModelCollection::insert").await;
     // Today: eve's subset still lists and counts s1.
     stays.delete("s1").await.unwrap();
-    assert_suites_and_travellers(&db, "Computing::delete").await;
+    assert_suites_and_travellers(&db, "ModelCollection::delete").await;
     assert_checks(vec![subset.check().await.unwrap()]);
     assert_doctor_clean(&db, "pd_cs").await;
 }
@@ -1521,10 +1524,10 @@ async fn crews(db: &TestDb) {
 async fn computed_x_two_way_assignments_and_computing_writes_keep_the_crew_counts() {
     let db = synced("pd_computed_x_two_way", "pd_ct").await;
     crews(&db).await;
-    let jobs = Job::computing(&db);
+    let jobs = Job::collection(&db);
     let relation = Job::crew_relation(&db);
 
-    // A job is created through `Computing` (counted), then listed by `assign`.
+    // A job is created through the model handle (counted), then listed by `assign`.
     jobs.insert(&job(10, 1, 3)).await.unwrap();
     jobs.insert(&job(11, 1, 4)).await.unwrap();
     relation.assign(&10, &1).await.unwrap();
@@ -1536,9 +1539,9 @@ async fn computed_x_two_way_assignments_and_computing_writes_keep_the_crew_count
     jobs.update(10, doc! { "$inc": { Job::FIELDS.hours: 2 } })
         .await
         .unwrap();
-    assert_crews(&db, "Computing::update").await;
+    assert_crews(&db, "ModelCollection::update").await;
     jobs.replace(&job(11, 2, 9)).await.unwrap();
-    assert_crews(&db, "Computing::replace").await;
+    assert_crews(&db, "ModelCollection::replace").await;
     let figures = |d: Document| (int(&d, "job_count"), int(&d, "hours"));
     assert_eq!(figures(one(&db, "crews", 1).await), (1, 5));
     assert_eq!(figures(one(&db, "crews", 2).await), (1, 9));
@@ -1562,10 +1565,10 @@ async fn computed_x_two_way_assignments_and_computing_writes_keep_the_crew_count
 async fn computed_x_two_way_computing_writes_keep_the_owners_arrays() {
     let db = synced("pd_computed_two_way_arrays", "pd_ct").await;
     crews(&db).await;
-    let jobs = Job::computing(&db);
-    // Inserted through `Computing`: crew 1 counts job 10 and lists it.
+    let jobs = Job::collection(&db);
+    // Inserted through the model handle: crew 1 counts job 10 and lists it.
     jobs.insert(&job(10, 1, 3)).await.unwrap();
-    assert_crews(&db, "Computing::insert").await;
+    assert_crews(&db, "ModelCollection::insert").await;
     // The owner field is the relation's to write (`assign`): refused, nothing written.
     let before = docs(&db, "crews").await;
     let refused = jobs
@@ -1579,7 +1582,7 @@ async fn computed_x_two_way_computing_writes_keep_the_owners_arrays() {
     Job::crew_relation(&db).assign(&10, &2).await.unwrap();
     assert_crews(&db, "assign").await;
     jobs.delete(10).await.unwrap();
-    assert_crews(&db, "Computing::delete").await;
+    assert_crews(&db, "ModelCollection::delete").await;
     assert_checks(vec![Job::crew_relation(&db).check().await.unwrap()]);
 }
 
@@ -1587,11 +1590,11 @@ async fn computed_x_two_way_computing_writes_keep_the_owners_arrays() {
 async fn computed_x_two_way_an_owner_id_of_another_integer_width() {
     let db = synced("pd_computed_two_way_widths", "pd_ct").await;
     crews(&db).await;
-    let jobs = Job::computing(&db);
+    let jobs = Job::collection(&db);
     let relation = Job::crew_relation(&db);
     jobs.insert(&job(10, 1, 3)).await.unwrap();
     relation.assign(&10, &1).await.unwrap();
-    // The two-way side is the relation's to write: `Computing` refuses it.
+    // The two-way side is the relation's to write: the model handle refuses it.
     let refused = jobs
         .update(10, doc! { "$set": { Job::FIELDS.crew: 2 } })
         .await
@@ -1708,22 +1711,22 @@ async fn computed_x_preallocation_bookings_move_the_holders_counts() {
     assert_lodgers(&db, "cancel and release").await;
 
     // The computed pattern's writes of the same slots.
-    let beds = Bed::computing(&db);
+    let beds = Bed::collection(&db);
     let mut extra = bed("r1", 5, 200);
     extra.guest = Some("bo".into());
     beds.insert(&extra).await.unwrap();
-    assert_lodgers(&db, "Computing::insert of a booked slot").await;
+    assert_lodgers(&db, "ModelCollection::insert of a booked slot").await;
     beds.update("r1-1", doc! { "$inc": { Bed::FIELDS.rate: 50 } })
         .await
         .unwrap();
-    assert_lodgers(&db, "Computing::update of the rate").await;
+    assert_lodgers(&db, "ModelCollection::update of the rate").await;
     let mut free = bed("r1", 2, 300);
     free.guest = None;
     beds.replace(&free).await.unwrap();
-    assert_lodgers(&db, "Computing::replace").await;
+    assert_lodgers(&db, "ModelCollection::replace").await;
     slots.book("r1", 2, "bo").await.unwrap();
     beds.delete("r1-3").await.unwrap();
-    assert_lodgers(&db, "Computing::delete").await;
+    assert_lodgers(&db, "ModelCollection::delete").await;
     let figures = |d: Document| (int(&d, "nights"), int(&d, "owed"));
     assert_eq!(figures(one(&db, "lodgers", "ann").await), (1, 151));
     assert_eq!(figures(one(&db, "lodgers", "bo").await), (2, 500));
@@ -1811,7 +1814,8 @@ async fn extended_ref_x_attribute_set_and_unset_rewrite_the_copies_of_the_array(
     assert_copies(&db, "work_orders", "machine", "machines", &fields, "set").await;
     specs.unset(1, "rpm".to_owned()).await.unwrap();
     assert_copies(&db, "work_orders", "machine", "machines", &fields, "unset").await;
-    refs.update(1, doc! { "$set": { Machine::FIELDS.name: "big lathe" } })
+    Machine::collection(&db)
+        .update(1, doc! { "$set": { Machine::FIELDS.name: "big lathe" } })
         .await
         .unwrap();
     assert_copies(&db, "work_orders", "machine", "machines", &fields, "update").await;
@@ -1822,7 +1826,7 @@ async fn extended_ref_x_attribute_set_and_unset_rewrite_the_copies_of_the_array(
         .unwrap()
         .unwrap();
     stored.specs.push(spec("stroke", 120, Some("mm")));
-    refs.replace(&stored).await.unwrap();
+    Machine::collection(&db).replace(&stored).await.unwrap();
     assert_copies(
         &db,
         "work_orders",
@@ -1931,7 +1935,8 @@ async fn extended_ref_x_outlier_pushes_and_removals_rewrite_the_copies_of_the_co
     );
     assert!(state.is_consistent(), "{state:?}");
     assert_copies(&db, "cards", "blogger", "bloggers", &fields, "rebuild").await;
-    refs.update("bo", doc! { "$set": { Blogger::FIELDS.name: "Bo D." } })
+    Blogger::collection(&db)
+        .update("bo", doc! { "$set": { Blogger::FIELDS.name: "Bo D." } })
         .await
         .unwrap();
     let mut ann: Blogger = Blogger::collection(&db)
@@ -1941,7 +1946,7 @@ async fn extended_ref_x_outlier_pushes_and_removals_rewrite_the_copies_of_the_co
         .unwrap()
         .unwrap();
     ann.name = "Ann B.".into();
-    refs.replace(&ann).await.unwrap();
+    Blogger::collection(&db).replace(&ann).await.unwrap();
     assert_copies(&db, "cards", "blogger", "bloggers", &fields, "references").await;
     assert_eq!(posts.count("ann").await.unwrap(), 3);
     assert_eq!(
@@ -1971,7 +1976,7 @@ async fn extended_ref_x_outlier_references_may_not_write_the_outliers_fields() {
         .await
         .unwrap();
     let before = docs(&db, "bloggers").await;
-    let result = Blogger::references(&db)
+    let result = Blogger::collection(&db)
         .update(
             "cy",
             doc! { "$set": { Blogger::FIELDS.post_count: 9, Blogger::FIELDS.prolific: true } },
@@ -2096,12 +2101,13 @@ async fn extended_ref_x_subset_pushes_and_removals_rewrite_the_copies_of_the_sub
     assert_copies(&db, "enrolments", "course", "courses", &fields, "remove").await;
     lessons.rebuild("rust").await.unwrap();
     assert_copies(&db, "enrolments", "course", "courses", &fields, "rebuild").await;
-    refs.update(
-        "rust",
-        doc! { "$set": { Course::FIELDS.title: "Rust 2024" } },
-    )
-    .await
-    .unwrap();
+    Course::collection(&db)
+        .update(
+            "rust",
+            doc! { "$set": { Course::FIELDS.title: "Rust 2024" } },
+        )
+        .await
+        .unwrap();
     let mut stored: Course = Course::collection(&db)
         .raw()
         .find_one(doc! { "_id": "rust" })
@@ -2109,7 +2115,7 @@ async fn extended_ref_x_subset_pushes_and_removals_rewrite_the_copies_of_the_sub
         .unwrap()
         .unwrap();
     stored.title = "Rust, again".into();
-    refs.replace(&stored).await.unwrap();
+    Course::collection(&db).replace(&stored).await.unwrap();
     assert_copies(
         &db,
         "enrolments",
@@ -2240,7 +2246,8 @@ async fn extended_ref_x_two_way_assign_rewrites_the_copies_of_the_owners_array()
     assert_copies(&db, "staff_badges", "staff", "staffs", &fields, "repair").await;
 
     // The extended reference's writes.
-    refs.update("ann", doc! { "$set": { Staff::FIELDS.name: "Ann A." } })
+    Staff::collection(&db)
+        .update("ann", doc! { "$set": { Staff::FIELDS.name: "Ann A." } })
         .await
         .unwrap();
     let mut stored: Staff = Staff::collection(&db)
@@ -2250,7 +2257,7 @@ async fn extended_ref_x_two_way_assign_rewrites_the_copies_of_the_owners_array()
         .unwrap()
         .unwrap();
     stored.name = "Bo B.".into();
-    refs.replace(&stored).await.unwrap();
+    Staff::collection(&db).replace(&stored).await.unwrap();
     assert_copies(
         &db,
         "staff_badges",
@@ -2363,12 +2370,13 @@ async fn extended_ref_x_preallocation_bookings_rewrite_the_copies_of_the_holder(
         .await
         .unwrap();
     assert_eq!((again.inserted, again.existing), (0, 1));
-    refs.update("t1-21", doc! { "$set": { Seat::FIELDS.label: "window" } })
+    Seat::collection(&db)
+        .update("t1-21", doc! { "$set": { Seat::FIELDS.label: "window" } })
         .await
         .unwrap();
     let mut stored = slots.get("t1", 18).await.unwrap().unwrap();
     stored.label = "corner".into();
-    refs.replace(&stored).await.unwrap();
+    Seat::collection(&db).replace(&stored).await.unwrap();
     assert_copies(&db, "tickets", "seat", "seats", &fields, "references").await;
     assert_eq!(
         one(&db, "tickets", 18).await.get_document("seat").unwrap(),
@@ -2434,7 +2442,7 @@ async fn extended_ref_x_preallocation_a_holder_that_is_an_extended_reference() {
         .await
         .unwrap();
     // The rename reaches the holders.
-    Visitor::references(&db)
+    Visitor::collection(&db)
         .update("ann", doc! { "$set": { Visitor::FIELDS.name: "Ann B." } })
         .await
         .unwrap();
@@ -2975,7 +2983,8 @@ async fn bucket_x_extended_ref_a_copy_in_a_measurement_is_a_snapshot() {
     };
     series.insert(&reading(0, &thermo, 20.0)).await.unwrap();
     let refs = Device::references(&db);
-    refs.update("d1", doc! { "$set": { Device::FIELDS.name: "thermo 2" } })
+    Device::collection(&db)
+        .update("d1", doc! { "$set": { Device::FIELDS.name: "thermo 2" } })
         .await
         .unwrap();
     let renamed: Device = Device::collection(&db)
@@ -2989,12 +2998,13 @@ async fn bucket_x_extended_ref_a_copy_in_a_measurement_is_a_snapshot() {
         .await
         .unwrap();
     assert_eq!(report.measurements, 2);
-    refs.replace(&Device {
-        id: "d1".into(),
-        name: "thermo 3".into(),
-    })
-    .await
-    .unwrap();
+    Device::collection(&db)
+        .replace(&Device {
+            id: "d1".into(),
+            name: "thermo 3".into(),
+        })
+        .await
+        .unwrap();
     // Written around the series, then split back under the cap.
     overfill(
         &db,
@@ -3313,7 +3323,7 @@ async fn bucket_x_polymorphic_readings_of_a_polymorphic_models_documents() {
         .await
         .unwrap();
     thermos
-        .update_one(doc! { "_id": "t1" }, doc! { "$set": { "unit": "F" } })
+        .update("t1", doc! { "$set": { "unit": "F" } })
         .await
         .unwrap();
     doors

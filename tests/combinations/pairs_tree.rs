@@ -33,6 +33,7 @@
 //! tests run now. `cargo test -p pattern-tests --test <this file> -- --ignored` lists what
 //! still fails.
 
+use pattern_runtime::At;
 use pattern_testkit::docs as raw;
 use std::collections::HashMap;
 
@@ -363,7 +364,7 @@ async fn tree_x_computed_holders_counted_and_summed_per_node() {
 
     // Computing's writes of the holders: insert (an item in no aisle yet: its path is empty,
     // then placed), update of the summed field, replace, delete.
-    let computing = Item::computing(&db);
+    let computing = Item::collection(&db);
     computing.insert(&item(6, None, 19)).await.unwrap();
     items.place(6, "bread").await.unwrap();
     computing
@@ -487,7 +488,7 @@ async fn tree_x_computed_nodes_counted_by_another_model() {
         .await
         .unwrap();
     let tree = Section::tree(&db);
-    let computing = Section::computing(&db);
+    let computing = Section::collection(&db);
     // A node is inserted and deleted through the tree only (it computes the ancestors and
     // keeps the subtree): `Computing` refuses both. Its other writes of a node count.
     let refused = computing
@@ -544,21 +545,21 @@ async fn tree_x_computed_writes_of_tree_documents_around_the_tree() {
     tree.insert(&aisle("x", None)).await.unwrap();
     tree.insert(&aisle("y", Some("x"))).await.unwrap();
     // Each write below either keeps the tree (a path computed, ancestors computed) or is
-    // refused as `Computing::update` of the same fields is (`InvalidKey`, nothing written).
+    // refused as `ModelCollection::update` of the same fields is (`InvalidKey`, nothing written).
     let kept_or_refused = |r: pattern_runtime::Result<()>, what: &str| match r {
         Ok(()) | Err(Error::InvalidKey { .. }) => {}
         Err(e) => panic!("{what}: {e:?}"),
     };
     // A holder in `y`, inserted through Computing: stored with the path it was given, [].
-    let r = Item::computing(&db).insert(&item(1, Some("y"), 3)).await;
-    kept_or_refused(r, "Computing::<Item>::insert");
+    let r = Item::collection(&db).insert(&item(1, Some("y"), 3)).await;
+    kept_or_refused(r.map(drop), "Computing::<Item>::insert");
     assert_clean!(tree.check());
     // A node under `y`, inserted through Computing: stored with ancestors [].
-    let r = Aisle::computing(&db).insert(&aisle("z", Some("y"))).await;
-    kept_or_refused(r, "Computing::<Aisle>::insert");
+    let r = Aisle::collection(&db).insert(&aisle("z", Some("y"))).await;
+    kept_or_refused(r.map(drop), "Computing::<Aisle>::insert");
     assert_clean!(tree.check());
     // `x` has a child: Tree::delete(LeafOnly) refuses it (NodeInUse); Computing deletes it.
-    let r = Aisle::computing(&db).delete("x").await;
+    let r = Aisle::collection(&db).delete("x").await;
     match r {
         Err(Error::NodeInUse { .. } | Error::InvalidKey { .. }) => {}
         other => panic!("Computing::<Aisle>::delete of a node with a child: {other:?}"),
@@ -691,7 +692,7 @@ async fn tree_x_extended_ref_a_holders_copy_of_its_node_follows_it() {
     assert_eq!(copied_shelves(&db).await[0], (1, s("b"), s("a1")));
     assert_eq!(label(&one(&db, "stocked", "_id", 1).await), "B");
     // The copied field follows the node's own changes, as every propagated copy does.
-    Rack::references(&db)
+    Rack::collection(&db)
         .update("b", doc! { "$set": { "label": "Bins" } })
         .await
         .unwrap();
@@ -703,7 +704,7 @@ async fn tree_x_extended_ref_a_holders_copy_of_its_node_follows_it() {
 
     // Another handle may not re-point the copy: refused, nothing written.
     let before = raw(&db, "stocked").await;
-    let e = Stocked::computing(&db)
+    let e = Stocked::collection(&db)
         .update(
             2,
             doc! { "$set": { "rack": { "_id": "b", "label": "Bins" } } },
@@ -999,30 +1000,30 @@ async fn tree_x_extended_ref_copies_of_nodes_and_holders_follow_every_write() {
     // The extended reference's own writes, of a node and of a holder.
     let genres = Genre::references(&db);
     let science = g("science-fiction").await;
-    genres
+    Genre::collection(&db)
         .update(science.id, doc! { "$set": { "title": "Science Fiction" } })
         .await
         .unwrap();
     let mut haiku = g("haiku").await;
     haiku.title = "Haiku".into();
-    genres.replace(&haiku).await.unwrap();
+    Genre::collection(&db).replace(&haiku).await.unwrap();
     let titles = Book::references(&db);
-    titles
+    Book::collection(&db)
         .update(1, doc! { "$set": { "title": "Dune (1965)" } })
         .await
         .unwrap();
     let mut basho = stored(6).await;
     basho.title = "Basho: the complete haiku".into();
-    titles.replace(&basho).await.unwrap();
+    Book::collection(&db).replace(&basho).await.unwrap();
     assert_library(&db, &gone).await;
     // The tree's fields are the tree's: refused through References, nothing written.
     let before = (raw(&db, "genres").await, raw(&db, "books").await);
-    let e = genres
+    let e = Genre::collection(&db)
         .update(science.id, doc! { "$set": { "slug": "sf" } })
         .await
         .unwrap_err();
     assert!(matches!(e, Error::InvalidKey { .. }), "{e:?}");
-    let e = titles
+    let e = Book::collection(&db)
         .update(1, doc! { "$set": { "genreSlug": "poetry" } })
         .await
         .unwrap_err();
@@ -1123,16 +1124,16 @@ async fn tree_x_extended_ref_replace_of_the_trees_fields() {
         .unwrap();
     // Either refused as `References::update` of the same field is (InvalidKey, nothing
     // written), or kept as `Tree::rename` / `Holders::place` keep it.
-    let kept_or_refused =
-        |r: pattern_runtime::Result<pattern_runtime::Propagation>, what: &str| match r {
-            Ok(_) | Err(Error::InvalidKey { .. }) => {}
-            Err(e) => panic!("{what}: {e:?}"),
-        };
+    let kept_or_refused = |r: pattern_runtime::Result<pattern_runtime::Written>, what: &str| match r
+    {
+        Ok(_) | Err(Error::InvalidKey { .. }) => {}
+        Err(e) => panic!("{what}: {e:?}"),
+    };
     // The node's key, replaced: stored as given, the book is left in node "scifi", gone.
     let mut renamed = scifi.clone();
     renamed.slug = "sf".into();
     kept_or_refused(
-        Genre::references(&db).replace(&renamed).await,
+        Genre::collection(&db).replace(&renamed).await,
         "References::<Genre>::replace with a new slug",
     );
     assert_clean!(tree.check());
@@ -1145,7 +1146,7 @@ async fn tree_x_extended_ref_replace_of_the_trees_fields() {
         .unwrap();
     dune.genre_slug = Some("fiction".into());
     kept_or_refused(
-        Book::references(&db).replace(&dune).await,
+        Book::collection(&db).replace(&dune).await,
         "References::<Book>::replace with a new node",
     );
     assert_clean!(tree.check());
@@ -2091,7 +2092,7 @@ async fn tree_x_subset_push_set_of_the_trees_fields() {
         .await
         .unwrap();
     let before = (raw(&db, "products").await, raw(&db, "categories").await);
-    // As `Computing::update` or `References::update` of these fields: `InvalidKey`, nothing
+    // As `ModelCollection::update` or `References::update` of these fields: `InvalidKey`, nothing
     // written. Both are written here: p1 lands in `a` with the path of `b`, and `b` becomes a
     // root that keeps its ancestors.
     let r = Product::recent_reviews_subset(&db)
@@ -3115,13 +3116,13 @@ async fn tree_x_versioning_versioned_pages_counted_per_space_through_every_write
     let mut ui = page(3, &frontend, 10);
     pages.insert(&mut ui).await.unwrap();
     design.words = 120;
-    assert_eq!(pages.save(&mut design).await.unwrap(), 2);
+    assert_eq!(pages.replace(&mut design).await.unwrap().version, Some(2));
     let stale = {
         let mut s = design.clone();
         s.version = 1;
         s
     };
-    let e = pages.save(&mut stale.clone()).await.unwrap_err();
+    let e = pages.replace(&mut stale.clone()).await.unwrap_err();
     assert!(e.is_conflict(), "{e:?}");
     pages.modify(1, 3, |p| p.words += 5).await.unwrap(); // version 3
     let refused: Result<Page, Error> = pages
@@ -3136,8 +3137,7 @@ async fn tree_x_versioning_versioned_pages_counted_per_space_through_every_write
     // Moved to another space by an update: the counts move with it.
     pages
         .update(
-            3,
-            1,
+            At(3, 1),
             doc! { "$set": { "spaceId": backend.id }, "$inc": { "words": 1 } },
         )
         .await
@@ -3382,7 +3382,7 @@ async fn tree_x_polymorphic_listings_of_every_shape_counted_per_category() {
         .unwrap();
     // A price change, and a film moved to the sale (its count moves; its placement too).
     book_handle
-        .update_one(doc! { "_id": 1 }, doc! { "$inc": { "price": 5 } })
+        .update(1, doc! { "$inc": { "price": 5 } })
         .await
         .unwrap();
     film_handle

@@ -6,7 +6,7 @@
 //! | polymorphic | a versioned enum model | refused at compile time (`#[versioned]`/`#[version]` on an enum): no test |
 //! | attribute | `#[attribute]` on a versioned model | refused at compile time; the message's way (items changed through `modify`/`update`, `#[index(keys(..))]`) in `attribute_items_on_a_versioned_model_through_modify` |
 //! | outlier | `#[outlier]` on a versioned model | refused at compile time (documented): no test |
-//! | computed | a versioned source counted, summed and maxed by an unversioned target | `versioned_source_of_computed_count_sum_and_max`; a versioned target (and `Computing::<Versioned>`) is refused at compile time |
+//! | computed | a versioned source counted, summed and maxed by an unversioned target | `versioned_source_of_computed_count_sum_and_max`; a versioned target (and `Versioned::collection`) is refused at compile time |
 //! | subset | a versioned parent; versioned full items | refused at compile time (`tests/ui/subset/with_versioning.rs`): the subset's writes would go around the revisions |
 //! | extended reference | a versioned source copied with `propagate` (and a snapshot); a versioned model embedding a `propagate` copy | `versioned_source_copied_with_propagate`, `stale_copy_of_a_versioned_source_names_a_repair_it_has`; a versioned holder of a `propagate` copy is refused at compile time (`tests/ui/extended_ref/versioned_holder.rs`) |
 //! | approximation | `#[approximate]` on a versioned model's field | refused at compile time: no test |
@@ -19,6 +19,7 @@
 
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
+use pattern_runtime::At;
 use pattern_runtime::{doctor_group, sync_group, DoctorOptions, Model, SyncOptions};
 use pattern_testkit::{test_db, TestDb};
 use serde::{Deserialize, Serialize};
@@ -204,34 +205,35 @@ async fn versioned_source_of_computed_count_sum_and_max() {
 
     // save: the largest amount lowered (max recomputed), then moved to the other client.
     a.amount = 30;
-    assert_eq!(invoices.save(&mut a).await.unwrap(), 2);
+    assert_eq!(invoices.replace(&mut a).await.unwrap().version, Some(2));
     let a2 = a.clone();
     assert_clients_follow_invoices(&db).await;
     assert_eq!(stored::<Client>(&db).await[0].largest, Some(50));
     a.client_id = 2;
     a.note = "moved".into();
-    assert_eq!(invoices.save(&mut a).await.unwrap(), 3);
+    assert_eq!(invoices.replace(&mut a).await.unwrap().version, Some(3));
     let a3 = a.clone();
     assert_clients_follow_invoices(&db).await;
 
     // update: a summed field, then the `by` field.
     assert_eq!(
         invoices
-            .update(11_i64, 1, doc! { "$inc": { "amount": 25 } })
+            .update(At(11_i64, 1), doc! { "$inc": { "amount": 25 } })
             .await
-            .unwrap(),
-        2
+            .unwrap()
+            .version,
+        Some(2)
     );
     assert_eq!(
         invoices
             .update(
-                11_i64,
-                2,
+                At(11_i64, 2),
                 doc! { "$set": { "clientId": 2, "note": "b moved" } }
             )
             .await
-            .unwrap(),
-        3
+            .unwrap()
+            .version,
+        Some(3)
     );
     let b1 = b.clone();
     let b2 = Invoice {
@@ -272,13 +274,17 @@ async fn versioned_source_of_computed_count_sum_and_max() {
         raw_docs(&db, "pv_invoice_revisions").await,
     );
     let err = invoices
-        .update(11_i64, 2, doc! { "$set": { "clientId": 1 } })
+        .update(At(11_i64, 2), doc! { "$set": { "clientId": 1 } })
         .await
         .unwrap_err();
     assert!(err.is_conflict(), "{err:?}");
     let mut stale = a2.clone();
     stale.amount = 1000;
-    assert!(invoices.save(&mut stale).await.unwrap_err().is_conflict());
+    assert!(invoices
+        .replace(&mut stale)
+        .await
+        .unwrap_err()
+        .is_conflict());
     assert_eq!(
         stale.version, 2,
         "a refused save leaves the version as it was"
@@ -322,7 +328,10 @@ async fn versioned_source_of_computed_count_sum_and_max() {
     let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
     invoices
         .in_transaction(&tx)
-        .update(11_i64, 5, doc! { "$set": { "clientId": 2, "amount": 9 } })
+        .update(
+            At(11_i64, 5),
+            doc! { "$set": { "clientId": 2, "amount": 9 } },
+        )
         .await
         .unwrap();
     let mut c = Invoice {
@@ -507,7 +516,7 @@ async fn versioned_source_copied_with_propagate() {
     // save: a copied field; every copy of Ada (single, in the array, in the items) follows,
     // Bo's and the snapshots stay.
     ada.name = "Ada L.".into();
-    assert_eq!(authors.save(&mut ada).await.unwrap(), 2);
+    assert_eq!(authors.replace(&mut ada).await.unwrap().version, Some(2));
     ada_versions.push(ada.clone());
     let now = stored::<Author>(&db).await;
     assert_eq!(now, [ada.clone(), bo.clone()]);
@@ -518,20 +527,22 @@ async fn versioned_source_copied_with_propagate() {
     // update: another copied field, then a field nobody copies.
     assert_eq!(
         authors
-            .update(1_i64, 2, doc! { "$set": { "country": "FR" } })
+            .update(At(1_i64, 2), doc! { "$set": { "country": "FR" } })
             .await
-            .unwrap(),
-        3
+            .unwrap()
+            .version,
+        Some(3)
     );
     ada.country = "FR".into();
     ada.version = 3;
     ada_versions.push(ada.clone());
     assert_eq!(
         authors
-            .update(1_i64, 3, doc! { "$set": { "bio": "poet" } })
+            .update(At(1_i64, 3), doc! { "$set": { "bio": "poet" } })
             .await
-            .unwrap(),
-        4
+            .unwrap()
+            .version,
+        Some(4)
     );
     ada.bio = "poet".into();
     ada.version = 4;
@@ -542,7 +553,7 @@ async fn versioned_source_copied_with_propagate() {
 
     // Bo's save changes only Bo's copies.
     bo.name = "Bo B.".into();
-    assert_eq!(authors.save(&mut bo).await.unwrap(), 2);
+    assert_eq!(authors.replace(&mut bo).await.unwrap().version, Some(2));
     let now = stored::<Author>(&db).await;
     assert_eq!(stored::<Post>(&db).await, expected_posts(&written, &now));
 
@@ -554,9 +565,9 @@ async fn versioned_source_copied_with_propagate() {
     );
     let mut stale = ada_versions[1].clone();
     stale.name = "Ada (stale)".into();
-    assert!(authors.save(&mut stale).await.unwrap_err().is_conflict());
+    assert!(authors.replace(&mut stale).await.unwrap_err().is_conflict());
     assert!(authors
-        .update(1_i64, 2, doc! { "$set": { "name": "Ada (stale)" } })
+        .update(At(1_i64, 2), doc! { "$set": { "name": "Ada (stale)" } })
         .await
         .unwrap_err()
         .is_conflict());
@@ -779,10 +790,14 @@ async fn attribute_items_on_a_versioned_model_through_modify() {
     // An operator update works too, item values kept literal.
     assert_eq!(
         gadgets
-            .update(1_i64, 5, doc! { "$pull": { "specs": { "name": "color" } } },)
+            .update(
+                At(1_i64, 5),
+                doc! { "$pull": { "specs": { "name": "color" } } },
+            )
             .await
-            .unwrap(),
-        6
+            .unwrap()
+            .version,
+        Some(6)
     );
     let mut last = versions.last().unwrap().clone();
     last.specs.retain(|s| s.name != "color");
@@ -908,7 +923,10 @@ async fn two_way_references_between_versioned_models_through_their_own_writes() 
             .unwrap();
         teams
             .in_transaction(&tx)
-            .update(1_i64, red.version, doc! { "$addToSet": { "members": id } })
+            .update(
+                At(1_i64, red.version),
+                doc! { "$addToSet": { "members": id } },
+            )
             .await
             .unwrap();
         tx.commit().await.unwrap();
@@ -927,15 +945,15 @@ async fn two_way_references_between_versioned_models_through_their_own_writes() 
         .unwrap()
         .unwrap();
     ben.team = Some(pattern_runtime::Ref::new(2));
-    members.in_transaction(&tx).save(&mut ben).await.unwrap();
+    members.in_transaction(&tx).replace(&mut ben).await.unwrap();
     teams
         .in_transaction(&tx)
-        .update(2_i64, 1, doc! { "$addToSet": { "members": 11_i64 } })
+        .update(At(2_i64, 1), doc! { "$addToSet": { "members": 11_i64 } })
         .await
         .unwrap();
     teams
         .in_transaction(&tx)
-        .update(1_i64, 3, doc! { "$pull": { "members": 11_i64 } })
+        .update(At(1_i64, 3), doc! { "$pull": { "members": 11_i64 } })
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -959,7 +977,7 @@ async fn two_way_references_between_versioned_models_through_their_own_writes() 
         .unwrap()
         .unwrap();
     ann.team = Some(pattern_runtime::Ref::new(2));
-    members.in_transaction(&tx).save(&mut ann).await.unwrap();
+    members.in_transaction(&tx).replace(&mut ann).await.unwrap();
     tx.abort().await.unwrap();
     let after = (
         raw_docs(&db, "pv_teams").await,
@@ -981,7 +999,10 @@ async fn two_way_references_between_versioned_models_through_their_own_writes() 
     );
     let red = &all_teams[0];
     teams
-        .update(1_i64, red.version, doc! { "$pull": { "members": 10_i64 } })
+        .update(
+            At(1_i64, red.version),
+            doc! { "$pull": { "members": 10_i64 } },
+        )
         .await
         .unwrap();
     assert_eq!(

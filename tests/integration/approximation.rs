@@ -314,7 +314,7 @@ async fn a_deleted_documents_shards_go_with_it_or_are_reported() {
     };
     assert!(shards_of("about").await > 0);
     // Through the toolkit: the shards go too.
-    Page::computing(&db).delete("about").await.unwrap();
+    Page::collection(&db).delete("about").await.unwrap();
     assert_eq!(shards_of("about").await, 0);
     assert_eq!(Page::hits_counter(&db, "home").read().await.unwrap(), 40);
     let report = pattern_runtime::doctor::doctor_models(

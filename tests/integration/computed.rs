@@ -1,5 +1,5 @@
 //! Fields computed from another collection against the server (seed 000, 计算模式): a user's
-//! `totalSpent` kept by `$inc` as orders are written through `Computing`, repaired by
+//! `totalSpent` kept by `$inc` as orders are written through the model handle, repaired by
 //! `rebuild`, checked by `check`, refreshed in the background.
 
 use std::sync::Arc;
@@ -134,7 +134,7 @@ async fn setup(name: &str, users: &[&str]) -> pattern_testkit::TestDb {
 #[tokio::test]
 async fn a_sum_or_an_inc_past_the_64_bit_range_names_its_field() {
     let db = setup("computed_overflow", &["u1"]).await;
-    let orders = Order::computing(&db);
+    let orders = Order::collection(&db);
     orders.insert(&order(1, "u1", i64::MAX - 10)).await.unwrap();
     let before = (
         pattern_testkit::docs(&db, "users").await,
@@ -177,7 +177,7 @@ async fn a_sum_or_an_inc_past_the_64_bit_range_names_its_field() {
 #[tokio::test]
 async fn an_inc_of_an_integer_field_by_a_double_is_refused() {
     let db = setup("computed_inc_double", &["u1"]).await;
-    let orders = Order::computing(&db);
+    let orders = Order::collection(&db);
     orders.insert(&order(1, "u1", i64::MAX - 10)).await.unwrap();
     let before = (
         pattern_testkit::docs(&db, "users").await,
@@ -220,8 +220,12 @@ async fn an_inc_of_an_integer_field_by_a_double_is_refused() {
 #[tokio::test]
 async fn the_seed_user_total_stays_exact_through_every_write() {
     let db = setup("computed_seed", &["user123", "user456"]).await;
-    let orders = Order::computing(&db);
-    assert_eq!(orders.keeps().len(), 4, "{orders:?}");
+    let orders = Order::collection(&db);
+    assert_eq!(
+        pattern_runtime::derived::dependents_of(Order::SCHEMA).len(),
+        1,
+        "the users keep fields computed from orders"
+    );
     for (id, amount) in [(1, 1200), (2, 3000), (3, 1000)] {
         orders.insert(&order(id, "user123", amount)).await.unwrap();
     }
@@ -317,7 +321,7 @@ async fn the_seed_user_total_stays_exact_through_every_write() {
 #[tokio::test]
 async fn missing_documents_and_bad_input_write_nothing() {
     let db = setup("computed_errors", &["u1"]).await;
-    let orders = Order::computing(&db);
+    let orders = Order::collection(&db);
     // An order for a user that does not exist: the insert is undone.
     let err = orders.insert(&order(1, "ghost", 10)).await.unwrap_err();
     assert!(
@@ -370,7 +374,7 @@ async fn missing_documents_and_bad_input_write_nothing() {
         assert!(matches!(err, Error::InvalidKey { .. }), "{err}");
     }
     // A NaN score would poison the sum for good.
-    let reviews = Review::computing(&db);
+    let reviews = Review::collection(&db);
     let u1 = stored(&db, "u1").await;
     let err = reviews
         .insert(&Review {
@@ -397,7 +401,7 @@ async fn missing_documents_and_bad_input_write_nothing() {
 async fn a_ref_back_reference_and_a_float_sum() {
     let db = setup("computed_ref", &["u1"]).await;
     let u1 = stored(&db, "u1").await;
-    let reviews = Review::computing(&db);
+    let reviews = Review::collection(&db);
     for (id, score) in [(1, 4.5), (2, 3.25)] {
         reviews
             .insert(&Review {
@@ -425,7 +429,7 @@ async fn concurrent_writers_leave_every_total_exact() {
         .map(|t| {
             let db = db.clone();
             tokio::spawn(async move {
-                let orders = Order::computing(&db);
+                let orders = Order::collection(&db);
                 let mut mine: Vec<i64> = Vec::new();
                 for i in 0..100i64 {
                     let id = t * 1000 + i;
@@ -487,7 +491,7 @@ async fn concurrent_writers_leave_every_total_exact() {
 #[tokio::test]
 async fn check_reports_drift_and_rebuild_repairs_it() {
     let db = setup("computed_drift", &["u1", "u2"]).await;
-    let orders = Order::computing(&db);
+    let orders = Order::collection(&db);
     for (id, amount) in [(1, 1200), (2, 3000), (3, 1000)] {
         orders.insert(&order(id, "u1", amount)).await.unwrap();
     }
@@ -620,7 +624,7 @@ async fn the_back_reference_is_indexed() {
 #[tokio::test]
 async fn without_transactions_a_failure_in_between_is_repairable() {
     let db = setup("computed_no_txn", &["u1"]).await;
-    let orders = Order::computing(&db);
+    let orders = Order::collection(&db);
     // The transaction's target update is refused as mongod refuses transactions (the insert is
     // undone), then the same update is refused again when run without one.
     db.fail_command(

@@ -471,7 +471,7 @@ async fn every_other_check_finds_its_problem() {
         })
         .await
         .expect("buyer");
-    let purchases = Purchase::computing(&db);
+    let purchases = Purchase::collection(&db);
     for (id, amount) in [(1, 10), (2, 32)] {
         purchases
             .insert(&Purchase {

@@ -3,6 +3,7 @@
 //! read as sentences (no raw server reply in `Display`).
 
 use bson::doc;
+use pattern_runtime::At;
 use pattern_runtime::{Error, Model};
 use pattern_testkit::{test_db, test_db_unvalidated};
 use serde::{Deserialize, Serialize};
@@ -55,9 +56,9 @@ async fn each_failure_has_its_helper() {
     // A stale save: someone saved version 1 since.
     let mut stale = a.clone();
     a.body = "second".into();
-    notes.save(&mut a).await.unwrap();
+    notes.replace(&mut a).await.unwrap();
     stale.body = "lost?".into();
-    let conflict = notes.save(&mut stale).await.unwrap_err();
+    let conflict = notes.replace(&mut stale).await.unwrap_err();
     assert_eq!(
         helpers(&conflict),
         [true, false, false, false],
@@ -66,7 +67,7 @@ async fn each_failure_has_its_helper() {
 
     // No such document.
     let missing = notes
-        .update(99, 1, doc! { "$set": { "body": "x" } })
+        .update(At(99, 1), doc! { "$set": { "body": "x" } })
         .await
         .unwrap_err();
     assert_eq!(
@@ -92,7 +93,7 @@ async fn refused_input_ended_transactions_and_incomplete_batches_have_helpers() 
     let notes = Note::collection(&db);
     notes.insert(&mut note(1, "a")).await.unwrap();
     let refused = notes
-        .update(1, 1, doc! { "$set": { "_id": 2 } })
+        .update(At(1, 1), doc! { "$set": { "_id": 2 } })
         .await
         .unwrap_err();
     assert!(refused.is_refused_input(), "{refused:?}");
@@ -232,7 +233,7 @@ async fn a_validator_refusal_is_typed_and_names_the_fields() {
     // A save that would break the rule: refused, the stored document and its version unchanged.
     let mut first = notes.get(1).await.unwrap().unwrap();
     first.body = "also far too long".into();
-    let e = notes.save(&mut first).await.unwrap_err();
+    let e = notes.replace(&mut first).await.unwrap_err();
     assert!(e.is_validation_failed(), "{e:?}");
     let stored = notes.get(1).await.unwrap().unwrap();
     assert_eq!((stored.version, stored.body.as_str()), (1, "first"));

@@ -305,7 +305,7 @@ async fn renaming_a_customer_updates_every_propagated_copy_and_no_snapshot() {
         .unwrap();
     db.take_commands();
 
-    let report = Customer::references(&db)
+    Customer::collection(&db)
         .update(
             ada.id,
             doc! { "$set": { Customer::FIELDS.name: "Ada Lovelace" } },
@@ -317,20 +317,7 @@ async fn renaming_a_customer_updates_every_propagated_copy_and_no_snapshot() {
     assert_eq!(
         update_targets(&db),
         ["invoices", "orders", "orders", "teams", "teams"],
-        "{report}"
     );
-    let modified: Vec<(&str, String, u64)> = report
-        .copies
-        .iter()
-        .map(|c| (c.collection, c.path.clone(), c.modified))
-        .collect();
-    assert_eq!(modified.len(), 5);
-    assert!(modified.contains(&("orders", "customerSnapshot".into(), 3)));
-    assert!(modified.contains(&("orders", "billing".into(), 3)));
-    assert!(modified.contains(&("invoices", "customer".into(), 2)));
-    assert!(modified.contains(&("teams", "members".into(), 2)));
-    assert!(modified.contains(&("teams", "reviewers".into(), 1)));
-    assert!(report.copies.iter().all(|c| c.fields == ["fullName"]));
 
     let stored = stored_customer(&db, ada.id).await;
     assert_eq!(stored.name, "Ada Lovelace");
@@ -379,7 +366,7 @@ async fn a_title_change_reaches_only_the_matching_items() {
         .unwrap();
     db.take_commands();
 
-    let report = Product::references(&db)
+    Product::collection(&db)
         .update(
             pen.id,
             doc! { "$set": { "title": "Fountain pen", "price": 12.0 } },
@@ -387,13 +374,6 @@ async fn a_title_change_reaches_only_the_matching_items() {
         .await
         .unwrap();
     assert_eq!(update_targets(&db), ["orders"]);
-    assert_eq!(report.copies.len(), 1);
-    assert_eq!(report.copies[0].path, "items.product");
-    assert_eq!(report.copies[0].fields, ["title"], "price is not copied");
-    assert_eq!(
-        (report.copies[0].matched, report.copies[0].modified),
-        (1, 1)
-    );
 
     let stored = Order::collection(&db)
         .raw()
@@ -441,7 +421,7 @@ async fn a_change_to_fields_nobody_copies_sends_one_update_and_nothing_else() {
         .unwrap();
     db.take_commands();
 
-    let report = Customer::references(&db)
+    Customer::collection(&db)
         .update(
             ada.id,
             doc! {
@@ -451,7 +431,6 @@ async fn a_change_to_fields_nobody_copies_sends_one_update_and_nothing_else() {
         )
         .await
         .unwrap();
-    assert!(report.copies.is_empty());
     let sent: Vec<(String, String)> = db
         .take_commands()
         .into_iter()
@@ -465,7 +444,7 @@ async fn a_change_to_fields_nobody_copies_sends_one_update_and_nothing_else() {
     );
 
     // A path below a copied field touches it: the whole copied address follows.
-    Customer::references(&db)
+    Customer::collection(&db)
         .update(ada.id, doc! { "$set": { "address.city": "Suzhou" } })
         .await
         .unwrap();
@@ -489,18 +468,21 @@ async fn replace_propagates_the_copied_fields_that_changed() {
         .await
         .unwrap();
     insert_invoice(&db, &ada, 1.0).await;
-    let customers = Customer::references(&db);
 
+    db.take_commands();
     ada.loyalty_points = 100;
-    let report = customers.replace(&ada).await.unwrap();
-    assert!(report.copies.is_empty(), "{report}");
+    Customer::collection(&db).replace(&ada).await.unwrap();
+    assert!(update_targets(&db).is_empty(), "no copied field changed");
 
     ada.address.street = "2 New Road".into();
     ada.email = "other@example.com".into();
-    let report = customers.replace(&ada).await.unwrap();
-    let fields: Vec<_> = report.copies.iter().map(|c| c.fields.clone()).collect();
-    assert!(fields.iter().all(|f| f == &["address"]), "{report}");
-    assert_eq!(report.modified(), 1, "{report}");
+    Customer::collection(&db).replace(&ada).await.unwrap();
+    // Every embedding copying the address: the invoice holds one, the other collections none.
+    assert_eq!(
+        update_targets(&db),
+        ["invoices", "orders", "orders", "teams", "teams"],
+        "the copied address changed"
+    );
     assert_eq!(
         all::<Invoice>(&db).await[0].customer,
         CustomerRef::from(&ada)
@@ -508,7 +490,7 @@ async fn replace_propagates_the_copied_fields_that_changed() {
 
     // Replacing a customer that is not stored writes nothing.
     let ghost = customer("Ghost");
-    let err = customers.replace(&ghost).await.unwrap_err();
+    let err = Customer::collection(&db).replace(&ghost).await.unwrap_err();
     assert!(matches!(err, Error::NotFound { .. }), "{err:?}");
     assert_eq!(
         Customer::collection(&db)
@@ -538,7 +520,10 @@ async fn bad_updates_are_refused_before_anything_is_sent() {
         doc! { "fullName": "no operator" },
         doc! { "$rename": { "fullName": "_id" } },
     ] {
-        let err = customers.update(ada.id, bad.clone()).await.unwrap_err();
+        let err = Customer::collection(&db)
+            .update(ada.id, bad.clone())
+            .await
+            .unwrap_err();
         assert!(matches!(err, Error::InvalidKey { .. }), "{bad}: {err:?}");
     }
     assert_eq!(db.take_commands(), []);
@@ -548,7 +533,10 @@ async fn bad_updates_are_refused_before_anything_is_sent() {
         doc! { "$set": { "fullName": "x" } },
         doc! { "$set": { "email": "x" } },
     ] {
-        let err = customers.update(ObjectId::new(), update).await.unwrap_err();
+        let err = Customer::collection(&db)
+            .update(ObjectId::new(), update)
+            .await
+            .unwrap_err();
         assert!(matches!(err, Error::NotFound { .. }), "{err:?}");
     }
     let err = customers.rebuild(ObjectId::new()).await.unwrap_err();
@@ -582,7 +570,7 @@ async fn a_failed_propagation_rolls_back_the_source() {
         doc! { "errorCode": 2, "errmsg": "injected" },
     )
     .await;
-    let err = Customer::references(&db)
+    let err = Customer::collection(&db)
         .update(ada.id, doc! { "$set": { "fullName": "Never" } })
         .await
         .unwrap_err();
@@ -599,7 +587,7 @@ async fn a_failed_propagation_rolls_back_the_source() {
         doc! { "errorCode": 112, "errorLabels": ["TransientTransactionError"] },
     )
     .await;
-    Customer::references(&db)
+    Customer::collection(&db)
         .update(ada.id, doc! { "$set": { "fullName": "Ada L." } })
         .await
         .unwrap();
@@ -630,7 +618,7 @@ async fn without_transactions_a_partial_propagation_is_incomplete_and_resync_rep
     // first copy write, without one) fails after the customer was written.
     let illegal = doc! { "errorCode": 20, "errmsg": "Transaction numbers are only allowed on a replica set member or mongos" };
     db.fail_command(&["update"], 2, illegal).await;
-    let err = Customer::references(&db)
+    let err = Customer::collection(&db)
         .update(ada.id, doc! { "$set": { "fullName": "Ada B." } })
         .await
         .unwrap_err();
@@ -640,7 +628,9 @@ async fn without_transactions_a_partial_propagation_is_incomplete_and_resync_rep
     else {
         panic!("expected Incomplete, got {err:?}");
     };
-    assert_eq!((*written, *failed), (0, 5), "{err}");
+    // The first embedding's copy write failed: no copy was written.
+    assert_eq!(*written, 0, "{err}");
+    assert!(*failed >= 1, "{err}");
     let stored = stored_customer(&db, ada.id).await;
     assert_eq!(stored.name, "Ada B.");
     assert_eq!(all::<Order>(&db).await[0].customer.name, "Ada");
@@ -751,14 +741,14 @@ async fn concurrent_renames_leave_every_copy_equal_to_its_source() {
         let db = db.db().clone();
         tasks.push(tokio::spawn(async move {
             for round in 0..5 {
-                Customer::references(&db)
+                Customer::collection(&db)
                     .update(
                         ada.id,
                         doc! { "$set": { "fullName": format!("Ada {t}-{round}") } },
                     )
                     .await
                     .unwrap();
-                Product::references(&db)
+                Product::collection(&db)
                     .update(
                         pen.id,
                         doc! { "$set": { "title": format!("Pen {t}-{round}") } },

@@ -15,6 +15,7 @@
 //! not stop at the first failure: it collects every case that breaks the rule and fails once
 //! with the whole list.
 
+use pattern_runtime::At;
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::future::{Future, IntoFuture};
@@ -3385,7 +3386,7 @@ async fn versioning_test() {
         .await
         .unwrap();
     articles
-        .update(1, 1, doc! { "$set": { "title": "two" } })
+        .update(At(1, 1), doc! { "$set": { "title": "two" } })
         .await
         .unwrap();
     let baseline = both(&db, &[A, H]).await;
@@ -3430,7 +3431,7 @@ async fn versioning_test() {
                 "ModelCollection::update",
                 &input,
                 &s,
-                articles.update(v.clone(), 1, doc! { "$set": { "title": "x" } }),
+                articles.update(At(v.clone(), 1), doc! { "$set": { "title": "x" } }),
             )
             .await;
         let s = l
@@ -3478,9 +3479,11 @@ async fn versioning_test() {
                 "ModelCollection::update (stored id)",
                 &input,
                 &s,
-                articles.update(v.clone(), 1, doc! { "$set": { "title": "t2" } }),
+                articles.update(At(v.clone(), 1), doc! { "$set": { "title": "t2" } }),
                 |n, after| match revisions(after, &v).as_slice() {
-                    [(1, false, Some(t))] if *n == 2 && *t == Bson::from("t1") => Ok(()),
+                    [(1, false, Some(t))] if n.version == Some(2) && *t == Bson::from("t1") => {
+                        Ok(())
+                    }
                     other => Err(format!("revisions {other:?}")),
                 },
             )
@@ -3589,7 +3592,7 @@ async fn versioning_test() {
             "ModelCollection::save(_id: value)",
             &input,
             &s,
-            articles.save(&mut a),
+            articles.replace(&mut a),
         )
         .await;
     }
@@ -3600,7 +3603,8 @@ async fn versioning_test() {
         let input = format!("title {}", label(&v));
         reset_all(&db, &baseline).await;
         let s = snap(&db).await;
-        let check = |n: &i64, after: &Snap| -> Result<(), String> {
+        let check = |w: &pattern_runtime::Written, after: &Snap| -> Result<(), String> {
+            let n = &w.version.unwrap_or_default();
             let current = after
                 .docs(A)
                 .into_iter()
@@ -3620,7 +3624,7 @@ async fn versioning_test() {
             "ModelCollection::update({$set: {title: value}})",
             &input,
             &s,
-            articles.update(1, 2, doc! { "$set": { "title": v.clone() } }),
+            articles.update(At(1, 2), doc! { "$set": { "title": v.clone() } }),
             check,
         )
         .await;
@@ -3637,7 +3641,7 @@ async fn versioning_test() {
             "ModelCollection::save(title: value)",
             &input,
             &s,
-            articles.save(&mut a),
+            articles.replace(&mut a),
             check,
         )
         .await;
@@ -3718,7 +3722,7 @@ async fn extended_ref_test() {
                 "References::update (copied field)",
                 &input,
                 &s,
-                refs.update(v.clone(), doc! { "$set": { "name": "X" } }),
+                HCustomer::collection(&db).update(v.clone(), doc! { "$set": { "name": "X" } }),
             )
             .await;
         let s = l
@@ -3726,7 +3730,7 @@ async fn extended_ref_test() {
                 "References::update (other field)",
                 &input,
                 &s,
-                refs.update(v.clone(), doc! { "$inc": { "points": 1 } }),
+                HCustomer::collection(&db).update(v.clone(), doc! { "$inc": { "points": 1 } }),
             )
             .await;
         l.refused("References::rebuild", &input, &s, refs.rebuild(v.clone()))
@@ -3744,7 +3748,7 @@ async fn extended_ref_test() {
                 "References::update (stored id)",
                 &input,
                 &s,
-                refs.update(v.clone(), doc! { "$set": { "name": "Eve2" } }),
+                HCustomer::collection(&db).update(v.clone(), doc! { "$set": { "name": "Eve2" } }),
                 |_, after| {
                     let expected = s
                         .with(C, |docs| {
@@ -3790,7 +3794,7 @@ async fn extended_ref_test() {
             "References::replace(_id: value)",
             &input,
             &s,
-            refs.replace(&c),
+            HCustomer::collection(&db).replace(&c),
         )
         .await;
     }
@@ -3805,7 +3809,7 @@ async fn extended_ref_test() {
             "References::update({$set: {name: value}})",
             &input,
             &s,
-            refs.update(1, doc! { "$set": { "name": v.clone() } }),
+            HCustomer::collection(&db).update(1, doc! { "$set": { "name": v.clone() } }),
             |_, after| {
                 let expected = s
                     .with(C, |docs| {
@@ -3856,7 +3860,7 @@ struct HCharge {
     note: Bson,
 }
 
-/// `Computing::{update, delete}` and `ComputedFields::rebuild` with hostile ids; updates that
+/// `ModelCollection::{update, delete}` and `ComputedFields::rebuild` with hostile ids; updates that
 /// set the `by` pointer, the summed field and another field to hostile values: a pointer names
 /// exactly one target (or none), never a set of them.
 #[test]
@@ -3873,7 +3877,7 @@ async fn computed_test() {
     )
     .await
     .unwrap();
-    let charges = HCharge::computing(&db);
+    let charges = HCharge::collection(&db);
     let accounts = HAccount::computed(&db);
     let mut l = Ledger::new("computed", &db);
     const A: &str = "h_accounts";
@@ -3947,7 +3951,7 @@ async fn computed_test() {
         // (`NotFound`: no such account; `InvalidValue`) otherwise, with nothing written.
         let s = snap(&db).await;
         l.judge(
-            "Computing::update({$set: {accountId: value}})",
+            "ModelCollection::update({$set: {accountId: value}})",
             &input,
             &s,
             charges.update(1, doc! { "$set": { "accountId": v.clone() } }),
@@ -3996,7 +4000,7 @@ async fn computed_test() {
         reset_all(&db, &baseline).await;
         let s = snap(&db).await;
         l.judge(
-            "Computing::update({$set: {amount: value}})",
+            "ModelCollection::update({$set: {amount: value}})",
             &input,
             &s,
             charges.update(1, doc! { "$set": { "amount": v.clone() } }),
@@ -4028,7 +4032,7 @@ async fn computed_test() {
         reset_all(&db, &baseline).await;
         let s = snap(&db).await;
         l.judge(
-            "Computing::update({$set: {note: value}})",
+            "ModelCollection::update({$set: {note: value}})",
             &input,
             &s,
             charges.update(1, doc! { "$set": { "note": v.clone() } }),
@@ -4054,7 +4058,7 @@ async fn computed_test() {
                 note: "x".into(),
             };
             l.judge(
-                "Computing::insert(accountId: value)",
+                "ModelCollection::insert(accountId: value)",
                 &input,
                 &s,
                 charges.insert(&c),
@@ -4104,7 +4108,7 @@ async fn computed_test() {
         let s = snap(&db).await;
         let (_, s) = l
             .judge(
-                "Computing::update (stored pointer, summed field)",
+                "ModelCollection::update (stored pointer, summed field)",
                 &input,
                 &s,
                 charges.update(5, doc! { "$set": { "amount": 20 } }),
@@ -4113,7 +4117,7 @@ async fn computed_test() {
             .await;
         let (_, _) = l
             .judge(
-                "Computing::delete (stored pointer)",
+                "ModelCollection::delete (stored pointer)",
                 &input,
                 &s,
                 charges.delete(5),
@@ -4131,7 +4135,7 @@ async fn computed_test() {
             .ok();
         let s = snap(&db).await;
         l.judge(
-            "Computing::update({$rename: {note: accountId}})",
+            "ModelCollection::update({$rename: {note: accountId}})",
             &input,
             &s,
             charges.update(1, doc! { "$rename": { "note": "accountId" } }),

@@ -6,6 +6,7 @@
 //! Every model is in this module, so `test_db` installs their validators at strict/error with
 //! other fields forbidden: every toolkit write below must pass them.
 
+use pattern_runtime::At;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -947,9 +948,9 @@ async fn ncl_versioned_delete_reinsert_cycles_gapless() {
         assert_eq!(docs.get(1).await.unwrap().unwrap().version, next);
         for s in 0..life {
             d.title = format!("life {life} save {s}");
-            let v = docs.save(&mut d).await.unwrap();
+            let v = docs.replace(&mut d).await.unwrap();
             next += 1;
-            assert_eq!(v, next);
+            assert_eq!(v.version, Some(next));
         }
         docs.delete(1).await.unwrap();
         expected_deleted.push(next);
@@ -996,7 +997,7 @@ async fn ncl_versioned_keep_trims_across_lives() {
     docs.insert(&mut d).await.unwrap();
     for b in ["b", "c", "d"] {
         d.body = b.into();
-        docs.save(&mut d).await.unwrap();
+        docs.replace(&mut d).await.unwrap();
     }
     assert_eq!(d.version, 4);
     assert_eq!(hist((*db).clone()).await, vec![2, 3]);
@@ -1019,7 +1020,7 @@ async fn ncl_versioned_keep_trims_across_lives() {
     docs.insert(&mut d).await.unwrap();
     assert_eq!(d.version, 6);
     d.body = "g".into();
-    assert_eq!(docs.save(&mut d).await.unwrap(), 7);
+    assert_eq!(docs.replace(&mut d).await.unwrap().version, Some(7));
     let h = hist((*db).clone()).await;
     assert_eq!(h, vec![5, 6], "keep = 2 after a save");
     // keep trims but never the revision a later insert goes on from.
@@ -1032,7 +1033,7 @@ async fn ncl_versioned_keep_trims_across_lives() {
     docs.insert(&mut d).await.unwrap();
     assert_eq!(d.version, 8);
     d.body = "i".into();
-    assert_eq!(docs.save(&mut d).await.unwrap(), 9);
+    assert_eq!(docs.replace(&mut d).await.unwrap().version, Some(9));
     assert_eq!(hist((*db).clone()).await, vec![7, 8]);
     // revert to a trimmed revision: NotFound of the revision, nothing written.
     let e = docs.revert("k", 2).await.unwrap_err();
@@ -1051,7 +1052,7 @@ async fn ncl_versioned_concurrent_reinserts_then_saves_gapless() {
     let mut d = vdoc(5, "first");
     docs.insert(&mut d).await.unwrap();
     d.title = "second".into();
-    docs.save(&mut d).await.unwrap();
+    docs.replace(&mut d).await.unwrap();
     docs.delete(5).await.unwrap(); // history 1, 2(deleted)
 
     let n = 8;
@@ -1125,7 +1126,7 @@ async fn ncl_versioned_concurrent_delete_insert_churn_gapless() {
                     0 => {
                         let mut d = vdoc(9, &format!("{w}/{i}"));
                         match docs.insert(&mut d).await {
-                            Ok(()) => written.push(d.version),
+                            Ok(_) => written.push(d.version),
                             Err(e) if e.is_duplicate_key() => {}
                             Err(e) => unexpected.push(format!("insert: {e:?}")),
                         }
@@ -1197,7 +1198,7 @@ async fn ncl_versioned_revert_to_an_earlier_life() {
     docs.insert(&mut d).await.unwrap(); // 1
     d.title = "b".into();
     d.n = 7;
-    docs.save(&mut d).await.unwrap(); // 2
+    docs.replace(&mut d).await.unwrap(); // 2
     docs.delete(2).await.unwrap(); // 2 archived, deleted
     let mut d = vdoc(2, "c");
     docs.insert(&mut d).await.unwrap(); // 3
@@ -1252,9 +1253,12 @@ async fn ncl_versioned_i32_and_u32_versions_across_lives() {
         expect += 1;
         assert_eq!(x.version, expect);
         x.n += 10;
-        assert_eq!(a.save(&mut x).await.unwrap(), expect as i64 + 1);
+        assert_eq!(
+            a.replace(&mut x).await.unwrap().version,
+            Some(expect as i64 + 1)
+        );
         expect += 1;
-        a.update(-4, expect as i64, doc! { "$inc": { "n": 1 } })
+        a.update(At(-4, expect as i64), doc! { "$inc": { "n": 1 } })
             .await
             .unwrap();
         expect += 1;
@@ -1286,7 +1290,7 @@ async fn ncl_versioned_i32_and_u32_versions_across_lives() {
         assert_eq!(y.version, expect, "life {life}");
         for _ in 0..3 {
             y.n += 1;
-            b.save(&mut y).await.unwrap();
+            b.replace(&mut y).await.unwrap();
             expect += 1;
         }
         assert_eq!(y.version, expect);
@@ -1371,7 +1375,7 @@ async fn ncl_versioned_i32_save_at_limit_refused() {
     let a = NclV32::collection(&db);
     let mut y = a.get(12).await.unwrap().unwrap();
     y.n = 5;
-    let r = a.save(&mut y).await;
+    let r = a.replace(&mut y).await;
     let stored = a.get(12).await.unwrap().unwrap();
     assert!(
         r.as_ref()
@@ -1432,7 +1436,14 @@ async fn ncl_rollup_versioned_sharded_in_one_transaction() {
     docs.in_transaction(&tx).insert(&mut d).await.unwrap();
     assert_eq!(d.version, 2);
     d.title = "saved".into();
-    assert_eq!(docs.in_transaction(&tx).save(&mut d).await.unwrap(), 3);
+    assert_eq!(
+        docs.in_transaction(&tx)
+            .replace(&mut d)
+            .await
+            .unwrap()
+            .version,
+        Some(3)
+    );
     let c = NclPage::four_counter(&db, "t").in_transaction(&tx);
     c.add(9).await.unwrap();
     assert_eq!(c.snapshot().await.unwrap(), 9);
@@ -1495,7 +1506,7 @@ async fn ncl_versioned_extref_and_computed_source_across_lives() {
         .await
         .unwrap();
     c.name = "Ada L.".into();
-    custs.save(&mut c).await.unwrap(); // 2
+    custs.replace(&mut c).await.unwrap(); // 2
     let o = NclVOrder::collection(&db).get(100).await.unwrap().unwrap();
     assert_eq!(o.customer.name, "Ada L.");
     custs.delete(1).await.unwrap(); // 2 archived
@@ -1523,11 +1534,11 @@ async fn ncl_versioned_extref_and_computed_source_across_lives() {
         .is_clean());
     c.region = "north".into();
     c.spend = 9;
-    assert_eq!(custs.save(&mut c).await.unwrap(), 4);
+    assert_eq!(custs.replace(&mut c).await.unwrap().version, Some(4));
     assert_eq!(region(&db, "north").await, (1, 9));
     assert_eq!(region(&db, "south").await, (0, 0));
     c.name = "Bea B.".into();
-    custs.save(&mut c).await.unwrap(); // 5
+    custs.replace(&mut c).await.unwrap(); // 5
     let o = NclVOrder::collection(&db).get(100).await.unwrap().unwrap();
     assert_eq!(
         o.customer.name, "Bea B.",
@@ -1537,7 +1548,7 @@ async fn ncl_versioned_extref_and_computed_source_across_lives() {
     let mut stale = c.clone();
     stale.version = 3;
     stale.spend = 1000;
-    assert!(custs.save(&mut stale).await.unwrap_err().is_conflict());
+    assert!(custs.replace(&mut stale).await.unwrap_err().is_conflict());
     assert_eq!(region(&db, "north").await, (1, 9));
 
     // Deleted, then many writers insert it again at once: one wins, counted once.

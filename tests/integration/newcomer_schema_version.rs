@@ -17,6 +17,7 @@
 //!   sources whose summed field was renamed (`subset_check_with_older_items`): right once
 //!   converged.
 
+use pattern_runtime::At;
 use std::time::Duration;
 
 use bson::{doc, Bson, DateTime, Document};
@@ -877,7 +878,7 @@ async fn versioned_history_of_older_shapes() {
     let mut a = articles.get(1).await.unwrap().unwrap();
     assert_eq!((a.title.as_str(), a.version), ("Old", 1));
     a.title = "New".into();
-    assert_eq!(articles.save(&mut a).await.unwrap(), 2);
+    assert_eq!(articles.replace(&mut a).await.unwrap().version, Some(2));
     let stored_now = stored(db, "nsv_articles", 1_i64).await.unwrap();
     assert_eq!(
         stored_now.get("schemaVersion"),
@@ -929,13 +930,12 @@ async fn versioned_update_of_older_document() {
         .unwrap();
     let v = articles
         .update(
-            1,
-            1,
+            At(1, 1),
             doc! { "$set": { NsvArticle::FIELDS.title: "Updated" } },
         )
         .await
         .unwrap();
-    assert_eq!(v, 2);
+    assert_eq!(v.version, Some(2));
     let now = articles.get(1).await.unwrap().unwrap();
     let d = stored(db, "nsv_articles", 1_i64).await.unwrap();
     articles.converge().await.unwrap();
@@ -969,7 +969,7 @@ async fn versioned_converge() {
         articles.history(1).await.unwrap().len()
     );
     held.title = "Held".into();
-    articles.save(&mut held).await.unwrap();
+    articles.replace(&mut held).await.unwrap();
     assert_eq!(articles.get(1).await.unwrap().unwrap().title, "Held");
 }
 
@@ -1107,7 +1107,7 @@ async fn ext_ref_update_of_older_source() {
     let t = ext_setup("nsv_ext_update").await;
     let db = t.db();
     book_copy(db, "Ada", "Lovelace").await;
-    NsvAuthor::references(db)
+    NsvAuthor::collection(db)
         .update(1, doc! { "$set": { NsvAuthor::FIELDS.first: "Augusta" } })
         .await
         .unwrap();
@@ -1510,7 +1510,7 @@ async fn computed_converge_keeps_sums() {
     let b = buyer(db).await;
     assert_eq!((b.total, b.orders), (350, 2));
     assert!(computed.check().await.unwrap().is_clean());
-    NsvOrder::computing(db)
+    NsvOrder::collection(db)
         .insert(&NsvOrder {
             id: 3,
             schema_version: SchemaVersion,
@@ -1523,13 +1523,13 @@ async fn computed_converge_keeps_sums() {
     assert_eq!((b.total, b.orders), (400, 3));
 }
 
-/// FINDING: `Computing::update` of an order still stored in an older shape.
+/// FINDING: `ModelCollection::update` of an order still stored in an older shape.
 #[tokio::test]
 async fn computing_update_of_older_source() {
     let t = computed_setup("nsv_computing_update").await;
     let db = t.db();
     NsvBuyer::computed(db).repair().await.unwrap();
-    NsvOrder::computing(db)
+    NsvOrder::collection(db)
         .update(1, doc! { "$set": { NsvOrder::FIELDS.amount: 999_i64 } })
         .await
         .unwrap();

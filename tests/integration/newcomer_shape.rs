@@ -353,7 +353,7 @@ async fn not_found_versioned_revision_and_document() {
     };
     coll.insert(&mut d).await.unwrap();
     d.body = "two".into();
-    assert_eq!(coll.save(&mut d).await.unwrap(), 2);
+    assert_eq!(coll.replace(&mut d).await.unwrap().version, Some(2));
     // Revisions 1 (archived) and 2 (current) exist.
     assert_eq!(coll.revision("d1", 1).await.unwrap().body, "$one");
     assert_eq!(coll.revision("d1", 2).await.unwrap().body, "two");
@@ -395,7 +395,7 @@ async fn not_found_versioned_revision_and_document() {
         version: 1,
         body: "x".into(),
     };
-    let e = coll.save(&mut ghost).await.unwrap_err();
+    let e = coll.replace(&mut ghost).await.unwrap_err();
     assert_missing(&e, "nsh_docs", Missing::Document { id: "g.h".into() });
     assert_eq!(ghost.version, 1, "the copy is left at its version");
 
@@ -414,7 +414,7 @@ async fn not_found_computed_target() {
         })
         .await
         .unwrap();
-    let orders = NshOrder::computing(&db);
+    let orders = NshOrder::collection(&db);
     orders
         .insert(&NshOrder {
             id: 1,
@@ -546,7 +546,7 @@ async fn progress_one_callback_three_jobs() {
         .insert_many(users)
         .await
         .unwrap();
-    let orders = NshOrder::computing(&db);
+    let orders = NshOrder::collection(&db);
     for i in 0..5 {
         orders
             .insert(&NshOrder {
@@ -772,7 +772,7 @@ async fn variant_insert_hostile_values() {
         .insert(&note("$id", "$where", &[("plain", "$set"), ("k", "a.b")]))
         .await
         .unwrap();
-    assert_eq!(id, Bson::String("$id".into()));
+    assert_eq!(id.id, Bson::String("$id".into()));
     let stored = docs(&db, "nsh_events").await;
     assert_eq!(stored.len(), 1);
     let d = &stored[0];

@@ -4,6 +4,7 @@
 //! (versioning, outlier, tree, extended reference, attribute, schema versioning) under
 //! `strict().error().forbid_other_fields()` validators.
 
+use pattern_runtime::At;
 use std::collections::HashMap;
 
 use bson::{doc, oid::ObjectId, Bson, Document};
@@ -658,7 +659,7 @@ async fn a_toolkit_update_refused_by_the_server_is_validation_failed() {
     sync_validators(&db, &[NvKinds::SCHEMA], &closed())
         .await
         .unwrap();
-    let computing = NvKinds::computing(&db);
+    let computing = NvKinds::collection(&db);
     computing.insert(&kinds(1)).await.unwrap();
     let e = computing
         .update(1_i64, doc! { "$set": { "tiny": "x", "label": "changed" } })
@@ -1027,15 +1028,16 @@ async fn versioned_writes_pass_a_strict_closed_validator() {
     articles.insert(&mut a).await.unwrap();
     a.title = "second".into();
     a.tags = Some(vec!["x".into()]);
-    let v = articles.save(&mut a).await.unwrap();
+    articles.replace(&mut a).await.unwrap();
     let v = articles
         .update(
-            1_i64,
-            v,
+            At(1_i64, a.version),
             doc! { "$inc": { "words": 5 }, "$set": { "title": "third" } },
         )
         .await
-        .unwrap();
+        .unwrap()
+        .version
+        .expect("a versioned update's version");
     let stored = articles.get(1_i64).await.unwrap().unwrap();
     assert_eq!(
         (stored.version, stored.words, stored.title.as_str()),
@@ -1050,7 +1052,7 @@ async fn versioned_writes_pass_a_strict_closed_validator() {
     assert!(options.contains_key("validator"), "{options}");
     // A refused update: `ValidationFailed` naming the field, and no revision left behind.
     let e = articles
-        .update(1_i64, v, doc! { "$set": { "title": 5 } })
+        .update(At(1_i64, v), doc! { "$set": { "title": 5 } })
         .await
         .unwrap_err();
     // (That `fields` names `title` is `refusals_through_find_and_modify_name_the_field`.)
@@ -1197,7 +1199,7 @@ async fn extended_reference_changes_pass_strict_validators_and_refusals_keep_not
         city: "London".into(),
         loyalty_points: 1,
     };
-    NvCustomer::computing(&db).insert(&ada).await.unwrap();
+    NvCustomer::collection(&db).insert(&ada).await.unwrap();
     let order = NvOrder {
         id: ObjectId::new(),
         customer: NvCustomerRef::from(&ada),
@@ -1209,13 +1211,13 @@ async fn extended_reference_changes_pass_strict_validators_and_refusals_keep_not
         .insert_one(&order)
         .await
         .unwrap();
-    let refs = NvCustomer::references(&db);
-    refs.update(
-        ada.id,
-        doc! { "$set": { NvCustomer::FIELDS.name: "Ada L." } },
-    )
-    .await
-    .unwrap();
+    NvCustomer::collection(&db)
+        .update(
+            ada.id,
+            doc! { "$set": { NvCustomer::FIELDS.name: "Ada L." } },
+        )
+        .await
+        .unwrap();
     let stored = NvOrder::collection(&db)
         .get(order.id)
         .await
@@ -1224,7 +1226,7 @@ async fn extended_reference_changes_pass_strict_validators_and_refusals_keep_not
     assert_eq!(stored.customer.name, "Ada L.");
     assert_eq!(stored.reviewers.as_ref().unwrap()[0].name, "Ada L.");
     // Refused by the source's validator: nothing changes anywhere.
-    let e = refs
+    let e = NvCustomer::collection(&db)
         .update(ada.id, doc! { "$set": { NvCustomer::FIELDS.name: 42 } })
         .await
         .unwrap_err();
@@ -1247,7 +1249,7 @@ async fn extended_reference_changes_pass_strict_validators_and_refusals_keep_not
     })
     .await
     .unwrap();
-    let e = refs
+    let e = NvCustomer::collection(&db)
         .update(
             ada.id,
             doc! { "$set": { NvCustomer::FIELDS.name: "Ada Lovelace, Countess" } },
@@ -1368,7 +1370,7 @@ async fn schema_versions_older_documents_are_counted_then_converge_passes_strict
         "{report:?}"
     );
     // A toolkit update of an older document upgrades it first.
-    NvUser::computing(&db)
+    NvUser::collection(&db)
         .update(0_i64, doc! { "$set": { "initials": "Z" } })
         .await
         .unwrap();
@@ -1418,7 +1420,7 @@ async fn refusals_through_find_and_modify_name_the_field() {
     };
     articles.insert(&mut a).await.unwrap();
     let e = articles
-        .update(1_i64, a.version, doc! { "$set": { "title": 5 } })
+        .update(At(1_i64, a.version), doc! { "$set": { "title": 5 } })
         .await
         .unwrap_err();
     let Error::ValidationFailed {
@@ -1435,8 +1437,8 @@ async fn refusals_through_find_and_modify_name_the_field() {
         city: "London".into(),
         loyalty_points: 1,
     };
-    NvCustomer::computing(&db).insert(&ada).await.unwrap();
-    let e = NvCustomer::references(&db)
+    NvCustomer::collection(&db).insert(&ada).await.unwrap();
+    let e = NvCustomer::collection(&db)
         .update(ada.id, doc! { "$set": { NvCustomer::FIELDS.name: 42 } })
         .await
         .unwrap_err();

@@ -7,6 +7,7 @@
 //! the others rely on `test_db`, which installs every model of this module at
 //! `strict`/`error` with other fields forbidden.
 
+use pattern_runtime::At;
 use std::time::Duration;
 
 use bson::{doc, Bson, DateTime, Document};
@@ -849,18 +850,17 @@ async fn versioned_writes_pass_the_strict_revision_validator() {
         articles.insert(&mut a).await.unwrap();
         assert_eq!(a.version, 1);
         a.title = "v2".into();
-        assert_eq!(articles.save(&mut a).await.unwrap(), 2);
+        assert_eq!(articles.replace(&mut a).await.unwrap().version, Some(2));
         a.tags = vec!["x".into(), "y".into(), "z".into()];
-        assert_eq!(articles.save(&mut a).await.unwrap(), 3);
+        assert_eq!(articles.replace(&mut a).await.unwrap().version, Some(3));
         let v = articles
             .update(
-                id,
-                3,
+                At(id, 3),
                 doc! { "$set": { "body": "text", "meta.big": 9_i64 } },
             )
             .await
             .unwrap();
-        assert_eq!(v, 4);
+        assert_eq!(v.version, Some(4));
         let saved = articles.modify(id, 3, |a| a.meta.big += 1).await.unwrap();
         assert_eq!((saved.version, saved.meta.big), (5, 10));
         assert_eq!(articles.revert(id, 4).await.unwrap(), 6);
@@ -889,7 +889,7 @@ async fn a_deleted_versioned_document_inserted_again_can_be_saved() {
     };
     notes.insert(&mut n).await.unwrap();
     n.text = "b".into();
-    notes.save(&mut n).await.unwrap();
+    notes.replace(&mut n).await.unwrap();
     notes.delete(7_i64).await.unwrap();
     // The same `_id` again: a new document at version 1.
     let mut again = NvcNote {
@@ -902,7 +902,7 @@ async fn a_deleted_versioned_document_inserted_again_can_be_saved() {
     // The first life left revisions 1 and 2 (the deleted one): the second goes on at 3.
     assert_eq!(again.version, 3);
     again.text = "d".into();
-    let saved = notes.save(&mut again).await;
+    let saved = notes.replace(&mut again).await;
     assert!(saved.is_ok(), "the second life cannot be saved: {saved:?}");
     assert_eq!(again.version, 4);
     let history = notes.history(7_i64).await.unwrap();
@@ -1535,7 +1535,7 @@ async fn i32_computed_count_and_sum_stay_int32() {
         .insert_one(counter(1))
         .await
         .unwrap();
-    let ticks = NvcTick::computing(&db);
+    let ticks = NvcTick::collection(&db);
     for (id, weight) in [(1, 10), (2, 20), (3, 30)] {
         ticks
             .insert(&NvcTick {
@@ -1605,7 +1605,7 @@ async fn an_i32_sum_past_i32_max_is_refused_and_nothing_is_written() {
         .insert_one(counter(1))
         .await
         .unwrap();
-    let ticks = NvcTick::computing(&db);
+    let ticks = NvcTick::collection(&db);
     ticks
         .insert(&NvcTick {
             id: 1,
@@ -1692,10 +1692,10 @@ async fn an_i32_version_stays_int32() {
     notes.insert(&mut n).await.unwrap();
     assert_int32(&one(&db, "nvc_notes", 1_i64).await, "version", 1);
     n.text = "b".into();
-    notes.save(&mut n).await.unwrap();
+    notes.replace(&mut n).await.unwrap();
     assert_int32(&one(&db, "nvc_notes", 1_i64).await, "version", 2);
     notes
-        .update(1_i64, 2, doc! { "$inc": { "hits": 1 } })
+        .update(At(1_i64, 2), doc! { "$inc": { "hits": 1 } })
         .await
         .unwrap();
     assert_int32(&one(&db, "nvc_notes", 1_i64).await, "version", 3);
@@ -1792,12 +1792,12 @@ async fn validate_attributes_are_enforced_by_the_server() {
         dims: dims("D"),
         parts: vec![dims("P1"), dims("P2")],
     };
-    NvcItem::computing(&db).insert(&item).await.unwrap();
+    NvcItem::collection(&db).insert(&item).await.unwrap();
     let mut with_all = item.clone();
     with_all.id = 2;
     with_all.alt = Some(NvcSku("A".into()));
     with_all.maybe = Some(NvcSku("M".into()));
-    NvcItem::computing(&db).insert(&with_all).await.unwrap();
+    NvcItem::collection(&db).insert(&with_all).await.unwrap();
     assert_eq!(
         NvcItem::collection(&db).get(1_i64).await.unwrap(),
         Some(item.clone())
@@ -1940,21 +1940,16 @@ async fn a_polymorphic_model_under_strict_validators() {
     assert_eq!(events(one(&db, "nvc_pages", "p1").await), 3);
     assert_eq!(events(one(&db, "nvc_pages", "p2").await), 1);
     clicks
-        .update_one(doc! { "_id": 1_i64 }, doc! { "$set": { "page_id": "p2" } })
+        .update(1_i64, doc! { "$set": { "page_id": "p2" } })
         .await
         .unwrap();
     assert_eq!(events(one(&db, "nvc_pages", "p1").await), 2);
     assert_eq!(events(one(&db, "nvc_pages", "p2").await), 2);
     // A wrong type through the variant's handle: refused, nothing moves.
-    let result = clicks
-        .update_one(doc! { "_id": 1_i64 }, doc! { "$set": { "x": "far" } })
-        .await;
+    let result = clicks.update(1_i64, doc! { "$set": { "x": "far" } }).await;
     refused(result, "x");
     let result = clicks
-        .update_one(
-            doc! { "_id": 1_i64 },
-            doc! { "$set": { "sku": 5, "page_id": "p1" } },
-        )
+        .update(1_i64, doc! { "$set": { "sku": 5, "page_id": "p1" } })
         .await;
     assert!(
         matches!(result, Err(Error::ValidationFailed { .. })),
@@ -2351,48 +2346,48 @@ async fn versioned_writes_the_validator_refuses_archive_nothing() {
     a.tags = vec!["1".into(), "2".into(), "3".into()];
     articles.insert(&mut a).await.unwrap();
     a.title = "second".into();
-    articles.save(&mut a).await.unwrap();
+    articles.replace(&mut a).await.unwrap();
     let before = (
         dump(&db, "nvc_articles").await,
         dump(&db, "nvc_article_revisions").await,
     );
     refused(
         articles
-            .update("r", 2, doc! { "$set": { "title": 5 } })
+            .update(At("r", 2), doc! { "$set": { "title": 5 } })
             .await,
         "title",
     );
     refused(
         articles
-            .update("r", 2, doc! { "$set": { "surprise": 1 } })
+            .update(At("r", 2), doc! { "$set": { "surprise": 1 } })
             .await,
         "surprise",
     );
     refused(
         articles
-            .update("r", 2, doc! { "$push": { "tags": "4" } })
+            .update(At("r", 2), doc! { "$push": { "tags": "4" } })
             .await,
         "tags",
     );
     refused(
         articles
-            .update("r", 2, doc! { "$set": { "meta.score": "high" } })
+            .update(At("r", 2), doc! { "$set": { "meta.score": "high" } })
             .await,
         "meta.score",
     );
     refused(
         articles
-            .update("r", 2, doc! { "$unset": { "title": "" } })
+            .update(At("r", 2), doc! { "$unset": { "title": "" } })
             .await,
         "title",
     );
     invalid_value(
         articles
-            .update("r", 2, doc! { "$set": { "extra": { "$bad": 1 } } })
+            .update(At("r", 2), doc! { "$set": { "extra": { "$bad": 1 } } })
             .await,
     );
     a.tags.push("4".into());
-    refused(articles.save(&mut a).await, "tags");
+    refused(articles.replace(&mut a).await, "tags");
     assert_eq!(a.version, 2, "a refused save leaves the caller's version");
     assert_eq!(
         (
@@ -2404,7 +2399,7 @@ async fn versioned_writes_the_validator_refuses_archive_nothing() {
     );
     // Still writable at its version.
     a.tags.pop();
-    assert_eq!(articles.save(&mut a).await.unwrap(), 3);
+    assert_eq!(articles.replace(&mut a).await.unwrap().version, Some(3));
 }
 
 #[tokio::test]
@@ -2429,7 +2424,7 @@ async fn versioned_documents_keep_hostile_strings_and_extreme_numbers() {
         score: f64::INFINITY,
         big: i64::MAX,
     };
-    articles.save(&mut a).await.unwrap();
+    articles.replace(&mut a).await.unwrap();
     let stored = articles.get("$gt").await.unwrap().unwrap();
     assert_eq!(stored.title, "$where");
     assert_eq!(stored.meta.big, i64::MAX);
@@ -2457,9 +2452,9 @@ async fn a_versioned_document_with_operator_keys_is_refused_or_kept_whole() {
                 assert!(matches!(e, Error::InvalidValue { .. }), "{id}: {e:?}");
                 assert!(articles.get(id).await.unwrap().is_none());
             }
-            Ok(()) => {
+            Ok(_) => {
                 a.title = "again".into();
-                articles.save(&mut a).await.unwrap();
+                articles.replace(&mut a).await.unwrap();
                 let old = articles.revision(id, 1).await.unwrap();
                 assert_eq!(old.extra, Some(extra), "{id}");
             }
@@ -2672,7 +2667,7 @@ async fn a_versioned_extended_reference_source_under_strict_validators() {
         bio: "b".into(),
     };
     authors.insert(&mut au).await.unwrap();
-    let books = NvcBook::computing(&db);
+    let books = NvcBook::collection(&db);
     for id in [1, 2] {
         books
             .insert(&NvcBook {
@@ -2697,10 +2692,10 @@ async fn a_versioned_extended_reference_source_under_strict_validators() {
             .collect::<Vec<_>>()
     };
     au.name = "Ada L.".into();
-    authors.save(&mut au).await.unwrap();
+    authors.replace(&mut au).await.unwrap();
     assert_eq!(copies(db.db().clone()).await, ["Ada L.", "Ada L."]);
     authors
-        .update(1_i64, 2, doc! { "$set": { "name": "Ada Lovelace" } })
+        .update(At(1_i64, 2), doc! { "$set": { "name": "Ada Lovelace" } })
         .await
         .unwrap();
     assert_eq!(
@@ -2717,7 +2712,7 @@ async fn a_versioned_extended_reference_source_under_strict_validators() {
     );
     refused(
         authors
-            .update(1_i64, 4, doc! { "$set": { "name": 5 } })
+            .update(At(1_i64, 4), doc! { "$set": { "name": 5 } })
             .await,
         "name",
     );
@@ -2742,7 +2737,7 @@ async fn outlier_sharded_counter_and_computed_count_on_one_model() {
         .insert_one(star("c"))
         .await
         .unwrap();
-    let orders = NvcOrder::computing(&db);
+    let orders = NvcOrder::collection(&db);
     for id in 1..=3 {
         orders
             .insert(&NvcOrder {
@@ -2790,15 +2785,15 @@ async fn outlier_sharded_counter_and_computed_count_on_one_model() {
     // A replace that changes a kept field is refused.
     let mut stale = star("c");
     stale.post_count = 99;
-    let replaced = NvcStar::computing(&db).replace(&stale).await;
+    let replaced = NvcStar::collection(&db).replace(&stale).await;
     assert!(
         matches!(replaced, Err(Error::InvalidKey { .. })),
         "{replaced:?}"
     );
     assert!(posts.check().await.unwrap().is_clean());
     assert!(NvcStar::computed(&db).check().await.unwrap().is_clean());
-    // A delete through `Computing` takes the overflow documents with it.
-    NvcStar::computing(&db).delete("c").await.unwrap();
+    // A delete through the model handle takes the overflow documents with it.
+    NvcStar::collection(&db).delete("c").await.unwrap();
     assert_eq!(
         count(&db, "nvc_star_posts", doc! { "ownerId": "c" }).await,
         0
@@ -2830,13 +2825,14 @@ async fn a_struct_id_versioned_model_under_strict_validators() {
     };
     keyed.insert(&mut k).await.unwrap();
     k.label = "b".into();
-    assert_eq!(keyed.save(&mut k).await.unwrap(), 2);
+    assert_eq!(keyed.replace(&mut k).await.unwrap().version, Some(2));
     assert_eq!(
         keyed
-            .update(key.clone(), 2, doc! { "$set": { "label": "c" } })
+            .update(At(key.clone(), 2), doc! { "$set": { "label": "c" } })
             .await
-            .unwrap(),
-        3
+            .unwrap()
+            .version,
+        Some(3)
     );
     assert_eq!(keyed.revert(key.clone(), 1).await.unwrap(), 4);
     assert_eq!(keyed.revision(key.clone(), 2).await.unwrap().label, "b");

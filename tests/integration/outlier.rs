@@ -412,7 +412,7 @@ async fn an_outlier_parent_that_is_also_a_source_a_target_and_a_counter() {
         .insert_one(&ada)
         .await
         .unwrap();
-    let books = Book::computing(&db);
+    let books = Book::collection(&db);
     for id in 1..=3 {
         books
             .insert(&Book {
@@ -433,7 +433,7 @@ async fn an_outlier_parent_that_is_also_a_source_a_target_and_a_counter() {
         views.add("ada", 1).await.unwrap();
     }
     views.flush().await.unwrap();
-    Author::references(&db)
+    Author::collection(&db)
         .update("ada", doc! { "$set": { "name": "Ada L." } })
         .await
         .unwrap();

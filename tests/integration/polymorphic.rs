@@ -259,7 +259,7 @@ async fn the_seeds_three_queries_through_typed_calls() {
         )
         .await
         .unwrap();
-    assert_eq!(updated.modified_count, 1);
+    assert_eq!(updated.modified, 1);
     let raw = db.collection::<Document>("notifications");
     assert_eq!(
         raw.count_documents(doc! { "title": "Read" }).await.unwrap(),

@@ -468,7 +468,7 @@ async fn typed_forms_find_and_write_what_the_hand_written_ones_do() {
     assert_eq!(products.count(Filter::default()).await.unwrap(), 3);
 
     // An update through a handle: the values stored as given, read back exactly.
-    let computing = Product::computing(&db);
+    let computing = Product::collection(&db);
     computing
         .update(
             "a",

@@ -291,7 +291,7 @@ async fn denormalised_part_names_are_kept_in_sync_and_still_load_the_whole_parts
     );
 
     // Renaming the part reaches the copy (the extended reference machinery, not a second one).
-    Part::references(&db)
+    Part::collection(&db)
         .update(
             grommet.id,
             doc! { "$set": { "name": "#4 grommet (brass)" } },

@@ -14,12 +14,14 @@
 //! figure, and every operation of those rows in the table was measured. A last test checks that
 //! every row of the table belongs to one of the tests.
 
+use pattern_runtime::At;
 use std::collections::BTreeMap;
 
 use bson::oid::ObjectId;
 use bson::{doc, Bson, DateTime};
 use futures_util::TryStreamExt;
 use pattern_runtime::approximation::Random;
+use pattern_runtime::query::{Filter, Update};
 use pattern_runtime::{Fields, Measurement, Model, Ref, SyncOptions};
 use pattern_testkit::{test_db, test_db_unvalidated, TestDb};
 use serde::{Deserialize, Serialize};
@@ -239,7 +241,16 @@ async fn sync(db: &TestDb, schemas: &[&'static pattern_runtime::ModelSchema]) {
         .unwrap();
 }
 
-// ----- versioning, subset, computed, extended reference -----
+// ----- the model handle, versioning, subset, computed, extended reference -----
+
+/// A model nothing derives from: the model handle's verbs alone.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "rt_notes")]
+struct Note {
+    #[serde(rename = "_id")]
+    id: i64,
+    text: String,
+}
 
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
 #[model(collection = "rt_articles")]
@@ -361,7 +372,13 @@ struct Invoice {
     total: i64,
 }
 
-const DOCUMENT_ROWS: &[&str] = &["versioning", "subset", "computed", "extended reference"];
+const DOCUMENT_ROWS: &[&str] = &[
+    "model handle",
+    "versioning",
+    "subset",
+    "computed",
+    "extended reference",
+];
 
 #[tokio::test]
 async fn versioning_subset_computed_and_extended_reference() {
@@ -371,6 +388,7 @@ async fn versioning_subset_computed_and_extended_reference() {
         &[
             Article::SCHEMA,
             Draft::SCHEMA,
+            Note::SCHEMA,
             Product::SCHEMA,
             Review::SCHEMA,
             Shopper::SCHEMA,
@@ -382,6 +400,39 @@ async fn versioning_subset_computed_and_extended_reference() {
     .await;
     let mut m = Meter::new(&db);
 
+    // The model handle, on a model nothing derives from: one command per verb.
+    m.row("model handle");
+    let notes = Note::collection(&db);
+    let note = |id: i64, text: &str| Note {
+        id,
+        text: text.into(),
+    };
+    measure!(m, "insert", notes.insert(&note(1, "a"))).unwrap();
+    measure!(
+        m,
+        "insert_many",
+        notes.insert_many([note(2, "b"), note(3, "c")])
+    )
+    .unwrap();
+    measure!(m, "get", notes.get(1)).unwrap();
+    let f = Note::FIELDS;
+    measure!(m, "find_one", notes.find_one(Filter::eq(f.text, "b"))).unwrap();
+    let all = measure!(m, "find", notes.find(Filter::gte(f.id, 1))).unwrap();
+    assert_eq!(all.len(), 3);
+    measure!(m, "count", notes.count(doc! {})).unwrap();
+    measure!(m, "update", notes.update(1, Update::new().set(f.text, "A"))).unwrap();
+    let updated = measure!(
+        m,
+        "update_many",
+        notes.update_many(Filter::gte(f.id, 2), Update::new().set(f.text, "B"))
+    )
+    .unwrap();
+    assert_eq!(updated.modified, 2);
+    measure!(m, "replace", notes.replace(&note(1, "again"))).unwrap();
+    measure!(m, "delete", notes.delete(1)).unwrap();
+    let deleted = measure!(m, "delete_many", notes.delete_many(doc! {})).unwrap();
+    assert_eq!(deleted, 2);
+
     // Versioning: every change archives the stored version first, in one transaction.
     m.row("versioning");
     let articles = Article::collection(&db);
@@ -392,9 +443,9 @@ async fn versioning_subset_computed_and_extended_reference() {
     };
     measure!(m, "insert", articles.insert(&mut a)).unwrap();
     a.title = "v2".into();
-    measure!(m, "save", articles.save(&mut a)).unwrap();
+    measure!(m, "replace", articles.replace(&mut a)).unwrap();
     let update = doc! { "$set": { Article::FIELDS.title: "v3" } };
-    measure!(m, "update", articles.update(1, 2, update)).unwrap();
+    measure!(m, "update", articles.update(At(1, 2), update)).unwrap();
     let history = measure!(m, "history", articles.history(1)).unwrap();
     assert_eq!(history.len(), 2);
     measure!(m, "delete", articles.delete(1)).unwrap();
@@ -406,7 +457,7 @@ async fn versioning_subset_computed_and_extended_reference() {
     };
     drafts.insert(&mut d).await.unwrap();
     d.title = "v2".into();
-    measure!(m, "save (without `keep`)", drafts.save(&mut d)).unwrap();
+    measure!(m, "replace (without `keep`)", drafts.replace(&mut d)).unwrap();
 
     // Subset: the full item and the parent's capped array and counters.
     m.row("subset");
@@ -442,7 +493,7 @@ async fn versioning_subset_computed_and_extended_reference() {
         })
         .await
         .unwrap();
-    let purchases = Purchase::computing(&db);
+    let purchases = Purchase::collection(&db);
     let purchase = |id: i64, amount: i64| Purchase {
         id,
         shopper_id: "u1".into(),
@@ -495,17 +546,16 @@ async fn versioning_subset_computed_and_extended_reference() {
         }))
         .await
         .unwrap();
-    let customers = Customer::references(&db);
     let rename = doc! { "$set": { Customer::FIELDS.name: "Ada L." } };
-    let done = measure!(m, "update", customers.update(1, rename)).unwrap();
-    assert_eq!(done.modified(), 3);
+    measure!(m, "update", Customer::collection(&db).update(1, rename)).unwrap();
     let points = doc! { "$inc": { Customer::FIELDS.loyalty_points: 10 } };
     measure!(
         m,
         "update (of a field not copied)",
-        customers.update(1, points)
+        Customer::collection(&db).update(1, points)
     )
     .unwrap();
+    let customers = Customer::references(&db);
     measure!(m, "References::rebuild", customers.rebuild(1)).unwrap();
     let report = customers.check().await.unwrap();
     assert!(report.is_clean(), "{report:?}");
@@ -671,7 +721,7 @@ async fn attribute_polymorphic_and_relations() {
     let found = measure!(m, "find", emails.find(doc! {})).unwrap();
     assert_eq!(found.len(), 1);
     let to = doc! { "$set": { "to": "ada@example.org" } };
-    measure!(m, "update_one", emails.update_one(doc! {}, to)).unwrap();
+    measure!(m, "update_many", emails.update_many(doc! {}, to)).unwrap();
     let every = Notification::collection(&db);
     let common = measure!(
         m,

@@ -1,6 +1,7 @@
 //! Schema versioning against a real server: three shapes of a user side by side, read as the
 //! current one, converged under concurrent writers, resumed after being dropped.
 
+use pattern_runtime::At;
 use std::collections::BTreeMap;
 
 use bson::{doc, Bson, Document};
@@ -296,16 +297,16 @@ async fn the_schema_version_field_is_kept_by_the_pattern() {
         doc! { "$inc": { "schemaVersion": -2 } },
         doc! { "$rename": { "initials": "schemaVersion" } },
     ] {
-        let e = User::computing(db).update(1, update).await.unwrap_err();
+        let e = User::collection(db).update(1, update).await.unwrap_err();
         kept(e, "schemaVersion");
     }
-    let e = Patron::references(db)
+    let e = Patron::collection(db)
         .update(1, doc! { "$set": { "v": 1 } })
         .await
         .unwrap_err();
     kept(e, "v");
     let e = Note::collection(db)
-        .update(1, 1, doc! { "$set": { "sv": 1 } })
+        .update(At(1, 1), doc! { "$set": { "sv": 1 } })
         .await
         .unwrap_err();
     kept(e, "sv");
@@ -597,7 +598,7 @@ async fn converge_keeps_a_versioned_documents_version() {
     assert!(notes.history(7).await.unwrap().is_empty());
     // The copy read before the converge saves over it at the version it read.
     read.body.push_str(" and saved");
-    assert_eq!(notes.save(&mut read).await.unwrap(), 5);
+    assert_eq!(notes.replace(&mut read).await.unwrap().version, Some(5));
     let now = notes.get(7).await.unwrap().unwrap();
     assert_eq!(
         (now.body.as_str(), now.version),

@@ -834,7 +834,7 @@ async fn a_tree_whose_nodes_are_extended_reference_sources() {
         [docs.id]
     );
     tree.move_under(docs.id, archive.id).await.unwrap();
-    Folder::references(&db)
+    Folder::collection(&db)
         .update(docs.id, doc! { "$set": { "title": "documents" } })
         .await
         .unwrap();

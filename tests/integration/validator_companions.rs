@@ -172,9 +172,9 @@ async fn the_patterns_writes_pass_their_companions_validators() {
     let mut a = article(1);
     articles.insert(&mut a).await.unwrap();
     a.title = "renamed".into();
-    articles.save(&mut a).await.unwrap();
+    articles.replace(&mut a).await.unwrap();
     a.title = "again".into();
-    articles.save(&mut a).await.unwrap();
+    articles.replace(&mut a).await.unwrap();
     let mut b = article(2);
     articles.insert(&mut b).await.unwrap();
     articles.delete(2_i64).await.unwrap();

@@ -1,6 +1,7 @@
 //! Document versioning against a real server: the seed's `articles` + `article_revisions`.
 
 use bson::{doc, Bson};
+use pattern_runtime::At;
 use pattern_runtime::{list_indexes, Error, Missing, Model, Versioned};
 use pattern_testkit::test_db;
 use serde::{Deserialize, Serialize};
@@ -61,9 +62,9 @@ async fn concurrent_read_modify_save_loses_no_update() {
                         .unwrap()
                         .unwrap();
                     a.counter += 1;
-                    match articles.save(&mut a).await {
+                    match articles.replace(&mut a).await {
                         Ok(v) => {
-                            assert_eq!(a.version(), v);
+                            assert_eq!(Some(a.version()), v.version);
                             break;
                         }
                         Err(Error::VersionConflict {
@@ -111,11 +112,11 @@ async fn conflict_not_found_and_duplicate_key_are_three_errors() {
     assert_eq!(a.version, 1);
     let mut stale = a.clone();
     a.title = "edited".into();
-    assert_eq!(articles.save(&mut a).await.unwrap(), 2);
+    assert_eq!(articles.replace(&mut a).await.unwrap().version, Some(2));
 
     // A stale copy: conflict, with both versions, and its version left as it was.
     stale.title = "late edit".into();
-    let err = articles.save(&mut stale).await.unwrap_err();
+    let err = articles.replace(&mut stale).await.unwrap_err();
     assert!(
         matches!(
             err,
@@ -132,7 +133,7 @@ async fn conflict_not_found_and_duplicate_key_are_three_errors() {
     // Gone: not found.
     let mut ghost = article(9);
     ghost.version = 1;
-    let err = articles.save(&mut ghost).await.unwrap_err();
+    let err = articles.replace(&mut ghost).await.unwrap_err();
     assert!(
         matches!(err.missing(), Some(Missing::Document { id }) if *id == Bson::Int64(9) || *id == Bson::Int32(9)),
         "{err:?}"
@@ -142,7 +143,7 @@ async fn conflict_not_found_and_duplicate_key_are_three_errors() {
     let mut b = article(2);
     articles.insert(&mut b).await.unwrap();
     b.slug = "a-1".into();
-    let err = articles.save(&mut b).await.unwrap_err();
+    let err = articles.replace(&mut b).await.unwrap_err();
     assert!(matches!(err, Error::DuplicateKey { .. }), "{err:?}");
     // ...and nothing was written: no revision, same version.
     assert_eq!(revisions(&db, 2).await, Vec::<i64>::new());
@@ -160,13 +161,14 @@ async fn conflict_not_found_and_duplicate_key_are_three_errors() {
     // Operator updates follow the same rules.
     assert_eq!(
         articles
-            .update(1, 2, doc! { "$inc": { "counter": 5 } })
+            .update(At(1, 2), doc! { "$inc": { "counter": 5 } })
             .await
-            .unwrap(),
-        3
+            .unwrap()
+            .version,
+        Some(3)
     );
     let err = articles
-        .update(1, 2, doc! { "$inc": { "counter": 5 } })
+        .update(At(1, 2), doc! { "$inc": { "counter": 5 } })
         .await
         .unwrap_err();
     assert!(
@@ -181,12 +183,12 @@ async fn conflict_not_found_and_duplicate_key_are_three_errors() {
         "{err:?}"
     );
     let err = articles
-        .update(7, 1, doc! { "$set": { "title": "x" } })
+        .update(At(7, 1), doc! { "$set": { "title": "x" } })
         .await
         .unwrap_err();
     assert!(matches!(err, Error::NotFound { .. }), "{err:?}");
     let err = articles
-        .update(1, 3, doc! { "$set": { "version": 99 } })
+        .update(At(1, 3), doc! { "$set": { "version": 99 } })
         .await
         .unwrap_err();
     assert!(matches!(err, Error::InvalidKey { .. }), "{err:?}");
@@ -200,7 +202,7 @@ async fn history_revision_revert_and_delete() {
     articles.insert(&mut a).await.unwrap();
     for title in ["two", "three"] {
         a.title = title.into();
-        articles.save(&mut a).await.unwrap();
+        articles.replace(&mut a).await.unwrap();
     }
     let history = articles.history(1).await.unwrap();
     let versions: Vec<i64> = history.iter().map(|r| r.version).collect();
@@ -268,7 +270,7 @@ async fn retention_keeps_the_last_revisions_and_the_history_is_indexed() {
     pages.insert(&mut p).await.unwrap();
     for n in 1..=6 {
         p.body = n.to_string();
-        pages.save(&mut p).await.unwrap();
+        pages.replace(&mut p).await.unwrap();
     }
     assert_eq!(p.rev, 7);
     let kept: Vec<i64> = pages
@@ -307,7 +309,7 @@ async fn a_document_inserted_again_after_its_delete_goes_on_from_its_history() {
     pages.insert(&mut p).await.unwrap();
     for n in 1..=6 {
         p.body = n.to_string();
-        pages.save(&mut p).await.unwrap();
+        pages.replace(&mut p).await.unwrap();
     }
     pages.delete(1).await.unwrap();
     // Revisions 4..=6 kept, 7 archived by the delete. Writers race to insert `_id` 1 again:
@@ -316,7 +318,7 @@ async fn a_document_inserted_again_after_its_delete_goes_on_from_its_history() {
         let pages = pages.clone();
         async move {
             let mut again = page(&format!("again {n}"));
-            pages.insert(&mut again).await.map(|()| again)
+            pages.insert(&mut again).await.map(|_| again)
         }
     });
     let results = futures_util::future::join_all(inserts).await;
@@ -341,7 +343,7 @@ async fn a_document_inserted_again_after_its_delete_goes_on_from_its_history() {
         "an `i32` version stays an Int32"
     );
     again.body = "after".into();
-    assert_eq!(pages.save(&mut again).await.unwrap(), 9);
+    assert_eq!(pages.replace(&mut again).await.unwrap().version, Some(9));
     let kept: Vec<(i64, bool)> = pages
         .history(1)
         .await
@@ -370,7 +372,7 @@ async fn transient_failures_are_retried_without_a_duplicate_revision() {
     )
     .await;
     a.title = "after a transient failure".into();
-    assert_eq!(articles.save(&mut a).await.unwrap(), 2);
+    assert_eq!(articles.replace(&mut a).await.unwrap().version, Some(2));
     assert_eq!(revisions(&db, 1).await, [1]);
 
     // The commit's result is unknown once: the commit is retried, not the transaction.
@@ -381,7 +383,7 @@ async fn transient_failures_are_retried_without_a_duplicate_revision() {
     )
     .await;
     a.title = "after an unknown commit result".into();
-    assert_eq!(articles.save(&mut a).await.unwrap(), 3);
+    assert_eq!(articles.replace(&mut a).await.unwrap().version, Some(3));
     assert_eq!(revisions(&db, 1).await, [1, 2]);
 
     // A non-retryable failure of the revision write: nothing changes in either collection.
@@ -392,7 +394,7 @@ async fn transient_failures_are_retried_without_a_duplicate_revision() {
     )
     .await;
     a.title = "never saved".into();
-    let err = articles.save(&mut a).await.unwrap_err();
+    let err = articles.replace(&mut a).await.unwrap_err();
     assert_eq!(err.code(), Some(2), "{err:?}");
     let stored = articles
         .raw()
@@ -435,10 +437,10 @@ async fn a_commit_that_went_through_is_not_applied_again() {
     db.fail_command(&["commitTransaction"], 1, lost_commit.clone())
         .await;
     let v = articles
-        .update(1, 2, doc! { "$inc": { "counter": 10 } })
+        .update(At(1, 2), doc! { "$inc": { "counter": 10 } })
         .await
         .unwrap();
-    assert_eq!(v, 3);
+    assert_eq!(v.version, Some(3));
     let stored = articles.get(1).await.unwrap().unwrap();
     assert_eq!((stored.version, stored.counter), (3, 11));
     assert_eq!(revisions(&db, 1).await, [1, 2]);
@@ -455,7 +457,7 @@ async fn a_commit_that_went_through_is_not_applied_again() {
     articles.insert(&mut a).await.unwrap();
     articles.modify(2, 1, |a| a.counter += 1).await.unwrap();
     a.title = "stale".into();
-    let err = articles.save(&mut a).await.unwrap_err();
+    let err = articles.replace(&mut a).await.unwrap_err();
     assert!(err.is_conflict(), "{err:?}");
 }
 
@@ -473,7 +475,7 @@ async fn without_transactions_the_revision_is_written_first() {
     db.fail_command(&["findAndModify"], 1, illegal.clone())
         .await;
     a.title = "saved without a transaction".into();
-    assert_eq!(articles.save(&mut a).await.unwrap(), 2);
+    assert_eq!(articles.replace(&mut a).await.unwrap().version, Some(2));
     assert_eq!(revisions(&db, 1).await, [1]);
 
     // A stale save on that path: the version condition finds nothing, and the caller gets the
@@ -483,7 +485,7 @@ async fn without_transactions_the_revision_is_written_first() {
     stale.version = 1;
     db.fail_command(&["findAndModify"], 1, illegal.clone())
         .await;
-    let err = articles.save(&mut stale).await.unwrap_err();
+    let err = articles.replace(&mut stale).await.unwrap_err();
     assert!(
         matches!(
             err,
@@ -501,10 +503,11 @@ async fn without_transactions_the_revision_is_written_first() {
     db.fail_command(&["findAndModify"], 1, illegal).await;
     assert_eq!(
         articles
-            .update(1, 2, doc! { "$inc": { "counter": 1 } })
+            .update(At(1, 2), doc! { "$inc": { "counter": 1 } })
             .await
-            .unwrap(),
-        3
+            .unwrap()
+            .version,
+        Some(3)
     );
     assert_eq!(revisions(&db, 1).await, [1, 2]);
 }

@@ -314,6 +314,7 @@ pub(super) fn generate(
             impl #p::Model for #ident {
                 const SCHEMA: &'static #p::ModelSchema = &__SCHEMA;
                 type Id = #id_type;
+                type Writes = #p::Plain;
                 fn unreadable(
                     doc: &#p::bson::Document,
                     error: #p::bson::error::Error,

@@ -92,7 +92,7 @@
 //! document exists: its `read` sums them, and only its `snapshot` (which writes the total into
 //! the model's document) is [`Error::NotFound`] for a missing document. A standalone counter
 //! creates its documents on their first write. A model's document deleted through a toolkit
-//! handle ([`Computing`](crate::Computing), a tree cascade, a versioned `delete`) takes its
+//! handle (the model handle ([`ModelCollection`](crate::ModelCollection)), a tree cascade, a versioned `delete`) takes its
 //! shards with it, in that delete's transaction; one deleted around the toolkit leaves them,
 //! and the [doctor](mod@crate::doctor) reports them ([`Check::Orphans`](crate::doctor::Check::Orphans)).
 //!

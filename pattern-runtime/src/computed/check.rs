@@ -46,7 +46,7 @@ pub(super) async fn audit_computed(
             ),
             format!(
                 "`{model}::computed(&db).repair()` (or `rebuild(id)` for each); writes through \
-             `{source}::computing(&db)` keep it exact",
+             `{source}::collection(&db)` keep it exact",
                 model = sample.model.name(),
                 source = spec.source().name()
             ),

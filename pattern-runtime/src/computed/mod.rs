@@ -46,11 +46,10 @@
 //!
 //! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
 //! User::collection(&db)
-//!     .raw()
-//!     .insert_one(User { id: "u1".into(), total_spent: 0, order_count: 0 })
+//!     .insert(&User { id: "u1".into(), total_spent: 0, order_count: 0 })
 //!     .await?;
 //! // Each write of an order and the `$inc` of its user, in one transaction.
-//! let orders = Order::computing(&db);
+//! let orders = Order::collection(&db);
 //! orders.insert(&Order { id: 1, user_id: "u1".into(), amount: 1200 }).await?;
 //! orders.insert(&Order { id: 2, user_id: "u1".into(), amount: 3000 }).await?;
 //! orders.update(2, bson::doc! { "$set": { Order::FIELDS.amount: 2500 } }).await?;
@@ -65,12 +64,14 @@
 //!
 //! # Writes of the source
 //!
-//! [`Computing`] writes the source model and keeps every field computed from it exact: it finds
-//! them in the registry of the program's models (every `#[derive(Model)]`), so the source model
-//! declares nothing. [`insert`](Computing::insert), [`replace`](Computing::replace),
-//! [`update`](Computing::update) (an operator update; one that touches neither `by` nor a summed
-//! field is a plain `update`, no transaction; one that changes them by top-level `$set`,
-//! `$unset` or `$inc` needs no read back, others one `find`) and [`delete`](Computing::delete)
+//! The source model's own handle (`Order::collection(&db)`, a [`ModelCollection`](crate::ModelCollection))
+//! writes it and keeps every field computed from it exact: it finds them in the registry of the
+//! program's models (every `#[derive(Model)]`), so the source model declares nothing.
+//! [`insert`](crate::ModelCollection::insert), [`replace`](crate::ModelCollection::replace),
+//! [`update`](crate::ModelCollection::update) (an operator update; one that touches neither
+//! `by` nor a summed field is a plain `update`, no transaction; one that changes them by
+//! top-level `$set`, `$unset` or `$inc` needs no read back, others one `find`) and
+//! [`delete`](crate::ModelCollection::delete)
 //! each write the source (one command that also returns the old values), then one update per
 //! target document concerned (the old and the new one when an order
 //! moves to another user), in one transaction retried on transient errors: concurrent writers
@@ -92,7 +93,7 @@
 //!
 //! Without transactions (a standalone server) the same writes run in the same order, source
 //! first: a failure in between leaves the computed value behind its source, and
-//! [`ComputedFields::rebuild`] repairs it. Writes made around [`Computing`] (the driver, the
+//! [`ComputedFields::rebuild`] repairs it. Writes made around the toolkit (the driver, the
 //! shell, another program) are not seen: [`ComputedFields::check`] reports the drift and
 //! [`ComputedFields::repair`] repairs it, or a [`Refresher`] does so on an interval (for
 //! values whose freshness need is low, such as a dashboard's totals).
@@ -112,7 +113,7 @@
 //! # Tracing
 //!
 //! Every operation runs in an `INFO` span `pattern_runtime::computed.<operation>` with the
-//! fields `model` and `collection` (the source's for [`Computing`], the target's for
+//! fields `model` and `collection` (the source's for the model handle's writes, the target's for
 //! [`ComputedFields`]) and `id` where there is one. Each target update is a `DEBUG` event (its
 //! collection, `_id`, the update); each recomputed page an `INFO` event (documents checked,
 //! repaired, skipped so far); each failed [`Refresher`] run an `ERROR` event.
@@ -127,14 +128,13 @@ use bson::{doc, Bson, Document};
 use futures_util::future::BoxFuture;
 use mongodb::options::ReturnDocument;
 use mongodb::{ClientSession, Collection, Database};
-use serde::Serialize;
 
 use crate::derived::{self, Change, Dependent};
 use crate::error::{check_size, Error, Result};
 use crate::finding::{id_key, Check, Finding};
 use crate::index::IndexSpec;
 use crate::literal::touched_fields;
-use crate::model::{IntoId, Model, Unversioned};
+use crate::model::{IntoId, Model};
 use crate::periodic::{Periodic, Stopped};
 use crate::schema::{registered_models, ModelSchema, PatternSpec, Sample};
 use crate::txn::{collect_in, in_session, transact, Transaction};
@@ -149,7 +149,6 @@ pub use check::{ComputedFields, Recomputed, Refreshed, Refresher};
 use feed::{abort, aggregate_many, aggregate_many_within, Abort, Feed};
 use num::{agrees, Num};
 pub use spec::{Aggregate, ComputedFromParts, ComputedFromSpec};
-pub use write::Computing;
 
 /// How many target documents [`ComputedFields::repair`] and a [`Refresher`] read, aggregate and
 /// write per round.

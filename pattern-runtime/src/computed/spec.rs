@@ -118,12 +118,12 @@ impl PatternSpec for ComputedFromSpec {
         vec![(self.source().collection(), self.index())]
     }
 
-    /// The computed field: written by the source's writes through `Computing`.
+    /// The computed field: written by the source's writes through its model handle.
     fn kept_fields(&'static self, _model: &'static ModelSchema) -> KeptFields {
         vec![(
             self.field(),
-            "a computed field follows its sources: write the sources through `Computing`, or \
-             repair it with `rebuild`",
+            "a computed field follows its sources: write the sources through their model \
+             handle (`Source::collection(&db)`), or repair it with `rebuild`",
         )]
     }
 

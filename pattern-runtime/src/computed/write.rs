@@ -1,159 +1,109 @@
-//! `Computing`: the writes of a source model (insert, replace, update, delete), each keeping
-//! every field computed from it exact.
+//! The writes of a model's own documents without `#[versioned]` (the model handle's `insert`,
+//! `replace`, `update`, `delete` and their `_many` forms: [`Plain`]), each keeping every field
+//! computed from the model exact, and what else derives from it.
 
 use super::*;
+use crate::model::{ModelCollection, Pending};
 use crate::schema_version::upgrade::upgrade_matching_in;
+use crate::writes::{Plain, Updated, Writes as ModelWrites, WritesMany, Written};
 use pattern_derive::operation;
 
-/// The writes of a source model that keep every field computed from it exact: from
-/// `Order::computing(&db)`. See the [module documentation](super).
-#[derive_where::derive_where(Clone)]
-pub struct Computing<M> {
-    w: Writes,
-    _model: PhantomData<fn() -> M>,
-}
-
-/// The bodies of [`Computing`]'s writes, on stored documents: one copy of each, whatever the
-/// model (the generic handle serializes the caller's value and calls them).
+/// The bodies of a model's writes, on stored documents: one copy of each, whatever the model
+/// (the generic verbs serialize the caller's value and call them).
 #[derive(Clone)]
 struct Writes {
     db: Database,
     schema: &'static ModelSchema,
-    feeds: Vec<Feed>,
-    /// Every dependent of the model in the [map of derived data](crate::derived): the feeds and
-    /// the other patterns' (copies of its fields, ...).
+    /// Every dependent of the model in the [map of derived data](crate::derived): the fields
+    /// computed from it and the other patterns' (copies of its fields, ...).
     dependents: Vec<&'static dyn Dependent>,
     /// The caller's transaction, when bound to one.
     tx: Option<Transaction>,
 }
 
-crate::span::spanned!(impl<M: Model> Computing<M> => M::SCHEMA, M::SCHEMA.collection());
-
-impl<M: Model> fmt::Debug for Computing<M> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let kept: Vec<String> = self
-            .w
-            .feeds
-            .iter()
-            .flat_map(|feed| {
-                feed.specs
-                    .iter()
-                    .map(move |s| format!("{}.{}", feed.target.name(), s.field()))
-            })
-            .collect();
-        f.debug_struct("Computing")
-            .field("model", &M::SCHEMA.name())
-            .field("database", &self.w.db.name())
-            .field("keeps", &kept)
-            .finish()
+impl crate::span::Spanned for Writes {
+    fn span_model(&self) -> &'static str {
+        self.schema.name()
+    }
+    fn span_collection(&self) -> &str {
+        self.schema.collection()
     }
 }
 
-impl<M: Model + Serialize> Computing<M> {
-    /// The writes of `M` in `db`, keeping every field of every registered model computed from
-    /// `M`.
-    pub fn new(db: &Database) -> Self
-    where
-        M: Unversioned,
-    {
-        let feeds = registered_models()
-            .into_iter()
-            .flat_map(|target| {
-                Feed::group(
-                    target,
-                    target
-                        .specs::<ComputedFromSpec>()
-                        .filter(|s| std::ptr::eq(s.source(), M::SCHEMA)),
-                )
-            })
-            .collect();
-        Computing {
-            w: Writes {
-                db: db.clone(),
-                schema: M::SCHEMA,
-                feeds,
-                dependents: derived::dependents_of(M::SCHEMA),
-                tx: None,
-            },
-            _model: PhantomData,
-        }
+impl<M: Model> ModelWrites<M> for Plain {
+    type Doc<'a> = &'a M;
+    type Target = M::Id;
+
+    fn insert<'a>(on: &'a ModelCollection<M>, doc: &'a M) -> Pending<'a, Result<Written>> {
+        let w = Writes::of(on);
+        let new = bson::serialize_to_document(doc).map_err(Error::from);
+        Pending::new(async move { w.insert(new?).await })
     }
 
-    /// The same writes in the caller's transaction `tx`: they commit or abort with it (see
-    /// [`Transaction`](crate::Transaction)).
-    #[must_use]
-    pub fn in_transaction(&self, tx: &Transaction) -> Self {
-        let mut bound = self.clone();
-        bound.w.tx = Some(tx.clone());
-        bound
+    fn replace<'a>(on: &'a ModelCollection<M>, doc: &'a M) -> Pending<'a, Result<Written>> {
+        let w = Writes::of(on);
+        let new = crate::derived::replacement(M::SCHEMA, doc);
+        Pending::new(async move {
+            let (new, id) = new?;
+            w.replace(new, id).await
+        })
     }
 
-    /// The fields kept by these writes, as `(target model, its field)`.
-    pub fn keeps(&self) -> Vec<(&'static ModelSchema, &'static ComputedFromSpec)> {
-        self.w
-            .feeds
-            .iter()
-            .flat_map(|f| f.specs.iter().map(move |s| (f.target, *s)))
-            .collect()
+    fn update<'a>(
+        on: &'a ModelCollection<M>,
+        id: M::Id,
+        update: Result<Document>,
+    ) -> Pending<'a, Result<Written>> {
+        let w = Writes::of(on);
+        let id = crate::literal::typed_id("_id", id);
+        Pending::new(async move { w.update(id?, update?).await })
     }
 
-    /// Inserts `doc` and adds it to every field computed from it, in one transaction.
-    /// [`Error::NotFound`] when a target it points at does not exist, [`Error::InvalidValue`]
-    /// for a NaN or infinite summed field, [`Error::DocumentTooLarge`] over 16 MiB,
-    /// [`Error::DuplicateKey`] for an `_id` already there: nothing is written then.
-    #[operation(computed.insert)]
-    pub async fn insert(&self, doc: &M) -> Result<()> {
-        let new = bson::serialize_to_document(doc)?;
-        self.w.insert(new).await
+    fn delete<'a>(on: &'a ModelCollection<M>, id: M::Id) -> Pending<'a, Result<()>> {
+        let w = Writes::of(on);
+        let id = crate::literal::typed_id("_id", id);
+        Pending::new(async move { w.delete(id?).await })
+    }
+}
+
+impl<M: Model> WritesMany<M> for Plain {
+    fn insert_many<'a>(
+        on: &'a ModelCollection<M>,
+        docs: Result<Vec<Document>>,
+    ) -> Pending<'a, Result<Vec<Written>>> {
+        let w = Writes::of(on);
+        Pending::new(async move { w.insert_many(docs?).await })
     }
 
-    /// Replaces the stored document with `doc` (found by its `_id`) and moves its contribution
-    /// from the old values to the new ones, in one transaction. [`Error::NotFound`] when no
-    /// document has that `_id` or a new target does not exist; [`Error::InvalidKey`] when `doc`
-    /// changes a field another pattern keeps (a tree node's parent, a holder's node, a computed
-    /// value: read the document first); nothing is written then.
-    #[operation(computed.replace, later(id))]
-    pub async fn replace(&self, doc: &M) -> Result<()> {
-        let (new, id) = crate::derived::replacement(M::SCHEMA, doc)?;
-        tracing::Span::current().record("id", tracing::field::display(&id));
-        self.w.replace(new, id).await
+    fn update_many<'a>(
+        on: &'a ModelCollection<M>,
+        filter: Result<Document>,
+        update: Result<Document>,
+    ) -> Pending<'a, Result<Updated>> {
+        let w = Writes::of(on);
+        Pending::new(async move { w.update_many(filter?, update?).await })
     }
 
-    /// Applies an operator update to the document `id` and moves its contribution from the old
-    /// values to the new ones, in one transaction. An update touching neither a `by` field nor a
-    /// summed field is one plain `update`. Keys are checked first ([`Error::InvalidKey`]: only
-    /// operators at the top, no `$` or empty segment in a path, never `_id`);
-    /// [`Error::NotFound`] when there is no such document or a new target does not exist.
-    pub fn update<'a>(
-        &'a self,
-        id: impl IntoId<M::Id>,
-        update: impl crate::query::IntoUpdate,
-    ) -> crate::model::Pending<'a, Result<()>> {
-        let (id, update) = (id.into_id(), update.into_update());
-        crate::model::Pending::new(async move { self.update_op(id, update?).await })
-    }
-
-    #[operation(computed.update, later(id))]
-    async fn update_op(&self, id: M::Id, update: Document) -> Result<()> {
-        let id = crate::literal::span_id(id)?;
-        self.w.update(id, update).await
-    }
-
-    /// Deletes the document `id` and removes its contribution, in one transaction.
-    /// [`Error::NotFound`] when there is no such document.
-    pub fn delete<'a>(&'a self, id: impl IntoId<M::Id>) -> crate::model::Pending<'a, Result<()>> {
-        crate::model::Pending::new(self.delete_op(id.into_id()))
-    }
-
-    #[operation(computed.delete, later(id))]
-    async fn delete_op(&self, id: M::Id) -> Result<()> {
-        derived::check_document_write(M::SCHEMA, "delete", None)?;
-        let id = crate::literal::span_id(id)?;
-        self.w.delete(id).await
+    fn delete_many<'a>(
+        on: &'a ModelCollection<M>,
+        filter: Result<Document>,
+    ) -> Pending<'a, Result<u64>> {
+        let w = Writes::of(on);
+        Pending::new(async move { w.delete_many(filter?).await })
     }
 }
 
 impl Writes {
+    /// The bodies for the handle `on`.
+    fn of<M: Model>(on: &ModelCollection<M>) -> Writes {
+        Writes {
+            db: on.database().clone(),
+            schema: M::SCHEMA,
+            dependents: derived::dependents_of(M::SCHEMA),
+            tx: on.transaction().cloned(),
+        }
+    }
+
     fn raw(&self) -> Collection<Document> {
         self.db.collection(self.schema.collection())
     }
@@ -169,7 +119,17 @@ impl Writes {
 
     /// What a feed of these writes cannot keep in `after` (see [`Feed::refused`]).
     fn refused(&self, after: &Document) -> Option<Abort> {
-        self.feeds.iter().find_map(|f| f.refused(after))
+        registered_models()
+            .into_iter()
+            .flat_map(|target| {
+                Feed::group(
+                    target,
+                    target
+                        .specs::<ComputedFromSpec>()
+                        .filter(|s| std::ptr::eq(s.source(), self.schema)),
+                )
+            })
+            .find_map(|f| f.refused(after))
     }
 
     /// Whether a dependent reads the top-level field `field`.
@@ -177,7 +137,7 @@ impl Writes {
         self.dependents.iter().any(|d| d.reads().contains(&field))
     }
 
-    fn finish(&self, id: Option<Bson>, result: Result<()>) -> Result<()> {
+    fn finish<T>(&self, id: Option<Bson>, result: Result<T>) -> Result<T> {
         match result {
             Err(Error::Driver { source, .. }) if source.get_custom::<Abort>().is_some() => {
                 Err(Error::NotFound {
@@ -191,23 +151,87 @@ impl Writes {
         }
     }
 
-    /// [`Computing::insert`] of the serialized document.
-    async fn insert(&self, new: Document) -> Result<()> {
+    /// `insert` of the serialized document: one `insert` when nothing derives from the model
+    /// and no transaction is bound, otherwise in a transaction with what derives from it.
+    #[operation(model.insert, later(id))]
+    async fn insert(&self, new: Document) -> Result<Written> {
+        let new = with_id(new);
+        let id = new.get("_id").cloned().unwrap_or(Bson::Null);
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        crate::literal::check_document(self.schema.name(), &new)?;
         derived::check_document_write(self.schema, "insert", Some(&new))?;
         check_size(&new, self.schema.name())?;
         let raw = self.raw();
+        if self.tx.is_none() && !derived::has_insert_dependents(self.schema) {
+            raw.insert_one(new).await?;
+            tracing::debug!(inserted = 1, "document inserted");
+            return Ok(Written::new(id, None));
+        }
         let result = transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
             let insert = raw.insert_one(new.clone());
             in_session!(insert, s.as_deref_mut())?;
             self.apply(s, None, Some(&new)).await
         });
-        self.finish(new.get("_id").cloned(), result)
+        self.finish(Some(id.clone()), result)?;
+        tracing::debug!(inserted = 1, "document inserted, derived data kept");
+        Ok(Written::new(id, None))
     }
 
-    /// [`Computing::replace`] of the serialized document, whose `_id` is `id`.
-    async fn replace(&self, new: Document, id: Bson) -> Result<()> {
+    /// `insert_many` of the serialized documents, every one checked before the first is sent.
+    #[operation(model.insert_many, count = new.len())]
+    async fn insert_many(&self, new: Vec<Document>) -> Result<Vec<Written>> {
+        if new.is_empty() {
+            return Ok(Vec::new());
+        }
+        let new: Vec<Document> = new.into_iter().map(with_id).collect();
+        for d in &new {
+            crate::literal::check_document(self.schema.name(), d)?;
+            derived::check_document_write(self.schema, "insert", Some(d))?;
+            check_size(d, self.schema.name())?;
+        }
+        let written: Vec<Written> = new
+            .iter()
+            .map(|d| Written::new(d.get("_id").cloned().unwrap_or(Bson::Null), None))
+            .collect();
         let raw = self.raw();
+        if self.tx.is_none() && !derived::has_insert_dependents(self.schema) {
+            raw.insert_many(new).await?;
+        } else {
+            let result = transact!(self.db, self.tx.as_ref(), |s| async {
+                let mut s: Option<&mut ClientSession> = s;
+                let insert = raw.insert_many(new.clone());
+                in_session!(insert, s.as_deref_mut())?;
+                derived::inserted(&self.db, s, self.schema, &new).await
+            });
+            self.finish(None, result)?;
+        }
+        tracing::debug!(inserted = written.len(), "documents inserted");
+        Ok(written)
+    }
+
+    /// `replace` of the serialized document, whose `_id` is `id`: one `replace` when nothing
+    /// derives from the model and no transaction is bound.
+    #[operation(model.replace, later(id))]
+    async fn replace(&self, new: Document, id: Bson) -> Result<Written> {
+        crate::literal::check_id("_id", &id)?;
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        crate::literal::check_document(self.schema.name(), &new)?;
+        let raw = self.raw();
+        if self.tx.is_none() && !derived::has_dependents(self.schema, None) {
+            let mut filter = doc! { "_id": id.clone() };
+            filter.extend(derived::kept_filter(self.schema, &new));
+            let result = raw.replace_one(filter, new.clone()).await?;
+            if result.matched_count == 0 {
+                let refused = derived::kept_refusal(&self.db, None, self.schema, &id, &new).await?;
+                return Err(match refused {
+                    Some(refused) => crate::error::refusal(refused).into(),
+                    None => self.not_found(id),
+                });
+            }
+            tracing::debug!(replaced = 1, "document replaced");
+            return Ok(Written::new(id, None));
+        }
         let projection = self.projection();
         let result = transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
@@ -228,11 +252,16 @@ impl Writes {
             };
             self.apply(s, Some(&before), Some(&new)).await
         });
-        self.finish(Some(id), result)
+        self.finish(Some(id.clone()), result)?;
+        tracing::debug!(replaced = 1, "document replaced, derived data kept");
+        Ok(Written::new(id, None))
     }
 
-    /// [`Computing::update`] of the document `id`.
-    async fn update(&self, id: Bson, update: Document) -> Result<()> {
+    /// `update` of the document `id`: one `update` when nothing derives from the fields it
+    /// touches and no transaction is bound.
+    #[operation(model.update, later(id))]
+    async fn update(&self, id: Bson, update: Document) -> Result<Written> {
+        tracing::Span::current().record("id", tracing::field::display(&id));
         let touched = touched_fields(
             &update,
             "a source's `_id` never changes: replace the document instead",
@@ -255,12 +284,9 @@ impl Writes {
                 "the update touches no field a computed field reads: one plain update"
             );
             if result.matched_count == 0 {
-                return Err(Error::NotFound {
-                    collection: self.schema.collection().to_owned(),
-                    missing: Box::new(crate::error::Missing::Document { id }),
-                });
+                return Err(self.not_found(id));
             }
-            return Ok(());
+            return Ok(Written::new(id, None));
         }
         let projection = self.projection();
         let result = transact!(self.db, self.tx.as_ref(), |s| async {
@@ -296,7 +322,8 @@ impl Writes {
             }
             self.apply(s, Some(&before), after.as_ref()).await
         });
-        self.finish(Some(id), result)
+        self.finish(Some(id.clone()), result)?;
+        Ok(Written::new(id, None))
     }
 
     /// The fields the dependents read after `update`, computed from `before` when every key they read
@@ -339,9 +366,25 @@ impl Writes {
         Some(after)
     }
 
-    /// [`Computing::delete`] of the document `id`.
+    /// `delete` of the document `id`: one `delete` when nothing derives from the model and no
+    /// transaction is bound.
+    #[operation(model.delete, later(id))]
     async fn delete(&self, id: Bson) -> Result<()> {
+        tracing::Span::current().record("id", tracing::field::display(&id));
+        derived::check_document_write(self.schema, "delete", None)?;
         let raw = self.raw();
+        if self.tx.is_none() && !derived::has_dependents(self.schema, None) {
+            if raw
+                .delete_one(doc! { "_id": id.clone() })
+                .await?
+                .deleted_count
+                == 0
+            {
+                return Err(self.not_found(id));
+            }
+            tracing::debug!(deleted = 1, "document deleted");
+            return Ok(());
+        }
         let projection = self.projection();
         let result = transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
@@ -354,6 +397,54 @@ impl Writes {
             self.apply(s, Some(&before), None).await
         });
         self.finish(Some(id), result)
+    }
+
+    /// `update_many` of the documents matching `filter`: one `update` when nothing derives from
+    /// the fields it touches and no transaction is bound; otherwise a `find` before and after,
+    /// in a transaction, for what derives from them.
+    #[operation(model.update_many)]
+    async fn update_many(&self, filter: Document, update: Document) -> Result<Updated> {
+        let touched = touched_fields(&update, "an update never changes `_id`")?;
+        derived::check_update(self.schema, &update)?;
+        let fields: Vec<&str> = touched.iter().map(String::as_str).collect();
+        let tx = self.tx.as_ref();
+        derived::update_kept(
+            &self.db,
+            tx,
+            self.schema,
+            filter,
+            update,
+            Some(&fields),
+            true,
+        )
+        .await
+    }
+
+    /// `delete_many` of the documents matching `filter`: one `delete` when nothing derives from
+    /// the model and no transaction is bound.
+    #[operation(model.delete_many)]
+    async fn delete_many(&self, filter: Document) -> Result<u64> {
+        derived::check_document_write(self.schema, "delete", None)?;
+        let deleted = if self.tx.is_none() && !derived::has_dependents(self.schema, None) {
+            self.raw().delete_many(filter).await?.deleted_count
+        } else {
+            transact!(self.db, self.tx.as_ref(), |s| derived::delete(
+                &self.db,
+                s,
+                self.schema,
+                filter.clone(),
+                true,
+            ))?
+        };
+        tracing::debug!(deleted, "documents deleted");
+        Ok(deleted)
+    }
+
+    fn not_found(&self, id: Bson) -> Error {
+        Error::NotFound {
+            collection: self.schema.collection().to_owned(),
+            missing: Box::new(crate::error::Missing::Document { id }),
+        }
     }
 
     /// Moves a source's contribution from `before` to `after` (either missing for an insert or
@@ -375,6 +466,17 @@ impl Writes {
         };
         derived::dispatch(&self.db, s, &self.dependents, std::slice::from_ref(&change)).await
     }
+}
+
+/// `doc` with an `_id` first: its own, or a new `ObjectId` (as the driver would add), so that
+/// what derives from it and the caller know it.
+fn with_id(doc: Document) -> Document {
+    if doc.contains_key("_id") {
+        return doc;
+    }
+    let mut out = doc! { "_id": bson::oid::ObjectId::new() };
+    out.extend(doc);
+    out
 }
 
 /// What the server stores for `$inc: {field: by}` on `current` (missing: `by` itself), with the

@@ -452,6 +452,60 @@ pub(crate) async fn update_one(
     })
 }
 
+/// An operator update of `model`'s documents matching `filter` (`updateOne` unless `many`), as
+/// a handle sends it once its checks have passed: one command when no transaction is bound and
+/// nothing derives from the fields it touches (`fields`; `None`: any), otherwise in the
+/// caller's transaction `tx` (or one of its own) with the dependents kept. Documents of an
+/// older schema version are upgraded first; an `$inc` or `$mul` past the 64-bit range is
+/// [`Error::InvalidValue`](crate::Error::InvalidValue) naming the field.
+pub(crate) async fn update_kept(
+    db: &Database,
+    tx: Option<&Transaction>,
+    model: &'static ModelSchema,
+    filter: Document,
+    update: Document,
+    fields: Option<&[&str]>,
+    many: bool,
+) -> crate::error::Result<crate::writes::Updated> {
+    let result = if tx.is_none() && !has_dependents(model, fields) {
+        crate::schema_version::upgrade::upgrade_matching_in(db, None, model, &filter).await?;
+        let coll: Collection<Document> = db.collection(model.collection());
+        if many {
+            coll.update_many(filter.clone(), update.clone()).await
+        } else {
+            coll.update_one(filter.clone(), update.clone()).await
+        }
+        .map_err(crate::error::Error::from)
+    } else {
+        transact!(db, tx, |s| update_many(
+            db,
+            s,
+            model,
+            filter.clone(),
+            update.clone(),
+            Vec::new(),
+            many,
+        ))
+    };
+    let result = match result {
+        Err(crate::error::Error::Driver { source, .. }) if crate::error::is_overflow(&source) => {
+            return Err(own_overflow(db, model, &filter, &update, *source)
+                .await
+                .into());
+        }
+        other => other?,
+    };
+    tracing::debug!(
+        matched = result.matched_count,
+        modified = result.modified_count,
+        "documents updated"
+    );
+    Ok(crate::writes::Updated::new(
+        result.matched_count,
+        result.modified_count,
+    ))
+}
+
 /// `e` from an operator `update` of `model`'s documents matching `filter`: an `$inc` or `$mul`
 /// past the 64-bit range as [`Error::InvalidValue`](crate::Error::InvalidValue) naming the
 /// field (see [`update_overflow`](crate::error::update_overflow)); any other error as it is.

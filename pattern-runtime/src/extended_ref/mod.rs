@@ -15,8 +15,9 @@
 //! copy cannot drift from its source's names or types. Several shapes may be declared, one per
 //! attribute. Add `snapshot` to a shape whose copies must stay frozen at write time (a price at
 //! order time): marking such a field `propagate` is then a compile error. A `#[versioned]` model
-//! keeps its `propagate` copies through its own writes (`save`, `update`, `delete`, in the
-//! transaction that archives the revision): its [`References`] handle
+//! keeps its `propagate` copies through its own writes (`replace`, `update`, `delete`, in the
+//! transaction that archives the revision). The source's writes are its model handle's
+//! (`Author::collection(&db)`), whatever the model; its [`References`] handle
 //! (`Author::references(&db)`) checks, rebuilds and repairs the copies, and has no writes.
 //! Add `derive(PartialEq)`
 //! (any derives) to derive more than `Clone`, `Debug`, `Serialize` and `Deserialize`.
@@ -43,10 +44,10 @@
 //!
 //! A field holding a reference (`CustomerRef`, `Option<CustomerRef>`, `Vec<CustomerRef>` or
 //! `Option<Vec<CustomerRef>>`) carries a mode:
-//! - `#[extended_ref(propagate)]`: kept in sync: [`References::update`] and
-//!   [`References::replace`] carry every change of a copied field to it, and so does every
-//!   other pattern's write of the source (a tree's rename, a versioned save, a
-//!   [`Computing`](crate::Computing) update: the [map of derived data](crate::derived)). A
+//! - `#[extended_ref(propagate)]`: kept in sync: the source's model handle
+//!   ([`ModelCollection`](crate::ModelCollection)) carries every change of a copied field to
+//!   it, and so does every other pattern's write of the source (a tree's rename, a versioned
+//!   `replace`: the [map of derived data](crate::derived)). A
 //!   deleted source leaves its copies as they are (the copy is the point: an order keeps its
 //!   customer's name);
 //! - `#[extended_ref(snapshot)]`: frozen as written; nothing in the toolkit ever touches it.
@@ -68,6 +69,7 @@
 //!
 //! ```
 //! use bson::oid::ObjectId;
+//! use pattern_runtime::query::Update;
 //! use pattern_runtime::{Fields, Model};
 //! use serde::{Deserialize, Serialize};
 //!
@@ -113,37 +115,39 @@
 //! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
 //! let ada = Customer { id: ObjectId::new(), name: "Ada".into(), address: "1 Main St".into(), loyalty_points: 0 };
 //! let pen = Product { id: ObjectId::new(), sku: "P-1".into(), title: "Pen".into(), price: 2.5 };
-//! Customer::collection(&db).raw().insert_one(&ada).await?;
+//! Customer::collection(&db).insert(&ada).await?;
 //! let order = Order {
 //!     id: ObjectId::new(),
 //!     customer: CustomerRef::from(&ada),
 //!     items: vec![OrderItem { product: ProductRef::from(&pen), quantity: 2, price_at_order: pen.price }],
 //! };
-//! Order::collection(&db).raw().insert_one(&order).await?;
+//! Order::collection(&db).insert(&order).await?;
 //!
 //! // One transaction: the customer, then every `propagate` copy of `name`.
-//! let report = Customer::references(&db)
-//!     .update(ada.id, bson::doc! { "$set": { Customer::FIELDS.name: "Ada L." } })
+//! let customers = Customer::collection(&db);
+//! customers
+//!     .update(ada.id, Update::new().set(Customer::FIELDS.name, "Ada L."))
 //!     .await?;
-//! assert_eq!(report.modified(), 1);
 //! // A field nobody copies: one write, to the customer only.
-//! Customer::references(&db)
-//!     .update(ada.id, bson::doc! { "$inc": { Customer::FIELDS.loyalty_points: 10 } })
+//! customers
+//!     .update(ada.id, Update::new().inc(Customer::FIELDS.loyalty_points, 10))
 //!     .await?;
 //! # Ok(()) }
 //! ```
 //!
 //! # Propagation
 //!
-//! [`References::update`] applies an operator update to the source and reads back the copied
-//! fields it touched (one `findAndModify`), then sends one `updateMany` per embedding in
+//! The source's own handle's [`update`](crate::ModelCollection::update) (`Customer::collection(&db)`)
+//! applies an operator update to the source and reads back the copied fields it touched (one
+//! `findAndModify`), then sends one `updateMany` per embedding in
 //! `propagate` mode whose reference copies one of them: `{<path>._id: id}` with `$set` of the new
 //! values (`$unset` for a field the update removed), through `arrayFilters` for references inside
 //! arrays, so only the matching elements change. Both run in one transaction, retried on
 //! transient errors: a failure anywhere leaves the source and every copy as they were. An update
 //! that touches no copied field is a single `update` of the source: no transaction, no
-//! `updateMany`. [`References::replace`] does the same for a whole document and compares the old
-//! copied values with the new ones. [`References::rebuild`] rewrites every copy from the stored
+//! `updateMany`. Its [`replace`](crate::ModelCollection::replace) does the same for a whole
+//! document and compares the old copied values with the new ones. [`References::rebuild`]
+//! rewrites every copy from the stored
 //! source, to repair copies after changes made outside the toolkit.
 //!
 //! The embedding models come from the registry of every `#[derive(Model)]` in the program (the one
@@ -152,7 +156,8 @@
 //!
 //! On a deployment without transactions (a standalone server) the source is written first, then
 //! the copies, unprotected: a failure in between is [`Error::Incomplete`] (the source and
-//! `written` embeddings are updated, `failed` are not) and [`References::rebuild`] repairs it; two
+//! `written` copy writes of the embedding that failed are done, `failed` are not; the embeddings
+//! after it are not written) and [`References::rebuild`] repairs it; two
 //! writers changing one source at once may leave the copies with the older value.
 //!
 //! Changes made with the driver directly (`Customer::collection(&db).raw().update_one(..)`), by other
@@ -162,10 +167,10 @@
 //!
 //! # Tracing
 //!
-//! [`References::update`], [`replace`](References::replace), [`rebuild`](References::rebuild) and
-//! [`watch`](References::watch) run in `INFO` spans named `pattern_runtime::extended_ref.<operation>`
-//! with the fields `model` and `collection` (the source's), `id` and `embeddings` (how many
-//! `updateMany`s the propagation sends); each change a [`Watcher`] propagates runs in an `INFO`
+//! [`rebuild`](References::rebuild) and [`watch`](References::watch) run in `INFO` spans named
+//! `pattern_runtime::extended_ref.<operation>` with the fields `model` and `collection` (the
+//! source's), `id` and `embeddings` (how many `updateMany`s the propagation sends); the model
+//! handle's writes run in `pattern_runtime::model.<operation>` spans; each change a [`Watcher`] propagates runs in an `INFO`
 //! span `pattern_runtime::extended_ref.watcher.next` (opened once the change has arrived, so the
 //! wait is not in it) with `operation` (`update` or `replace`). Each `updateMany` is followed by a
 //! `DEBUG` event with the embedding's model, collection and path, the fields set, and the copies
@@ -182,17 +187,16 @@ use futures_util::future::BoxFuture;
 use futures_util::{StreamExt, TryStreamExt};
 use mongodb::change_stream::event::{ChangeStreamEvent, OperationType, ResumeToken};
 use mongodb::change_stream::ChangeStream;
-use mongodb::options::{FullDocumentType, ReturnDocument};
+use mongodb::options::FullDocumentType;
 use mongodb::{ClientSession, Collection};
 use tracing::Instrument;
 
 use crate::copies::{write_copies, CopyWrite, Partial};
 pub use crate::copies::{CopiesUpdated, Propagation};
-use crate::derived::{self, Dependent};
+use crate::derived::Dependent;
 use crate::error::{Error, Result};
 use crate::finding::{id_key, Check, Finding};
 use crate::index::IndexSpec;
-use crate::literal::touched_fields;
 use crate::model::{IntoId, Model};
 pub use crate::schema::Mode;
 use crate::schema::{ModelSchema, PatternSpec, Sample};
@@ -227,9 +231,9 @@ type Targets = Vec<(&'static Embedding, Vec<&'static str>)>;
 
 impl<M: Model> References<M> {
     crate::txn::in_transaction! {
-        /// The same writes in the caller's transaction `tx`: [`update`](References::update),
-        /// [`replace`](References::replace) and [`rebuild`](References::rebuild) run in it, with their
-        /// copies, and commit or abort with it (see [`Transaction`](crate::Transaction)).
+        /// The same handle in the caller's transaction `tx`: [`rebuild`](References::rebuild)
+        /// and [`repair`](References::repair) run in it, with their copies, and commit or abort
+        /// with it (see [`Transaction`](crate::Transaction)).
     }
 
     fn raw(&self) -> Collection<Document> {
@@ -287,16 +291,6 @@ impl<M: Model> References<M> {
             Step::Partial(partial) => Err(partial.into_error()),
         }
     }
-}
-
-/// The dependents [`References`] keeps itself: its copies.
-fn not_copies(d: &dyn Dependent) -> bool {
-    d.pattern() == "extended_ref"
-}
-
-/// `DEBUG`: the source was written (one `findAndModify`).
-fn source_written(in_transaction: bool) {
-    tracing::debug!(written = 1, in_transaction, "source written");
 }
 
 /// Compile-time plumbing of the derives (see the module). Not a stable API.

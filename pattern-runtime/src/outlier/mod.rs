@@ -106,7 +106,7 @@
 //! is [`Incomplete`](Error::Incomplete): the caller's abort keeps nothing). Without either,
 //! a push sends exactly the writes above.
 //!
-//! A main document deleted through another handle ([`Computing`](crate::Computing), a tree
+//! A main document deleted through another handle (the model handle ([`ModelCollection`](crate::ModelCollection)), a tree
 //! cascade) takes its overflow documents with it, in that delete's transaction. The items,
 //! the count and the flag are the pattern's own: another handle's update of them is refused
 //! ([`Error::InvalidKey`]).

@@ -102,7 +102,7 @@
 //! side that says which owner a child has.
 //!
 //! The owners' arrays are in the [map of derived data](crate::derived): a child inserted or
-//! deleted through another pattern's handle ([`Computing`](crate::Computing), a subset's push,
+//! deleted through another pattern's handle (the model handle ([`ModelCollection`](crate::ModelCollection)), a subset's push,
 //! a tree cascade), or whose owner field another pattern writes (a grid booking its holder),
 //! moves between the arrays in the same transaction; a new owner that does not exist is
 //! [`Error::NotFound`], nothing written. The two sides are the relation's own otherwise: another

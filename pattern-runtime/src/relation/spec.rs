@@ -183,7 +183,7 @@ impl crate::schema::Dependent for OwnerArrays {
 }
 
 /// The children's owner field of a two-way relation, kept from the owners' documents: an owner
-/// deleted (by any pattern's handle: a tree cascade, `Computing::delete`) leaves no child naming
+/// deleted (by any pattern's handle: a tree cascade, the model handle's `delete`) leaves no child naming
 /// it. Its children's field is set to `null` when it is an `Option`; otherwise the deletion is
 /// refused while children name the owner (reassign them first).
 #[derive(Debug)]

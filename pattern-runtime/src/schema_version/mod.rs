@@ -23,7 +23,7 @@
 //!   stored: an older document fails serde there.
 //! - **Writes** store the current shape, with the current version: the version field is part
 //!   of the struct. An operator update through any of the toolkit's handles (a versioned
-//!   model's `update`, [`Computing`](crate::Computing), [`References`](crate::References), a
+//!   model's `update`, the model handle ([`ModelCollection`](crate::ModelCollection)), [`References`](crate::References), a
 //!   tree's moves, ...) first rewrites the older documents it matches at the current version
 //!   (one `find` more, for a `#[schema_version]` model only), so that it never adds current
 //!   fields to an older shape.
@@ -130,7 +130,7 @@
 //!   the rewritten document: nothing is lost. An upgrade that computes something new each
 //!   time it runs (a timestamp) keeps the saved copy's.
 //! - The version field is the pattern's: an update of it through any handle (a versioned
-//!   model's `update`, [`Computing`](crate::Computing), [`References`](crate::References))
+//!   model's `update`, the model handle ([`ModelCollection`](crate::ModelCollection)), [`References`](crate::References))
 //!   is [`Error::InvalidKey`](crate::Error::InvalidKey), nothing written, and the validator
 //!   takes only the current version.
 //! - Extended-reference copies and subset items are made from the upgraded document, and

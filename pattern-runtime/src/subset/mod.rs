@@ -94,7 +94,7 @@
 //! [`Subset::rebuild`] repairs it.
 //!
 //! The subset is in the [map of derived data](crate::derived): a full item inserted, updated or
-//! deleted through another handle ([`Computing`](crate::Computing), a polymorphic variant, a
+//! deleted through another handle (the model handle ([`ModelCollection`](crate::ModelCollection)), a polymorphic variant, a
 //! two-way `assign` moving it to another parent) rebuilds the subset of its parent, before and
 //! after, in that write's transaction (one read of the first items and one `$group` per
 //! parent). The parent's array and counters are the subset's own: another handle's update of

@@ -8,7 +8,8 @@
 //! document [`Error::NotFound`]: never one for the other.
 //!
 //! ```
-//! use pattern_runtime::{Model, Versioned};
+//! use pattern_runtime::query::Update;
+//! use pattern_runtime::{At, Model, Versioned};
 //! use serde::{Deserialize, Serialize};
 //!
 //! #[derive(Serialize, Deserialize, Model)]
@@ -27,7 +28,9 @@
 //! let mut a = Article { id: 1, version: 0, title: "v1".into() };
 //! articles.insert(&mut a).await?;              // version 1
 //! a.title = "v2".into();
-//! let v = articles.save(&mut a).await?;        // version 2; revision 1 in article_revisions
+//! articles.replace(&mut a).await?;             // version 2; revision 1 in article_revisions
+//! // An operator update names the version it read:
+//! articles.update(At(1, 2), Update::new().set(Article::FIELDS.title, "v3")).await?;
 //! // Load, change, save; reload and retry on a conflict, at most 5 tries:
 //! let saved = articles.modify(1, 5, |a| a.title.push('!')).await?;
 //! let history = articles.history(1).await?;    // newest first
@@ -40,21 +43,21 @@
 //! | option | meaning | default |
 //! | --- | --- | --- |
 //! | `history = "article_revisions"` | the history collection (not the model's own) | required |
-//! | `keep = 50` | revisions kept per document; older ones are deleted after each save | all |
+//! | `keep = 50` | revisions kept per document; older ones are deleted after each write | all |
 //! | `expire_after = "90d"` or seconds | a TTL on the revisions' `archivedAt` | never |
 //!
 //! One integer field (`i64`, `i32` or `u32`) carries `#[version]`: the version the document was
 //! read at, set by the toolkit on every write.
 //!
 //! Data other models derive from a versioned model (its [extended reference](crate::extended_ref)
-//! copies, fields [computed](crate::computed) from it) follows each `insert`, `save`, `update`
+//! copies, fields [computed](crate::computed) from it) follows each `insert`, `replace`, `update`
 //! and `delete`, in the same transaction, through the [map of derived data](crate::derived):
 //! when such data exists, `update` reads the document once more after the write (the document
-//! before it comes back from the write itself; a `save` knows both, since it sends the new
-//! document whole), `save`, `insert` and `delete` read nothing more; otherwise nothing more is
+//! before it comes back from the write itself; a `replace` knows both, since it sends the new
+//! document whole), `replace`, `insert` and `delete` read nothing more; otherwise nothing more is
 //! sent. An `update` (whose result the toolkit does not build
 //! itself) always reads the new document's size once, in its transaction, so that a document
-//! too large to be archived later is refused now ([`Error::DocumentTooLarge`]); a `save` checks
+//! too large to be archived later is refused now ([`Error::DocumentTooLarge`]); a `replace` checks
 //! the size before sending. [`patterns`](crate::patterns) gives each operation's round trips.
 //!
 //! # Deleted, then inserted again
@@ -63,14 +66,14 @@
 //! keeps its history. A document inserted later with the same `_id` goes on from it: `insert`
 //! reads the history's last version and inserts at the next one (a first insert is at version
 //! 1), in one transaction, so `history` shows both lives as one gapless sequence and every
-//! `save` of the new document archives a version nobody archived before. A `delete` of the same
+//! `replace` of the new document archives a version nobody archived before. A `delete` of the same
 //! `_id` committing meanwhile makes the transaction run again. Without transactions (a
 //! standalone server), an insert racing the `delete` of its `_id` may read the history before
-//! the deleted revision is written: its first `save` is then an [`Error::DuplicateKey`],
+//! the deleted revision is written: its first `replace` is then an [`Error::DuplicateKey`],
 //! nothing written.
 //!
 //! A version field narrower than 64 bits (`i32`, `u32`) at its maximum takes no further
-//! version: `insert`, `save` and `update` are then [`Error::InvalidValue`], nothing written.
+//! version: `insert`, `replace` and `update` are then [`Error::InvalidValue`], nothing written.
 //!
 //! # Without transactions
 //!
@@ -79,11 +82,11 @@
 //! condition. Two writers racing for one version cannot both archive it (the second gets a
 //! conflict from the index), and no change is ever made without its revision; but a failure
 //! between the two writes leaves a revision of a version that stays current: harmless for
-//! `history`, and the next successful save replaces it.
+//! `history`, and the next successful `replace` replaces it.
 //!
 //! # Tracing
 //!
-//! `insert`, `save`, `update`, `revert` and `delete` run in `INFO` spans named
+//! `insert`, `replace`, `update`, `revert` and `delete` run in `INFO` spans named
 //! `pattern_runtime::versioning.<operation>`, `history` and `revision` in `DEBUG` spans, with the
 //! fields `model`, `collection`, `id` and the version the caller holds (`expected_version`) or
 //! asks for (`version`). Each write is followed by a `DEBUG` event: the document written at its
@@ -100,9 +103,10 @@ use serde::{Deserialize, Serialize};
 use crate::derived;
 use crate::error::{check_size, Error, Result};
 use crate::index::IndexSpec;
-use crate::model::{IntoId, Model, ModelCollection};
+use crate::model::{IntoId, Model, ModelCollection, Pending};
 use crate::schema::{ModelSchema, PatternSpec};
 use crate::txn::{collect_in, in_session, transact};
+use crate::writes::{At, Revised, Writes, Written};
 
 mod read;
 mod spec;

@@ -18,7 +18,7 @@ impl PatternSpec for VersionSpec {
     fn kept_fields(&'static self, _model: &'static ModelSchema) -> crate::schema::KeptFields {
         vec![(
             self.version_field(),
-            "the toolkit sets the version: each `save` or `update` of the versioned model \
+            "the toolkit sets the version: each `replace` or `update` of the versioned model \
              checks it and moves it on by one",
         )]
     }

@@ -73,6 +73,31 @@ fn check_next_version<M: Versioned>(current: i64) -> Result<()> {
     Ok(())
 }
 
+impl<M: Versioned> Writes<M> for Revised {
+    type Doc<'a> = &'a mut M;
+    type Target = At<M::Id>;
+
+    fn insert<'a>(on: &'a ModelCollection<M>, doc: &'a mut M) -> Pending<'a, Result<Written>> {
+        Pending::new(on.insert_revised(doc))
+    }
+
+    fn replace<'a>(on: &'a ModelCollection<M>, doc: &'a mut M) -> Pending<'a, Result<Written>> {
+        Pending::new(on.save(doc))
+    }
+
+    fn update<'a>(
+        on: &'a ModelCollection<M>,
+        At(id, version): At<M::Id>,
+        update: Result<Document>,
+    ) -> Pending<'a, Result<Written>> {
+        Pending::new(async move { on.update_op(id, version, update?).await })
+    }
+
+    fn delete<'a>(on: &'a ModelCollection<M>, id: M::Id) -> Pending<'a, Result<()>> {
+        Pending::new(on.delete_op(id))
+    }
+}
+
 impl<M: Versioned> ModelCollection<M> {
     /// Inserts a new document at version 1 (and sets `doc`'s version to 1). An `_id` whose
     /// earlier document was deleted keeps that document's history, and the new one goes on from
@@ -83,7 +108,7 @@ impl<M: Versioned> ModelCollection<M> {
     /// when a document with this `_id` exists; [`Error::InvalidValue`] when the next version
     /// does not fit the version field's type; nothing is written then.
     #[operation(versioning.insert, later(id))]
-    pub async fn insert(&self, doc: &mut M) -> Result<()> {
+    async fn insert_revised(&self, doc: &mut M) -> Result<Written> {
         doc.set_version(1);
         let d = bson::serialize_to_document(&*doc)?;
         let id = d.get("_id").cloned().unwrap_or(Bson::Null);
@@ -104,7 +129,7 @@ impl<M: Versioned> ModelCollection<M> {
         })?;
         doc.set_version(version);
         tracing::debug!(inserted = 1, version, "document inserted");
-        Ok(())
+        Ok(Written::new(id, Some(version)))
     }
 
     /// `d` at the version a new document of `_id` `id` starts at: 1, or the one after the last
@@ -264,8 +289,8 @@ impl<M: Versioned> ModelCollection<M> {
     /// `doc` becomes version `v + 1` (set on `doc` too), in one transaction. Returns the new
     /// version. [`Error::VersionConflict`] when someone saved since, [`Error::NotFound`] when the
     /// document is gone; nothing is written then.
-    #[operation(versioning.save, expected_version = doc.version(), later(id))]
-    pub async fn save(&self, doc: &mut M) -> Result<i64> {
+    #[operation(versioning.replace, expected_version = doc.version(), later(id))]
+    async fn save(&self, doc: &mut M) -> Result<Written> {
         let v = doc.version();
         check_next_version::<M>(v)?;
         doc.set_version(v + 1);
@@ -276,7 +301,7 @@ impl<M: Versioned> ModelCollection<M> {
         result
     }
 
-    async fn save_document(&self, doc: &M, v: i64) -> Result<i64> {
+    async fn save_document(&self, doc: &M, v: i64) -> Result<Written> {
         let new = bson::serialize_to_document(doc)?;
         crate::literal::check_stored_id(&new)?;
         check_archivable::<M>(&new)?;
@@ -290,26 +315,20 @@ impl<M: Versioned> ModelCollection<M> {
             Change::Replace(&new),
             &attempt
         ))?;
-        self.outcome(id, v, outcome)
+        let version = self.outcome(id.clone(), v, outcome)?;
+        Ok(Written::new(id, Some(version)))
     }
 
     /// Applies an operator update (`{ "$set": {..} }`) to the document at `expected_version`,
     /// archiving the stored version first, in one transaction; returns the new version. The
     /// update may not touch the version field or `_id`.
-    pub fn update<'a>(
-        &'a self,
-        id: impl IntoId<M::Id>,
-        expected_version: i64,
-        update: impl crate::query::IntoUpdate,
-    ) -> crate::model::Pending<'a, Result<i64>> {
-        let (id, update) = (id.into_id(), update.into_update());
-        crate::model::Pending::new(
-            async move { self.update_op(id, expected_version, update?).await },
-        )
-    }
-
     #[operation(versioning.update, expected_version, later(id))]
-    async fn update_op(&self, id: M::Id, expected_version: i64, update: Document) -> Result<i64> {
+    async fn update_op(
+        &self,
+        id: M::Id,
+        expected_version: i64,
+        update: Document,
+    ) -> Result<Written> {
         let id = crate::literal::span_id(id)?;
         check_next_version::<M>(expected_version)?;
         let field = spec::<M>().version_field();
@@ -354,7 +373,8 @@ impl<M: Versioned> ModelCollection<M> {
             }
             other => other?,
         };
-        self.outcome(id, expected_version, outcome)
+        let version = self.outcome(id.clone(), expected_version, outcome)?;
+        Ok(Written::new(id, Some(version)))
     }
 
     fn revision_doc(
@@ -671,12 +691,7 @@ impl<M: Versioned> ModelCollection<M> {
                 missing: Box::new(crate::error::Missing::Document { id }),
             })?;
         old.set_version(current.version());
-        self.save(&mut old).await
-    }
-
-    /// Deletes the current document, archiving its last version (marked `deleted`).
-    pub fn delete<'a>(&'a self, id: impl IntoId<M::Id>) -> crate::model::Pending<'a, Result<()>> {
-        crate::model::Pending::new(self.delete_op(id.into_id()))
+        Ok(self.save(&mut old).await?.version.unwrap_or_default())
     }
 
     #[operation(versioning.delete, later(id))]

@@ -142,8 +142,8 @@ async fn rename(
         }),
         total: 5.0,
     };
-    Order::collection(&db).raw().insert_one(&order).await?;
-    Customer::references(&db)
+    Order::collection(&db).insert(&order).await?;
+    Customer::collection(&db)
         .update(
             ada.id,
             bson::doc! { "$set": { Customer::FIELDS.name: "Ada L." } },

@@ -25,7 +25,7 @@ struct Binder {
 }
 
 async fn writes(db: mongodb::Database) {
-    let _ = Sheet::references(&db)
+    let _ = Sheet::collection(&db)
         .update(1, bson::doc! { "$set": { "title": "Q3" } })
         .await;
 }

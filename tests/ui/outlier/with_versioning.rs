@@ -17,10 +17,13 @@ struct User {
 
 // Only the attribute is the mistake: the model's versioned writes still type-check.
 #[allow(dead_code)]
-async fn write(db: &mongodb::Database, mut user: User) -> pattern_runtime::Result<i64> {
+async fn write(
+    db: &mongodb::Database,
+    mut user: User,
+) -> pattern_runtime::Result<pattern_runtime::Written> {
     let users = User::collection(db);
     users.insert(&mut user).await?;
-    users.save(&mut user).await
+    users.replace(&mut user).await
 }
 
 fn main() {}
