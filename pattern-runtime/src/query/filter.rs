@@ -6,6 +6,7 @@ use bson::{Bson, Document};
 use serde::Serialize;
 
 use super::kinds::{Comparable, FieldPath, Items};
+use super::value::IntoValue;
 use crate::error::{Error, Result};
 use crate::Fields;
 
@@ -102,10 +103,10 @@ impl Filter {
     where
         P: FieldPath,
         P::Value: Serialize + Sized,
-        V: Into<P::Value>,
+        V: IntoValue<P::Value>,
     {
         let path = field.path();
-        Filter::of(serialize(&path, &value.into()).map(|v| condition(&path, op, v)))
+        Filter::of(serialize(&path, &value.into_value()).map(|v| condition(&path, op, v)))
     }
 
     /// `{field: {$eq: value}}`: the field equals `value` (for an array field, or a path
@@ -115,7 +116,7 @@ impl Filter {
         P: FieldPath,
         P::Kind: Comparable,
         P::Value: Serialize + Sized,
-        V: Into<P::Value>,
+        V: IntoValue<P::Value>,
     {
         Filter::compare(field, "$eq", value)
     }
@@ -126,7 +127,7 @@ impl Filter {
         P: FieldPath,
         P::Kind: Comparable,
         P::Value: Serialize + Sized,
-        V: Into<P::Value>,
+        V: IntoValue<P::Value>,
     {
         Filter::compare(field, "$ne", value)
     }
@@ -137,7 +138,7 @@ impl Filter {
         P: FieldPath,
         P::Kind: Comparable,
         P::Value: Serialize + Sized,
-        V: Into<P::Value>,
+        V: IntoValue<P::Value>,
     {
         Filter::compare(field, "$gt", value)
     }
@@ -148,7 +149,7 @@ impl Filter {
         P: FieldPath,
         P::Kind: Comparable,
         P::Value: Serialize + Sized,
-        V: Into<P::Value>,
+        V: IntoValue<P::Value>,
     {
         Filter::compare(field, "$gte", value)
     }
@@ -159,7 +160,7 @@ impl Filter {
         P: FieldPath,
         P::Kind: Comparable,
         P::Value: Serialize + Sized,
-        V: Into<P::Value>,
+        V: IntoValue<P::Value>,
     {
         Filter::compare(field, "$lt", value)
     }
@@ -170,7 +171,7 @@ impl Filter {
         P: FieldPath,
         P::Kind: Comparable,
         P::Value: Serialize + Sized,
-        V: Into<P::Value>,
+        V: IntoValue<P::Value>,
     {
         Filter::compare(field, "$lte", value)
     }
@@ -181,9 +182,13 @@ impl Filter {
         P: FieldPath,
         P::Kind: Comparable,
         P::Value: Serialize + Sized,
-        V: Into<P::Value>,
+        V: IntoValue<P::Value>,
     {
-        Filter::list(field.path(), "$in", values.into_iter().map(Into::into))
+        Filter::list(
+            field.path(),
+            "$in",
+            values.into_iter().map(IntoValue::into_value),
+        )
     }
 
     /// `{field: {$nin: [values]}}`: the field equals none of them (or is missing).
@@ -192,9 +197,13 @@ impl Filter {
         P: FieldPath,
         P::Kind: Comparable,
         P::Value: Serialize + Sized,
-        V: Into<P::Value>,
+        V: IntoValue<P::Value>,
     {
-        Filter::list(field.path(), "$nin", values.into_iter().map(Into::into))
+        Filter::list(
+            field.path(),
+            "$nin",
+            values.into_iter().map(IntoValue::into_value),
+        )
     }
 
     /// `{field: {$exists: present}}`.
@@ -208,9 +217,13 @@ impl Filter {
         P: FieldPath,
         P::Kind: Comparable,
         P::Value: Items,
-        V: Into<<P::Value as Items>::Item>,
+        V: IntoValue<<P::Value as Items>::Item>,
     {
-        Filter::list(field.path(), "$all", items.into_iter().map(Into::into))
+        Filter::list(
+            field.path(),
+            "$all",
+            items.into_iter().map(IntoValue::into_value),
+        )
     }
 
     /// `{field: {$size: len}}`: an array field of exactly `len` items.

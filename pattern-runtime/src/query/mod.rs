@@ -100,6 +100,7 @@
 mod filter;
 mod kinds;
 mod update;
+mod value;
 
 pub use filter::{Filter, IntoFilter, Sort};
 pub use kinds::{
@@ -107,5 +108,6 @@ pub use kinds::{
     Step, Then, When,
 };
 pub use update::{IntoUpdate, Update};
+pub use value::IntoValue;
 
 pub use crate::schema::Free;

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::filter::serialize;
 use super::kinds::{FieldPath, Items, Number, Optional, Settable, When};
+use super::value::IntoValue;
 use crate::error::{Error, Result};
 
 /// A typed operator update: see the [module docs](super). Each setter takes a field the
@@ -102,10 +103,10 @@ impl Update {
         P: FieldPath,
         P::Kind: Settable,
         P::Value: Serialize + Sized,
-        V: Into<P::Value>,
+        V: IntoValue<P::Value>,
     {
         let path = field.path();
-        let v = Update::stored(&path, &value.into());
+        let v = Update::stored(&path, &value.into_value());
         self.add("$set", &path, v)
     }
 
@@ -124,10 +125,10 @@ impl Update {
     where
         P: FieldPath,
         P::Value: Number,
-        V: Into<<P::Value as Number>::Num>,
+        V: IntoValue<<P::Value as Number>::Num>,
     {
         let path = field.path();
-        let v = serialize(&path, &by.into());
+        let v = serialize(&path, &by.into_value());
         self.add(op, &path, v)
     }
 
@@ -137,7 +138,7 @@ impl Update {
         P: FieldPath,
         P::Kind: Settable,
         P::Value: Number,
-        V: Into<<P::Value as Number>::Num>,
+        V: IntoValue<<P::Value as Number>::Num>,
     {
         self.number("$inc", field, by)
     }
@@ -148,7 +149,7 @@ impl Update {
         P: FieldPath,
         P::Kind: Settable,
         P::Value: Number,
-        V: Into<<P::Value as Number>::Num>,
+        V: IntoValue<<P::Value as Number>::Num>,
     {
         self.number("$mul", field, by)
     }
@@ -159,7 +160,7 @@ impl Update {
         P: FieldPath,
         P::Kind: Settable,
         P::Value: Number,
-        V: Into<<P::Value as Number>::Num>,
+        V: IntoValue<<P::Value as Number>::Num>,
     {
         self.number("$min", field, value)
     }
@@ -170,7 +171,7 @@ impl Update {
         P: FieldPath,
         P::Kind: Settable,
         P::Value: Number,
-        V: Into<<P::Value as Number>::Num>,
+        V: IntoValue<<P::Value as Number>::Num>,
     {
         self.number("$max", field, value)
     }
@@ -179,10 +180,10 @@ impl Update {
     where
         P: FieldPath,
         P::Value: Items,
-        V: Into<<P::Value as Items>::Item>,
+        V: IntoValue<<P::Value as Items>::Item>,
     {
         let path = field.path();
-        let v = Update::stored(&path, &item.into());
+        let v = Update::stored(&path, &item.into_value());
         self.add(op, &path, v)
     }
 
@@ -192,7 +193,7 @@ impl Update {
         P: FieldPath,
         P::Kind: Settable,
         P::Value: Items,
-        V: Into<<P::Value as Items>::Item>,
+        V: IntoValue<<P::Value as Items>::Item>,
     {
         self.item("$push", field, item)
     }
@@ -203,12 +204,12 @@ impl Update {
         P: FieldPath,
         P::Kind: Settable,
         P::Value: Items,
-        V: Into<<P::Value as Items>::Item>,
+        V: IntoValue<<P::Value as Items>::Item>,
     {
         let path = field.path();
         let v: Result<Vec<Bson>> = items
             .into_iter()
-            .map(|i| Update::stored(&path, &i.into()))
+            .map(|i| Update::stored(&path, &i.into_value()))
             .collect();
         let v = v.map(|each| Bson::Document(bson::doc! { "$each": each }));
         self.add("$push", &path, v)
@@ -220,7 +221,7 @@ impl Update {
         P: FieldPath,
         P::Kind: Settable,
         P::Value: Items,
-        V: Into<<P::Value as Items>::Item>,
+        V: IntoValue<<P::Value as Items>::Item>,
     {
         self.item("$addToSet", field, item)
     }
@@ -232,10 +233,10 @@ impl Update {
         P: FieldPath,
         P::Kind: Settable,
         P::Value: Items,
-        V: Into<<P::Value as Items>::Item>,
+        V: IntoValue<<P::Value as Items>::Item>,
     {
         let path = field.path();
-        let v = Update::stored(&path, &item.into()).map(|v| Bson::Array(vec![v]));
+        let v = Update::stored(&path, &item.into_value()).map(|v| Bson::Array(vec![v]));
         self.add("$pullAll", &path, v)
     }
 
