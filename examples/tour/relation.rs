@@ -8,8 +8,7 @@
 
 use bson::oid::ObjectId;
 use bson::{doc, DateTime, Document};
-use futures_util::TryStreamExt;
-use pattern_runtime::query::Update;
+use pattern_runtime::query::{Sort, Update};
 use pattern_runtime::{Model, Ref, SyncOptions};
 use serde::{Deserialize, Serialize};
 
@@ -148,13 +147,9 @@ async fn stored(
 
 /// Each person's tasks, by description (one `$in` for all of them).
 async fn print_tasks(db: &mongodb::Database) -> pattern_runtime::Result<()> {
-    // Sorted: the driver's `find` (through `raw()`), as the handle's `find` takes no sort yet.
     let people: Vec<Person> = Person::collection(db)
-        .raw()
         .find(doc! {})
-        .sort(doc! { "name": 1 })
-        .await?
-        .try_collect()
+        .sort(Sort::asc(Person::FIELDS.name))
         .await?;
     let loaded = Person::tasks_relation(db).load(&people).await?;
     for (person, tasks) in loaded.iter() {
@@ -229,13 +224,9 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         "\nOne-to-many, the part ids in the product:\n  {}",
         product.ok_or("product 1234")?
     );
-    // Sorted, through the driver as above.
     let products: Vec<Product> = Product::collection(&db)
-        .raw()
         .find(doc! {})
-        .sort(doc! { "catalog_number": 1 })
-        .await?
-        .try_collect()
+        .sort(Sort::asc(Product::FIELDS.catalog_number))
         .await?;
     let loaded = Product::parts_relation(&db).load(&products).await?;
     println!(

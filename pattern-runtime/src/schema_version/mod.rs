@@ -175,6 +175,7 @@ mod spec;
 pub(crate) mod upgrade;
 
 pub use converge::{Converged, VersionCounts, CONVERGE_BATCH};
+pub use read::Find;
 pub(crate) use read::{collect, current_document, decode, decode_raw};
 #[doc(hidden)]
 pub use spec::{

@@ -87,13 +87,74 @@ impl<M: Model> ModelCollection<M> {
         self.decode_all(&found).await.pop().transpose()
     }
 
-    /// Every document matching `filter` (a query document, sent as it is). A document that does
-    /// not read as `M` (an [unknown schema version](Error::UnknownSchemaVersion), a failed
-    /// upgrade, a shape serde refuses) fails the whole read; [`find_each`](Self::find_each)
-    /// returns each document's own result instead.
+    /// The documents matching `filter` (a typed [`Filter`](crate::query::Filter), or a query
+    /// document, sent as it is), each read as the current shape: a [`Find`] to narrow with
+    /// [`sort`](Find::sort) and [`limit`](Find::limit), then `.await` it for a `Vec`, or
+    /// [`stream`](Find::stream) it to read one document at a time from the server's cursor.
+    ///
+    /// Awaited, a document that does not read as `M` (an
+    /// [unknown schema version](Error::UnknownSchemaVersion), a failed upgrade, a shape serde
+    /// refuses) fails the whole read; [`find_each`](Self::find_each) returns each document's own
+    /// result instead, and a stream yields each document's own result.
+    pub fn find(&self, filter: impl crate::query::IntoFilter) -> Find<'_, M> {
+        Find {
+            on: self,
+            filter: filter.into_filter(),
+            sort: None,
+            limit: None,
+        }
+    }
+
     #[operation(model.find, level = "debug")]
-    pub async fn find(&self, filter: impl crate::query::IntoFilter) -> Result<Vec<M>> {
-        self.find_each(filter).await?.into_iter().collect()
+    async fn find_op(
+        &self,
+        filter: Document,
+        sort: Option<Document>,
+        limit: Option<i64>,
+    ) -> Result<Vec<M>> {
+        if limit == Some(0) {
+            return Ok(Vec::new());
+        }
+        let docs = self.read_sorted(filter, sort, limit).await?;
+        let out = self.decode_all(&docs).await;
+        tracing::debug!(read = out.len(), "documents read");
+        out.into_iter().collect()
+    }
+
+    #[operation(model.find, level = "debug", stream = true)]
+    async fn stream_op(
+        &self,
+        filter: Document,
+        sort: Option<Document>,
+        limit: Option<i64>,
+    ) -> Result<futures_util::stream::BoxStream<'static, Result<M>>> {
+        use futures_util::StreamExt;
+        if limit == Some(0) {
+            return Ok(futures_util::stream::empty().boxed());
+        }
+        if self.transaction().is_some() {
+            // The transaction's session is shared by the caller's other operations: the
+            // documents are read in it first, then yielded.
+            let docs = self.read_sorted(filter, sort, limit).await?;
+            let out = docs.iter().map(decode_raw::<M>).collect::<Vec<_>>();
+            return Ok(futures_util::stream::iter(out).boxed());
+        }
+        let coll: mongodb::Collection<RawDocumentBuf> =
+            self.database().collection(M::SCHEMA.collection());
+        let mut find = coll.find(filter);
+        if let Some(sort) = sort {
+            find = find.sort(sort);
+        }
+        if let Some(n) = limit {
+            find = find.limit(n);
+        }
+        let cursor = find.await?;
+        Ok(cursor
+            .map(|raw| {
+                raw.map_err(Error::from)
+                    .and_then(|raw| decode_raw::<M>(&raw))
+            })
+            .boxed())
     }
 
     /// How many documents match `filter` (a typed [`Filter`](crate::query::Filter), or a query
@@ -169,12 +230,28 @@ impl<M: Model> ModelCollection<M> {
 
     /// The stored documents matching `filter`, at most `limit`, in the caller's transaction.
     async fn read(&self, filter: Document, limit: Option<i64>) -> Result<Vec<RawDocumentBuf>> {
+        self.read_sorted(filter, None, limit).await
+    }
+
+    /// [`read`](Self::read) in the order of `sort`.
+    async fn read_sorted(
+        &self,
+        filter: Document,
+        sort: Option<Document>,
+        limit: Option<i64>,
+    ) -> Result<Vec<RawDocumentBuf>> {
         let mut session = Transaction::session_of(self.transaction()).await?;
         let coll: mongodb::Collection<RawDocumentBuf> =
             self.database().collection(M::SCHEMA.collection());
-        let find = || match limit {
-            Some(n) => coll.find(filter.clone()).limit(n),
-            None => coll.find(filter.clone()),
+        let find = || {
+            let mut find = coll.find(filter.clone());
+            if let Some(sort) = &sort {
+                find = find.sort(sort.clone());
+            }
+            if let Some(n) = limit {
+                find = find.limit(n);
+            }
+            find
         };
         Ok(collect_in!(find(), session.as_deref_mut())?)
     }
@@ -182,5 +259,60 @@ impl<M: Model> ModelCollection<M> {
     /// The collection as stored documents.
     pub(crate) fn documents(&self) -> mongodb::Collection<Document> {
         self.database().collection(M::SCHEMA.collection())
+    }
+}
+
+/// A `find` of a model's documents ([`ModelCollection::find`]), sent once awaited or streamed.
+#[must_use = "a find sends nothing until it is awaited or streamed"]
+pub struct Find<'a, M: Model> {
+    on: &'a ModelCollection<M>,
+    filter: Result<Document>,
+    sort: Option<Document>,
+    limit: Option<i64>,
+}
+
+impl<'a, M: Model> Find<'a, M> {
+    /// In the order of `sort`: a typed [`Sort`](crate::query::Sort) or a sort document.
+    pub fn sort(mut self, sort: impl Into<Document>) -> Self {
+        self.sort = Some(sort.into());
+        self
+    }
+
+    /// At most `n` documents (`0`: none; the server would read 0 as no limit).
+    pub fn limit(mut self, n: u64) -> Self {
+        self.limit = Some(i64::try_from(n).unwrap_or(i64::MAX));
+        self
+    }
+
+    /// The documents one at a time from the server's cursor (batches fetched as the stream is
+    /// read), each read as the current shape; a document that does not read as `M` is its own
+    /// `Err`, and the stream goes on. A handle [`writing_back`](ModelCollection::writing_back)
+    /// upgrades documents in memory here, without writing them back. In a caller's transaction
+    /// the documents are read in its session first, then yielded.
+    pub async fn stream(self) -> Result<futures_util::stream::BoxStream<'static, Result<M>>> {
+        self.on.stream_op(self.filter?, self.sort, self.limit).await
+    }
+}
+
+impl<'a, M: Model> std::future::IntoFuture for Find<'a, M> {
+    type Output = Result<Vec<M>>;
+    type IntoFuture = crate::model::Pending<'a, Result<Vec<M>>>;
+
+    /// Every document, as a `Vec`.
+    fn into_future(self) -> Self::IntoFuture {
+        crate::model::Pending::new(async move {
+            self.on.find_op(self.filter?, self.sort, self.limit).await
+        })
+    }
+}
+
+impl<M: Model> std::fmt::Debug for Find<'_, M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Find")
+            .field("model", &M::SCHEMA.name())
+            .field("filter", &self.filter)
+            .field("sort", &self.sort)
+            .field("limit", &self.limit)
+            .finish()
     }
 }
