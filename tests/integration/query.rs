@@ -610,3 +610,107 @@ async fn find_sorts_limits_and_streams() {
     let p1 = products.get("p1").await.unwrap().unwrap();
     assert_eq!(p1.price, 1.5, "aborted");
 }
+
+/// A model whose `score` has an index, with ties: keyset pages walk it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "query_ranked")]
+struct Ranked {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[index(-1)]
+    score: i64,
+    note: String,
+}
+
+/// Keyset pages after the last document: every document once, in the sort's order, ties
+/// broken by `_id`, across the page boundaries; refused without a sort or on a sort no index
+/// serves, nothing sent.
+#[tokio::test]
+async fn keyset_pages_walk_an_indexed_sort_without_skips_or_repeats() {
+    let db = test_db("query_keyset").await;
+    pattern_runtime::sync_models(&db, &[Ranked::SCHEMA], &pattern_runtime::SyncOptions::new())
+        .await
+        .unwrap();
+    let ranked = Ranked::collection(&db);
+    // Scores with ties that straddle the page boundaries.
+    let docs: Vec<Ranked> = (1..=11)
+        .map(|id| Ranked {
+            id,
+            score: [5, 5, 5, 4, 4, 3, 3, 3, 3, 1, 0][usize::try_from(id - 1).unwrap()],
+            note: format!("n{id}"),
+        })
+        .collect();
+    ranked.insert_many(&docs).await.unwrap();
+    let f = Ranked::FIELDS;
+    for descending in [true, false] {
+        let sort = || {
+            if descending {
+                Sort::desc(f.score).then_desc(f.id)
+            } else {
+                Sort::asc(f.score).then_asc(f.id)
+            }
+        };
+        let mut seen: Vec<Ranked> = Vec::new();
+        let mut page = ranked.find(doc! {}).sort(sort()).limit(3).await.unwrap();
+        while !page.is_empty() {
+            let last = page.last().unwrap().clone();
+            seen.extend(page);
+            page = ranked
+                .find(doc! {})
+                .sort(sort())
+                .after(&last)
+                .limit(3)
+                .await
+                .unwrap();
+        }
+        let mut expected = docs.clone();
+        expected.sort_by_key(|d| {
+            (
+                if descending { -d.score } else { d.score },
+                d.id * if descending { -1 } else { 1 },
+            )
+        });
+        let ids = |v: &[Ranked]| v.iter().map(|d| d.id).collect::<Vec<_>>();
+        assert_eq!(ids(&seen), ids(&expected), "descending: {descending}");
+    }
+    // With a filter too: only the matching documents, still in order.
+    let by_score = || Sort::desc(f.score).then_desc(f.id);
+    let first = ranked
+        .find(Filter::gte(f.score, 3))
+        .sort(by_score())
+        .limit(4)
+        .await
+        .unwrap();
+    let rest = ranked
+        .find(Filter::gte(f.score, 3))
+        .sort(by_score())
+        .after(first.last().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(first.len() + rest.len(), 9);
+    assert!(rest.iter().all(|d| d.score >= 3 && !first.contains(d)));
+
+    // Refused before anything is sent: no sort, a sort not ending with `_id`, a sort no index
+    // serves.
+    db.take_commands();
+    let e = ranked.find(doc! {}).after(&docs[0]).await.unwrap_err();
+    assert!(matches!(e, Error::InvalidKey { .. }), "{e:?}");
+    let e = ranked
+        .find(doc! {})
+        .sort(Sort::desc(f.score))
+        .after(&docs[0])
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidKey { .. }), "{e:?}");
+    let e = ranked
+        .find(doc! {})
+        .sort(Sort::asc(f.note).then_asc(f.id))
+        .after(&docs[0])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidKey { ref key, .. } if key == "note"),
+        "{e:?}"
+    );
+    assert!(db.take_commands().is_empty(), "nothing sent");
+}

@@ -102,6 +102,7 @@ impl<M: Model> ModelCollection<M> {
             filter: filter.into_filter(),
             sort: None,
             limit: None,
+            after: None,
         }
     }
 
@@ -269,6 +270,8 @@ pub struct Find<'a, M: Model> {
     filter: Result<Document>,
     sort: Option<Document>,
     limit: Option<i64>,
+    /// The last document of the previous page, as stored.
+    after: Option<Result<Document>>,
 }
 
 impl<'a, M: Model> Find<'a, M> {
@@ -284,13 +287,83 @@ impl<'a, M: Model> Find<'a, M> {
         self
     }
 
+    /// The keyset page after `last`, the last document of the previous page: the documents
+    /// that come after it in this find's [`sort`](Self::sort), whose keys are compared with
+    /// `last`'s values. Unlike a `skip`, the server starts where the previous page ended,
+    /// through the index that serves the sort.
+    ///
+    /// The sort ends with `_id`, so that documents with equal keys are in one order on every
+    /// page, neither skipped nor repeated: `Sort::desc(f.created_at).then_desc(f.id)`, on every
+    /// page including the first. Refused with [`Error::InvalidKey`] before anything is sent: a
+    /// find without a sort, a sort that does not end with `_id`, or one whose other keys no
+    /// index of the model serves (declare one with `#[index(..)]` on them, in the sort's order
+    /// and directions, or all reversed). A key missing from `last` compares as `null`, which
+    /// only documents missing it too equal: keep the sorted fields present.
+    ///
+    /// ```no_run
+    /// # use pattern_runtime::Model;
+    /// # use pattern_runtime::query::Sort;
+    /// # #[derive(serde::Serialize, serde::Deserialize, Model)]
+    /// # #[serde(rename_all = "camelCase")]
+    /// # struct Post { #[serde(rename = "_id")] id: i64, #[index(-1)] created_at: bson::DateTime }
+    /// # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
+    /// let posts = Post::collection(&db);
+    /// let f = Post::FIELDS;
+    /// let newest = Sort::desc(f.created_at).then_desc(f.id);
+    /// let first = posts.find(bson::doc! {}).sort(newest.clone()).limit(20).await?;
+    /// if let Some(last) = first.last() {
+    ///     let next = posts.find(bson::doc! {}).sort(newest).after(last).limit(20).await?;
+    /// #   let _ = next;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn after(mut self, last: &M) -> Self {
+        self.after = Some(bson::serialize_to_document(last).map_err(Error::from));
+        self
+    }
+
+    /// The filter, sort and limit to send: with [`after`](Self::after), the filter restricted
+    /// to what comes after the last document, and `_id` added to the sort.
+    fn parts(self) -> Result<(Document, Option<Document>, Option<i64>)> {
+        let filter = self.filter?;
+        let Some(last) = self.after else {
+            return Ok((filter, self.sort, self.limit));
+        };
+        let last = last?;
+        let Some(sort) = self.sort else {
+            return Err(Error::InvalidKey {
+                key: "after".to_owned(),
+                reason: "a keyset page comes after a document in an order: give the find a \
+                         `sort` ending with `_id`, the same on every page",
+            });
+        };
+        if sort.keys().last().map(String::as_str) != Some("_id") {
+            return Err(Error::InvalidKey {
+                key: "after".to_owned(),
+                reason: "a keyset page needs a sort ending with `_id` (`.then_asc(f.id)`), on \
+                         every page: documents with equal keys are then in one order, neither \
+                         skipped nor repeated",
+            });
+        }
+        keyset::served(M::SCHEMA, &sort)?;
+        let after = keyset::after(&sort, &last)?;
+        let filter = if filter.is_empty() {
+            after
+        } else {
+            bson::doc! { "$and": [filter, after] }
+        };
+        Ok((filter, Some(sort), self.limit))
+    }
+
     /// The documents one at a time from the server's cursor (batches fetched as the stream is
     /// read), each read as the current shape; a document that does not read as `M` is its own
     /// `Err`, and the stream goes on. A handle [`writing_back`](ModelCollection::writing_back)
     /// upgrades documents in memory here, without writing them back. In a caller's transaction
     /// the documents are read in its session first, then yielded.
     pub async fn stream(self) -> Result<futures_util::stream::BoxStream<'static, Result<M>>> {
-        self.on.stream_op(self.filter?, self.sort, self.limit).await
+        let on = self.on;
+        let (filter, sort, limit) = self.parts()?;
+        on.stream_op(filter, sort, limit).await
     }
 }
 
@@ -300,8 +373,10 @@ impl<'a, M: Model> std::future::IntoFuture for Find<'a, M> {
 
     /// Every document, as a `Vec`.
     fn into_future(self) -> Self::IntoFuture {
+        let on = self.on;
         crate::model::Pending::new(async move {
-            self.on.find_op(self.filter?, self.sort, self.limit).await
+            let (filter, sort, limit) = self.parts()?;
+            on.find_op(filter, sort, limit).await
         })
     }
 }
@@ -313,6 +388,110 @@ impl<M: Model> std::fmt::Debug for Find<'_, M> {
             .field("filter", &self.filter)
             .field("sort", &self.sort)
             .field("limit", &self.limit)
+            .field("after", &self.after)
             .finish()
+    }
+}
+
+/// Keyset pages: what comes after a document in a sort, and whether an index serves the sort.
+mod keyset {
+    use bson::{Bson, Document};
+
+    use crate::error::{Error, Result};
+    use crate::index::IndexKind;
+    use crate::schema::ModelSchema;
+
+    /// `1` or `-1` as a sort document holds it (any other value reads as ascending).
+    pub(super) fn direction(value: &Bson) -> i32 {
+        match value {
+            Bson::Int32(d) if *d < 0 => -1,
+            Bson::Int64(d) if *d < 0 => -1,
+            Bson::Double(d) if *d < 0.0 => -1,
+            _ => 1,
+        }
+    }
+
+    /// Refuses a sort (ending with `_id`) whose other keys no index of `model`'s collection
+    /// serves: one whose keys start with them, in their directions or all reversed (the last
+    /// ties, by `_id`, are few). `_id` alone is always served.
+    pub(super) fn served(model: &'static ModelSchema, sort: &Document) -> Result<()> {
+        let wanted: Vec<(&str, i32)> = sort
+            .iter()
+            .filter(|(k, _)| k.as_str() != "_id")
+            .map(|(k, d)| (k.as_str(), direction(d)))
+            .collect();
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        let own = model.indexes().iter();
+        let patterns = model
+            .patterns()
+            .iter()
+            .flat_map(|p| p.indexes(model))
+            .filter(|(collection, _)| *collection == model.collection())
+            .map(|(_, spec)| spec);
+        let serves = |keys: &[crate::index::IndexKey]| {
+            let sign = |k: &crate::index::IndexKey| match k.kind {
+                IndexKind::Ascending => Some(1),
+                IndexKind::Descending => Some(-1),
+                _ => None,
+            };
+            wanted.len() <= keys.len()
+                && [1, -1].iter().any(|flip| {
+                    wanted.iter().zip(keys).all(|((path, dir), key)| {
+                        key.path == *path && sign(key).is_some_and(|s| s * flip == *dir)
+                    })
+                })
+        };
+        if own.chain(patterns).any(|spec| serves(spec.keys())) {
+            return Ok(());
+        }
+        Err(Error::InvalidKey {
+            key: wanted
+                .iter()
+                .map(|(k, _)| *k)
+                .collect::<Vec<_>>()
+                .join(", "),
+            reason: "no index of the model serves this sort, so each keyset page would sort \
+                     the collection: declare `#[index(..)]` on these fields, in the sort's \
+                     order and directions (or all reversed)",
+        })
+    }
+
+    /// The condition for the documents after `last` in `sort`: for keys `a, b, _id`,
+    /// `{$or: [{a: {$gt: la}}, {a: la, b: {$gt: lb}}, {a: la, b: lb, _id: {$gt: lid}}]}`
+    /// (`$lt` for a descending key). A key `last` lacks compares as `null`.
+    pub(super) fn after(sort: &Document, last: &Document) -> Result<Document> {
+        let keys: Vec<(&str, i32)> = sort
+            .iter()
+            .map(|(k, d)| (k.as_str(), direction(d)))
+            .collect();
+        let mut branches = Vec::with_capacity(keys.len());
+        for (i, (key, dir)) in keys.iter().enumerate() {
+            let mut branch = Document::new();
+            for (equal, _) in &keys[..i] {
+                let value = value_at(last, equal);
+                crate::literal::check_value(equal, &value)?;
+                branch.insert(*equal, bson::doc! { "$eq": value });
+            }
+            let value = value_at(last, key);
+            crate::literal::check_value(key, &value)?;
+            let op = if *dir < 0 { "$lt" } else { "$gt" };
+            branch.insert(*key, bson::doc! { op: value });
+            branches.push(Bson::Document(branch));
+        }
+        Ok(bson::doc! { "$or": branches })
+    }
+
+    /// The value at the dotted `path` of `doc` (`null` when missing).
+    fn value_at(doc: &Document, path: &str) -> Bson {
+        let mut current = Bson::Document(doc.clone());
+        for part in path.split('.') {
+            current = match current {
+                Bson::Document(d) => d.get(part).cloned().unwrap_or(Bson::Null),
+                _ => return Bson::Null,
+            };
+        }
+        current
     }
 }
