@@ -7,6 +7,7 @@ mod approximation;
 mod attribute;
 mod computed;
 mod extended_ref;
+mod model;
 mod outlier;
 mod polymorphic;
 mod preallocation;
@@ -21,6 +22,7 @@ criterion::criterion_main!(
     attribute::attribute,
     computed::computed,
     extended_ref::extended_ref,
+    model::model,
     outlier::outlier,
     polymorphic::polymorphic,
     preallocation::preallocation,
