@@ -138,6 +138,18 @@ fn walk(field: &str, value: &Bson, depth: usize, as_id: bool) -> Result<()> {
     }
 }
 
+/// Refuses an update with no operator ([`Error::InvalidKey`]): it would change nothing, and the
+/// driver refuses it untyped.
+pub(crate) fn check_not_empty(update: &Document) -> Result<()> {
+    if update.is_empty() {
+        return Err(Error::InvalidKey {
+            key: String::new(),
+            reason: "an empty update changes nothing: give at least one operator (`$set`, ...)",
+        });
+    }
+    Ok(())
+}
+
 /// The top-level fields an operator update touches; refuses what is not a plain operator update
 /// of named fields, any change of `_id` (refused with `id_reason`), and a `$set` or
 /// `$setOnInsert` value that could not be stored as given (see [`check_value`]).
@@ -171,6 +183,7 @@ pub(crate) fn touched_fields(
         Ok(())
     };
     crate::error::check_encodable("the update", update)?;
+    check_not_empty(update)?;
     for (op, fields) in update {
         if !op.starts_with('$') {
             return Err(Error::InvalidKey {

@@ -548,6 +548,7 @@ impl<V: Variant> VariantCollection<V> {
 /// Refuses an update that touches the tag, that is not made of update operators, or that sets
 /// a value that could not be stored as given.
 fn check_update<V: Variant>(update: &Document) -> Result<()> {
+    crate::literal::check_not_empty(update)?;
     let tag = <V::Model as Polymorphic>::TAG;
     for (op, fields) in update {
         if !op.starts_with('$') {

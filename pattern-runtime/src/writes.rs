@@ -16,7 +16,7 @@
 //! | `insert(doc)` | `&doc` | `&mut doc` (its version is set) |
 //! | `replace(doc)` | `&doc` | `&mut doc` (checked against the version it holds, which moves on) |
 //! | `update(target, update)` | the `_id` | [`At`]`(id, version read)` |
-//! | `insert_many`, `update_many` | as for one document | not built yet: write each one |
+//! | `insert_many`, `update_many`, `delete_many` | as for one document | not built yet: write each one |
 
 use std::borrow::Borrow;
 
@@ -237,9 +237,10 @@ impl<M: Model> ModelCollection<M> {
     }
 
     /// Inserts every document of `docs` (a slice, a `Vec`, an array of values or of
-    /// references), in order, after checking them all; one `insert`, in a transaction with what
-    /// derives from them when there is any. Not for a `#[versioned]` model yet: insert each
-    /// document.
+    /// references), in order, after checking them all: one `insert`, in one transaction with
+    /// what derives from them, so that a taken `_id` ([`Error::DuplicateKey`](crate::Error::DuplicateKey))
+    /// leaves none of them (without transactions, a standalone server keeps those before it).
+    /// Not for a `#[versioned]` model yet: insert each document.
     pub fn insert_many<'a, I>(&'a self, docs: I) -> Pending<'a, Result<Vec<Written>>>
     where
         M: Unversioned,

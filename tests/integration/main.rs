@@ -21,6 +21,7 @@ mod doctor;
 mod errors;
 mod extended_ref;
 mod hostile;
+mod model_handle;
 mod newcomer_closing;
 mod newcomer_schema_version;
 mod newcomer_shape;

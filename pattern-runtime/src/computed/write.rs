@@ -195,7 +195,9 @@ impl Writes {
             .map(|d| Written::new(d.get("_id").cloned().unwrap_or(Bson::Null), None))
             .collect();
         let raw = self.raw();
-        if self.tx.is_none() && !derived::has_insert_dependents(self.schema) {
+        // One document alone is all or nothing; several are, in a transaction (the driver's
+        // `insert` would keep those before a taken `_id`).
+        if self.tx.is_none() && new.len() == 1 && !derived::has_insert_dependents(self.schema) {
             raw.insert_many(new).await?;
         } else {
             let result = transact!(self.db, self.tx.as_ref(), |s| async {

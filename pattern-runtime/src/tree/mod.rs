@@ -122,8 +122,8 @@
 //!   [`Error::Cycle`], with nothing written.
 //! - [`Tree::rename`] changes a node's key everywhere it is copied (when `key` is not `_id`).
 //!   The key, the parent and the ancestors (and a holder's node and path) are the tree's: an
-//!   update of them through another pattern (the model handle's [`update`](crate::ModelCollection::update),
-//!   the model handle's [`update`](crate::ModelCollection::update), a versioned update) is
+//!   update of them through another handle (the model handle's
+//!   [`update`](crate::ModelCollection::update), a versioned update) is
 //!   [`Error::InvalidKey`] naming the tree's operation to use. The driver used directly is not
 //!   stopped: [`Tree::check`] reports what it left and [`Tree::repair`] fixes it.
 //! - [`Tree::delete`] deletes a leaf; a node with descendants or holders is [`Error::NodeInUse`]
