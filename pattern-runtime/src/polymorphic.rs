@@ -129,7 +129,6 @@ use crate::error::{check_size, Error, Result};
 use crate::index::IndexSpec;
 use crate::model::{Model, ModelCollection};
 use crate::schema::{Fields, IndexesNeeded, ModelSchema, PatternSpec};
-use crate::txn::{in_session, transact};
 use crate::writes::{Updated, Written};
 
 /// An enum model: `#[derive(Model)]` on a serde internally tagged enum implements it.
@@ -296,13 +295,6 @@ impl<V: Variant> VariantCollection<V> {
         /// commit or abort with it (see [`Transaction`](crate::Transaction)).
     }
 
-    /// Whether a write of `fields` (`None`: any) runs in a transaction: the caller's, or one
-    /// of its own because another pattern keeps data derived from those fields (the
-    /// [map of derived data](mod@crate::derived)). Otherwise it is one driver call.
-    fn transactional(&self, fields: Option<&[&str]>) -> bool {
-        self.tx.is_some() || crate::derived::has_dependents(V::Model::SCHEMA, fields)
-    }
-
     /// `filter` restricted to this variant: `{tag: value, ...filter}`.
     /// [`Error::InvalidKey`] if `filter` names the tag itself.
     pub fn filter(&self, filter: impl IntoFilter) -> Result<Document> {
@@ -379,65 +371,19 @@ impl<V: Variant> VariantCollection<V> {
     #[operation(polymorphic.insert, variant = V::TAG_VALUE)]
     pub async fn insert(&self, value: &V) -> Result<Written> {
         let doc = self.document(value)?;
-        if !self.transactional(None) {
-            let id = self.raw.insert_one(doc).await?.inserted_id;
-            tracing::debug!(inserted = 1, %id, "document inserted");
-            return Ok(Written::new(id, None));
-        }
-        let id = transact!(self.db, self.tx.as_ref(), |s| async {
-            let mut s: Option<&mut mongodb::ClientSession> = s;
-            let op = self.raw.insert_one(doc.clone());
-            let id = in_session!(op, s.as_deref_mut())?.inserted_id;
-            let mut stored = doc.clone();
-            stored.insert("_id", id.clone());
-            crate::derived::inserted(&self.db, s, V::Model::SCHEMA, &[stored]).await?;
-            Ok(id)
-        })?;
-        tracing::debug!(inserted = 1, %id, "document inserted, derived data kept");
-        Ok(Written::new(id, None))
+        self.writes().insert(doc).await
     }
 
-    /// Inserts every value with its tag, in order; returns their `_id`s. Every document is
-    /// serialized and checked before the first is written.
+    /// Inserts every value with its tag, in order, all or nothing (one transaction for
+    /// several); returns their `_id`s. Every document is serialized and checked before the
+    /// first is written.
     #[operation(polymorphic.insert_many, variant = V::TAG_VALUE, count = values.len())]
     pub async fn insert_many(&self, values: &[V]) -> Result<Vec<Written>> {
-        if values.is_empty() {
-            return Ok(Vec::new());
-        }
         let docs = values
             .iter()
             .map(|v| self.document(v))
             .collect::<Result<Vec<_>>>()?;
-        let ids: Vec<(usize, Bson)> = if self.transactional(None) {
-            transact!(self.db, self.tx.as_ref(), |s| async {
-                let mut s: Option<&mut mongodb::ClientSession> = s;
-                let op = self.raw.insert_many(docs.clone());
-                let result = in_session!(op, s.as_deref_mut())?;
-                let mut ids: Vec<(usize, Bson)> = result.inserted_ids.into_iter().collect();
-                ids.sort_by_key(|(i, _)| *i);
-                let stored: Vec<Document> = docs
-                    .iter()
-                    .zip(&ids)
-                    .map(|(d, (_, id))| {
-                        let mut d = d.clone();
-                        d.insert("_id", id.clone());
-                        d
-                    })
-                    .collect();
-                crate::derived::inserted(&self.db, s, V::Model::SCHEMA, &stored).await?;
-                Ok(ids)
-            })?
-        } else {
-            let result = self.raw.insert_many(docs).await?;
-            let mut ids: Vec<(usize, Bson)> = result.inserted_ids.into_iter().collect();
-            ids.sort_by_key(|(i, _)| *i);
-            ids
-        };
-        tracing::debug!(inserted = ids.len(), "documents inserted");
-        Ok(ids
-            .into_iter()
-            .map(|(_, id)| Written::new(id, None))
-            .collect())
+        self.writes().insert_many(docs).await
     }
 
     /// Applies an operator update (a typed [`Update`](crate::query::Update), or an update
@@ -527,21 +473,13 @@ impl<V: Variant> VariantCollection<V> {
     #[operation(polymorphic.delete, variant = V::TAG_VALUE)]
     async fn remove(&self, filter: Document) -> Result<u64> {
         let filter = self.filter(filter)?;
-        crate::derived::check_document_write(<V::Model as Model>::SCHEMA, "delete", None)?;
-        let model = V::Model::SCHEMA;
-        let deleted = if self.transactional(None) {
-            transact!(self.db, self.tx.as_ref(), |s| crate::derived::delete(
-                &self.db,
-                s,
-                model,
-                filter.clone(),
-                true,
-            ))?
-        } else {
-            self.raw.delete_many(filter).await?.deleted_count
-        };
-        tracing::debug!(deleted, "documents deleted");
-        Ok(deleted)
+        self.writes().delete_many(filter).await
+    }
+
+    /// The model's write bodies, on this handle's transaction: a variant's documents are the
+    /// model's.
+    fn writes(&self) -> crate::computed::write::Writes {
+        crate::computed::write::Writes::new(&self.db, V::Model::SCHEMA, self.tx.as_ref())
     }
 }
 

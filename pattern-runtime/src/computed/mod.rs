@@ -143,7 +143,7 @@ mod check;
 mod feed;
 mod num;
 mod spec;
-mod write;
+pub(crate) mod write;
 
 pub use check::{ComputedFields, Recomputed, Refreshed, Refresher};
 use feed::{abort, aggregate_many, aggregate_many_within, Abort, Feed};

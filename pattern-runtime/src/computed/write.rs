@@ -11,7 +11,7 @@ use pattern_derive::operation;
 /// The bodies of a model's writes, on stored documents: one copy of each, whatever the model
 /// (the generic verbs serialize the caller's value and call them).
 #[derive(Clone)]
-struct Writes {
+pub(crate) struct Writes {
     db: Database,
     schema: &'static ModelSchema,
     /// Every dependent of the model in the [map of derived data](crate::derived): the fields
@@ -96,11 +96,21 @@ impl<M: Model> WritesMany<M> for Plain {
 impl Writes {
     /// The bodies for the handle `on`.
     fn of<M: Model>(on: &ModelCollection<M>) -> Writes {
+        Writes::new(on.database(), M::SCHEMA, on.transaction())
+    }
+
+    /// The bodies for `schema`'s documents in `db`, in the caller's transaction `tx` if any
+    /// (another handle on the same documents: a polymorphic model's variant).
+    pub(crate) fn new(
+        db: &Database,
+        schema: &'static ModelSchema,
+        tx: Option<&Transaction>,
+    ) -> Writes {
         Writes {
-            db: on.database().clone(),
-            schema: M::SCHEMA,
-            dependents: derived::dependents_of(M::SCHEMA),
-            tx: on.transaction().cloned(),
+            db: db.clone(),
+            schema,
+            dependents: derived::dependents_of(schema),
+            tx: tx.cloned(),
         }
     }
 
@@ -154,7 +164,7 @@ impl Writes {
     /// `insert` of the serialized document: one `insert` when nothing derives from the model
     /// and no transaction is bound, otherwise in a transaction with what derives from it.
     #[operation(model.insert, later(id))]
-    async fn insert(&self, new: Document) -> Result<Written> {
+    pub(crate) async fn insert(&self, new: Document) -> Result<Written> {
         let new = with_id(new);
         let id = new.get("_id").cloned().unwrap_or(Bson::Null);
         tracing::Span::current().record("id", tracing::field::display(&id));
@@ -180,7 +190,7 @@ impl Writes {
 
     /// `insert_many` of the serialized documents, every one checked before the first is sent.
     #[operation(model.insert_many, count = new.len())]
-    async fn insert_many(&self, new: Vec<Document>) -> Result<Vec<Written>> {
+    pub(crate) async fn insert_many(&self, new: Vec<Document>) -> Result<Vec<Written>> {
         if new.is_empty() {
             return Ok(Vec::new());
         }
@@ -425,7 +435,7 @@ impl Writes {
     /// `delete_many` of the documents matching `filter`: one `delete` when nothing derives from
     /// the model and no transaction is bound.
     #[operation(model.delete_many)]
-    async fn delete_many(&self, filter: Document) -> Result<u64> {
+    pub(crate) async fn delete_many(&self, filter: Document) -> Result<u64> {
         derived::check_document_write(self.schema, "delete", None)?;
         let deleted = if self.tx.is_none() && !derived::has_dependents(self.schema, None) {
             self.raw().delete_many(filter).await?.deleted_count
