@@ -526,12 +526,17 @@ async fn typed_forms_find_and_write_what_the_hand_written_ones_do() {
     assert!(a.seen_at.is_some());
 }
 
+/// Every document of `find`, read through its stream.
+async fn streamed<M: Model>(find: pattern_runtime::Find<'_, M>) -> Vec<M> {
+    use futures_util::TryStreamExt;
+    find.stream().await.unwrap().try_collect().await.unwrap()
+}
+
 /// `find` sorted and limited, awaited as a `Vec` or streamed from the cursor: the same
 /// documents in the same order, one `find` each; a limit of 0 reads none; in a caller's
 /// transaction the stream reads in its session.
 #[tokio::test]
 async fn find_sorts_limits_and_streams() {
-    use futures_util::TryStreamExt;
     let db = test_db("query_find_stream").await;
     let products = Product::collection(&db);
     let all: Vec<Product> = (1..=7)
@@ -550,42 +555,23 @@ async fn find_sorts_limits_and_streams() {
     assert_eq!(ids, ["p7", "p6", "p5"]);
 
     db.take_commands();
-    let streamed: Vec<Product> = products
-        .find(Filter::gt(f.price, 2.0))
-        .sort(Sort::desc(f.price))
-        .limit(3)
-        .stream()
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
-    assert_eq!(streamed, top);
+    let from_cursor = streamed(
+        products
+            .find(Filter::gt(f.price, 2.0))
+            .sort(Sort::desc(f.price))
+            .limit(3),
+    )
+    .await;
+    assert_eq!(from_cursor, top);
     let sent: Vec<String> = db.take_commands().into_iter().map(|c| c.name).collect();
     assert_eq!(sent, ["find"], "one find, its cursor read to the end");
 
     // Every document, in batches of the server's size, in `_id` order.
-    let every: Vec<Product> = products
-        .find(doc! {})
-        .sort(doc! { "_id": 1 })
-        .stream()
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let every = streamed(products.find(doc! {}).sort(doc! { "_id": 1 })).await;
     assert_eq!(every, all);
 
     assert!(products.find(doc! {}).limit(0).await.unwrap().is_empty());
-    let none: Vec<Product> = products
-        .find(doc! {})
-        .limit(0)
-        .stream()
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let none = streamed(products.find(doc! {}).limit(0)).await;
     assert!(none.is_empty());
 
     // In a caller's transaction: read in its session, the transaction still usable.
@@ -595,16 +581,7 @@ async fn find_sorts_limits_and_streams() {
         .update("p1", Update::new().set(f.price, 100.0))
         .await
         .unwrap();
-    let first: Vec<Product> = bound
-        .find(doc! {})
-        .sort(Sort::desc(f.price))
-        .limit(1)
-        .stream()
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let first = streamed(bound.find(doc! {}).sort(Sort::desc(f.price)).limit(1)).await;
     assert_eq!(first[0].id, "p1", "the transaction's own write is seen");
     tx.abort().await.unwrap();
     let p1 = products.get("p1").await.unwrap().unwrap();
