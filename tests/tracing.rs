@@ -335,7 +335,7 @@ async fn the_fallback_without_transactions_is_reported() {
         })
         .await
         .unwrap();
-    let reviews = Product::recent_reviews_subset(&db);
+    let reviews = Product::collection(&db).subset(Product::FIELDS.recent_reviews);
 
     // mongod without a replica set refuses a transaction's first command with code 20; the
     // embedded server has transactions, so the fail point answers as mongod would.
@@ -457,7 +457,8 @@ async fn relation_loads_and_assignments_run_in_spans_with_their_events() {
         .await
         .unwrap();
 
-    let loaded = Chore::owner_relation(&db)
+    let loaded = Chore::collection(&db)
+        .relation(Chore::FIELDS.owner)
         .load(std::slice::from_ref(&chore))
         .await
         .unwrap();
@@ -474,7 +475,11 @@ async fn relation_loads_and_assignments_run_in_spans_with_their_events() {
     assert_eq!(found.fields.get("found"), Some("1"), "{found:?}");
     assert_eq!(found.spans, ["pattern_runtime::relation.load"]);
 
-    Chore::owner_relation(&db).assign(&10, &2).await.unwrap();
+    Chore::collection(&db)
+        .relation(Chore::FIELDS.owner)
+        .assign(&10, &2)
+        .await
+        .unwrap();
     let assigns = capture.entered("pattern_runtime::relation.assign");
     let assign = assigns.last().expect("the assign span was entered");
     assert_eq!(assign.get("collection"), Some("chores"), "{assign:?}");
@@ -546,7 +551,7 @@ async fn computed_writes_and_recomputations_run_in_spans_with_their_events() {
     assert_eq!(updated.fields.get("matched"), Some("1"), "{updated:?}");
     assert_eq!(updated.spans, ["pattern_runtime::model.insert"]);
 
-    Buyer::computed(&db).repair().await.unwrap();
+    Buyer::collection(&db).computed().repair().await.unwrap();
     assert!(!capture
         .entered("pattern_runtime::computed.repair")
         .is_empty());
@@ -588,7 +593,7 @@ async fn outlier_pushes_run_in_spans_and_say_what_overflowed() {
         })
         .await
         .unwrap();
-    let notes = Notebook::notes_outlier(&db);
+    let notes = Notebook::collection(&db).outlier(Notebook::FIELDS.notes);
     notes
         .push_many(1, (0..5).map(|n| Note { n }).collect())
         .await

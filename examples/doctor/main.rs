@@ -175,7 +175,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
             comment_count: 0,
         })
         .await?;
-    let subset = Post::recent_comments_subset(&db);
+    let subset = Post::collection(&db).subset(Post::FIELDS.recent_comments);
     for chunk in (0..6000).map(comment).collect::<Vec<_>>().chunks(500) {
         subset.push_many(1, chunk.to_vec()).await?;
     }

@@ -175,7 +175,7 @@ async fn computed(db: &mongodb::Database) -> Result<(), Box<dyn std::error::Erro
         )
         .await?;
     println!("totalSpent of user123 set to 9999 by hand with the driver; check():");
-    let users = User::computed(db);
+    let users = User::collection(db).computed();
     println!("  {}", users.check().await?);
     let rebuilt = users.rebuild("user123").await?;
     println!(
@@ -200,7 +200,7 @@ async fn counters(db: &mongodb::Database) -> Result<(), Box<dyn std::error::Erro
 
     // Batched: counted in memory, one `$inc` per 1 000 views, the rest by the flusher.
     let interval = Duration::from_millis(200);
-    let batched = Arc::new(Page::batched_views_counter(db));
+    let batched = Arc::new(Page::collection(db).counter(Page::FIELDS.batched_views));
     let flusher = BatchedCounter::flush_every(batched.clone(), interval);
     for _ in 0..VIEWS {
         batched.add("home", 1).await?;
@@ -230,7 +230,9 @@ async fn counters(db: &mongodb::Database) -> Result<(), Box<dyn std::error::Erro
 
     // Sampled: each view written with probability 0.01, as `$inc` of 100; seeded, so the tour
     // prints the same figures every run.
-    let sampled = Page::sampled_views_counter(db).with_random(Random::seeded(2024));
+    let sampled = Page::collection(db)
+        .counter(Page::FIELDS.sampled_views)
+        .with_random(Random::seeded(2024));
     for _ in 0..VIEWS {
         sampled.add("home").await?;
     }
@@ -245,7 +247,11 @@ async fn counters(db: &mongodb::Database) -> Result<(), Box<dyn std::error::Erro
 
     // Sharded: one upsert per view over 8 shard documents of `pages.shardedViews`, from 8
     // concurrent writers (what the shards are for: they rarely write the same document).
-    let sharded = Arc::new(Page::sharded_views_counter(db, "home"));
+    let sharded = Arc::new(
+        Page::collection(db)
+            .counter(Page::FIELDS.sharded_views)
+            .of("home"),
+    );
     let writers: Vec<_> = (0..WRITERS)
         .map(|k| {
             let sharded = sharded.clone();

@@ -142,7 +142,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         println!("  records index: {index}");
     }
 
-    let attributes = Record::attributes_attribute(&db);
+    let attributes = Record::collection(&db).attributes(Record::FIELDS.attributes);
     let heavy = attributes.key("bmi").gt(25)?;
     println!("\nBMI above 25: find({heavy})");
     print_records(&attributes.find(heavy).await?);
@@ -239,7 +239,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     for index in pattern_runtime::list_indexes(&db, "schedules").await? {
         println!("  schedules index: {index}");
     }
-    let channels = Schedule::provider_attribute(&db);
+    let channels = Schedule::collection(&db).attributes(Schedule::FIELDS.provider);
     let cheap = channels.key(Channel::Maoyan).lt(40)?;
     println!("\nMaoyan price below 40: find({cheap})");
     for s in channels.find(cheap).await? {

@@ -9,6 +9,7 @@
 use std::time::Instant;
 
 use pattern_runtime::doctor::{doctor_group, Check, DoctorOptions};
+use pattern_runtime::Model;
 
 /// The chapters' groups, each synced and filled in `tour_<group>`.
 const CHAPTERS: &[&str] = &[
@@ -76,15 +77,15 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
             println!("  {line}");
         }
     }
-    let references = crate::extended_ref::Customer::references(&db);
+    let references = crate::extended_ref::Customer::collection(&db).references();
     let checked = references.check().await?;
     println!(
-        "  Customer::references(&db).check(): {}, documents {:?}",
+        "  Customer::collection(&db).references().check(): {}, documents {:?}",
         checked.to_string().lines().next().unwrap_or_default(),
         checked.documents()
     );
     let repaired = references.repair().await?;
-    println!("  Customer::references(&db).repair(): {repaired}");
+    println!("  Customer::collection(&db).references().repair(): {repaired}");
     let again = doctor_group(&db, "extended_ref", &DoctorOptions::new()).await?;
     println!("  the doctor again: {} findings", again.findings.len());
     validators(client).await

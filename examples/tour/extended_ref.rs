@@ -203,7 +203,10 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
             doc! { "$set": { "address": "杭州市滨江区" } },
         )
         .await?;
-    let report = Customer::references(&db).rebuild(alice.id).await?;
+    let report = Customer::collection(&db)
+        .references()
+        .rebuild(alice.id)
+        .await?;
     println!("\naddress changed outside the toolkit, then rebuild: {report}");
     Ok(())
 }

@@ -194,7 +194,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     User::collection(&db)
         .insert_many(&[user("alice", "Alice"), user("user123", "Big V")])
         .await?;
-    let posts = User::posts_outlier(&db);
+    let posts = User::collection(&db).outlier(User::FIELDS.posts);
     let spec = posts.spec();
     println!(
         "User.posts: #[outlier(..)] keeps {} posts in the user, then {} per document of {}, \

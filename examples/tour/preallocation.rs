@@ -68,7 +68,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     crate::heading("12. Preallocation: a room x day grid, booked atomically");
     let db = crate::chapter_db(client, "preallocation").await?;
     pattern_runtime::sync_group(&db, "preallocation", &SyncOptions::new()).await?;
-    let slots = RoomDay::slots(&db);
+    let slots = RoomDay::collection(&db).slots();
 
     println!("the scheduled job, run twice:");
     println!("  {}", slots.allocate(grid()).await?);
@@ -129,7 +129,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     println!("  room 103 still free on: {}", free.join(", "));
 
     // Half hours of a meeting room.
-    let meetings = MeetingDay::slots(&db);
+    let meetings = MeetingDay::collection(&db).slots();
     meetings
         .allocate([MeetingDay {
             id: bson::oid::ObjectId::new(),

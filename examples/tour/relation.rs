@@ -151,7 +151,10 @@ async fn print_tasks(db: &mongodb::Database) -> pattern_runtime::Result<()> {
         .find(doc! {})
         .sort(Sort::asc(Person::FIELDS.name))
         .await?;
-    let loaded = Person::tasks_relation(db).load(&people).await?;
+    let loaded = Person::collection(db)
+        .relation(Person::FIELDS.tasks)
+        .load(&people)
+        .await?;
     for (person, tasks) in loaded.iter() {
         let names: Vec<&str> = tasks
             .iter()
@@ -228,7 +231,10 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         .find(doc! {})
         .sort(Sort::asc(Product::FIELDS.catalog_number))
         .await?;
-    let loaded = Product::parts_relation(&db).load(&products).await?;
+    let loaded = Product::collection(&db)
+        .relation(Product::FIELDS.parts)
+        .load(&products)
+        .await?;
     println!(
         "the parts of {} products, in {} query (find({{_id: {{$in: [..]}}}})):",
         products.len(),
@@ -279,7 +285,10 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         .find_one(doc! { "ipaddr": "127.66.66.66" })
         .await?
         .ok_or("host")?;
-    let newest = LogMsg::host_relation(&db).children_of(&host.id).limit(3);
+    let newest = LogMsg::collection(&db)
+        .relation(LogMsg::FIELDS.host)
+        .children_of(&host.id)
+        .limit(3);
     let (filter, sort) = newest.query()?;
     println!(
         "\nOne-to-squillions, {} messages of 2 hosts; the newest 3 of {}:\n  \
@@ -312,7 +321,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     Person::collection(&db).insert(&jane).await?;
     println!("\nTwo-way: person.tasks and task.owner");
     print_tasks(&db).await?;
-    let owner = Task::owner_relation(&db);
+    let owner = Task::collection(&db).relation(Task::FIELDS.owner);
     let assigned = owner.assign(&tasks[1].id, &jane.id).await?;
     println!(
         "assign(\"Grade homework\", Jane Wu): pulled from {} array, added: {}",
@@ -391,7 +400,10 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     println!("  {}", product.ok_or("named product")?);
     // The copies are references too: the whole parts, in one query, when the page needs more.
     let named = [named];
-    let loaded = NamedProduct::parts_relation(&db).load(&named).await?;
+    let loaded = NamedProduct::collection(&db)
+        .relation(NamedProduct::FIELDS.parts)
+        .load(&named)
+        .await?;
     for part in loaded.of(&named[0]).into_iter().flatten() {
         println!("  {} ({}): {} in stock", part.name, part.partno, part.qty);
     }

@@ -99,7 +99,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         })
         .await?;
 
-    let reviews = Product::recent_reviews_subset(&db);
+    let reviews = Product::collection(&db).subset(Product::FIELDS.recent_reviews);
     let now = DateTime::now();
     println!("\nThe update one push sends to the product (as a shell command):");
     println!(

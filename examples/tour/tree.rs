@@ -66,7 +66,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     crate::heading("11. Tree: categories with ancestor paths");
     let db = crate::chapter_db(client, "tree").await?;
     pattern_runtime::sync_group(&db, "tree", &SyncOptions::new()).await?;
-    let tree = Category::tree(&db);
+    let tree = Category::collection(&db).tree();
     let products = tree.holders::<Product>();
 
     tree.insert_many(&[

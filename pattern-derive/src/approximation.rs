@@ -1,10 +1,10 @@
 //! `#[approximate(batched, threshold = 100)]`, `#[approximate(sampled, p = 0.01)]` and
 //! `#[approximate(sharded, shards = 16)]` on an integer field: the counter handle
-//! `Model::<field>_counter(&db)` (`(&db, id)` for a sharded one) and the schema's
+//! the `CounterField` impl behind `collection.counter(Model::FIELDS.field)` and the schema's
 //! `ApproximateSpec`. The settings are checked here; the field's type (an integer) by a constant
 //! of generated code.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
@@ -258,37 +258,18 @@ impl ApproxField {
         let collection = &model.collection;
         let bson_name = &self.bson_name;
         let static_ident = self.static_ident();
-        let method = format_ident!("{}_counter", name, span = Span::call_site());
-        let (approximation, constructor) = match &self.kind {
+        let id = quote!(<#ident as #p::Model>::Id);
+        let (approximation, handle_ty, body) = match &self.kind {
             Kind::Batched { threshold } => (
                 quote!(#p::Approximation::Batched { threshold: #threshold }),
-                {
-                    let doc = format!(
-                        "The batched counter of `{bson_name}`: one `$inc` per {threshold} events \
-                         of a document; `flush` it before the program ends."
-                    );
-                    quote! {
-                        #[doc = #doc]
-                        #[inline]
-                        pub fn #method(db: &#p::Database) -> #p::BatchedCounter<<Self as #p::Model>::Id> {
-                            #p::BatchedCounter::declared(db.collection(#collection), #bson_name, #threshold)
-                        }
-                    }
-                },
+                quote!(#p::BatchedCounter<#id>),
+                quote!(#p::BatchedCounter::declared(db.collection(#collection), #bson_name, #threshold)),
             ),
-            Kind::Sampled { p: prob } => (quote!(#p::Approximation::Sampled { p: #prob }), {
-                let doc = format!(
-                    "The sampled counter of `{bson_name}`: each event written with \
-                         probability {prob}, as an increment of its inverse."
-                );
-                quote! {
-                    #[doc = #doc]
-                    #[inline]
-                    pub fn #method(db: &#p::Database) -> #p::SampledCounter<<Self as #p::Model>::Id> {
-                        #p::SampledCounter::declared(db.collection(#collection), #bson_name, #prob)
-                    }
-                }
-            }),
+            Kind::Sampled { p: prob } => (
+                quote!(#p::Approximation::Sampled { p: #prob }),
+                quote!(#p::SampledCounter<#id>),
+                quote!(#p::SampledCounter::declared(db.collection(#collection), #bson_name, #prob)),
+            ),
             Kind::Sharded {
                 shards,
                 collection: shards_collection,
@@ -297,30 +278,16 @@ impl ApproxField {
                     shards: #shards,
                     collection: #shards_collection,
                 }),
-                {
-                    let doc = format!(
-                        "The sharded counter of `{bson_name}` of the document `id`: {shards} \
-                         shard documents in `{shards_collection}`, read exactly."
-                    );
-                    quote! {
-                        #[doc = #doc]
-                        #[inline]
-                        pub fn #method(
-                            db: &#p::Database,
-                            id: impl #p::IntoId<<Self as #p::Model>::Id>,
-                        ) -> #p::ShardedField {
-                            #p::ShardedField::declared(
-                                db.collection(#collection),
-                                #bson_name,
-                                db.collection(#shards_collection),
-                                #shards,
-                                #p::IntoId::into_id(id),
-                            )
-                        }
-                    }
-                },
+                quote!(#p::ShardedFields<#id>),
+                quote!(#p::ShardedFields::declared(
+                    db.collection(#collection),
+                    #bson_name,
+                    db.collection(#shards_collection),
+                    #shards,
+                )),
             ),
         };
+        let handle = model.field_handle(field, "CounterField", &handle_ty, &body, None);
         quote! {
             static #static_ident: #p::ApproximateSpec =
                 #p::ApproximateSpec::from_parts(#p::ApproximateParts {
@@ -329,15 +296,16 @@ impl ApproxField {
                 });
             #check
 
-            #[automatically_derived]
-            impl #ident {
-                #constructor
-            }
+            #handle
         }
     }
 }
 
 impl Pattern for Approximate {
+    fn handle(&self, field: &Field<'_>) -> bool {
+        self.fields.iter().any(|f| &f.ident == field.ident)
+    }
+
     fn items(&self, model: &Model<'_>) -> TokenStream {
         let krate = &model.krate;
         let p = quote!(#krate::__private);

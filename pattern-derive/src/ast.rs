@@ -55,6 +55,53 @@ impl Model<'_> {
         id_type(&self.fields, p)
     }
 
+    /// The place of the field `ident` among the model's fields: what tells the model handle
+    /// which pattern handle a typed field name leads to (`Handled<K, N>`).
+    pub(crate) fn field_index(&self, ident: &Ident) -> usize {
+        self.fields
+            .iter()
+            .position(|f| f.ident == ident)
+            .unwrap_or_default()
+    }
+
+    /// The impl of the runtime's `trait_` (`SubsetField`, `OutlierField`, ...) for the typed
+    /// name of `field`: the model handle's `subset(..)` (and the others) reach `handle_ty`,
+    /// made by `body` from `db`, through it. With `span` (the first and last token of the field's
+    /// type), the handle's type is declared over it, so that an error in it is reported there,
+    /// as one with the other uses of the field's type.
+    pub(crate) fn field_handle(
+        &self,
+        field: &Ident,
+        trait_: &str,
+        handle_ty: &TokenStream,
+        body: &TokenStream,
+        span: Option<(Span, Span)>,
+    ) -> TokenStream {
+        let krate = &self.krate;
+        let p = quote!(#krate::__private);
+        let ident = self.ident;
+        let index = proc_macro2::Literal::usize_unsuffixed(self.field_index(field));
+        let trait_ = Ident::new(trait_, Span::call_site());
+        let (lo, hi) = span.unwrap_or((Span::call_site(), Span::call_site()));
+        let assoc = crate::errors::respan_all(quote!(type Handle =), lo);
+        let semi = crate::errors::respan_all(quote!(;), hi);
+        let head = crate::errors::respan_all(quote!(#[inline] fn handle(db: &#p::Database) ->), lo);
+        let mut block = proc_macro2::Group::new(proc_macro2::Delimiter::Brace, body.clone());
+        block.set_span(hi);
+        quote! {
+            #[automatically_derived]
+            impl<__T: ?::core::marker::Sized, __K> #p::#trait_<#ident>
+                for #p::FieldName<__T, #p::Handled<__K, #index>>
+            {
+                #assoc #handle_ty #semi
+                // The handle's type again, not `Self::Handle`, and the function spanned like it:
+                // an error in it (a relation's field that holds no reference) is reported at the
+                // field's type, once.
+                #head #handle_ty #block
+            }
+        }
+    }
+
     pub(crate) fn field(&self, rust_name: &str) -> Option<&Field<'_>> {
         self.fields.iter().find(|f| f.rust_name == rust_name)
     }

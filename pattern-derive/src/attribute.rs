@@ -29,8 +29,8 @@ pub(crate) const PATTERN: PatternDef = PatternDef {
 struct AttributeFields(Vec<AttributeField>);
 
 struct AttributeField {
+    ident: Ident,
     bson_name: String,
-    rust_name: String,
     elem: syn::Type,
     name: Option<LitStr>,
 }
@@ -40,6 +40,10 @@ fn spec_static(i: usize) -> Ident {
 }
 
 impl Pattern for AttributeFields {
+    fn handle(&self, field: &Field<'_>) -> bool {
+        self.0.iter().any(|a| &a.ident == field.ident)
+    }
+
     fn items(&self, model: &Model<'_>) -> TokenStream {
         let krate = &model.krate;
         let p = quote!(#krate::__private);
@@ -82,11 +86,12 @@ impl Pattern for AttributeFields {
                     &name_const,
                     false,
                 );
-                let method = format_ident!("{}_attribute", a.rust_name);
-                let doc = format!(
-                    "The operations on the `{}` attribute array (`{field}`): set, unset, get, \
-                     typed `$elemMatch` conditions and sorting by one attribute.",
-                    a.rust_name
+                let handle = model.field_handle(
+                    &a.ident,
+                    "AttributeField",
+                    &quote!(#p::Attributes<#ident, #elem>),
+                    &quote!(#p::Attributes::new(db, &#stat)),
+                    None,
                 );
                 quote! {
                     const #key_const: &str = #key_path;
@@ -97,14 +102,7 @@ impl Pattern for AttributeFields {
                         index: #index,
                     });
 
-                    #[automatically_derived]
-                    impl #ident {
-                        #[doc = #doc]
-                        #[inline]
-                        pub fn #method(db: &#p::Database) -> #p::Attributes<#ident, #elem> {
-                            #p::Attributes::new(db, &#stat)
-                        }
-                    }
+                    #handle
                 }
             })
             .collect()
@@ -237,7 +235,7 @@ fn parse_field(
     }
     Some(AttributeField {
         bson_name: field.bson_name.clone(),
-        rust_name: field.rust_name.clone(),
+        ident: field.ident.clone(),
         elem,
         name,
     })

@@ -456,21 +456,14 @@ fn verdict(p: &TokenStream, field: &TokenStream, method: &str, span: Span) -> To
     }
 }
 
-/// `Model::computed(&db)`.
+/// `HasComputedFields` (behind `Model::collection(&db).computed()`).
 fn constructor(model: &Model<'_>) -> TokenStream {
     let ident = model.ident;
     let krate = &model.krate;
     let p = quote!(#krate::__private);
     quote! {
         #[automatically_derived]
-        impl #ident {
-            /// The fields of this model computed from other models' documents: verify and
-            /// recompute them (`pattern_runtime::computed`).
-            #[inline]
-            pub fn computed(db: &#p::Database) -> #p::ComputedFields<#ident> {
-                #p::ComputedFields::new(db)
-            }
-        }
+        impl #p::HasComputedFields for #ident {}
     }
 }
 

@@ -1,9 +1,9 @@
 //! `#[outlier(limit = 50, overflow = "user_posts", capacity = 1000, flag = is_outlier, count =
 //! posts_count)]` on a `Vec<T>` field: the `OutlierSpec` (with the overflow collection's
-//! `{parent, seq}` index) and `Model::<field>_outlier(&db)`. The options are checked here; the
+//! `{parent, seq}` index) and the `OutlierField` impl behind `collection.outlier(Model::FIELDS.field)`. The options are checked here; the
 //! flag's type (`bool`) and the count's (an integer) by constants of generated code.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::{Ident, LitInt, LitStr, Token};
@@ -323,15 +323,12 @@ impl OutlierField {
         );
         let static_ident = self.static_ident();
         let elem = &self.elem;
-        let method = format_ident!(
-            "{}_outlier",
-            crate::ast::unraw(&self.ident),
-            span = Span::call_site()
-        );
-        let doc = format!(
-            "The operations of the `{}` outlier array: {limit} items in the document, the rest \
-             in `{overflow}`, {capacity} per document.",
-            self.ident
+        let handle = model.field_handle(
+            &self.ident,
+            "OutlierField",
+            &quote!(#p::Outlier<#ident, #elem>),
+            &quote!(#p::Outlier::new(db, &#static_ident)),
+            None,
         );
         quote! {
             static #static_ident: #p::OutlierSpec = #p::OutlierSpec::from_parts(#p::OutlierParts {
@@ -347,14 +344,7 @@ impl OutlierField {
             });
             #checks
 
-            #[automatically_derived]
-            impl #ident {
-                #[doc = #doc]
-                #[inline]
-                pub fn #method(db: &#p::Database) -> #p::Outlier<#ident, #elem> {
-                    #p::Outlier::new(db, &#static_ident)
-                }
-            }
+            #handle
         }
     }
 }
@@ -365,6 +355,10 @@ impl Pattern for Outliers {
             .iter()
             .any(|o| [&o.ident, &o.flag, &o.count].contains(&field.ident))
             .then_some("OutlierArray")
+    }
+
+    fn handle(&self, field: &Field<'_>) -> bool {
+        self.fields.iter().any(|o| &o.ident == field.ident)
     }
 
     fn items(&self, model: &Model<'_>) -> TokenStream {

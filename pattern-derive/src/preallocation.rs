@@ -1,6 +1,6 @@
 //! `#[preallocated(resource = room_id, slot = date, holder = booked_by)]` (and `bitmap =
 //! half_hours, sub_slots = 48`) on a slot model: the `SlotSpec` with its unique `{resource,
-//! slot}` index, `Preallocated`, and `Model::slots(&db)`. The options are checked here; the
+//! slot}` index, `Preallocated`, and so `Model::collection(&db).slots()`. The options are checked here; the
 //! fields' types by constants of generated code (the runtime's `preallocation::slot_probe`).
 
 use proc_macro2::{Span, TokenStream};
@@ -325,7 +325,6 @@ impl Grids {
         let (resource_ty, slot_ty) = (stored(&grid.resource), stored(&grid.slot));
         let index =
             crate::index::plain_spec(&p, &[resource.as_str(), slot.as_str()], None, true, None);
-        let doc = format!("The grid of `{name}` slots: allocation, bookings and availability.");
         quote! {
             static __SLOTS: #p::SlotSpec = #p::SlotSpec::from_parts(#p::SlotParts {
                 model: #name,
@@ -345,15 +344,6 @@ impl Grids {
                 const SLOTS: &'static #p::SlotSpec = &__SLOTS;
                 type Resource = #resource_ty;
                 type Slot = #slot_ty;
-            }
-
-            #[automatically_derived]
-            impl #ident {
-                #[doc = #doc]
-                #[inline]
-                pub fn slots(db: &#p::Database) -> #p::Slots<#ident> {
-                    #p::Slots::new(db)
-                }
             }
         }
     }

@@ -328,6 +328,10 @@ impl Pattern for Relations {
             .then_some("TwoWaySide")
     }
 
+    fn handle(&self, field: &Field<'_>) -> bool {
+        self.fields.iter().any(|r| r.ident == *field.ident)
+    }
+
     fn items(&self, model: &Model<'_>) -> TokenStream {
         let krate = &model.krate;
         let p = quote!(#krate::__private);
@@ -465,31 +469,11 @@ impl Pattern for Relations {
                 quote!(::core::option::Option::None)
             };
             let sort = f.sort.iter().map(|(k, d)| quote!((#k, #d)));
-            let method = format_ident!("{}_relation", f.rust_name);
             let two_way_single = f.inverse.is_some() && !many;
-            let (handle, doc) = if two_way_single {
-                (
-                    format_ident!("TwoWay"),
-                    format!(
-                        "The two-way relation `{}` (`{field}`): assign, check and repair, and \
-                         loading.",
-                        f.rust_name
-                    ),
-                )
+            let handle = if two_way_single {
+                format_ident!("TwoWay")
             } else {
-                (
-                    format_ident!("Relation"),
-                    format!(
-                        "The relation `{}` (`{field}`): batch loading of the referenced \
-                         documents{}.",
-                        f.rust_name,
-                        if f.parent {
-                            " and the children of a parent"
-                        } else {
-                            ""
-                        }
-                    ),
-                )
+                format_ident!("Relation")
             };
             // The handle's type and its construction, spanned over the field's type too (the
             // handle's path ends at the type's last token, so its well-formedness is checked over
@@ -514,6 +498,13 @@ impl Pattern for Relations {
             );
             args.set_span(hi);
             let call = across(span, TokenStream::new(), handle_path, quote!(::new));
+            let field_handle = model.field_handle(
+                &f.ident,
+                "RelationField",
+                &handle_ty,
+                &quote!(#call #args),
+                Some(span),
+            );
             out.extend(quote! {
                 #shape_check
                 #inverse_check
@@ -529,14 +520,7 @@ impl Pattern for Relations {
                     sort: &[#(#sort),*],
                 });
 
-                #[automatically_derived]
-                impl #ident {
-                    #[doc = #doc]
-                    #[inline]
-                    pub fn #method(db: &#p::Database) -> #handle_ty {
-                        #call #args
-                    }
-                }
+                #field_handle
             });
         }
         out

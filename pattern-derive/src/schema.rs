@@ -49,6 +49,13 @@ pub(crate) trait Pattern {
         None
     }
 
+    /// Whether `field` leads to a handle of this pattern (`products.subset(FIELDS.field)`): its
+    /// typed name's kind is then `Handled<K, N>`, `N` its place in the model, and the pattern's
+    /// `items` implement the runtime's trait for it ([`Model::field_handle`]).
+    fn handle(&self, _field: &Field<'_>) -> bool {
+        false
+    }
+
     /// How the model's own documents are written, when this pattern decides it (the runtime's
     /// `Revised` for `#[versioned]`): the `Model` impl's `Writes`. `None`: `Plain`.
     fn writes(&self) -> Option<&'static str> {
@@ -227,11 +234,19 @@ pub(crate) fn field_names(model: &Model<'_>, patterns: &[Box<dyn Pattern>]) -> T
                         f.bson_name,
                         krate = quote!(#krate).to_string().replace(' ', "")
                     ),
-                    quote!(, #krate::__private::kept::#k_ident),
+                    Some(quote!(#krate::__private::kept::#k_ident)),
                 )
             }
             // The default kind, `Free`.
-            None => (format!("`{}`", f.bson_name), TokenStream::new()),
+            None => (format!("`{}`", f.bson_name), None),
+        };
+        // A field that leads to a pattern's handle carries its place in the model.
+        let kind = if patterns.iter().any(|p| p.handle(f)) {
+            let index = proc_macro2::Literal::usize_unsuffixed(model.field_index(f.ident));
+            let inner = kind.unwrap_or_else(|| quote!(#krate::__private::Free));
+            quote!(, #krate::__private::Handled<#inner, #index>)
+        } else {
+            kind.map(|k| quote!(, #k)).unwrap_or_default()
         };
         quote!(#[doc = #doc] pub #id: #krate::__private::FieldName<#ty #kind>)
     });

@@ -1,7 +1,7 @@
 //! `#[tree(parent = parent, ancestors = ancestors, key = name)]` on a node model and
 //! `#[in_tree(Category, node = direct_category, path = category_path)]` on a model whose
 //! documents sit in the tree: the `TreeSpec` and `HolderSpec` (with their indexes), `TreeNode`
-//! and `InTree`, and `Model::tree(&db)`. The options are checked here; the fields' types against
+//! and `InTree`, and so `Model::collection(&db).tree()`. The options are checked here; the fields' types against
 //! the tree's key type by constants of generated code (the runtime's `tree::key_probe`).
 
 use proc_macro2::{Span, TokenStream};
@@ -498,7 +498,6 @@ impl Trees {
         with_checks: bool,
     ) -> TokenStream {
         let ident = model.ident;
-        let name = ident.to_string();
         let (key, parent, ancestors) = (
             &tree.key.bson_name,
             &tree.parent.bson_name,
@@ -552,9 +551,6 @@ impl Trees {
                 ));
             }
         }
-        let doc = format!(
-            "The tree of `{name}`: its nodes, their subtrees and the documents placed in them."
-        );
         // A node named by a field other than `_id` can be renamed.
         let renamable = (key != "_id").then(|| {
             quote! {
@@ -577,15 +573,6 @@ impl Trees {
             impl #p::TreeNode for #ident {
                 type Key = #key_ty;
                 const TREE: &'static #p::TreeSpec = &__TREE;
-            }
-
-            #[automatically_derived]
-            impl #ident {
-                #[doc = #doc]
-                #[inline]
-                pub fn tree(db: &#p::Database) -> #p::Tree<#ident> {
-                    #p::Tree::new(db)
-                }
             }
         }
     }

@@ -65,9 +65,8 @@
 //! - `impl Identified for Product` (its `_id` type and value, what a [`Ref<Product>`](Ref) holds;
 //!   not when the `_id` has `#[serde(with = ..)]`) and the list of its `#[relation]` fields that
 //!   other models' two-way relations are checked against (see [`relation`]);
-//! - the model's pattern handles, as associated functions taking the database (next section):
-//!   one for each pattern attribute the model carries. A user-defined inherent function of the
-//!   same name clashes.
+//! - the way from the model's collection to its pattern handles (next section): trait impls on
+//!   the model and on its typed field names, no function of the model's own.
 //!
 //! The one exception: each `#[extended_ref(ProductRef(..))]` shape declares its reference type,
 //! `ProductRef`, next to the model (with the model's visibility), since other models hold it; see
@@ -385,26 +384,36 @@
 //! `cert-key-password`, `in-use-encryption`, `socks5-proxy`. The driver needs exactly one TLS
 //! backend.
 //!
-//! # One way in: `Type::handle(&db)`
+//! # One way in: the model's collection
 //!
-//! Every handle starts at a type and a database, as an associated function of the type; none
-//! needs a trait imported beyond the derive's own (`use pattern_runtime::Model` brings the
-//! trait with the derive). The type is the model, a polymorphic variant or a measurement; the
-//! name says which handle:
+//! Every handle on a model's documents starts at `M::collection(&db)` (a [`ModelCollection`];
+//! `use pattern_runtime::Model` brings the trait with the derive). The model's own documents are
+//! written and read through it; a pattern's own operations are one call further, by one rule:
+//! a pattern of the whole model is named after its handle, a pattern of one field takes the
+//! field's typed name. Nothing is added to your types but the `FIELDS` constant.
 //!
 //! | call | handle | for |
 //! | --- | --- | --- |
 //! | `Product::collection(&db)` | [`ModelCollection`] | every model's own documents: `get`, `find`, `find_one`, `count`, `insert`, `update`, `replace`, `delete` and their `_many` forms, each keeping what the model's patterns keep; an enum's reads over every variant; the index sync; the driver's collection (`raw()`) |
+//! | `products.subset(Product::FIELDS.recent_reviews)` | [`Subset`] | a `#[subset(..)]` field |
+//! | `users.outlier(User::FIELDS.posts)` | [`Outlier`] | an `#[outlier(..)]` field |
+//! | `records.attributes(Record::FIELDS.specs)` | [`Attributes`] | an `#[attribute]` field |
+//! | `people.relation(Person::FIELDS.tasks)` | [`Relation`], or [`TwoWay`] on a two-way relation's single side | a `#[relation(..)]` field |
+//! | `pages.counter(Page::FIELDS.views)` | [`BatchedCounter`](approximation::BatchedCounter), [`SampledCounter`](approximation::SampledCounter), or [`ShardedFields`](approximation::ShardedFields) (`.of(id)`: one document's [`ShardedField`](approximation::ShardedField)) | an `#[approximate(..)]` field |
+//! | `categories.tree()` | [`Tree`] | a `#[tree]` node model (its holders: [`Tree::holders`]) |
+//! | `room_days.slots()` | [`Slots`] | a `#[preallocated]` grid |
+//! | `customers.references()` | [`References`] | the source of `#[extended_ref(..)]` copies |
+//! | `users.computed()` | [`ComputedFields`] | a model with `#[computed(.. = Order.amount, by = ..)]` fields |
 //! | `NotificationEmail::collection(&db)` | [`VariantCollection`] | a variant of a polymorphic enum |
-//! | `User::computed(&db)` | [`ComputedFields`] | a model with `#[computed(.. = Order.amount, by = ..)]` fields |
-//! | `Customer::references(&db)` | [`References`] | the source of `#[extended_ref(..)]` copies |
-//! | `Category::tree(&db)` | [`Tree`] | a `#[tree]` node model (its holders: [`Tree::holders`]) |
-//! | `RoomDay::slots(&db)` | [`Slots`] | a `#[preallocated]` grid |
 //! | `Reading::series(&db)` | [`Series`] | a [`Measurement`] (`use pattern_runtime::Measurement`) |
-//! | `Product::recent_reviews_subset(&db)`, `User::posts_outlier(&db)`, `Record::attributes_attribute(&db)`, `Person::tasks_relation(&db)` | [`Subset`], [`Outlier`], [`Attributes`], [`Relation`] or [`TwoWay`] | a field's pattern: the field's name and the pattern's |
-//! | `Page::views_counter(&db)` (`sharded`: `Page::views_counter(&db, id)`) | [`BatchedCounter`](approximation::BatchedCounter), [`SampledCounter`](approximation::SampledCounter), [`ShardedField`](approximation::ShardedField) | an `#[approximate(..)]` field |
 //!
-//! A handle in the caller's transaction is the same call followed by `.in_transaction(&tx)`.
+//! A field of another pattern, or of another model, is a compile error at the field
+//! (`` `FieldName<String>` is not a `#[subset(..)]` field of `Product` ``); so is `tree()` on a
+//! model that is no tree.
+//!
+//! A handle in the caller's transaction is the same call followed by `.in_transaction(&tx)`; a
+//! pattern's handle reached from a model handle in a transaction is in it too (a batched
+//! counter's flushes and a relation's loads excepted: they never take part in one).
 //! The handle types' own constructors (`ModelCollection::<Order>::new(&db)`, ...) are the same
 //! handles, for generic code. Counters and grids that belong to no model have constructors of
 //! their own ([`approximation`]); database-wide jobs are functions: [`sync_indexes`],
@@ -541,11 +550,11 @@ pub use pattern_derive::Measurement;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::approximation::{
-        ApproximateParts, ApproximateSpec, Approximation, BatchedCounter, SampledCounter,
-        ShardedField,
+        ApproximateParts, ApproximateSpec, Approximation, BatchedCounter, CounterField,
+        SampledCounter, ShardedFields,
     };
     pub use crate::attribute::{
-        AttributeItem, AttributeKey, AttributeParts, AttributeSpec, Attributes,
+        AttributeField, AttributeItem, AttributeKey, AttributeParts, AttributeSpec, Attributes,
     };
     pub use crate::bounded::{BoundParts, BoundSpec};
     pub use crate::bucket::{
@@ -556,7 +565,9 @@ pub mod __private {
         ProbeInteger, ProbeNumeric, ProbeOptional, ProbeOther as ProbeOtherCheck, ProbeUnversioned,
         ProbeVersioned,
     };
-    pub use crate::computed::{Aggregate, ComputedFields, ComputedFromParts, ComputedFromSpec};
+    pub use crate::computed::{
+        Aggregate, ComputedFields, ComputedFromParts, ComputedFromSpec, HasComputedFields,
+    };
     pub use crate::error::Error;
     pub use crate::extended_ref::slot::{
         items_beside_path, items_without_mode, mode_error, no_mode_error, propagate_error,
@@ -564,14 +575,14 @@ pub mod __private {
         ProbeOther, ProbeSnapshotOnly, ProbeSyncable, Propagatable, RefProbe,
     };
     pub use crate::extended_ref::{
-        Copied, Embedding, EmbeddingParts, ExtendedRef, RefParts, RefSpec, Referenced, References,
-        Slot,
+        Copied, Embedding, EmbeddingParts, ExtendedRef, HasCopies, RefParts, RefSpec, Referenced,
+        References, Slot,
     };
     pub use crate::index::{
         Collation, IndexKey, IndexKind, IndexParts, IndexSpec, Literal, PartialClause, PartialOp,
     };
     pub use crate::model::{IntoId, Model, Unversioned};
-    pub use crate::outlier::{Outlier, OutlierParts, OutlierSpec};
+    pub use crate::outlier::{Outlier, OutlierField, OutlierParts, OutlierSpec};
     pub use crate::polymorphic::{
         unreadable_variant, Polymorphic, PolymorphicSpec, Projection, Variant, VariantCollection,
     };
@@ -579,13 +590,13 @@ pub mod __private {
         bits_of, ProbeBits32, ProbeBits64, ProbeOtherSlot, ProbeSlotKey, SlotProbe,
     };
     pub use crate::preallocation::{Preallocated, SlotParts, SlotSpec, Slots};
-    pub use crate::query::{kept, Direct};
+    pub use crate::query::{kept, Direct, Free, Handled};
     pub use crate::relation::id_probe::{
         IdProbe, ProbeId, ProbeOptionalId, ProbeOptionalRefTo, ProbeOtherId, ProbeRefTo,
     };
     pub use crate::relation::{
-        inverse_error, Identified, RefField, Reference, Relation, RelationKind, RelationParts,
-        RelationSide, RelationSpec, Relations, TwoWay,
+        inverse_error, Identified, RefField, Reference, Relation, RelationField, RelationKind,
+        RelationParts, RelationSide, RelationSpec, Relations, TwoWay,
     };
     pub use crate::schema::{
         Annotation, FieldName, FieldParts, FieldSchema, Fields, Mode, ModelSchema, Nests,
@@ -597,8 +608,8 @@ pub mod __private {
     };
     pub use crate::shard::{ShardKey, ShardKeyParts};
     pub use crate::subset::{
-        Computed, ComputedKind, ProbeNoRebuild, ProbeRebuild, RebuildProbe, Subset, SubsetParts,
-        SubsetSpec,
+        Computed, ComputedKind, ProbeNoRebuild, ProbeRebuild, RebuildProbe, Subset, SubsetField,
+        SubsetParts, SubsetSpec,
     };
     pub use crate::tree::key_probe::{
         KeyProbe, ProbeKey, ProbeKeys, ProbeOptionalKey, ProbeOtherKey,

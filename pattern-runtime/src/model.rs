@@ -370,3 +370,42 @@ to_bson!(
     bson::Decimal128,
     bson::Binary
 );
+
+/// A pattern's trait of the typed field names that lead to its handle, and the model handle's
+/// method that takes one: `products.subset(Product::FIELDS.recent_reviews)`. The derive
+/// implements the trait for the [`Handled`](crate::query::Handled) field names of the model's
+/// fields that carry the pattern.
+macro_rules! field_handle {
+    (
+        $(#[$doc:meta])*
+        pub trait $Trait:ident {
+            message = $message:literal,
+            label = $label:literal,
+            note = $note:literal $(,)?
+        }
+        $(#[$mdoc:meta])*
+        pub fn $method:ident;
+    ) => {
+        $(#[$doc])*
+        #[diagnostic::on_unimplemented(message = $message, label = $label, note = $note)]
+        pub trait $Trait<M> {
+            /// The handle this field leads to.
+            type Handle: $crate::txn::Bound;
+            /// The handle on `db`.
+            #[doc(hidden)]
+            fn handle(db: &::mongodb::Database) -> Self::Handle;
+        }
+
+        impl<M: $crate::Model> $crate::ModelCollection<M> {
+            $(#[$mdoc])*
+            ///
+            /// Bound to this handle's transaction when it has one
+            /// ([`in_transaction`](Self::in_transaction)).
+            pub fn $method<F: $Trait<M>>(&self, field: F) -> F::Handle {
+                let _ = field;
+                $crate::txn::Bound::bound(F::handle(self.database()), self.transaction())
+            }
+        }
+    };
+}
+pub(crate) use field_handle;

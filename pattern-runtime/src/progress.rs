@@ -26,7 +26,7 @@
 /// let options = DoctorOptions::new().on_progress(log);
 /// // and, with the same function:
 /// // User::collection(&db).converge_with_progress(log).await?;
-/// // Room::slots(&db).allocate_with_progress(grid, log).await?;
+/// // Room::collection(&db).slots().allocate_with_progress(grid, log).await?;
 /// # let _ = options;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -212,6 +212,38 @@ macro_rules! in_transaction {
 }
 pub(crate) use in_transaction;
 
+/// A handle the model handle leads to ([`ModelCollection::subset`](crate::ModelCollection::subset),
+/// [`tree`](crate::ModelCollection::tree), ...): bound to the model handle's transaction, if it
+/// has one, when the handle takes part in transactions.
+#[doc(hidden)]
+pub trait Bound: Sized {
+    /// The handle in `tx`, or as it is.
+    fn bound(self, tx: Option<&Transaction>) -> Self;
+}
+
+/// [`Bound`] for handles: by their `in_transaction`, or as they are for a handle that never
+/// takes part in a transaction (`as_is`).
+macro_rules! bound {
+    (impl<$($g:ident $(: $b:path)?),*> $ty:ty) => {
+        impl<$($g $(: $b)?),*> $crate::txn::Bound for $ty {
+            fn bound(self, tx: Option<&$crate::txn::Transaction>) -> Self {
+                match tx {
+                    Some(tx) => self.in_transaction(tx),
+                    None => self,
+                }
+            }
+        }
+    };
+    (as_is impl<$($g:ident $(: $b:path)?),*> $ty:ty) => {
+        impl<$($g $(: $b)?),*> $crate::txn::Bound for $ty {
+            fn bound(self, _tx: Option<&$crate::txn::Transaction>) -> Self {
+                self
+            }
+        }
+    };
+}
+pub(crate) use bound;
+
 /// A transaction of the caller's, in which several operations of several patterns run
 /// together: bind a handle to it with its `in_transaction(&tx)`, run the operations, then
 /// [`commit`](Transaction::commit) (or [`abort`](Transaction::abort)). Every write of a bound

@@ -5,7 +5,7 @@
 //! `{attributes.name: 1, attributes.value: 1}` index is synced first:
 //! - `attribute_set`: one item of a record holding 20 measurements, the 20 keys set round-robin
 //!   (each set replaces an existing item, so the document keeps its size):
-//!   - `toolkit`: `Record::attributes_attribute(&db).set(id, &item)`;
+//!   - `toolkit`: `Record::collection(&db).attributes(Record::FIELDS.attributes).set(id, &item)`;
 //!   - `driver`: the same pipeline update, written out with the driver
 //!     (`update_one(doc! { "_id": id }, vec![pipeline])`).
 //!
@@ -165,7 +165,8 @@ fn fresh_query(rt: &Runtime) -> TestDb {
 }
 
 async fn toolkit_set(db: &Database, id: i32, item: &Measurement) {
-    Record::attributes_attribute(db)
+    Record::collection(db)
+        .attributes(Record::FIELDS.attributes)
         .set(id, item)
         .await
         .unwrap();
@@ -212,7 +213,7 @@ async fn driver_set(db: &Database, id: i32, item: &Measurement) {
 }
 
 async fn toolkit_query(db: &Database) -> Vec<Record> {
-    let attrs = Record::attributes_attribute(db);
+    let attrs = Record::collection(db).attributes(Record::FIELDS.attributes);
     attrs
         .find(attrs.key("bmi".to_owned()).gt(25).unwrap())
         .await

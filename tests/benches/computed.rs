@@ -203,7 +203,12 @@ fn benches(c: &mut Criterion) {
 
     // Every total still equals the orders.
     rt.block_on(async {
-        assert!(User::computed(db).check().await.unwrap().is_clean());
+        assert!(User::collection(db)
+            .computed()
+            .check()
+            .await
+            .unwrap()
+            .is_clean());
     });
 }
 

@@ -5,7 +5,7 @@
 //! `cargo bench --ignore-rust-version -p pattern-tests --bench patterns -- outlier` (embedded server, or
 //! `MONGODB_URI`). Three groups:
 //! - `outlier_push_below`: one post pushed to a member under the limit (`limit = 50`).
-//!   `toolkit` is `Member::posts_outlier(&db).push`: one `findAndModify` of the member whose
+//!   `toolkit` is `Member::collection(&db).outlier(Member::FIELDS.posts).push`: one `findAndModify` of the member whose
 //!   update is a pipeline (it appends the post when the count, the flag and the byte budget
 //!   leave room, `$bsonSize` of the document deciding the last, and moves the count either
 //!   way; see `pattern_runtime::outlier`). `by_hand` is the plain write a user would send
@@ -28,7 +28,7 @@
 //!   side starts a fresh member every 1 000 pushes (set up by the toolkit's `push_many` of 51
 //!   posts, not timed), so a push meets at most 11 overflow documents.
 //! - `outlier_read_10000`: a user's 10 000 posts read back in push order, as `Vec<Post>`.
-//!   `outlier_items` is `User::posts_outlier(&db).items` on an outlier with `limit = 50` and
+//!   `outlier_items` is `User::collection(&db).outlier(User::FIELDS.posts).items` on an outlier with `limit = 50` and
 //!   `capacity = 1000`, as in the seed: the user document (50 posts), then its 10 overflow
 //!   documents (`find` by `userId`, sorted by `seq`); `one_document_per_post` is the same posts
 //!   stored as `{userId, n, text}` documents, `find({userId}).sort({n: 1})` with the projection
@@ -174,7 +174,8 @@ async fn fresh_member(db: &Database, below: bool) -> String {
         .await
         .unwrap();
     if !below {
-        Member::posts_outlier(db)
+        Member::collection(db)
+            .outlier(Member::FIELDS.posts)
             .push_many(id.as_str(), (0..=LIMIT).map(post).collect())
             .await
             .unwrap();
@@ -271,7 +272,11 @@ enum Side {
 
 async fn push(db: &Database, side: Side, below: bool, id: &str, item: Post) {
     match side {
-        Side::Toolkit => Member::posts_outlier(db).push(id, item).await.unwrap(),
+        Side::Toolkit => Member::collection(db)
+            .outlier(Member::FIELDS.posts)
+            .push(id, item)
+            .await
+            .unwrap(),
         Side::ByHand if below => by_hand_below(db, id, &item).await,
         Side::ByHand => by_hand_above(db, id, &item).await,
     }
@@ -338,7 +343,7 @@ fn check_pushes(rt: &Runtime, db: &TestDb) {
                 push(db, side, false, &id, post(n)).await;
             }
         });
-        let posts = Member::posts_outlier(db);
+        let posts = Member::collection(db).outlier(Member::FIELDS.posts);
         let read = rt.block_on(posts.items(id.as_str())).unwrap();
         let expected: Vec<Post> = (0..=LIMIT).chain(100..350).map(post).collect();
         assert!(read == expected, "{side:?}: the posts read back otherwise");
@@ -374,7 +379,7 @@ async fn setup_read(db: &Database) {
         })
         .await
         .unwrap();
-    let posts = User::posts_outlier(db);
+    let posts = User::collection(db).outlier(User::FIELDS.posts);
     for batch in 0..POSTS / 500 {
         let items = (batch * 500..(batch + 1) * 500).map(post).collect();
         posts.push_many("user123", items).await.unwrap();
@@ -400,7 +405,11 @@ async fn setup_read(db: &Database) {
 }
 
 async fn outlier_items(db: &Database) -> Vec<Post> {
-    User::posts_outlier(db).items("user123").await.unwrap()
+    User::collection(db)
+        .outlier(User::FIELDS.posts)
+        .items("user123")
+        .await
+        .unwrap()
 }
 
 async fn one_document_per_post(db: &Database) -> Vec<Post> {

@@ -6,7 +6,7 @@
 //! `cargo bench --ignore-rust-version -p pattern-tests --bench patterns -- preallocation` (embedded server,
 //! or `MONGODB_URI`). One group, `preallocation_book`, one booking of a free room-night per
 //! iteration (each side has its own 50 000 preallocated slots, allocated before timing):
-//! - `toolkit`: `RoomDay::slots(&db).book(room, date, guest)`: one `findAndModify` with
+//! - `toolkit`: `RoomDay::collection(&db).slots().book(room, date, guest)`: one `findAndModify` with
 //!   `{resourceId, date, bookedBy: null}`.
 //! - `by_hand`: the same `findAndModify` with the driver.
 //! - `find_then_insert`: the seed's approach without a grid: `find_one` of a booking of that
@@ -73,7 +73,11 @@ async fn allocate(db: &Database, side: &str) {
         date: night(n / 1000),
         booked_by: None,
     });
-    RoomDay::slots(db).allocate(slots).await.unwrap();
+    RoomDay::collection(db)
+        .slots()
+        .allocate(slots)
+        .await
+        .unwrap();
 }
 
 async fn find_then_insert(
@@ -99,7 +103,7 @@ async fn find_then_insert(
 /// 16 tasks, 50 nights of one room, each task trying all of them: how many nights were booked
 /// more than once, through the grid and by find-then-insert.
 async fn race(db: &Database) -> (usize, usize) {
-    let slots = RoomDay::slots(db);
+    let slots = RoomDay::collection(db).slots();
     slots
         .allocate((0..50).map(|n| RoomDay {
             id: bson::oid::ObjectId::new(),
@@ -209,7 +213,7 @@ fn benches(c: &mut Criterion) {
         b.to_async(&rt).iter_custom(|iters| {
             let first = next[0].fetch_add(iters as i64, Ordering::Relaxed);
             async move {
-                let slots = RoomDay::slots(db);
+                let slots = RoomDay::collection(db).slots();
                 let start = Instant::now();
                 for n in first..first + iters as i64 {
                     let n = n % SLOTS;

@@ -1,4 +1,4 @@
-//! Loading a relation's references in one batch (`Product::parts_relation(&db).load`) vs the same
+//! Loading a relation's references in one batch (`Product::collection(&db).relation(Product::FIELDS.parts).load`) vs the same
 //! `$in` query written by hand, and vs the N+1 loop the batch avoids.
 //!
 //! `cargo bench --ignore-rust-version -p pattern-tests --bench patterns -- relation` (embedded server, or
@@ -6,7 +6,7 @@
 //! (`parts: Vec<Ref<Part>>`, the one-to-many case) to 300 parts, every part referenced by 3 or 4
 //! products; the products are read once, before timing, and each benchmark resolves the parts of
 //! all of them, every product's parts in its array's order:
-//! - `toolkit_batch_load`: `Product::parts_relation(&db).load(&products)`, one
+//! - `toolkit_batch_load`: `Product::collection(&db).relation(Product::FIELDS.parts).load(&products)`, one
 //!   `find({_id: {$in: <the 300 distinct ids>}})`, then `loaded.of(product)` for each product;
 //! - `driver_batch_in`: the same written by hand: the distinct ids, the same `find` (with
 //!   `batch_size` one more than their number, as the toolkit does, asking for the whole answer
@@ -134,7 +134,11 @@ fn fresh(rt: &Runtime) -> (TestDb, Vec<Product>) {
 }
 
 async fn toolkit_batch_load(db: &Database, products: &[Product]) -> Resolved {
-    let loaded = Product::parts_relation(db).load(products).await.unwrap();
+    let loaded = Product::collection(db)
+        .relation(Product::FIELDS.parts)
+        .load(products)
+        .await
+        .unwrap();
     products
         .iter()
         .map(|p| {

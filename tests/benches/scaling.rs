@@ -772,7 +772,7 @@ async fn subset_push(cfg: &Config) -> Vec<Table> {
             })
             .await
             .expect("the product");
-        let subset = ScProduct::recent_reviews_subset(&db);
+        let subset = ScProduct::collection(&db).subset(ScProduct::FIELDS.recent_reviews);
         subset.rebuild("p").await.expect("rebuild");
         let subset = &subset;
         let timed = time_ops(&db, REPS, |i| async move {
@@ -870,7 +870,7 @@ async fn outlier_push_normal(cfg: &Config) -> Vec<Table> {
             })
             .collect();
         insert_all(ScMember::collection(&db).raw(), members).await;
-        let outlier = ScMember::posts_outlier(&db);
+        let outlier = ScMember::collection(&db).outlier(ScMember::FIELDS.posts);
         let outlier = &outlier;
         let timed = time_ops(&db, REPS, |i| async move {
             let id = format!("m{}", spread(i, n));
@@ -906,7 +906,7 @@ async fn outlier_push_overflowing(cfg: &Config) -> Vec<Table> {
             })
             .await
             .expect("the member");
-        let outlier = ScMember::posts_outlier(&db);
+        let outlier = ScMember::collection(&db).outlier(ScMember::FIELDS.posts);
         let total = 50 + n as i64;
         let mut pushed = 0_i64;
         while pushed < total {
@@ -977,7 +977,7 @@ async fn tree_move(cfg: &Config) -> Vec<Table> {
         }
         drop(ancestors);
         insert_all(ScNode::collection(&db).raw(), nodes).await;
-        let tree = ScNode::tree(&db);
+        let tree = ScNode::collection(&db).tree();
         let tree = &tree;
         let timed = time_ops(&db, REPS, |i| async move {
             let to = if i.is_multiple_of(2) { "B" } else { "A" };
@@ -1079,7 +1079,7 @@ async fn preallocated_book(cfg: &Config) -> Vec<Table> {
     );
     for n in cfg.sizes(SIZES) {
         let db = fresh("preallocated_book", n, &[ScRoomDay::SCHEMA]).await;
-        let slots = ScRoomDay::slots(&db);
+        let slots = ScRoomDay::collection(&db).slots();
         slots
             .allocate((0..n).map(|k| {
                 let (room_id, date) = slot(k);
@@ -1296,10 +1296,15 @@ async fn relation_load(cfg: &Config) -> Vec<Table> {
             })
             .collect();
         for (table, relation) in [
-            (&mut default_chunk, ScAssembly::parts_relation(&db)),
+            (
+                &mut default_chunk,
+                ScAssembly::collection(&db).relation(ScAssembly::FIELDS.parts),
+            ),
             (
                 &mut chunked,
-                ScAssembly::parts_relation(&db).chunk_size(10_000),
+                ScAssembly::collection(&db)
+                    .relation(ScAssembly::FIELDS.parts)
+                    .chunk_size(10_000),
             ),
         ] {
             let (relation, sources) = (&relation, &sources);

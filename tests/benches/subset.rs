@@ -131,7 +131,7 @@ fn benches(c: &mut Criterion) {
         })
     };
     let (toolkit_db, by_hand_db) = (fresh("bench_toolkit"), fresh("bench_by_hand"));
-    let subset = Product::recent_reviews_subset(&toolkit_db);
+    let subset = Product::collection(&toolkit_db).subset(Product::FIELDS.recent_reviews);
     let now = DateTime::now();
     let r = review(1);
 

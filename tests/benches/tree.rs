@@ -7,7 +7,7 @@
 //! 5 levels deep, `b0`'s 7). Indexes as the tree declares them (`parent`, `ancestors`, the
 //! unique `name`). One group per subtree, `tree_subtree_100` (`a0`) and `tree_subtree_899`
 //! (`b0`), every side returning the same `Vec<Category>` (checked before timing):
-//! - `toolkit`: `Category::tree(&db).subtree(key)`: the node by `name`, then its descendants,
+//! - `toolkit`: `Category::collection(&db).tree().subtree(key)`: the node by `name`, then its descendants,
 //!   `find({ancestors: key})`, sorted by depth on the client.
 //! - `by_hand_two_finds`: the same two `find`s with the driver, decoded, not sorted.
 //! - `by_hand_or`: one `find` of `{$or: [{name: key}, {ancestors: key}]}`, through the same
@@ -83,7 +83,11 @@ async fn setup(db: &Database) {
             Some(&format!("b{}", (i - 1) / 3)),
         ));
     }
-    Category::tree(db).insert_many(&nodes).await.unwrap();
+    Category::collection(db)
+        .tree()
+        .insert_many(&nodes)
+        .await
+        .unwrap();
 }
 
 fn decode(docs: Vec<Document>) -> Vec<Category> {
@@ -93,7 +97,7 @@ fn decode(docs: Vec<Document>) -> Vec<Category> {
 }
 
 async fn toolkit(db: &Database, key: &str) -> Vec<Category> {
-    Category::tree(db).subtree(key).await.unwrap()
+    Category::collection(db).tree().subtree(key).await.unwrap()
 }
 
 async fn by_hand_two_finds(db: &Database, key: &str) -> Vec<Category> {

@@ -98,7 +98,7 @@ async fn a_tree_rename_rewrites_the_extended_reference_copies_of_the_key() {
             .any(|d| d.pattern() == "extended_ref" && d.reads().contains(&"slug")),
         "the map lists the copies of the genre's slug"
     );
-    let tree = Genre::tree(&db);
+    let tree = Genre::collection(&db).tree();
     let fiction = genre("fiction", None);
     let scifi = genre("scifi", Some("fiction"));
     let space = genre("space-opera", Some("scifi"));
@@ -141,7 +141,7 @@ async fn a_tree_rename_rewrites_the_extended_reference_copies_of_the_key() {
 
 /// `fiction`, `scifi` under it, and book 1 in `scifi` holding a copy of it.
 async fn fiction_with_a_scifi_book(db: &TestDb) -> pattern_runtime::Tree<Genre> {
-    let tree = Genre::tree(db);
+    let tree = Genre::collection(db).tree();
     tree.insert(&genre("fiction", None)).await.unwrap();
     tree.insert(&genre("scifi", Some("fiction"))).await.unwrap();
     let scifi = tree.get("scifi").await.unwrap().unwrap();
@@ -261,7 +261,12 @@ async fn assert_counts(db: &TestDb) {
             a.id
         );
     }
-    assert!(Aisle::computed(db).check().await.unwrap().is_clean());
+    assert!(Aisle::collection(db)
+        .computed()
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
 }
 
 async fn aisles(name: &str) -> TestDb {
@@ -269,7 +274,7 @@ async fn aisles(name: &str) -> TestDb {
     sync_group(&db, "compose_aisles", &SyncOptions::default())
         .await
         .unwrap();
-    let tree = Aisle::tree(&db);
+    let tree = Aisle::collection(&db).tree();
     for a in [
         aisle("food", None),
         aisle("dairy", Some("food")),
@@ -284,7 +289,7 @@ async fn aisles(name: &str) -> TestDb {
 #[tokio::test]
 async fn holders_inserted_and_placed_are_counted() {
     let db = aisles("compose_holders_counted").await;
-    let items = Aisle::tree(&db).holders::<Item>();
+    let items = Aisle::collection(&db).tree().holders::<Item>();
     items.insert(&item(1, "dairy")).await.unwrap();
     items
         .insert_many(&[
@@ -298,7 +303,12 @@ async fn holders_inserted_and_placed_are_counted() {
     assert_counts(&db).await;
     items.place(3, "cheese").await.unwrap();
     assert_counts(&db).await;
-    let cheese = Aisle::tree(&db).get("cheese").await.unwrap().unwrap();
+    let cheese = Aisle::collection(&db)
+        .tree()
+        .get("cheese")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!((cheese.item_count, cheese.stock), (2, 13 + 15));
     assert_clean(&db, "compose_aisles").await;
 }
@@ -306,7 +316,7 @@ async fn holders_inserted_and_placed_are_counted() {
 #[tokio::test]
 async fn deleting_a_node_moves_or_removes_its_counts() {
     let db = aisles("compose_delete_counts").await;
-    let tree = Aisle::tree(&db);
+    let tree = Aisle::collection(&db).tree();
     let items = tree.holders::<Item>();
     let mut all = vec![item(1, "dairy"), item(2, "dairy")];
     all.extend((3..8).map(|i| item(i, "milk")));
@@ -335,7 +345,8 @@ async fn deleting_a_node_moves_or_removes_its_counts() {
 #[tokio::test]
 async fn writes_no_dependent_reads_send_no_extra_command() {
     let db = aisles("compose_no_extra").await;
-    Aisle::tree(&db)
+    Aisle::collection(&db)
+        .tree()
         .holders::<Item>()
         .insert(&item(1, "milk"))
         .await
@@ -344,7 +355,11 @@ async fn writes_no_dependent_reads_send_no_extra_command() {
     // does not change (it rewrites `aislePath`): no read beyond the move's own.
     assert!(dependents_of(Aisle::SCHEMA).is_empty());
     db.take_commands();
-    Aisle::tree(&db).move_under("milk", "food").await.unwrap();
+    Aisle::collection(&db)
+        .tree()
+        .move_under("milk", "food")
+        .await
+        .unwrap();
     let sent = db.take_commands();
     let reads_of_items: Vec<_> = sent
         .iter()
@@ -357,7 +372,7 @@ async fn writes_no_dependent_reads_send_no_extra_command() {
 #[tokio::test]
 async fn eight_writers_mixing_tree_and_holder_operations_keep_every_count() {
     let db = aisles("compose_concurrent").await;
-    let tree = Aisle::tree(&db);
+    let tree = Aisle::collection(&db).tree();
     for a in ["a", "b", "c", "d"] {
         tree.insert(&aisle(a, Some("food"))).await.unwrap();
     }
@@ -365,7 +380,7 @@ async fn eight_writers_mixing_tree_and_holder_operations_keep_every_count() {
     for w in 0..8i64 {
         let db = db.db().clone();
         tasks.push(tokio::spawn(async move {
-            let tree = Aisle::tree(&db);
+            let tree = Aisle::collection(&db).tree();
             let items = tree.holders::<Item>();
             let nodes = ["a", "b", "c", "d", "dairy", "milk"];
             for i in 0..12i64 {
@@ -601,7 +616,12 @@ async fn a_polymorphic_model_feeds_computed_fields_through_its_common_fields() {
     let accounts: Vec<Account> = stored(&db).await;
     let figures: Vec<(i64, i64)> = accounts.iter().map(|a| (a.events, a.points)).collect();
     assert_eq!(figures, [(0, 0), (1, 5)]);
-    assert!(Account::computed(&db).check().await.unwrap().is_clean());
+    assert!(Account::collection(&db)
+        .computed()
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
     assert_clean(&db, "compose_events").await;
 }
 
@@ -725,7 +745,12 @@ async fn a_versioned_model_keeps_the_copies_and_counts_of_other_models() {
 
     articles.delete(7).await.unwrap();
     assert_eq!(writer_figures(&db).await, [(0, 0), (0, 0)]);
-    assert!(Writer::computed(&db).check().await.unwrap().is_clean());
+    assert!(Writer::collection(&db)
+        .computed()
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
     assert_clean(&db, "compose_articles").await;
 }
 
@@ -779,7 +804,12 @@ async fn a_patterns_index_a_declared_one_serves_is_not_created() {
         })
         .await
         .unwrap();
-    assert!(Buyer::computed(&db).check().await.unwrap().is_clean());
+    assert!(Buyer::collection(&db)
+        .computed()
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
     // No prefix finding, no missing index: the declared one stands for it.
     assert_clean(&db, "compose_indexes").await;
 }
@@ -860,7 +890,8 @@ struct Invoice {
 
 async fn booking(name: &str) -> TestDb {
     let db = synced(name, "compose_booking").await;
-    Night::slots(&db)
+    Night::collection(&db)
+        .slots()
         .allocate((1..=3).map(|night| Night {
             id: ObjectId::new(),
             room: "101".into(),
@@ -896,7 +927,8 @@ async fn book_stay(
     tx: &pattern_runtime::Transaction,
     n: i64,
 ) -> pattern_runtime::Result<()> {
-    Night::slots(db)
+    Night::collection(db)
+        .slots()
         .in_transaction(tx)
         .book("101", n, "eve")
         .await?;
@@ -906,7 +938,8 @@ async fn book_stay(
         room: "101".into(),
         night: n,
     };
-    Guest::latest_subset(db)
+    Guest::collection(db)
+        .subset(Guest::FIELDS.latest)
         .in_transaction(tx)
         .push("eve", stay)
         .await?;
@@ -931,7 +964,8 @@ async fn several_patterns_in_one_caller_transaction_commit_or_abort_together() {
     let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
     book_stay(&db, &tx, 1).await.unwrap();
     // Inside, the transaction sees its own writes.
-    let night = Night::slots(&db)
+    let night = Night::collection(&db)
+        .slots()
         .in_transaction(&tx)
         .get("101", 1)
         .await
@@ -959,7 +993,12 @@ async fn several_patterns_in_one_caller_transaction_commit_or_abort_together() {
         guest.latest.iter().map(|l| l.night).collect::<Vec<_>>(),
         [2, 1]
     );
-    let booked = Night::slots(&db).get("101", 2).await.unwrap().unwrap();
+    let booked = Night::collection(&db)
+        .slots()
+        .get("101", 2)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(booked.guest.as_deref(), Some("eve"));
     // The subset's full items are counted by the room.
     let room = Room::collection(&db)
@@ -991,7 +1030,8 @@ async fn several_patterns_in_one_caller_transaction_commit_or_abort_together() {
     assert_eq!(snapshot(&db, &all).await, before);
 
     // A stay removed from the subset leaves the room's count.
-    Guest::latest_subset(&db)
+    Guest::collection(&db)
+        .subset(Guest::FIELDS.latest)
         .remove("eve", "stay-1")
         .await
         .unwrap();
@@ -1040,7 +1080,10 @@ async fn the_doctor_reports_tree_drift_and_repair_fixes_it() {
     );
     assert_eq!(report.findings.len(), 2, "{report}");
     let fix = &report.findings[0].fix;
-    assert!(fix.contains("Genre::tree(&db).repair()"), "{fix}");
+    assert!(
+        fix.contains("Genre::collection(&db).tree().repair()"),
+        "{fix}"
+    );
     // The repair it names works.
     tree.repair().await.unwrap();
     assert_clean(&db, "compose_genres").await;
@@ -1077,7 +1120,7 @@ async fn the_doctor_reports_outlier_drift_and_rebuild_fixes_it() {
         })
         .await
         .unwrap();
-    let posts = Feed::posts_outlier(&db);
+    let posts = Feed::collection(&db).outlier(Feed::FIELDS.posts);
     for n in 0..5 {
         posts
             .push(
@@ -1135,7 +1178,7 @@ async fn an_outlier_of_scalars_stores_them_as_given() {
         })
         .await
         .unwrap();
-    let tags = Tagged::tags_outlier(&db);
+    let tags = Tagged::collection(&db).outlier(Tagged::FIELDS.tags);
     for t in ["rust", "$set", "a.b", "", "mongo"] {
         tags.push(1, t.to_owned()).await.unwrap();
     }
@@ -1239,11 +1282,15 @@ async fn the_doctor_reports_two_way_drift_and_repair_fixes_it() {
     assert!(
         report.findings[0]
             .fix
-            .contains("Chore::owner_relation(&db).repair()"),
+            .contains("Chore::collection(&db).relation(Chore::FIELDS.owner).repair()"),
         "{}",
         report.findings[0].fix
     );
-    Chore::owner_relation(&db).repair().await.unwrap();
+    Chore::collection(&db)
+        .relation(Chore::FIELDS.owner)
+        .repair()
+        .await
+        .unwrap();
     assert_clean(&db, "compose_two_way").await;
 }
 
@@ -1251,7 +1298,8 @@ async fn the_doctor_reports_two_way_drift_and_repair_fixes_it() {
 async fn tree_and_holder_writes_in_one_caller_transaction() {
     let db = aisles("compose_tree_caller_tx").await;
     let all = ["aisles", "items"];
-    Aisle::tree(&db)
+    Aisle::collection(&db)
+        .tree()
         .holders::<Item>()
         .insert(&item(1, "milk"))
         .await
@@ -1259,7 +1307,7 @@ async fn tree_and_holder_writes_in_one_caller_transaction() {
     let before = snapshot(&db, &all).await;
     for commit in [false, true] {
         let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
-        let tree = Aisle::tree(&db).in_transaction(&tx);
+        let tree = Aisle::collection(&db).tree().in_transaction(&tx);
         let items = tree.holders::<Item>();
         // A node inserted in the transaction takes holders in the same transaction.
         tree.insert(&aisle("yogurt", Some("dairy"))).await.unwrap();
@@ -1280,10 +1328,20 @@ async fn tree_and_holder_writes_in_one_caller_transaction() {
             assert_eq!(snapshot(&db, &all).await, before);
         }
     }
-    let yogurt = Aisle::tree(&db).get("yogurt").await.unwrap().unwrap();
+    let yogurt = Aisle::collection(&db)
+        .tree()
+        .get("yogurt")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(yogurt.ancestors, ["food"]);
     assert_eq!(yogurt.item_count, 3);
-    let dairy = Aisle::tree(&db).get("dairy").await.unwrap().unwrap();
+    let dairy = Aisle::collection(&db)
+        .tree()
+        .get("dairy")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(dairy.item_count, 1, "item 4 moved up from cheese");
     assert_counts(&db).await;
     assert_clean(&db, "compose_aisles").await;
@@ -1327,7 +1385,11 @@ async fn a_two_way_assignment_moves_the_owners_counts() {
         .await
         .unwrap();
     assert_clean(&db, "compose_two_way_counted").await;
-    Job::crew_relation(&db).assign(&11, &2).await.unwrap();
+    Job::collection(&db)
+        .relation(Job::FIELDS.crew)
+        .assign(&11, &2)
+        .await
+        .unwrap();
     let counts: Vec<i64> = stored::<Crew>(&db)
         .await
         .iter()

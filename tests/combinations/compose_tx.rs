@@ -209,7 +209,8 @@ async fn club(name: &str) -> TestDb {
         })
         .await
         .unwrap();
-    Seat::slots(&db)
+    Seat::collection(&db)
+        .slots()
         .allocate((18..=20).map(|hour| Seat {
             id: format!("t1-{hour}"),
             table: "t1".into(),
@@ -288,7 +289,7 @@ fn skill(name: &str, level: i64) -> Skill {
 #[tokio::test]
 async fn outlier_pushes_keep_the_copies_and_the_sums_of_the_count() {
     let db = club("compose_tx_outlier").await;
-    let notes = Member::notes_outlier(&db);
+    let notes = Member::collection(&db).outlier(Member::FIELDS.notes);
     for n in 0..5 {
         notes.push("ada", note(n)).await.unwrap();
     }
@@ -309,7 +310,7 @@ async fn outlier_pushes_keep_the_copies_and_the_sums_of_the_count() {
 #[tokio::test]
 async fn attribute_writes_keep_the_copies_of_the_array() {
     let db = club("compose_tx_attribute").await;
-    let skills = Member::skills_attribute(&db);
+    let skills = Member::collection(&db).attributes(Member::FIELDS.skills);
     skills.set("ada", &skill("go", 3)).await.unwrap();
     skills.set("ada", &skill("$where", 1)).await.unwrap_err();
     skills.set("ada", &skill("rust", 5)).await.unwrap();
@@ -330,7 +331,7 @@ async fn attribute_writes_keep_the_copies_of_the_array() {
 #[tokio::test]
 async fn booking_and_freeing_a_slot_moves_the_count_of_its_holder() {
     let db = club("compose_tx_slots").await;
-    let seats = Seat::slots(&db);
+    let seats = Seat::collection(&db).slots();
     seats.book("t1", 18, "ada").await.unwrap();
     seats.book("t1", 19, "ada").await.unwrap();
     seats.book_all(&[("t1", 20)], "bob").await.unwrap();
@@ -402,15 +403,18 @@ async fn variant_writes_keep_the_counts_of_their_common_fields() {
 
 /// One write of every handle, in `tx`.
 async fn one_of_each(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()> {
-    Member::notes_outlier(db)
+    Member::collection(db)
+        .outlier(Member::FIELDS.notes)
         .in_transaction(tx)
         .push_many("ada", vec![note(0), note(1), note(2)])
         .await?;
-    Member::skills_attribute(db)
+    Member::collection(db)
+        .attributes(Member::FIELDS.skills)
         .in_transaction(tx)
         .set("ada", &skill("go", 3))
         .await?;
-    Seat::slots(db)
+    Seat::collection(db)
+        .slots()
         .in_transaction(tx)
         .book("t1", 18, "bob")
         .await?;
@@ -422,7 +426,8 @@ async fn one_of_each(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<(
         })
         .session(&mut *tx.session().await)
         .await?;
-    Chore::owner_relation(db)
+    Chore::collection(db)
+        .relation(Chore::FIELDS.owner)
         .in_transaction(tx)
         .assign(&"dishes".to_owned(), &"bob".to_owned())
         .await?;
@@ -505,7 +510,11 @@ async fn a_refusal_inside_the_callers_transaction_keeps_nothing_of_it() {
     for name in ["hits", "shards", "chores", "door_readings", "member_notes"] {
         let _ = db.create_collection(name).await;
     }
-    Seat::slots(&db).book("t1", 18, "ada").await.unwrap();
+    Seat::collection(&db)
+        .slots()
+        .book("t1", 18, "ada")
+        .await
+        .unwrap();
     let before = snapshot(&db).await;
     let tx = Transaction::start(&db).await.unwrap();
     // The outlier and attribute writes go in, then the seat is taken.
@@ -576,7 +585,8 @@ async fn writes_nothing_derives_from_send_one_command_as_before() {
         })
         .await
         .unwrap();
-    Desk::slots(&db)
+    Desk::collection(&db)
+        .slots()
         .allocate([Desk {
             id: 1,
             desk: 1,
@@ -588,21 +598,31 @@ async fn writes_nothing_derives_from_send_one_command_as_before() {
     let names =
         |db: &TestDb| -> Vec<String> { db.take_commands().into_iter().map(|c| c.name).collect() };
     names(&db);
-    Loner::notes_outlier(&db).push(1, note(1)).await.unwrap();
+    Loner::collection(&db)
+        .outlier(Loner::FIELDS.notes)
+        .push(1, note(1))
+        .await
+        .unwrap();
     assert_eq!(names(&db), ["findAndModify"]);
-    Loner::skills_attribute(&db)
+    Loner::collection(&db)
+        .attributes(Loner::FIELDS.skills)
         .set(1, &skill("go", 1))
         .await
         .unwrap();
     assert_eq!(names(&db), ["update"]);
-    Loner::skills_attribute(&db)
+    Loner::collection(&db)
+        .attributes(Loner::FIELDS.skills)
         .unset(1, "go".to_owned())
         .await
         .unwrap();
     assert_eq!(names(&db), ["update"]);
-    Desk::slots(&db).book(1, 9, "ada").await.unwrap();
+    Desk::collection(&db)
+        .slots()
+        .book(1, 9, "ada")
+        .await
+        .unwrap();
     assert_eq!(names(&db), ["findAndModify"]);
-    Desk::slots(&db).release(1, 9).await.unwrap();
+    Desk::collection(&db).slots().release(1, 9).await.unwrap();
     assert_eq!(names(&db), ["findAndModify"]);
     let dots = Shape::collection(&db).variant::<ShapeDot>();
     dots.insert(&ShapeDot { id: 1 }).await.unwrap();
@@ -618,7 +638,8 @@ async fn writes_nothing_derives_from_send_one_command_as_before() {
 #[tokio::test]
 async fn eight_writers_mixing_outlier_pushes_and_bookings_keep_every_copy_and_count() {
     let db = club("compose_tx_eight_writers").await;
-    Seat::slots(&db)
+    Seat::collection(&db)
+        .slots()
         .allocate((0..40).map(|hour| Seat {
             id: format!("t2-{hour}"),
             table: "t2".into(),
@@ -631,8 +652,8 @@ async fn eight_writers_mixing_outlier_pushes_and_bookings_keep_every_copy_and_co
     for w in 0..8usize {
         let db = db.clone();
         writers.push(tokio::spawn(async move {
-            let notes = Member::notes_outlier(&db);
-            let seats = Seat::slots(&db);
+            let notes = Member::collection(&db).outlier(Member::FIELDS.notes);
+            let seats = Seat::collection(&db).slots();
             let who = if w % 2 == 0 { "ada" } else { "bob" };
             for i in 0..10usize {
                 notes.push(who, note(w * 100 + i)).await.unwrap();
@@ -665,11 +686,15 @@ async fn eight_writers_mixing_outlier_pushes_and_bookings_keep_every_copy_and_co
     assert_eq!(int(badge.get_document("member").unwrap(), "noteCount"), 40);
     // Every check of every pattern involved is clean.
     for report in [
-        Member::notes_outlier(&db).check().await.unwrap(),
-        Member::computed(&db).check().await.unwrap(),
-        Club::computed(&db).check().await.unwrap(),
-        Member::references(&db).check().await.unwrap(),
-        Seat::slots(&db).check().await.unwrap(),
+        Member::collection(&db)
+            .outlier(Member::FIELDS.notes)
+            .check()
+            .await
+            .unwrap(),
+        Member::collection(&db).computed().check().await.unwrap(),
+        Club::collection(&db).computed().check().await.unwrap(),
+        Member::collection(&db).references().check().await.unwrap(),
+        Seat::collection(&db).slots().check().await.unwrap(),
     ] {
         assert!(report.is_clean(), "{report}");
     }

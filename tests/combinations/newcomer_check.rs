@@ -348,7 +348,7 @@ async fn setup_in(db: TestDb) -> TestDb {
     for m in [&m1, &m2, &m3, &m4] {
         members.insert(m).await.unwrap();
     }
-    let tree = Area::tree(&db);
+    let tree = Area::collection(&db).tree();
     for (id, parent) in [
         ("club", None),
         ("north", Some("club")),
@@ -380,7 +380,11 @@ async fn setup_in(db: TestDb) -> TestDb {
             })
         })
         .collect();
-    let allocated = CourtSlot::slots(&db).allocate(grid).await.unwrap();
+    let allocated = CourtSlot::collection(&db)
+        .slots()
+        .allocate(grid)
+        .await
+        .unwrap();
     assert_eq!(allocated.inserted, (COURTS.len() * DAYS) as u64);
     db
 }
@@ -755,27 +759,64 @@ async fn assert_consistent(db: &Database, when: &str) {
 /// Every pattern handle's `check()`, by name.
 async fn all_checks(db: &Database) -> Vec<(&'static str, CheckReport)> {
     vec![
-        ("outlier", Member::posts_outlier(db).check().await.unwrap()),
+        (
+            "outlier",
+            Member::collection(db)
+                .outlier(Member::FIELDS.posts)
+                .check()
+                .await
+                .unwrap(),
+        ),
         (
             "attribute",
-            Member::prefs_attribute(db).check().await.unwrap(),
+            Member::collection(db)
+                .attributes(Member::FIELDS.prefs)
+                .check()
+                .await
+                .unwrap(),
         ),
-        ("two-way", Locker::owner_relation(db).check().await.unwrap()),
-        ("slots", CourtSlot::slots(db).check().await.unwrap()),
+        (
+            "two-way",
+            Locker::collection(db)
+                .relation(Locker::FIELDS.owner)
+                .check()
+                .await
+                .unwrap(),
+        ),
+        (
+            "slots",
+            CourtSlot::collection(db).slots().check().await.unwrap(),
+        ),
         (
             "subset",
-            Club::recent_reviews_subset(db).check().await.unwrap(),
+            Club::collection(db)
+                .subset(Club::FIELDS.recent_reviews)
+                .check()
+                .await
+                .unwrap(),
         ),
-        ("member refs", Member::references(db).check().await.unwrap()),
-        ("club refs", Club::references(db).check().await.unwrap()),
+        (
+            "member refs",
+            Member::collection(db).references().check().await.unwrap(),
+        ),
+        (
+            "club refs",
+            Club::collection(db).references().check().await.unwrap(),
+        ),
         (
             "member computed",
-            Member::computed(db).check().await.unwrap(),
+            Member::collection(db).computed().check().await.unwrap(),
         ),
-        ("club computed", Club::computed(db).check().await.unwrap()),
+        (
+            "club computed",
+            Club::collection(db).computed().check().await.unwrap(),
+        ),
         ("series", Swing::series(db).check().await.unwrap()),
-        ("tree", Area::tree(db).check().await.unwrap()),
-        ("area computed", Area::computed(db).check().await.unwrap()),
+        ("tree", Area::collection(db).tree().check().await.unwrap()),
+        (
+            "area computed",
+            Area::collection(db).computed().check().await.unwrap(),
+        ),
     ]
 }
 
@@ -829,17 +870,19 @@ fn write_commands(db: &TestDb) -> Vec<String> {
 /// One write of every bound handle, in `tx`.
 async fn one_of_everything(db: &Database, tx: &Transaction) {
     let posts: Vec<Post> = (0..5).map(|i| post(&format!("tx post {i}"))).collect();
-    Member::posts_outlier(db)
+    Member::collection(db)
+        .outlier(Member::FIELDS.posts)
         .in_transaction(tx)
         .push_many("m1", posts)
         .await
         .unwrap();
-    Member::prefs_attribute(db)
+    Member::collection(db)
+        .attributes(Member::FIELDS.prefs)
         .in_transaction(tx)
         .set("m1", &pref("hand", "left"))
         .await
         .unwrap();
-    let slots = CourtSlot::slots(db).in_transaction(tx);
+    let slots = CourtSlot::collection(db).slots().in_transaction(tx);
     slots.book("A", day(0), "m1").await.unwrap();
     slots
         .book_all(&[("B", day(1)), ("B", day(2))], "m2")
@@ -851,12 +894,14 @@ async fn one_of_everything(db: &Database, tx: &Transaction) {
         .insert(&a_match("e1", "c1", 30))
         .await
         .unwrap();
-    Club::recent_reviews_subset(db)
+    Club::collection(db)
+        .subset(Club::FIELDS.recent_reviews)
         .in_transaction(tx)
         .push("c1", review("r1", "c1", "m3", 4, 1))
         .await
         .unwrap();
-    Locker::owner_relation(db)
+    Locker::collection(db)
+        .relation(Locker::FIELDS.owner)
         .in_transaction(tx)
         .assign(&"L1".to_owned(), &"m1".to_owned())
         .await
@@ -876,7 +921,7 @@ async fn one_of_everything(db: &Database, tx: &Transaction) {
         .update("L2", doc! { "$set": { "number": 22 } })
         .await
         .unwrap();
-    let tree = Area::tree(db).in_transaction(tx);
+    let tree = Area::collection(db).tree().in_transaction(tx);
     tree.insert(&area("east", Some("club"))).await.unwrap();
     tree.holders::<Locker>()
         .insert(&locker("L9", 9, "east"))
@@ -901,7 +946,8 @@ async fn one_of_everything(db: &Database, tx: &Transaction) {
         .add("home")
         .await
         .unwrap();
-    Member::computed(db)
+    Member::collection(db)
+        .computed()
         .in_transaction(tx)
         .rebuild("m3")
         .await
@@ -915,7 +961,9 @@ async fn one_of_everything(db: &Database, tx: &Transaction) {
         }])
         .await
         .unwrap();
-    Club::visits_counter(db, "c1")
+    Club::collection(db)
+        .counter(Club::FIELDS.visits)
+        .of("c1")
         .in_transaction(tx)
         .add(1)
         .await
@@ -926,7 +974,8 @@ async fn one_of_everything(db: &Database, tx: &Transaction) {
 async fn tx_abort_leaves_every_collection_as_it_was() {
     let db = setup("nc_tx_abort").await;
     // Some history first, so the abort has something to leave alone.
-    Member::posts_outlier(&db)
+    Member::collection(&db)
+        .outlier(Member::FIELDS.posts)
         .push_many("m1", vec![post("old 1"), post("old 2")])
         .await
         .unwrap();
@@ -986,7 +1035,12 @@ async fn tx_commit_keeps_every_write_and_what_derives_from_it() {
         "Bo B."
     );
     assert_eq!(
-        Club::visits_counter(&db, "c1").read().await.unwrap(),
+        Club::collection(&db)
+            .counter(Club::FIELDS.visits)
+            .of("c1")
+            .read()
+            .await
+            .unwrap(),
         1,
         "the sharded counter's add committed"
     );
@@ -1035,14 +1089,20 @@ async fn tx_commit_keeps_every_write_and_what_derives_from_it() {
 #[tokio::test]
 async fn tx_refusal_half_way_then_commit() {
     let db = setup("nc_tx_refusal_commit").await;
-    CourtSlot::slots(&db).book("A", day(5), "m4").await.unwrap();
+    CourtSlot::collection(&db)
+        .slots()
+        .book("A", day(5), "m4")
+        .await
+        .unwrap();
     let tx = Transaction::start(&db).await.unwrap();
-    Member::posts_outlier(&db)
+    Member::collection(&db)
+        .outlier(Member::FIELDS.posts)
         .in_transaction(&tx)
         .push("m1", post("before the refusal"))
         .await
         .unwrap();
-    let refused = CourtSlot::slots(&db)
+    let refused = CourtSlot::collection(&db)
+        .slots()
         .in_transaction(&tx)
         .book("A", day(5), "m1")
         .await;
@@ -1053,7 +1113,8 @@ async fn tx_refusal_half_way_then_commit() {
         other => panic!("expected AlreadyBooked, got {other:?}"),
     }
     // All or nothing inside the caller's transaction: the first two are free, the third taken.
-    let refused = CourtSlot::slots(&db)
+    let refused = CourtSlot::collection(&db)
+        .slots()
         .in_transaction(&tx)
         .book_all(&[("B", day(6)), ("B", day(7)), ("A", day(5))], "m2")
         .await;
@@ -1061,7 +1122,8 @@ async fn tx_refusal_half_way_then_commit() {
         matches!(refused, Err(Error::AlreadyBooked { .. })),
         "{refused:?}"
     );
-    let hostile = Member::prefs_attribute(&db)
+    let hostile = Member::collection(&db)
+        .attributes(Member::FIELDS.prefs)
         .in_transaction(&tx)
         .set("m1", &pref("p", doc! { "$gt": 1 }))
         .await;
@@ -1089,7 +1151,8 @@ async fn tx_refusal_half_way_then_commit() {
         num(find_doc(&db, "nc_members", "m2").await.get("bookings")),
         0.0
     );
-    let free = CourtSlot::slots(&db)
+    let free = CourtSlot::collection(&db)
+        .slots()
         .available("B", day(6), day(8))
         .await
         .unwrap();
@@ -1110,12 +1173,14 @@ async fn tx_server_refusal_half_way_is_all_or_nothing() {
         .unwrap();
     let before = snapshot(&db).await;
     let tx = Transaction::start(&db).await.unwrap();
-    Member::posts_outlier(&db)
+    Member::collection(&db)
+        .outlier(Member::FIELDS.posts)
         .in_transaction(&tx)
         .push_many("m2", (0..4).map(|i| post(&format!("p{i}"))).collect())
         .await
         .unwrap();
-    CourtSlot::slots(&db)
+    CourtSlot::collection(&db)
+        .slots()
         .in_transaction(&tx)
         .book("B", day(3), "m2")
         .await
@@ -1150,7 +1215,7 @@ async fn tx_server_refusal_half_way_is_all_or_nothing() {
 #[tokio::test]
 async fn outlier_pushes_reach_the_captain_copy_and_the_club_sum() {
     let db = setup("nc_map_outlier").await;
-    let posts = Member::posts_outlier(&db);
+    let posts = Member::collection(&db).outlier(Member::FIELDS.posts);
     posts
         .push_many("m1", (0..7).map(|i| post(&format!("m1 {i}"))).collect())
         .await
@@ -1204,7 +1269,7 @@ async fn attribute_sets_reach_both_copies_in_the_club() {
         .update("c2", doc! { "$set": { "vice": { "_id": "m2", "name": "Bo", "postsCount": 0_i64, "prefs": [] } } })
         .await
         .unwrap();
-    let prefs = Member::prefs_attribute(&db);
+    let prefs = Member::collection(&db).attributes(Member::FIELDS.prefs);
     prefs.set("m2", &pref("racket", "Wilson")).await.unwrap();
     prefs.set("m2", &pref("grip", 3)).await.unwrap();
     prefs.set("m2", &pref("racket", "Head")).await.unwrap();
@@ -1229,7 +1294,7 @@ async fn attribute_sets_reach_both_copies_in_the_club() {
 #[tokio::test]
 async fn slot_bookings_move_the_holders_count() {
     let db = setup("nc_map_slots").await;
-    let slots = CourtSlot::slots(&db);
+    let slots = CourtSlot::collection(&db).slots();
     slots.book("A", day(0), "m1").await.unwrap();
     slots
         .book_all(&[("A", day(1)), ("A", day(2)), ("B", day(2))], "m3")
@@ -1319,7 +1384,7 @@ async fn variant_writes_keep_the_club_counts_and_sums() {
 #[tokio::test]
 async fn subset_pushes_reach_the_members_club_copy_and_the_authors_count() {
     let db = setup("nc_map_subset").await;
-    let reviews = Club::recent_reviews_subset(&db);
+    let reviews = Club::collection(&db).subset(Club::FIELDS.recent_reviews);
     for (i, author) in ["m1", "m2", "m1", "m3"].iter().enumerate() {
         reviews
             .push(
@@ -1352,7 +1417,7 @@ async fn subset_pushes_reach_the_members_club_copy_and_the_authors_count() {
 #[tokio::test]
 async fn two_way_assigns_move_the_locker_counts() {
     let db = setup("nc_map_two_way").await;
-    let owner = Locker::owner_relation(&db);
+    let owner = Locker::collection(&db).relation(Locker::FIELDS.owner);
     let assigned = owner
         .assign(&"L1".to_owned(), &"m1".to_owned())
         .await
@@ -1439,7 +1504,8 @@ fn set(ids: &[&str]) -> BTreeSet<String> {
 #[tokio::test]
 async fn raw_outlier_count_drift_found_and_repaired() {
     let db = setup("nc_raw_outlier").await;
-    Member::posts_outlier(&db)
+    Member::collection(&db)
+        .outlier(Member::FIELDS.posts)
         .push_many("m1", (0..5).map(|i| post(&format!("{i}"))).collect())
         .await
         .unwrap();
@@ -1457,7 +1523,7 @@ async fn raw_outlier_count_drift_found_and_repaired() {
         set(&["m1"]),
         "{drift:#?}"
     );
-    let outlier = Member::posts_outlier(&db);
+    let outlier = Member::collection(&db).outlier(Member::FIELDS.posts);
     let check = outlier.check().await.unwrap();
     assert_eq!(report_ids(&check), set(&["m1"]));
     let repaired = outlier.repair().await.unwrap();
@@ -1471,8 +1537,8 @@ async fn raw_outlier_count_drift_found_and_repaired() {
         5
     );
     // The raw write also left the club's sum and the captain's copy behind: repair those too.
-    Club::computed(&db).repair().await.unwrap();
-    Member::references(&db).repair().await.unwrap();
+    Club::collection(&db).computed().repair().await.unwrap();
+    Member::collection(&db).references().repair().await.unwrap();
     assert_consistent(&db, "after the repairs").await;
     assert_checks_clean(&db, "after the repairs").await;
     assert!(doctor_drift(&db).await.is_empty());
@@ -1484,7 +1550,8 @@ async fn raw_outlier_count_drift_found_and_repaired() {
 #[tokio::test]
 async fn raw_outlier_drift_repair_leaves_the_sum_it_derives_right() {
     let db = setup("nc_raw_outlier_sum").await;
-    Member::posts_outlier(&db)
+    Member::collection(&db)
+        .outlier(Member::FIELDS.posts)
         .push_many("m1", (0..5).map(|i| post(&format!("{i}"))).collect())
         .await
         .unwrap();
@@ -1496,7 +1563,11 @@ async fn raw_outlier_drift_repair_leaves_the_sum_it_derives_right() {
         )
         .await
         .unwrap();
-    Member::posts_outlier(&db).repair().await.unwrap();
+    Member::collection(&db)
+        .outlier(Member::FIELDS.posts)
+        .repair()
+        .await
+        .unwrap();
     assert_eq!(
         num(find_doc(&db, "nc_clubs", "c1").await.get("totalPosts")),
         5.0,
@@ -1617,16 +1688,26 @@ async fn raw_drift_of_every_pattern_found_and_repaired() {
     );
 
     // Each handle's check finds its part.
-    let attrs = Member::prefs_attribute(&db);
+    let attrs = Member::collection(&db).attributes(Member::FIELDS.prefs);
     assert_eq!(report_ids(&attrs.check().await.unwrap()), set(&["m3"]));
-    let owner = Locker::owner_relation(&db);
+    let owner = Locker::collection(&db).relation(Locker::FIELDS.owner);
     assert!(!owner.check().await.unwrap().is_clean());
-    let subset = Club::recent_reviews_subset(&db);
+    let subset = Club::collection(&db).subset(Club::FIELDS.recent_reviews);
     assert_eq!(report_ids(&subset.check().await.unwrap()), set(&["c1"]));
     let series = Swing::series(&db);
     assert!(!series.check().await.unwrap().is_clean());
-    assert!(!Club::references(&db).check().await.unwrap().is_clean());
-    assert!(!Member::references(&db).check().await.unwrap().is_clean());
+    assert!(!Club::collection(&db)
+        .references()
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
+    assert!(!Member::collection(&db)
+        .references()
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
 
     // Each handle's repair fixes it.
     for (name, report) in [
@@ -1634,19 +1715,31 @@ async fn raw_drift_of_every_pattern_found_and_repaired() {
         ("two-way", owner.repair().await.unwrap()),
         ("subset", subset.repair().await.unwrap()),
         ("series", series.repair().await.unwrap()),
-        ("club refs", Club::references(&db).repair().await.unwrap()),
+        (
+            "club refs",
+            Club::collection(&db).references().repair().await.unwrap(),
+        ),
         (
             "member refs",
-            Member::references(&db).repair().await.unwrap(),
+            Member::collection(&db).references().repair().await.unwrap(),
         ),
         (
             "member computed",
-            Member::computed(&db).repair().await.unwrap(),
+            Member::collection(&db).computed().repair().await.unwrap(),
         ),
-        ("club computed", Club::computed(&db).repair().await.unwrap()),
-        ("coach refs", Coach::references(&db).repair().await.unwrap()),
-        ("tree", Area::tree(&db).repair().await.unwrap()),
-        ("area computed", Area::computed(&db).repair().await.unwrap()),
+        (
+            "club computed",
+            Club::collection(&db).computed().repair().await.unwrap(),
+        ),
+        (
+            "coach refs",
+            Coach::collection(&db).references().repair().await.unwrap(),
+        ),
+        ("tree", Area::collection(&db).tree().repair().await.unwrap()),
+        (
+            "area computed",
+            Area::collection(&db).computed().repair().await.unwrap(),
+        ),
     ] {
         assert!(report.is_clean(), "{name}: {report}");
     }
@@ -1675,7 +1768,7 @@ async fn hostile_holder_is_refused_before_anything_is_sent() {
     let before = snapshot(&db).await;
     db.take_commands();
     let op = doc! { "$gt": "" };
-    let slots = CourtSlot::slots(&db);
+    let slots = CourtSlot::collection(&db).slots();
     let r = slots.book("A", day(0), op.clone()).await;
     assert!(
         matches!(r, Err(Error::InvalidValue { .. })),
@@ -1694,7 +1787,7 @@ async fn hostile_holder_is_refused_before_anything_is_sent() {
 #[tokio::test]
 async fn hostile_holder_in_cancel_frees_nothing() {
     let db = setup("nc_hostile_cancel").await;
-    let slots = CourtSlot::slots(&db);
+    let slots = CourtSlot::collection(&db).slots();
     slots.book("A", day(0), "m1").await.unwrap();
     let r = slots.cancel("A", day(0), doc! { "$ne": "nobody" }).await;
     assert!(matches!(r, Err(Error::InvalidValue { .. })), "{r:?}");
@@ -1706,7 +1799,7 @@ async fn hostile_holder_in_cancel_frees_nothing() {
 #[tokio::test]
 async fn hostile_keys_and_values_in_attributes() {
     let db = setup("nc_hostile_attributes").await;
-    let prefs = Member::prefs_attribute(&db);
+    let prefs = Member::collection(&db).attributes(Member::FIELDS.prefs);
     for key in ["$where", "a.b", "", "nul\0"] {
         let r = prefs.set("m1", &pref(key, 1)).await;
         assert!(
@@ -1795,15 +1888,16 @@ async fn dollar_dot_empty_and_unicode_ids_are_data() {
     for id in ids {
         members.insert(&new_member(id, id, &c1)).await.unwrap();
     }
-    let posts = Member::posts_outlier(&db);
-    let slots = CourtSlot::slots(&db);
-    let owner = Locker::owner_relation(&db);
+    let posts = Member::collection(&db).outlier(Member::FIELDS.posts);
+    let slots = CourtSlot::collection(&db).slots();
+    let owner = Locker::collection(&db).relation(Locker::FIELDS.owner);
     for (i, id) in ids.iter().enumerate() {
         posts
             .push_many(*id, (0..5).map(|k| post(&format!("{id} {k}"))).collect())
             .await
             .unwrap();
-        Member::prefs_attribute(&db)
+        Member::collection(&db)
+            .attributes(Member::FIELDS.prefs)
             .set(*id, &pref("k", *id))
             .await
             .unwrap();
@@ -1812,14 +1906,15 @@ async fn dollar_dot_empty_and_unicode_ids_are_data() {
             .assign(&format!("L{}", i % 4 + 1), &id.to_string())
             .await
             .unwrap();
-        Club::recent_reviews_subset(&db)
+        Club::collection(&db)
+            .subset(Club::FIELDS.recent_reviews)
             .push("c1", review(&format!("{id}-r"), "c1", id, 3, i as i64))
             .await
             .unwrap();
         assert_eq!(posts.items(*id).await.unwrap().len(), 5);
     }
     // Tree keys that are `$`-strings or dotted: nodes, a move, a placement.
-    let tree = Area::tree(&db);
+    let tree = Area::collection(&db).tree();
     tree.insert(&area("$root", Some("club"))).await.unwrap();
     tree.insert(&area("a.b", Some("$root"))).await.unwrap();
     tree.holders::<Locker>().place("L1", "a.b").await.unwrap();
@@ -1856,7 +1951,11 @@ async fn dollar_dot_empty_and_unicode_ids_are_data() {
     for (name, report) in [
         (
             "member computed",
-            Member::computed(&db).repair().await.map(|_| ()),
+            Member::collection(&db)
+                .computed()
+                .repair()
+                .await
+                .map(|_| ()),
         ),
         ("outlier rebuild", posts.rebuild("$$ROOT").await.map(|_| ())),
     ] {
@@ -1869,7 +1968,7 @@ async fn dollar_dot_empty_and_unicode_ids_are_data() {
 #[tokio::test]
 async fn hostile_items_and_values_in_outliers_variants_and_subsets() {
     let db = setup("nc_hostile_items").await;
-    let posts = Member::posts_outlier(&db);
+    let posts = Member::collection(&db).outlier(Member::FIELDS.posts);
     db.take_commands();
     let mut bad = post("bad");
     bad.meta = doc! { "$set": { "postsCount": 0 } };
@@ -1885,7 +1984,8 @@ async fn hostile_items_and_values_in_outliers_variants_and_subsets() {
         matches!(r, Err(Error::InvalidValue { .. })),
         "outlier dotted item: {r:?}"
     );
-    let r = Club::recent_reviews_subset(&db)
+    let r = Club::collection(&db)
+        .subset(Club::FIELDS.recent_reviews)
         .push("c1", review("r1", "c1", "m1", 3, 0))
         .set(doc! { "$bad": 1 })
         .await;
@@ -1893,7 +1993,8 @@ async fn hostile_items_and_values_in_outliers_variants_and_subsets() {
         matches!(r, Err(Error::InvalidKey { .. })),
         "subset .set($key): {r:?}"
     );
-    let r = Club::recent_reviews_subset(&db)
+    let r = Club::collection(&db)
+        .subset(Club::FIELDS.recent_reviews)
         .push("c1", review("r1", "c1", "m1", 3, 0))
         .set(doc! { "reviewCount": 100 })
         .await;
@@ -1931,13 +2032,21 @@ async fn hostile_items_and_values_in_outliers_variants_and_subsets() {
 async fn booking_for_a_holder_that_does_not_exist() {
     let db = setup("nc_hostile_ghost_holder").await;
     let before = snapshot(&db).await;
-    let r = CourtSlot::slots(&db).book("A", day(0), "ghost").await;
+    let r = CourtSlot::collection(&db)
+        .slots()
+        .book("A", day(0), "ghost")
+        .await;
     assert!(
         matches!(&r, Err(Error::NotFound { collection, .. }) if collection == "nc_members"),
         "{r:?}"
     );
     assert_eq!(snapshot(&db).await, before, "nothing written");
-    assert!(Member::computed(&db).check().await.unwrap().is_clean());
+    assert!(Member::collection(&db)
+        .computed()
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
 }
 
 const MIB: usize = 1024 * 1024;
@@ -1945,7 +2054,7 @@ const MIB: usize = 1024 * 1024;
 #[tokio::test]
 async fn huge_values_near_16_mib() {
     let db = setup("nc_huge").await;
-    let posts = Member::posts_outlier(&db);
+    let posts = Member::collection(&db).outlier(Member::FIELDS.posts);
     db.take_commands();
     // Over 16 MiB alone: refused before anything is sent.
     let r = posts.push("m3", post(&"x".repeat(17 * MIB))).await;
@@ -1954,7 +2063,8 @@ async fn huge_values_near_16_mib() {
         "{:?}",
         r.as_ref().err().map(|e| e.to_string())
     );
-    let r = Member::prefs_attribute(&db)
+    let r = Member::collection(&db)
+        .attributes(Member::FIELDS.prefs)
         .set("m3", &pref("big", "y".repeat(17 * MIB)))
         .await;
     assert!(
@@ -1982,7 +2092,8 @@ async fn a_copy_that_would_pass_16_mib_refuses_the_whole_write() {
         .await
         .unwrap();
     let before = snapshot(&db).await;
-    let r = Member::prefs_attribute(&db)
+    let r = Member::collection(&db)
+        .attributes(Member::FIELDS.prefs)
         .set("m4", &pref("bio", "b".repeat(9 * MIB)))
         .await;
     assert!(
@@ -2004,8 +2115,8 @@ async fn eight_writers_mixing_outlier_pushes_and_slot_bookings() {
     for t in 0..8_usize {
         let db = db.clone();
         tasks.push(tokio::spawn(async move {
-            let posts = Member::posts_outlier(&db);
-            let slots = CourtSlot::slots(&db);
+            let posts = Member::collection(&db).outlier(Member::FIELDS.posts);
+            let slots = CourtSlot::collection(&db).slots();
             let mut booked = 0_i64;
             for i in 0..10_usize {
                 let member = ["m1", "m2", "m3", "m4"][(t + i) % 4];
@@ -2050,8 +2161,8 @@ async fn eight_writers_mixing_attribute_sets_and_two_way_assigns() {
     for t in 0..8_usize {
         let db = db.clone();
         tasks.push(tokio::spawn(async move {
-            let prefs = Member::prefs_attribute(&db);
-            let owner = Locker::owner_relation(&db);
+            let prefs = Member::collection(&db).attributes(Member::FIELDS.prefs);
+            let owner = Locker::collection(&db).relation(Locker::FIELDS.owner);
             for i in 0..10_usize {
                 let member = ["m1", "m2"][(t + i) % 2];
                 prefs
@@ -2109,7 +2220,8 @@ async fn eight_writers_in_callers_transactions_with_retries() {
                     attempts += 1;
                     assert!(attempts < 200, "task {t} item {i}: no end to retries");
                     let tx = Transaction::start(&db).await.unwrap();
-                    let pushed = Member::posts_outlier(&db)
+                    let pushed = Member::collection(&db)
+                        .outlier(Member::FIELDS.posts)
                         .in_transaction(&tx)
                         .push(member, post(&format!("t{t} i{i}")))
                         .await;
@@ -2118,7 +2230,8 @@ async fn eight_writers_in_callers_transactions_with_retries() {
                         let _ = tx.abort().await;
                         continue;
                     }
-                    let won = match CourtSlot::slots(&db)
+                    let won = match CourtSlot::collection(&db)
+                        .slots()
                         .in_transaction(&tx)
                         .book(COURTS[t % 2], day(20 + i), member)
                         .await
@@ -2168,12 +2281,13 @@ async fn eight_writers_in_callers_transactions_with_retries() {
 #[tokio::test]
 async fn nan_in_a_copied_field_is_never_clean() {
     let db = setup("nc_finding_nan_copy").await;
-    Member::prefs_attribute(&db)
+    Member::collection(&db)
+        .attributes(Member::FIELDS.prefs)
         .set("m1", &pref("nan", f64::NAN))
         .await
         .unwrap();
     assert_consistent(&db, "the copy holds the NaN").await;
-    let refs = Member::references(&db);
+    let refs = Member::collection(&db).references();
     let check = refs.check().await.unwrap();
     let repair = refs.repair().await.unwrap();
     assert!(check.is_clean(), "check: {check}");
@@ -2205,7 +2319,8 @@ async fn a_server_refusal_in_the_callers_transaction_ends_it_plainly() {
     let before = snapshot(&db).await;
     for refusal in ["duplicate key", "document too large"] {
         let tx = Transaction::start(&db).await.unwrap();
-        Member::posts_outlier(&db)
+        Member::collection(&db)
+            .outlier(Member::FIELDS.posts)
             .in_transaction(&tx)
             .push("m3", post(refusal))
             .await
@@ -2218,7 +2333,8 @@ async fn a_server_refusal_in_the_callers_transaction_ends_it_plainly() {
                 .await
                 .map(|_| ())
         } else {
-            Member::prefs_attribute(&db)
+            Member::collection(&db)
+                .attributes(Member::FIELDS.prefs)
                 .in_transaction(&tx)
                 .set("m1", &pref("bio", "b".repeat(9 * MIB)))
                 .await
@@ -2229,7 +2345,8 @@ async fn a_server_refusal_in_the_callers_transaction_ends_it_plainly() {
             _ => panic!("{refusal}: {refused:?}"),
         }
         assert_eq!(tx.ended(), Some("aborted by the server"), "{refusal}");
-        let late = Member::posts_outlier(&db)
+        let late = Member::collection(&db)
+            .outlier(Member::FIELDS.posts)
             .in_transaction(&tx)
             .push("m3", post("after the refusal"))
             .await;
@@ -2253,7 +2370,9 @@ async fn a_server_refusal_in_the_callers_transaction_ends_it_plainly() {
 async fn a_handle_bound_to_a_committed_transaction_is_refused() {
     let db = setup("nc_finding_tx_after_commit").await;
     let tx = Transaction::start(&db).await.unwrap();
-    let posts = Member::posts_outlier(&db).in_transaction(&tx);
+    let posts = Member::collection(&db)
+        .outlier(Member::FIELDS.posts)
+        .in_transaction(&tx);
     posts.push("m1", post("in the transaction")).await.unwrap();
     tx.commit().await.unwrap();
     let late = posts.push("m1", post("after the commit")).await;
@@ -2286,7 +2405,8 @@ async fn references_update_of_a_subset_counter_is_refused() {
         .await;
     let shown = format!("count: {count:?}; array: {array:?}");
     assert!(
-        Club::recent_reviews_subset(&db)
+        Club::collection(&db)
+            .subset(Club::FIELDS.recent_reviews)
             .check()
             .await
             .unwrap()
@@ -2395,7 +2515,8 @@ async fn a_computed_sum_overflow_is_a_typed_error() {
 #[tokio::test]
 async fn subset_push_set_of_a_computed_field_is_refused() {
     let db = setup("nc_finding_subset_set_computed").await;
-    let r = Club::recent_reviews_subset(&db)
+    let r = Club::collection(&db)
+        .subset(Club::FIELDS.recent_reviews)
         .push("c1", review("r1", "c1", "m1", 3, 0))
         .set(doc! { "eventFees": 100 })
         .await;
@@ -2433,10 +2554,14 @@ async fn a_missing_target_is_treated_alike_by_every_write() {
         "the event pointing at c2: nothing written"
     );
     // m4 pointed at c2 before it went: m4 can still post.
-    let push = Member::posts_outlier(&db).push("m4", post("orphan")).await;
+    let push = Member::collection(&db)
+        .outlier(Member::FIELDS.posts)
+        .push("m4", post("orphan"))
+        .await;
     assert!(push.is_ok(), "{push:?}");
     assert_eq!(
-        Member::posts_outlier(&db)
+        Member::collection(&db)
+            .outlier(Member::FIELDS.posts)
             .state("m4")
             .await
             .unwrap()

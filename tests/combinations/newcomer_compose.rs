@@ -307,7 +307,7 @@ async fn assert_catalog(db: &TestDb, when: &str) {
 /// The catalogue used by the tree tests:
 /// electronics > computers > storage > ssd; books (root); one stats document per slug.
 async fn catalog(db: &TestDb) -> HashMap<&'static str, Cat> {
-    let tree = Cat::tree(db);
+    let tree = Cat::collection(db).tree();
     let mut cats = HashMap::new();
     for (slug, title, parent) in [
         ("electronics", "Electronics", None),
@@ -352,7 +352,7 @@ async fn catalog_holder_writes_keep_paths_copies_and_counts() {
     let db = synced("nc_catalog_holders", "nc_catalog").await;
     let cats = catalog(&db).await;
     assert_catalog(&db, "the tree").await;
-    let tree = Cat::tree(&db);
+    let tree = Cat::collection(&db).tree();
     let holders = tree.holders::<Item>();
 
     holders.insert(&item(1, &cats["ssd"], 100.0)).await.unwrap();
@@ -405,7 +405,7 @@ async fn catalog_holder_writes_keep_paths_copies_and_counts() {
 async fn catalog_rename_move_and_title_change_keep_everything() {
     let db = synced("nc_catalog_rename", "nc_catalog").await;
     let cats = catalog(&db).await;
-    let tree = Cat::tree(&db);
+    let tree = Cat::collection(&db).tree();
     let holders = tree.holders::<Item>();
     holders
         .insert_many(&[
@@ -467,7 +467,7 @@ async fn catalog_rename_when_the_new_slug_has_no_stats_document() {
     // target that does not exist. Either refused with nothing written, or the count kept.
     let db = synced("nc_catalog_rename_missing", "nc_catalog").await;
     let cats = catalog(&db).await;
-    let tree = Cat::tree(&db);
+    let tree = Cat::collection(&db).tree();
     tree.holders::<Item>()
         .insert(&item(1, &cats["ssd"], 100.0))
         .await
@@ -499,7 +499,7 @@ async fn catalog_rename_when_the_new_slug_has_no_stats_document() {
 async fn catalog_deletions_keep_counts_and_paths() {
     let db = synced("nc_catalog_delete", "nc_catalog").await;
     let cats = catalog(&db).await;
-    let tree = Cat::tree(&db);
+    let tree = Cat::collection(&db).tree();
     let holders = tree.holders::<Item>();
     tree.insert(&node("hdd", "Hard drives", Some("storage")))
         .await
@@ -589,7 +589,7 @@ async fn catalog_copies_of_a_deleted_category_follow_the_reparent() {
     // reparent it copies the parent it moved up to, never the deleted category.
     let db = synced("nc_catalog_dangling", "nc_catalog").await;
     let cats = catalog(&db).await;
-    let tree = Cat::tree(&db);
+    let tree = Cat::collection(&db).tree();
     tree.holders::<Item>()
         .insert(&item(2, &cats["storage"], 50.0))
         .await
@@ -1046,7 +1046,7 @@ async fn hostile_literal_strings_are_stored_literally_in_versioned_writes() {
 async fn hostile_input_in_catalog_writes() {
     let db = synced("nc_hostile_catalog", "nc_catalog").await;
     let cats = catalog(&db).await;
-    let tree = Cat::tree(&db);
+    let tree = Cat::collection(&db).tree();
     let holders = tree.holders::<Item>();
     holders.insert(&item(1, &cats["ssd"], 100.0)).await.unwrap();
     let before = snapshot(&db).await;
@@ -1144,7 +1144,7 @@ async fn hostile_keys_are_stored_literally_in_tree_writes() {
     // `$`-prefixed and dotted keys: stored literally through inserts, renames, moves (pipelines)
     // and deletions, with copies and counts kept.
     let db = synced("nc_hostile_tree_literal", "nc_catalog").await;
-    let tree = Cat::tree(&db);
+    let tree = Cat::collection(&db).tree();
     let holders = tree.holders::<Item>();
     let root = tree.insert(&node("$root", "$title", None)).await.unwrap();
     let dotted = tree
@@ -1203,7 +1203,7 @@ async fn hostile_keys_are_stored_literally_in_tree_writes() {
 async fn hostile_tree_renames_refused_when_the_new_key_is_taken() {
     let db = synced("nc_hostile_rename_taken", "nc_catalog").await;
     let cats = catalog(&db).await;
-    let tree = Cat::tree(&db);
+    let tree = Cat::collection(&db).tree();
     tree.holders::<Item>()
         .insert(&item(1, &cats["ssd"], 10.0))
         .await
@@ -1259,7 +1259,7 @@ where
 async fn failure_in_the_middle_of_tree_writes_leaves_nothing_partial() {
     let db = synced("nc_fail_tree", "nc_catalog").await;
     let cats = catalog(&db).await;
-    let tree = Cat::tree(&db);
+    let tree = Cat::collection(&db).tree();
     let holders = tree.holders::<Item>();
     holders
         .insert_many(&[
@@ -1513,7 +1513,12 @@ async fn nan_in_a_min_max_only_field() {
         .update(1i64, doc! { "$set": { "value": 7.0 } })
         .await
         .unwrap();
-    assert!(Station::computed(&db).check().await.unwrap().is_clean());
+    assert!(Station::collection(&db)
+        .computed()
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
     readings.delete(3).await.unwrap();
     let stored = &raw(&db, Station::SCHEMA.collection()).await[0];
     assert_eq!(
@@ -1536,7 +1541,7 @@ async fn writes_of_the_trees_fields_by_other_patterns_are_refused() {
     // pattern's update of them is refused (`InvalidKey`), nothing written.
     let db = synced("nc_writes_around_tree", "nc_catalog").await;
     let cats = catalog(&db).await;
-    let tree = Cat::tree(&db);
+    let tree = Cat::collection(&db).tree();
     tree.holders::<Item>()
         .insert(&item(1, &cats["ssd"], 10.0))
         .await
@@ -1578,7 +1583,7 @@ async fn writes_of_the_trees_fields_by_other_patterns_are_refused() {
 async fn duplicate_keys_in_combined_inserts_write_nothing() {
     let db = synced("nc_duplicates_catalog", "nc_catalog").await;
     let cats = catalog(&db).await;
-    let tree = Cat::tree(&db);
+    let tree = Cat::collection(&db).tree();
     let holders = tree.holders::<Item>();
     holders.insert(&item(1, &cats["ssd"], 10.0)).await.unwrap();
     let before = snapshot(&db).await;
@@ -1635,7 +1640,7 @@ async fn duplicate_keys_in_combined_inserts_write_nothing() {
 async fn more_failures_in_the_middle() {
     let db = synced("nc_fail_more_catalog", "nc_catalog").await;
     let cats = catalog(&db).await;
-    let tree = Cat::tree(&db);
+    let tree = Cat::collection(&db).tree();
     let holders = tree.holders::<Item>();
     holders.insert(&item(1, &cats["ssd"], 100.0)).await.unwrap();
     let batch = [
@@ -1706,7 +1711,7 @@ async fn concurrent_holder_inserts_during_rename_and_move() {
     for round in 0..5 {
         let db = synced(&format!("nc_race_{round}"), "nc_catalog").await;
         let cats = catalog(&db).await;
-        let tree = Cat::tree(&db);
+        let tree = Cat::collection(&db).tree();
         let holders = tree.holders::<Item>();
         let inserts = async {
             let mut out = vec![];
@@ -1759,7 +1764,11 @@ async fn concurrent_holder_inserts_during_rename_and_move() {
         if stale > 0 {
             eprintln!("round {round}: {stale} stale copies after the race");
         }
-        Cat::references(&db).rebuild(cats["ssd"].id).await.unwrap();
+        Cat::collection(&db)
+            .references()
+            .rebuild(cats["ssd"].id)
+            .await
+            .unwrap();
         assert_catalog(&db, &format!("race round {round} after resync")).await;
     }
 }
@@ -1790,7 +1799,7 @@ where
                 .await
                 .unwrap();
         }
-        let tree = Cat::tree(&db);
+        let tree = Cat::collection(&db).tree();
         let holders = tree.holders::<Item>();
         holders.insert(&item(1, &cats["ssd"], 1.0)).await.unwrap();
         let places = async {
@@ -1808,7 +1817,7 @@ where
             }
             out
         };
-        let (out, ()) = tokio::join!(places, shape(Cat::tree(&db)));
+        let (out, ()) = tokio::join!(places, shape(Cat::collection(&db).tree()));
         let items = raw(&db, Item::SCHEMA.collection()).await;
         assert!(
             items.len() == 1,
@@ -1857,7 +1866,7 @@ async fn tree_deletions_when_a_count_target_is_missing() {
     // holders whose stats document does not exist. Refused with nothing written, or counts kept.
     let db = synced("nc_delete_missing_target", "nc_catalog").await;
     let cats = catalog(&db).await;
-    let tree = Cat::tree(&db);
+    let tree = Cat::collection(&db).tree();
     let holders = tree.holders::<Item>();
     holders
         .insert_many(&[item(1, &cats["storage"], 10.0), item(2, &cats["ssd"], 4.0)])
@@ -1903,7 +1912,7 @@ async fn tree_deletions_when_a_count_target_is_missing() {
 #[tokio::test]
 async fn tree_keys_with_nul_and_empty_strings() {
     let db = synced("nc_nul_keys", "nc_catalog").await;
-    let tree = Cat::tree(&db);
+    let tree = Cat::collection(&db).tree();
     let holders = tree.holders::<Item>();
     let a = tree.insert(&node("a\0b", "nul", None)).await.unwrap();
     let e = tree.insert(&node("", "empty", Some("a\0b"))).await;
@@ -2130,5 +2139,10 @@ async fn polymorphic_source_counts_by_a_common_field() {
         ]
     );
     events.delete(1i64).await.unwrap();
-    assert!(Board::computed(&db).check().await.unwrap().is_clean());
+    assert!(Board::collection(&db)
+        .computed()
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
 }

@@ -494,11 +494,23 @@ async fn assert_shelves_consistent(db: &Database) -> (Vec<Shelf>, Vec<Book>) {
             b.id
         );
     }
-    let tree = Shelf::tree(db).check().await.expect("tree checked");
+    let tree = Shelf::collection(db)
+        .tree()
+        .check()
+        .await
+        .expect("tree checked");
     assert!(tree.is_clean(), "Tree::check: {tree:?}");
-    let copies = Shelf::references(db).check().await.expect("copies checked");
+    let copies = Shelf::collection(db)
+        .references()
+        .check()
+        .await
+        .expect("copies checked");
     assert!(copies.is_clean(), "References::check: {copies:?}");
-    let counts = Shelf::computed(db).check().await.expect("counts checked");
+    let counts = Shelf::collection(db)
+        .computed()
+        .check()
+        .await
+        .expect("counts checked");
     assert!(counts.is_clean(), "ComputedFields::check: {counts:?}");
     (shelves, books)
 }
@@ -518,7 +530,8 @@ async fn shelf_tree(db: &Database) -> HashMap<String, Shelf> {
         shelf("m2a", Some("m2")),
         shelf("s2", Some("right")),
     ];
-    let stored = Shelf::tree(db)
+    let stored = Shelf::collection(db)
+        .tree()
         .insert_many(&nodes)
         .await
         .expect("the shelves");
@@ -535,7 +548,7 @@ async fn shelf_tree(db: &Database) -> HashMap<String, Shelf> {
 async fn tree_refs_and_counts_under_concurrent_moves_labels_and_holders() {
     let db = pattern_testkit::test_db("newcomer_concurrent_tree_refs_counts").await;
     let shelves = shelf_tree(&db).await;
-    let holders = Shelf::tree(&db).holders::<Book>();
+    let holders = Shelf::collection(&db).tree().holders::<Book>();
     // Books placed before the writers start: 12 on each of m1a, s1 (whose labels change) and
     // m1b (whose parent moves).
     let mut expected: BTreeMap<String, (String, f64)> = BTreeMap::new();
@@ -557,7 +570,7 @@ async fn tree_refs_and_counts_under_concurrent_moves_labels_and_holders() {
     for (node, first, second) in [("m1", "right", "left"), ("m2", "left", "right")] {
         let database = database.clone();
         tasks.push(tokio::spawn(async move {
-            let tree = Shelf::tree(&database);
+            let tree = Shelf::collection(&database).tree();
             for i in 0..11 {
                 let to = if i % 2 == 0 { first } else { second };
                 tree.move_under(node, to)
@@ -585,7 +598,7 @@ async fn tree_refs_and_counts_under_concurrent_moves_labels_and_holders() {
         let database = database.clone();
         let shelves = shelves.clone();
         tasks.push(tokio::spawn(async move {
-            let holders = Shelf::tree(&database).holders::<Book>();
+            let holders = Shelf::collection(&database).tree().holders::<Book>();
             for i in 0..20 {
                 let on = &shelves[targets[(t + i) % targets.len()]];
                 let id = format!("n-{t}-{i}");
@@ -623,7 +636,7 @@ async fn tree_refs_and_counts_under_concurrent_moves_labels_and_holders() {
     {
         let database = database.clone();
         tasks.push(tokio::spawn(async move {
-            let holders = Shelf::tree(&database).holders::<Book>();
+            let holders = Shelf::collection(&database).tree().holders::<Book>();
             for n in 0..8 {
                 holders
                     .place(format!("b-m1b-{n}"), "s2")
@@ -673,7 +686,7 @@ async fn tree_refs_and_counts_under_concurrent_moves_labels_and_holders() {
 async fn tree_refs_and_counts_hostile_input_is_literal_or_refused_untouched() {
     let db = pattern_testkit::test_db("newcomer_concurrent_tree_hostile").await;
     let shelves = shelf_tree(&db).await;
-    let tree = Shelf::tree(&db);
+    let tree = Shelf::collection(&db).tree();
     let holders = tree.holders::<Book>();
     let books = Book::collection(&db);
     for n in 0..3 {
@@ -966,9 +979,17 @@ async fn assert_docs_consistent(db: &Database) -> Vec<Doc> {
             .expect("the linked document");
         assert_eq!(l.doc.title, source.title, "the copy in link {}", l.id);
     }
-    let counts = Folder::computed(db).check().await.expect("checked");
+    let counts = Folder::collection(db)
+        .computed()
+        .check()
+        .await
+        .expect("checked");
     assert!(counts.is_clean(), "{counts:?}");
-    let copies = Doc::references(db).check().await.expect("checked");
+    let copies = Doc::collection(db)
+        .references()
+        .check()
+        .await
+        .expect("checked");
     assert!(copies.is_clean(), "{copies:?}");
     stored
 }
@@ -1333,7 +1354,7 @@ async fn assert_playlists_consistent(db: &Database) -> Vec<Track> {
         .collect();
     let tracks: Vec<Track> = docs(db, "nc_tracks").await.iter().map(from_doc).collect();
     let artists: Vec<Artist> = docs(db, "nc_artists").await.iter().map(from_doc).collect();
-    let subset = Playlist::recent_subset(db);
+    let subset = Playlist::collection(db).subset(Playlist::FIELDS.recent);
     for p in &playlists {
         let mut mine: Vec<&Track> = tracks.iter().filter(|t| t.playlist_id == p.id).collect();
         assert_eq!(p.track_count, mine.len() as i64, "trackCount of {}", p.id);
@@ -1371,7 +1392,11 @@ async fn assert_playlists_consistent(db: &Database) -> Vec<Track> {
     }
     let check = subset.check().await.expect("subset checked");
     assert!(check.is_clean(), "Subset::check: {check:?}");
-    let check = Artist::computed(db).check().await.expect("artists checked");
+    let check = Artist::collection(db)
+        .computed()
+        .check()
+        .await
+        .expect("artists checked");
     assert!(check.is_clean(), "ComputedFields::check: {check:?}");
     tracks
 }
@@ -1385,7 +1410,7 @@ async fn subset_with_counts_under_concurrent_pushes_and_removals_then_hostile_it
     for t in 0..12_i64 {
         let database = database.clone();
         tasks.push(tokio::spawn(async move {
-            let subset = Playlist::recent_subset(&database);
+            let subset = Playlist::collection(&database).subset(Playlist::FIELDS.recent);
             let playlist = format!("p{}", t % 2);
             let artist = format!("a{}", t % 3);
             let mut kept = Vec::new();
@@ -1437,7 +1462,7 @@ async fn subset_with_counts_under_concurrent_pushes_and_removals_then_hostile_it
 
     // Then hostile input to the same subset, newer than every track above (so the big ones
     // are embedded).
-    let subset = Playlist::recent_subset(&db);
+    let subset = Playlist::collection(&db).subset(Playlist::FIELDS.recent);
     subset
         .push("p0", late_track("t0", "p0", "a0", 60.0, 0))
         .await
@@ -1618,7 +1643,8 @@ async fn grid_setup(db: &Database, guests: &[&str]) {
             })
         })
         .collect();
-    let allocated = RoomNight::slots(db)
+    let allocated = RoomNight::collection(db)
+        .slots()
         .allocate(slots)
         .await
         .expect("allocated");
@@ -1651,9 +1677,17 @@ async fn assert_grid_consistent(db: &Database) -> Vec<RoomNight> {
             .count();
         assert_eq!(g.nights, held as i64, "nights of guest {}", g.id);
     }
-    let check = RoomNight::slots(db).check().await.expect("grid checked");
+    let check = RoomNight::collection(db)
+        .slots()
+        .check()
+        .await
+        .expect("grid checked");
     assert!(check.is_clean(), "Slots::check: {check:?}");
-    let check = Guest::computed(db).check().await.expect("guests checked");
+    let check = Guest::collection(db)
+        .computed()
+        .check()
+        .await
+        .expect("guests checked");
     assert!(check.is_clean(), "ComputedFields::check: {check:?}");
     slots
 }
@@ -1669,7 +1703,7 @@ async fn grid_with_holder_counts_under_concurrent_bookings() {
     for g in 0..16_u64 {
         let database = database.clone();
         tasks.push(tokio::spawn(async move {
-            let slots = RoomNight::slots(&database);
+            let slots = RoomNight::collection(&database).slots();
             let me = format!("g{g}");
             let mut seed = g + 1;
             let mut held: BTreeSet<(String, i32)> = BTreeSet::new();
@@ -1754,7 +1788,8 @@ async fn grid_with_holder_counts_under_concurrent_bookings() {
             s.night
         );
     }
-    let free: Vec<i32> = RoomNight::slots(&db)
+    let free: Vec<i32> = RoomNight::collection(&db)
+        .slots()
         .available("r0", 0, NIGHTS)
         .await
         .unwrap()
@@ -1771,7 +1806,7 @@ async fn grid_with_holder_counts_under_concurrent_bookings() {
 async fn grid_with_holder_counts_hostile_holders_and_slots() {
     let db = pattern_testkit::test_db("newcomer_concurrent_grid_hostile").await;
     grid_setup(&db, &["g0", "$dollar", "nul\0guest", "dot.ted"]).await;
-    let slots = RoomNight::slots(&db);
+    let slots = RoomNight::collection(&db).slots();
     slots.book("r1", 1, "g0").await.expect("g0 holds r1/1");
     let c = GRID_COLLECTIONS;
     let sent = refused!(
@@ -2186,8 +2221,8 @@ async fn operator_documents_as_ids_and_by_values_are_refused_before_anything_is_
             nested_id(pattern_runtime::MAX_VALUE_DEPTH + 4).into(),
         ),
     ];
-    let refs = Item::references(&db);
-    let computed = Bin::computed(&db);
+    let refs = Item::collection(&db).references();
+    let computed = Bin::collection(&db).computed();
     for (what, id) in &hostile {
         for (op, sent) in [
             (
@@ -2359,14 +2394,15 @@ fn is_refused_input(e: &Error) -> bool {
 /// Every model of this file in one database, with a little of everything in it.
 async fn everything(db: &TestDb) -> HashMap<String, Shelf> {
     let shelves = shelf_tree(db).await;
-    let holders = Shelf::tree(db).holders::<Book>();
+    let holders = Shelf::collection(db).tree().holders::<Book>();
     for (id, on) in [("b1", "s1"), ("b2", "s1"), ("b3", "m2a")] {
         holders.insert(&book(id, &shelves[on], 10.0)).await.unwrap();
     }
     versioned_setup(db, 2).await;
     grid_setup(db, &["g0", "g1"]).await;
     playlist_setup(db).await;
-    Playlist::recent_subset(db)
+    Playlist::collection(db)
+        .subset(Playlist::FIELDS.recent)
         .push("p0", track("t0", "p0", "a0", 60.0, 0))
         .await
         .unwrap();
@@ -2394,7 +2430,7 @@ async fn caller_transaction_across_handles_aborted_or_ended_keeps_nothing_commit
     let before = all_state(&db).await;
 
     let tx = Transaction::start(&db).await.expect("a transaction");
-    let tree = Shelf::tree(&db).in_transaction(&tx);
+    let tree = Shelf::collection(&db).tree().in_transaction(&tx);
     tree.insert(&shelf("s3", Some("s1")))
         .await
         .expect("a shelf in the transaction");
@@ -2425,12 +2461,14 @@ async fn caller_transaction_across_handles_aborted_or_ended_keeps_nothing_commit
         )
         .await
         .expect("a versioned update");
-    RoomNight::slots(&db)
+    RoomNight::collection(&db)
+        .slots()
         .in_transaction(&tx)
         .book("r0", 0, "g0")
         .await
         .expect("a booking");
-    Playlist::recent_subset(&db)
+    Playlist::collection(&db)
+        .subset(Playlist::FIELDS.recent)
         .in_transaction(&tx)
         .push("p0", track("t1", "p0", "a1", 30.0, 10))
         .await
@@ -2463,7 +2501,8 @@ async fn caller_transaction_across_handles_aborted_or_ended_keeps_nothing_commit
         .await
         .expect_err("after the abort");
     assert!(e.is_transaction_ended(), "{e:?}");
-    let e = RoomNight::slots(&db)
+    let e = RoomNight::collection(&db)
+        .slots()
         .in_transaction(&tx)
         .book("r0", 1, "g1")
         .await
@@ -2483,7 +2522,7 @@ async fn caller_transaction_across_handles_aborted_or_ended_keeps_nothing_commit
 
     // A server error (a duplicate `_id`) after other writes: the transaction is over.
     let tx = Transaction::start(&db).await.expect("a transaction");
-    let tree = Shelf::tree(&db).in_transaction(&tx);
+    let tree = Shelf::collection(&db).tree().in_transaction(&tx);
     let holders = tree.holders::<Book>();
     holders
         .insert(&book("b5", &shelves["s2"], 3.0))
@@ -2494,7 +2533,8 @@ async fn caller_transaction_across_handles_aborted_or_ended_keeps_nothing_commit
         .update("s2", doc! { "$set": { "label": "doomed" } })
         .await
         .expect("a label");
-    RoomNight::slots(&db)
+    RoomNight::collection(&db)
+        .slots()
         .in_transaction(&tx)
         .book("r0", 0, "g0")
         .await
@@ -2505,7 +2545,8 @@ async fn caller_transaction_across_handles_aborted_or_ended_keeps_nothing_commit
         .expect_err("b1 exists");
     assert!(e.is_duplicate_key(), "{e:?}");
     assert_eq!(tx.ended(), Some("aborted by the server"));
-    let e = RoomNight::slots(&db)
+    let e = RoomNight::collection(&db)
+        .slots()
         .in_transaction(&tx)
         .book("r0", 1, "g1")
         .await
@@ -2529,7 +2570,7 @@ async fn caller_transaction_across_handles_aborted_or_ended_keeps_nothing_commit
     // A refusal before anything is written leaves the transaction open; the commit keeps every
     // write and what derives from it.
     let tx = Transaction::start(&db).await.expect("a transaction");
-    let tree = Shelf::tree(&db).in_transaction(&tx);
+    let tree = Shelf::collection(&db).tree().in_transaction(&tx);
     let holders = tree.holders::<Book>();
     holders
         .insert(&book("b6", &shelves["s2"], 4.0))
@@ -2537,13 +2578,15 @@ async fn caller_transaction_across_handles_aborted_or_ended_keeps_nothing_commit
         .expect("a book");
     // (A NaN holder ends the transaction instead: see
     // `input_refusals_are_made_before_anything_is_sent`.)
-    let e = Playlist::recent_subset(&db)
+    let e = Playlist::collection(&db)
+        .subset(Playlist::FIELDS.recent)
         .in_transaction(&tx)
         .push("p0", track("nan", "p0", "a0", f64::NAN, 20))
         .await
         .expect_err("NaN seconds");
     assert!(is_invalid_value(&e), "{e:?}");
-    let e = RoomNight::slots(&db)
+    let e = RoomNight::collection(&db)
+        .slots()
         .in_transaction(&tx)
         .book("r0", 0, doc! { "$gt": "" })
         .await
@@ -2559,7 +2602,8 @@ async fn caller_transaction_across_handles_aborted_or_ended_keeps_nothing_commit
         .update("s2", doc! { "$set": { "label": "committed" } })
         .await
         .expect("a label");
-    RoomNight::slots(&db)
+    RoomNight::collection(&db)
+        .slots()
         .in_transaction(&tx)
         .book("r0", 0, "g0")
         .await
@@ -2723,7 +2767,8 @@ async fn input_refusals_are_made_before_anything_is_sent() {
         broken,
         "control: Subset::push of NaN seconds",
         |tx| {
-            Playlist::recent_subset(&db)
+            Playlist::collection(&db)
+                .subset(Playlist::FIELDS.recent)
                 .in_transaction(&tx)
                 .push("p0", track("nan", "p0", "a0", f64::NAN, 5))
         },
@@ -2734,7 +2779,8 @@ async fn input_refusals_are_made_before_anything_is_sent() {
         broken,
         "control: Slots::book for an operator holder",
         |tx| {
-            RoomNight::slots(&db)
+            RoomNight::collection(&db)
+                .slots()
                 .in_transaction(&tx)
                 .book("r0", 0, doc! { "$gt": "" })
         },
@@ -2745,7 +2791,8 @@ async fn input_refusals_are_made_before_anything_is_sent() {
         broken,
         "Holders::insert of NaN pages",
         |tx| {
-            Shelf::tree(&db)
+            Shelf::collection(&db)
+                .tree()
                 .in_transaction(&tx)
                 .holders::<Book>()
                 .insert(&book("nan", &shelves["s2"], f64::NAN))
@@ -2810,13 +2857,15 @@ async fn input_refusals_are_made_before_anything_is_sent() {
             db,
             broken,
             name,
-            Playlist::recent_subset(&db).push(
-                "p0",
-                Track {
-                    meta,
-                    ..track(id, "p0", "a0", 1.0, 30)
-                }
-            ),
+            Playlist::collection(&db)
+                .subset(Playlist::FIELDS.recent)
+                .push(
+                    "p0",
+                    Track {
+                        meta,
+                        ..track(id, "p0", "a0", 1.0, 30)
+                    }
+                ),
             is_refused_input
         );
         let stored = docs(&db, "nc_tracks")
@@ -2844,7 +2893,8 @@ async fn input_refusals_are_made_before_anything_is_sent() {
 async fn a_nan_refused_in_the_callers_transaction_is_never_committed() {
     let db = pattern_testkit::test_db("newcomer_concurrent_finding_nan_commit").await;
     let shelves = shelf_tree(&db).await;
-    Shelf::tree(&db)
+    Shelf::collection(&db)
+        .tree()
         .holders::<Book>()
         .insert(&book("b1", &shelves["s1"], 10.0))
         .await
@@ -2890,7 +2940,11 @@ async fn a_nan_refused_in_the_callers_transaction_is_never_committed() {
     };
     let books = docs(&db, "nc_books").await;
     let shelves_now = docs(&db, "nc_shelves").await;
-    let check = Shelf::computed(&db).check().await.expect("checked");
+    let check = Shelf::collection(&db)
+        .computed()
+        .check()
+        .await
+        .expect("checked");
     assert!(
         changed(&before, &after).is_empty(),
         "refused, yet {:?} changed: b1.pages {:?}, s1.pages {:?}; ComputedFields::check clean: {}",

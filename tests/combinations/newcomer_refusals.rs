@@ -397,7 +397,7 @@ async fn setup(name: &str) -> TestDb {
         })
         .await
         .unwrap();
-    let tree = RefusalAisle::tree(&db);
+    let tree = RefusalAisle::collection(&db).tree();
     tree.insert(&aisle("a", None)).await.unwrap();
     tree.insert(&aisle("a1", Some("a"))).await.unwrap();
     db
@@ -515,16 +515,31 @@ async fn all_checks_clean(db: &TestDb) {
     let reports = [
         (
             "computed",
-            RefusalOwner::computed(db).check().await.unwrap(),
+            RefusalOwner::collection(db)
+                .computed()
+                .check()
+                .await
+                .unwrap(),
         ),
         (
             "subset",
-            RefusalShelf::recent_subset(db).check().await.unwrap(),
+            RefusalShelf::collection(db)
+                .subset(RefusalShelf::FIELDS.recent)
+                .check()
+                .await
+                .unwrap(),
         ),
-        ("tree", RefusalAisle::tree(db).check().await.unwrap()),
+        (
+            "tree",
+            RefusalAisle::collection(db).tree().check().await.unwrap(),
+        ),
         (
             "references",
-            RefusalPart::references(db).check().await.unwrap(),
+            RefusalPart::collection(db)
+                .references()
+                .check()
+                .await
+                .unwrap(),
         ),
     ];
     for (name, report) in reports {
@@ -545,7 +560,7 @@ async fn all_checks_clean(db: &TestDb) {
 #[tokio::test]
 async fn subset_push_refuses_non_finite_sums_and_hostile_by_values() {
     let db = setup("newcomer_refusals_subset_nan").await;
-    let shelf = RefusalShelf::recent_subset(&db);
+    let shelf = RefusalShelf::collection(&db).subset(RefusalShelf::FIELDS.recent);
     db.take_commands();
     shelf
         .push("s1", book("b0", owner_id("o1"), 5.0, 0, doc! {}))
@@ -651,7 +666,7 @@ async fn subset_push_refuses_non_finite_sums_and_hostile_by_values() {
 #[tokio::test]
 async fn subset_push_refuses_dollar_and_dotted_keys_in_items_and_set() {
     let db = setup("newcomer_refusals_subset_keys").await;
-    let shelf = RefusalShelf::recent_subset(&db);
+    let shelf = RefusalShelf::collection(&db).subset(RefusalShelf::FIELDS.recent);
     shelf
         .push("s1", book("b0", owner_id("o1"), 5.0, 0, doc! {}))
         .await
@@ -742,7 +757,7 @@ async fn subset_push_refuses_dollar_and_dotted_keys_in_items_and_set() {
 async fn values_over_16_mib_are_refused_before_they_are_sent() {
     let db = setup("newcomer_refusals_16mib").await;
     let huge = over_16_mib();
-    let shelf = RefusalShelf::recent_subset(&db);
+    let shelf = RefusalShelf::collection(&db).subset(RefusalShelf::FIELDS.recent);
     let books = RefusalBook::collection(&db);
     let parts = RefusalPart::collection(&db);
     books
@@ -806,7 +821,8 @@ async fn values_over_16_mib_are_refused_before_they_are_sent() {
     refused_outside(
         &db,
         "Holders::insert of a holder over 16 MiB",
-        RefusalAisle::tree(&db)
+        RefusalAisle::collection(&db)
+            .tree()
             .holders::<RefusalGadget>()
             .insert(&big_gadget),
         too_large,
@@ -875,7 +891,8 @@ async fn values_over_16_mib_are_refused_before_they_are_sent() {
         &db,
         &tx,
         "Holders::insert over 16 MiB, in a transaction",
-        RefusalAisle::tree(&db)
+        RefusalAisle::collection(&db)
+            .tree()
             .in_transaction(&tx)
             .holders::<RefusalGadget>()
             .insert(&big_gadget),
@@ -922,7 +939,7 @@ async fn values_over_16_mib_are_refused_before_they_are_sent() {
 #[tokio::test]
 async fn tree_holder_insert_refuses_hostile_sources() {
     let db = setup("newcomer_refusals_tree_holder").await;
-    let tree = RefusalAisle::tree(&db);
+    let tree = RefusalAisle::collection(&db).tree();
     let holders = tree.holders::<RefusalGadget>();
     holders
         .insert(&gadget("g0", owner_id("o1"), 2.0))
@@ -1482,7 +1499,8 @@ async fn a_sum_overflowing_a_double_is_refused_after_the_write_and_ends_the_tran
         .insert(&card("p1", owner_id("o1"), 3.0))
         .await
         .unwrap();
-    RefusalAisle::tree(&db)
+    RefusalAisle::collection(&db)
+        .tree()
         .holders::<RefusalGadget>()
         .insert(&gadget("g0", owner_id("o1"), 4.0))
         .await
@@ -1572,7 +1590,8 @@ async fn a_sum_overflowing_a_double_is_refused_after_the_write_and_ends_the_tran
 
     // And through the model handle of a tree holder, after a holder inserted in the transaction.
     let tx = Transaction::start(&db).await.unwrap();
-    RefusalAisle::tree(&db)
+    RefusalAisle::collection(&db)
+        .tree()
         .in_transaction(&tx)
         .holders::<RefusalGadget>()
         .insert(&gadget("g1", owner_id("o2"), 2.0))

@@ -620,7 +620,7 @@ async fn attribute_hostile_keys_values_and_ids_write_nothing() {
         .await
         .unwrap();
     }
-    let attrs = NsRecord::specs_attribute(&db);
+    let attrs = NsRecord::collection(&db).attributes(NsRecord::FIELDS.specs);
     let ok = NsSpec {
         name: "price".into(),
         value: Bson::String("$120".into()),
@@ -963,7 +963,8 @@ async fn three_writes(
         value: Bson::Int32(1),
         unit: None,
     };
-    NsRecord::specs_attribute(db)
+    NsRecord::collection(db)
+        .attributes(NsRecord::FIELDS.specs)
         .in_transaction(tx)
         .set(Bson::Int32(1), &spec)
         .await
@@ -1049,7 +1050,8 @@ async fn transaction_across_handles_committed_keeps_everything() {
         unit: None,
     };
     assert_invalid_key(
-        NsRecord::specs_attribute(&db)
+        NsRecord::collection(&db)
+            .attributes(NsRecord::FIELDS.specs)
             .in_transaction(&tx)
             .set(Bson::Int32(1), &bad)
             .await,
@@ -1071,12 +1073,14 @@ async fn transaction_across_handles_committed_keeps_everything() {
     );
     let c = raw_get(&db, "ns_customers", ada.id).await.unwrap();
     assert_eq!(c.get_str("name").unwrap(), "Ada L.");
-    let got = NsRecord::specs_attribute(&db)
+    let got = NsRecord::collection(&db)
+        .attributes(NsRecord::FIELDS.specs)
         .get(Bson::Int32(1), "k".to_owned())
         .await
         .unwrap();
     assert_eq!(got, Some(spec));
-    assert!(NsCustomer::references(&db)
+    assert!(NsCustomer::collection(&db)
+        .references()
         .check()
         .await
         .unwrap()
@@ -1110,7 +1114,7 @@ async fn two_way_fixture(db: &mongodb::Database) {
             .await
             .unwrap();
     }
-    let rel = NsTask::owner_relation(db);
+    let rel = NsTask::collection(db).relation(NsTask::FIELDS.owner);
     rel.assign(&Bson::Int32(10), &Bson::Int32(1)).await.unwrap();
 }
 
@@ -1121,7 +1125,7 @@ async fn two_way_assign_refuses_hostile_ids() {
     let db = test_db("ns_two_way_assign").await;
     two_way_fixture(&db).await;
     let before = (all(&db, "ns_people").await, all(&db, "ns_tasks").await);
-    let rel = NsTask::owner_relation(&db);
+    let rel = NsTask::collection(&db).relation(NsTask::FIELDS.owner);
     let hostile = [
         Bson::Document(doc! { "$ne": null }),
         Bson::Document(doc! { "$in": [1, 2] }),
@@ -1190,7 +1194,7 @@ async fn two_way_check_and_repair_with_hostile_stored_ids() {
         .ok();
     let people_before = all(&db, "ns_people").await;
 
-    let rel = NsTask::owner_relation(&db);
+    let rel = NsTask::collection(&db).relation(NsTask::FIELDS.owner);
     let report = rel.check().await.unwrap();
     assert!(
         !report.is_clean(),

@@ -511,7 +511,7 @@ async fn u32_feed_takes_literals_across_outlier_subset_and_counters() {
     feeds.raw().insert_one(feed(8)).await.unwrap();
 
     // Outlier: a bare literal, a typed value and a reference all name feed 7.
-    let posts = NtiFeed::posts_outlier(&db);
+    let posts = NtiFeed::collection(&db).outlier(NtiFeed::FIELDS.posts);
     posts.push(7, post("first")).await.unwrap();
     posts.push(7u32, post("$gt")).await.unwrap();
     let seven = 7u32;
@@ -605,7 +605,7 @@ async fn u32_feed_takes_literals_across_outlier_subset_and_counters() {
     assert!(posts.check().await.unwrap().is_clean());
 
     // Subset: the literal 7 names the parent; the full item carries the same `feedId`.
-    let events = NtiFeed::recent_subset(&db);
+    let events = NtiFeed::collection(&db).subset(NtiFeed::FIELDS.recent);
     for (id, text) in [(1i64, "$where"), (2, "a.b"), (3, "")] {
         events
             .push(
@@ -688,7 +688,7 @@ async fn u32_feed_takes_literals_across_outlier_subset_and_counters() {
     }
 
     // Batched counter of the u32 model: a literal id; writes at the threshold.
-    let views = NtiFeed::views_counter(&db);
+    let views = NtiFeed::collection(&db).counter(NtiFeed::FIELDS.views);
     views.add(7, 1).await.unwrap();
     views.add(7u32, 1).await.unwrap();
     assert_eq!(views.pending(), 2);
@@ -716,7 +716,7 @@ async fn u32_feed_takes_literals_across_outlier_subset_and_counters() {
     );
 
     // Sampled counter with p = 1: every event writes 1.
-    let likes = NtiFeed::likes_counter(&db);
+    let likes = NtiFeed::collection(&db).counter(NtiFeed::FIELDS.likes);
     assert!(likes.add(7).await.unwrap());
     assert!(likes.add(8u32).await.unwrap());
     assert_eq!(
@@ -799,7 +799,7 @@ async fn string_source_stores_hostile_strings_literally_and_refuses_operator_val
 
     // References::update with every odd string, on every odd id: stored as given, source and
     // copy alike.
-    let refs = NtiAuthor::references(&db);
+    let refs = NtiAuthor::collection(&db).references();
     for (id, art) in [("a1", 1i64), ("$where", 2), ("a.b", 3), ("", 4)] {
         for s in odd_strings() {
             let report = NtiAuthor::collection(&db)
@@ -968,7 +968,12 @@ async fn string_source_stores_hostile_strings_literally_and_refuses_operator_val
     assert_eq!(everything(&db).await, before);
 
     assert!(refs.check().await.unwrap().is_clean());
-    assert!(NtiAuthor::computed(&db).check().await.unwrap().is_clean());
+    assert!(NtiAuthor::collection(&db)
+        .computed()
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -989,8 +994,8 @@ async fn bson_ids_accept_plain_values_and_refuse_operators() {
     ] {
         bags.raw().insert_one(bag(id)).await.unwrap();
     }
-    let specs = NtiBag::specs_attribute(&db);
-    let items = NtiBag::items_outlier(&db);
+    let specs = NtiBag::collection(&db).attributes(NtiBag::FIELDS.specs);
+    let items = NtiBag::collection(&db).outlier(NtiBag::FIELDS.items);
 
     // Plain values of every accepted type work as ids; `$` strings are ordinary strings.
     specs.set("$where", &spec("color", "$red")).await.unwrap();
@@ -1111,7 +1116,9 @@ async fn bson_ids_accept_plain_values_and_refuse_operators() {
     assert_eq!(everything(&db).await, before);
 
     // The sharded counter of one bag: a `$` string names a bag; an operator names none.
-    let hits = NtiBag::hits_counter(&db, "$where");
+    let hits = NtiBag::collection(&db)
+        .counter(NtiBag::FIELDS.hits)
+        .of("$where");
     hits.add(2).await.unwrap();
     hits.add(3).await.unwrap();
     assert_eq!(hits.read().await.unwrap(), 5);
@@ -1119,7 +1126,7 @@ async fn bson_ids_accept_plain_values_and_refuse_operators() {
     assert_eq!(int(&one(&db, "nti_bags", "$where").await, "hits"), 5);
     let before = everything(&db).await;
     for (what, id) in hostile_ids() {
-        let bad = NtiBag::hits_counter(&db, id);
+        let bad = NtiBag::collection(&db).counter(NtiBag::FIELDS.hits).of(id);
         is_invalid_value(&format!("sharded add {what}"), bad.add(1).await);
         is_invalid_value(&format!("sharded read {what}"), bad.read().await);
         is_invalid_value(&format!("sharded snapshot {what}"), bad.snapshot().await);
@@ -1147,7 +1154,7 @@ async fn typed_document_shaped_ids_are_checked_once_serialized() {
         })
         .await
         .unwrap();
-    let keyed_specs = NtiKeyed::specs_attribute(&db);
+    let keyed_specs = NtiKeyed::collection(&db).attributes(NtiKeyed::FIELDS.specs);
     keyed_specs
         .set(doc! { "a": 1, "b": "$x" }, &spec("w", "$y"))
         .await
@@ -1184,7 +1191,7 @@ async fn typed_document_shaped_ids_are_checked_once_serialized() {
     assert_eq!(everything(&db).await, before);
 
     // A struct id whose serialized form is `{$where: ..}`.
-    let odd = NtiOdd::specs_attribute(&db);
+    let odd = NtiOdd::collection(&db).attributes(NtiOdd::FIELDS.specs);
     let evil = NtiEvilId {
         code: "sleep(1000) || true".into(),
     };
@@ -1262,7 +1269,7 @@ async fn grid_with_i32_rooms_and_string_days_books_literals_and_refuses_hostile_
             .await
             .unwrap();
     }
-    let slots = NtiSeat::slots(&db);
+    let slots = NtiSeat::collection(&db).slots();
     let days = ["$where", "a.b", "", "2025-01-01", "nul\0day", "$$ROOT"];
     let allocated = slots
         .allocate(
@@ -1444,7 +1451,12 @@ async fn grid_with_i32_rooms_and_string_days_books_literals_and_refuses_hostile_
         .collect();
     assert_eq!(free, ["$where", "a.b"], "free days of room 101");
     assert!(slots.check().await.unwrap().is_clean());
-    assert!(NtiGuest::computed(&db).check().await.unwrap().is_clean());
+    assert!(NtiGuest::collection(&db)
+        .computed()
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
 }
 
 async fn link_title(db: &TestDb) -> String {
@@ -1626,7 +1638,7 @@ pub struct NtiNote {
 #[tokio::test]
 async fn bson_keyed_tree_takes_dollar_strings_and_refuses_operator_keys() {
     let db = synced("nti_tree").await;
-    let tree = NtiTopic::tree(&db);
+    let tree = NtiTopic::collection(&db).tree();
     tree.insert(&topic("$root", None)).await.unwrap();
     tree.insert(&topic("a.b", Some("$root".into())))
         .await
@@ -1756,7 +1768,7 @@ async fn bson_keyed_tree_takes_dollar_strings_and_refuses_operator_keys() {
 #[tokio::test]
 async fn a_tree_parent_with_a_nul_key_is_invalid_value() {
     let db = synced("nti_finding_tree_nul").await;
-    let tree = NtiTopic::tree(&db);
+    let tree = NtiTopic::collection(&db).tree();
     tree.insert(&topic("$root", None)).await.unwrap();
     let before = everything(&db).await;
     let parent = Bson::Document(doc! { "a\0b": 1 });

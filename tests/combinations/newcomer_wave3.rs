@@ -223,7 +223,7 @@ async fn rep_setup(db: &TestDb) -> RSeller {
         })
         .await
         .unwrap();
-    let tree = RCat::tree(db);
+    let tree = RCat::collection(db).tree();
     tree.insert(&rcat(1, "root", None)).await.unwrap();
     tree.insert(&rcat(2, "$x", Some("root"))).await.unwrap();
     tree.insert(&rcat(3, "a.b", Some("$x"))).await.unwrap();
@@ -235,11 +235,12 @@ async fn rep_setup(db: &TestDb) -> RSeller {
         .insert(&rsale(2, "s1", 20, Some("$x")))
         .await
         .unwrap();
-    let notes = RSeller::notes_outlier(db);
+    let notes = RSeller::collection(db).outlier(RSeller::FIELDS.notes);
     for t in ["$inc", "a.b", ""] {
         notes.push("s1", note(t)).await.unwrap();
     }
-    RSeller::specs_attribute(db)
+    RSeller::collection(db)
+        .attributes(RSeller::FIELDS.specs)
         .set("s1", &spec("color", "$red"))
         .await
         .unwrap();
@@ -400,7 +401,8 @@ async fn rep_references_replace_accepts_new_attribute_array_and_hostile_strings(
         &doc! { "_id": "s1", "name": long, "total": 30_i64 }
     );
     // The attribute reads it back: the first item of the key.
-    let nested = RSeller::specs_attribute(&db)
+    let nested = RSeller::collection(&db)
+        .attributes(RSeller::FIELDS.specs)
         .get("s1", &"nested".to_owned())
         .await
         .unwrap()
@@ -411,13 +413,20 @@ async fn rep_references_replace_accepts_new_attribute_array_and_hostile_strings(
     );
     clean(
         "references",
-        RSeller::references(&db).check().await.unwrap(),
+        RSeller::collection(&db).references().check().await.unwrap(),
     );
     clean(
         "attributes",
-        RSeller::specs_attribute(&db).check().await.unwrap(),
+        RSeller::collection(&db)
+            .attributes(RSeller::FIELDS.specs)
+            .check()
+            .await
+            .unwrap(),
     );
-    clean("computed", RSeller::computed(&db).check().await.unwrap());
+    clean(
+        "computed",
+        RSeller::collection(&db).computed().check().await.unwrap(),
+    );
 }
 
 #[tokio::test]
@@ -484,11 +493,14 @@ async fn rep_computing_replace_refuses_holder_node_and_path_accepts_same_node() 
             .unwrap(),
         &doc! { "_id": "s1", "name": "$gt", "total": 35_i64 }
     );
-    clean("tree", RCat::tree(&db).check().await.unwrap());
-    clean("computed", RSeller::computed(&db).check().await.unwrap());
+    clean("tree", RCat::collection(&db).tree().check().await.unwrap());
+    clean(
+        "computed",
+        RSeller::collection(&db).computed().check().await.unwrap(),
+    );
     clean(
         "references",
-        RSeller::references(&db).check().await.unwrap(),
+        RSeller::collection(&db).references().check().await.unwrap(),
     );
 }
 
@@ -497,7 +509,7 @@ async fn rep_sum_leaving_i64_or_not_finite_is_invalid_value_with_nothing_written
     let db = synced("nw3_rep_overflow", "nw3_rep").await;
     rep_setup(&db).await;
     let sales = RSale::collection(&db);
-    let holders = RCat::tree(&db).holders::<RSale>();
+    let holders = RCat::collection(&db).tree().holders::<RSale>();
     let before = snapshot(&db, &REP).await;
 
     let invalid = |what: &str, r: pattern_runtime::Result<()>| match r {
@@ -583,7 +595,10 @@ async fn rep_sum_leaving_i64_or_not_finite_is_invalid_value_with_nothing_written
             .map(drop),
     );
     assert_eq!(snapshot(&db, &REP).await, before);
-    clean("computed", RSeller::computed(&db).check().await.unwrap());
+    clean(
+        "computed",
+        RSeller::collection(&db).computed().check().await.unwrap(),
+    );
 }
 
 #[tokio::test]
@@ -592,8 +607,8 @@ async fn rep_hostile_keys_and_values_refused_with_nothing_written() {
     rep_setup(&db).await;
     let before = snapshot(&db, &REP).await;
     let sales = RSale::collection(&db);
-    let notes = RSeller::notes_outlier(&db);
-    let specs = RSeller::specs_attribute(&db);
+    let notes = RSeller::collection(&db).outlier(RSeller::FIELDS.notes);
+    let specs = RSeller::collection(&db).attributes(RSeller::FIELDS.specs);
 
     // An operator document or a regex as an id does not compile: these models' ids are typed
     // (`tests/ui/ids`); a `Bson` id is checked at run time (`tests/integration/hostile.rs`).
@@ -766,7 +781,7 @@ fn cagent(id: &str, org: Option<&str>, squad: Option<&str>) -> CAgent {
 
 /// root > `$gt` > `a.b`; root > `x`.
 async fn cas_tree(db: &TestDb) {
-    let tree = COrg::tree(db);
+    let tree = COrg::collection(db).tree();
     tree.insert_many(&[
         corg("root", None),
         corg("$gt", Some("root")),
@@ -778,23 +793,34 @@ async fn cas_tree(db: &TestDb) {
 }
 
 async fn cas_checks(db: &TestDb) {
-    clean("tree", COrg::tree(db).check().await.unwrap());
+    clean("tree", COrg::collection(db).tree().check().await.unwrap());
     clean(
         "two-way agents",
-        CAgent::squad_relation(db).check().await.unwrap(),
+        CAgent::collection(db)
+            .relation(CAgent::FIELDS.squad)
+            .check()
+            .await
+            .unwrap(),
     );
     clean(
         "two-way badges",
-        CBadge::team_relation(db).check().await.unwrap(),
+        CBadge::collection(db)
+            .relation(CBadge::FIELDS.team)
+            .check()
+            .await
+            .unwrap(),
     );
-    clean("computed", CSquad::computed(db).check().await.unwrap());
+    clean(
+        "computed",
+        CSquad::collection(db).computed().check().await.unwrap(),
+    );
 }
 
 #[tokio::test]
 async fn cas_cascade_deleting_an_owner_nulls_its_optional_children() {
     let db = synced("nw3_cas_owner", "nw3_cas").await;
     cas_tree(&db).await;
-    let tree = COrg::tree(&db);
+    let tree = COrg::collection(&db).tree();
     tree.holders::<CSquad>()
         .insert(&csquad("sq", "a.b"))
         .await
@@ -810,7 +836,8 @@ async fn cas_cascade_deleting_an_owner_nulls_its_optional_children() {
         .insert(&cagent("ag2", None, None))
         .await
         .unwrap();
-    CAgent::squad_relation(&db)
+    CAgent::collection(&db)
+        .relation(CAgent::FIELDS.squad)
         .assign(&"ag2".to_owned(), &"sq".to_owned())
         .await
         .unwrap();
@@ -857,7 +884,7 @@ async fn cas_cascade_deleting_an_owner_nulls_its_optional_children() {
 async fn cas_cascade_deleting_a_child_pulls_it_from_its_owner_and_its_count() {
     let db = synced("nw3_cas_child", "nw3_cas").await;
     cas_tree(&db).await;
-    let tree = COrg::tree(&db);
+    let tree = COrg::collection(&db).tree();
     tree.holders::<CSquad>()
         .insert(&csquad("$sq", "x"))
         .await
@@ -896,7 +923,7 @@ async fn cas_cascade_deleting_a_child_pulls_it_from_its_owner_and_its_count() {
 async fn cas_cascade_refused_while_required_children_name_the_owner() {
     let db = synced("nw3_cas_required", "nw3_cas").await;
     cas_tree(&db).await;
-    let tree = COrg::tree(&db);
+    let tree = COrg::collection(&db).tree();
     tree.holders::<CTeam>()
         .insert(&CTeam {
             id: "t1".into(),
@@ -953,7 +980,7 @@ async fn cas_duplicate_tree_key_in_a_caller_transaction_ends_it() {
     cas_tree(&db).await;
     let before = snapshot(&db, &CAS).await;
     let tx = Transaction::start(&db).await.unwrap();
-    let tree = COrg::tree(&db).in_transaction(&tx);
+    let tree = COrg::collection(&db).tree().in_transaction(&tx);
     tree.insert(&corg("y", Some("x"))).await.unwrap();
     tree.holders::<CSquad>()
         .insert(&csquad("sq", "y"))
@@ -1063,7 +1090,8 @@ fn line(id: &str, day: &str, by: Option<&str>) -> Bson {
 }
 
 async fn slot_setup(db: &TestDb) {
-    SSite::tree(db)
+    SSite::collection(db)
+        .tree()
         .insert_many(&[
             SSite {
                 id: "$site".into(),
@@ -1090,16 +1118,26 @@ async fn slot_setup(db: &TestDb) {
 }
 
 async fn slot_checks(db: &TestDb) {
-    clean("tree", SSite::tree(db).check().await.unwrap());
-    clean("subset", SRoom::desks_subset(db).check().await.unwrap());
-    clean("slots", SDesk::slots(db).check().await.unwrap());
+    clean("tree", SSite::collection(db).tree().check().await.unwrap());
+    clean(
+        "subset",
+        SRoom::collection(db)
+            .subset(SRoom::FIELDS.desks)
+            .check()
+            .await
+            .unwrap(),
+    );
+    clean(
+        "slots",
+        SDesk::collection(db).slots().check().await.unwrap(),
+    );
 }
 
 #[tokio::test]
 async fn slot_allocate_of_tree_holders_computes_their_paths_and_fills_the_subset() {
     let db = synced("nw3_slot_alloc", "nw3_slot").await;
     slot_setup(&db).await;
-    let slots = SDesk::slots(&db);
+    let slots = SDesk::collection(&db).slots();
     let allocated = slots
         .allocate(vec![
             desk("d3", "$room", "2025-01-03", Some("b.c")),
@@ -1168,7 +1206,7 @@ async fn slot_allocate_of_tree_holders_computes_their_paths_and_fills_the_subset
 async fn slot_book_cancel_release_keep_the_subset_with_hostile_values() {
     let db = synced("nw3_slot_book", "nw3_slot").await;
     slot_setup(&db).await;
-    let slots = SDesk::slots(&db);
+    let slots = SDesk::collection(&db).slots();
     slots
         .allocate(vec![
             desk("d1", "$room", "2025-01-01", Some("b.c")),
@@ -1327,7 +1365,7 @@ async fn can_cancel_finds_the_holder_copy_by_id_after_a_rename_and_an_attribute_
         })
         .await
         .unwrap();
-    let slots = NSeat::slots(&db);
+    let slots = NSeat::collection(&db).slots();
     slots
         .allocate((1..=2).map(|n| NSeat {
             id: format!("seat{n}"),
@@ -1350,7 +1388,8 @@ async fn can_cancel_finds_the_holder_copy_by_id_after_a_rename_and_an_attribute_
         .update(1, doc! { "$set": { "name": "$set" } })
         .await
         .unwrap();
-    NGuest::prefs_attribute(&db)
+    NGuest::collection(&db)
+        .attributes(NGuest::FIELDS.prefs)
         .set(1, &spec("diet", "$veg"))
         .await
         .unwrap();
@@ -1361,7 +1400,10 @@ async fn can_cancel_finds_the_holder_copy_by_id_after_a_rename_and_an_attribute_
             .unwrap(),
         &doc! { "_id": 1_i64, "name": "$set", "prefs": [{ "name": "diet", "value": "$veg" }] }
     );
-    clean("references", NGuest::references(&db).check().await.unwrap());
+    clean(
+        "references",
+        NGuest::collection(&db).references().check().await.unwrap(),
+    );
 
     // Someone else's copy, and operator documents, are refused with nothing written.
     let bob_ref = bson::serialize_to_bson(&GuestRef::from(&bob)).unwrap();
@@ -1410,9 +1452,15 @@ async fn can_cancel_finds_the_holder_copy_by_id_after_a_rename_and_an_attribute_
         one(&db, "nw3_can_seats", "seat2").await.get("bookedBy"),
         Some(&Bson::Null)
     );
-    clean("references", NGuest::references(&db).check().await.unwrap());
+    clean(
+        "references",
+        NGuest::collection(&db).references().check().await.unwrap(),
+    );
     clean("slots", slots.check().await.unwrap());
-    clean("computed", NShow::computed(&db).check().await.unwrap());
+    clean(
+        "computed",
+        NShow::collection(&db).computed().check().await.unwrap(),
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1538,7 +1586,7 @@ async fn fix_bloggers(db: &TestDb) {
             .await
             .unwrap();
     }
-    let posts = FBlogger::posts_outlier(db);
+    let posts = FBlogger::collection(db).outlier(FBlogger::FIELDS.posts);
     // b1: 5 posts (an outlier), b2: 1, b3: 3 (an outlier), b4: 1.
     for (id, n) in [("b1", 5), ("b2", 1), ("b3", 3), ("b4", 1)] {
         for i in 0..n {
@@ -1597,12 +1645,19 @@ async fn fix_blogger_expect(db: &TestDb) {
     }
     clean(
         "outlier",
-        FBlogger::posts_outlier(db).check().await.unwrap(),
+        FBlogger::collection(db)
+            .outlier(FBlogger::FIELDS.posts)
+            .check()
+            .await
+            .unwrap(),
     );
-    clean("computed", FAgency::computed(db).check().await.unwrap());
+    clean(
+        "computed",
+        FAgency::collection(db).computed().check().await.unwrap(),
+    );
     clean(
         "references",
-        FBlogger::references(db).check().await.unwrap(),
+        FBlogger::collection(db).references().check().await.unwrap(),
     );
 }
 
@@ -1636,11 +1691,19 @@ async fn fix_outlier_repair_then_computed_repair_leaves_sums_and_copies_right() 
     let db = synced("nw3_fix_outlier_first", "nw3_fix").await;
     fix_bloggers(&db).await;
     fix_blogger_drift(&db).await;
-    let r = FBlogger::posts_outlier(&db).repair().await.unwrap();
+    let r = FBlogger::collection(&db)
+        .outlier(FBlogger::FIELDS.posts)
+        .repair()
+        .await
+        .unwrap();
     assert!(r.is_clean(), "{r}");
-    let r = FAgency::computed(&db).repair().await.unwrap();
+    let r = FAgency::collection(&db).computed().repair().await.unwrap();
     assert!(r.is_clean(), "{r}");
-    let r = FBlogger::references(&db).repair().await.unwrap();
+    let r = FBlogger::collection(&db)
+        .references()
+        .repair()
+        .await
+        .unwrap();
     assert!(r.is_clean(), "{r}");
     fix_blogger_expect(&db).await;
 }
@@ -1650,17 +1713,25 @@ async fn fix_computed_repair_then_outlier_repair_leaves_sums_and_copies_right() 
     let db = synced("nw3_fix_computed_first", "nw3_fix").await;
     fix_bloggers(&db).await;
     fix_blogger_drift(&db).await;
-    let r = FAgency::computed(&db).repair().await.unwrap();
+    let r = FAgency::collection(&db).computed().repair().await.unwrap();
     assert!(r.is_clean(), "{r}");
     // The computed repair summed the forged counts: 99 + 1 and 3 + -7.
     assert_eq!(
         int(&one(&db, "nw3_fix_agencies", "$ag1").await, "totalPosts"),
         100
     );
-    let r = FBlogger::posts_outlier(&db).repair().await.unwrap();
+    let r = FBlogger::collection(&db)
+        .outlier(FBlogger::FIELDS.posts)
+        .repair()
+        .await
+        .unwrap();
     assert!(r.is_clean(), "{r}");
     // The outlier repair's writes rebuild the sums from the sources (not by the difference).
-    let r = FBlogger::references(&db).repair().await.unwrap();
+    let r = FBlogger::collection(&db)
+        .references()
+        .repair()
+        .await
+        .unwrap();
     assert!(r.is_clean(), "{r}");
     fix_blogger_expect(&db).await;
 }
@@ -1687,7 +1758,11 @@ async fn fix_outlier_repair_alone_rebuilds_the_sum_it_derives() {
         )
         .await
         .unwrap();
-    let r = FBlogger::posts_outlier(&db).repair().await.unwrap();
+    let r = FBlogger::collection(&db)
+        .outlier(FBlogger::FIELDS.posts)
+        .repair()
+        .await
+        .unwrap();
     assert!(r.is_clean(), "{r}");
     assert_eq!(
         int(&one(&db, "nw3_fix_bloggers", "b1").await, "postsCount"),
@@ -1733,7 +1808,7 @@ async fn fix_shops(db: &TestDb) {
             .await
             .unwrap();
     }
-    let sub = FShop::recent_subset(db);
+    let sub = FShop::collection(db).subset(FShop::FIELDS.recent);
     let mut n = 0;
     for (shop, stars) in [("$s1", [5, 4, 3]), ("s2", [1, 2, 0]), ("s3", [2, 2, 2])] {
         for s in stars {
@@ -1817,8 +1892,18 @@ async fn fix_shop_expect(db: &TestDb) {
     let m2 = one(db, "nw3_fix_malls", "$m2").await;
     assert_eq!(int(&m2, "stars"), 4);
     assert_eq!(int(&m2, "reviews"), 2);
-    clean("subset", FShop::recent_subset(db).check().await.unwrap());
-    clean("computed", FMall::computed(db).check().await.unwrap());
+    clean(
+        "subset",
+        FShop::collection(db)
+            .subset(FShop::FIELDS.recent)
+            .check()
+            .await
+            .unwrap(),
+    );
+    clean(
+        "computed",
+        FMall::collection(db).computed().check().await.unwrap(),
+    );
 }
 
 #[tokio::test]
@@ -1826,9 +1911,13 @@ async fn fix_subset_repair_then_computed_repair_leaves_sums_right() {
     let db = synced("nw3_fix_subset_first", "nw3_fix").await;
     fix_shops(&db).await;
     fix_shop_drift(&db).await;
-    let r = FShop::recent_subset(&db).repair().await.unwrap();
+    let r = FShop::collection(&db)
+        .subset(FShop::FIELDS.recent)
+        .repair()
+        .await
+        .unwrap();
     assert!(r.is_clean(), "{r}");
-    let r = FMall::computed(&db).repair().await.unwrap();
+    let r = FMall::collection(&db).computed().repair().await.unwrap();
     assert!(r.is_clean(), "{r}");
     fix_shop_expect(&db).await;
 }
@@ -1838,9 +1927,13 @@ async fn fix_computed_repair_then_subset_repair_leaves_sums_right() {
     let db = synced("nw3_fix_subset_last", "nw3_fix").await;
     fix_shops(&db).await;
     fix_shop_drift(&db).await;
-    let r = FMall::computed(&db).repair().await.unwrap();
+    let r = FMall::collection(&db).computed().repair().await.unwrap();
     assert!(r.is_clean(), "{r}");
-    let r = FShop::recent_subset(&db).repair().await.unwrap();
+    let r = FShop::collection(&db)
+        .subset(FShop::FIELDS.recent)
+        .repair()
+        .await
+        .unwrap();
     assert!(r.is_clean(), "{r}");
     // No computed repair after the subset's: its writes rebuilt the malls' sums.
     fix_shop_expect(&db).await;
@@ -1853,7 +1946,8 @@ async fn fix_subset_push_past_i64_in_its_own_sum_is_invalid_value() {
     let colls = ["nw3_fix_shops", "nw3_fix_reviews", "nw3_fix_malls"];
     let before = snapshot(&db, &colls).await;
     // $s1's starSum is 12: one more i64::MAX leaves the range.
-    let r = FShop::recent_subset(&db)
+    let r = FShop::collection(&db)
+        .subset(FShop::FIELDS.recent)
         .push(
             "$s1",
             FReview {
@@ -1875,7 +1969,8 @@ async fn fix_subset_push_set_of_id_is_refused_before_sending() {
     fix_shops(&db).await;
     let colls = ["nw3_fix_shops", "nw3_fix_reviews", "nw3_fix_malls"];
     let before = snapshot(&db, &colls).await;
-    let r = FShop::recent_subset(&db)
+    let r = FShop::collection(&db)
+        .subset(FShop::FIELDS.recent)
         .push(
             "s3",
             FReview {
@@ -1898,7 +1993,7 @@ async fn fix_subset_push_past_i64_in_a_derived_sum_and_hostile_set_keys_write_no
     fix_shops(&db).await;
     let colls = ["nw3_fix_shops", "nw3_fix_reviews", "nw3_fix_malls"];
     let before = snapshot(&db, &colls).await;
-    let sub = FShop::recent_subset(&db);
+    let sub = FShop::collection(&db).subset(FShop::FIELDS.recent);
     // Within s2's own sum (3), but m.1's sum (15 over two shops) would leave the range.
     let r = sub
         .push(
@@ -1984,8 +2079,18 @@ async fn fix_subset_push_past_i64_in_a_derived_sum_and_hostile_set_keys_write_no
     let stars = int(&s3, "starSum");
     assert!(stars == 7 || stars == 8, "{s3}");
     assert_eq!(int(&one(&db, "nw3_fix_malls", "$m2").await, "stars"), stars);
-    clean("subset", FShop::recent_subset(&db).check().await.unwrap());
-    clean("computed", FMall::computed(&db).check().await.unwrap());
+    clean(
+        "subset",
+        FShop::collection(&db)
+            .subset(FShop::FIELDS.recent)
+            .check()
+            .await
+            .unwrap(),
+    );
+    clean(
+        "computed",
+        FMall::collection(&db).computed().check().await.unwrap(),
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1999,9 +2104,13 @@ async fn tx_duplicate_key_in_a_caller_transaction_ends_it_and_keeps_nothing() {
     let before = snapshot(&db, &REP).await;
     let tx = Transaction::start(&db).await.unwrap();
     let sales = RSale::collection(&db).in_transaction(&tx);
-    let specs = RSeller::specs_attribute(&db).in_transaction(&tx);
-    let notes = RSeller::notes_outlier(&db).in_transaction(&tx);
-    let tree = RCat::tree(&db).in_transaction(&tx);
+    let specs = RSeller::collection(&db)
+        .attributes(RSeller::FIELDS.specs)
+        .in_transaction(&tx);
+    let notes = RSeller::collection(&db)
+        .outlier(RSeller::FIELDS.notes)
+        .in_transaction(&tx);
+    let tree = RCat::collection(&db).tree().in_transaction(&tx);
 
     sales.insert(&rsale(3, "s1", 5, None)).await.unwrap();
     RSeller::collection(&db)
@@ -2093,7 +2202,7 @@ fn nnode(id: i64, name: &str, parent: Option<&str>) -> NNode {
 }
 
 async fn node_setup(db: &TestDb) -> Vec<NNode> {
-    let tree = NNode::tree(db);
+    let tree = NNode::collection(db).tree();
     let long = format!("{}.$", "k".repeat(2000));
     let nodes = tree
         .insert_many(&[
@@ -2189,7 +2298,7 @@ async fn node_references_replace_of_a_tree_node_refuses_its_kept_fields() {
                     .unwrap(),
                 "$new label"
             );
-            clean("tree", NNode::tree(&db).check().await.unwrap());
+            clean("tree", NNode::collection(&db).tree().check().await.unwrap());
         }
         Err(Error::InvalidKey { .. }) => {
             assert_eq!(snapshot(&db, &NODE).await, before);
@@ -2255,7 +2364,11 @@ async fn node_computing_writes_of_holders_refuse_kept_fields_and_rename_follows(
         .unwrap();
     assert_eq!(int(&one(&db, "nw3_node_nodes", 3).await, "leaves"), 2);
     // A rename rewrites paths, parent keys and copies.
-    NNode::tree(&db).rename("$in", "a.b").await.unwrap();
+    NNode::collection(&db)
+        .tree()
+        .rename("$in", "a.b")
+        .await
+        .unwrap();
     let l1 = one(&db, "nw3_node_leaves", 1).await;
     assert_eq!(
         l1.get_array("path").unwrap()[..2],
@@ -2267,16 +2380,22 @@ async fn node_computing_writes_of_holders_refuse_kept_fields_and_rename_follows(
         l2.get_document("nodeRef").unwrap().get_str("name").unwrap(),
         "a.b"
     );
-    clean("tree", NNode::tree(&db).check().await.unwrap());
-    clean("references", NNode::references(&db).check().await.unwrap());
-    clean("computed", NNode::computed(&db).check().await.unwrap());
+    clean("tree", NNode::collection(&db).tree().check().await.unwrap());
+    clean(
+        "references",
+        NNode::collection(&db).references().check().await.unwrap(),
+    );
+    clean(
+        "computed",
+        NNode::collection(&db).computed().check().await.unwrap(),
+    );
 }
 
 #[tokio::test]
 async fn cas_whole_document_writes_refuse_two_way_sides_and_counts() {
     let db = synced("nw3_cas_replace", "nw3_cas").await;
     cas_tree(&db).await;
-    let tree = COrg::tree(&db);
+    let tree = COrg::collection(&db).tree();
     tree.holders::<CSquad>()
         .insert(&csquad("sq", "x"))
         .await
@@ -2343,7 +2462,8 @@ async fn cas_whole_document_writes_refuse_two_way_sides_and_counts() {
         "{\"$gt\": \"\"}.$"
     );
     // The move through the relation: the arrays and the counts follow.
-    CAgent::squad_relation(&db)
+    CAgent::collection(&db)
+        .relation(CAgent::FIELDS.squad)
         .assign(&"ag".to_owned(), &"sq2".to_owned())
         .await
         .unwrap();
@@ -2357,7 +2477,8 @@ async fn cas_whole_document_writes_refuse_two_way_sides_and_counts() {
     );
     // An operator document as the owner: refused before anything is sent.
     let before = snapshot(&db, &CAS).await;
-    match CAgent::squad_relation(&db)
+    match CAgent::collection(&db)
+        .relation(CAgent::FIELDS.squad)
         .assign(&"ag".to_owned(), &"{\"$gt\": \"\"}".to_owned())
         .await
     {
@@ -2374,7 +2495,9 @@ async fn tx_refusals_before_a_write_leave_the_caller_transaction_usable() {
     rep_setup(&db).await;
     let tx = Transaction::start(&db).await.unwrap();
     let sales = RSale::collection(&db).in_transaction(&tx);
-    let specs = RSeller::specs_attribute(&db).in_transaction(&tx);
+    let specs = RSeller::collection(&db)
+        .attributes(RSeller::FIELDS.specs)
+        .in_transaction(&tx);
     sales.insert(&rsale(3, "s1", 5, None)).await.unwrap();
     // Refused before anything is sent: the transaction goes on.
     assert!(matches!(
@@ -2460,7 +2583,8 @@ async fn tx_missing_count_target_in_a_caller_transaction_writes_nothing_of_it() 
 async fn slot_refusals_in_a_caller_transaction_keep_it_and_the_subset_commits_with_it() {
     let db = synced("nw3_slot_tx", "nw3_slot").await;
     slot_setup(&db).await;
-    SDesk::slots(&db)
+    SDesk::collection(&db)
+        .slots()
         .allocate(vec![
             desk("d1", "$room", "2025-01-01", Some("b.c")),
             desk("d2", "$room", "2025-01-02", None),
@@ -2469,7 +2593,7 @@ async fn slot_refusals_in_a_caller_transaction_keep_it_and_the_subset_commits_wi
         .unwrap();
     let before = snapshot(&db, &SLOT).await;
     let tx = Transaction::start(&db).await.unwrap();
-    let slots = SDesk::slots(&db).in_transaction(&tx);
+    let slots = SDesk::collection(&db).slots().in_transaction(&tx);
     slots.book("$room", "2025-01-01", "$a").await.unwrap();
     assert!(matches!(
         slots.book("$room", "2025-01-01", "$b").await,
@@ -2534,9 +2658,16 @@ async fn fix_deleting_an_outlier_through_computing_takes_its_overflow_and_its_su
     );
     clean(
         "outlier",
-        FBlogger::posts_outlier(&db).check().await.unwrap(),
+        FBlogger::collection(&db)
+            .outlier(FBlogger::FIELDS.posts)
+            .check()
+            .await
+            .unwrap(),
     );
-    clean("computed", FAgency::computed(&db).check().await.unwrap());
+    clean(
+        "computed",
+        FAgency::collection(&db).computed().check().await.unwrap(),
+    );
 }
 
 #[tokio::test]
@@ -2571,7 +2702,7 @@ async fn tx_sum_overflow_in_a_caller_transaction_is_invalid_value_and_consistent
 async fn node_cascade_takes_a_holders_overflow_documents_and_counts_with_it() {
     let db = synced("nw3_node_cascade", "nw3_node").await;
     node_setup(&db).await;
-    let notes = NLeaf::notes_outlier(&db);
+    let notes = NLeaf::collection(&db).outlier(NLeaf::FIELDS.notes);
     for (leaf, n) in [(1, 3), (2, 2)] {
         for i in 0..n {
             notes.push(leaf, note(&format!("$n{i}.x"))).await.unwrap();
@@ -2579,7 +2710,8 @@ async fn node_cascade_takes_a_holders_overflow_documents_and_counts_with_it() {
     }
     // A leaf outside the cascade, in the root, with overflow documents too.
     let root: NNode = bson::deserialize_from_document(one(&db, "nw3_node_nodes", 1).await).unwrap();
-    NNode::tree(&db)
+    NNode::collection(&db)
+        .tree()
         .holders::<NLeaf>()
         .insert(&NLeaf {
             id: 9,
@@ -2608,7 +2740,8 @@ async fn node_cascade_takes_a_holders_overflow_documents_and_counts_with_it() {
     );
     assert_eq!(notes.items(1).await.unwrap().len(), 3);
 
-    NNode::tree(&db)
+    NNode::collection(&db)
+        .tree()
         .delete("$in", Deletion::Cascade)
         .await
         .unwrap();
@@ -2623,7 +2756,10 @@ async fn node_cascade_takes_a_holders_overflow_documents_and_counts_with_it() {
     assert_eq!(leaves, [9]);
     assert_eq!(int(&one(&db, "nw3_node_nodes", 1).await, "leaves"), 1);
     assert_eq!(notes.items(9).await.unwrap(), vec![note("a"), note("b")]);
-    clean("tree", NNode::tree(&db).check().await.unwrap());
+    clean("tree", NNode::collection(&db).tree().check().await.unwrap());
     clean("outlier", notes.check().await.unwrap());
-    clean("computed", NNode::computed(&db).check().await.unwrap());
+    clean(
+        "computed",
+        NNode::collection(&db).computed().check().await.unwrap(),
+    );
 }

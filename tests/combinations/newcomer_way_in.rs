@@ -8,7 +8,7 @@
 //! 2. round trips of polymorphic operations, with and without derived data, and
 //!    operator-shaped document ids refused by a variant's insert;
 //! 3. an extended-reference source that is also a computed source, written through
-//!    `Customer::references(&db)`;
+//!    `Customer::collection(&db).references()`;
 //! 4. `Payment::collection(&db)` in a caller's transaction: aborted, ended by a refusal, committed;
 //! 5. a versioned source with `#[extended_ref]` copies, checked and repaired;
 //! 6. document-shaped ids that look like operators, through the model handle;
@@ -360,8 +360,18 @@ async fn variant_writes_keep_member_count_and_feed_subset() {
     // The enum's own handle reads every variant; the checks agree with what was written.
     let all = Activity::collection(&db).find(doc! {}).await.unwrap();
     assert_eq!(all.len(), 2);
-    assert!(Member::computed(&db).check().await.unwrap().is_clean());
-    assert!(Feed::recent_subset(&db).check().await.unwrap().is_clean());
+    assert!(Member::collection(&db)
+        .computed()
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
+    assert!(Feed::collection(&db)
+        .subset(Feed::FIELDS.recent)
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
 }
 
 /// The page's figures for the polymorphic row (`insert` 1, `find` 1, `update_one` 1,
@@ -571,7 +581,7 @@ async fn references_writes_move_counts_and_copies() {
     }
     sent(&db);
 
-    let customers = Customer::references(&db);
+    let customers = Customer::collection(&db).references();
 
     // A copied field: the page's `update` 3 (findAndModify, one updateMany, the commit), even
     // though the model is also a computed source (the region count reads `regionId` only).
@@ -660,7 +670,12 @@ async fn references_writes_move_counts_and_copies() {
     assert_eq!(dump(&db, "nwi_customers").await, customers_before);
 
     assert!(customers.check().await.unwrap().is_clean());
-    assert!(Region::computed(&db).check().await.unwrap().is_clean());
+    assert!(Region::collection(&db)
+        .computed()
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -817,7 +832,7 @@ async fn computing_in_a_caller_transaction_aborted_ended_and_committed() {
         "an operator update's value is literal"
     );
 
-    let report = Wallet::computed(&db).check().await.unwrap();
+    let report = Wallet::collection(&db).computed().check().await.unwrap();
     assert!(report.is_clean(), "{report:?}");
 }
 
@@ -981,9 +996,9 @@ async fn versioned_source_keeps_copies_checked_and_repaired() {
         .await
         .unwrap();
     // The extended_ref docs say a versioned model "has no [`References`]" and the crate docs
-    // name `References::<M>::new(&db)` for its check; `Author::references(&db)` exists all
+    // name `References::<M>::new(&db)` for its check; `Author::collection(&db).references()` exists all
     // the same (only its `update` does not compile), and is the way in used here.
-    let refs = Author::references(&db);
+    let refs = Author::collection(&db).references();
     let report = refs.check().await.unwrap();
     assert!(!report.is_clean());
     assert_eq!(report.documents(), [Bson::String("ursula".into())]);
@@ -1128,7 +1143,11 @@ async fn operator_shaped_ids_are_refused_and_dollar_strings_are_literal() {
                 .delete_one(doc! { "_id": { "$eq": bad.clone() } })
                 .await
                 .unwrap();
-            Queue::computed(&db).rebuild("support").await.unwrap();
+            Queue::collection(&db)
+                .computed()
+                .rebuild("support")
+                .await
+                .unwrap();
         }
         sent(&db);
     }
@@ -1136,7 +1155,11 @@ async fn operator_shaped_ids_are_refused_and_dollar_strings_are_literal() {
     assert_eq!(queue_counts(&db).await, queues_before);
 
     // A queue id that reads like an operator is a literal id.
-    let recomputed = Queue::computed(&db).rebuild("$where").await.unwrap();
+    let recomputed = Queue::collection(&db)
+        .computed()
+        .rebuild("$where")
+        .await
+        .unwrap();
     assert_eq!(recomputed.repaired, 0);
 
     // Keys with `.` or `$` inside an update's values, and update paths with `$`.
@@ -1181,7 +1204,12 @@ async fn operator_shaped_ids_are_refused_and_dollar_strings_are_literal() {
     );
     tickets.delete(id).await.unwrap();
     assert_eq!(dump(&db, "nwi_tickets").await.len(), 2);
-    assert!(Queue::computed(&db).check().await.unwrap().is_clean());
+    assert!(Queue::collection(&db)
+        .computed()
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
 
     // FOUND (fixed): `ModelCollection::insert` of a model whose `_id` is a `Document` sends ids that
     // every other operation refuses (crate docs, "What the toolkit sends": an id with a `$`
@@ -1319,7 +1347,7 @@ async fn computed_sums_refuse_nan_infinity_and_overflow() {
         scores.delete(7).await.unwrap();
     }
     let after_delete = weight(raw_one(&db, "nwi_tallies", "t").await.unwrap());
-    let check = Tally::computed(&db).check().await.unwrap();
+    let check = Tally::collection(&db).computed().check().await.unwrap();
     let mut problems = Vec::new();
     if !r.as_ref().is_err_and(refused_value) || !after_insert.is_finite() {
         problems.push(format!(
@@ -1400,7 +1428,7 @@ async fn grid_bookings_counted_per_guest_with_hostile_holders() {
             .await
             .unwrap();
     }
-    let slots = RoomDay::slots(&db);
+    let slots = RoomDay::collection(&db).slots();
     sent(&db);
     let days = ["2025-08-20", "2025-08-21", "2025-08-22"];
     slots
@@ -1500,7 +1528,12 @@ async fn grid_bookings_counted_per_guest_with_hostile_holders() {
         .unwrap();
     assert_eq!(free_days.len(), 2);
     assert!(slots.check().await.unwrap().is_clean());
-    assert!(Guest::computed(&db).check().await.unwrap().is_clean());
+    assert!(Guest::collection(&db)
+        .computed()
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1555,7 +1588,7 @@ async fn tree_keys_that_read_like_operators_are_literal() {
     let db = test_db("nwi_tree_dollar_keys").await;
     Section::sync_indexes(&db).await.unwrap();
     Article::sync_indexes(&db).await.unwrap();
-    let tree = Section::tree(&db);
+    let tree = Section::collection(&db).tree();
     sent(&db);
 
     // A root reads no parent: 3 (the tree's lock document, the insert, the commit).

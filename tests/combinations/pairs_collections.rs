@@ -299,7 +299,9 @@ async fn listing_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()
         })
         .session(&mut *tx.session().await)
         .await?;
-    let specs = ListingSpecs::specs_attribute(db).in_transaction(tx);
+    let specs = ListingSpecs::collection(db)
+        .attributes(ListingSpecs::FIELDS.specs)
+        .in_transaction(tx);
     specs.set(4, &spec("language", "en", None)).await?;
     specs.set(2, &spec("resolution", "8k", None)).await?;
     listings
@@ -316,7 +318,7 @@ async fn polymorphic_listings_with_their_attributes_in_a_struct_model() {
     let listings = Listing::collection(&db);
     let books = listings.variant::<ListingBook>();
     let films = listings.variant::<ListingFilm>();
-    let specs = ListingSpecs::specs_attribute(&db);
+    let specs = ListingSpecs::collection(&db).attributes(ListingSpecs::FIELDS.specs);
 
     books.insert(&book(1, "Dune", 412)).await.unwrap();
     films
@@ -495,7 +497,9 @@ async fn account_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()
         .insert_one(posts_of(4))
         .session(&mut *tx.session().await)
         .await?;
-    let posts = AccountPosts::posts_outlier(db).in_transaction(tx);
+    let posts = AccountPosts::collection(db)
+        .outlier(AccountPosts::FIELDS.posts)
+        .in_transaction(tx);
     posts
         .push_many(4, vec![line("d0"), line("d1"), line("d2")])
         .await?;
@@ -510,7 +514,7 @@ async fn polymorphic_accounts_with_their_posts_in_an_outlier_model() {
     let accounts = Account::collection(&db);
     let persons = accounts.variant::<AccountPerson>();
     let companies = accounts.variant::<AccountCompany>();
-    let posts = AccountPosts::posts_outlier(&db);
+    let posts = AccountPosts::collection(&db).outlier(AccountPosts::FIELDS.posts);
 
     persons
         .insert(&AccountPerson {
@@ -741,7 +745,8 @@ fn expected_feed(id: i64, activities: &[Activity], seen_at: Option<i64>) -> Docu
 
 /// In `tx`: a post pushed into user 2's feed, and its text edited through the variant handle.
 async fn feed_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()> {
-    Feed::recent_subset(db)
+    Feed::collection(db)
+        .subset(Feed::FIELDS.recent)
         .in_transaction(tx)
         .push(2_i64, post(6, 2, 60, 4))
         .await?;
@@ -762,7 +767,7 @@ async fn a_subset_of_polymorphic_activities() {
         .insert_many([feed(1), feed(2)])
         .await
         .unwrap();
-    let recent = Feed::recent_subset(&db);
+    let recent = Feed::collection(&db).subset(Feed::FIELDS.recent);
     let activities = Activity::collection(&db);
 
     recent.push(1_i64, post(1, 1, 10, 3)).await.unwrap();
@@ -870,7 +875,7 @@ async fn variant_writes_leave_a_subset_of_them_stale() {
         .insert_one(feed(1))
         .await
         .unwrap();
-    let recent = Feed::recent_subset(&db);
+    let recent = Feed::collection(&db).subset(Feed::FIELDS.recent);
     let activities = Activity::collection(&db);
     recent.push(1_i64, post(1, 1, 10, 3)).await.unwrap();
     recent.push(1_i64, like(2, 1, 20, 1)).await.unwrap();
@@ -1026,7 +1031,7 @@ async fn assign_new(
         id: ticket,
         agent: Ref::new(agent.to_owned()),
     });
-    let relation = Assignment::agent_relation(db);
+    let relation = Assignment::collection(db).relation(Assignment::FIELDS.agent);
     match tx {
         Some(tx) => {
             insert.session(&mut *tx.session().await).await?;
@@ -1055,7 +1060,8 @@ async fn ticket_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()>
         })
         .await?;
     assign_new(db, Some(tx), 4, "bob").await?;
-    let moved = Assignment::agent_relation(db)
+    let moved = Assignment::collection(db)
+        .relation(Assignment::FIELDS.agent)
         .in_transaction(tx)
         .assign(&2, &"bob".to_owned())
         .await?;
@@ -1082,7 +1088,7 @@ async fn polymorphic_tickets_assigned_through_a_two_way_struct_model() {
     let tickets = Ticket::collection(&db);
     let bugs = tickets.variant::<TicketBug>();
     let features = tickets.variant::<TicketFeature>();
-    let agent = Assignment::agent_relation(&db);
+    let agent = Assignment::collection(&db).relation(Assignment::FIELDS.agent);
 
     bugs.insert(&TicketBug {
         id: 1,
@@ -1244,7 +1250,7 @@ async fn court_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()> 
             coach: "Ivy".into(),
         })
         .await?;
-    let slots = CourtHour::slots(db).in_transaction(tx);
+    let slots = CourtHour::collection(db).slots().in_transaction(tx);
     slots.book(3_i64, 8_i64, 4_i64).await?;
     slots.book_all(&[(2_i64, 10_i64)], 2_i64).await?;
     slots.release(2_i64, 9_i64).await?;
@@ -1260,7 +1266,7 @@ async fn court_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()> 
 async fn a_court_grid_held_by_polymorphic_bookings() {
     let group = "pc_poly_prealloc";
     let db = synced("pc_poly_prealloc", group).await;
-    let slots = CourtHour::slots(&db);
+    let slots = CourtHour::collection(&db).slots();
     let bookings = Booking::collection(&db);
     let lessons = bookings.variant::<BookingLesson>();
     let matches = bookings.variant::<BookingMatch>();
@@ -1419,8 +1425,12 @@ fn patient(id: i64) -> Patient {
 
 /// In `tx`: patient 2's blood pressure and three visits (the first overflow document).
 async fn patient_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()> {
-    let vitals = Patient::vitals_attribute(db).in_transaction(tx);
-    let visits = Patient::visits_outlier(db).in_transaction(tx);
+    let vitals = Patient::collection(db)
+        .attributes(Patient::FIELDS.vitals)
+        .in_transaction(tx);
+    let visits = Patient::collection(db)
+        .outlier(Patient::FIELDS.visits)
+        .in_transaction(tx);
     vitals.set(2, &spec("bp", 130, Some("mmHg"))).await?;
     visits
         .push_many(2, vec![line("b1"), line("b2"), line("b3")])
@@ -1439,8 +1449,8 @@ async fn a_patient_with_attribute_vitals_and_outlier_visits() {
         .insert_many([patient(1), patient(2)])
         .await
         .unwrap();
-    let vitals = Patient::vitals_attribute(&db);
-    let visits = Patient::visits_outlier(&db);
+    let vitals = Patient::collection(&db).attributes(Patient::FIELDS.vitals);
+    let visits = Patient::collection(&db).outlier(Patient::FIELDS.visits);
 
     vitals.set(1, &spec("bp", 120, Some("mmHg"))).await.unwrap();
     visits.push(1, line("a0")).await.unwrap();
@@ -1606,11 +1616,13 @@ fn expected_product(id: &str, specs: &[Spec], reviews: &[Review]) -> Document {
 
 /// In `tx`: a spec and a review of the mouse.
 async fn product_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()> {
-    Product::specs_attribute(db)
+    Product::collection(db)
+        .attributes(Product::FIELDS.specs)
         .in_transaction(tx)
         .set("mouse", &spec("dpi", 1600, None))
         .await?;
-    Product::recent_reviews_subset(db)
+    Product::collection(db)
+        .subset(Product::FIELDS.recent_reviews)
         .in_transaction(tx)
         .push("mouse", review(6, "mouse", 2, 60))
         .await?;
@@ -1626,8 +1638,8 @@ async fn a_product_with_attribute_specs_and_a_subset_of_reviews() {
         .insert_many([product("kbd"), product("mouse")])
         .await
         .unwrap();
-    let specs = Product::specs_attribute(&db);
-    let reviews = Product::recent_reviews_subset(&db);
+    let specs = Product::collection(&db).attributes(Product::FIELDS.specs);
+    let reviews = Product::collection(&db).subset(Product::FIELDS.recent_reviews);
 
     specs
         .set("kbd", &spec("weight", 700, Some("g")))
@@ -1744,8 +1756,12 @@ async fn chore_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()> 
         .insert_one(chore(4, "jon"))
         .session(&mut *tx.session().await)
         .await?;
-    let owner = Chore::owner_relation(db).in_transaction(tx);
-    let props = Chore::props_attribute(db).in_transaction(tx);
+    let owner = Chore::collection(db)
+        .relation(Chore::FIELDS.owner)
+        .in_transaction(tx);
+    let props = Chore::collection(db)
+        .attributes(Chore::FIELDS.props)
+        .in_transaction(tx);
     owner.assign(&4, &"jon".to_owned()).await?;
     props.set(4, &spec("priority", "low", None)).await?;
     owner.assign(&1, &"jon".to_owned()).await?;
@@ -1771,8 +1787,8 @@ async fn tasks_with_attribute_properties_in_a_two_way_relation() {
         .insert_many([chore(1, "kate"), chore(2, "kate"), chore(3, "kate")])
         .await
         .unwrap();
-    let owner = Chore::owner_relation(&db);
-    let props = Chore::props_attribute(&db);
+    let owner = Chore::collection(&db).relation(Chore::FIELDS.owner);
+    let props = Chore::collection(&db).attributes(Chore::FIELDS.props);
     for id in 1..=3 {
         owner.assign(&id, &"kate".to_owned()).await.unwrap();
     }
@@ -1902,19 +1918,23 @@ fn bits(range: std::ops::Range<u32>) -> i64 {
 /// In `tx`: night 3 of r1 booked and repriced, half hours 0 to 4 of m1's day 2 booked and a
 /// whiteboard listed there.
 async fn rates_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()> {
-    RoomNight::slots(db)
+    RoomNight::collection(db)
+        .slots()
         .in_transaction(tx)
         .book("r1", 3_i64, "eve")
         .await?;
-    RoomNight::rates_attribute(db)
+    RoomNight::collection(db)
+        .attributes(RoomNight::FIELDS.rates)
         .in_transaction(tx)
         .set("r1-3", &spec("price", 150, Some("EUR")))
         .await?;
-    MeetingDay::slots(db)
+    MeetingDay::collection(db)
+        .slots()
         .in_transaction(tx)
         .book_range("m1", 2_i64, 0..4)
         .await?;
-    MeetingDay::equipment_attribute(db)
+    MeetingDay::collection(db)
+        .attributes(MeetingDay::FIELDS.equipment)
         .in_transaction(tx)
         .set("m1-2", &spec("whiteboard", true, None))
         .await?;
@@ -1925,10 +1945,10 @@ async fn rates_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()> 
 async fn grids_whose_slots_carry_attribute_arrays() {
     let group = "pc_attr_prealloc";
     let db = synced("pc_attr_prealloc", group).await;
-    let nights = RoomNight::slots(&db);
-    let rates = RoomNight::rates_attribute(&db);
-    let days = MeetingDay::slots(&db);
-    let equipment = MeetingDay::equipment_attribute(&db);
+    let nights = RoomNight::collection(&db).slots();
+    let rates = RoomNight::collection(&db).attributes(RoomNight::FIELDS.rates);
+    let days = MeetingDay::collection(&db).slots();
+    let equipment = MeetingDay::collection(&db).attributes(MeetingDay::FIELDS.equipment);
     let eur = |n: i64| spec("price", n, Some("EUR"));
 
     // Slots are allocated with their attributes.
@@ -2050,7 +2070,7 @@ async fn grids_whose_slots_carry_attribute_arrays() {
 #[tokio::test]
 async fn allocating_again_skips_slots_whose_id_names_them() {
     let db = synced("pc_attr_prealloc_again", "pc_attr_prealloc").await;
-    let nights = RoomNight::slots(&db);
+    let nights = RoomNight::collection(&db).slots();
     let price = spec("price", 100, Some("EUR"));
     nights
         .allocate([night("r1", 1, vec![price.clone()])])
@@ -2154,11 +2174,13 @@ fn author(id: &str) -> Author {
 
 /// In `tx`: a new book of Le Guin's and three letters to her (an overflow document).
 async fn author_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()> {
-    Author::latest_subset(db)
+    Author::collection(db)
+        .subset(Author::FIELDS.latest)
         .in_transaction(tx)
         .push("leguin", novel(5, "leguin", 1974))
         .await?;
-    Author::mail_outlier(db)
+    Author::collection(db)
+        .outlier(Author::FIELDS.mail)
         .in_transaction(tx)
         .push_many("leguin", vec![line("l1"), line("l2"), line("l3")])
         .await?;
@@ -2174,8 +2196,8 @@ async fn an_author_with_a_subset_of_books_and_outlier_fan_mail() {
         .insert_many([author("austen"), author("leguin")])
         .await
         .unwrap();
-    let latest = Author::latest_subset(&db);
-    let mail = Author::mail_outlier(&db);
+    let latest = Author::collection(&db).subset(Author::FIELDS.latest);
+    let mail = Author::collection(&db).outlier(Author::FIELDS.mail);
 
     latest
         .push("austen", novel(1, "austen", 1811))
@@ -2289,11 +2311,14 @@ fn team(id: &str) -> Team {
 
 /// In `tx`: a transfer and the news of it on both teams (the reds' first overflow document).
 async fn transfer_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()> {
-    Player::team_relation(db)
+    Player::collection(db)
+        .relation(Player::FIELDS.team)
         .in_transaction(tx)
         .assign(&1, &"reds".to_owned())
         .await?;
-    let news = Team::news_outlier(db).in_transaction(tx);
+    let news = Team::collection(db)
+        .outlier(Team::FIELDS.news)
+        .in_transaction(tx);
     news.push_many("reds", vec![line("r1 signs"), line("r2")])
         .await?;
     news.push("blues", line("b1 leaves")).await?;
@@ -2317,8 +2342,8 @@ async fn a_team_with_two_way_players_and_outlier_news() {
         }))
         .await
         .unwrap();
-    let roster = Player::team_relation(&db);
-    let news = Team::news_outlier(&db);
+    let roster = Player::collection(&db).relation(Player::FIELDS.team);
+    let news = Team::collection(&db).outlier(Team::FIELDS.news);
     for id in 1..=3 {
         roster.assign(&id, &"blues".to_owned()).await.unwrap();
     }
@@ -2475,19 +2500,23 @@ fn studio_day(studio: &str, day: i64) -> StudioDay {
 /// In `tx`: three requests for the Apollo's date 2 (an overflow document), then it is booked;
 /// studio s1's day 1 booked from 0 to 2 and logged.
 async fn gig_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()> {
-    Gig::requests_outlier(db)
+    Gig::collection(db)
+        .outlier(Gig::FIELDS.requests)
         .in_transaction(tx)
         .push_many("apollo-2", vec![line("q1"), line("q2"), line("q3")])
         .await?;
-    Gig::slots(db)
+    Gig::collection(db)
+        .slots()
         .in_transaction(tx)
         .book_all(&[("apollo", 2_i64)], "q1")
         .await?;
-    StudioDay::slots(db)
+    StudioDay::collection(db)
+        .slots()
         .in_transaction(tx)
         .book_range("s1", 1_i64, 0..2)
         .await?;
-    StudioDay::log_outlier(db)
+    StudioDay::collection(db)
+        .outlier(StudioDay::FIELDS.log)
         .in_transaction(tx)
         .push("s1-1", line("night session"))
         .await?;
@@ -2498,10 +2527,10 @@ async fn gig_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()> {
 async fn grids_whose_slots_carry_outlier_arrays() {
     let group = "pc_outlier_prealloc";
     let db = synced("pc_outlier_prealloc", group).await;
-    let gigs = Gig::slots(&db);
-    let requests = Gig::requests_outlier(&db);
-    let studio = StudioDay::slots(&db);
-    let log = StudioDay::log_outlier(&db);
+    let gigs = Gig::collection(&db).slots();
+    let requests = Gig::collection(&db).outlier(Gig::FIELDS.requests);
+    let studio = StudioDay::collection(&db).slots();
+    let log = StudioDay::collection(&db).outlier(StudioDay::FIELDS.log);
 
     gigs.allocate((1..=2).map(|d| gig("apollo", d)))
         .await
@@ -2694,11 +2723,13 @@ fn member(id: i64) -> Member {
 
 /// In `tx`: duty 1 moves to member 2, with a note about it on member 2.
 async fn member_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()> {
-    Duty::assignee_relation(db)
+    Duty::collection(db)
+        .relation(Duty::FIELDS.assignee)
         .in_transaction(tx)
         .assign(&1, &2)
         .await?;
-    Member::recent_notes_subset(db)
+    Member::collection(db)
+        .subset(Member::FIELDS.recent_notes)
         .in_transaction(tx)
         .push(2_i64, member_note(5, 2, 50))
         .await?;
@@ -2722,8 +2753,8 @@ async fn a_person_with_two_way_tasks_and_a_subset_of_notes() {
         }))
         .await
         .unwrap();
-    let assignee = Duty::assignee_relation(&db);
-    let notes = Member::recent_notes_subset(&db);
+    let assignee = Duty::collection(&db).relation(Duty::FIELDS.assignee);
+    let notes = Member::collection(&db).subset(Member::FIELDS.recent_notes);
     for id in 1..=3 {
         assignee.assign(&id, &1).await.unwrap();
     }
@@ -2854,8 +2885,8 @@ async fn a_subset_of_the_two_way_children_follows_assign() {
     let group = "pc_subset_of_twoway";
     let db = synced("pc_subset_of_twoway", group).await;
     owners(&db).await;
-    let next = Owner::next_subset(&db);
-    let owner = Job::owner_relation(&db);
+    let next = Owner::collection(&db).subset(Owner::FIELDS.next);
+    let owner = Job::collection(&db).relation(Job::FIELDS.owner);
     let mut broken = Vec::new();
 
     // A new task of owner 1, through the subset.
@@ -2899,7 +2930,8 @@ async fn two_way_ids_of_another_integer_width_are_not_drift() {
     owners(&db).await;
     // The subset stores its parent key as the parent's `_id` type stores it: the literal `1`
     // is the owner's `i64`.
-    Owner::next_subset(&db)
+    Owner::collection(&db)
+        .subset(Owner::FIELDS.next)
         .push(1, job(10, 1, 5))
         .await
         .unwrap();
@@ -2910,7 +2942,7 @@ async fn two_way_ids_of_another_integer_width_are_not_drift() {
         .update_one(doc! { "_id": 10_i64 }, doc! { "$set": { "owner": 1_i32 } })
         .await
         .unwrap();
-    let owner = Job::owner_relation(&db);
+    let owner = Job::collection(&db).relation(Job::FIELDS.owner);
     // The full item's insert went through the map: owner 1 (an `i64` `_id`) lists job 10,
     // and the relation's check takes the `i32` 1 as that owner.
     let listed = raw(&db, "sotw_people", 1_i64).await;
@@ -2997,8 +3029,8 @@ async fn a_subset_of_the_grid_follows_allocation_and_booking() {
         })
         .await
         .unwrap();
-    let slots = SuiteNight::slots(&db);
-    let upcoming = Suite::upcoming_subset(&db);
+    let slots = SuiteNight::collection(&db).slots();
+    let upcoming = Suite::collection(&db).subset(Suite::FIELDS.upcoming);
     let mut broken = Vec::new();
     let expect = |held: &[(i64, &str)]| -> Document {
         let line = |n: i64| {
@@ -3091,11 +3123,12 @@ fn hall_day(hall: &str, day: i64) -> HallDay {
 /// In `tx`: day 5 of the main hall made through the subset and booked at once; day 1
 /// released.
 async fn hall_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()> {
-    Hall::first_days_subset(db)
+    Hall::collection(db)
+        .subset(Hall::FIELDS.first_days)
         .in_transaction(tx)
         .push("main", hall_day("main", 5))
         .await?;
-    let slots = HallDay::slots(db).in_transaction(tx);
+    let slots = HallDay::collection(db).slots().in_transaction(tx);
     slots.book("main", 5_i64, "eve").await?;
     slots.release("main", 1_i64).await?;
     Ok(())
@@ -3114,8 +3147,8 @@ async fn slots_pushed_through_a_subset_then_booked() {
         }))
         .await
         .unwrap();
-    let first_days = Hall::first_days_subset(&db);
-    let slots = HallDay::slots(&db);
+    let first_days = Hall::collection(&db).subset(Hall::FIELDS.first_days);
+    let slots = HallDay::collection(&db).slots();
 
     first_days.push("main", hall_day("main", 3)).await.unwrap();
     first_days
@@ -3264,8 +3297,8 @@ async fn a_two_way_holder_follows_booking_and_freeing() {
         }))
         .await
         .unwrap();
-    let slots = GuestNight::slots(&db);
-    let guest = GuestNight::guest_relation(&db);
+    let slots = GuestNight::collection(&db).slots();
+    let guest = GuestNight::collection(&db).relation(GuestNight::FIELDS.guest);
     slots
         .allocate((1..=3).map(|n| guest_night("r1", n)))
         .await
@@ -3348,8 +3381,10 @@ fn clean_night(room: &str, night: i64) -> CleanNight {
 
 /// In `tx`: night 3 of r1 booked and its cleaning given to lou, night 1's moved to kim.
 async fn clean_tx(db: &TestDb, tx: &Transaction) -> pattern_runtime::Result<()> {
-    let slots = CleanNight::slots(db).in_transaction(tx);
-    let cleaner = CleanNight::cleaner_relation(db).in_transaction(tx);
+    let slots = CleanNight::collection(db).slots().in_transaction(tx);
+    let cleaner = CleanNight::collection(db)
+        .relation(CleanNight::FIELDS.cleaner)
+        .in_transaction(tx);
     slots.book("r1", 3_i64, "eve").await?;
     cleaner
         .assign(&"r1-3".to_owned(), &"lou".to_owned())
@@ -3373,8 +3408,8 @@ async fn a_grid_whose_slots_are_two_way_children_on_another_field() {
         }))
         .await
         .unwrap();
-    let slots = CleanNight::slots(&db);
-    let cleaner = CleanNight::cleaner_relation(&db);
+    let slots = CleanNight::collection(&db).slots();
+    let cleaner = CleanNight::collection(&db).relation(CleanNight::FIELDS.cleaner);
     slots
         .allocate((1..=3).map(|n| clean_night("r1", n)))
         .await

@@ -310,8 +310,8 @@ async fn computed_x_extended_ref_a_source_of_both_keeps_counts_and_copies() {
     );
 
     assert_checks(vec![
-        Seller::computed(&db).check().await.unwrap(),
-        Sale::references(&db).check().await.unwrap(),
+        Seller::collection(&db).computed().check().await.unwrap(),
+        Sale::collection(&db).references().check().await.unwrap(),
     ]);
     assert_doctor_clean(&db, "pd_ce").await;
 }
@@ -358,8 +358,8 @@ async fn computed_x_extended_ref_copies_of_a_computed_field_follow_it() {
         "{err:?}"
     );
     assert_checks(vec![
-        Seller::computed(&db).check().await.unwrap(),
-        Seller::references(&db).check().await.unwrap(),
+        Seller::collection(&db).computed().check().await.unwrap(),
+        Seller::collection(&db).references().check().await.unwrap(),
     ]);
     assert_doctor_clean(&db, "pd_ce").await;
 }
@@ -433,9 +433,14 @@ async fn computed_x_approximation_counters_beside_computed_fields() {
         .insert_many([article("a1"), article("a2")])
         .await
         .unwrap();
-    let views = Article::views_counter(&db);
-    let likes = Article::likes_counter(&db).with_random(Random::seeded(7));
-    let hits = Article::hits_counter(&db, "a1").with_random(Random::seeded(11));
+    let views = Article::collection(&db).counter(Article::FIELDS.views);
+    let likes = Article::collection(&db)
+        .counter(Article::FIELDS.likes)
+        .with_random(Random::seeded(7));
+    let hits = Article::collection(&db)
+        .counter(Article::FIELDS.hits)
+        .of("a1")
+        .with_random(Random::seeded(11));
     let remarks = Remark::collection(&db);
     let remark = |id, article: &str, words| Remark {
         id,
@@ -490,7 +495,11 @@ async fn computed_x_approximation_counters_beside_computed_fields() {
     assert_eq!((int(&a1, "remarks"), int(&a1, "words")), (1, 20));
     assert_eq!((int(&a2, "remarks"), int(&a2, "words")), (1, 4));
 
-    assert_checks(vec![Article::computed(&db).check().await.unwrap()]);
+    assert_checks(vec![Article::collection(&db)
+        .computed()
+        .check()
+        .await
+        .unwrap()]);
     assert_doctor_clean(&db, "pd_ca").await;
 }
 
@@ -544,9 +553,14 @@ async fn extended_ref_x_approximation_counters_on_a_source_leave_the_copies_alon
         }))
         .await
         .unwrap();
-    let views = Page::views_counter(&db);
-    let likes = Page::likes_counter(&db).with_random(Random::seeded(3));
-    let hits = Page::hits_counter(&db, "home").with_random(Random::seeded(5));
+    let views = Page::collection(&db).counter(Page::FIELDS.views);
+    let likes = Page::collection(&db)
+        .counter(Page::FIELDS.likes)
+        .with_random(Random::seeded(3));
+    let hits = Page::collection(&db)
+        .counter(Page::FIELDS.hits)
+        .of("home")
+        .with_random(Random::seeded(5));
 
     views.add("home", 1).await.unwrap();
     Page::collection(&db)
@@ -585,7 +599,11 @@ async fn extended_ref_x_approximation_counters_on_a_source_leave_the_copies_alon
             "{l}"
         );
     }
-    assert_checks(vec![Page::references(&db).check().await.unwrap()]);
+    assert_checks(vec![Page::collection(&db)
+        .references()
+        .check()
+        .await
+        .unwrap()]);
     assert_doctor_clean(&db, "pd_ea").await;
 }
 
@@ -736,7 +754,11 @@ async fn computed_x_polymorphic_variant_and_computing_writes_keep_the_counts() {
     let north = one(&db, "depots", "north").await;
     assert_eq!((int(&north, "shipments"), int(&north, "weight")), (2, 125));
 
-    assert_checks(vec![Depot::computed(&db).check().await.unwrap()]);
+    assert_checks(vec![Depot::collection(&db)
+        .computed()
+        .check()
+        .await
+        .unwrap()]);
     assert_doctor_clean(&db, "pd_cp").await;
 }
 
@@ -898,7 +920,7 @@ async fn computed_x_attribute_attribute_writes_on_a_computed_source() {
         .await
         .unwrap();
     let offers = Offer::collection(&db);
-    let specs = Offer::specs_attribute(&db);
+    let specs = Offer::collection(&db).attributes(Offer::FIELDS.specs);
     let offer = |id, shop: &str, price, specs| Offer {
         id,
         shop: shop.into(),
@@ -973,7 +995,7 @@ async fn computed_x_attribute_attribute_writes_on_a_computed_source() {
     assert_eq!(int(&one(&db, "shops", "a").await, "offers"), 0);
 
     assert_checks(vec![
-        Shop::computed(&db).check().await.unwrap(),
+        Shop::collection(&db).computed().check().await.unwrap(),
         specs.check().await.unwrap(),
     ]);
     assert_doctor_clean(&db, "pd_cat").await;
@@ -1081,7 +1103,7 @@ async fn computed_x_outlier_pushes_and_computing_writes_keep_the_team_sums() {
         .await
         .unwrap();
     let players = Player::collection(&db);
-    let notes = Player::notes_outlier(&db);
+    let notes = Player::collection(&db).outlier(Player::FIELDS.notes);
     players.insert(&player("ann", "red")).await.unwrap();
     players.insert(&player("bob", "red")).await.unwrap();
     players.insert(&player("cy", "blue")).await.unwrap();
@@ -1137,7 +1159,7 @@ async fn computed_x_outlier_pushes_and_computing_writes_keep_the_team_sums() {
     );
 
     assert_checks(vec![
-        Team::computed(&db).check().await.unwrap(),
+        Team::collection(&db).computed().check().await.unwrap(),
         notes.check().await.unwrap(),
     ]);
     assert_doctor_clean(&db, "pd_co").await;
@@ -1156,7 +1178,7 @@ async fn computed_x_outlier_deleting_an_outlier_leaves_no_orphans() {
         .await
         .unwrap();
     let players = Player::collection(&db);
-    let notes = Player::notes_outlier(&db);
+    let notes = Player::collection(&db).outlier(Player::FIELDS.notes);
     players.insert(&player("ann", "red")).await.unwrap();
     for n in 0..5 {
         notes.push("ann", note(n)).await.unwrap();
@@ -1197,7 +1219,11 @@ async fn computed_x_outlier_computing_may_not_write_the_outliers_fields() {
         "{result:?}"
     );
     assert_eq!(docs(&db, "players").await, before);
-    assert_checks(vec![Player::notes_outlier(&db).check().await.unwrap()]);
+    assert_checks(vec![Player::collection(&db)
+        .outlier(Player::FIELDS.notes)
+        .check()
+        .await
+        .unwrap()]);
 }
 
 // ======================================================================================
@@ -1353,7 +1379,7 @@ async fn travellers_and_suites(db: &TestDb) {
 async fn computed_x_subset_pushes_and_removals_keep_the_room_counts() {
     let db = synced_unvalidated("pd_computed_x_subset", "pd_cs").await;
     travellers_and_suites(&db).await;
-    let subset = Traveller::latest_subset(&db);
+    let subset = Traveller::collection(&db).subset(Traveller::FIELDS.latest);
     let stays = Stay::collection(&db);
 
     // The subset's writes: each full item written moves the suite's figures.
@@ -1399,7 +1425,7 @@ async fn computed_x_subset_pushes_and_removals_keep_the_room_counts() {
 
     assert_checks(vec![
         subset.check().await.unwrap(),
-        Suite::computed(&db).check().await.unwrap(),
+        Suite::collection(&db).computed().check().await.unwrap(),
     ]);
     assert_doctor_clean(&db, "pd_cs").await;
 }
@@ -1408,7 +1434,7 @@ async fn computed_x_subset_pushes_and_removals_keep_the_room_counts() {
 async fn computed_x_subset_computing_writes_of_full_items_keep_the_subset() {
     let db = synced("pd_computed_subset_full_items", "pd_cs").await;
     travellers_and_suites(&db).await;
-    let subset = Traveller::latest_subset(&db);
+    let subset = Traveller::collection(&db).subset(Traveller::FIELDS.latest);
     let stays = Stay::collection(&db);
     subset
         .push_many(
@@ -1525,7 +1551,7 @@ async fn computed_x_two_way_assignments_and_computing_writes_keep_the_crew_count
     let db = synced("pd_computed_x_two_way", "pd_ct").await;
     crews(&db).await;
     let jobs = Job::collection(&db);
-    let relation = Job::crew_relation(&db);
+    let relation = Job::collection(&db).relation(Job::FIELDS.crew);
 
     // A job is created through the model handle (counted), then listed by `assign`.
     jobs.insert(&job(10, 1, 3)).await.unwrap();
@@ -1556,7 +1582,7 @@ async fn computed_x_two_way_assignments_and_computing_writes_keep_the_crew_count
 
     assert_checks(vec![
         relation.check().await.unwrap(),
-        Crew::computed(&db).check().await.unwrap(),
+        Crew::collection(&db).computed().check().await.unwrap(),
     ]);
     assert_doctor_clean(&db, "pd_ct").await;
 }
@@ -1579,11 +1605,19 @@ async fn computed_x_two_way_computing_writes_keep_the_owners_arrays() {
         "{refused:?}"
     );
     assert_eq!(docs(&db, "crews").await, before);
-    Job::crew_relation(&db).assign(&10, &2).await.unwrap();
+    Job::collection(&db)
+        .relation(Job::FIELDS.crew)
+        .assign(&10, &2)
+        .await
+        .unwrap();
     assert_crews(&db, "assign").await;
     jobs.delete(10).await.unwrap();
     assert_crews(&db, "ModelCollection::delete").await;
-    assert_checks(vec![Job::crew_relation(&db).check().await.unwrap()]);
+    assert_checks(vec![Job::collection(&db)
+        .relation(Job::FIELDS.crew)
+        .check()
+        .await
+        .unwrap()]);
 }
 
 #[tokio::test]
@@ -1591,7 +1625,7 @@ async fn computed_x_two_way_an_owner_id_of_another_integer_width() {
     let db = synced("pd_computed_two_way_widths", "pd_ct").await;
     crews(&db).await;
     let jobs = Job::collection(&db);
-    let relation = Job::crew_relation(&db);
+    let relation = Job::collection(&db).relation(Job::FIELDS.crew);
     jobs.insert(&job(10, 1, 3)).await.unwrap();
     relation.assign(&10, &1).await.unwrap();
     // The two-way side is the relation's to write: the model handle refuses it.
@@ -1612,7 +1646,7 @@ async fn computed_x_two_way_an_owner_id_of_another_integer_width() {
         .unwrap();
     let repaired = relation.repair().await.unwrap();
     assert!(repaired.is_clean(), "{repaired}");
-    let recomputed = Crew::computed(&db).repair().await.unwrap();
+    let recomputed = Crew::collection(&db).computed().repair().await.unwrap();
     assert!(recomputed.is_clean(), "{recomputed}");
     assert_eq!(int(&one(&db, "crews", 2).await, "job_count"), 1);
     assert_crews(&db, "repair").await;
@@ -1686,7 +1720,7 @@ async fn computed_x_preallocation_bookings_move_the_holders_counts() {
         }))
         .await
         .unwrap();
-    let slots = Bed::slots(&db);
+    let slots = Bed::collection(&db).slots();
     let allocated = slots
         .allocate((1..=4).map(|n| bed("r1", n, 100 + n)))
         .await
@@ -1746,7 +1780,7 @@ async fn computed_x_preallocation_bookings_move_the_holders_counts() {
 
     assert_checks(vec![
         slots.check().await.unwrap(),
-        Lodger::computed(&db).check().await.unwrap(),
+        Lodger::collection(&db).computed().check().await.unwrap(),
     ]);
     assert_doctor_clean(&db, "pd_cpa").await;
 }
@@ -1804,8 +1838,8 @@ async fn extended_ref_x_attribute_set_and_unset_rewrite_the_copies_of_the_array(
         )
         .await
         .unwrap();
-    let specs = Machine::specs_attribute(&db);
-    let refs = Machine::references(&db);
+    let specs = Machine::collection(&db).attributes(Machine::FIELDS.specs);
+    let refs = Machine::collection(&db).references();
     let fields = ["name", "specs"];
 
     specs.set(1, &spec("rpm", 3000, None)).await.unwrap();
@@ -1912,8 +1946,8 @@ async fn extended_ref_x_outlier_pushes_and_removals_rewrite_the_copies_of_the_co
         }))
         .await
         .unwrap();
-    let posts = Blogger::posts_outlier(&db);
-    let refs = Blogger::references(&db);
+    let posts = Blogger::collection(&db).outlier(Blogger::FIELDS.posts);
+    let refs = Blogger::collection(&db).references();
     let fields = ["name", "postCount", "prolific"];
 
     for n in 0..4 {
@@ -1988,7 +2022,11 @@ async fn extended_ref_x_outlier_references_may_not_write_the_outliers_fields() {
         "{result:?}"
     );
     assert_eq!(docs(&db, "bloggers").await, before);
-    assert_checks(vec![Blogger::posts_outlier(&db).check().await.unwrap()]);
+    assert_checks(vec![Blogger::collection(&db)
+        .outlier(Blogger::FIELDS.posts)
+        .check()
+        .await
+        .unwrap()]);
 }
 
 // ======================================================================================
@@ -2077,8 +2115,8 @@ async fn extended_ref_x_subset_pushes_and_removals_rewrite_the_copies_of_the_sub
         }))
         .await
         .unwrap();
-    let lessons = Course::latest_subset(&db);
-    let refs = Course::references(&db);
+    let lessons = Course::collection(&db).subset(Course::FIELDS.latest);
+    let refs = Course::collection(&db).references();
     let fields = ["title", "latest", "lessonCount"];
 
     lessons.push("rust", lesson(1, "rust", 1)).await.unwrap();
@@ -2211,8 +2249,8 @@ async fn extended_ref_x_two_way_assign_rewrites_the_copies_of_the_owners_array()
         }))
         .await
         .unwrap();
-    let relation = Shift::staff_relation(&db);
-    let refs = Staff::references(&db);
+    let relation = Shift::collection(&db).relation(Shift::FIELDS.staff);
+    let refs = Staff::collection(&db).references();
     let fields = ["name", "shifts"];
     assert_checks(vec![relation.check().await.unwrap()]);
 
@@ -2315,7 +2353,7 @@ fn seat(table: &str, hour: i64) -> Seat {
 #[tokio::test]
 async fn extended_ref_x_preallocation_bookings_rewrite_the_copies_of_the_holder() {
     let db = synced("pd_extended_ref_x_preallocation", "pd_ep").await;
-    let slots = Seat::slots(&db);
+    let slots = Seat::collection(&db).slots();
     slots
         .allocate((18..=21).map(|h| seat("t1", h)))
         .await
@@ -2328,7 +2366,7 @@ async fn extended_ref_x_preallocation_bookings_rewrite_the_copies_of_the_holder(
         }))
         .await
         .unwrap();
-    let refs = Seat::references(&db);
+    let refs = Seat::collection(&db).references();
     let fields = ["table", "hour", "holder", "label"];
     let holder_copy = |d: Document| -> Option<String> {
         d.get_document("seat")
@@ -2424,7 +2462,7 @@ async fn extended_ref_x_preallocation_a_holder_that_is_an_extended_reference() {
         .insert_one(&ann)
         .await
         .unwrap();
-    let slots = Night::slots(&db);
+    let slots = Night::collection(&db).slots();
     slots
         .allocate((1..=2).map(|n| Night {
             id: format!("r-{n}"),
@@ -2454,7 +2492,7 @@ async fn extended_ref_x_preallocation_a_holder_that_is_an_extended_reference() {
     slots.release("r", 2).await.unwrap();
     assert_checks(vec![
         slots.check().await.unwrap(),
-        Visitor::references(&db).check().await.unwrap(),
+        Visitor::collection(&db).references().check().await.unwrap(),
     ]);
     assert_doctor_clean(&db, "pd_ep_holder").await;
 }
@@ -2528,12 +2566,17 @@ async fn approximation_x_attribute_counters_beside_attribute_writes() {
         })
         .await
         .unwrap();
-    let specs = Gadget::specs_attribute(&db);
+    let specs = Gadget::collection(&db).attributes(Gadget::FIELDS.specs);
     let (views, likes) = (
-        Gadget::views_counter(&db),
-        Gadget::likes_counter(&db).with_random(Random::seeded(21)),
+        Gadget::collection(&db).counter(Gadget::FIELDS.views),
+        Gadget::collection(&db)
+            .counter(Gadget::FIELDS.likes)
+            .with_random(Random::seeded(21)),
     );
-    let hits = Gadget::hits_counter(&db, 1).with_random(Random::seeded(22));
+    let hits = Gadget::collection(&db)
+        .counter(Gadget::FIELDS.hits)
+        .of(1)
+        .with_random(Random::seeded(22));
 
     specs.set(1, &spec("color", "red", None)).await.unwrap();
     let first = count_events(&views, &likes, &hits, 1).await;
@@ -2594,12 +2637,17 @@ async fn approximation_x_outlier_counters_beside_pushes_and_overflow() {
         })
         .await
         .unwrap();
-    let posts = Streamer::posts_outlier(&db);
+    let posts = Streamer::collection(&db).outlier(Streamer::FIELDS.posts);
     let (views, likes) = (
-        Streamer::views_counter(&db),
-        Streamer::likes_counter(&db).with_random(Random::seeded(31)),
+        Streamer::collection(&db).counter(Streamer::FIELDS.views),
+        Streamer::collection(&db)
+            .counter(Streamer::FIELDS.likes)
+            .with_random(Random::seeded(31)),
     );
-    let hits = Streamer::hits_counter(&db, "kim").with_random(Random::seeded(32));
+    let hits = Streamer::collection(&db)
+        .counter(Streamer::FIELDS.hits)
+        .of("kim")
+        .with_random(Random::seeded(32));
 
     posts.push("kim", note(0)).await.unwrap();
     let first = count_events(&views, &likes, &hits, "kim".to_owned()).await;
@@ -2698,12 +2746,17 @@ async fn approximation_x_subset_counters_beside_subset_pushes() {
         })
         .await
         .unwrap();
-    let tracks = Album::first_tracks_subset(&db);
+    let tracks = Album::collection(&db).subset(Album::FIELDS.first_tracks);
     let (views, likes) = (
-        Album::views_counter(&db),
-        Album::likes_counter(&db).with_random(Random::seeded(41)),
+        Album::collection(&db).counter(Album::FIELDS.views),
+        Album::collection(&db)
+            .counter(Album::FIELDS.likes)
+            .with_random(Random::seeded(41)),
     );
-    let hits = Album::hits_counter(&db, "blue").with_random(Random::seeded(42));
+    let hits = Album::collection(&db)
+        .counter(Album::FIELDS.hits)
+        .of("blue")
+        .with_random(Random::seeded(42));
 
     tracks.push("blue", track(3, 3)).await.unwrap();
     let first = count_events(&views, &likes, &hits, "blue".to_owned()).await;
@@ -2784,12 +2837,17 @@ async fn approximation_x_two_way_counters_beside_assignments() {
         }))
         .await
         .unwrap();
-    let relation = Recruit::squad_relation(&db);
+    let relation = Recruit::collection(&db).relation(Recruit::FIELDS.squad);
     let (views, likes) = (
-        Squad::views_counter(&db),
-        Squad::likes_counter(&db).with_random(Random::seeded(51)),
+        Squad::collection(&db).counter(Squad::FIELDS.views),
+        Squad::collection(&db)
+            .counter(Squad::FIELDS.likes)
+            .with_random(Random::seeded(51)),
     );
-    let hits = Squad::hits_counter(&db, 2i64).with_random(Random::seeded(52));
+    let hits = Squad::collection(&db)
+        .counter(Squad::FIELDS.hits)
+        .of(2i64)
+        .with_random(Random::seeded(52));
 
     let first = count_events(&views, &likes, &hits, 2).await;
     relation.assign(&11, &2).await.unwrap();
@@ -2851,13 +2909,18 @@ fn court(n: i64, hour: i64) -> Court {
 #[tokio::test]
 async fn approximation_x_preallocation_counters_on_slots_beside_bookings() {
     let db = synced("pd_approximation_x_preallocation", "pd_apa").await;
-    let slots = Court::slots(&db);
+    let slots = Court::collection(&db).slots();
     slots.allocate((8..=10).map(|h| court(1, h))).await.unwrap();
     let (views, likes) = (
-        Court::views_counter(&db),
-        Court::likes_counter(&db).with_random(Random::seeded(61)),
+        Court::collection(&db).counter(Court::FIELDS.views),
+        Court::collection(&db)
+            .counter(Court::FIELDS.likes)
+            .with_random(Random::seeded(61)),
     );
-    let hits = Court::hits_counter(&db, "c1-8").with_random(Random::seeded(62));
+    let hits = Court::collection(&db)
+        .counter(Court::FIELDS.hits)
+        .of("c1-8")
+        .with_random(Random::seeded(62));
 
     let first = count_events(&views, &likes, &hits, "c1-8".to_owned()).await;
     slots.book(1, 8, "ann").await.unwrap();
@@ -2982,7 +3045,7 @@ async fn bucket_x_extended_ref_a_copy_in_a_measurement_is_a_snapshot() {
         value,
     };
     series.insert(&reading(0, &thermo, 20.0)).await.unwrap();
-    let refs = Device::references(&db);
+    let refs = Device::collection(&db).references();
     Device::collection(&db)
         .update("d1", doc! { "$set": { Device::FIELDS.name: "thermo 2" } })
         .await
@@ -3082,7 +3145,7 @@ async fn bucket_x_attribute_a_sensors_attributes_and_its_readings() {
         })
         .await
         .unwrap();
-    let specs = Sensor::specs_attribute(&db);
+    let specs = Sensor::collection(&db).attributes(Sensor::FIELDS.specs);
     let series = SensorReading::series(&db);
     let reading = |minute, value| SensorReading {
         sensor: "s1".into(),
@@ -3232,10 +3295,15 @@ async fn bucket_x_approximation_a_model_counts_its_readings_approximately() {
         .unwrap();
     let series = MeterReading::series(&db);
     let (views, likes) = (
-        Meter::views_counter(&db),
-        Meter::likes_counter(&db).with_random(Random::seeded(71)),
+        Meter::collection(&db).counter(Meter::FIELDS.views),
+        Meter::collection(&db)
+            .counter(Meter::FIELDS.likes)
+            .with_random(Random::seeded(71)),
     );
-    let hits = Meter::hits_counter(&db, "m1").with_random(Random::seeded(72));
+    let hits = Meter::collection(&db)
+        .counter(Meter::FIELDS.hits)
+        .of("m1")
+        .with_random(Random::seeded(72));
     let reading = |minute| MeterReading {
         meter: "m1".into(),
         at: at(minute),
@@ -3365,7 +3433,7 @@ async fn bucket_x_polymorphic_readings_of_a_polymorphic_models_documents() {
 #[tokio::test]
 async fn preallocation_allocating_twice_with_the_same_ids_creates_nothing() {
     let db = synced("pd_allocate_twice", "pd_ep").await;
-    let slots = Seat::slots(&db);
+    let slots = Seat::collection(&db).slots();
     let first = slots
         .allocate((18..=19).map(|h| seat("t1", h)))
         .await

@@ -330,7 +330,7 @@ async fn assert_aisles(db: &TestDb) {
 #[tokio::test]
 async fn tree_x_computed_holders_counted_and_summed_per_node() {
     let db = synced("pt_computed", "pt_computed").await;
-    let tree = Aisle::tree(&db);
+    let tree = Aisle::collection(&db).tree();
     let items = tree.holders::<Item>();
 
     tree.insert(&aisle("food", None)).await.unwrap();
@@ -421,7 +421,7 @@ async fn tree_x_computed_holders_counted_and_summed_per_node() {
     assert_aisles(&db).await;
 
     assert_clean!(tree.check());
-    assert_clean!(Aisle::computed(&db).check());
+    assert_clean!(Aisle::collection(&db).computed().check());
     assert_doctor_clean(&db, "pt_computed").await;
 }
 
@@ -487,7 +487,7 @@ async fn tree_x_computed_nodes_counted_by_another_model() {
         })
         .await
         .unwrap();
-    let tree = Section::tree(&db);
+    let tree = Section::collection(&db).tree();
     let computing = Section::collection(&db);
     // A node is inserted and deleted through the tree only (it computes the ancestors and
     // keeps the subtree): `Computing` refuses both. Its other writes of a node count.
@@ -533,7 +533,7 @@ async fn tree_x_computed_nodes_counted_by_another_model() {
     tree.delete("b", Deletion::Cascade).await.unwrap();
     // Here the store holds -3 sections and -17 area.
     assert_store(&db, "after the deletions").await;
-    assert_clean!(Store::computed(&db).check());
+    assert_clean!(Store::collection(&db).computed().check());
     assert_clean!(tree.check());
     assert_doctor_clean(&db, "pt_node_counted").await;
 }
@@ -541,7 +541,7 @@ async fn tree_x_computed_nodes_counted_by_another_model() {
 #[tokio::test]
 async fn tree_x_computed_writes_of_tree_documents_around_the_tree() {
     let db = synced("pt_computed_around", "pt_computed").await;
-    let tree = Aisle::tree(&db);
+    let tree = Aisle::collection(&db).tree();
     tree.insert(&aisle("x", None)).await.unwrap();
     tree.insert(&aisle("y", Some("x"))).await.unwrap();
     // Each write below either keeps the tree (a path computed, ancestors computed) or is
@@ -622,7 +622,7 @@ async fn copied_shelves(db: &TestDb) -> Vec<(i64, Bson, Bson)> {
 #[tokio::test]
 async fn tree_x_extended_ref_a_holders_copy_of_its_node_follows_it() {
     let db = synced("pt_node_copy", "pt_nodecopy").await;
-    let tree = Rack::tree(&db);
+    let tree = Rack::collection(&db).tree();
     let rack = |id: &str, parent: Option<&str>| Rack {
         id: id.into(),
         label: id.to_uppercase(),
@@ -907,7 +907,7 @@ async fn remember(
 async fn tree_x_extended_ref_copies_of_nodes_and_holders_follow_every_write() {
     let db = synced("pt_extref", "pt_extref").await;
     let mut gone = HashMap::new();
-    let tree = Genre::tree(&db);
+    let tree = Genre::collection(&db).tree();
     let books = tree.holders::<Book>();
     tree.insert(&genre("fiction", None)).await.unwrap();
     tree.insert_many(&[
@@ -998,7 +998,7 @@ async fn tree_x_extended_ref_copies_of_nodes_and_holders_follow_every_write() {
     assert_eq!(second.get_str("genreSlug").unwrap(), "poetry");
 
     // The extended reference's own writes, of a node and of a holder.
-    let genres = Genre::references(&db);
+    let genres = Genre::collection(&db).references();
     let science = g("science-fiction").await;
     Genre::collection(&db)
         .update(science.id, doc! { "$set": { "title": "Science Fiction" } })
@@ -1007,7 +1007,7 @@ async fn tree_x_extended_ref_copies_of_nodes_and_holders_follow_every_write() {
     let mut haiku = g("haiku").await;
     haiku.title = "Haiku".into();
     Genre::collection(&db).replace(&haiku).await.unwrap();
-    let titles = Book::references(&db);
+    let titles = Book::collection(&db).references();
     Book::collection(&db)
         .update(1, doc! { "$set": { "title": "Dune (1965)" } })
         .await
@@ -1108,7 +1108,7 @@ async fn tree_x_extended_ref_copies_of_nodes_and_holders_follow_every_write() {
 #[tokio::test]
 async fn tree_x_extended_ref_replace_of_the_trees_fields() {
     let db = synced("pt_extref_replace", "pt_extref").await;
-    let tree = Genre::tree(&db);
+    let tree = Genre::collection(&db).tree();
     tree.insert(&genre("fiction", None)).await.unwrap();
     tree.insert(&genre("scifi", Some("fiction"))).await.unwrap();
     let scifi = tree.get("scifi").await.unwrap().unwrap();
@@ -1262,7 +1262,7 @@ fn ids(found: &[Gadget]) -> Vec<i64> {
 #[tokio::test]
 async fn tree_x_attribute_specs_of_holders_and_nodes_survive_every_tree_write() {
     let db = synced("pt_attribute", "pt_attribute").await;
-    let tree = Shelf::tree(&db);
+    let tree = Shelf::collection(&db).tree();
     let gadgets = tree.holders::<Gadget>();
     tree.insert(&shelf("electronics", None)).await.unwrap();
     tree.insert_many(&[
@@ -1292,8 +1292,8 @@ async fn tree_x_attribute_specs_of_holders_and_nodes_survive_every_tree_write() 
     assert_paths(&db, &SHELVES, &[GADGETS]).await;
 
     // The attribute's writes, on holders and on nodes.
-    let specs = Gadget::specs_attribute(&db);
-    let facets = Shelf::facets_attribute(&db);
+    let specs = Gadget::collection(&db).attributes(Gadget::FIELDS.specs);
+    let facets = Shelf::collection(&db).attributes(Shelf::FIELDS.facets);
     specs.set(2, &tb(2000)).await.unwrap(); // replaced in place
     specs.set(2, &spec("nvme", false, None)).await.unwrap(); // appended
     specs.set(5, &tb(250)).await.unwrap(); // the first item
@@ -1574,7 +1574,7 @@ fn owned(texts: &[&str]) -> Vec<String> {
 #[tokio::test]
 async fn tree_x_outlier_overflowing_nodes_and_holders_through_every_tree_write() {
     let db = synced("pt_outlier", "pt_outlier").await;
-    let tree = Board::tree(&db);
+    let tree = Board::collection(&db).tree();
     let members = tree.holders::<Member>();
     tree.insert(&board("rust", None)).await.unwrap();
     tree.insert_many(&[
@@ -1598,8 +1598,8 @@ async fn tree_x_outlier_overflowing_nodes_and_holders_through_every_tree_write()
     members.place("dee", "offtopic").await.unwrap();
 
     // The outlier's writes, on nodes and on holders: past the limit, into overflow documents.
-    let posts = Board::posts_outlier(&db);
-    let notes = Member::notes_outlier(&db);
+    let posts = Board::collection(&db).outlier(Board::FIELDS.posts);
+    let notes = Member::collection(&db).outlier(Member::FIELDS.notes);
     let id_of = |slug: &'static str| {
         let tree = tree.clone();
         async move { tree.get(slug).await.unwrap().unwrap().id }
@@ -1694,7 +1694,7 @@ async fn tree_x_outlier_overflowing_nodes_and_holders_through_every_tree_write()
 #[tokio::test]
 async fn tree_x_outlier_deletions_leave_overflow_documents() {
     let db = synced("pt_outlier_orphans", "pt_outlier").await;
-    let tree = Board::tree(&db);
+    let tree = Board::collection(&db).tree();
     tree.insert(&board("rust", None)).await.unwrap();
     tree.insert(&board("tokio", Some("rust"))).await.unwrap();
     tree.holders::<Member>()
@@ -1703,14 +1703,16 @@ async fn tree_x_outlier_deletions_leave_overflow_documents() {
         .unwrap();
     let tokio_board = tree.get("tokio").await.unwrap().unwrap().id;
     // Both outliers: 2 of the 5 posts and 2 of the 4 notes overflow, one document each.
-    Board::posts_outlier(&db)
+    Board::collection(&db)
+        .outlier(Board::FIELDS.posts)
         .push_many(
             tokio_board,
             ["p1", "p2", "p3", "p4", "p5"].map(post).to_vec(),
         )
         .await
         .unwrap();
-    Member::notes_outlier(&db)
+    Member::collection(&db)
+        .outlier(Member::FIELDS.notes)
         .push_many("ada", ["n1", "n2", "n3", "n4"].map(post).to_vec())
         .await
         .unwrap();
@@ -1720,8 +1722,10 @@ async fn tree_x_outlier_deletions_leave_overflow_documents() {
     // The board and ada go; their overflow documents stay, and nothing reports them.
     tree.delete("tokio", Deletion::Cascade).await.unwrap();
     assert_clean!(tree.check());
-    assert_clean!(Board::posts_outlier(&db).check());
-    assert_clean!(Member::notes_outlier(&db).check());
+    assert_clean!(Board::collection(&db).outlier(Board::FIELDS.posts).check());
+    assert_clean!(Member::collection(&db)
+        .outlier(Member::FIELDS.notes)
+        .check());
     assert_doctor_clean(&db, "pt_outlier").await;
     assert_eq!(
         count(&db, "board_posts", doc! { "boardId": tokio_board }).await,
@@ -1738,12 +1742,15 @@ async fn tree_x_outlier_deletions_leave_overflow_documents() {
         .insert(&member("ada", Some("rust")))
         .await
         .unwrap();
-    assert!(Member::notes_outlier(&db)
+    assert!(Member::collection(&db)
+        .outlier(Member::FIELDS.notes)
         .items("ada")
         .await
         .unwrap()
         .is_empty());
-    assert_clean!(Member::notes_outlier(&db).check());
+    assert_clean!(Member::collection(&db)
+        .outlier(Member::FIELDS.notes)
+        .check());
 }
 
 // ======================================================================================
@@ -1940,7 +1947,7 @@ async fn assert_catalogue(db: &TestDb) {
 #[tokio::test]
 async fn tree_x_subset_holders_and_nodes_keep_their_subsets_through_every_tree_write() {
     let db = synced_unvalidated("pt_subset", "pt_subset").await;
-    let tree = Category::tree(&db);
+    let tree = Category::collection(&db).tree();
     let products = tree.holders::<Product>();
     tree.insert(&category(1, "electronics", None))
         .await
@@ -1966,8 +1973,8 @@ async fn tree_x_subset_holders_and_nodes_keep_their_subsets_through_every_tree_w
         .unwrap();
 
     // The subset's writes, on holders and on nodes.
-    let reviews = Product::recent_reviews_subset(&db);
-    let notices = Category::newest_notices_subset(&db);
+    let reviews = Product::collection(&db).subset(Product::FIELDS.recent_reviews);
+    let notices = Category::collection(&db).subset(Category::FIELDS.newest_notices);
     reviews.push("p1", review(1, "p1", 5)).await.unwrap();
     reviews
         .push_many(
@@ -2084,7 +2091,7 @@ async fn tree_x_subset_holders_and_nodes_keep_their_subsets_through_every_tree_w
 #[tokio::test]
 async fn tree_x_subset_push_set_of_the_trees_fields() {
     let db = synced("pt_subset_set", "pt_subset").await;
-    let tree = Category::tree(&db);
+    let tree = Category::collection(&db).tree();
     tree.insert(&category(1, "a", None)).await.unwrap();
     tree.insert(&category(2, "b", Some("a"))).await.unwrap();
     tree.holders::<Product>()
@@ -2095,12 +2102,14 @@ async fn tree_x_subset_push_set_of_the_trees_fields() {
     // As `ModelCollection::update` or `References::update` of these fields: `InvalidKey`, nothing
     // written. Both are written here: p1 lands in `a` with the path of `b`, and `b` becomes a
     // root that keeps its ancestors.
-    let r = Product::recent_reviews_subset(&db)
+    let r = Product::collection(&db)
+        .subset(Product::FIELDS.recent_reviews)
         .push("p1", review(1, "p1", 5))
         .set(doc! { "category": "a" })
         .await;
     assert!(matches!(r, Err(Error::InvalidKey { .. })), "{r:?}");
-    let r = Category::newest_notices_subset(&db)
+    let r = Category::collection(&db)
+        .subset(Category::FIELDS.newest_notices)
         .push(
             2_i64,
             Notice {
@@ -2205,7 +2214,7 @@ async fn shards_of(db: &TestDb, id: ObjectId) -> i64 {
 #[tokio::test]
 async fn tree_x_approximation_counters_on_nodes_and_holders_through_every_tree_write() {
     let db = synced("pt_approx", "pt_approx").await;
-    let tree = Topic::tree(&db);
+    let tree = Topic::collection(&db).tree();
     let articles = tree.holders::<Article>();
     tree.insert(&topic("science", None)).await.unwrap();
     tree.insert_many(&[
@@ -2234,24 +2243,25 @@ async fn tree_x_approximation_counters_on_nodes_and_holders_through_every_tree_w
 
     // The counters' writes: batched (threshold 3) with a flush, sampled with p = 1/2 (each
     // write adds 2), sharded with a snapshot; the articles' reads flushed in the background.
-    let views = Topic::views_counter(&db);
+    let views = Topic::collection(&db).counter(Topic::FIELDS.views);
     for _ in 0..7 {
         views.add(physics, 1).await.unwrap();
     }
     views.add(quantum, 2).await.unwrap();
     assert_eq!((views.writes(), views.pending()), (2, 3)); // physics at 3 and 6
-    let likes =
-        Topic::likes_counter(&db).with_random(pattern_runtime::approximation::Random::seeded(7));
+    let likes = Topic::collection(&db)
+        .counter(Topic::FIELDS.likes)
+        .with_random(pattern_runtime::approximation::Random::seeded(7));
     let mut liked = 0;
     for _ in 0..20 {
         liked += i64::from(likes.add(quantum).await.unwrap());
     }
     assert!(liked > 0 && liked < 20, "{liked} of 20 sampled");
-    let hits = Topic::hits_counter(&db, arts);
+    let hits = Topic::collection(&db).counter(Topic::FIELDS.hits).of(arts);
     for n in 1..=5 {
         hits.add(n).await.unwrap();
     }
-    let reads = std::sync::Arc::new(Article::reads_counter(&db));
+    let reads = std::sync::Arc::new(Article::collection(&db).counter(Article::FIELDS.reads));
     let flusher = pattern_runtime::approximation::BatchedCounter::flush_every(
         reads.clone(),
         std::time::Duration::from_millis(20),
@@ -2318,7 +2328,7 @@ async fn tree_x_approximation_counters_on_nodes_and_holders_through_every_tree_w
 #[tokio::test]
 async fn tree_x_approximation_a_count_pending_for_a_deleted_node() {
     let db = synced("pt_approx_deleted", "pt_approx").await;
-    let tree = Topic::tree(&db);
+    let tree = Topic::collection(&db).tree();
     tree.insert(&topic("science", None)).await.unwrap();
     tree.insert(&topic("physics", Some("science")))
         .await
@@ -2328,7 +2338,7 @@ async fn tree_x_approximation_a_count_pending_for_a_deleted_node() {
         .unwrap();
     let physics = tree.get("physics").await.unwrap().unwrap().id;
     let biology = tree.get("biology").await.unwrap().unwrap().id;
-    let views = Topic::views_counter(&db);
+    let views = Topic::collection(&db).counter(Topic::FIELDS.views);
     views.add(physics, 1).await.unwrap();
     views.add(biology, 1).await.unwrap();
     // Deleted while their views wait for the next flush.
@@ -2472,7 +2482,7 @@ fn booking(room: &str, date: &str, holder: Option<&str>) -> ((String, String), O
 #[tokio::test]
 async fn tree_x_preallocation_slots_placed_in_the_tree_through_every_write() {
     let db = synced("pt_prealloc", "pt_prealloc").await;
-    let tree = Place::tree(&db);
+    let tree = Place::collection(&db).tree();
     tree.insert(&place("hotel", None)).await.unwrap();
     tree.insert_many(&[
         place("floor1", Some("hotel")),
@@ -2500,7 +2510,7 @@ async fn tree_x_preallocation_slots_placed_in_the_tree_through_every_write() {
     assert_eq!(p101, ["hotel", "floor1", "r101"]);
 
     // The grid, allocated with each slot's path read from the tree.
-    let nights = RoomNight::slots(&db);
+    let nights = RoomNight::collection(&db).slots();
     let first = nights
         .allocate(vec![
             night("r101", &p101, "d1"),
@@ -2573,7 +2583,7 @@ async fn tree_x_preallocation_slots_placed_in_the_tree_through_every_write() {
     assert_eq!(free, [("r101", "d2"), ("r101", "d3"), ("r102", "d2")]);
 
     // Bitmaps in the same tree.
-    let days = MeetingDay::slots(&db);
+    let days = MeetingDay::collection(&db).slots();
     let pboard = path("boardroom").await;
     days.allocate(vec![meeting_day("boardroom", &pboard, "d1")])
         .await
@@ -2657,7 +2667,7 @@ async fn tree_x_preallocation_slots_placed_in_the_tree_through_every_write() {
 #[tokio::test]
 async fn tree_x_preallocation_the_doctor_on_freshly_synced_slots_in_a_tree() {
     let db = synced("pt_prealloc_doctor", "pt_prealloc").await;
-    let tree = Place::tree(&db);
+    let tree = Place::collection(&db).tree();
     tree.insert(&place("hotel", None)).await.unwrap();
     tree.insert(&place("r1", Some("hotel"))).await.unwrap();
     tree.holders::<RoomNight>()
@@ -2665,7 +2675,7 @@ async fn tree_x_preallocation_the_doctor_on_freshly_synced_slots_in_a_tree() {
         .await
         .unwrap();
     assert_clean!(tree.check());
-    assert_clean!(RoomNight::slots(&db).check());
+    assert_clean!(RoomNight::collection(&db).slots().check());
     // The sync created both `room_1` (the holders' node, `#[in_tree]`) and `room_1_date_1`
     // (the grid, `#[preallocated]`); the doctor then reports the first as redundant.
     assert_doctor_clean(&db, "pt_prealloc").await;
@@ -2674,11 +2684,12 @@ async fn tree_x_preallocation_the_doctor_on_freshly_synced_slots_in_a_tree() {
 #[tokio::test]
 async fn tree_x_preallocation_allocate_computes_the_path() {
     let db = synced("pt_prealloc_allocate", "pt_prealloc").await;
-    let tree = Place::tree(&db);
+    let tree = Place::collection(&db).tree();
     tree.insert(&place("hotel", None)).await.unwrap();
     tree.insert(&place("r1", Some("hotel"))).await.unwrap();
     // Given the path [], stored with the node's path, as `Holders::insert` computes it.
-    let r = RoomNight::slots(&db)
+    let r = RoomNight::collection(&db)
+        .slots()
         .allocate(vec![night("r1", &[], "d1"), night("r1", &[], "d2")])
         .await
         .unwrap();
@@ -2690,7 +2701,8 @@ async fn tree_x_preallocation_allocate_computes_the_path() {
         .count_documents(doc! {})
         .await
         .unwrap();
-    let r = RoomNight::slots(&db)
+    let r = RoomNight::collection(&db)
+        .slots()
         .allocate(vec![night("r9", &[], "d1")])
         .await;
     assert!(r.as_ref().is_err_and(|e| e.is_no_node()), "{r:?}");
@@ -2826,7 +2838,7 @@ fn headed(pairs: &[(&str, Option<&str>)]) -> std::collections::BTreeMap<String, 
 #[tokio::test]
 async fn tree_x_relation_heads_of_departments_through_every_tree_write() {
     let db = synced("pt_relation", "pt_relation").await;
-    let tree = Dept::tree(&db);
+    let tree = Dept::collection(&db).tree();
     let persons = tree.holders::<Person>();
     tree.insert(&dept("company", None)).await.unwrap();
     tree.insert_many(&[
@@ -2865,7 +2877,7 @@ async fn tree_x_relation_heads_of_departments_through_every_tree_write() {
     );
 
     // The relation's write: assign, moving a department from one head's list to another's.
-    let head = Dept::head_relation(&db);
+    let head = Dept::collection(&db).relation(Dept::FIELDS.head);
     head.assign(&backend, &"ann".to_owned()).await.unwrap();
     head.assign(&frontend, &"ann".to_owned()).await.unwrap();
     head.assign(&eng, &"bob".to_owned()).await.unwrap();
@@ -2907,7 +2919,11 @@ async fn tree_x_relation_heads_of_departments_through_every_tree_write() {
         .await
         .unwrap()
         .unwrap()];
-    let loaded = Person::heads_relation(&db).load(&bob).await.unwrap();
+    let loaded = Person::collection(&db)
+        .relation(Person::FIELDS.heads)
+        .load(&bob)
+        .await
+        .unwrap();
     let mut codes: Vec<String> = loaded.targets().values().map(|d| d.code.clone()).collect();
     codes.sort();
     assert_eq!(codes, ["eng", "platform"]);
@@ -2936,7 +2952,7 @@ async fn tree_x_relation_heads_of_departments_through_every_tree_write() {
 #[tokio::test]
 async fn tree_x_relation_deletions_leave_the_other_side() {
     let db = synced("pt_relation_delete", "pt_relation").await;
-    let tree = Dept::tree(&db);
+    let tree = Dept::collection(&db).tree();
     tree.insert(&dept("company", None)).await.unwrap();
     tree.insert(&dept("eng", Some("company"))).await.unwrap();
     tree.insert(&dept("sales", Some("company"))).await.unwrap();
@@ -2946,7 +2962,7 @@ async fn tree_x_relation_deletions_leave_the_other_side() {
         .await
         .unwrap();
     persons.insert(&person("bob", Some("eng"))).await.unwrap();
-    let head = Dept::head_relation(&db);
+    let head = Dept::collection(&db).relation(Dept::FIELDS.head);
     let (eng, sales) = (
         tree.get("eng").await.unwrap().unwrap().id,
         tree.get("sales").await.unwrap().unwrap().id,
@@ -3069,7 +3085,7 @@ async fn assert_wiki(db: &TestDb) {
 #[tokio::test]
 async fn tree_x_versioning_versioned_pages_counted_per_space_through_every_write() {
     let db = synced("pt_versioned", "pt_versioned").await;
-    let tree = Space::tree(&db);
+    let tree = Space::collection(&db).tree();
     let attachments = tree.holders::<Attachment>();
     tree.insert(&space("eng", None)).await.unwrap();
     tree.insert_many(&[
@@ -3191,7 +3207,7 @@ async fn tree_x_versioning_versioned_pages_counted_per_space_through_every_write
     );
 
     assert_clean!(tree.check());
-    assert_clean!(Space::computed(&db).check());
+    assert_clean!(Space::collection(&db).computed().check());
     assert_doctor_clean(&db, "pt_versioned").await;
 }
 
@@ -3322,7 +3338,7 @@ async fn assert_shop(db: &TestDb) {
 #[tokio::test]
 async fn tree_x_polymorphic_listings_of_every_shape_counted_per_category() {
     let db = synced("pt_poly", "pt_poly").await;
-    let tree = ShopCategory::tree(&db);
+    let tree = ShopCategory::collection(&db).tree();
     let placements = tree.holders::<Placement>();
     tree.insert(&shop_category("media", None)).await.unwrap();
     tree.insert_many(&[
@@ -3449,6 +3465,6 @@ async fn tree_x_polymorphic_listings_of_every_shape_counted_per_category() {
     assert_eq!(count(&db, "listings", doc! {}).await, 4);
 
     assert_clean!(tree.check());
-    assert_clean!(ShopCategory::computed(&db).check());
+    assert_clean!(ShopCategory::collection(&db).computed().check());
     assert_doctor_clean(&db, "pt_poly").await;
 }

@@ -363,7 +363,7 @@ async fn versioned_source_of_computed_count_sum_and_max() {
 
     // The computed pattern's own writes (rebuild, repair): nothing had drifted, so nothing to
     // rewrite...
-    let computed = Client::computed(&db);
+    let computed = Client::collection(&db).computed();
     assert!(computed.check().await.unwrap().is_clean());
     let all = computed.repair().await.unwrap();
     assert_eq!(all.repaired, 0);
@@ -674,11 +674,13 @@ async fn stale_copy_of_a_versioned_source_names_a_repair_it_has() {
     // A versioned source's `references` handle has no writes (its own writes keep the
     // copies), but checks and repairs them: the fix names it.
     assert!(
-        stale[0].fix.contains("Author::references(&db).repair()"),
+        stale[0]
+            .fix
+            .contains("Author::collection(&db).references().repair()"),
         "{}",
         stale[0].fix
     );
-    let references = Author::references(&db);
+    let references = Author::collection(&db).references();
     assert!(!references.check().await.unwrap().is_clean());
     let repaired = references.repair().await.unwrap();
     assert!(repaired.is_clean(), "{repaired}");
@@ -874,7 +876,8 @@ async fn both_sides(db: &TestDb) -> Vec<(i64, Vec<i64>, Vec<i64>)> {
     let mut out = Vec::new();
     for t in teams {
         let listed: Vec<i64> = t.members.iter().map(|m| *m.id()).collect();
-        let mut pointing: Vec<i64> = Member::team_relation(db)
+        let mut pointing: Vec<i64> = Member::collection(db)
+            .relation(Member::FIELDS.team)
             .children_of(&t.id)
             .to_vec()
             .await
@@ -990,7 +993,11 @@ async fn two_way_references_between_versioned_models_through_their_own_writes() 
     // Loading: one query for every team's members; the deleted member is dangling.
     members.delete(10_i64).await.unwrap();
     let all_teams: Vec<Team> = stored(&db).await;
-    let loaded = Team::members_relation(&db).load(&all_teams).await.unwrap();
+    let loaded = Team::collection(&db)
+        .relation(Team::FIELDS.members)
+        .load(&all_teams)
+        .await
+        .unwrap();
     assert_eq!(loaded.queries(), 1);
     assert_eq!(loaded.dangling().len(), 1);
     assert_eq!(

@@ -298,7 +298,7 @@ async fn a_deleted_documents_shards_go_with_it_or_are_reported() {
     let pages = Page::collection(&db);
     for id in ["home", "about", "faq"] {
         pages.raw().insert_one(page(id)).await.unwrap();
-        let hits = Page::hits_counter(&db, id);
+        let hits = Page::collection(&db).counter(Page::FIELDS.hits).of(id);
         for _ in 0..40 {
             hits.add(1).await.unwrap();
         }
@@ -316,7 +316,15 @@ async fn a_deleted_documents_shards_go_with_it_or_are_reported() {
     // Through the toolkit: the shards go too.
     Page::collection(&db).delete("about").await.unwrap();
     assert_eq!(shards_of("about").await, 0);
-    assert_eq!(Page::hits_counter(&db, "home").read().await.unwrap(), 40);
+    assert_eq!(
+        Page::collection(&db)
+            .counter(Page::FIELDS.hits)
+            .of("home")
+            .read()
+            .await
+            .unwrap(),
+        40
+    );
     let report = pattern_runtime::doctor::doctor_models(
         &db,
         &[Page::SCHEMA],
@@ -379,7 +387,7 @@ async fn counters_declared_on_a_model() {
     );
 
     // Batched, flushed in the background and once more at shutdown: nothing counted is lost.
-    let views = Arc::new(Page::page_views_counter(&db));
+    let views = Arc::new(Page::collection(&db).counter(Page::FIELDS.page_views));
     let flusher = BatchedCounter::flush_every(views.clone(), Duration::from_millis(10));
     for _ in 0..120 {
         views.add("home", 1).await.unwrap();
@@ -402,7 +410,7 @@ async fn counters_declared_on_a_model() {
     assert_eq!(page.page_views, 120);
 
     // Sampled at p = 0.3: each write adds 3 or 4, the field stays an integer.
-    let likes = Page::likes_counter(&db);
+    let likes = Page::collection(&db).counter(Page::FIELDS.likes);
     let mut wrote = 0;
     for _ in 0..300 {
         wrote += u32::from(likes.add("home").await.unwrap());
@@ -417,7 +425,7 @@ async fn counters_declared_on_a_model() {
     );
 
     // Sharded: 8 shards keyed by the page; the snapshot writes the exact total into the page.
-    let hits = Page::hits_counter(&db, "home");
+    let hits = Page::collection(&db).counter(Page::FIELDS.hits).of("home");
     for _ in 0..200 {
         hits.add(1).await.unwrap();
     }
@@ -439,7 +447,9 @@ async fn counters_declared_on_a_model() {
     let id = shard.get_document("_id").unwrap();
     assert_eq!(id.get_str("of").ok(), Some("home"), "{shard}");
     // Another page's shards are its own; a snapshot of a missing page is NotFound.
-    let other = Page::hits_counter(&db, "nowhere");
+    let other = Page::collection(&db)
+        .counter(Page::FIELDS.hits)
+        .of("nowhere");
     assert_eq!(other.read().await.unwrap(), 0);
     other.add(1).await.unwrap();
     assert!(other.snapshot().await.unwrap_err().is_not_found());

@@ -55,7 +55,7 @@ async fn records(db: &mongodb::Database) -> pattern_runtime::Attributes<Record, 
         .insert_many(seed())
         .await
         .unwrap();
-    Record::attributes_attribute(db)
+    Record::collection(db).attributes(Record::FIELDS.attributes)
 }
 
 #[tokio::test]
@@ -440,7 +440,7 @@ async fn channel_prices_share_one_multikey_index() {
         stored.get_array("provider").unwrap()[0],
         Bson::Document(doc! { "channel": "gewala", "price": 30 })
     );
-    let prices = Schedule::provider_attribute(&db);
+    let prices = Schedule::collection(&db).attributes(Schedule::FIELDS.provider);
     // Showings whose maoyan price is below 40.
     let cheap = prices
         .find(prices.key(Channel::Maoyan).lt(40).unwrap())

@@ -210,7 +210,7 @@ async fn subset_drift_is_found_and_rebuilt() {
             .await
             .unwrap();
     }
-    let subset = Shelf::recent_subset(&db);
+    let subset = Shelf::collection(&db).subset(Shelf::FIELDS.recent);
     for (n, shelf) in [
         (1, "s1"),
         (2, "s1"),
@@ -250,7 +250,7 @@ async fn subset_drift_is_found_and_rebuilt() {
         &subset.check().await.unwrap(),
         Check::SubsetDrift,
         &Bson::from("s1"),
-        "_subset(&db).repair()",
+        ".subset(",
     )
     .await;
 
@@ -273,10 +273,7 @@ async fn subset_drift_is_found_and_rebuilt() {
     assert_eq!(checked.findings.len(), 1, "{checked}");
     assert_eq!(checked.findings[0].check, Check::SubsetDrift, "{checked}");
     assert_eq!(checked.documents(), [Bson::from("s1")], "{checked}");
-    assert!(
-        checked.findings[0].fix.contains("_subset(&db).repair()"),
-        "{checked}"
-    );
+    assert!(checked.findings[0].fix.contains(".subset("), "{checked}");
     assert_repaired(&subset.repair().await.unwrap());
     assert_clean(&db, group, &subset.check().await.unwrap()).await;
     let titles: Vec<String> = raw(&db, "shelves", "s1")
@@ -350,7 +347,7 @@ async fn subset_sum_drift_is_found_and_rebuilt() {
         })
         .await
         .unwrap();
-    let subset = Till::latest_subset(&db);
+    let subset = Till::collection(&db).subset(Till::FIELDS.latest);
     for n in 1..=3 {
         let sale = Sale {
             id: n,
@@ -372,7 +369,7 @@ async fn subset_sum_drift_is_found_and_rebuilt() {
         &subset.check().await.unwrap(),
         Check::SubsetDrift,
         &Bson::from("t1"),
-        "_subset(&db).repair()",
+        ".subset(",
     )
     .await;
     assert_repaired(&subset.repair().await.unwrap());
@@ -430,7 +427,7 @@ async fn computed_drift_is_found_and_recomputed() {
             .unwrap();
     }
     assert_eq!(int(&raw(&db, "writers", "w1").await, "essayCount"), 3);
-    let writers = Writer::computed(&db);
+    let writers = Writer::collection(&db).computed();
     assert_clean(&db, group, &writers.check().await.unwrap()).await;
 
     db.collection::<Document>("writers")
@@ -443,7 +440,7 @@ async fn computed_drift_is_found_and_recomputed() {
         &writers.check().await.unwrap(),
         Check::ComputedDrift,
         &Bson::from("w1"),
-        "computed(&db).repair()",
+        ".computed().repair()",
     )
     .await;
 
@@ -507,7 +504,7 @@ async fn a_stale_extended_reference_copy_is_found_and_resynced() {
             .await
             .unwrap();
     }
-    let references = Supplier::references(&db);
+    let references = Supplier::collection(&db).references();
     // A rename through the toolkit reaches both of s1's orders.
     Supplier::collection(&db)
         .update("s1", doc! { "$set": { "name": "Acme Ltd" } })
@@ -535,7 +532,7 @@ async fn a_stale_extended_reference_copy_is_found_and_resynced() {
         &references.check().await.unwrap(),
         Check::StaleCopy,
         &Bson::from("s1"),
-        "references(&db).repair()",
+        ".references().repair()",
     )
     .await;
 
@@ -572,7 +569,7 @@ struct Store {
 /// world > europe > france, world > asia > japan, and a store in france and one in asia; the
 /// `_id`s of the regions by code.
 async fn regions_and_stores(db: &TestDb) -> Vec<(&'static str, ObjectId)> {
-    let tree = Region::tree(db);
+    let tree = Region::collection(db).tree();
     let mut ids = Vec::new();
     for (code, parent) in [
         ("world", None),
@@ -613,7 +610,7 @@ async fn a_stale_holder_path_is_found_and_rewritten_from_the_nodes() {
     let group = "check_repair_tree";
     let db = fresh("tree_path", group).await;
     regions_and_stores(&db).await;
-    let tree = Region::tree(&db);
+    let tree = Region::collection(&db).tree();
     assert_clean(&db, group, &tree.check().await.unwrap()).await;
 
     db.collection::<Document>("stores")
@@ -629,7 +626,7 @@ async fn a_stale_holder_path_is_found_and_rewritten_from_the_nodes() {
         &tree.check().await.unwrap(),
         Check::TreeDrift,
         &Bson::from("paris"),
-        "tree(&db).repair()",
+        ".tree().repair()",
     )
     .await;
 
@@ -647,7 +644,7 @@ async fn a_stale_ancestors_list_is_found_and_rewritten_from_the_parents() {
     let db = fresh("tree_ancestors", group).await;
     let ids = regions_and_stores(&db).await;
     let japan = ids.iter().find(|(code, _)| *code == "japan").unwrap().1;
-    let tree = Region::tree(&db);
+    let tree = Region::collection(&db).tree();
     assert_clean(&db, group, &tree.check().await.unwrap()).await;
 
     // A leaf with no store: its ancestors are copied nowhere else.
@@ -665,7 +662,7 @@ async fn a_stale_ancestors_list_is_found_and_rewritten_from_the_parents() {
         &tree.check().await.unwrap(),
         Check::TreeDrift,
         &Bson::ObjectId(japan),
-        "tree(&db).repair()",
+        ".tree().repair()",
     )
     .await;
 
@@ -723,7 +720,7 @@ async fn crews_and_sailors(db: &TestDb) {
             .await
             .unwrap();
     }
-    let relation = Sailor::crew_relation(db);
+    let relation = Sailor::collection(db).relation(Sailor::FIELDS.crew);
     for (sailor, crew) in [("s1", "c1"), ("s2", "c1"), ("s3", "c1"), ("s3", "c2")] {
         relation
             .assign(&sailor.to_owned(), &crew.to_owned())
@@ -742,7 +739,7 @@ async fn a_child_its_owner_no_longer_lists_is_found_and_listed_again() {
     let group = "check_repair_two_way";
     let db = fresh("two_way", group).await;
     crews_and_sailors(&db).await;
-    let relation = Sailor::crew_relation(&db);
+    let relation = Sailor::collection(&db).relation(Sailor::FIELDS.crew);
     assert_clean(&db, group, &relation.check().await.unwrap()).await;
 
     db.collection::<Document>("crews")
@@ -756,7 +753,7 @@ async fn a_child_its_owner_no_longer_lists_is_found_and_listed_again() {
         &relation.check().await.unwrap(),
         Check::TwoWayDrift,
         &Bson::from("s2"),
-        "_relation(&db).repair()",
+        ".relation(",
     )
     .await;
 
@@ -773,7 +770,7 @@ async fn a_child_naming_an_owner_that_does_not_exist_is_left_by_the_repair() {
     let group = "check_repair_two_way";
     let db = fresh("two_way_orphan", group).await;
     crews_and_sailors(&db).await;
-    let relation = Sailor::crew_relation(&db);
+    let relation = Sailor::collection(&db).relation(Sailor::FIELDS.crew);
     assert_clean(&db, group, &relation.check().await.unwrap()).await;
 
     // s4, listed by no crew, names a crew nobody created.
@@ -851,7 +848,7 @@ async fn an_outlier_count_that_disagrees_with_its_items_is_found_and_rebuilt() {
             .await
             .unwrap();
     }
-    let outlier = Channel::messages_outlier(&db);
+    let outlier = Channel::collection(&db).outlier(Channel::FIELDS.messages);
     let message = |n: i64| Message {
         n,
         text: format!("message {n}"),
@@ -1052,7 +1049,7 @@ async fn an_attribute_key_held_twice_is_found_and_deduplicated() {
             .await
             .unwrap();
     }
-    let attributes = Gadget::specs_attribute(&db);
+    let attributes = Gadget::collection(&db).attributes(Gadget::FIELDS.specs);
     for (id, item) in [
         ("g1", spec("weight", 120)),
         ("g1", spec("colour", "red")),
@@ -1083,7 +1080,7 @@ async fn an_attribute_key_held_twice_is_found_and_deduplicated() {
         &attributes.check().await.unwrap(),
         Check::AttributeDrift,
         &Bson::from("g1"),
-        "_attribute(&db).repair()",
+        ".attributes(",
     )
     .await;
 
@@ -1119,7 +1116,7 @@ struct CourtDay {
 async fn a_bitmap_bit_past_the_sub_slots_is_found_and_cleared() {
     let group = "check_repair_grid";
     let db = fresh("grid", group).await;
-    let slots = CourtDay::slots(&db);
+    let slots = CourtDay::collection(&db).slots();
     let days: Vec<CourtDay> = ["2026-01-01", "2026-01-02"]
         .into_iter()
         .map(|day| CourtDay {
@@ -1152,7 +1149,7 @@ async fn a_bitmap_bit_past_the_sub_slots_is_found_and_cleared() {
         &slots.check().await.unwrap(),
         Check::GridDrift,
         &Bson::ObjectId(days[0].id),
-        "slots(&db).repair()",
+        ".slots().repair()",
     )
     .await;
 
@@ -1177,7 +1174,7 @@ async fn a_stale_inner_node_is_one_finding_not_its_subtree() {
     let db = fresh("tree_inner_node", group).await;
     let ids = regions_and_stores(&db).await;
     let asia = ids.iter().find(|(code, _)| *code == "asia").unwrap().1;
-    let tree = Region::tree(&db);
+    let tree = Region::collection(&db).tree();
     db.collection::<Document>("regions")
         .update_one(doc! { "_id": asia }, doc! { "$set": { "ancestors": [] } })
         .await
@@ -1209,7 +1206,7 @@ struct DeskDay {
 async fn a_repaired_i32_bitmap_stays_an_i32() {
     let group = "check_repair_grid32";
     let db = fresh("grid32", group).await;
-    let slots = DeskDay::slots(&db);
+    let slots = DeskDay::collection(&db).slots();
     let day = DeskDay {
         id: ObjectId::new(),
         desk: "d1".into(),
@@ -1509,8 +1506,8 @@ mod rebuild {
             doc! { "_id": "a3", "name": "A3", "total": 0_i64 }
         );
 
-        let computed = Account::computed(&db);
-        let references = Account::references(&db);
+        let computed = Account::collection(&db).computed();
+        let references = Account::collection(&db).references();
         assert!(computed.check().await.unwrap().is_clean());
         assert!(references.check().await.unwrap().is_clean());
         let healthy_values = values(&db, &ACCOUNTS).await;
@@ -1703,7 +1700,7 @@ mod rebuild {
     async fn seed_shelves(db: &TestDb) {
         insert_shelf(db, "s1").await;
         insert_shelf(db, "s2").await;
-        let subset = Shelf::recent_subset(db);
+        let subset = Shelf::collection(db).subset(Shelf::FIELDS.recent);
         for seq in 1..=3 {
             subset
                 .push("s1", book(&format!("b{seq}"), "s1", seq))
@@ -1711,7 +1708,7 @@ mod rebuild {
                 .unwrap();
         }
         subset.push("s2", book("b9", "s2", 9)).await.unwrap();
-        let outlier = Shelf::notes_outlier(db);
+        let outlier = Shelf::collection(db).outlier(Shelf::FIELDS.notes);
         for n in 0..5 {
             outlier.push("s1", note(n)).await.unwrap();
         }
@@ -1724,8 +1721,8 @@ mod rebuild {
     async fn subset_and_outlier_rebuild_what_was_damaged_once() {
         let db = shelves_db("rebuild_subset_outlier").await;
         seed_shelves(&db).await;
-        let subset = Shelf::recent_subset(&db);
-        let outlier = Shelf::notes_outlier(&db);
+        let subset = Shelf::collection(&db).subset(Shelf::FIELDS.recent);
+        let outlier = Shelf::collection(&db).outlier(Shelf::FIELDS.notes);
 
         let s1 = pattern_testkit::docs(&db, "rvm_shelves").await[0].clone();
         assert_eq!(s1.get_i64("bookCount").unwrap(), 3);
@@ -1803,7 +1800,7 @@ mod rebuild {
     async fn subset_rebuild_of_a_parent_that_agrees_reports_0() {
         let db = shelves_db("rebuild_subset_agrees").await;
         seed_shelves(&db).await;
-        let subset = Shelf::recent_subset(&db);
+        let subset = Shelf::collection(&db).subset(Shelf::FIELDS.recent);
         assert!(subset.check().await.unwrap().is_clean());
         let before = snapshot(&db, &SHELVES).await;
         assert_eq!(subset.rebuild("s2").await.unwrap(), rebuilt(0));
@@ -1926,7 +1923,7 @@ mod rebuild {
             insert_team(&db, id).await;
         }
         insert_player(&db, "p1").await;
-        let two_way = Player::team_relation(&db);
+        let two_way = Player::collection(&db).relation(Player::FIELDS.team);
         two_way.assign("p1", "t1").await.unwrap();
         Gadget::collection(&db)
             .raw()
@@ -1946,7 +1943,7 @@ mod rebuild {
             })
             .await
             .unwrap();
-        let attributes = Gadget::specs_attribute(&db);
+        let attributes = Gadget::collection(&db).attributes(Gadget::FIELDS.specs);
         attributes
             .set(
                 "g1",
@@ -1958,11 +1955,11 @@ mod rebuild {
             .await
             .unwrap();
 
-        let computed = Account::computed(&db);
-        let references = Account::references(&db);
-        let subset = Shelf::recent_subset(&db);
-        let outlier = Shelf::notes_outlier(&db);
-        let logs = Log::lines_outlier(&db);
+        let computed = Account::collection(&db).computed();
+        let references = Account::collection(&db).references();
+        let subset = Shelf::collection(&db).subset(Shelf::FIELDS.recent);
+        let outlier = Shelf::collection(&db).outlier(Shelf::FIELDS.notes);
+        let logs = Log::collection(&db).outlier(Log::FIELDS.lines);
         let before = snapshot(&db, &EVERYTHING).await;
 
         for h in hostile_strings() {
@@ -2194,8 +2191,8 @@ mod rebuild {
         let db = shelves_db("rebuild_pages").await;
         seed_shelves(&db).await;
         let before = snapshot(&db, &SHELVES).await;
-        let subset = Shelf::recent_subset(&db);
-        let outlier = Shelf::notes_outlier(&db);
+        let subset = Shelf::collection(&db).subset(Shelf::FIELDS.recent);
+        let outlier = Shelf::collection(&db).outlier(Shelf::FIELDS.notes);
         let ids = |books: Vec<Book>| books.into_iter().map(|b| b.id).collect::<Vec<_>>();
         let ns = |notes: Vec<Note>| notes.into_iter().map(|n| n.n).collect::<Vec<_>>();
 
@@ -2274,8 +2271,8 @@ mod rebuild {
         let db = shelves_db("rebuild_subset_skip").await;
         seed_shelves(&db).await;
         let before = snapshot(&db, &SHELVES).await;
-        let subset = Shelf::recent_subset(&db);
-        let outlier = Shelf::notes_outlier(&db);
+        let subset = Shelf::collection(&db).subset(Shelf::FIELDS.recent);
+        let outlier = Shelf::collection(&db).outlier(Shelf::FIELDS.notes);
         assert!(outlier.page("s1", u64::MAX, 1).await.unwrap().is_empty());
         assert!(subset
             .page("s1", i64::MAX as u64, 1)
@@ -2310,8 +2307,8 @@ mod rebuild {
             .update_one(doc! { "_id": "a1" }, doc! { "$set": { "total": 999_i64 } })
             .await
             .unwrap();
-        let references = Account::references(&db);
-        let computed = Account::computed(&db);
+        let references = Account::collection(&db).references();
+        let computed = Account::collection(&db).computed();
 
         let copied = references.repair().await.unwrap();
         assert_eq!(copied.repaired, 2, "{copied:?}");

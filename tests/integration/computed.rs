@@ -314,7 +314,12 @@ async fn the_seed_user_total_stays_exact_through_every_write() {
         .unwrap();
     let sent: Vec<String> = db.take_commands().into_iter().map(|c| c.name).collect();
     assert_eq!(sent, ["update"]);
-    assert!(User::computed(&db).check().await.unwrap().is_clean());
+    assert!(User::collection(&db)
+        .computed()
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
 }
 
 /// Missing documents and bad input are typed errors, with nothing written.
@@ -483,7 +488,12 @@ async fn concurrent_writers_leave_every_total_exact() {
             "user {u}"
         );
     }
-    assert!(User::computed(&db).check().await.unwrap().is_clean());
+    assert!(User::collection(&db)
+        .computed()
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
 }
 
 /// Drift made by hand (writes around the toolkit) is reported by `check` without a write, and
@@ -510,7 +520,7 @@ async fn check_reports_drift_and_rebuild_repairs_it() {
         .await
         .unwrap();
     db.take_commands();
-    let computed = User::computed(&db);
+    let computed = User::collection(&db).computed();
     let report = computed.check().await.unwrap();
     assert!(
         db.take_commands().iter().all(|c| c.name != "update"),
@@ -578,7 +588,9 @@ async fn the_refresher_repairs_stops_and_reports_failures() {
         .insert_one(order(1, "u1", 40))
         .await
         .unwrap();
-    let mut refresher = User::computed(&db).refresh_every(Duration::from_millis(20));
+    let mut refresher = User::collection(&db)
+        .computed()
+        .refresh_every(Duration::from_millis(20));
     let first = refresher.next().await.unwrap().unwrap();
     assert_eq!((first.checked, first.repaired), (1, 1));
     assert_eq!(stored(&db, "u1").await.total_spent, 40);
@@ -646,10 +658,14 @@ async fn without_transactions_a_failure_in_between_is_repairable() {
     );
     assert_eq!(stored(&db, "u1").await.total_spent, 0);
     // The four computed fields of `u1` disagree with its order.
-    let report = User::computed(&db).check().await.unwrap();
+    let report = User::collection(&db).computed().check().await.unwrap();
     assert_eq!(report.findings.len(), 4, "{report}");
     assert_eq!(report.documents(), [Bson::from("u1")], "{report}");
-    User::computed(&db).rebuild("u1").await.unwrap();
+    User::collection(&db)
+        .computed()
+        .rebuild("u1")
+        .await
+        .unwrap();
     let u = stored(&db, "u1").await;
     assert_eq!(
         (

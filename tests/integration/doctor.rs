@@ -262,7 +262,7 @@ async fn write_well(db: &TestDb, blob_bytes: usize) {
         })
         .await
         .expect("product");
-    let subset = Product::recent_subset(db);
+    let subset = Product::collection(db).subset(Product::FIELDS.recent);
     for n in 1..=3 {
         subset.push("p1", review(n)).await.expect("push");
     }
@@ -364,13 +364,13 @@ async fn a_seeded_database_yields_exactly_its_problems() {
         .contains("over the limit of 3"));
     assert!(get(Check::SubsetDrift)
         .fix
-        .contains("Product::recent_subset(&db).repair()"));
+        .contains("Product::collection(&db).subset(Product::FIELDS.recent).repair()"));
     assert!(get(Check::StaleCopy)
         .figure
         .contains("\"Ann\" in the copy, \"Anne\" in the source"));
     assert!(get(Check::StaleCopy)
         .fix
-        .contains("Customer::references(&db).repair()"));
+        .contains("Customer::collection(&db).references().repair()"));
     assert!(get(Check::PrefixIndex).figure.contains("customer_1_at_-1"));
     assert_eq!(get(Check::UnusedIndex).model, Some("Customer"));
     // The doctor wrote nothing.
@@ -517,7 +517,7 @@ async fn every_other_check_finds_its_problem() {
         })
         .await
         .expect("product");
-    let subset = Product::recent_subset(&db);
+    let subset = Product::collection(&db).subset(Product::FIELDS.recent);
     for n in 1..=2 {
         subset.push("p1", review(n)).await.expect("push");
     }

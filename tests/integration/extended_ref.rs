@@ -511,7 +511,7 @@ async fn bad_updates_are_refused_before_anything_is_sent() {
         .insert_one(&ada)
         .await
         .unwrap();
-    let customers = Customer::references(&db);
+    let customers = Customer::collection(&db).references();
     db.take_commands();
     for bad in [
         doc! { "$set": { "_id": ObjectId::new() } },
@@ -644,7 +644,11 @@ async fn without_transactions_a_partial_propagation_is_incomplete_and_resync_rep
         )
         .await
         .unwrap();
-    let report = Customer::references(&db).rebuild(ada.id).await.unwrap();
+    let report = Customer::collection(&db)
+        .references()
+        .rebuild(ada.id)
+        .await
+        .unwrap();
     assert_eq!(
         report.repaired, 4,
         "two orders, each with two copies: {report}"
@@ -656,7 +660,11 @@ async fn without_transactions_a_partial_propagation_is_incomplete_and_resync_rep
     }
     assert_eq!(all::<Receipt>(&db).await[0].customer, receipt.customer);
     // A second rebuild finds nothing to change.
-    let again = Customer::references(&db).rebuild(ada.id).await.unwrap();
+    let again = Customer::collection(&db)
+        .references()
+        .rebuild(ada.id)
+        .await
+        .unwrap();
     assert_eq!(again.repaired, 0);
 }
 
@@ -821,7 +829,11 @@ async fn a_watcher_propagates_changes_made_outside_the_toolkit() {
         .await
         .unwrap();
     insert_orders(&db, &ada, 2).await;
-    let mut watcher = Customer::references(&db).watch(None).await.unwrap();
+    let mut watcher = Customer::collection(&db)
+        .references()
+        .watch(None)
+        .await
+        .unwrap();
     let raw = Customer::collection(&db);
 
     // Not copied: nothing to write.
@@ -866,7 +878,11 @@ async fn a_watcher_propagates_changes_made_outside_the_toolkit() {
         .replace_one(doc! { "_id": ada.id }, &replaced)
         .await
         .unwrap();
-    let mut watcher = Customer::references(&db).watch(token).await.unwrap();
+    let mut watcher = Customer::collection(&db)
+        .references()
+        .watch(token)
+        .await
+        .unwrap();
     let report = next(&mut watcher).await;
     assert_eq!(report.modified(), 4, "{report}");
     for o in all::<Order>(&db).await {

@@ -704,7 +704,7 @@ fn attribute() {
 async fn attribute_test() {
     let db = test_db("hostile_attribute").await;
     HRecord::sync_indexes(&db).await.unwrap();
-    let attrs = HRecord::attributes_attribute(&db);
+    let attrs = HRecord::collection(&db).attributes(HRecord::FIELDS.attributes);
     let mut l = Ledger::new("attribute", &db);
     const C: &str = "h_records";
     let baseline = vec![
@@ -1239,7 +1239,7 @@ async fn approximation_test() {
             let check = |_: &(), after: &Snap| exactly(&expected, after);
             let batched = match op {
                 "BatchedCounter::add" => counter("views"),
-                _ => HPage::views_counter(&db),
+                _ => HPage::collection(&db).counter(HPage::FIELDS.views),
             };
             if op.starts_with("Sampled") {
                 let sampled = SampledCounter::new(db.collection(C), "likes", 1.0)
@@ -1282,7 +1282,9 @@ async fn approximation_test() {
         // reads them, and `snapshot` writes the page whose `_id` is exactly `v` (none here:
         // `NotFound`), never another page.
         reset(&db, C, &baseline).await;
-        let hits = HPage::hits_counter(&db, v.clone());
+        let hits = HPage::collection(&db)
+            .counter(HPage::FIELDS.hits)
+            .of(v.clone());
         let before = snap(&db).await;
         let (added, after) = l
             .judge(
@@ -1441,7 +1443,7 @@ fn outlier() {
 async fn outlier_test() {
     let db = test_db("hostile_outlier").await;
     HUser::sync_indexes(&db).await.unwrap();
-    let posts = HUser::posts_outlier(&db);
+    let posts = HUser::collection(&db).outlier(HUser::FIELDS.posts);
     let mut l = Ledger::new("outlier", &db);
     const U: &str = "h_users";
     const O: &str = "h_user_posts";
@@ -1878,7 +1880,7 @@ async fn subset_test() {
     let db = test_db("hostile_subset").await;
     HProduct::sync_indexes(&db).await.unwrap();
     HReview::sync_indexes(&db).await.unwrap();
-    let reviews = HProduct::recent_subset(&db);
+    let reviews = HProduct::collection(&db).subset(HProduct::FIELDS.recent);
     let mut l = Ledger::new("subset", &db);
     const P: &str = "h_products";
     const R: &str = "h_reviews";
@@ -2147,7 +2149,7 @@ async fn preallocation_test() {
     )
     .await
     .unwrap();
-    let slots = HSlot::slots(&db);
+    let slots = HSlot::collection(&db).slots();
     let mut l = Ledger::new("preallocation", &db);
     const S: &str = "h_slots";
     // r1/d1, r1/d2, r2/d1, and for every hostile string s a slot (s, s): a hostile string is a
@@ -2473,7 +2475,7 @@ async fn preallocation_test() {
 
     // A holder of another type than the model's: refused, or stored and read back; never
     // written and then reported as an error.
-    let typed = HTypedSlot::slots(&db);
+    let typed = HTypedSlot::collection(&db).slots();
     let t = HTypedSlot {
         id: bson::oid::ObjectId::new(),
         room: "r1".into(),
@@ -2579,7 +2581,7 @@ async fn tree_test() {
     )
     .await
     .unwrap();
-    let tree = HCat::tree(&db);
+    let tree = HCat::collection(&db).tree();
     let items = tree.holders::<HItem>();
     let mut l = Ledger::new("tree", &db);
     const N: &str = "h_cats";
@@ -3688,7 +3690,7 @@ async fn extended_ref_test() {
     )
     .await
     .unwrap();
-    let refs = HCustomer::references(&db);
+    let refs = HCustomer::collection(&db).references();
     let mut l = Ledger::new("extended_ref", &db);
     const C: &str = "h_customers";
     const O: &str = "h_orders";
@@ -3878,7 +3880,7 @@ async fn computed_test() {
     .await
     .unwrap();
     let charges = HCharge::collection(&db);
-    let accounts = HAccount::computed(&db);
+    let accounts = HAccount::collection(&db).computed();
     let mut l = Ledger::new("computed", &db);
     const A: &str = "h_accounts";
     const CH: &str = "h_charges";
@@ -4411,7 +4413,7 @@ async fn relation_test() {
     )
     .await
     .unwrap();
-    let relation = HPlayer::team_relation(&db);
+    let relation = HPlayer::collection(&db).relation(HPlayer::FIELDS.team);
     let mut l = Ledger::new("relation", &db);
     const T: &str = "h_teams";
     const P: &str = "h_players";

@@ -1412,7 +1412,9 @@ async fn ncl_rollup_versioned_sharded_in_one_transaction() {
     let mut d = vdoc(4, "aborted");
     docs.in_transaction(&tx).insert(&mut d).await.unwrap();
     assert_eq!(d.version, 2);
-    NclPage::four_counter(&db, "t")
+    NclPage::collection(&db)
+        .counter(NclPage::FIELDS.four)
+        .of("t")
         .in_transaction(&tx)
         .add(9)
         .await
@@ -1420,7 +1422,15 @@ async fn ncl_rollup_versioned_sharded_in_one_transaction() {
     tx.abort().await.unwrap();
     assert!(window(&db, "tx", at(0)).await.is_none());
     assert!(docs.get(4).await.unwrap().is_none());
-    assert_eq!(NclPage::four_counter(&db, "t").read().await.unwrap(), 0);
+    assert_eq!(
+        NclPage::collection(&db)
+            .counter(NclPage::FIELDS.four)
+            .of("t")
+            .read()
+            .await
+            .unwrap(),
+        0
+    );
 
     // Committed: every write passes the validators.
     let tx = Transaction::start(&db).await.unwrap();
@@ -1444,7 +1454,10 @@ async fn ncl_rollup_versioned_sharded_in_one_transaction() {
             .version,
         Some(3)
     );
-    let c = NclPage::four_counter(&db, "t").in_transaction(&tx);
+    let c = NclPage::collection(&db)
+        .counter(NclPage::FIELDS.four)
+        .of("t")
+        .in_transaction(&tx);
     c.add(9).await.unwrap();
     assert_eq!(c.snapshot().await.unwrap(), 9);
     tx.commit().await.unwrap();
@@ -1689,7 +1702,9 @@ async fn stored_page(db: &mongodb::Database, id: &str) -> NclPage {
 async fn ncl_sharded_one_shard_overflow_is_invalid_value() {
     let db = test_db("ncl_sharded_one_overflow").await;
     page(&db, "p").await;
-    let c = NclPage::one_counter(&db, "p");
+    let c = NclPage::collection(&db)
+        .counter(NclPage::FIELDS.one)
+        .of("p");
     c.add(i64::MAX).await.unwrap();
     let e = c.add(1).await.expect_err("past i64::MAX");
     assert!(is_invalid_value(&e), "expected InvalidValue, got {e:?}");
@@ -1704,7 +1719,9 @@ async fn ncl_sharded_one_shard_overflow_is_invalid_value() {
 async fn ncl_sharded_one_shard_underflow_is_invalid_value() {
     let db = test_db("ncl_sharded_one_underflow").await;
     page(&db, "q").await;
-    let c = NclPage::one_counter(&db, "q");
+    let c = NclPage::collection(&db)
+        .counter(NclPage::FIELDS.one)
+        .of("q");
     c.add(i64::MIN).await.unwrap();
     let e = c.add(-1).await.expect_err("below i64::MIN");
     assert!(is_invalid_value(&e), "expected InvalidValue, got {e:?}");
@@ -1718,7 +1735,10 @@ async fn ncl_sharded_one_shard_underflow_is_invalid_value() {
 async fn ncl_sharded_total_past_max_then_back_in_range() {
     let db = test_db("ncl_sharded_four").await;
     page(&db, "p").await;
-    let c = NclPage::four_counter(&db, "p").with_random(Random::seeded(42));
+    let c = NclPage::collection(&db)
+        .counter(NclPage::FIELDS.four)
+        .of("p")
+        .with_random(Random::seeded(42));
     // Add i64::MAX until two shards hold it (an add landing on a full shard must be refused).
     let mut held = 0;
     for _ in 0..40 {
@@ -1775,7 +1795,9 @@ async fn ncl_sharded_total_past_max_then_back_in_range() {
 async fn ncl_sharded_snapshot_into_narrow_fields() {
     let db = test_db("ncl_sharded_narrow").await;
     page(&db, "p").await;
-    let small = NclPage::small_counter(&db, "p");
+    let small = NclPage::collection(&db)
+        .counter(NclPage::FIELDS.small)
+        .of("p");
     small.add(5).await.unwrap();
     assert_eq!(small.snapshot().await.unwrap(), 5);
     let raw = NclPage::collection(&db)
@@ -1797,7 +1819,9 @@ async fn ncl_sharded_snapshot_into_narrow_fields() {
     }
     assert_eq!(stored_page(&db, "p").await.small, 5, "nothing written");
 
-    let unsigned = NclPage::unsigned_counter(&db, "p");
+    let unsigned = NclPage::collection(&db)
+        .counter(NclPage::FIELDS.unsigned)
+        .of("p");
     unsigned.add(-3).await.unwrap();
     assert_eq!(unsigned.read().await.unwrap(), -3);
     let e = unsigned.snapshot().await.unwrap_err();
@@ -1811,7 +1835,9 @@ async fn ncl_sharded_snapshot_into_narrow_fields() {
     assert_eq!(stored_page(&db, "p").await.unsigned, u32::MAX);
 
     // A snapshot of a page that does not exist: NotFound, nothing created.
-    let ghost = NclPage::one_counter(&db, "ghost");
+    let ghost = NclPage::collection(&db)
+        .counter(NclPage::FIELDS.one)
+        .of("ghost");
     ghost.add(1).await.unwrap();
     // Observed: the add counts into a shard of a page that does not exist.
     assert_eq!(ghost.read().await.unwrap(), 1);
@@ -1830,7 +1856,9 @@ async fn ncl_sharded_concurrent_adds_at_the_edge() {
     // other 60 are InvalidValue, and the total ends at i64::MAX.
     let db = test_db("ncl_sharded_edge").await;
     page(&db, "e").await;
-    NclPage::one_counter(&db, "e")
+    NclPage::collection(&db)
+        .counter(NclPage::FIELDS.one)
+        .of("e")
         .add(i64::MAX - 100)
         .await
         .unwrap();
@@ -1840,7 +1868,9 @@ async fn ncl_sharded_concurrent_adds_at_the_edge() {
         let db: mongodb::Database = (*db).clone();
         let barrier = barrier.clone();
         tasks.push(tokio::spawn(async move {
-            let c = NclPage::one_counter(&db, "e");
+            let c = NclPage::collection(&db)
+                .counter(NclPage::FIELDS.one)
+                .of("e");
             barrier.wait().await;
             let (mut ok, mut refused, mut other) = (0, 0, Vec::new());
             for _ in 0..20 {
@@ -1862,14 +1892,18 @@ async fn ncl_sharded_concurrent_adds_at_the_edge() {
     }
     assert!(other.is_empty(), "{:?}", &other[..other.len().min(2)]);
     assert_eq!((ok, refused), (100, 60));
-    let c = NclPage::one_counter(&db, "e");
+    let c = NclPage::collection(&db)
+        .counter(NclPage::FIELDS.one)
+        .of("e");
     assert_eq!(c.read().await.unwrap(), i64::MAX);
     // Concurrent mixed adds on four shards stay exact.
     let mut tasks = Vec::new();
     for w in 0..8i64 {
         let db: mongodb::Database = (*db).clone();
         tasks.push(tokio::spawn(async move {
-            let c = NclPage::four_counter(&db, "e");
+            let c = NclPage::collection(&db)
+                .counter(NclPage::FIELDS.four)
+                .of("e");
             for i in 0..25i64 {
                 c.add(if (w + i) % 3 == 0 { -7 } else { 11 }).await.unwrap();
             }
@@ -1881,7 +1915,9 @@ async fn ncl_sharded_concurrent_adds_at_the_edge() {
     let want: i64 = (0..8i64)
         .flat_map(|w| (0..25i64).map(move |i| if (w + i) % 3 == 0 { -7 } else { 11 }))
         .sum();
-    let c = NclPage::four_counter(&db, "e");
+    let c = NclPage::collection(&db)
+        .counter(NclPage::FIELDS.four)
+        .of("e");
     assert_eq!(c.read().await.unwrap(), want);
     assert_eq!(c.snapshot().await.unwrap(), want);
     assert_eq!(stored_page(&db, "e").await.four, want);

@@ -1055,7 +1055,11 @@ async fn ext_ref_check_and_doctor_see_upgraded_source() {
     let t = ext_setup("nsv_ext_check").await;
     let db = t.db();
     book_copy(db, "Ada", "Lovelace").await; // right, from the upgraded source
-    let check = NsvAuthor::references(db).check().await.unwrap();
+    let check = NsvAuthor::collection(db)
+        .references()
+        .check()
+        .await
+        .unwrap();
     assert!(
         check.findings.is_empty(),
         "no stale copy: the copy matches the upgraded source: {check:?}"
@@ -1075,7 +1079,11 @@ async fn ext_ref_resync_from_older_source() {
     let t = ext_setup("nsv_ext_resync").await;
     let db = t.db();
     book_copy(db, "?", "?").await;
-    NsvAuthor::references(db).rebuild(1).await.unwrap();
+    NsvAuthor::collection(db)
+        .references()
+        .rebuild(1)
+        .await
+        .unwrap();
     assert_eq!(
         copy_of(db).await,
         doc! { "_id": 1_i64, "first": "Ada", "last": "Lovelace" }
@@ -1093,7 +1101,8 @@ async fn ext_ref_converge_rebuilds_copies() {
         copy_of(db).await,
         doc! { "_id": 1_i64, "first": "Ada", "last": "Lovelace" }
     );
-    assert!(NsvAuthor::references(db)
+    assert!(NsvAuthor::collection(db)
+        .references()
         .check()
         .await
         .unwrap()
@@ -1236,7 +1245,7 @@ async fn product(db: &mongodb::Database) -> NsvProduct {
 async fn subset_rebuild_from_older_items() {
     let t = subset_setup("nsv_subset_rebuild").await;
     let db = t.db();
-    let reviews = NsvProduct::recent_subset(db);
+    let reviews = NsvProduct::collection(db).subset(NsvProduct::FIELDS.recent);
     let rebuilt = reviews.rebuild("p").await;
     assert!(
         rebuilt.is_ok(),
@@ -1260,7 +1269,10 @@ async fn subset_rebuild_from_older_items() {
 async fn subset_page_of_older_items() {
     let t = subset_setup("nsv_subset_page").await;
     let db = t.db();
-    let page = NsvProduct::recent_subset(db).page("p", 0, 10).await;
+    let page = NsvProduct::collection(db)
+        .subset(NsvProduct::FIELDS.recent)
+        .page("p", 0, 10)
+        .await;
     assert!(
         page.is_ok(),
         "FINDING: page over older full items: {page:?}"
@@ -1286,7 +1298,10 @@ async fn subset_check_with_older_items() {
         )
         .await
         .unwrap();
-    let check = NsvProduct::recent_subset(db).check().await;
+    let check = NsvProduct::collection(db)
+        .subset(NsvProduct::FIELDS.recent)
+        .check()
+        .await;
     let report = doctor_models(
         db,
         &[NsvProduct::SCHEMA, NsvReview::SCHEMA],
@@ -1309,7 +1324,7 @@ async fn subset_check_with_older_items() {
 async fn subset_converge_rebuilds_parents() {
     let t = subset_setup("nsv_subset_converge").await;
     let db = t.db();
-    let reviews = NsvProduct::recent_subset(db);
+    let reviews = NsvProduct::collection(db).subset(NsvProduct::FIELDS.recent);
     let done = NsvReview::collection(db).converge().await.unwrap();
     assert_eq!(done.upgraded, 3);
     let p = product(db).await;
@@ -1388,7 +1403,7 @@ async fn tree_of_older_nodes() {
     sync_models(db, &[NsvCat::SCHEMA], &SyncOptions::new())
         .await
         .unwrap();
-    let tree = NsvCat::tree(db);
+    let tree = NsvCat::collection(db).tree();
     tree.insert(&cat("root", None)).await.unwrap();
     raw(db, "nsv_cats")
         .insert_one(doc! { "_id": "a", "parent": "root", "ancestors": ["root"], "title": "Old A" })
@@ -1491,7 +1506,7 @@ async fn buyer(db: &mongodb::Database) -> NsvBuyer {
 async fn computed_recompute_over_older_sources() {
     let t = computed_setup("nsv_computed_recompute").await;
     let db = t.db();
-    NsvBuyer::computed(db).repair().await.unwrap();
+    NsvBuyer::collection(db).computed().repair().await.unwrap();
     let b = buyer(db).await;
     assert_eq!(b.orders, 2);
     assert_eq!(
@@ -1504,7 +1519,7 @@ async fn computed_recompute_over_older_sources() {
 async fn computed_converge_keeps_sums() {
     let t = computed_setup("nsv_computed_converge").await;
     let db = t.db();
-    let computed = NsvBuyer::computed(db);
+    let computed = NsvBuyer::collection(db).computed();
     computed.repair().await.unwrap();
     NsvOrder::collection(db).converge().await.unwrap();
     let b = buyer(db).await;
@@ -1528,7 +1543,7 @@ async fn computed_converge_keeps_sums() {
 async fn computing_update_of_older_source() {
     let t = computed_setup("nsv_computing_update").await;
     let db = t.db();
-    NsvBuyer::computed(db).repair().await.unwrap();
+    NsvBuyer::collection(db).computed().repair().await.unwrap();
     NsvOrder::collection(db)
         .update(1, doc! { "$set": { NsvOrder::FIELDS.amount: 999_i64 } })
         .await
@@ -1667,8 +1682,15 @@ async fn relation_reads_upgrade_targets_and_children() {
         .await
         .unwrap();
     let machines = NsvMachine::collection(db).find(doc! {}).await.unwrap();
-    let loaded = NsvMachine::parts_relation(db).load(&machines).await;
-    let children = NsvNote::machine_relation(db).children_of(&7).to_vec().await;
+    let loaded = NsvMachine::collection(db)
+        .relation(NsvMachine::FIELDS.parts)
+        .load(&machines)
+        .await;
+    let children = NsvNote::collection(db)
+        .relation(NsvNote::FIELDS.machine)
+        .children_of(&7)
+        .to_vec()
+        .await;
     assert!(
         matches!(&loaded, Ok(l) if l.of(&machines[0])[0].map(|p| p.sku.as_str()) == Some("P-1")),
         "FINDING: Relation::load of an older target: {:?}",
@@ -1723,7 +1745,7 @@ async fn tree_holders_of_older_shape() {
     sync_models(db, &[NsvCat::SCHEMA, NsvItem::SCHEMA], &SyncOptions::new())
         .await
         .unwrap();
-    let tree = NsvCat::tree(db);
+    let tree = NsvCat::collection(db).tree();
     tree.insert(&cat("root", None)).await.unwrap();
     tree.insert(&cat("a", Some("root"))).await.unwrap();
     raw(db, "nsv_items")
@@ -1756,7 +1778,11 @@ async fn ext_ref_watch_of_older_source() {
     let t = ext_setup("nsv_ext_watch").await;
     let db = t.db();
     book_copy(db, "Ada", "Lovelace").await;
-    let mut watcher = NsvAuthor::references(db).watch(None).await.unwrap();
+    let mut watcher = NsvAuthor::collection(db)
+        .references()
+        .watch(None)
+        .await
+        .unwrap();
     raw(db, "nsv_authors")
         .update_one(
             doc! { "_id": 1_i64 },

@@ -211,7 +211,7 @@ fn room(r: &str, date: &str) -> NshRoom {
 #[tokio::test]
 async fn not_found_tree_missing_parent_and_node() {
     let db = synced("nsh_tree_missing").await;
-    let tree = NshCat::tree(&db);
+    let tree = NshCat::collection(&db).tree();
     tree.insert_many(&[cat("root", None), cat("$child", Some("root"))])
         .await
         .unwrap();
@@ -307,7 +307,7 @@ async fn not_found_tree_missing_parent_and_node() {
 #[tokio::test]
 async fn not_found_slot_never_allocated() {
     let db = synced("nsh_slot_missing").await;
-    let slots = NshRoom::slots(&db);
+    let slots = NshRoom::collection(&db).slots();
     slots
         .allocate(vec![room("101", "2025-08-20"), room("$101", "2025-08-21")])
         .await
@@ -454,7 +454,11 @@ async fn not_found_computed_target() {
         },
     );
     // Recomputing a missing target.
-    let e = NshUser::computed(&db).rebuild("nobody").await.unwrap_err();
+    let e = NshUser::collection(&db)
+        .computed()
+        .rebuild("nobody")
+        .await
+        .unwrap_err();
     assert_missing(
         &e,
         "nsh_users",
@@ -512,7 +516,7 @@ async fn progress_one_callback_three_jobs() {
     let db = synced("nsh_progress").await;
 
     // Slots: 2 500 slots, 3 batches of 1 000; total unknown (an iterator).
-    let slots = NshRoom::slots(&db);
+    let slots = NshRoom::collection(&db).slots();
     let grid: Vec<NshRoom> = (0..2500)
         .map(|i| room(&format!("r{}", i / 100), &format!("d{:03}", i % 100)))
         .collect();
@@ -565,10 +569,15 @@ async fn progress_one_callback_three_jobs() {
         )
         .await
         .unwrap();
-    let repaired = NshUser::computed(&db).repair().await.unwrap();
+    let repaired = NshUser::collection(&db).computed().repair().await.unwrap();
     assert_eq!(repaired.repaired, 3);
     assert!(repaired.is_clean(), "{repaired}");
-    assert!(NshUser::computed(&db).check().await.unwrap().is_clean());
+    assert!(NshUser::collection(&db)
+        .computed()
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
 
     // Doctor: one step per collection, with its name.
     let options = DoctorOptions::new().on_progress(record);
@@ -615,7 +624,7 @@ async fn flusher_stop_runs_a_last_flush() {
             .await
             .unwrap();
     }
-    let counter = Arc::new(NshPage::views_counter(&db));
+    let counter = Arc::new(NshPage::collection(&db).counter(NshPage::FIELDS.views));
     let mut flusher = BatchedCounter::flush_every(counter.clone(), Duration::from_secs(3600));
     // The first run is "now": nothing pending, no write.
     assert_eq!(flusher.next().await.unwrap().unwrap(), 0);
@@ -719,7 +728,7 @@ async fn flusher_keeps_at_most_64_unread_and_counts_the_rest() {
         .insert_one(doc! { "_id": "late", "views": 0i64 })
         .await
         .unwrap();
-    let counter = Arc::new(NshPage::views_counter(&db));
+    let counter = Arc::new(NshPage::collection(&db).counter(NshPage::FIELDS.views));
     let flusher = BatchedCounter::flush_every(counter.clone(), Duration::from_millis(1));
     // About a thousand runs in a second on an idle machine; the assertions below hold for any
     // number of runs (no timing is asserted), the dropping one once more than 65 ran.

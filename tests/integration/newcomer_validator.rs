@@ -1100,7 +1100,7 @@ async fn outlier_pushes_past_the_limit_pass_a_strict_closed_validator() {
         })
         .await
         .unwrap();
-    let handle = NvStar::posts_outlier(&db);
+    let handle = NvStar::collection(&db).outlier(NvStar::FIELDS.posts);
     for n in 0..23 {
         handle
             .push(
@@ -1147,7 +1147,7 @@ async fn tree_writes_pass_strict_closed_validators() {
             .await
             .unwrap(),
     );
-    let tree = NvCategory::tree(&db);
+    let tree = NvCategory::collection(&db).tree();
     let node = |name: &str, parent: Option<&str>| NvCategory {
         id: ObjectId::new(),
         name: name.into(),
@@ -1293,7 +1293,7 @@ async fn attribute_set_and_unset_pass_a_strict_closed_validator() {
         })
         .await
         .unwrap();
-    let attrs = NvRecord::attributes_attribute(&db);
+    let attrs = NvRecord::collection(&db).attributes(NvRecord::FIELDS.attributes);
     let spec = |name: &str, value: Bson, unit: Option<&str>| NvSpec {
         name: name.into(),
         value,

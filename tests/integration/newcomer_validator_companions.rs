@@ -927,7 +927,7 @@ async fn outlier_writes_pass_the_strict_overflow_validator() {
     for id in ["a", "b", "用户🙂", ""] {
         stars.raw().insert_one(star(id)).await.unwrap();
     }
-    let posts = NvcStar::posts_outlier(&db);
+    let posts = NvcStar::collection(&db).outlier(NvcStar::FIELDS.posts);
     posts
         .push_many("a", (0..4).map(post).collect())
         .await
@@ -991,7 +991,9 @@ async fn sharded_counter_writes_pass_the_strict_shard_validator() {
     let stars = NvcStar::collection(&db);
     for id in ["a", "b", "$gt"] {
         stars.raw().insert_one(star(id)).await.unwrap();
-        let views = NvcStar::views_counter(&db, id);
+        let views = NvcStar::collection(&db)
+            .counter(NvcStar::FIELDS.views)
+            .of(id);
         for n in 1..=5 {
             views.add(n).await.unwrap();
         }
@@ -1003,7 +1005,9 @@ async fn sharded_counter_writes_pass_the_strict_shard_validator() {
         assert!((1..=3).contains(&shards), "{shards} shards");
     }
     // A snapshot of a document that does not exist writes nothing.
-    let ghost = NvcStar::views_counter(&db, "ghost");
+    let ghost = NvcStar::collection(&db)
+        .counter(NvcStar::FIELDS.views)
+        .of("ghost");
     assert!(matches!(
         ghost.snapshot().await,
         Err(Error::NotFound { .. })
@@ -1441,7 +1445,7 @@ async fn counter_with_items(
         .insert_one(counter(1))
         .await
         .unwrap();
-    let items = NvcCounter::items_outlier(db);
+    let items = NvcCounter::collection(db).outlier(NvcCounter::FIELDS.items);
     items
         .push_many(1_i64, vec!["a".into(), "b".into(), "c".into()])
         .await
@@ -1499,12 +1503,14 @@ async fn i32_approximate_counters_stay_int32() {
         .insert_one(counter(1))
         .await
         .unwrap();
-    let batched = NvcCounter::batched_counter(&db);
+    let batched = NvcCounter::collection(&db).counter(NvcCounter::FIELDS.batched);
     batched.add(1_i64, 2).await.unwrap();
     batched.add(1_i64, 2).await.unwrap();
     batched.add(1_i64, 1).await.unwrap();
     batched.flush().await.unwrap();
-    let sampled = NvcCounter::sampled_counter(&db).with_random(Random::seeded(7));
+    let sampled = NvcCounter::collection(&db)
+        .counter(NvcCounter::FIELDS.sampled)
+        .with_random(Random::seeded(7));
     let mut wrote = 0;
     for _ in 0..50 {
         if sampled.add(1_i64).await.unwrap() {
@@ -1512,7 +1518,9 @@ async fn i32_approximate_counters_stay_int32() {
         }
     }
     assert!(wrote > 0);
-    let sharded = NvcCounter::sharded_counter(&db, 1_i64);
+    let sharded = NvcCounter::collection(&db)
+        .counter(NvcCounter::FIELDS.sharded)
+        .of(1_i64);
     sharded.add(5).await.unwrap();
     sharded.add(-2).await.unwrap();
     sharded.add(4).await.unwrap();
@@ -1574,7 +1582,7 @@ async fn i32_computed_count_and_sum_stay_int32() {
     )
     .await
     .unwrap();
-    let computed = NvcCounter::computed(&db);
+    let computed = NvcCounter::collection(&db).computed();
     let report = computed.check().await.unwrap();
     assert_eq!(report.findings.len(), 2, "{report}");
     computed.rebuild(1_i64).await.unwrap();
@@ -1652,7 +1660,7 @@ async fn i32_subset_count_and_sum_stay_int32() {
         })
         .await
         .unwrap();
-    let subset = NvcShelf::recent_subset(&db);
+    let subset = NvcShelf::collection(&db).subset(NvcShelf::FIELDS.recent);
     let vol = |id: i64, pages: i32| NvcVolume {
         id,
         shelf_id: 1,
@@ -1965,7 +1973,12 @@ async fn a_polymorphic_model_under_strict_validators() {
         2
     );
     assert_eq!(events(one(&db, "nvc_pages", "p1").await), 0);
-    assert!(NvcPage::computed(&db).check().await.unwrap().is_clean());
+    assert!(NvcPage::collection(&db)
+        .computed()
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
     // Around the toolkit: an unknown tag, a field of another variant, a missing field.
     refused(
         insert_raw(
@@ -2274,7 +2287,7 @@ async fn outlier_items_with_operator_or_dotted_keys_are_refused_whole() {
         .insert_one(star("h"))
         .await
         .unwrap();
-    let posts = NvcStar::posts_outlier(&db);
+    let posts = NvcStar::collection(&db).outlier(NvcStar::FIELDS.posts);
     let odd = |n: i32, text: &str, score: f64| NvcPost {
         n,
         text: text.into(),
@@ -2546,7 +2559,7 @@ async fn measurements_with_operator_or_dotted_keys_are_refused_whole() {
 async fn operator_shaped_ids_are_refused_before_anything_is_written() {
     let db = test_db("nvc_operator_ids").await;
     NvcLoose::sync_indexes(&db).await.unwrap();
-    let items = NvcLoose::items_outlier(&db);
+    let items = NvcLoose::collection(&db).outlier(NvcLoose::FIELDS.items);
     let hostile = [
         Bson::Document(doc! { "$gt": 1 }),
         Bson::Document(doc! { "a": { "$ne": null } }),
@@ -2563,7 +2576,11 @@ async fn operator_shaped_ids_are_refused_before_anything_is_written() {
             matches!(pushed, Err(Error::InvalidValue { .. })),
             "{id}: {pushed:?}"
         );
-        let counted = NvcLoose::hits_counter(&db, id.clone()).add(1).await;
+        let counted = NvcLoose::collection(&db)
+            .counter(NvcLoose::FIELDS.hits)
+            .of(id.clone())
+            .add(1)
+            .await;
         assert!(
             matches!(counted, Err(Error::InvalidValue { .. })),
             "{id}: {counted:?}"
@@ -2596,7 +2613,7 @@ async fn ids_of_different_bson_types_keep_their_own_overflow_documents() {
             .await
             .unwrap();
     }
-    let items = NvcLoose::items_outlier(&db);
+    let items = NvcLoose::collection(&db).outlier(NvcLoose::FIELDS.items);
     for (k, id) in ids.iter().enumerate() {
         let base = 10 * k as i32;
         let pushed = tokio::time::timeout(
@@ -2627,7 +2644,7 @@ async fn huge_batches_fill_many_companion_documents_within_their_caps() {
         .insert_one(star("big"))
         .await
         .unwrap();
-    let posts = NvcStar::posts_outlier(&db);
+    let posts = NvcStar::collection(&db).outlier(NvcStar::FIELDS.posts);
     posts
         .push_many("big", (0..302).map(post).collect())
         .await
@@ -2748,12 +2765,14 @@ async fn outlier_sharded_counter_and_computed_count_on_one_model() {
             .await
             .unwrap();
     }
-    let posts = NvcStar::posts_outlier(&db);
+    let posts = NvcStar::collection(&db).outlier(NvcStar::FIELDS.posts);
     posts
         .push_many("c", (0..5).map(post).collect())
         .await
         .unwrap();
-    let views = NvcStar::views_counter(&db, "c");
+    let views = NvcStar::collection(&db)
+        .counter(NvcStar::FIELDS.views)
+        .of("c");
     views.add(4).await.unwrap();
     views.snapshot().await.unwrap();
     let d = one(&db, "nvc_stars", "c").await;
@@ -2791,7 +2810,12 @@ async fn outlier_sharded_counter_and_computed_count_on_one_model() {
         "{replaced:?}"
     );
     assert!(posts.check().await.unwrap().is_clean());
-    assert!(NvcStar::computed(&db).check().await.unwrap().is_clean());
+    assert!(NvcStar::collection(&db)
+        .computed()
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
     // A delete through the model handle takes the overflow documents with it.
     NvcStar::collection(&db).delete("c").await.unwrap();
     assert_eq!(
@@ -2938,7 +2962,7 @@ async fn items_over_the_byte_budget_pass_the_strict_overflow_validator() {
         })
         .await
         .unwrap();
-    let parts = NvcBlob::parts_outlier(&db);
+    let parts = NvcBlob::collection(&db).outlier(NvcBlob::FIELDS.parts);
     let part = |i: usize, len: usize| format!("{i}:{}", "x".repeat(len));
     let mut sent = vec![];
     for i in 0..6 {
@@ -3019,7 +3043,7 @@ async fn an_i32_batched_count_past_i32_max_is_refused_and_kept_pending() {
         .insert_one(counter(1))
         .await
         .unwrap();
-    let batched = NvcCounter::batched_counter(&db);
+    let batched = NvcCounter::collection(&db).counter(NvcCounter::FIELDS.batched);
     batched.add(1_i64, i32::MAX as i64).await.unwrap();
     assert_int32(&one(&db, "nvc_counters", 1_i64).await, "batched", i32::MAX);
     refused(batched.add(1_i64, 5).await, "batched");
@@ -3046,7 +3070,10 @@ async fn a_sharded_counter_past_i64_max_stays_readable_or_refuses_typed() {
         .insert_one(star("m"))
         .await
         .unwrap();
-    let views = NvcStar::views_counter(&db, "m").with_random(Random::seeded(3));
+    let views = NvcStar::collection(&db)
+        .counter(NvcStar::FIELDS.views)
+        .of("m")
+        .with_random(Random::seeded(3));
     views.add(i64::MAX).await.unwrap();
     for _ in 0..10 {
         match views.add(1).await {

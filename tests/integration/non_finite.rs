@@ -127,7 +127,7 @@ async fn a_computed_sum_and_average_refuse_nan() {
         })
         .await
         .unwrap();
-    let subset = Meter::recent_subset(&db);
+    let subset = Meter::collection(&db).subset(Meter::FIELDS.recent);
     let reading = |id: i64, kwh: f64| Reading {
         id,
         meter_id: "m-1".into(),

@@ -105,7 +105,7 @@ fn names(db: &pattern_testkit::TestDb) -> Vec<(String, String)> {
 #[tokio::test]
 async fn the_seed_normal_user_and_celebrity() {
     let db = setup("outlier_seed", &["alice", "user123"]).await;
-    let posts = User::posts_outlier(&db);
+    let posts = User::collection(&db).outlier(User::FIELDS.posts);
     for n in 0..30 {
         posts.push("alice", post(n)).await.unwrap();
     }
@@ -172,7 +172,7 @@ async fn concurrent_pushes_lose_nothing_and_respect_every_bound() {
         .map(|t| {
             let db = db.clone();
             tokio::spawn(async move {
-                let posts = Star::posts_outlier(&db);
+                let posts = Star::collection(&db).outlier(Star::FIELDS.posts);
                 for i in 0..125 {
                     posts.push("star", post(t * 1000 + i)).await.unwrap();
                 }
@@ -223,7 +223,8 @@ async fn concurrent_pushes_lose_nothing_and_respect_every_bound() {
     assert!(docs
         .iter()
         .all(|d| d.get_array("posts").unwrap().len() <= 100));
-    let mut all: Vec<i64> = Star::posts_outlier(&db)
+    let mut all: Vec<i64> = Star::collection(&db)
+        .outlier(Star::FIELDS.posts)
         .items("star")
         .await
         .unwrap()
@@ -239,7 +240,8 @@ async fn concurrent_pushes_lose_nothing_and_respect_every_bound() {
     all.sort_unstable();
     all.dedup();
     assert_eq!(all.len(), 1000);
-    assert!(Star::posts_outlier(&db)
+    assert!(Star::collection(&db)
+        .outlier(Star::FIELDS.posts)
         .state("star")
         .await
         .unwrap()
@@ -250,7 +252,7 @@ async fn concurrent_pushes_lose_nothing_and_respect_every_bound() {
 #[tokio::test]
 async fn pages_touch_only_the_documents_they_need() {
     let db = setup("outlier_pages", &["u"]).await;
-    let posts = User::posts_outlier(&db);
+    let posts = User::collection(&db).outlier(User::FIELDS.posts);
     posts
         .push_many("u", (0..3_050).map(post).collect())
         .await
@@ -286,7 +288,7 @@ async fn pages_touch_only_the_documents_they_need() {
 #[tokio::test]
 async fn remove_check_rebuild_and_bad_input() {
     let db = setup("outlier_repair", &["u"]).await;
-    let posts = User::posts_outlier(&db);
+    let posts = User::collection(&db).outlier(User::FIELDS.posts);
     posts
         .push_many("u", (0..1_100).map(post).collect())
         .await
@@ -423,12 +425,12 @@ async fn an_outlier_parent_that_is_also_a_source_a_target_and_a_counter() {
             .await
             .unwrap();
     }
-    let posts = Author::posts_outlier(&db);
+    let posts = Author::collection(&db).outlier(Author::FIELDS.posts);
     posts
         .push_many("ada", (0..10).map(post).collect())
         .await
         .unwrap();
-    let views = Author::views_counter(&db);
+    let views = Author::collection(&db).counter(Author::FIELDS.views);
     for _ in 0..25 {
         views.add("ada", 1).await.unwrap();
     }
@@ -453,7 +455,12 @@ async fn an_outlier_parent_that_is_also_a_source_a_target_and_a_counter() {
         (0..10).map(post).collect::<Vec<_>>()
     );
     assert!(posts.state("ada").await.unwrap().is_consistent());
-    assert!(Author::computed(&db).check().await.unwrap().is_clean());
+    assert!(Author::collection(&db)
+        .computed()
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
     let copies: Vec<Book> = futures_util::TryStreamExt::try_collect(
         Book::collection(&db).raw().find(doc! {}).await.unwrap(),
     )

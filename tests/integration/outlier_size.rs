@@ -96,7 +96,7 @@ async fn stored<M: Model<Id = String>>(
 async fn large_items_never_make_the_main_document_unwritable() {
     let db = test_db("outlier_size_main").await;
     Writer::sync_indexes(&db).await.unwrap();
-    let posts = Writer::posts_outlier(&db);
+    let posts = Writer::collection(&db).outlier(Writer::FIELDS.posts);
     assert_eq!(posts.spec().max_bytes(), 8 * 1024 * 1024);
     Writer::collection(&db)
         .raw()
@@ -140,7 +140,7 @@ async fn large_items_never_make_the_main_document_unwritable() {
 async fn a_full_overflow_document_is_closed_and_the_push_goes_on() {
     let db = test_db("outlier_size_overflow").await;
     Poster::sync_indexes(&db).await.unwrap();
-    let posts = Poster::posts_outlier(&db);
+    let posts = Poster::collection(&db).outlier(Poster::FIELDS.posts);
     Poster::collection(&db)
         .raw()
         .insert_one(Poster {
@@ -214,9 +214,24 @@ async fn every_item_size_is_stored_or_refused_and_the_count_stays_exact() {
             for kib in sizes_kib {
                 let item = post(n, kib * 1024);
                 let pushed = match user {
-                    "writer" => Writer::posts_outlier(&db).push(user, item).await,
-                    "poster" => Poster::posts_outlier(&db).push(user, item).await,
-                    _ => Small::posts_outlier(&db).push(user, item).await,
+                    "writer" => {
+                        Writer::collection(&db)
+                            .outlier(Writer::FIELDS.posts)
+                            .push(user, item)
+                            .await
+                    }
+                    "poster" => {
+                        Poster::collection(&db)
+                            .outlier(Poster::FIELDS.posts)
+                            .push(user, item)
+                            .await
+                    }
+                    _ => {
+                        Small::collection(&db)
+                            .outlier(Small::FIELDS.posts)
+                            .push(user, item)
+                            .await
+                    }
                 };
                 pushed.unwrap_or_else(|e| panic!("{user} round {round}, {kib} KiB: {e}"));
                 expected.push(n);
@@ -226,9 +241,24 @@ async fn every_item_size_is_stored_or_refused_and_the_count_stays_exact() {
         // An item over 16 MiB alone: refused, nothing written.
         let huge = post(n, MAX_DOCUMENT_SIZE + 1);
         let refused = match user {
-            "writer" => Writer::posts_outlier(&db).push(user, huge).await,
-            "poster" => Poster::posts_outlier(&db).push(user, huge).await,
-            _ => Small::posts_outlier(&db).push(user, huge).await,
+            "writer" => {
+                Writer::collection(&db)
+                    .outlier(Writer::FIELDS.posts)
+                    .push(user, huge)
+                    .await
+            }
+            "poster" => {
+                Poster::collection(&db)
+                    .outlier(Poster::FIELDS.posts)
+                    .push(user, huge)
+                    .await
+            }
+            _ => {
+                Small::collection(&db)
+                    .outlier(Small::FIELDS.posts)
+                    .push(user, huge)
+                    .await
+            }
         };
         assert!(
             matches!(refused, Err(Error::DocumentTooLarge { .. })),
@@ -236,15 +266,30 @@ async fn every_item_size_is_stored_or_refused_and_the_count_stays_exact() {
         );
         // And a small one after it is stored.
         let last = match user {
-            "writer" => Writer::posts_outlier(&db).push(user, post(n + 1, 10)).await,
-            "poster" => Poster::posts_outlier(&db).push(user, post(n + 1, 10)).await,
-            _ => Small::posts_outlier(&db).push(user, post(n + 1, 10)).await,
+            "writer" => {
+                Writer::collection(&db)
+                    .outlier(Writer::FIELDS.posts)
+                    .push(user, post(n + 1, 10))
+                    .await
+            }
+            "poster" => {
+                Poster::collection(&db)
+                    .outlier(Poster::FIELDS.posts)
+                    .push(user, post(n + 1, 10))
+                    .await
+            }
+            _ => {
+                Small::collection(&db)
+                    .outlier(Small::FIELDS.posts)
+                    .push(user, post(n + 1, 10))
+                    .await
+            }
         };
         last.unwrap();
         expected.push(n + 1);
         let (items, count, state) = match user {
             "writer" => {
-                let o = Writer::posts_outlier(&db);
+                let o = Writer::collection(&db).outlier(Writer::FIELDS.posts);
                 (
                     stored(&db, &o, user).await,
                     o.count(user).await.unwrap(),
@@ -252,7 +297,7 @@ async fn every_item_size_is_stored_or_refused_and_the_count_stays_exact() {
                 )
             }
             "poster" => {
-                let o = Poster::posts_outlier(&db);
+                let o = Poster::collection(&db).outlier(Poster::FIELDS.posts);
                 (
                     stored(&db, &o, user).await,
                     o.count(user).await.unwrap(),
@@ -260,7 +305,7 @@ async fn every_item_size_is_stored_or_refused_and_the_count_stays_exact() {
                 )
             }
             _ => {
-                let o = Small::posts_outlier(&db);
+                let o = Small::collection(&db).outlier(Small::FIELDS.posts);
                 (
                     stored(&db, &o, user).await,
                     o.count(user).await.unwrap(),

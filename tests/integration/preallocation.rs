@@ -82,7 +82,7 @@ async fn setup_in(db: pattern_testkit::TestDb) -> pattern_testkit::TestDb {
 #[tokio::test]
 async fn allocating_twice_leaves_one_slot_per_room_and_day_and_keeps_bookings() {
     let db = setup("prealloc_grid").await;
-    let slots = RoomDay::slots(&db);
+    let slots = RoomDay::collection(&db).slots();
     let mut batches = 0;
     let first = slots
         .allocate_with_progress(grid(), |_| batches += 1)
@@ -187,7 +187,7 @@ async fn allocating_twice_leaves_one_slot_per_room_and_day_and_keeps_bookings() 
 #[tokio::test]
 async fn sixteen_tasks_racing_for_fifty_slots_book_each_exactly_once() {
     let db = setup("prealloc_race").await;
-    let slots = RoomDay::slots(&db);
+    let slots = RoomDay::collection(&db).slots();
     slots
         .allocate((0..50).map(|d| free("suite", d)))
         .await
@@ -233,7 +233,7 @@ async fn sixteen_tasks_racing_for_fifty_slots_book_each_exactly_once() {
 #[tokio::test]
 async fn a_stay_whose_third_night_is_taken_books_nothing() {
     let db = setup("prealloc_stay").await;
-    let slots = RoomDay::slots(&db);
+    let slots = RoomDay::collection(&db).slots();
     slots
         .allocate((0..5).map(|d| free("101", d)))
         .await
@@ -283,7 +283,7 @@ struct DeskDay {
 async fn an_i32_bitmap_keeps_its_type() {
     // It writes a bitmap of another type around the toolkit.
     let db = setup_in(pattern_testkit::test_db_unvalidated("prealloc_i32").await).await;
-    let slots = DeskDay::slots(&db);
+    let slots = DeskDay::collection(&db).slots();
     slots
         .allocate([DeskDay {
             id: bson::oid::ObjectId::new(),
@@ -332,7 +332,7 @@ fn next(state: &mut u64) -> u64 {
 #[tokio::test]
 async fn sixteen_tasks_booking_half_hours_never_overlap_and_the_bits_are_their_union() {
     let db = setup("prealloc_bitmap").await;
-    let slots = MeetingDay::slots(&db);
+    let slots = MeetingDay::collection(&db).slots();
     slots
         .allocate([MeetingDay {
             id: bson::oid::ObjectId::new(),
@@ -420,7 +420,7 @@ async fn sixteen_tasks_booking_half_hours_never_overlap_and_the_bits_are_their_u
 #[tokio::test]
 async fn a_rolling_allocator_keeps_days_ahead_and_stops_cleanly() {
     let db = setup("prealloc_rolling").await;
-    let slots = RoomDay::slots(&db);
+    let slots = RoomDay::collection(&db).slots();
     // Each run allocates the next 7 days from a moving "today" (one day later per run).
     let today = Arc::new(std::sync::atomic::AtomicI64::new(0));
     let mut allocator = {
@@ -447,7 +447,11 @@ async fn a_rolling_allocator_keeps_days_ahead_and_stops_cleanly() {
 #[tokio::test]
 async fn allocating_without_the_unique_index_is_refused() {
     let db = test_db("prealloc_no_index").await;
-    let err = RoomDay::slots(&db).allocate(grid()).await.unwrap_err();
+    let err = RoomDay::collection(&db)
+        .slots()
+        .allocate(grid())
+        .await
+        .unwrap_err();
     assert!(matches!(err, Error::CollectionConflict { .. }), "{err}");
     assert!(err.to_string().contains("sync_models"), "{err}");
     assert!(all(&db, "room_days").await.is_empty());

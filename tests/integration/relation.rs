@@ -145,7 +145,11 @@ async fn the_seed_product_stores_bare_ids_and_its_parts_load_in_one_query() {
         .unwrap();
     assert_eq!(read, shifter);
     db.take_commands();
-    let loaded = Product::parts_relation(&db).load_one(&read).await.unwrap();
+    let loaded = Product::collection(&db)
+        .relation(Product::FIELDS.parts)
+        .load_one(&read)
+        .await
+        .unwrap();
     // One round trip: every part found, and no empty `getMore` after them.
     let sent: Vec<String> = db.take_commands().into_iter().map(|c| c.name).collect();
     assert_eq!(sent, ["find"]);
@@ -157,7 +161,9 @@ async fn the_seed_product_stores_bare_ids_and_its_parts_load_in_one_query() {
     assert_eq!(names, ["#4 grommet", "fan blade assembly", "power switch"]);
     assert_eq!(loaded.queries(), 1);
     assert!(loaded.dangling().is_empty());
-    let spec = Product::parts_relation(&db).spec();
+    let spec = Product::collection(&db)
+        .relation(Product::FIELDS.parts)
+        .spec();
     assert_eq!(spec.kind(), RelationKind::Reference);
     assert!(spec.is_many());
     assert_eq!(spec.target().name(), "Part");
@@ -210,7 +216,11 @@ async fn a_thousand_products_load_their_parts_with_one_query_in_order_with_dangl
     assert_eq!(products.len(), 1000);
     db.take_commands();
 
-    let loaded = Product::parts_relation(&db).load(&products).await.unwrap();
+    let loaded = Product::collection(&db)
+        .relation(Product::FIELDS.parts)
+        .load(&products)
+        .await
+        .unwrap();
 
     // Exactly one query for the parts of all 1 000 products, answered in one batch.
     assert_eq!(find_targets(&db, "find"), ["parts"]);
@@ -238,7 +248,8 @@ async fn a_thousand_products_load_their_parts_with_one_query_in_order_with_dangl
     assert!(dangling[0].to_string().contains("does not exist"));
 
     // Chunked: the same answer in ceil(200 / 64) queries.
-    let chunked = Product::parts_relation(&db)
+    let chunked = Product::collection(&db)
+        .relation(Product::FIELDS.parts)
         .chunk_size(64)
         .load(&products)
         .await
@@ -251,7 +262,8 @@ async fn a_thousand_products_load_their_parts_with_one_query_in_order_with_dangl
     // No references: no query.
     let none: Vec<Product> = Vec::new();
     assert_eq!(
-        Product::parts_relation(&db)
+        Product::collection(&db)
+            .relation(Product::FIELDS.parts)
             .load(&none)
             .await
             .unwrap()
@@ -306,7 +318,8 @@ async fn denormalised_part_names_are_kept_in_sync_and_still_load_the_whole_parts
         .unwrap();
     assert_eq!(read.parts[0].name, "#4 grommet (brass)");
     // And the same field loads the whole parts.
-    let loaded = ProductWithNames::parts_relation(&db)
+    let loaded = ProductWithNames::collection(&db)
+        .relation(ProductWithNames::FIELDS.parts)
         .load_one(&read)
         .await
         .unwrap();
@@ -401,7 +414,7 @@ async fn the_newest_five_thousand_messages_of_one_host_through_the_parent_index(
         .await
         .unwrap()
         .unwrap();
-    let relation = LogMessage::host_relation(&db);
+    let relation = LogMessage::collection(&db).relation(LogMessage::FIELDS.host);
     let children = relation.children_of(&host.id).limit(5000);
     assert_eq!(
         children.query().unwrap(),
@@ -519,7 +532,7 @@ async fn assign_moves_a_task_between_the_arrays_and_sets_its_owner() {
         doc! { "_id": tasks[0].id, "description": "Write lesson plan", "due_date": tasks[0].due_date, "owner": kate.id }
     );
 
-    let owner = Task::owner_relation(&db);
+    let owner = Task::collection(&db).relation(Task::FIELDS.owner);
     let done = owner.assign(&tasks[0].id, &jon.id).await.unwrap();
     assert_eq!(done.previous, Some(Bson::ObjectId(kate.id)));
     assert_eq!(done.pulled, 1);
@@ -564,7 +577,11 @@ async fn assign_moves_a_task_between_the_arrays_and_sets_its_owner() {
         tasks: vec![Ref::new(tasks[0].id)],
         ..jon.clone()
     }];
-    let loaded = Person::tasks_relation(&db).load(&persons).await.unwrap();
+    let loaded = Person::collection(&db)
+        .relation(Person::FIELDS.tasks)
+        .load(&persons)
+        .await
+        .unwrap();
     assert_eq!(
         loaded.of(&persons[0])[0].map(|t| t.description.as_str()),
         Some("Write lesson plan")
@@ -581,7 +598,13 @@ async fn assign_moves_a_task_between_the_arrays_and_sets_its_owner() {
     assert_eq!(owners.queries(), 1);
     assert_eq!(owners.targets().len(), 2);
     assert_eq!(owner.spec().inverse(), Some("tasks"));
-    assert_eq!(Person::tasks_relation(&db).spec().inverse(), Some("owner"));
+    assert_eq!(
+        Person::collection(&db)
+            .relation(Person::FIELDS.tasks)
+            .spec()
+            .inverse(),
+        Some("owner")
+    );
 }
 
 #[tokio::test]
@@ -600,7 +623,8 @@ async fn a_failure_between_the_writes_of_assign_leaves_all_three_documents_as_be
         doc! { "errorCode": 2, "errmsg": "injected" },
     )
     .await;
-    let e = Task::owner_relation(&db)
+    let e = Task::collection(&db)
+        .relation(Task::FIELDS.owner)
         .assign(&tasks[0].id, &jon.id)
         .await
         .unwrap_err();
@@ -619,7 +643,8 @@ async fn a_failure_between_the_writes_of_assign_leaves_all_three_documents_as_be
         doc! { "errorCode": 112, "errorLabels": ["TransientTransactionError"] },
     )
     .await;
-    Task::owner_relation(&db)
+    Task::collection(&db)
+        .relation(Task::FIELDS.owner)
         .assign(&tasks[0].id, &jon.id)
         .await
         .unwrap();
@@ -627,7 +652,12 @@ async fn a_failure_between_the_writes_of_assign_leaves_all_three_documents_as_be
         task(&db, tasks[0].id).await.get_object_id("owner").unwrap(),
         jon.id
     );
-    assert!(Task::owner_relation(&db).check().await.unwrap().is_clean());
+    assert!(Task::collection(&db)
+        .relation(Task::FIELDS.owner)
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
 }
 
 /// 8 workers reassign 100 tasks among 5 persons, 8 times each task (800 assignments, the same
@@ -677,7 +707,7 @@ async fn concurrent_reassignments_keep_every_task_in_exactly_its_owners_array() 
             let ids = ids.clone();
             let persons = persons.clone();
             tokio::spawn(async move {
-                let owner = Task::owner_relation(&db);
+                let owner = Task::collection(&db).relation(Task::FIELDS.owner);
                 // Assignment k = round * 100 + task goes to worker k % 8.
                 for k in (w..800).step_by(8) {
                     let (round, t) = (k / 100, k % 100);
@@ -721,7 +751,12 @@ async fn concurrent_reassignments_keep_every_task_in_exactly_its_owners_array() 
         );
     }
     assert_eq!(people.iter().map(|p| p.tasks.len()).sum::<usize>(), 100);
-    assert!(Task::owner_relation(&db).check().await.unwrap().is_clean());
+    assert!(Task::collection(&db)
+        .relation(Task::FIELDS.owner)
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
 }
 
 #[tokio::test]
@@ -756,7 +791,7 @@ async fn check_reports_hand_edits_and_repair_makes_the_arrays_agree_with_the_own
         .await
         .unwrap();
 
-    let owner = Task::owner_relation(&db);
+    let owner = Task::collection(&db).relation(Task::FIELDS.owner);
     let k = Bson::ObjectId(kate.id);
     let j = Bson::ObjectId(jon.id);
     let t = |i: usize| Bson::ObjectId(tasks[i].id);
@@ -870,7 +905,7 @@ async fn an_optional_parent_of_the_same_model_loads_and_lists_children_under_ser
         stored,
         doc! { "_id": "scifi", "label": "Science fiction", "parentId": "books" }
     );
-    let relation = Category::parent_relation(&db);
+    let relation = Category::collection(&db).relation(Category::FIELDS.parent);
     let children: Vec<String> = relation
         .children_of(&"books".to_owned())
         .to_vec()

@@ -471,7 +471,7 @@ async fn versioning_subset_computed_and_extended_reference() {
         })
         .await
         .unwrap();
-    let reviews = Product::recent_reviews_subset(&db);
+    let reviews = Product::collection(&db).subset(Product::FIELDS.recent_reviews);
     for n in 0..11 {
         reviews.push("p1", review(n)).await.unwrap();
     }
@@ -512,7 +512,7 @@ async fn versioning_subset_computed_and_extended_reference() {
     )
     .unwrap();
     measure!(m, "delete", purchases.delete(1)).unwrap();
-    let shoppers = Shopper::computed(&db);
+    let shoppers = Shopper::collection(&db).computed();
     measure!(m, "ComputedFields::rebuild", shoppers.rebuild("u1")).unwrap();
     let report = shoppers.check().await.unwrap();
     assert!(report.is_clean(), "{report:?}");
@@ -555,7 +555,7 @@ async fn versioning_subset_computed_and_extended_reference() {
         Customer::collection(&db).update(1, points)
     )
     .unwrap();
-    let customers = Customer::references(&db);
+    let customers = Customer::collection(&db).references();
     measure!(m, "References::rebuild", customers.rebuild(1)).unwrap();
     let report = customers.check().await.unwrap();
     assert!(report.is_clean(), "{report:?}");
@@ -695,7 +695,7 @@ async fn attribute_polymorphic_and_relations() {
         })
         .await
         .unwrap();
-    let vitals = Record::attributes_attribute(&db);
+    let vitals = Record::collection(&db).attributes(Record::FIELDS.attributes);
     let bmi = Vital {
         name: "bmi".into(),
         value: Bson::Double(26.1),
@@ -747,7 +747,7 @@ async fn attribute_polymorphic_and_relations() {
             parts: (1..=3).map(Ref::new).collect(),
         })
         .collect();
-    let parts = Assembly::parts_relation(&db);
+    let parts = Assembly::collection(&db).relation(Assembly::FIELDS.parts);
     let loaded = measure!(m, "load", parts.load(&assemblies)).unwrap();
     assert!(loaded.dangling().is_empty());
 
@@ -770,7 +770,7 @@ async fn attribute_polymorphic_and_relations() {
         }))
         .await
         .unwrap();
-    let host = LogMessage::host_relation(&db);
+    let host = LogMessage::collection(&db).relation(LogMessage::FIELDS.host);
     let children = measure!(m, "children_of", host.children_of(&1).limit(100).to_vec()).unwrap();
     assert_eq!(children.len(), 5);
 
@@ -798,7 +798,7 @@ async fn attribute_polymorphic_and_relations() {
         })
         .await
         .unwrap();
-    let owner = Task::owner_relation(&db);
+    let owner = Task::collection(&db).relation(Task::FIELDS.owner);
     let done = measure!(m, "assign", owner.assign(&1, &2)).unwrap();
     assert!(done.added);
     let report = owner.check().await.unwrap();
@@ -864,7 +864,7 @@ async fn approximation_and_outlier() {
 
     // Batched: counted in memory, one `$inc` per threshold.
     m.row("approximation: batched");
-    let views = Page::views_counter(&db);
+    let views = Page::collection(&db).counter(Page::FIELDS.views);
     measure!(m, "add", views.add("home", 1)).unwrap();
     views.add("home", 98).await.unwrap();
     measure!(m, "add (reaching the threshold)", views.add("home", 1)).unwrap();
@@ -874,7 +874,9 @@ async fn approximation_and_outlier() {
 
     // Sampled: an event is written with probability p.
     m.row("approximation: sampled");
-    let likes = Page::likes_counter(&db).with_random(Random::seeded(7));
+    let likes = Page::collection(&db)
+        .counter(Page::FIELDS.likes)
+        .with_random(Random::seeded(7));
     for _ in 0..10_000 {
         m.start();
         let op = if likes.add("home").await.unwrap() {
@@ -893,7 +895,7 @@ async fn approximation_and_outlier() {
 
     // Sharded: one upsert per event, the read sums the shards.
     m.row("approximation: sharded");
-    let hits = Page::hits_counter(&db, "home");
+    let hits = Page::collection(&db).counter(Page::FIELDS.hits).of("home");
     measure!(m, "add", hits.add(1)).unwrap();
     let total = measure!(m, "read", hits.read()).unwrap();
     assert_eq!(total, 1);
@@ -912,7 +914,7 @@ async fn approximation_and_outlier() {
         })
         .await
         .unwrap();
-    let posts = Member::posts_outlier(&db);
+    let posts = Member::collection(&db).outlier(Member::FIELDS.posts);
     posts.push("ada", Post { n: 0 }).await.unwrap();
     posts.push("ada", Post { n: 1 }).await.unwrap();
     measure!(m, "push", posts.push("ada", Post { n: 2 })).unwrap();
@@ -1035,7 +1037,7 @@ async fn tree_preallocation_and_bucket() {
 
     // Tree: every change of the tree's shape and its holders' paths, in one transaction.
     m.row("tree");
-    let tree = Category::tree(&db);
+    let tree = Category::collection(&db).tree();
     tree.insert(&category("electronics", None)).await.unwrap();
     tree.insert(&category("storage", Some("electronics")))
         .await
@@ -1061,7 +1063,7 @@ async fn tree_preallocation_and_bucket() {
 
     // Preallocation: one conditional update books a slot.
     m.row("preallocation");
-    let slots = RoomDay::slots(&db);
+    let slots = RoomDay::collection(&db).slots();
     let dates = ["2025-08-20", "2025-08-21", "2025-08-22"];
     measure!(m, "allocate", slots.allocate(dates.map(free))).unwrap();
     measure!(m, "book", slots.book("101", "2025-08-20", "alice")).unwrap();

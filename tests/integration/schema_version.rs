@@ -727,7 +727,7 @@ async fn extended_reference_copies_come_from_the_upgraded_source() {
         ])
         .await
         .unwrap();
-    let refs = Patron::references(db);
+    let refs = Patron::collection(db).references();
     // The check compares each copy with the source as its current shape.
     let found = refs.check().await.unwrap();
     assert!(!found.is_clean(), "stale copies are found: {found:?}");
@@ -823,7 +823,11 @@ async fn subset_items_are_embedded_from_the_upgraded_full_items() {
         ])
         .await
         .unwrap();
-    Thread::latest_subset(db).rebuild(1).await.unwrap();
+    Thread::collection(db)
+        .subset(Thread::FIELDS.latest)
+        .rebuild(1)
+        .await
+        .unwrap();
     let thread = Thread::collection(db).get(1).await.unwrap().unwrap();
     assert_eq!(
         thread.latest,
@@ -920,12 +924,13 @@ async fn a_push_to_an_older_document_upgrades_it_first_and_converge_keeps_the_it
             .await
             .unwrap();
     }
-    let notes = Writer::notes_outlier(&db);
+    let notes = Writer::collection(&db).outlier(Writer::FIELDS.notes);
     for n in 0..5 {
         // Past the limit of 3: two go to an overflow document.
         notes.push(1, format!("note {n}")).await.unwrap();
     }
-    Writer::letters_subset(&db)
+    Writer::collection(&db)
+        .subset(Writer::FIELDS.letters)
         .push(
             2,
             Letter {

@@ -124,7 +124,7 @@ async fn full_count(db: &mongodb::Database) -> u64 {
 async fn twenty_five_pushes_keep_the_ten_newest_and_every_summary() {
     let db = test_db("subset_25").await;
     new_product(&db, "prod_123").await;
-    let reviews = Product::recent_reviews_subset(&db);
+    let reviews = Product::collection(&db).subset(Product::FIELDS.recent_reviews);
     // Out of order on purpose: the array is kept sorted by createdAt, not by arrival.
     let order: Vec<u32> = (0..25).map(|i| (i * 7) % 25).collect();
     for &n in &order {
@@ -157,7 +157,7 @@ async fn concurrent_pushes_lose_nothing() {
     new_product(&db, "prod_123").await;
     let mut tasks = Vec::new();
     for task in 0..8u32 {
-        let reviews = Product::recent_reviews_subset(&db);
+        let reviews = Product::collection(&db).subset(Product::FIELDS.recent_reviews);
         tasks.push(tokio::spawn(async move {
             for i in 0..50u32 {
                 reviews
@@ -271,7 +271,8 @@ async fn the_update_is_the_seed_shell_command() {
         created_at: created,
     };
     let db = test_db("subset_seed").await;
-    let update = SeedProduct::recent_reviews_subset(&db)
+    let update = SeedProduct::collection(&db)
+        .subset(SeedProduct::FIELDS.recent_reviews)
         .push_update(&[item], doc! { "updatedAt": now })
         .unwrap();
     assert!(
@@ -288,7 +289,8 @@ async fn the_update_sets_what_the_caller_asks_for() {
     let db = test_db("subset_set").await;
     new_product(&db, "prod_123").await;
     let at = DateTime::from_millis(1_755_770_482_000);
-    Product::recent_reviews_subset(&db)
+    Product::collection(&db)
+        .subset(Product::FIELDS.recent_reviews)
         .push("prod_123", review(1))
         .set(doc! { "updatedAt": at })
         .await
@@ -300,7 +302,7 @@ async fn the_update_sets_what_the_caller_asks_for() {
 async fn push_many_sends_one_parent_update() {
     let db = test_db("subset_many").await;
     new_product(&db, "prod_123").await;
-    let reviews = Product::recent_reviews_subset(&db);
+    let reviews = Product::collection(&db).subset(Product::FIELDS.recent_reviews);
     reviews
         .push_many("prod_123", (0..30).map(review).collect())
         .await
@@ -319,7 +321,8 @@ async fn a_missing_parent_is_not_found_and_nothing_is_written() {
         product_id: "nope".into(),
         ..review(1)
     };
-    let err = Product::recent_reviews_subset(&db)
+    let err = Product::collection(&db)
+        .subset(Product::FIELDS.recent_reviews)
         .push("nope", for_nope)
         .await
         .unwrap_err();
@@ -336,7 +339,7 @@ async fn an_item_naming_another_parent_is_refused() {
     let db = test_db("subset_other_parent").await;
     new_product(&db, "p-ssd1").await;
     new_product(&db, "p-ssd2").await;
-    let reviews = Product::recent_reviews_subset(&db);
+    let reviews = Product::collection(&db).subset(Product::FIELDS.recent_reviews);
     let for_ssd2 = Review {
         product_id: "p-ssd2".into(),
         ..review(1)
@@ -377,7 +380,7 @@ async fn an_item_naming_another_parent_is_refused() {
 async fn bad_set_keys_are_refused_before_anything_is_written() {
     let db = test_db("subset_keys").await;
     new_product(&db, "prod_123").await;
-    let reviews = Product::recent_reviews_subset(&db);
+    let reviews = Product::collection(&db).subset(Product::FIELDS.recent_reviews);
     for bad in [
         doc! { "$where": 1 },
         doc! { "a.b": 1 },
@@ -434,7 +437,7 @@ async fn an_item_too_large_is_a_typed_error_and_nothing_is_written() {
         })
         .await
         .unwrap();
-    let posts = Post::latest_subset(&db);
+    let posts = Post::collection(&db).subset(Post::FIELDS.latest);
     let comment = |id, mib: usize| Comment {
         id,
         post: 1,
@@ -475,7 +478,7 @@ async fn an_item_too_large_is_a_typed_error_and_nothing_is_written() {
 async fn removing_an_item_keeps_the_subset_and_summaries_right() {
     let db = test_db("subset_remove").await;
     new_product(&db, "prod_123").await;
-    let reviews = Product::recent_reviews_subset(&db);
+    let reviews = Product::collection(&db).subset(Product::FIELDS.recent_reviews);
     reviews
         .push_many("prod_123", (0..12).map(review).collect())
         .await
@@ -499,7 +502,7 @@ async fn removing_an_item_keeps_the_subset_and_summaries_right() {
 async fn rebuild_repairs_the_parent_from_the_full_collection() {
     let db = test_db("subset_rebuild").await;
     new_product(&db, "prod_123").await;
-    let reviews = Product::recent_reviews_subset(&db);
+    let reviews = Product::collection(&db).subset(Product::FIELDS.recent_reviews);
     reviews
         .push_many("prod_123", (0..15).map(review).collect())
         .await
@@ -559,7 +562,7 @@ async fn without_transactions_the_full_item_is_written_first() {
     // as mongod would; push must then write without a session, the review first.
     let db = test_db("subset_standalone").await;
     new_product(&db, "prod_123").await;
-    let reviews = Product::recent_reviews_subset(&db);
+    let reviews = Product::collection(&db).subset(Product::FIELDS.recent_reviews);
     let illegal = doc! { "errorCode": 20, "errmsg": "Transaction numbers are only allowed on a replica set member or mongos" };
     for n in 0..12 {
         db.fail_command(&["update"], 1, illegal.clone()).await;

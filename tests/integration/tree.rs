@@ -189,7 +189,7 @@ fn set<const N: usize>(names: [&str; N]) -> BTreeSet<String> {
 
 /// The seed's chain (电子 > 计算机部件 > 存储 > 固态硬盘) with a few neighbours, and its products.
 async fn seed_catalogue(db: &mongodb::Database) {
-    let tree = Category::tree(db);
+    let tree = Category::collection(db).tree();
     for (name, parent) in [
         ("电子", None),
         ("计算机部件", Some("电子")),
@@ -217,7 +217,7 @@ async fn seed_catalogue(db: &mongodb::Database) {
 async fn the_seed_catalogue_answers_its_two_queries_and_stores_the_seed_shape() {
     let db = setup("tree_seed").await;
     seed_catalogue(&db).await;
-    let tree = Category::tree(&db);
+    let tree = Category::collection(&db).tree();
     let products = tree.holders::<Product>();
 
     // db.products.find({ categoryPath: "计算机部件" }) and ({ directCategory: "固态硬盘" })
@@ -340,7 +340,7 @@ async fn the_seed_catalogue_answers_its_two_queries_and_stores_the_seed_shape() 
 async fn a_missing_parent_or_a_taken_key_writes_nothing() {
     let db = setup("tree_insert_errors").await;
     seed_catalogue(&db).await;
-    let tree = Category::tree(&db);
+    let tree = Category::collection(&db).tree();
     let before = snapshot(&db, "categories").await;
     let err = tree
         .insert(&category("内存", Some("不存在")))
@@ -407,7 +407,11 @@ async fn big_tree(db: &mongodb::Database) -> Vec<Category> {
         nodes.push(category(&format!("b{i}"), Some(&parent)));
     }
     assert_eq!(nodes.len(), 1000);
-    let stored = Category::tree(db).insert_many(&nodes).await.unwrap();
+    let stored = Category::collection(db)
+        .tree()
+        .insert_many(&nodes)
+        .await
+        .unwrap();
     // Products: ten per category, placed in one insert (the paths read in one query).
     let products: Vec<Product> = stored
         .iter()
@@ -416,7 +420,8 @@ async fn big_tree(db: &mongodb::Database) -> Vec<Category> {
         .enumerate()
         .map(|(i, c)| product(&format!("p{i}"), &c.name))
         .collect();
-    Category::tree(db)
+    Category::collection(db)
+        .tree()
         .holders::<Product>()
         .insert_many(&products)
         .await
@@ -428,7 +433,7 @@ async fn big_tree(db: &mongodb::Database) -> Vec<Category> {
 async fn moving_a_100_node_subtree_rewrites_exactly_its_copies_or_nothing() {
     let db = setup("tree_move_big").await;
     big_tree(&db).await;
-    let tree = Category::tree(&db);
+    let tree = Category::collection(&db).tree();
     assert_eq!(assert_no_stale_path(&db).await, 11_000);
 
     // A failure in the middle: the lock and the categories' update go through, the products'
@@ -495,7 +500,7 @@ async fn moving_a_100_node_subtree_rewrites_exactly_its_copies_or_nothing() {
 #[tokio::test]
 async fn two_moves_that_would_make_a_cycle_together_cannot_both_succeed() {
     let db = setup("tree_cycle_race").await;
-    let tree = Category::tree(&db);
+    let tree = Category::collection(&db).tree();
     tree.insert(&category("root", None)).await.unwrap();
     for round in 0..12 {
         let (x, y, z) = (
@@ -551,7 +556,7 @@ enum Change {
 #[tokio::test]
 async fn holders_placed_while_the_tree_changes_end_with_the_right_path() {
     let db = setup("tree_place_race").await;
-    let tree = Category::tree(&db);
+    let tree = Category::collection(&db).tree();
     let products = tree.holders::<Product>();
     let mut stored = 0;
     for (round, change) in [
@@ -651,7 +656,7 @@ async fn holders_placed_while_the_tree_changes_end_with_the_right_path() {
 async fn deleting_refuses_a_node_in_use_unless_told_to_cascade_or_reparent() {
     let db = setup("tree_delete").await;
     seed_catalogue(&db).await;
-    let tree = Category::tree(&db);
+    let tree = Category::collection(&db).tree();
     let before = (
         snapshot(&db, "categories").await,
         snapshot(&db, "products").await,
@@ -725,7 +730,7 @@ async fn deleting_refuses_a_node_in_use_unless_told_to_cascade_or_reparent() {
 async fn renaming_a_node_rewrites_every_copy_of_its_name() {
     let db = setup("tree_rename").await;
     seed_catalogue(&db).await;
-    let tree = Category::tree(&db);
+    let tree = Category::collection(&db).tree();
     let renamed = tree.rename("存储", "存储设备").await.unwrap();
     assert_eq!(
         renamed.modified(),
@@ -778,7 +783,7 @@ async fn renaming_a_node_rewrites_every_copy_of_its_name() {
     );
     // The taken name's attempt wrote the lock in a transaction that aborted: nothing at all.
     assert_eq!(after, before);
-    // An `_id` never changes: `Folder::tree(&db).rename(..)` does not compile
+    // An `_id` never changes: `Folder::collection(&db).tree().rename(..)` does not compile
     // (tests/ui/tree/rename_id_keyed.rs).
 }
 
@@ -787,7 +792,7 @@ async fn renaming_a_node_rewrites_every_copy_of_its_name() {
 #[tokio::test]
 async fn a_tree_whose_nodes_are_extended_reference_sources() {
     let db = setup("tree_with_refs").await;
-    let tree = Folder::tree(&db);
+    let tree = Folder::collection(&db).tree();
     let folder = |title: &str, parent: Option<ObjectId>| Folder {
         id: ObjectId::new(),
         title: title.into(),

@@ -387,7 +387,7 @@ async fn the_subset_writes_pass_a_strict_validator() {
         .insert_one(product("p"))
         .await
         .unwrap();
-    let reviews = VProduct::top_reviews_subset(&db);
+    let reviews = VProduct::collection(&db).subset(VProduct::FIELDS.top_reviews);
     for i in 0..6_i64 {
         reviews
             .push(

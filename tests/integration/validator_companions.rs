@@ -186,7 +186,7 @@ async fn the_patterns_writes_pass_their_companions_validators() {
         .unwrap();
 
     // Overflow documents: 2 in the main document, then documents of at most 3.
-    let posts = CoStar::posts_outlier(&db);
+    let posts = CoStar::collection(&db).outlier(CoStar::FIELDS.posts);
     let items: Vec<CoPost> = (0..9)
         .map(|n| CoPost {
             n,
@@ -205,7 +205,9 @@ async fn the_patterns_writes_pass_their_companions_validators() {
     assert_eq!(overflow, 3, "7 items past the limit of 2, 3 to a document");
 
     // Counter shards.
-    let views = CoStar::views_counter(&db, 1_i64);
+    let views = CoStar::collection(&db)
+        .counter(CoStar::FIELDS.views)
+        .of(1_i64);
     for _ in 0..6 {
         views.add(2).await.unwrap();
     }

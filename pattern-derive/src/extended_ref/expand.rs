@@ -178,20 +178,9 @@ impl ExtendedRefs {
         // model's own writes propagate (through the map of derived data), and its handle checks
         // and repairs the copies.
         if self.shapes.iter().any(|s| !s.snapshot_only) {
-            let doc = format!(
-                "The handle that keeps the copies of `{source}` in sync: its writes (not for a \
-                 `#[versioned]` model, whose own writes keep them), `check`, `repair` and \
-                 `rebuild`."
-            );
             out.extend(quote! {
                 #[automatically_derived]
-                impl #source {
-                    #[doc = #doc]
-                    #[inline]
-                    pub fn references(db: &#p::Database) -> #p::References<#source> {
-                        #p::References::new(db)
-                    }
-                }
+                impl #p::HasCopies for #source {}
             });
             if !self.versioned {
                 out.extend(quote! {

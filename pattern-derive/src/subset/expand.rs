@@ -2,7 +2,7 @@
 //! types the subset names.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{quote, quote_spanned};
 use syn::Ident;
 
 use super::*;
@@ -141,19 +141,20 @@ impl SubsetField {
             .collect()
     }
 
-    /// The `Model::<field>_subset(&db)` constructor and the compile-time assertions.
+    /// The way to the subset's handle (`collection.subset(Model::FIELDS.field)`) and the
+    /// compile-time assertions.
     pub(super) fn items(&self, model: &Model<'_>, spec: &Ident) -> TokenStream {
         let krate = &model.krate;
         let p = quote!(#krate::__private);
         let ident = model.ident;
         let full = &self.full;
         let elem = &self.elem;
-        let method = format_ident!("{}_subset", crate::ast::unraw(&self.ident));
-        let doc = format!(
-            "The operations of the `{}` subset: the first {} `{}` items, embedded.",
-            self.ident,
-            self.limit,
-            quote!(#full).to_string().replace(' ', "")
+        let handle = model.field_handle(
+            &self.ident,
+            "SubsetField",
+            &quote!(#p::Subset<#ident, #full, #elem>),
+            &quote!(#p::Subset::new(db, &#spec)),
+            None,
         );
         let elem_span = syn::spanned::Spanned::span(elem);
         // A path to the conversion, not a call through a bounded helper: the error names
@@ -163,14 +164,7 @@ impl SubsetField {
         );
         let sort_checks = self.sort_checks(&p);
         quote! {
-            #[automatically_derived]
-            impl #ident {
-                #[doc = #doc]
-                #[inline]
-                pub fn #method(db: &#p::Database) -> #p::Subset<#ident, #full, #elem> {
-                    #p::Subset::new(db, &#spec)
-                }
-            }
+            #handle
 
             const _: fn() = || {
                 #embeds_check

@@ -34,6 +34,10 @@ impl Pattern for Subsets {
         self.0.iter().find_map(|s| s.kept(field))
     }
 
+    fn handle(&self, field: &Field<'_>) -> bool {
+        self.0.iter().any(|s| &s.ident == field.ident)
+    }
+
     fn annotations(&self, field: &Field<'_>, p: &TokenStream) -> Vec<TokenStream> {
         self.0
             .iter()

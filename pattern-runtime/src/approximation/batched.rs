@@ -5,6 +5,9 @@ use super::*;
 
 // ----- batched -----
 
+// Its writes are flushes, of many callers' events: never in one caller's transaction.
+crate::txn::bound!(as_is impl<Id> BatchedCounter<Id>);
+
 /// Counts in memory per document and writes one `$inc` when a document's count reaches the
 /// threshold: `threshold` events cost one write. Call [`flush`](BatchedCounter::flush) before
 /// the program ends; a counter dropped with unflushed events says so in a `WARN` event (it cannot

@@ -36,9 +36,9 @@
 //!
 //! | form | generates | the field |
 //! | --- | --- | --- |
-//! | `#[approximate(batched, threshold = 100)]` | `Page::views_counter(&db) -> BatchedCounter` | written by `$inc` of the pending count |
-//! | `#[approximate(sampled, p = 0.01)]` | `Page::likes_counter(&db) -> SampledCounter` | written by `$inc` of `1/p` (an integer: see [`SampledCounter`]) |
-//! | `#[approximate(sharded, shards = 16)]` | `Page::hits_counter(&db, id) -> ShardedField` | a snapshot of the shards' exact total, by [`ShardedField::snapshot`]; the shards are documents `{_id: {of: id, shard: k}, count}` of `pages.hits` (`collection = ".."` to choose) |
+//! | `#[approximate(batched, threshold = 100)]` | `pages.counter(Page::FIELDS.views) -> BatchedCounter` | written by `$inc` of the pending count |
+//! | `#[approximate(sampled, p = 0.01)]` | `pages.counter(Page::FIELDS.likes) -> SampledCounter` | written by `$inc` of `1/p` (an integer: see [`SampledCounter`]) |
+//! | `#[approximate(sharded, shards = 16)]` | `pages.counter(Page::FIELDS.hits).of(id) -> ShardedField` | a snapshot of the shards' exact total, by [`ShardedField::snapshot`]; the shards are documents `{_id: {of: id, shard: k}, count}` of `pages.hits` (`collection = ".."` to choose) |
 //!
 //! ```
 //! use std::sync::Arc;
@@ -62,12 +62,12 @@
 //! let home = Page { id: "home".into(), views: 0, hits: 0 };
 //! Page::collection(&db).raw().insert_one(&home).await?;
 //! // Flushed every second and once more at shutdown: no counted view is lost on a normal exit.
-//! let views = Arc::new(Page::views_counter(&db));
+//! let views = Arc::new(Page::collection(&db).counter(Page::FIELDS.views));
 //! let flusher = BatchedCounter::flush_every(views.clone(), Duration::from_secs(1));
 //! views.add("home", 1).await?;
 //! flusher.stop().await.into_result()?;
 //!
-//! let hits = Page::hits_counter(&db, "home");
+//! let hits = Page::collection(&db).counter(Page::FIELDS.hits).of("home");
 //! hits.add(1).await?;
 //! let exact = hits.snapshot().await?; // also stored in the page's `hits`
 //! # Ok(()) }
@@ -127,7 +127,20 @@ mod sharded;
 
 pub use batched::{BatchedCounter, Flusher};
 pub use sampled::SampledCounter;
-pub use sharded::{ShardedCounter, ShardedField};
+pub use sharded::{ShardedCounter, ShardedField, ShardedFields};
+
+crate::model::field_handle! {
+    /// An `#[approximate(..)]` field's typed name: what [`ModelCollection::counter`](crate::ModelCollection::counter) takes.
+    pub trait CounterField {
+        message = "`{Self}` is not an `#[approximate(..)]` field of `{M}`",
+        label = "not a counter field of `{M}`",
+        note = "pass a field of `{M}::FIELDS` declared with `#[approximate(batched | sampled | sharded, ..)]`",
+    }
+    /// The counter of `field` in `M`'s documents: a [`BatchedCounter`], a [`SampledCounter`]
+    /// or the [`ShardedFields`], as the field declares. A batched counter's flushes gather
+    /// many callers' events and never run in a caller's transaction.
+    pub fn counter;
+}
 
 /// How a model field declared with `#[approximate(..)]` is counted.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -4,6 +4,8 @@ use super::*;
 
 // ----- sampled -----
 
+crate::txn::bound!(impl<Id> SampledCounter<Id>);
+
 /// Writes each event with probability `p`, as an increment of `1/p`: about `n p` writes for `n`
 /// events, and an unbiased estimate whose relative standard error is `sqrt((1 - p) / (n p))`
 /// (3.1% for 100 000 events at `p = 0.01`; four times that is exceeded about once in 16 000 runs).

@@ -266,3 +266,81 @@ impl ShardedField {
         Ok(total)
     }
 }
+
+/// The sharded counters of one `#[approximate(sharded, ..)]` field, one per document of the
+/// model: `Page::collection(&db).counter(Page::FIELDS.hits)`. [`of`](Self::of) is one
+/// document's.
+pub struct ShardedFields<Id> {
+    owner: Collection<Document>,
+    field: &'static str,
+    shards_collection: Collection<Document>,
+    shards: u32,
+    /// The caller's transaction, when bound to one.
+    tx: Option<crate::txn::Transaction>,
+    _id: PhantomData<fn(Id)>,
+}
+
+impl<Id> Clone for ShardedFields<Id> {
+    fn clone(&self) -> Self {
+        ShardedFields {
+            owner: self.owner.clone(),
+            field: self.field,
+            shards_collection: self.shards_collection.clone(),
+            shards: self.shards,
+            tx: self.tx.clone(),
+            _id: PhantomData,
+        }
+    }
+}
+
+impl<Id> fmt::Debug for ShardedFields<Id> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ShardedFields")
+            .field("collection", &self.owner.name())
+            .field("field", &self.field)
+            .field("shards", &self.shards)
+            .finish()
+    }
+}
+
+impl<Id: Serialize> ShardedFields<Id> {
+    /// The counters of `field` of `owner`'s documents, their shards in `shards_collection`.
+    #[doc(hidden)]
+    pub fn declared(
+        owner: Collection<Document>,
+        field: &'static str,
+        shards_collection: Collection<Document>,
+        shards: u32,
+    ) -> Self {
+        ShardedFields {
+            owner,
+            field,
+            shards_collection,
+            shards,
+            tx: None,
+            _id: PhantomData,
+        }
+    }
+
+    crate::txn::in_transaction! {
+        /// The same counters in the caller's transaction `tx`: each [`of`](Self::of) is bound to
+        /// it (see [`ShardedField::in_transaction`]).
+    }
+
+    /// The counter of the document `id`.
+    pub fn of(&self, id: impl IntoId<Id>) -> ShardedField {
+        let field = ShardedField::declared(
+            self.owner.clone(),
+            self.field,
+            self.shards_collection.clone(),
+            self.shards,
+            id.into_id(),
+        );
+        match &self.tx {
+            Some(tx) => field.in_transaction(tx),
+            None => field,
+        }
+    }
+}
+
+crate::txn::bound!(impl<Id: Serialize> ShardedFields<Id>);

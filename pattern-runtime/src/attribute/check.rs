@@ -49,7 +49,7 @@ pub(super) async fn audit_attributes(
             twice,
             "hold a key twice",
             format!(
-                "`{model}::{rust}_attribute(&db).repair()` keeps the first item of each \
+                "`{model}::collection(&db).attributes({model}::FIELDS.{rust}).repair()` keeps the first item of each \
                  key (what `get` reads); `set` never writes a key twice"
             ),
         ));

@@ -32,7 +32,7 @@
 //! }
 //!
 //! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
-//! let attributes = Record::attributes_attribute(&db);
+//! let attributes = Record::collection(&db).attributes(Record::FIELDS.attributes);
 //! // Replace the `bmi` item of record 1001, or append it: one atomic update.
 //! let bmi = Measurement { name: "bmi".into(), value: Bson::Double(26.1), unit: None };
 //! attributes.set(1001, &bmi).await?;
@@ -51,7 +51,7 @@
 //! | item struct, with `#[derive(Fields)]` | `#[attribute(key = name, value = value)]` | the item's key and value fields (Rust names; stored under serde's names) |
 //! | item struct | `qualifiers(unit, ..)` | the other fields an item carries (units, sources); every field of the item must be the key, the value or a qualifier |
 //! | item struct | the key field's type | `String`, or a fieldless enum with `#[derive(AttributeKey)]` (its serde names are the keys, so the set of keys is checked at compile time) |
-//! | model field | `#[attribute]` on a `Vec` of such items | the index `{<field>.<key>: 1, <field>.<value>: 1}` and `Model::<field>_attribute(&db)` |
+//! | model field | `#[attribute]` on a `Vec` of such items | the index `{<field>.<key>: 1, <field>.<value>: 1}` and `M::collection(&db).attributes(M::FIELDS.field)` |
 //! | model field | `#[attribute(name = "...")]` | the index name; by default mongod's (`attributes.name_1_attributes.value_1`) |
 //!
 //! # Operations
@@ -97,7 +97,8 @@ mod write;
 pub use read::{and, or, Condition, Order};
 pub use spec::{AttributeItem, AttributeKey, AttributeParts, AttributeSpec};
 
-/// The operations on one `#[attribute]` field of model `M`: `Model::<field>_attribute(&db)`.
+/// The operations on one `#[attribute]` field of model `M`:
+/// `Record::collection(&db).attributes(Record::FIELDS.specs)`.
 #[derive_where::derive_where(Clone)]
 pub struct Attributes<M, I> {
     db: mongodb::Database,
@@ -108,6 +109,20 @@ pub struct Attributes<M, I> {
 }
 
 crate::span::spanned!(impl<M: Model, I> Attributes<M, I> => M::SCHEMA, M::SCHEMA.collection());
+
+crate::txn::bound!(impl<M, I> Attributes<M, I>);
+
+crate::model::field_handle! {
+    /// An `#[attribute]` field's typed name: what [`ModelCollection::attributes`] takes.
+    pub trait AttributeField {
+        message = "`{Self}` is not an `#[attribute]` field of `{M}`",
+        label = "not an attribute field of `{M}`",
+        note = "pass the field of `{M}::FIELDS` declared with `#[attribute]`",
+    }
+    /// The attributes of `field` in `M`'s documents: `set`, `remove`, `find`, `check`,
+    /// `repair` (see [`Attributes`]).
+    pub fn attributes;
+}
 
 impl<M: Model, I> std::fmt::Debug for Attributes<M, I> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -121,8 +136,8 @@ impl<M: Model, I> std::fmt::Debug for Attributes<M, I> {
 // Unbounded, so the generated constructor of a field whose items are no attribute items does
 // not repeat the error the derive reports at the item type.
 impl<M, I> Attributes<M, I> {
-    /// The operations on `spec`'s field of `M` in `db` (what the generated
-    /// `Model::<field>_attribute` calls).
+    /// The operations on `spec`'s field of `M` in `db` (what the model handle's
+    /// [`attributes`](crate::ModelCollection::attributes) calls).
     pub fn new(db: &mongodb::Database, spec: &'static AttributeSpec) -> Self {
         Attributes {
             db: db.clone(),

@@ -56,7 +56,7 @@
 //! orders.delete(1).await?;
 //!
 //! // Repairs: what was written around the toolkit.
-//! let users = User::computed(&db);
+//! let users = User::collection(&db).computed();
 //! assert!(users.check().await?.is_clean());
 //! users.rebuild("u1").await?;
 //! # Ok(()) }
@@ -145,7 +145,7 @@ mod num;
 mod spec;
 pub(crate) mod write;
 
-pub use check::{ComputedFields, Recomputed, Refreshed, Refresher};
+pub use check::{ComputedFields, HasComputedFields, Recomputed, Refreshed, Refresher};
 use feed::{abort, aggregate_many, aggregate_many_within, Abort, Feed};
 use num::{agrees, Num};
 pub use spec::{Aggregate, ComputedFromParts, ComputedFromSpec};

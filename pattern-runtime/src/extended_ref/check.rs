@@ -95,7 +95,7 @@ pub(super) async fn audit_copies(
                     .source_schema()
                     .spec::<crate::versioning::VersionSpec>()
                     .is_some();
-                let handle = format!("{}::references(&db)", reference.source());
+                let handle = format!("{}::collection(&db).references()", reference.source());
                 let kept = if versioned {
                     "the versioned model's own writes keep them in sync"
                 } else {

@@ -28,7 +28,7 @@ pub trait ExtendedRef: Sized + 'static {
 #[diagnostic::on_unimplemented(
     message = "`{Self}`'s copies are not kept by a watcher: a `#[versioned]` source's own writes keep them",
     label = "no copies kept through `References::watch`",
-    note = "`{Self}::collection(&db)`'s `insert`, `update(At(id, version), ..)`, `replace` and `delete` keep the copies of `{Self}` and archive each revision (`{Self}::references(&db)` still checks, rebuilds and repairs the copies); a source whose shapes are all `snapshot` has no copies to keep"
+    note = "`{Self}::collection(&db)`'s `insert`, `update(At(id, version), ..)`, `replace` and `delete` keep the copies of `{Self}` and archive each revision (`{Self}::collection(&db).references()` still checks, rebuilds and repairs the copies); a source whose shapes are all `snapshot` has no copies to keep"
 )]
 pub trait Referenced: Model {}
 

@@ -73,14 +73,14 @@ pub(super) async fn audit_outlier(
                 spec.field()
             ),
             format!(
-                "`{}::{}_outlier(&db).repair()` (or `rebuild(id)` for each: {}); pushes and \
-                 removals through it keep them",
-                sample.model.name(),
-                sample
+                "`{model}::collection(&db).outlier({model}::FIELDS.{rust}).repair()` (or \
+                 `rebuild(id)` for each: {}); pushes and removals through it keep them",
+                crate::finding::examples(&drifted),
+                model = sample.model.name(),
+                rust = sample
                     .model
                     .field_by_bson_name(spec.field())
                     .map_or(spec.field(), |f| f.rust_name()),
-                crate::finding::examples(&drifted)
             ),
         )
         .about(drifted)])

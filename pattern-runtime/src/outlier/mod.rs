@@ -42,7 +42,7 @@
 //!     .raw()
 //!     .insert_one(User { id: "user123".into(), posts: vec![], is_outlier: false, posts_count: 0 })
 //!     .await?;
-//! let posts = User::posts_outlier(&db);
+//! let posts = User::collection(&db).outlier(User::FIELDS.posts);
 //! posts.push("user123", Post { text: "hello".into() }).await?;
 //! let page = posts.page("user123", 0, 20).await?; // the first 20, wherever they live
 //! assert_eq!(posts.count("user123").await?, 1);
@@ -164,8 +164,8 @@ const BYTES: &str = "bytes";
 /// The bytes of an empty BSON document.
 const EMPTY_DOCUMENT: usize = 5;
 
-/// The operations of an `#[outlier]` field: `User::posts_outlier(&db)`. `P` is the model, `T`
-/// the item type. See the [module documentation](self).
+/// The operations of an `#[outlier]` field: `User::collection(&db).outlier(User::FIELDS.posts)`.
+/// `P` is the model, `T` the item type. See the [module documentation](self).
 #[derive_where::derive_where(Clone)]
 pub struct Outlier<P, T> {
     db: Database,
@@ -176,6 +176,29 @@ pub struct Outlier<P, T> {
 }
 
 crate::span::spanned!(impl<P: Model, T> Outlier<P, T> => P::SCHEMA, P::SCHEMA.collection());
+
+impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> crate::txn::Bound
+    for Outlier<P, T>
+{
+    fn bound(self, tx: Option<&Transaction>) -> Self {
+        match tx {
+            Some(tx) => self.in_transaction(tx),
+            None => self,
+        }
+    }
+}
+
+crate::model::field_handle! {
+    /// An `#[outlier(..)]` field's typed name: what [`ModelCollection::outlier`] takes.
+    pub trait OutlierField {
+        message = "`{Self}` is not an `#[outlier(..)]` field of `{M}`",
+        label = "not an outlier field of `{M}`",
+        note = "pass the array field of `{M}::FIELDS` declared with `#[outlier(..)]`",
+    }
+    /// The outlier array `field` of `M`'s documents: `push`, `items`, `page`, `check`, `repair`
+    /// (see [`Outlier`]).
+    pub fn outlier;
+}
 
 impl<P: Model, T> fmt::Debug for Outlier<P, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

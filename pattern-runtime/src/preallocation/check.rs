@@ -99,7 +99,7 @@ pub(super) async fn audit_grid(
                             examples(&stray)
                         ),
                         format!(
-                            "`{}::slots(&db).repair()` clears them; `book_range` and \
+                            "`{}::collection(&db).slots().repair()` clears them; `book_range` and \
                              `free_range` never set them",
                             sample.model.name()
                         ),

@@ -41,7 +41,7 @@
 //! }
 //!
 //! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
-//! let slots = RoomDay::slots(&db);
+//! let slots = RoomDay::collection(&db).slots();
 //! // The scheduled job: idempotent, one insert per 1 000 slots, never touching a booking.
 //! slots.allocate(vec![free("101", "2025-08-20"), free("101", "2025-08-21")]).await?;
 //! let booked = slots.book("101", "2025-08-20", "alice").await?;
@@ -112,10 +112,24 @@ pub use allocate::{Allocated, Allocator, AllocatorStopped};
 pub use spec::{Preallocated, SlotParts, SlotSpec};
 
 crate::span::model_handle! {
-    /// The operations on a grid of slots: from `RoomDay::slots(&db)`. See the [module
-    /// documentation](self).
+    /// The operations on a grid of slots: from `RoomDay::collection(&db).slots()`. See the
+    /// [module documentation](self).
     pub struct Slots<M: Preallocated> => M::SLOTS.collection();
 }
+
+impl<M: crate::Model> crate::ModelCollection<M> {
+    /// The grid of slots `M`'s documents are: `allocate`, `book`, `cancel`, `release`,
+    /// `available`, `repair` (see [`Slots`]). Bound to this handle's transaction when it has
+    /// one.
+    pub fn slots(&self) -> Slots<M>
+    where
+        M: Preallocated,
+    {
+        crate::txn::Bound::bound(Slots::new(self.database()), self.transaction())
+    }
+}
+
+crate::txn::bound!(impl<M: Preallocated> Slots<M>);
 
 /// Why a conditional write of a slot matched nothing.
 enum Miss {

@@ -61,6 +61,25 @@ pub mod kept {
     }
 }
 
+/// The kind of a field that leads to its pattern's handle (a `#[subset]`, `#[outlier]`,
+/// `#[attribute]`, `#[approximate]` or `#[relation]` field): `K`, who writes it, and `FIELD`, the
+/// field's place in its model, which tells the model handle which of the model's handles it
+/// names (`products.subset(Product::FIELDS.recent_reviews)`). It behaves as `K` in every typed
+/// form.
+pub struct Handled<K, const FIELD: usize>(PhantomData<fn() -> K>);
+
+impl<K, const FIELD: usize> fmt::Debug for Handled<K, FIELD> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Handled<{}, {FIELD}>", std::any::type_name::<K>())
+    }
+}
+
+impl<K: FieldKind, const FIELD: usize> FieldKind for Handled<K, FIELD> {
+    type Then<Inner> = K::Then<Inner>;
+}
+impl<K: Settable, const FIELD: usize> Settable for Handled<K, FIELD> {}
+impl<K: Comparable, const FIELD: usize> Comparable for Handled<K, FIELD> {}
+
 /// The kinds whose fields a typed [`Update`](super::Update) may write: [`Free`] only.
 #[diagnostic::on_unimplemented(
     message = "this field is kept by a pattern (`{Self}`): a typed update has no setter for it",

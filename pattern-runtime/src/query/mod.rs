@@ -104,8 +104,8 @@ mod value;
 
 pub use filter::{Filter, IntoFilter, Sort};
 pub use kinds::{
-    kept, Array, Comparable, Direct, FieldKind, FieldPath, Items, Number, Optional, Path, Settable,
-    Step, Then, When,
+    kept, Array, Comparable, Direct, FieldKind, FieldPath, Handled, Items, Number, Optional, Path,
+    Settable, Step, Then, When,
 };
 pub use update::{IntoUpdate, Update};
 pub use value::IntoValue;

@@ -85,10 +85,11 @@ pub(super) async fn audit_two_way(
                 spec.target().name()
             ),
             format!(
-                "`{}::{rust}_relation(&db).repair()` makes every owner's array agree with the \
-             children's owner fields ({}); `assign` keeps both sides",
-                single_model.name(),
-                crate::finding::examples(&drifted)
+                "`{model}::collection(&db).relation({model}::FIELDS.{rust}).repair()` makes every \
+                 owner's array agree with the children's owner fields ({}); `assign` keeps both \
+                 sides",
+                crate::finding::examples(&drifted),
+                model = single_model.name(),
             ),
         )
         .about(drifted)])
@@ -135,9 +136,9 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
             .field_by_bson_name(spec.field())
             .map_or(spec.field(), |f| f.rust_name());
         let repair = format!(
-            "`{}::{rust}_relation(&db).repair()` makes every owner's array agree with the \
-             children's owner fields; `assign` keeps both sides",
-            spec.model().name()
+            "`{model}::collection(&db).relation({model}::FIELDS.{rust}).repair()` makes every \
+             owner's array agree with the children's owner fields; `assign` keeps both sides",
+            model = spec.model().name()
         );
         let (model, target) = (spec.model(), spec.target());
         let mut kinds: [(&str, &ModelSchema, &str, Vec<Bson>); 4] = [

@@ -26,7 +26,7 @@
 //!
 //! `#[relation]` on a field holding references (`Ref<T>`, `Option<Ref<T>>`, `Vec<Ref<T>>`,
 //! `Option<Vec<Ref<T>>>`, or the same with an extended reference type) generates
-//! `Model::<field>_relation(&db)`, a [`Relation`] handle:
+//! `M::collection(&db).relation(M::FIELDS.field)`, a [`Relation`] handle:
 //!
 //! | form | meaning | index |
 //! | --- | --- | --- |
@@ -35,7 +35,7 @@
 //! | `#[relation(parent, sort(time = -1))]` | the children come newest first | `{field: 1, time: -1}` |
 //! | `#[relation(inverse = owner)]` | one side of a two-way relation: the target's field `owner` must say `#[relation(inverse = <this field>)]`, one side an array, the other a single reference | `{field: 1}` on each side |
 //!
-//! On the single side of a two-way relation, `Model::<field>_relation(&db)` is a [`TwoWay`]
+//! On the single side of a two-way relation, `relation(M::FIELDS.field)` is a [`TwoWay`]
 //! handle instead (which derefs to the [`Relation`]): [`assign`](TwoWay::assign),
 //! [`check`](TwoWay::check), [`repair`](TwoWay::repair).
 //!
@@ -74,7 +74,7 @@
 //!
 //! let products: Vec<Product> = Vec::from([product]);
 //! // One `find({_id: {$in: [..]}})` for the parts of every product.
-//! let loaded = Product::parts_relation(&db).load(&products).await?;
+//! let loaded = Product::collection(&db).relation(Product::FIELDS.parts).load(&products).await?;
 //! let parts = loaded.of(&products[0]);
 //! assert_eq!(parts[0].map(|p| p.name.as_str()), Some("#4 grommet"));
 //! assert!(loaded.dangling().is_empty());
@@ -140,7 +140,7 @@ mod spec;
 mod two_way;
 
 pub use identity::{Identified, Ref, RefField, Reference};
-pub use read::{Children, Dangling, Loaded, Relation};
+pub use read::{Children, Dangling, Loaded, Relation, RelationField};
 pub use spec::{inverse_error, RelationKind, RelationParts, RelationSide, RelationSpec, Relations};
 pub(crate) use two_way::Disagreement;
 pub use two_way::{Assigned, TwoWay};

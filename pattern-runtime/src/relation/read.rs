@@ -5,8 +5,23 @@ use super::*;
 
 // ----- loading -----
 
+crate::txn::bound!(as_is impl<S, T: Identified> Relation<S, T>);
+
+crate::model::field_handle! {
+    /// A `#[relation]` field's typed name: what [`ModelCollection::relation`] takes.
+    pub trait RelationField {
+        message = "`{Self}` is not a `#[relation]` field of `{M}`",
+        label = "not a relation field of `{M}`",
+        note = "pass a field of `{M}::FIELDS` declared with `#[relation(..)]`",
+    }
+    /// The relation `field` of `M`: batch loading of the documents it refers to, and for a
+    /// two-way relation `assign`, `check` and `repair` (see [`Relation`] and [`TwoWay`]).
+    pub fn relation;
+}
+
 /// The operations of one `#[relation]` field of model `S` referring to model `T`:
-/// `Model::<field>_relation(&db)`. See the [module documentation](super).
+/// `Post::collection(&db).relation(Post::FIELDS.author)`. See the [module documentation](super).
+/// It only reads: a model handle's transaction does not carry over to it.
 #[derive_where::derive_where(Clone)]
 pub struct Relation<S, T: Identified> {
     pub(super) db: Database,

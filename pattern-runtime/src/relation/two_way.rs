@@ -14,8 +14,10 @@ impl<S, T: Identified> crate::span::Spanned for TwoWay<S, T> {
 
 // ----- two-way -----
 
+crate::txn::bound!(impl<S: Identified, T: Identified> TwoWay<S, T>);
+
 /// The single side of a two-way relation (a task's `owner`, whose target's array lists the
-/// task): `Model::<field>_relation(&db)`. Derefs to its [`Relation`].
+/// task): `Task::collection(&db).relation(Task::FIELDS.owner)`. Derefs to its [`Relation`].
 #[derive_where::derive_where(Clone)]
 pub struct TwoWay<S, T: Identified> {
     pub(super) relation: Relation<S, T>,

@@ -109,7 +109,7 @@ pub(super) async fn audit_subset(
         .field_by_bson_name(spec.field())
         .map_or(spec.field(), |f| f.rust_name());
     let fix = format!(
-        "`{model}::{rust}_subset(&db).repair()` (or `rebuild(parent_id)` for each), which \
+        "`{model}::collection(&db).subset({model}::FIELDS.{rust}).repair()` (or `rebuild(parent_id)` for each), which \
          refills the subset and its computed fields from `{}`",
         spec.full_collection(),
         model = sample.model.name(),
@@ -252,10 +252,10 @@ where
                 examples(&stale)
             ),
             fix: format!(
-                "`{}::{rust}_subset(&db).repair()` (or `rebuild(parent_id)` for each), which \
-                 refills the subset from `{}`",
-                P::SCHEMA.name(),
-                self.spec.full_collection()
+                "`{model}::collection(&db).subset({model}::FIELDS.{rust}).repair()` (or \
+                 `rebuild(parent_id)` for each), which refills the subset from `{}`",
+                self.spec.full_collection(),
+                model = P::SCHEMA.name(),
             ),
             documents: stale,
         }))

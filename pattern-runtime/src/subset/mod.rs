@@ -60,7 +60,7 @@
 //! }
 //!
 //! # async fn run(db: mongodb::Database, review: Review) -> pattern_runtime::Result<()> {
-//! let reviews = Product::recent_reviews_subset(&db);
+//! let reviews = Product::collection(&db).subset(Product::FIELDS.recent_reviews);
 //! reviews
 //!     .push("prod_123", review)
 //!     .set(bson::doc! { "updatedAt": bson::DateTime::now() })
@@ -151,7 +151,8 @@ pub use spec::{
 type Types<P, F, E> = PhantomData<fn() -> (P, F, E)>;
 
 /// The operations of one subset: the parent model `P`, the full item `F` and the embedded
-/// form `E` (built from `&F`). Get one from the generated `P::<field>_subset(&db)`.
+/// form `E` (built from `&F`). Get one from the model handle:
+/// `Product::collection(&db).subset(Product::FIELDS.recent_reviews)`.
 #[derive_where::derive_where(Clone)]
 pub struct Subset<P, F, E> {
     db: Database,
@@ -162,6 +163,20 @@ pub struct Subset<P, F, E> {
 }
 
 crate::span::spanned!(impl<P: Model, F, E> Subset<P, F, E> => P::SCHEMA, P::SCHEMA.collection());
+
+crate::txn::bound!(impl<P, F, E> Subset<P, F, E>);
+
+crate::model::field_handle! {
+    /// A `#[subset(..)]` field's typed name: what [`ModelCollection::subset`] takes.
+    pub trait SubsetField {
+        message = "`{Self}` is not a `#[subset(..)]` field of `{M}`",
+        label = "not a subset field of `{M}`",
+        note = "pass one of `{M}::FIELDS`' fields declared with `#[subset(..)]`",
+    }
+    /// The subset `field` of `M`'s documents: `push`, `remove`, `page`, `rebuild`, `check`,
+    /// `repair` (see [`Subset`]).
+    pub fn subset;
+}
 
 impl<P, F, E> std::fmt::Debug for Subset<P, F, E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -149,7 +149,7 @@ pub(super) async fn audit_nodes(
     };
     let repair = |examples: &str| {
         format!(
-            "`{}::tree(&db).repair()` recomputes every ancestors list and path from the parents \
+            "`{}::collection(&db).tree().repair()` recomputes every ancestors list and path from the parents \
              ({examples}); a node whose parent is missing is left by it: `move_under` an \
              existing node (or `move_to_root`). Changes of the shape through `Tree` keep them",
             tree.model()
@@ -183,7 +183,7 @@ pub(super) async fn audit_holders(
     };
     let repair = |examples: &str| {
         format!(
-            "`{}::tree(&db).repair()` rewrites every path from the nodes ({examples}); a holder \
+            "`{}::collection(&db).tree().repair()` rewrites every path from the nodes ({examples}); a holder \
              whose node is missing is left by it: `Holders::place` it in an existing node. \
              Placements through `Holders` keep them",
             tree.model()
@@ -273,7 +273,7 @@ pub(super) async fn audit_node_copies(
             sample.documents.len()
         );
         let repair = format!(
-            "`{}::tree(&db).repair()` points each copy at the holder's node ({}); placements \
+            "`{}::collection(&db).tree().repair()` points each copy at the holder's node ({}); placements \
              through `Holders` keep them",
             tree.model(),
             crate::finding::examples(&stale)

@@ -25,7 +25,7 @@ struct Placed {
     was_path: Bson,
 }
 
-/// The documents of a holder model `H` in the tree of `M`: from `Category::tree(&db).holders::<Product>()`.
+/// The documents of a holder model `H` in the tree of `M`: from `Category::collection(&db).tree().holders::<Product>()`.
 #[derive_where::derive_where(Clone)]
 pub struct Holders<M, H> {
     db: Database,

@@ -71,7 +71,7 @@
 //! }
 //!
 //! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
-//! let tree = Category::tree(&db);
+//! let tree = Category::collection(&db).tree();
 //! tree.insert(&category("电子", None)).await?;
 //! tree.insert(&category("计算机部件", Some("电子"))).await?;
 //! tree.insert(&category("存储", Some("计算机部件"))).await?;
@@ -209,9 +209,23 @@ use write::{copies_of, splice};
 pub use write::{Deleted, Deletion};
 
 crate::span::model_handle! {
-    /// The operations on a tree: from `Category::tree(&db)`. See the [module documentation](self).
+    /// The operations on a tree: from `Category::collection(&db).tree()`. See the [module
+    /// documentation](self).
     pub struct Tree<M: TreeNode> => M::TREE.collection();
 }
+
+impl<M: Model> crate::ModelCollection<M> {
+    /// The tree `M`'s documents form: `move_under`, `rename`, `delete`, `descendants`, `check`,
+    /// `repair` (see [`Tree`]). Bound to this handle's transaction when it has one.
+    pub fn tree(&self) -> Tree<M>
+    where
+        M: TreeNode,
+    {
+        crate::txn::Bound::bound(Tree::new(self.database()), self.transaction())
+    }
+}
+
+crate::txn::bound!(impl<M: TreeNode> Tree<M>);
 
 /// A change of the shape whose holder writes [`Tree::sweep`] sends again.
 enum Late {

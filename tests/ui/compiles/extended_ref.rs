@@ -149,7 +149,10 @@ async fn rename(
             bson::doc! { "$set": { Customer::FIELDS.name: "Ada L." } },
         )
         .await?;
-    Product::references(&db).rebuild(pen.id).await?;
+    Product::collection(&db)
+        .references()
+        .rebuild(pen.id)
+        .await?;
     Ok(())
 }
 

@@ -59,20 +59,48 @@ struct RoomNight {
 
 #[allow(clippy::unused_async)]
 pub async fn calls(db: &mongodb::Database) {
-    let _ = Small::items_outlier(db).push(7, "a".to_owned()).await;
-    let _ = Small::views_counter(db).add(7, 1).await;
-    let _ = Wide::items_outlier(db).push(7, "a".to_owned()).await;
-    let _ = Wide::items_outlier(db).push(7_i32, "a".to_owned()).await;
-    let _ = Named::items_outlier(db).push("ada", "a".to_owned()).await;
+    let _ = Small::collection(db)
+        .outlier(Small::FIELDS.items)
+        .push(7, "a".to_owned())
+        .await;
+    let _ = Small::collection(db)
+        .counter(Small::FIELDS.views)
+        .add(7, 1)
+        .await;
+    let _ = Wide::collection(db)
+        .outlier(Wide::FIELDS.items)
+        .push(7, "a".to_owned())
+        .await;
+    let _ = Wide::collection(db)
+        .outlier(Wide::FIELDS.items)
+        .push(7_i32, "a".to_owned())
+        .await;
+    let _ = Named::collection(db)
+        .outlier(Named::FIELDS.items)
+        .push("ada", "a".to_owned())
+        .await;
     let name = "ada".to_owned();
-    let _ = Named::items_outlier(db).push(&name, "a".to_owned()).await;
-    let _ = Named::items_outlier(db).push(name, "a".to_owned()).await;
+    let _ = Named::collection(db)
+        .outlier(Named::FIELDS.items)
+        .push(&name, "a".to_owned())
+        .await;
+    let _ = Named::collection(db)
+        .outlier(Named::FIELDS.items)
+        .push(name, "a".to_owned())
+        .await;
     // A `Bson` id takes any value, and is checked when the operation runs.
-    let _ = Loose::items_outlier(db).push(7, "a".to_owned()).await;
-    let _ = Loose::items_outlier(db)
+    let _ = Loose::collection(db)
+        .outlier(Loose::FIELDS.items)
+        .push(7, "a".to_owned())
+        .await;
+    let _ = Loose::collection(db)
+        .outlier(Loose::FIELDS.items)
         .push(doc! { "a": 1 }, "a".to_owned())
         .await;
-    let _ = RoomNight::slots(db).book(101, "2026-11-26", "eve").await;
+    let _ = RoomNight::collection(db)
+        .slots()
+        .book(101, "2026-11-26", "eve")
+        .await;
 }
 
 pub fn main() {}

@@ -27,8 +27,8 @@ struct RoomNight {
 }
 
 async fn misuse(db: &mongodb::Database) {
-    let _ = User::posts_outlier(db).push(doc! { "$gt": "" }, "hi".to_owned()).await;
-    let _ = RoomNight::slots(db).book("101", "2026-11-26", "eve").await;
+    let _ = User::collection(db).outlier(User::FIELDS.posts).push(doc! { "$gt": "" }, "hi".to_owned()).await;
+    let _ = RoomNight::collection(db).slots().book("101", "2026-11-26", "eve").await;
 }
 
 fn main() {}

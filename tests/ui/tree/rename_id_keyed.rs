@@ -13,7 +13,7 @@ struct Folder {
 }
 
 async fn rename(db: &mongodb::Database) {
-    let _ = Folder::tree(db).rename("a", "b").await;
+    let _ = Folder::collection(db).tree().rename("a", "b").await;
 }
 
 fn main() {
