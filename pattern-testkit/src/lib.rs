@@ -78,7 +78,7 @@
 //! [`secantus_mdb`] (test-only) yourself: `secantus_mdb::Server::start()?.uri()`.
 
 use std::ops::Deref;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::ThreadId;
 
@@ -204,13 +204,13 @@ async fn client_named(app_name: Option<String>, log: Option<CommandLog>) -> Clie
                     .get_str(&started.command_name)
                     .unwrap_or_default()
                     .to_owned();
-                log.0
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .push(Command {
-                        name: started.command_name,
-                        target,
-                    });
+                if log.bodies_wanted.load(Ordering::Relaxed) {
+                    lock(&log.bodies).push(without_per_send_fields(started.command));
+                }
+                lock(&log.commands).push(Command {
+                    name: started.command_name,
+                    target,
+                });
             }
         }));
     }
@@ -230,7 +230,28 @@ pub struct Command {
 }
 
 #[derive(Debug, Clone, Default)]
-struct CommandLog(Arc<Mutex<Vec<Command>>>);
+struct CommandLog {
+    commands: Arc<Mutex<Vec<Command>>>,
+    /// The started commands' bodies, from [`TestDb::record_command_bodies`] on.
+    bodies: Arc<Mutex<Vec<Document>>>,
+    bodies_wanted: Arc<AtomicBool>,
+}
+
+fn lock<T>(log: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    log.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The fields of a command body that differ from one send to the next of the same operation:
+/// see [`TestDb::take_command_bodies`].
+const PER_SEND_FIELDS: [&str; 3] = ["lsid", "$clusterTime", "txnNumber"];
+
+fn without_per_send_fields(mut body: Document) -> Document {
+    for field in PER_SEND_FIELDS {
+        body.remove(field);
+    }
+    body
+}
 
 /// The server's one `failCommand` fail point: whoever holds this configures it (see the crate
 /// docs). A `tokio` mutex, not a `std` one: it is awaited from many tests' runtimes.
@@ -447,13 +468,32 @@ impl TestDb {
     /// command monitoring), oldest first: what an operation really sent, to count round trips
     /// or prove that a command was not sent.
     pub fn take_commands(&self) -> Vec<Command> {
-        std::mem::take(
-            &mut *self
-                .log
-                .0
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        )
+        std::mem::take(&mut *lock(&self.log.commands))
+    }
+
+    /// Starts keeping the body of every command this test's client starts, for
+    /// [`TestDb::take_command_bodies`]. Off until called, so that a test (or a bench) that
+    /// never takes them does not hold every document it sent.
+    pub fn record_command_bodies(&self) {
+        self.log.bodies_wanted.store(true, Ordering::Relaxed);
+    }
+
+    /// Takes the bodies of the commands this test's client started since the last call (or
+    /// since [`TestDb::record_command_bodies`]), oldest first, as the driver's command
+    /// monitoring saw them: what went on the wire, to compare two ways of sending an operation
+    /// byte for byte (`Document::to_vec` of each). Independent of [`TestDb::take_commands`], which
+    /// still logs every command too.
+    ///
+    /// Removed from each body, because they differ between two sends of the same operation:
+    /// `lsid` (the implicit session, one from the client's pool), `$clusterTime` (the gossiped
+    /// cluster time, which moves on with every write) and `txnNumber` (a retryable write's or a
+    /// transaction's number in its session). Everything else is kept as sent, `$db` and
+    /// `$readPreference` included. Still differing between two sends, and left as they are:
+    /// the server's cursor ids in `getMore` and `killCursors` (read a result that fits in the
+    /// first batch to compare one `find`), and the `_id` the driver generates for an inserted
+    /// document that has none.
+    pub fn take_command_bodies(&self) -> Vec<Document> {
+        std::mem::take(&mut *lock(&self.log.bodies))
     }
 
     /// Makes the server fail the next `times` of `commands` sent by this test's client, with the

@@ -33,6 +33,7 @@ mod outlier_size;
 mod polymorphic;
 mod preallocation;
 mod query;
+mod query_commands;
 mod relation;
 mod round_trips;
 mod same_names;
