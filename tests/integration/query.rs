@@ -112,8 +112,29 @@ fn typed_filters_make_the_documents_written_by_hand() {
             Filter::elem_match(f.reviews, |r| {
                 Filter::gte(r.stars, 4).and(Filter::eq(r.who, "ann"))
             }),
+            // A conjunction is sent in its implicit form, which every server runs.
+            doc! { "reviews": { "$elemMatch": {
+                "stars": { "$gte": 4 }, "by": { "$eq": "ann" },
+            } } },
+        ),
+        (
+            Filter::elem_match(f.reviews, |r| {
+                Filter::gte(r.stars, 2)
+                    .and(Filter::lte(r.stars, 4))
+                    .and(Filter::eq(r.who, "$ann"))
+            }),
+            doc! { "reviews": { "$elemMatch": {
+                "stars": { "$gte": 2, "$lte": 4 }, "by": { "$eq": "$ann" },
+            } } },
+        ),
+        (
+            // A repeated operator, or a disjunction, keeps the explicit form.
+            Filter::elem_match(f.reviews, |r| {
+                Filter::gte(r.stars, 2).and(Filter::gte(r.stars, 4).or(Filter::eq(r.who, "a")))
+            }),
             doc! { "reviews": { "$elemMatch": { "$and": [
-                { "stars": { "$gte": 4 } }, { "by": { "$eq": "ann" } },
+                { "stars": { "$gte": 2 } },
+                { "$or": [ { "stars": { "$gte": 4 } }, { "by": { "$eq": "a" } } ] },
             ] } } },
         ),
         (

@@ -6,8 +6,8 @@
 //! documents found, the count, `Written`, `Updated`, the number deleted, and after a write the
 //! stored documents).
 //!
-//! 194 cases, in six tables (each test asserts the size of its own):
-//! - `filters_send_what_their_documents_send`: 93 `find`s: every filter operator on every kind
+//! 196 cases, in six tables (each test asserts the size of its own):
+//! - `filters_send_what_their_documents_send`: 95 `find`s: every filter operator on every kind
 //!   of field (`i64`, `i32`, `u8`, `u32`, `f64`, `f32`, `Decimal128`, `bool`, `String`,
 //!   `DateTime`, `Option`s, `Vec`s, a `Document`, nested structs), nested paths (through a
 //!   struct, two structs, an `Option`, the items of a `Vec`), combinations and negations.
@@ -20,8 +20,8 @@
 //!   operators, and several operators in one update.
 //! - `many_writes_send_what_their_documents_send`: 13 (`update_many` 7, `delete_many` 6).
 //!
-//! Three `find`s with `$and`, `$or` or `$nor` inside `$elemMatch` are refused by the embedded
-//! server, both forms alike (see `find_embedded_refuses`): there they are checked to send the
+//! Three `find`s with `$and` (a repeated operator), `$or` or `$nor` inside `$elemMatch` are
+//! refused by the embedded server, both forms alike (see `find_embedded_refuses`): there they are checked to send the
 //! same bytes and fail the same way.
 //!
 //! The values include strings that look like operators, paths or expressions (`"$where"`,
@@ -727,11 +727,27 @@ async fn filters_send_what_their_documents_send() {
             Filter::elem_match(f.lines, |l| Filter::gt(l.qty, 2)),
             doc! { "lines": { "$elemMatch": { "qty": { "$gt": 2 } } } }
         ),
-        find_embedded_refuses(
+        // A conjunction inside `$elemMatch` is sent in its implicit form.
+        find(
             Filter::elem_match(f.lines, |l| Filter::eq(l.sku_code, "pen")
                 .and(Filter::gte(l.unit_price, 1.5))),
+            doc! { "lines": { "$elemMatch": {
+                "skuCode": { "$eq": "pen" }, "unitPrice": { "$gte": 1.5 },
+            } } }
+        ),
+        find(
+            Filter::elem_match(f.lines, |l| Filter::gt(l.qty, 2)
+                .and(Filter::lt(l.qty, 9))
+                .and(Filter::eq(l.sku_code, "$gt"))),
+            doc! { "lines": { "$elemMatch": {
+                "qty": { "$gt": 2, "$lt": 9 }, "skuCode": { "$eq": "$gt" },
+            } } }
+        ),
+        // A repeated operator keeps its `$and`.
+        find_embedded_refuses(
+            Filter::elem_match(f.lines, |l| Filter::gt(l.qty, 2).and(Filter::gt(l.qty, 3))),
             doc! { "lines": { "$elemMatch": { "$and": [
-                { "skuCode": { "$eq": "pen" } }, { "unitPrice": { "$gte": 1.5 } },
+                { "qty": { "$gt": 2 } }, { "qty": { "$gt": 3 } },
             ] } } }
         ),
         find(
@@ -892,7 +908,7 @@ async fn filters_send_what_their_documents_send() {
             doc! { "tags": { "$all": ["a.b", "$where"] } }
         ),
     ];
-    check("qc_filters", cases, 93).await;
+    check("qc_filters", cases, 95).await;
 }
 
 #[tokio::test]

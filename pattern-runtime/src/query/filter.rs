@@ -238,6 +238,12 @@ impl Filter {
     /// `{field: {$elemMatch: condition}}`: an array field with one item meeting the whole
     /// `condition`, written over the item's own field names:
     /// `Filter::elem_match(FIELDS.items, |i| Filter::gt(i.qty, 2).and(Filter::eq(i.sku, "a")))`.
+    ///
+    /// A conjunction is sent in its implicit form, `{$elemMatch: {qty: {$gt: 2}, sku: {$eq:
+    /// "a"}}}` (conditions on one field merged into one operator document), which every server
+    /// runs; it keeps `$and` only where a field or an operator repeats. `$or` and `$nor` inside
+    /// `$elemMatch` are sent as written (MongoDB runs them; the embedded test server refuses
+    /// them).
     pub fn elem_match<P>(
         field: P,
         condition: impl FnOnce(<<P::Value as Items>::Item as Fields>::Names) -> Filter,
@@ -250,11 +256,10 @@ impl Filter {
     {
         let path = field.path();
         let inner = condition(<<P::Value as Items>::Item as Fields>::FIELDS);
-        Filter::of(
-            inner
-                .into_document()
-                .map(|inner| self::condition(&path, "$elemMatch", inner)),
-        )
+        Filter::of(inner.into_document().map(|inner| {
+            let inner = implicit_and(&inner).unwrap_or(inner);
+            self::condition(&path, "$elemMatch", inner)
+        }))
     }
 
     fn combine(op: &str, filters: impl IntoIterator<Item = Filter>) -> Filter {
@@ -299,6 +304,48 @@ impl Filter {
             None => Ok(self.doc),
         }
     }
+}
+
+/// `doc` as one document of field conditions, when it is one already or a `$and` of such
+/// documents whose conditions merge without a clash: `{$and: [{a: {$gt: 1}}, {a: {$lt: 5}, b:
+/// {$eq: 2}}]}` is `{a: {$gt: 1, $lt: 5}, b: {$eq: 2}}`. `None` when a field's conditions cannot
+/// merge (a repeated operator, a value that is not an operator document) or a top-level
+/// operator other than `$and` is there.
+fn implicit_and(doc: &Document) -> Option<Document> {
+    if let (1, Some(Bson::Array(parts))) = (doc.len(), doc.get("$and")) {
+        let mut merged = Document::new();
+        for part in parts {
+            let Bson::Document(part) = part else {
+                return None;
+            };
+            for (key, value) in implicit_and(part)? {
+                match (merged.get_mut(&key), value) {
+                    (None, value) => {
+                        merged.insert(key, value);
+                    }
+                    (Some(Bson::Document(ops)), Bson::Document(more))
+                        if operators_only(ops) && operators_only(&more) =>
+                    {
+                        for (op, v) in more {
+                            if ops.contains_key(&op) {
+                                return None;
+                            }
+                            ops.insert(op, v);
+                        }
+                    }
+                    _ => return None,
+                }
+            }
+        }
+        return Some(merged);
+    }
+    doc.keys().all(|k| !k.starts_with('$')).then(|| doc.clone())
+}
+
+/// Whether every key of `doc` is an operator (`{$gt: 1, $lt: 5}`), so that two such documents on
+/// one field merge into one.
+fn operators_only(doc: &Document) -> bool {
+    !doc.is_empty() && doc.keys().all(|k| k.starts_with('$'))
 }
 
 /// `!filter` is `{$nor: [filter]}`: the document does not match `filter`.
