@@ -515,7 +515,7 @@ pub use schema::{
     registered_models, Annotation, Companion, FieldName, FieldSchema, Fields, IndexesNeeded,
     KeptFields, ModelSchema, Nests, PatternSpec,
 };
-pub use schema_version::Find;
+pub use schema_version::{Find, Projected};
 pub use shard::{ShardKey, ShardReport, ShardStatus};
 pub use subset::{Computed, ComputedKind, Subset, SubsetSpec};
 pub use sync::{

@@ -371,6 +371,17 @@ to_bson!(
     bson::Binary
 );
 
+/// A struct of some of `V`'s fields, under the same BSON names and types: what
+/// [`Find::project`](crate::Find::project) and
+/// [`VariantCollection::find_as`](crate::VariantCollection::find_as) read. Declared with `#[projection(of = V)]` beside
+/// `#[derive(Fields)]`, which checks each field against `V` at compile time.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not declared a projection of `{V}`",
+    label = "not a projection of `{V}`",
+    note = "add `#[projection(of = {V})]` to `{Self}` (with `#[derive(Deserialize, Fields)]`): each of its fields is then checked to be a field of `{V}`"
+)]
+pub trait Projection<V>: crate::Fields + DeserializeOwned + Send + Sync + Unpin + 'static {}
+
 /// A pattern's trait of the typed field names that lead to its handle, and the model handle's
 /// method that takes one: `products.subset(Product::FIELDS.recent_reviews)`. The derive
 /// implements the trait for the [`Handled`](crate::query::Handled) field names of the model's

@@ -127,6 +127,7 @@ use serde::Serialize;
 
 use crate::error::{check_size, Error, Result};
 use crate::index::IndexSpec;
+pub use crate::model::Projection;
 use crate::model::{Model, ModelCollection};
 use crate::schema::{Fields, IndexesNeeded, ModelSchema, PatternSpec};
 use crate::writes::{Updated, Written};
@@ -158,16 +159,6 @@ pub trait Variant:
     /// The tag value of this variant's documents.
     const TAG_VALUE: &'static str;
 }
-
-/// A struct of some of `V`'s fields, under the same BSON names and types: what
-/// [`VariantCollection::find_as`] reads. Declared with `#[projection(of = V)]` beside
-/// `#[derive(Fields)]`, which checks each field against `V` at compile time.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not declared a projection of `{V}`",
-    label = "not a projection of `{V}`",
-    note = "add `#[projection(of = {V})]` to `{Self}` (with `#[derive(Deserialize, Fields)]`): each of its fields is then checked to be a field of `{V}`"
-)]
-pub trait Projection<V>: Fields + DeserializeOwned + Send + Sync + Unpin + 'static {}
 
 /// The polymorphic pattern's static data on an enum model: the index on the tag, created with
 /// the model's unless one of the model's own indexes begins with the tag.

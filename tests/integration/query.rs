@@ -712,3 +712,107 @@ async fn keyset_pages_walk_an_indexed_sort_without_skips_or_repeats() {
     );
     assert!(db.take_commands().is_empty(), "nothing sent");
 }
+
+/// What a listing reads of a product: three of its fields, checked against `Product` at compile
+/// time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Fields)]
+#[serde(rename_all = "camelCase")]
+#[projection(of = Product)]
+struct Listing {
+    #[serde(rename = "_id")]
+    id: String,
+    price: f64,
+    nickname: Option<String>,
+}
+
+/// The price alone, without `_id`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Fields)]
+#[projection(of = Product)]
+struct PriceOnly {
+    price: f64,
+}
+
+/// A projected find asks the server for the projection's fields only (`_id` left out unless
+/// the projection has it), sorted and limited as any find, awaited or streamed, and paged by
+/// keyset after the last projection.
+#[tokio::test]
+async fn a_projected_find_reads_only_the_projections_fields() {
+    let db = test_db("query_projection").await;
+    let products = Product::collection(&db);
+    let all: Vec<Product> = (1..=5)
+        .map(|n| {
+            let mut p = product(&format!("p{n}"), f64::from(n), 1, &["$where"]);
+            p.nickname = Some(format!("{{$gt: {n}}}"));
+            p
+        })
+        .collect();
+    products.insert_many(&all).await.unwrap();
+    let f = Product::FIELDS;
+
+    db.record_command_bodies();
+    let cheap: Vec<Listing> = products
+        .find(Filter::lt(f.price, 4.0))
+        .sort(Sort::desc(f.price))
+        .limit(2)
+        .project::<Listing>()
+        .await
+        .unwrap();
+    let sent = db.take_command_bodies();
+    assert_eq!(
+        sent[0].get_document("projection").unwrap(),
+        &doc! { "_id": 1, "price": 1, "nickname": 1 }
+    );
+    let expected = |n: i32| Listing {
+        id: format!("p{n}"),
+        price: f64::from(n),
+        nickname: Some(format!("{{$gt: {n}}}")),
+    };
+    assert_eq!(cheap, [expected(3), expected(2)]);
+
+    let prices: Vec<PriceOnly> = products
+        .find(doc! {})
+        .sort(Sort::asc(f.price))
+        .project::<PriceOnly>()
+        .await
+        .unwrap();
+    assert_eq!(
+        db.take_command_bodies()[0]
+            .get_document("projection")
+            .unwrap(),
+        &doc! { "price": 1, "_id": 0 }
+    );
+    assert_eq!(prices.len(), 5);
+
+    let streamed: Vec<Listing> = futures_util::TryStreamExt::try_collect(
+        products
+            .find(Filter::lt(f.price, 4.0))
+            .sort(Sort::desc(f.price))
+            .limit(2)
+            .project::<Listing>()
+            .stream()
+            .await
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(streamed, cheap);
+
+    // Keyset pages of projections over the `_id` (always served).
+    let by_id = || Sort::asc(f.id);
+    let first: Vec<Listing> = products
+        .find(doc! {})
+        .sort(by_id())
+        .limit(3)
+        .project::<Listing>()
+        .await
+        .unwrap();
+    let rest: Vec<Listing> = products
+        .find(doc! {})
+        .sort(by_id())
+        .project::<Listing>()
+        .after(first.last().unwrap())
+        .await
+        .unwrap();
+    let ids: Vec<&str> = first.iter().chain(&rest).map(|l| l.id.as_str()).collect();
+    assert_eq!(ids, ["p1", "p2", "p3", "p4", "p5"]);
+}

@@ -954,3 +954,34 @@ async fn a_push_to_an_older_document_upgrades_it_first_and_converge_keeps_the_it
     let two = Writer::collection(&db).get(2).await.unwrap().unwrap();
     assert_eq!((two.letters.len(), two.letter_count), (1, 1), "{two:?}");
 }
+
+/// A user's name as a directory lists it: two fields of the current shape.
+#[derive(Debug, PartialEq, Deserialize, pattern_runtime::Fields)]
+#[serde(rename_all = "camelCase")]
+#[projection(of = User)]
+struct Entry {
+    #[serde(rename = "_id")]
+    id: i64,
+    full_name: String,
+}
+
+/// A projection of a model with older schema versions reads every stored version: the whole
+/// documents are read and upgraded, then read as the projection.
+#[tokio::test]
+async fn a_projection_reads_every_stored_version_as_the_current_shape() {
+    let db = test_db("sv_projection").await;
+    seed(&db, 8).await;
+    let entries: Vec<Entry> = User::collection(&db)
+        .find(doc! {})
+        .sort(doc! { "_id": 1 })
+        .project::<Entry>()
+        .await
+        .unwrap();
+    let want: Vec<Entry> = (0..8)
+        .map(|i| Entry {
+            id: i,
+            full_name: expected(i).0,
+        })
+        .collect();
+    assert_eq!(entries, want);
+}

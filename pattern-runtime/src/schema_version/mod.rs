@@ -175,8 +175,8 @@ mod spec;
 pub(crate) mod upgrade;
 
 pub use converge::{Converged, VersionCounts, CONVERGE_BATCH};
-pub use read::Find;
 pub(crate) use read::{collect, current_document, decode, decode_raw};
+pub use read::{Find, Projected};
 #[doc(hidden)]
 pub use spec::{
     read_shape, undeclared, upgrade_step, upgraded, SchemaVersionParts, UpgradeFailure, UpgradeFn,

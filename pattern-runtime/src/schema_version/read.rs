@@ -5,7 +5,7 @@ use bson::{Document, RawDocumentBuf};
 use pattern_derive::operation;
 
 use crate::error::{Error, Result};
-use crate::model::{IntoId, Model, ModelCollection};
+use crate::model::{IntoId, Model, ModelCollection, Projection};
 use crate::schema::ModelSchema;
 use crate::txn::{collect_in, in_session, Transaction};
 
@@ -116,19 +116,23 @@ impl<M: Model> ModelCollection<M> {
         if limit == Some(0) {
             return Ok(Vec::new());
         }
-        let docs = self.read_sorted(filter, sort, limit).await?;
+        let docs = self.read_sorted(filter, sort, limit, None).await?;
         let out = self.decode_all(&docs).await;
         tracing::debug!(read = out.len(), "documents read");
         out.into_iter().collect()
     }
 
+    /// The documents of a find as a stream, each read by `decode` (as `M`, or as a projection),
+    /// with `projection` sent if any.
     #[operation(model.find, level = "debug", stream = true)]
-    async fn stream_op(
+    async fn stream_op<T: Send + 'static>(
         &self,
         filter: Document,
         sort: Option<Document>,
         limit: Option<i64>,
-    ) -> Result<futures_util::stream::BoxStream<'static, Result<M>>> {
+        projection: Option<Document>,
+        decode: fn(&RawDocumentBuf) -> Result<T>,
+    ) -> Result<futures_util::stream::BoxStream<'static, Result<T>>> {
         use futures_util::StreamExt;
         if limit == Some(0) {
             return Ok(futures_util::stream::empty().boxed());
@@ -136,8 +140,8 @@ impl<M: Model> ModelCollection<M> {
         if self.transaction().is_some() {
             // The transaction's session is shared by the caller's other operations: the
             // documents are read in it first, then yielded.
-            let docs = self.read_sorted(filter, sort, limit).await?;
-            let out = docs.iter().map(decode_raw::<M>).collect::<Vec<_>>();
+            let docs = self.read_sorted(filter, sort, limit, projection).await?;
+            let out = docs.iter().map(decode).collect::<Vec<_>>();
             return Ok(futures_util::stream::iter(out).boxed());
         }
         let coll: mongodb::Collection<RawDocumentBuf> =
@@ -149,13 +153,35 @@ impl<M: Model> ModelCollection<M> {
         if let Some(n) = limit {
             find = find.limit(n);
         }
+        if let Some(projection) = projection {
+            find = find.projection(projection);
+        }
         let cursor = find.await?;
         Ok(cursor
-            .map(|raw| {
-                raw.map_err(Error::from)
-                    .and_then(|raw| decode_raw::<M>(&raw))
-            })
+            .map(move |raw| raw.map_err(Error::from).and_then(|raw| decode(&raw)))
             .boxed())
+    }
+
+    /// The documents of a find read as the projection `P`.
+    #[operation(model.find, level = "debug", projected = true)]
+    async fn project_op<P: crate::Fields + serde::de::DeserializeOwned + Send + 'static>(
+        &self,
+        filter: Document,
+        sort: Option<Document>,
+        limit: Option<i64>,
+    ) -> Result<Vec<P>> {
+        if limit == Some(0) {
+            return Ok(Vec::new());
+        }
+        let docs = self
+            .read_sorted(filter, sort, limit, projection::<M, P>()?)
+            .await?;
+        let out = docs
+            .iter()
+            .map(decode_projection::<M, P>)
+            .collect::<Result<Vec<P>>>()?;
+        tracing::debug!(read = out.len(), "documents read");
+        Ok(out)
     }
 
     /// How many documents match `filter` (a typed [`Filter`](crate::query::Filter), or a query
@@ -231,15 +257,16 @@ impl<M: Model> ModelCollection<M> {
 
     /// The stored documents matching `filter`, at most `limit`, in the caller's transaction.
     async fn read(&self, filter: Document, limit: Option<i64>) -> Result<Vec<RawDocumentBuf>> {
-        self.read_sorted(filter, None, limit).await
+        self.read_sorted(filter, None, limit, None).await
     }
 
-    /// [`read`](Self::read) in the order of `sort`.
+    /// [`read`](Self::read) in the order of `sort`, each document as `projection` has it.
     async fn read_sorted(
         &self,
         filter: Document,
         sort: Option<Document>,
         limit: Option<i64>,
+        projection: Option<Document>,
     ) -> Result<Vec<RawDocumentBuf>> {
         let mut session = Transaction::session_of(self.transaction()).await?;
         let coll: mongodb::Collection<RawDocumentBuf> =
@@ -251,6 +278,9 @@ impl<M: Model> ModelCollection<M> {
             }
             if let Some(n) = limit {
                 find = find.limit(n);
+            }
+            if let Some(projection) = &projection {
+                find = find.projection(projection.clone());
             }
             find
         };
@@ -363,7 +393,143 @@ impl<'a, M: Model> Find<'a, M> {
     pub async fn stream(self) -> Result<futures_util::stream::BoxStream<'static, Result<M>>> {
         let on = self.on;
         let (filter, sort, limit) = self.parts()?;
-        on.stream_op(filter, sort, limit).await
+        on.stream_op(filter, sort, limit, None, decode_raw::<M>)
+            .await
+    }
+
+    /// The same find, each document read as `P`, a struct of some of the model's fields
+    /// (`#[derive(Deserialize, Fields)]` with `#[projection(of = Model)]`, which checks at
+    /// compile time that each of its fields is a field of the model, under the same name and of
+    /// the same type): only those fields are sent back by the server.
+    ///
+    /// On a model with older schema versions, the whole documents are read and upgraded, then
+    /// read as `P`: an older document may not have the fields in their current form.
+    ///
+    /// ```no_run
+    /// # use pattern_runtime::{Fields, Model};
+    /// # use pattern_runtime::query::{Filter, Sort};
+    /// #[derive(serde::Serialize, serde::Deserialize, Model)]
+    /// struct Product { #[serde(rename = "_id")] id: String, name: String, price: f64, description: String }
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, Fields)]
+    /// #[projection(of = Product)]
+    /// struct Listing { #[serde(rename = "_id")] id: String, name: String, price: f64 }
+    ///
+    /// # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
+    /// let f = Product::FIELDS;
+    /// let cheap: Vec<Listing> = Product::collection(&db)
+    ///     .find(Filter::lt(f.price, 10.0))
+    ///     .sort(Sort::asc(f.price))
+    ///     .project::<Listing>()
+    ///     .await?;
+    /// # let _ = cheap;
+    /// # Ok(()) }
+    /// ```
+    pub fn project<P: Projection<M>>(self) -> Projected<'a, M, P> {
+        Projected {
+            find: self,
+            _projection: std::marker::PhantomData,
+        }
+    }
+}
+
+/// A stored document (the projection's fields only, or, for a model with older schema versions,
+/// the whole document, upgraded) read as the projection `P`.
+fn decode_projection<M: Model, P: crate::Fields + serde::de::DeserializeOwned + Send + 'static>(
+    raw: &RawDocumentBuf,
+) -> Result<P> {
+    if M::SCHEMA.spec::<super::SchemaVersionSpec>().is_some() {
+        let current = decode_raw::<M>(raw)?;
+        let doc: Document = bson::serialize_to_document(&current)?
+            .into_iter()
+            .filter(|(k, _)| P::KEYS.contains(&k.as_str()))
+            .collect();
+        return Ok(bson::deserialize_from_document(doc)?);
+    }
+    Ok(bson::deserialize_from_slice(raw.as_bytes())?)
+}
+
+/// The projection document of `P` on `M`'s documents (`{k: 1, ..}`, `_id: 0` unless `P` has
+/// it), or `None` for a model with older schema versions (whole documents are read and
+/// upgraded). [`Error::InvalidKey`] for a field of `P` that `M` does not have.
+fn projection<M: Model, P: crate::Fields>() -> Result<Option<Document>> {
+    if let Some(missing) = P::KEYS
+        .iter()
+        .find(|k| M::SCHEMA.field_by_bson_name(k).is_none())
+    {
+        return Err(Error::InvalidKey {
+            key: (*missing).to_owned(),
+            reason: "a projection's fields are some of the model's, named as the model names                      them: this one is not a field of the model",
+        });
+    }
+    if M::SCHEMA.spec::<super::SchemaVersionSpec>().is_some() {
+        return Ok(None);
+    }
+    let mut doc = Document::new();
+    for key in P::KEYS {
+        doc.insert(*key, 1);
+    }
+    if !P::KEYS.contains(&"_id") {
+        doc.insert("_id", 0);
+    }
+    Ok(Some(doc))
+}
+
+/// A [`Find`] whose documents are read as the projection `P` ([`Find::project`]): awaited, the
+/// `Vec<P>`; or [`stream`](Self::stream)ed.
+#[must_use = "a find sends nothing until it is awaited or streamed"]
+pub struct Projected<'a, M: Model, P> {
+    find: Find<'a, M>,
+    _projection: std::marker::PhantomData<fn() -> P>,
+}
+
+// Bounded by what reading needs, not by `Projection<M>`, which `Find::project` checks: a
+// struct not declared a projection is then one error there, not a second at `.await`.
+impl<'a, M: Model, P: crate::Fields + serde::de::DeserializeOwned + Send + 'static>
+    Projected<'a, M, P>
+{
+    /// The keyset page after `last`, the last projection of the previous page (see
+    /// [`Find::after`]): the sort's fields are among the projection's.
+    pub fn after(mut self, last: &P) -> Self
+    where
+        P: serde::Serialize,
+    {
+        self.find.after = Some(bson::serialize_to_document(last).map_err(Error::from));
+        self
+    }
+
+    /// The projections one at a time from the server's cursor, as [`Find::stream`].
+    pub async fn stream(self) -> Result<futures_util::stream::BoxStream<'static, Result<P>>> {
+        let on = self.find.on;
+        let projection = projection::<M, P>()?;
+        let (filter, sort, limit) = self.find.parts()?;
+        on.stream_op(filter, sort, limit, projection, decode_projection::<M, P>)
+            .await
+    }
+}
+
+impl<'a, M: Model, P: crate::Fields + serde::de::DeserializeOwned + Send + 'static>
+    std::future::IntoFuture for Projected<'a, M, P>
+{
+    type Output = Result<Vec<P>>;
+    type IntoFuture = crate::model::Pending<'a, Result<Vec<P>>>;
+
+    /// Every document, as a `Vec` of projections.
+    fn into_future(self) -> Self::IntoFuture {
+        let on = self.find.on;
+        crate::model::Pending::new(async move {
+            let (filter, sort, limit) = self.find.parts()?;
+            on.project_op::<P>(filter, sort, limit).await
+        })
+    }
+}
+
+impl<M: Model, P> std::fmt::Debug for Projected<'_, M, P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Projected")
+            .field("find", &self.find)
+            .field("as", &std::any::type_name::<P>())
+            .finish()
     }
 }
 
