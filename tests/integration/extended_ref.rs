@@ -543,6 +543,58 @@ async fn bad_updates_are_refused_before_anything_is_sent() {
     assert!(matches!(err, Error::NotFound { .. }), "{err:?}");
 }
 
+/// The holder's own handle does not write a copied field, wherever it sits: in a single copy,
+/// in an array of copies, or in the items of an array, named by position or by an array
+/// filter. Each is `InvalidKey` before anything is sent (a review found the array paths let
+/// through, forging copies that the source's next change did not mend).
+#[tokio::test]
+async fn a_copied_field_is_refused_through_every_path_of_the_holder() {
+    let db = test_db("extref_holder_paths").await;
+    let ada = customer("Ada");
+    Customer::collection(&db).insert(&ada).await.unwrap();
+    let pen = product("pen", "Pen");
+    Product::collection(&db).insert(&pen).await.unwrap();
+    let o = order(&ada, vec![item(&pen, 1)]);
+    Order::collection(&db).insert(&o).await.unwrap();
+    let team = Team {
+        id: ObjectId::new(),
+        members: vec![CustomerRef::from(&ada)],
+        reviewers: Some(vec![CustomerRef::from(&ada)]),
+    };
+    Team::collection(&db).insert(&team).await.unwrap();
+    db.take_commands();
+    for path in [
+        "customerSnapshot.fullName",
+        "items.0.product.title",
+        "items.$.product.title",
+        "items.$[].product.title",
+        "items.$[i].product.title",
+    ] {
+        let err = Order::collection(&db)
+            .update(o.id, doc! { "$set": { path: "forged" } })
+            .await
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidKey { .. }), "{path}: {err:?}");
+    }
+    for path in [
+        "members.0.fullName",
+        "members.$[].fullName",
+        "reviewers.1.address",
+    ] {
+        let err = Team::collection(&db)
+            .update(team.id, doc! { "$set": { path: "forged" } })
+            .await
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidKey { .. }), "{path}: {err:?}");
+    }
+    assert_eq!(db.take_commands(), [], "nothing sent");
+    // A field of the items that is no copy is the holder's own.
+    Order::collection(&db)
+        .update(o.id, doc! { "$set": { "items.0.quantity": 3 } })
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn a_failed_propagation_rolls_back_the_source() {
     let db = test_db("extref_rollback").await;

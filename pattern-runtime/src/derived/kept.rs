@@ -129,7 +129,11 @@ pub(crate) fn check_kept_except<'a>(
     touched: impl IntoIterator<Item = &'a str>,
     skip: &dyn Fn(&'static dyn crate::schema::PatternSpec) -> bool,
 ) -> crate::error::Result<()> {
-    let touched: Vec<&str> = touched.into_iter().collect();
+    // Each path as a field path: array positions (`lines.0.customer`, `lines.$.customer`,
+    // `lines.$[].customer`, `lines.$[i].customer`) name the items' fields (`lines.customer`),
+    // as the kept fields do.
+    let touched: Vec<String> = touched.into_iter().map(field_path).collect();
+    let touched: Vec<&str> = touched.iter().map(String::as_str).collect();
     for spec in model.patterns().iter().copied().filter(|s| !skip(*s)) {
         for (field, reason) in spec.kept_fields(model) {
             // At or under the kept field (`a`, `a.b` for `a`; `copy.name` for `copy.name`, not
@@ -147,6 +151,20 @@ pub(crate) fn check_kept_except<'a>(
         }
     }
     Ok(())
+}
+
+/// `path` without its array positions: `lines.0.customer.name`, `lines.$[].customer.name` and
+/// `lines.$[i].customer.name` are all `lines.customer.name`.
+fn field_path(path: &str) -> String {
+    let positional = |segment: &str| {
+        segment.bytes().all(|b| b.is_ascii_digit())
+            || segment == "$"
+            || (segment.starts_with("$[") && segment.ends_with(']'))
+    };
+    path.split('.')
+        .filter(|segment| !segment.is_empty() && !positional(segment))
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 /// Equalities on the top-level fields the patterns of `model` keep, taken from the replacement
