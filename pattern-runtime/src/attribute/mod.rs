@@ -113,7 +113,7 @@ crate::span::spanned!(impl<M: Model, I> Attributes<M, I> => M::SCHEMA, M::SCHEMA
 crate::txn::bound!(impl<M, I> Attributes<M, I>);
 
 crate::model::field_handle! {
-    /// An `#[attribute]` field's typed name: what [`ModelCollection::attributes`] takes.
+    /// An `#[attribute]` field's typed name: what [`ModelCollection::attributes`](crate::ModelCollection::attributes) takes.
     pub trait AttributeField {
         message = "`{Self}` is not an `#[attribute]` field of `{M}`",
         label = "not an attribute field of `{M}`",

@@ -189,7 +189,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> crate::t
 }
 
 crate::model::field_handle! {
-    /// An `#[outlier(..)]` field's typed name: what [`ModelCollection::outlier`] takes.
+    /// An `#[outlier(..)]` field's typed name: what [`ModelCollection::outlier`](crate::ModelCollection::outlier) takes.
     pub trait OutlierField {
         message = "`{Self}` is not an `#[outlier(..)]` field of `{M}`",
         label = "not an outlier field of `{M}`",

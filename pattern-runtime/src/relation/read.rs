@@ -8,7 +8,7 @@ use super::*;
 crate::txn::bound!(as_is impl<S, T: Identified> Relation<S, T>);
 
 crate::model::field_handle! {
-    /// A `#[relation]` field's typed name: what [`ModelCollection::relation`] takes.
+    /// A `#[relation]` field's typed name: what [`ModelCollection::relation`](crate::ModelCollection::relation) takes.
     pub trait RelationField {
         message = "`{Self}` is not a `#[relation]` field of `{M}`",
         label = "not a relation field of `{M}`",

@@ -167,7 +167,7 @@ crate::span::spanned!(impl<P: Model, F, E> Subset<P, F, E> => P::SCHEMA, P::SCHE
 crate::txn::bound!(impl<P, F, E> Subset<P, F, E>);
 
 crate::model::field_handle! {
-    /// A `#[subset(..)]` field's typed name: what [`ModelCollection::subset`] takes.
+    /// A `#[subset(..)]` field's typed name: what [`ModelCollection::subset`](crate::ModelCollection::subset) takes.
     pub trait SubsetField {
         message = "`{Self}` is not a `#[subset(..)]` field of `{M}`",
         label = "not a subset field of `{M}`",
