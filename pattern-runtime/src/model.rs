@@ -382,6 +382,14 @@ to_bson!(
 )]
 pub trait Projection<V>: crate::Fields + DeserializeOwned + Send + Sync + Unpin + 'static {}
 
+/// The projection document asking for the fields `keys` (`{k: 1, ..}`): what a
+/// [`Projection`]'s reads send.
+pub(crate) fn projection_of(keys: &[&str]) -> bson::Document {
+    keys.iter()
+        .map(|k| ((*k).to_owned(), bson::Bson::Int32(1)))
+        .collect()
+}
+
 /// A pattern's trait of the typed field names that lead to its handle, and the model handle's
 /// method that takes one: `products.subset(Product::FIELDS.recent_reviews)`. The derive
 /// implements the trait for the [`Handled`](crate::query::Handled) field names of the model's

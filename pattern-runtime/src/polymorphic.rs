@@ -203,7 +203,7 @@ impl<M: Polymorphic> ModelCollection<M> {
     #[operation(polymorphic.find_common, level = "debug", no_err)]
     pub async fn find_common(&self, filter: impl IntoFilter) -> Result<Vec<M::Common>> {
         let filter = filter.into_filter()?;
-        let projection = projection(<M::Common as Fields>::KEYS);
+        let projection = crate::model::projection_of(<M::Common as Fields>::KEYS);
         let cursor = self
             .database()
             .collection::<M::Common>(M::SCHEMA.collection())
@@ -232,13 +232,6 @@ pub fn unreadable_variant<M: Polymorphic>(doc: &Document, e: bson::error::Error)
         id: doc.get("_id").cloned().map(Box::new),
         known: M::TAGS,
     }
-}
-
-/// `{key: 1, ...}`.
-fn projection(keys: &[&str]) -> Document {
-    keys.iter()
-        .map(|k| ((*k).to_owned(), Bson::Int32(1)))
-        .collect()
 }
 
 /// The documents of one variant of a polymorphic model: from [`ModelCollection::variant`].
@@ -330,7 +323,7 @@ impl<V: Variant> VariantCollection<V> {
             .raw
             .clone_with_type::<P>()
             .find(filter)
-            .projection(projection(P::KEYS))
+            .projection(crate::model::projection_of(P::KEYS))
             .await?;
         read_all(cursor).await
     }

@@ -174,7 +174,7 @@ impl<M: Model> ModelCollection<M> {
             return Ok(Vec::new());
         }
         let docs = self
-            .read_sorted(filter, sort, limit, projection::<M, P>()?)
+            .read_sorted(filter, sort, limit, projection::<M, P>())
             .await?;
         let out = docs
             .iter()
@@ -451,28 +451,16 @@ fn decode_projection<M: Model, P: crate::Fields + serde::de::DeserializeOwned + 
 
 /// The projection document of `P` on `M`'s documents (`{k: 1, ..}`, `_id: 0` unless `P` has
 /// it), or `None` for a model with older schema versions (whole documents are read and
-/// upgraded). [`Error::InvalidKey`] for a field of `P` that `M` does not have.
-fn projection<M: Model, P: crate::Fields>() -> Result<Option<Document>> {
-    if let Some(missing) = P::KEYS
-        .iter()
-        .find(|k| M::SCHEMA.field_by_bson_name(k).is_none())
-    {
-        return Err(Error::InvalidKey {
-            key: (*missing).to_owned(),
-            reason: "a projection's fields are some of the model's, named as the model names                      them: this one is not a field of the model",
-        });
-    }
+/// upgraded). `P`'s fields are the model's: `#[projection(of = M)]` checked them.
+fn projection<M: Model, P: crate::Fields>() -> Option<Document> {
     if M::SCHEMA.spec::<super::SchemaVersionSpec>().is_some() {
-        return Ok(None);
+        return None;
     }
-    let mut doc = Document::new();
-    for key in P::KEYS {
-        doc.insert(*key, 1);
-    }
+    let mut doc = crate::model::projection_of(P::KEYS);
     if !P::KEYS.contains(&"_id") {
         doc.insert("_id", 0);
     }
-    Ok(Some(doc))
+    Some(doc)
 }
 
 /// A [`Find`] whose documents are read as the projection `P` ([`Find::project`]): awaited, the
@@ -501,7 +489,7 @@ impl<'a, M: Model, P: crate::Fields + serde::de::DeserializeOwned + Send + 'stat
     /// The projections one at a time from the server's cursor, as [`Find::stream`].
     pub async fn stream(self) -> Result<futures_util::stream::BoxStream<'static, Result<P>>> {
         let on = self.find.on;
-        let projection = projection::<M, P>()?;
+        let projection = projection::<M, P>();
         let (filter, sort, limit) = self.find.parts()?;
         on.stream_op(filter, sort, limit, projection, decode_projection::<M, P>)
             .await
