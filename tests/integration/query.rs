@@ -713,6 +713,87 @@ async fn keyset_pages_walk_an_indexed_sort_without_skips_or_repeats() {
     assert!(db.take_commands().is_empty(), "nothing sent");
 }
 
+/// A model whose indexed `grade` is optional: `None` stored as `null` or left out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "query_graded")]
+struct Graded {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[index(1)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    grade: Option<i64>,
+}
+
+/// Keyset pages over an optional field walk past its `null`s and missing values both ways:
+/// `null` sorts before every number, but `$gt: null` matches no number.
+#[tokio::test]
+async fn keyset_pages_walk_past_nulls_of_an_optional_field() {
+    let db = test_db("query_keyset_nulls").await;
+    pattern_runtime::sync_models(&db, &[Graded::SCHEMA], &pattern_runtime::SyncOptions::new())
+        .await
+        .unwrap();
+    let graded = Graded::collection(&db);
+    let grades = [
+        None,
+        Some(2),
+        None,
+        Some(-1),
+        Some(2),
+        None,
+        Some(7),
+        None,
+        Some(0),
+    ];
+    let docs: Vec<Graded> = grades
+        .iter()
+        .zip(1..)
+        .map(|(grade, id)| Graded { id, grade: *grade })
+        .collect();
+    graded.insert_many(&docs).await.unwrap();
+    // Two of the `None`s stored as an explicit `null`, the others left out.
+    graded
+        .raw()
+        .update_many(
+            doc! { "_id": { "$in": [1, 6] } },
+            doc! { "$set": { "grade": null } },
+        )
+        .await
+        .unwrap();
+    let f = Graded::FIELDS;
+    for descending in [false, true] {
+        for size in [1, 2, 3, 4] {
+            let sort = || {
+                if descending {
+                    Sort::desc(f.grade).then_desc(f.id)
+                } else {
+                    Sort::asc(f.grade).then_asc(f.id)
+                }
+            };
+            let mut seen: Vec<i64> = Vec::new();
+            let mut page = graded.find(doc! {}).sort(sort()).limit(size).await.unwrap();
+            while !page.is_empty() {
+                let last = page.last().unwrap().clone();
+                seen.extend(page.iter().map(|d| d.id));
+                page = graded
+                    .find(doc! {})
+                    .sort(sort())
+                    .after(&last)
+                    .limit(size)
+                    .await
+                    .unwrap();
+            }
+            // `None` first ascending, last descending; ties by `_id`.
+            let mut expected = docs.clone();
+            expected.sort_by_key(|d| (d.grade, d.id));
+            if descending {
+                expected.reverse();
+            }
+            let expected: Vec<i64> = expected.iter().map(|d| d.id).collect();
+            assert_eq!(seen, expected, "descending: {descending}, page size {size}");
+        }
+    }
+}
+
 /// What a listing reads of a product: three of its fields, checked against `Product` at compile
 /// time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Fields)]

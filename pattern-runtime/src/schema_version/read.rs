@@ -614,25 +614,51 @@ mod keyset {
 
     /// The condition for the documents after `last` in `sort`: for keys `a, b, _id`,
     /// `{$or: [{a: {$gt: la}}, {a: la, b: {$gt: lb}}, {a: la, b: lb, _id: {$gt: lid}}]}`
-    /// (`$lt` for a descending key). A key `last` lacks compares as `null`.
+    /// (`$lt` for a descending key).
+    ///
+    /// A key `last` lacks, or holds as `null`, is `null`, which sorts before every value; but
+    /// `$gt`/`$lt` compare within one type, so `null` needs its own condition (an optional
+    /// field): ascending, what follows a `null` is every value (`$ne: null`); descending, the
+    /// `null`s follow every value (a branch `{a: null}` beside `{a: {$lt: la}}`), and nothing
+    /// follows a `null`.
     pub(super) fn after(sort: &Document, last: &Document) -> Result<Document> {
         let keys: Vec<(&str, i32)> = sort
             .iter()
             .map(|(k, d)| (k.as_str(), direction(d)))
             .collect();
-        let mut branches = Vec::with_capacity(keys.len());
-        for (i, (key, dir)) in keys.iter().enumerate() {
-            let mut branch = Document::new();
-            for (equal, _) in &keys[..i] {
-                let value = value_at(last, equal);
-                crate::literal::check_value(equal, &value)?;
-                branch.insert(*equal, bson::doc! { "$eq": value });
-            }
+        let mut branches = Vec::with_capacity(keys.len() + 1);
+        let mut equal = Document::new();
+        for (key, dir) in &keys {
             let value = value_at(last, key);
             crate::literal::check_value(key, &value)?;
-            let op = if *dir < 0 { "$lt" } else { "$gt" };
-            branch.insert(*key, bson::doc! { op: value });
-            branches.push(Bson::Document(branch));
+            let null = matches!(value, Bson::Null);
+            let mut branch = equal.clone();
+            match (*dir < 0, null) {
+                (false, true) => {
+                    branch.insert(*key, bson::doc! { "$ne": Bson::Null });
+                    branches.push(Bson::Document(branch));
+                }
+                (false, false) => {
+                    branch.insert(*key, bson::doc! { "$gt": value.clone() });
+                    branches.push(Bson::Document(branch));
+                }
+                // Nothing sorts after `null` descending.
+                (true, true) => {}
+                (true, false) => {
+                    branch.insert(*key, bson::doc! { "$lt": value.clone() });
+                    branches.push(Bson::Document(branch));
+                    if *key != "_id" {
+                        let mut nulls = equal.clone();
+                        nulls.insert(*key, bson::doc! { "$eq": Bson::Null });
+                        branches.push(Bson::Document(nulls));
+                    }
+                }
+            }
+            equal.insert(*key, bson::doc! { "$eq": value });
+        }
+        if branches.is_empty() {
+            // Only when every key is `null` descending: nothing follows.
+            return Ok(bson::doc! { "_id": { "$in": [] } });
         }
         Ok(bson::doc! { "$or": branches })
     }
