@@ -197,7 +197,6 @@ pub(crate) fn output(
     }
 }
 
-/// `<Model>Fields` (one `FieldName` per stored field) and the `Model::FIELDS` constant.
 /// The `Model` impl's `Writes`: the one a pattern decides (`#[versioned]`), or `Plain`.
 pub(crate) fn writes(patterns: &[Box<dyn Pattern>], p: &TokenStream) -> TokenStream {
     let name = patterns
@@ -208,14 +207,13 @@ pub(crate) fn writes(patterns: &[Box<dyn Pattern>], p: &TokenStream) -> TokenStr
     quote!(#p::#ident)
 }
 
+/// `<Model>Fields` (one `FieldName` per stored field), the `Model::FIELDS` constant and the
+/// model's validator shape.
 pub(crate) fn field_names(model: &Model<'_>, patterns: &[Box<dyn Pattern>]) -> TokenStream {
     let ident = model.ident;
     let krate = &model.krate;
-    let fields_ident = format_ident!("{}Fields", ident);
     let stored: Vec<_> = model.fields.iter().filter(|f| f.serialized).collect();
-    let decls = stored.iter().map(|f| {
-        let id = f.ident;
-        let ty = f.ty;
+    let kinds = |f: &Field<'_>| {
         // Who writes the field: a custom serializer takes no typed value, `_id` and what a
         // pattern keeps have no typed setter.
         let kind = if f.custom_serializer {
@@ -248,6 +246,30 @@ pub(crate) fn field_names(model: &Model<'_>, patterns: &[Box<dyn Pattern>]) -> T
         } else {
             kind.map(|k| quote!(, #k)).unwrap_or_default()
         };
+        (doc, kind)
+    };
+    let shape = shape_impl(model.ident, &model.krate, &stored);
+    let names = names_items(ident, krate, &stored, kinds);
+    quote! {
+        #shape
+        #names
+    }
+}
+
+/// `<ident>Fields`, `ident::FIELDS` and the `Fields` and `Nests` impls of struct `ident` (a model
+/// or a type generated from a model's fields) with `stored` fields; `kinds` gives each field's
+/// doc line and kind (`, Kind`, or nothing for `Free`).
+pub(crate) fn names_items(
+    ident: &syn::Ident,
+    krate: &syn::Path,
+    stored: &[&Field<'_>],
+    kinds: impl Fn(&Field<'_>) -> (String, TokenStream),
+) -> TokenStream {
+    let fields_ident = format_ident!("{}Fields", ident);
+    let decls = stored.iter().map(|f| {
+        let id = f.ident;
+        let ty = f.ty;
+        let (doc, kind) = kinds(f);
         quote!(#[doc = #doc] pub #id: #krate::__private::FieldName<#ty #kind>)
     });
     let values = stored.iter().map(|f| {
@@ -263,10 +285,7 @@ pub(crate) fn field_names(model: &Model<'_>, patterns: &[Box<dyn Pattern>]) -> T
         .map(|f| &f.bson_name)
         .collect();
     let struct_doc = format!("The serialized field names of [`{ident}`].");
-    let shape = shape_impl(model.ident, &model.krate, &stored);
     quote! {
-        #shape
-
         #[doc = #struct_doc]
         #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug)]
         #[allow(dead_code)]

@@ -545,7 +545,7 @@ async fn bad_updates_are_refused_before_anything_is_sent() {
 
 /// The holder's own handle does not write a copied field, wherever it sits: in a single copy,
 /// in an array of copies, or in the items of an array, named by position or by an array
-/// filter. Each is `InvalidKey` before anything is sent (a review found the array paths let
+/// filter. Each is `KeptField` (`InvalidKey` for the bare `$` segment) before anything is sent (a review found the array paths let
 /// through, forging copies that the source's next change did not mend).
 #[tokio::test]
 async fn a_copied_field_is_refused_through_every_path_of_the_holder() {
@@ -574,7 +574,10 @@ async fn a_copied_field_is_refused_through_every_path_of_the_holder() {
             .update(o.id, doc! { "$set": { path: "forged" } })
             .await
             .unwrap_err();
-        assert!(matches!(err, Error::InvalidKey { .. }), "{path}: {err:?}");
+        assert!(
+            matches!(err, Error::InvalidKey { .. } | Error::KeptField { .. }),
+            "{path}: {err:?}"
+        );
     }
     for path in [
         "members.0.fullName",
@@ -585,7 +588,10 @@ async fn a_copied_field_is_refused_through_every_path_of_the_holder() {
             .update(team.id, doc! { "$set": { path: "forged" } })
             .await
             .unwrap_err();
-        assert!(matches!(err, Error::InvalidKey { .. }), "{path}: {err:?}");
+        assert!(
+            matches!(err, Error::InvalidKey { .. } | Error::KeptField { .. }),
+            "{path}: {err:?}"
+        );
     }
     assert_eq!(db.take_commands(), [], "nothing sent");
     // A field of the items that is no copy is the holder's own.
@@ -593,6 +599,76 @@ async fn a_copied_field_is_refused_through_every_path_of_the_holder() {
         .update(o.id, doc! { "$set": { "items.0.quantity": 3 } })
         .await
         .unwrap();
+}
+
+/// A copy's fields have typed names (the generated `CustomerRef` has `Fields`), so a filter or
+/// sort reaches into a copy, in one field, an optional one, an array of copies or an array's
+/// items, under the names the source stores; the same command as the hand-written `doc!`.
+#[tokio::test]
+async fn a_copy_is_filtered_by_its_typed_names() {
+    use pattern_runtime::query::{Filter, Sort};
+    let db = test_db("extref_typed_filter").await;
+    let ada = customer("Ada");
+    let bob = customer("Bob");
+    let pen = product("pen", "Pen");
+    let ink = product("ink", "Ink");
+    let orders = Order::collection(&db);
+    let mut ada_order = order(&ada, vec![item(&pen, 1)]);
+    ada_order.billing = None;
+    orders.insert(&ada_order).await.unwrap();
+    orders
+        .insert(&order(&bob, vec![item(&ink, 2), item(&pen, 1)]))
+        .await
+        .unwrap();
+    Team::collection(&db)
+        .insert(&Team {
+            id: ObjectId::new(),
+            members: vec![CustomerRef::from(&bob)],
+            reviewers: None,
+        })
+        .await
+        .unwrap();
+    let f = Order::FIELDS;
+    type Case = (Box<dyn Fn() -> Filter>, Document, usize);
+    let cases: Vec<Case> = vec![
+        (
+            Box::new(move || Filter::eq(f.customer.then(|c| c.name), "Ada")),
+            doc! { "customerSnapshot.fullName": { "$eq": "Ada" } },
+            1,
+        ),
+        (
+            Box::new(move || Filter::eq(f.customer.then(|c| c.id), ada.id)),
+            doc! { "customerSnapshot._id": { "$eq": ada.id } },
+            1,
+        ),
+        (
+            Box::new(move || Filter::eq(f.billing.then(|c| c.name), "Bob")),
+            doc! { "billing.fullName": { "$eq": "Bob" } },
+            1,
+        ),
+        (
+            Box::new(move || Filter::eq(f.items.then(|i| i.product).then(|p| p.sku), "pen")),
+            doc! { "items.product.sku": { "$eq": "pen" } },
+            2,
+        ),
+    ];
+    for (typed, by_hand, n) in cases {
+        assert_eq!(typed().into_document().unwrap(), by_hand);
+        assert_eq!(orders.count(typed()).await.unwrap(), n as u64, "{by_hand}");
+        assert_eq!(orders.count(by_hand.clone()).await.unwrap(), n as u64);
+    }
+    let sorted = orders
+        .find(doc! {})
+        .sort(Sort::desc(f.customer.then(|c| c.name)))
+        .await
+        .unwrap();
+    assert_eq!(sorted[0].customer.name, "Bob");
+    let t = Team::FIELDS;
+    let bobs = Team::collection(&db)
+        .count(Filter::eq(t.members.then(|m| m.name), "Bob"))
+        .await
+        .unwrap();
+    assert_eq!(bobs, 1);
 }
 
 #[tokio::test]

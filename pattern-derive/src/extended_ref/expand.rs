@@ -65,6 +65,16 @@ impl ExtendedRefs {
             let type_attrs = crate::schema::generated_type_attrs(krate, &shape.derives);
             // Its validator shape: the copied fields as the source stores them.
             let shape_impl = crate::schema::shape_impl(ident, krate, &copied);
+            // Its typed names, so a filter reaches into the copy
+            // (`Order::FIELDS.customer.then(|c| c.name)`); every one is the copy's, kept.
+            let names = crate::schema::names_items(ident, krate, &copied, |f| {
+                let kind = if f.custom_serializer {
+                    quote!(, #krate::__private::kept::Custom)
+                } else {
+                    quote!(, #krate::__private::kept::ExtendedRefCopy)
+                };
+                (format!("`{}`, copied from `{source}`.", f.bson_name), kind)
+            });
             out.extend(quote! {
                 #[doc = #doc]
                 #type_attrs
@@ -74,6 +84,7 @@ impl ExtendedRefs {
 
                 const _: () = {
                     #shape_impl
+                    #names
                 };
             });
         }

@@ -21,4 +21,6 @@ struct Order {
 fn main() {
     let copy = CustomerRef { id: "c".into(), name: "Ada".into() };
     let _ = Update::new().set(Order::FIELDS.customer, copy);
+    // A field inside the copy is the copy's too.
+    let _ = Update::new().set(Order::FIELDS.customer.then(|c| c.name), "Bob");
 }
