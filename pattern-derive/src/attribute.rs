@@ -44,6 +44,10 @@ impl Pattern for AttributeFields {
         self.0.iter().any(|a| &a.ident == field.ident)
     }
 
+    fn kept(&self, field: &Field<'_>) -> Option<&'static str> {
+        self.handle(field).then_some("AttributeItems")
+    }
+
     fn items(&self, model: &Model<'_>) -> TokenStream {
         let krate = &model.krate;
         let p = quote!(#krate::__private);

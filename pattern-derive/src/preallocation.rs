@@ -8,7 +8,7 @@ use quote::{quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::{DeriveInput, Ident, LitInt, Token};
 
-use crate::ast::Model;
+use crate::ast::{Field, Model};
 use crate::errors::{fail_with, Errors};
 use crate::schema::{Pattern, PatternDef};
 
@@ -350,6 +350,14 @@ impl Grids {
 }
 
 impl Pattern for Grids {
+    fn kept(&self, field: &Field<'_>) -> Option<&'static str> {
+        let grid = self.grid.as_ref()?;
+        let named = |n: &Named| n.ident == field.ident.unraw();
+        (grid.holder.as_ref().is_some_and(named)
+            || grid.bitmap.as_ref().is_some_and(|b| named(&b.0)))
+        .then_some("SlotBooking")
+    }
+
     fn items(&self, model: &Model<'_>) -> TokenStream {
         self.expand(model, true)
     }

@@ -694,7 +694,7 @@ impl Pattern for Trees {
         let in_tree = self
             .tree
             .iter()
-            .any(|t| named(&t.parent) || named(&t.ancestors))
+            .any(|t| named(&t.key) || named(&t.parent) || named(&t.ancestors))
             || self
                 .holders
                 .iter()

@@ -52,6 +52,11 @@ pub mod kept {
         SchemaVersionField,
         /// A side of a two-way `#[relation]`: written by the relation's handle (`assign`).
         TwoWaySide,
+        /// An `#[attribute]` array: written by its handle (`set`, `unset`), one item per key.
+        AttributeItems,
+        /// A `#[preallocated]` slot's holder or bitmap: written by the grid's handle (`book`,
+        /// `cancel`).
+        SlotBooking,
         /// A field below an array's items (`items.qty`, through a `Vec`): a filter matches a
         /// document when any item matches; an update cannot name one item this way.
         ArrayItems,
@@ -111,6 +116,8 @@ comparable!(
     OutlierArray,
     SchemaVersionField,
     TwoWaySide,
+    AttributeItems,
+    SlotBooking,
     ArrayItems
 );
 
