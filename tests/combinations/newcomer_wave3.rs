@@ -311,7 +311,7 @@ async fn rep_references_replace_refuses_each_kept_field_with_nothing_written() {
     }
     for (what, s) in &cases {
         match RSeller::collection(&db).replace(s).await {
-            Err(Error::InvalidKey { .. }) => {}
+            Err(Error::InvalidKey { .. } | Error::KeptField { .. }) => {}
             other => panic!("{what}: expected InvalidKey, got {other:?}"),
         }
         assert_eq!(
@@ -443,7 +443,7 @@ async fn rep_computing_replace_refuses_holder_node_and_path_accepts_same_node() 
     s.cat = Some("a.b".into());
     s.cat_path = vec!["root".into(), "$x".into(), "a.b".into()];
     match sales.replace(&s).await {
-        Err(Error::InvalidKey { .. }) => {}
+        Err(Error::KeptField { .. }) => {}
         other => panic!("node change: {other:?}"),
     }
     assert_eq!(snapshot(&db, &REP).await, before);
@@ -453,7 +453,7 @@ async fn rep_computing_replace_refuses_holder_node_and_path_accepts_same_node() 
     s.cat_path = vec![];
     s.amount = 1;
     match sales.replace(&s).await {
-        Err(Error::InvalidKey { .. }) => {}
+        Err(Error::KeptField { .. }) => {}
         other => panic!("node removed: {other:?}"),
     }
     assert_eq!(snapshot(&db, &REP).await, before);
@@ -461,7 +461,7 @@ async fn rep_computing_replace_refuses_holder_node_and_path_accepts_same_node() 
     let mut s = stored.clone();
     s.cat_path = vec!["$x".into()];
     match sales.replace(&s).await {
-        Err(Error::InvalidKey { .. }) => {}
+        Err(Error::KeptField { .. }) => {}
         other => panic!("path forged: {other:?}"),
     }
     assert_eq!(snapshot(&db, &REP).await, before);
@@ -635,7 +635,7 @@ async fn rep_hostile_keys_and_values_refused_with_nothing_written() {
         assert!(
             matches!(
                 RSeller::collection(&db).update("s1", update.clone()).await,
-                Err(Error::InvalidKey { .. })
+                Err(Error::InvalidKey { .. } | Error::KeptField { .. })
             ),
             "References::update {update}"
         );
@@ -2030,7 +2030,10 @@ async fn fix_subset_push_past_i64_in_a_derived_sum_and_hostile_set_keys_write_no
             )
             .set(set.clone())
             .await;
-        assert!(matches!(r, Err(Error::InvalidKey { .. })), "{set}: {r:?}");
+        assert!(
+            matches!(r, Err(Error::InvalidKey { .. } | Error::KeptField { .. })),
+            "{set}: {r:?}"
+        );
         assert_eq!(snapshot(&db, &colls).await, before, "{set}");
     }
     // A `.set()` value with an operator key: stored literally, or refused with nothing written.
@@ -2277,7 +2280,7 @@ async fn node_references_replace_of_a_tree_node_refuses_its_kept_fields() {
     for (what, mut n) in cases {
         n.label = "changed".into();
         match NNode::collection(&db).replace(&n).await {
-            Err(Error::InvalidKey { .. }) => {}
+            Err(Error::KeptField { .. }) => {}
             other => panic!("{what}: {other:?}"),
         }
         assert_eq!(snapshot(&db, &NODE).await, before, "{what}");
@@ -2336,7 +2339,7 @@ async fn node_computing_writes_of_holders_refuse_kept_fields_and_rename_follows(
     moved.node = Some("root".into());
     moved.path = vec!["root".into()];
     match leaves.replace(&moved).await {
-        Err(Error::InvalidKey { .. }) => {}
+        Err(Error::KeptField { .. }) => {}
         other => panic!("holder node replace: {other:?}"),
     }
     assert_eq!(snapshot(&db, &NODE).await, before);
@@ -2416,13 +2419,13 @@ async fn cas_whole_document_writes_refuse_two_way_sides_and_counts() {
     let mut moved = stored.clone();
     moved.squad = Some(Ref::new("sq2".to_owned()));
     match agents.replace(&moved).await {
-        Err(Error::InvalidKey { .. }) => {}
+        Err(Error::KeptField { .. }) => {}
         other => panic!("two-way side in a replace: {other:?}"),
     }
     let mut dropped = stored.clone();
     dropped.squad = None;
     match agents.replace(&dropped).await {
-        Err(Error::InvalidKey { .. }) => {}
+        Err(Error::KeptField { .. }) => {}
         other => panic!("two-way side emptied in a replace: {other:?}"),
     }
     // The same through an update.
@@ -2430,7 +2433,7 @@ async fn cas_whole_document_writes_refuse_two_way_sides_and_counts() {
         .update("ag", doc! { "$set": { "squad": "sq2" } })
         .await
     {
-        Err(Error::InvalidKey { .. }) => {}
+        Err(Error::KeptField { .. }) => {}
         other => panic!("two-way side in an update: {other:?}"),
     }
     // The owner's array and count in a replace.
@@ -2440,13 +2443,13 @@ async fn cas_whole_document_writes_refuse_two_way_sides_and_counts() {
     let mut forged = sq.clone();
     forged.members = vec![];
     match squads.replace(&forged).await {
-        Err(Error::InvalidKey { .. }) => {}
+        Err(Error::KeptField { .. }) => {}
         other => panic!("owner array in a replace: {other:?}"),
     }
     let mut forged = sq.clone();
     forged.agent_count = 0;
     match squads.replace(&forged).await {
-        Err(Error::InvalidKey { .. }) => {}
+        Err(Error::KeptField { .. }) => {}
         other => panic!("count in a replace: {other:?}"),
     }
     assert_eq!(snapshot(&db, &CAS).await, before);
@@ -2517,7 +2520,7 @@ async fn tx_refusals_before_a_write_leave_the_caller_transaction_usable() {
             .in_transaction(&tx)
             .update("s1", doc! { "$set": { "total": 1 } })
             .await,
-        Err(Error::InvalidKey { .. })
+        Err(Error::KeptField { .. })
     ));
     assert_eq!(tx.ended(), None, "after the refusal above line {}", line!());
     let mut nan = rsale(4, "s1", 1, None);

@@ -73,7 +73,7 @@ fn refused_value(e: &Error) -> bool {
 }
 
 fn refused_key(e: &Error) -> bool {
-    matches!(e, Error::InvalidKey { .. })
+    matches!(e, Error::InvalidKey { .. } | Error::KeptField { .. })
 }
 
 // ---------------------------------------------------------------------------------------------

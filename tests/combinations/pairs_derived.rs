@@ -354,7 +354,7 @@ async fn computed_x_extended_ref_copies_of_a_computed_field_follow_it() {
         .await
         .unwrap_err();
     assert!(
-        matches!(err, pattern_runtime::Error::InvalidKey { .. }),
+        matches!(err, pattern_runtime::Error::KeptField { .. }),
         "{err:?}"
     );
     assert_checks(vec![
@@ -1215,7 +1215,7 @@ async fn computed_x_outlier_computing_may_not_write_the_outliers_fields() {
         .await;
     // Today: Ok(()), the count is 5 with no item, and the team sums 5.
     assert!(
-        matches!(result, Err(pattern_runtime::Error::InvalidKey { .. })),
+        matches!(result, Err(pattern_runtime::Error::KeptField { .. })),
         "{result:?}"
     );
     assert_eq!(docs(&db, "players").await, before);
@@ -1601,7 +1601,7 @@ async fn computed_x_two_way_computing_writes_keep_the_owners_arrays() {
         .update(10, doc! { "$set": { Job::FIELDS.crew: 2i64 } })
         .await;
     assert!(
-        matches!(refused, Err(pattern_runtime::Error::InvalidKey { .. })),
+        matches!(refused, Err(pattern_runtime::Error::KeptField { .. })),
         "{refused:?}"
     );
     assert_eq!(docs(&db, "crews").await, before);
@@ -1634,7 +1634,7 @@ async fn computed_x_two_way_an_owner_id_of_another_integer_width() {
         .await
         .unwrap_err();
     assert!(
-        matches!(refused, pattern_runtime::Error::InvalidKey { .. }),
+        matches!(refused, pattern_runtime::Error::KeptField { .. }),
         "{refused:?}"
     );
     // Written around the toolkit with an Int32 `2` (the crews' `_id`s are Int64; MongoDB
@@ -2018,7 +2018,7 @@ async fn extended_ref_x_outlier_references_may_not_write_the_outliers_fields() {
         .await;
     // Today: Ok, the copies say 9 posts, and the outlier's check reports drift.
     assert!(
-        matches!(result, Err(pattern_runtime::Error::InvalidKey { .. })),
+        matches!(result, Err(pattern_runtime::Error::KeptField { .. })),
         "{result:?}"
     );
     assert_eq!(docs(&db, "bloggers").await, before);

@@ -389,7 +389,7 @@ async fn tree_x_computed_holders_counted_and_summed_per_node() {
         .update(1, doc! { "$set": { "aisle": "bread" } })
         .await
         .unwrap_err();
-    assert!(matches!(e, Error::InvalidKey { .. }), "{e:?}");
+    assert!(matches!(e, Error::KeptField { .. }), "{e:?}");
     assert_eq!(raw(&db, "items").await, before);
 
     // Moves rewrite paths, never counts.
@@ -712,7 +712,7 @@ async fn tree_x_extended_ref_a_holders_copy_of_its_node_follows_it() {
         .await
         .unwrap_err();
     assert!(
-        matches!(e, Error::InvalidKey { ref key, .. } if key == "rack"),
+        matches!(e, Error::KeptField { ref field, .. } if field == "rack"),
         "{e:?}"
     );
     assert_eq!(raw(&db, "stocked").await, before);
@@ -1022,12 +1022,12 @@ async fn tree_x_extended_ref_copies_of_nodes_and_holders_follow_every_write() {
         .update(science.id, doc! { "$set": { "slug": "sf" } })
         .await
         .unwrap_err();
-    assert!(matches!(e, Error::InvalidKey { .. }), "{e:?}");
+    assert!(matches!(e, Error::KeptField { .. }), "{e:?}");
     let e = Book::collection(&db)
         .update(1, doc! { "$set": { "genreSlug": "poetry" } })
         .await
         .unwrap_err();
-    assert!(matches!(e, Error::InvalidKey { .. }), "{e:?}");
+    assert!(matches!(e, Error::KeptField { .. }), "{e:?}");
     assert_eq!((raw(&db, "genres").await, raw(&db, "books").await), before);
 
     // Changes made with the driver: `resync` and a watcher bring the copies back.
@@ -1126,7 +1126,7 @@ async fn tree_x_extended_ref_replace_of_the_trees_fields() {
     // written), or kept as `Tree::rename` / `Holders::place` keep it.
     let kept_or_refused = |r: pattern_runtime::Result<pattern_runtime::Written>, what: &str| match r
     {
-        Ok(_) | Err(Error::InvalidKey { .. }) => {}
+        Ok(_) | Err(Error::KeptField { .. }) => {}
         Err(e) => panic!("{what}: {e:?}"),
     };
     // The node's key, replaced: stored as given, the book is left in node "scifi", gone.
@@ -2107,7 +2107,7 @@ async fn tree_x_subset_push_set_of_the_trees_fields() {
         .push("p1", review(1, "p1", 5))
         .set(doc! { "category": "a" })
         .await;
-    assert!(matches!(r, Err(Error::InvalidKey { .. })), "{r:?}");
+    assert!(matches!(r, Err(Error::KeptField { .. })), "{r:?}");
     let r = Category::collection(&db)
         .subset(Category::FIELDS.newest_notices)
         .push(
@@ -2121,7 +2121,7 @@ async fn tree_x_subset_push_set_of_the_trees_fields() {
         )
         .set(doc! { "parent": Bson::Null })
         .await;
-    assert!(matches!(r, Err(Error::InvalidKey { .. })), "{r:?}");
+    assert!(matches!(r, Err(Error::KeptField { .. })), "{r:?}");
     assert_eq!(
         (raw(&db, "products").await, raw(&db, "categories").await),
         before

@@ -2806,7 +2806,7 @@ async fn outlier_sharded_counter_and_computed_count_on_one_model() {
     stale.post_count = 99;
     let replaced = NvcStar::collection(&db).replace(&stale).await;
     assert!(
-        matches!(replaced, Err(Error::InvalidKey { .. })),
+        matches!(replaced, Err(Error::KeptField { .. })),
         "{replaced:?}"
     );
     assert!(posts.check().await.unwrap().is_clean());

@@ -285,7 +285,7 @@ async fn the_schema_version_field_is_kept_by_the_pattern() {
     };
     let before = everything().await;
     let kept = |e: Error, field: &str| match e {
-        Error::InvalidKey { key, reason } => {
+        Error::KeptField { field: key, reason } => {
             assert_eq!(key, field);
             assert!(reason.contains("schema version"), "{reason}");
         }

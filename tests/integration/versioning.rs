@@ -191,7 +191,7 @@ async fn conflict_not_found_and_duplicate_key_are_three_errors() {
         .update(At(1, 3), doc! { "$set": { "version": 99 } })
         .await
         .unwrap_err();
-    assert!(matches!(err, Error::InvalidKey { .. }), "{err:?}");
+    assert!(matches!(err, Error::KeptField { .. }), "{err:?}");
 }
 
 #[tokio::test]

@@ -114,7 +114,7 @@ fn check_update_values(model: &'static ModelSchema, update: &Document) -> crate:
 }
 
 /// Refuses an update of `model` touching a field a pattern keeps itself (a tree's parent, a
-/// holder's path, a computed value): [`Error::InvalidKey`](crate::Error::InvalidKey) naming the
+/// holder's path, a computed value): [`Error::KeptField`](crate::Error::KeptField) naming the
 /// operation to use instead.
 pub(crate) fn check_kept<'a>(
     model: &'static ModelSchema,
@@ -143,8 +143,8 @@ pub(crate) fn check_kept_except<'a>(
                     .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
             };
             if touched.iter().any(under) {
-                return Err(crate::error::Error::InvalidKey {
-                    key: field.to_owned(),
+                return Err(crate::error::Error::KeptField {
+                    field: field.to_owned(),
                     reason,
                 });
             }
@@ -217,19 +217,17 @@ pub(crate) async fn kept_refusal(
         let same = crate::finding::same_value(old.as_ref(), new.as_ref())
             || old.as_ref().map(crate::finding::id_key) == new.as_ref().map(crate::finding::id_key);
         if !same {
-            return Ok(Some(crate::error::Error::InvalidKey {
-                key: field.to_owned(),
+            return Ok(Some(crate::error::Error::KeptField {
+                field: field.to_owned(),
                 reason,
             }));
         }
     }
     // Equal now: changed by another writer between the replace and this read.
-    Ok(
-        first.map(|(field, reason)| crate::error::Error::InvalidKey {
-            key: field.to_owned(),
-            reason,
-        }),
-    )
+    Ok(first.map(|(field, reason)| crate::error::Error::KeptField {
+        field: field.to_owned(),
+        reason,
+    }))
 }
 
 /// Refuses another pattern's `operation` (`insert`, `replace`, `delete`) of a whole document of

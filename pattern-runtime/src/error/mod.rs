@@ -133,12 +133,26 @@ pub enum Error {
         limit: usize,
     },
 
-    /// A key supplied at run time cannot be a MongoDB field name. Nothing was written.
+    /// A key supplied at run time cannot be a MongoDB field name, or cannot be used by this
+    /// operation. Nothing was written.
     #[error("invalid key `{key}`: {reason}; nothing was written")]
     InvalidKey {
         /// The key.
         key: String,
         /// Why it is refused.
+        reason: &'static str,
+    },
+
+    /// A write names a field a pattern keeps itself (a tree's ancestors, a computed value, an
+    /// extended-reference copy, a subset's array, a version, ...): only that pattern's handle
+    /// writes it, and `reason` names the call to use. A typed update of such a field does not
+    /// compile; this is the run-time refusal of a `doc!` update or a replace. Nothing was
+    /// written.
+    #[error("`{field}` is kept by its pattern: {reason}; nothing was written")]
+    KeptField {
+        /// The kept field (BSON path).
+        field: String,
+        /// Which pattern keeps it, and the call that writes it.
         reason: &'static str,
     },
 
@@ -459,11 +473,14 @@ impl Error {
     }
 
     /// Whether this is an [`InvalidValue`](Error::InvalidValue) or an
-    /// [`InvalidKey`](Error::InvalidKey): the toolkit refused a value, key or write of the
+    /// [`InvalidKey`](Error::InvalidKey) or a [`KeptField`](Error::KeptField): the toolkit refused a value, key or write of the
     /// caller's (an operator document as an id, a field another pattern keeps, ...), nothing
     /// written.
     pub fn is_refused_input(&self) -> bool {
-        matches!(self, Error::InvalidValue { .. } | Error::InvalidKey { .. })
+        matches!(
+            self,
+            Error::InvalidValue { .. } | Error::InvalidKey { .. } | Error::KeptField { .. }
+        )
     }
 
     /// Whether this is a stored document the model cannot read as its current shape: an
@@ -542,6 +559,7 @@ impl Error {
             | Error::VersionConflict { .. }
             | Error::DocumentTooLarge { .. }
             | Error::InvalidKey { .. }
+            | Error::KeptField { .. }
             | Error::TransactionEnded { .. } => None,
         }
     }

@@ -113,8 +113,8 @@ impl PatternSpec for Embedding {
             .map(|p| {
                 (
                     *p,
-                    "a propagated copy follows its source: change the source (through \
-                     `References`, or its versioned writes), or `rebuild` the copy",
+                    "a propagated copy follows its source: change the source through its model \
+                     handle (`Source::collection(&db)`), or `rebuild` the copy",
                 )
             })
             .collect()

@@ -167,8 +167,8 @@ where
                 });
             }
             if key == spec.field || spec.computed.iter().any(|c| c.field == key) {
-                return Err(Error::InvalidKey {
-                    key: key.clone(),
+                return Err(Error::KeptField {
+                    field: key.clone(),
                     reason: "the subset already writes this field in the same update",
                 });
             }

@@ -341,9 +341,9 @@ impl<M: Versioned> ModelCollection<M> {
             "the toolkit sets the version and never changes `_id`",
         )?;
         if let Some(key) = touched.iter().find(|k| k.as_str() == field) {
-            return Err(Error::InvalidKey {
-                key: key.clone(),
-                reason: "the toolkit sets the version and never changes `_id`",
+            return Err(Error::KeptField {
+                field: key.clone(),
+                reason: "the version is the toolkit's: each versioned write sets it",
             });
         }
         derived::check_update(M::SCHEMA, &update)?;
