@@ -112,7 +112,7 @@ pub trait Unversioned {}
 /// | `update(target, update)` | the `_id` | [`At`](crate::At)`(id, version read)` |
 /// | `insert_many`, `update_many`, `delete_many` | as for one document | not built yet (each write needs its revision): write each document |
 ///
-/// One verb returns one type: `insert`, `update` and `replace` a [`Written`](crate::Written),
+/// On this handle one verb returns one type, whatever the model: `insert`, `update` and `replace` a [`Written`](crate::Written),
 /// `insert_many` a `Vec` of them, `update_many` an [`Updated`](crate::Updated), `delete`
 /// nothing, `delete_many` the count.
 ///

@@ -119,7 +119,7 @@ crate::model::field_handle! {
         label = "not an attribute field of `{M}`",
         note = "pass the field of `{M}::FIELDS` declared with `#[attribute]`",
     }
-    /// The attributes of `field` in `M`'s documents: `set`, `remove`, `find`, `check`,
+    /// The attributes of `field` in `M`'s documents: `set`, `unset`, `find`, `check`,
     /// `repair` (see [`Attributes`]).
     pub fn attributes;
 }

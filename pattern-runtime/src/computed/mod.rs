@@ -85,7 +85,7 @@
 //! in a field a sum, a min or a max reads is [`Error::InvalidValue`], before anything is sent
 //! (the computed value would keep it for good), and so is a `by` value that cannot name one
 //! target (an operator document, a regex), whichever handle writes the source: in an insert, a
-//! replace, a save, a pushed item, the `$set` of an update or an `$inc`, `$mul`, `$min` or
+//! replace, a pushed item, the `$set` of an update or an `$inc`, `$mul`, `$min` or
 //! `$max` by a NaN or an infinity. What only the write can tell (an `$inc` that overflows a
 //! double) is refused once it is sent: the toolkit's transaction keeps nothing, and a caller's
 //! transaction it ran in is ended ([`Transaction::ended`](crate::Transaction::ended) says

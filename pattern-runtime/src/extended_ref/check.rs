@@ -99,7 +99,7 @@ pub(super) async fn audit_copies(
                 let kept = if versioned {
                     "the versioned model's own writes keep them in sync"
                 } else {
-                    "writes through `references` keep them in sync"
+                    "every write through the model's handle keeps them in sync"
                 };
                 format!(
                     "`{handle}.repair()` (or `rebuild(id)` for each source `_id` listed: {}), \

@@ -133,6 +133,11 @@ impl Update {
     }
 
     /// `{$inc: {field: by}}`: adds `by` (a missing field starts at 0).
+    ///
+    /// The server adds in the stored type and widens on overflow: an `i32` field pushed past
+    /// `i32::MAX` is stored as a 64-bit integer, which no longer reads as the `i32`. The model's
+    /// validator (synced with [`SyncOptions::validators`](crate::SyncOptions::validators)) refuses that write
+    /// (the field's shape is `int`); without it, use an `i64` field where a sum can grow.
     pub fn inc<P, V>(self, field: P, by: V) -> Update
     where
         P: FieldPath,

@@ -125,7 +125,7 @@
 //!   current type ([`history`](crate::ModelCollection::history),
 //!   [`revision`](crate::ModelCollection::revision)). [`converge`] (and a `writing_back`
 //!   read) rewrites a versioned document's shape, not its content: it keeps its version and
-//!   writes no revision. A `save` of a copy read before the rewrite (upgraded in memory from
+//!   writes no revision. A `replace` of a copy read before the rewrite (upgraded in memory from
 //!   the same content) still goes through at that version, and the revision it archives is
 //!   the rewritten document: nothing is lost. An upgrade that computes something new each
 //!   time it runs (a timestamp) keeps the saved copy's.
