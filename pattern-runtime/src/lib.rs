@@ -234,11 +234,11 @@
 //! | outlier | the main document's array, each overflow document | `limit`/`capacity` items and `max_bytes` (8 MiB by default) each: the next push overflows or opens the next document |
 //! | array buckets | a bucket's measurements | `max_count` and half of 16 MiB ([`BYTE_BUDGET`]), counted in the bucket's `bytes`: the next measurement opens a new bucket |
 //! | keyed slots, rollups | one window | fixed by the window (the derive refuses slot windows over half of 16 MiB) |
-//! | versioned documents | the document and its revision | the document stays small enough to be archived (16 MiB less the revision's fields): a larger save or update is [`Error::DocumentTooLarge`], nothing written |
+//! | versioned documents | the document and its revision | the document stays small enough to be archived (16 MiB less the revision's fields): a larger replace or update is [`Error::DocumentTooLarge`], nothing written |
 //! | subset | the parent's capped array | `limit` items; a push that would take the parent past 16 MiB is [`Error::DocumentTooLarge`] and nothing is written, and the parent stays writable |
 //! | attribute arrays, two-way reference arrays | one item per key or per child | 16 MiB: the write that would pass it is [`Error::DocumentTooLarge`], nothing written; removing items still works |
 //!
-//! A whole document of the model's own type (an insert, a save, a replace) is not held to
+//! A whole document of the model's own type (an insert or a replace) is not held to
 //! [`MAX_VALUE_DEPTH`]: its shape is the type's, and it reads back as it was written. Its keys
 //! are still checked: one holding NUL cannot be encoded, and is [`Error::InvalidValue`]. A
 //! subset's full item is an item, whichever handle writes it: it and its embedded form are
@@ -279,47 +279,46 @@
 //! double the model cannot read), through every handle.
 //!
 //! Every pair of patterns is tested against the server, each write of each pattern then every
-//! `check()` and the doctor: `tests/combinations/pairs_tree.rs`, `tests/combinations/pairs_versioned.rs`,
-//! `tests/combinations/pairs_collections.rs`, `tests/combinations/pairs_derived.rs` (each file opens with its table of
-//! pairs), and `tests/combinations/compose.rs`, `tests/combinations/compose_tx.rs` for the combinations below.
+//! `check()` and the doctor; the combinations below are tested one by one, and what cannot be
+//! kept correct is refused at compile time.
 //!
-//! | combination | what holds | where it is tested |
-//! | --- | --- | --- |
-//! | tree node + extended-reference source (the key copied) | `rename`, `move_under`, `delete` rewrite the copies of what they change | `tests/combinations/compose.rs`, `tests/integration/tree.rs` |
-//! | tree holder + `#[computed]` count or sum of the holders per node | `Holders::insert`, `insert_many`, `place` and `Tree::delete` (leaf, reparent, cascade) keep every count and sum | `tests/combinations/compose.rs` (also under 8 writers) |
-//! | tree nodes counted by another model | `Tree::insert`, `insert_many` and `delete` move the counts | `tests/combinations/pairs_tree.rs` |
-//! | computed source + extended-reference source (one model) | the model handle's writes rewrite the copies and move the counts | `tests/combinations/compose.rs` |
-//! | a computed field copied by an extended reference | every write that moves the value rewrites the copies | `tests/combinations/pairs_derived.rs` |
-//! | versioned model + extended-reference source + computed source | `insert`, `save`, `update`, `delete` keep copies and counts with the revision, in one transaction; a stale version writes nothing | `tests/combinations/compose.rs`, `tests/combinations/pairs_versioned.rs` |
-//! | polymorphic enum + computed source | counts and sums by a common field; variant writes keep them | `tests/combinations/compose.rs`, `tests/combinations/compose_tx.rs` |
-//! | two-way relation + computed count of the children per owner | `assign` moves the count with the owner, in its transaction | `tests/combinations/compose.rs` |
-//! | two-way relation + a grid whose holder is the child's owner field | `book`, `cancel`, `release` move the slot between the owners' arrays; `assign` of a held slot is refused (book it) | `tests/combinations/pairs_collections.rs` |
-//! | two-way children inserted or deleted through the model handle, a subset push or a tree cascade | the owners' arrays follow | `tests/combinations/pairs_derived.rs`, `tests/combinations/pairs_collections.rs` |
-//! | subset full items + computed count of them | a push or a removal moves the count, in the push's transaction | `tests/combinations/compose.rs` |
-//! | outlier + extended-reference copy of its count + computed sum of the counts | `push`, `push_many`, `remove`, `rebuild` keep the copy and the sum (also under 8 writers) | `tests/combinations/compose_tx.rs` |
-//! | attribute array copied by an extended reference | `set` and `unset` rewrite the copies | `tests/combinations/compose_tx.rs` |
-//! | preallocated grid + computed count of the slots per holder | `book`, `book_all`, `cancel`, `release` move the holder's count | `tests/combinations/compose_tx.rs` |
-//! | subset parent's array or counters copied or summed by another model | `push`, `remove`, `rebuild` keep them | `tests/combinations/pairs_derived.rs` |
-//! | a field another pattern keeps (a tree's parent, ancestors and key; a holder's node and path; a computed value; a subset's array and counters; an outlier's items, count and flag; an attribute array; a two-way side; a slot's holder and bitmap) written through another handle's update or a subset push's `set` | refused ([`Error::InvalidKey`] naming the operation to use), nothing written | `tests/combinations/newcomer_compose.rs`, `tests/combinations/newcomer_check.rs` |
-//! | a tree node inserted or deleted, or a holder inserted in a node, through the model handle | refused ([`Error::InvalidKey`]): `Tree` and `Holders` compute the ancestors and paths (a replace is accepted when it keeps the tree's fields: next row) | `tests/combinations/pairs_tree.rs` |
-//! | a whole document replaced (the model handle's [`replace`](ModelCollection::replace)) with another value in a field a pattern keeps (a tree's key or parent, a holder's node, a computed value, an outlier's count, a subset's items, a two-way side) | refused ([`Error::InvalidKey`]), nothing written; the kept fields ride in the replace's filter, so a replace that keeps them costs nothing more. An attribute array may change in a replace, one item per key (checked before sending) | `tests/combinations/pairs_tree.rs`, `tests/combinations/pairs_derived.rs` |
-//! | grid slots that are tree holders, allocated | each slot gets the path of the node it names (read once per batch, as `Holders::insert` computes it); a missing node is [`Error::NotFound`] of the node, the batch not sent | `tests/combinations/pairs_tree.rs` |
-//! | a subset whose full items are grid slots (the holder embedded) | `allocate`, `book`, `book_all`, `cancel`, `release` keep the parents' items and counts | `tests/combinations/pairs_collections.rs` |
-//! | a grid whose holder is an extended-reference copy | `cancel` finds the holder by the copy's `_id`, whatever a rename rewrote since | `tests/combinations/pairs_derived.rs` |
-//! | tree nodes or holders that are two-way sides | a cascade deleting a child pulls it from its owner's array; deleting an owner sets its children's optional side to `null`, and is refused ([`Error::InvalidKey`], nothing written) while a required side names it | `tests/combinations/pairs_tree.rs` |
-//! | a computed sum, min or max of an `#[approximate]` counter; a kept copy of one | refused at compile time: a counter's events are single `$inc`s nothing follows (a count of the documents, and a `snapshot` copy, are accepted) | `tests/ui/computed/sum_of_counter.rs`, `tests/ui/extended_ref/copied_counter.rs` |
-//! | a two-way relation whose side is an extended-reference copy | refused at compile time: `assign` and `repair` write bare `_id`s there | `tests/ui/relation/two_way_extended_ref.rs` |
-//! | versioned model written many at once (`insert_many`, `update_many`, `delete_many`) | refused at compile time: each write of a versioned model archives a revision | `tests/ui/model/versioned_writes.rs` |
-//! | versioned model + [`References`] writes | refused at compile time (`References::<M>::new(&db)` still checks and repairs its copies) | `tests/ui/extended_ref/versioned_source.rs` |
-//! | versioned model + outlier, subset, attribute, approximate counter, preallocated grid, two-way relation, tree or holder, `propagate` copy held | refused at compile time: their writes would change the document without a new version, and the next `save` would undo them | `tests/ui`: `outlier`, `subset`, `attribute`, `approximation`, `computed` (`with_versioning.rs`), `relation/two_way_versioned.rs`, `extended_ref/versioned_holder.rs` |
-//! | versioned model as a subset's full items | refused at compile time: the subset's `push` and `remove` write them | `tests/ui/subset/with_versioning.rs` |
-//! | polymorphic enum + subset, computed field, extended reference, attribute, outlier, relation, grid, tree, holder, bound or counter on it | refused at compile time: keep that data in a struct model of its own (an enum may be a computed *source*, a subset's full items, a grid's holder) | `tests/combinations/pairs_collections.rs` (the struct-model way) |
-//! | schema versioning + versioned model | old-shape revisions and documents read as the current type (`history`, `revision`, `modify`, `revert`); `save` stores the current shape | `tests/integration/schema_version.rs`, `tests/integration/newcomer_schema_version.rs` |
-//! | schema versioning + extended-reference source, subset full items, tree nodes and holders, relation targets, computed source | reads, `rebuild`, the copy check, subset `rebuild` and `page`, tree reads and moves see each older document as its current shape; every toolkit update upgrades the documents it matches first; `converge` and `writing_back` rebuild the copies of what they rewrite. repairs (subset `rebuild`, computed `recompute`) upgrade the sources they aggregate first, and `References::watch` propagates an older-shape source's upgrade. The read-only checks aggregate stored field names: a summed field renamed by an upgrade reports drift until converged | `tests/integration/schema_version.rs`, `tests/integration/newcomer_schema_version.rs` |
-//! | schema versioning on a polymorphic enum | refused at compile time: its documents are read per variant by their tag | `tests/ui/schema_version/declaration.rs` |
-//! | a measurement + versioning or a model's patterns | refused at compile time: buckets are shared by many writers | `tests/ui/bucket/versioned.rs` |
-//! | `#[subset]` and `#[outlier]` on one field; an outlier on a two-way relation's array | refused at compile time: choose one | `tests/ui/outlier/with_subset.rs`, `tests/ui/outlier/with_two_way.rs` |
-//! | an outlier's overflow in the model's own collection | refused at compile time: its unique index would admit one document | `tests/ui/outlier/own_collection.rs` |
+//! | combination | what holds |
+//! | --- | --- |
+//! | tree node + extended-reference source (the key copied) | `rename`, `move_under`, `delete` rewrite the copies of what they change |
+//! | tree holder + `#[computed]` count or sum of the holders per node | `Holders::insert`, `insert_many`, `place` and `Tree::delete` (leaf, reparent, cascade) keep every count and sum |
+//! | tree nodes counted by another model | `Tree::insert`, `insert_many` and `delete` move the counts |
+//! | computed source + extended-reference source (one model) | the model handle's writes rewrite the copies and move the counts |
+//! | a computed field copied by an extended reference | every write that moves the value rewrites the copies |
+//! | versioned model + extended-reference source + computed source | `insert`, `replace`, `update`, `delete` keep copies and counts with the revision, in one transaction; a stale version writes nothing |
+//! | polymorphic enum + computed source | counts and sums by a common field; variant writes keep them |
+//! | two-way relation + computed count of the children per owner | `assign` moves the count with the owner, in its transaction |
+//! | two-way relation + a grid whose holder is the child's owner field | `book`, `cancel`, `release` move the slot between the owners' arrays; `assign` of a held slot is refused (book it) |
+//! | two-way children inserted or deleted through the model handle, a subset push or a tree cascade | the owners' arrays follow |
+//! | subset full items + computed count of them | a push or a removal moves the count, in the push's transaction |
+//! | outlier + extended-reference copy of its count + computed sum of the counts | `push`, `push_many`, `remove`, `rebuild` keep the copy and the sum (also under 8 writers) |
+//! | attribute array copied by an extended reference | `set` and `unset` rewrite the copies |
+//! | preallocated grid + computed count of the slots per holder | `book`, `book_all`, `cancel`, `release` move the holder's count |
+//! | subset parent's array or counters copied or summed by another model | `push`, `remove`, `rebuild` keep them |
+//! | a field another pattern keeps (a tree's parent, ancestors and key; a holder's node and path; a computed value; a subset's array and counters; an outlier's items, count and flag; an attribute array; a two-way side; a slot's holder and bitmap) written through another handle's update or a subset push's `set` | refused: a typed update has no setter for it (a compile error naming the handle), a `doc!` update is [`Error::KeptField`] naming the operation to use, nothing written |
+//! | a tree node inserted or deleted, or a holder inserted in a node, through the model handle | refused ([`Error::InvalidKey`]): `Tree` and `Holders` compute the ancestors and paths (a replace is accepted when it keeps the tree's fields: next row) |
+//! | a whole document replaced (the model handle's [`replace`](ModelCollection::replace)) with another value in a field a pattern keeps (a tree's key or parent, a holder's node, a computed value, an outlier's count, a subset's items, a two-way side) | refused ([`Error::KeptField`]), nothing written; the kept fields ride in the replace's filter, so a replace that keeps them costs nothing more. An attribute array may change in a replace, one item per key (checked before sending) |
+//! | grid slots that are tree holders, allocated | each slot gets the path of the node it names (read once per batch, as `Holders::insert` computes it); a missing node is [`Error::NotFound`] of the node, the batch not sent |
+//! | a subset whose full items are grid slots (the holder embedded) | `allocate`, `book`, `book_all`, `cancel`, `release` keep the parents' items and counts |
+//! | a grid whose holder is an extended-reference copy | `cancel` finds the holder by the copy's `_id`, whatever a rename rewrote since |
+//! | tree nodes or holders that are two-way sides | a cascade deleting a child pulls it from its owner's array; deleting an owner sets its children's optional side to `null`, and is refused ([`Error::InvalidKey`], nothing written) while a required side names it |
+//! | a computed sum, min or max of an `#[approximate]` counter; a kept copy of one | refused at compile time: a counter's events are single `$inc`s nothing follows (a count of the documents, and a `snapshot` copy, are accepted) |
+//! | a two-way relation whose side is an extended-reference copy | refused at compile time: `assign` and `repair` write bare `_id`s there |
+//! | versioned model written many at once (`insert_many`, `update_many`, `delete_many`) | refused at compile time: each write of a versioned model archives a revision |
+//! | versioned model + [`References`] writes | refused at compile time (`References::<M>::new(&db)` still checks and repairs its copies) |
+//! | versioned model + outlier, subset, attribute, approximate counter, preallocated grid, two-way relation, tree or holder, `propagate` copy held | refused at compile time: their writes would change the document without a new version, and the next `replace` would undo them |
+//! | versioned model as a subset's full items | refused at compile time: the subset's `push` and `remove` write them |
+//! | polymorphic enum + subset, computed field, extended reference, attribute, outlier, relation, grid, tree, holder, bound or counter on it | refused at compile time: keep that data in a struct model of its own (an enum may be a computed *source*, a subset's full items, a grid's holder) |
+//! | schema versioning + versioned model | old-shape revisions and documents read as the current type (`history`, `revision`, `modify`, `revert`); `replace` stores the current shape |
+//! | schema versioning + extended-reference source, subset full items, tree nodes and holders, relation targets, computed source | reads, `rebuild`, the copy check, subset `rebuild` and `page`, tree reads and moves see each older document as its current shape; every toolkit update upgrades the documents it matches first; `converge` and `writing_back` rebuild the copies of what they rewrite. repairs (subset `rebuild`, computed `recompute`) upgrade the sources they aggregate first, and `References::watch` propagates an older-shape source's upgrade. The read-only checks aggregate stored field names: a summed field renamed by an upgrade reports drift until converged |
+//! | schema versioning on a polymorphic enum | refused at compile time: its documents are read per variant by their tag |
+//! | a measurement + versioning or a model's patterns | refused at compile time: buckets are shared by many writers |
+//! | `#[subset]` and `#[outlier]` on one field; an outlier on a two-way relation's array | refused at compile time: choose one |
+//! | an outlier's overflow in the model's own collection | refused at compile time: its unique index would admit one document |
 //!
 //! A document with overflow documents deleted through any handle (the model handle, a tree
 //! cascade) takes them with it (the outlier's entry in the map reads the `_id`: only inserts and
@@ -328,9 +327,7 @@
 //!
 //! Several operations, of several patterns, run in one caller's [`Transaction`]: bind each
 //! handle with `in_transaction(&tx)`, then commit or abort. Aborted, nothing is kept; committed,
-//! every write and everything derived from it is there (`tests/combinations/compose.rs` books a night,
-//! pushes the stay into a subset and counts the invoice in one; `tests/combinations/compose_tx.rs` runs one
-//! write of every handle below in one, then aborts or commits it). Bound handles:
+//! every write and everything derived from it is there. Bound handles:
 //! [`ModelCollection`] (every model's writes, and a polymorphic model's
 //! [`variant`](ModelCollection::variant) handles), [`ComputedFields`], [`References`],
 //! [`Slots`], [`Subset`], [`Tree`] and the [`Holders`] taken from a
@@ -382,7 +379,14 @@
 //! and `dns-resolver` (on by default, as in the driver), `rustls-tls-aws-lc`, `openssl-tls`,
 //! `zstd-compression`, `zlib-compression`, `snappy-compression`, `aws-auth`, `gssapi-auth`,
 //! `cert-key-password`, `in-use-encryption`, `socks5-proxy`. The driver needs exactly one TLS
-//! backend.
+//! backend: to choose another, turn the defaults off and pick one.
+//!
+//! ```toml
+//! pattern-runtime = { version = "0.1", default-features = false, features = ["derive", "openssl-tls", "dns-resolver"] }
+//! ```
+//!
+//! Any other driver feature: depend on `mongodb` 3.9 yourself with it; Cargo builds one driver
+//! with the union of the features.
 //!
 //! # One way in: the model's collection
 //!
@@ -426,9 +430,11 @@
 //! names (by value, `_id`, key or slot) is a bare verb: `insert`, `get`, `update`, `replace`,
 //! `delete`, `push`, `book`. Its form for many documents adds `_many` (`insert_many`,
 //! `push_many`), and so does a write of every document a filter matches (`update_many`,
-//! `delete_many`). Reads by filter are `find`, `find_one` and `count`. One verb returns one
-//! type on every handle: `insert`, `update` and `replace` a [`Written`] (the `_id`, and a
-//! versioned model's new version), `update_many` an [`Updated`], `delete` nothing.
+//! `delete_many`). Reads by filter are `find`, `find_one` and `count`. On the model and
+//! variant handles one verb returns one type: `insert`, `update` and `replace` a [`Written`]
+//! (the `_id`, and a versioned model's new version), `update_many` an [`Updated`], `delete`
+//! nothing. A pattern handle's `insert` returns what that pattern wrote: the tree's node with
+//! its kept fields filled in, nothing for a bucket's measurement or a tree's holder.
 //!
 //! # Errors
 //!
@@ -548,170 +554,7 @@ pub use pattern_derive::Measurement;
 
 /// What generated code reaches for. Not a public API: it changes without notice.
 #[doc(hidden)]
-pub mod __private {
-    pub use crate::approximation::{
-        ApproximateParts, ApproximateSpec, Approximation, BatchedCounter, CounterField,
-        SampledCounter, ShardedFields,
-    };
-    pub use crate::attribute::{
-        AttributeField, AttributeItem, AttributeKey, AttributeParts, AttributeSpec, Attributes,
-    };
-    pub use crate::bounded::{BoundParts, BoundSpec};
-    pub use crate::bucket::{
-        Granularity, KeepsMeasurements, Measurement, SeriesParts, SeriesSpec, Storage, SummarySpec,
-    };
-    pub use crate::checks::{
-        contains_str, passes, str_eq, unless, CheckProbe, ModelProbe, ProbeBool, ProbeFloat,
-        ProbeInteger, ProbeNumeric, ProbeOptional, ProbeOther as ProbeOtherCheck, ProbeUnversioned,
-        ProbeVersioned,
-    };
-    pub use crate::computed::{
-        Aggregate, ComputedFields, ComputedFromParts, ComputedFromSpec, HasComputedFields,
-    };
-    pub use crate::error::Error;
-    pub use crate::extended_ref::slot::{
-        items_beside_path, items_without_mode, mode_error, no_mode_error, propagate_error,
-        slot as ref_slot, when_held, HeldRef, HeldRefs, ProbeHeld, ProbeItems, ProbeNested,
-        ProbeOther, ProbeSnapshotOnly, ProbeSyncable, Propagatable, RefProbe,
-    };
-    pub use crate::extended_ref::{
-        Copied, Embedding, EmbeddingParts, ExtendedRef, HasCopies, RefParts, RefSpec, Referenced,
-        References, Slot,
-    };
-    pub use crate::index::{
-        Collation, IndexKey, IndexKind, IndexParts, IndexSpec, Literal, PartialClause, PartialOp,
-    };
-    pub use crate::model::{IntoId, Model, Unversioned};
-    pub use crate::outlier::{Outlier, OutlierField, OutlierParts, OutlierSpec};
-    pub use crate::polymorphic::{
-        unreadable_variant, Polymorphic, PolymorphicSpec, Projection, Variant, VariantCollection,
-    };
-    pub use crate::preallocation::slot_probe::{
-        bits_of, ProbeBits32, ProbeBits64, ProbeOtherSlot, ProbeSlotKey, SlotProbe,
-    };
-    pub use crate::preallocation::{Preallocated, SlotParts, SlotSpec, Slots};
-    pub use crate::query::{kept, Direct, Free, Handled};
-    pub use crate::relation::id_probe::{
-        IdProbe, ProbeId, ProbeOptionalId, ProbeOptionalRefTo, ProbeOtherId, ProbeRefTo,
-    };
-    pub use crate::relation::{
-        inverse_error, Identified, RefField, Reference, Relation, RelationField, RelationKind,
-        RelationParts, RelationSide, RelationSpec, Relations, TwoWay,
-    };
-    pub use crate::schema::{
-        Annotation, FieldName, FieldParts, FieldSchema, Fields, Mode, ModelSchema, Nests,
-        PatternSpec, Registration, SchemaParts,
-    };
-    pub use crate::schema_version::{
-        read_shape, undeclared, upgrade_step, upgraded, SchemaVersion, SchemaVersionParts,
-        SchemaVersionSpec, SchemaVersioned, UpgradeFailure,
-    };
-    pub use crate::shard::{ShardKey, ShardKeyParts};
-    pub use crate::subset::{
-        Computed, ComputedKind, ProbeNoRebuild, ProbeRebuild, RebuildProbe, Subset, SubsetField,
-        SubsetParts, SubsetSpec,
-    };
-    pub use crate::tree::key_probe::{
-        KeyProbe, ProbeKey, ProbeKeys, ProbeOptionalKey, ProbeOtherKey,
-    };
-    pub use crate::tree::{
-        HolderParts, HolderSpec, InTree, NodeCopy, RenamableTree, Tree, TreeNode, TreeParts,
-        TreeSpec,
-    };
-    pub use crate::validator::shape::{
-        object_shape, property, tagged_shape, HasShape, NoShape, ShapeProbe,
-    };
-    pub use crate::validator::{BsonShape, Shape};
-    pub use crate::versioning::{VersionParts, VersionSpec, Versioned};
-    pub use crate::writes::{Plain, Revised};
-    pub use bson;
-    pub use bson::Bson;
-    pub use inventory;
-    pub use mongodb::Database;
-    pub use serde;
-
-    /// An integer that can be a document's version.
-    #[diagnostic::on_unimplemented(
-        message = "`{Self}` cannot be a version: use i64, i32 or u32",
-        label = "not an integer version"
-    )]
-    pub trait VersionInt: Sized {
-        /// As i64.
-        fn to_i64(&self) -> i64;
-        /// From i64, saturating.
-        fn from_i64(v: i64) -> Self;
-    }
-    impl VersionInt for i64 {
-        fn to_i64(&self) -> i64 {
-            *self
-        }
-        fn from_i64(v: i64) -> Self {
-            v
-        }
-    }
-    impl VersionInt for i32 {
-        fn to_i64(&self) -> i64 {
-            i64::from(*self)
-        }
-        fn from_i64(v: i64) -> Self {
-            i32::try_from(v).unwrap_or(i32::MAX)
-        }
-    }
-    impl VersionInt for u32 {
-        fn to_i64(&self) -> i64 {
-            i64::from(*self)
-        }
-        fn from_i64(v: i64) -> Self {
-            u32::try_from(v).unwrap_or(u32::MAX)
-        }
-    }
-    /// The BSON name of a version field (a compile error at the field when it is no integer).
-    pub const fn version_name<T: VersionInt, K>(field: FieldName<T, K>) -> &'static str {
-        field.as_str()
-    }
-
-    /// Compile-time check: `T` is a model.
-    pub fn assert_model<T: Model>() {}
-
-    /// The BSON name of a path step.
-    pub const fn step<T: ?Sized, K>(field: FieldName<T, K>) -> &'static str {
-        field.as_str()
-    }
-    /// The length of the concatenation of `parts`.
-    pub const fn concat_len(parts: &[&str]) -> usize {
-        let mut len = 0;
-        let mut i = 0;
-        while i < parts.len() {
-            len += parts[i].len();
-            i += 1;
-        }
-        len
-    }
-    /// The concatenation of `parts`, `N` bytes long (`N` = [`concat_len`]).
-    pub const fn concat_bytes<const N: usize>(parts: &[&str]) -> [u8; N] {
-        let mut out = [0u8; N];
-        let mut at = 0;
-        let mut i = 0;
-        while i < parts.len() {
-            let bytes = parts[i].as_bytes();
-            let mut j = 0;
-            while j < bytes.len() {
-                out[at] = bytes[j];
-                at += 1;
-                j += 1;
-            }
-            i += 1;
-        }
-        out
-    }
-    /// `bytes` (a concatenation of `&str`s) as a `&str`.
-    pub const fn utf8(bytes: &'static [u8]) -> &'static str {
-        match ::core::str::from_utf8(bytes) {
-            Ok(s) => s,
-            Err(_) => panic!("a concatenation of strings is UTF-8"),
-        }
-    }
-}
+pub mod __private;
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

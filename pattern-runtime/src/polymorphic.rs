@@ -110,7 +110,7 @@
 //! `#[preallocated]`, `#[tree]`, `#[in_tree]`, `#[bounded]` and `#[approximate]`, and a
 //! `Ref<Enum>`. Their operations filter on `_id` alone and address the fields of one shape, so
 //! they would write into a document of another variant. Keep that data in a struct model of
-//! its own with the same `_id` (`tests/combinations/pairs_collections.rs` shows each way). An enum may be a
+//! its own with the same `_id`. An enum may be a
 //! computed source (by a common field), a subset's full items, or the holder of a grid's
 //! slots. The variant handles' writes go through the [map of derived data](crate::derived), and
 //! run in the caller's transaction with [`VariantCollection::in_transaction`] (a handle taken
