@@ -218,3 +218,92 @@ fn every_model_is_registered() {
         assert!(names.contains(&expected), "{expected} not in {names:?}");
     }
 }
+
+/// A model that also derives `validator::Validate`, `schemars::JsonSchema` and
+/// `utoipa::ToSchema`, the everyday companions in a web service, each with its own attributes:
+/// it compiles, and each derive does its job. The toolkit's field attribute for the server's
+/// validator is `#[json_schema(..)]`, so `#[validate(..)]` stays the `validator` crate's (and
+/// `schemars` reads it too).
+mod coexisting {
+    use pattern_runtime::validator::ValidatorOptions;
+    use pattern_runtime::Model;
+    use serde::{Deserialize, Serialize};
+    use validator::Validate;
+
+    /// A sign-up, stored, validated, described for JSON Schema and for OpenAPI.
+    #[derive(
+        Debug, Serialize, Deserialize, Model, Validate, schemars::JsonSchema, utoipa::ToSchema,
+    )]
+    #[serde(rename_all = "camelCase")]
+    #[model(collection = "signups")]
+    #[schemars(title = "Signup")]
+    #[schema(title = "Signup")]
+    struct Signup {
+        #[serde(rename = "_id")]
+        id: String,
+        #[validate(email)]
+        #[index(unique)]
+        #[schema(example = "ada@example.com")]
+        email_address: String,
+        #[validate(length(min = 1, max = 20))]
+        #[schemars(description = "shown to others")]
+        display_name: String,
+        #[json_schema(skip)]
+        #[schema(value_type = String)]
+        referrer: String,
+    }
+
+    fn signup(email: &str, name: &str) -> Signup {
+        Signup {
+            id: "s1".to_owned(),
+            email_address: email.to_owned(),
+            display_name: name.to_owned(),
+            referrer: String::new(),
+        }
+    }
+
+    #[test]
+    fn each_derive_does_its_job() {
+        // validator: `#[validate(..)]` is its own.
+        assert!(signup("ada@example.com", "Ada").validate().is_ok());
+        let errors = signup("not an email", "").validate().unwrap_err();
+        let fields = errors.field_errors();
+        assert!(fields.contains_key("email_address"), "{errors}");
+        assert!(fields.contains_key("display_name"), "{errors}");
+
+        // schemars: serde's names, and the `validate` rules it reads.
+        let schema = serde_json::to_value(schemars::schema_for!(Signup)).unwrap();
+        assert_eq!(schema["title"], "Signup");
+        let properties = &schema["properties"];
+        assert_eq!(properties["emailAddress"]["format"], "email");
+        assert_eq!(properties["displayName"]["minLength"], 1);
+        assert_eq!(properties["displayName"]["description"], "shown to others");
+
+        // utoipa: its `#[schema(..)]`.
+        let openapi = serde_json::to_value(<Signup as utoipa::PartialSchema>::schema()).unwrap();
+        assert_eq!(openapi["title"], "Signup");
+        assert_eq!(
+            openapi["properties"]["emailAddress"]["example"],
+            "ada@example.com"
+        );
+
+        // The toolkit: its index under serde's name, and its validator with the field it was
+        // told to leave unchecked.
+        assert_eq!(Signup::SCHEMA.indexes()[0].name(), "emailAddress_1");
+        let validator = Signup::SCHEMA.validator(&ValidatorOptions::new()).unwrap();
+        let properties = validator
+            .get_document("$jsonSchema")
+            .unwrap()
+            .get_document("properties")
+            .unwrap();
+        assert_eq!(
+            properties.get_document("emailAddress").unwrap(),
+            &bson::doc! { "bsonType": "string" }
+        );
+        assert_eq!(
+            properties.get_document("referrer").unwrap(),
+            &bson::doc! {},
+            "`#[json_schema(skip)]`: anything"
+        );
+    }
+}

@@ -42,7 +42,7 @@ pub(crate) struct Field<'a> {
     pub custom_serializer: bool,
     /// `#[serde(skip_serializing_if = ...)]`: some stored documents may lack the field.
     pub omittable: bool,
-    /// `#[validate(..)]`: what the server-side validator says of it.
+    /// `#[json_schema(..)]`: what the server-side validator says of it.
     pub validate: crate::validate::Validate,
     pub attrs: &'a [syn::Attribute],
 }

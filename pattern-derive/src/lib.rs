@@ -60,7 +60,7 @@ mod snapshots;
         preallocated,
         bounded,
         schema_version,
-        validate
+        json_schema
     )
 )]
 pub fn derive_model(input: TokenStream) -> TokenStream {
@@ -69,14 +69,17 @@ pub fn derive_model(input: TokenStream) -> TokenStream {
 }
 
 /// `#[derive(Measurement)]`: see `pattern_runtime::bucket`.
-#[proc_macro_derive(Measurement, attributes(bucket, model, versioned, version, validate))]
+#[proc_macro_derive(
+    Measurement,
+    attributes(bucket, model, versioned, version, json_schema)
+)]
 pub fn derive_measurement(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     bucket::derive(&input).into()
 }
 
 /// `#[derive(Fields)]`: see `pattern_runtime::Fields`.
-#[proc_macro_derive(Fields, attributes(extended_ref, projection, attribute, validate))]
+#[proc_macro_derive(Fields, attributes(extended_ref, projection, attribute, json_schema))]
 pub fn derive_fields(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     model::derive_fields(&input).into()

@@ -1,9 +1,9 @@
-//! `#[validate(..)]` on a field: what the server-side validator says about it, where the
+//! `#[json_schema(..)]` on a field: what the server-side validator says about it, where the
 //! derive cannot know (a type without a `BsonShape`, a custom serializer) or should not check.
 //!
-//! - `#[validate(bson_type = "string")]`, `#[validate(bson_type = ["long", "int"])]`: the
+//! - `#[json_schema(bson_type = "string")]`, `#[json_schema(bson_type = ["long", "int"])]`: the
 //!   stored BSON type(s), by their `$jsonSchema` aliases; an `Option` field is also `null`.
-//! - `#[validate(skip)]`: any value, and the field is not required.
+//! - `#[json_schema(skip)]`: any value, and the field is not required.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -12,7 +12,7 @@ use syn::{LitStr, Token};
 
 use crate::errors::{did_you_mean, Errors};
 
-/// What `#[validate]` says of one field.
+/// What `#[json_schema]` says of one field.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) enum Validate {
     /// Nothing: the field's type's shape.
@@ -46,27 +46,27 @@ const ALIASES: &[&str] = &[
     "number",
 ];
 
-const USAGE: &str = "write `#[validate(bson_type = \"string\")]` (or a list: \
+const USAGE: &str = "write `#[json_schema(bson_type = \"string\")]` (or a list: \
                      `bson_type = [\"long\", \"int\"]`) for the stored type, or \
-                     `#[validate(skip)]` to leave the field unchecked";
+                     `#[json_schema(skip)]` to leave the field unchecked";
 
-/// The field's `#[validate]`, its mistakes reported in `errors`. `stored` is whether serde
+/// The field's `#[json_schema]`, its mistakes reported in `errors`. `stored` is whether serde
 /// stores the field at all.
 pub(crate) fn of_field(attrs: &[syn::Attribute], stored: bool, errors: &mut Errors) -> Validate {
-    let mut found = attrs.iter().filter(|a| a.path().is_ident("validate"));
+    let mut found = attrs.iter().filter(|a| a.path().is_ident("json_schema"));
     let Some(attr) = found.next() else {
         return Validate::Derived;
     };
     for extra in found {
         errors.spanned(
             extra,
-            "one `#[validate(..)]` per field: put its options together",
+            "one `#[json_schema(..)]` per field: put its options together",
         );
     }
     if !stored {
         errors.spanned(
             attr.path(),
-            "this field is never stored (`#[serde(skip)]`): remove `#[validate]`",
+            "this field is never stored (`#[serde(skip)]`): remove `#[json_schema]`",
         );
         return Validate::Derived;
     }
@@ -81,7 +81,7 @@ pub(crate) fn of_field(attrs: &[syn::Attribute], stored: bool, errors: &mut Erro
     let mut skip: Option<proc_macro2::Span> = None;
     crate::options::parse(
         tokens,
-        "validate",
+        "json_schema",
         &["bson_type", "skip"],
         errors,
         |key, input, errors| match key.to_string().as_str() {
@@ -155,7 +155,7 @@ fn bson_types(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Vec<St
     Ok(types)
 }
 
-/// The field's `Option<Shape>` expression as `#[validate]` makes it, `None` when it says
+/// The field's `Option<Shape>` expression as `#[json_schema]` makes it, `None` when it says
 /// nothing (the type's own shape then). `optional`: the field is an `Option` (its `None` is
 /// stored as `null`).
 pub(crate) fn shape(validate: &Validate, optional: bool, p: &TokenStream) -> Option<TokenStream> {

@@ -1,6 +1,6 @@
 //! A newcomer's review, from the documentation alone, of the validators for the documents
 //! patterns keep beside a model (revisions, overflow documents, counter shards, array buckets),
-//! of `i32` counts under strict validators, of `#[validate(..)]`, of `SyncOptions::validators`,
+//! of `i32` counts under strict validators, of `#[json_schema(..)]`, of `SyncOptions::validators`,
 //! of hostile input under validators and of a few combinations of patterns.
 //!
 //! Tests that install validators themselves open their database with `test_db_unvalidated`;
@@ -213,7 +213,7 @@ struct NvcReading {
     celsius: f64,
     hits: i32,
     raw: Option<f64>,
-    #[validate(bson_type = "string")]
+    #[json_schema(bson_type = "string")]
     unit: NvcUnit,
     extra: Option<Document>,
 }
@@ -236,9 +236,9 @@ mod nvc_as_text {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Fields)]
 struct NvcDims {
-    #[validate(bson_type = "string")]
+    #[json_schema(bson_type = "string")]
     code: NvcSku,
-    #[validate(skip)]
+    #[json_schema(skip)]
     anything: Option<Bson>,
     w: i32,
 }
@@ -248,21 +248,21 @@ struct NvcDims {
 struct NvcItem {
     #[serde(rename = "_id")]
     id: i64,
-    #[validate(bson_type = "string")]
+    #[json_schema(bson_type = "string")]
     sku: NvcSku,
-    #[validate(bson_type = ["long", "int"])]
+    #[json_schema(bson_type = ["long", "int"])]
     cents: NvcCents,
     #[serde(with = "nvc_as_text")]
-    #[validate(bson_type = "string")]
+    #[json_schema(bson_type = "string")]
     big: u64,
     #[serde(with = "nvc_as_text")]
     loose_big: u64,
-    #[validate(bson_type = "string")]
+    #[json_schema(bson_type = "string")]
     alt: Option<NvcSku>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[validate(bson_type = "string")]
+    #[json_schema(bson_type = "string")]
     maybe: Option<NvcSku>,
-    #[validate(skip)]
+    #[json_schema(skip)]
     legacy: String,
     untyped: NvcSku,
     dims: NvcDims,
@@ -279,7 +279,7 @@ enum NvcEvent {
         id: i64,
         page_id: String,
         at: DateTime,
-        #[validate(bson_type = "string")]
+        #[json_schema(bson_type = "string")]
         sku: NvcSku,
         x: i32,
         y: Option<i32>,
@@ -388,7 +388,7 @@ struct NvcSparse {
     level: i32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     note: Option<String>,
-    #[validate(skip)]
+    #[json_schema(skip)]
     any: Bson,
 }
 
@@ -801,7 +801,7 @@ async fn companion_validators_are_created_with_their_documented_shape() {
     assert_eq!(
         types(at(m, "unit")),
         ["string"],
-        "declared by #[validate]: {m}"
+        "declared by #[json_schema]: {m}"
     );
     assert!(
         try_at(m, "site").is_none() && try_at(m, "device").is_none(),
@@ -1719,7 +1719,7 @@ async fn an_i32_version_stays_int32() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 3. #[validate(..)]
+// 3. #[json_schema(..)]
 // ---------------------------------------------------------------------------------------------
 
 #[tokio::test]
@@ -1742,7 +1742,7 @@ async fn validate_attributes_shape_the_generated_validator() {
     assert!(is_req("big"));
     assert!(
         try_at(s, "loose_big").is_none_or(|p| types(p).is_empty()) && !is_req("loose_big"),
-        "a serde(with) field without #[validate] is left out: {s}"
+        "a serde(with) field without #[json_schema] is left out: {s}"
     );
     let alt = types(at(s, "alt"));
     assert!(

@@ -1,4 +1,4 @@
-//! `#[validate(..)]`: the stored BSON type of a field the derive cannot know (a type without a
+//! `#[json_schema(..)]`: the stored BSON type of a field the derive cannot know (a type without a
 //! `BsonShape`, a custom serializer) declared by the user, or a field left unchecked on
 //! purpose; the server then checks the declared type and refuses another, naming the field.
 
@@ -25,7 +25,7 @@ mod as_text {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Fields)]
 struct VdLine {
-    #[validate(bson_type = "string")]
+    #[json_schema(bson_type = "string")]
     sku: Sku,
     qty: i32,
 }
@@ -36,17 +36,17 @@ struct VdLine {
 struct VdOrder {
     #[serde(rename = "_id")]
     id: i64,
-    #[validate(bson_type = "string")]
+    #[json_schema(bson_type = "string")]
     main_sku: Sku,
-    #[validate(bson_type = "string")]
+    #[json_schema(bson_type = "string")]
     spare_sku: Option<Sku>,
     #[serde(with = "as_text")]
-    #[validate(bson_type = "string")]
+    #[json_schema(bson_type = "string")]
     legacy_code: i64,
     /// Known to be an `i32`, left unchecked on purpose (older writers store text).
-    #[validate(skip)]
+    #[json_schema(skip)]
     priority: i32,
-    #[validate(bson_type = ["object", "array"])]
+    #[json_schema(bson_type = ["object", "array"])]
     payload: Bson,
     lines: Vec<VdLine>,
 }

@@ -65,19 +65,19 @@
 //! [`BsonShape`] (a struct deriving only serde, an enum, `Bson`, a type of another crate;
 //! implement `BsonShape` for it, or derive `Fields` on a struct), and a field with a custom
 //! serializer (`#[serde(with = ..)]`, `serialize_with`), whose stored type the derive cannot
-//! know, unless declared with `#[validate]`. A struct nested in itself is an object without
+//! know, unless declared with `#[json_schema]`. A struct nested in itself is an object without
 //! properties past 16 levels.
 //!
-//! # Declaring a field's type: `#[validate]`
+//! # Declaring a field's type: `#[json_schema]`
 //!
 //! On a field of a `Model`, `Fields` or `Measurement` struct, or of a variant of an enum
 //! model:
 //!
 //! | attribute | the field in the validator |
 //! | --- | --- |
-//! | `#[validate(bson_type = "string")]` | that BSON type (a `$jsonSchema` alias), required; an `Option` field is also `null` and not required |
-//! | `#[validate(bson_type = ["long", "int"])]` | any of these |
-//! | `#[validate(skip)]` | anything, not required: a field other writers store in several types |
+//! | `#[json_schema(bson_type = "string")]` | that BSON type (a `$jsonSchema` alias), required; an `Option` field is also `null` and not required |
+//! | `#[json_schema(bson_type = ["long", "int"])]` | any of these |
+//! | `#[json_schema(skip)]` | anything, not required: a field other writers store in several types |
 //!
 //! ```
 //! use pattern_runtime::Model;
@@ -90,9 +90,9 @@
 //! struct Item {
 //!     #[serde(rename = "_id")]
 //!     id: i64,
-//!     #[validate(bson_type = "string")]
+//!     #[json_schema(bson_type = "string")]
 //!     sku: Sku,
-//!     #[validate(skip)]
+//!     #[json_schema(skip)]
 //!     legacy: Option<bson::Bson>,
 //! }
 //!
@@ -104,7 +104,7 @@
 //! ```
 //!
 //! An alias that is not one of `$jsonSchema`'s (`"strnig"`), `skip` with `bson_type`, an
-//! unknown or repeated option, and `#[validate]` on a field serde never stores are compile
+//! unknown or repeated option, and `#[json_schema]` on a field serde never stores are compile
 //! errors at the token. The declared type is the user's word: the derive does not check it
 //! against the serializer.
 //!

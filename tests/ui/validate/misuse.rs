@@ -9,43 +9,43 @@ struct Product {
     #[serde(rename = "_id")]
     id: String,
     // Not a BSON type alias (a misspelt one gets a suggestion).
-    #[validate(bson_type = "strnig")]
+    #[json_schema(bson_type = "strnig")]
     sku: Sku,
-    #[validate(bson_type = ["long", "integer"])]
+    #[json_schema(bson_type = ["long", "integer"])]
     code: i64,
     // An empty list.
-    #[validate(bson_type = [])]
+    #[json_schema(bson_type = [])]
     alias: Sku,
     // Unknown option, and a repeated one.
-    #[validate(bsontype = "string")]
+    #[json_schema(bsontype = "string")]
     label: Sku,
-    #[validate(skip, skip)]
+    #[json_schema(skip, skip)]
     note: Sku,
     // Both: contradictory.
-    #[validate(skip, bson_type = "string")]
+    #[json_schema(skip, bson_type = "string")]
     other: Sku,
     // Nothing said.
-    #[validate]
+    #[json_schema]
     empty: Sku,
-    #[validate()]
+    #[json_schema()]
     blank: Sku,
     // Not a string.
-    #[validate(bson_type = string)]
+    #[json_schema(bson_type = string)]
     bare: Sku,
     // Never stored.
     #[serde(skip)]
-    #[validate(skip)]
+    #[json_schema(skip)]
     cache: Option<Sku>,
     // Twice.
-    #[validate(skip)]
-    #[validate(bson_type = "string")]
+    #[json_schema(skip)]
+    #[json_schema(bson_type = "string")]
     twice: Sku,
 }
 
 // The same rules on `Fields` and `Measurement` structs.
 #[derive(Serialize, Deserialize, Fields)]
 struct Excerpt {
-    #[validate(bson_type = "text")]
+    #[json_schema(bson_type = "text")]
     body: Sku,
 }
 
@@ -54,7 +54,7 @@ struct Excerpt {
 struct Reading {
     sensor: String,
     at: bson::DateTime,
-    #[validate(bson_type = "float")]
+    #[json_schema(bson_type = "float")]
     value: Sku,
 }
 
