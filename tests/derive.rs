@@ -4,7 +4,8 @@
 
 #![deny(warnings, missing_docs)]
 
-use pattern_runtime::{Annotation, IndexKind, Model, PartialOp};
+use pattern_runtime::index::{IndexKind, PartialOp};
+use pattern_runtime::{Annotation, Model};
 use serde::{Deserialize, Serialize};
 
 /// Generated code must name everything by absolute path: these shadow the prelude.

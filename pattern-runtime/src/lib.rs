@@ -8,7 +8,7 @@
 //! # Models and indexes
 //!
 //! ```
-//! use pattern_runtime::{IndexKind, Model};
+//! use pattern_runtime::Model;
 //! use serde::{Deserialize, Serialize};
 //!
 //! #[derive(Serialize, Deserialize, Model)]
@@ -56,7 +56,7 @@
 //! For `struct Product`, inside a `const _: () = { ... };` block so nothing is added to the
 //! surrounding scope:
 //! - `impl Model for Product`, whose [`Model::SCHEMA`] is a static [`ModelSchema`]: the
-//!   collection, every serialized field with its BSON name, and the [`IndexSpec`]s;
+//!   collection, every serialized field with its BSON name, and the [`IndexSpec`](index::IndexSpec)s;
 //! - `Product::FIELDS`, an inherent constant of an unnameable `ProductFields` struct with one
 //!   [`FieldName`] per serialized field (so a user-defined `Product::FIELDS` would clash), and the
 //!   same names through the [`Fields`](trait@Fields) trait;
@@ -493,8 +493,8 @@ pub mod patterns {}
 
 pub use attribute::{AttributeItem, AttributeKey, Attributes};
 pub use bucket::{
-    BatchReport, Granularity, KeepsMeasurements, Measurement, Measurements, Series, SeriesSpec,
-    SplitReport, Storage, Summary, SummarySpec,
+    BatchReport, Granularity, KeepsMeasurements, Measurement, Measurements, Series, SplitReport,
+    Storage, Summary,
 };
 pub use computed::{Aggregate, ComputedFields, Recomputed, Refreshed, Refresher};
 pub use doctor::{doctor, doctor_group, doctor_models, DoctorOptions, DoctorReport};
@@ -502,19 +502,16 @@ pub use error::{
     check_size, validate_key, Error, IndexConflict, Missing, Result, BYTE_BUDGET, MAX_DOCUMENT_SIZE,
 };
 pub use extended_ref::{
-    Copied, CopiesUpdated, Embedding, ExtendedRef, Mode, Propagation, RefSpec, Referenced,
-    References, Watcher,
+    Copied, CopiesUpdated, Embedding, ExtendedRef, Mode, Propagation, Referenced, References,
+    Watcher,
 };
 pub use finding::{CheckReport, RebuildReport, RepairReport};
-pub use index::{
-    Collation, Difference, IndexKey, IndexKind, IndexSpec, Literal, PartialClause, PartialOp,
-};
 pub use literal::MAX_VALUE_DEPTH;
 pub use model::{IntoId, Model, ModelCollection, Pending, Unversioned};
-pub use outlier::{Outlier, OutlierSpec, OutlierState};
+pub use outlier::{Outlier, OutlierState};
 pub use periodic::{Periodic, Stopped};
-pub use polymorphic::{Polymorphic, PolymorphicSpec, Projection, Variant, VariantCollection};
-pub use preallocation::{Allocated, Allocator, AllocatorStopped, Preallocated, SlotSpec, Slots};
+pub use polymorphic::{Polymorphic, Projection, Variant, VariantCollection};
+pub use preallocation::{Allocated, Allocator, AllocatorStopped, Preallocated, Slots};
 pub use progress::Progress;
 pub use relation::{Dangling, Identified, Loaded, Ref, Reference, Relation, TwoWay};
 pub use schema::{
@@ -523,16 +520,14 @@ pub use schema::{
 };
 pub use schema_version::{Find, Projected};
 pub use shard::{ShardKey, ShardReport, ShardStatus};
-pub use subset::{Computed, ComputedKind, Subset, SubsetSpec};
+pub use subset::{Computed, ComputedKind, Subset};
 pub use sync::{
     list_indexes, sync_group, sync_indexes, sync_indexes_with, sync_models, IndexReport,
     IndexStatus, OnMismatch, OnUnmanaged, SyncOptions, SyncReport,
 };
-pub use tree::{
-    Deleted, Deletion, HolderSpec, Holders, InTree, RenamableTree, Tree, TreeNode, TreeSpec,
-};
+pub use tree::{Deleted, Deletion, Holders, InTree, RenamableTree, Tree, TreeNode};
 pub use txn::Transaction;
-pub use versioning::{Revision, VersionSpec, Versioned};
+pub use versioning::{Revision, Versioned};
 pub use writes::{At, Target, Updated, Written};
 
 /// `#[derive(Model)]`: see the [crate documentation](crate).

@@ -72,7 +72,7 @@ where
     M: Model + PartialEq + std::fmt::Debug,
 {
     let history = M::SCHEMA
-        .spec::<pattern_runtime::VersionSpec>()
+        .spec::<pattern_runtime::versioning::VersionSpec>()
         .unwrap()
         .history();
     let id = id.into();

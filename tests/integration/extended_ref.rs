@@ -927,10 +927,14 @@ fn schemas_describe_the_embeddings() {
         }
     )));
     assert_eq!(
-        Customer::SCHEMA.specs::<pattern_runtime::RefSpec>().count(),
+        Customer::SCHEMA
+            .specs::<pattern_runtime::extended_ref::RefSpec>()
+            .count(),
         1
     );
-    assert!(Order::SCHEMA.spec::<pattern_runtime::RefSpec>().is_none());
+    assert!(Order::SCHEMA
+        .spec::<pattern_runtime::extended_ref::RefSpec>()
+        .is_none());
     let paths: Vec<String> = Order::SCHEMA
         .specs::<pattern_runtime::Embedding>()
         .map(|e| e.path())

@@ -148,7 +148,7 @@ async fn allocating_twice_leaves_one_slot_per_room_and_day_and_keeps_bookings() 
     let days: Vec<DateTime> = free_days.iter().map(|s| s.date).collect();
     assert_eq!(days, [day(1), day(2), day(3), day(4)]);
     let index = RoomDay::SCHEMA
-        .spec::<pattern_runtime::SlotSpec>()
+        .spec::<pattern_runtime::preallocation::SlotSpec>()
         .unwrap()
         .index();
     assert_eq!(index.name(), "resourceId_1_date_1");

@@ -318,7 +318,7 @@ async fn the_seed_catalogue_answers_its_two_queries_and_stores_the_seed_shape() 
         );
     }
     let schema = Category::SCHEMA
-        .spec::<pattern_runtime::TreeSpec>()
+        .spec::<pattern_runtime::tree::TreeSpec>()
         .unwrap();
     assert_eq!(
         (schema.key(), schema.parent(), schema.ancestors()),
@@ -326,7 +326,7 @@ async fn the_seed_catalogue_answers_its_two_queries_and_stores_the_seed_shape() 
     );
     assert_eq!(
         Product::SCHEMA
-            .specs::<pattern_runtime::HolderSpec>()
+            .specs::<pattern_runtime::tree::HolderSpec>()
             .next()
             .unwrap()
             .path(),

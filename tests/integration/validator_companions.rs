@@ -273,7 +273,7 @@ async fn documents_written_around_the_toolkit_are_refused_naming_the_field() {
 
     // An overflow document of too many items, and one whose item is of the wrong shape.
     let parent = CoStar::SCHEMA
-        .spec::<pattern_runtime::OutlierSpec>()
+        .spec::<pattern_runtime::outlier::OutlierSpec>()
         .map(|o| o.parent())
         .unwrap();
     let post = |n: i32| doc! { "n": n, "text": "t" };

@@ -165,7 +165,8 @@ impl Collation {
 /// [`IndexSpec::to_document`].
 ///
 /// ```
-/// use pattern_runtime::{IndexKind, Model};
+/// use pattern_runtime::index::IndexKind;
+/// use pattern_runtime::Model;
 ///
 /// #[derive(serde::Serialize, serde::Deserialize, Model)]
 /// #[model(collection = "users")]
