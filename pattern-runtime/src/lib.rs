@@ -513,7 +513,7 @@ pub use periodic::{Periodic, Stopped};
 pub use polymorphic::{Polymorphic, Projection, Variant, VariantCollection};
 pub use preallocation::{Allocated, Allocator, AllocatorStopped, Preallocated, Slots};
 pub use progress::Progress;
-pub use relation::{Dangling, Identified, Loaded, Ref, Reference, Relation, TwoWay};
+pub use relation::{Dangling, Identified, Loaded, Ref, Relation, TwoWay};
 pub use schema::{
     registered_models, Annotation, Companion, FieldName, FieldSchema, Fields, IndexesNeeded,
     KeptFields, ModelSchema, Nests, PatternSpec,
