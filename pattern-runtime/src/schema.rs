@@ -285,7 +285,7 @@ pub trait PatternSpec: Any + Send + Sync + fmt::Debug {
 
     /// The fields of `model` this pattern keeps itself, each with why another write may not
     /// touch them (which operation to use instead): an operator update through another
-    /// pattern's handle that touches one is [`Error::InvalidKey`], nothing written. Defaults to
+    /// pattern's handle that touches one is [`Error::KeptField`](crate::Error::KeptField), nothing written. Defaults to
     /// none.
     fn kept_fields(&'static self, model: &'static ModelSchema) -> KeptFields {
         let _ = model;

@@ -257,7 +257,7 @@ pub(crate) use bound;
 ///
 /// Which errors leave it usable:
 /// - a refusal the toolkit makes before the operation writes anything ([`AlreadyBooked`], an
-///   [`InvalidValue`] or [`InvalidKey`] of the caller's input, a [`NotFound`] of a slot, a node
+///   [`InvalidValue`], [`InvalidKey`] or [`KeptField`] of the caller's input, a [`NotFound`] of a slot, a node
 ///   or a document found by a read, ...): the transaction goes
 ///   on, and may still commit the operations that succeeded;
 /// - an error from the server ([`DuplicateKey`], [`DocumentTooLarge`] from the server, an
@@ -286,6 +286,7 @@ pub(crate) use bound;
 /// [`AlreadyBooked`]: crate::Error::AlreadyBooked
 /// [`InvalidValue`]: crate::Error::InvalidValue
 /// [`InvalidKey`]: crate::Error::InvalidKey
+/// [`KeptField`]: crate::Error::KeptField
 /// [`NotFound`]: crate::Error::NotFound
 /// [`DuplicateKey`]: crate::Error::DuplicateKey
 /// [`DocumentTooLarge`]: crate::Error::DocumentTooLarge

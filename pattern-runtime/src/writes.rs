@@ -199,7 +199,7 @@ impl<M: Model> ModelCollection<M> {
     /// and `doc` becomes the next version.
     ///
     /// [`Error::NotFound`](crate::Error::NotFound) when no document has that `_id`;
-    /// [`Error::InvalidKey`](crate::Error::InvalidKey) when `doc` changes a field another
+    /// [`Error::KeptField`](crate::Error::KeptField) when `doc` changes a field another
     /// pattern keeps (a tree's parent, a computed value, an outlier's count: read the document
     /// first, and change those through their pattern); nothing is written then.
     pub fn replace<'a>(

@@ -109,7 +109,7 @@
 //! A main document deleted through another handle (the model handle ([`ModelCollection`](crate::ModelCollection)), a tree
 //! cascade) takes its overflow documents with it, in that delete's transaction. The items,
 //! the count and the flag are the pattern's own: another handle's update of them is refused
-//! ([`Error::InvalidKey`]).
+//! ([`Error::KeptField`]).
 //!
 //! # Reads
 //!

@@ -106,7 +106,7 @@
 //! a tree cascade), or whose owner field another pattern writes (a grid booking its holder),
 //! moves between the arrays in the same transaction; a new owner that does not exist is
 //! [`Error::NotFound`], nothing written. The two sides are the relation's own otherwise: another
-//! handle's update of either is refused ([`Error::InvalidKey`]), and so is an `assign` of an
+//! handle's update of either is refused ([`Error::KeptField`]), and so is an `assign` of an
 //! owner field another pattern keeps (a grid's holder: book the slot instead).
 //!
 //! # Tracing

@@ -130,8 +130,8 @@
 //!   the rewritten document: nothing is lost. An upgrade that computes something new each
 //!   time it runs (a timestamp) keeps the saved copy's.
 //! - The version field is the pattern's: an update of it through any handle (a versioned
-//!   model's `update`, the model handle ([`ModelCollection`](crate::ModelCollection)), [`References`](crate::References))
-//!   is [`Error::InvalidKey`](crate::Error::InvalidKey), nothing written, and the validator
+//!   model's `update`, the model handle ([`ModelCollection`](crate::ModelCollection)))
+//!   is [`Error::KeptField`](crate::Error::KeptField), nothing written, and the validator
 //!   takes only the current version.
 //! - Extended-reference copies and subset items are made from the upgraded document, and
 //!   `converge` rebuilds what other models keep from each document it rewrites.

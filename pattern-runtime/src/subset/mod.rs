@@ -98,7 +98,7 @@
 //! two-way `assign` moving it to another parent) rebuilds the subset of its parent, before and
 //! after, in that write's transaction (one read of the first items and one `$group` per
 //! parent). The parent's array and counters are the subset's own: another handle's update of
-//! them, or a push's `set` of another pattern's field, is refused ([`Error::InvalidKey`]).
+//! them, or a push's `set` of another pattern's field, is refused ([`Error::KeptField`]).
 //!
 //! A full item names its parent: one pushed to another parent than the one its parent field
 //! names is refused ([`Error::InvalidValue`]), nothing written. A deleted parent leaves its full

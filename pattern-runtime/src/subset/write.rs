@@ -62,8 +62,8 @@ where
     /// `parent_id` (nothing is written: push it to its own parent); [`Error::NotFound`] when no
     /// parent has this `_id` (nothing is written);
     /// [`Error::DocumentTooLarge`] when the item, or the parent with it, is over 16 MiB (nothing is
-    /// written); [`Error::InvalidKey`] for a `.set()` key that cannot be a field or that the
-    /// subset already writes; [`Error::DuplicateKey`] when an item with this `_id` exists.
+    /// written); [`Error::InvalidKey`] for a `.set()` key that cannot be a field,
+    /// [`Error::KeptField`] for one the subset (or another pattern) writes; [`Error::DuplicateKey`] when an item with this `_id` exists.
     pub fn push(&self, parent_id: impl IntoId<P::Id>, item: F) -> Push<'_, P, F, E> {
         Push {
             subset: self,

@@ -28,7 +28,7 @@
 //! `copy = category`: the tree then keeps the copy pointing at the node the holder is in,
 //! through every write of the node field (an insert, [`Holders::place`], a deletion that moves
 //! holders up), in the same transaction, and the extended reference keeps its copied fields.
-//! Another handle's update of the copy is [`Error::InvalidKey`]; a copy pointing elsewhere
+//! Another handle's update of the copy is [`Error::KeptField`]; a copy pointing elsewhere
 //! (written around the toolkit) is a [`Tree::check`] and doctor finding, which
 //! [`Tree::repair`] points back. A copy of a node not named by `copy` is the holder's own (a
 //! node it names for another reason) and is left alone. The field must be a `propagate`
@@ -124,7 +124,7 @@
 //!   The key, the parent and the ancestors (and a holder's node and path) are the tree's: an
 //!   update of them through another handle (the model handle's
 //!   [`update`](crate::ModelCollection::update), a versioned update) is
-//!   [`Error::InvalidKey`] naming the tree's operation to use. The driver used directly is not
+//!   [`Error::KeptField`] naming the tree's operation to use. The driver used directly is not
 //!   stopped: [`Tree::check`] reports what it left and [`Tree::repair`] fixes it.
 //! - [`Tree::delete`] deletes a leaf; a node with descendants or holders is [`Error::NodeInUse`]
 //!   unless the [`Deletion`] says to cascade or to re-parent.

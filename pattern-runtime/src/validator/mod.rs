@@ -108,6 +108,11 @@
 //! errors at the token. The declared type is the user's word: the derive does not check it
 //! against the serializer.
 //!
+//! The attribute is `json_schema`, not `validate`, so a model may also derive
+//! `validator::Validate` (whose `#[validate(email)]` `schemars::JsonSchema` reads too) and
+//! `utoipa::ToSchema`: each derive reads its own attributes. The toolkit's other attributes
+//! (`model`, `index`, `version`, the patterns' names) are registered by none of those three.
+//!
 //! An enum model (`#[serde(tag = ..)]`) has one `oneOf` branch per tag value, each requiring
 //! its tag and holding its variant's fields; an unknown tag fails every branch (and is named
 //! as the failing field), unless a `#[serde(other)]` variant reads other tags.
