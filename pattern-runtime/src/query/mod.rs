@@ -77,6 +77,17 @@
 //! ([`IntoFilter`], [`IntoUpdate`]). A `bson::Document` is still accepted there: the explicit
 //! escape, checked at run time as before.
 //!
+//! # Sorts, limits, keyset pages, projections
+//!
+//! [`ModelCollection::find`](crate::ModelCollection::find) returns a
+//! [`Find`](crate::Find): `.sort(Sort::desc(f.price).then_asc(f.id))`, `.limit(n)`, `.await`
+//! for a `Vec`, `.stream()` for the cursor, `.project::<P>()` to read only the fields of a
+//! `#[projection(of = M)]` struct, and `.after(&last)` for the page after the last document
+//! read. A keyset page needs a sort that ends with `_id` and whose other keys an index of the
+//! model serves; otherwise it is [`Error::InvalidKey`](crate::Error::InvalidKey) before
+//! anything is sent. An optional key's `null`s take their place in the order (first
+//! ascending, last descending). See [`Find::after`](crate::Find::after).
+//!
 //! # Each form and its document
 //!
 //! | typed | sent |
