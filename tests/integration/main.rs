@@ -34,6 +34,7 @@ mod polymorphic;
 mod preallocation;
 mod query;
 mod query_commands;
+mod query_values;
 mod relation;
 mod round_trips;
 mod same_names;

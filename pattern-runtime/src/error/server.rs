@@ -197,7 +197,8 @@ pub(crate) fn overflowing(stored: &Document, update: &Document) -> Vec<String> {
 /// `e` from an operator `update` of the documents `filter` matches in `coll` (`what`, for the
 /// message): the server's refusal of an `$inc` or `$mul` past the 64-bit range as
 /// [`Error::InvalidValue`] naming the field, found by reading the matched document back (one
-/// read, outside any transaction: the refused command ended it); any other error as it is.
+/// read, outside any transaction: the refused command ended it); any other error as it is,
+/// and so is a `BadValue` when that read fails or finds nothing (the filter was refused).
 pub(crate) async fn update_overflow(
     e: mongodb::error::Error,
     coll: &mongodb::Collection<Document>,
@@ -216,11 +217,14 @@ pub(crate) async fn update_overflow(
     if candidates.is_empty() {
         return e;
     }
-    let stored = coll.find_one(filter.clone()).await.ok().flatten();
-    let found = stored
-        .map(|stored| overflowing(&stored, update))
-        .filter(|found| !found.is_empty());
-    let fields = found.unwrap_or(candidates);
+    // A filter the server refuses (also `BadValue`) fails this read too, and a filter that
+    // matches nothing any more leaves nothing to tell: the server's error, as it is.
+    let Ok(Some(stored)) = coll.find_one(filter.clone()).await else {
+        return e;
+    };
+    // With many documents matched, the first may not be the one that overflowed.
+    let found = overflowing(&stored, update);
+    let fields = if found.is_empty() { candidates } else { found };
     let fields: Vec<&str> = fields.iter().map(String::as_str).collect();
     inc_overflow(e, &fields, what)
 }

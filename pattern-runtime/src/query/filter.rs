@@ -44,20 +44,84 @@ pub(crate) fn serialize<V: Serialize + ?Sized>(path: &str, value: &V) -> Result<
     })
 }
 
-fn no_regex(path: &str, op: &str, values: &[Bson]) -> Result<()> {
-    if values
-        .iter()
-        .any(|v| matches!(v, Bson::RegularExpression(_)))
-    {
-        return Err(Error::InvalidValue {
-            field: path.to_owned(),
-            reason: format!(
-                "a regular expression in `{op}` matches as a pattern, not as a value: compare \
-                 it with `Filter::eq`, or match by pattern with a `doc!`"
-            ),
-        });
+fn refused(path: &str, reason: impl Into<String>) -> Error {
+    Error::InvalidValue {
+        field: path.to_owned(),
+        reason: reason.into(),
     }
-    Ok(())
+}
+
+/// Checks `value`, the operand of `op` in a typed filter on `path`, so that the server reads it
+/// as the literal it is, or refuses it before anything is sent ([`Error::InvalidValue`]):
+/// - at any depth, a key holding NUL (BSON cannot encode it) and `undefined` (the
+///   server neither stores nor compares it);
+/// - under `$ne` and the order operators, a regex (the server compares a regex for equality
+///   only);
+/// - among the items of `$in`, `$nin` and `$all`, a regex (it would match by pattern) and a
+///   document with a `$`-prefixed key (it would be read as an operator: `{$all:
+///   [{$elemMatch: ..}]}`).
+fn check_operand(path: &str, op: &str, value: &Bson) -> Result<()> {
+    encodable(path, value)?;
+    match (op, value) {
+        ("$ne" | "$gt" | "$gte" | "$lt" | "$lte", Bson::RegularExpression(_)) => Err(refused(
+            path,
+            format!(
+                "a regular expression in `{op}`: the server compares a regex for equality \
+                 only; compare it with `Filter::eq`, or match by pattern with a `doc!`"
+            ),
+        )),
+        ("$in" | "$nin" | "$all", Bson::Array(items)) => {
+            for item in items {
+                match item {
+                    Bson::RegularExpression(_) => {
+                        return Err(refused(
+                            path,
+                            format!(
+                                "a regular expression in `{op}` matches as a pattern, not as \
+                                 a value: compare it with `Filter::eq`, or match by pattern \
+                                 with a `doc!`"
+                            ),
+                        ))
+                    }
+                    Bson::Document(d) if d.keys().any(|k| k.starts_with('$')) => {
+                        return Err(refused(
+                            path,
+                            format!(
+                                "a document with a `$` key in `{op}` is read as an operator, \
+                                 not as a value: compare it with `Filter::eq`, or write the \
+                                 condition as a `doc!`"
+                            ),
+                        ))
+                    }
+                    _ => {}
+                }
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Refuses, at any depth of `value`, what BSON cannot encode (a NUL in a key) and `undefined`.
+fn encodable(path: &str, value: &Bson) -> Result<()> {
+    match value {
+        Bson::Document(d) => d.iter().try_for_each(|(k, v)| {
+            if k.contains('\0') {
+                return Err(refused(
+                    path,
+                    format!("key `{k}` holds NUL, which BSON cannot encode"),
+                ));
+            }
+            encodable(path, v)
+        }),
+        Bson::Array(a) => a.iter().try_for_each(|v| encodable(path, v)),
+        Bson::JavaScriptCodeWithScope(code) => encodable(path, &Bson::Document(code.scope.clone())),
+        Bson::Undefined => Err(refused(
+            path,
+            "`undefined` is deprecated BSON: MongoDB neither stores nor compares it",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// `{path: {op: value}}`.
@@ -94,7 +158,8 @@ impl Filter {
         values: impl IntoIterator<Item = T>,
     ) -> Filter {
         Filter::of(serialize_each(&path, values).and_then(|values| {
-            no_regex(&path, op, &values)?;
+            let values = Bson::Array(values);
+            check_operand(&path, op, &values)?;
             Ok(condition(&path, op, values))
         }))
     }
@@ -106,11 +171,19 @@ impl Filter {
         V: IntoValue<P::Value>,
     {
         let path = field.path();
-        Filter::of(serialize(&path, &value.into_value()).map(|v| condition(&path, op, v)))
+        Filter::of(serialize(&path, &value.into_value()).and_then(|v| {
+            check_operand(&path, op, &v)?;
+            Ok(condition(&path, op, v))
+        }))
     }
 
     /// `{field: {$eq: value}}`: the field equals `value` (for an array field, or a path
     /// through one, some item does).
+    ///
+    /// Two documents are equal when they hold the same fields in the same order. A struct and
+    /// a `BTreeMap` serialize in one order, but a `HashMap` in its iteration order, which
+    /// differs between two equal maps: compare a map field whole only when it is a `BTreeMap`
+    /// (or a map type that keeps its order); otherwise filter its entries with a `doc!`.
     pub fn eq<P, V>(field: P, value: V) -> Filter
     where
         P: FieldPath,

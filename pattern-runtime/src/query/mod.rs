@@ -62,9 +62,11 @@
 //! compared, never read as operators), a value stored by `$set` or `$push` is checked as every
 //! stored value is (no `$`-prefixed or dotted keys, no nesting past
 //! [`MAX_VALUE_DEPTH`](crate::MAX_VALUE_DEPTH)), `pull` sends `$pullAll` (exact equality, where
-//! `$pull` would read a document as a condition), and a regular expression in `$in`, `$nin` or
-//! `$all` (which the server would match as a pattern) is refused. A value that cannot be
-//! serialized or stored is [`Error::InvalidValue`](crate::Error::InvalidValue) naming the field,
+//! `$pull` would read a document as a condition). Refused in a filter, where the server would
+//! read the value as something else or cannot take it: a regular expression in `$in`, `$nin`
+//! or `$all` (a pattern), a document with a `$` key among their items (an operator), a regex
+//! under `$ne` or an order operator, a key holding NUL and `undefined` anywhere. A value that
+//! cannot be serialized or stored is [`Error::InvalidValue`](crate::Error::InvalidValue) naming the field,
 //! from [`into_document`](Filter::into_document), before anything is sent.
 //!
 //! A field declared with `#[serde(with = ..)]` or `serialize_with` has the kind
@@ -86,7 +88,10 @@
 //! read. A keyset page needs a sort that ends with `_id` and whose other keys an index of the
 //! model serves; otherwise it is [`Error::InvalidKey`](crate::Error::InvalidKey) before
 //! anything is sent. An optional key's `null`s take their place in the order (first
-//! ascending, last descending). See [`Find::after`](crate::Find::after).
+//! ascending, last descending), and so do an `f64` key's NaNs (below every other number) and,
+//! in a field of several BSON types (a `Bson`), the values of each type, in the server's order
+//! of types. A page cannot come after a regex, JavaScript code or an array key
+//! ([`Error::InvalidValue`](crate::Error::InvalidValue)). See [`Find::after`](crate::Find::after).
 //!
 //! # Each form and its document
 //!

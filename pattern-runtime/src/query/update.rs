@@ -149,6 +149,11 @@ impl Update {
     }
 
     /// `{$mul: {field: by}}`: multiplies by `by` (a missing field becomes 0).
+    ///
+    /// As with [`inc`](Self::inc), the server widens an `i32` product past `i32::MAX` to a
+    /// 64-bit integer, which no longer reads as the `i32`: the model's validator refuses that
+    /// write; without it, use an `i64` field. Past the `i64` range the server refuses it, as
+    /// [`Error::InvalidValue`](crate::Error::InvalidValue) naming the field.
     pub fn mul<P, V>(self, field: P, by: V) -> Update
     where
         P: FieldPath,

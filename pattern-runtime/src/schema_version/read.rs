@@ -328,7 +328,10 @@ impl<'a, M: Model> Find<'a, M> {
     /// find without a sort, a sort that does not end with `_id`, or one whose other keys no
     /// index of the model serves (declare one with `#[index(..)]` on them, in the sort's order
     /// and directions, or all reversed). A key missing from `last` compares as `null`, which
-    /// only documents missing it too equal: keep the sorted fields present.
+    /// only documents missing it too equal: keep the sorted fields present. `null`s, an `f64`
+    /// key's NaNs and, in a `Bson` key, the values of each BSON type take their places in the
+    /// sort's order; a `last` whose key is a regex, JavaScript code or an array is
+    /// [`Error::InvalidValue`] (the server has no order to compare it in).
     ///
     /// ```no_run
     /// # use pattern_runtime::Model;
@@ -616,11 +619,19 @@ mod keyset {
     /// `{$or: [{a: {$gt: la}}, {a: la, b: {$gt: lb}}, {a: la, b: lb, _id: {$gt: lid}}]}`
     /// (`$lt` for a descending key).
     ///
-    /// A key `last` lacks, or holds as `null`, is `null`, which sorts before every value; but
-    /// `$gt`/`$lt` compare within one type, so `null` needs its own condition (an optional
-    /// field): ascending, what follows a `null` is every value (`$ne: null`); descending, the
-    /// `null`s follow every value (a branch `{a: null}` beside `{a: {$lt: la}}`), and nothing
-    /// follows a `null`.
+    /// `$gt`/`$lt` compare within one type bracket (numbers, strings, dates, ...), while a sort
+    /// orders the brackets too (`null` < numbers < strings < documents < ... < dates < ...), so
+    /// each key's branch also takes the values of the brackets that sort after its own (a
+    /// `$type` condition), for a field that holds several types (a `Bson`):
+    /// - a key `last` lacks, or holds as `null`, is `null`: ascending, every value follows it
+    ///   (`$ne: null`); descending, nothing does, and the `null`s follow every value (a branch
+    ///   `{a: null}`, which also matches a missing field);
+    /// - NaN sorts below every other number but compares false with each: ascending, every
+    ///   other number follows a NaN (`$gte: -inf`); descending, the NaNs follow every other
+    ///   number (a branch `{a: NaN}`);
+    /// - a regex, JavaScript code, `MinKey` and `MaxKey` have no order the server compares, and
+    ///   an array has no single place in a sort (it sorts by one of its items):
+    ///   [`Error::InvalidValue`], nothing sent.
     pub(super) fn after(sort: &Document, last: &Document) -> Result<Document> {
         let keys: Vec<(&str, i32)> = sort
             .iter()
@@ -631,29 +642,43 @@ mod keyset {
         for (key, dir) in &keys {
             let value = value_at(last, key);
             crate::literal::check_value(key, &value)?;
-            let null = matches!(value, Bson::Null);
-            let mut branch = equal.clone();
-            match (*dir < 0, null) {
-                (false, true) => {
-                    branch.insert(*key, bson::doc! { "$ne": Bson::Null });
-                    branches.push(Bson::Document(branch));
+            let rank = bracket(&value).ok_or_else(|| Error::InvalidValue {
+                field: (*key).to_owned(),
+                reason: "a keyset page cannot come after this value: the server compares a \
+                         regex, JavaScript code, MinKey or MaxKey for equality only, and sorts an \
+                         array by one of its items (sort by another field)"
+                    .to_owned(),
+            })?;
+            let nan = matches!(value, Bson::Double(v) if v.is_nan());
+            let mut push = |condition: Document| {
+                let mut branch = equal.clone();
+                branch.insert(*key, condition);
+                branches.push(Bson::Document(branch));
+            };
+            if *dir > 0 {
+                match (rank, nan) {
+                    (NULL, _) => push(bson::doc! { "$ne": Bson::Null }),
+                    (_, true) => push(bson::doc! { "$gte": f64::NEG_INFINITY }),
+                    _ => push(bson::doc! { "$gt": value.clone() }),
                 }
-                (false, false) => {
-                    branch.insert(*key, bson::doc! { "$gt": value.clone() });
-                    branches.push(Bson::Document(branch));
+                if rank != NULL && *key != "_id" {
+                    push(bson::doc! { "$type": types_between(rank + 1, BRACKETS.len()) });
                 }
-                // Nothing sorts after `null` descending.
-                (true, true) => {}
-                (true, false) => {
-                    branch.insert(*key, bson::doc! { "$lt": value.clone() });
-                    branches.push(Bson::Document(branch));
-                    if *key != "_id" {
-                        let mut nulls = equal.clone();
-                        nulls.insert(*key, bson::doc! { "$eq": Bson::Null });
-                        branches.push(Bson::Document(nulls));
+            } else if rank != NULL {
+                if !nan {
+                    push(bson::doc! { "$lt": value.clone() });
+                }
+                if *key != "_id" {
+                    if matches!(value, Bson::Double(_)) && !nan {
+                        push(bson::doc! { "$eq": f64::NAN });
                     }
+                    let mut earlier = types_between(NULL + 1, rank);
+                    earlier.push("minKey");
+                    push(bson::doc! { "$type": earlier });
+                    push(bson::doc! { "$eq": Bson::Null });
                 }
             }
+            // Nothing sorts after `null` descending.
             equal.insert(*key, bson::doc! { "$eq": value });
         }
         if branches.is_empty() {
@@ -661,6 +686,55 @@ mod keyset {
             return Ok(bson::doc! { "_id": { "$in": [] } });
         }
         Ok(bson::doc! { "$or": branches })
+    }
+
+    const NULL: usize = 0;
+
+    /// The type brackets a sort orders, from `null` (`MinKey` is before it) to `MaxKey`, each
+    /// with the `$type` aliases of its types. Arrays are left out: a sort orders an array by
+    /// one of its items, so an array has no single place in it.
+    const BRACKETS: [&[&str]; 14] = [
+        &["null"],
+        &["double", "int", "long", "decimal"],
+        &["string", "symbol"],
+        &["object"],
+        &["binData"],
+        &["objectId"],
+        &["bool"],
+        &["date"],
+        &["timestamp"],
+        &["regex"],
+        &["dbPointer"],
+        &["javascript"],
+        &["javascriptWithScope"],
+        &["maxKey"],
+    ];
+
+    /// The place of `value`'s type in [`BRACKETS`], or `None` for a type with no order the
+    /// server compares with `$gt`/`$lt` (from the regexes on) and for an array.
+    fn bracket(value: &Bson) -> Option<usize> {
+        Some(match value {
+            Bson::Null | Bson::Undefined => NULL,
+            Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_) | Bson::Decimal128(_) => 1,
+            Bson::String(_) | Bson::Symbol(_) => 2,
+            Bson::Document(_) => 3,
+            Bson::Binary(_) => 4,
+            Bson::ObjectId(_) => 5,
+            Bson::Boolean(_) => 6,
+            Bson::DateTime(_) => 7,
+            Bson::Timestamp(_) => 8,
+            _ => return None,
+        })
+    }
+
+    /// The `$type` aliases of the brackets `from..to`.
+    fn types_between(from: usize, to: usize) -> Vec<&'static str> {
+        BRACKETS
+            .get(from..to)
+            .unwrap_or_default()
+            .iter()
+            .flat_map(|b| b.iter().copied())
+            .collect()
     }
 
     /// The value at the dotted `path` of `doc` (`null` when missing).
