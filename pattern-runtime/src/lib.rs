@@ -46,8 +46,8 @@
 //! let report = pattern_runtime::sync_indexes(&db).await?;
 //! print!("{report}");
 //!
-//! let products = Product::collection(&db); // the typed handle; `raw()` is the driver's collection
-//! let count = products.raw().count_documents(bson::doc! {}).await?;
+//! let products = Product::collection(&db); // the model's one handle
+//! let count = products.count(pattern_runtime::query::Filter::default()).await?;
 //! # Ok(()) }
 //! ```
 //!

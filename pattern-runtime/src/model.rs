@@ -28,8 +28,9 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + Sized + 's
 
     /// The type of the `_id` the model's operations take: the `_id` field's own type, so an id
     /// of the wrong type does not compile (`Outlier::push(id, ..)` on a model whose `_id` is an
-    /// `i64` takes anything `Into<i64>`). It is [`Bson`](bson::Bson) where the derive cannot
-    /// know the stored type: a model without an `_id` field, an `_id` under
+    /// `i64` takes an `i64` or a value that converts to one without loss: [`IntoId`]). It is
+    /// [`Bson`](bson::Bson) where the derive cannot know the stored type: a model without an
+    /// `_id` field (the server then adds an `ObjectId`), an `_id` under
     /// `#[serde(with = ..)]`, or an enum whose variants do not share one `_id` type. Either way
     /// an id is checked before it is sent: one that would read as anything but an equality (an
     /// operator document, a regex, an array) is refused with

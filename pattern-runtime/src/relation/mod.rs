@@ -67,10 +67,10 @@
 //!
 //! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
 //! let grommet = Part { id: ObjectId::new(), partno: "123-aff-456".into(), name: "#4 grommet".into() };
-//! Part::collection(&db).raw().insert_one(&grommet).await?;
+//! Part::collection(&db).insert(&grommet).await?;
 //! let product = Product { id: ObjectId::new(), name: "smoke shifter".into(), parts: vec![Ref::to(&grommet)] };
 //! // Stored as `parts: [ObjectId(..)]`, the bare ids.
-//! Product::collection(&db).raw().insert_one(&product).await?;
+//! Product::collection(&db).insert(&product).await?;
 //!
 //! let products: Vec<Product> = Vec::from([product]);
 //! // One `find({_id: {$in: [..]}})` for the parts of every product.
