@@ -297,6 +297,19 @@ impl<V: Variant> VariantCollection<V> {
         Ok(out)
     }
 
+    /// The variant's document with this `_id`, if there is one (`None` for a document of
+    /// another variant).
+    pub fn get<'a>(
+        &'a self,
+        id: impl crate::model::IntoId<<V::Model as Model>::Id>,
+    ) -> crate::model::Pending<'a, Result<Option<V>>> {
+        let id = id.into_id();
+        crate::model::Pending::new(async move {
+            let id = crate::literal::typed_id("_id", id)?;
+            self.find_one(bson::doc! { "_id": id }).await
+        })
+    }
+
     /// The variant's documents matching `filter`.
     #[operation(polymorphic.find, level = "debug", no_err, variant = V::TAG_VALUE)]
     pub async fn find(&self, filter: impl IntoFilter) -> Result<Vec<V>> {
@@ -368,6 +381,26 @@ impl<V: Variant> VariantCollection<V> {
             .map(|v| self.document(v))
             .collect::<Result<Vec<_>>>()?;
         self.writes().insert_many(docs).await
+    }
+
+    /// Replaces the variant's stored document with `value`'s `_id` by `value` (its tag first),
+    /// keeping what derives from it. [`Error::NotFound`] when the variant has no document with
+    /// that `_id` (a document of another variant is not replaced: change a document's variant
+    /// through the enum's handle); [`Error::KeptField`] when `value` changes a field another
+    /// pattern keeps. Nothing is written then.
+    #[operation(polymorphic.replace, variant = V::TAG_VALUE)]
+    pub async fn replace(&self, value: &V) -> Result<Written> {
+        let doc = self.document(value)?;
+        let Some(id) = doc.get("_id").cloned() else {
+            return Err(Error::InvalidKey {
+                key: "_id".to_owned(),
+                reason: "`replace` finds the stored document by the new one's `_id`, and it \
+                         has none",
+            });
+        };
+        let tag = <V::Model as Polymorphic>::TAG;
+        let scope = bson::doc! { tag: V::TAG_VALUE };
+        self.writes().replace(doc, id, scope).await
     }
 
     /// Applies an operator update (a typed [`Update`](crate::query::Update), or an update

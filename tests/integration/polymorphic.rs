@@ -555,3 +555,67 @@ async fn concurrent_writers_stay_within_their_variants() {
     );
     assert_eq!(notifications.find(doc! {}).await.unwrap().len(), 8 * 25);
 }
+
+/// A variant's handle has the model handle's `get` and `replace`: each finds the variant's own
+/// document by `_id`, never another variant's, and `replace` keeps the tag.
+#[tokio::test]
+async fn a_variant_handle_gets_and_replaces_its_own_documents_only() {
+    let db = test_db("poly_get_replace").await;
+    let all = insert_seed(&db).await;
+    let (email_id, sms_id) = (id_of(&all[0]), id_of(&all[1]));
+    let emails = NotificationEmail::collection(&db);
+    let got = emails.get(email_id).await.unwrap().unwrap();
+    assert_eq!(Notification::from(got.clone()), all[0]);
+    // The sms's `_id` through the email handle: no such email.
+    assert!(emails.get(sms_id).await.unwrap().is_none());
+    assert!(emails.get(ObjectId::new()).await.unwrap().is_none());
+
+    let raw = db.collection::<Document>("notifications");
+    let keys = |d: &Document| d.keys().cloned().collect::<Vec<_>>();
+    let inserted = raw
+        .find_one(doc! { "_id": email_id })
+        .await
+        .unwrap()
+        .unwrap();
+    let mut changed = got.clone();
+    changed.subject = "Welcome back!".into();
+    let written = emails.replace(&changed).await.unwrap();
+    assert_eq!(written.id, Bson::ObjectId(email_id));
+    let stored = raw
+        .find_one(doc! { "_id": email_id })
+        .await
+        .unwrap()
+        .unwrap();
+    // Stored as the insert stored it (`_id`, then the tag, then the fields).
+    assert_eq!(keys(&stored), keys(&inserted));
+    assert_eq!(stored.get_str("type").unwrap(), "email");
+    assert_eq!(stored.get_str("subject").unwrap(), "Welcome back!");
+
+    // An email holding the sms's `_id` replaces nothing: NotFound, the sms untouched.
+    let before: Vec<Document> = {
+        use futures_util::TryStreamExt;
+        raw.find(doc! {})
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap()
+    };
+    let mut forged = changed.clone();
+    forged.id = sms_id;
+    let e = emails.replace(&forged).await.unwrap_err();
+    assert!(matches!(e, pattern_runtime::Error::NotFound { .. }), "{e}");
+    forged.id = ObjectId::new();
+    let e = emails.replace(&forged).await.unwrap_err();
+    assert!(matches!(e, pattern_runtime::Error::NotFound { .. }), "{e}");
+    let after: Vec<Document> = {
+        use futures_util::TryStreamExt;
+        raw.find(doc! {})
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap()
+    };
+    assert_eq!(before, after, "nothing written");
+}

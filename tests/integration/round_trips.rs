@@ -720,6 +720,14 @@ async fn attribute_polymorphic_and_relations() {
     measure!(m, "insert", emails.insert(&email)).unwrap();
     let found = measure!(m, "find", emails.find(doc! {})).unwrap();
     assert_eq!(found.len(), 1);
+    let got = measure!(m, "get", emails.get(email.id)).unwrap();
+    assert_eq!(got.map(|e| e.to), Some(email.to.clone()));
+    let renamed = NotificationEmail {
+        id: email.id,
+        to: "ada@example.net".into(),
+        created_at: email.created_at,
+    };
+    measure!(m, "replace", emails.replace(&renamed)).unwrap();
     let to = doc! { "$set": { "to": "ada@example.org" } };
     measure!(m, "update_many", emails.update_many(doc! {}, to)).unwrap();
     let every = Notification::collection(&db);

@@ -45,7 +45,7 @@ impl<M: Model> ModelWrites<M> for Plain {
         let new = crate::derived::replacement(M::SCHEMA, doc);
         Pending::new(async move {
             let (new, id) = new?;
-            w.replace(new, id).await
+            w.replace(new, id, Document::new()).await
         })
     }
 
@@ -222,16 +222,23 @@ impl Writes {
         Ok(written)
     }
 
-    /// `replace` of the serialized document, whose `_id` is `id`: one `replace` when nothing
+    /// `replace` of the serialized document, whose `_id` is `id`, where the stored one also
+    /// meets `scope` (a variant's tag; empty for any document): one `replace` when nothing
     /// derives from the model and no transaction is bound.
     #[operation(model.replace, later(id))]
-    async fn replace(&self, new: Document, id: Bson) -> Result<Written> {
+    pub(crate) async fn replace(
+        &self,
+        new: Document,
+        id: Bson,
+        scope: Document,
+    ) -> Result<Written> {
         crate::literal::check_id("_id", &id)?;
         tracing::Span::current().record("id", tracing::field::display(&id));
         crate::literal::check_document(self.schema.name(), &new)?;
         let raw = self.raw();
         if self.tx.is_none() && !derived::has_dependents(self.schema, None) {
             let mut filter = doc! { "_id": id.clone() };
+            filter.extend(scope.clone());
             filter.extend(derived::kept_filter(self.schema, &new));
             let result = raw.replace_one(filter, new.clone()).await?;
             if result.matched_count == 0 {
@@ -248,6 +255,7 @@ impl Writes {
         let result = transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
             let mut filter = doc! { "_id": id.clone() };
+            filter.extend(scope.clone());
             filter.extend(derived::kept_filter(self.schema, &new));
             let replace = raw
                 .find_one_and_replace(filter, new.clone())
