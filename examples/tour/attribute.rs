@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 /// the reading needs one.
 #[derive(Debug, Clone, Serialize, Deserialize, Fields)]
 #[attribute(key = name, value = value, qualifiers(unit))]
-pub struct Measurement {
+pub struct Vital {
     pub name: String,
     pub value: Bson,
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -30,7 +30,7 @@ pub struct Record {
     #[serde(rename = "_id")]
     pub id: i32,
     #[attribute]
-    pub attributes: Vec<Measurement>,
+    pub attributes: Vec<Vital>,
 }
 
 /// The cinema's sales channels: their serde names are the stored keys.
@@ -63,15 +63,15 @@ pub struct Schedule {
     pub provider: Vec<Price>,
 }
 
-fn m(name: &str, value: impl Into<Bson>) -> Measurement {
-    Measurement {
+fn m(name: &str, value: impl Into<Bson>) -> Vital {
+    Vital {
         name: name.into(),
         value: value.into(),
         unit: None,
     }
 }
 
-fn item(a: &Measurement) -> String {
+fn item(a: &Vital) -> String {
     match &a.unit {
         Some(unit) => format!("{} {} {unit}", a.name, a.value),
         None => format!("{} {}", a.name, a.value),
@@ -172,7 +172,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
 
     println!("\nset(1001, bmi 23.5): replaces the bmi item where it is");
     attributes.set(1001, &m("bmi", 23.5)).await?;
-    let weight = Measurement {
+    let weight = Vital {
         unit: Some("kg".into()),
         ..m("weight", 75)
     };

@@ -14,7 +14,7 @@
 //!
 //! #[derive(Clone, Debug, Serialize, Deserialize, Fields)]
 //! #[attribute(key = name, value = value, qualifiers(unit))]
-//! struct Measurement {
+//! struct Vital {
 //!     name: String,
 //!     value: Bson,
 //!     #[serde(skip_serializing_if = "Option::is_none")]
@@ -28,13 +28,13 @@
 //!     id: i32,
 //!     // Declares the index {attributes.name: 1, attributes.value: 1}.
 //!     #[attribute]
-//!     attributes: Vec<Measurement>,
+//!     attributes: Vec<Vital>,
 //! }
 //!
 //! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
 //! let attributes = Record::collection(&db).attributes(Record::FIELDS.attributes);
 //! // Replace the `bmi` item of record 1001, or append it: one atomic update.
-//! let bmi = Measurement { name: "bmi".into(), value: Bson::Double(26.1), unit: None };
+//! let bmi = Vital { name: "bmi".into(), value: Bson::Double(26.1), unit: None };
 //! attributes.set(1001, &bmi).await?;
 //! // {attributes: {$elemMatch: {name: "bmi", value: {$gt: 25}}}}
 //! let heavy = attributes.find(attributes.key(&"bmi".to_owned()).gt(25)?).await?;
