@@ -300,7 +300,7 @@
 //! | preallocated grid + computed count of the slots per holder | `book`, `book_all`, `cancel`, `release` move the holder's count |
 //! | subset parent's array or counters copied or summed by another model | `push`, `remove`, `rebuild` keep them |
 //! | a field another pattern keeps (a tree's parent, ancestors and key; a holder's node and path; a computed value; a subset's array and counters; an outlier's items, count and flag; an attribute array; a two-way side; a slot's holder and bitmap) written through another handle's update or a subset push's `set` | refused: a typed update has no setter for it (a compile error naming the handle), a `doc!` update is [`Error::KeptField`] naming the operation to use, nothing written |
-//! | a tree node inserted or deleted, or a holder inserted in a node, through the model handle | refused ([`Error::InvalidKey`]): `Tree` and `Holders` compute the ancestors and paths (a replace is accepted when it keeps the tree's fields: next row) |
+//! | a tree node inserted or deleted, or a holder inserted in a node, through the model handle | refused ([`Error::Unsupported`]): `Tree` and `Holders` compute the ancestors and paths (a replace is accepted when it keeps the tree's fields: next row) |
 //! | a whole document replaced (the model handle's [`replace`](ModelCollection::replace)) with another value in a field a pattern keeps (a tree's key or parent, a holder's node, a computed value, an outlier's count, a subset's items, a two-way side) | refused ([`Error::KeptField`]), nothing written; the kept fields ride in the replace's filter, so a replace that keeps them costs nothing more. An attribute array may change in a replace, one item per key (checked before sending) |
 //! | grid slots that are tree holders, allocated | each slot gets the path of the node it names (read once per batch, as `Holders::insert` computes it); a missing node is [`Error::NotFound`] of the node, the batch not sent |
 //! | a subset whose full items are grid slots (the holder embedded) | `allocate`, `book`, `book_all`, `cancel`, `release` keep the parents' items and counts |
@@ -442,7 +442,11 @@
 //! own variant (a duplicate key, an index conflict, ...) and carries the server's code otherwise.
 //! Whatever the pattern, something an operation names that does not exist is one
 //! [`Error::NotFound`]: its [`Missing`] says what was looked for (a document, a revision, a
-//! tree's node, a preallocated slot) and which one.
+//! tree's node, a preallocated slot) and which one. What the toolkit refuses before anything is
+//! sent has four variants, [`Error::is_refused_input`] says yes to each: a value that would not
+//! be stored or compared as given ([`Error::InvalidValue`]), a key that cannot be a field name
+//! ([`Error::InvalidKey`]), a field another pattern keeps ([`Error::KeptField`]), and a call
+//! that does not apply to the model as declared ([`Error::Unsupported`]).
 
 #![warn(missing_docs)]
 

@@ -292,18 +292,19 @@ pub trait PatternSpec: Any + Send + Sync + fmt::Debug {
         Vec::new()
     }
 
-    /// Whether this pattern writes `model`'s document `doc` whole itself for `operation`
-    /// (`insert`, `replace` or `delete`; `doc` is the new document, `None` for a delete):
-    /// `Some(the operation to use instead)`, and another pattern's handle refuses that write
-    /// ([`Error::InvalidKey`](crate::Error::InvalidKey)). A tree computes a node's ancestors
+    /// Whether another pattern's handle must refuse `operation` (`insert`, `replace` or
+    /// `delete`) of `model`'s whole document `doc` (the new document, `None` for a delete), and
+    /// with which error: [`Error::Unsupported`](crate::Error::Unsupported) naming the call to
+    /// use where this pattern writes the document itself (a tree computes a node's ancestors
     /// when it inserts it, and keeps its subtree when it deletes it; a replace that keeps its
-    /// fields is another pattern's to make ([`kept_on_replace`](Self::kept_on_replace)). An
-    /// attribute array is checked for one item per key. Defaults to `None`.
+    /// fields is another pattern's to make, [`kept_on_replace`](Self::kept_on_replace)), or
+    /// [`Error::InvalidValue`](crate::Error::InvalidValue) for a document this pattern could
+    /// not keep (an attribute array holding a key twice). Defaults to `None`.
     fn document_writes(
         &'static self,
         operation: &str,
         doc: Option<&bson::Document>,
-    ) -> Option<&'static str> {
+    ) -> Option<crate::Error> {
         let _ = (operation, doc);
         None
     }

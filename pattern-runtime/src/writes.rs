@@ -183,7 +183,7 @@ impl<M: Model> ModelCollection<M> {
     /// taken `_id`, [`Error::InvalidValue`](crate::Error::InvalidValue) for a value that cannot
     /// be stored as given, [`Error::DocumentTooLarge`](crate::Error::DocumentTooLarge) over
     /// 16 MiB, [`Error::NotFound`](crate::Error::NotFound) when a document it counts into does
-    /// not exist, [`Error::InvalidKey`](crate::Error::InvalidKey) where a pattern inserts the
+    /// not exist, [`Error::Unsupported`](crate::Error::Unsupported) where a pattern inserts the
     /// model's documents itself (a tree's nodes: `Tree::insert`).
     pub fn insert<'a>(
         &'a self,
@@ -230,7 +230,7 @@ impl<M: Model> ModelCollection<M> {
     /// Deletes the document `id`, and removes it from what other models derive from it (on a
     /// `#[versioned]` model, its last version is archived, marked deleted).
     /// [`Error::NotFound`](crate::Error::NotFound) when there is no such document;
-    /// [`Error::InvalidKey`](crate::Error::InvalidKey) where a pattern deletes the model's
+    /// [`Error::Unsupported`](crate::Error::Unsupported) where a pattern deletes the model's
     /// documents itself (a tree's nodes: `Tree::delete`).
     pub fn delete<'a>(&'a self, id: impl IntoId<M::Id>) -> Pending<'a, Result<()>> {
         M::Writes::delete(self, id.into_id())

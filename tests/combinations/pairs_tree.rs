@@ -496,7 +496,7 @@ async fn tree_x_computed_nodes_counted_by_another_model() {
         .await
         .unwrap_err();
     assert!(
-        matches!(refused, pattern_runtime::Error::InvalidKey { .. }),
+        matches!(refused, pattern_runtime::Error::Unsupported { .. }),
         "{refused:?}"
     );
     tree.insert(&section("spare", None, 1)).await.unwrap();
@@ -510,7 +510,7 @@ async fn tree_x_computed_nodes_counted_by_another_model() {
     assert_store(&db, "after Tree::insert, Computing's update and replace").await;
     let refused = computing.delete("spare").await.unwrap_err();
     assert!(
-        matches!(refused, pattern_runtime::Error::InvalidKey { .. }),
+        matches!(refused, pattern_runtime::Error::Unsupported { .. }),
         "{refused:?}"
     );
     tree.delete("spare", pattern_runtime::Deletion::LeafOnly)
@@ -545,9 +545,10 @@ async fn tree_x_computed_writes_of_tree_documents_around_the_tree() {
     tree.insert(&aisle("x", None)).await.unwrap();
     tree.insert(&aisle("y", Some("x"))).await.unwrap();
     // Each write below either keeps the tree (a path computed, ancestors computed) or is
-    // refused as `ModelCollection::update` of the same fields is (`InvalidKey`, nothing written).
+    // refused (`KeptField` for the tree's fields, `Unsupported` for a write only the tree's
+    // handles make; nothing written).
     let kept_or_refused = |r: pattern_runtime::Result<()>, what: &str| match r {
-        Ok(()) | Err(Error::InvalidKey { .. }) => {}
+        Ok(()) | Err(Error::KeptField { .. } | Error::Unsupported { .. }) => {}
         Err(e) => panic!("{what}: {e:?}"),
     };
     // A holder in `y`, inserted through Computing: stored with the path it was given, [].
@@ -561,7 +562,7 @@ async fn tree_x_computed_writes_of_tree_documents_around_the_tree() {
     // `x` has a child: Tree::delete(LeafOnly) refuses it (NodeInUse); Computing deletes it.
     let r = Aisle::collection(&db).delete("x").await;
     match r {
-        Err(Error::NodeInUse { .. } | Error::InvalidKey { .. }) => {}
+        Err(Error::NodeInUse { .. } | Error::Unsupported { .. }) => {}
         other => panic!("Computing::<Aisle>::delete of a node with a child: {other:?}"),
     }
     assert_clean!(tree.check());
@@ -1122,7 +1123,7 @@ async fn tree_x_extended_ref_replace_of_the_trees_fields() {
         })
         .await
         .unwrap();
-    // Either refused as `References::update` of the same field is (InvalidKey, nothing
+    // Either refused as `References::update` of the same field is (KeptField, nothing
     // written), or kept as `Tree::rename` / `Holders::place` keep it.
     let kept_or_refused = |r: pattern_runtime::Result<pattern_runtime::Written>, what: &str| match r
     {
@@ -2099,7 +2100,7 @@ async fn tree_x_subset_push_set_of_the_trees_fields() {
         .await
         .unwrap();
     let before = (raw(&db, "products").await, raw(&db, "categories").await);
-    // As `ModelCollection::update` or `References::update` of these fields: `InvalidKey`, nothing
+    // As `ModelCollection::update` or `References::update` of these fields: `KeptField`, nothing
     // written. Both are written here: p1 lands in `a` with the path of `b`, and `b` becomes a
     // root that keeps its ancestors.
     let r = Product::collection(&db)

@@ -414,6 +414,10 @@ async fn sixteen_tasks_booking_half_hours_never_overlap_and_the_bits_are_their_u
     assert!(err.is_not_allocated(), "{err}");
     // A whole-slot booking on a bitmap-only grid says what to use instead.
     let err = slots.book("会议室A", "2025-08-20", "x").await.unwrap_err();
+    assert!(
+        matches!(err, Error::Unsupported { ref operation, .. } if operation == "book"),
+        "{err}"
+    );
     assert!(err.to_string().contains("book_range"), "{err}");
 }
 

@@ -131,13 +131,17 @@ impl PatternSpec for AttributeSpec {
         &'static self,
         _operation: &str,
         doc: Option<&Document>,
-    ) -> Option<&'static str> {
+    ) -> Option<crate::Error> {
         let doc = doc?;
+        let refused = |reason: &str| crate::Error::InvalidValue {
+            field: self.field().to_owned(),
+            reason: reason.to_owned(),
+        };
         if self.deduplicated(doc).is_some_and(|(_, dropped)| dropped) {
-            return Some(
+            return Some(refused(
                 "the attribute array holds a key twice: the attribute pattern keeps one item \
                  per key (`set` replaces the item of its key)",
-            );
+            ));
         }
         let Some(Bson::Array(items)) = doc.get(self.field()) else {
             return None;
@@ -152,10 +156,12 @@ impl PatternSpec for AttributeSpec {
                 },
                 _ => true,
             })
-            .then_some(
-                "an attribute item has no usable key (missing, not a string, starting with `$` \
-                 or holding `.`): no query could name it",
-            )
+            .then(|| {
+                refused(
+                    "an attribute item has no usable key (missing, not a string, starting with \
+                     `$` or holding `.`): no query could name it",
+                )
+            })
     }
 
     /// Keys held twice, and items a query cannot name (no `find` beyond the sample).

@@ -198,8 +198,8 @@ impl<M: Measurement> Series<M> {
     ) -> Result<Measurements<M>> {
         let spec = M::SERIES;
         let Some(slots) = Slots::of(spec.storage()) else {
-            return Err(Error::InvalidKey {
-                key: spec.collection().to_owned(),
+            return Err(Error::Unsupported {
+                operation: spec.collection().to_owned(),
                 reason: "not a slot series",
             });
         };
@@ -240,8 +240,8 @@ impl<M: Measurement> Series<M> {
     ) -> Result<super::Summary> {
         let spec = M::SERIES;
         let Some(slots) = Slots::of(spec.storage()) else {
-            return Err(Error::InvalidKey {
-                key: spec.collection().to_owned(),
+            return Err(Error::Unsupported {
+                operation: spec.collection().to_owned(),
                 reason: "not a slot series",
             });
         };

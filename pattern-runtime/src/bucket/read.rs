@@ -79,8 +79,8 @@ impl<M: Measurement> Series<M> {
                 Ok(Measurements { inner })
             }
             Storage::Slots { .. } => self.range_slots(key, from, to).await,
-            Storage::Rollup { .. } => Err(Error::InvalidKey {
-                key: spec.collection().to_owned(),
+            Storage::Rollup { .. } => Err(Error::Unsupported {
+                operation: "range".to_owned(),
                 reason: "a rollup series does not keep its measurements: read it with `summary`",
             }),
             Storage::Buckets { span_seconds, .. } => {

@@ -232,7 +232,8 @@ pub(crate) async fn kept_refusal(
 
 /// Refuses another pattern's `operation` (`insert`, `replace`, `delete`) of a whole document of
 /// `model` where a pattern writes its documents itself (a tree's nodes and holders):
-/// [`Error::InvalidKey`](crate::error::Error::InvalidKey) naming the operation to use.
+/// [`Error::Unsupported`](crate::error::Error::Unsupported) naming the operation to use; or a
+/// document a pattern could not keep ([`Error::InvalidValue`](crate::error::Error::InvalidValue)).
 pub(crate) fn check_document_write(
     model: &'static ModelSchema,
     operation: &'static str,
@@ -253,11 +254,8 @@ pub(crate) fn check_document_write_except(
         check_written(model, doc)?;
     }
     for spec in model.patterns().iter().copied().filter(|s| !skip(*s)) {
-        if let Some(reason) = spec.document_writes(operation, doc) {
-            return Err(crate::error::Error::InvalidKey {
-                key: operation.to_owned(),
-                reason,
-            });
+        if let Some(refused) = spec.document_writes(operation, doc) {
+            return Err(refused);
         }
     }
     Ok(())

@@ -143,6 +143,18 @@ pub enum Error {
         reason: &'static str,
     },
 
+    /// The operation does not apply to this model, series or grid as declared, or not in this
+    /// form: a keyset page without a sort an index serves, `book` on a grid without a holder,
+    /// the measurements of a rollup series. `reason` says what to declare or call instead.
+    /// Nothing was sent.
+    #[error("`{operation}` does not apply here: {reason}; nothing was sent")]
+    Unsupported {
+        /// The operation (`after`, `book`, `measurements`, ...), or what it was given.
+        operation: String,
+        /// Why, and what to do instead.
+        reason: &'static str,
+    },
+
     /// A write names a field a pattern keeps itself (a tree's ancestors, a computed value, an
     /// extended-reference copy, a subset's array, a version, ...): only that pattern's handle
     /// writes it, and `reason` names the call to use. A typed update of such a field does not
@@ -472,14 +484,18 @@ impl Error {
         }
     }
 
-    /// Whether this is an [`InvalidValue`](Error::InvalidValue) or an
-    /// [`InvalidKey`](Error::InvalidKey) or a [`KeptField`](Error::KeptField): the toolkit refused a value, key or write of the
-    /// caller's (an operator document as an id, a field another pattern keeps, ...), nothing
-    /// written.
+    /// Whether this is an [`InvalidValue`](Error::InvalidValue), an
+    /// [`InvalidKey`](Error::InvalidKey), a [`KeptField`](Error::KeptField) or an
+    /// [`Unsupported`](Error::Unsupported): the toolkit refused a value, key, write or call of
+    /// the caller's (an operator document as an id, a field another pattern keeps, a keyset
+    /// page without a served sort, ...), nothing written.
     pub fn is_refused_input(&self) -> bool {
         matches!(
             self,
-            Error::InvalidValue { .. } | Error::InvalidKey { .. } | Error::KeptField { .. }
+            Error::InvalidValue { .. }
+                | Error::InvalidKey { .. }
+                | Error::KeptField { .. }
+                | Error::Unsupported { .. }
         )
     }
 
@@ -559,6 +575,7 @@ impl Error {
             | Error::VersionConflict { .. }
             | Error::DocumentTooLarge { .. }
             | Error::InvalidKey { .. }
+            | Error::Unsupported { .. }
             | Error::KeptField { .. }
             | Error::TransactionEnded { .. } => None,
         }

@@ -114,7 +114,7 @@ impl<M: Preallocated> Slots<M> {
     ///
     /// A slot that is not free (a holder, a set bit) is [`Error::InvalidValue`], one over
     /// 16 MiB [`Error::DocumentTooLarge`], one that another pattern refuses as a whole
-    /// document (an attribute array holding a key twice) [`Error::InvalidKey`], each before its
+    /// document (an attribute array holding a key twice) [`Error::InvalidValue`], each before its
     /// batch is sent. A slot that sits in a tree (`#[in_tree]`) gets the path of the node it
     /// names, read once per batch, whatever path it was given ([`Error::NotFound`] of the node for a missing
     /// node). What other models derive from the slots (a subset of them, a

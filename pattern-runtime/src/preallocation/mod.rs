@@ -166,8 +166,8 @@ impl<M: Preallocated> Slots<M> {
     }
 
     fn holder_field(&self, operation: &'static str) -> Result<&'static str> {
-        M::SLOTS.holder().ok_or(Error::InvalidKey {
-            key: operation.to_owned(),
+        M::SLOTS.holder().ok_or(Error::Unsupported {
+            operation: operation.to_owned(),
             reason: "the model has no `holder = ..` in its `#[preallocated]`: book its bitmap \
                      with `book_range`",
         })
@@ -245,11 +245,11 @@ impl<M: Preallocated> Slots<M> {
         })
     }
 
-    fn bitmap_field(&self, sub_slots: &Range<u32>) -> Result<&'static str> {
+    fn bitmap_field(&self, operation: &str, sub_slots: &Range<u32>) -> Result<&'static str> {
         let s = M::SLOTS;
         let Some(bitmap) = s.bitmap() else {
-            return Err(Error::InvalidKey {
-                key: "bitmap".to_owned(),
+            return Err(Error::Unsupported {
+                operation: operation.to_owned(),
                 reason: "the model has no `bitmap = ..` in its `#[preallocated]`",
             });
         };

@@ -94,7 +94,7 @@ impl<M: Preallocated> Slots<M> {
         resource: M::Resource,
         slot: M::Slot,
     ) -> Result<Vec<Range<u32>>> {
-        let bitmap = self.bitmap_field(&(0..1))?;
+        let bitmap = self.bitmap_field("free_ranges", &(0..1))?;
         let (resource, slot) = Self::ids(resource, slot)?;
         let found = self
             .raw()

@@ -396,7 +396,7 @@ impl<M: Preallocated> Slots<M> {
         slot: M::Slot,
         sub_slots: Range<u32>,
     ) -> Result<()> {
-        let bitmap = self.bitmap_field(&sub_slots)?;
+        let bitmap = self.bitmap_field("book_range", &sub_slots)?;
         let (resource, slot) = Self::ids(resource, slot)?;
         let mask = Self::mask(&sub_slots);
         let bits = BitUpdate {
@@ -435,7 +435,7 @@ impl<M: Preallocated> Slots<M> {
         slot: M::Slot,
         sub_slots: Range<u32>,
     ) -> Result<()> {
-        let bitmap = self.bitmap_field(&sub_slots)?;
+        let bitmap = self.bitmap_field("free_range", &sub_slots)?;
         let (resource, slot) = Self::ids(resource, slot)?;
         let mask = Self::mask(&sub_slots);
         let keep = match &mask {

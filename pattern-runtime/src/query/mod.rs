@@ -86,7 +86,7 @@
 //! for a `Vec`, `.stream()` for the cursor, `.project::<P>()` to read only the fields of a
 //! `#[projection(of = M)]` struct, and `.after(&last)` for the page after the last document
 //! read. A keyset page needs a sort that ends with `_id` and whose other keys an index of the
-//! model serves; otherwise it is [`Error::InvalidKey`](crate::Error::InvalidKey) before
+//! model serves; otherwise it is [`Error::Unsupported`](crate::Error::Unsupported) before
 //! anything is sent. An optional key's `null`s take their place in the order (first
 //! ascending, last descending), and so do an `f64` key's NaNs (below every other number) and,
 //! in a field of several BSON types (a `Bson`), the values of each type, in the server's order

@@ -324,7 +324,7 @@ impl<'a, M: Model> Find<'a, M> {
     ///
     /// The sort ends with `_id`, so that documents with equal keys are in one order on every
     /// page, neither skipped nor repeated: `Sort::desc(f.created_at).then_desc(f.id)`, on every
-    /// page including the first. Refused with [`Error::InvalidKey`] before anything is sent: a
+    /// page including the first. Refused with [`Error::Unsupported`] before anything is sent: a
     /// find without a sort, a sort that does not end with `_id`, or one whose other keys no
     /// index of the model serves (declare one with `#[index(..)]` on them, in the sort's order
     /// and directions, or all reversed). A key missing from `last` compares as `null`, which
@@ -364,15 +364,15 @@ impl<'a, M: Model> Find<'a, M> {
         };
         let last = last?;
         let Some(sort) = self.sort else {
-            return Err(Error::InvalidKey {
-                key: "after".to_owned(),
+            return Err(Error::Unsupported {
+                operation: "after".to_owned(),
                 reason: "a keyset page comes after a document in an order: give the find a \
                          `sort` ending with `_id`, the same on every page",
             });
         };
         if sort.keys().last().map(String::as_str) != Some("_id") {
-            return Err(Error::InvalidKey {
-                key: "after".to_owned(),
+            return Err(Error::Unsupported {
+                operation: "after".to_owned(),
                 reason: "a keyset page needs a sort ending with `_id` (`.then_asc(f.id)`), on \
                          every page: documents with equal keys are then in one order, neither \
                          skipped nor repeated",
@@ -603,12 +603,15 @@ mod keyset {
         if own.chain(patterns).any(|spec| serves(spec.keys())) {
             return Ok(());
         }
-        Err(Error::InvalidKey {
-            key: wanted
-                .iter()
-                .map(|(k, _)| *k)
-                .collect::<Vec<_>>()
-                .join(", "),
+        Err(Error::Unsupported {
+            operation: format!(
+                "after, sorted by {}",
+                wanted
+                    .iter()
+                    .map(|(k, _)| *k)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             reason: "no index of the model serves this sort, so each keyset page would sort \
                      the collection: declare `#[index(..)]` on these fields, in the sort's \
                      order and directions (or all reversed)",

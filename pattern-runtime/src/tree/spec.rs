@@ -118,17 +118,21 @@ impl PatternSpec for TreeSpec {
         &'static self,
         operation: &str,
         _doc: Option<&Document>,
-    ) -> Option<&'static str> {
-        match operation {
+    ) -> Option<crate::Error> {
+        let reason = match operation {
             "insert" => {
-                Some("a tree node is inserted through `Tree::insert`, which computes its ancestors")
+                "a tree node is inserted through `Tree::insert`, which computes its ancestors"
             }
-            "delete" => Some(
+            "delete" => {
                 "a tree node is deleted through `Tree::delete`, which decides what happens to \
-                 its subtree and its holders",
-            ),
-            _ => None,
-        }
+                 its subtree and its holders"
+            }
+            _ => return None,
+        };
+        Some(crate::Error::Unsupported {
+            operation: operation.to_owned(),
+            reason,
+        })
     }
 
     /// The key (unless `_id`), the parent and the ancestors: every holder's path and the
@@ -449,14 +453,15 @@ impl PatternSpec for HolderSpec {
         &'static self,
         operation: &str,
         doc: Option<&Document>,
-    ) -> Option<&'static str> {
+    ) -> Option<crate::Error> {
         let in_a_node = doc
             .and_then(|d| d.get(self.node()))
             .is_some_and(|n| !matches!(n, Bson::Null));
-        (operation == "insert" && in_a_node).then_some(
-            "a document placed in a tree node is inserted through `Holders::insert`, which \
-             computes its path (or inserted in no node, then placed)",
-        )
+        (operation == "insert" && in_a_node).then(|| crate::Error::Unsupported {
+            operation: operation.to_owned(),
+            reason: "a document placed in a tree node is inserted through `Holders::insert`, \
+                     which computes its path (or inserted in no node, then placed)",
+        })
     }
 
     /// The node and the path: the path is copied from the node's ancestors.
