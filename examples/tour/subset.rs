@@ -4,6 +4,7 @@
 //! `ratingCount`, `ratingSum` and `ratingAvg`; every review lives in `product_reviews`.
 
 use bson::{doc, DateTime};
+use pattern_runtime::query::Update;
 use pattern_runtime::{Fields, Model};
 use serde::{Deserialize, Serialize};
 
@@ -111,7 +112,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     for n in 0..25 {
         reviews
             .push("prod_123", review(n))
-            .set(doc! { "updatedAt": now })
+            .set(Update::new().set(Product::FIELDS.updated_at, now))
             .await?;
     }
     let p = Product::collection(&db)

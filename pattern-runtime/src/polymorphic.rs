@@ -16,7 +16,8 @@
 //! - `Notification::FIELDS`: the names of the common fields and the tag.
 //!
 //! ```no_run
-//! use bson::{doc, oid::ObjectId, DateTime};
+//! use bson::{oid::ObjectId, DateTime};
+//! use pattern_runtime::query::Filter;
 //! use pattern_runtime::{Fields, Model};
 //! use serde::{Deserialize, Serialize};
 //!
@@ -66,16 +67,16 @@
 //! let since = DateTime::parse_rfc3339_str("2025-08-01T00:00:00Z").unwrap();
 //! // Every variant, projected to the tag and the common fields.
 //! for n in notifications
-//!     .find_common(doc! { Notification::FIELDS.created_at: { "$gte": since } })
+//!     .find_common(Filter::gte(Notification::FIELDS.created_at, since))
 //!     .await?
 //! {
 //!     println!("{:?} at {}", n.kind, n.created_at);
 //! }
 //! // One variant, typed: the handle adds `{type: "email"}` itself.
-//! let emails: Vec<NotificationEmail> = NotificationEmail::collection(&db).find(doc! {}).await?;
+//! let emails: Vec<NotificationEmail> = NotificationEmail::collection(&db).find(Filter::default()).await?;
 //! // One variant, projected.
 //! let pushes: Vec<PushContent> = NotificationPush::collection(&db)
-//!     .find_as::<PushContent>(doc! {})
+//!     .find_as::<PushContent>(Filter::default())
 //!     .await?;
 //! # let _ = (emails, pushes);
 //! # Ok(()) }

@@ -2,6 +2,7 @@
 //! `ratingCount`, `ratingSum` and `ratingAvg`.
 
 use bson::{doc, Bson, DateTime, Document};
+use pattern_runtime::query::Update;
 use pattern_runtime::{list_indexes, Error, Fields, Missing, Model};
 use pattern_testkit::test_db;
 use serde::{Deserialize, Serialize};
@@ -296,6 +297,42 @@ async fn the_update_sets_what_the_caller_asks_for() {
         .await
         .unwrap();
     assert_eq!(load(&db, "prod_123").await.updated_at, Some(at));
+
+    // Typed: an `Update` of `set`s, in the same parent update.
+    let later = DateTime::from_millis(1_755_770_483_000);
+    let f = Product::FIELDS;
+    Product::collection(&db)
+        .subset(f.recent_reviews)
+        .push("prod_123", review(2))
+        .set(Update::new().set(f.updated_at, later).set(f.name, "SSD"))
+        .await
+        .unwrap();
+    let product = load(&db, "prod_123").await;
+    assert_eq!(
+        (product.updated_at, product.name.as_str()),
+        (Some(later), "SSD")
+    );
+    assert_eq!(product.rating_count, 2);
+
+    // Another operator than `set` is refused before anything is written.
+    let before = load(&db, "prod_123").await;
+    db.take_commands();
+    let e = Product::collection(&db)
+        .subset(f.recent_reviews)
+        .push("prod_123", review(3))
+        .set(Update::new().set(f.name, "x").unset(f.updated_at))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidKey { ref key, .. } if key == "$unset"),
+        "{e:?}"
+    );
+    assert!(db.take_commands().is_empty(), "nothing sent");
+    let after = load(&db, "prod_123").await;
+    assert_eq!(
+        (after.rating_count, after.name, after.updated_at),
+        (before.rating_count, before.name, before.updated_at)
+    );
 }
 
 #[tokio::test]

@@ -7,8 +7,9 @@
 //! `#[derive(Fields)]`; the model's field holding the items says `#[attribute]`:
 //!
 //! ```no_run
-//! use bson::{doc, Bson};
+//! use bson::Bson;
 //! use pattern_runtime::attribute::Order;
+//! use pattern_runtime::query::Filter;
 //! use pattern_runtime::{Fields, Model};
 //! use serde::{Deserialize, Serialize};
 //!
@@ -40,7 +41,7 @@
 //! let heavy = attributes.find(attributes.key(&"bmi".to_owned()).gt(25)?).await?;
 //! // Records with a blood sugar, highest first.
 //! let ranked = attributes
-//!     .find_sorted(doc! {}, &"blood_sugar".to_owned(), Order::Descending)
+//!     .find_sorted(Filter::default(), &"blood_sugar".to_owned(), Order::Descending)
 //!     .await?;
 //! # let _ = (heavy, ranked);
 //! # Ok(()) }

@@ -335,7 +335,7 @@ impl<'a, M: Model> Find<'a, M> {
     ///
     /// ```no_run
     /// # use pattern_runtime::Model;
-    /// # use pattern_runtime::query::Sort;
+    /// # use pattern_runtime::query::{Filter, Sort};
     /// # #[derive(serde::Serialize, serde::Deserialize, Model)]
     /// # #[serde(rename_all = "camelCase")]
     /// # struct Post { #[serde(rename = "_id")] id: i64, #[index(-1)] created_at: bson::DateTime }
@@ -343,9 +343,9 @@ impl<'a, M: Model> Find<'a, M> {
     /// let posts = Post::collection(&db);
     /// let f = Post::FIELDS;
     /// let newest = Sort::desc(f.created_at).then_desc(f.id);
-    /// let first = posts.find(bson::doc! {}).sort(newest.clone()).limit(20).await?;
+    /// let first = posts.find(Filter::default()).sort(newest.clone()).limit(20).await?;
     /// if let Some(last) = first.last() {
-    ///     let next = posts.find(bson::doc! {}).sort(newest).after(last).limit(20).await?;
+    ///     let next = posts.find(Filter::default()).sort(newest).after(last).limit(20).await?;
     /// #   let _ = next;
     /// }
     /// # Ok(()) }

@@ -6,6 +6,7 @@
 //! `ratingAvg`) summarise *all* items, not only the embedded ones.
 //!
 //! ```
+//! use pattern_runtime::query::Update;
 //! use pattern_runtime::{Fields, Model};
 //! use serde::{Deserialize, Serialize};
 //!
@@ -23,6 +24,7 @@
 //!     rating_sum: i64,
 //!     #[computed(avg = recent_reviews.stars)]
 //!     rating_avg: Option<f64>,
+//!     updated_at: Option<bson::DateTime>,
 //! }
 //!
 //! /// A review, as stored in `product_reviews`.
@@ -63,7 +65,8 @@
 //! let reviews = Product::collection(&db).subset(Product::FIELDS.recent_reviews);
 //! reviews
 //!     .push("prod_123", review)
-//!     .set(bson::doc! { "updatedAt": bson::DateTime::now() })
+//!     // In the same update: a typed `$set` of a parent field.
+//!     .set(Update::new().set(Product::FIELDS.updated_at, bson::DateTime::now()))
 //!     .await?;
 //! let older = reviews.page("prod_123", 10, 20).await?; // items 11 to 30, from product_reviews
 //! let count = reviews.count("prod_123").await?;         // from ratingCount
@@ -339,15 +342,57 @@ pub struct Push<'a, P, F, E> {
     /// Serialized and checked when built; an error is returned when awaited.
     parent_id: Result<Bson>,
     items: Vec<F>,
-    set: Document,
+    set: Result<Document>,
 }
 
 impl<P, F, E> Push<'_, P, F, E> {
-    /// Also `$set` these parent fields in the same update (`updatedAt`, say). Keys are checked
-    /// before anything is written.
-    pub fn set(mut self, fields: Document) -> Self {
-        self.set.extend(fields);
+    /// Also `$set` these parent fields in the same update (`updatedAt`, say): a typed
+    /// [`Update`](crate::query::Update) made of `set`s
+    /// (`.set(Update::new().set(Product::FIELDS.updated_at, now))`), or a document of fields
+    /// (`.set(doc! { "updatedAt": now })`, the explicit escape). Keys are checked before
+    /// anything is written; an `Update` holding another operator is [`Error::InvalidKey`].
+    pub fn set(mut self, fields: impl ParentFields) -> Self {
+        self.set = match (self.set, fields.parent_fields()) {
+            (Ok(mut set), Ok(more)) => {
+                set.extend(more);
+                Ok(set)
+            }
+            (Err(e), _) | (_, Err(e)) => Err(e),
+        };
         self
+    }
+}
+
+/// What [`Push::set`] takes: a typed [`Update`](crate::query::Update) of `set`s only, or a
+/// `bson::Document` of fields.
+pub trait ParentFields {
+    /// The fields to `$set`, or the error a typed value met.
+    fn parent_fields(self) -> Result<Document>;
+}
+
+impl ParentFields for Document {
+    fn parent_fields(self) -> Result<Document> {
+        Ok(self)
+    }
+}
+
+impl ParentFields for crate::query::Update {
+    fn parent_fields(self) -> Result<Document> {
+        let mut fields = Document::new();
+        for (op, body) in self.into_document()? {
+            match (op.as_str(), body) {
+                ("$set", Bson::Document(body)) => fields.extend(body),
+                _ => {
+                    return Err(Error::InvalidKey {
+                        key: op,
+                        reason: "a push's `.set(..)` adds `$set`s to the push's own update: \
+                                 give it `Update::new().set(..)` only, and run other operators \
+                                 as an update of their own",
+                    })
+                }
+            }
+        }
+        Ok(fields)
     }
 }
 
@@ -361,6 +406,10 @@ where
     type IntoFuture = Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.subset.run_push(self.parent_id, self.items, self.set))
+        let (subset, parent_id, items) = (self.subset, self.parent_id, self.items);
+        match self.set {
+            Ok(set) => Box::pin(subset.run_push(parent_id, items, set)),
+            Err(e) => Box::pin(std::future::ready(Err(e))),
+        }
     }
 }

@@ -56,7 +56,7 @@ where
     E: Serialize + for<'a> From<&'a F> + Send + Sync,
 {
     /// Writes `item` to the full collection and adds it to the parent's subset and computed
-    /// fields. Chain `.set(doc! { .. })` to set more parent fields in the same update.
+    /// fields. Chain `.set(..)` to set more parent fields in the same update.
     ///
     /// Errors: [`Error::InvalidValue`] when the item's parent field names another parent than
     /// `parent_id` (nothing is written: push it to its own parent); [`Error::NotFound`] when no
@@ -69,7 +69,7 @@ where
             subset: self,
             parent_id: crate::literal::typed_id("_id", parent_id.into_id()),
             items: vec![item],
-            set: Document::new(),
+            set: Ok(Document::new()),
         }
     }
 
@@ -80,7 +80,7 @@ where
             subset: self,
             parent_id: crate::literal::typed_id("_id", parent_id.into_id()),
             items,
-            set: Document::new(),
+            set: Ok(Document::new()),
         }
     }
 
