@@ -9,6 +9,7 @@
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::attribute::Order;
+use pattern_runtime::query::Filter;
 use pattern_runtime::{AttributeKey, Error, Fields, Model, SyncOptions};
 use serde::{Deserialize, Serialize};
 
@@ -160,13 +161,13 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     );
     print_records(
         &attributes
-            .find_sorted(doc! {}, "blood_sugar", Order::Descending)
+            .find_sorted(Filter::default(), "blood_sugar", Order::Descending)
             .await?,
     );
     println!("Ranking by BMI, highest first: both records have one");
     print_records(
         &attributes
-            .find_sorted(doc! {}, "bmi", Order::Descending)
+            .find_sorted(Filter::default(), "bmi", Order::Descending)
             .await?,
     );
 

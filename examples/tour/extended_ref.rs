@@ -8,7 +8,7 @@
 
 use bson::doc;
 use bson::oid::ObjectId;
-use pattern_runtime::query::Update;
+use pattern_runtime::query::{Filter, Update};
 use pattern_runtime::{Fields, Model};
 use serde::{Deserialize, Serialize};
 
@@ -172,7 +172,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         .await?;
     println!("retitle and reprice the pen: the order lines that copy it follow");
 
-    let orders: Vec<Order> = Order::collection(&db).find(doc! {}).await?;
+    let orders: Vec<Order> = Order::collection(&db).find(Filter::default()).await?;
     for o in &orders {
         let items: Vec<String> = o
             .items

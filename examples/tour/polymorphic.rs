@@ -7,6 +7,7 @@
 
 use bson::{doc, oid::ObjectId, DateTime, Document};
 use futures_util::TryStreamExt;
+use pattern_runtime::query::Filter;
 use pattern_runtime::{Error, Fields, Model, Polymorphic, SyncOptions};
 use serde::{Deserialize, Serialize};
 
@@ -133,9 +134,9 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     }
     println!(
         "  per variant (count through each handle): email {}, sms {}, push {}",
-        emails.count(doc! {}).await?,
-        sms.count(doc! {}).await?,
-        pushes.count(doc! {}).await?
+        emails.count(Filter::default()).await?,
+        sms.count(Filter::default()).await?,
+        pushes.count(Filter::default()).await?
     );
 
     let since = at("2025-08-01T00:00:00Z")?;
@@ -157,7 +158,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         "\nNotificationEmail::collection(&db).find({{}}): the handle filters on {}",
         emails.filter(doc! {})?
     );
-    for e in emails.find(doc! {}).await? {
+    for e in emails.find(Filter::default()).await? {
         println!(
             "  to {}: {:?}, {:?}, at {}",
             e.to,
@@ -197,7 +198,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         .bypass_document_validation(true)
         .await?;
     println!("A newer version of the application, with a validator of its own, inserts it anyway.");
-    match notifications.find(doc! {}).await {
+    match notifications.find(Filter::default()).await {
         Err(e @ Error::UnknownVariant { .. }) => println!("  find fails: {e}"),
         Err(e) => return Err(e.into()),
         Ok(all) => println!("  unexpected: find read {} notifications", all.len()),
@@ -211,9 +212,9 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     }
     println!(
         "  the handles never meet it: email {}, sms {}, push {}",
-        emails.count(doc! {}).await?,
-        sms.count(doc! {}).await?,
-        pushes.count(doc! {}).await?
+        emails.count(Filter::default()).await?,
+        sms.count(Filter::default()).await?,
+        pushes.count(Filter::default()).await?
     );
     Ok(())
 }
