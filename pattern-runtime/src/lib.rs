@@ -217,8 +217,10 @@
 //!
 //! What a caller passes *as* a query or an update (`find(filter)`, `update(id, update)`) is
 //! sent as written: that is its purpose. Update documents are still checked to be operators of
-//! named fields that leave `_id` (and a versioned model's version) alone, and the values of
-//! their `$set` and `$setOnInsert` are checked like any stored value.
+//! named fields that leave `_id` (and a versioned model's version) alone, and every value they
+//! store as given (`$set`, `$setOnInsert`, `$min`, `$max`, `$push` and `$addToSet` with their
+//! `$each` items, `$pullAll`) is checked like any stored value; a `$pull` condition is a query,
+//! sent as written.
 //!
 //! Strings are stored as they are (`"$120"`, `"$/month"`, empty, NUL bytes, long), and so are
 //! NaN and the infinities: MongoDB sorts NaN below every number and matches it with `$eq` NaN,

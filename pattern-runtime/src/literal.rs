@@ -151,8 +151,10 @@ pub(crate) fn check_not_empty(update: &Document) -> Result<()> {
 }
 
 /// The top-level fields an operator update touches; refuses what is not a plain operator update
-/// of named fields, any change of `_id` (refused with `id_reason`), and a `$set` or
-/// `$setOnInsert` value that could not be stored as given (see [`check_value`]).
+/// of named fields, any change of `_id` (refused with `id_reason`), and a value stored as given
+/// (by `$set`, `$setOnInsert`, `$min`, `$max`, `$push`, `$addToSet`, `$pullAll`) that could not
+/// be (see [`check_value`]). A `$pull` takes a condition, and `$currentDate` a type: neither is
+/// a stored value.
 pub(crate) fn touched_fields(
     update: &Document,
     id_reason: &'static str,
@@ -200,8 +202,19 @@ pub(crate) fn touched_fields(
         for (key, value) in fields {
             add(key)?;
             // Stored as given: no key the server would read as an operator or a path.
-            if matches!(op.as_str(), "$set" | "$setOnInsert") {
-                check_value(key, value)?;
+            match (op.as_str(), value) {
+                ("$set" | "$setOnInsert" | "$min" | "$max", value) => check_value(key, value)?,
+                // `{$each: [..], $slice: .., ..}` is the modifier form: its items are stored.
+                ("$push" | "$addToSet", Bson::Document(d)) if d.contains_key("$each") => {
+                    if let Some(Bson::Array(items)) = d.get("$each") {
+                        items.iter().try_for_each(|i| check_value(key, i))?;
+                    }
+                }
+                ("$push" | "$addToSet", value) => check_value(key, value)?,
+                ("$pullAll", Bson::Array(items)) => {
+                    items.iter().try_for_each(|i| check_value(key, i))?;
+                }
+                _ => {}
             }
             if op == "$rename" {
                 if let Bson::String(to) = value {

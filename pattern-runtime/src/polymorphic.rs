@@ -281,7 +281,9 @@ impl<V: Variant> VariantCollection<V> {
     }
 
     /// `filter` restricted to this variant: `{tag: value, ...filter}`.
-    /// [`Error::InvalidKey`] if `filter` names the tag itself.
+    /// [`Error::InvalidKey`] if `filter` names the tag at its top level. A condition on the tag
+    /// inside `$or` or `$and` is sent as written: beside the variant's own tag, it matches
+    /// nothing of another variant.
     pub fn filter(&self, filter: impl IntoFilter) -> Result<Document> {
         let filter = filter.into_filter()?;
         let tag = <V::Model as Polymorphic>::TAG;
@@ -515,12 +517,6 @@ fn check_update<V: Variant>(update: &Document) -> Result<()> {
             });
         }
         let touches = |key: &str| key == tag || key.starts_with(&format!("{tag}."));
-        if let (true, Bson::Document(d)) = (matches!(op.as_str(), "$set" | "$setOnInsert"), fields)
-        {
-            for (key, value) in d {
-                crate::literal::check_value(key, value)?;
-            }
-        }
         let named = match fields {
             Bson::Document(d) => d.iter().any(|(k, v)| {
                 touches(k) || (op == "$rename" && matches!(v, Bson::String(to) if touches(to)))
@@ -536,6 +532,12 @@ fn check_update<V: Variant>(update: &Document) -> Result<()> {
             });
         }
     }
+    // The checks of every handle's update: operators of named fields, `_id` left alone, stored
+    // values as given.
+    crate::literal::touched_fields(
+        update,
+        "a document's `_id` never changes: insert another document instead",
+    )?;
     Ok(())
 }
 

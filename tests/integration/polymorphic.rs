@@ -619,3 +619,47 @@ async fn a_variant_handle_gets_and_replaces_its_own_documents_only() {
     };
     assert_eq!(before, after, "nothing written");
 }
+
+/// A variant's handle refuses an update of `_id` as the model's handle does (`InvalidKey`,
+/// nothing sent); it used to send it and return the server's untyped error (code 66). A
+/// `doc!` update's stored values are checked there too.
+#[tokio::test]
+async fn a_variant_handle_checks_an_update_as_the_model_handle_does() {
+    let db = test_db("poly_update_checks").await;
+    let all = insert_seed(&db).await;
+    let email_id = id_of(&all[0]);
+    let emails = NotificationEmail::collection(&db);
+    let raw = db.collection::<Document>("notifications");
+    let snapshot = || async {
+        use futures_util::TryStreamExt;
+        let docs: Vec<Document> = raw
+            .find(doc! {})
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
+        docs
+    };
+    let before = snapshot().await;
+    let new_id = doc! { "$set": { "_id": ObjectId::new() } };
+    let e = emails.update(email_id, new_id.clone()).await.unwrap_err();
+    assert!(
+        matches!(e, pattern_runtime::Error::InvalidKey { ref key, .. } if key == "_id"),
+        "{e:?}"
+    );
+    let e = emails.update_many(doc! {}, new_id).await.unwrap_err();
+    assert!(
+        matches!(e, pattern_runtime::Error::InvalidKey { ref key, .. } if key == "_id"),
+        "{e:?}"
+    );
+    let e = emails
+        .update(email_id, doc! { "$max": { "subject": { "$x": 1 } } })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, pattern_runtime::Error::InvalidValue { .. }),
+        "{e:?}"
+    );
+    assert_eq!(snapshot().await, before, "nothing written");
+}

@@ -3120,3 +3120,50 @@ fn update_many_does_not_report_a_refused_filter_as_an_overflow() {
         assert!(failures.is_empty(), "{}", failures.join("\n"));
     });
 }
+
+/// The escape, a `doc!` update, is held to what the typed forms refuse: every value it stores
+/// as given (`$push`, `$addToSet` and their `$each` items, `$min`, `$max`, `$pullAll`, as
+/// `$set`) with a `$`-prefixed or dotted key is `InvalidValue`, nothing written. Before, only
+/// `$set` and `$setOnInsert` were checked, and a `$push` of `{"$where": 1}` was stored, leaving
+/// a document that `replace(&get(..))` then refused. A `$pull` takes a condition (a query), so
+/// `{$pull: {bag: {$gt: 1}}}` is still sent.
+#[test]
+fn doc_updates_store_no_key_the_typed_forms_refuse() {
+    big_stack(|| async {
+        let db = test_db("doc_update_values").await;
+        let things = Thing::collection(&db);
+        reset(&db, "qv_things", &[raw(&base(1))]).await;
+        let before = stored(&db, "qv_things").await;
+        let mut failures = Vec::new();
+        for u in [
+            doc! { "$push": { "bag": { "$where": 1 } } },
+            doc! { "$addToSet": { "bag": { "$where": 1 } } },
+            doc! { "$push": { "bag": { "$each": [1, { "$gt": 1 }] } } },
+            doc! { "$addToSet": { "bag": { "$each": [{ "a.b": 1 }] } } },
+            doc! { "$push": { "parts": { "label": "x", "qty": 1, "extra": { "$x": 1 } } } },
+            doc! { "$min": { "doc": { "$x": 1 } } },
+            doc! { "$max": { "doc": { "~": { "$y": 1 } } } },
+            doc! { "$pullAll": { "bag": [{ "$where": 1 }] } },
+        ] {
+            db.take_commands();
+            match things.update(1, u.clone()).await {
+                Err(Error::InvalidValue { .. }) => {}
+                other => failures.push(format!("{u}: {other:?}")),
+            }
+            let sent = writes(&db);
+            if !sent.is_empty() {
+                failures.push(format!("{u}: sent {sent:?}"));
+            }
+            if let Some(d) = diff(&before, &stored(&db, "qv_things").await) {
+                failures.push(format!("{u}: {d}"));
+                reset(&db, "qv_things", &before).await;
+            }
+        }
+        // A condition is not a stored value: sent, and it pulls what it matches.
+        things
+            .update(1, doc! { "$pull": { "bag": { "$gt": 1_000_000 } } })
+            .await
+            .unwrap();
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    });
+}

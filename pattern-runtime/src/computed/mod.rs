@@ -76,7 +76,11 @@
 //! target document concerned (the old and the new one when an order
 //! moves to another user), in one transaction retried on transient errors: concurrent writers
 //! leave every value exact. A write that points a source at a target that does not exist (an
-//! insert, a `by` changed) is [`Error::NotFound`] and nothing is written, whichever pattern's
+//! insert, a `by` changed) is [`Error::NotFound`] and nothing is written, so a target is
+//! inserted before its sources, with its computed fields empty (`0`, `None`): an insert of a
+//! target stores the values it is given, unchecked, and [`ComputedFields::check`] reports any
+//! other value (`rebuild(id)` repairs it). A write that points a source at a missing target is
+//! refused whichever pattern's
 //! handle writes the source (a slot booked for a holder counted per holder, a variant
 //! inserted); a source that already pointed at a target since deleted can still be written
 //! (an outlier push, an attribute set, an update of other fields), its contribution kept

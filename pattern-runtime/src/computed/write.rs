@@ -284,7 +284,7 @@ impl Writes {
         tracing::Span::current().record("id", tracing::field::display(&id));
         let touched = touched_fields(
             &update,
-            "a source's `_id` never changes: replace the document instead",
+            "a document's `_id` never changes: insert another document instead",
         )?;
         derived::check_update(self.schema, &update)?;
         let one = doc! { "_id": id.clone() };

@@ -177,8 +177,10 @@ impl Filter {
         }))
     }
 
-    /// `{field: {$eq: value}}`: the field equals `value` (for an array field, or a path
-    /// through one, some item does).
+    /// `{field: {$eq: value}}`: the field equals `value`, a value of the field's own type (a
+    /// whole `Vec` for a `Vec` field; [`all`](Self::all) or [`elem_match`](Self::elem_match)
+    /// match one item of it). On a path through an array (`items.sku`), some item's field
+    /// equals it.
     ///
     /// Two documents are equal when they hold the same fields in the same order. A struct and
     /// a `BTreeMap` serialize in one order, but a `HashMap` in its iteration order, which

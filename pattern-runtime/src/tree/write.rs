@@ -134,9 +134,10 @@ impl<M: TreeNode> Tree<M> {
             check_size(&d, M::SCHEMA.name())?;
             match d.get(t.key()) {
                 None | Some(Bson::Null) => {
-                    return Err(Error::InvalidKey {
-                        key: t.key().to_owned(),
-                        reason: "a node needs its key: parents, ancestors and paths name it",
+                    return Err(Error::InvalidValue {
+                        field: t.key().to_owned(),
+                        reason: "a node needs its key: parents, ancestors and paths name it"
+                            .to_owned(),
                     })
                 }
                 Some(k) => crate::literal::check_id(t.key(), k)?,
@@ -438,9 +439,9 @@ impl<M: TreeNode> Tree<M> {
             key_bson::<M>(M::TREE.key(), new_key)?,
         );
         if matches!(new_key, Bson::Null) {
-            return Err(Error::InvalidKey {
-                key: t.key().to_owned(),
-                reason: "a node needs its key: parents, ancestors and paths name it",
+            return Err(Error::InvalidValue {
+                field: t.key().to_owned(),
+                reason: "a node needs its key: parents, ancestors and paths name it".to_owned(),
             });
         }
         tracing::Span::current().record("key", tracing::field::display(&key));
