@@ -30,7 +30,7 @@ pub(crate) fn literal(value: impl Into<Bson>) -> Bson {
     Bson::Document(doc! { "$literal": value.into() })
 }
 
-fn invalid(field: &str, reason: impl Into<String>) -> Error {
+pub(crate) fn invalid(field: &str, reason: impl Into<String>) -> Error {
     Error::InvalidValue {
         field: field.to_owned(),
         reason: reason.into(),

@@ -394,13 +394,7 @@ impl<V: Variant> VariantCollection<V> {
     #[operation(polymorphic.replace, variant = V::TAG_VALUE)]
     pub async fn replace(&self, value: &V) -> Result<Written> {
         let doc = self.document(value)?;
-        let Some(id) = doc.get("_id").cloned() else {
-            return Err(Error::InvalidKey {
-                key: "_id".to_owned(),
-                reason: "`replace` finds the stored document by the new one's `_id`, and it \
-                         has none",
-            });
-        };
+        let id = crate::derived::replaced_id(&doc)?;
         let tag = <V::Model as Polymorphic>::TAG;
         let scope = bson::doc! { tag: V::TAG_VALUE };
         self.writes().replace(doc, id, scope).await

@@ -592,15 +592,7 @@ async fn a_variant_handle_gets_and_replaces_its_own_documents_only() {
     assert_eq!(stored.get_str("subject").unwrap(), "Welcome back!");
 
     // An email holding the sms's `_id` replaces nothing: NotFound, the sms untouched.
-    let before: Vec<Document> = {
-        use futures_util::TryStreamExt;
-        raw.find(doc! {})
-            .await
-            .unwrap()
-            .try_collect()
-            .await
-            .unwrap()
-    };
+    let before = every_document(&raw).await;
     let mut forged = changed.clone();
     forged.id = sms_id;
     let e = emails.replace(&forged).await.unwrap_err();
@@ -608,15 +600,7 @@ async fn a_variant_handle_gets_and_replaces_its_own_documents_only() {
     forged.id = ObjectId::new();
     let e = emails.replace(&forged).await.unwrap_err();
     assert!(matches!(e, pattern_runtime::Error::NotFound { .. }), "{e}");
-    let after: Vec<Document> = {
-        use futures_util::TryStreamExt;
-        raw.find(doc! {})
-            .await
-            .unwrap()
-            .try_collect()
-            .await
-            .unwrap()
-    };
+    let after = every_document(&raw).await;
     assert_eq!(before, after, "nothing written");
 }
 
@@ -630,18 +614,7 @@ async fn a_variant_handle_checks_an_update_as_the_model_handle_does() {
     let email_id = id_of(&all[0]);
     let emails = NotificationEmail::collection(&db);
     let raw = db.collection::<Document>("notifications");
-    let snapshot = || async {
-        use futures_util::TryStreamExt;
-        let docs: Vec<Document> = raw
-            .find(doc! {})
-            .await
-            .unwrap()
-            .try_collect()
-            .await
-            .unwrap();
-        docs
-    };
-    let before = snapshot().await;
+    let before = every_document(&raw).await;
     let new_id = doc! { "$set": { "_id": ObjectId::new() } };
     let e = emails.update(email_id, new_id.clone()).await.unwrap_err();
     assert!(
@@ -661,5 +634,16 @@ async fn a_variant_handle_checks_an_update_as_the_model_handle_does() {
         matches!(e, pattern_runtime::Error::InvalidValue { .. }),
         "{e:?}"
     );
-    assert_eq!(snapshot().await, before, "nothing written");
+    assert_eq!(every_document(&raw).await, before, "nothing written");
+}
+
+/// Every stored document of `raw`, in the server's order.
+async fn every_document(raw: &mongodb::Collection<Document>) -> Vec<Document> {
+    use futures_util::TryStreamExt;
+    raw.find(doc! {})
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap()
 }

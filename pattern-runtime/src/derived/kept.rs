@@ -270,11 +270,17 @@ pub(crate) fn replacement<T: serde::Serialize>(
     let new = bson::serialize_to_document(doc)?;
     check_document_write(model, "replace", Some(&new))?;
     crate::error::check_size(&new, model.name())?;
-    let Some(id) = new.get("_id").cloned() else {
-        return Err(crate::error::Error::InvalidKey {
+    let id = replaced_id(&new)?;
+    Ok((new, id))
+}
+
+/// The `_id` by which a `replace` finds the stored document: the new one's, or
+/// [`Error::InvalidKey`](crate::error::Error::InvalidKey) when it has none.
+pub(crate) fn replaced_id(new: &Document) -> crate::error::Result<Bson> {
+    new.get("_id")
+        .cloned()
+        .ok_or_else(|| crate::error::Error::InvalidKey {
             key: "_id".to_owned(),
             reason: "`replace` finds the stored document by the new one's `_id`, and it has none",
-        });
-    };
-    Ok((new, id))
+        })
 }

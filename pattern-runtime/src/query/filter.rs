@@ -44,12 +44,7 @@ pub(crate) fn serialize<V: Serialize + ?Sized>(path: &str, value: &V) -> Result<
     })
 }
 
-fn refused(path: &str, reason: impl Into<String>) -> Error {
-    Error::InvalidValue {
-        field: path.to_owned(),
-        reason: reason.into(),
-    }
-}
+use crate::literal::invalid as refused;
 
 /// Checks `value`, the operand of `op` in a typed filter on `path`, so that the server reads it
 /// as the literal it is, or refuses it before anything is sent ([`Error::InvalidValue`]):
@@ -102,20 +97,25 @@ fn check_operand(path: &str, op: &str, value: &Bson) -> Result<()> {
     }
 }
 
+/// [`encodable`] on each field of `doc`, and no key holding NUL.
+fn encodable_fields(path: &str, doc: &Document) -> Result<()> {
+    doc.iter().try_for_each(|(k, v)| {
+        if k.contains('\0') {
+            return Err(refused(
+                path,
+                format!("key `{k}` holds NUL, which BSON cannot encode"),
+            ));
+        }
+        encodable(path, v)
+    })
+}
+
 /// Refuses, at any depth of `value`, what BSON cannot encode (a NUL in a key) and `undefined`.
 fn encodable(path: &str, value: &Bson) -> Result<()> {
     match value {
-        Bson::Document(d) => d.iter().try_for_each(|(k, v)| {
-            if k.contains('\0') {
-                return Err(refused(
-                    path,
-                    format!("key `{k}` holds NUL, which BSON cannot encode"),
-                ));
-            }
-            encodable(path, v)
-        }),
+        Bson::Document(d) => encodable_fields(path, d),
         Bson::Array(a) => a.iter().try_for_each(|v| encodable(path, v)),
-        Bson::JavaScriptCodeWithScope(code) => encodable(path, &Bson::Document(code.scope.clone())),
+        Bson::JavaScriptCodeWithScope(code) => encodable_fields(path, &code.scope),
         Bson::Undefined => Err(refused(
             path,
             "`undefined` is deprecated BSON: MongoDB neither stores nor compares it",
