@@ -407,10 +407,11 @@ async fn summary_equals_the_raw_measurements_and_uses_stored_summaries_inside() 
             s.last().map(|t| t.timestamp_millis()),
             times.iter().max().copied()
         );
-        // An undeclared summary is an error, not a silent `None`.
+        // An undeclared summary is an error, not a silent `None`: it does not apply to this
+        // series as declared.
         assert!(matches!(
             s.max(Reading::FIELDS.seq),
-            Err(Error::InvalidKey { .. })
+            Err(Error::Unsupported { .. })
         ));
     }
 

@@ -307,7 +307,7 @@
 //! | grid slots that are tree holders, allocated | each slot gets the path of the node it names (read once per batch, as `Holders::insert` computes it); a missing node is [`Error::NotFound`] of the node, the batch not sent |
 //! | a subset whose full items are grid slots (the holder embedded) | `allocate`, `book`, `book_all`, `cancel`, `release` keep the parents' items and counts |
 //! | a grid whose holder is an extended-reference copy | `cancel` finds the holder by the copy's `_id`, whatever a rename rewrote since |
-//! | tree nodes or holders that are two-way sides | a cascade deleting a child pulls it from its owner's array; deleting an owner sets its children's optional side to `null`, and is refused ([`Error::InvalidKey`], nothing written) while a required side names it |
+//! | tree nodes or holders that are two-way sides | a cascade deleting a child pulls it from its owner's array; deleting an owner sets its children's optional side to `null`, and is refused ([`Error::StillNamed`], nothing written) while a required side names it |
 //! | a computed sum, min or max of an `#[approximate]` counter; a kept copy of one | refused at compile time: a counter's events are single `$inc`s nothing follows (a count of the documents, and a `snapshot` copy, are accepted) |
 //! | a two-way relation whose side is an extended-reference copy | refused at compile time: `assign` and `repair` write bare `_id`s there |
 //! | versioned model written many at once (`insert_many`, `update_many`, `delete_many`) | refused at compile time: each write of a versioned model archives a revision |

@@ -607,6 +607,45 @@ async fn assign_moves_a_task_between_the_arrays_and_sets_its_owner() {
     );
 }
 
+/// An owner whose tasks name it in a field that cannot be empty (`owner: Ref<Person>`, no
+/// `Option`) is not deleted while any does: `Error::StillNamed`, naming both collections and
+/// the field, and nothing is written. An owner no task names is deleted.
+#[tokio::test]
+async fn an_owner_named_by_a_required_field_is_not_deleted() {
+    let db = test_db("rel_owner_delete").await;
+    let (kate, jon, tasks) = persons_and_tasks(&db).await;
+    let people = Person::collection(&db);
+    let err = people.delete(kate.id).await.unwrap_err();
+    match &err {
+        pattern_runtime::Error::StillNamed {
+            collection,
+            id,
+            named_by,
+            field,
+            ..
+        } => {
+            assert_eq!(
+                (collection.as_str(), named_by.as_str(), field.as_str()),
+                ("person", "tasks", "owner")
+            );
+            assert_eq!(**id, Bson::ObjectId(kate.id));
+        }
+        other => panic!("expected StillNamed, got {other:?}"),
+    }
+    assert!(!err.is_refused_input(), "{err}");
+    assert!(err.to_string().contains("nothing was written"), "{err}");
+    let stored = person(&db, kate.id).await;
+    assert_eq!(stored.get_array("tasks").unwrap().len(), tasks.len());
+    for t in &tasks {
+        assert_eq!(
+            task(&db, t.id).await.get_object_id("owner").unwrap(),
+            kate.id
+        );
+    }
+    people.delete(jon.id).await.unwrap();
+    assert!(people.get(jon.id).await.unwrap().is_none());
+}
+
 #[tokio::test]
 async fn a_failure_between_the_writes_of_assign_leaves_all_three_documents_as_before() {
     let db = test_db("rel_assign_fail").await;

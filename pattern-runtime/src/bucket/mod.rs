@@ -372,12 +372,12 @@ pub(crate) fn key_filter<M: Measurement>(key: &M::Key) -> Result<Document> {
         (1, v) => vec![v],
         (n, Bson::Array(items)) if items.len() == n => items,
         (n, _) => {
-            return Err(Error::InvalidKey {
-                key: names.join(", "),
+            return Err(Error::InvalidValue {
+                field: names.join(", "),
                 reason: if n == 0 {
-                    "the series has no key field"
+                    "the series has no key field".to_owned()
                 } else {
-                    "the key must be a tuple with one value per key field"
+                    "the key must be a tuple with one value per key field".to_owned()
                 },
             })
         }

@@ -409,7 +409,7 @@ impl Summary {
     /// the range has a value.
     ///
     /// # Errors
-    /// [`Error::InvalidKey`] when the field has no `min` summary.
+    /// [`Error::Unsupported`] when the field has no `min` summary.
     pub fn min<T: DeserializeOwned, K>(&self, field: FieldName<T, K>) -> Result<Option<T>> {
         self.get(field, "min")
     }
@@ -417,7 +417,7 @@ impl Summary {
     /// The maximum of a field declared with `summary(field(max))`.
     ///
     /// # Errors
-    /// [`Error::InvalidKey`] when the field has no `max` summary.
+    /// [`Error::Unsupported`] when the field has no `max` summary.
     pub fn max<T: DeserializeOwned, K>(&self, field: FieldName<T, K>) -> Result<Option<T>> {
         self.get(field, "max")
     }
@@ -426,7 +426,7 @@ impl Summary {
     /// sum past `i32::MAX` is an [`Error::Bson`]: declare the field `i64`).
     ///
     /// # Errors
-    /// [`Error::InvalidKey`] when the field has no `sum` summary.
+    /// [`Error::Unsupported`] when the field has no `sum` summary.
     pub fn sum<T: DeserializeOwned, K>(&self, field: FieldName<T, K>) -> Result<Option<T>> {
         self.get(field, "sum")
     }
@@ -441,9 +441,10 @@ impl Summary {
             .get_document(field.as_str())
             .ok()
             .and_then(|d| d.get(op))
-            .ok_or_else(|| Error::InvalidKey {
-                key: format!("{}.{op}", field.as_str()),
-                reason: "this summary is not declared in `#[bucket(summary(...))]`",
+            .ok_or_else(|| Error::Unsupported {
+                operation: format!("the `{op}` of `{}`", field.as_str()),
+                reason: "this summary is not declared: add it to `#[bucket(summary(...))]` \
+                         on the measurement",
             })?;
         if matches!(value, Bson::Null) || (self.count == 0 && op == "sum") {
             return Ok(None);

@@ -133,8 +133,10 @@ pub enum Error {
         limit: usize,
     },
 
-    /// A key supplied at run time cannot be a MongoDB field name, or cannot be used by this
-    /// operation. Nothing was written.
+    /// A key of the caller's (a field name or an operator, supplied at run time) that MongoDB
+    /// refuses (a leading `$`, a `.` inside, NUL, empty), or that this operation does not take
+    /// (an update without operators, `_id` in an update, a polymorphic tag in a variant's
+    /// filter). Nothing was written.
     #[error("invalid key `{key}`: {reason}; nothing was written")]
     InvalidKey {
         /// The key.
@@ -320,6 +322,26 @@ pub enum Error {
         /// Documents of holder models placed in it or below it.
         holders: u64,
         /// Why, and what to ask for instead.
+        reason: &'static str,
+    },
+
+    /// A document was not deleted: documents of another collection name it in a field that
+    /// cannot be empty (the children of a [two-way relation](crate::relation)'s owner, whose
+    /// owner field is not an `Option`). Nothing was written.
+    #[error(
+        "document {id} of `{collection}` was not deleted: documents of `{named_by}` name it in \
+         `{field}`, which cannot be empty; {reason}; nothing was written"
+    )]
+    StillNamed {
+        /// The collection of the document not deleted.
+        collection: String,
+        /// Its `_id`.
+        id: Box<bson::Bson>,
+        /// The collection of the documents naming it.
+        named_by: String,
+        /// Their field that names it.
+        field: String,
+        /// What to do instead.
         reason: &'static str,
     },
 
@@ -570,6 +592,7 @@ impl Error {
             | Error::NotFound { .. }
             | Error::Cycle { .. }
             | Error::NodeInUse { .. }
+            | Error::StillNamed { .. }
             | Error::AlreadyBooked { .. }
             | Error::NotHolder { .. }
             | Error::VersionConflict { .. }

@@ -105,7 +105,10 @@
 //! deleted through another pattern's handle (the model handle ([`ModelCollection`](crate::ModelCollection)), a subset's push,
 //! a tree cascade), or whose owner field another pattern writes (a grid booking its holder),
 //! moves between the arrays in the same transaction; a new owner that does not exist is
-//! [`Error::NotFound`], nothing written. The two sides are the relation's own otherwise: another
+//! [`Error::NotFound`], nothing written. When an owner is deleted, the children naming it get `null`
+//! in their field if it is an `Option`; if it is not, the delete is refused
+//! ([`Error::StillNamed`]), nothing written: `assign` the children first. The two sides are the
+//! relation's own otherwise: another
 //! handle's update of either is refused ([`Error::KeptField`]), and so is an `assign` of an
 //! owner field another pattern keeps (a grid's holder: book the slot instead).
 //!

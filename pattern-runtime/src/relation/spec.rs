@@ -247,12 +247,13 @@ impl crate::schema::Dependent for ChildSides {
                         None => count.await?,
                     };
                     if named > 0 {
-                        return Err(crate::error::refusal(Error::InvalidKey {
-                            key: field.to_owned(),
-                            reason:
-                                "a deleted owner of a two-way relation would leave children naming \
-                                     it, and their field cannot be empty: `assign` them to \
-                                     another owner first",
+                        return Err(crate::error::refusal(Error::StillNamed {
+                            collection: self.spec.model().collection().to_owned(),
+                            id: Box::new(c.id.clone()),
+                            named_by: children.collection().to_owned(),
+                            field: field.to_owned(),
+                            reason: "`assign` them to another owner first, or make their field \
+                                     an `Option` (a deleted owner then empties it)",
                         }));
                     }
                     continue;
