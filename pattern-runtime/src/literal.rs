@@ -1,5 +1,5 @@
 //! A caller's values are data: the checks every operation runs on the ids, keys and values it
-//! is given, before anything is sent. See the crate docs' "What the toolkit sends".
+//! is given, before anything is sent. See [safety](crate::guide::safety).
 //!
 //! - An id (an `_id`, a parent key, a resource, a slot, a tree key) goes into a filter as an
 //!   equality: [`check_id`] refuses what the server would read as something else (a document

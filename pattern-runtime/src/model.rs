@@ -304,7 +304,7 @@ impl<T> std::fmt::Debug for Pending<'_, T> {
 /// serde writes its type to BSON: BSON has no unsigned integers, so a `u32` is an `Int64`.
 ///
 /// Whatever the type, the serialized id is checked before anything is sent (see the crate
-/// docs, "What the toolkit sends").
+/// docs: [safety](crate::guide::safety)).
 pub trait IntoId<T> {
     /// The id.
     fn into_id(self) -> T;

@@ -367,7 +367,7 @@ impl<V: Variant> VariantCollection<V> {
     /// Inserts `value` with its tag; returns its `_id` (the server's, if `value` has none).
     /// Stored literally, as every value the toolkit writes: a key with `$`, `.` or NUL, or an
     /// operator document as the `_id`, is [`Error::InvalidValue`] before anything is sent (see
-    /// "What the toolkit sends" in the crate docs); a taken `_id` is [`Error::DuplicateKey`].
+    /// [safety](crate::guide::safety)); a taken `_id` is [`Error::DuplicateKey`].
     #[operation(polymorphic.insert, variant = V::TAG_VALUE)]
     pub async fn insert(&self, value: &V) -> Result<Written> {
         let doc = self.document(value)?;

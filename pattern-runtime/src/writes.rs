@@ -215,9 +215,10 @@ impl<M: Model> ModelCollection<M> {
     /// the stored version is checked and archived, and [`Written::version`] is the new one.
     ///
     /// Refused before anything is sent: [`Error::InvalidKey`](crate::Error::InvalidKey) for a
-    /// key that is not an operator of a named field, `_id`, or a field a pattern keeps (a
-    /// computed value, a copy, a tree's parent, the version, the schema version; the message
-    /// names the handle that writes it). [`Error::NotFound`](crate::Error::NotFound) when there
+    /// key that is not an operator of a named field, or `_id`;
+    /// [`Error::KeptField`](crate::Error::KeptField) for a field a pattern keeps (a computed
+    /// value, a copy, a tree's parent, the version, the schema version; the message names the
+    /// handle that writes it). [`Error::NotFound`](crate::Error::NotFound) when there
     /// is no such document.
     pub fn update<'a>(
         &'a self,

@@ -336,7 +336,7 @@ impl<M: Measurement> Series<M> {
 
 /// A key value is used in a filter as an equality: a document with `$` keys would read as an
 /// operator, a regex would match by pattern. [`Error::InvalidValue`] for all of it, as for every
-/// id-like value (the crate docs' "What the toolkit sends"): a `$`, `.`, NUL or empty key at any
+/// id-like value ([safety](crate::guide::safety)): a `$`, `.`, NUL or empty key at any
 /// depth, and what [`check_id`](crate::literal) refuses.
 pub(crate) fn check_key_value(value: &Bson) -> Result<()> {
     fn keys(value: &Bson) -> Result<()> {

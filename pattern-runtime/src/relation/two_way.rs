@@ -150,7 +150,7 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
     ///
     /// [`Error::NotFound`] when the child or the new owner does not exist;
     /// [`Error::InvalidValue`] when either id would not act as an equality (an operator
-    /// document, a regex, ...: see "What the toolkit sends" in the crate docs); nothing is
+    /// document, a regex, ...: see [safety](crate::guide::safety)); nothing is
     /// written then. (Without transactions, a missing child is found after the owner's array
     /// gained it: [`repair`](TwoWay::repair) removes such entries.)
     pub fn assign<'a>(
