@@ -611,7 +611,7 @@ async fn rep_hostile_keys_and_values_refused_with_nothing_written() {
     let specs = RSeller::collection(&db).attributes(RSeller::FIELDS.specs);
 
     // An operator document or a regex as an id does not compile: these models' ids are typed
-    // (`tests/ui/ids`); a `Bson` id is checked at run time (`tests/integration/hostile.rs`).
+    // (`tests/ui/ids`); a `Bson` id is checked at run time (`tests/integration/hostile/`).
     // `ModelCollection::update` setting the computed `by` to an operator document.
     assert!(
         matches!(
