@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use bson::{doc, DateTime};
-use pattern_runtime::{Model, Versioned};
+use pattern_runtime::{versioning::Versioned, Model};
 use pattern_testkit::test_db;
 use serde::{Deserialize, Serialize};
 use tracing::field::{Field, Visit};

@@ -10,7 +10,7 @@
 
 use bson::doc;
 use bson::oid::ObjectId;
-use pattern_runtime::{Deletion, Model, SyncOptions};
+use pattern_runtime::{tree::Deletion, Model, SyncOptions};
 use serde::{Deserialize, Serialize};
 
 /// `categories`: each category knows its parent and its ancestors, root first.

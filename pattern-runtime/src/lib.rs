@@ -239,7 +239,7 @@ pub use bucket::{
     Storage, Summary,
 };
 pub use computed::{Aggregate, ComputedFields, Recomputed, Refreshed, Refresher};
-pub use doctor::{doctor, doctor_group, doctor_models, DoctorOptions, DoctorReport};
+pub use doctor::{doctor, doctor_group, doctor_models, DoctorOptions};
 pub use error::{
     check_size, validate_key, Error, IndexConflict, Missing, Result, BYTE_BUDGET, MAX_DOCUMENT_SIZE,
 };
@@ -253,23 +253,22 @@ pub use model::{IntoId, Model, ModelCollection, Pending, Unversioned};
 pub use outlier::{Outlier, OutlierState};
 pub use periodic::{Periodic, Stopped};
 pub use polymorphic::{Polymorphic, Projection, Variant, VariantCollection};
-pub use preallocation::{Allocated, Allocator, AllocatorStopped, Preallocated, Slots};
+pub use preallocation::{Preallocated, Slots};
 pub use progress::Progress;
-pub use relation::{Dangling, Identified, Loaded, Ref, Relation, TwoWay};
+pub use relation::{Identified, Ref, Relation, TwoWay};
 pub use schema::{
     registered_models, Annotation, Companion, FieldName, FieldSchema, Fields, IndexesNeeded,
     KeptFields, ModelSchema, Nests, PatternSpec,
 };
 pub use schema_version::{Find, Projected};
 pub use shard::{ShardKey, ShardReport, ShardStatus};
-pub use subset::{Computed, ComputedKind, Subset};
+pub use subset::Subset;
 pub use sync::{
     list_indexes, sync_group, sync_indexes, sync_indexes_with, sync_models, IndexReport,
     IndexStatus, OnMismatch, OnUnmanaged, SyncOptions, SyncReport,
 };
-pub use tree::{Deleted, Deletion, Holders, InTree, RenamableTree, Tree, TreeNode};
+pub use tree::{Holders, Tree};
 pub use txn::Transaction;
-pub use versioning::{Revision, Versioned};
 pub use writes::{At, Target, Updated, Written};
 
 /// `#[derive(Model)]`: see the [crate documentation](crate).

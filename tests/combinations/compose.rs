@@ -15,7 +15,9 @@ use bson::{doc, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::derived::dependents_of;
 use pattern_runtime::At;
-use pattern_runtime::{doctor_group, sync_group, Deletion, DoctorOptions, Model, SyncOptions};
+use pattern_runtime::{
+    doctor_group, sync_group, tree::Deletion, DoctorOptions, Model, SyncOptions,
+};
 use pattern_testkit::{test_db, TestDb};
 use serde::{Deserialize, Serialize};
 

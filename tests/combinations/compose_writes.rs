@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use bson::oid::ObjectId;
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
-use pattern_runtime::{sync_group, Deletion, Error, Model, SyncOptions};
+use pattern_runtime::{sync_group, tree::Deletion, Error, Model, SyncOptions};
 use pattern_testkit::{test_db, test_db_unvalidated, TestDb};
 use serde::{Deserialize, Serialize};
 

@@ -41,7 +41,7 @@ use bson::oid::ObjectId;
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::{
-    doctor_group, sync_group, Deletion, DoctorOptions, Error, Fields, Model, Ref, SyncOptions,
+    doctor_group, sync_group, tree::Deletion, DoctorOptions, Error, Fields, Model, Ref, SyncOptions,
 };
 use pattern_testkit::{test_db, test_db_unvalidated, TestDb};
 use serde::{Deserialize, Serialize};
@@ -513,7 +513,7 @@ async fn tree_x_computed_nodes_counted_by_another_model() {
         matches!(refused, pattern_runtime::Error::Unsupported { .. }),
         "{refused:?}"
     );
-    tree.delete("spare", pattern_runtime::Deletion::LeafOnly)
+    tree.delete("spare", pattern_runtime::tree::Deletion::LeafOnly)
         .await
         .unwrap();
     assert_store(&db, "after Tree::delete").await;

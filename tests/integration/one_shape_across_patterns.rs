@@ -283,7 +283,7 @@ async fn not_found_tree_missing_parent_and_node() {
         },
     );
     let e = tree
-        .delete("nope4", pattern_runtime::Deletion::LeafOnly)
+        .delete("nope4", pattern_runtime::tree::Deletion::LeafOnly)
         .await
         .unwrap_err();
     assert!(e.is_no_node(), "{e:?}");

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use bson::{doc, Bson, Document};
 use pattern_runtime::doctor::{doctor_models, Check, DoctorOptions};
 use pattern_runtime::schema_version::SchemaVersion;
-use pattern_runtime::{Error, Model, Progress, Versioned};
+use pattern_runtime::{versioning::Versioned, Error, Model, Progress};
 // These tests write older shapes and drifted documents around the toolkit on purpose.
 use pattern_testkit::test_db_unvalidated as test_db;
 use serde::{Deserialize, Serialize};

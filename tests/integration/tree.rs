@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 use bson::oid::ObjectId;
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
-use pattern_runtime::{Deletion, Error, Missing, Model};
+use pattern_runtime::{tree::Deletion, Error, Missing, Model};
 use pattern_testkit::test_db;
 use serde::{Deserialize, Serialize};
 

@@ -14,7 +14,9 @@ use pattern_runtime::schema_version::SchemaVersion;
 use pattern_runtime::validator::{
     refused_documents, sync_validators, ValidatorOptions, ValidatorReport, ValidatorState,
 };
-use pattern_runtime::{doctor_models, Deletion, DoctorOptions, Error, Fields, Model, SyncOptions};
+use pattern_runtime::{
+    doctor_models, tree::Deletion, DoctorOptions, Error, Fields, Model, SyncOptions,
+};
 // These tests install validators themselves.
 use pattern_testkit::test_db_unvalidated as test_db;
 use serde::{Deserialize, Serialize};

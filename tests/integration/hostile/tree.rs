@@ -226,7 +226,7 @@ async fn tree_test() {
                 "Tree::delete(leaf only)",
                 &input,
                 &s,
-                tree.delete(v.clone(), pattern_runtime::Deletion::LeafOnly),
+                tree.delete(v.clone(), pattern_runtime::tree::Deletion::LeafOnly),
             )
             .await;
         let s = l
@@ -234,7 +234,7 @@ async fn tree_test() {
                 "Tree::delete(cascade)",
                 &input,
                 &s,
-                tree.delete(v.clone(), pattern_runtime::Deletion::Cascade),
+                tree.delete(v.clone(), pattern_runtime::tree::Deletion::Cascade),
             )
             .await;
         let s = l
@@ -242,7 +242,7 @@ async fn tree_test() {
                 "Tree::delete(reparent)",
                 &input,
                 &s,
-                tree.delete(v.clone(), pattern_runtime::Deletion::Reparent),
+                tree.delete(v.clone(), pattern_runtime::tree::Deletion::Reparent),
             )
             .await;
         // (Item 3 sits in no node: placing it in `null` changes nothing.)
@@ -796,7 +796,7 @@ async fn tree_test() {
                 "Tree::delete(cascade) (its node)",
                 &input,
                 &s,
-                tree.delete(renamed.as_str(), pattern_runtime::Deletion::Cascade),
+                tree.delete(renamed.as_str(), pattern_runtime::tree::Deletion::Cascade),
                 |_, after| exactly(&expected, &tree_docs(after)),
             )
             .await;
