@@ -253,8 +253,7 @@ fn plural(n: u64, what: &str) -> String {
     }
 }
 
-/// How an array field is kept bounded, as a pattern tells the doctor
-/// ([`PatternSpec::bounded_arrays`](crate::PatternSpec::bounded_arrays)).
+/// How an array field is kept bounded, as its pattern tells the doctor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Bounded {
     /// The array field's BSON name.

@@ -256,9 +256,12 @@ pub use polymorphic::{Polymorphic, Projection, Variant, VariantCollection};
 pub use preallocation::{Preallocated, Slots};
 pub use progress::Progress;
 pub use relation::{Identified, Ref, Relation, TwoWay};
+pub use schema::{registered_models, FieldName, Fields, ModelSchema};
+// The plugin interface between the patterns and the schema, and what generated code names: not
+// a user's API (each pattern's handle is), so not on the crate's face.
+#[doc(hidden)]
 pub use schema::{
-    registered_models, Annotation, Companion, FieldName, FieldSchema, Fields, IndexesNeeded,
-    KeptFields, ModelSchema, Nests, PatternSpec,
+    Annotation, Companion, FieldSchema, IndexesNeeded, KeptFields, Nests, PatternSpec,
 };
 pub use schema_version::{Find, Projected};
 pub use shard::{ShardKey, ShardReport, ShardStatus};
