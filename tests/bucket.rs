@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use bson::{doc, Bson, DateTime, Document};
 use futures_util::TryStreamExt;
-use pattern_runtime::{list_indexes, Error, Measurement};
+use pattern_runtime::{sync::list_indexes, Error, Measurement};
 use pattern_testkit::{test_db, test_db_unvalidated};
 use serde::{Deserialize, Serialize};
 
@@ -501,13 +501,11 @@ async fn sync_creates_the_bucket_indexes() {
     );
     // Again: nothing to do.
     let again = pattern_runtime::sync_indexes(&db).await.unwrap();
-    assert!(
-        again
-            .indexes
-            .iter()
-            .all(|i| i.status == pattern_runtime::IndexStatus::InSync
-                || i.collection != "sensor_data")
-    );
+    assert!(again
+        .indexes
+        .iter()
+        .all(|i| i.status == pattern_runtime::sync::IndexStatus::InSync
+            || i.collection != "sensor_data"));
 }
 
 #[tokio::test]

@@ -2,7 +2,7 @@
 //! `sync_group`, the explicit list `sync_models`, and what counts as managed or conflicting
 //! across groups. Against the server.
 
-use pattern_runtime::{Error, IndexStatus, Model, SyncOptions};
+use pattern_runtime::{sync::IndexStatus, Error, Model, SyncOptions};
 use pattern_testkit::{test_db, test_db_unvalidated};
 use serde::{Deserialize, Serialize};
 
@@ -49,7 +49,7 @@ struct Loner {
 }
 
 async fn index_names(db: &mongodb::Database, collection: &str) -> Vec<String> {
-    let mut names: Vec<String> = pattern_runtime::list_indexes(db, collection)
+    let mut names: Vec<String> = pattern_runtime::sync::list_indexes(db, collection)
         .await
         .unwrap()
         .iter()
@@ -94,7 +94,7 @@ async fn each_group_syncs_its_own_models_in_its_own_database() {
         ["_id_", "actor_1", "by_kind"]
     );
     assert!(index_names(&audit, "customers").await.is_empty());
-    let by_kind = pattern_runtime::list_indexes(&audit, "events")
+    let by_kind = pattern_runtime::sync::list_indexes(&audit, "events")
         .await
         .unwrap()
         .into_iter()
@@ -207,7 +207,7 @@ async fn hiding_unmanaged_indexes_spares_what_another_group_declares() {
     assert_eq!(status("stray_1"), Some(IndexStatus::HiddenUnmanaged));
     // Declared by a model of the program, in another group: managed, never hidden.
     assert_eq!(status("actor_1"), None);
-    let actor = pattern_runtime::list_indexes(&db, "events")
+    let actor = pattern_runtime::sync::list_indexes(&db, "events")
         .await
         .unwrap()
         .into_iter()

@@ -2,7 +2,9 @@
 //! policies, unmanaged indexes, serde renames in keys, and the typed conflict error.
 
 use bson::{doc, Bson, Document};
-use pattern_runtime::{list_indexes, Error, IndexStatus, Model, SyncOptions, SyncReport};
+use pattern_runtime::{
+    sync::list_indexes, sync::IndexStatus, sync::SyncReport, Error, Model, SyncOptions,
+};
 use pattern_testkit::test_db;
 use serde::{Deserialize, Serialize};
 

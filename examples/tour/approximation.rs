@@ -116,7 +116,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     crate::heading("Chapter 9: computed + approximation, values kept at write time");
     let db = crate::chapter_db(client, "approximation").await?;
     pattern_runtime::sync_group(&db, "approximation", &SyncOptions::new()).await?;
-    for index in pattern_runtime::list_indexes(&db, "orders").await? {
+    for index in pattern_runtime::sync::list_indexes(&db, "orders").await? {
         if index.get_str("name")? != "_id_" {
             println!(
                 "sync_group: orders index {}, for the recomputations",

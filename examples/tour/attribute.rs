@@ -139,7 +139,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         println!("  {d}");
     }
     // One index for every measurement, present or future: no index per attribute.
-    for index in pattern_runtime::list_indexes(&db, "records").await? {
+    for index in pattern_runtime::sync::list_indexes(&db, "records").await? {
         println!("  records index: {index}");
     }
 
@@ -237,7 +237,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     for d in stored(&db, "schedules").await? {
         println!("  {d}");
     }
-    for index in pattern_runtime::list_indexes(&db, "schedules").await? {
+    for index in pattern_runtime::sync::list_indexes(&db, "schedules").await? {
         println!("  schedules index: {index}");
     }
     let channels = Schedule::collection(&db).attributes(Schedule::FIELDS.provider);

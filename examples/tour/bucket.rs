@@ -119,7 +119,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     let mut collections = db.list_collection_names().await?;
     collections.sort();
     println!("  collections of tour_bucket after sync_group: {collections:?}");
-    for index in pattern_runtime::list_indexes(&db, "sensor_data").await? {
+    for index in pattern_runtime::sync::list_indexes(&db, "sensor_data").await? {
         println!("  sensor_data index: {index}");
     }
 

@@ -8,7 +8,7 @@
 #![allow(dead_code)]
 
 use bson::{doc, DateTime, Document};
-use pattern_runtime::{list_indexes, Model, SyncOptions};
+use pattern_runtime::{sync::list_indexes, Model, SyncOptions};
 use serde::{Deserialize, Serialize};
 
 /// `notifications`: one collection, a `type` field, newest first per type, expired after 90 days.

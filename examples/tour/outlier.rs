@@ -181,7 +181,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     let commands = Commands::default();
     let db = commands.client().await?.database(&name);
     pattern_runtime::sync_group(&db, "outlier", &SyncOptions::new()).await?;
-    for index in pattern_runtime::list_indexes(&db, "user_posts").await? {
+    for index in pattern_runtime::sync::list_indexes(&db, "user_posts").await? {
         if index.get_str("name")? != "_id_" {
             println!(
                 "sync_group: user_posts index {} (unique: {}), a user's overflow documents in \

@@ -88,7 +88,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     pattern_runtime::sync_group(&db, "polymorphic", &SyncOptions::new()).await?;
     // `type_1` is declared by the derive: no enum index starts with the tag, and every variant's
     // handle filters on it.
-    for index in pattern_runtime::list_indexes(&db, "notifications").await? {
+    for index in pattern_runtime::sync::list_indexes(&db, "notifications").await? {
         println!("  notifications index: {index}");
     }
 

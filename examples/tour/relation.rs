@@ -299,7 +299,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     for m in newest.to_vec().await? {
         println!("  {} {}", m.time.try_to_rfc3339_string()?, m.message);
     }
-    for index in pattern_runtime::list_indexes(&db, "logmsg").await? {
+    for index in pattern_runtime::sync::list_indexes(&db, "logmsg").await? {
         println!("  logmsg index: {}", index.get_document("key")?);
     }
 

@@ -84,7 +84,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     crate::heading("Chapter 2: subset, with computed fields");
     let db = crate::chapter_db(client, "subset").await?;
     Product::sync_indexes(&db).await?;
-    for index in pattern_runtime::list_indexes(&db, "product_reviews").await? {
+    for index in pattern_runtime::sync::list_indexes(&db, "product_reviews").await? {
         println!("  product_reviews index (created with the product's indexes): {index}");
     }
     Product::collection(&db)

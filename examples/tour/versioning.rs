@@ -25,7 +25,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     crate::heading("Chapter 3: document versioning, optimistic locking");
     let db = crate::chapter_db(client, "versioning").await?;
     Article::sync_indexes(&db).await?;
-    for index in pattern_runtime::list_indexes(&db, "article_revisions").await? {
+    for index in pattern_runtime::sync::list_indexes(&db, "article_revisions").await? {
         println!("  article_revisions index: {index}");
     }
     let articles = Article::collection(&db);

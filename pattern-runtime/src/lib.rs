@@ -177,7 +177,7 @@ mod literal;
 mod maintenance;
 mod schema;
 pub mod shard;
-mod sync;
+pub mod sync;
 pub(crate) mod txn;
 
 mod model;
@@ -266,10 +266,7 @@ pub use schema::{
 pub use schema_version::{Find, Projected};
 pub use shard::{ShardKey, ShardReport, ShardStatus};
 pub use subset::Subset;
-pub use sync::{
-    list_indexes, sync_group, sync_indexes, sync_indexes_with, sync_models, IndexReport,
-    IndexStatus, OnMismatch, OnUnmanaged, SyncOptions, SyncReport,
-};
+pub use sync::{sync_group, sync_indexes, sync_models, SyncOptions};
 pub use tree::{Holders, Tree};
 pub use txn::Transaction;
 pub use writes::{At, Target, Updated, Written};

@@ -59,7 +59,7 @@
 //!   [`ShardStatus::OtherKey`] (resharding is a decision for a person);
 //! - on a replica set or a standalone server, nothing: [`ShardStatus::NotApplicable`] says why.
 //!
-//! Each outcome is a [`ShardReport`] in the [`SyncReport`](crate::SyncReport)'s `shards`.
+//! Each outcome is a [`ShardReport`] in the [`SyncReport`](crate::sync::SyncReport)'s `shards`.
 
 use std::fmt;
 
@@ -194,7 +194,7 @@ pub enum ShardStatus {
     },
 }
 
-/// One model's shard key in a [`SyncReport`](crate::SyncReport).
+/// One model's shard key in a [`SyncReport`](crate::sync::SyncReport).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShardReport {
     /// The collection.

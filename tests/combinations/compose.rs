@@ -782,7 +782,7 @@ struct Purchase {
 #[tokio::test]
 async fn a_patterns_index_a_declared_one_serves_is_not_created() {
     let db = synced("compose_redundant_index", "compose_indexes").await;
-    let names: Vec<String> = pattern_runtime::list_indexes(&db, "purchases")
+    let names: Vec<String> = pattern_runtime::sync::list_indexes(&db, "purchases")
         .await
         .unwrap()
         .iter()

@@ -746,7 +746,7 @@ fn set_spec(specs: &mut Vec<Spec>, item: Spec) {
 async fn attribute_items_on_a_versioned_model_through_modify() {
     let db = synced("pv_attribute", "pv_attribute").await;
     let gadgets = Gadget::collection(&db);
-    let names: Vec<String> = pattern_runtime::list_indexes(&db, "pv_gadgets")
+    let names: Vec<String> = pattern_runtime::sync::list_indexes(&db, "pv_gadgets")
         .await
         .unwrap()
         .iter()

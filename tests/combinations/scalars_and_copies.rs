@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use bson::{doc, oid::ObjectId, Bson, DateTime, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::{
-    sync_models, Error, Fields, IndexStatus, Model, Ref, SyncOptions, SyncReport, Transaction,
+    sync::IndexStatus, sync::SyncReport, sync_models, Error, Fields, Model, Ref, SyncOptions,
+    Transaction,
 };
 use pattern_testkit::test_db;
 use serde::{Deserialize, Serialize};
@@ -782,7 +783,7 @@ async fn index_sync_twice_changes_nothing_the_second_time() {
     assert!(second.is_in_sync(), "{second}");
 
     assert_eq!(stored_ttl(&db).await, Some(3600));
-    let listed = pattern_runtime::list_indexes(&db, "ns_sessions")
+    let listed = pattern_runtime::sync::list_indexes(&db, "ns_sessions")
         .await
         .unwrap();
     let token = listed
@@ -824,7 +825,7 @@ async fn index_sync_sees_numerically_equal_options_as_the_same_index() {
     })
     .await
     .unwrap();
-    let before = pattern_runtime::list_indexes(&db, "ns_sessions")
+    let before = pattern_runtime::sync::list_indexes(&db, "ns_sessions")
         .await
         .unwrap();
 
@@ -849,7 +850,7 @@ async fn index_sync_sees_numerically_equal_options_as_the_same_index() {
     .unwrap();
     assert!(report.is_in_sync(), "{report}");
     assert_eq!(
-        pattern_runtime::list_indexes(&db, "ns_sessions")
+        pattern_runtime::sync::list_indexes(&db, "ns_sessions")
             .await
             .unwrap(),
         before
@@ -928,7 +929,7 @@ async fn index_sync_reports_a_genuinely_different_option() {
 /// The `expireAfterSeconds` of the `createdAt_1` index of `ns_sessions`, as stored (an `int` or
 /// a `long`).
 async fn stored_ttl(db: &mongodb::Database) -> Option<i64> {
-    let listed = pattern_runtime::list_indexes(db, "ns_sessions")
+    let listed = pattern_runtime::sync::list_indexes(db, "ns_sessions")
         .await
         .unwrap();
     let ttl = listed

@@ -147,7 +147,9 @@ async fn the_seed_stores_as_its_shapes_and_answers_its_queries() {
     assert_eq!(listed.iter().map(|r| r.id).collect::<Vec<_>>(), [1001]);
 
     // The one compound index, used by the BMI query.
-    let indexes = pattern_runtime::list_indexes(&db, "records").await.unwrap();
+    let indexes = pattern_runtime::sync::list_indexes(&db, "records")
+        .await
+        .unwrap();
     let index = indexes
         .iter()
         .find(|i| i.get_str("name").ok() == Some("attributes.name_1_attributes.value_1"))

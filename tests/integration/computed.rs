@@ -614,14 +614,14 @@ async fn the_refresher_repairs_stops_and_reports_failures() {
 #[tokio::test]
 async fn the_back_reference_is_indexed() {
     let db = setup("computed_index", &[]).await;
-    let names: Vec<String> = pattern_runtime::list_indexes(&db, "orders")
+    let names: Vec<String> = pattern_runtime::sync::list_indexes(&db, "orders")
         .await
         .unwrap()
         .iter()
         .filter_map(|d| d.get_str("name").ok().map(str::to_owned))
         .collect();
     assert!(names.contains(&"userId_1".to_owned()), "{names:?}");
-    let names: Vec<String> = pattern_runtime::list_indexes(&db, "reviews")
+    let names: Vec<String> = pattern_runtime::sync::list_indexes(&db, "reviews")
         .await
         .unwrap()
         .iter()

@@ -8,7 +8,7 @@ use std::time::Duration;
 use bson::{doc, DateTime, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::doctor::{doctor_models, Check, DoctorOptions, DoctorReport};
-use pattern_runtime::{list_indexes, Fields, Measurement, Model, ModelSchema};
+use pattern_runtime::{sync::list_indexes, Fields, Measurement, Model, ModelSchema};
 // These tests seed drifted documents around the toolkit on purpose.
 use pattern_testkit::{test_db_unvalidated as test_db, TestDb};
 use serde::{Deserialize, Serialize};

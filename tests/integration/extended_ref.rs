@@ -4,7 +4,7 @@
 use bson::oid::ObjectId;
 use bson::{doc, Document};
 use futures_util::TryStreamExt;
-use pattern_runtime::{list_indexes, Error, Fields, Mode, Model};
+use pattern_runtime::{sync::list_indexes, Error, Fields, Mode, Model};
 use pattern_testkit::{test_db, TestDb};
 use serde::{Deserialize, Serialize};
 

@@ -349,7 +349,7 @@ async fn remove_check_rebuild_and_bad_input() {
 #[tokio::test]
 async fn the_overflow_index_is_synced() {
     let db = setup("outlier_index", &[]).await;
-    let indexes = pattern_runtime::list_indexes(&db, "user_posts")
+    let indexes = pattern_runtime::sync::list_indexes(&db, "user_posts")
         .await
         .unwrap();
     let index = indexes

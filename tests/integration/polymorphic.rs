@@ -2,7 +2,7 @@
 //! `notifications` collection holding email, sms and push notifications told apart by `type`.
 
 use bson::{doc, oid::ObjectId, Bson, DateTime, Document};
-use pattern_runtime::{Fields, IndexStatus, Model, Polymorphic};
+use pattern_runtime::{sync::IndexStatus, Fields, Model, Polymorphic};
 use pattern_testkit::{test_db, test_db_unvalidated};
 use serde::{Deserialize, Serialize};
 
@@ -331,7 +331,7 @@ async fn indexes_type_first_and_per_variant_partial() {
             .all(|i| matches!(i.status, IndexStatus::Created)),
         "{report:?}"
     );
-    let specs: Vec<Document> = pattern_runtime::list_indexes(&db, "notifications")
+    let specs: Vec<Document> = pattern_runtime::sync::list_indexes(&db, "notifications")
         .await
         .unwrap();
     let by_name = |name: &str| {

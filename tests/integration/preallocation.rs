@@ -152,7 +152,7 @@ async fn allocating_twice_leaves_one_slot_per_room_and_day_and_keeps_bookings() 
         .unwrap()
         .index();
     assert_eq!(index.name(), "resourceId_1_date_1");
-    assert!(pattern_runtime::list_indexes(&db, "room_days")
+    assert!(pattern_runtime::sync::list_indexes(&db, "room_days")
         .await
         .unwrap()
         .iter()

@@ -3,7 +3,7 @@
 
 use bson::{doc, Bson, DateTime, Document};
 use pattern_runtime::query::Update;
-use pattern_runtime::{list_indexes, Error, Fields, Missing, Model};
+use pattern_runtime::{sync::list_indexes, Error, Fields, Missing, Model};
 use pattern_testkit::test_db;
 use serde::{Deserialize, Serialize};
 

@@ -280,7 +280,7 @@ async fn the_seed_catalogue_answers_its_two_queries_and_stores_the_seed_shape() 
     let index_names = |coll: &'static str| {
         let db = db.clone();
         async move {
-            pattern_runtime::list_indexes(&db, coll)
+            pattern_runtime::sync::list_indexes(&db, coll)
                 .await
                 .unwrap()
                 .iter()

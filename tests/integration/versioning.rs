@@ -2,7 +2,7 @@
 
 use bson::{doc, Bson};
 use pattern_runtime::At;
-use pattern_runtime::{list_indexes, versioning::Versioned, Error, Missing, Model};
+use pattern_runtime::{sync::list_indexes, versioning::Versioned, Error, Missing, Model};
 use pattern_testkit::test_db;
 use serde::{Deserialize, Serialize};
 

@@ -1,5 +1,11 @@
 //! Index sync at start-up: create what is missing, report the rest, drop nothing by default.
 //!
+//! [`sync_indexes`] (every model of the program), [`sync_group`] (a group's models) and
+//! [`sync_models`] (a list) are at the crate root with [`SyncOptions`]; this module holds their
+//! report ([`SyncReport`], one [`IndexReport`] per index), the options' choices
+//! ([`OnMismatch`], [`OnUnmanaged`]), [`sync_indexes_with`] (every model, with options) and
+//! [`list_indexes`].
+//!
 //! # Tracing
 //!
 //! Every sync ([`sync_indexes`], [`sync_indexes_with`], [`sync_group`], [`sync_models`],
