@@ -264,7 +264,6 @@ pub use schema::{
     Annotation, Companion, FieldSchema, IndexesNeeded, KeptFields, Nests, PatternSpec,
 };
 pub use schema_version::{Find, Projected};
-pub use shard::{ShardKey, ShardReport, ShardStatus};
 pub use subset::Subset;
 pub use sync::{sync_group, sync_indexes, sync_models, SyncOptions};
 pub use tree::{Holders, Tree};

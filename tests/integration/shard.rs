@@ -7,7 +7,7 @@
 use bson::doc;
 use pattern_runtime::index::IndexKind;
 use pattern_runtime::shard::enable_sharding_command;
-use pattern_runtime::{sync::list_indexes, Model, ShardStatus, SyncOptions};
+use pattern_runtime::{shard::ShardStatus, sync::list_indexes, Model, SyncOptions};
 use pattern_testkit::{test_db, test_db_unvalidated};
 use serde::{Deserialize, Serialize};
 
