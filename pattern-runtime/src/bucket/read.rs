@@ -123,8 +123,8 @@ impl<M: Measurement> Series<M> {
     /// bucket is unwound. In native mode the summary is computed from the measurements.
     ///
     /// A `slots` series: one `find` of the windows, the summary computed on the client.
-    /// A `rollup` series: one aggregation over the stored sums; its count is the first summarised
-    /// field's count, and [`Summary::first`] and [`Summary::last`] are `None` (no time finer
+    /// A `rollup` series: one aggregation over the stored sums; its count is the largest of the
+    /// summarised fields' counts (a field that is `None` in a measurement is not counted), and [`Summary::first`] and [`Summary::last`] are `None` (no time finer
     /// than the window is kept).
     ///
     /// # Errors
