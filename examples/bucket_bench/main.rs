@@ -110,7 +110,7 @@ use std::time::{Duration, Instant};
 use bson::{doc, Bson, DateTime, Document};
 use futures_util::TryStreamExt;
 use mongodb::{Client, Collection, Database, IndexModel};
-use pattern_runtime::{Measurement, Series, Storage};
+use pattern_runtime::{bucket::Storage, Measurement, Series};
 use serde::{Deserialize, Serialize};
 
 type BoxError = Box<dyn Error + Send + Sync>;

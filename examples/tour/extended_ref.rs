@@ -77,14 +77,14 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     crate::heading("Chapter 5: extended reference, copies kept in sync or kept as snapshots");
     let db = crate::chapter_db(client, "extended_ref").await?;
     for model in [Order::SCHEMA, Receipt::SCHEMA] {
-        for e in model.specs::<pattern_runtime::Embedding>() {
+        for e in model.specs::<pattern_runtime::extended_ref::Embedding>() {
             println!(
                 "  {}.{}: a {} copy of {} {:?}, index {}",
                 e.collection(),
                 e.path(),
                 match e.mode() {
-                    pattern_runtime::Mode::Propagate => "propagated",
-                    pattern_runtime::Mode::Snapshot => "snapshot",
+                    pattern_runtime::extended_ref::Mode::Propagate => "propagated",
+                    pattern_runtime::extended_ref::Mode::Snapshot => "snapshot",
                 },
                 e.reference().source(),
                 e.reference().fields(),

@@ -233,26 +233,20 @@ pub mod guide {
     pub mod tracing {}
 }
 
-pub use attribute::{AttributeItem, AttributeKey, Attributes};
-pub use bucket::{
-    BatchReport, Granularity, KeepsMeasurements, Measurement, Measurements, Series, SplitReport,
-    Storage, Summary,
-};
-pub use computed::{Aggregate, ComputedFields, Recomputed, Refreshed, Refresher};
+pub use attribute::{AttributeKey, Attributes};
+pub use bucket::{Measurement, Series};
+pub use computed::ComputedFields;
 pub use doctor::{doctor, doctor_group, doctor_models, DoctorOptions};
 pub use error::{
     check_size, validate_key, Error, IndexConflict, Missing, Result, BYTE_BUDGET, MAX_DOCUMENT_SIZE,
 };
-pub use extended_ref::{
-    Copied, CopiesUpdated, Embedding, ExtendedRef, Mode, Propagation, Referenced, References,
-    Watcher,
-};
+pub use extended_ref::{Referenced, References};
 pub use finding::{CheckReport, RebuildReport, RepairReport};
 pub use literal::MAX_VALUE_DEPTH;
 pub use model::{IntoId, Model, ModelCollection, Pending, Unversioned};
-pub use outlier::{Outlier, OutlierState};
+pub use outlier::Outlier;
 pub use periodic::{Periodic, Stopped};
-pub use polymorphic::{Polymorphic, Projection, Variant, VariantCollection};
+pub use polymorphic::{Polymorphic, Variant, VariantCollection};
 pub use preallocation::{Preallocated, Slots};
 pub use progress::Progress;
 pub use relation::{Identified, Ref, Relation, TwoWay};

@@ -4,7 +4,7 @@
 use bson::oid::ObjectId;
 use bson::{doc, Document};
 use futures_util::TryStreamExt;
-use pattern_runtime::{sync::list_indexes, Error, Fields, Mode, Model};
+use pattern_runtime::{extended_ref::Mode, sync::list_indexes, Error, Fields, Model};
 use pattern_testkit::{test_db, TestDb};
 use serde::{Deserialize, Serialize};
 
@@ -222,7 +222,7 @@ fn the_reference_type_has_the_sources_names_and_values() {
     let back: CustomerRef = bson::deserialize_from_document(copied).unwrap();
     assert_eq!(back, r);
 
-    let spec = <CustomerRef as pattern_runtime::ExtendedRef>::SPEC;
+    let spec = <CustomerRef as pattern_runtime::extended_ref::ExtendedRef>::SPEC;
     assert_eq!(spec.fields(), ["fullName", "address"]);
     assert_eq!(
         (spec.name(), spec.source(), spec.source_collection()),
@@ -936,14 +936,16 @@ fn schemas_describe_the_embeddings() {
         .spec::<pattern_runtime::extended_ref::RefSpec>()
         .is_none());
     let paths: Vec<String> = Order::SCHEMA
-        .specs::<pattern_runtime::Embedding>()
+        .specs::<pattern_runtime::extended_ref::Embedding>()
         .map(|e| e.path())
         .collect();
     assert_eq!(paths, ["customerSnapshot", "billing", "items.product"]);
 }
 
 /// The watcher's next propagation; the timeout guards against a hang, it asserts no timing.
-async fn next(w: &mut pattern_runtime::Watcher<Customer>) -> pattern_runtime::Propagation {
+async fn next(
+    w: &mut pattern_runtime::extended_ref::Watcher<Customer>,
+) -> pattern_runtime::extended_ref::Propagation {
     tokio::time::timeout(std::time::Duration::from_secs(60), w.next())
         .await
         .expect("a change event")

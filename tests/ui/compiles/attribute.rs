@@ -1,7 +1,7 @@
 //! An attribute item under serde renames, an enum key, and the index the model declares: its
 //! paths are the serialized names.
 
-use pattern_runtime::{AttributeItem, AttributeKey, Fields, Model};
+use pattern_runtime::{attribute::AttributeItem, AttributeKey, Fields, Model};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, AttributeKey)]
