@@ -209,24 +209,31 @@ pub mod versioning;
 #[doc = include_str!("../docs/patterns.md")]
 pub mod patterns {}
 
+/// The limits MongoDB sets on documents and keys, and the checks the toolkit runs against them
+/// before it sends anything.
+pub mod limits {
+    pub use crate::error::{check_size, validate_key, BYTE_BUDGET, MAX_DOCUMENT_SIZE};
+    pub use crate::literal::MAX_VALUE_DEPTH;
+}
+
 /// Topic pages: the reference behind the tour of the [crate documentation](crate).
 pub mod guide {
     pub mod models {
         #![doc = include_str!("../docs/models.md")]
         #[allow(unused_imports)]
-        use crate::*;
+        use crate::{limits::*, *};
     }
 
     pub mod safety {
         #![doc = include_str!("../docs/safety.md")]
         #[allow(unused_imports)]
-        use crate::*;
+        use crate::{limits::*, *};
     }
 
     pub mod together {
         #![doc = include_str!("../docs/together.md")]
         #[allow(unused_imports)]
-        use crate::*;
+        use crate::{limits::*, *};
     }
 
     #[doc = include_str!("../docs/tracing.md")]
@@ -237,12 +244,9 @@ pub use attribute::{AttributeKey, Attributes};
 pub use bucket::{Measurement, Series};
 pub use computed::ComputedFields;
 pub use doctor::{doctor, doctor_group, doctor_models, DoctorOptions};
-pub use error::{
-    check_size, validate_key, Error, IndexConflict, Missing, Result, BYTE_BUDGET, MAX_DOCUMENT_SIZE,
-};
+pub use error::{Error, IndexConflict, Missing, Result};
 pub use extended_ref::{Referenced, References};
 pub use finding::{CheckReport, RebuildReport, RepairReport};
-pub use literal::MAX_VALUE_DEPTH;
 pub use model::{IntoId, Model, ModelCollection, Pending, Unversioned};
 pub use outlier::Outlier;
 pub use periodic::{Periodic, Stopped};

@@ -39,7 +39,8 @@ use bson::{doc, Bson, DateTime, Document};
 use futures_util::TryStreamExt;
 use mongodb::Database;
 use pattern_runtime::{
-    Error, Fields, Measurement, Model, ModelSchema, SyncOptions, Transaction, MAX_DOCUMENT_SIZE,
+    limits::MAX_DOCUMENT_SIZE, Error, Fields, Measurement, Model, ModelSchema, SyncOptions,
+    Transaction,
 };
 use pattern_testkit::{docs, TestDb};
 use serde::{Deserialize, Serialize};
@@ -2222,7 +2223,7 @@ async fn operator_documents_as_ids_and_by_values_are_refused_before_anything_is_
         ("a NUL key", doc! { "a\0b": 1 }.into()),
         (
             "nesting past MAX_VALUE_DEPTH",
-            nested_id(pattern_runtime::MAX_VALUE_DEPTH + 4).into(),
+            nested_id(pattern_runtime::limits::MAX_VALUE_DEPTH + 4).into(),
         ),
     ];
     let refs = Item::collection(&db).references();

@@ -30,7 +30,7 @@ use std::fmt::Debug;
 use std::future::IntoFuture;
 
 use bson::{doc, Bson, Document};
-use pattern_runtime::{Error, Fields, Model, SyncOptions, Transaction, MAX_VALUE_DEPTH};
+use pattern_runtime::{limits::MAX_VALUE_DEPTH, Error, Fields, Model, SyncOptions, Transaction};
 use pattern_testkit::{docs, test_db, TestDb};
 use serde::{Deserialize, Serialize};
 

@@ -18,7 +18,9 @@ use std::marker::PhantomData;
 use bson::oid::ObjectId;
 use bson::{doc, Bson, Document};
 use pattern_runtime::approximation::{BatchedCounter, SampledCounter};
-use pattern_runtime::{sync_group, Error, Fields, IntoId, Model, SyncOptions, MAX_VALUE_DEPTH};
+use pattern_runtime::{
+    limits::MAX_VALUE_DEPTH, sync_group, Error, Fields, IntoId, Model, SyncOptions,
+};
 use pattern_testkit::{test_db, test_db_unvalidated, TestDb};
 use serde::{Deserialize, Serialize};
 

@@ -838,7 +838,7 @@ async fn variant_insert_hostile_values() {
     }
     // Nesting past MAX_VALUE_DEPTH.
     let mut deep = doc! { "leaf": 1 };
-    for _ in 0..=pattern_runtime::MAX_VALUE_DEPTH {
+    for _ in 0..=pattern_runtime::limits::MAX_VALUE_DEPTH {
         deep = doc! { "n": deep };
     }
     let e = blobs

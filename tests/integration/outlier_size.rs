@@ -5,7 +5,7 @@
 
 use bson::{doc, Document};
 use futures_util::TryStreamExt;
-use pattern_runtime::{Error, Model, MAX_DOCUMENT_SIZE};
+use pattern_runtime::{limits::MAX_DOCUMENT_SIZE, Error, Model};
 use pattern_testkit::test_db;
 use serde::{Deserialize, Serialize};
 

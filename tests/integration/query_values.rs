@@ -62,7 +62,7 @@ use bson::{doc, Bson, DateTime, Document, JavaScriptCodeWithScope, Regex};
 use futures_util::{FutureExt, TryStreamExt};
 use mongodb::Database;
 use pattern_runtime::query::{Filter, Sort, Update};
-use pattern_runtime::{Error, Fields, Model, MAX_VALUE_DEPTH};
+use pattern_runtime::{limits::MAX_VALUE_DEPTH, Error, Fields, Model};
 use pattern_testkit::{test_db, TestDb};
 use serde::{Deserialize, Serialize};
 

@@ -61,7 +61,7 @@
 //! always a literal: an equality is sent as `{field: {$eq: value}}` (so a document value is
 //! compared, never read as operators), a value stored by `$set` or `$push` is checked as every
 //! stored value is (no `$`-prefixed or dotted keys, no nesting past
-//! [`MAX_VALUE_DEPTH`](crate::MAX_VALUE_DEPTH)), `pull` sends `$pullAll` (exact equality, where
+//! [`MAX_VALUE_DEPTH`](crate::limits::MAX_VALUE_DEPTH)), `pull` sends `$pullAll` (exact equality, where
 //! `$pull` would read a document as a condition). Refused in a filter, where the server would
 //! read the value as something else or cannot take it: a regular expression in `$in`, `$nin`
 //! or `$all` (a pattern), a document with a `$` key among their items (an operator), a regex

@@ -71,7 +71,7 @@ impl crate::schema::Dependent for SubsetItems {
 
     /// A full item is an item, whichever handle writes it (a push, the model handle ([`ModelCollection`](crate::ModelCollection)),
     /// a variant): it goes into the parent's array as given, so no key with a leading `$`, a
-    /// `.` or NUL and no nesting past [`MAX_VALUE_DEPTH`](crate::MAX_VALUE_DEPTH) (the crate
+    /// `.` or NUL and no nesting past [`MAX_VALUE_DEPTH`](crate::limits::MAX_VALUE_DEPTH) (the crate
     /// docs: [safety](crate::guide::safety)), and its summed fields are finite.
     fn check_written(&self, fields: &Document) -> crate::error::Result<()> {
         crate::literal::check_document(self.full.name(), fields)?;

@@ -27,7 +27,7 @@ use bson::{doc, Bson, Document, RawDocumentBuf, Regex};
 use futures_util::{FutureExt, TryStreamExt};
 use mongodb::Database;
 use pattern_runtime::approximation::{BatchedCounter, Random, SampledCounter, ShardedCounter};
-use pattern_runtime::{Error, Fields, Model, MAX_VALUE_DEPTH};
+use pattern_runtime::{limits::MAX_VALUE_DEPTH, Error, Fields, Model};
 use pattern_testkit::test_db;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestRunner};
