@@ -796,6 +796,42 @@ async fn without_transactions_a_partial_propagation_is_incomplete_and_resync_rep
     assert_eq!(again.repaired, 0);
 }
 
+/// A document holding a copy is stored with the copy it is given, even one built by hand that
+/// differs from its source (the docs say so: the toolkit keeps copies in line when the source
+/// changes); `check` reports it and `rebuild` of the source rewrites it.
+#[tokio::test]
+async fn an_insert_stores_a_hand_built_copy_and_check_reports_it() {
+    let db = test_db("ext_hand_built_copy").await;
+    let ada = customer("Ada");
+    Customer::collection(&db).insert(&ada).await.unwrap();
+    let mut forged = CustomerRef::from(&ada);
+    forged.name = "Mallory".to_owned();
+    let invoice = Invoice {
+        id: ObjectId::new(),
+        customer: forged.clone(),
+        amount: 5.0,
+    };
+    Invoice::collection(&db).insert(&invoice).await.unwrap();
+    assert_eq!(all::<Invoice>(&db).await[0].customer, forged);
+
+    let references = Customer::collection(&db).references();
+    let report = references.check().await.unwrap();
+    assert_eq!(report.findings.len(), 1, "{report}");
+    assert_eq!(
+        report.documents(),
+        [bson::Bson::ObjectId(ada.id)],
+        "{report}"
+    );
+
+    let rebuilt = references.rebuild(ada.id).await.unwrap();
+    assert_eq!(rebuilt.repaired, 1, "{rebuilt}");
+    assert_eq!(
+        all::<Invoice>(&db).await[0].customer,
+        CustomerRef::from(&ada)
+    );
+    assert!(references.check().await.unwrap().is_clean());
+}
+
 #[tokio::test]
 async fn every_embedding_gets_an_index_on_the_copied_id() {
     let db = test_db("extref_indexes").await;
