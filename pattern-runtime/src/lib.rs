@@ -39,7 +39,9 @@
 //!
 //! A mistake in an annotation (an unknown option, a key that is not a field, a TTL on a field
 //! that is no date) is a compile error at the offending token, with the fix in the message.
-//! The derive adds nothing to your type but the `FIELDS` constant. Details: [models](guide::models)
+//! The derive adds no function to your type, only the `FIELDS` constant (and the types an
+//! attribute names: an extended reference's shape, an enum model's variant structs). Details:
+//! [models](guide::models)
 //! (what the derive generates, `#[model]`, `#[index]`, shard keys, features).
 //!
 //! # The one handle
@@ -55,7 +57,11 @@
 //! ```no_run
 //! # use pattern_runtime::Model;
 //! # #[derive(serde::Serialize, serde::Deserialize, Model)]
-//! # struct Product { #[serde(rename = "_id")] id: String, name: String, price: f64 }
+//! # #[serde(rename_all = "camelCase")]
+//! # struct Product {
+//! #     #[serde(rename = "_id")] id: String, name: String, category: String, price: f64,
+//! #     rating_count: i64,
+//! # }
 //! # async fn run() -> pattern_runtime::Result<()> {
 //! use pattern_runtime::query::{Filter, Update};
 //!
@@ -64,7 +70,13 @@
 //! print!("{}", pattern_runtime::sync_indexes(&db).await?);
 //!
 //! let products = Product::collection(&db);
-//! let p = Product { id: "p1".into(), name: "Lamp".into(), price: 25.0 };
+//! let p = Product {
+//!     id: "p1".into(),
+//!     name: "Lamp".into(),
+//!     category: "lighting".into(),
+//!     price: 25.0,
+//!     rating_count: 0,
+//! };
 //! products.insert(&p).await?;
 //! products.update("p1", Update::new().inc(Product::FIELDS.price, 5.0)).await?;
 //! let lamp: Option<Product> = products.get("p1").await?;
@@ -102,7 +114,7 @@
 //! | [`extended_ref`]: copied fields kept in sync, or kept as snapshots | `#[extended_ref(CustomerRef(name, address))]` on the source, `#[extended_ref(propagate)]` on the field holding it | `customers.references()` → [`References`] |
 //! | [`attribute`]: varying properties as `[{key, value}]` under one index | `#[attribute(key = name, value = value)]` on the item, `#[attribute]` on the `Vec` | `records.attributes(Record::FIELDS.specs)` → [`Attributes`] |
 //! | [`polymorphic`]: several shapes in one collection, told apart by a tag | `#[derive(Model)]` on an enum with `#[serde(tag = "type")]` | `NotificationEmail::collection(&db)` → [`VariantCollection`] |
-//! | [`relation`]: references loaded in batches, parent references, two-way references | `Ref<Part>` fields with `#[relation]`, `#[relation(parent, ..)]`, `#[relation(inverse = ..)]` | `people.relation(Person::FIELDS.tasks)` → [`Relation`] or [`TwoWay`] |
+//! | [`relation`]: references loaded in batches, parent references, two-way references | `Ref<Part>` fields with `#[relation]`, `#[relation(parent, ..)]`, `#[relation(inverse = ..)]` | `products.relation(Product::FIELDS.parts)` → [`Relation`]; on a two-way relation's single side, `tasks.relation(Task::FIELDS.owner)` → [`TwoWay`] |
 //! | [`computed`]: a total of other documents, kept exact as they are written | `#[computed(sum = Order.amount, by = user_id)]`, `count`, `min`, `max` | `users.computed()` → [`ComputedFields`] |
 //! | [`approximation`]: counters that avoid a write per event | `#[approximate(batched, threshold = 100)]`, `sampled`, `sharded` | `pages.counter(Page::FIELDS.views)` |
 //! | [`outlier`]: an array that overflows into linked documents for the few that grow far | `#[outlier(limit = 50, overflow = "user_posts", ..)]` on a `Vec` | `users.outlier(User::FIELDS.posts)` → [`Outlier`] |
@@ -129,9 +141,11 @@
 //!
 //! # Check, repair and the doctor
 //!
-//! Every pattern handle answers `check()` (a [`CheckReport`]: each finding with its documents
-//! and the call that repairs it) and `repair()` (a [`RepairReport`]); those whose derived data
-//! belongs to one document also answer `rebuild(id)`. [`doctor`](fn@doctor) audits a live
+//! Every pattern handle with derived data or invariants answers `check()` (a [`CheckReport`]:
+//! each finding with its documents and the call that repairs it) and `repair()` (a
+//! [`RepairReport`]); those whose derived data belongs to one document also answer
+//! `rebuild(id)`. Each pattern's page says which it has (a polymorphic model, a versioned one
+//! and the counters have nothing to repair). [`doctor`](fn@doctor) audits a live
 //! database against the models compiled into the program (unbounded arrays, sizes, missing,
 //! unused or redundant indexes, each pattern's drift on a sample) and never writes. Details:
 //! [`doctor`](mod@doctor), [patterns together](guide::together).
@@ -139,9 +153,10 @@
 //! # Sync
 //!
 //! [`sync_indexes`] syncs every model's indexes in one database; models in several databases
-//! take a `#[model(group = "..")]` and [`sync_group`], or a list ([`sync_models`]); with
-//! [`SyncOptions`] the same call installs the validators ([`validator`]). Nothing is dropped or
-//! replaced unless asked. Details: [models](guide::models).
+//! take a `#[model(group = "..")]` and [`sync_group`], or a list ([`sync_models`]). Those two,
+//! and [`sync::sync_indexes_with`] for every model, take [`SyncOptions`], whose
+//! [`validators`](SyncOptions::validators) installs the validators in the same sync
+//! ([`validator`]). Nothing is dropped or replaced unless asked. Details: [models](guide::models).
 //!
 //! # Tracing
 //!
@@ -155,8 +170,9 @@
 //! own variant (a duplicate key, an index conflict, ...) and carries the server's code otherwise.
 //! Whatever the pattern, something an operation names that does not exist is one
 //! [`Error::NotFound`]: its [`Missing`] says what was looked for (a document, a revision, a
-//! tree's node, a preallocated slot) and which one. What the toolkit refuses before anything is
-//! sent has four variants, [`Error::is_refused_input`] says yes to each: a value that would not
+//! tree's node, a preallocated slot) and which one. What the toolkit refuses of the caller's
+//! input before anything is sent has four variants (besides a value over 16 MiB,
+//! [`Error::DocumentTooLarge`]), and [`Error::is_refused_input`] says yes to each: a value that would not
 //! be stored or compared as given ([`Error::InvalidValue`]), a key that cannot be a field name or
 //! that the operation does not take ([`Error::InvalidKey`]), a field another pattern keeps
 //! ([`Error::KeptField`]), and a call that does not apply to the model as declared
