@@ -234,26 +234,22 @@ pub mod limits {
 
 /// Topic pages: the reference behind the tour of the [crate documentation](crate).
 pub mod guide {
-    pub mod models {
-        #![doc = include_str!("../docs/models.md")]
-        #[allow(unused_imports)]
-        use crate::{limits::*, *};
+    /// A topic page: a markdown file of `docs/`, whose links resolve against the crate root's
+    /// names and the limits.
+    macro_rules! page {
+        ($name:ident, $file:literal) => {
+            pub mod $name {
+                #![doc = include_str!($file)]
+                #[allow(unused_imports)]
+                use crate::{limits::*, *};
+            }
+        };
     }
 
-    pub mod safety {
-        #![doc = include_str!("../docs/safety.md")]
-        #[allow(unused_imports)]
-        use crate::{limits::*, *};
-    }
-
-    pub mod together {
-        #![doc = include_str!("../docs/together.md")]
-        #[allow(unused_imports)]
-        use crate::{limits::*, *};
-    }
-
-    #[doc = include_str!("../docs/tracing.md")]
-    pub mod tracing {}
+    page!(models, "../docs/models.md");
+    page!(safety, "../docs/safety.md");
+    page!(together, "../docs/together.md");
+    page!(tracing, "../docs/tracing.md");
 }
 
 pub use attribute::{AttributeKey, Attributes};
