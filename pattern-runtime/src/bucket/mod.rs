@@ -201,14 +201,14 @@ pub(crate) fn key_filter<M: Measurement>(key: &M::Key) -> Result<Document> {
         (1, v) => vec![v],
         (n, Bson::Array(items)) if items.len() == n => items,
         (n, _) => {
-            return Err(Error::InvalidValue {
-                field: names.join(", "),
-                reason: if n == 0 {
-                    "the series has no key field".to_owned()
+            return Err(crate::literal::invalid(
+                &names.join(", "),
+                if n == 0 {
+                    "the series has no key field"
                 } else {
-                    "the key must be a tuple with one value per key field".to_owned()
+                    "the key must be a tuple with one value per key field"
                 },
-            })
+            ))
         }
     };
     let mut filter = Document::new();

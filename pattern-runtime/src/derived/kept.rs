@@ -277,11 +277,10 @@ pub(crate) fn replacement<T: serde::Serialize>(
 /// The `_id` by which a `replace` finds the stored document: the new one's, or
 /// [`Error::InvalidValue`](crate::error::Error::InvalidValue) when it has none.
 pub(crate) fn replaced_id(new: &Document) -> crate::error::Result<Bson> {
-    new.get("_id")
-        .cloned()
-        .ok_or_else(|| crate::error::Error::InvalidValue {
-            field: "_id".to_owned(),
-            reason: "`replace` finds the stored document by the new one's `_id`, and it has none"
-                .to_owned(),
-        })
+    new.get("_id").cloned().ok_or_else(|| {
+        crate::literal::invalid(
+            "_id",
+            "`replace` finds the stored document by the new one's `_id`, and it has none",
+        )
+    })
 }

@@ -321,12 +321,11 @@ where
             crate::literal::check_document(self.spec.field(), &e)?;
             for (key, _) in self.spec.parts.sort {
                 if !e.contains_key(key) {
-                    return Err(Error::InvalidValue {
-                        field: format!("{}.{key}", self.spec.field()),
-                        reason: "the embedded item has no such field, yet the subset sorts by \
-                                 it: serialize it under the same name as in the full item"
-                            .to_owned(),
-                    });
+                    return Err(crate::literal::invalid(
+                        &format!("{}.{key}", self.spec.field()),
+                        "the embedded item has no such field, yet the subset sorts by it: \
+                         serialize it under the same name as in the full item",
+                    ));
                 }
             }
             embedded.push(Bson::Document(e));
