@@ -244,8 +244,9 @@ impl fmt::Display for Finding {
     }
 }
 
-/// `1 finding`, `2 findings`.
-fn plural(n: u64, what: &str) -> String {
+/// `1 finding`, `2 findings`: every count in a report's text.
+pub(crate) fn plural(n: impl TryInto<u64>, what: &str) -> String {
+    let n: u64 = n.try_into().unwrap_or(u64::MAX);
     if n == 1 {
         format!("1 {what}")
     } else {

@@ -418,9 +418,6 @@ macro_rules! field_handle {
 
         impl<M: $crate::Model> $crate::ModelCollection<M> {
             $(#[$mdoc])*
-            ///
-            /// Bound to this handle's transaction when it has one
-            /// ([`in_transaction`](Self::in_transaction)).
             pub fn $method<F: $Trait<M>>(&self, field: F) -> F::Handle {
                 let _ = field;
                 $crate::txn::Bound::bound(F::handle(self.database()), self.transaction())

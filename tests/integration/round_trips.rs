@@ -448,6 +448,10 @@ async fn versioning_subset_computed_and_extended_reference() {
     measure!(m, "update", articles.update(At(1, 2), update)).unwrap();
     let history = measure!(m, "history", articles.history(1)).unwrap();
     assert_eq!(history.len(), 2);
+    let modified = measure!(m, "modify", articles.modify(1, 3, |a| a.title.push('!'))).unwrap();
+    assert_eq!((modified.version, modified.title.as_str()), (4, "v3!"));
+    let reverted = measure!(m, "revert", articles.revert(1, 1)).unwrap();
+    assert_eq!(reverted, 5);
     measure!(m, "delete", articles.delete(1)).unwrap();
     let drafts = Draft::collection(&db);
     let mut d = Draft {
@@ -730,6 +734,8 @@ async fn attribute_polymorphic_and_relations() {
     measure!(m, "replace", emails.replace(&renamed)).unwrap();
     let to = doc! { "$set": { "to": "ada@example.org" } };
     measure!(m, "update_many", emails.update_many(doc! {}, to)).unwrap();
+    let to = doc! { "$set": { "to": "ada@example.com" } };
+    measure!(m, "update", emails.update(email.id, to)).unwrap();
     let every = Notification::collection(&db);
     let common = measure!(
         m,
@@ -738,6 +744,7 @@ async fn attribute_polymorphic_and_relations() {
     )
     .unwrap();
     assert_eq!(common.len(), 1);
+    measure!(m, "delete", emails.delete(email.id)).unwrap();
 
     // Relation, references: one `$in` per referenced model.
     m.row("relation: references");
@@ -940,6 +947,10 @@ async fn approximation_and_outlier() {
     measure!(m, "push (to an outlier)", posts.push("ada", Post { n: 4 })).unwrap();
     let items = measure!(m, "items (of an outlier)", posts.items("ada")).unwrap();
     assert_eq!(items.len(), 5);
+    let page = measure!(m, "page (of an outlier)", posts.page("ada", 1, 3)).unwrap();
+    assert_eq!(page.len(), 3);
+    let count = measure!(m, "count", posts.count("ada")).unwrap();
+    assert_eq!(count, 5);
     let report = posts.check().await.unwrap();
     assert!(report.is_clean(), "{report:?}");
 
@@ -1066,6 +1077,16 @@ async fn tree_preallocation_and_bucket() {
     assert_eq!(below.len(), 2);
     let under = measure!(m, "Holders::under", items.under("books")).unwrap();
     assert_eq!(under[0].category_path, ["books", "storage", "solid state"]);
+    let children = measure!(m, "children", tree.children("books")).unwrap();
+    assert_eq!(children.len(), 1);
+    measure!(m, "Holders::place", items.place(ssd.id, "electronics")).unwrap();
+    let deleted = measure!(
+        m,
+        "delete",
+        tree.delete("solid state", pattern_runtime::tree::Deletion::LeafOnly)
+    )
+    .unwrap();
+    assert_eq!((deleted.nodes, deleted.holders), (1, 0));
     let report = tree.check().await.unwrap();
     assert!(report.is_clean(), "{report:?}");
 
@@ -1081,13 +1102,22 @@ async fn tree_preallocation_and_bucket() {
         "{taken:?}"
     );
     measure!(m, "release", slots.release("101", "2025-08-20")).unwrap();
+    slots.book("101", "2025-08-21", "carol").await.unwrap();
+    measure!(m, "cancel", slots.cancel("101", "2025-08-21", "carol")).unwrap();
+    let both = measure!(
+        m,
+        "book_all (two slots)",
+        slots.book_all(&[("101", "2025-08-21"), ("101", "2025-08-22")], "dave")
+    )
+    .unwrap();
+    assert_eq!(both.len(), 2);
     let open = measure!(
         m,
         "available",
         slots.available("101", "2025-08-20", "2025-08-23")
     )
     .unwrap();
-    assert_eq!(open.len(), 3);
+    assert_eq!(open.len(), 1, "the 20th; dave holds the 21st and 22nd");
 
     // Bucket: one upsert per measurement, one query per range.
     m.row("bucket");

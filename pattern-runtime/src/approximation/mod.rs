@@ -32,7 +32,9 @@ crate::model::field_handle! {
     }
     /// The counter of `field` in `M`'s documents: a [`BatchedCounter`], a [`SampledCounter`]
     /// or the [`ShardedFields`], as the field declares. A batched counter's flushes gather
-    /// many callers' events and never run in a caller's transaction.
+    /// many callers' events and never run in a caller's transaction; the other two are bound
+    /// to this handle's transaction when it has one
+    /// ([`in_transaction`](crate::ModelCollection::in_transaction)).
     pub fn counter;
 }
 

@@ -45,6 +45,9 @@ crate::model::field_handle! {
     }
     /// The attributes of `field` in `M`'s documents: `set`, `unset`, `find`, `check`,
     /// `repair` (see [`Attributes`]).
+    ///
+    /// Bound to this handle's transaction when it has one
+    /// ([`in_transaction`](crate::ModelCollection::in_transaction)).
     pub fn attributes;
 }
 

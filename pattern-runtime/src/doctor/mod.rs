@@ -11,7 +11,7 @@ use mongodb::Database;
 use tracing::Instrument;
 
 use crate::error::{server_code, server_message, Result, NAMESPACE_NOT_FOUND};
-use crate::finding::{examples, number};
+use crate::finding::{examples, number, plural};
 pub use crate::finding::{Bounded, Check, CheckReport, Finding, RepairReport};
 use crate::schema::{group_members, registered_models, ModelSchema, Sample};
 use crate::shard::{self, ShardKey};
@@ -22,7 +22,6 @@ mod indexes;
 mod report;
 
 use indexes::{check_indexes, check_shard_keys, OnCollection};
-use report::plural;
 pub use report::{DoctorOptions, DoctorReport, Skipped};
 
 /// The checklist's guideline for a document's size.
@@ -216,7 +215,7 @@ async fn check_model(
             Some(n) => format!(
                 "nothing bounds it; largest in {}: {}",
                 plural(sizes.len(), "sampled document"),
-                plural(n as usize, "item")
+                plural(n as u64, "item")
             ),
             None => "nothing bounds it; no sampled document holds it yet".to_owned(),
         };

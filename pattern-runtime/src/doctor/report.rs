@@ -149,11 +149,3 @@ impl fmt::Display for DoctorReport {
         )
     }
 }
-
-pub(super) fn plural(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}

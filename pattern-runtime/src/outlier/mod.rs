@@ -72,6 +72,9 @@ crate::model::field_handle! {
     }
     /// The outlier array `field` of `M`'s documents: `push`, `items`, `page`, `check`, `repair`
     /// (see [`Outlier`]).
+    ///
+    /// Bound to this handle's transaction when it has one
+    /// ([`in_transaction`](crate::ModelCollection::in_transaction)).
     pub fn outlier;
 }
 

@@ -16,12 +16,17 @@ crate::model::field_handle! {
     }
     /// The relation `field` of `M`: batch loading of the documents it refers to, and for a
     /// two-way relation `assign`, `check` and `repair` (see [`Relation`] and [`TwoWay`]).
+    ///
+    /// A [`Relation`] only reads, outside this handle's transaction: it does not see what the
+    /// transaction wrote before committing. A [`TwoWay`] is bound to the transaction when the
+    /// handle has one ([`in_transaction`](crate::ModelCollection::in_transaction)).
     pub fn relation;
 }
 
 /// The operations of one `#[relation]` field of model `S` referring to model `T`:
 /// `Post::collection(&db).relation(Post::FIELDS.author)`. See the [module documentation](super).
-/// It only reads: a model handle's transaction does not carry over to it.
+/// It only reads, and outside any transaction: a model handle's transaction does not carry
+/// over to it, so its loads do not see that transaction's uncommitted writes.
 #[derive_where::derive_where(Clone)]
 pub struct Relation<S, T: Identified> {
     pub(super) db: Database,

@@ -111,17 +111,17 @@ impl<M: SchemaVersioned> ModelCollection<M> {
     ///   failure between the two is what `rebuild`/`repair` mends).
     ///
     /// Not in the caller's transaction: a handle bound to one is refused with
-    /// [`Error::InvalidValue`].
+    /// [`Error::Unsupported`], before anything is sent.
     #[operation(schema_version.converge)]
     pub async fn converge_with_progress(
         &self,
         mut progress: impl FnMut(&Progress) + Send,
     ) -> Result<Converged> {
         if self.transaction().is_some() {
-            return Err(Error::InvalidValue {
-                field: "converge".to_owned(),
-                reason: "converge runs its own batches and cannot run in a caller's transaction"
-                    .to_owned(),
+            return Err(Error::Unsupported {
+                operation: "converge".to_owned(),
+                reason: "converge runs its own batches and cannot run in a caller's transaction: \
+                         call it on a handle without `in_transaction`",
             });
         }
         let spec = M::VERSIONS;

@@ -55,6 +55,9 @@ crate::model::field_handle! {
     }
     /// The subset `field` of `M`'s documents: `push`, `remove`, `page`, `rebuild`, `check`,
     /// `repair` (see [`Subset`]).
+    ///
+    /// Bound to this handle's transaction when it has one
+    /// ([`in_transaction`](crate::ModelCollection::in_transaction)).
     pub fn subset;
 }
 

@@ -9,7 +9,7 @@ use mongodb::Database;
 
 use super::spec::ValidatorOptions;
 use crate::error::Result;
-use crate::finding::{examples, Check, Finding};
+use crate::finding::{examples, plural, Check, Finding};
 use crate::schema::ModelSchema;
 
 /// How many `_id`s of refused documents a finding lists.
@@ -92,8 +92,8 @@ pub(crate) async fn audit(
             collection: model.collection().to_owned(),
             subject: "document".to_owned(),
             figure: format!(
-                "{} stored documents fail the model's validator; {}",
-                refused.count,
+                "{} fail the model's validator; {}",
+                plural(refused.count, "stored document"),
                 examples(&refused.examples)
             ),
             fix: format!(
