@@ -216,10 +216,10 @@ pub(crate) fn touched_fields(
                 }
                 _ => {}
             }
-            if op == "$rename" {
-                if let Bson::String(to) = value {
-                    add(to)?;
-                }
+            if op == "$rename"
+                && let Bson::String(to) = value
+            {
+                add(to)?;
             }
         }
     }

@@ -175,7 +175,7 @@ impl ModelSchema {
     /// references. One way for every pattern: each pattern's data is its `*Spec` type (or
     /// [`Embedding`](crate::extended_ref::Embedding), [`HolderSpec`](crate::tree::HolderSpec)
     /// for the fields of models that hold references or sit in a tree).
-    pub fn specs<T: PatternSpec>(&self) -> impl Iterator<Item = &'static T> {
+    pub fn specs<T: PatternSpec>(&self) -> impl Iterator<Item = &'static T> + use<T> {
         self.parts.patterns.iter().filter_map(|p| {
             let any: &'static dyn Any = *p;
             any.downcast_ref::<T>()
@@ -490,7 +490,7 @@ impl<'a> Sample<'a> {
     }
 
     /// Each sampled document with its `_id` (those without one are skipped).
-    pub fn identified(&self) -> impl Iterator<Item = (&'a Bson, &'a Document)> {
+    pub fn identified(&self) -> impl Iterator<Item = (&'a Bson, &'a Document)> + use<'a> {
         self.documents
             .iter()
             .filter_map(|d| d.get("_id").map(|id| (id, d)))

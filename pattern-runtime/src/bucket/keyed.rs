@@ -140,15 +140,15 @@ pub(super) fn statement(
                 if s.sum {
                     inc.insert(rollup_name(s.field, "sum"), checked_sum(&values, s.field)?);
                 }
-                if s.min {
-                    if let Some(v) = extreme(&values, std::cmp::Ordering::Less) {
-                        min.insert(rollup_name(s.field, "min"), v.clone());
-                    }
+                if s.min
+                    && let Some(v) = extreme(&values, std::cmp::Ordering::Less)
+                {
+                    min.insert(rollup_name(s.field, "min"), v.clone());
                 }
-                if s.max {
-                    if let Some(v) = extreme(&values, std::cmp::Ordering::Greater) {
-                        max.insert(rollup_name(s.field, "max"), v.clone());
-                    }
+                if s.max
+                    && let Some(v) = extreme(&values, std::cmp::Ordering::Greater)
+                {
+                    max.insert(rollup_name(s.field, "max"), v.clone());
                 }
             }
             let mut update = doc! { "$inc": inc };

@@ -267,15 +267,15 @@ fn filled(spec: &SeriesSpec, base: &Document, items: &[(Document, DateTime)]) ->
             continue;
         }
         let mut one = Document::new();
-        if s.min {
-            if let Some(v) = extreme(&values, Ordering::Less) {
-                one.insert("min", v.clone());
-            }
+        if s.min
+            && let Some(v) = extreme(&values, Ordering::Less)
+        {
+            one.insert("min", v.clone());
         }
-        if s.max {
-            if let Some(v) = extreme(&values, Ordering::Greater) {
-                one.insert("max", v.clone());
-            }
+        if s.max
+            && let Some(v) = extreme(&values, Ordering::Greater)
+        {
+            one.insert("max", v.clone());
         }
         if s.sum {
             one.insert("sum", sum(&values));

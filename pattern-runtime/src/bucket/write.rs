@@ -558,15 +558,15 @@ impl Group {
                 continue;
             }
             let path = |op: &str| format!("{}.{}.{op}", fields::SUMMARY, s.field);
-            if s.min {
-                if let Some(v) = extreme(&values, Ordering::Less) {
-                    min.insert(path("min"), v.clone());
-                }
+            if s.min
+                && let Some(v) = extreme(&values, Ordering::Less)
+            {
+                min.insert(path("min"), v.clone());
             }
-            if s.max {
-                if let Some(v) = extreme(&values, Ordering::Greater) {
-                    max.insert(path("max"), v.clone());
-                }
+            if s.max
+                && let Some(v) = extreme(&values, Ordering::Greater)
+            {
+                max.insert(path("max"), v.clone());
             }
             if s.sum {
                 inc.insert(path("sum"), checked_sum(&values, s.field)?);

@@ -50,10 +50,10 @@ impl Feed {
     /// operator document, a regex, ...).
     pub(super) fn refused(&self, after: &Document) -> Option<Abort> {
         for field in self.source_fields() {
-            if let Some(Bson::Double(v)) = after.get(field) {
-                if !v.is_finite() {
-                    return Some(Abort::NotFinite { field });
-                }
+            if let Some(Bson::Double(v)) = after.get(field)
+                && !v.is_finite()
+            {
+                return Some(Abort::NotFinite { field });
             }
         }
         let p = pointer(Some(after), self.by)?;
@@ -326,12 +326,11 @@ impl Feed {
         let mut targets: Vec<Bson> = Vec::new();
         for c in changes {
             for d in [&c.before, &c.after].into_iter().flatten() {
-                if let Some(p) = pointer(Some(d), self.by) {
-                    if crate::literal::check_id(self.by, &p).is_ok()
-                        && !targets.iter().any(|t| id_key(t) == id_key(&p))
-                    {
-                        targets.push(p);
-                    }
+                if let Some(p) = pointer(Some(d), self.by)
+                    && crate::literal::check_id(self.by, &p).is_ok()
+                    && !targets.iter().any(|t| id_key(t) == id_key(&p))
+                {
+                    targets.push(p);
                 }
             }
         }

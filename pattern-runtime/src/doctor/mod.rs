@@ -136,10 +136,10 @@ fn managed(
                 names.extend(ds.iter().map(|d| d.spec.name()));
             }
         }
-        if schema.collection() == collection {
-            if let Some(key) = schema.shard_key() {
-                names.insert(key.supporting_index().name());
-            }
+        if schema.collection() == collection
+            && let Some(key) = schema.shard_key()
+        {
+            names.insert(key.supporting_index().name());
         }
     }
     names

@@ -324,10 +324,10 @@ pub const fn items_beside_path<V: ItemVerdict>(
     }
     let mut i = 0;
     while named && i < held.len() {
-        if let Some(h) = held[i] {
-            if !crate::checks::str_eq(h.field, path) {
-                return Some(h.beside);
-            }
+        if let Some(h) = held[i]
+            && !crate::checks::str_eq(h.field, path)
+        {
+            return Some(h.beside);
         }
         i += 1;
     }

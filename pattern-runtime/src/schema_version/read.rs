@@ -31,11 +31,11 @@ pub(crate) fn decode<M: Model>(doc: Document) -> Result<M> {
 /// document that does not read is the model's own error ([`Model::unreadable`]: an unknown
 /// variant of a polymorphic model).
 pub(crate) fn decode_raw<M: Model>(raw: &RawDocumentBuf) -> Result<M> {
-    if let Some(spec) = M::SCHEMA.spec::<super::SchemaVersionSpec>() {
-        if !spec.is_current(raw) {
-            let doc = Document::try_from(raw.as_ref())?;
-            return decode::<M>(doc);
-        }
+    if let Some(spec) = M::SCHEMA.spec::<super::SchemaVersionSpec>()
+        && !spec.is_current(raw)
+    {
+        let doc = Document::try_from(raw.as_ref())?;
+        return decode::<M>(doc);
     }
     read_current::<M>(raw)
 }

@@ -100,10 +100,10 @@ impl crate::schema::Dependent for SubsetItems {
             let mut parents: Vec<Bson> = Vec::new();
             for c in changes {
                 for d in [&c.before, &c.after].into_iter().flatten() {
-                    if let Some(p) = d.get(key).filter(|p| !matches!(p, Bson::Null)) {
-                        if !parents.iter().any(|q| id_key(q) == id_key(p)) {
-                            parents.push(p.clone());
-                        }
+                    if let Some(p) = d.get(key).filter(|p| !matches!(p, Bson::Null))
+                        && !parents.iter().any(|q| id_key(q) == id_key(p))
+                    {
+                        parents.push(p.clone());
                     }
                 }
             }
