@@ -1,0 +1,85 @@
+//! The reads: the common fields of every variant, and one variant's documents.
+
+use super::*;
+
+impl<M: Polymorphic> ModelCollection<M> {
+    /// The handle on one variant's documents, `V::collection(&db)`, reached from the enum's
+    /// handle: every operation adds `{tag: value}` itself. In the caller's transaction when this
+    /// handle is ([`in_transaction`](ModelCollection::in_transaction)).
+    pub fn variant<V: Variant<Model = M>>(&self) -> VariantCollection<V> {
+        VariantCollection {
+            db: self.database().clone(),
+            raw: self.database().collection(M::SCHEMA.collection()),
+            tx: self.transaction().cloned(),
+            _variant: PhantomData,
+        }
+    }
+
+    /// The documents of every variant matching `filter`, projected to the tag and the common
+    /// fields (the generated `Common` struct).
+    #[operation(polymorphic.find_common, level = "debug", no_err)]
+    pub async fn find_common(&self, filter: impl IntoFilter) -> Result<Vec<M::Common>> {
+        let filter = filter.into_filter()?;
+        let projection = crate::model::projection_of(<M::Common as Fields>::KEYS);
+        let cursor = self
+            .database()
+            .collection::<M::Common>(M::SCHEMA.collection())
+            .find(filter)
+            .projection(projection)
+            .await?;
+        read_all(cursor).await
+    }
+}
+
+impl<V: Variant> VariantCollection<V> {
+    /// The variant's document with this `_id`, if there is one (`None` for a document of
+    /// another variant).
+    pub fn get<'a>(
+        &'a self,
+        id: impl crate::model::IntoId<<V::Model as Model>::Id>,
+    ) -> crate::model::Pending<'a, Result<Option<V>>> {
+        let id = id.into_id();
+        crate::model::Pending::new(async move {
+            let id = crate::literal::typed_id("_id", id)?;
+            self.find_one(bson::doc! { "_id": id }).await
+        })
+    }
+
+    /// The variant's documents matching `filter`.
+    #[operation(polymorphic.find, level = "debug", no_err, variant = V::TAG_VALUE)]
+    pub async fn find(&self, filter: impl IntoFilter) -> Result<Vec<V>> {
+        let filter = self.filter(filter)?;
+        let cursor = self.raw.clone_with_type::<V>().find(filter).await?;
+        read_all(cursor).await
+    }
+
+    /// The first of the variant's documents matching `filter`.
+    #[operation(polymorphic.find_one, level = "debug", no_err, variant = V::TAG_VALUE)]
+    pub async fn find_one(&self, filter: impl IntoFilter) -> Result<Option<V>> {
+        let filter = self.filter(filter)?;
+        Ok(self.raw.clone_with_type::<V>().find_one(filter).await?)
+    }
+
+    /// The variant's documents matching `filter`, projected to `P`'s fields: `P` is a
+    /// `#[derive(Deserialize, Fields)]` struct declared `#[projection(of = V)]`, so every field of
+    /// `P` is known at compile time to be a field of the variant. The server adds `_id` unless
+    /// asked not to, and `P` may leave it out.
+    #[operation(polymorphic.find_as, level = "debug", no_err, variant = V::TAG_VALUE)]
+    pub async fn find_as<P: Projection<V>>(&self, filter: impl IntoFilter) -> Result<Vec<P>> {
+        let filter = self.filter(filter)?;
+        let cursor = self
+            .raw
+            .clone_with_type::<P>()
+            .find(filter)
+            .projection(crate::model::projection_of(P::KEYS))
+            .await?;
+        read_all(cursor).await
+    }
+
+    /// How many of the variant's documents match `filter`.
+    #[operation(polymorphic.count, level = "debug", no_err, variant = V::TAG_VALUE)]
+    pub async fn count(&self, filter: impl IntoFilter) -> Result<u64> {
+        let filter = self.filter(filter)?;
+        Ok(self.raw.count_documents(filter).await?)
+    }
+}
