@@ -647,3 +647,35 @@ async fn every_document(raw: &mongodb::Collection<Document>) -> Vec<Document> {
         .await
         .unwrap()
 }
+
+#[tokio::test]
+async fn a_bound_variant_handle_reads_its_transactions_writes() {
+    let db = test_db("poly_in_transaction").await;
+    let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
+    let every = Notification::collection(&db).in_transaction(&tx);
+    let pushes = every.variant::<NotificationPush>();
+    let push = NotificationPush {
+        id: ObjectId::new(),
+        device_id: "d-1".into(),
+        title: "hi".into(),
+        content: "in the transaction".into(),
+        created_at: at("2024-01-01T00:00:00Z"),
+    };
+    pushes.insert(&push).await.unwrap();
+
+    // Every read of the bound handles sees the transaction's own insert...
+    assert_eq!(pushes.find(doc! {}).await.unwrap().len(), 1);
+    assert!(pushes.find_one(doc! {}).await.unwrap().is_some());
+    assert!(pushes.get(push.id).await.unwrap().is_some());
+    assert_eq!(pushes.count(doc! {}).await.unwrap(), 1);
+    let projected = pushes.find_as::<PushContent>(doc! {}).await.unwrap();
+    assert_eq!(projected[0].content, "in the transaction");
+    assert_eq!(every.find_common(doc! {}).await.unwrap().len(), 1);
+
+    // ... which no handle outside it sees before the commit.
+    let outside = NotificationPush::collection(&db);
+    assert_eq!(outside.count(doc! {}).await.unwrap(), 0);
+    assert!(outside.get(push.id).await.unwrap().is_none());
+    tx.commit().await.unwrap();
+    assert_eq!(outside.count(doc! {}).await.unwrap(), 1);
+}

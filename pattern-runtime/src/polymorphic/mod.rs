@@ -5,7 +5,6 @@ use pattern_derive::operation;
 use std::marker::PhantomData;
 
 use bson::{Bson, Document};
-use futures_util::TryStreamExt;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -136,12 +135,8 @@ impl<V: Variant> VariantCollection<V> {
     }
 }
 
-/// Every document of `cursor`, with a `DEBUG` event of how many.
-async fn read_all<T>(cursor: mongodb::Cursor<T>) -> Result<Vec<T>>
-where
-    T: serde::de::DeserializeOwned + Send + Sync,
-{
-    let found: Vec<T> = cursor.try_collect().await?;
+/// The documents a read found, with a `DEBUG` event of how many.
+fn read<T>(found: Vec<T>) -> Vec<T> {
     tracing::debug!(read = found.len(), "documents read");
-    Ok(found)
+    found
 }

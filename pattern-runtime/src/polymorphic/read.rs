@@ -1,6 +1,7 @@
 //! The reads: the common fields of every variant, and one variant's documents.
 
 use super::*;
+use crate::txn::{collect_in, in_session, Transaction};
 
 impl<M: Polymorphic> ModelCollection<M> {
     /// The handle on one variant's documents, `V::collection(&db)`, reached from the enum's
@@ -21,13 +22,13 @@ impl<M: Polymorphic> ModelCollection<M> {
     pub async fn find_common(&self, filter: impl IntoFilter) -> Result<Vec<M::Common>> {
         let filter = filter.into_filter()?;
         let projection = crate::model::projection_of(<M::Common as Fields>::KEYS);
-        let cursor = self
+        let mut session = Transaction::session_of(self.transaction()).await?;
+        let coll = self
             .database()
-            .collection::<M::Common>(M::SCHEMA.collection())
-            .find(filter)
-            .projection(projection)
-            .await?;
-        read_all(cursor).await
+            .collection::<M::Common>(M::SCHEMA.collection());
+        let find = || coll.find(filter.clone()).projection(projection.clone());
+        let found = collect_in!(find(), session.as_deref_mut())?;
+        Ok(read(found))
     }
 }
 
@@ -49,15 +50,22 @@ impl<V: Variant> VariantCollection<V> {
     #[operation(polymorphic.find, level = "debug", no_err, variant = V::TAG_VALUE)]
     pub async fn find(&self, filter: impl IntoFilter) -> Result<Vec<V>> {
         let filter = self.filter(filter)?;
-        let cursor = self.raw.clone_with_type::<V>().find(filter).await?;
-        read_all(cursor).await
+        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+        let found = collect_in!(
+            self.raw.clone_with_type::<V>().find(filter),
+            session.as_deref_mut()
+        )?;
+        Ok(read(found))
     }
 
     /// The first of the variant's documents matching `filter`.
     #[operation(polymorphic.find_one, level = "debug", no_err, variant = V::TAG_VALUE)]
     pub async fn find_one(&self, filter: impl IntoFilter) -> Result<Option<V>> {
         let filter = self.filter(filter)?;
-        Ok(self.raw.clone_with_type::<V>().find_one(filter).await?)
+        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+        let coll = self.raw.clone_with_type::<V>();
+        let find = coll.find_one(filter);
+        Ok(in_session!(find, session.as_deref_mut())?)
     }
 
     /// The variant's documents matching `filter`, projected to `P`'s fields: `P` is a
@@ -67,19 +75,22 @@ impl<V: Variant> VariantCollection<V> {
     #[operation(polymorphic.find_as, level = "debug", no_err, variant = V::TAG_VALUE)]
     pub async fn find_as<P: Projection<V>>(&self, filter: impl IntoFilter) -> Result<Vec<P>> {
         let filter = self.filter(filter)?;
-        let cursor = self
-            .raw
-            .clone_with_type::<P>()
-            .find(filter)
-            .projection(crate::model::projection_of(P::KEYS))
-            .await?;
-        read_all(cursor).await
+        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+        let coll = self.raw.clone_with_type::<P>();
+        let find = || {
+            coll.find(filter.clone())
+                .projection(crate::model::projection_of(P::KEYS))
+        };
+        let found = collect_in!(find(), session.as_deref_mut())?;
+        Ok(read(found))
     }
 
     /// How many of the variant's documents match `filter`.
     #[operation(polymorphic.count, level = "debug", no_err, variant = V::TAG_VALUE)]
     pub async fn count(&self, filter: impl IntoFilter) -> Result<u64> {
         let filter = self.filter(filter)?;
-        Ok(self.raw.count_documents(filter).await?)
+        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+        let count = self.raw.count_documents(filter);
+        Ok(in_session!(count, session.as_deref_mut())?)
     }
 }
