@@ -14,10 +14,26 @@ use crate::schema::{Pattern, PatternDef};
 
 /// The outlier pattern's entry points.
 pub(crate) const PATTERN: PatternDef = PatternDef {
-    model: |_, model, errors| {
-        Box::new(Outliers {
-            fields: crate::schema::each_field(model, errors, parse_field),
-        })
+    model: |input, model, errors| {
+        let fields = crate::schema::each_field(model, errors, parse_field);
+        if let Some(first) = fields.first() {
+            // The receipts are a field of the stored document that the struct does not have.
+            if let Some(span) = crate::ast::serde_key_span(&input.attrs, "deny_unknown_fields") {
+                errors.at(
+                    span,
+                    format!(
+                        "`#[serde(deny_unknown_fields)]` cannot be used with `#[outlier]`: the \
+                         main document also keeps `{}`, the receipts of its last pushes (so \
+                         that a push sent twice applies once), which the struct does not \
+                         declare. Remove `deny_unknown_fields`; a strict validator \
+                         (`ValidatorOptions::strict`) refuses unknown fields on the server \
+                         instead",
+                        receipts_name(&first.bson_name)
+                    ),
+                );
+            }
+        }
+        Box::new(Outliers { fields })
     },
     fields: None,
 };
@@ -62,6 +78,12 @@ struct OutlierField {
 
 struct Outliers {
     fields: Vec<OutlierField>,
+}
+
+/// The main document's field keeping the receipts of its last pushes: `posts` ->
+/// `__postsPushes`.
+fn receipts_name(field: &str) -> String {
+    format!("__{field}Pushes")
 }
 
 /// `User` -> `userId`.
@@ -251,6 +273,18 @@ fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Opt
             return None;
         }
     }
+    let receipts = receipts_name(&field.bson_name);
+    if let Some(taken) = model.fields.iter().find(|f| f.bson_name == receipts) {
+        errors.spanned(
+            taken.ident,
+            format!(
+                "`{receipts}` is the field in which the outlier array `{}` keeps the receipts \
+                 of its last pushes: rename this field",
+                field.bson_name
+            ),
+        );
+        return None;
+    }
     Some(OutlierField {
         ident: field.ident.clone(),
         bson_name: field.bson_name.clone(),
@@ -312,6 +346,7 @@ impl OutlierField {
         let (limit, capacity, max_bytes) = (self.limit, self.capacity, self.max_bytes);
         let overflow = &self.overflow;
         let parent = &self.parent;
+        let receipts = receipts_name(field);
         let index = crate::schema::plain_index(
             p,
             &[
@@ -340,6 +375,7 @@ impl OutlierField {
                 parent: #parent,
                 flag: #flag,
                 count: #count,
+                receipts: #receipts,
                 index: #index,
             });
             #checks

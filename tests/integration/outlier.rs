@@ -468,3 +468,130 @@ async fn an_outlier_parent_that_is_also_a_source_a_target_and_a_counter() {
     .unwrap();
     assert!(copies.iter().all(|b| b.author.name == "Ada L."));
 }
+
+// ----- a push sent twice -----
+
+/// A blogger whose post count is copied into each mention of them: a push runs in a
+/// transaction with the copies.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+#[extended_ref(BloggerRef(name, posts_count))]
+struct Blogger {
+    #[serde(rename = "_id")]
+    id: String,
+    name: String,
+    #[outlier(limit = 3, overflow = "blogger_posts", capacity = 4, flag = is_outlier, count = posts_count)]
+    posts: Vec<Post>,
+    is_outlier: bool,
+    posts_count: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+struct Mention {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[extended_ref(propagate)]
+    blogger: BloggerRef,
+}
+
+/// The receipts the main document `id` keeps: their tokens' count.
+async fn receipts(db: &mongodb::Database, collection: &str, field: &str, id: &str) -> usize {
+    let stored = db
+        .collection::<Document>(collection)
+        .find_one(doc! { "_id": id })
+        .await
+        .unwrap()
+        .unwrap();
+    stored.get_array(field).map_or(0, Vec::len)
+}
+
+/// A commit that went through, answered as a transient failure (what a server that forgets its
+/// commit records across a restart answers): the push's transaction runs its body again, which
+/// finds the push's receipt and writes nothing more. Below the limit and past it.
+#[tokio::test]
+async fn a_push_whose_commit_answer_was_lost_is_applied_once() {
+    let db = test_db("outlier_lost_commit").await;
+    pattern_runtime::sync_models(
+        &db,
+        &[Blogger::SCHEMA, Mention::SCHEMA],
+        &pattern_runtime::SyncOptions::new(),
+    )
+    .await
+    .unwrap();
+    let ada = Blogger {
+        id: "ada".into(),
+        name: "Ada".into(),
+        posts: vec![],
+        is_outlier: false,
+        posts_count: 0,
+    };
+    Blogger::collection(&db).insert(&ada).await.unwrap();
+    Mention::collection(&db)
+        .insert(&Mention {
+            id: 1,
+            blogger: BloggerRef::from(&ada),
+        })
+        .await
+        .unwrap();
+    let lost_commit = doc! {
+        "writeConcernError": { "code": 91, "errmsg": "injected: the commit's answer was lost" },
+        "errorLabels": ["TransientTransactionError"],
+    };
+    let posts = Blogger::collection(&db).outlier(Blogger::FIELDS.posts);
+
+    db.fail_command(&["commitTransaction"], 1, lost_commit.clone())
+        .await;
+    posts.push("ada", post(0)).await.unwrap();
+    assert_eq!(posts.count("ada").await.unwrap(), 1);
+    // Past the limit: two embedded, three in the overflow documents, each once.
+    db.fail_command(&["commitTransaction"], 1, lost_commit.clone())
+        .await;
+    posts
+        .push_many("ada", (1..6).map(post).collect())
+        .await
+        .unwrap();
+    assert_eq!(posts.count("ada").await.unwrap(), 6);
+    assert_eq!(
+        posts.items("ada").await.unwrap(),
+        (0..6).map(post).collect::<Vec<_>>()
+    );
+    assert!(posts.state("ada").await.unwrap().is_consistent());
+    let mention = Mention::collection(&db).get(1).await.unwrap().unwrap();
+    assert_eq!(mention.blogger.posts_count, 6);
+    assert!(posts.check().await.unwrap().is_clean());
+
+    // The main document keeps the last four receipts, no more.
+    assert_eq!(receipts(&db, "bloggers", "__postsPushes", "ada").await, 2);
+    for n in 6..12 {
+        posts.push("ada", post(n)).await.unwrap();
+    }
+    assert_eq!(receipts(&db, "bloggers", "__postsPushes", "ada").await, 4);
+    assert_eq!(posts.count("ada").await.unwrap(), 12);
+    // A push without a transaction (nothing derives from `User`'s posts) keeps one too.
+    let db2 = setup("outlier_receipts", &["ann"]).await;
+    let user_posts = User::collection(&db2).outlier(User::FIELDS.posts);
+    user_posts.push("ann", post(0)).await.unwrap();
+    assert_eq!(receipts(&db2, "users", "__postsPushes", "ann").await, 1);
+    // Whatever another writer leaves in their place reads as no receipts.
+    db2.collection::<Document>("users")
+        .update_one(
+            doc! { "_id": "ann" },
+            doc! { "$set": { "__postsPushes": "junk" } },
+        )
+        .bypass_document_validation(true)
+        .await
+        .unwrap();
+    user_posts.push("ann", post(1)).await.unwrap();
+    assert_eq!(receipts(&db2, "users", "__postsPushes", "ann").await, 1);
+    assert_eq!(user_posts.count("ann").await.unwrap(), 2);
+    // A replace through the model handle drops them; the next push starts again.
+    let ann: User = User::collection(&db2).get("ann").await.unwrap().unwrap();
+    User::collection(&db2).replace(&ann).await.unwrap();
+    assert_eq!(receipts(&db2, "users", "__postsPushes", "ann").await, 0);
+    user_posts.push("ann", post(2)).await.unwrap();
+    assert_eq!(
+        user_posts.items("ann").await.unwrap(),
+        (0..3).map(post).collect::<Vec<_>>()
+    );
+}

@@ -36,6 +36,10 @@ const FULL: &str = "full";
 /// document never takes an item again anyway), so that a push checks the byte budget with one
 /// comparison.
 const BYTES: &str = "bytes";
+/// How many receipts of its last pushes a main document keeps (see
+/// [`OutlierSpec::receipts`]): a push sent again finds its own among them unless this many
+/// other pushes of the same document came in between.
+const RECEIPTS: usize = 4;
 /// The bytes of an empty BSON document.
 const EMPTY_DOCUMENT: usize = 5;
 

@@ -23,6 +23,10 @@ spec! {
         pub flag: &'static str,
         /// The main document's count of every item (BSON name).
         pub count: &'static str,
+        /// The main document's receipts of its last pushes (`__<field>Pushes`): what makes a
+        /// push sent twice (a transaction's body run again after a commit whose answer was
+        /// lost) apply once.
+        pub receipts: &'static str,
         /// `{parent: 1, seq: 1}`, unique.
         pub index: IndexSpec,
     }
@@ -68,6 +72,13 @@ impl OutlierSpec {
     /// The count field's BSON name.
     pub fn count(&self) -> &'static str {
         self.parts.count
+    }
+
+    /// The main document's field keeping the receipts of its last pushes (BSON name):
+    /// `[{t, k, from}, ..]`, the last four, each with the push's
+    /// token, how many items it embedded and the count before it.
+    pub fn receipts(&self) -> &'static str {
+        self.parts.receipts
     }
 
     /// The overflow collection's `{parent: 1, seq: 1}` unique index.
@@ -140,11 +151,35 @@ impl PatternSpec for OutlierSpec {
         vec![Box::new(OverflowOfDeleted { spec: self, model })]
     }
 
-    /// The items, the count and the flag: pushes and removals keep them together.
+    /// The items, the count and the flag: pushes and removals keep them together. (Not the
+    /// receipts: a replace through another handle drops them, which only forgets pushes made
+    /// already.)
     fn kept_fields(&'static self, _model: &'static ModelSchema) -> KeptFields {
         let why = "the outlier pattern keeps the items, their count and the flag together: \
                    `push`, `remove` or `rebuild` through the field's `Outlier` handle";
         vec![(self.field(), why), (self.count(), why), (self.flag(), why)]
+    }
+
+    /// The model's documents, with the receipts of the last pushes (optional: a document no
+    /// push reached has none).
+    fn stored_shape(&'static self, shape: Shape) -> std::result::Result<Shape, &'static str> {
+        let Shape::Object(mut properties) = shape else {
+            return Ok(shape);
+        };
+        let long = || Shape::Types(vec!["long"]);
+        properties.push(Property::new(
+            self.receipts(),
+            Shape::BoundedArray {
+                items: Box::new(Shape::Object(vec![
+                    Property::new("t", Shape::of("objectId"), true),
+                    Property::new("k", long(), true),
+                    Property::new("from", long(), true),
+                ])),
+                max: super::RECEIPTS as u32,
+            },
+            false,
+        ));
+        Ok(Shape::Object(properties))
     }
 
     fn indexes(&'static self, _model: &'static ModelSchema) -> IndexesNeeded {

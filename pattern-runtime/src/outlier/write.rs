@@ -4,6 +4,7 @@
 use super::*;
 use crate::error::bytes_left;
 use crate::validator::shape::narrowest;
+use bson::oid::ObjectId;
 use pattern_derive::operation;
 
 /// How many of `items`, from the first, fit in `count` more items and `bytes` more bytes.
@@ -33,23 +34,40 @@ const CLOSED: usize = 7;
 /// The field a push's pipeline keeps its condition in between its stages (unset at the end).
 const FITS: &str = "__outlierFits";
 
+/// What a push's receipt adds to the main document: `(first, next)`, the bytes of the
+/// document's first receipt (with the field around it) and of one more beside others.
+fn receipt_bytes(spec: &OutlierSpec) -> (i64, i64) {
+    let receipt = Bson::Document(doc! { "t": ObjectId::new(), "k": 0_i64, "from": 0_i64 });
+    // `{t, k, from}` has one size whatever its values; as an array item (index "0" to "3").
+    let next = value_cost(&receipt).unwrap_or(0);
+    // The field: its type, its name and NUL, the array's length and final NUL, the item.
+    let first = 1 + spec.receipts().len() + 1 + 4 + 1 + next;
+    let as_i64 = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+    (as_i64(first), as_i64(next))
+}
+
 /// The pipeline of a push of `items` to the main document (`cum`: the bytes of its first 1, 2,
-/// ... items). The first `k` of them are appended: as many as the limit and the byte budget
-/// leave room for, none for an outlier or for a document whose count disagrees with its array
-/// (drift: the check reports it). The flag is set when not all of them fit, and the count moves
-/// by all of them, from the larger of the count and the array's length.
+/// ... items; `token`: the push's own). The first `k` of them are appended: as many as the
+/// limit and the byte budget leave room for, none for an outlier or for a document whose count
+/// disagrees with its array (drift: the check reports it). The flag is set when not all of them
+/// fit, and the count moves by all of them, from the larger of the count and the array's
+/// length. A receipt `{t: token, k, from}` (`from`: that count before) joins the last
+/// [`RECEIPTS`].
 ///
-/// So the document after the write says what happened, whatever ran at the same moment: `k`
-/// is its array's length minus its count before the items (`count - n`), at least 0. (A push
-/// that embeds needed count = length; one that embeds nothing leaves the length at or below
-/// the count it started from.)
-fn main_push(spec: &OutlierSpec, items: Vec<Bson>, cum: &[i64]) -> Vec<Document> {
-    let (field, count, flag) = (spec.field(), spec.count(), spec.flag());
+/// A document that already holds the token's receipt is left as it is: the push was applied
+/// (its command sent again, or its transaction's body run again after a commit whose answer
+/// was lost). So the document after the write says what happened, whatever ran at the same
+/// moment: its receipt of `token`.
+fn main_push(spec: &OutlierSpec, items: Vec<Bson>, cum: &[i64], token: ObjectId) -> Vec<Document> {
+    let (field, count, flag, receipts) = (spec.field(), spec.count(), spec.flag(), spec.receipts());
     let n = items.len() as i64;
     let limit = i64::from(spec.limit());
     let array = doc! { "$ifNull": [format!("${field}"), []] };
     let length = doc! { "$size": array.clone() };
     let stored = doc! { "$ifNull": [format!("${count}"), 0] };
+    // Whatever else another writer left there reads as no receipts.
+    let list =
+        doc! { "$cond": [{ "$isArray": format!("${receipts}") }, format!("${receipts}"), []] };
     let by_count = doc! { "$cond": [
         { "$or": [
             { "$eq": [{ "$ifNull": [format!("${flag}"), false] }, true] },
@@ -58,14 +76,27 @@ fn main_push(spec: &OutlierSpec, items: Vec<Bson>, cum: &[i64]) -> Vec<Document>
         0,
         { "$max": [0, { "$min": [n, { "$subtract": [limit, stored.clone()] }] }] },
     ] };
-    let left = doc! { "$subtract": [spec.max_bytes() as i64, { "$bsonSize": "$$ROOT" }] };
+    // The budget counts the receipt this push adds (none once there are `RECEIPTS`: one goes).
+    let (first, next) = receipt_bytes(spec);
+    let growth = doc! { "$cond": [
+        { "$isArray": format!("${receipts}") },
+        { "$cond": [{ "$lt": [{ "$size": list.clone() }, RECEIPTS as i64] }, next, 0] },
+        first,
+    ] };
+    let left = doc! { "$subtract": [
+        spec.max_bytes() as i64,
+        { "$add": [{ "$bsonSize": "$$ROOT" }, growth] },
+    ] };
     let by_bytes = doc! { "$size": { "$filter": {
         "input": { "$literal": cum },
         "cond": { "$lte": ["$$this", left] },
     } } };
+    let applied = doc! { "$in": [token, { "$map": { "input": list.clone(), "in": "$$this.t" } }] };
     let k = format!("${FITS}");
+    let from = doc! { "$max": [stored.clone(), length.clone()] };
     vec![
-        doc! { "$set": { FITS: { "$min": [by_count, by_bytes] } } },
+        // `k`, or -1 for a push applied already.
+        doc! { "$set": { FITS: { "$cond": [applied, -1, { "$min": [by_count, by_bytes] }] } } },
         doc! { "$set": {
             field: { "$cond": [
                 { "$gt": [k.clone(), 0] },
@@ -73,19 +104,72 @@ fn main_push(spec: &OutlierSpec, items: Vec<Bson>, cum: &[i64]) -> Vec<Document>
                 format!("${field}"),
             ] },
             // The count keeps its stored integer type: an `i32` count stays an `Int32`.
-            count: { "$add": [{ "$max": [stored, length] }, narrowest(n)] },
-            flag: { "$cond": [{ "$lt": [k, n] }, true, format!("${flag}")] },
+            count: { "$cond": [
+                { "$lt": [k.clone(), 0] },
+                format!("${count}"),
+                { "$add": [from.clone(), narrowest(n)] },
+            ] },
+            flag: { "$cond": [
+                { "$and": [{ "$gte": [k.clone(), 0] }, { "$lt": [k.clone(), n] }] },
+                true,
+                format!("${flag}"),
+            ] },
+            receipts: { "$cond": [
+                { "$lt": [k.clone(), 0] },
+                format!("${receipts}"),
+                { "$slice": [
+                    { "$concatArrays": [list, [{
+                        "t": token,
+                        "k": { "$toLong": k },
+                        "from": { "$toLong": from },
+                    }]] },
+                    -(RECEIPTS as i64),
+                ] },
+            ] },
         } },
         doc! { "$unset": FITS },
     ]
 }
 
-/// How many of `n` items [`main_push`] appended, from the document after it (its count and its
-/// array's length, under [`length_key`]).
-fn appended(spec: &OutlierSpec, after: &Document, n: usize) -> usize {
+/// How many of `n` items [`main_push`] appended and the count before them, from the document
+/// after it: its receipt of the push (see [`receipt_projection`]), or, when another writer
+/// removed it, its count and its array's length (under [`length_key`]).
+fn appended(spec: &OutlierSpec, after: &Document, n: usize) -> (usize, i64) {
+    let receipt = match after.get(receipt_key(spec)) {
+        Some(Bson::Array(mine)) => mine.first().and_then(Bson::as_document),
+        _ => None,
+    };
     let n = n as i64;
-    let k = int(after.get(length_key(spec))) - (int(after.get(spec.count())) - n);
-    usize::try_from(k.clamp(0, n)).unwrap_or(0)
+    let (k, from) = match receipt {
+        Some(r) => (int(r.get("k")), int(r.get("from"))),
+        None => {
+            let from = int(after.get(spec.count())) - n;
+            (int(after.get(length_key(spec))) - from, from)
+        }
+    };
+    (usize::try_from(k.clamp(0, n)).unwrap_or(0), from)
+}
+
+/// The key under which a push's projection returns its receipt (a one-item array, empty when
+/// there is none): not the count's name, nor the length's key.
+fn receipt_key(spec: &OutlierSpec) -> String {
+    let mut key = "__receipt".to_owned();
+    while key == spec.count() || key == length_key(spec) {
+        key.push('_');
+    }
+    key
+}
+
+/// The projection of the main document after a push: the count, the array's length and the
+/// push's receipt.
+fn receipt_projection(spec: &OutlierSpec, token: ObjectId) -> Document {
+    let receipts = format!("${}", spec.receipts());
+    let list = doc! { "$cond": [{ "$isArray": receipts.clone() }, receipts, []] };
+    doc! {
+        spec.count(): 1,
+        length_key(spec): { "$size": { "$ifNull": [format!("${}", spec.field()), []] } },
+        receipt_key(spec): { "$filter": { "input": list, "cond": { "$eq": ["$$this.t", token] } } },
+    }
 }
 
 impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<P, T> {
@@ -166,17 +250,30 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         )
         .await?;
         let fields = [spec.field(), spec.count(), spec.flag()];
+        // The push's token: its receipt in the main document makes the write apply once, were
+        // it sent twice.
+        let token = ObjectId::new();
         if self.tx.is_none() && !crate::derived::has_dependents(P::SCHEMA, Some(&fields)) {
             // Nothing derives from the main document's items or count: no transaction (see
             // the module documentation).
-            return self.push_in(None, &id, docs).await;
+            return self.push_in(None, &id, docs, token).await;
         }
         // In the caller's transaction, or in one of its own so that what derives from the
         // count or the items moves with them: the same writes, in one session.
+        let runs = std::sync::atomic::AtomicU32::new(0);
         transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
+            if runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed) > 0
+                && self.applied(s.as_deref_mut(), &id, token).await?
+            {
+                // The body runs again after a commit whose answer was lost, and that commit
+                // went through: its writes (the items, the overflow documents, what derives
+                // from them) are all in, or none would be.
+                tracing::debug!("push applied by a transaction whose commit answer was lost");
+                return Ok(());
+            }
             let watch = self.watch_main(s.as_deref_mut(), &id).await?;
-            self.push_in(s.as_deref_mut(), &id, docs.clone())
+            self.push_in(s.as_deref_mut(), &id, docs.clone(), token)
                 .await
                 .map_err(crate::error::into_body)?;
             if let Some(watch) = watch {
@@ -186,6 +283,21 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         })
     }
 
+    /// Whether the main document `id` holds the receipt of the push `token` (a read, made only
+    /// when a transaction's body runs again).
+    async fn applied(
+        &self,
+        s: Option<&mut ClientSession>,
+        id: &Bson,
+        token: ObjectId,
+    ) -> mongodb::error::Result<bool> {
+        let main = self.main();
+        let find = main
+            .find_one(doc! { "_id": id.clone(), format!("{}.t", self.spec.receipts()): token })
+            .projection(doc! { "_id": 1 });
+        Ok(in_session!(find, s)?.is_some())
+    }
+
     /// The writes of [`push_many`](Self::push_many), in `s` when there is one (then an error
     /// is returned as it is: the transaction keeps nothing, so nothing is incomplete).
     async fn push_in(
@@ -193,6 +305,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         mut s: Option<&mut ClientSession>,
         id: &Bson,
         docs: Vec<(Bson, usize)>,
+        token: ObjectId,
     ) -> Result<()> {
         let spec = self.spec;
         let span = tracing::Span::current();
@@ -202,10 +315,11 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         let main = self.main();
         // One write of the main document, whatever it holds: the first items that fit (by its
         // count and by bytes; none for an outlier) are appended, the flag set when not all
-        // fit, the count moved by all of them. The condition is evaluated on the document
-        // itself (a pipeline), so the filter is the `_id` alone: every server answers it
-        // through the index, where a `$expr` filter can make one scan the collection. The
-        // document after the write says how many it took (see `main_push`).
+        // fit, the count moved by all of them, the push's receipt kept. The condition is
+        // evaluated on the document itself (a pipeline), so the filter is the `_id` alone:
+        // every server answers it through the index, where a `$expr` filter can make one scan
+        // the collection. The push's receipt in the document after the write says how many
+        // it took and where the count was (see `main_push`).
         let mut cum = Vec::with_capacity(docs.len());
         let mut sum = 0i64;
         for (_, c) in &docs {
@@ -214,22 +328,21 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         }
         let (all, _) = split(&docs);
         let write = main
-            .find_one_and_update(doc! { "_id": id.clone() }, main_push(spec, all, &cum))
-            .projection(doc! {
-                spec.count(): 1,
-                length_key(spec): { "$size": { "$ifNull": [format!("${}", spec.field()), []] } },
-            })
+            .find_one_and_update(
+                doc! { "_id": id.clone() },
+                main_push(spec, all, &cum, token),
+            )
+            .projection(receipt_projection(spec, token))
             .return_document(ReturnDocument::After);
         let after =
             in_session!(write, s.as_deref_mut())?.ok_or_else(|| self.not_found(id.clone()))?;
-        let room = appended(spec, &after, docs.len());
+        let (room, stored) = appended(spec, &after, docs.len());
         if room == docs.len() {
             span.record("overflowed", 0);
             return Ok(());
         }
         // The rest go to the overflow documents; the count before them tells where the open
         // one is.
-        let stored = int(after.get(spec.count())) - docs.len() as i64;
         let mut rest: Vec<(Bson, usize)> = docs[room..].to_vec();
         let overflowed = rest.len();
         span.record("overflowed", overflowed);
