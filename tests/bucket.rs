@@ -1559,3 +1559,77 @@ async fn large_measurements_open_new_buckets_instead_of_failing() {
     let read: Vec<Reading> = read.try_collect().await.unwrap();
     assert_eq!(read.len(), 40);
 }
+
+/// A series bound to a transaction reads in it: `range` and `summary` of array buckets, slots
+/// and rollups see the measurements it recorded, which no handle outside it sees before the
+/// commit.
+#[tokio::test]
+async fn a_bound_series_reads_its_transactions_writes() {
+    let db = test_db("bucket_in_transaction").await;
+    let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
+    let (from, to) = (
+        DateTime::from_millis(t0()),
+        DateTime::from_millis(t0() + HOUR),
+    );
+    let readings = Reading::series(&db).in_transaction(&tx);
+    let recorded = [reading("tx-1", t0() + 1000, 1), reading("tx-1", t0(), 2)];
+    readings.insert(&recorded[0]).await.unwrap();
+    readings.insert_many(&recorded[1..]).await.unwrap();
+    let at = |s: i64| DateTime::from_millis(SEED_HOUR + s * 1000);
+    let rollup = SparseRollup::series(&db).in_transaction(&tx);
+    rollup
+        .insert(&SparseRollup {
+            seg_id: SEG.into(),
+            ts: at(1),
+            temp: None,
+            speed: 50,
+        })
+        .await
+        .unwrap();
+    let slots = SparseSlots::series(&db).in_transaction(&tx);
+    let slot = SparseSlots {
+        seg_id: SEG.into(),
+        ts: at(1),
+        temp: Some(1.5),
+    };
+    slots.insert(&slot).await.unwrap();
+
+    // Every read of the bound series sees the transaction's own measurements...
+    let back = read_all(&readings, "tx-1", t0(), t0() + HOUR).await;
+    assert_eq!(back, [recorded[1].clone(), recorded[0].clone()]);
+    let summary = readings.summary("tx-1", from, to).await.unwrap();
+    assert_eq!(summary.count(), 2);
+    assert_eq!(summary.sum(Reading::FIELDS.seq).unwrap(), Some(3));
+    let summary = rollup.summary(SEG, at(0), at(60)).await.unwrap();
+    assert_eq!(summary.count(), 1);
+    assert_eq!(summary.sum(SparseRollup::FIELDS.speed).unwrap(), Some(50));
+    let back: Vec<SparseSlots> = slots
+        .range(SEG, at(0), at(60))
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(back, std::slice::from_ref(&slot));
+    assert_eq!(slots.summary(SEG, at(0), at(60)).await.unwrap().count(), 1);
+
+    // ... which no handle outside it sees before the commit.
+    let outside = Reading::series(&db);
+    assert!(read_all(&outside, "tx-1", t0(), t0() + HOUR)
+        .await
+        .is_empty());
+    assert_eq!(outside.summary("tx-1", from, to).await.unwrap().count(), 0);
+    let rollup_outside = SparseRollup::series(&db);
+    let summary = rollup_outside.summary(SEG, at(0), at(60)).await.unwrap();
+    assert_eq!(summary.count(), 0);
+    let slots_outside = SparseSlots::series(&db);
+    let summary = slots_outside.summary(SEG, at(0), at(60)).await.unwrap();
+    assert_eq!(summary.count(), 0);
+    tx.commit().await.unwrap();
+    assert_eq!(read_all(&outside, "tx-1", t0(), t0() + HOUR).await.len(), 2);
+    assert_eq!(outside.summary("tx-1", from, to).await.unwrap().count(), 2);
+    let summary = rollup_outside.summary(SEG, at(0), at(60)).await.unwrap();
+    assert_eq!(summary.count(), 1);
+    let summary = slots_outside.summary(SEG, at(0), at(60)).await.unwrap();
+    assert_eq!(summary.count(), 1);
+}

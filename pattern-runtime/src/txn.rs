@@ -248,7 +248,8 @@ pub(crate) use bound;
 /// together: bind a handle to it with its `in_transaction(&tx)`, run the operations, then
 /// [`commit`](Transaction::commit) (or [`abort`](Transaction::abort)). Every write of a bound
 /// handle runs in it (with what derives from it: copies, counts), and none is visible to others
-/// until the commit; an aborted transaction leaves the database as it was.
+/// until the commit; an aborted transaction leaves the database as it was. Every read of a
+/// bound handle runs in it too, and sees its writes before the commit.
 ///
 /// Inside a caller's transaction, an operation runs once: a `TransientTransactionError` (a
 /// write conflict, a failover) is returned to the caller as [`Error::Driver`](crate::Error::Driver)

@@ -46,7 +46,7 @@
 //! benchmark needing them runs.
 //!
 //! Runs of the push groups on the embedded server, 2 cores, nothing else running, with the
-//! pushes' receipts (the commit after `a2fb453`; two runs):
+//! pushes' receipts (`652e51f`; two runs):
 //!
 //! | group | side | time | ratio |
 //! | --- | --- | --- | --- |

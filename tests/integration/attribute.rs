@@ -471,3 +471,42 @@ async fn channel_prices_share_one_multikey_index() {
     )
     .await;
 }
+
+/// A handle bound to the caller's transaction reads in it: `get`, `find` and `find_sorted` see
+/// the transaction's own `set`; no handle outside it sees it before the commit.
+#[tokio::test]
+async fn a_bound_attributes_reads_its_transactions_writes() {
+    let db = test_db("attr_in_transaction").await;
+    let outside = records(&db).await;
+    let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
+    let bound = Record::collection(&db)
+        .in_transaction(&tx)
+        .attributes(Record::FIELDS.attributes);
+    bound.set(1001, &m("blood_sugar", 7.1)).await.unwrap();
+
+    // Every read of the bound handle sees the transaction's own write...
+    let got = bound.get(1001, "blood_sugar").await.unwrap();
+    assert_eq!(got.map(|i| i.value), Some(Bson::from(7.1)));
+    let high = bound.key("blood_sugar").gt(7).unwrap();
+    let found = bound.find(high.clone()).await.unwrap();
+    assert_eq!(found.iter().map(|r| r.id).collect::<Vec<_>>(), [1001]);
+    let ranked = bound
+        .find_sorted(doc! {}, "blood_sugar", Order::Descending)
+        .await
+        .unwrap();
+    assert_eq!(
+        ranked.iter().map(|r| r.id).collect::<Vec<_>>(),
+        [1001, 1002]
+    );
+
+    // ... which no handle outside it sees before the commit.
+    assert!(outside.find(high.clone()).await.unwrap().is_empty());
+    let ranked = outside
+        .find_sorted(doc! {}, "blood_sugar", Order::Descending)
+        .await
+        .unwrap();
+    assert_eq!(ranked.iter().map(|r| r.id).collect::<Vec<_>>(), [1002]);
+    tx.commit().await.unwrap();
+    let found = outside.find(high).await.unwrap();
+    assert_eq!(found.iter().map(|r| r.id).collect::<Vec<_>>(), [1001]);
+}

@@ -595,3 +595,50 @@ async fn a_push_whose_commit_answer_was_lost_is_applied_once() {
         (0..3).map(post).collect::<Vec<_>>()
     );
 }
+
+/// A handle bound to the caller's transaction reads in it: every read sees the transaction's
+/// own pushes (past the limit, so the overflow documents are read too); no handle outside it
+/// sees them before the commit.
+#[tokio::test]
+async fn a_bound_outlier_reads_its_transactions_writes() {
+    let db = setup("outlier_in_transaction", &["u"]).await;
+    let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
+    let bound = User::collection(&db)
+        .in_transaction(&tx)
+        .outlier(User::FIELDS.posts);
+    bound
+        .push_many("u", (0..120).map(post).collect())
+        .await
+        .unwrap();
+    let all: Vec<Post> = (0..120).map(post).collect();
+
+    // Every read of the bound handle sees the transaction's own pushes...
+    assert_eq!(bound.items("u").await.unwrap(), all);
+    let streamed: Vec<Post> =
+        futures_util::TryStreamExt::try_collect(bound.stream("u").await.unwrap())
+            .await
+            .unwrap();
+    assert_eq!(streamed, all);
+    // Across the embedded end, into the overflow document.
+    assert_eq!(
+        bound.page("u", 40, 20).await.unwrap(),
+        (40..60).map(post).collect::<Vec<_>>()
+    );
+    assert_eq!(bound.count("u").await.unwrap(), 120);
+    let state = bound.state("u").await.unwrap();
+    assert!(
+        state.is_consistent() && state.stored_count == 120,
+        "{state:?}"
+    );
+
+    // ... which no handle outside it sees before the commit.
+    let outside = User::collection(&db).outlier(User::FIELDS.posts);
+    assert_eq!(outside.count("u").await.unwrap(), 0);
+    assert!(outside.items("u").await.unwrap().is_empty());
+    tx.commit().await.unwrap();
+    assert_eq!(outside.count("u").await.unwrap(), 120);
+    assert_eq!(outside.items("u").await.unwrap(), all);
+    // Once committed, the bound handle sends nothing.
+    let err = bound.items("u").await.unwrap_err();
+    assert!(matches!(err, Error::TransactionEnded { .. }), "{err}");
+}

@@ -460,3 +460,77 @@ async fn allocating_without_the_unique_index_is_refused() {
     assert!(err.to_string().contains("sync_models"), "{err}");
     assert!(all(&db, "room_days").await.is_empty());
 }
+
+/// A grid bound to the caller's transaction reads in it: `get`, `available` and `free_ranges`
+/// see the transaction's own bookings; no handle outside it sees them before the commit.
+#[tokio::test]
+async fn a_bound_slots_reads_its_transactions_writes() {
+    let db = setup("prealloc_in_transaction").await;
+    let rooms = RoomDay::collection(&db).slots();
+    rooms
+        .allocate((0..3).map(|d| free("room0", d)))
+        .await
+        .unwrap();
+    let meetings = MeetingDay::collection(&db).slots();
+    meetings
+        .allocate([MeetingDay {
+            id: bson::oid::ObjectId::new(),
+            room: "m1".into(),
+            day: "2025-08-20".into(),
+            half_hours: 0,
+        }])
+        .await
+        .unwrap();
+    let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
+    let bound_rooms = RoomDay::collection(&db).in_transaction(&tx).slots();
+    let bound_meetings = MeetingDay::collection(&db).in_transaction(&tx).slots();
+    bound_rooms.book("room0", day(0), "alice").await.unwrap();
+    bound_meetings
+        .book_range("m1", "2025-08-20", 10..20)
+        .await
+        .unwrap();
+
+    // Every read of the bound grids sees the transaction's own bookings...
+    let slot = bound_rooms.get("room0", day(0)).await.unwrap().unwrap();
+    assert_eq!(slot.booked_by.as_deref(), Some("alice"));
+    let dates = |found: Vec<RoomDay>| found.into_iter().map(|s| s.date).collect::<Vec<_>>();
+    assert_eq!(
+        dates(
+            bound_rooms
+                .available("room0", day(0), day(3))
+                .await
+                .unwrap()
+        ),
+        [day(1), day(2)]
+    );
+    assert_eq!(
+        bound_meetings
+            .free_ranges("m1", "2025-08-20")
+            .await
+            .unwrap(),
+        vec![0..10, 20..48]
+    );
+
+    // ... which no handle outside it sees before the commit.
+    assert_eq!(
+        dates(rooms.available("room0", day(0), day(3)).await.unwrap()),
+        [day(0), day(1), day(2)]
+    );
+    assert_eq!(
+        meetings.free_ranges("m1", "2025-08-20").await.unwrap(),
+        vec![0..48]
+    );
+    tx.abort().await.unwrap();
+    // Aborted: nothing was booked.
+    assert!(rooms
+        .get("room0", day(0))
+        .await
+        .unwrap()
+        .unwrap()
+        .booked_by
+        .is_none());
+    assert_eq!(
+        meetings.free_ranges("m1", "2025-08-20").await.unwrap(),
+        vec![0..48]
+    );
+}

@@ -964,3 +964,124 @@ async fn an_optional_parent_of_the_same_model_loads_and_lists_children_under_ser
     assert_eq!(loaded.dangling()[0].position, None);
     assert_eq!(loaded.dangling()[0].target, "gone");
 }
+
+#[tokio::test]
+async fn a_bound_relation_reads_its_transactions_writes() {
+    let db = test_db("rel_in_transaction").await;
+    let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
+    let host = Host {
+        id: ObjectId::new(),
+        name: "tx.example.com".into(),
+        ipaddr: "127.0.0.9".into(),
+    };
+    let message = LogMessage {
+        id: ObjectId::new(),
+        time: DateTime::from_millis(1_000),
+        message: "in the transaction".into(),
+        host: Ref::to(&host),
+    };
+    Host::collection(&db)
+        .in_transaction(&tx)
+        .insert(&host)
+        .await
+        .unwrap();
+    let messages = LogMessage::collection(&db).in_transaction(&tx);
+    messages.insert(&message).await.unwrap();
+    let kate = Person {
+        id: ObjectId::new(),
+        name: "Kate Monster".into(),
+        tasks: vec![],
+    };
+    let chore = Task {
+        id: ObjectId::new(),
+        description: "Order books".into(),
+        due_date: DateTime::from_millis(0),
+        owner: Ref::to(&kate),
+    };
+    Person::collection(&db)
+        .in_transaction(&tx)
+        .insert(&kate)
+        .await
+        .unwrap();
+    Task::collection(&db)
+        .in_transaction(&tx)
+        .insert(&chore)
+        .await
+        .unwrap();
+
+    // Every read of the bound relations sees the transaction's own inserts: reached from the
+    // bound model handle, or bound by the relation's own `in_transaction`...
+    let hosts = messages.relation(LogMessage::FIELDS.host);
+    let bound_here = LogMessage::collection(&db)
+        .relation(LogMessage::FIELDS.host)
+        .in_transaction(&tx);
+    for relation in [&hosts, &bound_here] {
+        let loaded = relation.load(std::slice::from_ref(&message)).await.unwrap();
+        assert_eq!(loaded.of(&message), [Some(&host)]);
+        assert!(loaded.dangling().is_empty());
+        let one = relation.load_one(&message).await.unwrap();
+        assert_eq!(one.get(&host.id), Some(&host));
+        let children = relation.children_of(&host.id).to_vec().await.unwrap();
+        assert_eq!(children, std::slice::from_ref(&message));
+        let streamed: Vec<LogMessage> = relation
+            .children_of(&host.id)
+            .stream()
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
+        assert_eq!(streamed, std::slice::from_ref(&message));
+    }
+    // ... and a two-way relation's load, check and repair.
+    let owner = Task::collection(&db)
+        .in_transaction(&tx)
+        .relation(Task::FIELDS.owner);
+    let loaded = owner.load(std::slice::from_ref(&chore)).await.unwrap();
+    assert_eq!(loaded.get(&kate.id).map(|p| p.tasks.len()), Some(1));
+    let checked = owner.check().await.unwrap();
+    assert_eq!(
+        (checked.examined, checked.findings.len()),
+        (2, 0),
+        "{checked}"
+    );
+    // Kate's array loses the task in the transaction, by hand: the bound repair sees it.
+    Person::collection(&db)
+        .raw()
+        .update_one(
+            doc! { "_id": kate.id },
+            doc! { "$pull": { "tasks": chore.id } },
+        )
+        .session(&mut *tx.session().await)
+        .await
+        .unwrap();
+    assert_eq!(owner.check().await.unwrap().findings.len(), 1);
+    assert_eq!(owner.repair().await.unwrap().repaired, 1);
+    assert!(owner.check().await.unwrap().findings.is_empty());
+
+    // No handle outside the transaction sees any of it before the commit.
+    let outside = LogMessage::collection(&db).relation(LogMessage::FIELDS.host);
+    let loaded = outside.load(std::slice::from_ref(&message)).await.unwrap();
+    assert_eq!(loaded.of(&message), [None]);
+    assert!(outside
+        .children_of(&host.id)
+        .to_vec()
+        .await
+        .unwrap()
+        .is_empty());
+    let owner_outside = Task::collection(&db).relation(Task::FIELDS.owner);
+    assert_eq!(owner_outside.check().await.unwrap().examined, 0);
+    tx.commit().await.unwrap();
+    let loaded = outside.load(std::slice::from_ref(&message)).await.unwrap();
+    assert_eq!(loaded.of(&message), [Some(&host)]);
+    assert_eq!(
+        outside.children_of(&host.id).to_vec().await.unwrap().len(),
+        1
+    );
+    let checked = owner_outside.check().await.unwrap();
+    assert_eq!(
+        (checked.examined, checked.findings.len()),
+        (2, 0),
+        "{checked}"
+    );
+}

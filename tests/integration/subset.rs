@@ -637,3 +637,34 @@ async fn without_transactions_the_full_item_is_written_first() {
     assert_eq!(ids(&p), newest((0..12).chain([40]), 10));
     assert_eq!(p.rating_count, 13);
 }
+
+#[tokio::test]
+async fn a_bound_subset_reads_its_transactions_writes() {
+    let db = test_db("subset_in_transaction").await;
+    new_product(&db, "prod_123").await;
+    let outside = Product::collection(&db).subset(Product::FIELDS.recent_reviews);
+    outside.push("prod_123", review(0)).await.unwrap();
+    let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
+    let bound = Product::collection(&db)
+        .in_transaction(&tx)
+        .subset(Product::FIELDS.recent_reviews);
+    bound.push("prod_123", review(1)).await.unwrap();
+
+    // Both reads of the bound subset see the transaction's own push...
+    let page: Vec<String> = bound
+        .page("prod_123", 0, 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(page, newest(0..2, 10));
+    assert_eq!(bound.count("prod_123").await.unwrap(), 2);
+
+    // ... which the subset outside it does not see before the commit.
+    assert_eq!(outside.page("prod_123", 0, 10).await.unwrap().len(), 1);
+    assert_eq!(outside.count("prod_123").await.unwrap(), 1);
+    tx.commit().await.unwrap();
+    assert_eq!(outside.page("prod_123", 0, 10).await.unwrap().len(), 2);
+    assert_eq!(outside.count("prod_123").await.unwrap(), 2);
+}

@@ -887,3 +887,72 @@ async fn a_tree_whose_nodes_are_extended_reference_sources() {
         .unwrap();
     assert_eq!(stored.folder_path, [archive.id, docs.id]);
 }
+
+#[tokio::test]
+async fn a_bound_tree_reads_its_transactions_writes() {
+    let db = setup("tree_in_transaction").await;
+    seed_catalogue(&db).await;
+    let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
+    let bound = Category::collection(&db).in_transaction(&tx).tree();
+    bound
+        .insert(&category("NVMe", Some("固态硬盘")))
+        .await
+        .unwrap();
+
+    // Every read of the bound tree sees the transaction's own insert...
+    assert_eq!(bound.get("NVMe").await.unwrap().unwrap().name, "NVMe");
+    let children = bound.children("固态硬盘").await.unwrap();
+    assert_eq!(names(&children, |c| &c.name), set(["NVMe"]));
+    let descendants = bound.descendants("存储").await.unwrap();
+    assert_eq!(
+        names(&descendants, |c| &c.name),
+        set(["NVMe", "固态硬盘", "机械硬盘"])
+    );
+    let subtree = bound.subtree("NVMe").await.unwrap();
+    assert_eq!(names(&subtree, |c| &c.name), set(["NVMe"]));
+    let ancestors = bound.ancestors("NVMe").await.unwrap();
+    let ancestors: Vec<&str> = ancestors.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(ancestors, ["电子", "计算机部件", "存储", "固态硬盘"]);
+    assert_eq!(
+        bound.path("NVMe").await.unwrap(),
+        ["电子", "计算机部件", "存储", "固态硬盘", "NVMe"]
+    );
+    // So do its holders' reads: a product placed in the new node, in the transaction.
+    let holders = bound.holders::<Product>();
+    holders
+        .insert(&product("三星 990 Pro", "NVMe"))
+        .await
+        .unwrap();
+    let directly: Vec<String> = holders
+        .directly_in("NVMe")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    assert_eq!(directly, ["三星 990 Pro"]);
+    let under = holders.under("固态硬盘").await.unwrap();
+    assert_eq!(
+        names(&under, |p| &p.name),
+        set(["三星 1TB SSD", "三星 990 Pro"])
+    );
+
+    // ... which the tree outside it does not see before the commit.
+    let outside = Category::collection(&db).tree();
+    assert!(outside
+        .holders::<Product>()
+        .directly_in("NVMe")
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(outside.get("NVMe").await.unwrap().is_none());
+    assert!(outside.children("固态硬盘").await.unwrap().is_empty());
+    assert!(outside.subtree("NVMe").await.unwrap().is_empty());
+    assert!(outside.path("NVMe").await.is_err());
+    tx.commit().await.unwrap();
+    assert_eq!(
+        outside.path("NVMe").await.unwrap(),
+        ["电子", "计算机部件", "存储", "固态硬盘", "NVMe"]
+    );
+    assert_eq!(outside.children("固态硬盘").await.unwrap().len(), 1);
+}

@@ -639,3 +639,59 @@ async fn modify_of_a_missing_document_and_a_refused_change_write_nothing() {
         "{missing:?}"
     );
 }
+
+#[tokio::test]
+async fn a_bound_versioning_reads_its_transactions_writes() {
+    let db = test_db("versioning_in_transaction").await;
+    Article::sync_indexes(&db).await.unwrap();
+    let outside = Article::collection(&db);
+    outside.insert(&mut article(1)).await.unwrap();
+    let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
+    let bound = Article::collection(&db).in_transaction(&tx);
+    let mut a = bound
+        .modify(1, 1, |a| a.title = "in the transaction".into())
+        .await
+        .unwrap();
+    assert_eq!(a.version, 2);
+    a.title = "again".into();
+    bound.replace(&mut a).await.unwrap();
+    assert_eq!(a.version, 3);
+    // A second `modify`, and a `revert`, read the transaction's own version, not the
+    // committed one (which would be a version conflict).
+    let a = bound.modify(1, 1, |a| a.counter += 1).await.unwrap();
+    assert_eq!((a.version, a.counter), (4, 1));
+    assert_eq!(bound.revert(1, 3).await.unwrap(), 5);
+
+    // Both reads of the bound handle see the transaction's own revisions...
+    let history: Vec<i64> = bound
+        .history(1)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.version)
+        .collect();
+    assert_eq!(history, [4, 3, 2, 1], "newest first");
+    assert_eq!(
+        bound.revision(1, 2).await.unwrap().title,
+        "in the transaction",
+        "archived in the transaction"
+    );
+    assert_eq!(bound.revision(1, 3).await.unwrap().title, "again");
+    let current = bound.revision(1, 5).await.unwrap();
+    assert_eq!(
+        (current.title.as_str(), current.counter),
+        ("again", 0),
+        "reverted"
+    );
+
+    // ... which the handle outside it does not see before the commit.
+    assert!(outside.history(1).await.unwrap().is_empty());
+    assert!(matches!(
+        outside.revision(1, 2).await.unwrap_err(),
+        Error::NotFound { .. }
+    ));
+    assert_eq!(outside.revision(1, 1).await.unwrap().title, "article 1");
+    tx.commit().await.unwrap();
+    assert_eq!(revisions(&db, 1).await, [1, 2, 3, 4]);
+    assert_eq!(outside.get(1).await.unwrap().unwrap().version, 5);
+}

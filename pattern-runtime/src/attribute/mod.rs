@@ -75,9 +75,11 @@ impl<M, I> Attributes<M, I> {
     }
 
     crate::txn::in_transaction! {
-        /// The same field in the caller's transaction `tx`: [`set`](Self::set),
-        /// [`unset`](Self::unset) and [`get`](Self::get), with whatever derives from the field,
-        /// run once in `tx`'s session; committing, aborting and retrying are the caller's. See
+        /// The same field in the caller's transaction `tx`: [`set`](Self::set) and
+        /// [`unset`](Self::unset), with whatever derives from the field, run once in `tx`'s
+        /// session; committing, aborting and retrying are the caller's. Its reads
+        /// ([`get`](Self::get), [`find`](Self::find), [`find_sorted`](Self::find_sorted)) run in
+        /// that session too, and see the transaction's own writes. See
         /// [`Transaction`](crate::Transaction).
     }
 

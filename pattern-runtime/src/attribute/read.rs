@@ -2,6 +2,8 @@
 //! one `{k, v}` index.
 
 use super::*;
+use crate::txn::{collect_in, in_session, Transaction};
+use bson::RawDocumentBuf;
 use pattern_derive::operation;
 
 /// Sort order of [`Attributes::find_sorted`].
@@ -152,13 +154,8 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
         let read = raw
             .find_one(doc! { "_id": id.clone() })
             .projection(doc! { field: { "$elemMatch": { I::KEY: &key } } });
-        let found = match &self.tx {
-            Some(tx) => {
-                let mut session = crate::txn::Transaction::session_of(Some(tx)).await?;
-                crate::txn::in_session!(read, session.as_deref_mut())?
-            }
-            None => read.await?,
-        };
+        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+        let found = in_session!(read, session.as_deref_mut())?;
         let Some(doc) = found else {
             return Err(Self::not_found(id));
         };
@@ -172,12 +169,11 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
     /// filter).
     #[operation(attribute.find, level = "debug", no_err)]
     pub async fn find(&self, filter: impl crate::query::IntoFilter) -> Result<Vec<M>> {
-        let cursor = self
-            .db
-            .collection(M::SCHEMA.collection())
-            .find(filter.into_filter()?)
-            .await?;
-        crate::schema_version::collect(cursor).await
+        let filter = filter.into_filter()?;
+        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+        let coll = self.db.collection::<RawDocumentBuf>(M::SCHEMA.collection());
+        let found = collect_in!(coll.find(filter), session.as_deref_mut())?;
+        decode_all(&found)
     }
 
     /// The documents matching `filter` that have the attribute `key`, sorted by its value (the
@@ -223,7 +219,21 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
             doc! { "$sort": { SORT: direction, "_id": 1 } },
             doc! { "$project": { SORT: 0 } },
         ];
-        let cursor = self.raw().aggregate(pipeline).await?;
-        crate::schema_version::collect(cursor.with_type()).await
+        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+        let raw = self.raw();
+        let sorted = raw.aggregate(pipeline).with_type::<RawDocumentBuf>();
+        let found = collect_in!(sorted, session.as_deref_mut())?;
+        decode_all(&found)
     }
+}
+
+/// The documents a read found, each read as `M` (as the model handle's reads do), with a
+/// `DEBUG` event of how many.
+fn decode_all<M: Model>(found: &[RawDocumentBuf]) -> Result<Vec<M>> {
+    let found = found
+        .iter()
+        .map(crate::schema_version::decode_raw::<M>)
+        .collect::<Result<Vec<M>>>()?;
+    tracing::debug!(read = found.len(), "documents read");
+    Ok(found)
 }

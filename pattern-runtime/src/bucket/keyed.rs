@@ -207,12 +207,11 @@ impl<M: Measurement> Series<M> {
         // a `Document` per slot, converting took 7 of a sensor-hour's 8 ms. And no projection:
         // the embedded server rebuilt the 3 600-key window to drop its `_id`, 4 of the 5.5 ms the
         // `find` took (`bucket_bench` with `BENCH_BREAKDOWN=1`).
-        let cursor = self
-            .collection
-            .clone_with_type::<RawDocumentBuf>()
+        let raw = self.collection.clone_with_type::<RawDocumentBuf>();
+        let find = raw
             .find(overlap(key, spec.time(), from, to, slots.span))
-            .sort(doc! { spec.time(): 1 })
-            .await?;
+            .sort(doc! { spec.time(): 1 });
+        let cursor = super::read::find_in(find, self.tx.as_ref()).await?;
         let (from_ms, to_ms) = (from.timestamp_millis(), to.timestamp_millis());
         let inner = cursor
             .map(move |window| {
@@ -245,11 +244,9 @@ impl<M: Measurement> Series<M> {
                 reason: "not a slot series",
             });
         };
-        let mut cursor = self
-            .collection
-            .clone_with_type::<RawDocumentBuf>()
-            .find(overlap(key, spec.time(), from, to, slots.span))
-            .await?;
+        let raw = self.collection.clone_with_type::<RawDocumentBuf>();
+        let find = raw.find(overlap(key, spec.time(), from, to, slots.span));
+        let mut cursor = super::read::find_in(find, self.tx.as_ref()).await?;
         let (from_ms, to_ms) = (from.timestamp_millis(), to.timestamp_millis());
         let mut acc: Vec<Acc> = spec.summaries().iter().map(|_| Acc::default()).collect();
         // For each value field, its summary's accumulator, if it is summarised.
@@ -339,8 +336,7 @@ impl<M: Measurement> Series<M> {
             }
         }
         let pipeline = vec![doc! { "$match": filter }, doc! { "$group": group }];
-        let mut cursor = self.collection.aggregate(pipeline).await?;
-        let row = cursor.try_next().await?.unwrap_or_default();
+        let row = self.aggregate_row(pipeline).await?;
         // The count: the largest of the fields' counts (a field that is `None` in every
         // measurement counts none). A field with no value has no sum either.
         let mut row = row;

@@ -139,9 +139,12 @@ impl<M: Measurement> Series<M> {
         /// The same series in the caller's transaction `tx`: [`insert`](Self::insert) and
         /// [`insert_many`](Self::insert_many) send their statements one by one in `tx`'s session
         /// (no `bulkWrite`, no retry of a duplicate key: any error is returned as it is, and the
-        /// caller's abort keeps nothing); committing, aborting and retrying are the caller's. See
-        /// [`Transaction`](crate::Transaction). The server refuses writes to a native time-series
-        /// collection inside a transaction on some versions: that error is returned as it is.
+        /// caller's abort keeps nothing), and its reads, [`range`](Self::range) and
+        /// [`summary`](Self::summary), run in it too and see what it wrote before its commit (a
+        /// bound `range` reads its documents whole, then streams them from memory); committing,
+        /// aborting and retrying are the caller's. See [`Transaction`](crate::Transaction). The
+        /// server refuses writes to a native time-series collection inside a transaction on some
+        /// versions: that error is returned as it is.
     }
 
     /// The driver's collection of bucket documents (or of measurements, in native mode).

@@ -16,6 +16,7 @@ use super::{fields, key_filter, KeepsMeasurements, Measurement, Series, Storage}
 use crate::error::{Error, Result};
 use crate::model::IntoId;
 use crate::schema::FieldName;
+use crate::txn::{collect_in, Transaction};
 
 impl<M: Measurement> Series<M> {
     /// The measurements of `key` with a time in `[from, to)`, in time order. Measurements with
@@ -30,6 +31,11 @@ impl<M: Measurement> Series<M> {
     /// A `slots` series reads its windows the same way (one `find` through the unique `{key,
     /// time}` index) and gives each slot back as a measurement whose time is the slot's.
     /// A `rollup` series does not keep its measurements: calling `range` on one does not compile.
+    ///
+    /// Bound to the caller's transaction ([`in_transaction`](Self::in_transaction)), `range` reads
+    /// in its session and sees what the transaction wrote before its commit: the documents of the
+    /// range are then read whole (the same `find`) and streamed from memory, since a stream
+    /// cannot hold the session, which the transaction's other operations wait for.
     ///
     /// # Errors
     /// [`Error::InvalidValue`] when a key value is a document with a `$` or `.` in a field name
@@ -67,12 +73,12 @@ impl<M: Measurement> Series<M> {
                 let mut filter = key;
                 filter.insert(time, doc! { "$gte": from, "$lt": to });
                 // Deserialized by the driver straight from the reply's bytes.
-                let inner = self
-                    .collection
-                    .clone_with_type::<M>()
+                let typed = self.collection.clone_with_type::<M>();
+                let find = typed
                     .find(filter)
                     .sort(doc! { time: 1 })
-                    .projection(doc! { "_id": 0 })
+                    .projection(doc! { "_id": 0 });
+                let inner = find_in(find, self.tx.as_ref())
                     .await?
                     .map_err(Error::from)
                     .boxed();
@@ -92,11 +98,11 @@ impl<M: Measurement> Series<M> {
                 // (`bucket_bench` with `BENCH_BREAKDOWN=1`).
                 let keys: Vec<&'static str> = spec.keys().to_vec();
                 let (from_ms, to_ms) = (from.timestamp_millis(), to.timestamp_millis());
-                let cursor = self
-                    .collection
-                    .clone_with_type::<RawDocumentBuf>()
+                let raw = self.collection.clone_with_type::<RawDocumentBuf>();
+                let find = raw
                     .find(overlap(key, from, to, span_seconds))
-                    .sort(doc! { fields::START: 1 })
+                    .sort(doc! { fields::START: 1 });
+                let cursor = find_in(find, self.tx.as_ref())
                     .await?
                     .map_ok(move |bucket| in_window(bucket, &keys, time, from_ms, to_ms))
                     .boxed();
@@ -126,6 +132,9 @@ impl<M: Measurement> Series<M> {
     /// A `rollup` series: one aggregation over the stored sums; its count is the largest of the
     /// summarised fields' counts (a field that is `None` in a measurement is not counted), and [`Summary::first`] and [`Summary::last`] are `None` (no time finer
     /// than the window is kept).
+    ///
+    /// Bound to the caller's transaction ([`in_transaction`](Self::in_transaction)), it reads in
+    /// its session (the same query) and counts what the transaction wrote before its commit.
     ///
     /// # Errors
     /// [`Error::RangeNotAligned`] on a `rollup` series when `from` or `to` is not on a window
@@ -216,9 +225,8 @@ impl<M: Measurement> Series<M> {
                 ]
             }
         };
-        let mut cursor = self.collection.aggregate(pipeline).await?;
         // No measurement in range: no row; every declared summary is then null.
-        let row = cursor.try_next().await?.unwrap_or_default();
+        let row = self.aggregate_row(pipeline).await?;
         let count = match row.get("n") {
             Some(Bson::Int32(n)) => u64::try_from(*n).unwrap_or(0),
             Some(Bson::Int64(n)) => u64::try_from(*n).unwrap_or(0),
@@ -233,6 +241,33 @@ impl<M: Measurement> Series<M> {
             fields: summary_fields(spec, &row),
         })
     }
+}
+
+impl<M: Measurement> Series<M> {
+    /// The one row of an aggregation ending in a `$group` on `null` (an empty document without
+    /// one), in the caller's transaction when the handle is bound to one.
+    pub(super) async fn aggregate_row(&self, pipeline: Vec<Document>) -> Result<Document> {
+        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+        let rows = collect_in!(self.collection.aggregate(pipeline), session.as_deref_mut())?;
+        Ok(rows.into_iter().next().unwrap_or_default())
+    }
+}
+
+/// The documents `find` reads, as a stream: from the server's cursor, a batch at a time; in the
+/// caller's transaction `tx`, read whole in its session first (a stream cannot hold the session,
+/// which the transaction's other operations wait for), then from memory.
+pub(super) async fn find_in<T>(
+    find: mongodb::action::Find<'_, T>,
+    tx: Option<&Transaction>,
+) -> Result<BoxStream<'static, mongodb::error::Result<T>>>
+where
+    T: DeserializeOwned + Send + Sync + 'static,
+{
+    let mut session = Transaction::session_of(tx).await?;
+    Ok(match session.as_deref_mut() {
+        Some(s) => stream::iter(collect_in!(find, Some(s))?.into_iter().map(Ok)).boxed(),
+        None => find.await?.boxed(),
+    })
 }
 
 /// The declared summaries from an aggregation's row, where `<op><i>` is summary `op` of the

@@ -123,7 +123,11 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     #[operation(outlier.state, level = "debug", field = self.spec.field(), later(id))]
     async fn state_op(&self, id: P::Id) -> Result<OutlierState> {
         let id = crate::literal::span_id(id)?;
-        let outcome = self.state_in(None, &id).await.map_err(Error::from);
+        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+        let outcome = self
+            .state_in(session.as_deref_mut(), &id)
+            .await
+            .map_err(Error::from);
         self.map_no_parent(id, outcome)
     }
 

@@ -4,15 +4,19 @@ use super::*;
 use pattern_derive::operation;
 
 impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<P, T> {
-    /// Reads the main document's flag, count and embedded items.
-    async fn read_main(&self, id: &Bson) -> Result<(bool, i64, Vec<T>)> {
+    /// Reads the main document's flag, count and embedded items, in `session` when there is
+    /// one.
+    async fn read_main(
+        &self,
+        session: Option<&mut ClientSession>,
+        id: &Bson,
+    ) -> Result<(bool, i64, Vec<T>)> {
         let spec = self.spec;
-        let main = self
-            .main()
+        let main = self.main();
+        let find = main
             .find_one(doc! { "_id": id.clone() })
-            .projection(doc! { spec.flag(): 1, spec.count(): 1, spec.field(): 1 })
-            .await?
-            .ok_or_else(|| self.not_found(id.clone()))?;
+            .projection(doc! { spec.flag(): 1, spec.count(): 1, spec.field(): 1 });
+        let main = in_session!(find, session)?.ok_or_else(|| self.not_found(id.clone()))?;
         Ok((
             main.get_bool(spec.flag()).unwrap_or(false),
             int(main.get(spec.count())),
@@ -24,6 +28,11 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     /// with the main document), then (for an outlier only) each overflow document's as the
     /// cursor brings it, so a long list is never all in memory. [`Error::NotFound`] when there
     /// is no such document.
+    ///
+    /// On a handle bound to a transaction ([`in_transaction`](Self::in_transaction)), the
+    /// overflow documents are read in its session before the stream is returned, then yielded
+    /// from memory: the session is the caller's other operations' too, and cannot stay with a
+    /// stream that outlives this call.
     pub fn stream<'a>(
         &'a self,
         id: impl IntoId<P::Id>,
@@ -40,19 +49,29 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     /// [`stream`](Self::stream) of an id already checked.
     async fn stream_at(&self, id: Bson) -> Result<BoxStream<'static, Result<T>>> {
         tracing::Span::current().record("id", tracing::field::display(&id));
-        let (outlier, _, items) = self.read_main(&id).await?;
+        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+        let (outlier, _, items) = self.read_main(session.as_deref_mut(), &id).await?;
         let embedded = stream::iter(items.into_iter().map(Ok));
         if !outlier {
             return Ok(embedded.boxed());
         }
         let field = self.spec.field();
-        let cursor = self
-            .overflow()
+        let overflow = self.overflow();
+        let find = overflow
             .find(doc! { self.spec.parent(): id })
             .projection(doc! { field: 1 })
-            .sort(doc! { SEQ: 1 })
-            .await?;
-        let overflowed = cursor
+            .sort(doc! { SEQ: 1 });
+        if session.is_some() {
+            // In the caller's transaction: read in its session now, yielded from memory.
+            let docs: Vec<Document> = collect_in!(find, session.as_deref_mut())?;
+            let overflowed = stream::iter(docs)
+                .map(move |d| items_in::<T>(&d, field))
+                .map_ok(|items| stream::iter(items.into_iter().map(Ok)))
+                .try_flatten();
+            return Ok(embedded.chain(overflowed).boxed());
+        }
+        let overflowed = find
+            .await?
             .map_err(Error::from)
             .and_then(move |d| async move { items_in::<T>(&d, field) })
             .map_ok(|items| stream::iter(items.into_iter().map(Ok)))
@@ -91,7 +110,8 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     #[operation(outlier.page, level = "debug", field = self.spec.field(), skip, limit, later(id))]
     async fn page_op(&self, id: P::Id, skip: u64, limit: u64) -> Result<Vec<T>> {
         let id = crate::literal::span_id(id)?;
-        let (outlier, _, embedded) = self.read_main(&id).await?;
+        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+        let (outlier, _, embedded) = self.read_main(session.as_deref_mut(), &id).await?;
         let (skip, limit) = (
             usize::try_from(skip).unwrap_or(usize::MAX),
             usize::try_from(limit).unwrap_or(usize::MAX),
@@ -107,7 +127,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         let mut wanted: Vec<i64> = Vec::new();
         let mut skip_in_first = 0;
         let mut at = 0usize;
-        for (seq, n) in self.overflow_sizes(&id).await? {
+        for (seq, n) in self.overflow_sizes(session.as_deref_mut(), &id).await? {
             if at + n > from && at < to {
                 if wanted.is_empty() {
                     skip_in_first = from.saturating_sub(at);
@@ -122,14 +142,13 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         if wanted.is_empty() {
             return Ok(page);
         }
-        let mut cursor = self
-            .overflow()
+        let overflow = self.overflow();
+        let find = overflow
             .find(doc! { self.spec.parent(): id, SEQ: { "$in": wanted } })
             .projection(doc! { self.spec.field(): 1 })
-            .sort(doc! { SEQ: 1 })
-            .await?;
+            .sort(doc! { SEQ: 1 });
         let mut items = Vec::new();
-        while let Some(d) = cursor.try_next().await? {
+        for d in collect_in!(find, session.as_deref_mut())? {
             items.extend(items_in(&d, self.spec.field())?);
         }
         let room = limit - page.len();
@@ -137,17 +156,20 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         Ok(page)
     }
 
-    /// The overflow documents of `id`: `(seq, items)`, in `seq` order (one aggregation).
-    async fn overflow_sizes(&self, id: &Bson) -> Result<Vec<(i64, usize)>> {
-        let cursor = self
-            .overflow()
-            .aggregate([
-                doc! { "$match": { self.spec.parent(): id.clone() } },
-                doc! { "$sort": { SEQ: 1 } },
-                doc! { "$project": { SEQ: 1, "n": { "$size": format!("${}", self.spec.field()) } } },
-            ])
-            .await?;
-        let docs: Vec<Document> = cursor.try_collect().await?;
+    /// The overflow documents of `id`: `(seq, items)`, in `seq` order (one aggregation), in
+    /// `session` when there is one.
+    async fn overflow_sizes(
+        &self,
+        session: Option<&mut ClientSession>,
+        id: &Bson,
+    ) -> Result<Vec<(i64, usize)>> {
+        let overflow = self.overflow();
+        let sizes = overflow.aggregate([
+            doc! { "$match": { self.spec.parent(): id.clone() } },
+            doc! { "$sort": { SEQ: 1 } },
+            doc! { "$project": { SEQ: 1, "n": { "$size": format!("${}", self.spec.field()) } } },
+        ]);
+        let docs: Vec<Document> = collect_in!(sizes, session)?;
         Ok(docs
             .iter()
             .map(|d| {
@@ -167,12 +189,12 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     #[operation(outlier.count, level = "debug", field = self.spec.field(), later(id))]
     async fn count_op(&self, id: P::Id) -> Result<i64> {
         let id = crate::literal::span_id(id)?;
-        let main = self
-            .main()
+        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+        let main = self.main();
+        let find = main
             .find_one(doc! { "_id": id.clone() })
-            .projection(doc! { self.spec.count(): 1 })
-            .await?
-            .ok_or_else(|| self.not_found(id))?;
+            .projection(doc! { self.spec.count(): 1 });
+        let main = in_session!(find, session.as_deref_mut())?.ok_or_else(|| self.not_found(id))?;
         Ok(int(main.get(self.spec.count())))
     }
 }

@@ -59,12 +59,12 @@ impl<M: Preallocated> Slots<M> {
     crate::txn::in_transaction! {
         /// The same grid in the caller's transaction `tx`: [`book`](Slots::book),
         /// [`book_all`](Slots::book_all), [`cancel`](Slots::cancel), [`release`](Slots::release),
-        /// [`book_range`](Slots::book_range), [`free_range`](Slots::free_range),
-        /// [`repair`](Slots::repair) and [`get`](Slots::get) run in it and commit or abort with it
-        /// (see [`Transaction`]). [`allocate`](Slots::allocate) and the reads of many slots
-        /// ([`available`](Slots::available), [`free_ranges`](Slots::free_ranges)) run on their own:
-        /// an allocation skips the slots that exist, which a transaction's first duplicate key
-        /// would abort.
+        /// [`book_range`](Slots::book_range), [`free_range`](Slots::free_range) and
+        /// [`repair`](Slots::repair) run in it and commit or abort with it (see [`Transaction`]);
+        /// its reads ([`get`](Slots::get), [`available`](Slots::available),
+        /// [`free_ranges`](Slots::free_ranges)) run in it too, and see its own bookings.
+        /// [`allocate`](Slots::allocate) runs on its own: an allocation skips the slots that
+        /// exist, which a transaction's first duplicate key would abort.
     }
 
     /// The caller's session, held for one operation, when bound to a transaction.

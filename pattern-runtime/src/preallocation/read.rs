@@ -1,6 +1,7 @@
 //! Reading a grid: one slot, the free slots of a range, a bitmap's free runs.
 
 use super::*;
+use crate::txn::collect_in;
 use pattern_derive::operation;
 
 impl<M: Preallocated> Slots<M> {
@@ -66,13 +67,10 @@ impl<M: Preallocated> Slots<M> {
             }
             (None, None) => {}
         }
-        let docs: Vec<Document> = self
-            .raw()
-            .find(filter)
-            .sort(doc! { s.slot(): 1 })
-            .await?
-            .try_collect()
-            .await?;
+        let mut session = self.session().await?;
+        let raw = self.raw();
+        let find = raw.find(filter).sort(doc! { s.slot(): 1 });
+        let docs: Vec<Document> = collect_in!(find, session.as_deref_mut())?;
         docs.into_iter()
             .map(crate::schema_version::decode::<M>)
             .collect()
@@ -96,11 +94,12 @@ impl<M: Preallocated> Slots<M> {
     ) -> Result<Vec<Range<u32>>> {
         let bitmap = self.bitmap_field("free_ranges", &(0..1))?;
         let (resource, slot) = Self::ids(resource, slot)?;
-        let found = self
-            .raw()
+        let mut session = self.session().await?;
+        let raw = self.raw();
+        let op = raw
             .find_one(Self::key(&resource, &slot))
-            .projection(doc! { bitmap: 1 })
-            .await?;
+            .projection(doc! { bitmap: 1 });
+        let found = in_session!(op, session.as_deref_mut())?;
         let Some(d) = found else {
             return Err(self.not_allocated(&resource, &slot));
         };

@@ -95,19 +95,22 @@ pub(super) async fn audit_two_way(
         .about(drifted)])
 }
 
-/// Every document of `collection` as its `_id` and the value of `field` (a full scan, projected).
-async fn scan(db: &Database, collection: &str, field: &str) -> Result<Vec<(Bson, Option<Bson>)>> {
-    let mut cursor = db
-        .collection::<Document>(collection)
-        .find(doc! {})
-        .projection(doc! { field: 1 })
-        .await?;
-    let mut out = Vec::new();
-    while let Some(mut d) = cursor.try_next().await? {
-        let id = d.remove("_id").unwrap_or(Bson::Null);
-        out.push((id, d.remove(field)));
-    }
-    Ok(out)
+/// Every document of `collection` as its `_id` and the value of `field` (a full scan, projected),
+/// in the caller's transaction `tx` when there is one.
+async fn scan(
+    db: &Database,
+    tx: Option<&crate::txn::Transaction>,
+    collection: &str,
+    field: &str,
+) -> Result<Vec<(Bson, Option<Bson>)>> {
+    let mut session = crate::txn::Transaction::session_of(tx).await?;
+    let collection = db.collection::<Document>(collection);
+    let find = collection.find(doc! {}).projection(doc! { field: 1 });
+    let found: Vec<Document> = crate::txn::collect_in!(find, session.as_deref_mut())?;
+    Ok(found
+        .into_iter()
+        .map(|mut d| (d.remove("_id").unwrap_or(Bson::Null), d.remove(field)))
+        .collect())
 }
 
 impl<S: Identified, T: Identified> TwoWay<S, T> {
@@ -116,6 +119,7 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
     /// its documents: owners listing a child that names another owner or does not exist,
     /// children their owner does not list, children whose owner does not exist. A full scan
     /// of both: for audits and after edits made outside the toolkit, not for every request.
+    /// Bound to a transaction ([`in_transaction`](Self::in_transaction)), it reads in it.
     ///
     /// [`Check::TwoWayDrift`]: crate::doctor::Check::TwoWayDrift
     #[operation(relation.check, level = "debug", field = self.relation.spec.field())]
@@ -222,12 +226,12 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
         // Bson is not `Hash`: key both sides as the server compares them (`1` and `1i64` alike).
         let key = crate::finding::id_key;
         let mut owner_of: HashMap<String, (Bson, Option<Bson>)> = HashMap::new();
-        for (id, owner) in scan(db, spec.model().collection(), field).await? {
+        for (id, owner) in scan(db, self.tx(), spec.model().collection(), field).await? {
             let owner = owner.filter(|b| !matches!(b, Bson::Null));
             owner_of.insert(key(&id), (id, owner));
         }
         let mut lists: HashMap<String, (Bson, Vec<Bson>)> = HashMap::new();
-        for (id, listed) in scan(db, spec.target().collection(), inverse).await? {
+        for (id, listed) in scan(db, self.tx(), spec.target().collection(), inverse).await? {
             let listed = match listed {
                 Some(Bson::Array(a)) => a,
                 _ => Vec::new(),
@@ -297,7 +301,7 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
             owners.update_one(doc! { "_id": owner }, doc! { op: { inverse: child } })
         };
         for d in self.check_inner().await?.1 {
-            let mut session = crate::txn::Transaction::session_of(self.tx.as_ref()).await?;
+            let mut session = crate::txn::Transaction::session_of(self.tx()).await?;
             match d {
                 Disagreement::NotListed { child, owner } => {
                     let op = mend(owner, "$addToSet", child);

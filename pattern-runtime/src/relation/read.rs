@@ -2,10 +2,11 @@
 //! parent's children.
 
 use super::*;
+use crate::txn::{collect_in, Transaction};
 
 // ----- loading -----
 
-crate::txn::bound!(as_is impl<S, T: Identified> Relation<S, T>);
+crate::txn::bound!(impl<S: Identified, T: Identified> Relation<S, T>);
 
 crate::model::field_handle! {
     /// A `#[relation]` field's typed name: what [`ModelCollection::relation`](crate::ModelCollection::relation) takes.
@@ -17,22 +18,26 @@ crate::model::field_handle! {
     /// The relation `field` of `M`: batch loading of the documents it refers to, and for a
     /// two-way relation `assign`, `check` and `repair` (see [`Relation`] and [`TwoWay`]).
     ///
-    /// A [`Relation`] only reads, outside this handle's transaction: it does not see what the
-    /// transaction wrote before committing. A [`TwoWay`] is bound to the transaction when the
-    /// handle has one ([`in_transaction`](crate::ModelCollection::in_transaction)).
+    /// Bound to this handle's transaction when it has one
+    /// ([`in_transaction`](crate::ModelCollection::in_transaction)): a [`Relation`]'s reads,
+    /// and a [`TwoWay`]'s reads and writes, then run in it and see what it wrote before the
+    /// commit.
     pub fn relation;
 }
 
 /// The operations of one `#[relation]` field of model `S` referring to model `T`:
 /// `Post::collection(&db).relation(Post::FIELDS.author)`. See the [module documentation](super).
-/// It only reads, and outside any transaction: a model handle's transaction does not carry
-/// over to it, so its loads do not see that transaction's uncommitted writes.
+/// It only reads; bound to a transaction ([`in_transaction`](Relation::in_transaction), or
+/// reached from a bound model handle), it reads in it: its loads and children queries see that
+/// transaction's uncommitted writes.
 #[derive_where::derive_where(Clone)]
 pub struct Relation<S, T: Identified> {
     pub(super) db: Database,
     pub(super) spec: &'static RelationSpec,
     ids: for<'a> fn(&'a S) -> Vec<&'a <T as Model>::Id>,
     chunk: usize,
+    /// The caller's transaction, when bound to one.
+    pub(super) tx: Option<Transaction>,
 }
 
 impl<S, T: Identified> fmt::Debug for Relation<S, T> {
@@ -206,7 +211,17 @@ impl<S: Identified, T: Identified> Relation<S, T> {
             spec,
             ids,
             chunk: DEFAULT_CHUNK,
+            tx: None,
         }
+    }
+
+    crate::txn::in_transaction! {
+        /// The same relation in the caller's transaction `tx`: [`load`](Self::load),
+        /// [`load_one`](Self::load_one) and [`children_of`](Self::children_of) read in `tx`'s
+        /// session, so they see what the transaction wrote before its commit (the same round
+        /// trips as outside it). A relation reached from a bound model handle
+        /// (`M::collection(&db).in_transaction(&tx).relation(..)`) is bound already. See
+        /// [`Transaction`](crate::Transaction).
     }
 
     /// At most `n` distinct ids per `$in` query of [`load`](Relation::load) (at least 1); the
@@ -223,7 +238,8 @@ impl<S: Identified, T: Identified> Relation<S, T> {
 
     /// Loads the documents `sources` refer to: one `find({_id: {$in: ids}})` per chunk of
     /// distinct ids, whatever the number of sources and references. References to documents
-    /// that do not exist are reported in [`Loaded::dangling`], not dropped.
+    /// that do not exist are reported in [`Loaded::dangling`], not dropped. Bound to a
+    /// transaction, it reads in it ([`in_transaction`](Self::in_transaction)).
     pub async fn load<'a>(&self, sources: &'a [S]) -> Result<Loaded<'a, S, T>>
     where
         S::Id: Clone,
@@ -258,6 +274,8 @@ impl<S: Identified, T: Identified> Relation<S, T> {
             .collection::<bson::RawDocumentBuf>(self.spec.target().collection());
         let mut targets: HashMap<T::Id, T> = HashMap::with_capacity(distinct.len());
         let mut queries = 0;
+        // Held for the whole load: its chunks' queries are the only operations sent meanwhile.
+        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
         for chunk in distinct.chunks(self.chunk) {
             let ids = chunk
                 .iter()
@@ -266,12 +284,10 @@ impl<S: Identified, T: Identified> Relation<S, T> {
             // One more than can match: with exactly as many as match, the server would keep
             // the cursor open and the driver would send an empty `getMore`.
             let batch = u32::try_from(ids.len() + 1).unwrap_or(u32::MAX);
-            let raws: Vec<bson::RawDocumentBuf> = collection
+            let find = collection
                 .find(doc! { "_id": { "$in": ids } })
-                .batch_size(batch)
-                .await?
-                .try_collect()
-                .await?;
+                .batch_size(batch);
+            let raws: Vec<bson::RawDocumentBuf> = collect_in!(find, session.as_deref_mut())?;
             let found = raws
                 .iter()
                 .map(crate::schema_version::decode_raw::<T>)
@@ -330,9 +346,11 @@ impl<S: Identified, T: Identified> Relation<S, T> {
 
     /// The documents of `S` whose field refers to `target`, in the declared `sort` order: a
     /// parent's children, through the `{field: 1, sort..}` index `#[relation(parent)]` declares.
+    /// Bound to a transaction, it reads in it ([`Children::stream`]).
     pub fn children_of(&self, target: &T::Id) -> Children<S> {
         Children {
             db: self.db.clone(),
+            tx: self.tx.clone(),
             spec: self.spec,
             target: bson::serialize_to_bson(target).map_err(|e| e.to_string()),
             limit: None,
@@ -345,6 +363,8 @@ impl<S: Identified, T: Identified> Relation<S, T> {
 /// A query for the children of one parent: [`Relation::children_of`].
 pub struct Children<S> {
     db: Database,
+    /// The relation's transaction, when bound to one.
+    tx: Option<Transaction>,
     spec: &'static RelationSpec,
     target: std::result::Result<Bson, String>,
     limit: Option<i64>,
@@ -405,6 +425,10 @@ impl<S: Model> Children<S> {
     }
 
     /// The children as a stream, in the declared order.
+    ///
+    /// From a relation bound to a transaction, the children are read whole in its session (a
+    /// stream cannot hold the session, which the transaction's other operations wait for), then
+    /// streamed from memory; outside a transaction, from the server's cursor, a batch at a time.
     pub async fn stream(self) -> Result<impl Stream<Item = Result<S>> + Send + Unpin> {
         let span = tracing::debug_span!(
             "pattern_runtime::relation.children_of",
@@ -420,13 +444,25 @@ impl<S: Model> Children<S> {
         if let Some(n) = self.limit {
             find = find.limit(n);
         }
-        let cursor =
-            tracing::Instrument::instrument(std::future::IntoFuture::into_future(find), span)
-                .await?;
-        Ok(cursor.map(|r| {
-            r.map_err(Error::from)
-                .and_then(|raw| crate::schema_version::decode_raw::<S>(&raw))
-        }))
+        let read = async {
+            let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+            Ok::<_, Error>(match session.as_deref_mut() {
+                Some(s) => {
+                    let all = collect_in!(find, Some(s))?;
+                    futures_util::future::Either::Left(futures_util::stream::iter(
+                        all.into_iter().map(Ok),
+                    ))
+                }
+                None => futures_util::future::Either::Right(find.await?),
+            })
+        };
+        let documents = tracing::Instrument::instrument(read, span).await?;
+        Ok(
+            documents.map(|r: mongodb::error::Result<bson::RawDocumentBuf>| {
+                r.map_err(Error::from)
+                    .and_then(|raw| crate::schema_version::decode_raw::<S>(&raw))
+            }),
+        )
     }
 
     /// The children, collected.

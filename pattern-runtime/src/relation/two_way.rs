@@ -20,9 +20,9 @@ crate::txn::bound!(impl<S: Identified, T: Identified> TwoWay<S, T>);
 /// task): `Task::collection(&db).relation(Task::FIELDS.owner)`. Derefs to its [`Relation`].
 #[derive_where::derive_where(Clone)]
 pub struct TwoWay<S, T: Identified> {
+    /// The relation, bound to the caller's transaction when this handle is: its `tx` is this
+    /// handle's.
     pub(super) relation: Relation<S, T>,
-    /// The caller's transaction, when bound to one.
-    pub(super) tx: Option<crate::txn::Transaction>,
 }
 
 impl<S, T: Identified> fmt::Debug for TwoWay<S, T> {
@@ -120,20 +120,26 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
     ) -> Self {
         TwoWay {
             relation: Relation::new(db, spec, ids),
-            tx: None,
         }
     }
 
     /// The same relation in the caller's transaction `tx`: [`assign`](Self::assign), with
     /// whatever derives from the fields it writes, and [`repair`](Self::repair)'s writes run
-    /// in `tx`'s session; committing,
-    /// aborting and retrying are the caller's. See [`Transaction`](crate::Transaction).
+    /// in `tx`'s session, and so do its reads ([`check`](Self::check), the scans of `repair`,
+    /// and the [`Relation`]'s [`load`](Relation::load) and
+    /// [`children_of`](Relation::children_of)), which see what the transaction wrote before
+    /// its commit; committing, aborting and retrying are the caller's. See
+    /// [`Transaction`](crate::Transaction).
     #[must_use]
     pub fn in_transaction(&self, tx: &crate::txn::Transaction) -> Self {
         TwoWay {
-            relation: self.relation.clone(),
-            tx: Some(tx.clone()),
+            relation: self.relation.in_transaction(tx),
         }
+    }
+
+    /// The caller's transaction, when bound to one.
+    pub(super) fn tx(&self) -> Option<&crate::txn::Transaction> {
+        self.relation.tx.as_ref()
     }
 
     /// The relation, for loading and children queries.
@@ -190,7 +196,7 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
         /// body's error, so the transaction is aborted and that write undone.
         #[derive(Debug, Clone, Copy)]
         struct NoChild;
-        let step = transact!(db, self.tx.as_ref(), |s| async {
+        let step = transact!(db, self.tx(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
             // What derives from the owners' arrays (a copy of them, a count over them): the
             // new owner and those listing the child now.

@@ -82,7 +82,9 @@ impl<P, F, E> Subset<P, F, E> {
 
     crate::txn::in_transaction! {
         /// The same subset in the caller's transaction `tx`: its pushes, rebuilds and removals run
-        /// in it and commit or abort with it (see [`Transaction`]).
+        /// in it and commit or abort with it (see [`Transaction`]). Its reads
+        /// ([`page`](Subset::page), [`count`](Subset::count)) run in it too, and see its
+        /// uncommitted writes: a bound handle reads and writes in its transaction.
     }
 
     /// The subset's static description.

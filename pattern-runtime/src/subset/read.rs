@@ -1,6 +1,8 @@
-//! Reading a subset: the full items past the embedded ones, and the count.
+//! Reading a subset: the full items past the embedded ones, and the count, in the subset's
+//! transaction when it is bound to one.
 
 use super::*;
+use crate::txn::{collect_in, in_session};
 use pattern_derive::operation;
 
 impl<P, F, E> Subset<P, F, E>
@@ -11,7 +13,8 @@ where
 {
     /// Items of the full collection in the subset's order: `skip` of them, then at most `limit`
     /// (no item for a limit of 0; past the last item, fewer or none). The pages after the
-    /// embedded one start at `skip = limit of the subset`.
+    /// embedded one start at `skip = limit of the subset`. In the subset's transaction if it
+    /// has one.
     pub fn page<'a>(
         &'a self,
         parent_id: impl IntoId<P::Id>,
@@ -31,19 +34,32 @@ where
             return Ok(Vec::new());
         }
         let filter = doc! { self.spec.parts.parent_key: parent_id };
-        let cursor = self
+        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+        let fulls = self
             .db
-            .collection::<bson::RawDocumentBuf>(self.spec.full_collection())
-            .find(filter)
-            .sort(self.spec.sort_document())
-            .skip(skip)
-            .limit(i64::try_from(limit).unwrap_or(i64::MAX))
-            .await?;
-        crate::schema_version::collect(cursor).await
+            .collection::<bson::RawDocumentBuf>(self.spec.full_collection());
+        let find = || {
+            fulls
+                .find(filter)
+                .sort(self.spec.sort_document())
+                .skip(skip)
+                .limit(i64::try_from(limit).unwrap_or(i64::MAX))
+        };
+        let Some(session) = session.as_deref_mut() else {
+            return crate::schema_version::collect(find().await?).await;
+        };
+        // Bound: the cursor's batches are read through the transaction's session.
+        let raws = collect_in!(find(), Some(session))?;
+        let found = raws
+            .iter()
+            .map(crate::schema_version::decode_raw::<F>)
+            .collect::<Result<Vec<F>>>()?;
+        tracing::debug!(read = found.len(), "documents read");
+        Ok(found)
     }
 
     /// How many items the parent has: its count field when one is declared (one read of one
-    /// field), else a count of the full collection.
+    /// field), else a count of the full collection. In the subset's transaction if it has one.
     pub fn count<'a>(
         &'a self,
         parent_id: impl IntoId<P::Id>,
@@ -55,16 +71,19 @@ where
     async fn count_op(&self, parent_id: P::Id) -> Result<i64> {
         let parent_id = crate::literal::typed_id("_id", parent_id)?;
         tracing::Span::current().record("id", tracing::field::display(&parent_id));
+        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
         let Some(field) = self.spec.count_field() else {
             let filter = doc! { self.spec.parts.parent_key: parent_id };
-            let n = self.fulls().count_documents(filter).await?;
+            let fulls = self.fulls();
+            let count = fulls.count_documents(filter);
+            let n = in_session!(count, session.as_deref_mut())?;
             return Ok(i64::try_from(n).unwrap_or(i64::MAX));
         };
-        let parent = self
-            .parents()
+        let parents = self.parents();
+        let find = parents
             .find_one(doc! { "_id": parent_id.clone() })
-            .projection(doc! { field: 1 })
-            .await?
+            .projection(doc! { field: 1 });
+        let parent = in_session!(find, session.as_deref_mut())?
             .ok_or_else(|| self.parent_not_found(parent_id))?;
         Ok(match parent.get(field) {
             Some(Bson::Int32(i)) => i64::from(*i),

@@ -7,7 +7,6 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use bson::{doc, Bson, Document};
-use futures_util::TryStreamExt;
 use mongodb::results::UpdateResult;
 use mongodb::{ClientSession, Collection, Database};
 
@@ -15,7 +14,7 @@ use super::{decode_all, InTree, Tree, TreeNode};
 use crate::derived;
 use crate::error::{check_size, Error, Result};
 use crate::model::IntoId;
-use crate::txn::{in_session, transact, Transaction};
+use crate::txn::{collect_in, in_session, transact, Transaction};
 
 /// A placement of an existing holder, for [`Holders::settle`]: the node's `_id` (to follow a
 /// rename) and where the holder was (to go back when the node is deleted).
@@ -486,12 +485,10 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
 
     /// The holders whose `field` (the path or the node) holds the node `key`.
     async fn holding(&self, field: &'static str, key: impl IntoId<M::Key>) -> Result<Vec<H>> {
-        let docs: Vec<Document> = self
-            .raw()
-            .find(doc! { field: super::key_bson::<M>(field, key)? })
-            .await?
-            .try_collect()
-            .await?;
+        let filter = doc! { field: super::key_bson::<M>(field, key)? };
+        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+        let raw = self.raw();
+        let docs: Vec<Document> = collect_in!(raw.find(filter), session.as_deref_mut())?;
         decode_all(docs)
     }
 }

@@ -117,9 +117,11 @@ impl<M: TreeNode> Tree<M> {
         /// The same tree in the caller's transaction `tx`: `insert`, `insert_many`, `move_under`,
         /// `move_to_root`, `rename` and `delete` run in it, with what derives from them, and commit
         /// or abort with it (see [`Transaction`]); so do the holders of
-        /// [`holders`](Tree::holders) taken from it. In a caller's transaction the second pass over
-        /// holders written meanwhile by others does not run (it needs the change committed):
-        /// [`Tree::repair`] fixes a path such a race leaves.
+        /// [`holders`](Tree::holders) taken from it. Its reads (`get`, `children`, `descendants`,
+        /// `subtree`, `ancestors`, `path`) run in it too, and see its uncommitted writes: a
+        /// bound handle reads and writes in its transaction. In a caller's transaction the
+        /// second pass over holders written meanwhile by others does not run (it needs the
+        /// change committed): [`Tree::repair`] fixes a path such a race leaves.
     }
 
     fn raw(&self) -> Collection<Document> {

@@ -1,5 +1,5 @@
 //! Reading a tree: a node, its children, descendants, subtree, ancestors and path, each one
-//! indexed query.
+//! indexed query, in the tree's transaction when it is bound to one.
 
 use super::*;
 use pattern_derive::operation;
@@ -35,10 +35,11 @@ impl<M: TreeNode> Tree<M> {
 
     #[operation(tree.get)]
     async fn get_op(&self, key: M::Key) -> Result<Option<M>> {
-        let found = self
-            .raw()
-            .find_one(doc! { M::TREE.key(): key_bson::<M>(M::TREE.key(), key)? })
-            .await?;
+        let filter = doc! { M::TREE.key(): key_bson::<M>(M::TREE.key(), key)? };
+        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+        let raw = self.raw();
+        let find = raw.find_one(filter);
+        let found = in_session!(find, session.as_deref_mut())?;
         found.map(crate::schema_version::decode::<M>).transpose()
     }
 
@@ -71,15 +72,17 @@ impl<M: TreeNode> Tree<M> {
         self.nodes(below, None).await
     }
 
-    /// The nodes `filter` matches (in `sort` order, if any), read as the current shape.
+    /// The nodes `filter` matches (in `sort` order, if any), read as the current shape, in the
+    /// tree's transaction if it has one.
     async fn nodes(&self, filter: Document, sort: Option<Document>) -> Result<Vec<M>> {
+        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
         let raw = self.raw();
         let find = raw.find(filter);
         let find = match sort {
             Some(sort) => find.sort(sort),
             None => find,
         };
-        let docs: Vec<Document> = find.await?.try_collect().await?;
+        let docs = collect_in!(find, session.as_deref_mut())?;
         decode_all(docs)
     }
 
@@ -99,15 +102,14 @@ impl<M: TreeNode> Tree<M> {
     async fn subtree_op(&self, key: M::Key) -> Result<Vec<M>> {
         let t = M::TREE;
         let key = key_bson::<M>(M::TREE.key(), key)?;
-        let Some(node) = self.raw().find_one(doc! { t.key(): key.clone() }).await? else {
+        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+        let raw = self.raw();
+        let find = raw.find_one(doc! { t.key(): key.clone() });
+        let Some(node) = in_session!(find, session.as_deref_mut())? else {
             return Ok(Vec::new());
         };
-        let mut docs: Vec<Document> = self
-            .raw()
-            .find(doc! { t.ancestors(): key })
-            .await?
-            .try_collect()
-            .await?;
+        let find = raw.find(doc! { t.ancestors(): key });
+        let mut docs = collect_in!(find, session.as_deref_mut())?;
         docs.sort_by_key(|d| d.get_array(t.ancestors()).map_or(0, Vec::len));
         docs.insert(0, node);
         decode_all(docs)
@@ -137,7 +139,11 @@ impl<M: TreeNode> Tree<M> {
             } },
             doc! { "$project": { "_id": 0, "order": format!("${}", t.ancestors()), "__nodes": 1 } },
         ];
-        let Some(found) = self.raw().aggregate(pipeline).await?.try_next().await? else {
+        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+        let raw = self.raw();
+        let found = collect_in!(raw.aggregate(pipeline), session.as_deref_mut())?;
+        // One document at most (`$limit: 1`).
+        let Some(found) = found.into_iter().next() else {
             return Err(self.no_node(key));
         };
         let order: Vec<String> = found
@@ -175,7 +181,8 @@ impl<M: TreeNode> Tree<M> {
 
     async fn path_op(&self, key: M::Key) -> Result<Vec<M::Key>> {
         let key = key_bson::<M>(M::TREE.key(), key)?;
-        let path = self.current_path(None, &key).await?;
+        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+        let path = self.current_path(session.as_deref_mut(), &key).await?;
         let Some(path) = path else {
             return Err(self.no_node(key));
         };

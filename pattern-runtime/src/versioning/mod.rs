@@ -1,7 +1,6 @@
 #![doc = include_str!("../../docs/versioning.md")]
 
 use bson::{doc, Bson, DateTime, Document};
-use futures_util::TryStreamExt;
 use mongodb::options::ReturnDocument;
 use mongodb::ClientSession;
 use serde::de::DeserializeOwned;

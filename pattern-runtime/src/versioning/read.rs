@@ -1,10 +1,13 @@
-//! Reading a versioned document's past: its revisions, newest first, and one revision.
+//! Reading a versioned document's past: its revisions, newest first, and one revision, in the
+//! handle's transaction when it is bound to one.
 
 use super::*;
+use crate::txn::Transaction;
 use pattern_derive::operation;
 
 impl<M: Versioned> ModelCollection<M> {
-    /// Every archived revision of a document, newest first.
+    /// Every archived revision of a document, newest first. In the handle's transaction if it
+    /// has one ([`in_transaction`](Self::in_transaction)): it sees the revisions archived there.
     pub fn history<'a>(
         &'a self,
         id: impl IntoId<M::Id>,
@@ -15,13 +18,14 @@ impl<M: Versioned> ModelCollection<M> {
     #[operation(versioning.history, level = "debug", later(id))]
     async fn history_op(&self, id: M::Id) -> Result<Vec<Revision<M>>> {
         let id = crate::literal::span_id(id)?;
-        let cursor = self
+        let mut session = Transaction::session_of(self.transaction()).await?;
+        let history = self
             .database()
-            .collection::<Revision<Document>>(spec::<M>().history())
+            .collection::<Revision<Document>>(spec::<M>().history());
+        let find = history
             .find(doc! { "docId": id })
-            .sort(doc! { "version": -1 })
-            .await?;
-        let stored: Vec<Revision<Document>> = cursor.try_collect().await?;
+            .sort(doc! { "version": -1 });
+        let stored = collect_in!(find, session.as_deref_mut())?;
         let revisions = stored
             .into_iter()
             .map(upgraded)
@@ -33,7 +37,8 @@ impl<M: Versioned> ModelCollection<M> {
     /// The document as it was at version `v`: the current one if `v` is current, else its
     /// archived revision. [`Error::NotFound`] when there is no such version: its
     /// [`Missing::Revision`](crate::Missing::Revision) names the document and the version, and
-    /// its collection is the history's.
+    /// its collection is the history's. In the handle's transaction if it has one
+    /// ([`in_transaction`](Self::in_transaction)), like [`history`](Self::history).
     pub fn revision<'a>(
         &'a self,
         id: impl IntoId<M::Id>,
@@ -48,22 +53,22 @@ impl<M: Versioned> ModelCollection<M> {
         self.revision_at(id, v).await
     }
 
-    /// [`revision`](Self::revision) of an id already checked.
+    /// [`revision`](Self::revision) of an id already checked: two reads at most, in the
+    /// handle's transaction if it has one.
     pub(super) async fn revision_at(&self, id: Bson, v: i64) -> Result<M> {
         tracing::Span::current().record("id", tracing::field::display(&id));
         let field = spec::<M>().version_field();
-        if let Some(current) = self
-            .documents()
-            .find_one(doc! { "_id": id.clone(), field: v })
-            .await?
-        {
+        let mut session = Transaction::session_of(self.transaction()).await?;
+        let documents = self.documents();
+        let find = documents.find_one(doc! { "_id": id.clone(), field: v });
+        if let Some(current) = in_session!(find, session.as_deref_mut())? {
             return crate::schema_version::decode::<M>(current);
         }
-        let found = self
+        let history = self
             .database()
-            .collection::<Revision<Document>>(spec::<M>().history())
-            .find_one(doc! { "docId": id.clone(), "version": v })
-            .await?;
+            .collection::<Revision<Document>>(spec::<M>().history());
+        let find = history.find_one(doc! { "docId": id.clone(), "version": v });
+        let found = in_session!(find, session.as_deref_mut())?;
         match found {
             Some(r) => crate::schema_version::decode::<M>(r.snapshot),
             None => Err(Error::NotFound {

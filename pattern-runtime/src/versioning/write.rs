@@ -250,11 +250,7 @@ impl<M: Versioned> ModelCollection<M> {
         let attempts = attempts.max(1);
         let mut attempt = 1;
         loop {
-            let found = self
-                .documents()
-                .find_one(doc! { "_id": id.clone() })
-                .await
-                .map_err(Error::from)?;
+            let found = self.current(&id).await?;
             let Some(mut doc) = found.map(crate::schema_version::decode::<M>).transpose()? else {
                 tracing::debug!("no such document");
                 return Err(Error::NotFound {
@@ -396,6 +392,15 @@ impl<M: Versioned> ModelCollection<M> {
             d.insert("deleted", true);
         }
         d
+    }
+
+    /// The stored document `id`, read in the handle's transaction when it is bound to one (so
+    /// that a second `modify` in it reads the first one's write).
+    async fn current(&self, id: &Bson) -> Result<Option<Document>> {
+        let mut session = crate::txn::Transaction::session_of(self.transaction()).await?;
+        let documents = self.documents();
+        let find = documents.find_one(doc! { "_id": id.clone() });
+        Ok(in_session!(find, session.as_deref_mut())?)
     }
 
     /// Why a conditional write on `{_id, version: v}` matched nothing.
@@ -681,8 +686,7 @@ impl<M: Versioned> ModelCollection<M> {
         let id = crate::literal::span_id(id)?;
         let mut old = self.revision_at(id.clone(), v).await?;
         let current = self
-            .documents()
-            .find_one(doc! { "_id": id.clone() })
+            .current(&id)
             .await?
             .map(crate::schema_version::decode::<M>)
             .transpose()?
