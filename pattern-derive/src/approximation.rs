@@ -81,63 +81,56 @@ fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Opt
         HELP,
         errors,
     )?;
-    let parser = |input: ParseStream<'_>| -> syn::Result<(Ident, Vec<Setting>)> {
+    // The kind, then its settings, read by the options reader: an unknown or repeated setting
+    // is an error at its key, and the rest is still read.
+    let mut settings: Vec<Setting> = Vec::new();
+    let mut read: Option<(Ident, bool)> = None;
+    let parser = |input: ParseStream<'_>| -> syn::Result<()> {
         let kind = Ident::parse_any(input)?;
-        let mut settings = Vec::new();
-        while !input.is_empty() {
-            input.parse::<Token![,]>()?;
-            if input.is_empty() {
-                break;
+        let allowed: &[&str] = match kind.to_string().as_str() {
+            "batched" => &["threshold"],
+            "sampled" => &["p"],
+            "sharded" => &["shards", "collection"],
+            other => {
+                errors.at(
+                    kind.span(),
+                    format!(
+                        "unknown approximation `{other}`{}; expected one of: {}",
+                        did_you_mean(other, KINDS.iter().copied()),
+                        KINDS.join(", ")
+                    ),
+                );
+                input.parse::<TokenStream>()?;
+                return Ok(());
             }
-            let key = Ident::parse_any(input)?;
+        };
+        if !input.is_empty() {
+            input.parse::<Token![,]>()?;
+        }
+        let what = format!("{kind} counter");
+        let clean = crate::options::read(input, &what, allowed, errors, |key, input, _| {
             input.parse::<Token![=]>()?;
             let value: Lit = input.parse()?;
-            settings.push(Setting { key, value });
-        }
-        Ok((kind, settings))
+            settings.push(Setting {
+                key: key.clone(),
+                value,
+            });
+            Ok(())
+        })?;
+        read = Some((kind, clean));
+        Ok(())
     };
-    let (kind, settings) = match parser.parse2(list.tokens.clone()) {
-        Ok(p) => p,
-        Err(e) => {
-            errors.push(syn::Error::new(e.span(), format!("{e}: {HELP}")));
-            return None;
-        }
-    };
-    let allowed: &[&str] = match kind.to_string().as_str() {
-        "batched" => &["threshold"],
-        "sampled" => &["p"],
-        "sharded" => &["shards", "collection"],
-        other => {
-            errors.at(
-                kind.span(),
-                format!(
-                    "unknown approximation `{other}`{}; expected one of: {}",
-                    did_you_mean(other, KINDS.iter().copied()),
-                    KINDS.join(", ")
-                ),
-            );
-            return None;
-        }
-    };
-    let mut ok = true;
-    for s in &settings {
-        let key = s.key.to_string();
-        if !allowed.contains(&key.as_str()) {
-            errors.at(
-                s.key.span(),
-                format!(
-                    "`{key}` is not a setting of a {kind} counter{}; its settings: {}",
-                    did_you_mean(&key, allowed.iter().copied()),
-                    allowed.join(", ")
-                ),
-            );
-            ok = false;
-        }
+    if let Err(e) = parser.parse2(list.tokens.clone()) {
+        errors.push(syn::Error::new(e.span(), format!("{e}: {HELP}")));
+        return None;
     }
+    // Missing settings are reported only when every given one was known and parsed (a
+    // misspelt key is not also missing); the given values are checked either way.
+    let (kind, clean) = read?;
     let find = |key: &str| settings.iter().find(|s| s.key == key);
     let required = |key: &str, example: &str, errors: &mut Errors| {
         let found = find(key);
-        if found.is_none() {
+        if found.is_none() && clean {
             errors.at(
                 kind.span(),
                 format!(
@@ -202,7 +195,7 @@ fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Opt
             Kind::Sharded { shards, collection }
         }
     };
-    ok.then(|| ApproxField {
+    clean.then(|| ApproxField {
         ident: field.ident.clone(),
         bson_name: field.bson_name.clone(),
         kind: parsed,

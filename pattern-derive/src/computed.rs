@@ -7,14 +7,13 @@
 //! for a sum of floats, an `Option` for a min or max), and `by` holds the target's `_id` (the
 //! `IdProbe` verdicts of the runtime's `relation`).
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
-use syn::parse::{ParseStream, Parser};
 use syn::{Ident, Token};
 
 use crate::ast::{Field, Model};
-use crate::errors::{did_you_mean, fail_with, Errors};
+use crate::errors::{fail_with, Errors};
 use crate::schema::{Pattern, PatternDef};
 
 /// The computed pattern's entry points.
@@ -35,7 +34,8 @@ pub(crate) const PATTERN: PatternDef = PatternDef {
     fields: None,
 };
 
-const KINDS: &[&str] = &["count", "sum", "min", "max"];
+/// The options: a computation (one of the first four) and `by`.
+const OPTIONS: &[&str] = &["count", "sum", "min", "max", "by"];
 
 const HELP: &str = "`#[computed(sum = Order.amount, by = user_id)]`, `#[computed(count = Order, \
                     by = user_id)]`, `min = ..` or `max = ..`: `Order` is the model whose \
@@ -91,47 +91,57 @@ fn parse_field(field: &Field<'_>, errors: &mut Errors) -> Option<FromField> {
     }
     let list =
         crate::ast::stored_field_list(field, attr, "computed", "a computed field", HELP, errors)?;
-    type Parsed = (Option<(Ident, syn::Path, Option<Ident>)>, Option<Ident>);
-    let parser = |input: ParseStream<'_>| -> syn::Result<Parsed> {
-        let mut kind = None;
-        let mut by = None;
-        while !input.is_empty() {
-            let key = Ident::parse_any(input)?;
+    // An average has an answer of its own, not "unknown option".
+    let mut tokens = list.tokens.clone().into_iter().peekable();
+    while let Some(t) = tokens.next() {
+        let next_is_eq = matches!(tokens.peek(), Some(TokenTree::Punct(p)) if p.as_char() == '=');
+        if let TokenTree::Ident(i) = &t {
+            if i == "avg" && next_is_eq {
+                errors.at(
+                    i.span(),
+                    "an average across collections is not kept: declare a `sum` and a `count` \
+                     field and divide them when reading (both stay exact)",
+                );
+                return None;
+            }
+        }
+    }
+    // The computation and `by`, read by the options reader: an unknown or repeated key is an
+    // error at the key, and the rest is still read.
+    let mut kind: Option<(Ident, syn::Path, Option<Ident>)> = None;
+    let mut by: Option<Ident> = None;
+    let clean = crate::options::parse(
+        list.tokens.clone(),
+        "computed",
+        OPTIONS,
+        errors,
+        |key, input, _| {
             input.parse::<Token![=]>()?;
             if key == "by" {
-                if by.is_some() {
-                    return Err(syn::Error::new(key.span(), "`by` is given twice"));
-                }
                 by = Some(Ident::parse_any(input)?);
+                return Ok(());
+            }
+            let path = input.call(syn::Path::parse_mod_style)?;
+            let item = if input.peek(Token![.]) {
+                input.parse::<Token![.]>()?;
+                Some(Ident::parse_any(input)?)
             } else {
-                if kind.is_some() {
-                    return Err(syn::Error::new(
-                        key.span(),
-                        "one computation per field: `#[computed(sum = Order.amount, by = user_id)]`",
-                    ));
-                }
-                let path = input.call(syn::Path::parse_mod_style)?;
-                let item = if input.peek(Token![.]) {
-                    input.parse::<Token![.]>()?;
-                    Some(Ident::parse_any(input)?)
-                } else {
-                    None
-                };
-                kind = Some((key, path, item));
+                None
+            };
+            if kind.is_some() {
+                return Err(syn::Error::new(
+                    key.span(),
+                    "one computation per field: `#[computed(sum = Order.amount, by = user_id)]`; \
+                     declare another field for the other computation",
+                ));
             }
-            if !input.is_empty() {
-                input.parse::<Token![,]>()?;
-            }
-        }
-        Ok((kind, by))
-    };
-    let (kind, by) = match parser.parse2(list.tokens.clone()) {
-        Ok(p) => p,
-        Err(e) => {
-            errors.push(e);
-            return None;
-        }
-    };
+            kind = Some((key.clone(), path, item));
+            Ok(())
+        },
+    );
+    if !clean {
+        return None;
+    }
     let Some((kind_ident, source, source_field)) = kind else {
         errors.spanned(attr, format!("say what is computed: {HELP}"));
         return None;
@@ -142,25 +152,8 @@ fn parse_field(field: &Field<'_>, errors: &mut Errors) -> Option<FromField> {
         "sum" => Kind::Sum,
         "min" => Kind::Min,
         "max" => Kind::Max,
-        "avg" => {
-            errors.at(
-                kind_ident.span(),
-                "an average across collections is not kept: declare a `sum` and a `count` field \
-                 and divide them when reading (both stay exact)",
-            );
-            return None;
-        }
-        other => {
-            errors.at(
-                kind_ident.span(),
-                format!(
-                    "unknown computation `{other}`{}; expected one of: {}",
-                    did_you_mean(other, KINDS.iter().copied()),
-                    KINDS.join(", ")
-                ),
-            );
-            return None;
-        }
+        // The options reader let only these through.
+        _ => return None,
     };
     let source_name = quote!(#source).to_string().replace(' ', "");
     match (kind, &source_field) {

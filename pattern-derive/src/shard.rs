@@ -13,6 +13,11 @@
 //! with the shard key's fields (MongoDB refuses any other unique index on a sharded
 //! collection); a ranged shard key does not start on a field that only grows (an `ObjectId` or a
 //! date) unless `allow_monotonic` says so.
+//!
+//! Its list is not read by `options.rs`: its keys are the model's field paths (as an index's
+//! keys are), not a fixed set of options, so "unknown option" has no meaning here. An unknown
+//! field is reported by the index reader with the model's fields; each item is read on after an
+//! error, as the options reader does.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned};

@@ -20,6 +20,12 @@ struct Page {
     f: i64,
     #[approximate(batched)]
     g: i64,
+    // A repeated setting, and an unknown one beside a setting that does not parse: each is
+    // reported, and the reading goes on.
+    #[approximate(batched, threshold = 10, threshold = 20)]
+    h: i64,
+    #[approximate(sharded, shard = 4, shards = "many")]
+    i: i64,
 }
 
 fn main() {}

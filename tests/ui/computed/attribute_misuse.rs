@@ -1,5 +1,6 @@
 //! Mistakes in the attribute itself, one per field: an unknown computation, an average, a count
-//! of a field, a sum without a field. One error each, at the offending token.
+//! of a field, a sum without a field, two computations, `by` twice. One error each, at the
+//! offending token.
 
 use pattern_runtime::Model;
 use serde::{Deserialize, Serialize};
@@ -17,6 +18,10 @@ struct User {
     order_count: i64,
     #[computed(sum = Order, by = user_id)]
     total_spent: i64,
+    #[computed(sum = Order.amount, max = Order.amount, by = user_id)]
+    two: i64,
+    #[computed(count = Order, by = user_id, by = id)]
+    by_twice: i64,
 }
 
 #[derive(Serialize, Deserialize, Model)]
