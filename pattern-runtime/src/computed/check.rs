@@ -144,10 +144,11 @@ impl<M: Model> ComputedFields<M> {
     }
 
     crate::txn::in_transaction! {
-        /// The same computed fields in the caller's transaction `tx`: [`check`](Self::check),
-        /// [`repair`](Self::repair) and [`rebuild`](Self::rebuild) read and write in `tx`'s
-        /// session (one transaction for the whole run: keep it to a few documents). See
-        /// [`Transaction`](crate::Transaction).
+        /// The same computed fields in the caller's transaction `tx`: [`rebuild`](Self::rebuild)
+        /// and [`repair`](Self::repair)'s rewrites read and write in `tx`'s session (one
+        /// transaction for the whole run: keep it to a few documents). [`check`](Self::check),
+        /// and the checks that begin and end a `repair`, read what is committed: they do not
+        /// see the transaction's own writes. See [`Transaction`](crate::Transaction).
     }
 
     fn raw(&self) -> Collection<Document> {

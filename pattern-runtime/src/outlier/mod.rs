@@ -153,8 +153,10 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     /// The same field in the caller's transaction `tx`: its pushes, removals and rebuilds,
     /// with whatever derives from the main document's fields, run once in `tx`'s session;
     /// committing, aborting and retrying are the caller's. Its reads ([`items`](Self::items),
-    /// [`page`](Self::page), [`count`](Self::count), [`stream`](Self::stream)) run in that
-    /// session too, and see the transaction's own writes. See [`Transaction`].
+    /// [`page`](Self::page), [`count`](Self::count), [`stream`](Self::stream),
+    /// [`state`](Self::state)) run in that session too, and see the transaction's own writes;
+    /// [`check`](Self::check), and the checks of [`repair`](Self::repair), read what is
+    /// committed. See [`Transaction`].
     pub fn in_transaction(&self, tx: &Transaction) -> Self {
         Outlier {
             tx: Some(tx.clone()),

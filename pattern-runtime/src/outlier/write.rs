@@ -192,7 +192,8 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     /// (no transaction: see the [module documentation](super)). [`Error::NotFound`] when there
     /// is no such document, [`Error::DocumentTooLarge`] for an item that alone would pass
     /// 16 MiB inside its document: nothing is written then. [`Error::Incomplete`] when a write
-    /// after the count fails: [`rebuild`](Self::rebuild) repairs the count.
+    /// after the count fails: [`rebuild`](Self::rebuild) repairs the count. An empty `items`
+    /// sends nothing and is `Ok`, whether the document exists or not.
     pub fn push_many<'a>(
         &'a self,
         id: impl IntoId<P::Id>,

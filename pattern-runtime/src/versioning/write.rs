@@ -177,6 +177,12 @@ impl<M: Versioned> ModelCollection<M> {
     /// the document it is given (increment the loaded counter, not a value computed before), and
     /// it must not have other side effects. To refuse a change, use [`try_modify`](Self::try_modify).
     ///
+    /// In a caller's transaction (a bound handle), the document is loaded in the transaction,
+    /// so a second `modify` of it there builds on the first. A writer outside the transaction
+    /// that saves the document first makes the server answer a write conflict, which is
+    /// transient and ends the transaction ([`Error::is_transient`]): `attempts` do not apply
+    /// then; run the whole transaction again.
+    ///
     /// ```no_run
     /// # use pattern_runtime::Model;
     /// # #[derive(serde::Serialize, serde::Deserialize, Model)]
