@@ -129,8 +129,7 @@
 //! Several operations, of several patterns, run in one caller's [`Transaction`]: bind each
 //! handle with `.in_transaction(&tx)`, then commit or abort. Aborted, nothing is kept; committed,
 //! every write and everything derived from it is there. A bound handle's reads run in it too,
-//! and see its writes before the commit (not the whole-collection `check`s, which read what is
-//! committed). Details: [patterns
+//! and see its writes before the commit. Details: [patterns
 //! together](guide::together), which also tables every combination of patterns and what holds.
 //!
 //! # Safety

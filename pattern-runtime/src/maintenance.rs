@@ -11,6 +11,7 @@ use mongodb::{Collection, Database};
 use crate::error::Result;
 use crate::finding::{CheckReport, RepairReport};
 use crate::schema::{ModelSchema, PatternSpec, Sample};
+use crate::txn::{collect_in, Transaction};
 
 /// Documents audited together: one page of a check.
 pub(crate) const PAGE: usize = 500;
@@ -33,8 +34,14 @@ pub(crate) fn targets<S: PatternSpec>(model: &'static ModelSchema) -> Vec<Target
 }
 
 /// Runs the audit of each target over every document of its model's collection, [`PAGE`] at a
-/// time (one cursor per model, in `_id` order). Writes nothing.
-pub(crate) async fn check(db: &Database, targets: &[Target]) -> Result<CheckReport> {
+/// time (one cursor per model, in `_id` order). Writes nothing. In the caller's transaction
+/// `tx`, every read is made in it: the documents are read whole first (a cursor read in the
+/// session cannot stay open while the audits send theirs), then audited a page at a time.
+pub(crate) async fn check(
+    db: &Database,
+    tx: Option<&Transaction>,
+    targets: &[Target],
+) -> Result<CheckReport> {
     let mut report = CheckReport::default();
     let mut models: Vec<&'static ModelSchema> = Vec::new();
     for (model, _) in targets {
@@ -49,33 +56,54 @@ pub(crate) async fn check(db: &Database, targets: &[Target]) -> Result<CheckRepo
             .map(|(_, p)| *p)
             .collect();
         let coll: Collection<Document> = db.collection(model.collection());
-        let mut cursor = coll
+        let find = coll
             .find(doc! {})
             .sort(doc! { "_id": 1 })
-            .batch_size(PAGE as u32)
-            .await?;
-        let mut page: Vec<Document> = Vec::with_capacity(PAGE);
-        loop {
-            let next = cursor.try_next().await?;
-            let done = next.is_none();
-            page.extend(next);
-            if page.len() == PAGE || (done && !page.is_empty()) {
-                report.examined += page.len() as u64;
+            .batch_size(PAGE as u32);
+        let audit = |page: Vec<Document>| {
+            let specs = &specs;
+            async move {
                 let sample = Sample {
                     db,
                     model,
                     documents: &page,
                     max_time: MAX_TIME,
+                    tx,
                 };
-                for spec in &specs {
+                let mut findings = Vec::new();
+                for spec in specs {
                     if let Some(audit) = spec.audit(&sample) {
-                        report.findings.extend(audit.await?);
+                        findings.extend(audit.await?);
                     }
                 }
-                page.clear();
+                Ok::<_, crate::Error>((page.len() as u64, findings))
             }
-            if done {
-                break;
+        };
+        if tx.is_some() {
+            let all: Vec<Document> = {
+                let mut session = Transaction::session_of(tx).await?;
+                collect_in!(find, session.as_deref_mut())?
+            };
+            for page in all.chunks(PAGE) {
+                let (examined, findings) = audit(page.to_vec()).await?;
+                report.examined += examined;
+                report.findings.extend(findings);
+            }
+        } else {
+            let mut cursor = find.await?;
+            let mut page: Vec<Document> = Vec::with_capacity(PAGE);
+            loop {
+                let next = cursor.try_next().await?;
+                let done = next.is_none();
+                page.extend(next);
+                if page.len() == PAGE || (done && !page.is_empty()) {
+                    let (examined, findings) = audit(std::mem::take(&mut page)).await?;
+                    report.examined += examined;
+                    report.findings.extend(findings);
+                }
+                if done {
+                    break;
+                }
             }
         }
         // What the patterns keep elsewhere for documents that are gone: once, over all of it.
@@ -112,6 +140,7 @@ pub(crate) async fn check_settings(db: &Database, targets: &[Target]) -> Result<
             model,
             documents: &[],
             max_time: MAX_TIME,
+            tx: None,
         };
         if let Some(audit) = spec.audit(&sample) {
             report.findings.extend(audit.await?);
@@ -124,10 +153,11 @@ pub(crate) async fn check_settings(db: &Database, targets: &[Target]) -> Result<
 /// finds.
 pub(crate) async fn after_repair(
     db: &Database,
+    tx: Option<&Transaction>,
     targets: &[Target],
     repaired: u64,
 ) -> Result<RepairReport> {
-    let left = check(db, targets).await?.findings;
+    let left = check(db, tx, targets).await?.findings;
     tracing::info!(repaired, left = left.len(), "repaired");
     Ok(RepairReport { repaired, left })
 }

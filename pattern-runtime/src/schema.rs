@@ -462,6 +462,9 @@ pub struct Sample<'a> {
     pub documents: &'a [Document],
     /// The time limit of each command a check sends (`maxTimeMS`).
     pub max_time: Duration,
+    /// The caller's transaction, when the check runs in one (a bound handle's `check`): the
+    /// audit's commands read in it.
+    pub tx: Option<&'a crate::txn::Transaction>,
 }
 
 impl<'a> Sample<'a> {

@@ -249,10 +249,9 @@ pub(crate) use bound;
 /// [`commit`](Transaction::commit) (or [`abort`](Transaction::abort)). Every write of a bound
 /// handle runs in it (with what derives from it: copies, counts), and none is visible to others
 /// until the commit; an aborted transaction leaves the database as it was. Every read of a
-/// bound handle runs in it too, and sees its writes before the commit, except the
-/// whole-collection checks: a handle's `check`, and the check that ends its `repair`, read what
-/// is committed (a bound `repair`'s writes are in the transaction, but the `left` of its report
-/// was read outside it). A handle is bound to a transaction of its own client: the database
+/// bound handle runs in it too, and sees its writes before the commit; a bound handle's `check`
+/// and `repair` read every document of the model in it (whole, then audited a page at a time:
+/// keep them to small collections). A handle is bound to a transaction of its own client: the database
 /// handle it was made from must come from the same `mongodb::Client` as the transaction's
 /// (the driver refuses a session of another client, and the transaction then ends).
 ///

@@ -290,6 +290,36 @@ async fn subset_drift_is_found_and_rebuilt() {
         })
         .collect();
     assert_eq!(titles, ["book 6", "retitled", "book 4"]);
+
+    // Bound to a transaction, the check (both of its parts: the counts and the items as they
+    // are now) and the repair read in it: a full item retitled in the transaction is found
+    // and refilled there.
+    let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
+    db.collection::<Document>("shelf_books")
+        .update_one(
+            doc! { "_id": "b6" },
+            doc! { "$set": { "title": "in the transaction" } },
+        )
+        .session(&mut *tx.session().await)
+        .await
+        .unwrap();
+    let bound = Shelf::collection(&db)
+        .in_transaction(&tx)
+        .subset(Shelf::FIELDS.recent);
+    assert_eq!(bound.check().await.unwrap().documents(), [Bson::from("s1")]);
+    assert!(subset.check().await.unwrap().is_clean(), "nothing outside");
+    let repaired = bound.repair().await.unwrap();
+    assert_eq!(
+        (repaired.repaired, repaired.left.len()),
+        (1, 0),
+        "{repaired:?}"
+    );
+    tx.commit().await.unwrap();
+    let first = raw(&db, "shelves", "s1").await.get_array("recent").unwrap()[0].clone();
+    assert_eq!(
+        first.as_document().unwrap().get_str("title").unwrap(),
+        "in the transaction"
+    );
 }
 
 /// A subset with a sum beside its count: a sum written around the toolkit is drift too.
@@ -447,6 +477,26 @@ async fn computed_drift_is_found_and_recomputed() {
     assert_repaired(&writers.repair().await.unwrap());
     assert_clean(&db, group, &writers.check().await.unwrap()).await;
     assert_eq!(int(&raw(&db, "writers", "w1").await, "essayCount"), 3);
+    assert_eq!(int(&raw(&db, "writers", "w2").await, "essayCount"), 1);
+
+    // Bound to a transaction, the check and the repair read in it: drift written in the
+    // transaction is found and mended there, and the repair's closing check finds nothing.
+    let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
+    db.collection::<Document>("writers")
+        .update_one(doc! { "_id": "w2" }, doc! { "$set": { "essayCount": 9 } })
+        .session(&mut *tx.session().await)
+        .await
+        .unwrap();
+    let bound = Writer::collection(&db).in_transaction(&tx).computed();
+    assert_eq!(bound.check().await.unwrap().documents(), [Bson::from("w2")]);
+    assert!(writers.check().await.unwrap().is_clean(), "nothing outside");
+    let repaired = bound.repair().await.unwrap();
+    assert_eq!(
+        (repaired.repaired, repaired.left.len()),
+        (1, 0),
+        "{repaired:?}"
+    );
+    tx.commit().await.unwrap();
     assert_eq!(int(&raw(&db, "writers", "w2").await, "essayCount"), 1);
 }
 
@@ -635,6 +685,35 @@ async fn a_stale_holder_path_is_found_and_rewritten_from_the_nodes() {
     assert_eq!(
         strings(&raw(&db, "stores", "paris").await, "regionPath"),
         ["world", "europe", "france"]
+    );
+
+    // Bound to a transaction, the tree's check and repair read in it (the holders and the
+    // nodes they name): a path made stale in the transaction is found and rewritten there.
+    let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
+    db.collection::<Document>("stores")
+        .update_one(
+            doc! { "_id": "delhi" },
+            doc! { "$set": { "regionPath": ["world"] } },
+        )
+        .session(&mut *tx.session().await)
+        .await
+        .unwrap();
+    let bound = Region::collection(&db).in_transaction(&tx).tree();
+    assert_eq!(
+        bound.check().await.unwrap().documents(),
+        [Bson::from("delhi")]
+    );
+    assert!(tree.check().await.unwrap().is_clean(), "nothing outside");
+    let repaired = bound.repair().await.unwrap();
+    assert_eq!(
+        (repaired.repaired, repaired.left.len()),
+        (1, 0),
+        "{repaired:?}"
+    );
+    tx.commit().await.unwrap();
+    assert_eq!(
+        strings(&raw(&db, "stores", "delhi").await, "regionPath"),
+        ["world", "asia"]
     );
 }
 
@@ -894,6 +973,36 @@ async fn an_outlier_count_that_disagrees_with_its_items_is_found_and_rebuilt() {
         outlier.items("busy").await.unwrap(),
         (0..10).map(message).collect::<Vec<_>>()
     );
+
+    // Bound to a transaction, the check and the repair read in it (the overflow documents
+    // too): drift written in the transaction is found and mended there; aborted, the drift
+    // and its repair are gone alike.
+    let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
+    db.collection::<Document>("channels")
+        .update_one(
+            doc! { "_id": "quiet" },
+            doc! { "$set": { "messageCount": 50 } },
+        )
+        .session(&mut *tx.session().await)
+        .await
+        .unwrap();
+    let bound = Channel::collection(&db)
+        .in_transaction(&tx)
+        .outlier(Channel::FIELDS.messages);
+    assert_eq!(
+        bound.check().await.unwrap().documents(),
+        [Bson::from("quiet")]
+    );
+    assert!(outlier.check().await.unwrap().is_clean(), "nothing outside");
+    let repaired = bound.repair().await.unwrap();
+    assert_eq!(
+        (repaired.repaired, repaired.left.len()),
+        (1, 0),
+        "{repaired:?}"
+    );
+    assert!(bound.check().await.unwrap().is_clean());
+    tx.abort().await.unwrap();
+    assert_eq!(int(&raw(&db, "channels", "quiet").await, "messageCount"), 2);
 }
 
 // ----- bucket -----
@@ -1096,6 +1205,37 @@ async fn an_attribute_key_held_twice_is_found_and_deduplicated() {
     assert_eq!(
         attributes.get("g1", &"weight".to_owned()).await.unwrap(),
         Some(spec("weight", 125))
+    );
+
+    // Bound to a transaction, the check and the repair read in it: a key held twice in the
+    // transaction is found and deduplicated there.
+    let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
+    db.collection::<Document>("gadgets")
+        .update_one(
+            doc! { "_id": "g2" },
+            doc! { "$push": { "specs": { "name": "weight", "value": 1 } } },
+        )
+        .session(&mut *tx.session().await)
+        .await
+        .unwrap();
+    let bound = Gadget::collection(&db)
+        .in_transaction(&tx)
+        .attributes(Gadget::FIELDS.specs);
+    assert_eq!(bound.check().await.unwrap().documents(), [Bson::from("g2")]);
+    assert!(
+        attributes.check().await.unwrap().is_clean(),
+        "nothing outside"
+    );
+    let repaired = bound.repair().await.unwrap();
+    assert_eq!(
+        (repaired.repaired, repaired.left.len()),
+        (1, 0),
+        "{repaired:?}"
+    );
+    tx.commit().await.unwrap();
+    assert_eq!(
+        raw(&db, "gadgets", "g2").await.get_array("specs").unwrap(),
+        &vec![Bson::Document(doc! { "name": "weight", "value": 80 })]
     );
 }
 

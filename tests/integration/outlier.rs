@@ -642,3 +642,36 @@ async fn a_bound_outlier_reads_its_transactions_writes() {
     let err = bound.items("u").await.unwrap_err();
     assert!(matches!(err, Error::TransactionEnded { .. }), "{err}");
 }
+
+/// A write-concern error on a push's counting write (outside a transaction): the server applied
+/// the write, so the push reads its receipt and writes the items past the main document too;
+/// the count and the items agree, and the caller gets the write-concern error.
+#[tokio::test]
+async fn a_write_concern_error_on_the_count_still_writes_every_item() {
+    let db = setup("outlier_write_concern", &["wc"]).await;
+    let posts = User::collection(&db).outlier(User::FIELDS.posts);
+    posts
+        .push_many("wc", (0..48).map(post).collect())
+        .await
+        .unwrap();
+    db.fail_command(
+        &["findAndModify"],
+        1,
+        doc! { "writeConcernError": { "code": 64, "errmsg": "injected: waiting for replication timed out" } },
+    )
+    .await;
+    let err = posts
+        .push_many("wc", (48..53).map(post).collect())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Some(64), "{err:?}");
+    let state = posts.state("wc").await.unwrap();
+    assert!(
+        state.is_consistent() && state.stored_count == 53,
+        "{state:?}"
+    );
+    assert_eq!(
+        posts.items("wc").await.unwrap(),
+        (0..53).map(post).collect::<Vec<_>>()
+    );
+}

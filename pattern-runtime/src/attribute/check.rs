@@ -77,7 +77,12 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
     /// [doctor](mod@crate::doctor) does over a sample. Writes nothing.
     #[operation(attribute.check, field = self.spec.field())]
     pub async fn check(&self) -> Result<CheckReport> {
-        crate::maintenance::check(&self.db, &[(M::SCHEMA, self.spec as &dyn PatternSpec)]).await
+        crate::maintenance::check(
+            &self.db,
+            self.tx.as_ref(),
+            &[(M::SCHEMA, self.spec as &dyn PatternSpec)],
+        )
+        .await
     }
 
     /// [`check`](Self::check), then, in each document it lists, keeps the first item of each
@@ -87,16 +92,19 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
     #[operation(attribute.repair, field = self.spec.field())]
     pub async fn repair(&self) -> Result<RepairReport> {
         let targets = [(M::SCHEMA, self.spec as &dyn PatternSpec)];
-        let found = crate::maintenance::check(&self.db, &targets).await?;
+        let found = crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await?;
         let field = self.spec.field();
         let mut repaired = 0;
         for id in found.documents() {
-            let Some(doc) = self
-                .raw()
-                .find_one(doc! { "_id": id.clone() })
-                .projection(doc! { field: 1 })
-                .await?
-            else {
+            let doc = {
+                let mut session = crate::txn::Transaction::session_of(self.tx.as_ref()).await?;
+                let raw = self.raw();
+                let find = raw
+                    .find_one(doc! { "_id": id.clone() })
+                    .projection(doc! { field: 1 });
+                crate::txn::in_session!(find, session.as_deref_mut())?
+            };
+            let Some(doc) = doc else {
                 continue;
             };
             let Some((kept, true)) = self.spec.deduplicated(&doc) else {
@@ -114,6 +122,6 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
             .await?
             .modified_count;
         }
-        crate::maintenance::after_repair(&self.db, &targets, repaired).await
+        crate::maintenance::after_repair(&self.db, self.tx.as_ref(), &targets, repaired).await
     }
 }

@@ -41,7 +41,9 @@ impl<M: Measurement> Series<M> {
     pub async fn check(&self) -> Result<CheckReport> {
         let targets = [(M::SCHEMA, M::SERIES as &dyn PatternSpec)];
         match M::SERIES.storage() {
-            Storage::Buckets { .. } => crate::maintenance::check(&self.db, &targets).await,
+            Storage::Buckets { .. } => {
+                crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await
+            }
             Storage::Native { .. } => crate::maintenance::check_settings(&self.db, &targets).await,
             Storage::Rollup { .. } | Storage::Slots { .. } => Ok(CheckReport::default()),
         }

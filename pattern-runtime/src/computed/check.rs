@@ -15,8 +15,15 @@ pub(super) async fn audit_computed(
     let Some(feed) = feeds.first() else {
         return Ok(Vec::new());
     };
-    let found =
-        aggregate_many_within(sample.db, None, feed, &sample.ids(), Some(sample.max_time)).await?;
+    let mut session = crate::txn::Transaction::session_of(sample.tx).await?;
+    let found = aggregate_many_within(
+        sample.db,
+        session.as_deref_mut(),
+        feed,
+        &sample.ids(),
+        Some(sample.max_time),
+    )
+    .await?;
     let mut drifted = Vec::new();
     let mut first = None;
     for (id, target) in sample.identified() {
@@ -144,11 +151,10 @@ impl<M: Model> ComputedFields<M> {
     }
 
     crate::txn::in_transaction! {
-        /// The same computed fields in the caller's transaction `tx`: [`rebuild`](Self::rebuild)
-        /// and [`repair`](Self::repair)'s rewrites read and write in `tx`'s session (one
-        /// transaction for the whole run: keep it to a few documents). [`check`](Self::check),
-        /// and the checks that begin and end a `repair`, read what is committed: they do not
-        /// see the transaction's own writes. See [`Transaction`](crate::Transaction).
+        /// The same computed fields in the caller's transaction `tx`: [`check`](Self::check),
+        /// [`repair`](Self::repair) and [`rebuild`](Self::rebuild) read and write in `tx`'s
+        /// session, and see its own writes (one transaction for the whole run: keep it to a
+        /// few documents). See [`Transaction`](crate::Transaction).
     }
 
     fn raw(&self) -> Collection<Document> {
@@ -203,7 +209,7 @@ impl<M: Model> ComputedFields<M> {
     #[operation(computed.check)]
     pub async fn check(&self) -> Result<crate::finding::CheckReport> {
         let targets = crate::maintenance::targets::<ComputedFromSpec>(M::SCHEMA);
-        crate::maintenance::check(&self.db, &targets).await
+        crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await
     }
 
     /// [`check`](Self::check), then a recomputation of each document it lists ([`BATCH`] per
@@ -211,12 +217,12 @@ impl<M: Model> ComputedFields<M> {
     #[operation(computed.repair)]
     pub async fn repair(&self) -> Result<crate::finding::RepairReport> {
         let targets = crate::maintenance::targets::<ComputedFromSpec>(M::SCHEMA);
-        let found = crate::maintenance::check(&self.db, &targets).await?;
+        let found = crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await?;
         let mut repaired = 0;
         for ids in found.documents().chunks(BATCH) {
             repaired += self.batch(ids.to_vec()).await?.done.repaired;
         }
-        crate::maintenance::after_repair(&self.db, &targets, repaired).await
+        crate::maintenance::after_repair(&self.db, self.tx.as_ref(), &targets, repaired).await
     }
 
     /// Runs `batch` over every document's `_id`, in pages of [`BATCH`] by `_id`.

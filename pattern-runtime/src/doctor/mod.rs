@@ -324,6 +324,7 @@ async fn check_model(
         model,
         documents: &documents,
         max_time: options.max_time,
+        tx: None,
     };
     for audit in model.patterns().iter().filter_map(|p| p.audit(&sample)) {
         report.findings.extend(audit.await?);

@@ -41,10 +41,9 @@ pub(super) async fn audit_copies(
     } else {
         find.projection(projection)
     };
-    let sources: HashMap<String, Document> = find
-        .await?
-        .try_collect::<Vec<Document>>()
-        .await?
+    let mut session = crate::txn::Transaction::session_of(sample.tx).await?;
+    let found: Vec<Document> = crate::txn::collect_in!(find, session.as_deref_mut())?;
+    let sources: HashMap<String, Document> = found
         .into_iter()
         .filter_map(|d| crate::schema_version::current_document(schema, d).ok())
         .map(|d| (d.get("_id").map(id_key).unwrap_or_default(), d))
@@ -127,7 +126,7 @@ impl<M: Model> References<M> {
     /// over a sample. Writes nothing.
     #[operation(extended_ref.check)]
     pub async fn check(&self) -> Result<crate::finding::CheckReport> {
-        crate::maintenance::check(&self.db, &self.copy_targets()).await
+        crate::maintenance::check(&self.db, self.tx.as_ref(), &self.copy_targets()).await
     }
 
     /// [`check`](Self::check), then [`rebuild`](Self::rebuild) of each source it lists, then a
@@ -135,12 +134,12 @@ impl<M: Model> References<M> {
     #[operation(extended_ref.repair)]
     pub async fn repair(&self) -> Result<crate::finding::RepairReport> {
         let targets = self.copy_targets();
-        let found = crate::maintenance::check(&self.db, &targets).await?;
+        let found = crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await?;
         let mut repaired = 0;
         for id in found.documents() {
             repaired += self.rebuild_at(id).await?.modified();
         }
-        crate::maintenance::after_repair(&self.db, &targets, repaired).await
+        crate::maintenance::after_repair(&self.db, self.tx.as_ref(), &targets, repaired).await
     }
 
     /// Rewrites every `propagate` copy of the document `id` from its stored version: after

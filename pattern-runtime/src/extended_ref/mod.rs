@@ -7,7 +7,7 @@ use std::sync::{Mutex, OnceLock};
 
 use bson::{doc, Bson, Document};
 use futures_util::future::BoxFuture;
-use futures_util::{StreamExt, TryStreamExt};
+use futures_util::StreamExt;
 use mongodb::change_stream::event::{ChangeStreamEvent, OperationType, ResumeToken};
 use mongodb::change_stream::ChangeStream;
 use mongodb::options::FullDocumentType;

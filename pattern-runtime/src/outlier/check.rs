@@ -11,21 +11,19 @@ pub(super) async fn audit_outlier(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let groups: Vec<Document> = sample
-        .db
-        .collection::<Document>(spec.overflow())
-        .aggregate([
+    let groups: Vec<Document> = {
+        let coll = sample.db.collection::<Document>(spec.overflow());
+        let action = coll.aggregate([
             doc! { "$match": { spec.parent(): { "$in": ids } } },
             doc! { "$group": {
                 "_id": format!("${}", spec.parent()),
                 "docs": { "$sum": 1 },
                 "items": { "$sum": { "$size": { "$ifNull": [format!("${}", spec.field()), []] } } },
             } },
-        ])
-        .max_time(sample.max_time)
-        .await?
-        .try_collect()
-        .await?;
+        ]).max_time(sample.max_time);
+        let mut session = crate::txn::Transaction::session_of(sample.tx).await?;
+        crate::txn::collect_in!(action, session.as_deref_mut())?
+    };
     let overflow: std::collections::HashMap<String, (i64, i64)> = groups
         .iter()
         .filter_map(|g| {
@@ -137,7 +135,12 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     /// [doctor](mod@crate::doctor) does over a sample. Writes nothing.
     #[operation(outlier.check, field = self.spec.field())]
     pub async fn check(&self) -> Result<CheckReport> {
-        crate::maintenance::check(&self.db, &[(P::SCHEMA, self.spec as &dyn PatternSpec)]).await
+        crate::maintenance::check(
+            &self.db,
+            self.tx.as_ref(),
+            &[(P::SCHEMA, self.spec as &dyn PatternSpec)],
+        )
+        .await
     }
 
     /// [`check`](Self::check), then [`rebuild`](Self::rebuild) of each document it lists,
@@ -145,7 +148,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     #[operation(outlier.repair, field = self.spec.field())]
     pub async fn repair(&self) -> Result<RepairReport> {
         let targets = [(P::SCHEMA, self.spec as &dyn PatternSpec)];
-        let found = crate::maintenance::check(&self.db, &targets).await?;
+        let found = crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await?;
         let mut repaired = 0;
         for id in found.documents() {
             match self.rebuild_at(id).await {
@@ -155,7 +158,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                 Err(e) => return Err(e),
             }
         }
-        crate::maintenance::after_repair(&self.db, &targets, repaired).await
+        crate::maintenance::after_repair(&self.db, self.tx.as_ref(), &targets, repaired).await
     }
 
     /// Writes the count and the flag of the document `id` from its items (after edits made

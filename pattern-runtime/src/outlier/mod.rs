@@ -154,9 +154,8 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     /// with whatever derives from the main document's fields, run once in `tx`'s session;
     /// committing, aborting and retrying are the caller's. Its reads ([`items`](Self::items),
     /// [`page`](Self::page), [`count`](Self::count), [`stream`](Self::stream),
-    /// [`state`](Self::state)) run in that session too, and see the transaction's own writes;
-    /// [`check`](Self::check), and the checks of [`repair`](Self::repair), read what is
-    /// committed. See [`Transaction`].
+    /// [`state`](Self::state), [`check`](Self::check)) run in that session too, and see the
+    /// transaction's own writes. See [`Transaction`].
     pub fn in_transaction(&self, tx: &Transaction) -> Self {
         Outlier {
             tx: Some(tx.clone()),

@@ -150,6 +150,14 @@ fn appended(spec: &OutlierSpec, after: &Document, n: usize) -> (usize, i64) {
     (usize::try_from(k.clamp(0, n)).unwrap_or(0), from)
 }
 
+/// Whether `e` is a write-concern error: the write was applied, not acknowledged as asked.
+fn is_write_concern_error(e: &mongodb::error::Error) -> bool {
+    matches!(
+        e.kind.as_ref(),
+        mongodb::error::ErrorKind::Write(mongodb::error::WriteFailure::WriteConcernError(_))
+    )
+}
+
 /// The key under which a push's projection returns its receipt (a one-item array, empty when
 /// there is none): not the count's name, nor the length's key.
 fn receipt_key(spec: &OutlierSpec) -> String {
@@ -335,12 +343,29 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
             )
             .projection(receipt_projection(spec, token))
             .return_document(ReturnDocument::After);
-        let after =
-            in_session!(write, s.as_deref_mut())?.ok_or_else(|| self.not_found(id.clone()))?;
+        // A write-concern error (outside a transaction): the server applied the write without
+        // the acknowledgement asked for. The push's receipt says what it did (one `find`, on
+        // that path only), the push goes on to the overflow documents so that the count and
+        // the items agree, and the error is returned at the end.
+        let mut unacknowledged = None;
+        let after = match in_session!(write, s.as_deref_mut()) {
+            Ok(after) => after,
+            Err(e) if !in_transaction && is_write_concern_error(&e) => {
+                tracing::debug!(error = %e, "write concern error on the count: reading the receipt");
+                let read = main
+                    .find_one(doc! { "_id": id.clone() })
+                    .projection(receipt_projection(spec, token));
+                let after = read.await?;
+                unacknowledged = Some(Error::from(e));
+                after
+            }
+            Err(e) => return Err(e.into()),
+        }
+        .ok_or_else(|| self.not_found(id.clone()))?;
         let (room, stored) = appended(spec, &after, docs.len());
         if room == docs.len() {
             span.record("overflowed", 0);
-            return Ok(());
+            return unacknowledged.map_or(Ok(()), Err);
         }
         // The rest go to the overflow documents; the count before them tells where the open
         // one is.
@@ -371,7 +396,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
             });
         }
         debug_assert!(rest.is_empty() && total == overflowed);
-        Ok(())
+        unacknowledged.map_or(Ok(()), Err)
     }
 
     /// Appends `rest` (items and their bytes) to the overflow documents of `id`, removing from

@@ -34,10 +34,9 @@ pub(super) async fn audit_grid(
             })
         })
         .collect();
-    let twice: Vec<Document> = sample
-        .db
-        .collection::<Document>(spec.collection())
-        .aggregate([
+    let twice: Vec<Document> = {
+        let coll = sample.db.collection::<Document>(spec.collection());
+        let action = coll.aggregate([
             doc! { "$match": { "$or": keys } },
             doc! { "$group": {
                 "_id": { "r": format!("${}", spec.resource()), "s": format!("${}", spec.slot()) },
@@ -45,11 +44,10 @@ pub(super) async fn audit_grid(
                 "ids": { "$push": "$_id" },
             } },
             doc! { "$match": { "n": { "$gt": 1 } } },
-        ])
-        .max_time(sample.max_time)
-        .await?
-        .try_collect()
-        .await?;
+        ]).max_time(sample.max_time);
+        let mut session = crate::txn::Transaction::session_of(sample.tx).await?;
+        crate::txn::collect_in!(action, session.as_deref_mut())?
+    };
     let mut findings = Vec::new();
     if !twice.is_empty() {
         let ids: Vec<Bson> = twice
@@ -118,7 +116,12 @@ impl<M: Preallocated> Slots<M> {
     /// [doctor](mod@crate::doctor) does over a sample. Writes nothing.
     #[operation(preallocation.check)]
     pub async fn check(&self) -> Result<CheckReport> {
-        crate::maintenance::check(&self.db, &[(M::SCHEMA, M::SLOTS as &dyn PatternSpec)]).await
+        crate::maintenance::check(
+            &self.db,
+            self.tx.as_ref(),
+            &[(M::SCHEMA, M::SLOTS as &dyn PatternSpec)],
+        )
+        .await
     }
 
     /// [`check`](Self::check), then clears the bits past the sub-slots of each bitmap it lists
@@ -129,7 +132,7 @@ impl<M: Preallocated> Slots<M> {
     pub async fn repair(&self) -> Result<RepairReport> {
         let s = M::SLOTS;
         let targets = [(M::SCHEMA, s as &dyn PatternSpec)];
-        let found = crate::maintenance::check(&self.db, &targets).await?;
+        let found = crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await?;
         let mut repaired = 0;
         if let Some(bitmap) = s.bitmap() {
             let stray: Vec<Bson> = found
@@ -139,7 +142,8 @@ impl<M: Preallocated> Slots<M> {
                 .flat_map(|f| f.documents.iter().cloned())
                 .collect();
             let Bson::Int64(mask) = full_mask(s.sub_slots()) else {
-                return crate::maintenance::after_repair(&self.db, &targets, 0).await;
+                return crate::maintenance::after_repair(&self.db, self.tx.as_ref(), &targets, 0)
+                    .await;
             };
             let raw = self.raw();
             for id in stray {
@@ -171,6 +175,6 @@ impl<M: Preallocated> Slots<M> {
                 .modified_count;
             }
         }
-        crate::maintenance::after_repair(&self.db, &targets, repaired).await
+        crate::maintenance::after_repair(&self.db, self.tx.as_ref(), &targets, repaired).await
     }
 }

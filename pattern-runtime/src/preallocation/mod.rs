@@ -5,7 +5,6 @@ use std::ops::Range;
 use std::time::Duration;
 
 use bson::{doc, Bson, Document};
-use futures_util::TryStreamExt;
 use mongodb::options::ReturnDocument;
 use mongodb::{ClientSession, Collection};
 use serde::Serialize;

@@ -29,21 +29,21 @@ pub(super) async fn audit_two_way(
     if named.is_empty() {
         return Ok(Vec::new());
     }
-    let others: HashMap<String, Vec<Bson>> = sample
-        .db
-        .collection::<Document>(spec.target().collection())
-        .find(doc! { "_id": { "$in": named } })
-        .projection(doc! { inverse: 1 })
-        .max_time(sample.max_time)
-        .await?
-        .try_collect::<Vec<Document>>()
-        .await?
-        .into_iter()
-        .filter_map(|d| {
-            let id = crate::finding::id_key(d.get("_id")?);
-            Some((id, as_list(d.get(inverse))))
-        })
-        .collect();
+    let others: HashMap<String, Vec<Bson>> = {
+        let coll = sample.db.collection::<Document>(spec.target().collection());
+        let action = coll
+            .find(doc! { "_id": { "$in": named } })
+            .projection(doc! { inverse: 1 })
+            .max_time(sample.max_time);
+        let mut session = crate::txn::Transaction::session_of(sample.tx).await?;
+        crate::txn::collect_in!(action, session.as_deref_mut())?
+    }
+    .into_iter()
+    .filter_map(|d| {
+        let id = crate::finding::id_key(d.get("_id")?);
+        Some((id, as_list(d.get(inverse))))
+    })
+    .collect();
     let mut drifted = Vec::new();
     let mut first = None;
     for (id, d) in sample.identified() {

@@ -33,14 +33,12 @@ pub(super) async fn audit_subset(
                 doc! { "$match": { spec.parent_key(): { "$in": sample.ids() } } },
                 doc! { "$group": group },
             ];
-            let found: Vec<Document> = sample
-                .db
-                .collection::<Document>(spec.full_collection())
-                .aggregate(pipeline)
-                .max_time(sample.max_time)
-                .await?
-                .try_collect()
-                .await?;
+            let found: Vec<Document> = {
+                let coll = sample.db.collection::<Document>(spec.full_collection());
+                let action = coll.aggregate(pipeline).max_time(sample.max_time);
+                let mut session = crate::txn::Transaction::session_of(sample.tx).await?;
+                crate::txn::collect_in!(action, session.as_deref_mut())?
+            };
             Some(found)
         }
     };
@@ -186,9 +184,12 @@ where
     /// this). Writes nothing.
     #[operation(subset.check, field = self.spec.field())]
     pub async fn check(&self) -> Result<crate::finding::CheckReport> {
-        let mut report =
-            crate::maintenance::check(&self.db, &[(P::SCHEMA, self.spec as &dyn PatternSpec)])
-                .await?;
+        let mut report = crate::maintenance::check(
+            &self.db,
+            self.tx.as_ref(),
+            &[(P::SCHEMA, self.spec as &dyn PatternSpec)],
+        )
+        .await?;
         if let Some(stale) = self.stale_items(&report.documents()).await? {
             report.findings.push(stale);
         }
@@ -202,12 +203,21 @@ where
     async fn stale_items(&self, listed: &[Bson]) -> Result<Option<Finding>> {
         let field = self.spec.field();
         let listed: std::collections::HashSet<String> = listed.iter().map(id_key).collect();
-        let mut parents = self
-            .parents()
+        // In the handle's transaction when it has one: the parents read whole in it first (a
+        // cursor read in the session cannot stay open while each parent's items are read).
+        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+        let coll = self.parents();
+        let find = coll
             .find(doc! {})
             .projection(doc! { "_id": 1, field: 1 })
-            .sort(doc! { "_id": 1 })
-            .await?;
+            .sort(doc! { "_id": 1 });
+        let mut parents: futures_util::stream::BoxStream<'_, Result<Document>> =
+            if session.is_some() {
+                let all: Vec<Document> = crate::txn::collect_in!(find, session.as_deref_mut())?;
+                futures_util::StreamExt::boxed(futures_util::stream::iter(all.into_iter().map(Ok)))
+            } else {
+                futures_util::StreamExt::boxed(find.await?.map_err(Error::from))
+            };
         let (mut examined, mut stale) = (0usize, Vec::new());
         while let Some(parent) = parents.try_next().await? {
             let Some(id) = parent.get("_id") else {
@@ -217,7 +227,7 @@ where
                 continue;
             }
             examined += 1;
-            let expected = self.first_items(None, id).await?;
+            let expected = self.first_items(session.as_deref_mut(), id).await?;
             let agrees = match parent.get(field) {
                 Some(Bson::Array(items)) => {
                     items.len() == expected.len()

@@ -6,7 +6,6 @@
 use std::collections::HashMap;
 
 use bson::{doc, Bson, Document};
-use futures_util::TryStreamExt;
 
 use super::{HolderSpec, TreeSpec};
 use crate::error::Result;
@@ -28,15 +27,15 @@ async fn parents_up(
         if next.is_empty() {
             break;
         }
-        let found: Vec<Document> = sample
-            .db
-            .collection::<Document>(tree.collection())
-            .find(doc! { tree.key(): { "$in": std::mem::take(&mut next) } })
-            .projection(doc! { tree.key(): 1, tree.parent(): 1 })
-            .max_time(sample.max_time)
-            .await?
-            .try_collect()
-            .await?;
+        let found: Vec<Document> = {
+            let coll = sample.db.collection::<Document>(tree.collection());
+            let action = coll
+                .find(doc! { tree.key(): { "$in": std::mem::take(&mut next) } })
+                .projection(doc! { tree.key(): 1, tree.parent(): 1 })
+                .max_time(sample.max_time);
+            let mut session = crate::txn::Transaction::session_of(sample.tx).await?;
+            crate::txn::collect_in!(action, session.as_deref_mut())?
+        };
         for d in found {
             let Some(key) = d.get(tree.key()).cloned() else {
                 continue;
@@ -225,15 +224,15 @@ pub(super) async fn audit_node_copies(
     if copies.is_empty() || keys.is_empty() {
         return Ok(Vec::new());
     }
-    let found: Vec<Document> = sample
-        .db
-        .collection::<Document>(tree.collection())
-        .find(doc! { tree.key(): { "$in": keys } })
-        .projection(doc! { "_id": 1, tree.key(): 1 })
-        .max_time(sample.max_time)
-        .await?
-        .try_collect()
-        .await?;
+    let found: Vec<Document> = {
+        let coll = sample.db.collection::<Document>(tree.collection());
+        let action = coll
+            .find(doc! { tree.key(): { "$in": keys } })
+            .projection(doc! { "_id": 1, tree.key(): 1 })
+            .max_time(sample.max_time);
+        let mut session = crate::txn::Transaction::session_of(sample.tx).await?;
+        crate::txn::collect_in!(action, session.as_deref_mut())?
+    };
     let ids: HashMap<String, Bson> = found
         .iter()
         .filter_map(|n| Some((id_key(n.get(tree.key())?), n.get("_id")?.clone())))

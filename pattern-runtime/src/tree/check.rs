@@ -115,7 +115,7 @@ impl<M: TreeNode> Tree<M> {
     /// [`Check::TreeDrift`]: crate::doctor::Check::TreeDrift
     #[operation(tree.check)]
     pub async fn check(&self) -> Result<CheckReport> {
-        crate::maintenance::check(&self.db, &Self::targets()).await
+        crate::maintenance::check(&self.db, self.tx.as_ref(), &Self::targets()).await
     }
 
     /// Every ancestors list and path that disagrees with the parents, with the value the
@@ -131,13 +131,13 @@ impl<M: TreeNode> Tree<M> {
                 }
             }
         }
-        let docs: Vec<Document> = self
-            .raw()
-            .find(doc! {})
-            .projection(projection)
-            .await?
-            .try_collect()
-            .await?;
+        // In the handle's transaction when it has one: the copies it wrote are the ones to see.
+        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+        let raw = self.raw();
+        let docs: Vec<Document> = collect_in!(
+            raw.find(doc! {}).projection(projection),
+            session.as_deref_mut()
+        )?;
         let nodes: HashMap<String, Document> = docs
             .iter()
             .map(|d| {
@@ -174,8 +174,11 @@ impl<M: TreeNode> Tree<M> {
             for (field, _) in &copies {
                 projection.insert(*field, 1);
             }
-            let mut cursor = coll.find(doc! {}).projection(projection).await?;
-            while let Some(d) = cursor.try_next().await? {
+            let holders: Vec<Document> = collect_in!(
+                coll.find(doc! {}).projection(projection),
+                session.as_deref_mut()
+            )?;
+            for d in holders {
                 report.holders += 1;
                 let node = d.get(h.node()).filter(|n| !matches!(n, Bson::Null));
                 let expected = match node {
@@ -241,6 +244,7 @@ impl<M: TreeNode> Tree<M> {
             let mut session = Transaction::session_of(self.tx.as_ref()).await?;
             repaired += in_session!(op, session.as_deref_mut())?.modified_count;
         }
-        crate::maintenance::after_repair(&self.db, &Self::targets(), repaired).await
+        crate::maintenance::after_repair(&self.db, self.tx.as_ref(), &Self::targets(), repaired)
+            .await
     }
 }
