@@ -108,7 +108,7 @@ pub(crate) async fn check(
         }
         // What the patterns keep elsewhere for documents that are gone: once, over all of it.
         for spec in &specs {
-            if let Some(audit) = spec.audit_orphans(db, model, None, MAX_TIME) {
+            if let Some(audit) = spec.audit_orphans(db, tx, model, None, MAX_TIME) {
                 report.findings.extend(audit.await?);
             }
         }
@@ -169,6 +169,7 @@ pub(crate) async fn after_repair(
 /// many documents name them.
 pub(crate) async fn orphans(
     db: &Database,
+    tx: Option<&Transaction>,
     model: &'static ModelSchema,
     kept_in: &str,
     key: &str,
@@ -180,24 +181,22 @@ pub(crate) async fn orphans(
         pipeline.push(doc! { "$sample": { "size": i64::from(n) } });
     }
     pipeline.push(doc! { "$group": { "_id": format!("${key}"), "n": { "$sum": 1 } } });
-    let groups: Vec<Document> = db
-        .collection::<Document>(kept_in)
-        .aggregate(pipeline)
-        .max_time(max_time)
-        .await?
-        .try_collect()
-        .await?;
+    // In the caller's transaction when the check runs in one.
+    let mut session = Transaction::session_of(tx).await?;
+    let kept = db.collection::<Document>(kept_in);
+    let groups: Vec<Document> = collect_in!(
+        kept.aggregate(pipeline).max_time(max_time),
+        session.as_deref_mut()
+    )?;
     let holders: Collection<Document> = db.collection(model.collection());
     let (mut missing, mut documents) = (Vec::new(), 0u64);
     for chunk in groups.chunks(1000) {
         let ids: Vec<Bson> = chunk.iter().filter_map(|g| g.get("_id").cloned()).collect();
-        let found: std::collections::HashSet<String> = holders
+        let find = holders
             .find(doc! { "_id": { "$in": ids } })
             .projection(doc! { "_id": 1 })
-            .max_time(max_time)
-            .await?
-            .try_collect::<Vec<Document>>()
-            .await?
+            .max_time(max_time);
+        let found: std::collections::HashSet<String> = collect_in!(find, session.as_deref_mut())?
             .iter()
             .filter_map(|d| d.get("_id").map(crate::finding::id_key))
             .collect();

@@ -258,15 +258,17 @@ pub trait PatternSpec: Any + Send + Sync + fmt::Debug {
     /// subset's full items whose parent is gone, a sharded counter's shards of a deleted
     /// document), a [`Check::Orphans`] finding each. Once per check of every document
     /// (`sample: None`: all of them), once per doctor run (`Some(n)`: a `$sample` of at most
-    /// `n`). Never writes; each command within `max_time`. Defaults to nothing.
+    /// `n`). Never writes; each command within `max_time`, in the caller's transaction `tx` when
+    /// the check runs in one. Defaults to nothing.
     fn audit_orphans<'a>(
         &'static self,
         db: &'a Database,
+        tx: Option<&'a crate::txn::Transaction>,
         model: &'static ModelSchema,
         sample: Option<u32>,
         max_time: Duration,
     ) -> Option<BoxFuture<'a, Result<Vec<Finding>>>> {
-        let _ = (db, model, sample, max_time);
+        let _ = (db, tx, model, sample, max_time);
         None
     }
 

@@ -320,6 +320,25 @@ async fn subset_drift_is_found_and_rebuilt() {
         first.as_document().unwrap().get_str("title").unwrap(),
         "in the transaction"
     );
+
+    // The orphans part reads in it too: a parent deleted in the transaction (around the
+    // toolkit) leaves its full items orphaned there, and only there.
+    let tx = pattern_runtime::Transaction::start(&db).await.unwrap();
+    db.collection::<Document>("shelves")
+        .delete_one(doc! { "_id": "s2" })
+        .session(&mut *tx.session().await)
+        .await
+        .unwrap();
+    let bound = Shelf::collection(&db)
+        .in_transaction(&tx)
+        .subset(Shelf::FIELDS.recent);
+    let checked = bound.check().await.unwrap();
+    assert!(
+        checked.findings.iter().any(|f| f.check == Check::Orphans),
+        "{checked}"
+    );
+    assert!(subset.check().await.unwrap().is_clean(), "nothing outside");
+    tx.abort().await.unwrap();
 }
 
 /// A subset with a sum beside its count: a sum written around the toolkit is drift too.

@@ -148,6 +148,7 @@ impl PatternSpec for ApproximateSpec {
     fn audit_orphans<'a>(
         &'static self,
         db: &'a mongodb::Database,
+        tx: Option<&'a crate::txn::Transaction>,
         model: &'static ModelSchema,
         sample: Option<u32>,
         max_time: Duration,
@@ -157,7 +158,7 @@ impl PatternSpec for ApproximateSpec {
         };
         Some(Box::pin(async move {
             let (gone, shards) =
-                crate::maintenance::orphans(db, model, collection, "_id.of", sample, max_time)
+                crate::maintenance::orphans(db, tx, model, collection, "_id.of", sample, max_time)
                     .await?;
             if gone.is_empty() {
                 return Ok(Vec::new());

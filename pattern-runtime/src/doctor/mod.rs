@@ -329,10 +329,9 @@ async fn check_model(
     for audit in model.patterns().iter().filter_map(|p| p.audit(&sample)) {
         report.findings.extend(audit.await?);
     }
-    let orphans = model
-        .patterns()
-        .iter()
-        .filter_map(|p| p.audit_orphans(db, model, Some(options.sample_size), options.max_time));
+    let orphans = model.patterns().iter().filter_map(|p| {
+        p.audit_orphans(db, None, model, Some(options.sample_size), options.max_time)
+    });
     for audit in orphans {
         report.findings.extend(audit.await?);
     }

@@ -182,6 +182,7 @@ impl PatternSpec for SubsetSpec {
     fn audit_orphans<'a>(
         &'static self,
         db: &'a Database,
+        tx: Option<&'a crate::txn::Transaction>,
         model: &'static ModelSchema,
         sample: Option<u32>,
         max_time: std::time::Duration,
@@ -190,7 +191,7 @@ impl PatternSpec for SubsetSpec {
             let full = self.full_collection();
             let key = self.parent_key();
             let (parents, items) =
-                crate::maintenance::orphans(db, model, full, key, sample, max_time).await?;
+                crate::maintenance::orphans(db, tx, model, full, key, sample, max_time).await?;
             if parents.is_empty() {
                 return Ok(Vec::new());
             }
