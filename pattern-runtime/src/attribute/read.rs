@@ -173,7 +173,7 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
         let mut session = Transaction::session_of(self.tx.as_ref()).await?;
         let coll = self.db.collection::<RawDocumentBuf>(M::SCHEMA.collection());
         let found = collect_in!(coll.find(filter), session.as_deref_mut())?;
-        decode_all(&found)
+        crate::schema_version::decode_read(&found)
     }
 
     /// The documents matching `filter` that have the attribute `key`, sorted by its value (the
@@ -223,17 +223,6 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
         let raw = self.raw();
         let sorted = raw.aggregate(pipeline).with_type::<RawDocumentBuf>();
         let found = collect_in!(sorted, session.as_deref_mut())?;
-        decode_all(&found)
+        crate::schema_version::decode_read(&found)
     }
-}
-
-/// The documents a read found, each read as `M` (as the model handle's reads do), with a
-/// `DEBUG` event of how many.
-fn decode_all<M: Model>(found: &[RawDocumentBuf]) -> Result<Vec<M>> {
-    let found = found
-        .iter()
-        .map(crate::schema_version::decode_raw::<M>)
-        .collect::<Result<Vec<M>>>()?;
-    tracing::debug!(read = found.len(), "documents read");
-    Ok(found)
 }

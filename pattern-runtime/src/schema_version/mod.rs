@@ -12,7 +12,7 @@ mod spec;
 pub(crate) mod upgrade;
 
 pub use converge::{Converged, VersionCounts, CONVERGE_BATCH};
-pub(crate) use read::{collect, current_document, decode, decode_raw};
+pub(crate) use read::{current_document, decode, decode_raw, decode_read};
 pub use read::{Find, Projected};
 #[doc(hidden)]
 pub use spec::{

@@ -40,9 +40,9 @@ pub(crate) fn decode_raw<M: Model>(raw: &RawDocumentBuf) -> Result<M> {
     read_current::<M>(raw)
 }
 
-/// Every document of `cursor` read as `M` ([`decode_raw`]), with a `DEBUG` event of how many.
-pub(crate) async fn collect<M: Model>(cursor: mongodb::Cursor<RawDocumentBuf>) -> Result<Vec<M>> {
-    let raws: Vec<RawDocumentBuf> = futures_util::TryStreamExt::try_collect(cursor).await?;
+/// Every document read (`raws`, as `collect_in!` gives them) as `M` ([`decode_raw`]), with a
+/// `DEBUG` event of how many.
+pub(crate) fn decode_read<M: Model>(raws: &[RawDocumentBuf]) -> Result<Vec<M>> {
     let found = raws
         .iter()
         .map(decode_raw::<M>)

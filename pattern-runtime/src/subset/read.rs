@@ -38,24 +38,14 @@ where
         let fulls = self
             .db
             .collection::<bson::RawDocumentBuf>(self.spec.full_collection());
-        let find = || {
-            fulls
-                .find(filter)
-                .sort(self.spec.sort_document())
-                .skip(skip)
-                .limit(i64::try_from(limit).unwrap_or(i64::MAX))
-        };
-        let Some(session) = session.as_deref_mut() else {
-            return crate::schema_version::collect(find().await?).await;
-        };
+        let find = fulls
+            .find(filter)
+            .sort(self.spec.sort_document())
+            .skip(skip)
+            .limit(i64::try_from(limit).unwrap_or(i64::MAX));
         // Bound: the cursor's batches are read through the transaction's session.
-        let raws = collect_in!(find(), Some(session))?;
-        let found = raws
-            .iter()
-            .map(crate::schema_version::decode_raw::<F>)
-            .collect::<Result<Vec<F>>>()?;
-        tracing::debug!(read = found.len(), "documents read");
-        Ok(found)
+        let raws = collect_in!(find, session.as_deref_mut())?;
+        crate::schema_version::decode_read(&raws)
     }
 
     /// How many items the parent has: its count field when one is declared (one read of one
