@@ -189,7 +189,7 @@ trait Layout: Measurement<Key = String> + for<'a> From<&'a Event> {
     /// What `read` returns for a sensor-hour: events, or the hour's sums.
     const KEEPS: bool;
     /// The `speed` field, for the summary's getters.
-    fn speed() -> pattern_runtime::FieldName<i32>;
+    fn speed() -> pattern_runtime::FieldName<i32, pattern_runtime::query::Free, Self>;
     fn read(
         series: &Series<Self>,
         seg: String,
@@ -202,7 +202,7 @@ macro_rules! keeps {
     ($($t:ty),*) => {$(
         impl Layout for $t {
             const KEEPS: bool = true;
-            fn speed() -> pattern_runtime::FieldName<i32> {
+            fn speed() -> pattern_runtime::FieldName<i32, pattern_runtime::query::Free, Self> {
                 <$t>::FIELDS.speed
             }
             async fn read(series: &Series<Self>, seg: String, from: DateTime, to: DateTime) -> Result<Answer, BoxError> {
@@ -222,7 +222,7 @@ keeps!(
 
 impl Layout for MinuteRollup {
     const KEEPS: bool = false;
-    fn speed() -> pattern_runtime::FieldName<i32> {
+    fn speed() -> pattern_runtime::FieldName<i32, pattern_runtime::query::Free, Self> {
         MinuteRollup::FIELDS.speed
     }
     async fn read(

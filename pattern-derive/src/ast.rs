@@ -91,7 +91,7 @@ impl Model<'_> {
         quote! {
             #[automatically_derived]
             impl<__T: ?::core::marker::Sized, __K> #p::#trait_<#ident>
-                for #p::FieldName<__T, #p::Handled<__K, #index>>
+                for #p::FieldName<__T, #p::Handled<__K, #index>, #ident>
             {
                 #assoc #handle_ty #semi
                 // The handle's type again, not `Self::Handle`, and the function spanned like it:

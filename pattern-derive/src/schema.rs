@@ -210,6 +210,15 @@ pub(crate) fn writes(patterns: &[Box<dyn Pattern>], p: &TokenStream) -> TokenStr
 /// `<Model>Fields` (one `FieldName` per stored field), the `Model::FIELDS` constant and the
 /// model's validator shape.
 pub(crate) fn field_names(model: &Model<'_>, patterns: &[Box<dyn Pattern>]) -> TokenStream {
+    field_names_of(model, patterns, model.ident)
+}
+
+/// [`field_names`], the names being `root`'s: a polymorphic model's common fields are the enum's.
+pub(crate) fn field_names_of(
+    model: &Model<'_>,
+    patterns: &[Box<dyn Pattern>],
+    root: &syn::Ident,
+) -> TokenStream {
     let ident = model.ident;
     let krate = &model.krate;
     let stored: Vec<_> = model.fields.iter().filter(|f| f.serialized).collect();
@@ -235,21 +244,20 @@ pub(crate) fn field_names(model: &Model<'_>, patterns: &[Box<dyn Pattern>]) -> T
                     Some(quote!(#krate::__private::kept::#k_ident)),
                 )
             }
-            // The default kind, `Free`.
             None => (format!("`{}`", f.bson_name), None),
         };
         // A field that leads to a pattern's handle carries its place in the model.
         let kind = if patterns.iter().any(|p| p.handle(f)) {
             let index = proc_macro2::Literal::usize_unsuffixed(model.field_index(f.ident));
             let inner = kind.unwrap_or_else(|| quote!(#krate::__private::Free));
-            quote!(, #krate::__private::Handled<#inner, #index>)
+            quote!(#krate::__private::Handled<#inner, #index>)
         } else {
-            kind.map(|k| quote!(, #k)).unwrap_or_default()
+            kind.unwrap_or_else(|| quote!(#krate::__private::Free))
         };
         (doc, kind)
     };
     let shape = shape_impl(model.ident, &model.krate, &stored);
-    let names = names_items(ident, krate, &stored, kinds);
+    let names = names_items(ident, root, krate, &stored, kinds);
     quote! {
         #shape
         #names
@@ -257,10 +265,11 @@ pub(crate) fn field_names(model: &Model<'_>, patterns: &[Box<dyn Pattern>]) -> T
 }
 
 /// `<ident>Fields`, `ident::FIELDS` and the `Fields` and `Nests` impls of struct `ident` (a model
-/// or a type generated from a model's fields) with `stored` fields; `kinds` gives each field's
-/// doc line and kind (`, Kind`, or nothing for `Free`).
+/// or a type generated from a model's fields) with `stored` fields, names of model `root`;
+/// `kinds` gives each field's doc line and kind.
 pub(crate) fn names_items(
     ident: &syn::Ident,
+    root: &syn::Ident,
     krate: &syn::Path,
     stored: &[&Field<'_>],
     kinds: impl Fn(&Field<'_>) -> (String, TokenStream),
@@ -270,7 +279,7 @@ pub(crate) fn names_items(
         let id = f.ident;
         let ty = f.ty;
         let (doc, kind) = kinds(f);
-        quote!(#[doc = #doc] pub #id: #krate::__private::FieldName<#ty #kind>)
+        quote!(#[doc = #doc] pub #id: #krate::__private::FieldName<#ty, #kind, #root>)
     });
     let values = stored.iter().map(|f| {
         let id = f.ident;

@@ -114,7 +114,7 @@ impl VersionInt for u32 {
     }
 }
 /// The BSON name of a version field (a compile error at the field when it is no integer).
-pub const fn version_name<T: VersionInt, K>(field: FieldName<T, K>) -> &'static str {
+pub const fn version_name<T: VersionInt, K, M>(field: FieldName<T, K, M>) -> &'static str {
     field.as_str()
 }
 
@@ -122,7 +122,7 @@ pub const fn version_name<T: VersionInt, K>(field: FieldName<T, K>) -> &'static 
 pub fn assert_model<T: Model>() {}
 
 /// The BSON name of a path step.
-pub const fn step<T: ?Sized, K>(field: FieldName<T, K>) -> &'static str {
+pub const fn step<T: ?Sized, K, M>(field: FieldName<T, K, M>) -> &'static str {
     field.as_str()
 }
 /// The length of the concatenation of `parts`.

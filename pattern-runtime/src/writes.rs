@@ -223,7 +223,7 @@ impl<M: Model> ModelCollection<M> {
     pub fn update<'a>(
         &'a self,
         target: impl Target<M::Writes, M>,
-        update: impl IntoUpdate,
+        update: impl IntoUpdate<M>,
     ) -> Pending<'a, Result<Written>> {
         M::Writes::update(self, target.into_target(), update.into_update())
     }
@@ -261,8 +261,8 @@ impl<M: Model> ModelCollection<M> {
     /// [`update`](Self::update) is. Not for a `#[versioned]` model yet: update each document.
     pub fn update_many<'a>(
         &'a self,
-        filter: impl IntoFilter,
-        update: impl IntoUpdate,
+        filter: impl IntoFilter<M>,
+        update: impl IntoUpdate<M>,
     ) -> Pending<'a, Result<Updated>>
     where
         M: Unversioned,
@@ -274,7 +274,7 @@ impl<M: Model> ModelCollection<M> {
     /// Deletes every document matching `filter`, and removes them from what other models
     /// derive from them; returns how many. Not for a `#[versioned]` model yet: delete each
     /// document.
-    pub fn delete_many<'a>(&'a self, filter: impl IntoFilter) -> Pending<'a, Result<u64>>
+    pub fn delete_many<'a>(&'a self, filter: impl IntoFilter<M>) -> Pending<'a, Result<u64>>
     where
         M: Unversioned,
     {

@@ -629,7 +629,7 @@ async fn a_copy_is_filtered_by_its_typed_names() {
         .await
         .unwrap();
     let f = Order::FIELDS;
-    type Case = (Box<dyn Fn() -> Filter>, Document, usize);
+    type Case = (Box<dyn Fn() -> Filter<Order>>, Document, usize);
     let cases: Vec<Case> = vec![
         (
             Box::new(move || Filter::eq(f.customer.then(|c| c.name), "Ada")),

@@ -62,7 +62,7 @@ fn product(id: &str, price: f64, stock: i64, tags: &[&str]) -> Product {
 #[test]
 fn typed_filters_make_the_documents_written_by_hand() {
     let f = Product::FIELDS;
-    let cases: Vec<(Filter, Document)> = vec![
+    let cases: Vec<(Filter<_>, Document)> = vec![
         (Filter::eq(f.id, "a"), doc! { "_id": { "$eq": "a" } }),
         (Filter::eq(f.price, 10.0), doc! { "price": { "$eq": 10.0 } }),
         (Filter::eq(f.price, 10), doc! { "price": { "$eq": 10.0 } }),
@@ -202,7 +202,7 @@ fn typed_filters_make_the_documents_written_by_hand() {
 fn typed_updates_and_sorts_make_the_documents_written_by_hand() {
     let f = Product::FIELDS;
     let at = DateTime::from_millis(0);
-    let cases: Vec<(Update, Document)> = vec![
+    let cases: Vec<(Update<_>, Document)> = vec![
         (
             Update::new().set(f.price, 2.5),
             doc! { "$set": { "price": 2.5 } },
@@ -316,7 +316,7 @@ fn typed_updates_and_sorts_make_the_documents_written_by_hand() {
     for (typed, by_hand) in cases {
         assert_eq!(typed.into_document().unwrap(), by_hand);
     }
-    let sorts: Vec<(Sort, Document)> = vec![
+    let sorts: Vec<(Sort<_>, Document)> = vec![
         (Sort::asc(f.price), doc! { "price": 1 }),
         (
             Sort::desc(f.price).then_asc(f.id),
@@ -439,7 +439,7 @@ async fn typed_forms_find_and_write_what_the_hand_written_ones_do() {
     });
     products.raw().insert_many(&items).await.unwrap();
     let f = Product::FIELDS;
-    let pairs: Vec<(Filter, Document)> = vec![
+    let pairs: Vec<(Filter<_>, Document)> = vec![
         (Filter::gt(f.price, 2.0), doc! { "price": { "$gt": 2.0 } }),
         (
             Filter::eq(f.nickname, Some("$gt".to_owned())),

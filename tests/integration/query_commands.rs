@@ -35,7 +35,7 @@
 //! `Int64`.
 
 use bson::{doc, Bson, DateTime, Decimal128, Document};
-use pattern_runtime::query::{Filter, IntoFilter, IntoUpdate, Sort, Update};
+use pattern_runtime::query::{Filter, IntoFilter, IntoSort, IntoUpdate, Sort, Update};
 use pattern_runtime::{FieldName, Fields, Model, Updated, Written};
 use pattern_testkit::{test_db, TestDb};
 use serde::{Deserialize, Serialize};
@@ -250,7 +250,7 @@ enum Op<F, U, S> {
     DeleteMany(F),
 }
 
-type Typed = Op<Filter, Update, Sort>;
+type Typed = Op<Filter<Order>, Update<Order>, Sort<Order>>;
 type ByHand = Op<Document, Document, Document>;
 
 /// A case: its label (the verb and its two forms, as written), its two forms, and whether the
@@ -262,7 +262,7 @@ struct Case {
     embedded_refuses: bool,
 }
 
-fn find(typed: Filter, by_hand: Document) -> (Typed, ByHand) {
+fn find(typed: Filter<Order>, by_hand: Document) -> (Typed, ByHand) {
     (Op::Find(typed, None, None), Op::Find(by_hand, None, None))
 }
 
@@ -272,12 +272,12 @@ fn find(typed: Filter, by_hand: Document) -> (Typed, ByHand) {
 /// item's fields; the second server (`secantusdb`) refuses them too. The typed form sends them
 /// for a disjunction, a negation, or a conjunction that repeats an operator. Both forms must
 /// fail alike with "unknown operator", or both succeed alike (mongod).
-fn find_embedded_refuses(typed: Filter, by_hand: Document) -> (Typed, ByHand) {
+fn find_embedded_refuses(typed: Filter<Order>, by_hand: Document) -> (Typed, ByHand) {
     find(typed, by_hand)
 }
 
 fn find_sorted(
-    typed: (Filter, Sort),
+    typed: (Filter<Order>, Sort<Order>),
     by_hand: (Document, Document),
     limit: Option<u64>,
 ) -> (Typed, ByHand) {
@@ -287,33 +287,36 @@ fn find_sorted(
     )
 }
 
-fn find_limited(typed: Filter, by_hand: Document, limit: u64) -> (Typed, ByHand) {
+fn find_limited(typed: Filter<Order>, by_hand: Document, limit: u64) -> (Typed, ByHand) {
     (
         Op::Find(typed, None, Some(limit)),
         Op::Find(by_hand, None, Some(limit)),
     )
 }
 
-fn find_one(typed: Filter, by_hand: Document) -> (Typed, ByHand) {
+fn find_one(typed: Filter<Order>, by_hand: Document) -> (Typed, ByHand) {
     (Op::FindOne(typed), Op::FindOne(by_hand))
 }
 
-fn count(typed: Filter, by_hand: Document) -> (Typed, ByHand) {
+fn count(typed: Filter<Order>, by_hand: Document) -> (Typed, ByHand) {
     (Op::Count(typed), Op::Count(by_hand))
 }
 
-fn update(id: i64, typed: Update, by_hand: Document) -> (Typed, ByHand) {
+fn update(id: i64, typed: Update<Order>, by_hand: Document) -> (Typed, ByHand) {
     (Op::Update(id, typed), Op::Update(id, by_hand))
 }
 
-fn update_many(typed: (Filter, Update), by_hand: (Document, Document)) -> (Typed, ByHand) {
+fn update_many(
+    typed: (Filter<Order>, Update<Order>),
+    by_hand: (Document, Document),
+) -> (Typed, ByHand) {
     (
         Op::UpdateMany(typed.0, typed.1),
         Op::UpdateMany(by_hand.0, by_hand.1),
     )
 }
 
-fn delete_many(typed: Filter, by_hand: Document) -> (Typed, ByHand) {
+fn delete_many(typed: Filter<Order>, by_hand: Document) -> (Typed, ByHand) {
     (Op::DeleteMany(typed), Op::DeleteMany(by_hand))
 }
 
@@ -371,9 +374,9 @@ async fn stored(db: &TestDb) -> Vec<Document> {
 /// Runs `op` on the seeded collection: the command bodies it sent and what it returned.
 async fn run<F, U, S>(db: &TestDb, op: Op<F, U, S>) -> (Vec<Document>, Result<Outcome, String>)
 where
-    F: IntoFilter,
-    U: IntoUpdate,
-    S: Into<Document>,
+    F: IntoFilter<Order>,
+    U: IntoUpdate<Order>,
+    S: IntoSort<Order>,
 {
     reseed(db).await;
     let orders = Order::collection(db);

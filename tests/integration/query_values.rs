@@ -832,7 +832,7 @@ struct URow {
     input: String,
     /// The stored document 1 before the update, from the base.
     prepare: Change,
-    update: Box<dyn Fn() -> Update>,
+    update: Box<dyn Fn() -> Update<Thing>>,
     want: UWant,
 }
 
@@ -845,7 +845,7 @@ fn set_row(
     input: String,
     path: &'static str,
     value: Bson,
-    update: impl Fn() -> Update + 'static,
+    update: impl Fn() -> Update<Thing> + 'static,
 ) -> URow {
     let want = if storable(&value, 0) {
         UWant::Stored(Box::new(move |d| set_path(d, path, value.clone())))
@@ -1023,7 +1023,7 @@ fn number_rows(validated: bool) -> Vec<URow> {
                         Ok(v) => UWant::Stored(Box::new(move |d| set_path(d, path, v.clone()))),
                     };
                     let by2 = by.clone();
-                    let update: Box<dyn Fn() -> Update> =
+                    let update: Box<dyn Fn() -> Update<Thing>> =
                         Box::new(move || number_update(op, path, &by2));
                     rows.push(URow {
                         op: &op[1..],
@@ -1039,7 +1039,7 @@ fn number_rows(validated: bool) -> Vec<URow> {
     rows
 }
 
-fn number_update(op: &str, path: &str, by: &Bson) -> Update {
+fn number_update(op: &str, path: &str, by: &Bson) -> Update<Thing> {
     let f = Thing::FIELDS;
     let u = Update::new();
     match (path, by) {
@@ -1148,7 +1148,7 @@ impl Item {
     }
 }
 
-fn item_update(op: &str, item: &Item) -> Update {
+fn item_update(op: &str, item: &Item) -> Update<Thing> {
     let f = Thing::FIELDS;
     let u = Update::new();
     match (op, item.clone()) {
@@ -1165,7 +1165,7 @@ fn item_update(op: &str, item: &Item) -> Update {
     }
 }
 
-fn items_update(items: &[Item]) -> Update {
+fn items_update(items: &[Item]) -> Update<Thing> {
     let f = Thing::FIELDS;
     let u = Update::new();
     match items.first() {
@@ -1497,7 +1497,7 @@ enum FWant {
 struct FRow {
     op: &'static str,
     input: String,
-    filter: Box<dyn Fn() -> Filter>,
+    filter: Box<dyn Fn() -> Filter<Thing>>,
     want: FWant,
 }
 
@@ -1512,7 +1512,7 @@ fn ne_p(path: &'static str, q: Bson) -> Pred {
 fn frow(
     op: &'static str,
     input: String,
-    filter: impl Fn() -> Filter + 'static,
+    filter: impl Fn() -> Filter<Thing> + 'static,
     want: Pred,
 ) -> FRow {
     FRow {
@@ -1635,7 +1635,7 @@ fn equality_rows(
     rows: &mut Vec<FRow>,
     path: &'static str,
     q: &Bson,
-    make: impl Fn(&'static str) -> Filter + Clone + 'static,
+    make: impl Fn(&'static str) -> Filter<Thing> + Clone + 'static,
 ) {
     let input = format!("{path} {}", label(q));
     for op in ["eq", "ne", "is_in", "not_in"] {
@@ -1660,7 +1660,7 @@ fn order_rows(
     rows: &mut Vec<FRow>,
     path: &'static str,
     q: &Bson,
-    make: impl Fn(&'static str) -> Filter + Clone + 'static,
+    make: impl Fn(&'static str) -> Filter<Thing> + Clone + 'static,
 ) {
     for op in ["gt", "gte", "lt", "lte"] {
         let m = make.clone();
@@ -1724,7 +1724,7 @@ fn filter_rows() -> Vec<FRow> {
             (
                 "text",
                 Box::new(typed!(Thing::FIELDS.text, s.clone()))
-                    as Box<dyn Fn(&'static str) -> Filter>,
+                    as Box<dyn Fn(&'static str) -> Filter<Thing>>,
             ),
             (
                 "part.label",
@@ -1870,7 +1870,7 @@ fn filter_rows() -> Vec<FRow> {
         ("part.label", true),
         ("doc", true),
     ] {
-        let filter: Box<dyn Fn() -> Filter> = match path {
+        let filter: Box<dyn Fn() -> Filter<Thing>> = match path {
             "maybe" => Box::new(move || Filter::exists(Thing::FIELDS.maybe, present)),
             "any" => Box::new(move || Filter::exists(Thing::FIELDS.any, present)),
             "part.label" => {
@@ -2002,7 +2002,7 @@ fn filter_rows() -> Vec<FRow> {
     // size
     for n in [0_u32, 1, 2, 3, u32::MAX] {
         for path in ["tags", "bag", "parts"] {
-            let filter: Box<dyn Fn() -> Filter> = match path {
+            let filter: Box<dyn Fn() -> Filter<Thing>> = match path {
                 "tags" => Box::new(move || Filter::size(Thing::FIELDS.tags, n)),
                 "bag" => Box::new(move || Filter::size(Thing::FIELDS.bag, n)),
                 _ => Box::new(move || Filter::size(Thing::FIELDS.parts, n)),
@@ -2725,7 +2725,7 @@ impl Key {
             .collect()
     }
 
-    fn sort(&self, descending: bool) -> Sort {
+    fn sort(&self, descending: bool) -> Sort<Paged> {
         let f = Paged::FIELDS;
         let s = match (self, descending) {
             (Key::Text(_), false) => Sort::asc(f.text),

@@ -67,11 +67,11 @@ impl ExtendedRefs {
             let shape_impl = crate::schema::shape_impl(ident, krate, &copied);
             // Its typed names, so a filter reaches into the copy
             // (`Order::FIELDS.customer.then(|c| c.name)`); every one is the copy's, kept.
-            let names = crate::schema::names_items(ident, krate, &copied, |f| {
+            let names = crate::schema::names_items(ident, ident, krate, &copied, |f| {
                 let kind = if f.custom_serializer {
-                    quote!(, #krate::__private::kept::Custom)
+                    quote!(#krate::__private::kept::Custom)
                 } else {
-                    quote!(, #krate::__private::kept::ExtendedRefCopy)
+                    quote!(#krate::__private::kept::ExtendedRefCopy)
                 };
                 (format!("`{}`, copied from `{source}`.", f.bson_name), kind)
             });

@@ -115,7 +115,7 @@ pub(super) fn generate(
     let kind_field = Ident::new("kind", Span::call_site());
     let kind_ty: syn::Type = syn::parse_quote!(#kind_ident);
     let common = common_model(poly, &kind_field, &kind_ty);
-    let common_names = schema::field_names(&common, &[]);
+    let common_names = schema::field_names_of(&common, &[], ident);
     let variant_models: Vec<Model<'_>> = poly
         .variants
         .iter()
@@ -439,7 +439,7 @@ pub(crate) fn projections(
             // A field missing from `of` is E0609 at the field; another type is E0308 there.
             let (ty_lo, _) = crate::errors::span_range(ty);
             let p_ty = crate::errors::respan_all(p.clone(), ty_lo);
-            let expected = quote::quote_spanned!(ty_lo=> #p_ty::FieldName<#ty, _>);
+            let expected = quote::quote_spanned!(ty_lo=> #p_ty::FieldName<#ty, _, _>);
             quote::quote_spanned! {span=>
                 const _: () = {
                     let #bound = #field;

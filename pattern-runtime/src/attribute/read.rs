@@ -168,7 +168,7 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
     /// The documents matching `filter` (an attribute condition, [`and`]/[`or`] of them, or any
     /// filter).
     #[operation(attribute.find, level = "debug", no_err)]
-    pub async fn find(&self, filter: impl crate::query::IntoFilter) -> Result<Vec<M>> {
+    pub async fn find(&self, filter: impl crate::query::IntoFilter<M>) -> Result<Vec<M>> {
         let filter = filter.into_filter()?;
         let mut session = Transaction::session_of(self.tx.as_ref()).await?;
         let coll = self.db.collection::<RawDocumentBuf>(M::SCHEMA.collection());
@@ -183,7 +183,7 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
     #[operation(attribute.find_sorted, level = "debug", no_err)]
     pub async fn find_sorted(
         &self,
-        filter: impl crate::query::IntoFilter,
+        filter: impl crate::query::IntoFilter<M>,
         key: impl IntoId<I::Key>,
         order: Order,
     ) -> Result<Vec<M>> {

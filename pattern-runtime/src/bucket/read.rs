@@ -445,7 +445,7 @@ impl Summary {
     ///
     /// # Errors
     /// [`Error::Unsupported`] when the field has no `min` summary.
-    pub fn min<T: DeserializeOwned, K>(&self, field: FieldName<T, K>) -> Result<Option<T>> {
+    pub fn min<T: DeserializeOwned, K, M>(&self, field: FieldName<T, K, M>) -> Result<Option<T>> {
         self.get(field, "min")
     }
 
@@ -453,7 +453,7 @@ impl Summary {
     ///
     /// # Errors
     /// [`Error::Unsupported`] when the field has no `max` summary.
-    pub fn max<T: DeserializeOwned, K>(&self, field: FieldName<T, K>) -> Result<Option<T>> {
+    pub fn max<T: DeserializeOwned, K, M>(&self, field: FieldName<T, K, M>) -> Result<Option<T>> {
         self.get(field, "max")
     }
 
@@ -462,13 +462,13 @@ impl Summary {
     ///
     /// # Errors
     /// [`Error::Unsupported`] when the field has no `sum` summary.
-    pub fn sum<T: DeserializeOwned, K>(&self, field: FieldName<T, K>) -> Result<Option<T>> {
+    pub fn sum<T: DeserializeOwned, K, M>(&self, field: FieldName<T, K, M>) -> Result<Option<T>> {
         self.get(field, "sum")
     }
 
-    fn get<T: DeserializeOwned, K>(
+    fn get<T: DeserializeOwned, K, M>(
         &self,
-        field: FieldName<T, K>,
+        field: FieldName<T, K, M>,
         op: &'static str,
     ) -> Result<Option<T>> {
         let value = self

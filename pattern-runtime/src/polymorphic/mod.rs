@@ -118,7 +118,7 @@ impl<V: Variant> VariantCollection<V> {
     /// [`Error::InvalidKey`] if `filter` names the tag at its top level. A condition on the tag
     /// inside `$or` or `$and` is sent as written: beside the variant's own tag, it matches
     /// nothing of another variant.
-    pub fn filter(&self, filter: impl IntoFilter) -> Result<Document> {
+    pub fn filter(&self, filter: impl IntoFilter<V>) -> Result<Document> {
         let filter = filter.into_filter()?;
         let tag = <V::Model as Polymorphic>::TAG;
         if filter.contains_key(tag) {

@@ -19,7 +19,7 @@ impl<M: Polymorphic> ModelCollection<M> {
     /// The documents of every variant matching `filter`, projected to the tag and the common
     /// fields (the generated `Common` struct).
     #[operation(polymorphic.find_common, level = "debug", no_err)]
-    pub async fn find_common(&self, filter: impl IntoFilter) -> Result<Vec<M::Common>> {
+    pub async fn find_common(&self, filter: impl IntoFilter<M>) -> Result<Vec<M::Common>> {
         let filter = filter.into_filter()?;
         let projection = crate::model::projection_of(<M::Common as Fields>::KEYS);
         let mut session = Transaction::session_of(self.transaction()).await?;
@@ -48,7 +48,7 @@ impl<V: Variant> VariantCollection<V> {
 
     /// The variant's documents matching `filter`.
     #[operation(polymorphic.find, level = "debug", no_err, variant = V::TAG_VALUE)]
-    pub async fn find(&self, filter: impl IntoFilter) -> Result<Vec<V>> {
+    pub async fn find(&self, filter: impl IntoFilter<V>) -> Result<Vec<V>> {
         let filter = self.filter(filter)?;
         let mut session = Transaction::session_of(self.tx.as_ref()).await?;
         let found = collect_in!(
@@ -60,7 +60,7 @@ impl<V: Variant> VariantCollection<V> {
 
     /// The first of the variant's documents matching `filter`.
     #[operation(polymorphic.find_one, level = "debug", no_err, variant = V::TAG_VALUE)]
-    pub async fn find_one(&self, filter: impl IntoFilter) -> Result<Option<V>> {
+    pub async fn find_one(&self, filter: impl IntoFilter<V>) -> Result<Option<V>> {
         let filter = self.filter(filter)?;
         let mut session = Transaction::session_of(self.tx.as_ref()).await?;
         let coll = self.raw.clone_with_type::<V>();
@@ -73,7 +73,7 @@ impl<V: Variant> VariantCollection<V> {
     /// `P` is known at compile time to be a field of the variant. The server adds `_id` unless
     /// asked not to, and `P` may leave it out.
     #[operation(polymorphic.find_as, level = "debug", no_err, variant = V::TAG_VALUE)]
-    pub async fn find_as<P: Projection<V>>(&self, filter: impl IntoFilter) -> Result<Vec<P>> {
+    pub async fn find_as<P: Projection<V>>(&self, filter: impl IntoFilter<V>) -> Result<Vec<P>> {
         let filter = self.filter(filter)?;
         let mut session = Transaction::session_of(self.tx.as_ref()).await?;
         let coll = self.raw.clone_with_type::<P>();
@@ -87,7 +87,7 @@ impl<V: Variant> VariantCollection<V> {
 
     /// How many of the variant's documents match `filter`.
     #[operation(polymorphic.count, level = "debug", no_err, variant = V::TAG_VALUE)]
-    pub async fn count(&self, filter: impl IntoFilter) -> Result<u64> {
+    pub async fn count(&self, filter: impl IntoFilter<V>) -> Result<u64> {
         let filter = self.filter(filter)?;
         let mut session = Transaction::session_of(self.tx.as_ref()).await?;
         let count = self.raw.count_documents(filter);

@@ -59,7 +59,7 @@ impl<V: Variant> VariantCollection<V> {
     pub fn update<'a>(
         &'a self,
         id: impl crate::model::IntoId<<V::Model as Model>::Id>,
-        update: impl IntoUpdate,
+        update: impl IntoUpdate<V>,
     ) -> crate::model::Pending<'a, Result<Written>> {
         let (id, update) = (id.into_id(), update.into_update());
         crate::model::Pending::new(async move {
@@ -88,8 +88,8 @@ impl<V: Variant> VariantCollection<V> {
     #[operation(polymorphic.update_many, variant = V::TAG_VALUE)]
     pub async fn update_many(
         &self,
-        filter: impl IntoFilter,
-        update: impl IntoUpdate,
+        filter: impl IntoFilter<V>,
+        update: impl IntoUpdate<V>,
     ) -> Result<Updated> {
         self.write(filter.into_filter()?, update.into_update()?, true)
             .await
@@ -132,7 +132,7 @@ impl<V: Variant> VariantCollection<V> {
 
     /// Deletes the variant's documents matching `filter`, keeping what derives from them;
     /// returns how many.
-    pub async fn delete_many(&self, filter: impl IntoFilter) -> Result<u64> {
+    pub async fn delete_many(&self, filter: impl IntoFilter<V>) -> Result<u64> {
         self.remove(filter.into_filter()?).await
     }
 

@@ -1,6 +1,8 @@
 //! [`Filter`] and [`Sort`].
 
 use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
 
 use bson::{Bson, Document};
 use serde::Serialize;
@@ -13,25 +15,50 @@ use crate::Fields;
 /// A typed filter: see the [module docs](super). Combine with [`and`](Filter::and) (or
 /// [`Filter::and_all`] of many), [`or`](Filter::or), `!filter`; `Filter::default()` matches
 /// every document.
-#[derive(Debug, Default)]
-pub struct Filter {
+///
+/// `M` is the model whose field names it is built from: a handle on `M`'s documents takes a
+/// `Filter<M>`, and a filter of another model's fields is a compile error there.
+pub struct Filter<M> {
     doc: Document,
     error: Option<Error>,
+    _model: PhantomData<fn() -> M>,
 }
 
-/// A filter any handle takes: a typed [`Filter`] or a `bson::Document` (the explicit escape).
-pub trait IntoFilter {
+// By hand: derives would demand `M: Default`, `M: Debug`.
+impl<M> Default for Filter<M> {
+    fn default() -> Self {
+        Filter::of(Ok(Document::new()))
+    }
+}
+
+impl<M> fmt::Debug for Filter<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Filter")
+            .field("doc", &self.doc)
+            .field("error", &self.error)
+            .finish()
+    }
+}
+
+/// A filter a handle on `M`'s documents takes: a typed [`Filter<M>`] (built from `M::FIELDS`)
+/// or a `bson::Document` (the explicit escape).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a filter of `{M}`",
+    label = "a filter of another model",
+    note = "a handle on `{M}`'s documents takes a `Filter<{M}>`, built from `{M}::FIELDS`, or a `bson::Document`"
+)]
+pub trait IntoFilter<M> {
     /// The filter document, or the error a typed value met.
     fn into_filter(self) -> Result<Document>;
 }
 
-impl IntoFilter for Filter {
+impl<M> IntoFilter<M> for Filter<M> {
     fn into_filter(self) -> Result<Document> {
         self.into_document()
     }
 }
 
-impl IntoFilter for Document {
+impl<M> IntoFilter<M> for Document {
     fn into_filter(self) -> Result<Document> {
         Ok(self)
     }
@@ -141,13 +168,18 @@ fn serialize_each<T: Serialize>(
     values.into_iter().map(|v| serialize(path, &v)).collect()
 }
 
-impl Filter {
-    fn of(result: Result<Document>) -> Filter {
+impl<M> Filter<M> {
+    fn of(result: Result<Document>) -> Filter<M> {
         match result {
-            Ok(doc) => Filter { doc, error: None },
+            Ok(doc) => Filter {
+                doc,
+                error: None,
+                _model: PhantomData,
+            },
             Err(e) => Filter {
                 doc: Document::new(),
                 error: Some(e),
+                _model: PhantomData,
             },
         }
     }
@@ -156,7 +188,7 @@ impl Filter {
         path: Cow<'_, str>,
         op: &str,
         values: impl IntoIterator<Item = T>,
-    ) -> Filter {
+    ) -> Filter<M> {
         Filter::of(serialize_each(&path, values).and_then(|values| {
             let values = Bson::Array(values);
             check_operand(&path, op, &values)?;
@@ -164,9 +196,9 @@ impl Filter {
         }))
     }
 
-    fn compare<P, V>(field: P, op: &str, value: V) -> Filter
+    fn compare<P, V>(field: P, op: &str, value: V) -> Filter<M>
     where
-        P: FieldPath,
+        P: FieldPath<Model = M>,
         P::Value: Serialize + Sized,
         V: IntoValue<P::Value>,
     {
@@ -186,9 +218,9 @@ impl Filter {
     /// a `BTreeMap` serialize in one order, but a `HashMap` in its iteration order, which
     /// differs between two equal maps: compare a map field whole only when it is a `BTreeMap`
     /// (or a map type that keeps its order); otherwise filter its entries with a `doc!`.
-    pub fn eq<P, V>(field: P, value: V) -> Filter
+    pub fn eq<P, V>(field: P, value: V) -> Filter<M>
     where
-        P: FieldPath,
+        P: FieldPath<Model = M>,
         P::Kind: Comparable,
         P::Value: Serialize + Sized,
         V: IntoValue<P::Value>,
@@ -197,9 +229,9 @@ impl Filter {
     }
 
     /// `{field: {$ne: value}}`.
-    pub fn ne<P, V>(field: P, value: V) -> Filter
+    pub fn ne<P, V>(field: P, value: V) -> Filter<M>
     where
-        P: FieldPath,
+        P: FieldPath<Model = M>,
         P::Kind: Comparable,
         P::Value: Serialize + Sized,
         V: IntoValue<P::Value>,
@@ -208,9 +240,9 @@ impl Filter {
     }
 
     /// `{field: {$gt: value}}`. MongoDB compares values of the same BSON type only.
-    pub fn gt<P, V>(field: P, value: V) -> Filter
+    pub fn gt<P, V>(field: P, value: V) -> Filter<M>
     where
-        P: FieldPath,
+        P: FieldPath<Model = M>,
         P::Kind: Comparable,
         P::Value: Serialize + Sized,
         V: IntoValue<P::Value>,
@@ -219,9 +251,9 @@ impl Filter {
     }
 
     /// `{field: {$gte: value}}`.
-    pub fn gte<P, V>(field: P, value: V) -> Filter
+    pub fn gte<P, V>(field: P, value: V) -> Filter<M>
     where
-        P: FieldPath,
+        P: FieldPath<Model = M>,
         P::Kind: Comparable,
         P::Value: Serialize + Sized,
         V: IntoValue<P::Value>,
@@ -230,9 +262,9 @@ impl Filter {
     }
 
     /// `{field: {$lt: value}}`.
-    pub fn lt<P, V>(field: P, value: V) -> Filter
+    pub fn lt<P, V>(field: P, value: V) -> Filter<M>
     where
-        P: FieldPath,
+        P: FieldPath<Model = M>,
         P::Kind: Comparable,
         P::Value: Serialize + Sized,
         V: IntoValue<P::Value>,
@@ -241,9 +273,9 @@ impl Filter {
     }
 
     /// `{field: {$lte: value}}`.
-    pub fn lte<P, V>(field: P, value: V) -> Filter
+    pub fn lte<P, V>(field: P, value: V) -> Filter<M>
     where
-        P: FieldPath,
+        P: FieldPath<Model = M>,
         P::Kind: Comparable,
         P::Value: Serialize + Sized,
         V: IntoValue<P::Value>,
@@ -252,9 +284,9 @@ impl Filter {
     }
 
     /// `{field: {$in: [values]}}`: the field equals one of them.
-    pub fn is_in<P, V>(field: P, values: impl IntoIterator<Item = V>) -> Filter
+    pub fn is_in<P, V>(field: P, values: impl IntoIterator<Item = V>) -> Filter<M>
     where
-        P: FieldPath,
+        P: FieldPath<Model = M>,
         P::Kind: Comparable,
         P::Value: Serialize + Sized,
         V: IntoValue<P::Value>,
@@ -267,9 +299,9 @@ impl Filter {
     }
 
     /// `{field: {$nin: [values]}}`: the field equals none of them (or is missing).
-    pub fn not_in<P, V>(field: P, values: impl IntoIterator<Item = V>) -> Filter
+    pub fn not_in<P, V>(field: P, values: impl IntoIterator<Item = V>) -> Filter<M>
     where
-        P: FieldPath,
+        P: FieldPath<Model = M>,
         P::Kind: Comparable,
         P::Value: Serialize + Sized,
         V: IntoValue<P::Value>,
@@ -282,14 +314,14 @@ impl Filter {
     }
 
     /// `{field: {$exists: present}}`.
-    pub fn exists<P: FieldPath>(field: P, present: bool) -> Filter {
+    pub fn exists<P: FieldPath<Model = M>>(field: P, present: bool) -> Filter<M> {
         Filter::of(Ok(condition(&field.path(), "$exists", present)))
     }
 
     /// `{field: {$all: [items]}}`: an array field holding every one of `items`.
-    pub fn all<P, V>(field: P, items: impl IntoIterator<Item = V>) -> Filter
+    pub fn all<P, V>(field: P, items: impl IntoIterator<Item = V>) -> Filter<M>
     where
-        P: FieldPath,
+        P: FieldPath<Model = M>,
         P::Kind: Comparable,
         P::Value: Items,
         V: IntoValue<<P::Value as Items>::Item>,
@@ -302,9 +334,9 @@ impl Filter {
     }
 
     /// `{field: {$size: len}}`: an array field of exactly `len` items.
-    pub fn size<P>(field: P, len: u32) -> Filter
+    pub fn size<P>(field: P, len: u32) -> Filter<M>
     where
-        P: FieldPath,
+        P: FieldPath<Model = M>,
         P::Value: Items,
     {
         Filter::of(Ok(condition(&field.path(), "$size", i64::from(len))))
@@ -319,12 +351,12 @@ impl Filter {
     /// runs; it keeps `$and` only where a field or an operator repeats. `$or` and `$nor` inside
     /// `$elemMatch` are sent as written (MongoDB runs them; the embedded test server refuses
     /// them).
-    pub fn elem_match<P>(
+    pub fn elem_match<P, N>(
         field: P,
-        condition: impl FnOnce(<<P::Value as Items>::Item as Fields>::Names) -> Filter,
-    ) -> Filter
+        condition: impl FnOnce(<<P::Value as Items>::Item as Fields>::Names) -> Filter<N>,
+    ) -> Filter<M>
     where
-        P: FieldPath,
+        P: FieldPath<Model = M>,
         P::Kind: Comparable,
         P::Value: Items,
         <P::Value as Items>::Item: Fields,
@@ -337,7 +369,7 @@ impl Filter {
         }))
     }
 
-    fn combine(op: &str, filters: impl IntoIterator<Item = Filter>) -> Filter {
+    fn combine(op: &str, filters: impl IntoIterator<Item = Filter<M>>) -> Filter<M> {
         let docs: Result<Vec<Document>> = filters.into_iter().map(Filter::into_document).collect();
         Filter::of(docs.map(|docs| {
             let mut doc = Document::new();
@@ -347,27 +379,27 @@ impl Filter {
     }
 
     /// `{$and: [filters]}`: every one matches.
-    pub fn and_all(filters: impl IntoIterator<Item = Filter>) -> Filter {
+    pub fn and_all(filters: impl IntoIterator<Item = Filter<M>>) -> Filter<M> {
         Filter::combine("$and", filters)
     }
 
     /// `{$or: [filters]}`: at least one matches.
-    pub fn or_any(filters: impl IntoIterator<Item = Filter>) -> Filter {
+    pub fn or_any(filters: impl IntoIterator<Item = Filter<M>>) -> Filter<M> {
         Filter::combine("$or", filters)
     }
 
     /// `{$nor: [filters]}`: none matches.
-    pub fn none_of(filters: impl IntoIterator<Item = Filter>) -> Filter {
+    pub fn none_of(filters: impl IntoIterator<Item = Filter<M>>) -> Filter<M> {
         Filter::combine("$nor", filters)
     }
 
     /// `{$and: [self, other]}`.
-    pub fn and(self, other: Filter) -> Filter {
+    pub fn and(self, other: Filter<M>) -> Filter<M> {
         Filter::and_all([self, other])
     }
 
     /// `{$or: [self, other]}`.
-    pub fn or(self, other: Filter) -> Filter {
+    pub fn or(self, other: Filter<M>) -> Filter<M> {
         Filter::or_any([self, other])
     }
 
@@ -424,37 +456,56 @@ fn operators_only(doc: &Document) -> bool {
 }
 
 /// `!filter` is `{$nor: [filter]}`: the document does not match `filter`.
-impl std::ops::Not for Filter {
-    type Output = Filter;
-    fn not(self) -> Filter {
+impl<M> std::ops::Not for Filter<M> {
+    type Output = Filter<M>;
+    fn not(self) -> Filter<M> {
         Filter::combine("$nor", [self])
     }
 }
 
 /// A typed sort: `Sort::desc(FIELDS.created_at).then_asc(FIELDS.id)` is
-/// `{createdAt: -1, _id: 1}`.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Sort(Document);
+/// `{createdAt: -1, _id: 1}`. `M` is the model whose field names it is built from, as for a
+/// [`Filter`].
+pub struct Sort<M>(Document, PhantomData<fn() -> M>);
 
-impl Sort {
+// By hand: derives would demand `M: Clone`, `M: Debug`, ...
+impl<M> Clone for Sort<M> {
+    fn clone(&self) -> Self {
+        Sort(self.0.clone(), PhantomData)
+    }
+}
+
+impl<M> fmt::Debug for Sort<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Sort").field(&self.0).finish()
+    }
+}
+
+impl<M> PartialEq for Sort<M> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl<M> Sort<M> {
     /// Ascending by `field`.
-    pub fn asc<P: FieldPath>(field: P) -> Sort {
-        Sort::default().then_asc(field)
+    pub fn asc<P: FieldPath<Model = M>>(field: P) -> Sort<M> {
+        Sort(Document::new(), PhantomData).then_asc(field)
     }
 
     /// Descending by `field`.
-    pub fn desc<P: FieldPath>(field: P) -> Sort {
-        Sort::default().then_desc(field)
+    pub fn desc<P: FieldPath<Model = M>>(field: P) -> Sort<M> {
+        Sort(Document::new(), PhantomData).then_desc(field)
     }
 
     /// Then ascending by `field`.
-    pub fn then_asc<P: FieldPath>(mut self, field: P) -> Sort {
+    pub fn then_asc<P: FieldPath<Model = M>>(mut self, field: P) -> Sort<M> {
         self.0.insert(field.path().into_owned(), 1);
         self
     }
 
     /// Then descending by `field`.
-    pub fn then_desc<P: FieldPath>(mut self, field: P) -> Sort {
+    pub fn then_desc<P: FieldPath<Model = M>>(mut self, field: P) -> Sort<M> {
         self.0.insert(field.path().into_owned(), -1);
         self
     }
@@ -465,8 +516,26 @@ impl Sort {
     }
 }
 
-impl From<Sort> for Document {
-    fn from(sort: Sort) -> Document {
-        sort.0
+/// A sort a find of `M`'s documents takes: a typed [`Sort<M>`] (built from `M::FIELDS`) or a
+/// `bson::Document` (the explicit escape).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a sort of `{M}`",
+    label = "a sort of another model",
+    note = "a find of `{M}`'s documents takes a `Sort<{M}>`, built from `{M}::FIELDS`, or a `bson::Document`"
+)]
+pub trait IntoSort<M> {
+    /// The sort document.
+    fn into_sort(self) -> Document;
+}
+
+impl<M> IntoSort<M> for Sort<M> {
+    fn into_sort(self) -> Document {
+        self.0
+    }
+}
+
+impl<M> IntoSort<M> for Document {
+    fn into_sort(self) -> Document {
+        self
     }
 }

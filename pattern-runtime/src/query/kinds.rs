@@ -149,22 +149,26 @@ pub trait FieldPath {
     type Value: ?Sized;
     /// Who writes it.
     type Kind;
+    /// The model whose field it is: what a [`Filter`](super::Filter),
+    /// [`Sort`](super::Sort) or [`Update`](super::Update) naming it is of.
+    type Model;
     /// The path, as the server reads it.
     fn path(&self) -> Cow<'static, str>;
 }
 
-impl<T: ?Sized, K> FieldPath for FieldName<T, K> {
+impl<T: ?Sized, K, M> FieldPath for FieldName<T, K, M> {
     type Value = T;
     type Kind = K;
+    type Model = M;
     fn path(&self) -> Cow<'static, str> {
         Cow::Borrowed(self.as_str())
     }
 }
 
 /// A dotted path to a nested field, typed as that field: from [`FieldName::then`].
-pub struct Path<T: ?Sized, K>(String, crate::schema::Typed<T, K>);
+pub struct Path<T: ?Sized, K, M>(String, crate::schema::Typed<T, K, M>);
 
-impl<T: ?Sized, K> Path<T, K> {
+impl<T: ?Sized, K, M> Path<T, K, M> {
     pub(crate) fn new(path: String) -> Self {
         Path(path, PhantomData)
     }
@@ -175,10 +179,10 @@ impl<T: ?Sized, K> Path<T, K> {
     }
 
     /// One more step down: `FIELDS.order.then(|o| o.shipping).then(|s| s.city)`.
-    pub fn then<U: ?Sized, K2>(
+    pub fn then<U: ?Sized, K2, N>(
         self,
-        step: impl FnOnce(<T::Inner as crate::Fields>::Names) -> FieldName<U, K2>,
-    ) -> Path<U, Then<K, T::Step, K2>>
+        step: impl FnOnce(<T::Inner as crate::Fields>::Names) -> FieldName<U, K2, N>,
+    ) -> Path<U, Then<K, T::Step, K2>, M>
     where
         T: crate::Nests,
         K: FieldKind,
@@ -188,27 +192,28 @@ impl<T: ?Sized, K> Path<T, K> {
     }
 }
 
-impl<T: ?Sized, K> FieldPath for Path<T, K> {
+impl<T: ?Sized, K, M> FieldPath for Path<T, K, M> {
     type Value = T;
     type Kind = K;
+    type Model = M;
     fn path(&self) -> Cow<'static, str> {
         Cow::Owned(self.0.clone())
     }
 }
 
-impl<T: ?Sized, K> Clone for Path<T, K> {
+impl<T: ?Sized, K, M> Clone for Path<T, K, M> {
     fn clone(&self) -> Self {
         Path::new(self.0.clone())
     }
 }
 
-impl<T: ?Sized, K> fmt::Debug for Path<T, K> {
+impl<T: ?Sized, K, M> fmt::Debug for Path<T, K, M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("Path").field(&self.0).finish()
     }
 }
 
-impl<T: ?Sized, K> fmt::Display for Path<T, K> {
+impl<T: ?Sized, K, M> fmt::Display for Path<T, K, M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }

@@ -55,6 +55,31 @@
 //! # Ok::<(), pattern_runtime::Error>(())
 //! ```
 //!
+//! # Of one model
+//!
+//! A filter, sort or update is of the model whose field names it is built from:
+//! `Filter::lt(Product::FIELDS.price, 10.0)` is a `Filter<Product>`, and only a handle on
+//! `Product`'s documents takes it. Given to another model's handle, or joined with another
+//! model's filter, it is a compile error:
+//!
+//! ```compile_fail
+//! # use pattern_runtime::query::Filter;
+//! # use pattern_runtime::Model;
+//! # #[derive(serde::Serialize, serde::Deserialize, Model)]
+//! # struct Product { #[serde(rename = "_id")] id: String, price: f64 }
+//! # #[derive(serde::Serialize, serde::Deserialize, Model)]
+//! # struct Order { #[serde(rename = "_id")] id: String, total: f64 }
+//! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
+//! // error: `Filter<Order>` is not a filter of `Product`
+//! let _ = Product::collection(&db).find(Filter::gt(Order::FIELDS.total, 10.0)).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! A dotted path ([`then`](crate::FieldName::then)) is of the model it starts from; the
+//! condition inside [`elem_match`](Filter::elem_match) is over the item's own names. A
+//! polymorphic model's handle takes the enum's names (`Notification::FIELDS`, its common
+//! fields), and a variant's handle those of the variant's struct.
+//!
 //! # Values are data
 //!
 //! A value is serialized as the field's own type serializes it (serde's names inside it), and is
@@ -76,7 +101,7 @@
 //! # Where they go
 //!
 //! Every handle operation that takes a filter or an update document takes these too
-//! ([`IntoFilter`], [`IntoUpdate`]). A `bson::Document` is still accepted there: the explicit
+//! ([`IntoFilter`], [`IntoUpdate`], and [`IntoSort`] for a find's sort). A `bson::Document` is still accepted there: the explicit
 //! escape, checked at run time as before.
 //!
 //! # Sorts, limits, keyset pages, projections
@@ -118,7 +143,7 @@ mod kinds;
 mod update;
 mod value;
 
-pub use filter::{Filter, IntoFilter, Sort};
+pub use filter::{Filter, IntoFilter, IntoSort, Sort};
 pub use kinds::{
     kept, Array, Comparable, Direct, FieldKind, FieldPath, Handled, Items, Number, Optional, Path,
     Settable, Step, Then, When,

@@ -1,5 +1,8 @@
 //! [`Update`].
 
+use std::fmt;
+use std::marker::PhantomData;
+
 use bson::{Bson, Document};
 use serde::Serialize;
 
@@ -15,26 +18,54 @@ use crate::error::{Error, Result};
 /// twice, or a field and a path below it (which MongoDB refuses as a conflict), is
 /// [`Error::InvalidValue`] from [`into_document`](Update::into_document), before anything is
 /// sent.
-#[derive(Debug, Default)]
-pub struct Update {
+///
+/// `M` is the model whose field names it is built from: a handle on `M`'s documents takes an
+/// `Update<M>`, and an update of another model's fields is a compile error there.
+pub struct Update<M> {
     doc: Document,
     error: Option<Error>,
+    _model: PhantomData<fn() -> M>,
 }
 
-/// An update any handle takes: a typed [`Update`] or a `bson::Document` (the explicit escape,
-/// checked at run time).
-pub trait IntoUpdate {
+// By hand: derives would demand `M: Default`, `M: Debug`.
+impl<M> Default for Update<M> {
+    fn default() -> Self {
+        Update {
+            doc: Document::new(),
+            error: None,
+            _model: PhantomData,
+        }
+    }
+}
+
+impl<M> fmt::Debug for Update<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Update")
+            .field("doc", &self.doc)
+            .field("error", &self.error)
+            .finish()
+    }
+}
+
+/// An update a handle on `M`'s documents takes: a typed [`Update<M>`] (built from
+/// `M::FIELDS`) or a `bson::Document` (the explicit escape, checked at run time).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an update of `{M}`",
+    label = "an update of another model",
+    note = "a handle on `{M}`'s documents takes an `Update<{M}>`, built from `{M}::FIELDS`, or a `bson::Document`"
+)]
+pub trait IntoUpdate<M> {
     /// The update document, or the error a typed value met.
     fn into_update(self) -> Result<Document>;
 }
 
-impl IntoUpdate for Update {
+impl<M> IntoUpdate<M> for Update<M> {
     fn into_update(self) -> Result<Document> {
         self.into_document()
     }
 }
 
-impl IntoUpdate for Document {
+impl<M> IntoUpdate<M> for Document {
     fn into_update(self) -> Result<Document> {
         Ok(self)
     }
@@ -46,13 +77,13 @@ fn conflict(a: &str, b: &str) -> bool {
         || (b.len() > a.len() && b.starts_with(a) && b.as_bytes()[a.len()] == b'.')
 }
 
-impl Update {
+impl<M> Update<M> {
     /// An empty update: add operators with the methods below.
-    pub fn new() -> Update {
+    pub fn new() -> Update<M> {
         Update::default()
     }
 
-    fn add(mut self, op: &'static str, path: &str, value: Result<Bson>) -> Update {
+    fn add(mut self, op: &'static str, path: &str, value: Result<Bson>) -> Update<M> {
         if self.error.is_some() {
             return self;
         }
@@ -98,22 +129,22 @@ impl Update {
     }
 
     /// `{$set: {field: value}}`.
-    pub fn set<P, V>(self, field: P, value: V) -> Update
+    pub fn set<P, V>(self, field: P, value: V) -> Update<M>
     where
-        P: FieldPath,
+        P: FieldPath<Model = M>,
         P::Kind: Settable,
         P::Value: Serialize + Sized,
         V: IntoValue<P::Value>,
     {
         let path = field.path();
-        let v = Update::stored(&path, &value.into_value());
+        let v = Self::stored(&path, &value.into_value());
         self.add("$set", &path, v)
     }
 
     /// `{$unset: {field: ""}}`: removes an `Option` field (it reads back as `None`).
-    pub fn unset<P>(self, field: P) -> Update
+    pub fn unset<P>(self, field: P) -> Update<M>
     where
-        P: FieldPath,
+        P: FieldPath<Model = M>,
         P::Kind: Settable,
         P::Value: Optional,
     {
@@ -121,9 +152,9 @@ impl Update {
         self.add("$unset", &path, Ok(Bson::String(String::new())))
     }
 
-    fn number<P, V>(self, op: &'static str, field: P, by: V) -> Update
+    fn number<P, V>(self, op: &'static str, field: P, by: V) -> Update<M>
     where
-        P: FieldPath,
+        P: FieldPath<Model = M>,
         P::Value: Number,
         V: IntoValue<<P::Value as Number>::Num>,
     {
@@ -138,9 +169,9 @@ impl Update {
     /// `i32::MAX` is stored as a 64-bit integer, which no longer reads as the `i32`. The model's
     /// validator (synced with [`SyncOptions::validators`](crate::SyncOptions::validators)) refuses that write
     /// (the field's shape is `int`); without it, use an `i64` field where a sum can grow.
-    pub fn inc<P, V>(self, field: P, by: V) -> Update
+    pub fn inc<P, V>(self, field: P, by: V) -> Update<M>
     where
-        P: FieldPath,
+        P: FieldPath<Model = M>,
         P::Kind: Settable,
         P::Value: Number,
         V: IntoValue<<P::Value as Number>::Num>,
@@ -154,9 +185,9 @@ impl Update {
     /// 64-bit integer, which no longer reads as the `i32`: the model's validator refuses that
     /// write; without it, use an `i64` field. Past the `i64` range the server refuses it, as
     /// [`Error::InvalidValue`](crate::Error::InvalidValue) naming the field.
-    pub fn mul<P, V>(self, field: P, by: V) -> Update
+    pub fn mul<P, V>(self, field: P, by: V) -> Update<M>
     where
-        P: FieldPath,
+        P: FieldPath<Model = M>,
         P::Kind: Settable,
         P::Value: Number,
         V: IntoValue<<P::Value as Number>::Num>,
@@ -165,9 +196,9 @@ impl Update {
     }
 
     /// `{$min: {field: value}}`: sets the field to `value` if `value` is lower.
-    pub fn min<P, V>(self, field: P, value: V) -> Update
+    pub fn min<P, V>(self, field: P, value: V) -> Update<M>
     where
-        P: FieldPath,
+        P: FieldPath<Model = M>,
         P::Kind: Settable,
         P::Value: Number,
         V: IntoValue<<P::Value as Number>::Num>,
@@ -176,9 +207,9 @@ impl Update {
     }
 
     /// `{$max: {field: value}}`: sets the field to `value` if `value` is higher.
-    pub fn max<P, V>(self, field: P, value: V) -> Update
+    pub fn max<P, V>(self, field: P, value: V) -> Update<M>
     where
-        P: FieldPath,
+        P: FieldPath<Model = M>,
         P::Kind: Settable,
         P::Value: Number,
         V: IntoValue<<P::Value as Number>::Num>,
@@ -186,21 +217,21 @@ impl Update {
         self.number("$max", field, value)
     }
 
-    fn item<P, V>(self, op: &'static str, field: P, item: V) -> Update
+    fn item<P, V>(self, op: &'static str, field: P, item: V) -> Update<M>
     where
-        P: FieldPath,
+        P: FieldPath<Model = M>,
         P::Value: Items,
         V: IntoValue<<P::Value as Items>::Item>,
     {
         let path = field.path();
-        let v = Update::stored(&path, &item.into_value());
+        let v = Self::stored(&path, &item.into_value());
         self.add(op, &path, v)
     }
 
     /// `{$push: {field: item}}`: appends `item` to a `Vec` field.
-    pub fn push<P, V>(self, field: P, item: V) -> Update
+    pub fn push<P, V>(self, field: P, item: V) -> Update<M>
     where
-        P: FieldPath,
+        P: FieldPath<Model = M>,
         P::Kind: Settable,
         P::Value: Items,
         V: IntoValue<<P::Value as Items>::Item>,
@@ -209,9 +240,9 @@ impl Update {
     }
 
     /// `{$push: {field: {$each: items}}}`: appends every item, in order.
-    pub fn push_each<P, V>(self, field: P, items: impl IntoIterator<Item = V>) -> Update
+    pub fn push_each<P, V>(self, field: P, items: impl IntoIterator<Item = V>) -> Update<M>
     where
-        P: FieldPath,
+        P: FieldPath<Model = M>,
         P::Kind: Settable,
         P::Value: Items,
         V: IntoValue<<P::Value as Items>::Item>,
@@ -219,16 +250,16 @@ impl Update {
         let path = field.path();
         let v: Result<Vec<Bson>> = items
             .into_iter()
-            .map(|i| Update::stored(&path, &i.into_value()))
+            .map(|i| Self::stored(&path, &i.into_value()))
             .collect();
         let v = v.map(|each| Bson::Document(bson::doc! { "$each": each }));
         self.add("$push", &path, v)
     }
 
     /// `{$addToSet: {field: item}}`: appends `item` unless an equal one is there.
-    pub fn add_to_set<P, V>(self, field: P, item: V) -> Update
+    pub fn add_to_set<P, V>(self, field: P, item: V) -> Update<M>
     where
-        P: FieldPath,
+        P: FieldPath<Model = M>,
         P::Kind: Settable,
         P::Value: Items,
         V: IntoValue<<P::Value as Items>::Item>,
@@ -238,22 +269,22 @@ impl Update {
 
     /// `{$pullAll: {field: [item]}}`: removes every item equal to `item`. (`$pull` would read a
     /// document as a condition on the items; `$pullAll` compares.)
-    pub fn pull<P, V>(self, field: P, item: V) -> Update
+    pub fn pull<P, V>(self, field: P, item: V) -> Update<M>
     where
-        P: FieldPath,
+        P: FieldPath<Model = M>,
         P::Kind: Settable,
         P::Value: Items,
         V: IntoValue<<P::Value as Items>::Item>,
     {
         let path = field.path();
-        let v = Update::stored(&path, &item.into_value()).map(|v| Bson::Array(vec![v]));
+        let v = Self::stored(&path, &item.into_value()).map(|v| Bson::Array(vec![v]));
         self.add("$pullAll", &path, v)
     }
 
     /// `{$currentDate: {field: true}}`: the server's current time, as a `bson::DateTime`.
-    pub fn current_date<P>(self, field: P) -> Update
+    pub fn current_date<P>(self, field: P) -> Update<M>
     where
-        P: FieldPath,
+        P: FieldPath<Model = M>,
         P::Kind: Settable,
         P::Value: When,
     {

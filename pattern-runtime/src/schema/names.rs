@@ -70,17 +70,24 @@ pub trait Fields {
 /// writes set, or one of [`query::kept`](crate::query::kept) for a field a pattern keeps (a
 /// computed value, a copy, a tree's ancestors, the version, `_id`, ...): a typed
 /// [`Update`](crate::query::Update) has no setter for those.
-pub struct FieldName<T: ?Sized = (), K = Free>(&'static str, Typed<T, K>);
+///
+/// `M` is the model whose names these are (the struct itself for a `#[derive(Fields)]` struct,
+/// the enum for a polymorphic model's common fields): a typed
+/// [`Filter`](crate::query::Filter), [`Sort`](crate::query::Sort) or
+/// [`Update`](crate::query::Update) built from them is of that model, and another model's
+/// handle does not take it.
+pub struct FieldName<T: ?Sized, K, M>(&'static str, Typed<T, K, M>);
 
-/// The marker of a name typed by a value type `T` and a kind `K` (covariant, `Send`, `Sync`).
-pub(crate) type Typed<T, K> = PhantomData<(fn() -> K, fn() -> T)>;
+/// The marker of a name typed by a value type `T`, a kind `K` and a model `M` (covariant,
+/// `Send`, `Sync`).
+pub(crate) type Typed<T, K, M> = PhantomData<(fn() -> K, fn() -> T, fn() -> M)>;
 
 /// The kind of a field the model's own writes set: a typed [`Update`](crate::query::Update) may
 /// write it. The fields a pattern keeps have a kind of [`query::kept`](crate::query::kept).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Free;
 
-impl<T: ?Sized, K> FieldName<T, K> {
+impl<T: ?Sized, K, M> FieldName<T, K, M> {
     #[doc(hidden)]
     pub const fn new(name: &'static str) -> Self {
         FieldName(name, PhantomData)
@@ -115,15 +122,15 @@ impl<T: ?Sized, K> FieldName<T, K> {
     /// A path through a `Vec` (or an array) reaches the field in every item: a filter matches a
     /// document when any item matches, and an update cannot write it (its kind is
     /// [`kept::ArrayItems`](crate::query::kept::ArrayItems)).
-    pub fn then<U: ?Sized, K2>(
+    pub fn then<U: ?Sized, K2, N>(
         self,
-        step: impl FnOnce(<T::Inner as Fields>::Names) -> FieldName<U, K2>,
-    ) -> crate::query::Path<U, crate::query::Then<K, T::Step, K2>>
+        step: impl FnOnce(<T::Inner as Fields>::Names) -> FieldName<U, K2, N>,
+    ) -> crate::query::Path<U, crate::query::Then<K, T::Step, K2>, M>
     where
         T: Nests,
         K: crate::query::FieldKind,
     {
-        crate::query::Path::<T, K>::new(self.0.to_owned()).then(step)
+        crate::query::Path::<T, K, M>::new(self.0.to_owned()).then(step)
     }
 }
 
@@ -170,64 +177,64 @@ impl<T: Nests, const N: usize> Nests for [T; N] {
 }
 
 // By hand: derives would demand `T: Clone`, `T: Debug`, ... of the field's type.
-impl<T: ?Sized, K> Clone for FieldName<T, K> {
+impl<T: ?Sized, K, M> Clone for FieldName<T, K, M> {
     fn clone(&self) -> Self {
         *self
     }
 }
-impl<T: ?Sized, K> Copy for FieldName<T, K> {}
+impl<T: ?Sized, K, M> Copy for FieldName<T, K, M> {}
 
-impl<T: ?Sized, K> fmt::Debug for FieldName<T, K> {
+impl<T: ?Sized, K, M> fmt::Debug for FieldName<T, K, M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("FieldName").field(&self.0).finish()
     }
 }
 
-impl<T: ?Sized, K> Deref for FieldName<T, K> {
+impl<T: ?Sized, K, M> Deref for FieldName<T, K, M> {
     type Target = str;
     fn deref(&self) -> &str {
         self.0
     }
 }
 
-impl<T: ?Sized, K> AsRef<str> for FieldName<T, K> {
+impl<T: ?Sized, K, M> AsRef<str> for FieldName<T, K, M> {
     fn as_ref(&self) -> &str {
         self.0
     }
 }
 
-impl<T: ?Sized, K> fmt::Display for FieldName<T, K> {
+impl<T: ?Sized, K, M> fmt::Display for FieldName<T, K, M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.0)
     }
 }
 
-impl<T: ?Sized, K> From<FieldName<T, K>> for String {
-    fn from(name: FieldName<T, K>) -> String {
+impl<T: ?Sized, K, M> From<FieldName<T, K, M>> for String {
+    fn from(name: FieldName<T, K, M>) -> String {
         name.0.to_owned()
     }
 }
 
-impl<T: ?Sized, K> From<FieldName<T, K>> for bson::Bson {
-    fn from(name: FieldName<T, K>) -> bson::Bson {
+impl<T: ?Sized, K, M> From<FieldName<T, K, M>> for bson::Bson {
+    fn from(name: FieldName<T, K, M>) -> bson::Bson {
         bson::Bson::String(name.0.to_owned())
     }
 }
 
-impl<T: ?Sized, K> PartialEq for FieldName<T, K> {
+impl<T: ?Sized, K, M> PartialEq for FieldName<T, K, M> {
     fn eq(&self, other: &Self) -> bool {
         self.0 == other.0
     }
 }
-impl<T: ?Sized, K> Eq for FieldName<T, K> {}
+impl<T: ?Sized, K, M> Eq for FieldName<T, K, M> {}
 
-impl<T: ?Sized, K> PartialEq<str> for FieldName<T, K> {
+impl<T: ?Sized, K, M> PartialEq<str> for FieldName<T, K, M> {
     fn eq(&self, other: &str) -> bool {
         self.0 == other
     }
 }
 
-impl<T: ?Sized, K> PartialEq<&str> for FieldName<T, K> {
+impl<T: ?Sized, K, M> PartialEq<&str> for FieldName<T, K, M> {
     fn eq(&self, other: &&str) -> bool {
         self.0 == *other
     }

@@ -82,7 +82,7 @@ impl<M: Model> ModelCollection<M> {
     /// The first document matching `filter` (a typed [`Filter`](crate::query::Filter), or a query
     /// document, sent as it is), if any.
     #[operation(model.find_one, level = "debug")]
-    pub async fn find_one(&self, filter: impl crate::query::IntoFilter) -> Result<Option<M>> {
+    pub async fn find_one(&self, filter: impl crate::query::IntoFilter<M>) -> Result<Option<M>> {
         let found = self.read(filter.into_filter()?, Some(1)).await?;
         self.decode_all(&found).await.pop().transpose()
     }
@@ -96,7 +96,7 @@ impl<M: Model> ModelCollection<M> {
     /// [unknown schema version](Error::UnknownSchemaVersion), a failed upgrade, a shape serde
     /// refuses) fails the whole read; [`find_each`](Self::find_each) returns each document's own
     /// result instead, and a stream yields each document's own result.
-    pub fn find(&self, filter: impl crate::query::IntoFilter) -> Find<'_, M> {
+    pub fn find(&self, filter: impl crate::query::IntoFilter<M>) -> Find<'_, M> {
         Find {
             on: self,
             filter: filter.into_filter(),
@@ -188,7 +188,7 @@ impl<M: Model> ModelCollection<M> {
     /// document, sent as it is): one `aggregate` (the driver's `countDocuments`), in the
     /// handle's transaction if it has one.
     #[operation(model.count, level = "debug")]
-    pub async fn count(&self, filter: impl crate::query::IntoFilter) -> Result<u64> {
+    pub async fn count(&self, filter: impl crate::query::IntoFilter<M>) -> Result<u64> {
         let filter = filter.into_filter()?;
         let mut session = Transaction::session_of(self.transaction()).await?;
         let coll = self.documents();
@@ -199,7 +199,10 @@ impl<M: Model> ModelCollection<M> {
     /// Every document matching `filter`, each read on its own: a document of an unknown schema
     /// version is its own `Err`, the others are still read.
     #[operation(model.find_each, level = "debug")]
-    pub async fn find_each(&self, filter: impl crate::query::IntoFilter) -> Result<Vec<Result<M>>> {
+    pub async fn find_each(
+        &self,
+        filter: impl crate::query::IntoFilter<M>,
+    ) -> Result<Vec<Result<M>>> {
         let docs = self.read(filter.into_filter()?, None).await?;
         let out = self.decode_all(&docs).await;
         let unreadable = out.iter().filter(|r| r.is_err()).count();
@@ -306,8 +309,8 @@ pub struct Find<'a, M: Model> {
 
 impl<'a, M: Model> Find<'a, M> {
     /// In the order of `sort`: a typed [`Sort`](crate::query::Sort) or a sort document.
-    pub fn sort(mut self, sort: impl Into<Document>) -> Self {
-        self.sort = Some(sort.into());
+    pub fn sort(mut self, sort: impl crate::query::IntoSort<M>) -> Self {
+        self.sort = Some(sort.into_sort());
         self
     }
 

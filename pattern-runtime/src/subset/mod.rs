@@ -233,7 +233,7 @@ impl<P, F, E> Push<'_, P, F, E> {
     /// (`.set(Update::new().set(Product::FIELDS.updated_at, now))`), or a document of fields
     /// (`.set(doc! { "updatedAt": now })`, the explicit escape). Keys are checked before
     /// anything is written; an `Update` holding another operator is [`Error::InvalidKey`].
-    pub fn set(mut self, fields: impl ParentFields) -> Self {
+    pub fn set(mut self, fields: impl ParentFields<P>) -> Self {
         self.set = match (self.set, fields.parent_fields()) {
             (Ok(mut set), Ok(more)) => {
                 set.extend(more);
@@ -245,20 +245,25 @@ impl<P, F, E> Push<'_, P, F, E> {
     }
 }
 
-/// What [`Push::set`] takes: a typed [`Update`](crate::query::Update) of `set`s only, or a
-/// `bson::Document` of fields.
-pub trait ParentFields {
+/// What [`Push::set`] takes: a typed [`Update`](crate::query::Update) of `set`s of the parent
+/// model `P`'s fields only, or a `bson::Document` of fields.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an update of the parent model `{P}`",
+    label = "an update of another model",
+    note = "a push's `.set(..)` takes an `Update<{P}>` of `set`s, built from `{P}::FIELDS`, or a `bson::Document`"
+)]
+pub trait ParentFields<P> {
     /// The fields to `$set`, or the error a typed value met.
     fn parent_fields(self) -> Result<Document>;
 }
 
-impl ParentFields for Document {
+impl<P> ParentFields<P> for Document {
     fn parent_fields(self) -> Result<Document> {
         Ok(self)
     }
 }
 
-impl ParentFields for crate::query::Update {
+impl<P> ParentFields<P> for crate::query::Update<P> {
     fn parent_fields(self) -> Result<Document> {
         let mut fields = Document::new();
         for (op, body) in self.into_document()? {

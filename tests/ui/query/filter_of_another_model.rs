@@ -1,0 +1,30 @@
+use pattern_runtime::query::{Filter, Sort, Update};
+use pattern_runtime::Model;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Model)]
+struct Product {
+    #[serde(rename = "_id")]
+    id: String,
+    name: String,
+    price: f64,
+}
+
+#[derive(Serialize, Deserialize, Model)]
+struct Order {
+    #[serde(rename = "_id")]
+    id: String,
+    total: f64,
+}
+
+async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
+    let products = Product::collection(&db);
+    // A filter made from `Order`'s field names, given to `Product`'s handle.
+    let _ = products.find(Filter::gt(Order::FIELDS.total, 10.0)).await?;
+    let _ = (Sort::<Product>::asc(Product::FIELDS.price), Update::<Product>::new());
+    Ok(())
+}
+
+fn main() {
+    let _ = run;
+}

@@ -1,0 +1,32 @@
+use pattern_runtime::query::{Filter, Sort, Update};
+use pattern_runtime::Model;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Model)]
+struct Product {
+    #[serde(rename = "_id")]
+    id: String,
+    name: String,
+    price: f64,
+}
+
+#[derive(Serialize, Deserialize, Model)]
+struct Order {
+    #[serde(rename = "_id")]
+    id: String,
+    total: f64,
+}
+
+async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
+    let products = Product::collection(&db);
+    // An update made from `Order`'s field names, given to `Product`'s handle.
+    products
+        .update("p1", Update::new().set(Order::FIELDS.total, 1.0))
+        .await?;
+    let _ = (Filter::<Product>::default(), Sort::asc(Product::FIELDS.price));
+    Ok(())
+}
+
+fn main() {
+    let _ = run;
+}
