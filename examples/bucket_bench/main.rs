@@ -184,12 +184,15 @@ enum Answer {
     Sums { count: u64, sum: i64 },
 }
 
+/// A summary's min, max and sum of `speed`.
+type Sums = (Option<i32>, Option<i32>, Option<i32>);
+
 /// A layout as the benchmark drives it.
 trait Layout: Measurement<Key = String> + for<'a> From<&'a Event> {
     /// What `read` returns for a sensor-hour: events, or the hour's sums.
     const KEEPS: bool;
-    /// The `speed` field, for the summary's getters.
-    fn speed() -> pattern_runtime::FieldName<i32, pattern_runtime::query::Free, Self>;
+    /// The summary's `speed` min, max and sum (each model's own typed name).
+    fn speed(s: &pattern_runtime::bucket::Summary) -> pattern_runtime::Result<Sums>;
     fn read(
         series: &Series<Self>,
         seg: String,
@@ -202,8 +205,9 @@ macro_rules! keeps {
     ($($t:ty),*) => {$(
         impl Layout for $t {
             const KEEPS: bool = true;
-            fn speed() -> pattern_runtime::FieldName<i32, pattern_runtime::query::Free, Self> {
-                <$t>::FIELDS.speed
+            fn speed(s: &pattern_runtime::bucket::Summary) -> pattern_runtime::Result<Sums> {
+                let f = <$t>::FIELDS.speed;
+                Ok((s.min(f)?, s.max(f)?, s.sum(f)?))
             }
             async fn read(series: &Series<Self>, seg: String, from: DateTime, to: DateTime) -> Result<Answer, BoxError> {
                 let found: Vec<$t> = series.range(seg, from, to).await?.try_collect().await?;
@@ -222,8 +226,9 @@ keeps!(
 
 impl Layout for MinuteRollup {
     const KEEPS: bool = false;
-    fn speed() -> pattern_runtime::FieldName<i32, pattern_runtime::query::Free, Self> {
-        MinuteRollup::FIELDS.speed
+    fn speed(s: &pattern_runtime::bucket::Summary) -> pattern_runtime::Result<Sums> {
+        let f = MinuteRollup::FIELDS.speed;
+        Ok((s.min(f)?, s.max(f)?, s.sum(f)?))
     }
     async fn read(
         series: &Series<Self>,
@@ -673,13 +678,8 @@ async fn run_series<M: Layout>(
             Answer::Sums { count, .. } => count,
         };
         let summary = series.summary(seg.clone(), from, to).await?;
-        let f = M::speed();
-        let got = (
-            summary.count(),
-            summary.min(f)?,
-            summary.max(f)?,
-            summary.sum(f)?.map(i64::from),
-        );
+        let (min, max, sum) = M::speed(&summary)?;
+        let got = (summary.count(), min, max, sum.map(i64::from));
         let want = (
             events.len() as u64,
             events.iter().map(|e| e.2).min(),

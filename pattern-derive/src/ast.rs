@@ -90,8 +90,8 @@ impl Model<'_> {
         block.set_span(hi);
         quote! {
             #[automatically_derived]
-            impl<__T: ?::core::marker::Sized, __K> #p::#trait_<#ident>
-                for #p::FieldName<__T, #p::Handled<__K, #index>, #ident>
+            impl<__T: ?::core::marker::Sized, __K, const __I: usize> #p::#trait_<#ident>
+                for #p::FieldName<__T, #p::Handled<__K, #index>, #ident, __I>
             {
                 #assoc #handle_ty #semi
                 // The handle's type again, not `Self::Handle`, and the function spanned like it:

@@ -12,6 +12,7 @@ use syn::{parse_macro_input, DeriveInput};
 mod ast;
 mod errors;
 mod index;
+mod keyset;
 mod options;
 mod schema;
 mod shard;

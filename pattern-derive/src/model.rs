@@ -121,19 +121,36 @@ fn expand(
     let index_specs: Vec<TokenStream> = indexes.iter().map(|i| i.expand(krate)).collect();
     let specs: Vec<TokenStream> = patterns.iter().flat_map(|pat| pat.specs()).collect();
     let items = patterns.iter().map(|pat| pat.items(model));
+    let index_keys: Vec<Vec<(String, i32)>> = indexes
+        .iter()
+        .map(Index::key_list)
+        .chain(patterns.iter().flat_map(|pat| pat.own_indexes()))
+        .collect();
+    let orders = crate::keyset::orders(&index_keys);
+    let names: Vec<&str> = model
+        .fields
+        .iter()
+        .filter(|f| f.serialized)
+        .map(|f| f.bson_name.as_str())
+        .collect();
+    let served = crate::keyset::served_impls(&p, ident, &names, &orders);
     let schema = schema::schema_static(
         model,
-        &model.collection,
-        &field_schemas,
-        &index_specs,
-        shard.map(|k| k.expand(krate)),
-        &specs,
-        true,
+        schema::SchemaItems {
+            collection: &model.collection,
+            fields: &field_schemas,
+            indexes: &index_specs,
+            shard_key: shard.map(|k| k.expand(krate)),
+            patterns: &specs,
+            orders: &orders,
+            validated: true,
+        },
     );
     quote! {
         const _: () = {
             #field_names
             #schema
+            #served
 
             #[automatically_derived]
             impl #p::Model for #ident {

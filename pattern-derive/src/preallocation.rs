@@ -350,6 +350,19 @@ impl Grids {
 }
 
 impl Pattern for Grids {
+    /// The grid's unique `{resource, slot}`.
+    fn own_indexes(&self) -> Vec<Vec<(String, i32)>> {
+        self.grid
+            .iter()
+            .map(|g| {
+                vec![
+                    (g.resource.bson_name.clone(), 1),
+                    (g.slot.bson_name.clone(), 1),
+                ]
+            })
+            .collect()
+    }
+
     fn kept(&self, field: &Field<'_>) -> Option<&'static str> {
         let grid = self.grid.as_ref()?;
         let named = |n: &Named| n.ident == field.ident.unraw();

@@ -47,6 +47,18 @@ struct RelationField {
     inverse: Option<Ident>,
 }
 
+impl RelationField {
+    /// The keys of the index the relation declares: parents and both sides of a two-way
+    /// relation are queried by the field (then the children's sort).
+    fn index_keys(&self) -> Option<Vec<(String, i32)>> {
+        (self.parent || self.inverse.is_some()).then(|| {
+            std::iter::once((self.bson_name.clone(), 1))
+                .chain(self.sort.iter().cloned())
+                .collect()
+        })
+    }
+}
+
 /// `Vec<T>` or `Option<Vec<T>>`, as written.
 fn written_many(ty: &syn::Type) -> bool {
     if crate::types::vec_element(ty).is_some() {
@@ -332,6 +344,13 @@ impl Pattern for Relations {
         self.fields.iter().any(|r| r.ident == *field.ident)
     }
 
+    fn own_indexes(&self) -> Vec<Vec<(String, i32)>> {
+        self.fields
+            .iter()
+            .filter_map(RelationField::index_keys)
+            .collect()
+    }
+
     fn items(&self, model: &Model<'_>) -> TokenStream {
         let krate = &model.krate;
         let p = quote!(#krate::__private);
@@ -459,10 +478,8 @@ impl Pattern for Relations {
                 None => (quote!(::core::option::Option::None), TokenStream::new()),
             };
             // Parents and both sides of a two-way relation are queried by the field.
-            let index = if f.parent || f.inverse.is_some() {
-                let keys: Vec<(&str, i32)> = std::iter::once((field.as_str(), 1))
-                    .chain(f.sort.iter().map(|(k, d)| (k.as_str(), *d)))
-                    .collect();
+            let index = if let Some(keys) = f.index_keys() {
+                let keys: Vec<(&str, i32)> = keys.iter().map(|(k, d)| (k.as_str(), *d)).collect();
                 let spec = crate::index::directed_spec(&p, &keys, None, false, None);
                 quote!(::core::option::Option::Some(#spec))
             } else {

@@ -56,6 +56,13 @@ pub(crate) trait Pattern {
         false
     }
 
+    /// The keys (BSON paths, `1` or `-1`) of each index this pattern declares on the model's
+    /// own collection, as its spec declares them: the orders a keyset page may follow (see
+    /// [`crate::keyset`]).
+    fn own_indexes(&self) -> Vec<Vec<(String, i32)>> {
+        Vec::new()
+    }
+
     /// How the model's own documents are written, when this pattern decides it (the runtime's
     /// `Revised` for `#[versioned]`): the `Model` impl's `Writes`. `None`: `Plain`.
     fn writes(&self) -> Option<&'static str> {
@@ -117,17 +124,36 @@ pub(crate) fn spec_refs(statics: impl Iterator<Item = syn::Ident>) -> Vec<TokenS
     statics.map(|s| quote!(&#s)).collect()
 }
 
+/// What a model's schema lists, beside its name and group: see [`schema_static`].
+pub(crate) struct SchemaItems<'a> {
+    pub collection: &'a str,
+    /// `FieldSchema` expressions.
+    pub fields: &'a [TokenStream],
+    /// `IndexSpec` expressions.
+    pub indexes: &'a [TokenStream],
+    /// A `ShardKey` expression.
+    pub shard_key: Option<TokenStream>,
+    /// `&'static` expressions of the pattern specs.
+    pub patterns: &'a [TokenStream],
+    /// The orders compiled into keyset impls ([`crate::keyset::orders`]).
+    pub orders: &'a [Vec<(String, i32)>],
+    /// Whether the model has a stored shape (its validator's).
+    pub validated: bool,
+}
+
 /// The `static __SCHEMA` of a model: its fields, indexes, shard key and pattern specs, and the group
 /// `#[model(group = "...")]` names.
-pub(crate) fn schema_static(
-    model: &Model<'_>,
-    collection: &str,
-    fields: &[TokenStream],
-    indexes: &[TokenStream],
-    shard_key: Option<TokenStream>,
-    patterns: &[TokenStream],
-    validated: bool,
-) -> TokenStream {
+pub(crate) fn schema_static(model: &Model<'_>, items: SchemaItems<'_>) -> TokenStream {
+    let SchemaItems {
+        collection,
+        fields,
+        indexes,
+        shard_key,
+        patterns,
+        orders,
+        validated,
+    } = items;
+    let orders = crate::keyset::schema_orders(orders);
     let krate = &model.krate;
     let p = quote!(#krate::__private);
     let name = model.ident.to_string();
@@ -154,6 +180,7 @@ pub(crate) fn schema_static(
             indexes: &[#(#indexes),*],
             shard_key: #shard_key,
             patterns: &[#(#patterns),*],
+            orders: #orders,
             shape: #shape,
         });
     }
@@ -161,7 +188,18 @@ pub(crate) fn schema_static(
 
 /// The schema of a stub: the model's name, nothing else.
 pub(crate) fn empty_schema(model: &Model<'_>) -> TokenStream {
-    schema_static(model, "", &[], &[], None, &[], false)
+    schema_static(
+        model,
+        SchemaItems {
+            collection: "",
+            fields: &[],
+            indexes: &[],
+            shard_key: None,
+            patterns: &[],
+            orders: &[],
+            validated: false,
+        },
+    )
 }
 
 /// The derive's output for each way reading the input can end: `ok` when all is well, the errors
@@ -275,11 +313,14 @@ pub(crate) fn names_items(
     kinds: impl Fn(&Field<'_>) -> (String, TokenStream),
 ) -> TokenStream {
     let fields_ident = format_ident!("{}Fields", ident);
-    let decls = stored.iter().map(|f| {
+    // Each name's tag is its place among the stored fields: what a typed sort's keys hold, and
+    // what `keyset::served_impls` names.
+    let decls = stored.iter().enumerate().map(|(place, f)| {
         let id = f.ident;
         let ty = f.ty;
         let (doc, kind) = kinds(f);
-        quote!(#[doc = #doc] pub #id: #krate::__private::FieldName<#ty, #kind, #root>)
+        let place = proc_macro2::Literal::usize_unsuffixed(place);
+        quote!(#[doc = #doc] pub #id: #krate::__private::FieldName<#ty, #kind, #root, #place>)
     });
     let values = stored.iter().map(|f| {
         let id = f.ident;

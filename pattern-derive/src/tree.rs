@@ -503,19 +503,12 @@ impl Trees {
             &tree.parent.bson_name,
             &tree.ancestors.bson_name,
         );
-        let mut indexes = vec![
-            crate::index::plain_spec(p, &[parent.as_str()], None, false, None),
-            crate::index::plain_spec(p, &[ancestors.as_str()], None, false, None),
-        ];
-        if key != "_id" {
-            indexes.push(crate::index::plain_spec(
-                p,
-                &[key.as_str()],
-                None,
-                true,
-                None,
-            ));
-        }
+        // The parent and the ancestors, and the key (unique) unless it is `_id`.
+        let indexes: Vec<TokenStream> = tree
+            .index_keys()
+            .iter()
+            .map(|k| crate::index::plain_spec(p, &[k.as_str()], None, k == key, None))
+            .collect();
         let key_ty = &tree.key_ty;
         let mut checks = TokenStream::new();
         if with_checks {
@@ -592,10 +585,7 @@ impl Trees {
         let of = format_ident!("__InTree{}", index);
         let static_ident = format_ident!("__IN_TREE_{}", index);
         let (node, path) = (&holder.node.bson_name, &holder.path.bson_name);
-        let indexes = [
-            crate::index::plain_spec(p, &[node.as_str()], None, false, None),
-            crate::index::plain_spec(p, &[path.as_str()], None, false, None),
-        ];
+        let indexes = [node, path].map(|k| crate::index::plain_spec(p, &[k], None, false, None));
         let tree_key = quote_spanned!(tree_span=> <#tree as #p::TreeNode>::Key);
         let tree_spec = quote_spanned!(tree_span=> <#tree as #p::TreeNode>::TREE);
         let key_ty = quote_spanned!(tree_span=> <#of as __TreeOf>::Key);
@@ -688,7 +678,32 @@ impl Trees {
     }
 }
 
+impl TreeDecl {
+    /// The keys of the node model's indexes, one key each: the parent, the ancestors, and the
+    /// key (unique) unless it is `_id`.
+    fn index_keys(&self) -> Vec<String> {
+        let mut keys = vec![
+            self.parent.bson_name.clone(),
+            self.ancestors.bson_name.clone(),
+        ];
+        if self.key.bson_name != "_id" {
+            keys.push(self.key.bson_name.clone());
+        }
+        keys
+    }
+}
+
 impl Pattern for Trees {
+    fn own_indexes(&self) -> Vec<Vec<(String, i32)>> {
+        let tree = self.tree.iter().flat_map(TreeDecl::index_keys);
+        // A holder's node and path.
+        let holders = self
+            .holders
+            .iter()
+            .flat_map(|h| [h.node.bson_name.clone(), h.path.bson_name.clone()]);
+        tree.chain(holders).map(|k| vec![(k, 1)]).collect()
+    }
+
     fn kept(&self, field: &Field<'_>) -> Option<&'static str> {
         let named = |n: &Named| n.ident == field.rust_name;
         let in_tree = self

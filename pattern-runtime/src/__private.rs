@@ -41,7 +41,7 @@ pub use crate::preallocation::slot_probe::{
     bits_of, ProbeBits32, ProbeBits64, ProbeOtherSlot, ProbeSlotKey, SlotProbe,
 };
 pub use crate::preallocation::{Preallocated, SlotParts, SlotSpec, Slots};
-pub use crate::query::{kept, Direct, Free, Handled};
+pub use crate::query::{kept, order, Direct, Free, Handled};
 pub use crate::relation::id_probe::{
     IdProbe, ProbeId, ProbeOptionalId, ProbeOptionalRefTo, ProbeOtherId, ProbeRefTo,
 };
@@ -114,7 +114,9 @@ impl VersionInt for u32 {
     }
 }
 /// The BSON name of a version field (a compile error at the field when it is no integer).
-pub const fn version_name<T: VersionInt, K, M>(field: FieldName<T, K, M>) -> &'static str {
+pub const fn version_name<T: VersionInt, K, M, const I: usize>(
+    field: FieldName<T, K, M, I>,
+) -> &'static str {
     field.as_str()
 }
 
@@ -122,7 +124,7 @@ pub const fn version_name<T: VersionInt, K, M>(field: FieldName<T, K, M>) -> &'s
 pub fn assert_model<T: Model>() {}
 
 /// The BSON name of a path step.
-pub const fn step<T: ?Sized, K, M>(field: FieldName<T, K, M>) -> &'static str {
+pub const fn step<T: ?Sized, K, M, const I: usize>(field: FieldName<T, K, M, I>) -> &'static str {
     field.as_str()
 }
 /// The length of the concatenation of `parts`.
@@ -158,4 +160,16 @@ pub const fn utf8(bytes: &'static [u8]) -> &'static str {
         Ok(s) => s,
         Err(_) => panic!("a concatenation of strings is UTF-8"),
     }
+}
+
+/// An index's keys a sort can follow from its start: `(path, direction)`s.
+pub type Order = Vec<(&'static str, i32)>;
+
+/// The orders a typed keyset page of `model` may follow: as the derive compiled them, and as
+/// the indexes of its collection give them at run time. A test compares the two for every
+/// registered model: a pattern whose index the derive does not list would otherwise refuse a
+/// page the index serves.
+pub fn keyset_orders(model: &'static ModelSchema) -> (Vec<Order>, Vec<Order>) {
+    let compiled = model.orders().iter().map(|o| o.to_vec()).collect();
+    (compiled, crate::schema_version::read::keyset::orders(model))
 }

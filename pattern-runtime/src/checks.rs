@@ -24,7 +24,7 @@ impl<T: ?Sized, U: ?Sized> Probe<T, U> {
     }
 
     /// The probe of `field`'s type.
-    pub const fn of<K, M>(_field: FieldName<T, K, M>) -> Self {
+    pub const fn of<K, M, const I: usize>(_field: FieldName<T, K, M, I>) -> Self {
         Probe(PhantomData, PhantomData)
     }
 }

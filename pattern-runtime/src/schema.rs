@@ -106,6 +106,11 @@ spec! {
         pub indexes: &'static [IndexSpec],
         pub shard_key: Option<&'static ShardKey>,
         pub patterns: &'static [&'static dyn PatternSpec],
+        /// The orders the derive knows an index of the model serves (each index's keys up to
+        /// its first dotted, `_id`, text, hashed or geo key): what a typed keyset page may
+        /// follow, compiled into impls; listed here so that a test can compare them with the
+        /// indexes ([`keyset_orders`](ModelSchema::keyset_orders)).
+        pub orders: &'static [&'static [(&'static str, i32)]],
         /// The stored shape, for the validator: `None` where the derive makes none (a bucket's
         /// measurement).
         pub shape: Option<fn() -> Shape>,
@@ -124,6 +129,7 @@ impl ModelSchema {
             indexes: &[],
             shard_key: None,
             patterns: &[],
+            orders: &[],
             shape: None,
         })
     }
@@ -131,6 +137,12 @@ impl ModelSchema {
     /// The Rust type name (`Product`).
     pub const fn name(&self) -> &'static str {
         self.parts.name
+    }
+
+    /// The orders the derive compiled into keyset impls (see `SchemaParts::orders`).
+    #[doc(hidden)]
+    pub fn orders(&self) -> &'static [&'static [(&'static str, i32)]] {
+        self.parts.orders
     }
 
     /// The collection name.

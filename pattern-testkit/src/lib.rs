@@ -621,6 +621,36 @@ impl Drop for TestDb {
     }
 }
 
+/// Asserts, for every model linked into the test binary, that the orders its derive compiled
+/// into keyset impls (what a typed `Find::after` accepts) are those its collection's indexes
+/// serve at run time (what the run-time check accepts): the same lists, in any order. A
+/// pattern that declares an index on its model's collection without listing it to the derive
+/// (`Pattern::own_indexes`) makes a page that index serves a compile error; this finds it.
+/// A series (`#[derive(Measurement)]`) is left out: its documents are buckets, which no
+/// `find` pages through.
+pub fn assert_keyset_orders_agree() -> usize {
+    let mut checked = 0;
+    for model in pattern_runtime::registered_models() {
+        if model
+            .spec::<pattern_runtime::__private::SeriesSpec>()
+            .is_some()
+        {
+            continue;
+        }
+        let (mut compiled, mut from_indexes) = pattern_runtime::__private::keyset_orders(model);
+        compiled.sort();
+        from_indexes.sort();
+        assert_eq!(
+            compiled,
+            from_indexes,
+            "model `{}`: the orders compiled (left) and those its indexes serve (right)",
+            model.name()
+        );
+        checked += 1;
+    }
+    checked
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1400,3 +1400,11 @@ async fn a_two_way_assignment_moves_the_owners_counts() {
     assert_eq!(counts, [1, 1]);
     assert_clean(&db, "compose_two_way_counted").await;
 }
+
+/// Every model of this binary compiles into keyset impls the orders its indexes serve at run
+/// time, patterns' indexes included (see `integration/query.rs`).
+#[test]
+fn keyset_orders_compiled_are_those_the_indexes_serve() {
+    let checked = pattern_testkit::assert_keyset_orders_agree();
+    assert!(checked > 100, "only {checked} models registered");
+}

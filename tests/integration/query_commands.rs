@@ -276,13 +276,13 @@ fn find_embedded_refuses(typed: Filter<Order>, by_hand: Document) -> (Typed, ByH
     find(typed, by_hand)
 }
 
-fn find_sorted(
-    typed: (Filter<Order>, Sort<Order>),
+fn find_sorted<S>(
+    typed: (Filter<Order>, Sort<Order, S>),
     by_hand: (Document, Document),
     limit: Option<u64>,
 ) -> (Typed, ByHand) {
     (
-        Op::Find(typed.0, Some(typed.1), limit),
+        Op::Find(typed.0, Some(typed.1.erase()), limit),
         Op::Find(by_hand.0, Some(by_hand.1), limit),
     )
 }
@@ -371,6 +371,17 @@ async fn stored(db: &TestDb) -> Vec<Document> {
     docs
 }
 
+/// `find`, limited to `limit` documents if given, awaited.
+async fn limited<S>(
+    find: pattern_runtime::Find<'_, Order, S>,
+    limit: Option<u64>,
+) -> pattern_runtime::Result<Vec<Order>> {
+    match limit {
+        Some(n) => find.limit(n).await,
+        None => find.await,
+    }
+}
+
 /// Runs `op` on the seeded collection: the command bodies it sent and what it returned.
 async fn run<F, U, S>(db: &TestDb, op: Op<F, U, S>) -> (Vec<Document>, Result<Outcome, String>)
 where
@@ -382,14 +393,13 @@ where
     let orders = Order::collection(db);
     let result = match op {
         Op::Find(filter, sort, limit) => {
-            let mut find = orders.find(filter);
-            if let Some(sort) = sort {
-                find = find.sort(sort);
+            // A sorted find is of another type than an unsorted one (its keys are in it).
+            let find = orders.find(filter);
+            match sort {
+                Some(sort) => limited(find.sort(sort), limit).await,
+                None => limited(find, limit).await,
             }
-            if let Some(n) = limit {
-                find = find.limit(n);
-            }
-            find.await.map(Outcome::Found)
+            .map(Outcome::Found)
         }
         Op::FindOne(filter) => orders
             .find_one(filter)

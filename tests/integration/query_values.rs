@@ -2728,19 +2728,19 @@ impl Key {
     fn sort(&self, descending: bool) -> Sort<Paged> {
         let f = Paged::FIELDS;
         let s = match (self, descending) {
-            (Key::Text(_), false) => Sort::asc(f.text),
-            (Key::Text(_), true) => Sort::desc(f.text),
-            (Key::Real(_), false) => Sort::asc(f.real),
-            (Key::Real(_), true) => Sort::desc(f.real),
-            (Key::When(_), false) => Sort::asc(f.when),
-            (Key::When(_), true) => Sort::desc(f.when),
-            (Key::Any(_), false) => Sort::asc(f.any),
-            (Key::Any(_), true) => Sort::desc(f.any),
+            (Key::Text(_), false) => Sort::asc(f.text).erase(),
+            (Key::Text(_), true) => Sort::desc(f.text).erase(),
+            (Key::Real(_), false) => Sort::asc(f.real).erase(),
+            (Key::Real(_), true) => Sort::desc(f.real).erase(),
+            (Key::When(_), false) => Sort::asc(f.when).erase(),
+            (Key::When(_), true) => Sort::desc(f.when).erase(),
+            (Key::Any(_), false) => Sort::asc(f.any).erase(),
+            (Key::Any(_), true) => Sort::desc(f.any).erase(),
         };
         if descending {
-            s.then_desc(f.id)
+            s.then_desc(f.id).erase()
         } else {
-            s.then_asc(f.id)
+            s.then_asc(f.id).erase()
         }
     }
 }

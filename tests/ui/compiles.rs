@@ -30,9 +30,14 @@ mod attribute;
 #[path = "compiles/ids.rs"]
 mod ids;
 
+#[allow(dead_code)]
+#[path = "compiles/keyset.rs"]
+mod keyset;
+
 #[test]
 fn the_models_compile_and_their_checks_hold() {
     ids::main();
+    keyset::main();
     nested_paths::main();
     polymorphic::main();
     attribute::main();

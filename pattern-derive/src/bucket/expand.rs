@@ -132,12 +132,16 @@ pub(super) fn expand(model: &Model<'_>, b: &Bucket) -> TokenStream {
     let field_schemas = field_schemas(model);
     let schema = schema::schema_static(
         model,
-        collection,
-        &field_schemas,
-        &indexes,
-        None,
-        &[quote!(&__SERIES)],
-        true,
+        schema::SchemaItems {
+            collection,
+            fields: &field_schemas,
+            indexes: &indexes,
+            shard_key: None,
+            patterns: &[quote!(&__SERIES)],
+            // A series' documents are buckets, which no `find` pages through.
+            orders: &[],
+            validated: true,
+        },
     );
     quote! {
         const _: () = {

@@ -78,6 +78,22 @@ impl Index {
         self.name.expr(p)
     }
 
+    /// The keys, each a BSON path (a nested one as a person reads it: dotted) with its
+    /// direction, `0` for a text, hashed or geo key: what [`crate::keyset`] reads.
+    pub(crate) fn key_list(&self) -> Vec<(String, i32)> {
+        self.keys
+            .iter()
+            .map(|(path, kind)| {
+                let dir = match kind {
+                    Kind::Asc => 1,
+                    Kind::Desc => -1,
+                    Kind::Text | Kind::Geo | Kind::Hashed => 0,
+                };
+                (path.literal().unwrap_or_else(|| path.display()), dir)
+            })
+            .collect()
+    }
+
     /// Whether the first key is the BSON path `path`.
     pub(crate) fn starts_with_key(&self, path: &str) -> bool {
         self.keys

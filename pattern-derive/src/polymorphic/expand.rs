@@ -142,8 +142,11 @@ pub(super) fn generate(
     // The tag's index is the pattern's (not the user's): listed through its spec.
     let mut pattern_statics = TokenStream::new();
     let mut pattern_refs: Vec<TokenStream> = Vec::new();
+    let mut index_keys: Vec<Vec<(String, i32)>> = Vec::new();
     if let Some(indexes) = indexes {
+        index_keys.extend(indexes.iter().map(index::Index::key_list));
         if !indexes.iter().any(|i| i.starts_with_key(tag)) {
+            index_keys.push(vec![(tag.clone(), 1)]);
             let spec = index::plain_spec(&p, &[tag.as_str()], None, false, None);
             pattern_statics = quote! {
                 static __TAG_INDEX: #p::IndexSpec = #spec;
@@ -169,14 +172,26 @@ pub(super) fn generate(
         (String::new(), Vec::new())
     };
     let shard = shard.map(|k| k.expand(&krate));
+    // The enum's keyset pages follow its common fields (`Item::FIELDS`).
+    let orders = crate::keyset::orders(&index_keys);
+    let common_keys: Vec<&str> = common
+        .fields
+        .iter()
+        .filter(|f| f.serialized)
+        .map(|f| f.bson_name.as_str())
+        .collect();
+    let served = crate::keyset::served_impls(&p, ident, &common_keys, &orders);
     let schema = schema::schema_static(
         &enum_model,
-        &collection,
-        &schema_fields,
-        &index_specs,
-        shard,
-        &pattern_refs,
-        indexes.is_some(),
+        schema::SchemaItems {
+            collection: &collection,
+            fields: &schema_fields,
+            indexes: &index_specs,
+            shard_key: shard,
+            patterns: &pattern_refs,
+            orders: &orders,
+            validated: indexes.is_some(),
+        },
     );
     // The enum's stored shape: each tag value with its variant struct's shape, open to other
     // tags when a `#[serde(other)]` variant reads them.
@@ -190,6 +205,7 @@ pub(super) fn generate(
     let schema = quote! {
         #pattern_statics
         #schema
+        #served
 
         #[automatically_derived]
         impl #p::BsonShape for #ident {
@@ -439,11 +455,11 @@ pub(crate) fn projections(
             // A field missing from `of` is E0609 at the field; another type is E0308 there.
             let (ty_lo, _) = crate::errors::span_range(ty);
             let p_ty = crate::errors::respan_all(p.clone(), ty_lo);
-            let expected = quote::quote_spanned!(ty_lo=> #p_ty::FieldName<#ty, _, _>);
+            let expected = quote::quote_spanned!(ty_lo=> #p_ty::CheckProbe<#ty>);
             quote::quote_spanned! {span=>
                 const _: () = {
                     let #bound = #field;
-                    let _: #expected = #bound;
+                    let _: #expected = #p::CheckProbe::of(#bound);
                 };
                 #same_name
             }

@@ -241,7 +241,9 @@ impl SubsetField {
                 trait __Beside<N> {
                     type Names;
                 }
-                impl<N, T: ?::core::marker::Sized, K, M> __Beside<N> for #p::FieldName<T, K, M> {
+                impl<N, T: ?::core::marker::Sized, K, M, const I: usize> __Beside<N>
+                    for #p::FieldName<T, K, M, I>
+                {
                     type Names = N;
                 }
                 const fn __embedded<F: __Beside<N, Names = N>, N>(_full: &F, names: N) -> F::Names {

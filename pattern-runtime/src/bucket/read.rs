@@ -445,7 +445,10 @@ impl Summary {
     ///
     /// # Errors
     /// [`Error::Unsupported`] when the field has no `min` summary.
-    pub fn min<T: DeserializeOwned, K, M>(&self, field: FieldName<T, K, M>) -> Result<Option<T>> {
+    pub fn min<T: DeserializeOwned, K, M, const I: usize>(
+        &self,
+        field: FieldName<T, K, M, I>,
+    ) -> Result<Option<T>> {
         self.get(field, "min")
     }
 
@@ -453,7 +456,10 @@ impl Summary {
     ///
     /// # Errors
     /// [`Error::Unsupported`] when the field has no `max` summary.
-    pub fn max<T: DeserializeOwned, K, M>(&self, field: FieldName<T, K, M>) -> Result<Option<T>> {
+    pub fn max<T: DeserializeOwned, K, M, const I: usize>(
+        &self,
+        field: FieldName<T, K, M, I>,
+    ) -> Result<Option<T>> {
         self.get(field, "max")
     }
 
@@ -462,13 +468,16 @@ impl Summary {
     ///
     /// # Errors
     /// [`Error::Unsupported`] when the field has no `sum` summary.
-    pub fn sum<T: DeserializeOwned, K, M>(&self, field: FieldName<T, K, M>) -> Result<Option<T>> {
+    pub fn sum<T: DeserializeOwned, K, M, const I: usize>(
+        &self,
+        field: FieldName<T, K, M, I>,
+    ) -> Result<Option<T>> {
         self.get(field, "sum")
     }
 
-    fn get<T: DeserializeOwned, K, M>(
+    fn get<T: DeserializeOwned, K, M, const I: usize>(
         &self,
-        field: FieldName<T, K, M>,
+        field: FieldName<T, K, M, I>,
         op: &'static str,
     ) -> Result<Option<T>> {
         let value = self

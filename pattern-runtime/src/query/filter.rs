@@ -8,6 +8,7 @@ use bson::{Bson, Document};
 use serde::Serialize;
 
 use super::kinds::{Comparable, FieldPath, Items};
+use super::order::{Asc, Desc, Unchecked};
 use super::value::IntoValue;
 use crate::error::{Error, Result};
 use crate::Fields;
@@ -465,49 +466,59 @@ impl<M> std::ops::Not for Filter<M> {
 
 /// A typed sort: `Sort::desc(FIELDS.created_at).then_asc(FIELDS.id)` is
 /// `{createdAt: -1, _id: 1}`. `M` is the model whose field names it is built from, as for a
-/// [`Filter`].
-pub struct Sort<M>(Document, PhantomData<fn() -> M>);
+/// [`Filter`]; `S` holds its keys (see [`order`](super::order)), so that a keyset page
+/// ([`Find::after`](crate::Find::after)) over a sort no index serves is a compile error.
+/// [`erase`](Sort::erase) forgets them: a `Sort<M>` is checked at run time.
+pub struct Sort<M, S = Unchecked>(Document, PhantomData<fn() -> (M, S)>);
 
 // By hand: derives would demand `M: Clone`, `M: Debug`, ...
-impl<M> Clone for Sort<M> {
+impl<M, S> Clone for Sort<M, S> {
     fn clone(&self) -> Self {
         Sort(self.0.clone(), PhantomData)
     }
 }
 
-impl<M> fmt::Debug for Sort<M> {
+impl<M, S> fmt::Debug for Sort<M, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("Sort").field(&self.0).finish()
     }
 }
 
-impl<M> PartialEq for Sort<M> {
-    fn eq(&self, other: &Self) -> bool {
+impl<M, S, S2> PartialEq<Sort<M, S2>> for Sort<M, S> {
+    fn eq(&self, other: &Sort<M, S2>) -> bool {
         self.0 == other.0
     }
 }
 
-impl<M> Sort<M> {
+impl<M> Sort<M, ()> {
     /// Ascending by `field`.
-    pub fn asc<P: FieldPath<Model = M>>(field: P) -> Sort<M> {
+    pub fn asc<P: FieldPath<Model = M>>(field: P) -> Sort<M, (Asc<P::Tag>, ())> {
         Sort(Document::new(), PhantomData).then_asc(field)
     }
 
     /// Descending by `field`.
-    pub fn desc<P: FieldPath<Model = M>>(field: P) -> Sort<M> {
+    pub fn desc<P: FieldPath<Model = M>>(field: P) -> Sort<M, (Desc<P::Tag>, ())> {
         Sort(Document::new(), PhantomData).then_desc(field)
     }
+}
 
+impl<M, S> Sort<M, S> {
     /// Then ascending by `field`.
-    pub fn then_asc<P: FieldPath<Model = M>>(mut self, field: P) -> Sort<M> {
+    pub fn then_asc<P: FieldPath<Model = M>>(mut self, field: P) -> Sort<M, (Asc<P::Tag>, S)> {
         self.0.insert(field.path().into_owned(), 1);
-        self
+        Sort(self.0, PhantomData)
     }
 
     /// Then descending by `field`.
-    pub fn then_desc<P: FieldPath<Model = M>>(mut self, field: P) -> Sort<M> {
+    pub fn then_desc<P: FieldPath<Model = M>>(mut self, field: P) -> Sort<M, (Desc<P::Tag>, S)> {
         self.0.insert(field.path().into_owned(), -1);
-        self
+        Sort(self.0, PhantomData)
+    }
+
+    /// The same sort, its keys no longer in its type: where sorts of different keys must be
+    /// one type (the arms of a `match`). A keyset page after it is checked at run time.
+    pub fn erase(self) -> Sort<M> {
+        Sort(self.0, PhantomData)
     }
 
     /// The sort document.
@@ -524,17 +535,22 @@ impl<M> Sort<M> {
     note = "a find of `{M}`'s documents takes a `Sort<{M}>`, built from `{M}::FIELDS`, or a `bson::Document`"
 )]
 pub trait IntoSort<M> {
+    /// The sort's keys, in its type ([`Unchecked`] for a document).
+    #[doc(hidden)]
+    type Keys;
     /// The sort document.
     fn into_sort(self) -> Document;
 }
 
-impl<M> IntoSort<M> for Sort<M> {
+impl<M, S> IntoSort<M> for Sort<M, S> {
+    type Keys = S;
     fn into_sort(self) -> Document {
         self.0
     }
 }
 
 impl<M> IntoSort<M> for Document {
+    type Keys = Unchecked;
     fn into_sort(self) -> Document {
         self
     }

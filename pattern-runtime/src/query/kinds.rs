@@ -152,14 +152,20 @@ pub trait FieldPath {
     /// The model whose field it is: what a [`Filter`](super::Filter),
     /// [`Sort`](super::Sort) or [`Update`](super::Update) naming it is of.
     type Model;
+    /// Which of the model's fields it is, for a typed sort's keys:
+    /// [`Field<I>`](super::order::Field) for a field of the model,
+    /// [`Nested`](super::order::Nested) for a dotted path.
+    #[doc(hidden)]
+    type Tag;
     /// The path, as the server reads it.
     fn path(&self) -> Cow<'static, str>;
 }
 
-impl<T: ?Sized, K, M> FieldPath for FieldName<T, K, M> {
+impl<T: ?Sized, K, M, const I: usize> FieldPath for FieldName<T, K, M, I> {
     type Value = T;
     type Kind = K;
     type Model = M;
+    type Tag = super::order::Field<I>;
     fn path(&self) -> Cow<'static, str> {
         Cow::Borrowed(self.as_str())
     }
@@ -179,9 +185,9 @@ impl<T: ?Sized, K, M> Path<T, K, M> {
     }
 
     /// One more step down: `FIELDS.order.then(|o| o.shipping).then(|s| s.city)`.
-    pub fn then<U: ?Sized, K2, N>(
+    pub fn then<U: ?Sized, K2, N, const J: usize>(
         self,
-        step: impl FnOnce(<T::Inner as crate::Fields>::Names) -> FieldName<U, K2, N>,
+        step: impl FnOnce(<T::Inner as crate::Fields>::Names) -> FieldName<U, K2, N, J>,
     ) -> Path<U, Then<K, T::Step, K2>, M>
     where
         T: crate::Nests,
@@ -196,6 +202,7 @@ impl<T: ?Sized, K, M> FieldPath for Path<T, K, M> {
     type Value = T;
     type Kind = K;
     type Model = M;
+    type Tag = super::order::Nested;
     fn path(&self) -> Cow<'static, str> {
         Cow::Owned(self.0.clone())
     }

@@ -111,8 +111,11 @@
 //! for a `Vec`, `.stream()` for the cursor, `.project::<P>()` to read only the fields of a
 //! `#[projection(of = M)]` struct, and `.after(&last)` for the page after the last document
 //! read. A keyset page needs a sort that ends with `_id` and whose other keys an index of the
-//! model serves; otherwise it is [`Error::Unsupported`](crate::Error::Unsupported) before
-//! anything is sent. An optional key's `null`s take their place in the order (first
+//! model serves. A typed sort of the model's fields carries its keys in its type
+//! ([`order`]), and `after` on a find without a sort, or sorted in an order no index serves,
+//! does not compile. A sort given as a `bson::Document`, through a dotted path, or
+//! [`erase`](Sort::erase)d is checked at run time instead:
+//! [`Error::Unsupported`](crate::Error::Unsupported) before anything is sent. An optional key's `null`s take their place in the order (first
 //! ascending, last descending), and so do an `f64` key's NaNs (below every other number) and,
 //! in a field of several BSON types (a `Bson`), the values of each type, in the server's order
 //! of types. A page cannot come after a regex, JavaScript code or an array key
@@ -140,6 +143,7 @@
 
 mod filter;
 mod kinds;
+pub mod order;
 mod update;
 mod value;
 

@@ -75,8 +75,10 @@ pub trait Fields {
 /// the enum for a polymorphic model's common fields): a typed
 /// [`Filter`](crate::query::Filter), [`Sort`](crate::query::Sort) or
 /// [`Update`](crate::query::Update) built from them is of that model, and another model's
-/// handle does not take it.
-pub struct FieldName<T: ?Sized, K, M>(&'static str, Typed<T, K, M>);
+/// handle does not take it. `I` tells the field apart from the model's others (its place in
+/// the model): a typed [`Sort`](crate::query::Sort) knows its keys, so that a keyset page
+/// ([`Find::after`](crate::Find::after)) over a sort no index serves is a compile error.
+pub struct FieldName<T: ?Sized, K, M, const I: usize>(&'static str, Typed<T, K, M>);
 
 /// The marker of a name typed by a value type `T`, a kind `K` and a model `M` (covariant,
 /// `Send`, `Sync`).
@@ -87,7 +89,7 @@ pub(crate) type Typed<T, K, M> = PhantomData<(fn() -> K, fn() -> T, fn() -> M)>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Free;
 
-impl<T: ?Sized, K, M> FieldName<T, K, M> {
+impl<T: ?Sized, K, M, const I: usize> FieldName<T, K, M, I> {
     #[doc(hidden)]
     pub const fn new(name: &'static str) -> Self {
         FieldName(name, PhantomData)
@@ -122,9 +124,9 @@ impl<T: ?Sized, K, M> FieldName<T, K, M> {
     /// A path through a `Vec` (or an array) reaches the field in every item: a filter matches a
     /// document when any item matches, and an update cannot write it (its kind is
     /// [`kept::ArrayItems`](crate::query::kept::ArrayItems)).
-    pub fn then<U: ?Sized, K2, N>(
+    pub fn then<U: ?Sized, K2, N, const J: usize>(
         self,
-        step: impl FnOnce(<T::Inner as Fields>::Names) -> FieldName<U, K2, N>,
+        step: impl FnOnce(<T::Inner as Fields>::Names) -> FieldName<U, K2, N, J>,
     ) -> crate::query::Path<U, crate::query::Then<K, T::Step, K2>, M>
     where
         T: Nests,
@@ -177,64 +179,64 @@ impl<T: Nests, const N: usize> Nests for [T; N] {
 }
 
 // By hand: derives would demand `T: Clone`, `T: Debug`, ... of the field's type.
-impl<T: ?Sized, K, M> Clone for FieldName<T, K, M> {
+impl<T: ?Sized, K, M, const I: usize> Clone for FieldName<T, K, M, I> {
     fn clone(&self) -> Self {
         *self
     }
 }
-impl<T: ?Sized, K, M> Copy for FieldName<T, K, M> {}
+impl<T: ?Sized, K, M, const I: usize> Copy for FieldName<T, K, M, I> {}
 
-impl<T: ?Sized, K, M> fmt::Debug for FieldName<T, K, M> {
+impl<T: ?Sized, K, M, const I: usize> fmt::Debug for FieldName<T, K, M, I> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("FieldName").field(&self.0).finish()
     }
 }
 
-impl<T: ?Sized, K, M> Deref for FieldName<T, K, M> {
+impl<T: ?Sized, K, M, const I: usize> Deref for FieldName<T, K, M, I> {
     type Target = str;
     fn deref(&self) -> &str {
         self.0
     }
 }
 
-impl<T: ?Sized, K, M> AsRef<str> for FieldName<T, K, M> {
+impl<T: ?Sized, K, M, const I: usize> AsRef<str> for FieldName<T, K, M, I> {
     fn as_ref(&self) -> &str {
         self.0
     }
 }
 
-impl<T: ?Sized, K, M> fmt::Display for FieldName<T, K, M> {
+impl<T: ?Sized, K, M, const I: usize> fmt::Display for FieldName<T, K, M, I> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.0)
     }
 }
 
-impl<T: ?Sized, K, M> From<FieldName<T, K, M>> for String {
-    fn from(name: FieldName<T, K, M>) -> String {
+impl<T: ?Sized, K, M, const I: usize> From<FieldName<T, K, M, I>> for String {
+    fn from(name: FieldName<T, K, M, I>) -> String {
         name.0.to_owned()
     }
 }
 
-impl<T: ?Sized, K, M> From<FieldName<T, K, M>> for bson::Bson {
-    fn from(name: FieldName<T, K, M>) -> bson::Bson {
+impl<T: ?Sized, K, M, const I: usize> From<FieldName<T, K, M, I>> for bson::Bson {
+    fn from(name: FieldName<T, K, M, I>) -> bson::Bson {
         bson::Bson::String(name.0.to_owned())
     }
 }
 
-impl<T: ?Sized, K, M> PartialEq for FieldName<T, K, M> {
+impl<T: ?Sized, K, M, const I: usize> PartialEq for FieldName<T, K, M, I> {
     fn eq(&self, other: &Self) -> bool {
         self.0 == other.0
     }
 }
-impl<T: ?Sized, K, M> Eq for FieldName<T, K, M> {}
+impl<T: ?Sized, K, M, const I: usize> Eq for FieldName<T, K, M, I> {}
 
-impl<T: ?Sized, K, M> PartialEq<str> for FieldName<T, K, M> {
+impl<T: ?Sized, K, M, const I: usize> PartialEq<str> for FieldName<T, K, M, I> {
     fn eq(&self, other: &str) -> bool {
         self.0 == other
     }
 }
 
-impl<T: ?Sized, K, M> PartialEq<&str> for FieldName<T, K, M> {
+impl<T: ?Sized, K, M, const I: usize> PartialEq<&str> for FieldName<T, K, M, I> {
     fn eq(&self, other: &&str) -> bool {
         self.0 == *other
     }

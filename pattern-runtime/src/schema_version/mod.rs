@@ -7,7 +7,7 @@ use crate::finding::{Check, Finding};
 use crate::schema::{PatternSpec, Sample};
 
 mod converge;
-mod read;
+pub(crate) mod read;
 mod spec;
 pub(crate) mod upgrade;
 

@@ -103,6 +103,7 @@ impl<M: Model> ModelCollection<M> {
             sort: None,
             limit: None,
             after: None,
+            keys: std::marker::PhantomData,
         }
     }
 
@@ -297,21 +298,29 @@ impl<M: Model> ModelCollection<M> {
 }
 
 /// A `find` of a model's documents ([`ModelCollection::find`]), sent once awaited or streamed.
+/// `S` holds the keys of its [`sort`](Find::sort) (see [`query::order`](crate::query::order)).
 #[must_use = "a find sends nothing until it is awaited or streamed"]
-pub struct Find<'a, M: Model> {
+pub struct Find<'a, M: Model, S = crate::query::order::NoSort> {
     on: &'a ModelCollection<M>,
     filter: Result<Document>,
     sort: Option<Document>,
     limit: Option<i64>,
     /// The last document of the previous page, as stored.
     after: Option<Result<Document>>,
+    keys: std::marker::PhantomData<fn() -> S>,
 }
 
-impl<'a, M: Model> Find<'a, M> {
+impl<'a, M: Model, S> Find<'a, M, S> {
     /// In the order of `sort`: a typed [`Sort`](crate::query::Sort) or a sort document.
-    pub fn sort(mut self, sort: impl crate::query::IntoSort<M>) -> Self {
-        self.sort = Some(sort.into_sort());
-        self
+    pub fn sort<T: crate::query::IntoSort<M>>(self, sort: T) -> Find<'a, M, T::Keys> {
+        Find {
+            on: self.on,
+            filter: self.filter,
+            sort: Some(sort.into_sort()),
+            limit: self.limit,
+            after: self.after,
+            keys: std::marker::PhantomData,
+        }
     }
 
     /// At most `n` documents (`0`: none; the server would read 0 as no limit).
@@ -327,10 +336,15 @@ impl<'a, M: Model> Find<'a, M> {
     ///
     /// The sort ends with `_id`, so that documents with equal keys are in one order on every
     /// page, neither skipped nor repeated: `Sort::desc(f.created_at).then_desc(f.id)`, on every
-    /// page including the first. Refused with [`Error::Unsupported`] before anything is sent: a
-    /// find without a sort, a sort that does not end with `_id`, or one whose other keys no
-    /// index of the model serves (declare one with `#[index(..)]` on them, in the sort's order
-    /// and directions, or all reversed). A key missing from `last` compares as `null`, which
+    /// page including the first. The other keys are those an index of the model has first, in
+    /// the sort's order and directions, or all reversed (declare one with `#[index(..)]` on
+    /// them): the model's own `#[index]`es and those its patterns declare on its collection (a
+    /// relation's parent, a tree's key, a grid's resource and slot). With a typed
+    /// [`Sort`](crate::query::Sort) of the model's fields this is checked at compile time: a
+    /// find without a sort, a sort that does not end with `_id`, or one no index serves has no
+    /// `after`. A sort given as a document, through a dotted path, or
+    /// [`erase`](crate::query::Sort::erase)d is checked here, refused with
+    /// [`Error::Unsupported`] before anything is sent. A key missing from `last` compares as `null`, which
     /// only documents missing it too equal: keep the sorted fields present. `null`s, an `f64`
     /// key's NaNs and, in a `Bson` key, the values of each BSON type take their places in the
     /// sort's order; a `last` whose key is a regex, JavaScript code or an array is
@@ -353,7 +367,10 @@ impl<'a, M: Model> Find<'a, M> {
     /// }
     /// # Ok(()) }
     /// ```
-    pub fn after(mut self, last: &M) -> Self {
+    pub fn after(mut self, last: &M) -> Self
+    where
+        S: crate::query::order::Keyset<M>,
+    {
         self.after = Some(bson::serialize_to_document(last).map_err(Error::from));
         self
     }
@@ -431,7 +448,7 @@ impl<'a, M: Model> Find<'a, M> {
     /// # let _ = cheap;
     /// # Ok(()) }
     /// ```
-    pub fn project<P: Projection<M>>(self) -> Projected<'a, M, P> {
+    pub fn project<P: Projection<M>>(self) -> Projected<'a, M, P, S> {
         Projected {
             find: self,
             _projection: std::marker::PhantomData,
@@ -472,21 +489,22 @@ fn projection<M: Model, P: crate::Fields>() -> Option<Document> {
 /// A [`Find`] whose documents are read as the projection `P` ([`Find::project`]): awaited, the
 /// `Vec<P>`; or [`stream`](Self::stream)ed.
 #[must_use = "a find sends nothing until it is awaited or streamed"]
-pub struct Projected<'a, M: Model, P> {
-    find: Find<'a, M>,
+pub struct Projected<'a, M: Model, P, S = crate::query::order::NoSort> {
+    find: Find<'a, M, S>,
     _projection: std::marker::PhantomData<fn() -> P>,
 }
 
 // Bounded by what reading needs, not by `Projection<M>`, which `Find::project` checks: a
 // struct not declared a projection is then one error there, not a second at `.await`.
-impl<'a, M: Model, P: crate::Fields + serde::de::DeserializeOwned + Send + 'static>
-    Projected<'a, M, P>
+impl<'a, M: Model, P: crate::Fields + serde::de::DeserializeOwned + Send + 'static, S>
+    Projected<'a, M, P, S>
 {
     /// The keyset page after `last`, the last projection of the previous page (see
     /// [`Find::after`]): the sort's fields are among the projection's.
     pub fn after(mut self, last: &P) -> Self
     where
         P: serde::Serialize,
+        S: crate::query::order::Keyset<M>,
     {
         self.find.after = Some(bson::serialize_to_document(last).map_err(Error::from));
         self
@@ -502,8 +520,8 @@ impl<'a, M: Model, P: crate::Fields + serde::de::DeserializeOwned + Send + 'stat
     }
 }
 
-impl<'a, M: Model, P: crate::Fields + serde::de::DeserializeOwned + Send + 'static>
-    std::future::IntoFuture for Projected<'a, M, P>
+impl<'a, M: Model, P: crate::Fields + serde::de::DeserializeOwned + Send + 'static, S>
+    std::future::IntoFuture for Projected<'a, M, P, S>
 {
     type Output = Result<Vec<P>>;
     type IntoFuture = crate::model::Pending<'a, Result<Vec<P>>>;
@@ -511,14 +529,15 @@ impl<'a, M: Model, P: crate::Fields + serde::de::DeserializeOwned + Send + 'stat
     /// Every document, as a `Vec` of projections.
     fn into_future(self) -> Self::IntoFuture {
         let on = self.find.on;
+        let parts = self.find.parts();
         crate::model::Pending::new(async move {
-            let (filter, sort, limit) = self.find.parts()?;
+            let (filter, sort, limit) = parts?;
             on.project_op::<P>(filter, sort, limit).await
         })
     }
 }
 
-impl<M: Model, P> std::fmt::Debug for Projected<'_, M, P> {
+impl<M: Model, P, S> std::fmt::Debug for Projected<'_, M, P, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Projected")
             .field("find", &self.find)
@@ -527,21 +546,22 @@ impl<M: Model, P> std::fmt::Debug for Projected<'_, M, P> {
     }
 }
 
-impl<'a, M: Model> std::future::IntoFuture for Find<'a, M> {
+impl<'a, M: Model, S> std::future::IntoFuture for Find<'a, M, S> {
     type Output = Result<Vec<M>>;
     type IntoFuture = crate::model::Pending<'a, Result<Vec<M>>>;
 
     /// Every document, as a `Vec`.
     fn into_future(self) -> Self::IntoFuture {
         let on = self.on;
+        let parts = self.parts();
         crate::model::Pending::new(async move {
-            let (filter, sort, limit) = self.parts()?;
+            let (filter, sort, limit) = parts?;
             on.find_op(filter, sort, limit).await
         })
     }
 }
 
-impl<M: Model> std::fmt::Debug for Find<'_, M> {
+impl<M: Model, S> std::fmt::Debug for Find<'_, M, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Find")
             .field("model", &M::SCHEMA.name())
@@ -554,11 +574,11 @@ impl<M: Model> std::fmt::Debug for Find<'_, M> {
 }
 
 /// Keyset pages: what comes after a document in a sort, and whether an index serves the sort.
-mod keyset {
+pub(crate) mod keyset {
     use bson::{Bson, Document};
 
     use crate::error::{Error, Result};
-    use crate::index::IndexKind;
+    use crate::index::{IndexKind, IndexSpec};
     use crate::schema::ModelSchema;
 
     /// `1` or `-1` as a sort document holds it (any other value reads as ascending).
@@ -569,6 +589,42 @@ mod keyset {
             Bson::Double(d) if *d < 0.0 => -1,
             _ => 1,
         }
+    }
+
+    /// The indexes of `model`'s collection: its own and those its patterns declare there.
+    fn indexes(model: &'static ModelSchema) -> impl Iterator<Item = &'static IndexSpec> {
+        let patterns = model
+            .patterns()
+            .iter()
+            .flat_map(move |p| p.indexes(model))
+            .filter(move |(collection, _)| *collection == model.collection())
+            .map(|(_, spec)| spec);
+        model.indexes().iter().chain(patterns)
+    }
+
+    /// The orders the indexes of `model`'s collection serve from their start, as the derive
+    /// lists them (`SchemaParts::orders`): each index's keys up to its first dotted, `_id`,
+    /// text, hashed or geo key, each order once.
+    pub(crate) fn orders(model: &'static ModelSchema) -> Vec<Vec<(&'static str, i32)>> {
+        let mut out: Vec<Vec<(&'static str, i32)>> = Vec::new();
+        for spec in indexes(model) {
+            let order: Vec<(&'static str, i32)> = spec
+                .keys()
+                .iter()
+                .map_while(|k| {
+                    let dir = match k.kind {
+                        IndexKind::Ascending => 1,
+                        IndexKind::Descending => -1,
+                        _ => return None,
+                    };
+                    (!k.path.contains('.') && k.path != "_id").then_some((k.path, dir))
+                })
+                .collect();
+            if !order.is_empty() && !out.contains(&order) {
+                out.push(order);
+            }
+        }
+        out
     }
 
     /// Refuses a sort (ending with `_id`) whose other keys no index of `model`'s collection
@@ -583,13 +639,6 @@ mod keyset {
         if wanted.is_empty() {
             return Ok(());
         }
-        let own = model.indexes().iter();
-        let patterns = model
-            .patterns()
-            .iter()
-            .flat_map(|p| p.indexes(model))
-            .filter(|(collection, _)| *collection == model.collection())
-            .map(|(_, spec)| spec);
         let serves = |keys: &[crate::index::IndexKey]| {
             let sign = |k: &crate::index::IndexKey| match k.kind {
                 IndexKind::Ascending => Some(1),
@@ -603,7 +652,7 @@ mod keyset {
                     })
                 })
         };
-        if own.chain(patterns).any(|spec| serves(spec.keys())) {
+        if indexes(model).any(|spec| serves(spec.keys())) {
             return Ok(());
         }
         Err(Error::Unsupported {
