@@ -12,6 +12,8 @@ use std::collections::BTreeSet;
 use proc_macro2::TokenStream;
 use quote::quote;
 
+use crate::ast::Field;
+
 /// Each index's keys up to the first one a sort cannot follow from the index's start: a text,
 /// hashed or geo key (direction `0`), a dotted path, or `_id` (which a keyset sort ends with
 /// anyway). Empty lists are left out, and repeats.
@@ -38,6 +40,25 @@ pub(crate) fn schema_orders(orders: &[Vec<(String, i32)>]) -> TokenStream {
     quote!(&[#(#lists),*])
 }
 
+/// The BSON name of each stored field, in the order of the typed names, for
+/// [`served_impls`]: empty for an array field (a `Vec`, an array, or an `Option` of one), which
+/// a sort orders by one of its items, so that a page after its value has no single place.
+pub(crate) fn sort_names<'a>(fields: impl Iterator<Item = &'a Field<'a>>) -> Vec<&'a str> {
+    fields
+        .filter(|f| f.serialized)
+        .map(|f| {
+            let ty = crate::types::option_inner(f.ty).unwrap_or(f.ty);
+            let array =
+                crate::types::vec_element(ty).is_some() || matches!(ty, syn::Type::Array(_));
+            if array {
+                ""
+            } else {
+                f.bson_name.as_str()
+            }
+        })
+        .collect()
+}
+
 /// The `ServedBy<root>` impls of every sort a keyset page may follow: a prefix of an order
 /// (each key a field of `names`, the stored fields in the order of their typed names), in its
 /// directions or all reversed, then `_id` either way; and `_id` alone. Nothing when `names`
@@ -51,7 +72,7 @@ pub(crate) fn served_impls(
     let Some(id) = names.iter().position(|n| *n == "_id") else {
         return TokenStream::new();
     };
-    let place = |path: &str| names.iter().position(|n| *n == path);
+    let place = |path: &str| names.iter().position(|n| !n.is_empty() && *n == path);
     let mut sorts: BTreeSet<Vec<(usize, i32)>> = BTreeSet::new();
     for dir in [1, -1] {
         sorts.insert(vec![(id, dir)]);

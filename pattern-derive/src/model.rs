@@ -127,12 +127,7 @@ fn expand(
         .chain(patterns.iter().flat_map(|pat| pat.own_indexes()))
         .collect();
     let orders = crate::keyset::orders(&index_keys);
-    let names: Vec<&str> = model
-        .fields
-        .iter()
-        .filter(|f| f.serialized)
-        .map(|f| f.bson_name.as_str())
-        .collect();
+    let names = crate::keyset::sort_names(model.fields.iter());
     let served = crate::keyset::served_impls(&p, ident, &names, &orders);
     let schema = schema::schema_static(
         model,

@@ -723,7 +723,89 @@ async fn keyset_pages_walk_an_indexed_sort_without_skips_or_repeats() {
         matches!(e, Error::Unsupported { ref operation, .. } if operation == "after, sorted by note"),
         "{e:?}"
     );
+    // A sort value other than 1 or -1 (a text score) has no order a page can follow.
+    let e = ranked
+        .find(doc! {})
+        .sort(doc! { "score": { "$meta": "textScore" }, "_id": 1 })
+        .after(&docs[0])
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::Unsupported { .. }), "{e:?}");
+    // A projection without a sort key (here `score`, then `_id`) cannot say where its page
+    // ends.
+    let last_note = RankedNote {
+        id: docs[0].id,
+        note: docs[0].note.clone(),
+    };
+    let e = ranked
+        .find(doc! {})
+        .sort(by_score())
+        .project::<RankedNote>()
+        .after(&last_note)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::Unsupported { ref operation, .. } if operation == "after, sorted by score"),
+        "{e:?}"
+    );
+    let last_score = RankedScore {
+        score: docs[0].score,
+    };
+    let e = ranked
+        .find(doc! {})
+        .sort(by_score())
+        .project::<RankedScore>()
+        .after(&last_score)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::Unsupported { ref operation, .. } if operation == "after, sorted by _id"),
+        "{e:?}"
+    );
     assert!(db.take_commands().is_empty(), "nothing sent");
+    // With every sort key, a projection pages like its model.
+    let first = ranked
+        .find(doc! {})
+        .sort(by_score())
+        .project::<RankedBrief>()
+        .limit(4)
+        .await
+        .unwrap();
+    let rest = ranked
+        .find(doc! {})
+        .sort(by_score())
+        .project::<RankedBrief>()
+        .after(first.last().unwrap())
+        .await
+        .unwrap();
+    let mut ids: Vec<i64> = first.iter().chain(&rest).map(|b| b.id).collect();
+    assert_eq!(ids.len(), docs.len(), "each document once");
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), docs.len(), "no repeats");
+}
+
+/// Projections of `Ranked`: without its sort key, without `_id`, with both.
+#[derive(Debug, Clone, Serialize, Deserialize, Fields)]
+#[projection(of = Ranked)]
+struct RankedNote {
+    #[serde(rename = "_id")]
+    id: i64,
+    note: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Fields)]
+#[projection(of = Ranked)]
+struct RankedScore {
+    score: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Fields)]
+#[projection(of = Ranked)]
+struct RankedBrief {
+    #[serde(rename = "_id")]
+    id: i64,
+    score: i64,
 }
 
 /// Every model of this binary compiles into keyset impls the orders its indexes serve at run

@@ -3091,7 +3091,16 @@ fn keyset_pages_over_a_bson_key_walk_every_type() {
         let walks = walk(&db, &mut ledger, "mixed types", &mixed).await;
         let regexes = Key::Any(vec![regex("^a", "i"), regex(".*", ""), regex("$where", "")]);
         let walks = walks + walk(&db, &mut ledger, "regexes", &regexes).await;
-        assert_eq!(walks, 24, "walks");
+        // A double's and a decimal's NaN among numbers of other types: below every number.
+        let nans = Key::Any(vec![
+            Bson::Int32(1),
+            Bson::Double(f64::NAN),
+            Bson::Int64(7),
+            Bson::Decimal128("NaN".parse().unwrap()),
+            Bson::Double(-1.5),
+        ]);
+        let walks = walks + walk(&db, &mut ledger, "numbers and NaNs", &nans).await;
+        assert_eq!(walks, 24 + 12, "walks");
         ledger.finish(walks);
     });
 }

@@ -79,8 +79,13 @@ impl Index {
     }
 
     /// The keys, each a BSON path (a nested one as a person reads it: dotted) with its
-    /// direction, `0` for a text, hashed or geo key: what [`crate::keyset`] reads.
+    /// direction, `0` for a text, hashed or geo key: what [`crate::keyset`] reads. None for a
+    /// sparse, hidden or partial index (the planner does not use it to sort every document)
+    /// or one with a collation (it orders strings by it), as the runtime's check.
     pub(crate) fn key_list(&self) -> Vec<(String, i32)> {
+        if self.sparse || self.hidden || !self.partial.is_empty() || self.collation.is_some() {
+            return Vec::new();
+        }
         self.keys
             .iter()
             .map(|(path, kind)| {

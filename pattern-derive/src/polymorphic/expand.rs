@@ -174,12 +174,7 @@ pub(super) fn generate(
     let shard = shard.map(|k| k.expand(&krate));
     // The enum's keyset pages follow its common fields (`Item::FIELDS`).
     let orders = crate::keyset::orders(&index_keys);
-    let common_keys: Vec<&str> = common
-        .fields
-        .iter()
-        .filter(|f| f.serialized)
-        .map(|f| f.bson_name.as_str())
-        .collect();
+    let common_keys = crate::keyset::sort_names(common.fields.iter());
     let served = crate::keyset::served_impls(&p, ident, &common_keys, &orders);
     let schema = schema::schema_static(
         &enum_model,

@@ -143,8 +143,9 @@ impl Step for Array {
 /// The kind of a nested field `K2` reached from a field of kind `K` through step `S`.
 pub type Then<K, S, K2> = <K as FieldKind>::Then<<S as Step>::Kind<K2>>;
 
-/// A field or a dotted path to one: what the typed forms name.
-pub trait FieldPath {
+/// A field or a dotted path to one: what the typed forms name. Sealed: a [`FieldName`] or a
+/// [`Path`], so that a sort's keys ([`order`](super::order)) are the model's own.
+pub trait FieldPath: sealed::Sealed {
     /// The Rust type of the value stored there.
     type Value: ?Sized;
     /// Who writes it.
@@ -159,6 +160,12 @@ pub trait FieldPath {
     type Tag;
     /// The path, as the server reads it.
     fn path(&self) -> Cow<'static, str>;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl<T: ?Sized, K, M, const I: usize> Sealed for crate::FieldName<T, K, M, I> {}
+    impl<T: ?Sized, K, M> Sealed for super::Path<T, K, M> {}
 }
 
 impl<T: ?Sized, K, M, const I: usize> FieldPath for FieldName<T, K, M, I> {

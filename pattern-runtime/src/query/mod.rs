@@ -118,7 +118,7 @@
 //! [`Error::Unsupported`](crate::Error::Unsupported) before anything is sent. An optional key's `null`s take their place in the order (first
 //! ascending, last descending), and so do an `f64` key's NaNs (below every other number) and,
 //! in a field of several BSON types (a `Bson`), the values of each type, in the server's order
-//! of types. A page cannot come after a regex, JavaScript code or an array key
+//! of types. A page cannot come after a regex, JavaScript code, `MinKey`, `MaxKey` or an array key
 //! ([`Error::InvalidValue`](crate::Error::InvalidValue)). See [`Find::after`](crate::Find::after).
 //!
 //! # Each form and its document

@@ -99,9 +99,9 @@ impl SortKeys for NoSort {
 /// keyset page can follow it. Implemented by `#[derive(Model)]` for each such list, and for
 /// every `(Unknown, keys)`, which [`Find::after`](crate::Find::after) checks at run time.
 #[diagnostic::on_unimplemented(
-    message = "no index of `{M}` serves this find's sort: a keyset page (`after`) needs one",
-    label = "the page after a document, in an order no index of `{M}` serves",
-    note = "sort by fields an index of `{M}` has first, in its order and directions (or all reversed), then by `_id`: `.sort(Sort::desc(f.created_at).then_desc(f.id))` with `#[index(-1)]` on `created_at`; or declare that index. A sort given as a `bson::Document` is checked at run time"
+    message = "`after` needs a sort ending with `_id` whose other keys an index of `{M}` serves",
+    label = "a keyset page after a document, in this find's order",
+    note = "sort the find (`.sort(..)`), end the sort with `_id` (`.then_desc(f.id)`), and sort by fields an index of `{M}` has first, in its order and directions or all reversed (`#[index(-1)]` on a `created_at` serves `Sort::desc(f.created_at).then_desc(f.id)`); an index that is sparse, hidden, partial or collated, or on an array field, does not serve it. A sort given as a `bson::Document` is checked at run time"
 )]
 pub trait ServedBy<M> {}
 

@@ -344,11 +344,19 @@ impl<'a, M: Model, S> Find<'a, M, S> {
     /// find without a sort, a sort that does not end with `_id`, or one no index serves has no
     /// `after`. A sort given as a document, through a dotted path, or
     /// [`erase`](crate::query::Sort::erase)d is checked here, refused with
-    /// [`Error::Unsupported`] before anything is sent. A key missing from `last` compares as `null`, which
-    /// only documents missing it too equal: keep the sorted fields present. `null`s, an `f64`
-    /// key's NaNs and, in a `Bson` key, the values of each BSON type take their places in the
-    /// sort's order; a `last` whose key is a regex, JavaScript code or an array is
-    /// [`Error::InvalidValue`] (the server has no order to compare it in).
+    /// [`Error::Unsupported`] before anything is sent. An index does not serve it when it is
+    /// sparse, hidden, partial or collated (the planner does not use it to sort every
+    /// document), nor on an array field at compile time (an array sorts by one of its items).
+    /// An index another model's pattern declares on this collection (a `#[computed(by = ..)]`
+    /// source's, a subset's full items') is not counted: declare it on this model too, with
+    /// `#[index]` (the sync creates it once).
+    ///
+    /// A key missing from `last` compares as `null`, which only documents missing it too
+    /// equal: keep the sorted fields present. `null`s, a number key's NaNs and, in a `Bson`
+    /// key, the values of each BSON type take their places in the sort's order; a `last` whose
+    /// key is a regex, JavaScript code, `MinKey`, `MaxKey` or an array is
+    /// [`Error::InvalidValue`] (the server has no order to compare it in). A sort document
+    /// holding anything but `1` and `-1` (a `$meta` text score) is [`Error::Unsupported`].
     ///
     /// ```no_run
     /// # use pattern_runtime::Model;
@@ -499,8 +507,16 @@ pub struct Projected<'a, M: Model, P, S = crate::query::order::NoSort> {
 impl<'a, M: Model, P: crate::Fields + serde::de::DeserializeOwned + Send + 'static, S>
     Projected<'a, M, P, S>
 {
+    /// At most `n` projections (see [`Find::limit`]).
+    pub fn limit(mut self, n: u64) -> Self {
+        self.find = self.find.limit(n);
+        self
+    }
+
     /// The keyset page after `last`, the last projection of the previous page (see
-    /// [`Find::after`]): the sort's fields are among the projection's.
+    /// [`Find::after`]). The sort's fields, `_id` included, must be among the projection's:
+    /// otherwise [`Error::Unsupported`], nothing sent (a key the projection lacks would read
+    /// as `null`, and the pages would skip or repeat documents).
     pub fn after(mut self, last: &P) -> Self
     where
         P: serde::Serialize,
@@ -510,11 +526,31 @@ impl<'a, M: Model, P: crate::Fields + serde::de::DeserializeOwned + Send + 'stat
         self
     }
 
+    /// The find's parts ([`Find::parts`]), once a page's sort keys are found among the
+    /// projection's fields.
+    fn parts(self) -> Result<(Document, Option<Document>, Option<i64>)> {
+        if let (Some(_), Some(sort)) = (&self.find.after, &self.find.sort) {
+            let missing = sort.keys().find(|key| {
+                let top = key.split('.').next().unwrap_or(key);
+                !P::KEYS.contains(&top)
+            });
+            if let Some(key) = missing {
+                return Err(Error::Unsupported {
+                    operation: format!("after, sorted by {key}"),
+                    reason: "a keyset page after a projection compares the sort's keys with \
+                             the projection's values: add every sort key, `_id` included, to \
+                             the projection, or page the model's documents",
+                });
+            }
+        }
+        self.find.parts()
+    }
+
     /// The projections one at a time from the server's cursor, as [`Find::stream`].
     pub async fn stream(self) -> Result<futures_util::stream::BoxStream<'static, Result<P>>> {
         let on = self.find.on;
         let projection = projection::<M, P>();
-        let (filter, sort, limit) = self.find.parts()?;
+        let (filter, sort, limit) = self.parts()?;
         on.stream_op(filter, sort, limit, projection, decode_projection::<M, P>)
             .await
     }
@@ -529,7 +565,7 @@ impl<'a, M: Model, P: crate::Fields + serde::de::DeserializeOwned + Send + 'stat
     /// Every document, as a `Vec` of projections.
     fn into_future(self) -> Self::IntoFuture {
         let on = self.find.on;
-        let parts = self.find.parts();
+        let parts = self.parts();
         crate::model::Pending::new(async move {
             let (filter, sort, limit) = parts?;
             on.project_op::<P>(filter, sort, limit).await
@@ -581,6 +617,16 @@ pub(crate) mod keyset {
     use crate::index::{IndexKind, IndexSpec};
     use crate::schema::ModelSchema;
 
+    /// Whether `value` is `1` or `-1`, as a number of any type.
+    fn plain_direction(value: &Bson) -> bool {
+        match value {
+            Bson::Int32(d) => d.abs() == 1,
+            Bson::Int64(d) => d.abs() == 1,
+            Bson::Double(d) => d.abs() == 1.0,
+            _ => false,
+        }
+    }
+
     /// `1` or `-1` as a sort document holds it (any other value reads as ascending).
     pub(super) fn direction(value: &Bson) -> i32 {
         match value {
@@ -591,7 +637,10 @@ pub(crate) mod keyset {
         }
     }
 
-    /// The indexes of `model`'s collection: its own and those its patterns declare there.
+    /// The indexes of `model`'s collection that can serve a sort of every document: its own
+    /// and those its patterns declare there, but not a sparse, hidden or partial one (the
+    /// planner does not use it for a query without its filter) nor one with a collation (it
+    /// orders strings by it).
     fn indexes(model: &'static ModelSchema) -> impl Iterator<Item = &'static IndexSpec> {
         let patterns = model
             .patterns()
@@ -599,7 +648,12 @@ pub(crate) mod keyset {
             .flat_map(move |p| p.indexes(model))
             .filter(move |(collection, _)| *collection == model.collection())
             .map(|(_, spec)| spec);
-        model.indexes().iter().chain(patterns)
+        model.indexes().iter().chain(patterns).filter(|spec| {
+            !spec.is_sparse()
+                && !spec.is_hidden()
+                && spec.partial().is_empty()
+                && spec.collation().is_none()
+        })
     }
 
     /// The orders the indexes of `model`'s collection serve from their start, as the derive
@@ -631,6 +685,13 @@ pub(crate) mod keyset {
     /// serves: one whose keys start with them, in their directions or all reversed (the last
     /// ties, by `_id`, are few). `_id` alone is always served.
     pub(super) fn served(model: &'static ModelSchema, sort: &Document) -> Result<()> {
+        if let Some((key, value)) = sort.iter().find(|(_, d)| !plain_direction(d)) {
+            return Err(Error::Unsupported {
+                operation: format!("after, sorted by {key}: {value}"),
+                reason: "a keyset page follows a sort of `1`s and `-1`s: a text score or \
+                         another sort value has no order its condition can compare",
+            });
+        }
         let wanted: Vec<(&str, i32)> = sort
             .iter()
             .filter(|(k, _)| k.as_str() != "_id")
@@ -704,7 +765,7 @@ pub(crate) mod keyset {
                          array by one of its items (sort by another field)"
                     .to_owned(),
             })?;
-            let nan = matches!(value, Bson::Double(v) if v.is_nan());
+            let nan = is_nan(&value);
             let mut push = |condition: Document| {
                 let mut branch = equal.clone();
                 branch.insert(*key, condition);
@@ -724,7 +785,8 @@ pub(crate) mod keyset {
                     push(bson::doc! { "$lt": value.clone() });
                 }
                 if *key != "_id" {
-                    if matches!(value, Bson::Double(_)) && !nan {
+                    // The NaNs, of any number type, follow every other number descending.
+                    if rank == 1 && !nan {
                         push(bson::doc! { "$eq": f64::NAN });
                     }
                     let mut earlier = types_between(NULL + 1, rank);
@@ -744,6 +806,16 @@ pub(crate) mod keyset {
     }
 
     const NULL: usize = 0;
+
+    /// A double's or a decimal's NaN: below every other number in a sort, equal to no number
+    /// under `$gt`/`$lt`.
+    fn is_nan(value: &Bson) -> bool {
+        match value {
+            Bson::Double(v) => v.is_nan(),
+            Bson::Decimal128(d) => d.to_string().ends_with("NaN"),
+            _ => false,
+        }
+    }
 
     /// The type brackets a sort orders, from `null` (`MinKey` is before it) to `MaxKey`, each
     /// with the `$type` aliases of its types. Arrays are left out: a sort orders an array by
