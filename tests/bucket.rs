@@ -193,7 +193,7 @@ async fn read_all(
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_writers_never_overfill_a_bucket_and_lose_nothing() {
     let db = test_db("bucket_concurrent").await;
-    pattern_runtime::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db).await.unwrap();
     let series = Reading::series(&db);
     let tasks: Vec<_> = (0..8)
         .map(|task| {
@@ -476,7 +476,7 @@ async fn range_is_half_open_and_filters_on_the_server() {
 #[tokio::test]
 async fn sync_creates_the_bucket_indexes() {
     let db = test_db("bucket_indexes").await;
-    let report = pattern_runtime::sync_indexes(&db).await.unwrap();
+    let report = pattern_runtime::sync(&db).await.unwrap();
     assert!(report.indexes.iter().any(|i| i.collection == "sensor_data"));
     let indexes = list_indexes(&db, "sensor_data").await.unwrap();
     let by_name: BTreeMap<String, &Document> = indexes
@@ -500,7 +500,7 @@ async fn sync_creates_the_bucket_indexes() {
         Some(30 * 86_400)
     );
     // Again: nothing to do.
-    let again = pattern_runtime::sync_indexes(&db).await.unwrap();
+    let again = pattern_runtime::sync(&db).await.unwrap();
     assert!(again
         .indexes
         .iter()
@@ -600,7 +600,7 @@ fn native(device: &str, ms: i64, seq: i64) -> NativeReading {
 #[tokio::test]
 async fn native_time_series_collection() {
     let db = test_db("bucket_native").await;
-    pattern_runtime::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db).await.unwrap();
     let specs: Vec<_> = db
         .list_collections()
         .filter(doc! { "name": "sensor_ts" })
@@ -617,7 +617,7 @@ async fn native_time_series_collection() {
     assert_eq!(ts.time_field, "timestamp");
     assert_eq!(ts.meta_field.as_deref(), Some("deviceId"));
     // Syncing again finds it as declared.
-    pattern_runtime::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db).await.unwrap();
 
     let series = NativeReading::series(&db);
     let times = out_of_order_times();
@@ -689,7 +689,7 @@ async fn a_normal_collection_is_not_silently_used_for_a_native_series() {
         .insert_one(doc! { "x": 1 })
         .await
         .unwrap();
-    let err = pattern_runtime::sync_indexes(&db).await.unwrap_err();
+    let err = pattern_runtime::sync(&db).await.unwrap_err();
     assert!(
         matches!(&err, Error::CollectionConflict { collection, .. } if collection == "sensor_ts"),
         "{err}"
@@ -822,7 +822,7 @@ async fn stored(db: &mongodb::Database, collection: &str) -> Vec<Document> {
 #[tokio::test]
 async fn the_seeds_layouts_are_stored_as_the_seed_shows_them() {
     let db = test_db("bucket_seed_layouts").await;
-    pattern_runtime::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db).await.unwrap();
     let hour: Vec<(String, i64, i32)> = (0..3600)
         .map(|i| (SEG.to_owned(), SEED_HOUR + i * 1000, seed_speed(i)))
         .collect();
@@ -961,7 +961,7 @@ fn highway(n_segs: usize, hours: i64, step_secs: usize) -> Vec<(String, i64, i32
 #[tokio::test]
 async fn every_layout_reads_back_and_summarises_the_same_events() {
     let db = test_db("bucket_layouts_agree").await;
-    pattern_runtime::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db).await.unwrap();
     // One event every 5 s (less every 7th): sparse slots, still one inside the one-second range.
     let events = highway(2, 2, 5);
     for chunk in events.chunks(1000) {
@@ -1140,7 +1140,7 @@ async fn every_layout_reads_back_and_summarises_the_same_events() {
 #[tokio::test]
 async fn a_slot_sent_again_is_overwritten_and_a_time_between_slots_is_refused() {
     let db = test_db("bucket_slot_overwrite").await;
-    pattern_runtime::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db).await.unwrap();
     let series = SpeedHourNested::series(&db);
     let at = |ms: i64, speed: i32| SpeedHourNested {
         seg_id: SEG.to_owned(),
@@ -1187,7 +1187,7 @@ async fn a_slot_sent_again_is_overwritten_and_a_time_between_slots_is_refused() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_writers_on_the_same_windows_lose_nothing() {
     let db = test_db("bucket_layouts_concurrent").await;
-    pattern_runtime::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db).await.unwrap();
     // 8 writers, each owning every 8th second of two minutes, all opening the same windows at
     // once: one document per window survives the unique index, with every event in it.
     let events = highway(1, 1, 1)
@@ -1287,7 +1287,7 @@ struct SparseSlots {
 #[tokio::test]
 async fn absent_values_neither_hide_other_sums_nor_vanish() {
     let db = test_db("bucket_sparse").await;
-    pattern_runtime::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db).await.unwrap();
     let at = |s: i64| DateTime::from_millis(SEED_HOUR + s * 1000);
     // `temp` is never measured: the rollup still counts and sums the speeds.
     let rollup = SparseRollup::series(&db);
@@ -1349,7 +1349,7 @@ async fn absent_values_neither_hide_other_sums_nor_vanish() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_overfull_bucket_is_split_once_and_nothing_is_lost() {
     let db = test_db_unvalidated("bucket_split").await;
-    pattern_runtime::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db).await.unwrap();
     let series = Reading::series(&db);
     // A toolkit-written bucket of another device: left alone.
     for seq in 0..3 {
@@ -1484,7 +1484,7 @@ async fn an_overfull_bucket_is_split_once_and_nothing_is_lost() {
 #[tokio::test]
 async fn an_overfull_bucket_without_times_is_left_and_reported() {
     let db = test_db_unvalidated("bucket_split_malformed").await;
-    pattern_runtime::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db).await.unwrap();
     let raw = db.collection::<Document>("sensor_data");
     let items: Vec<Bson> = (0..201)
         .map(|i| Bson::Document(doc! { "value": f64::from(i) }))

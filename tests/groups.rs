@@ -1,5 +1,5 @@
 //! A program whose models live in several databases: `#[model(group = "...")]` with
-//! `sync_group`, the explicit list `sync_models`, and what counts as managed or conflicting
+//! `sync(&db).group(..)`, the explicit list `sync(&db).models(..)`, and what counts as managed or conflicting
 //! across groups. Against the server.
 
 use pattern_runtime::{sync::IndexStatus, Error, Model, SyncOptions};
@@ -65,7 +65,9 @@ async fn each_group_syncs_its_own_models_in_its_own_database() {
     let audit = test_db_unvalidated("groups_audit").await;
     let options = SyncOptions::new();
 
-    let report = pattern_runtime::sync_group(&shop, "shop", &options)
+    let report = pattern_runtime::sync(&shop)
+        .group("shop")
+        .options(&options)
         .await
         .unwrap();
     let mut synced: Vec<_> = report
@@ -86,7 +88,9 @@ async fn each_group_syncs_its_own_models_in_its_own_database() {
     // Nothing of the other group, nor of the model in no group.
     assert!(index_names(&shop, "loners").await.is_empty());
 
-    pattern_runtime::sync_group(&audit, "audit", &options)
+    pattern_runtime::sync(&audit)
+        .group("audit")
+        .options(&options)
         .await
         .unwrap();
     assert_eq!(
@@ -106,11 +110,15 @@ async fn each_group_syncs_its_own_models_in_its_own_database() {
     );
 
     // Again: in sync, both.
-    assert!(pattern_runtime::sync_group(&shop, "shop", &options)
+    assert!(pattern_runtime::sync(&shop)
+        .group("shop")
+        .options(&options)
         .await
         .unwrap()
         .is_in_sync());
-    assert!(pattern_runtime::sync_group(&audit, "audit", &options)
+    assert!(pattern_runtime::sync(&audit)
+        .group("audit")
+        .options(&options)
         .await
         .unwrap()
         .is_in_sync());
@@ -119,7 +127,9 @@ async fn each_group_syncs_its_own_models_in_its_own_database() {
 #[tokio::test]
 async fn an_unknown_group_is_an_error_that_lists_the_groups() {
     let db = test_db_unvalidated("groups_unknown").await;
-    let err = pattern_runtime::sync_group(&db, "shpo", &SyncOptions::new())
+    let err = pattern_runtime::sync(&db)
+        .group("shpo")
+        .options(&SyncOptions::new())
         .await
         .unwrap_err();
     match &err {
@@ -141,10 +151,11 @@ async fn an_unknown_group_is_an_error_that_lists_the_groups() {
 #[tokio::test]
 async fn an_explicit_list_syncs_exactly_those_models() {
     let db = test_db("groups_list").await;
-    let report =
-        pattern_runtime::sync_models(&db, &[Loner::SCHEMA, Customer::SCHEMA], &SyncOptions::new())
-            .await
-            .unwrap();
+    let report = pattern_runtime::sync(&db)
+        .models(&[Loner::SCHEMA, Customer::SCHEMA])
+        .options(&SyncOptions::new())
+        .await
+        .unwrap();
     let mut created: Vec<_> = report
         .created()
         .map(|r| (r.collection.as_str(), r.name.as_str()))
@@ -158,13 +169,11 @@ async fn an_explicit_list_syncs_exactly_those_models() {
 async fn two_groups_declaring_one_name_differently_conflict_only_when_synced_together() {
     let db = test_db("groups_conflict").await;
     // Both `events` models in one database: the same index name, different keys.
-    let err = pattern_runtime::sync_models(
-        &db,
-        &[ShopEvent::SCHEMA, AuditEvent::SCHEMA],
-        &SyncOptions::new(),
-    )
-    .await
-    .unwrap_err();
+    let err = pattern_runtime::sync(&db)
+        .models(&[ShopEvent::SCHEMA, AuditEvent::SCHEMA])
+        .options(&SyncOptions::new())
+        .await
+        .unwrap_err();
     match err {
         Error::ConflictingDeclarations {
             collection,
@@ -199,7 +208,9 @@ async fn hiding_unmanaged_indexes_spares_what_another_group_declares() {
             .build();
         events.create_index(model).await.unwrap();
     }
-    let report = pattern_runtime::sync_group(&db, "shop", &SyncOptions::new().hide_unmanaged())
+    let report = pattern_runtime::sync(&db)
+        .group("shop")
+        .options(&SyncOptions::new().hide_unmanaged())
         .await
         .unwrap();
     let status = |name: &str| report.get("events", name).map(|r| r.status.clone());
@@ -247,7 +258,9 @@ struct ArchivedTicket {
 #[tokio::test]
 async fn one_index_under_two_names_in_two_models_gets_a_hint_that_can_work() {
     let db = test_db_unvalidated("groups_same_signature").await;
-    let err = pattern_runtime::sync_group(&db, "helpdesk", &SyncOptions::new())
+    let err = pattern_runtime::sync(&db)
+        .group("helpdesk")
+        .options(&SyncOptions::new())
         .await
         .unwrap_err();
     let Error::ConflictingDeclarations {

@@ -538,7 +538,7 @@ async fn sync_all_covers_every_registered_model() {
     let db = test_db("sync_all").await;
     // The embedded server and secantusdb have no text or hashed indexes: those two
     // collections fail there, with exactly that limitation (code 67).
-    let lacks = match pattern_runtime::sync_indexes(&db).await {
+    let lacks = match pattern_runtime::sync(&db).await {
         Ok(report) => {
             for schema in pattern_runtime::registered_models() {
                 for spec in schema.indexes() {
@@ -546,7 +546,7 @@ async fn sync_all_covers_every_registered_model() {
                     assert_eq!(entry.status, IndexStatus::Created, "{report}");
                 }
             }
-            let again = pattern_runtime::sync_indexes(&db).await.unwrap();
+            let again = pattern_runtime::sync(&db).await.unwrap();
             assert!(again.is_in_sync(), "{again}");
             false
         }

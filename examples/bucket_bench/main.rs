@@ -28,7 +28,7 @@
 //! - **(g)** a native time-series collection, `#[bucket(native, granularity = "seconds")]`.
 //!
 //! (b) to (g) are written with [`Series::insert_many`] in the same batches, indexes by
-//! `pattern_runtime::sync_indexes`, and read with [`Series::range`] (all but (b)).
+//! `pattern_runtime::sync(&db)`, and read with [`Series::range`] (all but (b)).
 //!
 //! For each layout: documents stored (`countDocuments`; for (g) the server's bucket count from
 //! `collStats` as well), data size (`collStats.size`), storage size, total index size, batched
@@ -626,7 +626,7 @@ async fn run_series<M: Layout>(
 
     if config.single > 0 {
         let db = fresh_db(client, &format!("{db_name}_single")).await?;
-        pattern_runtime::sync_indexes(&db).await?;
+        pattern_runtime::sync(&db).await?;
         let series: Series<M> = M::series(&db);
         let slice = &measurements[..config.single.min(measurements.len())];
         let started = Instant::now();
@@ -639,7 +639,7 @@ async fn run_series<M: Layout>(
     let db = fresh_db(client, db_name).await?;
     // Every registered measurement's collection and indexes are created in this database (the
     // other layouts' collections stay empty); the figures below are of `collection` only.
-    pattern_runtime::sync_indexes(&db).await?;
+    pattern_runtime::sync(&db).await?;
     let declared: Vec<&str> = <M as Measurement>::SCHEMA
         .indexes()
         .iter()

@@ -14,7 +14,7 @@ use std::error::Error;
 
 use bson::{doc, DateTime};
 use indicatif::{ProgressBar, ProgressStyle};
-use pattern_runtime::doctor::{doctor_group, DoctorOptions, DoctorReport};
+use pattern_runtime::doctor::{doctor, DoctorOptions, DoctorReport};
 use pattern_runtime::{Fields, Model, Progress, SyncOptions};
 use serde::{Deserialize, Serialize};
 
@@ -131,7 +131,7 @@ async fn audit(db: &mongodb::Database, group: &str) -> Result<DoctorReport, Box<
         "  {bar:30} {pos}/{len} {msg}",
     )?);
     let options = DoctorOptions::new().on_progress(progress_bar(bar.clone()));
-    let report = doctor_group(db, group, &options).await?;
+    let report = doctor(db).group(group).options(&options).await?;
     bar.finish_and_clear();
     print!("{report}");
     Ok(report)
@@ -145,7 +145,10 @@ async fn main() -> Result<(), Box<dyn Error>> {
     println!("The doctor on {}\n", pattern_testkit::server().describe());
 
     println!("The traps, synced and filled as the article's wrong examples:");
-    pattern_runtime::sync_group(&db, "traps", &SyncOptions::new()).await?;
+    pattern_runtime::sync(&db)
+        .group("traps")
+        .options(&SyncOptions::new())
+        .await?;
     Article::collection(&db)
         .raw()
         .insert_one(Article {
@@ -165,7 +168,10 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let traps = audit(&db, "traps").await?;
 
     println!("\nAs the article advises, the same data:");
-    pattern_runtime::sync_group(&db, "advised", &SyncOptions::new()).await?;
+    pattern_runtime::sync(&db)
+        .group("advised")
+        .options(&SyncOptions::new())
+        .await?;
     Post::collection(&db)
         .raw()
         .insert_one(Post {

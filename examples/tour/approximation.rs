@@ -115,11 +115,14 @@ async fn stored_page(db: &mongodb::Database) -> mongodb::error::Result<Document>
 pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
     crate::heading("Chapter 9: computed + approximation, values kept at write time");
     let db = crate::chapter_db(client, "approximation").await?;
-    pattern_runtime::sync_group(&db, "approximation", &SyncOptions::new()).await?;
+    pattern_runtime::sync(&db)
+        .group("approximation")
+        .options(&SyncOptions::new())
+        .await?;
     for index in pattern_runtime::sync::list_indexes(&db, "orders").await? {
         if index.get_str("name")? != "_id_" {
             println!(
-                "sync_group: orders index {}, for the recomputations",
+                "sync: orders index {}, for the recomputations",
                 index.get_document("key")?
             );
         }

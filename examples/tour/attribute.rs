@@ -120,7 +120,10 @@ async fn stored(db: &mongodb::Database, collection: &str) -> mongodb::error::Res
 pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
     crate::heading("Chapter 7: attribute, varying measurements under one index");
     let db = crate::chapter_db(client, "attribute").await?;
-    pattern_runtime::sync_group(&db, "attribute", &SyncOptions::new()).await?;
+    pattern_runtime::sync(&db)
+        .group("attribute")
+        .options(&SyncOptions::new())
+        .await?;
 
     Record::collection(&db)
         .insert_many(&[

@@ -114,11 +114,14 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     crate::heading("Chapter 4: the bucket pattern, time series");
     let db = crate::chapter_db(client, "bucket").await?;
     // Creates {deviceId: 1, start: 1}, the TTL on `end`, and the native time-series collection.
-    pattern_runtime::sync_group(&db, "bucket", &SyncOptions::new()).await?;
+    pattern_runtime::sync(&db)
+        .group("bucket")
+        .options(&SyncOptions::new())
+        .await?;
     // Only this chapter's group: no other chapter's collections appear in `tour_bucket`.
     let mut collections = db.list_collection_names().await?;
     collections.sort();
-    println!("  collections of tour_bucket after sync_group: {collections:?}");
+    println!("  collections of tour_bucket after sync: {collections:?}");
     for index in pattern_runtime::sync::list_indexes(&db, "sensor_data").await? {
         println!("  sensor_data index: {index}");
     }

@@ -1,14 +1,14 @@
 //! The last chapter: the doctor's report on the tour's own data.
 //!
 //! Every chapter left its database as it ended. The doctor audits each against the chapter's
-//! models (`pattern_runtime::doctor_group`): arrays nothing bounds, document sizes and nesting
+//! models (`pattern_runtime::doctor(&db).group(..)`): arrays nothing bounds, document sizes and nesting
 //! in a sample, indexes missing, undeclared, unused or redundant, each pattern's own
 //! invariants, and the stored documents the models' validators would refuse. It writes
 //! nothing. Last, the validators themselves, installed on the subset chapter's data.
 
 use std::time::Instant;
 
-use pattern_runtime::doctor::{doctor_group, Check, DoctorOptions};
+use pattern_runtime::doctor::{doctor, Check, DoctorOptions};
 use pattern_runtime::Model;
 
 /// The chapters' groups, each synced and filled in `tour_<group>`.
@@ -31,14 +31,17 @@ const CHAPTERS: &[&str] = &[
 pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
     crate::heading("Chapter 14: the doctor's report on the tour's own data");
     println!(
-        "\npattern_runtime::doctor_group(&db, group, &DoctorOptions::new()) for each chapter \
+        "\npattern_runtime::doctor(&db).group(group).options(&DoctorOptions::new()) for each chapter \
          (100 documents sampled per collection, 5 s per command):"
     );
     let started = Instant::now();
     let (mut findings, mut skipped) = (0, 0);
     for group in CHAPTERS {
         let db = client.database(&format!("tour_{group}"));
-        let report = doctor_group(&db, group, &DoctorOptions::new()).await?;
+        let report = doctor(&db)
+            .group(group)
+            .options(&DoctorOptions::new())
+            .await?;
         println!("\n-- tour_{group}");
         for line in report.to_string().lines() {
             println!("  {line}");
@@ -71,7 +74,10 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         "\nA script renames the customer inside {} order with the driver, around the toolkit:",
         stale.modified_count
     );
-    let report = doctor_group(&db, "extended_ref", &DoctorOptions::new()).await?;
+    let report = doctor(&db)
+        .group("extended_ref")
+        .options(&DoctorOptions::new())
+        .await?;
     for finding in &report.findings {
         for line in finding.to_string().lines() {
             println!("  {line}");
@@ -86,7 +92,10 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     );
     let repaired = references.repair().await?;
     println!("  Customer::collection(&db).references().repair(): {repaired}");
-    let again = doctor_group(&db, "extended_ref", &DoctorOptions::new()).await?;
+    let again = doctor(&db)
+        .group("extended_ref")
+        .options(&DoctorOptions::new())
+        .await?;
     println!("  the doctor again: {} findings", again.findings.len());
     validators(client).await
 }
@@ -131,7 +140,10 @@ Validators from the models (pattern_runtime::validator), on tour_subset:"
         .bypass_document_validation(true)
         .await?;
     println!("  an old dump restored with bypassDocumentValidation holds the same review");
-    let report = doctor_group(&db, "subset", &DoctorOptions::new()).await?;
+    let report = doctor(&db)
+        .group("subset")
+        .options(&DoctorOptions::new())
+        .await?;
     for finding in report.with_check(Check::Validator) {
         for line in finding.to_string().lines() {
             println!("  {line}");
@@ -140,7 +152,10 @@ Validators from the models (pattern_runtime::validator), on tour_subset:"
     reviews
         .delete_one(bson::doc! { "_id": "by-script" })
         .await?;
-    let report = doctor_group(&db, "subset", &DoctorOptions::new()).await?;
+    let report = doctor(&db)
+        .group("subset")
+        .options(&DoctorOptions::new())
+        .await?;
     println!(
         "  once it is removed, documents failing the validator: {}",
         report.with_check(Check::Validator).count()

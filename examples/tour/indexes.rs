@@ -4,7 +4,7 @@
 //! with its ratings (subset and computed patterns), the health record (attribute pattern), and the
 //! users, sessions and places of the indexing best practices.
 
-// Most models here are only ever used through the registry (`sync_indexes`), never constructed.
+// Most models here are only ever used through the registry (`sync(&db)`), never constructed.
 #![allow(dead_code)]
 
 use bson::{doc, DateTime, Document};
@@ -131,10 +131,11 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     }
 
     let policy = SyncOptions::new();
-    println!(
-        "\nFirst sync, on an empty database: pattern_runtime::sync_group(&db, \"indexes\", &SyncOptions::new())"
-    );
-    let report = pattern_runtime::sync_group(&db, "indexes", &policy).await?;
+    println!("\nFirst sync, on an empty database: pattern_runtime::sync(&db).group(\"indexes\")");
+    let report = pattern_runtime::sync(&db)
+        .group("indexes")
+        .options(&policy)
+        .await?;
     print!("{report}");
 
     for shard in &report.shards {
@@ -151,7 +152,10 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     }
 
     println!("\nSecond sync: nothing to do.");
-    let again = pattern_runtime::sync_group(&db, "indexes", &policy).await?;
+    let again = pattern_runtime::sync(&db)
+        .group("indexes")
+        .options(&policy)
+        .await?;
     println!(
         "  in sync: {}, created: {}",
         again.is_in_sync(),
@@ -169,7 +173,10 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         "index": { "name": "session_ttl_idx", "expireAfterSeconds": 3600 },
     })
     .await?;
-    let drift = pattern_runtime::sync_group(&db, "indexes", &policy).await?;
+    let drift = pattern_runtime::sync(&db)
+        .group("indexes")
+        .options(&policy)
+        .await?;
     for line in drift.to_string().lines() {
         if !line.ends_with("in sync") {
             println!("  {line}");
@@ -181,7 +188,10 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
 
     println!("\nWith SyncOptions::new().replace_mismatched().hide_unmanaged():");
     let options = SyncOptions::new().replace_mismatched().hide_unmanaged();
-    let fixed = pattern_runtime::sync_group(&db, "indexes", &options).await?;
+    let fixed = pattern_runtime::sync(&db)
+        .group("indexes")
+        .options(&options)
+        .await?;
     for line in fixed.to_string().lines() {
         if !line.ends_with("in sync") {
             println!("  {line}");

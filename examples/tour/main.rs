@@ -7,7 +7,7 @@
 //!
 //! Each chapter is a module and uses a database of its own, dropped at the start so the tour can
 //! run again; its models are a group (`#[model(group = "subset", ...)]`), and the chapter syncs
-//! that group in its database (`pattern_runtime::sync_group`), so no chapter creates another's
+//! that group in its database (`pattern_runtime::sync(&db).group(..)`), so no chapter creates another's
 //! collections.
 //!
 //! Every operation emits `tracing` spans and events. The tour installs `tracing-subscriber`'s

@@ -180,11 +180,14 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         .to_owned();
     let commands = Commands::default();
     let db = commands.client().await?.database(&name);
-    pattern_runtime::sync_group(&db, "outlier", &SyncOptions::new()).await?;
+    pattern_runtime::sync(&db)
+        .group("outlier")
+        .options(&SyncOptions::new())
+        .await?;
     for index in pattern_runtime::sync::list_indexes(&db, "user_posts").await? {
         if index.get_str("name")? != "_id_" {
             println!(
-                "sync_group: user_posts index {} (unique: {}), a user's overflow documents in \
+                "sync: user_posts index {} (unique: {}), a user's overflow documents in \
                  order",
                 index.get_document("key")?,
                 index.get_bool("unique").unwrap_or(false)

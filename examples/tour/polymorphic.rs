@@ -85,7 +85,10 @@ fn describe(n: &Notification) -> String {
 pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
     crate::heading("Chapter 6: polymorphic, one collection of several shapes");
     let db = crate::chapter_db(client, "polymorphic").await?;
-    pattern_runtime::sync_group(&db, "polymorphic", &SyncOptions::new()).await?;
+    pattern_runtime::sync(&db)
+        .group("polymorphic")
+        .options(&SyncOptions::new())
+        .await?;
     // `type_1` is declared by the derive: no enum index starts with the tag, and every variant's
     // handle filters on it.
     for index in pattern_runtime::sync::list_indexes(&db, "notifications").await? {

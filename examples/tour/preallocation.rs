@@ -67,7 +67,10 @@ fn clock(half_hour: u32) -> String {
 pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
     crate::heading("12. Preallocation: a room x day grid, booked atomically");
     let db = crate::chapter_db(client, "preallocation").await?;
-    pattern_runtime::sync_group(&db, "preallocation", &SyncOptions::new()).await?;
+    pattern_runtime::sync(&db)
+        .group("preallocation")
+        .options(&SyncOptions::new())
+        .await?;
     let slots = RoomDay::collection(&db).slots();
 
     println!("the scheduled job, run twice:");

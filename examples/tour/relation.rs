@@ -168,7 +168,10 @@ async fn print_tasks(db: &mongodb::Database) -> pattern_runtime::Result<()> {
 pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
     crate::heading("Chapter 8: relationships, embedded, referenced, two-way, denormalised");
     let db = crate::chapter_db(client, "relation").await?;
-    pattern_runtime::sync_group(&db, "relation", &SyncOptions::new()).await?;
+    pattern_runtime::sync(&db)
+        .group("relation")
+        .options(&SyncOptions::new())
+        .await?;
 
     // One-to-few: the addresses live in the person.
     let kate = Person {

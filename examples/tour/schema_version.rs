@@ -95,7 +95,9 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     crate::heading("Chapter 13: schema versioning");
     // It stores documents of the older shapes on purpose: no validators here.
     let db = crate::unvalidated_chapter_db(client, "schema_version").await?;
-    pattern_runtime::sync_group(&db, "schema_version", &pattern_runtime::SyncOptions::new())
+    pattern_runtime::sync(&db)
+        .group("schema_version")
+        .options(&pattern_runtime::SyncOptions::new())
         .await?;
     let stored = db.collection::<Document>("customers");
     // What three generations of the application left behind.

@@ -65,7 +65,10 @@ fn product_names(products: &[Product]) -> String {
 pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
     crate::heading("11. Tree: categories with ancestor paths");
     let db = crate::chapter_db(client, "tree").await?;
-    pattern_runtime::sync_group(&db, "tree", &SyncOptions::new()).await?;
+    pattern_runtime::sync(&db)
+        .group("tree")
+        .options(&SyncOptions::new())
+        .await?;
     let tree = Category::collection(&db).tree();
     let products = tree.holders::<Product>();
 

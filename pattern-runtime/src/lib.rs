@@ -46,7 +46,7 @@
 //!
 //! # The one handle
 //!
-//! At start-up, [`sync_indexes`] creates the declared indexes of every model in the program that
+//! At start-up, [`sync`](sync()) creates the declared indexes of every model in the program that
 //! are missing, and reports those that differ. Then every model's documents are read and written
 //! through one handle, `M::collection(&db)` (a [`ModelCollection`]), with one set of verbs:
 //! `get`, `find`, `find_one`, `count`, `insert`, `update`, `replace`, `delete` and their `_many`
@@ -67,7 +67,7 @@
 //!
 //! let client = mongodb::Client::with_uri_str("mongodb://localhost:27017").await?;
 //! let db = client.database("shop");
-//! print!("{}", pattern_runtime::sync_indexes(&db).await?);
+//! print!("{}", pattern_runtime::sync(&db).await?);
 //!
 //! let products = Product::collection(&db);
 //! let p = Product {
@@ -153,9 +153,9 @@
 //!
 //! # Sync
 //!
-//! [`sync_indexes`] syncs every model's indexes in one database; models in several databases
-//! take a `#[model(group = "..")]` and [`sync_group`], or a list ([`sync_models`]). Those two,
-//! and [`sync::sync_indexes_with`] for every model, take [`SyncOptions`], whose
+//! [`sync(&db)`](sync()) syncs every model's indexes in one database; models in several
+//! databases take a `#[model(group = "..")]` and `.group(..)`, or a list (`.models(..)`). Each
+//! takes `.options(..)`, [`SyncOptions`], whose
 //! [`validators`](SyncOptions::validators) installs the validators in the same sync
 //! ([`validator`]). Nothing is dropped or replaced unless asked. Details: [models](guide::models).
 //!
@@ -256,7 +256,7 @@ pub mod guide {
 pub use attribute::{AttributeKey, Attributes};
 pub use bucket::{Measurement, Series};
 pub use computed::ComputedFields;
-pub use doctor::{doctor, doctor_group, doctor_models, DoctorOptions};
+pub use doctor::{doctor, DoctorOptions};
 pub use error::{Error, IndexConflict, Missing, Result};
 pub use extended_ref::{Referenced, References};
 pub use finding::{CheckReport, RebuildReport, RepairReport};
@@ -276,7 +276,7 @@ pub use schema::{
 };
 pub use schema_version::{Find, Projected};
 pub use subset::Subset;
-pub use sync::{sync_group, sync_indexes, sync_models, SyncOptions};
+pub use sync::{sync, SyncOptions};
 pub use tree::{Holders, Tree};
 pub use txn::Transaction;
 pub use writes::{At, Target, Updated, Written};

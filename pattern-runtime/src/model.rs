@@ -58,7 +58,7 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + Sized + 's
     }
 
     /// Syncs this model's indexes with [`SyncOptions::default()`]: creates what is missing, reports
-    /// the rest, drops nothing. See [`sync_indexes`](crate::sync_indexes).
+    /// the rest, drops nothing. See [`sync`](crate::sync()).
     fn sync_indexes(db: &Database) -> impl Future<Output = Result<SyncReport>> + Send {
         let db = db.clone();
         async move { sync::sync_schemas(&db, &[Self::SCHEMA], &SyncOptions::default()).await }

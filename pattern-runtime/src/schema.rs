@@ -172,7 +172,7 @@ impl ModelSchema {
     }
 
     /// The group named by `#[model(group = "...")]`, if any: see
-    /// [`sync_group`](crate::sync_group).
+    /// [`sync(..).group(..)`](crate::sync::SyncRun::group).
     pub fn group(&self) -> Option<&'static str> {
         self.parts.group
     }
@@ -230,7 +230,7 @@ pub type KeptFields = Vec<(&'static str, &'static str)>;
 /// pattern known to the rest of the toolkit without the toolkit knowing the pattern.
 ///
 /// The derives list a model's specs; [`ModelSchema::specs`] finds them by type; the index sync
-/// ([`sync_indexes`](crate::sync_indexes)) calls [`indexes`](PatternSpec::indexes) and
+/// ([`sync`](crate::sync())) calls [`indexes`](PatternSpec::indexes) and
 /// [`prepare`](PatternSpec::prepare) on each. Both have defaults that do nothing.
 pub trait PatternSpec: Any + Send + Sync + fmt::Debug {
     /// The indexes this pattern needs, each with its collection (the model's own, or another
@@ -593,7 +593,7 @@ pub enum Annotation {
     },
 }
 
-/// A model's entry in the registry that [`sync_indexes`](crate::sync_indexes) reads.
+/// A model's entry in the registry that [`sync`](crate::sync()) reads.
 #[doc(hidden)]
 pub struct Registration {
     pub schema: &'static ModelSchema,

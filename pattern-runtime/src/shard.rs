@@ -49,7 +49,7 @@
 //!
 //! # At start-up
 //!
-//! The index sync ([`sync_indexes`](crate::sync_indexes) and the others) first syncs the
+//! The index sync ([`sync`](crate::sync()) and the others) first syncs the
 //! indexes, then, for each model with a shard key, asks the server what it is (`hello`, once):
 //! - on a sharded cluster (a `mongos`), it reads the collection's entry in `config.collections`:
 //!   not sharded, it creates the supporting index when no index starts with the shard key,

@@ -284,7 +284,7 @@ pub struct TestDb {
 /// test's module or an enclosing one, and every model of another crate than the test's own
 /// ([`TestDb::validated`] lists them). Outside a test function (in a program's `main`, a doc
 /// test or an example) there is no test module to go by, and no validator is installed:
-/// [`pattern_runtime::sync_models`] with
+/// [`pattern_runtime::sync`](pattern_runtime::sync()) with
 /// [`SyncOptions::validators`](pattern_runtime::SyncOptions::validators) installs them there.
 ///
 /// Its client's `appName` is the database name, so [`TestDb::fail_command`] fails this test's

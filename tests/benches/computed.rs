@@ -132,13 +132,11 @@ fn benches(c: &mut Criterion) {
     let rt = Runtime::new().unwrap();
     let test_db = rt.block_on(async {
         let db = pattern_testkit::test_db("bench_computed").await;
-        pattern_runtime::sync_models(
-            &db,
-            &[User::SCHEMA, Order::SCHEMA],
-            &pattern_runtime::SyncOptions::new(),
-        )
-        .await
-        .unwrap();
+        pattern_runtime::sync(&db)
+            .models(&[User::SCHEMA, Order::SCHEMA])
+            .options(&pattern_runtime::SyncOptions::new())
+            .await
+            .unwrap();
         let users: Vec<User> = (0..USERS)
             .map(|id| User {
                 id,

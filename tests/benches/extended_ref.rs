@@ -72,7 +72,9 @@ fn fresh(rt: &Runtime, name: &str) -> (TestDb, ObjectId) {
     rt.block_on(async {
         let db = pattern_testkit::test_db(name).await;
         let models = [Customer::SCHEMA, Order::SCHEMA, Invoice::SCHEMA];
-        pattern_runtime::sync_models(&db, &models, &Default::default())
+        pattern_runtime::sync(&db)
+            .models(&models)
+            .options(&Default::default())
             .await
             .unwrap();
         let ada = Customer {

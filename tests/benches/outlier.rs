@@ -495,13 +495,11 @@ fn benches(c: &mut Criterion) {
     let rt = Runtime::new().unwrap();
     let test_db = rt.block_on(async {
         let db = pattern_testkit::test_db("bench_outlier").await;
-        pattern_runtime::sync_models(
-            &db,
-            &[User::SCHEMA, Member::SCHEMA],
-            &pattern_runtime::SyncOptions::new(),
-        )
-        .await
-        .unwrap();
+        pattern_runtime::sync(&db)
+            .models(&[User::SCHEMA, Member::SCHEMA])
+            .options(&pattern_runtime::SyncOptions::new())
+            .await
+            .unwrap();
         db
     });
     let db = test_db.db();

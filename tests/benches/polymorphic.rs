@@ -3,7 +3,7 @@
 //! `cargo bench --ignore-rust-version -p pattern-tests --bench patterns -- polymorphic` (embedded server, or
 //! `MONGODB_URI`). One group, `polymorphic_find_10k`: every push notification of a
 //! `notifications` collection that holds 10 000 push, 5 000 email and 5 000 sms notifications
-//! (inserted in interleaved rounds, after `sync_indexes`), read as `NotificationPush`:
+//! (inserted in interleaved rounds, after `sync(&db)`), read as `NotificationPush`:
 //! - `toolkit`: `Notification::collection(&db).variant::<NotificationPush>().find(doc! {})`, which
 //!   adds `{type: "push"}` itself;
 //! - `driver`: `db.collection::<NotificationPush>("notifications").find(doc! { "type": "push" })`,

@@ -171,13 +171,11 @@ fn benches(c: &mut Criterion) {
     let rt = Runtime::new().unwrap();
     let test_db = rt.block_on(async {
         let db = pattern_testkit::test_db("bench_preallocation").await;
-        pattern_runtime::sync_models(
-            &db,
-            &[RoomDay::SCHEMA],
-            &pattern_runtime::SyncOptions::new(),
-        )
-        .await
-        .unwrap();
+        pattern_runtime::sync(&db)
+            .models(&[RoomDay::SCHEMA])
+            .options(&pattern_runtime::SyncOptions::new())
+            .await
+            .unwrap();
         db.collection::<Document>("bookings")
             .create_index(
                 IndexModel::builder()

@@ -82,7 +82,7 @@
 //!   with `chunk_size(10000)` (one `$in` of every id, the default before): two tables, judged
 //!   per id. Expected flat per id with the default; the one-query table shows what a `$in` of
 //!   10 000 ids costs on the server (superlinear on the embedded server and on secantusdb).
-//! - `doctor`: `doctor_models` with the default options over a computed target (N / 10
+//! - `doctor`: `doctor(&db).models(..)` with the default options over a computed target (N / 10
 //!   accounts) and its source (N invoices). Its checks sample 100 documents per collection, but
 //!   the validator check counts `{$nor: [validator]}` over each whole collection, and the
 //!   embedded server scans the collection for a `$sample` (both documented under "Load" in the
@@ -693,7 +693,9 @@ where
 /// A fresh database for one operation at one size.
 async fn fresh(op: &str, size: u64, models: &[&'static ModelSchema]) -> TestDb {
     let db = pattern_testkit::test_db_unvalidated(&format!("scaling_{op}_{size}")).await;
-    pattern_runtime::sync_models(&db, models, &SyncOptions::new())
+    pattern_runtime::sync(&db)
+        .models(models)
+        .options(&SyncOptions::new())
         .await
         .expect("index sync");
     db
@@ -1338,7 +1340,7 @@ async fn relation_load(cfg: &Config) -> Vec<Table> {
 async fn doctor(cfg: &Config) -> Vec<Table> {
     let mut table = Table::new(
         "doctor",
-        "doctor_models (default options) over a computed target (N / 10 accounts) and its source \
+        "doctor(..).models(..) (default options) over a computed target (N / 10 accounts) and its source \
          (N invoices)",
         "invoices",
         Verdict::Linear,
@@ -1372,8 +1374,10 @@ async fn doctor(cfg: &Config) -> Vec<Table> {
         insert_all(ScInvoice::collection(&db).raw(), invoices).await;
         let (db_ref, models) = (db.db(), &models);
         let timed = time_ops(&db, 20, |_| async move {
-            let report =
-                pattern_runtime::doctor_models(db_ref, models, &DoctorOptions::default()).await?;
+            let report = pattern_runtime::doctor(db_ref)
+                .models(models)
+                .options(&DoctorOptions::default())
+                .await?;
             Ok(format!(
                 "{} findings, {} checks skipped, sampled {:?}",
                 report.findings.len(),

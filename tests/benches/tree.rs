@@ -214,13 +214,11 @@ fn benches(c: &mut Criterion) {
     let rt = Runtime::new().unwrap();
     let test_db = rt.block_on(async {
         let db = pattern_testkit::test_db("bench_tree").await;
-        pattern_runtime::sync_models(
-            &db,
-            &[Category::SCHEMA],
-            &pattern_runtime::SyncOptions::new(),
-        )
-        .await
-        .unwrap();
+        pattern_runtime::sync(&db)
+            .models(&[Category::SCHEMA])
+            .options(&pattern_runtime::SyncOptions::new())
+            .await
+            .unwrap();
         setup(&db).await;
         db
     });

@@ -319,7 +319,9 @@ async fn setup(name: &str) -> TestDb {
 
 /// [`setup`] in `db`.
 async fn setup_in(db: TestDb) -> TestDb {
-    pattern_runtime::sync_group(&db, "nc", &SyncOptions::new())
+    pattern_runtime::sync(&db)
+        .group("nc")
+        .options(&SyncOptions::new())
         .await
         .unwrap();
     // The clubs' ClubRef copies need the clubs; the clubs' MemberRef copies need the members.
@@ -840,7 +842,9 @@ const DRIFT: [Check; 9] = [
 
 /// The doctor's drift findings over the whole group (a sample larger than every collection).
 async fn doctor_drift(db: &Database) -> Vec<pattern_runtime::doctor::Finding> {
-    let report = pattern_runtime::doctor_group(db, "nc", &DoctorOptions::new().sample_size(10_000))
+    let report = pattern_runtime::doctor(db)
+        .group("nc")
+        .options(&DoctorOptions::new().sample_size(10_000))
         .await
         .unwrap();
     report

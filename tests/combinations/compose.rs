@@ -15,9 +15,7 @@ use bson::{doc, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::derived::dependents_of;
 use pattern_runtime::At;
-use pattern_runtime::{
-    doctor_group, sync_group, tree::Deletion, DoctorOptions, Model, SyncOptions,
-};
+use pattern_runtime::{doctor, sync, tree::Deletion, DoctorOptions, Model, SyncOptions};
 use pattern_testkit::{test_db, TestDb};
 use serde::{Deserialize, Serialize};
 
@@ -64,7 +62,9 @@ fn genre(slug: &str, parent: Option<&str>) -> Genre {
 /// A fresh database with the models of `group` synced.
 async fn synced(name: &str, group: &str) -> TestDb {
     let db = test_db(name).await;
-    sync_group(&db, group, &SyncOptions::default())
+    sync(&db)
+        .group(group)
+        .options(&SyncOptions::default())
         .await
         .unwrap();
     db
@@ -84,7 +84,9 @@ async fn stored<M: Model>(db: &TestDb) -> Vec<M> {
 }
 
 async fn assert_clean(db: &TestDb, group: &str) {
-    let report = doctor_group(db, group, &DoctorOptions::new().sample_size(1000))
+    let report = doctor(db)
+        .group(group)
+        .options(&DoctorOptions::new().sample_size(1000))
         .await
         .unwrap();
     let findings: Vec<String> = report.findings.iter().map(ToString::to_string).collect();
@@ -273,7 +275,9 @@ async fn assert_counts(db: &TestDb) {
 
 async fn aisles(name: &str) -> TestDb {
     let db = test_db(name).await;
-    sync_group(&db, "compose_aisles", &SyncOptions::default())
+    sync(&db)
+        .group("compose_aisles")
+        .options(&SyncOptions::default())
         .await
         .unwrap();
     let tree = Aisle::collection(&db).tree();
@@ -445,7 +449,9 @@ struct Review {
 
 async fn records(name: &str) -> TestDb {
     let db = test_db(name).await;
-    sync_group(&db, "compose_records", &SyncOptions::default())
+    sync(&db)
+        .group("compose_records")
+        .options(&SyncOptions::default())
         .await
         .unwrap();
     Shelf::collection(&db)
@@ -1064,13 +1070,11 @@ async fn the_doctor_reports_tree_drift_and_repair_fixes_it() {
         .update_one(doc! { "_id": 1 }, doc! { "$set": { "genrePath": ["x"] } })
         .await
         .unwrap();
-    let report = doctor_group(
-        &db,
-        "compose_genres",
-        &DoctorOptions::new().sample_size(1000),
-    )
-    .await
-    .unwrap();
+    let report = doctor(&db)
+        .group("compose_genres")
+        .options(&DoctorOptions::new().sample_size(1000))
+        .await
+        .unwrap();
     let drift: Vec<(&str, &str)> = report
         .with_check(pattern_runtime::doctor::Check::TreeDrift)
         .map(|f| (f.collection.as_str(), f.subject.as_str()))
@@ -1139,13 +1143,11 @@ async fn the_doctor_reports_outlier_drift_and_rebuild_fixes_it() {
         .update_one(doc! { "_id": 1 }, doc! { "$set": { "postCount": 3 } })
         .await
         .unwrap();
-    let report = doctor_group(
-        &db,
-        "compose_feeds",
-        &DoctorOptions::new().sample_size(1000),
-    )
-    .await
-    .unwrap();
+    let report = doctor(&db)
+        .group("compose_feeds")
+        .options(&DoctorOptions::new().sample_size(1000))
+        .await
+        .unwrap();
     assert_eq!(report.findings.len(), 1, "{report}");
     let f = &report.findings[0];
     assert_eq!(f.check, pattern_runtime::doctor::Check::OutlierDrift);
@@ -1263,13 +1265,11 @@ async fn the_doctor_reports_two_way_drift_and_repair_fixes_it() {
         .update_one(doc! { "_id": 11 }, doc! { "$set": { "owner": 2 } })
         .await
         .unwrap();
-    let report = doctor_group(
-        &db,
-        "compose_two_way",
-        &DoctorOptions::new().sample_size(1000),
-    )
-    .await
-    .unwrap();
+    let report = doctor(&db)
+        .group("compose_two_way")
+        .options(&DoctorOptions::new().sample_size(1000))
+        .await
+        .unwrap();
     let drift: Vec<(&str, &str)> = report
         .with_check(pattern_runtime::doctor::Check::TwoWayDrift)
         .map(|f| (f.collection.as_str(), f.subject.as_str()))

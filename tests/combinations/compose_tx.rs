@@ -17,8 +17,7 @@ use futures_util::TryStreamExt;
 use pattern_runtime::approximation::{SampledCounter, ShardedCounter};
 use pattern_runtime::validator::{sync_validators, ValidatorOptions};
 use pattern_runtime::{
-    doctor_group, sync_group, DoctorOptions, Fields, Measurement, Model, Ref, SyncOptions,
-    Transaction,
+    doctor, sync, DoctorOptions, Fields, Measurement, Model, Ref, SyncOptions, Transaction,
 };
 use pattern_testkit::{test_db, test_db_unvalidated, TestDb};
 use serde::{Deserialize, Serialize};
@@ -149,7 +148,9 @@ fn member(id: &str) -> Member {
 
 async fn club(name: &str) -> TestDb {
     let db = test_db(name).await;
-    sync_group(&db, "compose_club", &SyncOptions::default())
+    sync(&db)
+        .group("compose_club")
+        .options(&SyncOptions::default())
         .await
         .unwrap();
     // Every write below meets the models' own validators, strict, refusing, and closed to
@@ -260,7 +261,9 @@ fn int(doc: &Document, field: &str) -> i64 {
 }
 
 async fn assert_clean(db: &TestDb) {
-    let report = doctor_group(db, "compose_club", &DoctorOptions::new().sample_size(1000))
+    let report = doctor(db)
+        .group("compose_club")
+        .options(&DoctorOptions::new().sample_size(1000))
         .await
         .unwrap();
     let findings: Vec<String> = report
@@ -571,7 +574,9 @@ enum Shape {
 async fn writes_nothing_derives_from_send_one_command_as_before() {
     // It sets a field no model declares.
     let db = test_db_unvalidated("compose_tx_no_extra").await;
-    sync_group(&db, "compose_lone", &SyncOptions::default())
+    sync(&db)
+        .group("compose_lone")
+        .options(&SyncOptions::default())
         .await
         .unwrap();
     Loner::collection(&db)

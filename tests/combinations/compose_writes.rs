@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use bson::oid::ObjectId;
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
-use pattern_runtime::{sync_group, tree::Deletion, Error, Model, SyncOptions};
+use pattern_runtime::{sync, tree::Deletion, Error, Model, SyncOptions};
 use pattern_testkit::{test_db, test_db_unvalidated, TestDb};
 use serde::{Deserialize, Serialize};
 
@@ -118,7 +118,9 @@ struct Team {
 
 async fn synced(name: &str, group: &str) -> TestDb {
     let db = test_db(name).await;
-    sync_group(&db, group, &SyncOptions::default())
+    sync(&db)
+        .group(group)
+        .options(&SyncOptions::default())
         .await
         .unwrap();
     db
@@ -128,7 +130,9 @@ async fn synced(name: &str, group: &str) -> TestDb {
 /// models do not describe on purpose (around the toolkit, or hostile).
 async fn synced_unvalidated(name: &str, group: &str) -> TestDb {
     let db = test_db_unvalidated(name).await;
-    sync_group(&db, group, &SyncOptions::default())
+    sync(&db)
+        .group(group)
+        .options(&SyncOptions::default())
         .await
         .unwrap();
     db

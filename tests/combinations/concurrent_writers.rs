@@ -375,7 +375,9 @@ macro_rules! refused_input {
 }
 
 async fn sync(db: &Database, models: &[&'static ModelSchema]) {
-    pattern_runtime::sync_models(db, models, &SyncOptions::new())
+    pattern_runtime::sync(db)
+        .models(models)
+        .options(&SyncOptions::new())
         .await
         .expect("indexes synced");
 }
@@ -1952,7 +1954,9 @@ fn reading(meter: &str, writer: i32, seq: i32, kwh: f64) -> MeterReading {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn buckets_from_many_writers_lose_nothing_keep_their_cap_and_refuse_hostile_values() {
     let db = pattern_testkit::test_db("newcomer_concurrent_buckets").await;
-    pattern_runtime::sync_models(&db, &[MeterReading::SCHEMA], &SyncOptions::new())
+    pattern_runtime::sync(&db)
+        .models(&[MeterReading::SCHEMA])
+        .options(&SyncOptions::new())
         .await
         .expect("synced");
     let database: Database = (*db).clone();
@@ -2411,7 +2415,9 @@ async fn everything(db: &TestDb) -> HashMap<String, Shelf> {
         .push("p0", track("t0", "p0", "a0", 60.0, 0))
         .await
         .unwrap();
-    pattern_runtime::sync_models(db, &[MeterReading::SCHEMA], &SyncOptions::new())
+    pattern_runtime::sync(db)
+        .models(&[MeterReading::SCHEMA])
+        .options(&SyncOptions::new())
         .await
         .unwrap();
     MeterReading::series(db)

@@ -8,9 +8,7 @@
 
 use bson::{doc, Bson, Document};
 use pattern_runtime::tree::Deletion;
-use pattern_runtime::{
-    sync_group, CheckReport, Error, Fields, Model, Ref, SyncOptions, Transaction,
-};
+use pattern_runtime::{sync, CheckReport, Error, Fields, Model, Ref, SyncOptions, Transaction};
 use pattern_testkit::docs;
 use pattern_testkit::{test_db, test_db_unvalidated, TestDb};
 use serde::{Deserialize, Serialize};
@@ -21,7 +19,9 @@ use serde::{Deserialize, Serialize};
 
 async fn synced(name: &str, group: &str) -> TestDb {
     let db = test_db(name).await;
-    sync_group(&db, group, &SyncOptions::default())
+    sync(&db)
+        .group(group)
+        .options(&SyncOptions::default())
         .await
         .unwrap();
     db
@@ -31,7 +31,9 @@ async fn synced(name: &str, group: &str) -> TestDb {
 /// models do not describe on purpose (around the toolkit, or hostile).
 async fn synced_unvalidated(name: &str, group: &str) -> TestDb {
     let db = test_db_unvalidated(name).await;
-    sync_group(&db, group, &SyncOptions::default())
+    sync(&db)
+        .group(group)
+        .options(&SyncOptions::default())
         .await
         .unwrap();
     db

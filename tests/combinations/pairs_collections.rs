@@ -2,7 +2,7 @@
 //! preallocation. Each test syncs its own group, runs every write of both patterns through the
 //! toolkit's handles, then both bound to one caller transaction (aborted: nothing kept;
 //! committed: everything there), compares the raw documents with what the test computes, and
-//! ends with every handle's `check()` clean and `doctor_group` without findings.
+//! ends with every handle's `check()` clean and `doctor(&db).group(..)` without findings.
 //!
 //! | pair | how combined | test |
 //! | --- | --- | --- |
@@ -35,8 +35,8 @@ use std::time::Duration;
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::{
-    doctor_group, sync_group, CheckReport, DoctorOptions, Error, Fields, Model, Ref, RepairReport,
-    SyncOptions, Transaction,
+    doctor, sync, CheckReport, DoctorOptions, Error, Fields, Model, Ref, RepairReport, SyncOptions,
+    Transaction,
 };
 use pattern_testkit::{test_db, TestDb};
 use serde::{Deserialize, Serialize};
@@ -46,7 +46,9 @@ use serde::{Deserialize, Serialize};
 /// A fresh database with `group` synced.
 async fn synced(name: &str, group: &str) -> TestDb {
     let db = test_db(name).await;
-    sync_group(&db, group, &SyncOptions::default())
+    sync(&db)
+        .group(group)
+        .options(&SyncOptions::default())
         .await
         .unwrap();
     db
@@ -131,7 +133,9 @@ fn assert_repaired_nothing(report: &RepairReport) {
 }
 
 async fn assert_doctor_clean(db: &TestDb, group: &str) {
-    let report = doctor_group(db, group, &DoctorOptions::new().sample_size(1000))
+    let report = doctor(db)
+        .group(group)
+        .options(&DoctorOptions::new().sample_size(1000))
         .await
         .unwrap();
     let findings: Vec<String> = report.findings.iter().map(ToString::to_string).collect();
@@ -896,7 +900,9 @@ async fn variant_writes_leave_a_subset_of_them_stale() {
     if let Some(found) = drift("after update_one", raw(&db, "ps_feeds", 1_i64).await, &all) {
         broken.push(found);
         let checked = recent.check().await.unwrap();
-        let doctor = doctor_group(&db, group, &DoctorOptions::new().sample_size(1000))
+        let doctor = doctor(&db)
+            .group(group)
+            .options(&DoctorOptions::new().sample_size(1000))
             .await
             .unwrap();
         if checked.is_clean() && doctor.findings.is_empty() {

@@ -40,9 +40,7 @@ use futures_util::TryStreamExt;
 use pattern_runtime::approximation::{
     BatchedCounter, Random, SampledCounter, ShardedCounter, ShardedField,
 };
-use pattern_runtime::{
-    doctor_group, sync_group, CheckReport, DoctorOptions, Measurement, Model, SyncOptions,
-};
+use pattern_runtime::{doctor, sync, CheckReport, DoctorOptions, Measurement, Model, SyncOptions};
 use pattern_testkit::docs;
 use pattern_testkit::{test_db, test_db_unvalidated, TestDb};
 use serde::{Deserialize, Serialize};
@@ -52,7 +50,9 @@ use serde::{Deserialize, Serialize};
 /// A fresh database with the models of `group` synced.
 async fn synced(name: &str, group: &str) -> TestDb {
     let db = test_db(name).await;
-    sync_group(&db, group, &SyncOptions::default())
+    sync(&db)
+        .group(group)
+        .options(&SyncOptions::default())
         .await
         .unwrap();
     db
@@ -62,7 +62,9 @@ async fn synced(name: &str, group: &str) -> TestDb {
 /// models do not describe on purpose (around the toolkit, or hostile).
 async fn synced_unvalidated(name: &str, group: &str) -> TestDb {
     let db = test_db_unvalidated(name).await;
-    sync_group(&db, group, &SyncOptions::default())
+    sync(&db)
+        .group(group)
+        .options(&SyncOptions::default())
         .await
         .unwrap();
     db
@@ -104,7 +106,9 @@ fn assert_checks(reports: Vec<CheckReport>) {
 
 /// The doctor finds nothing in `group`.
 async fn assert_doctor_clean(db: &TestDb, group: &str) {
-    let report = doctor_group(db, group, &DoctorOptions::new().sample_size(1000))
+    let report = doctor(db)
+        .group(group)
+        .options(&DoctorOptions::new().sample_size(1000))
         .await
         .unwrap();
     let findings: Vec<String> = report.findings.iter().map(ToString::to_string).collect();

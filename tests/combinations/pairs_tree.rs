@@ -41,7 +41,7 @@ use bson::oid::ObjectId;
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::{
-    doctor_group, sync_group, tree::Deletion, DoctorOptions, Error, Fields, Model, Ref, SyncOptions,
+    doctor, sync, tree::Deletion, DoctorOptions, Error, Fields, Model, Ref, SyncOptions,
 };
 use pattern_testkit::{test_db, test_db_unvalidated, TestDb};
 use serde::{Deserialize, Serialize};
@@ -53,7 +53,9 @@ use serde::{Deserialize, Serialize};
 /// A fresh database with the models of `group` synced.
 async fn synced(name: &str, group: &str) -> TestDb {
     let db = test_db(name).await;
-    sync_group(&db, group, &SyncOptions::default())
+    sync(&db)
+        .group(group)
+        .options(&SyncOptions::default())
         .await
         .unwrap();
     db
@@ -63,7 +65,9 @@ async fn synced(name: &str, group: &str) -> TestDb {
 /// models do not describe on purpose (around the toolkit, or hostile).
 async fn synced_unvalidated(name: &str, group: &str) -> TestDb {
     let db = test_db_unvalidated(name).await;
-    sync_group(&db, group, &SyncOptions::default())
+    sync(&db)
+        .group(group)
+        .options(&SyncOptions::default())
         .await
         .unwrap();
     db
@@ -93,7 +97,9 @@ async fn count(db: &mongodb::Database, collection: &str, filter: Document) -> u6
 
 /// The doctor finds nothing in the group.
 async fn assert_doctor_clean(db: &TestDb, group: &str) {
-    let report = doctor_group(db, group, &DoctorOptions::new().sample_size(1000))
+    let report = doctor(db)
+        .group(group)
+        .options(&DoctorOptions::new().sample_size(1000))
         .await
         .unwrap();
     let findings: Vec<String> = report.findings.iter().map(ToString::to_string).collect();
@@ -107,7 +113,9 @@ async fn assert_doctor_clean_but(
     group: &str,
     known: &[(pattern_runtime::doctor::Check, &str)],
 ) {
-    let report = doctor_group(db, group, &DoctorOptions::new().sample_size(1000))
+    let report = doctor(db)
+        .group(group)
+        .options(&DoctorOptions::new().sample_size(1000))
         .await
         .unwrap();
     let findings: Vec<String> = report
@@ -735,7 +743,9 @@ async fn tree_x_extended_ref_a_holders_copy_of_its_node_follows_it() {
         checked.findings.iter().any(|f| f.subject == "rack"),
         "{checked}"
     );
-    let report = doctor_group(&db, "pt_nodecopy", &DoctorOptions::new().sample_size(1000))
+    let report = doctor(&db)
+        .group("pt_nodecopy")
+        .options(&DoctorOptions::new().sample_size(1000))
         .await
         .unwrap();
     assert!(

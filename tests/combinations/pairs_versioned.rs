@@ -1,5 +1,5 @@
 //! Document versioning (`#[versioned]`, `#[version]`) combined with each other pattern, each
-//! pair in a group of its own, synced with `sync_group` and audited with `doctor_group`.
+//! pair in a group of its own, synced with `sync(&db).group(..)` and audited with `doctor(&db).group(..)`.
 //!
 //! | pair | how combined | here |
 //! | --- | --- | --- |
@@ -20,7 +20,7 @@
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::At;
-use pattern_runtime::{doctor_group, sync_group, DoctorOptions, Model, SyncOptions};
+use pattern_runtime::{doctor, sync, DoctorOptions, Model, SyncOptions};
 use pattern_testkit::{test_db, TestDb};
 use serde::{Deserialize, Serialize};
 
@@ -29,7 +29,9 @@ use serde::{Deserialize, Serialize};
 /// A fresh database with the models of `group` synced.
 async fn synced(name: &str, group: &str) -> TestDb {
     let db = test_db(name).await;
-    sync_group(&db, group, &SyncOptions::default())
+    sync(&db)
+        .group(group)
+        .options(&SyncOptions::default())
         .await
         .unwrap();
     db
@@ -37,7 +39,9 @@ async fn synced(name: &str, group: &str) -> TestDb {
 
 /// The doctor, over every model of `group`, finds nothing.
 async fn assert_doctor_clean(db: &TestDb, group: &str) {
-    let report = doctor_group(db, group, &DoctorOptions::new().sample_size(1000))
+    let report = doctor(db)
+        .group(group)
+        .options(&DoctorOptions::new().sample_size(1000))
         .await
         .unwrap();
     let findings: Vec<String> = report.findings.iter().map(ToString::to_string).collect();
@@ -660,13 +664,11 @@ async fn stale_copy_of_a_versioned_source_names_a_repair_it_has() {
         )
         .await
         .unwrap();
-    let report = doctor_group(
-        &db,
-        "pv_extref_source",
-        &DoctorOptions::new().sample_size(1000),
-    )
-    .await
-    .unwrap();
+    let report = doctor(&db)
+        .group("pv_extref_source")
+        .options(&DoctorOptions::new().sample_size(1000))
+        .await
+        .unwrap();
     let stale: Vec<_> = report
         .with_check(pattern_runtime::doctor::Check::StaleCopy)
         .collect();

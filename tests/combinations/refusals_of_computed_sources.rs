@@ -365,9 +365,8 @@ fn aisle(id: &str, parent: Option<&str>) -> RefusalAisle {
 /// owners `o1` and `o2`, the shelf `s1` and the aisles `a` > `a1`.
 async fn setup(name: &str) -> TestDb {
     let db = test_db(name).await;
-    pattern_runtime::sync_models(
-        &db,
-        &[
+    pattern_runtime::sync(&db)
+        .models(&[
             RefusalOwner::SCHEMA,
             RefusalShelf::SCHEMA,
             RefusalBook::SCHEMA,
@@ -377,11 +376,10 @@ async fn setup(name: &str) -> TestDb {
             RefusalPayment::SCHEMA,
             RefusalPart::SCHEMA,
             RefusalBin::SCHEMA,
-        ],
-        &SyncOptions::new(),
-    )
-    .await
-    .unwrap();
+        ])
+        .options(&SyncOptions::new())
+        .await
+        .unwrap();
     RefusalOwner::collection(&db)
         .raw()
         .insert_many([owner("o1"), owner("o2")])

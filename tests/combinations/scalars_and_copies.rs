@@ -10,8 +10,7 @@ use std::collections::BTreeMap;
 use bson::{doc, oid::ObjectId, Bson, DateTime, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::{
-    sync::IndexStatus, sync::SyncReport, sync_models, Error, Fields, Model, Ref, SyncOptions,
-    Transaction,
+    sync, sync::IndexStatus, sync::SyncReport, Error, Fields, Model, Ref, SyncOptions, Transaction,
 };
 use pattern_testkit::test_db;
 use serde::{Deserialize, Serialize};
@@ -772,11 +771,15 @@ async fn index_sync_twice_changes_nothing_the_second_time() {
         .collect();
     assert_eq!(names, ["user_1_seenAt_-1", "createdAt_1", "token_1"]);
 
-    let first = sync_models(&db, &[NsSession::SCHEMA], &SyncOptions::new())
+    let first = sync(&db)
+        .models(&[NsSession::SCHEMA])
+        .options(&SyncOptions::new())
         .await
         .unwrap();
     assert_eq!(first.created().count(), 3, "{first}");
-    let second = sync_models(&db, &[NsSession::SCHEMA], &SyncOptions::new())
+    let second = sync(&db)
+        .models(&[NsSession::SCHEMA])
+        .options(&SyncOptions::new())
         .await
         .unwrap();
     in_sync_all(&second);
@@ -830,7 +833,9 @@ async fn index_sync_sees_numerically_equal_options_as_the_same_index() {
         .unwrap();
 
     for round in 0..2 {
-        let report = sync_models(&db, &[NsSession::SCHEMA], &SyncOptions::new())
+        let report = sync(&db)
+            .models(&[NsSession::SCHEMA])
+            .options(&SyncOptions::new())
             .await
             .unwrap();
         assert!(
@@ -841,13 +846,11 @@ async fn index_sync_sees_numerically_equal_options_as_the_same_index() {
         in_sync_all(&report);
     }
     // Also with replace_mismatched: nothing is dropped and created again.
-    let report = sync_models(
-        &db,
-        &[NsSession::SCHEMA],
-        &SyncOptions::new().replace_mismatched(),
-    )
-    .await
-    .unwrap();
+    let report = sync(&db)
+        .models(&[NsSession::SCHEMA])
+        .options(&SyncOptions::new().replace_mismatched())
+        .await
+        .unwrap();
     assert!(report.is_in_sync(), "{report}");
     assert_eq!(
         pattern_runtime::sync::list_indexes(&db, "ns_sessions")
@@ -866,7 +869,9 @@ async fn index_sync_sees_numerically_equal_options_as_the_same_index() {
     })
     .await
     .unwrap();
-    let report = sync_models(&db2, &[NsSession::SCHEMA], &SyncOptions::new())
+    let report = sync(&db2)
+        .models(&[NsSession::SCHEMA])
+        .options(&SyncOptions::new())
         .await
         .unwrap();
     let ttl = report.get("ns_sessions", "createdAt_1").unwrap();
@@ -888,7 +893,9 @@ async fn index_sync_reports_a_genuinely_different_option() {
     .await
     .unwrap();
     for _ in 0..2 {
-        let report = sync_models(&db, &[NsSession::SCHEMA], &SyncOptions::new())
+        let report = sync(&db)
+            .models(&[NsSession::SCHEMA])
+            .options(&SyncOptions::new())
             .await
             .unwrap();
         assert!(!report.is_in_sync());
@@ -904,19 +911,19 @@ async fn index_sync_reports_a_genuinely_different_option() {
     }
     assert_eq!(stored_ttl(&db).await, Some(7200), "left as it was");
 
-    let fixed = sync_models(
-        &db,
-        &[NsSession::SCHEMA],
-        &SyncOptions::new().replace_mismatched(),
-    )
-    .await
-    .unwrap();
+    let fixed = sync(&db)
+        .models(&[NsSession::SCHEMA])
+        .options(&SyncOptions::new().replace_mismatched())
+        .await
+        .unwrap();
     let replaced = fixed
         .indexes
         .iter()
         .filter(|r| matches!(r.status, IndexStatus::Replaced { .. }));
     assert_eq!(replaced.count(), 2, "{fixed}");
-    let after = sync_models(&db, &[NsSession::SCHEMA], &SyncOptions::new())
+    let after = sync(&db)
+        .models(&[NsSession::SCHEMA])
+        .options(&SyncOptions::new())
         .await
         .unwrap();
     in_sync_all(&after);

@@ -18,9 +18,7 @@ use std::marker::PhantomData;
 use bson::oid::ObjectId;
 use bson::{doc, Bson, Document};
 use pattern_runtime::approximation::{BatchedCounter, SampledCounter};
-use pattern_runtime::{
-    limits::MAX_VALUE_DEPTH, sync_group, Error, Fields, IntoId, Model, SyncOptions,
-};
+use pattern_runtime::{limits::MAX_VALUE_DEPTH, sync, Error, Fields, IntoId, Model, SyncOptions};
 use pattern_testkit::{test_db, test_db_unvalidated, TestDb};
 use serde::{Deserialize, Serialize};
 
@@ -34,7 +32,9 @@ async fn synced(name: &str) -> TestDb {
 
 /// [`synced`] in `db`.
 async fn synced_in(db: TestDb) -> TestDb {
-    sync_group(&db, "nti", &SyncOptions::default())
+    sync(&db)
+        .group("nti")
+        .options(&SyncOptions::default())
         .await
         .unwrap();
     db

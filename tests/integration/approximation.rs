@@ -286,7 +286,9 @@ async fn bad_settings_are_typed_errors_before_anything_is_written() {
 #[tokio::test]
 async fn a_deleted_documents_shards_go_with_it_or_are_reported() {
     let db = test_db("approx_orphans").await;
-    pattern_runtime::sync_models(&db, &[Page::SCHEMA], &Default::default())
+    pattern_runtime::sync(&db)
+        .models(&[Page::SCHEMA])
+        .options(&Default::default())
         .await
         .unwrap();
     let page = |id: &str| Page {
@@ -325,23 +327,19 @@ async fn a_deleted_documents_shards_go_with_it_or_are_reported() {
             .unwrap(),
         40
     );
-    let report = pattern_runtime::doctor::doctor_models(
-        &db,
-        &[Page::SCHEMA],
-        &pattern_runtime::doctor::DoctorOptions::new(),
-    )
-    .await
-    .unwrap();
+    let report = pattern_runtime::doctor(&db)
+        .models(&[Page::SCHEMA])
+        .options(&pattern_runtime::doctor::DoctorOptions::new())
+        .await
+        .unwrap();
     assert!(report.is_clean(), "{report}");
     // Around it: the doctor names the document whose shards are left.
     pages.raw().delete_one(doc! { "_id": "faq" }).await.unwrap();
-    let report = pattern_runtime::doctor::doctor_models(
-        &db,
-        &[Page::SCHEMA],
-        &pattern_runtime::doctor::DoctorOptions::new(),
-    )
-    .await
-    .unwrap();
+    let report = pattern_runtime::doctor(&db)
+        .models(&[Page::SCHEMA])
+        .options(&pattern_runtime::doctor::DoctorOptions::new())
+        .await
+        .unwrap();
     let orphans: Vec<_> = report
         .with_check(pattern_runtime::doctor::Check::Orphans)
         .collect();

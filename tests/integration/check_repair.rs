@@ -10,8 +10,7 @@ use bson::oid::ObjectId;
 use bson::{doc, Bson, DateTime, Document};
 use pattern_runtime::doctor::{Check, Finding};
 use pattern_runtime::{
-    doctor_group, sync_group, CheckReport, DoctorOptions, Fields, Measurement, Model, Ref,
-    RepairReport, SyncOptions,
+    sync, CheckReport, DoctorOptions, Fields, Measurement, Model, Ref, RepairReport, SyncOptions,
 };
 use pattern_testkit::{test_db, test_db_unvalidated, TestDb};
 use serde::{Deserialize, Serialize};
@@ -25,7 +24,9 @@ async fn fresh(pattern: &str, group: &str) -> TestDb {
 
 /// [`fresh`] in `db`.
 async fn fresh_in(db: TestDb, group: &str) -> TestDb {
-    sync_group(&db, group, &SyncOptions::default())
+    sync(&db)
+        .group(group)
+        .options(&SyncOptions::default())
         .await
         .unwrap();
     db
@@ -34,7 +35,9 @@ async fn fresh_in(db: TestDb, group: &str) -> TestDb {
 /// The doctor's findings over the models of `group` (every document sampled), without the
 /// unused indexes a fresh database has.
 async fn doctor(db: &TestDb, group: &str) -> Vec<Finding> {
-    let report = doctor_group(db, group, &DoctorOptions::new().sample_size(1000))
+    let report = pattern_runtime::doctor(db)
+        .group(group)
+        .options(&DoctorOptions::new().sample_size(1000))
         .await
         .unwrap();
     assert!(report.skipped.is_empty(), "{report}");
@@ -1552,13 +1555,11 @@ mod rebuild {
 
     async fn accounts_db(name: &str) -> TestDb {
         let db = test_db(name).await;
-        pattern_runtime::sync_models(
-            &db,
-            &[Account::SCHEMA, Charge::SCHEMA, Statement::SCHEMA],
-            &SyncOptions::new(),
-        )
-        .await
-        .unwrap();
+        pattern_runtime::sync(&db)
+            .models(&[Account::SCHEMA, Charge::SCHEMA, Statement::SCHEMA])
+            .options(&SyncOptions::new())
+            .await
+            .unwrap();
         db
     }
 
@@ -1832,7 +1833,9 @@ mod rebuild {
 
     async fn shelves_db(name: &str) -> TestDb {
         let db = test_db(name).await;
-        pattern_runtime::sync_models(&db, &[Shelf::SCHEMA, Book::SCHEMA], &SyncOptions::new())
+        pattern_runtime::sync(&db)
+            .models(&[Shelf::SCHEMA, Book::SCHEMA])
+            .options(&SyncOptions::new())
             .await
             .unwrap();
         db
@@ -2059,9 +2062,8 @@ mod rebuild {
     #[tokio::test]
     async fn hostile_ids_and_keys_are_literals_or_typed_refusals() {
         let db = test_db("rebuild_hostile").await;
-        pattern_runtime::sync_models(
-            &db,
-            &[
+        pattern_runtime::sync(&db)
+            .models(&[
                 Account::SCHEMA,
                 Charge::SCHEMA,
                 Statement::SCHEMA,
@@ -2071,11 +2073,10 @@ mod rebuild {
                 Player::SCHEMA,
                 Gadget::SCHEMA,
                 Log::SCHEMA,
-            ],
-            &SyncOptions::new(),
-        )
-        .await
-        .unwrap();
+            ])
+            .options(&SyncOptions::new())
+            .await
+            .unwrap();
         seed_accounts(&db).await;
         seed_shelves(&db).await;
         for id in ["t1", "t2"] {

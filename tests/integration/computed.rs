@@ -111,13 +111,11 @@ async fn expected(db: &mongodb::Database, id: &str) -> (i64, i32, Option<i64>, O
 
 async fn setup(name: &str, users: &[&str]) -> pattern_testkit::TestDb {
     let db = test_db(name).await;
-    pattern_runtime::sync_models(
-        &db,
-        &[User::SCHEMA, Order::SCHEMA, Review::SCHEMA],
-        &pattern_runtime::SyncOptions::new(),
-    )
-    .await
-    .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[User::SCHEMA, Order::SCHEMA, Review::SCHEMA])
+        .options(&pattern_runtime::SyncOptions::new())
+        .await
+        .unwrap();
     for u in users {
         User::collection(&db)
             .raw()

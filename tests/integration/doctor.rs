@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use bson::{doc, DateTime, Document};
 use futures_util::TryStreamExt;
-use pattern_runtime::doctor::{doctor_models, Check, DoctorOptions, DoctorReport};
+use pattern_runtime::doctor::{doctor, Check, DoctorOptions, DoctorReport};
 use pattern_runtime::{sync::list_indexes, Fields, Measurement, Model, ModelSchema};
 // These tests seed drifted documents around the toolkit on purpose.
 use pattern_testkit::{test_db_unvalidated as test_db, TestDb};
@@ -283,7 +283,9 @@ async fn a_seeded_database_yields_exactly_its_problems() {
         Product::SCHEMA,
         Review::SCHEMA,
     ];
-    pattern_runtime::sync_models(&db, &models, &Default::default())
+    pattern_runtime::sync(&db)
+        .models(&models)
+        .options(&Default::default())
         .await
         .expect("sync");
     write_well(&db, 2 * 1024 * 1024).await;
@@ -322,13 +324,11 @@ async fn a_seeded_database_yields_exactly_its_problems() {
         use_indexes(&db, collection, &["email_1"]).await;
     }
     db.take_commands();
-    let report = doctor_models(
-        &db,
-        &models,
-        &DoctorOptions::new().unused_after(Duration::ZERO),
-    )
-    .await
-    .expect("doctor");
+    let report = doctor(&db)
+        .models(&models)
+        .options(&DoctorOptions::new().unused_after(Duration::ZERO))
+        .await
+        .expect("doctor");
     println!("{report}");
     // It only reads: every command it sent is a read.
     let sent: BTreeSet<String> = db.take_commands().into_iter().map(|c| c.name).collect();
@@ -396,7 +396,9 @@ async fn a_clean_database_yields_none() {
         Review::SCHEMA,
         Shop::SCHEMA,
     ];
-    pattern_runtime::sync_models(&db, &models, &Default::default())
+    pattern_runtime::sync(&db)
+        .models(&models)
+        .options(&Default::default())
         .await
         .expect("sync");
     write_well(&db, 1000).await;
@@ -415,13 +417,11 @@ async fn a_clean_database_yields_none() {
     for collection in ["customers", "invoices", "reviews", "shops"] {
         use_indexes(&db, collection, &[]).await;
     }
-    let report = doctor_models(
-        &db,
-        &models,
-        &DoctorOptions::new().unused_after(Duration::ZERO),
-    )
-    .await
-    .expect("doctor");
+    let report = doctor(&db)
+        .models(&models)
+        .options(&DoctorOptions::new().unused_after(Duration::ZERO))
+        .await
+        .expect("doctor");
     assert!(report.is_clean(), "{report}");
     assert!(
         report
@@ -442,7 +442,9 @@ async fn every_other_check_finds_its_problem() {
         Purchase::SCHEMA,
         <Tick as Measurement>::SCHEMA,
     ];
-    pattern_runtime::sync_models(&db, &synced, &Default::default())
+    pattern_runtime::sync(&db)
+        .models(&synced)
+        .options(&Default::default())
         .await
         .expect("sync");
     Shop::collection(&db)
@@ -505,7 +507,9 @@ async fn every_other_check_finds_its_problem() {
         .await
         .expect("overfill");
     // A subset within its limit and rightly counted, but out of its order (newest first).
-    pattern_runtime::sync_models(&db, &[Product::SCHEMA], &Default::default())
+    pattern_runtime::sync(&db)
+        .models(&[Product::SCHEMA])
+        .options(&Default::default())
         .await
         .expect("sync");
     Product::collection(&db)
@@ -538,13 +542,11 @@ async fn every_other_check_finds_its_problem() {
         <Tick as Measurement>::SCHEMA,
         Product::SCHEMA,
     ];
-    let report = doctor_models(
-        &db,
-        &models,
-        &DoctorOptions::new().unused_after(Duration::ZERO),
-    )
-    .await
-    .expect("doctor");
+    let report = doctor(&db)
+        .models(&models)
+        .options(&DoctorOptions::new().unused_after(Duration::ZERO))
+        .await
+        .expect("doctor");
     assert_eq!(
         found(&report),
         expect(&[
@@ -599,13 +601,11 @@ async fn every_other_check_finds_its_problem() {
     // The repair the finding names: the bucket is split, and the finding is gone.
     let split = series.split_overfull().await.expect("split");
     assert_eq!((split.buckets, split.new_buckets, split.moved), (1, 1, 1));
-    let after = doctor_models(
-        &db,
-        &[<Tick as Measurement>::SCHEMA],
-        &DoctorOptions::new().unused_after(Duration::ZERO),
-    )
-    .await
-    .expect("doctor");
+    let after = doctor(&db)
+        .models(&[<Tick as Measurement>::SCHEMA])
+        .options(&DoctorOptions::new().unused_after(Duration::ZERO))
+        .await
+        .expect("doctor");
     assert_eq!(after.with_check(Check::BucketOverCap).count(), 0, "{after}");
 }
 
@@ -615,7 +615,9 @@ async fn every_other_check_finds_its_problem() {
 async fn what_the_server_cannot_run_is_skipped_never_passed() {
     let db = test_db("doctor_skipped").await;
     let models = [Account::SCHEMA];
-    pattern_runtime::sync_models(&db, &models, &Default::default())
+    pattern_runtime::sync(&db)
+        .models(&models)
+        .options(&Default::default())
         .await
         .expect("sync");
     Account::collection(&db)
@@ -641,13 +643,11 @@ async fn what_the_server_cannot_run_is_skipped_never_passed() {
         doc! { "errorCode": 40324, "errmsg": "Unrecognized pipeline stage name: '$indexStats'" },
     )
     .await;
-    let report = doctor_models(
-        &db,
-        &models,
-        &DoctorOptions::new().unused_after(Duration::ZERO),
-    )
-    .await
-    .expect("doctor");
+    let report = doctor(&db)
+        .models(&models)
+        .options(&DoctorOptions::new().unused_after(Duration::ZERO))
+        .await
+        .expect("doctor");
     db.fail_command_off().await;
     let skipped: Vec<Check> = report.skipped.iter().map(|s| s.check).collect();
     assert_eq!(skipped, [Check::UnusedIndex, Check::ShardKey], "{report}");
@@ -669,13 +669,11 @@ async fn what_the_server_cannot_run_is_skipped_never_passed() {
     assert!(report.to_string().contains("2 checks skipped"), "{report}");
     // With `$indexStats` back: `user_1` is unused, but it supports the shard key, which needs
     // it without reads; only sharding is skipped.
-    let again = doctor_models(
-        &db,
-        &models,
-        &DoctorOptions::new().unused_after(Duration::ZERO),
-    )
-    .await
-    .expect("doctor");
+    let again = doctor(&db)
+        .models(&models)
+        .options(&DoctorOptions::new().unused_after(Duration::ZERO))
+        .await
+        .expect("doctor");
     assert!(again.findings.is_empty(), "{again}");
     let skipped: Vec<Check> = again.skipped.iter().map(|s| s.check).collect();
     assert_eq!(skipped, [Check::ShardKey], "{again}");
@@ -710,7 +708,11 @@ async fn sampling_is_bounded_and_progress_is_reported() {
                 .push((p.done, p.total, p.item))
         });
     let models: [&'static ModelSchema; 2] = [Article::SCHEMA, Blob::SCHEMA];
-    let report = doctor_models(&db, &models, &options).await.expect("doctor");
+    let report = doctor(&db)
+        .models(&models)
+        .options(&options)
+        .await
+        .expect("doctor");
     assert_eq!(
         report.sampled,
         [("articles".to_owned(), 10), ("blobs".to_owned(), 0)]
@@ -746,13 +748,11 @@ async fn a_native_series_that_never_expires_is_found() {
         .expect("create");
     use_indexes(&db, "pings", &[]).await;
     let models = [<Ping as Measurement>::SCHEMA];
-    let report = doctor_models(
-        &db,
-        &models,
-        &DoctorOptions::new().unused_after(Duration::ZERO),
-    )
-    .await
-    .expect("doctor");
+    let report = doctor(&db)
+        .models(&models)
+        .options(&DoctorOptions::new().unused_after(Duration::ZERO))
+        .await
+        .expect("doctor");
     assert_eq!(
         found(&report),
         expect(&[(Check::MissingTtl, "pings", "at")]),
@@ -779,13 +779,11 @@ async fn a_native_series_that_never_expires_is_found() {
         .await
         .expect("insert");
     use_indexes(&db, "pings", &[]).await;
-    let report = doctor_models(
-        &db,
-        &models,
-        &DoctorOptions::new().unused_after(Duration::ZERO),
-    )
-    .await
-    .expect("doctor");
+    let report = doctor(&db)
+        .models(&models)
+        .options(&DoctorOptions::new().unused_after(Duration::ZERO))
+        .await
+        .expect("doctor");
     assert!(report.is_clean(), "{report}");
 }
 
@@ -795,10 +793,14 @@ async fn a_native_series_that_never_expires_is_found() {
 async fn a_fresh_index_is_not_judged_unused() {
     let db = test_db("doctor_fresh_index").await;
     let models = [Customer::SCHEMA];
-    pattern_runtime::sync_models(&db, &models, &Default::default())
+    pattern_runtime::sync(&db)
+        .models(&models)
+        .options(&Default::default())
         .await
         .expect("sync");
-    let report = doctor_models(&db, &models, &DoctorOptions::new())
+    let report = doctor(&db)
+        .models(&models)
+        .options(&DoctorOptions::new())
         .await
         .expect("doctor");
     assert!(
@@ -820,13 +822,11 @@ async fn a_fresh_index_is_not_judged_unused() {
     assert!(report.is_clean(), "{report}");
     assert!(!report.ran_everything(), "{report}");
     // Judged at once when asked: the same index is then a finding.
-    let judged = doctor_models(
-        &db,
-        &models,
-        &DoctorOptions::new().unused_after(Duration::ZERO),
-    )
-    .await
-    .expect("doctor");
+    let judged = doctor(&db)
+        .models(&models)
+        .options(&DoctorOptions::new().unused_after(Duration::ZERO))
+        .await
+        .expect("doctor");
     assert!(
         judged.with_check(Check::UnusedIndex).next().is_some(),
         "{judged}"

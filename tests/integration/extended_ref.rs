@@ -844,7 +844,9 @@ async fn every_embedding_gets_an_index_on_the_copied_id() {
         Receipt::SCHEMA,
         Team::SCHEMA,
     ];
-    pattern_runtime::sync_models(&db, &models, &Default::default())
+    pattern_runtime::sync(&db)
+        .models(&models)
+        .options(&Default::default())
         .await
         .unwrap();
     let names = |coll: &'static str| {

@@ -10,7 +10,7 @@
 //! crate root; `tracing.rs` captures spans with a subscriber per test thread, which other tests
 //! hitting the same callsites from threads without one would race (tracing caches each
 //! callsite's interest for the whole process); `bucket.rs`, `index_sync.rs` and `groups.rs`
-//! read the whole registry of models (`sync_indexes(&db)`, every group), which here would hold
+//! read the whole registry of models (`sync(&db)`, every group), which here would hold
 //! every file's models.
 
 mod approximation;

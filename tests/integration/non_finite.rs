@@ -36,7 +36,9 @@ fn is_invalid_value(e: &Error, field: &str) -> bool {
 #[tokio::test]
 async fn a_bucket_refuses_nan_and_infinity_in_a_summarised_field() {
     let db = test_db("non_finite_bucket").await;
-    pattern_runtime::sync_models(&db, &[Usage::SCHEMA], &Default::default())
+    pattern_runtime::sync(&db)
+        .models(&[Usage::SCHEMA])
+        .options(&Default::default())
         .await
         .unwrap();
     let series = Usage::series(&db);

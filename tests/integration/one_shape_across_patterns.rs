@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use bson::{doc, Bson, Document};
 use pattern_runtime::approximation::BatchedCounter;
-use pattern_runtime::doctor::{doctor_group, DoctorOptions};
-use pattern_runtime::{sync_group, Error, Missing, Model, Progress, SyncOptions};
+use pattern_runtime::doctor::{doctor, DoctorOptions};
+use pattern_runtime::{sync, Error, Missing, Model, Progress, SyncOptions};
 use pattern_testkit::{test_db, TestDb};
 use serde::{Deserialize, Serialize};
 
@@ -136,7 +136,9 @@ pub enum NshEvent {
 
 async fn synced(name: &str) -> TestDb {
     let db = test_db(name).await;
-    sync_group(&db, "nsh", &SyncOptions::default())
+    sync(&db)
+        .group("nsh")
+        .options(&SyncOptions::default())
         .await
         .unwrap();
     db
@@ -581,7 +583,7 @@ async fn progress_one_callback_three_jobs() {
 
     // Doctor: one step per collection, with its name.
     let options = DoctorOptions::new().on_progress(record);
-    let report = doctor_group(&db, "nsh", &options).await.unwrap();
+    let report = doctor(&db).group("nsh").options(&options).await.unwrap();
     let steps = take("doctor");
     coherent(&steps, "collections");
     let last = steps.last().unwrap();

@@ -49,13 +49,11 @@ fn post(n: i64) -> Post {
 
 async fn setup(name: &str, users: &[&str]) -> pattern_testkit::TestDb {
     let db = test_db(name).await;
-    pattern_runtime::sync_models(
-        &db,
-        &[User::SCHEMA, Star::SCHEMA],
-        &pattern_runtime::SyncOptions::new(),
-    )
-    .await
-    .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[User::SCHEMA, Star::SCHEMA])
+        .options(&pattern_runtime::SyncOptions::new())
+        .await
+        .unwrap();
     for u in users {
         User::collection(&db)
             .raw()
@@ -393,13 +391,11 @@ struct Book {
 #[tokio::test]
 async fn an_outlier_parent_that_is_also_a_source_a_target_and_a_counter() {
     let db = test_db("outlier_together").await;
-    pattern_runtime::sync_models(
-        &db,
-        &[Author::SCHEMA, Book::SCHEMA],
-        &pattern_runtime::SyncOptions::new(),
-    )
-    .await
-    .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Author::SCHEMA, Book::SCHEMA])
+        .options(&pattern_runtime::SyncOptions::new())
+        .await
+        .unwrap();
     let ada = Author {
         id: "ada".into(),
         name: "Ada".into(),
@@ -512,13 +508,11 @@ async fn receipts(db: &mongodb::Database, collection: &str, field: &str, id: &st
 #[tokio::test]
 async fn a_push_whose_commit_answer_was_lost_is_applied_once() {
     let db = test_db("outlier_lost_commit").await;
-    pattern_runtime::sync_models(
-        &db,
-        &[Blogger::SCHEMA, Mention::SCHEMA],
-        &pattern_runtime::SyncOptions::new(),
-    )
-    .await
-    .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Blogger::SCHEMA, Mention::SCHEMA])
+        .options(&pattern_runtime::SyncOptions::new())
+        .await
+        .unwrap();
     let ada = Blogger {
         id: "ada".into(),
         name: "Ada".into(),

@@ -191,13 +191,11 @@ async fn a_full_overflow_document_is_closed_and_the_push_goes_on() {
 #[tokio::test]
 async fn every_item_size_is_stored_or_refused_and_the_count_stays_exact() {
     let db = test_db("outlier_size_sweep").await;
-    pattern_runtime::sync_models(
-        &db,
-        &[Writer::SCHEMA, Poster::SCHEMA, Small::SCHEMA],
-        &pattern_runtime::SyncOptions::new(),
-    )
-    .await
-    .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Writer::SCHEMA, Poster::SCHEMA, Small::SCHEMA])
+        .options(&pattern_runtime::SyncOptions::new())
+        .await
+        .unwrap();
     let sizes_kib = [1usize, 4, 16, 64, 256, 512, 1024, 1536, 2048];
     for (user, collection, overflow) in [
         ("writer", "writers", "writer_posts"),

@@ -69,13 +69,11 @@ async fn setup(name: &str) -> pattern_testkit::TestDb {
 
 /// [`setup`] in `db`.
 async fn setup_in(db: pattern_testkit::TestDb) -> pattern_testkit::TestDb {
-    pattern_runtime::sync_models(
-        &db,
-        &[RoomDay::SCHEMA, MeetingDay::SCHEMA, DeskDay::SCHEMA],
-        &pattern_runtime::SyncOptions::new(),
-    )
-    .await
-    .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[RoomDay::SCHEMA, MeetingDay::SCHEMA, DeskDay::SCHEMA])
+        .options(&pattern_runtime::SyncOptions::new())
+        .await
+        .unwrap();
     db
 }
 
@@ -457,7 +455,10 @@ async fn allocating_without_the_unique_index_is_refused() {
         .await
         .unwrap_err();
     assert!(matches!(err, Error::CollectionConflict { .. }), "{err}");
-    assert!(err.to_string().contains("sync_models"), "{err}");
+    assert!(
+        err.to_string().contains("pattern_runtime::sync(&db)"),
+        "{err}"
+    );
     assert!(all(&db, "room_days").await.is_empty());
 }
 

@@ -628,7 +628,9 @@ struct Ranked {
 #[tokio::test]
 async fn keyset_pages_walk_an_indexed_sort_without_skips_or_repeats() {
     let db = test_db("query_keyset").await;
-    pattern_runtime::sync_models(&db, &[Ranked::SCHEMA], &pattern_runtime::SyncOptions::new())
+    pattern_runtime::sync(&db)
+        .models(&[Ranked::SCHEMA])
+        .options(&pattern_runtime::SyncOptions::new())
         .await
         .unwrap();
     let ranked = Ranked::collection(&db);
@@ -832,7 +834,9 @@ struct Graded {
 #[tokio::test]
 async fn keyset_pages_walk_past_nulls_of_an_optional_field() {
     let db = test_db("query_keyset_nulls").await;
-    pattern_runtime::sync_models(&db, &[Graded::SCHEMA], &pattern_runtime::SyncOptions::new())
+    pattern_runtime::sync(&db)
+        .models(&[Graded::SCHEMA])
+        .options(&pattern_runtime::SyncOptions::new())
         .await
         .unwrap();
     let graded = Graded::collection(&db);

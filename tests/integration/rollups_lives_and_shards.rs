@@ -825,7 +825,9 @@ async fn ncl_rollup_wrong_types_refused_naming_the_field() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn ncl_rollup_concurrent_writers_one_window_exact_counts() {
     let db = test_db("ncl_rollup_concurrent").await;
-    pattern_runtime::sync_models(&db, &[NclSpeed::SCHEMA], &SyncOptions::new())
+    pattern_runtime::sync(&db)
+        .models(&[NclSpeed::SCHEMA])
+        .options(&SyncOptions::new())
         .await
         .unwrap();
     let writers = 8i64;

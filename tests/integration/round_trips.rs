@@ -236,7 +236,9 @@ fn check_table(rows: &[&str], measured: &[Measured]) {
 }
 
 async fn sync(db: &TestDb, schemas: &[&'static pattern_runtime::ModelSchema]) {
-    pattern_runtime::sync_models(db, schemas, &SyncOptions::new())
+    pattern_runtime::sync(db)
+        .models(schemas)
+        .options(&SyncOptions::new())
         .await
         .unwrap();
 }

@@ -5,7 +5,7 @@ use pattern_runtime::At;
 use std::collections::BTreeMap;
 
 use bson::{doc, Bson, Document};
-use pattern_runtime::doctor::{doctor_models, Check, DoctorOptions};
+use pattern_runtime::doctor::{doctor, Check, DoctorOptions};
 use pattern_runtime::schema_version::SchemaVersion;
 use pattern_runtime::{versioning::Versioned, Error, Model, Progress};
 // These tests write older shapes and drifted documents around the toolkit on purpose.
@@ -168,7 +168,9 @@ async fn every_read_returns_the_current_shape() {
             "{id}"
         );
     }
-    let report = doctor_models(db, &[User::SCHEMA], &DoctorOptions::new())
+    let report = doctor(db)
+        .models(&[User::SCHEMA])
+        .options(&DoctorOptions::new())
         .await
         .unwrap();
     let finding = report
@@ -708,7 +710,9 @@ async fn loan_copy(db: &mongodb::Database, id: i64) -> String {
 async fn extended_reference_copies_come_from_the_upgraded_source() {
     let t = test_db("sv_extended_ref").await;
     let db = t.db();
-    pattern_runtime::sync_models(db, &[Patron::SCHEMA, Loan::SCHEMA], &Default::default())
+    pattern_runtime::sync(db)
+        .models(&[Patron::SCHEMA, Loan::SCHEMA])
+        .options(&Default::default())
         .await
         .unwrap();
     let patrons = db.collection::<Document>("sv_patrons");
@@ -808,7 +812,9 @@ struct Thread {
 async fn subset_items_are_embedded_from_the_upgraded_full_items() {
     let t = test_db("sv_subset").await;
     let db = t.db();
-    pattern_runtime::sync_models(db, &[Thread::SCHEMA, Reply::SCHEMA], &Default::default())
+    pattern_runtime::sync(db)
+        .models(&[Thread::SCHEMA, Reply::SCHEMA])
+        .options(&Default::default())
         .await
         .unwrap();
     db.collection::<Document>("sv_threads")
@@ -911,13 +917,11 @@ impl From<&Letter> for Letter {
 #[tokio::test]
 async fn a_push_to_an_older_document_upgrades_it_first_and_converge_keeps_the_items() {
     let db = test_db("sv_push_older").await;
-    pattern_runtime::sync_models(
-        &db,
-        &[Writer::SCHEMA, Letter::SCHEMA],
-        &pattern_runtime::SyncOptions::new(),
-    )
-    .await
-    .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Writer::SCHEMA, Letter::SCHEMA])
+        .options(&pattern_runtime::SyncOptions::new())
+        .await
+        .unwrap();
     let raw = db.collection::<Document>("sv_writers");
     for id in 1..=3i64 {
         raw.insert_one(doc! { "_id": id, "name": format!("writer {id}") })

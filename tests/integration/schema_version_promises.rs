@@ -23,9 +23,7 @@ use std::time::Duration;
 use bson::{doc, Bson, DateTime, Document};
 use pattern_runtime::doctor::Check;
 use pattern_runtime::schema_version::SchemaVersion;
-use pattern_runtime::{
-    doctor_models, sync_models, DoctorOptions, Error, Fields, Model, SyncOptions,
-};
+use pattern_runtime::{doctor, sync, DoctorOptions, Error, Fields, Model, SyncOptions};
 // These tests write older shapes and drifted documents around the toolkit on purpose.
 use pattern_testkit::test_db_unvalidated as test_db;
 use serde::{Deserialize, Serialize};
@@ -140,7 +138,9 @@ async fn doc_example_reads_converges_counts_and_doctor() {
     assert_eq!(counts.known.get(&2), Some(&1));
     assert_eq!(counts.older(), 2);
 
-    let report = doctor_models(db, &[NsvUser::SCHEMA], &DoctorOptions::new())
+    let report = doctor(db)
+        .models(&[NsvUser::SCHEMA])
+        .options(&DoctorOptions::new())
         .await
         .unwrap();
     let found: Vec<_> = report.with_check(Check::SchemaVersions).collect();
@@ -162,7 +162,9 @@ async fn doc_example_reads_converges_counts_and_doctor() {
         assert_eq!(version_of(&d), Some(&Bson::Int32(3)), "{d}");
     }
     assert_eq!(users.schema_versions().await.unwrap().older(), 0);
-    let report = doctor_models(db, &[NsvUser::SCHEMA], &DoctorOptions::new())
+    let report = doctor(db)
+        .models(&[NsvUser::SCHEMA])
+        .options(&DoctorOptions::new())
         .await
         .unwrap();
     assert_eq!(
@@ -274,7 +276,9 @@ async fn hostile_version_values() {
     if counts.older() != 0 {
         wrong.push(format!("after converge: {counts:?}"));
     }
-    let report = doctor_models(db, &[NsvUser::SCHEMA], &DoctorOptions::new())
+    let report = doctor(db)
+        .models(&[NsvUser::SCHEMA])
+        .options(&DoctorOptions::new())
         .await
         .unwrap();
     if report.with_check(Check::SchemaVersions).count() == 0 {
@@ -867,7 +871,9 @@ impl From<NsvArticleV1> for NsvArticle {
 async fn versioned_history_of_older_shapes() {
     let t = test_db("nsv_versioned_history").await;
     let db = t.db();
-    sync_models(db, &[NsvArticle::SCHEMA], &SyncOptions::new())
+    sync(db)
+        .models(&[NsvArticle::SCHEMA])
+        .options(&SyncOptions::new())
         .await
         .unwrap();
     let articles = NsvArticle::collection(db);
@@ -920,7 +926,9 @@ async fn versioned_history_of_older_shapes() {
 async fn versioned_update_of_older_document() {
     let t = test_db("nsv_versioned_update").await;
     let db = t.db();
-    sync_models(db, &[NsvArticle::SCHEMA], &SyncOptions::new())
+    sync(db)
+        .models(&[NsvArticle::SCHEMA])
+        .options(&SyncOptions::new())
         .await
         .unwrap();
     let articles = NsvArticle::collection(db);
@@ -952,7 +960,9 @@ async fn versioned_update_of_older_document() {
 async fn versioned_converge() {
     let t = test_db("nsv_versioned_converge").await;
     let db = t.db();
-    sync_models(db, &[NsvArticle::SCHEMA], &SyncOptions::new())
+    sync(db)
+        .models(&[NsvArticle::SCHEMA])
+        .options(&SyncOptions::new())
         .await
         .unwrap();
     let articles = NsvArticle::collection(db);
@@ -1020,13 +1030,11 @@ struct NsvBook {
 
 async fn ext_setup(name: &str) -> pattern_testkit::TestDb {
     let t = test_db(name).await;
-    sync_models(
-        t.db(),
-        &[NsvAuthor::SCHEMA, NsvBook::SCHEMA],
-        &SyncOptions::new(),
-    )
-    .await
-    .unwrap();
+    sync(t.db())
+        .models(&[NsvAuthor::SCHEMA, NsvBook::SCHEMA])
+        .options(&SyncOptions::new())
+        .await
+        .unwrap();
     raw(t.db(), "nsv_authors")
         .insert_one(doc! { "_id": 1_i64, "name": "Ada Lovelace" })
         .await
@@ -1064,13 +1072,11 @@ async fn ext_ref_check_and_doctor_see_upgraded_source() {
         check.findings.is_empty(),
         "no stale copy: the copy matches the upgraded source: {check:?}"
     );
-    let report = doctor_models(
-        db,
-        &[NsvAuthor::SCHEMA, NsvBook::SCHEMA],
-        &DoctorOptions::new(),
-    )
-    .await
-    .unwrap();
+    let report = doctor(db)
+        .models(&[NsvAuthor::SCHEMA, NsvBook::SCHEMA])
+        .options(&DoctorOptions::new())
+        .await
+        .unwrap();
     assert_eq!(report.with_check(Check::StaleCopy).count(), 0, "{report}");
 }
 
@@ -1206,13 +1212,11 @@ struct NsvProduct {
 async fn subset_setup(name: &str) -> pattern_testkit::TestDb {
     let t = test_db(name).await;
     let db = t.db();
-    sync_models(
-        db,
-        &[NsvProduct::SCHEMA, NsvReview::SCHEMA],
-        &SyncOptions::new(),
-    )
-    .await
-    .unwrap();
+    sync(db)
+        .models(&[NsvProduct::SCHEMA, NsvReview::SCHEMA])
+        .options(&SyncOptions::new())
+        .await
+        .unwrap();
     raw(db, "nsv_products")
         .insert_one(doc! { "_id": "p", "recent": [], "reviewCount": 0_i64, "starSum": 0_i64 })
         .await
@@ -1302,13 +1306,11 @@ async fn subset_check_with_older_items() {
         .subset(NsvProduct::FIELDS.recent)
         .check()
         .await;
-    let report = doctor_models(
-        db,
-        &[NsvProduct::SCHEMA, NsvReview::SCHEMA],
-        &DoctorOptions::new(),
-    )
-    .await
-    .unwrap();
+    let report = doctor(db)
+        .models(&[NsvProduct::SCHEMA, NsvReview::SCHEMA])
+        .options(&DoctorOptions::new())
+        .await
+        .unwrap();
     let doctor_drift = report.with_check(Check::SubsetDrift).count();
     assert!(
         matches!(&check, Ok(c) if c.findings.is_empty()),
@@ -1400,7 +1402,9 @@ fn cat(id: &str, parent: Option<&str>) -> NsvCat {
 async fn tree_of_older_nodes() {
     let t = test_db("nsv_tree").await;
     let db = t.db();
-    sync_models(db, &[NsvCat::SCHEMA], &SyncOptions::new())
+    sync(db)
+        .models(&[NsvCat::SCHEMA])
+        .options(&SyncOptions::new())
         .await
         .unwrap();
     let tree = NsvCat::collection(db).tree();
@@ -1475,13 +1479,11 @@ struct NsvBuyer {
 async fn computed_setup(name: &str) -> pattern_testkit::TestDb {
     let t = test_db(name).await;
     let db = t.db();
-    sync_models(
-        db,
-        &[NsvBuyer::SCHEMA, NsvOrder::SCHEMA],
-        &SyncOptions::new(),
-    )
-    .await
-    .unwrap();
+    sync(db)
+        .models(&[NsvBuyer::SCHEMA, NsvOrder::SCHEMA])
+        .options(&SyncOptions::new())
+        .await
+        .unwrap();
     raw(db, "nsv_buyers")
         .insert_one(doc! { "_id": "u1", "total": 0_i64, "orders": 0_i64 })
         .await
@@ -1662,13 +1664,11 @@ impl From<NsvNoteV1> for NsvNote {
 async fn relation_reads_upgrade_targets_and_children() {
     let t = test_db("nsv_relation").await;
     let db = t.db();
-    sync_models(
-        db,
-        &[NsvMachine::SCHEMA, NsvPart::SCHEMA, NsvNote::SCHEMA],
-        &SyncOptions::new(),
-    )
-    .await
-    .unwrap();
+    sync(db)
+        .models(&[NsvMachine::SCHEMA, NsvPart::SCHEMA, NsvNote::SCHEMA])
+        .options(&SyncOptions::new())
+        .await
+        .unwrap();
     raw(db, "nsv_parts")
         .insert_one(doc! { "_id": 1_i64, "partno": "P-1" })
         .await
@@ -1742,7 +1742,9 @@ impl From<NsvItemV1> for NsvItem {
 async fn tree_holders_of_older_shape() {
     let t = test_db("nsv_tree_holders").await;
     let db = t.db();
-    sync_models(db, &[NsvCat::SCHEMA, NsvItem::SCHEMA], &SyncOptions::new())
+    sync(db)
+        .models(&[NsvCat::SCHEMA, NsvItem::SCHEMA])
+        .options(&SyncOptions::new())
         .await
         .unwrap();
     let tree = NsvCat::collection(db).tree();
@@ -1839,7 +1841,9 @@ impl From<NsvMemberV1> for NsvMember {
 async fn converge_with_a_rewrite_the_server_refuses() {
     let t = test_db("nsv_unique_collision").await;
     let db = t.db();
-    sync_models(db, &[NsvMember::SCHEMA], &SyncOptions::new())
+    sync(db)
+        .models(&[NsvMember::SCHEMA])
+        .options(&SyncOptions::new())
         .await
         .unwrap();
     // More than two batches (CONVERGE_BATCH is 500), the collision in the first.

@@ -130,7 +130,9 @@ async fn the_sync_shards_on_a_cluster_and_says_why_not_elsewhere() {
     let hello = db.run_command(doc! { "hello": 1 }).await.expect("hello");
     let cluster = hello.get_str("msg").ok() == Some("isdbgrid");
     let models = [User::SCHEMA, Log::SCHEMA, Reading::SCHEMA];
-    let first = pattern_runtime::sync_models(db, &models, &SyncOptions::new())
+    let first = pattern_runtime::sync(db)
+        .models(&models)
+        .options(&SyncOptions::new())
         .await
         .expect("sync");
     assert_eq!(first.shards.len(), 3, "{first}");
@@ -143,7 +145,9 @@ async fn the_sync_shards_on_a_cluster_and_says_why_not_elsewhere() {
             doc! { "regionCode": 1, "deviceId": "hashed" },
         ]
     );
-    let second = pattern_runtime::sync_models(db, &models, &SyncOptions::new())
+    let second = pattern_runtime::sync(db)
+        .models(&models)
+        .options(&SyncOptions::new())
         .await
         .expect("sync again");
     if cluster {
@@ -199,10 +203,11 @@ async fn a_supporting_index_is_managed() {
     })
     .await
     .expect("create");
-    let report =
-        pattern_runtime::sync_models(db, &[User::SCHEMA], &SyncOptions::new().hide_unmanaged())
-            .await
-            .expect("sync");
+    let report = pattern_runtime::sync(db)
+        .models(&[User::SCHEMA])
+        .options(&SyncOptions::new().hide_unmanaged())
+        .await
+        .expect("sync");
     assert_eq!(report.unmanaged().count(), 0, "{report}");
     let hidden = list_indexes(db, "users")
         .await

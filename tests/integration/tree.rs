@@ -79,18 +79,16 @@ fn product(name: &str, in_category: &str) -> Product {
 
 async fn setup(name: &str) -> pattern_testkit::TestDb {
     let db = test_db(name).await;
-    pattern_runtime::sync_models(
-        &db,
-        &[
+    pattern_runtime::sync(&db)
+        .models(&[
             Category::SCHEMA,
             Product::SCHEMA,
             Folder::SCHEMA,
             File::SCHEMA,
-        ],
-        &pattern_runtime::SyncOptions::new(),
-    )
-    .await
-    .unwrap();
+        ])
+        .options(&pattern_runtime::SyncOptions::new())
+        .await
+        .unwrap();
     db
 }
 

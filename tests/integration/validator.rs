@@ -9,7 +9,7 @@ use pattern_runtime::doctor::Check;
 use pattern_runtime::validator::{
     refused_documents, sync_validators, Action, Level, ValidatorOptions, ValidatorState,
 };
-use pattern_runtime::{doctor_models, DoctorOptions, Error, Fields, Model, SyncOptions};
+use pattern_runtime::{doctor, DoctorOptions, Error, Fields, Model, SyncOptions};
 // These tests install validators themselves.
 use pattern_testkit::test_db_unvalidated as test_db;
 use serde::{Deserialize, Serialize};
@@ -348,7 +348,9 @@ async fn the_doctor_counts_the_documents_the_validator_refuses() {
         refused.examples,
         ["bad0", "bad1", "bad2", "bad9"].map(Bson::from)
     );
-    let report = doctor_models(&db, &[VProduct::SCHEMA], &DoctorOptions::new())
+    let report = doctor(&db)
+        .models(&[VProduct::SCHEMA])
+        .options(&DoctorOptions::new())
         .await
         .unwrap();
     let findings: Vec<_> = report.with_check(Check::Validator).collect();
@@ -364,13 +366,11 @@ async fn the_doctor_counts_the_documents_the_validator_refuses() {
 #[tokio::test]
 async fn the_subset_writes_pass_a_strict_validator() {
     let db = test_db("validator_subset").await;
-    pattern_runtime::sync_models(
-        &db,
-        &[VProduct::SCHEMA, VReview::SCHEMA],
-        &SyncOptions::new(),
-    )
-    .await
-    .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[VProduct::SCHEMA, VReview::SCHEMA])
+        .options(&SyncOptions::new())
+        .await
+        .unwrap();
     let report = sync_validators(
         &db,
         &[VProduct::SCHEMA, VReview::SCHEMA],

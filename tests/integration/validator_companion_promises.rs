@@ -2052,7 +2052,9 @@ const SYNCED: [&pattern_runtime::ModelSchema; 3] = [
 #[tokio::test]
 async fn sync_models_installs_validators_and_reports_them() {
     let db = test_db_unvalidated("nvc_sync_models").await;
-    let plain = pattern_runtime::sync_models(&db, &SYNCED, &SyncOptions::new())
+    let plain = pattern_runtime::sync(&db)
+        .models(&SYNCED)
+        .options(&SyncOptions::new())
         .await
         .unwrap();
     assert!(plain.validators.is_none());
@@ -2062,7 +2064,9 @@ async fn sync_models_installs_validators_and_reports_them() {
         .is_none());
 
     let options = SyncOptions::new().validators(closed());
-    let first = pattern_runtime::sync_models(&db, &SYNCED, &options)
+    let first = pattern_runtime::sync(&db)
+        .models(&SYNCED)
+        .options(&options)
         .await
         .unwrap();
     let validators = first.validators.as_ref().expect("asked for");
@@ -2119,7 +2123,9 @@ async fn sync_models_installs_validators_and_reports_them() {
         &declared(NvcSyncDoc::SCHEMA, "nvc_sync_doc_revisions")
     );
 
-    let second = pattern_runtime::sync_models(&db, &SYNCED, &options)
+    let second = pattern_runtime::sync(&db)
+        .models(&SYNCED)
+        .options(&options)
         .await
         .unwrap();
     assert!(
@@ -2149,7 +2155,9 @@ async fn sync_models_installs_validators_and_reports_them() {
 async fn sync_group_reports_drift_and_leaves_it_unless_replace() {
     let db = test_db_unvalidated("nvc_sync_group").await;
     let options = SyncOptions::new().validators(closed());
-    pattern_runtime::sync_group(&db, "nvc_sync", &options)
+    pattern_runtime::sync(&db)
+        .group("nvc_sync")
+        .options(&options)
         .await
         .unwrap();
     // By hand: another validator on the documents, another level on the shards.
@@ -2160,7 +2168,9 @@ async fn sync_group_reports_drift_and_leaves_it_unless_replace() {
     db.run_command(doc! { "collMod": "nvc_sync_pages.hits", "validationLevel": "moderate" })
         .await
         .unwrap();
-    let report = pattern_runtime::sync_group(&db, "nvc_sync", &options)
+    let report = pattern_runtime::sync(&db)
+        .group("nvc_sync")
+        .options(&options)
         .await
         .unwrap();
     let validators = report.validators.as_ref().unwrap();
@@ -2201,7 +2211,9 @@ async fn sync_group_reports_drift_and_leaves_it_unless_replace() {
     );
     // Replaced when asked.
     let replace = SyncOptions::new().validators(closed().replace());
-    let report = pattern_runtime::sync_group(&db, "nvc_sync", &replace)
+    let report = pattern_runtime::sync(&db)
+        .group("nvc_sync")
+        .options(&replace)
         .await
         .unwrap();
     let validators = report.validators.as_ref().unwrap();
@@ -2219,7 +2231,9 @@ async fn sync_group_reports_drift_and_leaves_it_unless_replace() {
             .unwrap(),
         &declared(NvcSyncDoc::SCHEMA, "nvc_sync_docs")
     );
-    let again = pattern_runtime::sync_group(&db, "nvc_sync", &replace)
+    let again = pattern_runtime::sync(&db)
+        .group("nvc_sync")
+        .options(&replace)
         .await
         .unwrap();
     assert!(again.is_in_sync(), "{again}");
@@ -2228,16 +2242,16 @@ async fn sync_group_reports_drift_and_leaves_it_unless_replace() {
 #[tokio::test]
 async fn default_validator_options_never_loosen_installed_validators() {
     let db = test_db_unvalidated("nvc_sync_loosen").await;
-    pattern_runtime::sync_models(&db, &SYNCED, &SyncOptions::new().validators(closed()))
+    pattern_runtime::sync(&db)
+        .models(&SYNCED)
+        .options(&SyncOptions::new().validators(closed()))
         .await
         .unwrap();
-    let report = pattern_runtime::sync_models(
-        &db,
-        &SYNCED,
-        &SyncOptions::new().validators(ValidatorOptions::new()),
-    )
-    .await
-    .unwrap();
+    let report = pattern_runtime::sync(&db)
+        .models(&SYNCED)
+        .options(&SyncOptions::new().validators(ValidatorOptions::new()))
+        .await
+        .unwrap();
     let validators = report.validators.unwrap();
     assert!(
         validators
@@ -2263,9 +2277,10 @@ async fn default_validator_options_never_loosen_installed_validators() {
 #[tokio::test]
 async fn a_misspelt_group_is_a_typed_error_and_installs_nothing() {
     let db = test_db_unvalidated("nvc_sync_typo").await;
-    let result =
-        pattern_runtime::sync_group(&db, "nvc_synk", &SyncOptions::new().validators(closed()))
-            .await;
+    let result = pattern_runtime::sync(&db)
+        .group("nvc_synk")
+        .options(&SyncOptions::new().validators(closed()))
+        .await;
     assert!(
         matches!(result, Err(Error::UnknownGroup { .. })),
         "{result:?}"
@@ -2985,7 +3000,9 @@ async fn items_over_the_byte_budget_pass_the_strict_overflow_validator() {
 async fn a_group_with_collections_that_get_no_validator_is_in_sync_once_synced() {
     let db = test_db_unvalidated("nvc_sync2").await;
     let options = SyncOptions::new().validators(closed());
-    let first = pattern_runtime::sync_group(&db, "nvc_sync2", &options)
+    let first = pattern_runtime::sync(&db)
+        .group("nvc_sync2")
+        .options(&options)
         .await
         .unwrap();
     let validators = first.validators.as_ref().unwrap();
@@ -3003,7 +3020,9 @@ async fn a_group_with_collections_that_get_no_validator_is_in_sync_once_synced()
     }
     assert_eq!(validators.models.len(), 4, "{validators:?}");
     assert!(first.to_string().contains("nvc_sync2_shared"), "{first}");
-    let second = pattern_runtime::sync_group(&db, "nvc_sync2", &options)
+    let second = pattern_runtime::sync(&db)
+        .group("nvc_sync2")
+        .options(&options)
         .await
         .unwrap();
     assert!(

@@ -334,12 +334,16 @@ async fn documents_written_around_the_toolkit_are_refused_naming_the_field() {
 async fn the_index_sync_installs_validators_when_asked() {
     let db = test_db("co_sync_models").await;
     // Not asked: no validators.
-    let plain = pattern_runtime::sync_models(&db, &MODELS, &SyncOptions::new())
+    let plain = pattern_runtime::sync(&db)
+        .models(&MODELS)
+        .options(&SyncOptions::new())
         .await
         .unwrap();
     assert_eq!(plain.validators, None);
     let options = SyncOptions::new().validators(closed());
-    let report = pattern_runtime::sync_models(&db, &MODELS, &options)
+    let report = pattern_runtime::sync(&db)
+        .models(&MODELS)
+        .options(&options)
         .await
         .unwrap();
     let validators = report.validators.expect("asked for");
@@ -353,7 +357,9 @@ async fn the_index_sync_installs_validators_when_asked() {
             .all(|s| matches!(s.state, ValidatorState::Applied | ValidatorState::Created)),
         "{validators:?}"
     );
-    let again = pattern_runtime::sync_models(&db, &MODELS, &options)
+    let again = pattern_runtime::sync(&db)
+        .models(&MODELS)
+        .options(&options)
         .await
         .unwrap();
     assert!(again

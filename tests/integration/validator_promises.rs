@@ -14,9 +14,7 @@ use pattern_runtime::schema_version::SchemaVersion;
 use pattern_runtime::validator::{
     refused_documents, sync_validators, ValidatorOptions, ValidatorReport, ValidatorState,
 };
-use pattern_runtime::{
-    doctor_models, tree::Deletion, DoctorOptions, Error, Fields, Model, SyncOptions,
-};
+use pattern_runtime::{doctor, tree::Deletion, DoctorOptions, Error, Fields, Model, SyncOptions};
 // These tests install validators themselves.
 use pattern_testkit::test_db_unvalidated as test_db;
 use serde::{Deserialize, Serialize};
@@ -986,13 +984,11 @@ async fn the_doctor_counts_exactly_the_refused_documents() {
         .unwrap()
         .count;
     assert_eq!(closed_count, 12);
-    let report = doctor_models(
-        &db,
-        &[NvKinds::SCHEMA],
-        &DoctorOptions::new().sample_size(3),
-    )
-    .await
-    .unwrap();
+    let report = doctor(&db)
+        .models(&[NvKinds::SCHEMA])
+        .options(&DoctorOptions::new().sample_size(3))
+        .await
+        .unwrap();
     let findings: Vec<_> = report.with_check(Check::Validator).collect();
     assert_eq!(findings.len(), 1, "{report}");
     assert!(
@@ -1076,7 +1072,9 @@ async fn versioned_writes_pass_a_strict_closed_validator() {
 #[tokio::test]
 async fn outlier_pushes_past_the_limit_pass_a_strict_closed_validator() {
     let db = test_db("nv_outlier").await;
-    pattern_runtime::sync_models(&db, &[NvStar::SCHEMA], &SyncOptions::new())
+    pattern_runtime::sync(&db)
+        .models(&[NvStar::SCHEMA])
+        .options(&SyncOptions::new())
         .await
         .unwrap();
     installed(
@@ -1137,13 +1135,11 @@ async fn outlier_pushes_past_the_limit_pass_a_strict_closed_validator() {
 #[tokio::test]
 async fn tree_writes_pass_strict_closed_validators() {
     let db = test_db("nv_tree").await;
-    pattern_runtime::sync_models(
-        &db,
-        &[NvCategory::SCHEMA, NvShelfItem::SCHEMA],
-        &SyncOptions::new(),
-    )
-    .await
-    .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NvCategory::SCHEMA, NvShelfItem::SCHEMA])
+        .options(&SyncOptions::new())
+        .await
+        .unwrap();
     installed(
         &sync_validators(&db, &[NvCategory::SCHEMA, NvShelfItem::SCHEMA], &closed())
             .await
@@ -1353,7 +1349,9 @@ async fn schema_versions_older_documents_are_counted_then_converge_passes_strict
         });
     }
     raw.insert_many(docs).await.unwrap();
-    let report = doctor_models(&db, &[NvUser::SCHEMA], &DoctorOptions::new())
+    let report = doctor(&db)
+        .models(&[NvUser::SCHEMA])
+        .options(&DoctorOptions::new())
         .await
         .unwrap();
     let findings: Vec<_> = report.with_check(Check::Validator).collect();
@@ -1390,7 +1388,9 @@ async fn schema_versions_older_documents_are_counted_then_converge_passes_strict
             .count,
         0
     );
-    let report = doctor_models(&db, &[NvUser::SCHEMA], &DoctorOptions::new())
+    let report = doctor(&db)
+        .models(&[NvUser::SCHEMA])
+        .options(&DoctorOptions::new())
         .await
         .unwrap();
     assert_eq!(report.with_check(Check::Validator).count(), 0, "{report}");

@@ -50,13 +50,13 @@ pub(super) async fn check_indexes(
             Some(secs) => (
                 Check::MissingTtl,
                 format!(
-                    "documents meant to expire after {secs} s never do: run `sync_indexes` (or \
-                     `sync_group`) at start-up, which creates it"
+                    "documents meant to expire after {secs} s never do: run \
+                     `pattern_runtime::sync(&db)` at start-up, which creates it"
                 ),
             ),
             None => (
                 Check::MissingIndex,
-                "run `sync_indexes` (or `sync_group`) at start-up, which creates it".to_owned(),
+                "run `pattern_runtime::sync(&db)` at start-up, which creates it".to_owned(),
             ),
         };
         report.findings.push(Finding {
@@ -290,7 +290,7 @@ pub(super) async fn check_shard_keys(
             ),
             None => (
                 format!("not sharded, declared {}", key.key_document()),
-                "run `sync_indexes` (or `sync_group`) at start-up, which shards it".to_owned(),
+                "run `pattern_runtime::sync(&db)` at start-up, which shards it".to_owned(),
             ),
         };
         report.findings.push(Finding {

@@ -15,7 +15,7 @@ use crate::finding::{examples, number, plural};
 pub use crate::finding::{Bounded, Check, CheckReport, Finding, RepairReport};
 use crate::schema::{group_members, registered_models, ModelSchema, Sample};
 use crate::shard::{self, ShardKey};
-use crate::sync::{declarations, Declared};
+use crate::sync::{declarations, Declared, Models};
 use crate::Progress;
 
 mod indexes;
@@ -29,24 +29,91 @@ const LARGE: i64 = 1024 * 1024;
 /// Levels of embedded documents the checklist allows.
 const MAX_DEPTH: usize = 3;
 
-/// Audits `db` against every model registered in this program, with the default options.
-pub async fn doctor(db: &Database) -> Result<DoctorReport> {
-    doctor_models(db, &registered_models(), &DoctorOptions::default()).await
+/// Audits `db` against the models of this program: every model registered with
+/// `#[derive(Model)]`, or those of one [`group`](DoctorRun::group), or a
+/// [list](DoctorRun::models), with the default [`DoctorOptions`] or
+/// [others](DoctorRun::options). Awaited, it runs and returns a [`DoctorReport`]; it never
+/// writes.
+///
+/// ```no_run
+/// # async fn audit(db: mongodb::Database) -> pattern_runtime::Result<()> {
+/// let report = pattern_runtime::doctor(&db).await?;
+/// println!("{report}");
+/// # Ok(()) }
+/// ```
+pub fn doctor(db: &Database) -> DoctorRun<'_> {
+    DoctorRun {
+        db,
+        models: Models::All,
+        options: DoctorOptions::default(),
+    }
 }
 
-/// Audits `db` against the models of one group (`#[model(group = "...")]`): for a program whose
-/// models live in several databases. A group no model names is [`Error::UnknownGroup`](crate::Error::UnknownGroup).
-pub async fn doctor_group(
-    db: &Database,
-    group: &str,
-    options: &DoctorOptions,
-) -> Result<DoctorReport> {
-    let members = group_members(group)?;
-    doctor_models(db, &members, options).await
+/// An audit of a database, from [`doctor`](doctor()): choose the models and the options, then
+/// `.await` it.
+#[must_use = "the doctor does nothing until it is awaited"]
+pub struct DoctorRun<'a> {
+    db: &'a Database,
+    models: Models<'a>,
+    options: DoctorOptions,
 }
 
-/// Audits `db` against exactly the listed models (`Order::SCHEMA`).
-pub async fn doctor_models(
+impl fmt::Debug for DoctorRun<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DoctorRun")
+            .field("database", &self.db.name())
+            .field("models", &self.models)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> DoctorRun<'a> {
+    /// Only the models of one group (`#[model(group = "...")]`): for a program whose models
+    /// live in several databases. A group no model names is
+    /// [`Error::UnknownGroup`](crate::Error::UnknownGroup).
+    pub fn group(mut self, group: &'a str) -> Self {
+        self.models = Models::Group(group);
+        self
+    }
+
+    /// Exactly the listed models (`Order::SCHEMA`).
+    pub fn models(mut self, models: &'a [&'static ModelSchema]) -> Self {
+        self.models = Models::Listed(models);
+        self
+    }
+
+    /// With these options instead of [`DoctorOptions::default()`].
+    pub fn options(mut self, options: &DoctorOptions) -> Self {
+        self.options = options.clone();
+        self
+    }
+}
+
+impl<'a> std::future::IntoFuture for DoctorRun<'a> {
+    type Output = Result<DoctorReport>;
+    type IntoFuture = crate::model::Pending<'a, Result<DoctorReport>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        let DoctorRun {
+            db,
+            models,
+            options,
+        } = self;
+        crate::model::Pending::new(async move {
+            match models {
+                Models::All => doctor_models(db, &registered_models(), &options).await,
+                Models::Group(group) => {
+                    let members = group_members(group)?;
+                    doctor_models(db, &members, &options).await
+                }
+                Models::Listed(models) => doctor_models(db, models, &options).await,
+            }
+        })
+    }
+}
+
+/// Audits `db` against `models`, in one span.
+async fn doctor_models(
     db: &Database,
     models: &[&'static ModelSchema],
     options: &DoctorOptions,

@@ -277,7 +277,7 @@ pub enum Error {
         reason: String,
     },
 
-    /// [`sync_group`](crate::sync_group) was given a group that no model compiled into the
+    /// [`sync(..).group(..)`](crate::sync::SyncRun::group) was given a group that no model compiled into the
     /// program names with `#[model(group = "...")]`. Nothing was synced.
     #[error(
         "no model is in group `{group}`; the groups are: {}",

@@ -1,6 +1,6 @@
 //! Index specifications (`#[index(...)]`), as static data, and how two of them compare.
 //!
-//! A model declares its indexes with `#[index(...)]`; [`sync_indexes`](crate::sync_indexes) makes
+//! A model declares its indexes with `#[index(...)]`; [`sync`](crate::sync()) makes
 //! the server match the declarations, creating what is missing and, by default, changing nothing
 //! else. The specifications are static data ([`IndexSpec`]) readable before any connection exists.
 

@@ -109,7 +109,7 @@ impl<M: Preallocated> Slots<M> {
     /// overwritten; so is a repeat within `slots`. Run it as often as you like. (A slot whose
     /// `_id` is another slot's is skipped too: give each slot its own `_id`, an `ObjectId` or
     /// one made from its resource and slot.) It needs the grid's unique index,
-    /// which [`sync_models`](crate::sync_models) creates: it checks first (one `listIndexes`)
+    /// which [`sync`](crate::sync()) creates: it checks first (one `listIndexes`)
     /// and refuses to run without it ([`Error::CollectionConflict`]).
     ///
     /// A slot that is not free (a holder, a set bit) is [`Error::InvalidValue`], one over
@@ -261,7 +261,7 @@ impl<M: Preallocated> Slots<M> {
             reason: format!(
                 "the unique index `{}` on {{{}: 1, {}: 1}} is missing, and without it an \
                  allocation run twice would store every slot twice; create it with \
-                 `sync_models` (or `sync_indexes`) first",
+                 `pattern_runtime::sync(&db)` first",
                 s.index().name(),
                 s.resource(),
                 s.slot()

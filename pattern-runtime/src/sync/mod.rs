@@ -1,16 +1,16 @@
 //! Index sync at start-up: create what is missing, report the rest, drop nothing by default.
 //!
-//! [`sync_indexes`] (every model of the program), [`sync_group`] (a group's models) and
-//! [`sync_models`] (a list) are at the crate root with [`SyncOptions`]; this module holds their
-//! report ([`SyncReport`], one [`IndexReport`] per index), the options' choices
-//! ([`OnMismatch`], [`OnUnmanaged`]), [`sync_indexes_with`] (every model, with options) and
+//! [`sync`](sync()) is at the crate root with [`SyncOptions`]: `sync(&db)` syncs every model of
+//! the program, `.group(..)` a group's models, `.models(..)` a list, `.options(..)` under other
+//! options. This module holds the run ([`SyncRun`]), its report ([`SyncReport`], one
+//! [`IndexReport`] per index), the options' choices ([`OnMismatch`], [`OnUnmanaged`]) and
 //! [`list_indexes`].
 //!
 //! # Tracing
 //!
-//! Every sync ([`sync_indexes`], [`sync_indexes_with`], [`sync_group`], [`sync_models`],
-//! `Model::sync_indexes`) runs in one `INFO` span `pattern_runtime::sync.sync_indexes` with the
-//! fields `database`, `group` (for [`sync_group`]), `models` (how many) and `options`; each
+//! Every sync ([`sync`](sync()), `Model::sync_indexes`) runs in one `INFO` span
+//! `pattern_runtime::sync.sync_indexes` with the fields `database`, `group` (for
+//! [`SyncRun::group`]), `models` (how many) and `options`; each
 //! collection in a `DEBUG` span `pattern_runtime::sync.collection` with `collection` and
 //! `declared`. Indexes created, changed in place, dropped and created again, hidden, or found to
 //! differ are `DEBUG` events; the sync ends with one event counting them, at `INFO` when it
@@ -43,7 +43,10 @@ use apply::{
 };
 pub use report::{IndexReport, IndexStatus, OnMismatch, OnUnmanaged, SyncOptions, SyncReport};
 
-/// Syncs the indexes of every model registered with `#[derive(Model)]` in this program.
+/// Syncs `db`'s indexes with the models of this program: every model registered with
+/// `#[derive(Model)]`, or those of one [`group`](SyncRun::group), or a
+/// [list](SyncRun::models), under the default [`SyncOptions`] or
+/// [others](SyncRun::options). Awaited, it runs and returns a [`SyncReport`].
 ///
 /// Per collection, one `listIndexes` and, when something is missing, one `createIndexes` for all
 /// missing indexes; collections are synced concurrently, and a failure on one does not stop the
@@ -57,47 +60,118 @@ pub use report::{IndexReport, IndexStatus, OnMismatch, OnUnmanaged, SyncOptions,
 ///
 /// ```no_run
 /// # async fn start(db: mongodb::Database) -> pattern_runtime::Result<()> {
-/// let report = pattern_runtime::sync_indexes(&db).await?;
+/// let report = pattern_runtime::sync(&db).await?;
 /// for index in report.mismatched() {
 ///     eprintln!("index {} differs from its declaration: {:?}", index.name, index.status);
 /// }
 /// # Ok(()) }
 /// ```
-pub async fn sync_indexes(db: &Database) -> Result<SyncReport> {
-    sync_indexes_with(db, &SyncOptions::default()).await
+pub fn sync(db: &Database) -> SyncRun<'_> {
+    SyncRun {
+        db,
+        models: Models::All,
+        options: SyncOptions::default(),
+    }
 }
 
-/// [`sync_indexes`] under an explicit policy.
-pub async fn sync_indexes_with(db: &Database, options: &SyncOptions) -> Result<SyncReport> {
-    sync_schemas(db, &registered_models(), options).await
+/// Which models a [sync](sync()) or a [doctor](crate::doctor()) run covers.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Models<'a> {
+    /// Every model registered in this program.
+    All,
+    /// The models of one `#[model(group = "...")]`.
+    Group(&'a str),
+    /// Exactly these.
+    Listed(&'a [&'static ModelSchema]),
 }
 
-/// Syncs the models of one group, `#[model(group = "...")]`, in `db`: for a program whose models
-/// live in several databases, one call per database.
-///
-/// ```no_run
-/// use pattern_runtime::{Model, SyncOptions};
-///
-/// #[derive(serde::Serialize, serde::Deserialize, Model)]
-/// #[model(group = "shop")]
-/// struct Order { #[serde(rename = "_id")] id: i64 }
-///
-/// #[derive(serde::Serialize, serde::Deserialize, Model)]
-/// #[model(group = "audit")]
-/// struct LoginEvent { #[serde(rename = "_id")] id: i64 }
-///
-/// # async fn start(client: mongodb::Client) -> pattern_runtime::Result<()> {
-/// let options = SyncOptions::new();
-/// pattern_runtime::sync_group(&client.database("shop"), "shop", &options).await?;
-/// pattern_runtime::sync_group(&client.database("audit"), "audit", &options).await?;
-/// # Ok(()) }
-/// ```
-///
-/// A group no registered model names is [`Error::UnknownGroup`] (a misspelt name would
-/// otherwise sync nothing, silently). An index on one of the group's collections counts as
-/// managed when any registered model declares it on a collection of that name, in whichever
-/// group: [`SyncOptions::hide_unmanaged`] never hides what some model of the program declares.
-pub async fn sync_group(db: &Database, group: &str, options: &SyncOptions) -> Result<SyncReport> {
+/// A sync of a database's indexes, from [`sync`](sync()): choose the models and the options,
+/// then `.await` it.
+#[must_use = "a sync does nothing until it is awaited"]
+#[derive(Debug)]
+pub struct SyncRun<'a> {
+    db: &'a Database,
+    models: Models<'a>,
+    options: SyncOptions,
+}
+
+impl<'a> SyncRun<'a> {
+    /// Only the models of one group, `#[model(group = "...")]`: for a program whose models
+    /// live in several databases, one sync per database.
+    ///
+    /// ```no_run
+    /// use pattern_runtime::{Model, SyncOptions};
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, Model)]
+    /// #[model(group = "shop")]
+    /// struct Order { #[serde(rename = "_id")] id: i64 }
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, Model)]
+    /// #[model(group = "audit")]
+    /// struct LoginEvent { #[serde(rename = "_id")] id: i64 }
+    ///
+    /// # async fn start(client: mongodb::Client) -> pattern_runtime::Result<()> {
+    /// pattern_runtime::sync(&client.database("shop")).group("shop").await?;
+    /// pattern_runtime::sync(&client.database("audit")).group("audit").await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// A group no registered model names is [`Error::UnknownGroup`] (a misspelt name would
+    /// otherwise sync nothing, silently). An index on one of the group's collections counts as
+    /// managed when any registered model declares it on a collection of that name, in whichever
+    /// group: [`SyncOptions::hide_unmanaged`] never hides what some model of the program declares.
+    pub fn group(mut self, group: &'a str) -> Self {
+        self.models = Models::Group(group);
+        self
+    }
+
+    /// Exactly the listed models, by their schemas (`Order::SCHEMA`): for a database whose
+    /// models are not a group.
+    ///
+    /// ```no_run
+    /// # use pattern_runtime::Model;
+    /// # #[derive(serde::Serialize, serde::Deserialize, Model)]
+    /// # struct Order { #[serde(rename = "_id")] id: i64 }
+    /// # #[derive(serde::Serialize, serde::Deserialize, Model)]
+    /// # struct Customer { #[serde(rename = "_id")] id: i64 }
+    /// # async fn start(db: mongodb::Database) -> pattern_runtime::Result<()> {
+    /// pattern_runtime::sync(&db).models(&[Order::SCHEMA, Customer::SCHEMA]).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn models(mut self, models: &'a [&'static ModelSchema]) -> Self {
+        self.models = Models::Listed(models);
+        self
+    }
+
+    /// Under these options instead of [`SyncOptions::default()`].
+    pub fn options(mut self, options: &SyncOptions) -> Self {
+        self.options = options.clone();
+        self
+    }
+}
+
+impl<'a> std::future::IntoFuture for SyncRun<'a> {
+    type Output = Result<SyncReport>;
+    type IntoFuture = crate::model::Pending<'a, Result<SyncReport>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        let SyncRun {
+            db,
+            models,
+            options,
+        } = self;
+        crate::model::Pending::new(async move {
+            match models {
+                Models::All => sync_schemas(db, &registered_models(), &options).await,
+                Models::Group(group) => sync_group(db, group, &options).await,
+                Models::Listed(models) => sync_schemas(db, models, &options).await,
+            }
+        })
+    }
+}
+
+/// The models of one group, synced in one span naming the group.
+async fn sync_group(db: &Database, group: &str, options: &SyncOptions) -> Result<SyncReport> {
     let span = sync_span(db, Some(group), options);
     let result = sync_group_in(db, group, options, &span)
         .instrument(span.clone())
@@ -115,28 +189,6 @@ async fn sync_group_in(
     let members = group_members(group)?;
     span.record("models", members.len());
     sync_unspanned(db, &members, options).await
-}
-
-/// Syncs exactly the listed models in `db`, by their schemas (`Order::SCHEMA`): the explicit
-/// form of [`sync_group`], for a database whose models are not a group.
-///
-/// ```no_run
-/// # use pattern_runtime::Model;
-/// # #[derive(serde::Serialize, serde::Deserialize, Model)]
-/// # struct Order { #[serde(rename = "_id")] id: i64 }
-/// # #[derive(serde::Serialize, serde::Deserialize, Model)]
-/// # struct Customer { #[serde(rename = "_id")] id: i64 }
-/// # async fn start(db: mongodb::Database) -> pattern_runtime::Result<()> {
-/// let options = pattern_runtime::SyncOptions::new();
-/// pattern_runtime::sync_models(&db, &[Order::SCHEMA, Customer::SCHEMA], &options).await?;
-/// # Ok(()) }
-/// ```
-pub async fn sync_models(
-    db: &Database,
-    models: &[&'static ModelSchema],
-    options: &SyncOptions,
-) -> Result<SyncReport> {
-    sync_schemas(db, models, options).await
 }
 
 /// Lists a collection's indexes as the server reports them (`listIndexes`); a missing collection

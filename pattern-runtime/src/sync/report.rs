@@ -74,7 +74,7 @@ impl SyncOptions {
     ///
     /// # async fn start(db: mongodb::Database) -> pattern_runtime::Result<()> {
     /// let options = SyncOptions::new().validators(ValidatorOptions::new());
-    /// let report = pattern_runtime::sync::sync_indexes_with(&db, &options).await?;
+    /// let report = pattern_runtime::sync(&db).options(&options).await?;
     /// for drift in report.validators.iter().flat_map(|v| v.drifted()) {
     ///     eprintln!("{drift}");
     /// }

@@ -30,13 +30,11 @@ fn bucket() {
 async fn bucket_test() {
     use pattern_runtime::Measurement as _;
     let db = test_db("hostile_bucket").await;
-    pattern_runtime::sync_models(
-        &db,
-        &[HReading::SCHEMA],
-        &pattern_runtime::SyncOptions::new(),
-    )
-    .await
-    .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[HReading::SCHEMA])
+        .options(&pattern_runtime::SyncOptions::new())
+        .await
+        .unwrap();
     let series = HReading::series(&db);
     let mut l = Ledger::new("bucket", &db);
     const B: &str = "h_buckets";

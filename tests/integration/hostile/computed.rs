@@ -35,13 +35,11 @@ fn computed() {
 
 async fn computed_test() {
     let db = test_db("hostile_computed").await;
-    pattern_runtime::sync_models(
-        &db,
-        &[HAccount::SCHEMA, HCharge::SCHEMA],
-        &pattern_runtime::SyncOptions::new(),
-    )
-    .await
-    .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[HAccount::SCHEMA, HCharge::SCHEMA])
+        .options(&pattern_runtime::SyncOptions::new())
+        .await
+        .unwrap();
     let charges = HCharge::collection(&db);
     let accounts = HAccount::collection(&db).computed();
     let mut l = Ledger::new("computed", &db);

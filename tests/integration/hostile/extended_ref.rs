@@ -30,13 +30,11 @@ fn extended_ref() {
 
 async fn extended_ref_test() {
     let db = test_db("hostile_extended_ref").await;
-    pattern_runtime::sync_models(
-        &db,
-        &[HCustomer::SCHEMA, HOrder::SCHEMA],
-        &pattern_runtime::SyncOptions::new(),
-    )
-    .await
-    .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[HCustomer::SCHEMA, HOrder::SCHEMA])
+        .options(&pattern_runtime::SyncOptions::new())
+        .await
+        .unwrap();
     let refs = HCustomer::collection(&db).references();
     let mut l = Ledger::new("extended_ref", &db);
     const C: &str = "h_customers";

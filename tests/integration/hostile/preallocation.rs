@@ -45,13 +45,11 @@ fn preallocation() {
 
 async fn preallocation_test() {
     let db = test_db("hostile_preallocation").await;
-    pattern_runtime::sync_models(
-        &db,
-        &[HSlot::SCHEMA, HTypedSlot::SCHEMA],
-        &pattern_runtime::SyncOptions::new(),
-    )
-    .await
-    .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[HSlot::SCHEMA, HTypedSlot::SCHEMA])
+        .options(&pattern_runtime::SyncOptions::new())
+        .await
+        .unwrap();
     let slots = HSlot::collection(&db).slots();
     let mut l = Ledger::new("preallocation", &db);
     const S: &str = "h_slots";

@@ -31,13 +31,11 @@ fn relation() {
 
 async fn relation_test() {
     let db = test_db("hostile_relation").await;
-    pattern_runtime::sync_models(
-        &db,
-        &[HTeam::SCHEMA, HPlayer::SCHEMA],
-        &pattern_runtime::SyncOptions::new(),
-    )
-    .await
-    .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[HTeam::SCHEMA, HPlayer::SCHEMA])
+        .options(&pattern_runtime::SyncOptions::new())
+        .await
+        .unwrap();
     let relation = HPlayer::collection(&db).relation(HPlayer::FIELDS.team);
     let mut l = Ledger::new("relation", &db);
     const T: &str = "h_teams";

@@ -58,13 +58,11 @@ fn tree() {
 
 async fn tree_test() {
     let db = test_db("hostile_tree").await;
-    pattern_runtime::sync_models(
-        &db,
-        &[HCat::SCHEMA, HItem::SCHEMA],
-        &pattern_runtime::SyncOptions::new(),
-    )
-    .await
-    .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[HCat::SCHEMA, HItem::SCHEMA])
+        .options(&pattern_runtime::SyncOptions::new())
+        .await
+        .unwrap();
     let tree = HCat::collection(&db).tree();
     let items = tree.holders::<HItem>();
     let mut l = Ledger::new("tree", &db);
@@ -104,13 +102,11 @@ async fn tree_test() {
         for c in [N, I, "h_cats.tree"] {
             db.collection::<Document>(c).drop().await.unwrap();
         }
-        pattern_runtime::sync_models(
-            &db,
-            &[HCat::SCHEMA, HItem::SCHEMA],
-            &pattern_runtime::SyncOptions::new(),
-        )
-        .await
-        .unwrap();
+        pattern_runtime::sync(&db)
+            .models(&[HCat::SCHEMA, HItem::SCHEMA])
+            .options(&pattern_runtime::SyncOptions::new())
+            .await
+            .unwrap();
         for (c, docs) in &baseline {
             if !docs.is_empty() {
                 db.collection::<Document>(c)
