@@ -211,7 +211,7 @@ fn crate_override_is_used() {
 
 #[test]
 fn every_model_is_registered() {
-    let names: std::vec::Vec<&str> = pattern_runtime::registered_models()
+    let names: std::vec::Vec<&str> = pattern_runtime::sync::registered_models()
         .iter()
         .map(|s| s.name())
         .collect();

@@ -540,7 +540,7 @@ async fn sync_all_covers_every_registered_model() {
     // collections fail there, with exactly that limitation (code 67).
     let lacks = match pattern_runtime::sync(&db).await {
         Ok(report) => {
-            for schema in pattern_runtime::registered_models() {
+            for schema in pattern_runtime::sync::registered_models() {
                 for spec in schema.indexes() {
                     let entry = report.get(schema.collection(), spec.name()).unwrap();
                     assert_eq!(entry.status, IndexStatus::Created, "{report}");
@@ -563,7 +563,7 @@ async fn sync_all_covers_every_registered_model() {
     };
     let lacks_kind = |collection: &str| lacks && matches!(collection, "articles" | "events");
     // Whatever failed elsewhere, every other collection has every declared index.
-    for schema in pattern_runtime::registered_models() {
+    for schema in pattern_runtime::sync::registered_models() {
         if lacks_kind(schema.collection()) {
             continue;
         }

@@ -119,7 +119,7 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
 
     // The tour's chapters each use a database of their own: this one syncs the models of its
     // group, `#[model(group = "indexes", ...)]`, and nothing of the other chapters.
-    let chapter: Vec<_> = pattern_runtime::registered_models()
+    let chapter: Vec<_> = pattern_runtime::sync::registered_models()
         .into_iter()
         .filter(|s| s.group() == Some("indexes"))
         .collect();

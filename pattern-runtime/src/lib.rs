@@ -86,7 +86,7 @@
 //! ```
 //!
 //! `find` also sorts, limits, streams from the server's cursor and pages by keyset
-//! ([`Find`]). [`ModelCollection::raw`] is the driver's collection: the explicit way around
+//! ([`Find`](crate::query::Find)). [`ModelCollection::raw`] is the driver's collection: the explicit way around
 //! the toolkit, whose writes keep nothing.
 //!
 //! # Typed queries
@@ -142,9 +142,9 @@
 //!
 //! # Check, repair and the doctor
 //!
-//! Every pattern handle with derived data or invariants answers `check()` (a [`CheckReport`]:
+//! Every pattern handle with derived data or invariants answers `check()` (a [`CheckReport`](crate::doctor::CheckReport):
 //! each finding with its documents and the call that repairs it) and `repair()` (a
-//! [`RepairReport`]); those whose derived data belongs to one document also answer
+//! [`RepairReport`](crate::doctor::RepairReport)); those whose derived data belongs to one document also answer
 //! `rebuild(id)`. Each pattern's page says which it has (a polymorphic model, a versioned one
 //! and the counters have nothing to repair). [`doctor`](fn@doctor) audits a live
 //! database against the models compiled into the program (unbounded arrays, sizes, missing,
@@ -257,24 +257,22 @@ pub use attribute::{AttributeKey, Attributes};
 pub use bucket::{Measurement, Series};
 pub use computed::ComputedFields;
 pub use doctor::{doctor, DoctorOptions};
-pub use error::{Error, IndexConflict, Missing, Result};
+pub use error::{Error, Missing, Result};
 pub use extended_ref::{Referenced, References};
-pub use finding::{CheckReport, RebuildReport, RepairReport};
-pub use model::{IntoId, Model, ModelCollection, Pending, Unversioned};
+pub use model::{IntoId, Model, ModelCollection, Pending};
 pub use outlier::Outlier;
 pub use periodic::{Periodic, Stopped};
 pub use polymorphic::{Polymorphic, Variant, VariantCollection};
 pub use preallocation::{Preallocated, Slots};
 pub use progress::Progress;
-pub use relation::{Identified, Ref, Relation, TwoWay};
-pub use schema::{registered_models, FieldName, Fields, ModelSchema};
+pub use relation::{Ref, Relation, TwoWay};
+pub use schema::{FieldName, Fields, ModelSchema};
 // The plugin interface between the patterns and the schema, and what generated code names: not
 // a user's API (each pattern's handle is), so not on the crate's face.
 #[doc(hidden)]
 pub use schema::{
     Annotation, Companion, FieldSchema, IndexesNeeded, KeptFields, Nests, PatternSpec,
 };
-pub use schema_version::{Find, Projected};
 pub use subset::Subset;
 pub use sync::{sync, SyncOptions};
 pub use tree::{Holders, Tree};

@@ -373,7 +373,7 @@ to_bson!(
 );
 
 /// A struct of some of `V`'s fields, under the same BSON names and types: what
-/// [`Find::project`](crate::Find::project) and
+/// [`Find::project`](crate::query::Find::project) and
 /// [`VariantCollection::find_as`](crate::VariantCollection::find_as) read. Declared with `#[projection(of = V)]` beside
 /// `#[derive(Fields)]`, which checks each field against `V` at compile time.
 #[diagnostic::on_unimplemented(

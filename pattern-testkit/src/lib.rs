@@ -630,7 +630,7 @@ impl Drop for TestDb {
 /// `find` pages through.
 pub fn assert_keyset_orders_agree() -> usize {
     let mut checked = 0;
-    for model in pattern_runtime::registered_models() {
+    for model in pattern_runtime::sync::registered_models() {
         if model
             .spec::<pattern_runtime::__private::SeriesSpec>()
             .is_some()

@@ -24,7 +24,8 @@ use bson::{doc, Bson, DateTime, Document};
 use mongodb::Database;
 use pattern_runtime::doctor::Check;
 use pattern_runtime::{
-    CheckReport, DoctorOptions, Error, Fields, Measurement, Model, Ref, SyncOptions, Transaction,
+    doctor::CheckReport, DoctorOptions, Error, Fields, Measurement, Model, Ref, SyncOptions,
+    Transaction,
 };
 use pattern_testkit::TestDb;
 use serde::{Deserialize, Serialize};

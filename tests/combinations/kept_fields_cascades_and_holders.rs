@@ -8,7 +8,9 @@
 
 use bson::{doc, Bson, Document};
 use pattern_runtime::tree::Deletion;
-use pattern_runtime::{sync, CheckReport, Error, Fields, Model, Ref, SyncOptions, Transaction};
+use pattern_runtime::{
+    doctor::CheckReport, sync, Error, Fields, Model, Ref, SyncOptions, Transaction,
+};
 use pattern_testkit::docs;
 use pattern_testkit::{test_db, test_db_unvalidated, TestDb};
 use serde::{Deserialize, Serialize};

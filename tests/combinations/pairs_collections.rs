@@ -35,8 +35,9 @@ use std::time::Duration;
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::{
-    doctor, sync, CheckReport, DoctorOptions, Error, Fields, Model, Ref, RepairReport, SyncOptions,
-    Transaction,
+    doctor,
+    doctor::{CheckReport, RepairReport},
+    sync, DoctorOptions, Error, Fields, Model, Ref, SyncOptions, Transaction,
 };
 use pattern_testkit::{test_db, TestDb};
 use serde::{Deserialize, Serialize};

@@ -40,7 +40,9 @@ use futures_util::TryStreamExt;
 use pattern_runtime::approximation::{
     BatchedCounter, Random, SampledCounter, ShardedCounter, ShardedField,
 };
-use pattern_runtime::{doctor, sync, CheckReport, DoctorOptions, Measurement, Model, SyncOptions};
+use pattern_runtime::{
+    doctor, doctor::CheckReport, sync, DoctorOptions, Measurement, Model, SyncOptions,
+};
 use pattern_testkit::docs;
 use pattern_testkit::{test_db, test_db_unvalidated, TestDb};
 use serde::{Deserialize, Serialize};

@@ -10,7 +10,8 @@ use bson::oid::ObjectId;
 use bson::{doc, Bson, DateTime, Document};
 use pattern_runtime::doctor::{Check, Finding};
 use pattern_runtime::{
-    sync, CheckReport, DoctorOptions, Fields, Measurement, Model, Ref, RepairReport, SyncOptions,
+    doctor::{CheckReport, RepairReport},
+    sync, DoctorOptions, Fields, Measurement, Model, Ref, SyncOptions,
 };
 use pattern_testkit::{test_db, test_db_unvalidated, TestDb};
 use serde::{Deserialize, Serialize};
@@ -1402,7 +1403,8 @@ mod rebuild {
     use bson::{doc, Bson, Document};
     use pattern_runtime::doctor::Check;
     use pattern_runtime::{
-        CheckReport, Error, Fields, Missing, Model, RebuildReport, Ref, SyncOptions,
+        doctor::{CheckReport, RebuildReport},
+        Error, Fields, Missing, Model, Ref, SyncOptions,
     };
     use pattern_testkit::{test_db, TestDb};
     use serde::{Deserialize, Serialize};

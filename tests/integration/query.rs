@@ -550,7 +550,7 @@ async fn typed_forms_find_and_write_what_the_hand_written_ones_do() {
 }
 
 /// Every document of `find`, read through its stream.
-async fn streamed<M: Model, S>(find: pattern_runtime::Find<'_, M, S>) -> Vec<M> {
+async fn streamed<M: Model, S>(find: pattern_runtime::query::Find<'_, M, S>) -> Vec<M> {
     use futures_util::TryStreamExt;
     find.stream().await.unwrap().try_collect().await.unwrap()
 }

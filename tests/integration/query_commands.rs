@@ -373,7 +373,7 @@ async fn stored(db: &TestDb) -> Vec<Document> {
 
 /// `find`, limited to `limit` documents if given, awaited.
 async fn limited<S>(
-    find: pattern_runtime::Find<'_, Order, S>,
+    find: pattern_runtime::query::Find<'_, Order, S>,
     limit: Option<u64>,
 ) -> pattern_runtime::Result<Vec<Order>> {
     match limit {

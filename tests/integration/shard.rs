@@ -116,7 +116,7 @@ fn commands_are_mongodbs_documented_form() {
     assert!(users.is_supported_by(&doc! { "user_id": 1, "email": 1 }));
     assert!(!users.is_supported_by(&doc! { "email": 1, "user_id": 1 }));
     assert!(!logs.is_supported_by(&doc! { "_id": 1 }));
-    assert!(pattern_runtime::registered_models()
+    assert!(pattern_runtime::sync::registered_models()
         .iter()
         .any(|m| m.shard_key().is_some() && m.name() == "Notification"));
 }

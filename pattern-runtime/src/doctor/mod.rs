@@ -12,7 +12,7 @@ use tracing::Instrument;
 
 use crate::error::{server_code, server_message, Result, NAMESPACE_NOT_FOUND};
 use crate::finding::{examples, number, plural};
-pub use crate::finding::{Bounded, Check, CheckReport, Finding, RepairReport};
+pub use crate::finding::{Bounded, Check, CheckReport, Finding, RebuildReport, RepairReport};
 use crate::schema::{group_members, registered_models, ModelSchema, Sample};
 use crate::shard::{self, ShardKey};
 use crate::sync::{declarations, Declared, Models};

@@ -467,7 +467,7 @@ impl<M> std::ops::Not for Filter<M> {
 /// A typed sort: `Sort::desc(FIELDS.created_at).then_asc(FIELDS.id)` is
 /// `{createdAt: -1, _id: 1}`. `M` is the model whose field names it is built from, as for a
 /// [`Filter`]; `S` holds its keys (see [`order`](super::order)), so that a keyset page
-/// ([`Find::after`](crate::Find::after)) over a sort no index serves is a compile error.
+/// ([`Find::after`](crate::query::Find::after)) over a sort no index serves is a compile error.
 /// [`erase`](Sort::erase) forgets them: a `Sort<M>` is checked at run time.
 pub struct Sort<M, S = Unchecked>(Document, PhantomData<fn() -> (M, S)>);
 

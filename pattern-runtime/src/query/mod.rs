@@ -107,7 +107,7 @@
 //! # Sorts, limits, keyset pages, projections
 //!
 //! [`ModelCollection::find`](crate::ModelCollection::find) returns a
-//! [`Find`](crate::Find): `.sort(Sort::desc(f.price).then_asc(f.id))`, `.limit(n)`, `.await`
+//! [`Find`]: `.sort(Sort::desc(f.price).then_asc(f.id))`, `.limit(n)`, `.await`
 //! for a `Vec`, `.stream()` for the cursor, `.project::<P>()` to read only the fields of a
 //! `#[projection(of = M)]` struct, and `.after(&last)` for the page after the last document
 //! read. A keyset page needs a sort that ends with `_id` and whose other keys an index of the
@@ -119,7 +119,7 @@
 //! ascending, last descending), and so do an `f64` key's NaNs (below every other number) and,
 //! in a field of several BSON types (a `Bson`), the values of each type, in the server's order
 //! of types. A page cannot come after a regex, JavaScript code, `MinKey`, `MaxKey` or an array key
-//! ([`Error::InvalidValue`](crate::Error::InvalidValue)). See [`Find::after`](crate::Find::after).
+//! ([`Error::InvalidValue`](crate::Error::InvalidValue)). See [`Find::after`](crate::query::Find::after).
 //!
 //! # Each form and its document
 //!
@@ -156,3 +156,4 @@ pub use update::{IntoUpdate, Update};
 pub use value::IntoValue;
 
 pub use crate::schema::Free;
+pub use crate::schema_version::{Find, Projected};

@@ -1,5 +1,5 @@
 //! The keys of a typed [`Sort`](super::Sort), in its type: what lets a keyset page
-//! ([`Find::after`](crate::Find::after)) over a sort no index serves be a compile error.
+//! ([`Find::after`](crate::query::Find::after)) over a sort no index serves be a compile error.
 //!
 //! A sort's keys are a list of [`Asc`] and [`Desc`] of [`Field`] (a field of the model, by its
 //! place) or [`Nested`] (a dotted path), last key first: `Sort::desc(f.created_at)
@@ -97,7 +97,7 @@ impl SortKeys for NoSort {
 
 /// `(Known, keys)`: an index of `M` serves a sort of these keys, ending with `_id`, so that a
 /// keyset page can follow it. Implemented by `#[derive(Model)]` for each such list, and for
-/// every `(Unknown, keys)`, which [`Find::after`](crate::Find::after) checks at run time.
+/// every `(Unknown, keys)`, which [`Find::after`](crate::query::Find::after) checks at run time.
 #[diagnostic::on_unimplemented(
     message = "`after` needs a sort ending with `_id` whose other keys an index of `{M}` serves",
     label = "a keyset page after a document, in this find's order",
@@ -107,6 +107,6 @@ pub trait ServedBy<M> {}
 
 impl<M, S> ServedBy<M> for (Unknown, S) {}
 
-/// What [`Find::after`](crate::Find::after) asks of a find's sort keys `S`.
+/// What [`Find::after`](crate::query::Find::after) asks of a find's sort keys `S`.
 pub trait Keyset<M> {}
 impl<M, S: SortKeys> Keyset<M> for S where (S::Known, S): ServedBy<M> {}

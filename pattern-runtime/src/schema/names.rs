@@ -77,7 +77,7 @@ pub trait Fields {
 /// [`Update`](crate::query::Update) built from them is of that model, and another model's
 /// handle does not take it. `I` tells the field apart from the model's others (its place in
 /// the model): a typed [`Sort`](crate::query::Sort) knows its keys, so that a keyset page
-/// ([`Find::after`](crate::Find::after)) over a sort no index serves is a compile error.
+/// ([`Find::after`](crate::query::Find::after)) over a sort no index serves is a compile error.
 pub struct FieldName<T: ?Sized, K, M, const I: usize>(&'static str, Typed<T, K, M>);
 
 /// The marker of a name typed by a value type `T`, a kind `K` and a model `M` (covariant,

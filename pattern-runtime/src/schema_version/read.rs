@@ -88,7 +88,7 @@ impl<M: Model> ModelCollection<M> {
     }
 
     /// The documents matching `filter` (a typed [`Filter`](crate::query::Filter), or a query
-    /// document, sent as it is), each read as the current shape: a [`Find`] to narrow with
+    /// document, sent as it is), each read as the current shape: a [`Find`](crate::query::Find) to narrow with
     /// [`sort`](Find::sort) and [`limit`](Find::limit), then `.await` it for a `Vec`, or
     /// [`stream`](Find::stream) it to read one document at a time from the server's cursor.
     ///
@@ -494,7 +494,7 @@ fn projection<M: Model, P: crate::Fields>() -> Option<Document> {
     Some(doc)
 }
 
-/// A [`Find`] whose documents are read as the projection `P` ([`Find::project`]): awaited, the
+/// A [`Find`](crate::query::Find) whose documents are read as the projection `P` ([`Find::project`]): awaited, the
 /// `Vec<P>`; or [`stream`](Self::stream)ed.
 #[must_use = "a find sends nothing until it is awaited or streamed"]
 pub struct Projected<'a, M: Model, P, S = crate::query::order::NoSort> {

@@ -27,17 +27,19 @@ use mongodb::Database;
 use tracing::Instrument;
 
 use crate::error::{
-    server_code, server_message, Error, IndexConflict, Result, INDEX_KEY_SPECS_CONFLICT,
-    INDEX_NOT_FOUND, INDEX_OPTIONS_CONFLICT, NAMESPACE_NOT_FOUND,
+    server_code, server_message, Error, Result, INDEX_KEY_SPECS_CONFLICT, INDEX_NOT_FOUND,
+    INDEX_OPTIONS_CONFLICT, NAMESPACE_NOT_FOUND,
 };
 use crate::index::compare::{differences, fixable_in_place, same_keys, same_signature, Difference};
 use crate::index::{IndexKind, IndexSpec};
-use crate::schema::{group_members, registered_models, ModelSchema};
+use crate::schema::{group_members, ModelSchema};
 use crate::shard::{Keyed, ShardReport, ShardStatus};
 
 mod apply;
 mod report;
 
+pub use crate::error::IndexConflict;
+pub use crate::schema::registered_models;
 use apply::{
     changed_in_place, coll_mod_index, create_indexes, option_names, reconcile, replace_index,
 };

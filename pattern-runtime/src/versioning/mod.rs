@@ -18,6 +18,7 @@ mod read;
 mod spec;
 mod write;
 
+pub use crate::model::Unversioned;
 pub use spec::{VersionParts, VersionSpec, Versioned};
 
 /// One archived revision.
