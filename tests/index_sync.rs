@@ -59,7 +59,10 @@ fn num(d: &Document, key: &str) -> f64 {
 #[tokio::test]
 async fn every_index_kind_is_created_with_its_keys_and_options() {
     let db = test_db("every_index_kind").await;
-    let report = Place::sync_indexes(&db).await.unwrap();
+    let report = pattern_runtime::sync(&db)
+        .models(&[Place::SCHEMA])
+        .await
+        .unwrap();
     let names: Vec<&str> = report.created().map(|r| r.name.as_str()).collect();
     assert_eq!(
         names,
@@ -129,11 +132,17 @@ async fn every_index_kind_is_created_with_its_keys_and_options() {
 #[tokio::test]
 async fn a_second_sync_is_a_no_op() {
     let db = test_db("second_sync").await;
-    let first = Place::sync_indexes(&db).await.unwrap();
+    let first = pattern_runtime::sync(&db)
+        .models(&[Place::SCHEMA])
+        .await
+        .unwrap();
     assert_eq!(first.created().count(), 8);
     let before = list_indexes(&db, "places").await.unwrap();
 
-    let second = Place::sync_indexes(&db).await.unwrap();
+    let second = pattern_runtime::sync(&db)
+        .models(&[Place::SCHEMA])
+        .await
+        .unwrap();
     assert!(second.is_in_sync(), "{second}");
     assert_eq!(second.created().count(), 0);
     assert_eq!(
@@ -191,7 +200,10 @@ async fn a_changed_option_is_reported_and_left_alone_by_default() {
     let db = test_db("mismatch_default").await;
     drift_accounts(&db).await;
 
-    let report = Account::sync_indexes(&db).await.unwrap();
+    let report = pattern_runtime::sync(&db)
+        .models(&[Account::SCHEMA])
+        .await
+        .unwrap();
     assert!(matches!(
         report.get("accounts", "email_1").unwrap().status,
         IndexStatus::Mismatched { .. }
@@ -215,7 +227,11 @@ async fn a_changed_option_is_replaced_under_the_replace_policy() {
     drift_accounts(&db).await;
 
     let options = SyncOptions::new().replace_mismatched();
-    let report = Account::sync_indexes_with(&db, &options).await.unwrap();
+    let report = pattern_runtime::sync(&db)
+        .models(&[Account::SCHEMA])
+        .options(&options)
+        .await
+        .unwrap();
     assert!(matches!(
         report.get("accounts", "email_1").unwrap().status,
         IndexStatus::Replaced { .. }
@@ -233,7 +249,10 @@ async fn a_changed_option_is_replaced_under_the_replace_policy() {
         3600.0
     );
 
-    let again = Account::sync_indexes(&db).await.unwrap();
+    let again = pattern_runtime::sync(&db)
+        .models(&[Account::SCHEMA])
+        .await
+        .unwrap();
     assert!(again.is_in_sync(), "{again}");
 }
 
@@ -247,7 +266,10 @@ async fn an_unmanaged_index_survives_and_can_be_hidden() {
     )
     .await;
 
-    let report = Account::sync_indexes(&db).await.unwrap();
+    let report = pattern_runtime::sync(&db)
+        .models(&[Account::SCHEMA])
+        .await
+        .unwrap();
     let legacy = report.get("accounts", "legacy_1").unwrap();
     assert_eq!(legacy.status, IndexStatus::Unmanaged { hidden: false });
     assert_eq!(legacy.model, None);
@@ -263,7 +285,11 @@ async fn an_unmanaged_index_survives_and_can_be_hidden() {
 
     // Replacing mismatches never touches unmanaged indexes.
     let replace = SyncOptions::new().replace_mismatched();
-    Account::sync_indexes_with(&db, &replace).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Account::SCHEMA])
+        .options(&replace)
+        .await
+        .unwrap();
     assert!(list_indexes(&db, "accounts")
         .await
         .unwrap()
@@ -271,7 +297,11 @@ async fn an_unmanaged_index_survives_and_can_be_hidden() {
         .any(|i| i.get_str("name").ok() == Some("legacy_1")));
 
     let hide = SyncOptions::new().hide_unmanaged();
-    let report = Account::sync_indexes_with(&db, &hide).await.unwrap();
+    let report = pattern_runtime::sync(&db)
+        .models(&[Account::SCHEMA])
+        .options(&hide)
+        .await
+        .unwrap();
     assert_eq!(
         report.get("accounts", "legacy_1").unwrap().status,
         IndexStatus::HiddenUnmanaged
@@ -284,7 +314,11 @@ async fn an_unmanaged_index_survives_and_can_be_hidden() {
     assert!(by_name(&listed, "_id_").get("hidden").is_none());
 
     // Hidden already: reported, not changed again.
-    let report = Account::sync_indexes_with(&db, &hide).await.unwrap();
+    let report = pattern_runtime::sync(&db)
+        .models(&[Account::SCHEMA])
+        .options(&hide)
+        .await
+        .unwrap();
     assert_eq!(
         report.get("accounts", "legacy_1").unwrap().status,
         IndexStatus::Unmanaged { hidden: true }
@@ -307,7 +341,10 @@ struct Product {
 #[tokio::test]
 async fn rename_all_camel_case_shows_in_the_created_keys() {
     let db = test_db("camel_case").await;
-    Product::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Product::SCHEMA])
+        .await
+        .unwrap();
     assert_eq!(Product::SCHEMA.collection(), "products");
     let listed = list_indexes(&db, "products").await.unwrap();
     let compound = by_name(&listed, "category_1_updatedAt_-1")
@@ -343,7 +380,10 @@ async fn indexes_differing_in_unique_coexist() {
         doc! { "key": { "sku": 1 }, "name": "legacy_sku" },
     )
     .await;
-    let report = Item::sync_indexes(&db).await.unwrap();
+    let report = pattern_runtime::sync(&db)
+        .models(&[Item::SCHEMA])
+        .await
+        .unwrap();
     assert_eq!(
         report.get("items", "sku_1").unwrap().status,
         IndexStatus::Created
@@ -372,7 +412,10 @@ async fn a_conflicting_index_yields_the_typed_error() {
     )
     .await;
 
-    let err = Item::sync_indexes(&db).await.unwrap_err();
+    let err = pattern_runtime::sync(&db)
+        .models(&[Item::SCHEMA])
+        .await
+        .unwrap_err();
     assert!(
         err.is_index_conflict() && !err.is_duplicate_key(),
         "{err:?}"
@@ -398,7 +441,10 @@ async fn a_conflicting_index_yields_the_typed_error() {
     );
     // Nothing was created; the next sync (no fail point) creates it.
     assert_eq!(list_indexes(&db, "items").await.unwrap().len(), 2);
-    let report = Item::sync_indexes(&db).await.unwrap();
+    let report = pattern_runtime::sync(&db)
+        .models(&[Item::SCHEMA])
+        .await
+        .unwrap();
     assert_eq!(
         report.get("items", "sku_1").unwrap().status,
         IndexStatus::Created
@@ -416,7 +462,10 @@ async fn the_declared_index_under_another_name_with_another_ttl_is_a_mismatch() 
         doc! { "key": { "seen_at": 1 }, "name": "legacy_seen", "expireAfterSeconds": 60 },
     )
     .await;
-    let report = Account::sync_indexes(&db).await.unwrap();
+    let report = pattern_runtime::sync(&db)
+        .models(&[Account::SCHEMA])
+        .await
+        .unwrap();
     let entry = report.get("accounts", "seen_at_1").unwrap();
     let IndexStatus::Mismatched { differences } = &entry.status else {
         panic!("{report}");
@@ -430,7 +479,11 @@ async fn the_declared_index_under_another_name_with_another_ttl_is_a_mismatch() 
 
     // Replaced: the old name goes, the declared one comes with the declared TTL.
     let replace = SyncOptions::new().replace_mismatched();
-    Account::sync_indexes_with(&db, &replace).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Account::SCHEMA])
+        .options(&replace)
+        .await
+        .unwrap();
     let listed = list_indexes(&db, "accounts").await.unwrap();
     assert!(listed
         .iter()
@@ -446,7 +499,7 @@ async fn the_declared_index_under_another_name_with_another_ttl_is_a_mismatch() 
 /// the report; otherwise checks that the refusal is exactly that limitation (code 67) and
 /// returns `None`.
 async fn sync_where_supported<M: Model>(db: &mongodb::Database, kind: &str) -> Option<SyncReport> {
-    match M::sync_indexes(db).await {
+    match pattern_runtime::sync(db).models(&[M::SCHEMA]).await {
         Ok(report) => Some(report),
         Err(e) => {
             assert_eq!(e.code(), Some(67), "{e}");
@@ -481,7 +534,10 @@ async fn a_text_index_is_created_where_the_server_has_them() {
     fields.sort();
     assert_eq!(fields, ["body", "title"]);
     // Listed as `{_fts, _ftsx}` with the fields in `weights`: still in sync the second time.
-    let again = Article::sync_indexes(&db).await.unwrap();
+    let again = pattern_runtime::sync(&db)
+        .models(&[Article::SCHEMA])
+        .await
+        .unwrap();
     assert!(again.is_in_sync(), "{again}");
 }
 
@@ -508,7 +564,11 @@ async fn a_hashed_index_is_created_where_the_server_has_them() {
         .get_document("key")
         .unwrap();
     assert_eq!(key.get_str("deviceId").ok(), Some("hashed"));
-    assert!(Event::sync_indexes(&db).await.unwrap().is_in_sync());
+    assert!(pattern_runtime::sync(&db)
+        .models(&[Event::SCHEMA])
+        .await
+        .unwrap()
+        .is_in_sync());
 }
 
 #[tokio::test]
@@ -520,7 +580,10 @@ async fn the_same_keys_under_another_name_are_reported_not_duplicated() {
         doc! { "key": { "sku": 1 }, "name": "sku_unique", "unique": true },
     )
     .await;
-    let report = Item::sync_indexes(&db).await.unwrap();
+    let report = pattern_runtime::sync(&db)
+        .models(&[Item::SCHEMA])
+        .await
+        .unwrap();
     let entry = report.get("items", "sku_1").unwrap();
     let IndexStatus::Mismatched { differences } = &entry.status else {
         panic!("{report}");
@@ -595,7 +658,10 @@ struct Parcel {
 #[tokio::test]
 async fn a_nested_path_under_rename_all_is_indexed_as_serde_writes_it_and_used() {
     let db = test_db("index_nested_rename").await;
-    let report = Parcel::sync_indexes(&db).await.unwrap();
+    let report = pattern_runtime::sync(&db)
+        .models(&[Parcel::SCHEMA])
+        .await
+        .unwrap();
     assert_eq!(
         report
             .created()

@@ -230,7 +230,10 @@ impl From<&Review> for ReviewExcerpt {
 async fn a_transient_failure_is_retried_and_says_so() {
     let (capture, _guard) = capture();
     let db = test_db("tracing_retry").await;
-    Article::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Article::SCHEMA])
+        .await
+        .unwrap();
     let articles = Article::collection(&db);
     let mut a = Article {
         id: 1,

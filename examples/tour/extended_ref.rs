@@ -92,8 +92,10 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
             );
         }
     }
-    Order::sync_indexes(&db).await?;
-    Receipt::sync_indexes(&db).await?;
+    pattern_runtime::sync(&db).models(&[Order::SCHEMA]).await?;
+    pattern_runtime::sync(&db)
+        .models(&[Receipt::SCHEMA])
+        .await?;
 
     let alice = Customer {
         id: ObjectId::new(),

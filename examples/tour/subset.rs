@@ -83,7 +83,9 @@ fn review(n: i64) -> Review {
 pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
     crate::heading("Chapter 2: subset, with computed fields");
     let db = crate::chapter_db(client, "subset").await?;
-    Product::sync_indexes(&db).await?;
+    pattern_runtime::sync(&db)
+        .models(&[Product::SCHEMA])
+        .await?;
     for index in pattern_runtime::sync::list_indexes(&db, "product_reviews").await? {
         println!("  product_reviews index (created with the product's indexes): {index}");
     }

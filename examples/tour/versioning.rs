@@ -24,7 +24,9 @@ pub struct Article {
 pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
     crate::heading("Chapter 3: document versioning, optimistic locking");
     let db = crate::chapter_db(client, "versioning").await?;
-    Article::sync_indexes(&db).await?;
+    pattern_runtime::sync(&db)
+        .models(&[Article::SCHEMA])
+        .await?;
     for index in pattern_runtime::sync::list_indexes(&db, "article_revisions").await? {
         println!("  article_revisions index: {index}");
     }

@@ -1,15 +1,12 @@
 //! The [`Model`] trait and the typed collection handle: what every pattern builds on.
 
 use std::fmt;
-use std::future::Future;
 
 use mongodb::{Collection, Database};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::error::Result;
 use crate::schema::ModelSchema;
-use crate::sync::{self, SyncOptions, SyncReport};
 use crate::txn::Transaction;
 
 /// A struct stored as documents of one collection, declared with `#[derive(Model)]`.
@@ -55,23 +52,6 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + Sized + 's
     /// The typed handle on this model's collection in `db`.
     fn collection(db: &Database) -> ModelCollection<Self> {
         ModelCollection::new(db)
-    }
-
-    /// Syncs this model's indexes with [`SyncOptions::default()`]: creates what is missing, reports
-    /// the rest, drops nothing. See [`sync`](crate::sync()).
-    fn sync_indexes(db: &Database) -> impl Future<Output = Result<SyncReport>> + Send {
-        let db = db.clone();
-        async move { sync::sync_schemas(&db, &[Self::SCHEMA], &SyncOptions::default()).await }
-    }
-
-    /// Syncs this model's indexes under an explicit policy.
-    fn sync_indexes_with(
-        db: &Database,
-        options: &SyncOptions,
-    ) -> impl Future<Output = Result<SyncReport>> + Send {
-        let db = db.clone();
-        let options = options.clone();
-        async move { sync::sync_schemas(&db, &[Self::SCHEMA], &options).await }
     }
 }
 
@@ -228,11 +208,6 @@ impl<M: Model> ModelCollection<M> {
     /// The database this collection lives in.
     pub fn database(&self) -> &Database {
         &self.db
-    }
-
-    /// Syncs `M`'s indexes; see [`Model::sync_indexes`].
-    pub async fn sync_indexes(&self) -> Result<SyncReport> {
-        sync::sync_schemas(&self.db, &[M::SCHEMA], &SyncOptions::default()).await
     }
 }
 

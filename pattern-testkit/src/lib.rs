@@ -49,7 +49,7 @@
 //! #[tokio::test]
 //! async fn notes_round_trip() {
 //!     let db = pattern_testkit::test_db("notes_round_trip").await; // a database of its own
-//!     Note::sync_indexes(&db).await.unwrap();
+//!     pattern_runtime::sync(&db).models(&[Note::SCHEMA]).await.unwrap();
 //!     Note::collection(&db).raw().insert_one(Note { id: 1, body: "hi".into() }).await.unwrap();
 //!     // What the test's client sent, to count round trips:
 //!     let sent = db.take_commands();

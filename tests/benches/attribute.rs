@@ -115,7 +115,10 @@ fn full_record(id: i32) -> Record {
 fn fresh_set(rt: &Runtime) -> TestDb {
     rt.block_on(async {
         let db = pattern_testkit::test_db("bench_attribute_set").await;
-        Record::sync_indexes(&db).await.unwrap();
+        pattern_runtime::sync(&db)
+            .models(&[Record::SCHEMA])
+            .await
+            .unwrap();
         let mut records: Vec<Record> = [TOOLKIT_ID, DRIVER_ID, TOOLKIT_CHECK_ID, DRIVER_CHECK_ID]
             .into_iter()
             .map(full_record)
@@ -137,7 +140,10 @@ fn fresh_set(rt: &Runtime) -> TestDb {
 fn fresh_query(rt: &Runtime) -> TestDb {
     rt.block_on(async {
         let db = pattern_testkit::test_db("bench_attribute_query").await;
-        Record::sync_indexes(&db).await.unwrap();
+        pattern_runtime::sync(&db)
+            .models(&[Record::SCHEMA])
+            .await
+            .unwrap();
         let records: Vec<Record> = (0..RECORDS)
             .map(|id| {
                 let bmi = f64::from(18 + id % 16);

@@ -76,7 +76,10 @@ fn created_at(n: usize) -> DateTime {
 fn fresh(rt: &Runtime) -> TestDb {
     rt.block_on(async {
         let db = pattern_testkit::test_db("bench_polymorphic_find").await;
-        Notification::sync_indexes(&db).await.unwrap();
+        pattern_runtime::sync(&db)
+            .models(&[Notification::SCHEMA])
+            .await
+            .unwrap();
         let notifications = Notification::collection(&db);
         let (push, email, sms) = (
             notifications.variant::<NotificationPush>(),

@@ -27,7 +27,10 @@ fn benches(c: &mut Criterion) {
     let fresh = |name: &'static str| {
         rt.block_on(async {
             let db = pattern_testkit::test_db(name).await;
-            Article::sync_indexes(&db).await.unwrap();
+            pattern_runtime::sync(&db)
+                .models(&[Article::SCHEMA])
+                .await
+                .unwrap();
             let mut a = Article {
                 id: 1,
                 version: 0,

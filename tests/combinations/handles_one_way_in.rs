@@ -172,9 +172,18 @@ pub enum Notice {
 }
 
 async fn members_and_feeds(db: &TestDb, ids: &[&str]) {
-    Member::sync_indexes(db).await.unwrap();
-    Feed::sync_indexes(db).await.unwrap();
-    Activity::sync_indexes(db).await.unwrap();
+    pattern_runtime::sync(db)
+        .models(&[Member::SCHEMA])
+        .await
+        .unwrap();
+    pattern_runtime::sync(db)
+        .models(&[Feed::SCHEMA])
+        .await
+        .unwrap();
+    pattern_runtime::sync(db)
+        .models(&[Activity::SCHEMA])
+        .await
+        .unwrap();
     for id in ids {
         Member::collection(db)
             .insert(&Member {
@@ -380,7 +389,10 @@ async fn variant_writes_keep_member_count_and_feed_subset() {
 #[tokio::test]
 async fn variant_round_trips_with_and_without_derived_data() {
     let db = test_db("nwi_variant_round_trips").await;
-    Notice::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Notice::SCHEMA])
+        .await
+        .unwrap();
     members_and_feeds(&db, &["u1"]).await;
     sent(&db);
 
@@ -528,9 +540,9 @@ async fn region_count(db: &TestDb, id: &str) -> i64 {
 async fn references_writes_move_counts_and_copies() {
     let db = test_db("nwi_references_counts").await;
     for r in [
-        Customer::sync_indexes(&db).await,
-        Region::sync_indexes(&db).await,
-        Invoice::sync_indexes(&db).await,
+        pattern_runtime::sync(&db).models(&[Customer::SCHEMA]).await,
+        pattern_runtime::sync(&db).models(&[Region::SCHEMA]).await,
+        pattern_runtime::sync(&db).models(&[Invoice::SCHEMA]).await,
     ] {
         r.unwrap();
     }
@@ -731,8 +743,14 @@ async fn wallets(db: &TestDb) -> Vec<(String, f64, i64)> {
 #[tokio::test]
 async fn computing_in_a_caller_transaction_aborted_ended_and_committed() {
     let db = test_db("nwi_computing_tx").await;
-    Wallet::sync_indexes(&db).await.unwrap();
-    Payment::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Wallet::SCHEMA])
+        .await
+        .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Payment::SCHEMA])
+        .await
+        .unwrap();
     for w in ["w1", "w2"] {
         Wallet::collection(&db)
             .insert(&Wallet {
@@ -882,8 +900,14 @@ async fn book_author_names(db: &TestDb) -> Vec<String> {
 #[tokio::test]
 async fn versioned_source_keeps_copies_checked_and_repaired() {
     let db = test_db("nwi_versioned_copies").await;
-    Author::sync_indexes(&db).await.unwrap();
-    Book::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Author::SCHEMA])
+        .await
+        .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Book::SCHEMA])
+        .await
+        .unwrap();
     let authors = Author::collection(&db);
     let mut ursula = Author {
         id: "ursula".into(),
@@ -1065,8 +1089,14 @@ async fn queue_counts(db: &TestDb) -> Vec<(String, i64)> {
 #[tokio::test]
 async fn operator_shaped_ids_are_refused_and_dollar_strings_are_literal() {
     let db = test_db_unvalidated("nwi_hostile_ids").await;
-    Queue::sync_indexes(&db).await.unwrap();
-    Ticket::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Queue::SCHEMA])
+        .await
+        .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Ticket::SCHEMA])
+        .await
+        .unwrap();
     for q in ["$where", "support"] {
         Queue::collection(&db)
             .insert(&Queue {
@@ -1252,8 +1282,14 @@ pub struct Score {
 #[tokio::test]
 async fn computed_sums_refuse_nan_infinity_and_overflow() {
     let db = test_db("nwi_sums_hostile").await;
-    Tally::sync_indexes(&db).await.unwrap();
-    Score::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Tally::SCHEMA])
+        .await
+        .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Score::SCHEMA])
+        .await
+        .unwrap();
     Tally::collection(&db)
         .insert(&Tally {
             id: "t".into(),
@@ -1417,8 +1453,14 @@ async fn nights(db: &TestDb, guest: &str) -> i64 {
 #[tokio::test]
 async fn grid_bookings_counted_per_guest_with_hostile_holders() {
     let db = test_db_unvalidated("nwi_grid_counted").await;
-    RoomDay::sync_indexes(&db).await.unwrap();
-    Guest::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[RoomDay::SCHEMA])
+        .await
+        .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Guest::SCHEMA])
+        .await
+        .unwrap();
     for g in ["alice", "$where"] {
         Guest::collection(&db)
             .insert(&Guest {
@@ -1586,8 +1628,14 @@ async fn article_path(db: &TestDb, id: i64) -> Vec<String> {
 #[tokio::test]
 async fn tree_keys_that_read_like_operators_are_literal() {
     let db = test_db("nwi_tree_dollar_keys").await;
-    Section::sync_indexes(&db).await.unwrap();
-    Article::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Section::SCHEMA])
+        .await
+        .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Article::SCHEMA])
+        .await
+        .unwrap();
     let tree = Section::collection(&db).tree();
     sent(&db);
 

@@ -49,7 +49,10 @@ fn seed() -> Vec<Record> {
 }
 
 async fn records(db: &mongodb::Database) -> pattern_runtime::Attributes<Record, Measurement> {
-    Record::sync_indexes(db).await.unwrap();
+    pattern_runtime::sync(db)
+        .models(&[Record::SCHEMA])
+        .await
+        .unwrap();
     Record::collection(db)
         .raw()
         .insert_many(seed())
@@ -408,7 +411,10 @@ struct Schedule {
 #[tokio::test]
 async fn channel_prices_share_one_multikey_index() {
     let db = test_db("attr_channels").await;
-    Schedule::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Schedule::SCHEMA])
+        .await
+        .unwrap();
     let price = |channel, price| Price { channel, price };
     Schedule::collection(&db)
         .raw()

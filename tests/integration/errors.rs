@@ -43,7 +43,10 @@ fn helpers(e: &Error) -> [bool; 4] {
 #[tokio::test]
 async fn each_failure_has_its_helper() {
     let db = test_db("errors_helpers").await;
-    Note::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Note::SCHEMA])
+        .await
+        .unwrap();
     let notes = Note::collection(&db);
     let mut a = note(1, "a");
     notes.insert(&mut a).await.unwrap();
@@ -89,7 +92,10 @@ async fn each_failure_has_its_helper() {
 #[tokio::test]
 async fn refused_input_ended_transactions_and_incomplete_batches_have_helpers() {
     let db = test_db("errors_more_helpers").await;
-    Note::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Note::SCHEMA])
+        .await
+        .unwrap();
     let notes = Note::collection(&db);
     notes.insert(&mut note(1, "a")).await.unwrap();
     let refused = notes
@@ -209,7 +215,10 @@ async fn a_validator_refusal_is_typed_and_names_the_fields() {
     })
     .await
     .unwrap();
-    Note::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Note::SCHEMA])
+        .await
+        .unwrap();
     let notes = Note::collection(&db);
     notes.insert(&mut note(1, "fine")).await.unwrap();
 

@@ -117,7 +117,10 @@ impl From<&Reading> for RecentReading {
 #[tokio::test]
 async fn a_computed_sum_and_average_refuse_nan() {
     let db = test_db("non_finite_computed").await;
-    Meter::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Meter::SCHEMA])
+        .await
+        .unwrap();
     Meter::collection(&db)
         .raw()
         .insert_one(Meter {

@@ -95,7 +95,10 @@ async fn stored<M: Model<Id = String>>(
 #[tokio::test]
 async fn large_items_never_make_the_main_document_unwritable() {
     let db = test_db("outlier_size_main").await;
-    Writer::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Writer::SCHEMA])
+        .await
+        .unwrap();
     let posts = Writer::collection(&db).outlier(Writer::FIELDS.posts);
     assert_eq!(posts.spec().max_bytes(), 8 * 1024 * 1024);
     Writer::collection(&db)
@@ -139,7 +142,10 @@ async fn large_items_never_make_the_main_document_unwritable() {
 #[tokio::test]
 async fn a_full_overflow_document_is_closed_and_the_push_goes_on() {
     let db = test_db("outlier_size_overflow").await;
-    Poster::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Poster::SCHEMA])
+        .await
+        .unwrap();
     let posts = Poster::collection(&db).outlier(Poster::FIELDS.posts);
     Poster::collection(&db)
         .raw()

@@ -318,7 +318,10 @@ async fn a_variant_handle_refuses_to_touch_the_tag() {
 #[tokio::test]
 async fn indexes_type_first_and_per_variant_partial() {
     let db = test_db("poly_indexes").await;
-    let report = Notification::sync_indexes(&db).await.unwrap();
+    let report = pattern_runtime::sync(&db)
+        .models(&[Notification::SCHEMA])
+        .await
+        .unwrap();
     let declared: Vec<_> = report
         .indexes
         .iter()
@@ -470,7 +473,10 @@ async fn a_catch_all_reads_unknown_tags() {
 #[tokio::test]
 async fn concurrent_writers_stay_within_their_variants() {
     let db = test_db("poly_concurrent").await;
-    Notification::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Notification::SCHEMA])
+        .await
+        .unwrap();
     let notifications = Notification::collection(&db);
     let mut tasks = Vec::new();
     for w in 0..8u32 {

@@ -275,7 +275,10 @@ async fn a_thousand_products_load_their_parts_with_one_query_in_order_with_dangl
 #[tokio::test]
 async fn denormalised_part_names_are_kept_in_sync_and_still_load_the_whole_parts() {
     let db = test_db("rel_denorm").await;
-    ProductWithNames::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[ProductWithNames::SCHEMA])
+        .await
+        .unwrap();
     let grommet = named(0, "#4 grommet");
     let fan = named(1, "fan blade assembly");
     Part::collection(&db)
@@ -353,7 +356,10 @@ struct LogMessage {
 #[tokio::test]
 async fn the_newest_five_thousand_messages_of_one_host_through_the_parent_index() {
     let db = test_db("rel_logs").await;
-    LogMessage::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[LogMessage::SCHEMA])
+        .await
+        .unwrap();
     let names: Vec<String> = db
         .collection::<Document>("logmsg")
         .list_index_names()
@@ -472,8 +478,14 @@ async fn task(db: &mongodb::Database, id: ObjectId) -> Document {
 
 /// Kate with three tasks, and Jon with none.
 async fn persons_and_tasks(db: &mongodb::Database) -> (Person, Person, Vec<Task>) {
-    Person::sync_indexes(db).await.unwrap();
-    Task::sync_indexes(db).await.unwrap();
+    pattern_runtime::sync(db)
+        .models(&[Person::SCHEMA])
+        .await
+        .unwrap();
+    pattern_runtime::sync(db)
+        .models(&[Task::SCHEMA])
+        .await
+        .unwrap();
     let kate = ObjectId::new();
     let due = DateTime::parse_rfc3339_str("2014-04-01T00:00:00Z").unwrap();
     let tasks: Vec<Task> = ["Write lesson plan", "Grade papers", "Order books"]
@@ -704,8 +716,14 @@ async fn a_failure_between_the_writes_of_assign_leaves_all_three_documents_as_be
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_reassignments_keep_every_task_in_exactly_its_owners_array() {
     let db = test_db("rel_concurrent").await;
-    Person::sync_indexes(&db).await.unwrap();
-    Task::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Person::SCHEMA])
+        .await
+        .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Task::SCHEMA])
+        .await
+        .unwrap();
     let persons: Vec<ObjectId> = (0..5).map(|_| ObjectId::new()).collect();
     let tasks: Vec<Task> = (0..100)
         .map(|i| Task {
@@ -913,7 +931,10 @@ struct Category {
 #[tokio::test]
 async fn an_optional_parent_of_the_same_model_loads_and_lists_children_under_serde_names() {
     let db = test_db("rel_self").await;
-    Category::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Category::SCHEMA])
+        .await
+        .unwrap();
     let names = db
         .collection::<Document>("categories")
         .list_index_names()

@@ -938,7 +938,10 @@ async fn versions_of(db: &mongodb::Database, id: i64) -> Vec<(i64, bool)> {
 #[tokio::test]
 async fn ncl_versioned_delete_reinsert_cycles_gapless() {
     let db = test_db("ncl_v_cycles").await;
-    NclVDoc::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NclVDoc::SCHEMA])
+        .await
+        .unwrap();
     let docs = NclVDoc::collection(&db);
     let mut expected_deleted = Vec::new();
     let mut next = 1i64;
@@ -978,7 +981,10 @@ async fn ncl_versioned_delete_reinsert_cycles_gapless() {
 #[tokio::test]
 async fn ncl_versioned_keep_trims_across_lives() {
     let db = test_db("ncl_v_keep").await;
-    NclVKeep::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NclVKeep::SCHEMA])
+        .await
+        .unwrap();
     let docs = NclVKeep::collection(&db);
     let hist = |db: mongodb::Database| async move {
         let mut v: Vec<i64> = NclVKeep::collection(&db)
@@ -1049,7 +1055,10 @@ async fn ncl_versioned_keep_trims_across_lives() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn ncl_versioned_concurrent_reinserts_then_saves_gapless() {
     let db = test_db("ncl_v_concurrent_reinsert").await;
-    NclVDoc::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NclVDoc::SCHEMA])
+        .await
+        .unwrap();
     let docs = NclVDoc::collection(&db);
     let mut d = vdoc(5, "first");
     docs.insert(&mut d).await.unwrap();
@@ -1114,7 +1123,10 @@ async fn ncl_versioned_concurrent_reinserts_then_saves_gapless() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn ncl_versioned_concurrent_delete_insert_churn_gapless() {
     let db = test_db("ncl_v_churn").await;
-    NclVDoc::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NclVDoc::SCHEMA])
+        .await
+        .unwrap();
     let docs = NclVDoc::collection(&db);
     let n = 6;
     let mut tasks = Vec::new();
@@ -1194,7 +1206,10 @@ async fn ncl_versioned_concurrent_delete_insert_churn_gapless() {
 #[tokio::test]
 async fn ncl_versioned_revert_to_an_earlier_life() {
     let db = test_db("ncl_v_revert").await;
-    NclVDoc::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NclVDoc::SCHEMA])
+        .await
+        .unwrap();
     let docs = NclVDoc::collection(&db);
     let mut d = vdoc(2, "a");
     docs.insert(&mut d).await.unwrap(); // 1
@@ -1240,8 +1255,14 @@ async fn ncl_versioned_revert_to_an_earlier_life() {
 #[tokio::test]
 async fn ncl_versioned_i32_and_u32_versions_across_lives() {
     let db = test_db("ncl_v_narrow").await;
-    NclV32::sync_indexes(&db).await.unwrap();
-    NclVU32::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NclV32::SCHEMA])
+        .await
+        .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NclVU32::SCHEMA])
+        .await
+        .unwrap();
     let a = NclV32::collection(&db);
     let b = NclVU32::collection(&db);
     let mut expect = 0;
@@ -1326,7 +1347,10 @@ async fn ncl_versioned_i32_reinsert_after_limit_refused_under_validator() {
     // A history written by another program ends at i32::MAX: the next life cannot be numbered
     // in an i32. Under the validator: refused, typed, nothing written.
     let db = test_db("ncl_v_i32_limit").await;
-    NclV32::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NclV32::SCHEMA])
+        .await
+        .unwrap();
     raw_insert(&db, "ncl_v32_revisions", limit_revision(11))
         .await
         .expect("a revision of the documented shape");
@@ -1344,7 +1368,10 @@ async fn ncl_versioned_i32_reinsert_after_limit_refused_under_validator() {
 #[tokio::test]
 async fn ncl_versioned_i32_reinsert_after_limit_unvalidated() {
     let db = test_db_unvalidated("ncl_v_i32_limit_unvalidated").await;
-    NclV32::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NclV32::SCHEMA])
+        .await
+        .unwrap();
     raw_insert(&db, "ncl_v32_revisions", limit_revision(11))
         .await
         .unwrap();
@@ -1366,7 +1393,10 @@ async fn ncl_versioned_i32_reinsert_after_limit_unvalidated() {
 #[tokio::test]
 async fn ncl_versioned_i32_save_at_limit_refused() {
     let db = test_db("ncl_v_i32_save_limit").await;
-    NclV32::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NclV32::SCHEMA])
+        .await
+        .unwrap();
     raw_insert(
         &db,
         "ncl_v32s",
@@ -1397,7 +1427,10 @@ async fn ncl_versioned_i32_save_at_limit_refused() {
 async fn ncl_rollup_versioned_sharded_in_one_transaction() {
     use pattern_runtime::Transaction;
     let db = test_db("ncl_tx_mix").await;
-    NclVDoc::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NclVDoc::SCHEMA])
+        .await
+        .unwrap();
     page(&db, "t").await;
     let docs = NclVDoc::collection(&db);
     let mut d = vdoc(4, "first");
@@ -1488,9 +1521,18 @@ async fn region(db: &mongodb::Database, id: &str) -> (i64, i64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn ncl_versioned_extref_and_computed_source_across_lives() {
     let db = test_db("ncl_v_combo").await;
-    NclVCust::sync_indexes(&db).await.unwrap();
-    NclVOrder::sync_indexes(&db).await.unwrap();
-    NclRegion::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NclVCust::SCHEMA])
+        .await
+        .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NclVOrder::SCHEMA])
+        .await
+        .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NclRegion::SCHEMA])
+        .await
+        .unwrap();
     for r in ["north", "south"] {
         NclRegion::collection(&db)
             .raw()
@@ -1628,9 +1670,18 @@ async fn ncl_versioned_reinsert_under_another_name_leaves_no_stale_copy() {
     // save, update, delete keep copies and counts with the revision". An order still holds the
     // copy of the earlier life's name; the new life's insert is a write of the source.
     let db = test_db("ncl_v_reinsert_copy").await;
-    NclVCust::sync_indexes(&db).await.unwrap();
-    NclVOrder::sync_indexes(&db).await.unwrap();
-    NclRegion::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NclVCust::SCHEMA])
+        .await
+        .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NclVOrder::SCHEMA])
+        .await
+        .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NclRegion::SCHEMA])
+        .await
+        .unwrap();
     NclRegion::collection(&db)
         .raw()
         .insert_one(NclRegion {

@@ -532,7 +532,10 @@ impl From<NoteV1> for Note {
 async fn a_versioned_model_reads_its_old_revisions() {
     let t = test_db("sv_versioned").await;
     let db = t.db();
-    Note::sync_indexes(db).await.unwrap();
+    pattern_runtime::sync(db)
+        .models(&[Note::SCHEMA])
+        .await
+        .unwrap();
     // Written by the first application: the document at version 2, its revision 1.
     db.collection::<Document>("sv_notes")
         .insert_one(doc! { "_id": 1, "version": 2_i64, "text": "two words" })
@@ -580,7 +583,10 @@ async fn a_versioned_model_reads_its_old_revisions() {
 async fn converge_keeps_a_versioned_documents_version() {
     let t = test_db("sv_versioned_converge").await;
     let db = t.db();
-    Note::sync_indexes(db).await.unwrap();
+    pattern_runtime::sync(db)
+        .models(&[Note::SCHEMA])
+        .await
+        .unwrap();
     db.collection::<Document>("sv_notes")
         .insert_one(doc! { "_id": 7, "version": 4_i64, "text": "read before" })
         .await

@@ -580,7 +580,10 @@ async fn rebuild_repairs_the_parent_from_the_full_collection() {
 #[tokio::test]
 async fn the_full_collection_gets_its_parent_and_sort_index() {
     let db = test_db("subset_index").await;
-    let report = Product::sync_indexes(&db).await.unwrap();
+    let report = pattern_runtime::sync(&db)
+        .models(&[Product::SCHEMA])
+        .await
+        .unwrap();
     let entry = report
         .get("product_reviews", "subset_products_recentReviews")
         .unwrap();
@@ -593,7 +596,11 @@ async fn the_full_collection_gets_its_parent_and_sort_index() {
     let key: &Document = index.get_document("key").unwrap();
     assert_eq!(key.keys().collect::<Vec<_>>(), ["productId", "createdAt"]);
     assert_eq!(key.get_i32("createdAt").ok(), Some(-1));
-    assert!(Product::sync_indexes(&db).await.unwrap().is_in_sync());
+    assert!(pattern_runtime::sync(&db)
+        .models(&[Product::SCHEMA])
+        .await
+        .unwrap()
+        .is_in_sync());
 }
 
 #[tokio::test]

@@ -833,7 +833,10 @@ async fn companion_validators_are_created_with_their_documented_shape() {
 #[tokio::test]
 async fn versioned_writes_pass_the_strict_revision_validator() {
     let db = test_db_unvalidated("nvc_versioned_writes").await;
-    NvcArticle::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NvcArticle::SCHEMA])
+        .await
+        .unwrap();
     let report = sync_validators(&db, &[NvcArticle::SCHEMA], &closed())
         .await
         .unwrap();
@@ -879,7 +882,10 @@ async fn versioned_writes_pass_the_strict_revision_validator() {
 #[tokio::test]
 async fn a_deleted_versioned_document_inserted_again_can_be_saved() {
     let db = test_db("nvc_versioned_again").await;
-    NvcNote::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NvcNote::SCHEMA])
+        .await
+        .unwrap();
     let notes = NvcNote::collection(&db);
     let mut n = NvcNote {
         id: 7,
@@ -919,7 +925,10 @@ async fn a_deleted_versioned_document_inserted_again_can_be_saved() {
 #[tokio::test]
 async fn outlier_writes_pass_the_strict_overflow_validator() {
     let db = test_db_unvalidated("nvc_outlier_writes").await;
-    NvcStar::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NvcStar::SCHEMA])
+        .await
+        .unwrap();
     sync_validators(&db, &[NvcStar::SCHEMA, NvcOrder::SCHEMA], &closed())
         .await
         .unwrap();
@@ -1439,7 +1448,10 @@ async fn buckets_written_around_the_toolkit_are_refused_rule_by_rule() {
 async fn counter_with_items(
     db: &mongodb::Database,
 ) -> pattern_runtime::Outlier<NvcCounter, String> {
-    NvcCounter::sync_indexes(db).await.unwrap();
+    pattern_runtime::sync(db)
+        .models(&[NvcCounter::SCHEMA])
+        .await
+        .unwrap();
     NvcCounter::collection(db)
         .raw()
         .insert_one(counter(1))
@@ -1537,7 +1549,10 @@ async fn i32_approximate_counters_stay_int32() {
 #[tokio::test]
 async fn i32_computed_count_and_sum_stay_int32() {
     let db = test_db("nvc_i32_computed").await;
-    NvcCounter::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NvcCounter::SCHEMA])
+        .await
+        .unwrap();
     NvcCounter::collection(&db)
         .raw()
         .insert_one(counter(1))
@@ -1607,7 +1622,10 @@ async fn i32_computed_count_and_sum_stay_int32() {
 #[tokio::test]
 async fn an_i32_sum_past_i32_max_is_refused_and_nothing_is_written() {
     let db = test_db("nvc_i32_overflow").await;
-    NvcCounter::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NvcCounter::SCHEMA])
+        .await
+        .unwrap();
     NvcCounter::collection(&db)
         .raw()
         .insert_one(counter(1))
@@ -1649,7 +1667,10 @@ async fn an_i32_sum_past_i32_max_is_refused_and_nothing_is_written() {
 #[tokio::test]
 async fn i32_subset_count_and_sum_stay_int32() {
     let db = test_db("nvc_i32_subset").await;
-    NvcShelf::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NvcShelf::SCHEMA])
+        .await
+        .unwrap();
     NvcShelf::collection(&db)
         .raw()
         .insert_one(NvcShelf {
@@ -1689,7 +1710,10 @@ async fn i32_subset_count_and_sum_stay_int32() {
 #[tokio::test]
 async fn an_i32_version_stays_int32() {
     let db = test_db("nvc_i32_version").await;
-    NvcNote::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NvcNote::SCHEMA])
+        .await
+        .unwrap();
     let notes = NvcNote::collection(&db);
     let mut n = NvcNote {
         id: 1,
@@ -1899,8 +1923,14 @@ async fn validate_attributes_are_enforced_by_the_server() {
 #[tokio::test]
 async fn a_polymorphic_model_under_strict_validators() {
     let db = test_db("nvc_polymorphic").await;
-    NvcEvent::sync_indexes(&db).await.unwrap();
-    NvcPage::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NvcEvent::SCHEMA])
+        .await
+        .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NvcPage::SCHEMA])
+        .await
+        .unwrap();
     for p in ["p1", "p2"] {
         NvcPage::collection(&db)
             .raw()
@@ -2296,7 +2326,10 @@ async fn a_misspelt_group_is_a_typed_error_and_installs_nothing() {
 #[tokio::test]
 async fn outlier_items_with_operator_or_dotted_keys_are_refused_whole() {
     let db = test_db("nvc_outlier_hostile").await;
-    NvcStar::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NvcStar::SCHEMA])
+        .await
+        .unwrap();
     NvcStar::collection(&db)
         .raw()
         .insert_one(star("h"))
@@ -2368,7 +2401,10 @@ async fn outlier_items_with_operator_or_dotted_keys_are_refused_whole() {
 #[tokio::test]
 async fn versioned_writes_the_validator_refuses_archive_nothing() {
     let db = test_db("nvc_versioned_refused").await;
-    NvcArticle::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NvcArticle::SCHEMA])
+        .await
+        .unwrap();
     let articles = NvcArticle::collection(&db);
     let mut a = article("r");
     a.tags = vec!["1".into(), "2".into(), "3".into()];
@@ -2433,7 +2469,10 @@ async fn versioned_writes_the_validator_refuses_archive_nothing() {
 #[tokio::test]
 async fn versioned_documents_keep_hostile_strings_and_extreme_numbers() {
     let db = test_db("nvc_versioned_hostile").await;
-    NvcArticle::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NvcArticle::SCHEMA])
+        .await
+        .unwrap();
     let articles = NvcArticle::collection(&db);
     let mut a = NvcArticle {
         id: "$gt".into(),
@@ -2470,7 +2509,10 @@ async fn versioned_documents_keep_hostile_strings_and_extreme_numbers() {
 #[tokio::test]
 async fn a_versioned_document_with_operator_keys_is_refused_or_kept_whole() {
     let db = test_db("nvc_versioned_keys").await;
-    NvcArticle::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NvcArticle::SCHEMA])
+        .await
+        .unwrap();
     let articles = NvcArticle::collection(&db);
     for (id, extra) in [("dollar", doc! { "$op": 1 }), ("dot", doc! { "a.b": 1 })] {
         let mut a = article(id);
@@ -2573,7 +2615,10 @@ async fn measurements_with_operator_or_dotted_keys_are_refused_whole() {
 #[tokio::test]
 async fn operator_shaped_ids_are_refused_before_anything_is_written() {
     let db = test_db("nvc_operator_ids").await;
-    NvcLoose::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NvcLoose::SCHEMA])
+        .await
+        .unwrap();
     let items = NvcLoose::collection(&db).outlier(NvcLoose::FIELDS.items);
     let hostile = [
         Bson::Document(doc! { "$gt": 1 }),
@@ -2609,7 +2654,10 @@ async fn operator_shaped_ids_are_refused_before_anything_is_written() {
 #[tokio::test]
 async fn ids_of_different_bson_types_keep_their_own_overflow_documents() {
     let db = test_db("nvc_loose_ids").await;
-    NvcLoose::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NvcLoose::SCHEMA])
+        .await
+        .unwrap();
     let ids = [
         Bson::Int32(1),
         Bson::String("1".into()),
@@ -2653,7 +2701,10 @@ async fn ids_of_different_bson_types_keep_their_own_overflow_documents() {
 #[tokio::test]
 async fn huge_batches_fill_many_companion_documents_within_their_caps() {
     let db = test_db("nvc_huge").await;
-    NvcStar::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NvcStar::SCHEMA])
+        .await
+        .unwrap();
     NvcStar::collection(&db)
         .raw()
         .insert_one(star("big"))
@@ -2689,8 +2740,14 @@ async fn huge_batches_fill_many_companion_documents_within_their_caps() {
 #[tokio::test]
 async fn a_versioned_extended_reference_source_under_strict_validators() {
     let db = test_db("nvc_versioned_source").await;
-    NvcAuthor::sync_indexes(&db).await.unwrap();
-    NvcBook::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NvcAuthor::SCHEMA])
+        .await
+        .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NvcBook::SCHEMA])
+        .await
+        .unwrap();
     let authors = NvcAuthor::collection(&db);
     let mut au = NvcAuthor {
         id: 1,
@@ -2762,8 +2819,14 @@ async fn a_versioned_extended_reference_source_under_strict_validators() {
 #[tokio::test]
 async fn outlier_sharded_counter_and_computed_count_on_one_model() {
     let db = test_db("nvc_three_patterns").await;
-    NvcStar::sync_indexes(&db).await.unwrap();
-    NvcOrder::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NvcStar::SCHEMA])
+        .await
+        .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NvcOrder::SCHEMA])
+        .await
+        .unwrap();
     NvcStar::collection(&db)
         .raw()
         .insert_one(star("c"))
@@ -2851,7 +2914,10 @@ async fn outlier_sharded_counter_and_computed_count_on_one_model() {
 #[tokio::test]
 async fn a_struct_id_versioned_model_under_strict_validators() {
     let db = test_db("nvc_struct_id").await;
-    NvcKeyed::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NvcKeyed::SCHEMA])
+        .await
+        .unwrap();
     let keyed = NvcKeyed::collection(&db);
     let key = NvcKey {
         shop: "s-1".into(),
@@ -2966,7 +3032,10 @@ async fn sparse_measurements_pass_the_strict_bucket_validator() {
 #[tokio::test]
 async fn items_over_the_byte_budget_pass_the_strict_overflow_validator() {
     let db = test_db("nvc_blob").await;
-    NvcBlob::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NvcBlob::SCHEMA])
+        .await
+        .unwrap();
     NvcBlob::collection(&db)
         .raw()
         .insert_one(NvcBlob {

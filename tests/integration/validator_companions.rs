@@ -163,8 +163,14 @@ async fn every_companion_collection_gets_its_validator() {
 #[tokio::test]
 async fn the_patterns_writes_pass_their_companions_validators() {
     let db = test_db("co_writes").await;
-    CoArticle::sync_indexes(&db).await.unwrap();
-    CoStar::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[CoArticle::SCHEMA])
+        .await
+        .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[CoStar::SCHEMA])
+        .await
+        .unwrap();
     sync_validators(&db, &MODELS, &closed()).await.unwrap();
 
     // Revisions: saves, an update and a delete, each archiving the old document.

@@ -1009,7 +1009,10 @@ async fn the_doctor_counts_exactly_the_refused_documents() {
 #[tokio::test]
 async fn versioned_writes_pass_a_strict_closed_validator() {
     let db = test_db("nv_versioned").await;
-    NvArticle::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NvArticle::SCHEMA])
+        .await
+        .unwrap();
     installed(
         &sync_validators(&db, &[NvArticle::SCHEMA], &closed())
             .await
@@ -1277,7 +1280,10 @@ async fn extended_reference_changes_pass_strict_validators_and_refusals_keep_not
 #[tokio::test]
 async fn attribute_set_and_unset_pass_a_strict_closed_validator() {
     let db = test_db("nv_attribute").await;
-    NvRecord::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NvRecord::SCHEMA])
+        .await
+        .unwrap();
     installed(
         &sync_validators(&db, &[NvRecord::SCHEMA], &closed())
             .await

@@ -45,7 +45,10 @@ async fn revisions(db: &mongodb::Database, id: u32) -> Vec<i64> {
 #[tokio::test]
 async fn concurrent_read_modify_save_loses_no_update() {
     let db = test_db("versioning_concurrent").await;
-    Article::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Article::SCHEMA])
+        .await
+        .unwrap();
     let articles = Article::collection(&db);
     articles.insert(&mut article(1)).await.unwrap();
     let mut tasks = Vec::new();
@@ -105,7 +108,10 @@ async fn concurrent_read_modify_save_loses_no_update() {
 #[tokio::test]
 async fn conflict_not_found_and_duplicate_key_are_three_errors() {
     let db = test_db("versioning_errors").await;
-    Article::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Article::SCHEMA])
+        .await
+        .unwrap();
     let articles = Article::collection(&db);
     let mut a = article(1);
     articles.insert(&mut a).await.unwrap();
@@ -260,7 +266,10 @@ struct Page {
 #[tokio::test]
 async fn retention_keeps_the_last_revisions_and_the_history_is_indexed() {
     let db = test_db("versioning_keep").await;
-    Page::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Page::SCHEMA])
+        .await
+        .unwrap();
     let pages = Page::collection(&db);
     let mut p = Page {
         id: 1,
@@ -298,7 +307,10 @@ async fn retention_keeps_the_last_revisions_and_the_history_is_indexed() {
 #[tokio::test]
 async fn a_document_inserted_again_after_its_delete_goes_on_from_its_history() {
     let db = test_db("versioning_second_life").await;
-    Page::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Page::SCHEMA])
+        .await
+        .unwrap();
     let pages = Page::collection(&db);
     let page = |body: &str| Page {
         id: 1,
@@ -358,7 +370,10 @@ async fn a_document_inserted_again_after_its_delete_goes_on_from_its_history() {
 #[tokio::test]
 async fn transient_failures_are_retried_without_a_duplicate_revision() {
     let db = test_db("versioning_faults").await;
-    Article::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Article::SCHEMA])
+        .await
+        .unwrap();
     let articles = Article::collection(&db);
     let mut a = article(1);
     articles.insert(&mut a).await.unwrap();
@@ -416,7 +431,10 @@ async fn transient_failures_are_retried_without_a_duplicate_revision() {
 #[tokio::test]
 async fn a_commit_that_went_through_is_not_applied_again() {
     let db = test_db("versioning_lost_commit").await;
-    Article::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Article::SCHEMA])
+        .await
+        .unwrap();
     let articles = Article::collection(&db);
     articles.insert(&mut article(1)).await.unwrap();
     let lost_commit = doc! {
@@ -466,7 +484,10 @@ async fn without_transactions_the_revision_is_written_first() {
     // mongod without a replica set refuses a transaction's first command with code 20; the
     // fail point answers so (the embedded server has transactions even standalone).
     let db = test_db("versioning_standalone").await;
-    Article::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Article::SCHEMA])
+        .await
+        .unwrap();
     let articles = Article::collection(&db);
     let mut a = article(1);
     articles.insert(&mut a).await.unwrap();
@@ -515,7 +536,10 @@ async fn without_transactions_the_revision_is_written_first() {
 #[tokio::test]
 async fn modify_retries_conflicts_and_loses_no_update_under_8_writers() {
     let db = test_db("versioning_modify").await;
-    Article::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Article::SCHEMA])
+        .await
+        .unwrap();
     let articles = Article::collection(&db);
     articles.insert(&mut article(1)).await.unwrap();
     let mut tasks = Vec::new();
@@ -551,7 +575,10 @@ async fn modify_retries_conflicts_and_loses_no_update_under_8_writers() {
 #[tokio::test]
 async fn modify_with_one_try_returns_the_conflict_and_counts_stay_exact() {
     let db = test_db("versioning_modify_bounded").await;
-    Article::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Article::SCHEMA])
+        .await
+        .unwrap();
     let articles = Article::collection(&db);
     articles.insert(&mut article(1)).await.unwrap();
     let mut tasks = Vec::new();
@@ -601,7 +628,10 @@ async fn modify_of_a_missing_document_and_a_refused_change_write_nothing() {
     }
 
     let db = test_db("versioning_modify_refused").await;
-    Article::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Article::SCHEMA])
+        .await
+        .unwrap();
     let articles = Article::collection(&db);
     let err = articles
         .modify(42, 3, |a| a.counter += 1)
@@ -643,7 +673,10 @@ async fn modify_of_a_missing_document_and_a_refused_change_write_nothing() {
 #[tokio::test]
 async fn a_bound_versioning_reads_its_transactions_writes() {
     let db = test_db("versioning_in_transaction").await;
-    Article::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Article::SCHEMA])
+        .await
+        .unwrap();
     let outside = Article::collection(&db);
     outside.insert(&mut article(1)).await.unwrap();
     let tx = pattern_runtime::Transaction::start(&db).await.unwrap();

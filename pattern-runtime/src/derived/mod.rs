@@ -3,7 +3,7 @@
 //!
 //! A pattern that keeps data derived from another model's fields (an extended reference's
 //! copies, a computed count or sum) declares each dependency once, as a [`Dependent`] returned
-//! by its spec's [`PatternSpec::dependents`](crate::PatternSpec::dependents). At the first write the map is built from every
+//! by its spec's `PatternSpec::dependents`. At the first write the map is built from every
 //! registered model. From then on, any pattern's operation that changes documents of a model
 //! (a tree renaming a node, a holder placed in a node, a computed source updated, copies
 //! rewritten) asks the map which dependents read the fields it changes:

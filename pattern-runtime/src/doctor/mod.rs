@@ -70,7 +70,8 @@ impl fmt::Debug for DoctorRun<'_> {
 impl<'a> DoctorRun<'a> {
     /// Only the models of one group (`#[model(group = "...")]`): for a program whose models
     /// live in several databases. A group no model names is
-    /// [`Error::UnknownGroup`](crate::Error::UnknownGroup).
+    /// [`Error::UnknownGroup`](crate::Error::UnknownGroup). `.group(..)` and
+    /// [`.models(..)`](Self::models) each choose the models: the last one called wins.
     pub fn group(mut self, group: &'a str) -> Self {
         self.models = Models::Group(group);
         self

@@ -277,8 +277,10 @@ pub enum Error {
         reason: String,
     },
 
-    /// [`sync(..).group(..)`](crate::sync::SyncRun::group) was given a group that no model compiled into the
-    /// program names with `#[model(group = "...")]`. Nothing was synced.
+    /// [`sync(..).group(..)`](crate::sync::SyncRun::group) or
+    /// [`doctor(..).group(..)`](crate::doctor::DoctorRun::group) was given a group that no
+    /// model compiled into the program names with `#[model(group = "...")]`. Nothing was synced
+    /// or audited.
     #[error(
         "no model is in group `{group}`; the groups are: {}",
         if known.is_empty() { "(none: no model has `#[model(group = \"...\")]`)".to_owned() } else { known.join(", ") }

@@ -156,4 +156,4 @@ pub use update::{IntoUpdate, Update};
 pub use value::IntoValue;
 
 pub use crate::schema::Free;
-pub use crate::schema_version::{Find, Projected};
+pub use crate::schema_version::read::{Find, Projected};

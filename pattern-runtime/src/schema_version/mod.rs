@@ -13,7 +13,6 @@ pub(crate) mod upgrade;
 
 pub use converge::{Converged, VersionCounts, CONVERGE_BATCH};
 pub(crate) use read::{current_document, decode, decode_raw, decode_read};
-pub use read::{Find, Projected};
 #[doc(hidden)]
 pub use spec::{
     read_shape, undeclared, upgrade_step, upgraded, SchemaVersionParts, UpgradeFailure, UpgradeFn,

@@ -122,6 +122,9 @@ impl<'a> SyncRun<'a> {
     /// otherwise sync nothing, silently). An index on one of the group's collections counts as
     /// managed when any registered model declares it on a collection of that name, in whichever
     /// group: [`SyncOptions::hide_unmanaged`] never hides what some model of the program declares.
+    ///
+    /// `.group(..)` and [`.models(..)`](Self::models) each choose the models: the last one
+    /// called wins.
     pub fn group(mut self, group: &'a str) -> Self {
         self.models = Models::Group(group);
         self

@@ -42,7 +42,10 @@ fn attribute() {
 
 async fn attribute_test() {
     let db = test_db("hostile_attribute").await;
-    HRecord::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[HRecord::SCHEMA])
+        .await
+        .unwrap();
     let attrs = HRecord::collection(&db).attributes(HRecord::FIELDS.attributes);
     let mut l = Ledger::new("attribute", &db);
     const C: &str = "h_records";

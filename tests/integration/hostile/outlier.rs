@@ -36,7 +36,10 @@ fn outlier() {
 
 async fn outlier_test() {
     let db = test_db("hostile_outlier").await;
-    HUser::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[HUser::SCHEMA])
+        .await
+        .unwrap();
     let posts = HUser::collection(&db).outlier(HUser::FIELDS.posts);
     let mut l = Ledger::new("outlier", &db);
     const U: &str = "h_users";

@@ -63,8 +63,14 @@ fn subset() {
 
 async fn subset_test() {
     let db = test_db("hostile_subset").await;
-    HProduct::sync_indexes(&db).await.unwrap();
-    HReview::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[HProduct::SCHEMA])
+        .await
+        .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[HReview::SCHEMA])
+        .await
+        .unwrap();
     let reviews = HProduct::collection(&db).subset(HProduct::FIELDS.recent);
     let mut l = Ledger::new("subset", &db);
     const P: &str = "h_products";

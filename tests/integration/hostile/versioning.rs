@@ -42,7 +42,10 @@ fn versioning() {
 
 async fn versioning_test() {
     let db = test_db("hostile_versioning").await;
-    HArticle::sync_indexes(&db).await.unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[HArticle::SCHEMA])
+        .await
+        .unwrap();
     let articles = HArticle::collection(&db);
     let mut l = Ledger::new("versioning", &db);
     const A: &str = "h_articles";
