@@ -290,7 +290,7 @@ impl<S: Identified, T: Identified> Relation<S, T> {
             let raws: Vec<bson::RawDocumentBuf> = collect_in!(find, session.as_deref_mut())?;
             let found = raws
                 .iter()
-                .map(crate::schema_version::decode_raw::<T>)
+                .map(|raw| crate::schema_version::decode_raw::<T>(raw))
                 .collect::<Result<Vec<T>>>()?;
             queries += 1;
             tracing::debug!(

@@ -1,7 +1,7 @@
 //! Reading a stored document as the current shape: the one decoding every read of a model goes
 //! through, and the model handle's reads.
 
-use bson::{Document, RawDocumentBuf};
+use bson::{Document, RawDocument, RawDocumentBuf};
 use pattern_derive::operation;
 
 use crate::error::{Error, Result};
@@ -30,11 +30,11 @@ pub(crate) fn decode<M: Model>(doc: Document) -> Result<M> {
 /// straight from its bytes, as the driver's own reads do; an older one is upgraded first. A
 /// document that does not read is the model's own error ([`Model::unreadable`]: an unknown
 /// variant of a polymorphic model).
-pub(crate) fn decode_raw<M: Model>(raw: &RawDocumentBuf) -> Result<M> {
+pub(crate) fn decode_raw<M: Model>(raw: &RawDocument) -> Result<M> {
     if let Some(spec) = M::SCHEMA.spec::<super::SchemaVersionSpec>()
         && !spec.is_current(raw)
     {
-        let doc = Document::try_from(raw.as_ref())?;
+        let doc = Document::try_from(raw)?;
         return decode::<M>(doc);
     }
     read_current::<M>(raw)
@@ -45,16 +45,16 @@ pub(crate) fn decode_raw<M: Model>(raw: &RawDocumentBuf) -> Result<M> {
 pub(crate) fn decode_read<M: Model>(raws: &[RawDocumentBuf]) -> Result<Vec<M>> {
     let found = raws
         .iter()
-        .map(decode_raw::<M>)
+        .map(|raw| decode_raw::<M>(raw))
         .collect::<Result<Vec<M>>>()?;
     tracing::debug!(read = found.len(), "documents read");
     Ok(found)
 }
 
 /// A document at the current version (or of a model without versions) read from its bytes.
-fn read_current<M: Model>(raw: &RawDocumentBuf) -> Result<M> {
+fn read_current<M: Model>(raw: &RawDocument) -> Result<M> {
     bson::deserialize_from_slice::<M>(raw.as_bytes()).map_err(|e| {
-        match Document::try_from(raw.as_ref()) {
+        match Document::try_from(raw) {
             Ok(doc) => M::unreadable(&doc, e),
             Err(_) => Error::from(e),
         }
@@ -132,7 +132,7 @@ impl<M: Model> ModelCollection<M> {
         sort: Option<Document>,
         limit: Option<i64>,
         projection: Option<Document>,
-        decode: fn(&RawDocumentBuf) -> Result<T>,
+        decode: fn(&RawDocument) -> Result<T>,
     ) -> Result<futures_util::stream::BoxStream<'static, Result<T>>> {
         use futures_util::StreamExt;
         if limit == Some(0) {
@@ -142,7 +142,7 @@ impl<M: Model> ModelCollection<M> {
             // The transaction's session is shared by the caller's other operations: the
             // documents are read in it first, then yielded.
             let docs = self.read_sorted(filter, sort, limit, projection).await?;
-            let out = docs.iter().map(decode).collect::<Vec<_>>();
+            let out = docs.iter().map(|raw| decode(raw)).collect::<Vec<_>>();
             return Ok(futures_util::stream::iter(out).boxed());
         }
         let coll: mongodb::Collection<RawDocumentBuf> =
@@ -158,9 +158,20 @@ impl<M: Model> ModelCollection<M> {
             find = find.projection(projection);
         }
         let cursor = find.await?;
-        Ok(cursor
-            .map(move |raw| raw.map_err(Error::from).and_then(|raw| decode(&raw)))
-            .boxed())
+        // Each document decoded where the cursor's batch holds it, not copied out first: the
+        // cost of a stream is then the driver's own. A cursor's error ends the stream.
+        let documents = futures_util::stream::unfold(Some(cursor), move |cursor| async move {
+            let mut cursor = cursor?;
+            match cursor.advance().await {
+                Ok(true) => {
+                    let decoded = decode(cursor.current());
+                    Some((decoded, Some(cursor)))
+                }
+                Ok(false) => None,
+                Err(e) => Some((Err(Error::from(e)), None)),
+            }
+        });
+        Ok(documents.boxed())
     }
 
     /// The documents of a find read as the projection `P`.
@@ -179,7 +190,7 @@ impl<M: Model> ModelCollection<M> {
             .await?;
         let out = docs
             .iter()
-            .map(decode_projection::<M, P>)
+            .map(|raw| decode_projection::<M, P>(raw))
             .collect::<Result<Vec<P>>>()?;
         tracing::debug!(read = out.len(), "documents read");
         Ok(out)
@@ -218,7 +229,7 @@ impl<M: Model> ModelCollection<M> {
     async fn decode_all(&self, raws: &[RawDocumentBuf]) -> Vec<Result<M>> {
         let spec = match M::SCHEMA.spec::<super::SchemaVersionSpec>() {
             Some(spec) if self.writes_back() && self.transaction().is_none() => spec,
-            _ => return raws.iter().map(decode_raw::<M>).collect(),
+            _ => return raws.iter().map(|raw| decode_raw::<M>(raw)).collect(),
         };
         let mut out = Vec::with_capacity(raws.len());
         let mut rewrites = Vec::new();
@@ -467,7 +478,7 @@ impl<'a, M: Model, S> Find<'a, M, S> {
 /// A stored document (the projection's fields only, or, for a model with older schema versions,
 /// the whole document, upgraded) read as the projection `P`.
 fn decode_projection<M: Model, P: crate::Fields + serde::de::DeserializeOwned + Send + 'static>(
-    raw: &RawDocumentBuf,
+    raw: &RawDocument,
 ) -> Result<P> {
     if M::SCHEMA.spec::<super::SchemaVersionSpec>().is_some() {
         let current = decode_raw::<M>(raw)?;

@@ -2,7 +2,7 @@
 //! update is about to change. Below the reads, `converge` and the map of derived data (which
 //! calls [`upgrade_matching`] before each update), and importing none of them.
 
-use bson::{doc, Bson, Document, RawBsonRef, RawDocumentBuf};
+use bson::{doc, Bson, Document, RawBsonRef};
 
 use super::SchemaVersionSpec;
 use crate::error::{Error, Result};
@@ -12,7 +12,7 @@ use crate::txn::{collect_in, in_session, Transaction};
 impl SchemaVersionSpec {
     /// Whether `raw` holds the current version as an integer (what every write stores): read
     /// from its bytes as it is. Anything else goes through [`version_of`](Self::version_of).
-    pub(super) fn is_current(&self, raw: &RawDocumentBuf) -> bool {
+    pub(super) fn is_current(&self, raw: &bson::RawDocument) -> bool {
         match raw.get(self.field()) {
             Ok(Some(RawBsonRef::Int32(v))) => i64::from(v) == i64::from(self.current()),
             Ok(Some(RawBsonRef::Int64(v))) => v == i64::from(self.current()),
