@@ -53,11 +53,9 @@ pub(crate) fn decode_read<M: Model>(raws: &[RawDocumentBuf]) -> Result<Vec<M>> {
 
 /// A document at the current version (or of a model without versions) read from its bytes.
 fn read_current<M: Model>(raw: &RawDocument) -> Result<M> {
-    bson::deserialize_from_slice::<M>(raw.as_bytes()).map_err(|e| {
-        match Document::try_from(raw) {
-            Ok(doc) => M::unreadable(&doc, e),
-            Err(_) => Error::from(e),
-        }
+    bson::deserialize_from_slice::<M>(raw.as_bytes()).map_err(|e| match Document::try_from(raw) {
+        Ok(doc) => M::unreadable(&doc, e),
+        Err(_) => Error::from(e),
     })
 }
 
