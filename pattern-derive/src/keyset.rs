@@ -104,8 +104,11 @@ pub(crate) fn served_impls(
             };
             quote!((#key, #rest))
         });
+        // Not listed as a candidate in the error of an unserved sort: its keys are places,
+        // which say nothing to the reader; the message says what to do.
         quote! {
             #[automatically_derived]
+            #[diagnostic::do_not_recommend]
             impl #p::order::ServedBy<#root> for (#p::order::Known, #list) {}
         }
     });

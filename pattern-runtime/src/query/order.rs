@@ -105,6 +105,7 @@ impl SortKeys for NoSort {
 )]
 pub trait ServedBy<M> {}
 
+#[diagnostic::do_not_recommend]
 impl<M, S> ServedBy<M> for (Unknown, S) {}
 
 /// What [`Find::after`](crate::query::Find::after) asks of a find's sort keys `S`.
