@@ -36,7 +36,6 @@ mod versioning;
 
 mod bucket;
 mod model;
-mod operation;
 #[cfg(test)]
 mod snapshots;
 
@@ -91,12 +90,4 @@ pub fn derive_fields(input: TokenStream) -> TokenStream {
 pub fn derive_attribute_key(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     attribute::derive_key(&input).into()
-}
-
-/// The operation span of `pattern-runtime`'s handles (`#[operation(tree.insert)]`): not for
-/// users, it names `crate::span::Spanned` of the crate it is used in.
-#[doc(hidden)]
-#[proc_macro_attribute]
-pub fn operation(args: TokenStream, item: TokenStream) -> TokenStream {
-    operation::expand(args.into(), item.into()).into()
 }

@@ -1,6 +1,8 @@
 //! What every operation span of a handle records: the model and its collection. The runtime's
-//! operations carry `#[operation(pattern.name, ..)]` (from `pattern-derive`), which expands to
-//! `tracing`'s `#[instrument]` with these two fields, unless the operation gives its own.
+//! operations carry `tracing`'s own `#[tracing::instrument(name = "pattern_runtime::tree.insert",
+//! skip_all, err(level = "debug"), fields(model = self.span_model(), collection =
+//! self.span_collection(), ..))]`: [`Spanned`] gives the two names, the extra fields follow,
+//! and a returned error is a `DEBUG` event, never `ERROR` (the caller decides).
 
 /// A handle whose operations open spans: the model it works on and the collection it writes.
 pub(crate) trait Spanned {

@@ -1,7 +1,7 @@
 //! The attribute array's check and repair: one item per key, every key a field name.
 
 use super::*;
-use pattern_derive::operation;
+use crate::span::Spanned as _;
 
 /// The sampled documents whose attribute array holds a key twice (a write around
 /// [`Attributes::set`]), and those holding an item a query cannot name: no key, a key that is
@@ -75,7 +75,11 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
     /// twice or an item a query cannot name
     /// ([`Check::AttributeDrift`], listing them), as the
     /// [doctor](mod@crate::doctor) does over a sample. Writes nothing.
-    #[operation(attribute.check, field = self.spec.field())]
+    #[tracing::instrument(
+        name = "pattern_runtime::attribute.check", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            field = self.spec.field())
+    )]
     pub async fn check(&self) -> Result<CheckReport> {
         crate::maintenance::check(
             &self.db,
@@ -89,7 +93,11 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
     /// key (what [`get`](Self::get) reads): one `update` per document, whose filter carries the
     /// array as read, so a document changed meanwhile is left for the next run. Items no
     /// query can name are left (see [`CheckReport`]). Then a check again.
-    #[operation(attribute.repair, field = self.spec.field())]
+    #[tracing::instrument(
+        name = "pattern_runtime::attribute.repair", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            field = self.spec.field())
+    )]
     pub async fn repair(&self) -> Result<RepairReport> {
         let targets = [(M::SCHEMA, self.spec as &dyn PatternSpec)];
         let found = crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await?;

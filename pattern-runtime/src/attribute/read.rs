@@ -2,9 +2,9 @@
 //! one `{k, v}` index.
 
 use super::*;
+use crate::span::Spanned as _;
 use crate::txn::{collect_in, in_session, Transaction};
 use bson::RawDocumentBuf;
-use pattern_derive::operation;
 
 /// Sort order of [`Attributes::find_sorted`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,7 +145,10 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
         crate::model::Pending::new(self.get_op(id.into_id(), key.into_id()))
     }
 
-    #[operation(attribute.get, level = "debug", no_err)]
+    #[tracing::instrument(
+        name = "pattern_runtime::attribute.get", level = "debug", skip_all,
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     async fn get_op(&self, id: M::Id, key: I::Key) -> Result<Option<I>> {
         let id = crate::literal::typed_id("_id", id)?;
         let key = Self::key_str(&key)?;
@@ -167,7 +170,10 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
 
     /// The documents matching `filter` (an attribute condition, [`and`]/[`or`] of them, or any
     /// filter).
-    #[operation(attribute.find, level = "debug", no_err)]
+    #[tracing::instrument(
+        name = "pattern_runtime::attribute.find", level = "debug", skip_all,
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     pub async fn find(&self, filter: impl crate::query::IntoFilter<M>) -> Result<Vec<M>> {
         let filter = filter.into_filter()?;
         let mut session = Transaction::session_of(self.tx.as_ref()).await?;
@@ -180,7 +186,10 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
     /// first item with the key), then by `_id`. One aggregation: the documents are matched on
     /// the index (`{<field>.<key>: key}`), the sort value is computed per document; nothing is
     /// unwound.
-    #[operation(attribute.find_sorted, level = "debug", no_err)]
+    #[tracing::instrument(
+        name = "pattern_runtime::attribute.find_sorted", level = "debug", skip_all,
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     pub async fn find_sorted(
         &self,
         filter: impl crate::query::IntoFilter<M>,

@@ -1,7 +1,7 @@
 //! Writing attributes: one item per key, set or unset in one pipeline update.
 
 use super::*;
-use pattern_derive::operation;
+use crate::span::Spanned as _;
 
 impl<M: Model, I: AttributeItem> Attributes<M, I> {
     /// Sets `item` on document `id`: replaces the item with the same key where it is (dropping
@@ -15,7 +15,11 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
         crate::model::Pending::new(self.set_op(id.into_id(), item))
     }
 
-    #[operation(attribute.set, later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::attribute.set", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            id = tracing::field::Empty)
+    )]
     async fn set_op(&self, id: M::Id, item: &I) -> Result<()> {
         let id = crate::literal::span_id(id)?;
         let key = Self::key_str(item.key())?;
@@ -79,7 +83,11 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
         crate::model::Pending::new(self.unset_op(id.into_id(), key.into_id()))
     }
 
-    #[operation(attribute.unset, later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::attribute.unset", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            id = tracing::field::Empty)
+    )]
     async fn unset_op(&self, id: M::Id, key: I::Key) -> Result<()> {
         let id = crate::literal::span_id(id)?;
         let key = Self::key_str(&key)?;

@@ -1,6 +1,6 @@
 //! Reading measurements back: a time-ordered stream of a range, and a range's summary.
 
-use pattern_derive::operation;
+use crate::span::Spanned as _;
 use std::collections::VecDeque;
 use std::fmt;
 use std::pin::Pin;
@@ -57,7 +57,11 @@ impl<M: Measurement> Series<M> {
     }
 
     // `range` without the bound, which only the call needs.
-    #[operation(bucket.range, level = "debug", from = %from, to = %to, later(key))]
+    #[tracing::instrument(
+        name = "pattern_runtime::bucket.range", level = "debug", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(), from = %from,
+            to = %to, key = tracing::field::Empty)
+    )]
     async fn read_range(
         &self,
         key: M::Key,
@@ -149,7 +153,11 @@ impl<M: Measurement> Series<M> {
         crate::model::Pending::new(self.summary_op(key.into_id(), from, to))
     }
 
-    #[operation(bucket.summary, level = "debug", from = %from, to = %to, later(key))]
+    #[tracing::instrument(
+        name = "pattern_runtime::bucket.summary", level = "debug", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(), from = %from,
+            to = %to, key = tracing::field::Empty)
+    )]
     async fn summary_op(&self, key: M::Key, from: DateTime, to: DateTime) -> Result<Summary> {
         let key = key_filter::<M>(&key)?;
         tracing::Span::current().record("key", tracing::field::display(&key));

@@ -1,7 +1,7 @@
 //! Splitting array buckets that hold more than `max_count` measurements: the repair the
 //! doctor's [`Check::BucketOverCap`](crate::finding::Check::BucketOverCap) names.
 
-use pattern_derive::operation;
+use crate::span::Spanned as _;
 use std::cmp::Ordering;
 
 use bson::oid::ObjectId;
@@ -37,7 +37,10 @@ impl<M: Measurement> Series<M> {
     /// them); for a native series, whether the collection's `expireAfterSeconds` is the
     /// declared `expire_after` (no document is read). Other layouts keep no cap: nothing to
     /// check. Writes nothing.
-    #[operation(bucket.check)]
+    #[tracing::instrument(
+        name = "pattern_runtime::bucket.check", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     pub async fn check(&self) -> Result<CheckReport> {
         let targets = [(M::SCHEMA, M::SERIES as &dyn PatternSpec)];
         match M::SERIES.storage() {
@@ -52,7 +55,10 @@ impl<M: Measurement> Series<M> {
     /// [`split_overfull`](Self::split_overfull) (array buckets), then [`check`](Self::check)
     /// again: `repaired` counts the buckets split. A native series' expiry is left (sync the
     /// series' indexes with the drop-and-recreate options, or `collMod` it).
-    #[operation(bucket.repair)]
+    #[tracing::instrument(
+        name = "pattern_runtime::bucket.repair", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     pub async fn repair(&self) -> Result<RepairReport> {
         let split = self.split_overfull().await?;
         let left = self.check().await?.findings;
@@ -84,7 +90,10 @@ impl<M: Measurement> Series<M> {
     /// # Tracing
     /// A span `pattern_runtime::bucket.split_overfull`; an `INFO` event per bucket split, a
     /// `WARN` event per bucket left (see [`SplitReport::left`]).
-    #[operation(bucket.split_overfull)]
+    #[tracing::instrument(
+        name = "pattern_runtime::bucket.split_overfull", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     pub async fn split_overfull(&self) -> Result<SplitReport> {
         let Storage::Buckets { max_count, .. } = M::SERIES.storage() else {
             return Ok(SplitReport::default());

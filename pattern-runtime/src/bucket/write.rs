@@ -1,6 +1,6 @@
 //! Writing measurements: one upsert per measurement, or one per (key, window) chunk.
 
-use pattern_derive::operation;
+use crate::span::Spanned as _;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering as AtomicOrdering;
@@ -40,7 +40,11 @@ impl<M: Measurement> Series<M> {
     /// (or anything else an id cannot be, see the crate docs); with `slots`,
     /// [`Error::InvalidValue`] when the time is not on a slot or the measurement has no value;
     /// the driver's errors.
-    #[operation(bucket.insert, storage = storage_name(M::SERIES), later(key))]
+    #[tracing::instrument(
+        name = "pattern_runtime::bucket.insert", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            storage = storage_name(M::SERIES), key = tracing::field::Empty)
+    )]
     pub async fn insert(&self, measurement: &M) -> Result<()> {
         if self.tx.is_some() {
             return self
@@ -103,10 +107,10 @@ impl<M: Measurement> Series<M> {
     /// # Errors
     /// As [`insert`](Self::insert); when the server refuses some writes after others succeeded,
     /// [`Error::Incomplete`] says how many measurements were written.
-    #[operation(
-        bucket.insert_many,
-        storage = storage_name(M::SERIES),
-        measurements = measurements.len()
+    #[tracing::instrument(
+        name = "pattern_runtime::bucket.insert_many", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            storage = storage_name(M::SERIES), measurements = measurements.len())
     )]
     pub async fn insert_many(&self, measurements: &[M]) -> Result<BatchReport> {
         if measurements.is_empty() {

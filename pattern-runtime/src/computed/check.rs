@@ -2,7 +2,7 @@
 //! from their sources, once, in batches or in the background.
 
 use super::*;
-use pattern_derive::operation;
+use crate::span::Spanned as _;
 
 pub(super) async fn audit_computed(
     spec: &'static ComputedFromSpec,
@@ -171,7 +171,11 @@ impl<M: Model> ComputedFields<M> {
         crate::model::Pending::new(self.rebuild_op(id.into_id()))
     }
 
-    #[operation(computed.rebuild, later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::computed.rebuild", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            id = tracing::field::Empty)
+    )]
     async fn rebuild_op(&self, id: M::Id) -> Result<crate::finding::RebuildReport> {
         let id = crate::literal::span_id(id)?;
         let batch = self.batch(vec![id.clone()]).await?;
@@ -206,7 +210,10 @@ impl<M: Model> ComputedFields<M> {
     /// that disagree with their sources ([`Check::ComputedDrift`], one finding per field and
     /// page, listing the documents), as the [doctor](mod@crate::doctor) does over a sample.
     /// Writes nothing.
-    #[operation(computed.check)]
+    #[tracing::instrument(
+        name = "pattern_runtime::computed.check", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     pub async fn check(&self) -> Result<crate::finding::CheckReport> {
         let targets = crate::maintenance::targets::<ComputedFromSpec>(M::SCHEMA);
         crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await
@@ -214,7 +221,10 @@ impl<M: Model> ComputedFields<M> {
 
     /// [`check`](Self::check), then a recomputation of each document it lists ([`BATCH`] per
     /// transaction, as [`rebuild`](Self::rebuild)), then a check again.
-    #[operation(computed.repair)]
+    #[tracing::instrument(
+        name = "pattern_runtime::computed.repair", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     pub async fn repair(&self) -> Result<crate::finding::RepairReport> {
         let targets = crate::maintenance::targets::<ComputedFromSpec>(M::SCHEMA);
         let found = crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await?;

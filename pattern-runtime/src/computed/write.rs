@@ -5,8 +5,8 @@
 use super::*;
 use crate::model::{ModelCollection, Pending};
 use crate::schema_version::upgrade::upgrade_matching_in;
+use crate::span::Spanned as _;
 use crate::writes::{Plain, Updated, Writes as ModelWrites, WritesMany, Written};
-use pattern_derive::operation;
 
 /// The bodies of a model's writes, on stored documents: one copy of each, whatever the model
 /// (the generic verbs serialize the caller's value and call them).
@@ -163,7 +163,11 @@ impl Writes {
 
     /// `insert` of the serialized document: one `insert` when nothing derives from the model
     /// and no transaction is bound, otherwise in a transaction with what derives from it.
-    #[operation(model.insert, later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::model.insert", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            id = tracing::field::Empty)
+    )]
     pub(crate) async fn insert(&self, new: Document) -> Result<Written> {
         let new = with_id(new);
         let id = new.get("_id").cloned().unwrap_or(Bson::Null);
@@ -189,7 +193,10 @@ impl Writes {
     }
 
     /// `insert_many` of the serialized documents, every one checked before the first is sent.
-    #[operation(model.insert_many, count = new.len())]
+    #[tracing::instrument(
+        name = "pattern_runtime::model.insert_many", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(), count = new.len())
+    )]
     pub(crate) async fn insert_many(&self, new: Vec<Document>) -> Result<Vec<Written>> {
         if new.is_empty() {
             return Ok(Vec::new());
@@ -225,7 +232,11 @@ impl Writes {
     /// `replace` of the serialized document, whose `_id` is `id`, where the stored one also
     /// meets `scope` (a variant's tag; empty for any document): one `replace` when nothing
     /// derives from the model and no transaction is bound.
-    #[operation(model.replace, later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::model.replace", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            id = tracing::field::Empty)
+    )]
     pub(crate) async fn replace(
         &self,
         new: Document,
@@ -279,7 +290,11 @@ impl Writes {
 
     /// `update` of the document `id`: one `update` when nothing derives from the fields it
     /// touches and no transaction is bound.
-    #[operation(model.update, later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::model.update", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            id = tracing::field::Empty)
+    )]
     async fn update(&self, id: Bson, update: Document) -> Result<Written> {
         tracing::Span::current().record("id", tracing::field::display(&id));
         let touched = touched_fields(
@@ -388,7 +403,11 @@ impl Writes {
 
     /// `delete` of the document `id`: one `delete` when nothing derives from the model and no
     /// transaction is bound.
-    #[operation(model.delete, later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::model.delete", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            id = tracing::field::Empty)
+    )]
     async fn delete(&self, id: Bson) -> Result<()> {
         tracing::Span::current().record("id", tracing::field::display(&id));
         derived::check_document_write(self.schema, "delete", None)?;
@@ -422,7 +441,10 @@ impl Writes {
     /// `update_many` of the documents matching `filter`: one `update` when nothing derives from
     /// the fields it touches and no transaction is bound; otherwise a `find` before and after,
     /// in a transaction, for what derives from them.
-    #[operation(model.update_many)]
+    #[tracing::instrument(
+        name = "pattern_runtime::model.update_many", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     async fn update_many(&self, filter: Document, update: Document) -> Result<Updated> {
         let touched = touched_fields(&update, "an update never changes `_id`")?;
         derived::check_update(self.schema, &update)?;
@@ -442,7 +464,10 @@ impl Writes {
 
     /// `delete_many` of the documents matching `filter`: one `delete` when nothing derives from
     /// the model and no transaction is bound.
-    #[operation(model.delete_many)]
+    #[tracing::instrument(
+        name = "pattern_runtime::model.delete_many", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     pub(crate) async fn delete_many(&self, filter: Document) -> Result<u64> {
         derived::check_document_write(self.schema, "delete", None)?;
         let deleted = if self.tx.is_none() && !derived::has_dependents(self.schema, None) {

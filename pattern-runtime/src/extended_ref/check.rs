@@ -1,7 +1,7 @@
 //! The copies' check and repair: every `propagate` copy against its source.
 
 use super::*;
-use pattern_derive::operation;
+use crate::span::Spanned as _;
 
 pub(super) async fn audit_copies(
     embedding: &'static Embedding,
@@ -124,14 +124,20 @@ impl<M: Model> References<M> {
     /// ([`Check::StaleCopy`]; a finding lists the *source*
     /// `_id`s, what [`rebuild`](Self::rebuild) takes), as the [doctor](mod@crate::doctor) does
     /// over a sample. Writes nothing.
-    #[operation(extended_ref.check)]
+    #[tracing::instrument(
+        name = "pattern_runtime::extended_ref.check", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     pub async fn check(&self) -> Result<crate::finding::CheckReport> {
         crate::maintenance::check(&self.db, self.tx.as_ref(), &self.copy_targets()).await
     }
 
     /// [`check`](Self::check), then [`rebuild`](Self::rebuild) of each source it lists, then a
     /// check again. `repaired` counts the embedding documents rewritten.
-    #[operation(extended_ref.repair)]
+    #[tracing::instrument(
+        name = "pattern_runtime::extended_ref.repair", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     pub async fn repair(&self) -> Result<crate::finding::RepairReport> {
         let targets = self.copy_targets();
         let found = crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await?;
@@ -154,7 +160,11 @@ impl<M: Model> References<M> {
         crate::model::Pending::new(self.rebuild_op(id.into_id()))
     }
 
-    #[operation(extended_ref.rebuild, later(id, embeddings))]
+    #[tracing::instrument(
+        name = "pattern_runtime::extended_ref.rebuild", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            id = tracing::field::Empty, embeddings = tracing::field::Empty)
+    )]
     async fn rebuild_op(&self, id: M::Id) -> Result<crate::finding::RebuildReport> {
         let id = crate::literal::typed_id("_id", id)?;
         let done = self.rebuild_at(id).await?;

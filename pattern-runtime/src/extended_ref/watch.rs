@@ -1,7 +1,7 @@
 //! Propagating changes made around the toolkit, as they come, from a change stream.
 
 use super::*;
-use pattern_derive::operation;
+use crate::span::Spanned as _;
 
 /// A change stream on a source collection that propagates changes as they come: from
 /// [`References::watch`].
@@ -122,7 +122,11 @@ impl<M: Model> References<M> {
     ///
     /// Changes made through [`References`] are seen too and propagated a second time, which
     /// changes nothing (`modified` is 0): run a watcher when writes also come from elsewhere.
-    #[operation(extended_ref.watch, resumed = resume_after.is_some())]
+    #[tracing::instrument(
+        name = "pattern_runtime::extended_ref.watch", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            resumed = resume_after.is_some())
+    )]
     pub async fn watch(&self, resume_after: Option<ResumeToken>) -> Result<Watcher<M>>
     where
         M: Referenced,

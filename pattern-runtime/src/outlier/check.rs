@@ -1,7 +1,7 @@
 //! The outlier field's check and repair: the count and the flag against the items.
 
 use super::*;
-use pattern_derive::operation;
+use crate::span::Spanned as _;
 
 pub(super) async fn audit_outlier(
     spec: &'static OutlierSpec,
@@ -118,7 +118,11 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         crate::model::Pending::new(self.state_op(id.into_id()))
     }
 
-    #[operation(outlier.state, level = "debug", field = self.spec.field(), later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.state", level = "debug", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            field = self.spec.field(), id = tracing::field::Empty)
+    )]
     async fn state_op(&self, id: P::Id) -> Result<OutlierState> {
         let id = crate::literal::span_id(id)?;
         let mut session = Transaction::session_of(self.tx.as_ref()).await?;
@@ -133,7 +137,11 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     /// sizes, and reports those whose count or flag disagrees with their items
     /// ([`Check::OutlierDrift`](crate::doctor::Check::OutlierDrift), listing them), as the
     /// [doctor](mod@crate::doctor) does over a sample. Writes nothing.
-    #[operation(outlier.check, field = self.spec.field())]
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.check", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            field = self.spec.field())
+    )]
     pub async fn check(&self) -> Result<CheckReport> {
         crate::maintenance::check(
             &self.db,
@@ -145,7 +153,11 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
 
     /// [`check`](Self::check), then [`rebuild`](Self::rebuild) of each document it lists,
     /// then a check again.
-    #[operation(outlier.repair, field = self.spec.field())]
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.repair", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            field = self.spec.field())
+    )]
     pub async fn repair(&self) -> Result<RepairReport> {
         let targets = [(P::SCHEMA, self.spec as &dyn PatternSpec)];
         let found = crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await?;
@@ -172,7 +184,11 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         crate::model::Pending::new(self.rebuild_op(id.into_id()))
     }
 
-    #[operation(outlier.rebuild, field = self.spec.field(), later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.rebuild", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            field = self.spec.field(), id = tracing::field::Empty)
+    )]
     async fn rebuild_op(&self, id: P::Id) -> Result<crate::finding::RebuildReport> {
         let id = crate::literal::typed_id("_id", id)?;
         let before = self.rebuild_at(id).await?;

@@ -1,7 +1,7 @@
 //! Reading an outlier field's items: the main document's, then the overflow documents' in order.
 
 use super::*;
-use pattern_derive::operation;
+use crate::span::Spanned as _;
 
 impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<P, T> {
     /// Reads the main document's flag, count and embedded items, in `session` when there is
@@ -40,7 +40,11 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         crate::model::Pending::new(self.stream_op(id.into_id()))
     }
 
-    #[operation(outlier.stream, level = "debug", field = self.spec.field(), later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.stream", level = "debug", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            field = self.spec.field(), id = tracing::field::Empty)
+    )]
     async fn stream_op(&self, id: P::Id) -> Result<BoxStream<'static, Result<T>>> {
         let id = crate::literal::typed_id("_id", id)?;
         self.stream_at(id).await
@@ -89,7 +93,11 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         crate::model::Pending::new(self.items_op(id.into_id()))
     }
 
-    #[operation(outlier.items, level = "debug", field = self.spec.field(), later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.items", level = "debug", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            field = self.spec.field(), id = tracing::field::Empty)
+    )]
     async fn items_op(&self, id: P::Id) -> Result<Vec<T>> {
         let id = crate::literal::typed_id("_id", id)?;
         self.stream_at(id).await?.try_collect().await
@@ -107,7 +115,11 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         crate::model::Pending::new(self.page_op(id.into_id(), skip, limit))
     }
 
-    #[operation(outlier.page, level = "debug", field = self.spec.field(), skip, limit, later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.page", level = "debug", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            field = self.spec.field(), skip, limit, id = tracing::field::Empty)
+    )]
     async fn page_op(&self, id: P::Id, skip: u64, limit: u64) -> Result<Vec<T>> {
         let id = crate::literal::span_id(id)?;
         let mut session = Transaction::session_of(self.tx.as_ref()).await?;
@@ -186,7 +198,11 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         crate::model::Pending::new(self.count_op(id.into_id()))
     }
 
-    #[operation(outlier.count, level = "debug", field = self.spec.field(), later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.count", level = "debug", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            field = self.spec.field(), id = tracing::field::Empty)
+    )]
     async fn count_op(&self, id: P::Id) -> Result<i64> {
         let id = crate::literal::span_id(id)?;
         let mut session = Transaction::session_of(self.tx.as_ref()).await?;

@@ -3,9 +3,9 @@
 
 use super::*;
 use crate::error::bytes_left;
+use crate::span::Spanned as _;
 use crate::validator::shape::narrowest;
 use bson::oid::ObjectId;
-use pattern_derive::operation;
 
 /// How many of `items`, from the first, fit in `count` more items and `bytes` more bytes.
 fn fit(items: &[(Bson, usize)], count: usize, bytes: usize) -> usize {
@@ -210,7 +210,12 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         crate::model::Pending::new(self.push_many_op(id.into_id(), items))
     }
 
-    #[operation(outlier.push, field = self.spec.field(), items = items.len(), later(id, overflowed))]
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.push", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            field = self.spec.field(), items = items.len(), id = tracing::field::Empty,
+            overflowed = tracing::field::Empty)
+    )]
     async fn push_many_op(&self, id: P::Id, items: Vec<T>) -> Result<()> {
         let id = crate::literal::typed_id("_id", id)?;
         let span = tracing::Span::current();
@@ -578,7 +583,11 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         crate::model::Pending::new(self.remove_op(id.into_id(), item))
     }
 
-    #[operation(outlier.remove, field = self.spec.field(), later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::outlier.remove", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            field = self.spec.field(), id = tracing::field::Empty)
+    )]
     async fn remove_op(&self, id: P::Id, item: &T) -> Result<u64> {
         let id = crate::literal::span_id(id)?;
         let item = bson::serialize_to_bson(item)?;

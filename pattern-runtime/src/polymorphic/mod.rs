@@ -1,7 +1,6 @@
 #![doc = include_str!("../../docs/polymorphic.md")]
 
 use crate::query::{IntoFilter, IntoUpdate};
-use pattern_derive::operation;
 use std::marker::PhantomData;
 
 use bson::{Bson, Document};

@@ -1,6 +1,7 @@
 //! The reads: the common fields of every variant, and one variant's documents.
 
 use super::*;
+use crate::span::Spanned as _;
 use crate::txn::{collect_in, in_session, Transaction};
 
 impl<M: Polymorphic> ModelCollection<M> {
@@ -18,7 +19,10 @@ impl<M: Polymorphic> ModelCollection<M> {
 
     /// The documents of every variant matching `filter`, projected to the tag and the common
     /// fields (the generated `Common` struct).
-    #[operation(polymorphic.find_common, level = "debug", no_err)]
+    #[tracing::instrument(
+        name = "pattern_runtime::polymorphic.find_common", level = "debug", skip_all,
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     pub async fn find_common(&self, filter: impl IntoFilter<M>) -> Result<Vec<M::Common>> {
         let filter = filter.into_filter()?;
         let projection = crate::model::projection_of(<M::Common as Fields>::KEYS);
@@ -47,7 +51,11 @@ impl<V: Variant> VariantCollection<V> {
     }
 
     /// The variant's documents matching `filter`.
-    #[operation(polymorphic.find, level = "debug", no_err, variant = V::TAG_VALUE)]
+    #[tracing::instrument(
+        name = "pattern_runtime::polymorphic.find", level = "debug", skip_all,
+        fields(model = self.span_model(), collection = self.span_collection(),
+            variant = V::TAG_VALUE)
+    )]
     pub async fn find(&self, filter: impl IntoFilter<V>) -> Result<Vec<V>> {
         let filter = self.filter(filter)?;
         let mut session = Transaction::session_of(self.tx.as_ref()).await?;
@@ -59,7 +67,11 @@ impl<V: Variant> VariantCollection<V> {
     }
 
     /// The first of the variant's documents matching `filter`.
-    #[operation(polymorphic.find_one, level = "debug", no_err, variant = V::TAG_VALUE)]
+    #[tracing::instrument(
+        name = "pattern_runtime::polymorphic.find_one", level = "debug", skip_all,
+        fields(model = self.span_model(), collection = self.span_collection(),
+            variant = V::TAG_VALUE)
+    )]
     pub async fn find_one(&self, filter: impl IntoFilter<V>) -> Result<Option<V>> {
         let filter = self.filter(filter)?;
         let mut session = Transaction::session_of(self.tx.as_ref()).await?;
@@ -72,7 +84,11 @@ impl<V: Variant> VariantCollection<V> {
     /// `#[derive(Deserialize, Fields)]` struct declared `#[projection(of = V)]`, so every field of
     /// `P` is known at compile time to be a field of the variant. The server adds `_id` unless
     /// asked not to, and `P` may leave it out.
-    #[operation(polymorphic.find_as, level = "debug", no_err, variant = V::TAG_VALUE)]
+    #[tracing::instrument(
+        name = "pattern_runtime::polymorphic.find_as", level = "debug", skip_all,
+        fields(model = self.span_model(), collection = self.span_collection(),
+            variant = V::TAG_VALUE)
+    )]
     pub async fn find_as<P: Projection<V>>(&self, filter: impl IntoFilter<V>) -> Result<Vec<P>> {
         let filter = self.filter(filter)?;
         let mut session = Transaction::session_of(self.tx.as_ref()).await?;
@@ -86,7 +102,11 @@ impl<V: Variant> VariantCollection<V> {
     }
 
     /// How many of the variant's documents match `filter`.
-    #[operation(polymorphic.count, level = "debug", no_err, variant = V::TAG_VALUE)]
+    #[tracing::instrument(
+        name = "pattern_runtime::polymorphic.count", level = "debug", skip_all,
+        fields(model = self.span_model(), collection = self.span_collection(),
+            variant = V::TAG_VALUE)
+    )]
     pub async fn count(&self, filter: impl IntoFilter<V>) -> Result<u64> {
         let filter = self.filter(filter)?;
         let mut session = Transaction::session_of(self.tx.as_ref()).await?;

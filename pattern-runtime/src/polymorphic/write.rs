@@ -1,6 +1,7 @@
 //! The writes of one variant's documents: the tag added to each, never changed by an update.
 
 use super::*;
+use crate::span::Spanned as _;
 
 impl<V: Variant> VariantCollection<V> {
     /// The stored form of `value`: the tag first, then the variant's fields.
@@ -20,7 +21,11 @@ impl<V: Variant> VariantCollection<V> {
     /// Stored literally, as every value the toolkit writes: a key with `$`, `.` or NUL, or an
     /// operator document as the `_id`, is [`Error::InvalidValue`] before anything is sent (see
     /// [safety](crate::guide::safety)); a taken `_id` is [`Error::DuplicateKey`].
-    #[operation(polymorphic.insert, variant = V::TAG_VALUE)]
+    #[tracing::instrument(
+        name = "pattern_runtime::polymorphic.insert", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            variant = V::TAG_VALUE)
+    )]
     pub async fn insert(&self, value: &V) -> Result<Written> {
         let doc = self.document(value)?;
         self.writes().insert(doc).await
@@ -29,7 +34,11 @@ impl<V: Variant> VariantCollection<V> {
     /// Inserts every value with its tag, in order, all or nothing (one transaction for
     /// several); returns their `_id`s. Every document is serialized and checked before the
     /// first is written.
-    #[operation(polymorphic.insert_many, variant = V::TAG_VALUE, count = values.len())]
+    #[tracing::instrument(
+        name = "pattern_runtime::polymorphic.insert_many", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            variant = V::TAG_VALUE, count = values.len())
+    )]
     pub async fn insert_many(&self, values: &[V]) -> Result<Vec<Written>> {
         let docs = values
             .iter()
@@ -43,7 +52,11 @@ impl<V: Variant> VariantCollection<V> {
     /// that `_id` (a document of another variant is not replaced: change a document's variant
     /// through the enum's handle); [`Error::KeptField`] when `value` changes a field another
     /// pattern keeps. Nothing is written then.
-    #[operation(polymorphic.replace, variant = V::TAG_VALUE)]
+    #[tracing::instrument(
+        name = "pattern_runtime::polymorphic.replace", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            variant = V::TAG_VALUE)
+    )]
     pub async fn replace(&self, value: &V) -> Result<Written> {
         let doc = self.document(value)?;
         let id = crate::derived::replaced_id(&doc)?;
@@ -68,7 +81,11 @@ impl<V: Variant> VariantCollection<V> {
         })
     }
 
-    #[operation(polymorphic.update, variant = V::TAG_VALUE, later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::polymorphic.update", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            variant = V::TAG_VALUE, id = tracing::field::Empty)
+    )]
     async fn update_one_op(&self, id: Bson, update: Document) -> Result<Written> {
         tracing::Span::current().record("id", tracing::field::display(&id));
         let result = self
@@ -85,7 +102,11 @@ impl<V: Variant> VariantCollection<V> {
 
     /// Applies an operator update to every one of the variant's documents matching `filter`;
     /// checked as [`update`](Self::update) is.
-    #[operation(polymorphic.update_many, variant = V::TAG_VALUE)]
+    #[tracing::instrument(
+        name = "pattern_runtime::polymorphic.update_many", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            variant = V::TAG_VALUE)
+    )]
     pub async fn update_many(
         &self,
         filter: impl IntoFilter<V>,
@@ -136,7 +157,11 @@ impl<V: Variant> VariantCollection<V> {
         self.remove(filter.into_filter()?).await
     }
 
-    #[operation(polymorphic.delete, variant = V::TAG_VALUE)]
+    #[tracing::instrument(
+        name = "pattern_runtime::polymorphic.delete", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            variant = V::TAG_VALUE)
+    )]
     async fn remove(&self, filter: Document) -> Result<u64> {
         let filter = self.filter(filter)?;
         self.writes().delete_many(filter).await

@@ -2,7 +2,7 @@
 //! background.
 
 use super::*;
-use pattern_derive::operation;
+use crate::span::Spanned as _;
 
 /// What [`Slots::allocate`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -123,14 +123,20 @@ impl<M: Preallocated> Slots<M> {
     /// an insert (another unique index, a validator) is returned too. When earlier batches were
     /// written, the error is [`Error::Incomplete`] with how many slots were inserted: run it again
     /// once the cause is fixed.
-    #[operation(preallocation.allocate)]
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.allocate", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     pub async fn allocate(&self, slots: impl IntoIterator<Item = M>) -> Result<Allocated> {
         self.allocate_with_progress(slots, |_| {}).await
     }
 
     /// [`Slots::allocate`], calling `progress` after each batch: `done` counts the slots
     /// written or found existing so far (the total is not known: `slots` is an iterator).
-    #[operation(preallocation.allocate)]
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.allocate", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     pub async fn allocate_with_progress(
         &self,
         slots: impl IntoIterator<Item = M>,

@@ -2,7 +2,7 @@
 //! sub-slots.
 
 use super::*;
-use pattern_derive::operation;
+use crate::span::Spanned as _;
 
 /// The bits of a bitmap past `sub_slots`.
 fn stray_bits(value: Option<&Bson>, sub_slots: u32) -> bool {
@@ -114,7 +114,10 @@ impl<M: Preallocated> Slots<M> {
     /// bitmaps with bits past the sub-slots
     /// ([`Check::GridDrift`], listing them), as the
     /// [doctor](mod@crate::doctor) does over a sample. Writes nothing.
-    #[operation(preallocation.check)]
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.check", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     pub async fn check(&self) -> Result<CheckReport> {
         crate::maintenance::check(
             &self.db,
@@ -128,7 +131,10 @@ impl<M: Preallocated> Slots<M> {
     /// (one read and one conditional `$set` per slot, the bitmap keeping its stored integer
     /// type), then a check again. Slots allocated twice are
     /// left: which of the documents to keep is the application's call.
-    #[operation(preallocation.repair)]
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.repair", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     pub async fn repair(&self) -> Result<RepairReport> {
         let s = M::SLOTS;
         let targets = [(M::SCHEMA, s as &dyn PatternSpec)];

@@ -1,8 +1,8 @@
 //! Reading a grid: one slot, the free slots of a range, a bitmap's free runs.
 
 use super::*;
+use crate::span::Spanned as _;
 use crate::txn::collect_in;
-use pattern_derive::operation;
 
 impl<M: Preallocated> Slots<M> {
     /// The slot of `resource` and `slot`, if it was allocated.
@@ -14,7 +14,11 @@ impl<M: Preallocated> Slots<M> {
         crate::model::Pending::new(self.get_op(resource.into_id(), slot.into_id()))
     }
 
-    #[operation(preallocation.get, later(resource, slot))]
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.get", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            resource = tracing::field::Empty, slot = tracing::field::Empty)
+    )]
     async fn get_op(&self, resource: M::Resource, slot: M::Slot) -> Result<Option<M>> {
         let (resource, slot) = Self::ids(resource, slot)?;
         let mut session = self.session().await?;
@@ -41,7 +45,10 @@ impl<M: Preallocated> Slots<M> {
         ))
     }
 
-    #[operation(preallocation.available)]
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.available", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     async fn available_op(
         &self,
         resource: M::Resource,
@@ -86,7 +93,11 @@ impl<M: Preallocated> Slots<M> {
         crate::model::Pending::new(self.free_ranges_op(resource.into_id(), slot.into_id()))
     }
 
-    #[operation(preallocation.free_ranges, later(resource, slot))]
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.free_ranges", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            resource = tracing::field::Empty, slot = tracing::field::Empty)
+    )]
     async fn free_ranges_op(
         &self,
         resource: M::Resource,

@@ -2,7 +2,7 @@
 //! from the holder), all of several slots or none, and ranges of a bitmap's sub-slots.
 
 use super::*;
-use pattern_derive::operation;
+use crate::span::Spanned as _;
 
 impl<M: Preallocated> Slots<M> {
     /// Books the slot for `holder`: one `findAndModify` whose filter requires it free; returns
@@ -26,7 +26,11 @@ impl<M: Preallocated> Slots<M> {
         crate::model::Pending::new(self.book_op(resource.into_id(), slot.into_id(), holder.into()))
     }
 
-    #[operation(preallocation.book, later(resource, slot))]
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.book", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            resource = tracing::field::Empty, slot = tracing::field::Empty)
+    )]
     async fn book_op(&self, resource: M::Resource, slot: M::Slot, holder: Bson) -> Result<M> {
         let holder_field = self.holder_field("book")?;
         let (resource, slot) = Self::ids(resource, slot)?;
@@ -154,7 +158,10 @@ impl<M: Preallocated> Slots<M> {
     /// them, or none. The first that is taken or missing undoes the others in the same
     /// transaction and is returned ([`Error::AlreadyBooked`], [`Error::NotFound`] of the slot). Without
     /// transactions the undo is a second write, best effort.
-    #[operation(preallocation.book_all, slots = slots.len())]
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.book_all", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(), slots = slots.len())
+    )]
     pub async fn book_all<R, S>(&self, slots: &[(R, S)], holder: impl Into<Bson>) -> Result<Vec<M>>
     where
         R: Clone + IntoId<M::Resource>,
@@ -243,7 +250,11 @@ impl<M: Preallocated> Slots<M> {
         ))
     }
 
-    #[operation(preallocation.cancel, later(resource, slot))]
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.cancel", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            resource = tracing::field::Empty, slot = tracing::field::Empty)
+    )]
     async fn cancel_op(&self, resource: M::Resource, slot: M::Slot, holder: Bson) -> Result<M> {
         let holder_field = self.holder_field("cancel")?;
         let (resource, slot) = Self::ids(resource, slot)?;
@@ -273,7 +284,11 @@ impl<M: Preallocated> Slots<M> {
         crate::model::Pending::new(self.release_op(resource.into_id(), slot.into_id()))
     }
 
-    #[operation(preallocation.release, later(resource, slot))]
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.release", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            resource = tracing::field::Empty, slot = tracing::field::Empty)
+    )]
     async fn release_op(&self, resource: M::Resource, slot: M::Slot) -> Result<M> {
         let holder_field = self.holder_field("release")?;
         let (resource, slot) = Self::ids(resource, slot)?;
@@ -389,7 +404,11 @@ impl<M: Preallocated> Slots<M> {
         ))
     }
 
-    #[operation(preallocation.book_range, later(resource, slot))]
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.book_range", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            resource = tracing::field::Empty, slot = tracing::field::Empty)
+    )]
     async fn book_range_op(
         &self,
         resource: M::Resource,
@@ -428,7 +447,11 @@ impl<M: Preallocated> Slots<M> {
         ))
     }
 
-    #[operation(preallocation.free_range, later(resource, slot))]
+    #[tracing::instrument(
+        name = "pattern_runtime::preallocation.free_range", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            resource = tracing::field::Empty, slot = tracing::field::Empty)
+    )]
     async fn free_range_op(
         &self,
         resource: M::Resource,

@@ -1,7 +1,7 @@
 //! A two-way relation's check and repair: both sides against each other.
 
 use super::*;
-use pattern_derive::operation;
+use crate::span::Spanned as _;
 
 /// [`RelationSpec::audit`] of a two-way relation: this side's sampled documents against the
 /// other side.
@@ -122,7 +122,11 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
     /// Bound to a transaction ([`in_transaction`](Self::in_transaction)), it reads in it.
     ///
     /// [`Check::TwoWayDrift`]: crate::doctor::Check::TwoWayDrift
-    #[operation(relation.check, level = "debug", field = self.relation.spec.field())]
+    #[tracing::instrument(
+        name = "pattern_runtime::relation.check", level = "debug", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            field = self.relation.spec.field())
+    )]
     pub async fn check(&self) -> Result<CheckReport> {
         let (examined, found) = self.check_inner().await?;
         Ok(CheckReport {
@@ -287,7 +291,11 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
     /// which owner a child has): adds missing entries, pulls wrong ones and those of children
     /// that do not exist; then checks again. Children whose owner does not exist are left,
     /// and reported in [`RepairReport::left`].
-    #[operation(relation.repair, field = self.relation.spec.field())]
+    #[tracing::instrument(
+        name = "pattern_runtime::relation.repair", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            field = self.relation.spec.field())
+    )]
     pub async fn repair(&self) -> Result<RepairReport> {
         let spec = self.relation.spec;
         let owners = self

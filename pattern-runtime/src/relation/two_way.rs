@@ -1,7 +1,7 @@
 //! `TwoWay`: a relation kept on both sides, assigned in one transaction.
 
 use super::*;
-use pattern_derive::operation;
+use crate::span::Spanned as _;
 
 impl<S, T: Identified> crate::span::Spanned for TwoWay<S, T> {
     fn span_model(&self) -> &'static str {
@@ -167,7 +167,12 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
         crate::model::Pending::new(self.assign_op(child.into_id(), owner.into_id()))
     }
 
-    #[operation(relation.assign, field = self.relation.spec.field(), later(child, owner))]
+    #[tracing::instrument(
+        name = "pattern_runtime::relation.assign", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            field = self.relation.spec.field(), child = tracing::field::Empty,
+            owner = tracing::field::Empty)
+    )]
     async fn assign_op(&self, child: S::Id, owner: T::Id) -> Result<Assigned> {
         let child = bson::serialize_to_bson(&child)?;
         let owner = bson::serialize_to_bson(&owner)?;

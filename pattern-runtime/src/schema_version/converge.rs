@@ -1,11 +1,11 @@
 //! `converge`: rewriting every document stored in an older version at the current one, in
 //! batches, each rewrite conditional on the document as it was read.
 
+use crate::span::Spanned as _;
 use std::collections::BTreeMap;
 
 use bson::{doc, Bson, Document, RawDocumentBuf};
 use futures_util::TryStreamExt;
-use pattern_derive::operation;
 
 use super::upgrade::replace_unchanged;
 use super::SchemaVersioned;
@@ -112,7 +112,10 @@ impl<M: SchemaVersioned> ModelCollection<M> {
     ///
     /// Not in the caller's transaction: a handle bound to one is refused with
     /// [`Error::Unsupported`], before anything is sent.
-    #[operation(schema_version.converge)]
+    #[tracing::instrument(
+        name = "pattern_runtime::schema_version.converge", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     pub async fn converge_with_progress(
         &self,
         mut progress: impl FnMut(&Progress) + Send,
@@ -254,7 +257,10 @@ impl<M: SchemaVersioned> ModelCollection<M> {
     /// The documents of the collection per stored version (one aggregation over the whole
     /// collection): how far a [`converge`](Self::converge) has to go, and the documents of
     /// versions the model does not know.
-    #[operation(schema_version.counts, level = "debug")]
+    #[tracing::instrument(
+        name = "pattern_runtime::schema_version.counts", level = "debug", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     pub async fn schema_versions(&self) -> Result<VersionCounts> {
         version_counts(self.database(), M::SCHEMA, M::VERSIONS, None).await
     }

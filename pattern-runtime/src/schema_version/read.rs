@@ -1,8 +1,8 @@
 //! Reading a stored document as the current shape: the one decoding every read of a model goes
 //! through, and the model handle's reads.
 
+use crate::span::Spanned as _;
 use bson::{Document, RawDocument, RawDocumentBuf};
-use pattern_derive::operation;
 
 use crate::error::{Error, Result};
 use crate::model::{IntoId, Model, ModelCollection, Projection};
@@ -70,7 +70,11 @@ impl<M: Model> ModelCollection<M> {
         crate::model::Pending::new(self.get_op(id.into_id()))
     }
 
-    #[operation(model.get, level = "debug", later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::model.get", level = "debug", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            id = tracing::field::Empty)
+    )]
     async fn get_op(&self, id: M::Id) -> Result<Option<M>> {
         let id = crate::literal::span_id(id)?;
         let found = self.read(bson::doc! { "_id": id }, Some(1)).await?;
@@ -79,7 +83,10 @@ impl<M: Model> ModelCollection<M> {
 
     /// The first document matching `filter` (a typed [`Filter`](crate::query::Filter), or a query
     /// document, sent as it is), if any.
-    #[operation(model.find_one, level = "debug")]
+    #[tracing::instrument(
+        name = "pattern_runtime::model.find_one", level = "debug", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     pub async fn find_one(&self, filter: impl crate::query::IntoFilter<M>) -> Result<Option<M>> {
         let found = self.read(filter.into_filter()?, Some(1)).await?;
         self.decode_all(&found).await.pop().transpose()
@@ -105,7 +112,10 @@ impl<M: Model> ModelCollection<M> {
         }
     }
 
-    #[operation(model.find, level = "debug")]
+    #[tracing::instrument(
+        name = "pattern_runtime::model.find", level = "debug", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     async fn find_op(
         &self,
         filter: Document,
@@ -123,7 +133,10 @@ impl<M: Model> ModelCollection<M> {
 
     /// The documents of a find as a stream, each read by `decode` (as `M`, or as a projection),
     /// with `projection` sent if any.
-    #[operation(model.find, level = "debug", stream = true)]
+    #[tracing::instrument(
+        name = "pattern_runtime::model.find", level = "debug", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(), stream = true)
+    )]
     async fn stream_op<T: Send + 'static>(
         &self,
         filter: Document,
@@ -173,7 +186,10 @@ impl<M: Model> ModelCollection<M> {
     }
 
     /// The documents of a find read as the projection `P`.
-    #[operation(model.find, level = "debug", projected = true)]
+    #[tracing::instrument(
+        name = "pattern_runtime::model.find", level = "debug", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(), projected = true)
+    )]
     async fn project_op<P: crate::Fields + serde::de::DeserializeOwned + Send + 'static>(
         &self,
         filter: Document,
@@ -197,7 +213,10 @@ impl<M: Model> ModelCollection<M> {
     /// How many documents match `filter` (a typed [`Filter`](crate::query::Filter), or a query
     /// document, sent as it is): one `aggregate` (the driver's `countDocuments`), in the
     /// handle's transaction if it has one.
-    #[operation(model.count, level = "debug")]
+    #[tracing::instrument(
+        name = "pattern_runtime::model.count", level = "debug", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     pub async fn count(&self, filter: impl crate::query::IntoFilter<M>) -> Result<u64> {
         let filter = filter.into_filter()?;
         let mut session = Transaction::session_of(self.transaction()).await?;
@@ -208,7 +227,10 @@ impl<M: Model> ModelCollection<M> {
 
     /// Every document matching `filter`, each read on its own: a document of an unknown schema
     /// version is its own `Err`, the others are still read.
-    #[operation(model.find_each, level = "debug")]
+    #[tracing::instrument(
+        name = "pattern_runtime::model.find_each", level = "debug", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     pub async fn find_each(
         &self,
         filter: impl crate::query::IntoFilter<M>,

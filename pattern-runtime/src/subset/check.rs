@@ -2,7 +2,7 @@
 //! collection, and the rebuild of one parent.
 
 use super::*;
-use pattern_derive::operation;
+use crate::span::Spanned as _;
 
 pub(super) async fn audit_subset(
     spec: &'static SubsetSpec,
@@ -182,7 +182,11 @@ where
     /// sample; then those whose embedded items are not what `E::from` makes of the first full
     /// items now (one indexed `find` per parent; the doctor, which has no `E`, cannot see
     /// this). Writes nothing.
-    #[operation(subset.check, field = self.spec.field())]
+    #[tracing::instrument(
+        name = "pattern_runtime::subset.check", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            field = self.spec.field())
+    )]
     pub async fn check(&self) -> Result<crate::finding::CheckReport> {
         let mut report = crate::maintenance::check(
             &self.db,
@@ -273,7 +277,11 @@ where
 
     /// [`check`](Self::check), then [`rebuild`](Self::rebuild) of each parent it lists, then a
     /// check again.
-    #[operation(subset.repair, field = self.spec.field())]
+    #[tracing::instrument(
+        name = "pattern_runtime::subset.repair", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            field = self.spec.field())
+    )]
     pub async fn repair(&self) -> Result<crate::finding::RepairReport> {
         let found = self.check().await?;
         let mut repaired = 0;
@@ -301,7 +309,12 @@ where
         crate::model::Pending::new(self.rebuild_op(parent_id.into_id()))
     }
 
-    #[operation(subset.rebuild, items_collection = self.spec.full_collection(), field = self.spec.field(), later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::subset.rebuild", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            items_collection = self.spec.full_collection(), field = self.spec.field(),
+            id = tracing::field::Empty)
+    )]
     async fn rebuild_op(&self, parent_id: P::Id) -> Result<crate::finding::RebuildReport> {
         let parent_id = crate::literal::typed_id("_id", parent_id)?;
         self.rebuild_at(parent_id).await

@@ -2,8 +2,8 @@
 //! transaction when it is bound to one.
 
 use super::*;
+use crate::span::Spanned as _;
 use crate::txn::{collect_in, in_session};
-use pattern_derive::operation;
 
 impl<P, F, E> Subset<P, F, E>
 where
@@ -24,7 +24,12 @@ where
         crate::model::Pending::new(self.page_op(parent_id.into_id(), skip, limit))
     }
 
-    #[operation(subset.page, level = "debug", items_collection = self.spec.full_collection(), field = self.spec.field(), skip, limit, later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::subset.page", level = "debug", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            items_collection = self.spec.full_collection(), field = self.spec.field(), skip,
+            limit, id = tracing::field::Empty)
+    )]
     async fn page_op(&self, parent_id: P::Id, skip: u64, limit: u64) -> Result<Vec<F>> {
         let parent_id = crate::literal::typed_id("_id", parent_id)?;
         tracing::Span::current().record("id", tracing::field::display(&parent_id));
@@ -57,7 +62,12 @@ where
         crate::model::Pending::new(self.count_op(parent_id.into_id()))
     }
 
-    #[operation(subset.count, level = "debug", items_collection = self.spec.full_collection(), field = self.spec.field(), later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::subset.count", level = "debug", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            items_collection = self.spec.full_collection(), field = self.spec.field(),
+            id = tracing::field::Empty)
+    )]
     async fn count_op(&self, parent_id: P::Id) -> Result<i64> {
         let parent_id = crate::literal::typed_id("_id", parent_id)?;
         tracing::Span::current().record("id", tracing::field::display(&parent_id));

@@ -3,7 +3,7 @@
 //! collection).
 
 use super::*;
-use pattern_derive::operation;
+use crate::span::Spanned as _;
 
 /// Sums of the items' fields, as one `$inc` value per computed sum.
 fn sum_of(item: &Document, field: &str) -> Bson {
@@ -277,7 +277,12 @@ where
         Ok(true)
     }
 
-    #[operation(subset.push, items_collection = self.spec.full_collection(), field = self.spec.field(), items = items.len(), later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::subset.push", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            items_collection = self.spec.full_collection(), field = self.spec.field(),
+            items = items.len(), id = tracing::field::Empty)
+    )]
     pub(super) async fn run_push(
         &self,
         parent_id: Result<Bson>,
@@ -354,7 +359,12 @@ where
         crate::model::Pending::new(self.remove_op(parent_id.into_id(), item_id.into_id()))
     }
 
-    #[operation(subset.remove, items_collection = self.spec.full_collection(), field = self.spec.field(), later(id, item_id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::subset.remove", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            items_collection = self.spec.full_collection(), field = self.spec.field(),
+            id = tracing::field::Empty, item_id = tracing::field::Empty)
+    )]
     async fn remove_op(&self, parent_id: P::Id, item_id: F::Id) -> Result<()> {
         let parent_id = crate::literal::typed_id("_id", parent_id)?;
         let item_id = crate::literal::typed_id("_id", item_id)?;

@@ -2,7 +2,7 @@
 //! against the parents.
 
 use super::*;
-use pattern_derive::operation;
+use crate::span::Spanned as _;
 
 /// A copy of the tree that disagrees with the parents: what [`Tree::repair`] rewrites.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,7 +113,10 @@ impl<M: TreeNode> Tree<M> {
     /// path).
     ///
     /// [`Check::TreeDrift`]: crate::doctor::Check::TreeDrift
-    #[operation(tree.check)]
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.check", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     pub async fn check(&self) -> Result<CheckReport> {
         crate::maintenance::check(&self.db, self.tx.as_ref(), &Self::targets()).await
     }
@@ -228,7 +231,10 @@ impl<M: TreeNode> Tree<M> {
     /// a holder whose node is missing. Each update's filter carries the stale value, so a copy
     /// changed meanwhile is left as it is. Run it after an [`Error::Incomplete`] or after
     /// changes made outside the toolkit.
-    #[operation(tree.repair)]
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.repair", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     pub async fn repair(&self) -> Result<RepairReport> {
         let report = self.stale_copies().await?;
         let mut repaired = 0;

@@ -1,7 +1,7 @@
 //! [`Holders`]: the documents of a holder model placed in a tree's nodes, their paths copied
 //! from the node and checked again after each write.
 
-use pattern_derive::operation;
+use crate::span::Spanned as _;
 use std::collections::HashMap;
 use std::fmt;
 use std::marker::PhantomData;
@@ -237,7 +237,10 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
     /// Inserts `holder` with the path of the node it names (whatever it holds in its path
     /// field). [`Error::NotFound`] of the node when the node is missing, [`Error::DuplicateKey`] when the
     /// `_id` is taken; nothing is written then. Two reads and the insert when no move runs.
-    #[operation(tree.holders.insert)]
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.holders.insert", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     pub async fn insert(&self, holder: &H) -> Result<()> {
         let h = H::HOLDER;
         let mut d = bson::serialize_to_document(holder)?;
@@ -267,7 +270,11 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
     /// missing, with nothing written. After the insert, the nodes' paths are read again (one
     /// query) and the holders of any node that moved meanwhile get its new path (one `update`
     /// per such node).
-    #[operation(tree.holders.insert_many, holders = holders.len())]
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.holders.insert_many", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            holders = holders.len())
+    )]
     pub async fn insert_many(&self, holders: &[H]) -> Result<()> {
         let h = H::HOLDER;
         let mut docs = Vec::with_capacity(holders.len());
@@ -402,7 +409,10 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         crate::model::Pending::new(self.place_op(id.into_id(), node.into_id()))
     }
 
-    #[operation(tree.holders.place)]
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.holders.place", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     async fn place_op(&self, id: H::Id, node: M::Key) -> Result<()> {
         let h = H::HOLDER;
         let (id, node) = (
@@ -465,7 +475,10 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         crate::model::Pending::new(self.under_op(key.into_id()))
     }
 
-    #[operation(tree.holders.under)]
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.holders.under", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     async fn under_op(&self, key: M::Key) -> Result<Vec<H>> {
         self.holding(H::HOLDER.path(), key).await
     }
@@ -478,7 +491,10 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         crate::model::Pending::new(self.directly_in_op(key.into_id()))
     }
 
-    #[operation(tree.holders.directly_in)]
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.holders.directly_in", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     async fn directly_in_op(&self, key: M::Key) -> Result<Vec<H>> {
         self.holding(H::HOLDER.node(), key).await
     }

@@ -2,7 +2,7 @@
 //! indexed query, in the tree's transaction when it is bound to one.
 
 use super::*;
-use pattern_derive::operation;
+use crate::span::Spanned as _;
 
 impl<M: TreeNode> Tree<M> {
     /// The nodes with these keys, as read in `session`.
@@ -33,7 +33,10 @@ impl<M: TreeNode> Tree<M> {
         crate::model::Pending::new(self.get_op(key.into_id()))
     }
 
-    #[operation(tree.get)]
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.get", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     async fn get_op(&self, key: M::Key) -> Result<Option<M>> {
         let filter = doc! { M::TREE.key(): key_bson::<M>(M::TREE.key(), key)? };
         let mut session = Transaction::session_of(self.tx.as_ref()).await?;
@@ -51,7 +54,10 @@ impl<M: TreeNode> Tree<M> {
         crate::model::Pending::new(self.children_op(key.into_id()))
     }
 
-    #[operation(tree.children)]
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.children", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     async fn children_op(&self, key: M::Key) -> Result<Vec<M>> {
         let t = M::TREE;
         let parent = doc! { t.parent(): key_bson::<M>(t.key(), key)? };
@@ -66,7 +72,10 @@ impl<M: TreeNode> Tree<M> {
         crate::model::Pending::new(self.descendants_op(key.into_id()))
     }
 
-    #[operation(tree.descendants)]
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.descendants", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     async fn descendants_op(&self, key: M::Key) -> Result<Vec<M>> {
         let below = doc! { M::TREE.ancestors(): key_bson::<M>(M::TREE.key(), key)? };
         self.nodes(below, None).await
@@ -98,7 +107,10 @@ impl<M: TreeNode> Tree<M> {
         crate::model::Pending::new(self.subtree_op(key.into_id()))
     }
 
-    #[operation(tree.subtree)]
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.subtree", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     async fn subtree_op(&self, key: M::Key) -> Result<Vec<M>> {
         let t = M::TREE;
         let key = key_bson::<M>(M::TREE.key(), key)?;
@@ -124,7 +136,10 @@ impl<M: TreeNode> Tree<M> {
         crate::model::Pending::new(self.ancestors_op(key.into_id()))
     }
 
-    #[operation(tree.ancestors)]
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.ancestors", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     async fn ancestors_op(&self, key: M::Key) -> Result<Vec<M>> {
         let t = M::TREE;
         let key = key_bson::<M>(M::TREE.key(), key)?;

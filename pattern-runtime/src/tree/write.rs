@@ -3,7 +3,7 @@
 //! copies) brought along.
 
 use super::*;
-use pattern_derive::operation;
+use crate::span::Spanned as _;
 
 /// What [`Tree::delete`] does with what is below the node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,7 +111,10 @@ impl<M: TreeNode> Tree<M> {
     ///
     /// A parent that does not exist is [`Error::NotFound`] of the node; a key already taken is
     /// [`Error::DuplicateKey`]. Nothing is written then.
-    #[operation(tree.insert)]
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.insert", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection())
+    )]
     pub async fn insert(&self, node: &M) -> Result<M> {
         let mut stored = self.insert_many(std::slice::from_ref(node)).await?;
         stored.pop().ok_or_else(|| Error::InvalidValue {
@@ -123,7 +126,10 @@ impl<M: TreeNode> Tree<M> {
     /// Inserts `nodes` in one transaction, each under the parent it names: an existing node or
     /// one earlier in `nodes`. Returns them as stored. All or nothing: a missing parent is
     /// [`Error::NotFound`] of the node, a key taken [`Error::DuplicateKey`].
-    #[operation(tree.insert_many, nodes = nodes.len())]
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.insert_many", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(), nodes = nodes.len())
+    )]
     pub async fn insert_many(&self, nodes: &[M]) -> Result<Vec<M>> {
         let t = M::TREE;
         let mut docs = Vec::with_capacity(nodes.len());
@@ -225,7 +231,11 @@ impl<M: TreeNode> Tree<M> {
         crate::model::Pending::new(self.move_under_op(key.into_id(), parent.into_id()))
     }
 
-    #[operation(tree.move_under, later(key))]
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.move_under", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            key = tracing::field::Empty)
+    )]
     async fn move_under_op(&self, key: M::Key, parent: M::Key) -> Result<Propagation> {
         self.move_node(
             key_bson::<M>(M::TREE.key(), key)?,
@@ -242,7 +252,11 @@ impl<M: TreeNode> Tree<M> {
         crate::model::Pending::new(self.move_to_root_op(key.into_id()))
     }
 
-    #[operation(tree.move_to_root, later(key))]
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.move_to_root", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            key = tracing::field::Empty)
+    )]
     async fn move_to_root_op(&self, key: M::Key) -> Result<Propagation> {
         self.move_node(key_bson::<M>(M::TREE.key(), key)?, None)
             .await
@@ -431,7 +445,11 @@ impl<M: TreeNode> Tree<M> {
         Box::pin(self.rename_keys(key.into_id(), new_key.into_id()))
     }
 
-    #[operation(tree.rename, later(key))]
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.rename", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            key = tracing::field::Empty)
+    )]
     async fn rename_keys(&self, key: M::Key, new_key: M::Key) -> Result<Propagation> {
         let t = M::TREE;
         let (key, new_key) = (
@@ -502,7 +520,11 @@ impl<M: TreeNode> Tree<M> {
         crate::model::Pending::new(self.delete_op(key.into_id(), how))
     }
 
-    #[operation(tree.delete, how = ?how, later(key))]
+    #[tracing::instrument(
+        name = "pattern_runtime::tree.delete", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(), how = ?how,
+            key = tracing::field::Empty)
+    )]
     async fn delete_op(&self, key: M::Key, how: Deletion) -> Result<Deleted> {
         let t = M::TREE;
         let key = key_bson::<M>(M::TREE.key(), key)?;

@@ -2,8 +2,8 @@
 //! handle's transaction when it is bound to one.
 
 use super::*;
+use crate::span::Spanned as _;
 use crate::txn::Transaction;
-use pattern_derive::operation;
 
 impl<M: Versioned> ModelCollection<M> {
     /// Every archived revision of a document, newest first. In the handle's transaction if it
@@ -15,7 +15,11 @@ impl<M: Versioned> ModelCollection<M> {
         crate::model::Pending::new(self.history_op(id.into_id()))
     }
 
-    #[operation(versioning.history, level = "debug", later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::versioning.history", level = "debug", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            id = tracing::field::Empty)
+    )]
     async fn history_op(&self, id: M::Id) -> Result<Vec<Revision<M>>> {
         let id = crate::literal::span_id(id)?;
         let mut session = Transaction::session_of(self.transaction()).await?;
@@ -47,7 +51,11 @@ impl<M: Versioned> ModelCollection<M> {
         crate::model::Pending::new(self.revision_op(id.into_id(), v))
     }
 
-    #[operation(versioning.revision, level = "debug", version = v, later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::versioning.revision", level = "debug", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(), version = v,
+            id = tracing::field::Empty)
+    )]
     async fn revision_op(&self, id: M::Id, v: i64) -> Result<M> {
         let id = crate::literal::typed_id("_id", id)?;
         self.revision_at(id, v).await

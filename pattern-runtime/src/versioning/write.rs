@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::schema_version::upgrade::upgrade_matching_in;
-use pattern_derive::operation;
+use crate::span::Spanned as _;
 
 /// A transaction's reason to abort: the updated document would be too large to archive as a
 /// revision later (its size).
@@ -107,7 +107,11 @@ impl<M: Versioned> ModelCollection<M> {
     /// version}` index), the insert, and what derives from the document. [`Error::DuplicateKey`]
     /// when a document with this `_id` exists; [`Error::InvalidValue`] when the next version
     /// does not fit the version field's type; nothing is written then.
-    #[operation(versioning.insert, later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::versioning.insert", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            id = tracing::field::Empty)
+    )]
     async fn insert_revised(&self, doc: &mut M) -> Result<Written> {
         doc.set_version(1);
         let d = bson::serialize_to_document(&*doc)?;
@@ -244,7 +248,11 @@ impl<M: Versioned> ModelCollection<M> {
     ///     .await?;
     /// # Ok(()) }
     /// ```
-    #[operation(versioning.modify, no_err, attempts, later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::versioning.modify", skip_all,
+        fields(model = self.span_model(), collection = self.span_collection(), attempts,
+            id = tracing::field::Empty)
+    )]
     pub async fn try_modify<E: From<Error>>(
         &self,
         id: impl IntoId<M::Id>,
@@ -291,7 +299,11 @@ impl<M: Versioned> ModelCollection<M> {
     /// `doc` becomes version `v + 1` (set on `doc` too), in one transaction. Returns the new
     /// version. [`Error::VersionConflict`] when someone saved since, [`Error::NotFound`] when the
     /// document is gone; nothing is written then.
-    #[operation(versioning.replace, expected_version = doc.version(), later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::versioning.replace", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            expected_version = doc.version(), id = tracing::field::Empty)
+    )]
     async fn save(&self, doc: &mut M) -> Result<Written> {
         let v = doc.version();
         check_next_version::<M>(v)?;
@@ -324,7 +336,11 @@ impl<M: Versioned> ModelCollection<M> {
     /// Applies an operator update (`{ "$set": {..} }`) to the document at `expected_version`,
     /// archiving the stored version first, in one transaction; returns the new version. The
     /// update may not touch the version field or `_id`.
-    #[operation(versioning.update, expected_version, later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::versioning.update", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(), expected_version,
+            id = tracing::field::Empty)
+    )]
     async fn update_op(
         &self,
         id: M::Id,
@@ -687,7 +703,11 @@ impl<M: Versioned> ModelCollection<M> {
         crate::model::Pending::new(self.revert_op(id.into_id(), v))
     }
 
-    #[operation(versioning.revert, version = v, later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::versioning.revert", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(), version = v,
+            id = tracing::field::Empty)
+    )]
     async fn revert_op(&self, id: M::Id, v: i64) -> Result<i64> {
         let id = crate::literal::span_id(id)?;
         let mut old = self.revision_at(id.clone(), v).await?;
@@ -704,7 +724,11 @@ impl<M: Versioned> ModelCollection<M> {
         Ok(self.save(&mut old).await?.version.unwrap_or_default())
     }
 
-    #[operation(versioning.delete, later(id))]
+    #[tracing::instrument(
+        name = "pattern_runtime::versioning.delete", skip_all, err(level = "debug"),
+        fields(model = self.span_model(), collection = self.span_collection(),
+            id = tracing::field::Empty)
+    )]
     async fn delete_op(&self, id: M::Id) -> Result<()> {
         let id = crate::literal::span_id(id)?;
         let attempt = Attempt::new();
