@@ -32,6 +32,7 @@ pub use crate::extended_ref::{
 pub use crate::index::{
     Collation, IndexKey, IndexKind, IndexParts, IndexSpec, Literal, PartialClause, PartialOp,
 };
+pub use crate::model::writes::{Plain, Revised};
 pub use crate::model::{IntoId, Model, Unversioned};
 pub use crate::outlier::{Outlier, OutlierField, OutlierParts, OutlierSpec};
 pub use crate::polymorphic::{
@@ -41,7 +42,6 @@ pub use crate::preallocation::slot_probe::{
     bits_of, ProbeBits32, ProbeBits64, ProbeOtherSlot, ProbeSlotKey, SlotProbe,
 };
 pub use crate::preallocation::{Preallocated, SlotParts, SlotSpec, Slots};
-pub use crate::query::{kept, order, Direct, Free, Handled};
 pub use crate::relation::id_probe::{
     IdProbe, ProbeId, ProbeOptionalId, ProbeOptionalRefTo, ProbeOtherId, ProbeRefTo,
 };
@@ -49,6 +49,10 @@ pub use crate::relation::{
     inverse_error, Identified, RefField, Reference, Relation, RelationField, RelationKind,
     RelationParts, RelationSide, RelationSpec, Relations, TwoWay,
 };
+pub use crate::schema::shape::{
+    object_shape, property, tagged_shape, HasShape, NoShape, ShapeProbe,
+};
+pub use crate::schema::shape::{BsonShape, Shape};
 pub use crate::schema::{
     Annotation, FieldName, FieldParts, FieldSchema, Fields, Mode, ModelSchema, Nests, PatternSpec,
     Registration, SchemaParts,
@@ -66,12 +70,8 @@ pub use crate::tree::key_probe::{KeyProbe, ProbeKey, ProbeKeys, ProbeOptionalKey
 pub use crate::tree::{
     HolderParts, HolderSpec, InTree, NodeCopy, RenamableTree, Tree, TreeNode, TreeParts, TreeSpec,
 };
-pub use crate::validator::shape::{
-    object_shape, property, tagged_shape, HasShape, NoShape, ShapeProbe,
-};
-pub use crate::validator::{BsonShape, Shape};
+pub use crate::typed::{kept, order, Direct, Free, Handled};
 pub use crate::versioning::{VersionParts, VersionSpec, Versioned};
-pub use crate::writes::{Plain, Revised};
 pub use bson;
 pub use bson::Bson;
 pub use inventory;
@@ -171,5 +171,5 @@ pub type Order = Vec<(&'static str, i32)>;
 /// page the index serves.
 pub fn keyset_orders(model: &'static ModelSchema) -> (Vec<Order>, Vec<Order>) {
     let compiled = model.orders().iter().map(|o| o.to_vec()).collect();
-    (compiled, crate::schema_version::read::keyset::orders(model))
+    (compiled, crate::model::keyset::orders(model))
 }

@@ -1,5 +1,5 @@
 //! What the [doctor](mod@crate::doctor) reports: the types both the patterns (through
-//! [`PatternSpec::audit`](crate::PatternSpec::audit)) and the doctor use, below both.
+//! [`PatternSpec::audit`](crate::schema::PatternSpec::audit)) and the doctor use, below both.
 
 use std::cmp::Ordering;
 use std::fmt;

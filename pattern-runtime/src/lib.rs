@@ -181,27 +181,35 @@
 
 #![warn(missing_docs)]
 
-// The layers, bottom up: errors and index specifications; the schema (models, fields, the
-// registry and `PatternSpec`); the index sync and the `Model` trait; one module per pattern; this
-// file, the public surface. A module imports only from the layers below it.
+// The layers, bottom up (a module imports only from the layers below it):
+// - the ground: the error type, spans, progress, background runs, a caller's values as data,
+//   index and shard-key specifications, transactions, what the doctor reports;
+// - the schema: models, typed field names and their kinds, validator shapes, the registry and
+//   the plugin traits the patterns implement (`PatternSpec`, `Dependent`);
+// - the typed filters, sorts and updates; what is stored (schema versions and their upgrade);
+// - the map of derived data; the model handle (its reads, writes and keyset pages), which
+//   every pattern builds on; the check and repair every handle shares;
+// - one module per pattern, the sync and the doctor;
+// - this file: the public surface, `query`'s face among it.
 mod checks;
-mod copies;
-pub mod derived;
-pub(crate) mod error;
+mod error;
 mod finding;
 pub mod index;
 mod literal;
-mod maintenance;
-mod schema;
-pub mod shard;
-pub mod sync;
-pub(crate) mod txn;
-
-mod model;
 mod periodic;
 mod progress;
+pub mod shard;
 mod span;
-mod writes;
+mod txn;
+
+mod schema;
+mod stored;
+mod typed;
+
+mod copies;
+pub mod derived;
+mod maintenance;
+mod model;
 
 // One line per pattern.
 pub mod approximation;
@@ -214,10 +222,15 @@ pub mod extended_ref;
 pub mod outlier;
 pub mod polymorphic;
 pub mod preallocation;
-pub mod query;
+pub mod query {
+    #![doc = include_str!("../docs/query.md")]
+    pub use crate::model::read::{Find, Projected};
+    pub use crate::typed::*;
+}
 pub mod relation;
 pub mod schema_version;
 pub mod subset;
+pub mod sync;
 pub mod tree;
 pub mod validator;
 pub mod versioning;
@@ -269,6 +282,7 @@ pub use relation::{Ref, Relation, TwoWay};
 pub use schema::{FieldName, Fields, ModelSchema};
 // The plugin interface between the patterns and the schema, and what generated code names: not
 // a user's API (each pattern's handle is), so not on the crate's face.
+pub use model::writes::{At, Target, Updated, Written};
 #[doc(hidden)]
 pub use schema::{
     Annotation, Companion, FieldSchema, IndexesNeeded, KeptFields, Nests, PatternSpec,
@@ -277,7 +291,6 @@ pub use subset::Subset;
 pub use sync::{sync, SyncOptions};
 pub use tree::{Holders, Tree};
 pub use txn::Transaction;
-pub use writes::{At, Target, Updated, Written};
 
 /// `#[derive(Model)]`: see the [crate documentation](crate).
 #[cfg(feature = "derive")]

@@ -76,7 +76,7 @@ pub(crate) async fn check(
                         findings.extend(audit.await?);
                     }
                 }
-                Ok::<_, crate::Error>((page.len() as u64, findings))
+                Ok::<_, crate::error::Error>((page.len() as u64, findings))
             }
         };
         if tx.is_some() {

@@ -1,7 +1,7 @@
 //! Background runs on an interval, the one background-task type of the toolkit: the task behind
 //! the computed pattern's refresher
-//! ([`ComputedFields::refresh_every`](crate::ComputedFields::refresh_every)), the
-//! preallocation pattern's allocator ([`Slots::allocate_every`](crate::Slots::allocate_every))
+//! ([`ComputedFields::refresh_every`](crate::computed::ComputedFields::refresh_every)), the
+//! preallocation pattern's allocator ([`Slots::allocate_every`](crate::preallocation::Slots::allocate_every))
 //! and a batched counter's flusher
 //! ([`BatchedCounter::flush_every`](crate::approximation::BatchedCounter::flush_every)).
 //!

@@ -3,8 +3,8 @@
 /// Where a long job is: what its progress callback receives after each step.
 ///
 /// Every job that may run long (the [doctor](mod@crate::doctor),
-/// [`ModelCollection::converge_with_progress`](crate::ModelCollection::converge_with_progress),
-/// [`Slots::allocate_with_progress`](crate::Slots::allocate_with_progress)) takes a callback
+/// [`ModelCollection::converge_with_progress`](crate::model::ModelCollection::converge_with_progress),
+/// [`Slots::allocate_with_progress`](crate::preallocation::Slots::allocate_with_progress)) takes a callback
 /// that receives a [`Progress`] after each step, the same type for every job, so one adapter
 /// (a progress bar, a log line, a metric) serves them all. A step is what the job does at a
 /// time: a collection for the doctor, a batch of documents or slots for the others. The job's

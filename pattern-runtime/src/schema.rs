@@ -19,10 +19,12 @@ use mongodb::{ClientSession, Database};
 use crate::error::{Error, Result};
 use crate::finding::{Bounded, Check, Finding};
 use crate::index::IndexSpec;
+use crate::schema::shape::Shape;
 use crate::shard::ShardKey;
-use crate::validator::Shape;
 
+pub(crate) mod kinds;
 mod names;
+pub(crate) mod shape;
 pub(crate) use names::Typed;
 pub use names::{FieldName, Fields, Free, Nests};
 
@@ -86,7 +88,7 @@ macro_rules! of_model {
             }
 
             #[doc = concat!("The ", $role, " model's schema.")]
-            pub fn schema(&self) -> &'static $crate::ModelSchema {
+            pub fn schema(&self) -> &'static $crate::schema::ModelSchema {
                 (self.parts.model)()
             }
         }
@@ -160,9 +162,9 @@ impl ModelSchema {
         self.parts.indexes
     }
 
-    /// The stored shape the derive records (each field's [`BsonShape`](crate::validator::BsonShape)),
+    /// The stored shape the derive records (each field's [`BsonShape`](crate::schema::shape::BsonShape)),
     /// from which [`validator`](Self::validator) is made: `None` for a bucket's measurement.
-    pub fn shape(&self) -> Option<crate::validator::Shape> {
+    pub fn shape(&self) -> Option<crate::schema::shape::Shape> {
         self.parts.shape.map(|shape| shape())
     }
 
@@ -299,7 +301,7 @@ pub trait PatternSpec: Any + Send + Sync + fmt::Debug {
 
     /// The fields of `model` this pattern keeps itself, each with why another write may not
     /// touch them (which operation to use instead): an operator update through another
-    /// pattern's handle that touches one is [`Error::KeptField`](crate::Error::KeptField), nothing written. Defaults to
+    /// pattern's handle that touches one is [`Error::KeptField`](crate::error::Error::KeptField), nothing written. Defaults to
     /// none.
     fn kept_fields(&'static self, model: &'static ModelSchema) -> KeptFields {
         let _ = model;
@@ -308,17 +310,17 @@ pub trait PatternSpec: Any + Send + Sync + fmt::Debug {
 
     /// Whether another pattern's handle must refuse `operation` (`insert`, `replace` or
     /// `delete`) of `model`'s whole document `doc` (the new document, `None` for a delete), and
-    /// with which error: [`Error::Unsupported`](crate::Error::Unsupported) naming the call to
+    /// with which error: [`Error::Unsupported`](crate::error::Error::Unsupported) naming the call to
     /// use where this pattern writes the document itself (a tree computes a node's ancestors
     /// when it inserts it, and keeps its subtree when it deletes it; a replace that keeps its
     /// fields is another pattern's to make, [`kept_on_replace`](Self::kept_on_replace)), or
-    /// [`Error::InvalidValue`](crate::Error::InvalidValue) for a document this pattern could
+    /// [`Error::InvalidValue`](crate::error::Error::InvalidValue) for a document this pattern could
     /// not keep (an attribute array holding a key twice). Defaults to `None`.
     fn document_writes(
         &'static self,
         operation: &str,
         doc: Option<&bson::Document>,
-    ) -> Option<crate::Error> {
+    ) -> Option<crate::error::Error> {
         let _ = (operation, doc);
         None
     }
@@ -464,7 +466,7 @@ pub trait Dependent: Send + Sync + fmt::Debug + 'static {
 }
 
 /// A sample of one model's stored documents, as the doctor hands it to each of the model's
-/// patterns ([`PatternSpec::audit`](crate::PatternSpec::audit)). Read only.
+/// patterns ([`PatternSpec::audit`](crate::schema::PatternSpec::audit)). Read only.
 #[derive(Debug)]
 pub struct Sample<'a> {
     /// The database.
@@ -517,7 +519,7 @@ impl<'a> Sample<'a> {
 /// How an embedded [extended reference](crate::extended_ref) is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Mode {
-    /// Kept in sync with the source by [`References`](crate::References).
+    /// Kept in sync with the source by [`References`](crate::extended_ref::References).
     Propagate,
     /// Frozen as written.
     Snapshot,

@@ -34,7 +34,7 @@ pub(crate) fn backoff(attempt: u32) -> Duration {
 
 /// `transact!(db, |session| body)`: `body` is an expression of type
 /// `impl Future<Output = mongodb::error::Result<T>>` using `session: Option<&mut ClientSession>`;
-/// evaluates to `crate::Result<T>`.
+/// evaluates to `crate::error::Result<T>`.
 macro_rules! transact {
     // In the caller's transaction when the handle is bound to one: the body runs once in its
     // session; committing, aborting and retrying are the caller's.
@@ -212,8 +212,8 @@ macro_rules! in_transaction {
 }
 pub(crate) use in_transaction;
 
-/// A handle the model handle leads to ([`ModelCollection::subset`](crate::ModelCollection::subset),
-/// [`tree`](crate::ModelCollection::tree), ...): bound to the model handle's transaction, if it
+/// A handle the model handle leads to ([`ModelCollection::subset`](crate::model::ModelCollection::subset),
+/// [`tree`](crate::model::ModelCollection::tree), ...): bound to the model handle's transaction, if it
 /// has one, when the handle takes part in transactions.
 #[doc(hidden)]
 pub trait Bound: Sized {
@@ -256,8 +256,8 @@ pub(crate) use bound;
 /// (the driver refuses a session of another client, and the transaction then ends).
 ///
 /// Inside a caller's transaction, an operation runs once: a `TransientTransactionError` (a
-/// write conflict, a failover) is returned to the caller as [`Error::Driver`](crate::Error::Driver)
-/// with its label ([`Error::is_transient`](crate::Error::is_transient)), and the caller aborts
+/// write conflict, a failover) is returned to the caller as [`Error::Driver`](crate::error::Error::Driver)
+/// with its label ([`Error::is_transient`](crate::error::Error::is_transient)), and the caller aborts
 /// and runs the whole transaction again. Needs a replica set or a sharded cluster.
 ///
 /// Which errors leave it usable:
@@ -278,23 +278,23 @@ pub(crate) use bound;
 ///   `aborted after a refusal`.
 ///
 /// In the last two cases the operation returns its error, typed; from then on bound handles
-/// send nothing and `commit` returns [`Error::TransactionEnded`](crate::Error::TransactionEnded),
+/// send nothing and `commit` returns [`Error::TransactionEnded`](crate::error::Error::TransactionEnded),
 /// which is not transient (`abort` is `Ok`). Run the whole transaction again only when
-/// [`Error::is_transient`](crate::Error::is_transient) said so for the operation's error (a
+/// [`Error::is_transient`](crate::error::Error::is_transient) said so for the operation's error (a
 /// write conflict): a duplicate key would fail the same way again.
 ///
 /// Once committed or aborted, a handle still bound to it sends nothing:
-/// [`Error::TransactionEnded`](crate::Error::TransactionEnded). So does a second `commit` or
+/// [`Error::TransactionEnded`](crate::error::Error::TransactionEnded). So does a second `commit` or
 /// `abort`. Dropping an open `Transaction` (every handle bound to it dropped too) ends its
 /// session, which aborts it.
 ///
-/// [`AlreadyBooked`]: crate::Error::AlreadyBooked
-/// [`InvalidValue`]: crate::Error::InvalidValue
-/// [`InvalidKey`]: crate::Error::InvalidKey
-/// [`KeptField`]: crate::Error::KeptField
-/// [`NotFound`]: crate::Error::NotFound
-/// [`DuplicateKey`]: crate::Error::DuplicateKey
-/// [`DocumentTooLarge`]: crate::Error::DocumentTooLarge
+/// [`AlreadyBooked`]: crate::error::Error::AlreadyBooked
+/// [`InvalidValue`]: crate::error::Error::InvalidValue
+/// [`InvalidKey`]: crate::error::Error::InvalidKey
+/// [`KeptField`]: crate::error::Error::KeptField
+/// [`NotFound`]: crate::error::Error::NotFound
+/// [`DuplicateKey`]: crate::error::Error::DuplicateKey
+/// [`DocumentTooLarge`]: crate::error::Error::DocumentTooLarge
 ///
 /// The driver's own operations join it through [`Transaction::session`]:
 /// `coll.insert_one(doc).session(&mut *tx.session().await)`.
@@ -352,7 +352,7 @@ impl Transaction {
     /// The session of `tx`, held for one operation, or `None` without a transaction: the
     /// `Option<&mut ClientSession>` of a bound handle's reads and writes (`.as_deref_mut()`).
     ///
-    /// [`Error::TransactionEnded`](crate::Error::TransactionEnded) once `tx` was committed or
+    /// [`Error::TransactionEnded`](crate::error::Error::TransactionEnded) once `tx` was committed or
     /// aborted: the operation would otherwise run outside any transaction.
     pub(crate) async fn session_of(
         tx: Option<&Transaction>,

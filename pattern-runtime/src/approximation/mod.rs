@@ -24,7 +24,7 @@ pub use sampled::SampledCounter;
 pub use sharded::{ShardedCounter, ShardedField, ShardedFields};
 
 crate::model::field_handle! {
-    /// An `#[approximate(..)]` field's typed name: what [`ModelCollection::counter`](crate::ModelCollection::counter) takes.
+    /// An `#[approximate(..)]` field's typed name: what [`ModelCollection::counter`](crate::model::ModelCollection::counter) takes.
     pub trait CounterField {
         message = "`{Self}` is not an `#[approximate(..)]` field of `{M}`",
         label = "not a counter field of `{M}`",
@@ -34,7 +34,7 @@ crate::model::field_handle! {
     /// or the [`ShardedFields`], as the field declares. A batched counter's flushes gather
     /// many callers' events and never run in a caller's transaction; the other two are bound
     /// to this handle's transaction when it has one
-    /// ([`in_transaction`](crate::ModelCollection::in_transaction)).
+    /// ([`in_transaction`](crate::model::ModelCollection::in_transaction)).
     pub fn counter;
 }
 
@@ -204,7 +204,7 @@ impl PatternSpec for ApproximateSpec {
 
     /// A sharded field's shards: `{_id: {of: <the document's _id>, shard}, count}`.
     fn companions(&'static self, model: &'static ModelSchema) -> Vec<crate::schema::Companion> {
-        use crate::validator::{Property, Shape};
+        use crate::schema::shape::{Property, Shape};
         let Approximation::Sharded { collection, .. } = self.approximation() else {
             return Vec::new();
         };
@@ -333,7 +333,7 @@ impl Increments {
     async fn inc(&self, id: &Bson, amount: Bson, what: &'static str) -> Result<bool> {
         crate::literal::check_id("_id", id)?;
         let amount = match amount {
-            Bson::Int64(n) if !self.upsert => crate::validator::shape::narrowest(n),
+            Bson::Int64(n) if !self.upsert => crate::schema::shape::narrowest(n),
             other => other,
         };
         let inc = self

@@ -54,7 +54,7 @@ impl SampledCounter {
 impl<Id> SampledCounter<Id> {
     /// The same counter in the caller's transaction `tx`: each write [`add`](Self::add) makes
     /// runs in `tx`'s session, and is kept or dropped with it. It draws from its own sequence,
-    /// split from this one's. See [`Transaction`](crate::Transaction).
+    /// split from this one's. See [`Transaction`](crate::txn::Transaction).
     #[must_use]
     pub fn in_transaction(&self, tx: &crate::txn::Transaction) -> Self {
         SampledCounter {

@@ -59,7 +59,7 @@ impl ShardedCounter {
 
     /// The same counter in the caller's transaction `tx`: each upsert [`add`](Self::add)
     /// sends, and [`read`](Self::read), run in `tx`'s session (a read sees the transaction's
-    /// own adds). See [`Transaction`](crate::Transaction).
+    /// own adds). See [`Transaction`](crate::txn::Transaction).
     #[must_use]
     pub fn in_transaction(&self, tx: &crate::txn::Transaction) -> Self {
         ShardedCounter {
@@ -177,7 +177,7 @@ impl ShardedField {
 
     /// The same counter in the caller's transaction `tx`: [`add`](Self::add),
     /// [`read`](Self::read) and [`snapshot`](Self::snapshot) run in `tx`'s session (a read
-    /// sees the transaction's own adds). See [`Transaction`](crate::Transaction).
+    /// sees the transaction's own adds). See [`Transaction`](crate::txn::Transaction).
     #[must_use]
     pub fn in_transaction(&self, tx: &crate::txn::Transaction) -> Self {
         ShardedField {
@@ -212,7 +212,7 @@ impl ShardedField {
     }
 
     /// The registered model of the owner's collection that has the counted field.
-    fn owner_model(&self) -> Option<&'static crate::ModelSchema> {
+    fn owner_model(&self) -> Option<&'static crate::schema::ModelSchema> {
         crate::schema::registered_models().into_iter().find(|m| {
             m.collection() == self.owner.name() && m.field_by_bson_name(self.field).is_some()
         })
@@ -228,7 +228,7 @@ impl ShardedField {
         let model = self.owner_model();
         if let Some(model) = model {
             let db = self.owner.client().database(&self.owner.namespace().db);
-            crate::schema_version::upgrade::upgrade_matching_in(
+            crate::stored::upgrade::upgrade_matching_in(
                 &db,
                 self.counter.target.tx.as_ref(),
                 model,
@@ -238,7 +238,7 @@ impl ShardedField {
         }
         // The field's own integer type: an `i32` field of the registered model stays an `Int32`.
         let stored = model.map_or(Bson::Int64(total), |m| {
-            crate::validator::shape::integer_for(m, self.field, total)
+            crate::schema::shape::integer_for(m, self.field, total)
         });
         let set = self.owner.update_one(
             doc! { "_id": self.id.clone() },

@@ -37,7 +37,7 @@ crate::span::spanned!(impl<M: Model, I> Attributes<M, I> => M::SCHEMA, M::SCHEMA
 crate::txn::bound!(impl<M, I> Attributes<M, I>);
 
 crate::model::field_handle! {
-    /// An `#[attribute]` field's typed name: what [`ModelCollection::attributes`](crate::ModelCollection::attributes) takes.
+    /// An `#[attribute]` field's typed name: what [`ModelCollection::attributes`](crate::model::ModelCollection::attributes) takes.
     pub trait AttributeField {
         message = "`{Self}` is not an `#[attribute]` field of `{M}`",
         label = "not an attribute field of `{M}`",
@@ -47,7 +47,7 @@ crate::model::field_handle! {
     /// `repair` (see [`Attributes`]).
     ///
     /// Bound to this handle's transaction when it has one
-    /// ([`in_transaction`](crate::ModelCollection::in_transaction)).
+    /// ([`in_transaction`](crate::model::ModelCollection::in_transaction)).
     pub fn attributes;
 }
 
@@ -64,7 +64,7 @@ impl<M: Model, I> std::fmt::Debug for Attributes<M, I> {
 // not repeat the error the derive reports at the item type.
 impl<M, I> Attributes<M, I> {
     /// The operations on `spec`'s field of `M` in `db` (what the model handle's
-    /// [`attributes`](crate::ModelCollection::attributes) calls).
+    /// [`attributes`](crate::model::ModelCollection::attributes) calls).
     pub fn new(db: &mongodb::Database, spec: &'static AttributeSpec) -> Self {
         Attributes {
             db: db.clone(),
@@ -80,7 +80,7 @@ impl<M, I> Attributes<M, I> {
         /// session; committing, aborting and retrying are the caller's. Its reads
         /// ([`get`](Self::get), [`find`](Self::find), [`find_sorted`](Self::find_sorted)) run in
         /// that session too, and see the transaction's own writes. See
-        /// [`Transaction`](crate::Transaction).
+        /// [`Transaction`](crate::txn::Transaction).
     }
 
     /// The field's static description.

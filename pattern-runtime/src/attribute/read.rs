@@ -174,12 +174,12 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
         name = "pattern_runtime::attribute.find", level = "debug", skip_all,
         fields(model = self.span_model(), collection = self.span_collection())
     )]
-    pub async fn find(&self, filter: impl crate::query::IntoFilter<M>) -> Result<Vec<M>> {
+    pub async fn find(&self, filter: impl crate::typed::IntoFilter<M>) -> Result<Vec<M>> {
         let filter = filter.into_filter()?;
         let mut session = Transaction::session_of(self.tx.as_ref()).await?;
         let coll = self.db.collection::<RawDocumentBuf>(M::SCHEMA.collection());
         let found = collect_in!(coll.find(filter), session.as_deref_mut())?;
-        crate::schema_version::decode_read(&found)
+        crate::model::read::decode_read(&found)
     }
 
     /// The documents matching `filter` that have the attribute `key`, sorted by its value (the
@@ -192,7 +192,7 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
     )]
     pub async fn find_sorted(
         &self,
-        filter: impl crate::query::IntoFilter<M>,
+        filter: impl crate::typed::IntoFilter<M>,
         key: impl IntoId<I::Key>,
         order: Order,
     ) -> Result<Vec<M>> {
@@ -232,6 +232,6 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
         let raw = self.raw();
         let sorted = raw.aggregate(pipeline).with_type::<RawDocumentBuf>();
         let found = collect_in!(sorted, session.as_deref_mut())?;
-        crate::schema_version::decode_read(&found)
+        crate::model::read::decode_read(&found)
     }
 }

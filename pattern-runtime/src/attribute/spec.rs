@@ -131,9 +131,9 @@ impl PatternSpec for AttributeSpec {
         &'static self,
         _operation: &str,
         doc: Option<&Document>,
-    ) -> Option<crate::Error> {
+    ) -> Option<crate::error::Error> {
         let doc = doc?;
-        let refused = |reason: &str| crate::Error::InvalidValue {
+        let refused = |reason: &str| crate::error::Error::InvalidValue {
             field: self.field().to_owned(),
             reason: reason.to_owned(),
         };

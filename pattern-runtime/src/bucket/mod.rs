@@ -142,7 +142,7 @@ impl<M: Measurement> Series<M> {
         /// caller's abort keeps nothing), and its reads, [`range`](Self::range) and
         /// [`summary`](Self::summary), run in it too and see what it wrote before its commit (a
         /// bound `range` reads its documents whole, then streams them from memory); committing,
-        /// aborting and retrying are the caller's. See [`Transaction`](crate::Transaction). The
+        /// aborting and retrying are the caller's. See [`Transaction`](crate::txn::Transaction). The
         /// server refuses writes to a native time-series collection inside a transaction on some
         /// versions: that error is returned as it is.
     }

@@ -23,7 +23,7 @@ pub(crate) fn numbers<'a>(items: &'a [(Document, DateTime)], field: &str) -> Vec
 }
 
 /// An Int32 when it fits (what the shell sends), else an Int64.
-pub(crate) use crate::validator::shape::narrowest as small_int;
+pub(crate) use crate::schema::shape::narrowest as small_int;
 
 pub(crate) fn number(v: &Bson) -> Option<f64> {
     match v {

@@ -11,8 +11,8 @@ use mongodb::Database;
 use super::{fields, native};
 use crate::error::Result;
 use crate::finding::{Check, Finding};
+use crate::schema::shape::{Property, Shape};
 use crate::schema::{spec, PatternSpec, Sample};
-use crate::validator::{Property, Shape};
 
 impl PatternSpec for SeriesSpec {
     /// An array bucket: `{_id, <keys>, start, end, first, last, count, bytes?, summary?,

@@ -2,8 +2,8 @@
 //! derived data that moves each target by what a source write changed, or recomputes it.
 
 use super::*;
+use crate::schema::shape::narrowest;
 use crate::schema::{Applying, Changed};
-use crate::validator::shape::narrowest;
 
 /// The computed fields of one target model fed by one source model through one `by` field: what
 /// one source document contributes to, and what one aggregation recomputes.
@@ -581,7 +581,7 @@ fn contribution(feed: &Feed, before: Option<&Document>, after: Option<&Document>
                     // `$max`/`$min` replace the stored type: the field's own.
                     let value = match n {
                         Num::Int(i) => {
-                            crate::validator::shape::integer_for(feed.target, spec.field(), i)
+                            crate::schema::shape::integer_for(feed.target, spec.field(), i)
                         }
                         Num::Float(f) => Bson::Double(f),
                     };

@@ -4,7 +4,7 @@
 use bson::Bson;
 
 use super::Aggregate;
-use crate::validator::shape::narrowest;
+use crate::schema::shape::narrowest;
 
 /// A BSON number, as the sums and comparisons need it.
 #[derive(Debug, Clone, Copy, PartialEq)]

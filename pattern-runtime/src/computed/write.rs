@@ -3,10 +3,10 @@
 //! computed from the model exact, and what else derives from it.
 
 use super::*;
+use crate::model::writes::{Plain, Updated, Writes as ModelWrites, WritesMany, Written};
 use crate::model::{ModelCollection, Pending};
-use crate::schema_version::upgrade::upgrade_matching_in;
 use crate::span::Spanned as _;
-use crate::writes::{Plain, Updated, Writes as ModelWrites, WritesMany, Written};
+use crate::stored::upgrade::upgrade_matching_in;
 
 /// The bodies of a model's writes, on stored documents: one copy of each, whatever the model
 /// (the generic verbs serialize the caller's value and call them).
@@ -460,6 +460,7 @@ impl Writes {
             true,
         )
         .await
+        .map(Updated::from)
     }
 
     /// `delete_many` of the documents matching `filter`: one `delete` when nothing derives from

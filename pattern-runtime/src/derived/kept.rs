@@ -49,7 +49,7 @@ pub(crate) fn check_update(
 /// document would no longer read as the model. [`Error::InvalidValue`] naming the field, before
 /// anything is sent.
 ///
-/// [`Error::InvalidValue`]: crate::Error::InvalidValue
+/// [`Error::InvalidValue`]: crate::error::Error::InvalidValue
 fn check_integer_arithmetic(
     model: &'static ModelSchema,
     update: &Document,
@@ -68,7 +68,7 @@ fn check_integer_arithmetic(
             // update that moves a field by a double or a decimal.
             let shape = shape.get_or_insert_with(|| model.shape());
             let integer = match shape {
-                Some(crate::validator::Shape::Object(properties)) => properties
+                Some(crate::schema::shape::Shape::Object(properties)) => properties
                     .iter()
                     .any(|p| p.name == field.as_str() && p.shape.is_integer()),
                 _ => false,
@@ -114,7 +114,7 @@ fn check_update_values(model: &'static ModelSchema, update: &Document) -> crate:
 }
 
 /// Refuses an update of `model` touching a field a pattern keeps itself (a tree's parent, a
-/// holder's path, a computed value): [`Error::KeptField`](crate::Error::KeptField) naming the
+/// holder's path, a computed value): [`Error::KeptField`](crate::error::Error::KeptField) naming the
 /// operation to use instead.
 pub(crate) fn check_kept<'a>(
     model: &'static ModelSchema,

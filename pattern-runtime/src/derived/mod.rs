@@ -387,8 +387,7 @@ pub(crate) async fn update_many(
     array_filters: Vec<Document>,
     many: bool,
 ) -> mongodb::error::Result<UpdateResult> {
-    crate::schema_version::upgrade::upgrade_matching(db, session.as_deref_mut(), model, &filter)
-        .await?;
+    crate::stored::upgrade::upgrade_matching(db, session.as_deref_mut(), model, &filter).await?;
     let update = update.into();
     let fields = updated_fields(&update);
     let fields: Option<Vec<&str>> = fields
@@ -434,7 +433,7 @@ pub(crate) async fn update_one(
     update: impl Into<UpdateModifications>,
     fields: &[&str],
 ) -> crate::error::Result<UpdateResult> {
-    crate::schema_version::upgrade::upgrade_matching_in(db, tx, model, &filter).await?;
+    crate::stored::upgrade::upgrade_matching_in(db, tx, model, &filter).await?;
     let update = update.into();
     let coll: Collection<Document> = db.collection(model.collection());
     if tx.is_none() && !has_dependents(model, Some(fields)) {
@@ -457,7 +456,8 @@ pub(crate) async fn update_one(
 /// nothing derives from the fields it touches (`fields`; `None`: any), otherwise in the
 /// caller's transaction `tx` (or one of its own) with the dependents kept. Documents of an
 /// older schema version are upgraded first; an `$inc` or `$mul` past the 64-bit range is
-/// [`Error::InvalidValue`](crate::Error::InvalidValue) naming the field.
+/// [`Error::InvalidValue`](crate::error::Error::InvalidValue) naming the field. The handle
+/// reports the server's counts as an [`Updated`](crate::model::writes::Updated).
 pub(crate) async fn update_kept(
     db: &Database,
     tx: Option<&Transaction>,
@@ -466,9 +466,9 @@ pub(crate) async fn update_kept(
     update: Document,
     fields: Option<&[&str]>,
     many: bool,
-) -> crate::error::Result<crate::writes::Updated> {
+) -> crate::error::Result<mongodb::results::UpdateResult> {
     let result = if tx.is_none() && !has_dependents(model, fields) {
-        crate::schema_version::upgrade::upgrade_matching_in(db, None, model, &filter).await?;
+        crate::stored::upgrade::upgrade_matching_in(db, None, model, &filter).await?;
         let coll: Collection<Document> = db.collection(model.collection());
         if many {
             coll.update_many(filter.clone(), update.clone()).await
@@ -500,14 +500,11 @@ pub(crate) async fn update_kept(
         modified = result.modified_count,
         "documents updated"
     );
-    Ok(crate::writes::Updated::new(
-        result.matched_count,
-        result.modified_count,
-    ))
+    Ok(result)
 }
 
 /// `e` from an operator `update` of `model`'s documents matching `filter`: an `$inc` or `$mul`
-/// past the 64-bit range as [`Error::InvalidValue`](crate::Error::InvalidValue) naming the
+/// past the 64-bit range as [`Error::InvalidValue`](crate::error::Error::InvalidValue) naming the
 /// field (see [`update_overflow`](crate::error::update_overflow)); any other error as it is.
 pub(crate) async fn own_overflow(
     db: &Database,

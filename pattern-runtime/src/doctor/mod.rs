@@ -13,10 +13,10 @@ use tracing::Instrument;
 use crate::error::{server_code, server_message, Result, NAMESPACE_NOT_FOUND};
 use crate::finding::{examples, number, plural};
 pub use crate::finding::{Bounded, Check, CheckReport, Finding, RebuildReport, RepairReport};
+use crate::progress::Progress;
 use crate::schema::{group_members, registered_models, ModelSchema, Sample};
 use crate::shard::{self, ShardKey};
 use crate::sync::{declarations, Declared, Models};
-use crate::Progress;
 
 mod indexes;
 mod report;
@@ -70,7 +70,7 @@ impl fmt::Debug for DoctorRun<'_> {
 impl<'a> DoctorRun<'a> {
     /// Only the models of one group (`#[model(group = "...")]`): for a program whose models
     /// live in several databases. A group no model names is
-    /// [`Error::UnknownGroup`](crate::Error::UnknownGroup). `.group(..)` and
+    /// [`Error::UnknownGroup`](crate::error::Error::UnknownGroup). `.group(..)` and
     /// [`.models(..)`](Self::models) each choose the models: the last one called wins.
     pub fn group(mut self, group: &'a str) -> Self {
         self.models = Models::Group(group);

@@ -4,14 +4,14 @@
 use bson::Bson;
 use std::fmt;
 
-/// What was looked for and not found: the context of an [`Error::NotFound`](crate::Error::NotFound).
+/// What was looked for and not found: the context of an [`Error::NotFound`](crate::error::Error::NotFound).
 ///
 /// Every operation that names something that must exist (a document by `_id`, a revision, a
 /// tree's node, a preallocated slot) reports its absence as the one
-/// [`NotFound`](crate::Error::NotFound) error; this says which kind of thing was missing and
-/// which one. [`Error::is_not_found`](crate::Error::is_not_found) is true for all of them;
-/// [`is_no_node`](crate::Error::is_no_node) and
-/// [`is_not_allocated`](crate::Error::is_not_allocated) pick out one kind.
+/// [`NotFound`](crate::error::Error::NotFound) error; this says which kind of thing was missing and
+/// which one. [`Error::is_not_found`](crate::error::Error::is_not_found) is true for all of them;
+/// [`is_no_node`](crate::error::Error::is_no_node) and
+/// [`is_not_allocated`](crate::error::Error::is_not_allocated) pick out one kind.
 ///
 /// ```
 /// use pattern_runtime::{Error, Missing};

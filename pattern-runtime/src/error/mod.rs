@@ -209,7 +209,7 @@ pub enum Error {
 
     /// A stored document whose schema version the model does not declare: written by a newer
     /// application, or by hand. Only that document is affected: the others of the same read
-    /// are still returned, and [`converge`](crate::ModelCollection::converge) leaves it alone.
+    /// are still returned, and [`converge`](crate::model::ModelCollection::converge) leaves it alone.
     #[error(
         "document {} in `{collection}` is at schema version {found}: `{model}` knows {}",
         id.as_ref().map_or_else(|| "without _id".to_owned(), ToString::to_string),
@@ -365,7 +365,7 @@ pub enum Error {
     },
 
     /// A cancellation by someone who does not hold the slot
-    /// ([`Slots::cancel`](crate::Slots::cancel)): the slot is someone else's, and stays theirs.
+    /// ([`Slots::cancel`](crate::preallocation::Slots::cancel)): the slot is someone else's, and stays theirs.
     #[error(
         "slot {slot} of {resource} in `{collection}` is held by {holder}, not by the holder who \
          cancels it; nothing was written"
@@ -382,7 +382,7 @@ pub enum Error {
     },
 
     /// A range that a rollup series cannot answer: a rollup (`#[bucket(rollup, ..)]`) keeps one
-    /// row of sums per window, so [`Series::summary`](crate::Series::summary) takes a range that
+    /// row of sums per window, so [`Series::summary`](crate::bucket::Series::summary) takes a range that
     /// starts and ends on window boundaries. Nothing was read.
     #[error(
         "a rollup series keeps one row per window of {span_seconds} s: the range [{from}, {to}) \
@@ -412,9 +412,9 @@ pub enum Error {
     /// again). `source` is the first failure.
     ///
     /// From a propagation of extended references without a transaction
-    /// ([`References`](crate::References)), the items are the `updateMany`s of the copies: the
+    /// ([`References`](crate::extended_ref::References)), the items are the `updateMany`s of the copies: the
     /// source document was written, `failed` embeddings still hold the old values, and
-    /// [`References::rebuild`](crate::References::rebuild) repairs them.
+    /// [`References::rebuild`](crate::extended_ref::References::rebuild) repairs them.
     #[error("{written} written, {failed} not written: {source}")]
     Incomplete {
         /// Items stored.
@@ -426,7 +426,7 @@ pub enum Error {
         source: Box<Error>,
     },
 
-    /// A handle bound to a caller's [`Transaction`](crate::Transaction) was used after the
+    /// A handle bound to a caller's [`Transaction`](crate::txn::Transaction) was used after the
     /// transaction was committed or aborted: nothing was sent (a write would otherwise run
     /// outside any transaction).
     #[error("the transaction was {how}: start a new one (`Transaction::start`) and bind the handles to it")]
@@ -456,7 +456,7 @@ pub enum Error {
 impl Error {
     /// Whether this is a [`VersionConflict`](Error::VersionConflict): someone saved the document
     /// since it was read. Reload and retry, or let
-    /// [`ModelCollection::modify`](crate::ModelCollection::modify) do it.
+    /// [`ModelCollection::modify`](crate::model::ModelCollection::modify) do it.
     pub fn is_conflict(&self) -> bool {
         matches!(self, Error::VersionConflict { .. })
     }
@@ -563,7 +563,7 @@ impl Error {
     }
 
     /// Whether the driver labelled it `TransientTransactionError` (a write conflict, a
-    /// failover): in a caller's [`Transaction`](crate::Transaction), abort it and run it again.
+    /// failover): in a caller's [`Transaction`](crate::txn::Transaction), abort it and run it again.
     pub fn is_transient(&self) -> bool {
         match self {
             Error::Driver { source, .. } | Error::DuplicateKey { source, .. } => {

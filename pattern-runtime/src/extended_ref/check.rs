@@ -45,7 +45,7 @@ pub(super) async fn audit_copies(
     let found: Vec<Document> = crate::txn::collect_in!(find, session.as_deref_mut())?;
     let sources: HashMap<String, Document> = found
         .into_iter()
-        .filter_map(|d| crate::schema_version::current_document(schema, d).ok())
+        .filter_map(|d| crate::model::read::current_document(schema, d).ok())
         .map(|d| (d.get("_id").map(id_key).unwrap_or_default(), d))
         .collect();
     let mut stale: Vec<Bson> = Vec::new();
@@ -193,7 +193,7 @@ impl<M: Model> References<M> {
             };
             let source = match in_session!(find, s.as_deref_mut())? {
                 Some(d) if versioned => Some(
-                    crate::schema_version::current_document(M::SCHEMA, d)
+                    crate::model::read::current_document(M::SCHEMA, d)
                         .map_err(mongodb::error::Error::custom)?,
                 ),
                 other => other,

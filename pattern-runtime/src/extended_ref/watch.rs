@@ -77,7 +77,7 @@ impl<M: Referenced> Watcher<M> {
         let older = M::SCHEMA
             .spec::<crate::schema_version::SchemaVersionSpec>()
             .is_some_and(|spec| spec.version_of(&source) != Ok(spec.current()));
-        let source = match crate::schema_version::current_document(M::SCHEMA, source) {
+        let source = match crate::model::read::current_document(M::SCHEMA, source) {
             Ok(source) => source,
             Err(e) => {
                 span.in_scope(|| tracing::debug!(error = %e, "source does not upgrade"));

@@ -161,7 +161,7 @@ impl Collation {
 /// A declared index: keys, name and options, as `#[index(...)]` wrote them.
 ///
 /// Specifications are static data produced by `#[derive(Model)]`; read them through
-/// [`ModelSchema::indexes`](crate::ModelSchema::indexes) and turn them into the server's form with
+/// [`ModelSchema::indexes`](crate::schema::ModelSchema::indexes) and turn them into the server's form with
 /// [`IndexSpec::to_document`].
 ///
 /// ```

@@ -272,7 +272,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
             doc! { "_id": id.clone() },
             // The field's own integer type: an `i32` count stays an `Int32`, an `i64` an `Int64`.
             doc! { "$set": {
-                self.spec.count(): crate::validator::shape::integer_for(P::SCHEMA, self.spec.count(), count),
+                self.spec.count(): crate::schema::shape::integer_for(P::SCHEMA, self.spec.count(), count),
                 self.spec.flag(): flag,
             } },
         );

@@ -68,7 +68,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> crate::t
 }
 
 crate::model::field_handle! {
-    /// An `#[outlier(..)]` field's typed name: what [`ModelCollection::outlier`](crate::ModelCollection::outlier) takes.
+    /// An `#[outlier(..)]` field's typed name: what [`ModelCollection::outlier`](crate::model::ModelCollection::outlier) takes.
     pub trait OutlierField {
         message = "`{Self}` is not an `#[outlier(..)]` field of `{M}`",
         label = "not an outlier field of `{M}`",
@@ -78,7 +78,7 @@ crate::model::field_handle! {
     /// (see [`Outlier`]).
     ///
     /// Bound to this handle's transaction when it has one
-    /// ([`in_transaction`](crate::ModelCollection::in_transaction)).
+    /// ([`in_transaction`](crate::model::ModelCollection::in_transaction)).
     pub fn outlier;
 }
 

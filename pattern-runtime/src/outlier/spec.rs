@@ -2,8 +2,8 @@
 //! and the map of derived data read from it.
 
 use super::*;
+use crate::schema::shape::{Property, Shape};
 use crate::schema::{spec, Applying, Changed, Companion, IndexesNeeded, KeptFields};
-use crate::validator::{Property, Shape};
 
 spec! {
     /// An `#[outlier(...)]` field, as static data.
@@ -90,7 +90,7 @@ impl OutlierSpec {
 /// The overflow documents of a main document, gone with it: one entry of the
 /// [map of derived data](crate::derived), read on the `_id` alone so that only an insert or a
 /// delete reaches it (no update changes an `_id`). A main document deleted through any handle
-/// (the model handle ([`ModelCollection`](crate::ModelCollection)), a tree cascade) takes its overflow documents with it.
+/// (the model handle ([`ModelCollection`](crate::model::ModelCollection)), a tree cascade) takes its overflow documents with it.
 #[derive(Debug)]
 struct OverflowOfDeleted {
     spec: &'static OutlierSpec,

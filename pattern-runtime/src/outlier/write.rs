@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::error::bytes_left;
+use crate::schema::shape::narrowest;
 use crate::span::Spanned as _;
-use crate::validator::shape::narrowest;
 use bson::oid::ObjectId;
 
 /// How many of `items`, from the first, fit in `count` more items and `bytes` more bytes.
@@ -256,7 +256,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         // A main document stored in an older schema version is rewritten at the current one
         // first, as before every toolkit update (one `find`, only for a model with older
         // versions): an upgrade after the push would not know the items.
-        crate::schema_version::upgrade::upgrade_matching_in(
+        crate::stored::upgrade::upgrade_matching_in(
             &self.db,
             self.tx.as_ref(),
             P::SCHEMA,
@@ -599,7 +599,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         let (main, overflow) = (self.main(), self.overflow());
         let outcome = transact!(self.db, self.tx.as_ref(), |s| async {
             let mut s: Option<&mut ClientSession> = s;
-            crate::schema_version::upgrade::upgrade_matching(
+            crate::stored::upgrade::upgrade_matching(
                 &self.db,
                 s.as_deref_mut(),
                 P::SCHEMA,

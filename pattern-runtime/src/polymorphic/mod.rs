@@ -1,6 +1,6 @@
 #![doc = include_str!("../../docs/polymorphic.md")]
 
-use crate::query::{IntoFilter, IntoUpdate};
+use crate::typed::{IntoFilter, IntoUpdate};
 use std::marker::PhantomData;
 
 use bson::{Bson, Document};
@@ -9,10 +9,10 @@ use serde::Serialize;
 
 use crate::error::{check_size, Error, Result};
 use crate::index::IndexSpec;
+use crate::model::writes::{Updated, Written};
 pub use crate::model::Projection;
 use crate::model::{Model, ModelCollection};
 use crate::schema::{Fields, IndexesNeeded, ModelSchema, PatternSpec};
-use crate::writes::{Updated, Written};
 
 mod read;
 mod spec;
@@ -50,7 +50,7 @@ pub trait Variant:
 
 /// Why a stored document does not read as the enum `M`: its tag names no variant
 /// ([`Error::UnknownVariant`]), or a known variant has a field of the wrong shape (serde's
-/// error). For generated code ([`Model::unreadable`](crate::Model::unreadable)).
+/// error). For generated code ([`Model::unreadable`](crate::model::Model::unreadable)).
 #[doc(hidden)]
 pub fn unreadable_variant<M: Polymorphic>(doc: &Document, e: bson::error::Error) -> Error {
     let value = doc.get_str(M::TAG).ok();
@@ -110,7 +110,7 @@ impl<V: Variant> VariantCollection<V> {
 
     crate::txn::in_transaction! {
         /// The same handle in the caller's transaction `tx`: its reads and writes run in it, and
-        /// commit or abort with it (see [`Transaction`](crate::Transaction)).
+        /// commit or abort with it (see [`Transaction`](crate::txn::Transaction)).
     }
 
     /// `filter` restricted to this variant: `{tag: value, ...filter}`.

@@ -65,7 +65,7 @@ impl<V: Variant> VariantCollection<V> {
         self.writes().replace(doc, id, scope).await
     }
 
-    /// Applies an operator update (a typed [`Update`](crate::query::Update), or an update
+    /// Applies an operator update (a typed [`Update`](crate::typed::Update), or an update
     /// document, checked) to the variant's document `id`, keeping what derives from it.
     /// [`Error::InvalidKey`] (nothing written) if `update` would set, unset or rename the tag;
     /// [`Error::NotFound`] when the variant has no document `id`.
@@ -130,6 +130,7 @@ impl<V: Variant> VariantCollection<V> {
         let tx = self.tx.as_ref();
         crate::derived::update_kept(&self.db, tx, model, filter, update, fields.as_deref(), many)
             .await
+            .map(Updated::from)
     }
 
     /// Deletes the variant's document `id`, keeping what derives from it.

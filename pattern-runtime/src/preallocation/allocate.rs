@@ -140,7 +140,7 @@ impl<M: Preallocated> Slots<M> {
     pub async fn allocate_with_progress(
         &self,
         slots: impl IntoIterator<Item = M>,
-        mut progress: impl FnMut(&crate::Progress),
+        mut progress: impl FnMut(&crate::progress::Progress),
     ) -> Result<Allocated> {
         let mut total = Allocated::default();
         // After a batch was written, an error says how much was.
@@ -231,7 +231,7 @@ impl<M: Preallocated> Slots<M> {
                 existing,
                 "allocation batch written"
             );
-            progress(&crate::Progress::new(
+            progress(&crate::progress::Progress::new(
                 "preallocation.allocate",
                 "slots",
                 total.inserted + total.existing,

@@ -32,7 +32,7 @@ crate::span::model_handle! {
     pub struct Slots<M: Preallocated> => M::SLOTS.collection();
 }
 
-impl<M: crate::Model> crate::ModelCollection<M> {
+impl<M: crate::model::Model> crate::model::ModelCollection<M> {
     /// The grid of slots `M`'s documents are: `allocate`, `book`, `cancel`, `release`,
     /// `available`, `repair` (see [`Slots`]). Bound to this handle's transaction when it has
     /// one.

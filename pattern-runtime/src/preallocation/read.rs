@@ -25,7 +25,7 @@ impl<M: Preallocated> Slots<M> {
         let raw = self.raw();
         let op = raw.find_one(Self::key(&resource, &slot));
         let found = in_session!(op, session.as_deref_mut())?;
-        found.map(crate::schema_version::decode::<M>).transpose()
+        found.map(crate::model::read::decode::<M>).transpose()
     }
 
     /// The free slots of `resource` from `from` (included) to `to` (excluded), in slot order:
@@ -79,7 +79,7 @@ impl<M: Preallocated> Slots<M> {
         let find = raw.find(filter).sort(doc! { s.slot(): 1 });
         let docs: Vec<Document> = collect_in!(find, session.as_deref_mut())?;
         docs.into_iter()
-            .map(crate::schema_version::decode::<M>)
+            .map(crate::model::read::decode::<M>)
             .collect()
     }
 

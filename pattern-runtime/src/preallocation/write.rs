@@ -334,7 +334,7 @@ impl<M: Preallocated> Slots<M> {
             self.free_in(None, filter, resource, slot, holder_field)
                 .await??
         };
-        crate::schema_version::decode::<M>(freed)
+        crate::model::read::decode::<M>(freed)
     }
 
     /// The write of [`free`](Self::free), in `session` when there is one: the slot as freed,

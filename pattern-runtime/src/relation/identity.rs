@@ -186,12 +186,12 @@ impl<R: Reference> RefField for Option<Vec<R>> {
     }
 }
 
-impl<T: Identified> crate::validator::BsonShape for Ref<T>
+impl<T: Identified> crate::schema::shape::BsonShape for Ref<T>
 where
-    T::Id: crate::validator::BsonShape,
+    T::Id: crate::schema::shape::BsonShape,
 {
     /// Stored as the bare id.
-    fn bson_shape() -> crate::validator::Shape {
-        <T::Id as crate::validator::BsonShape>::bson_shape()
+    fn bson_shape() -> crate::schema::shape::Shape {
+        <T::Id as crate::schema::shape::BsonShape>::bson_shape()
     }
 }

@@ -9,7 +9,7 @@ use crate::txn::{collect_in, Transaction};
 crate::txn::bound!(impl<S: Identified, T: Identified> Relation<S, T>);
 
 crate::model::field_handle! {
-    /// A `#[relation]` field's typed name: what [`ModelCollection::relation`](crate::ModelCollection::relation) takes.
+    /// A `#[relation]` field's typed name: what [`ModelCollection::relation`](crate::model::ModelCollection::relation) takes.
     pub trait RelationField {
         message = "`{Self}` is not a `#[relation]` field of `{M}`",
         label = "not a relation field of `{M}`",
@@ -19,7 +19,7 @@ crate::model::field_handle! {
     /// two-way relation `assign`, `check` and `repair` (see [`Relation`] and [`TwoWay`]).
     ///
     /// Bound to this handle's transaction when it has one
-    /// ([`in_transaction`](crate::ModelCollection::in_transaction)): a [`Relation`]'s reads,
+    /// ([`in_transaction`](crate::model::ModelCollection::in_transaction)): a [`Relation`]'s reads,
     /// and a [`TwoWay`]'s reads and writes, then run in it and see what it wrote before the
     /// commit.
     pub fn relation;
@@ -221,7 +221,7 @@ impl<S: Identified, T: Identified> Relation<S, T> {
         /// session, so they see what the transaction wrote before its commit (the same round
         /// trips as outside it). A relation reached from a bound model handle
         /// (`M::collection(&db).in_transaction(&tx).relation(..)`) is bound already. See
-        /// [`Transaction`](crate::Transaction).
+        /// [`Transaction`](crate::txn::Transaction).
     }
 
     /// At most `n` distinct ids per `$in` query of [`load`](Relation::load) (at least 1); the
@@ -290,7 +290,7 @@ impl<S: Identified, T: Identified> Relation<S, T> {
             let raws: Vec<bson::RawDocumentBuf> = collect_in!(find, session.as_deref_mut())?;
             let found = raws
                 .iter()
-                .map(|raw| crate::schema_version::decode_raw::<T>(raw))
+                .map(|raw| crate::model::read::decode_raw::<T>(raw))
                 .collect::<Result<Vec<T>>>()?;
             queries += 1;
             tracing::debug!(
@@ -460,7 +460,7 @@ impl<S: Model> Children<S> {
         Ok(
             documents.map(|r: mongodb::error::Result<bson::RawDocumentBuf>| {
                 r.map_err(Error::from)
-                    .and_then(|raw| crate::schema_version::decode_raw::<S>(&raw))
+                    .and_then(|raw| crate::model::read::decode_raw::<S>(&raw))
             }),
         )
     }

@@ -129,7 +129,7 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
     /// and the [`Relation`]'s [`load`](Relation::load) and
     /// [`children_of`](Relation::children_of)), which see what the transaction wrote before
     /// its commit; committing, aborting and retrying are the caller's. See
-    /// [`Transaction`](crate::Transaction).
+    /// [`Transaction`](crate::txn::Transaction).
     #[must_use]
     pub fn in_transaction(&self, tx: &crate::txn::Transaction) -> Self {
         TwoWay {

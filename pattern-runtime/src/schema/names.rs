@@ -66,17 +66,17 @@ pub trait Fields {
 /// assert_eq!(Product::FIELDS.id, "_id");
 /// ```
 ///
-/// `K` says who writes the field: [`Free`](crate::query::Free) for a field the model's own
-/// writes set, or one of [`query::kept`](crate::query::kept) for a field a pattern keeps (a
+/// `K` says who writes the field: [`Free`](crate::typed::Free) for a field the model's own
+/// writes set, or one of [`query::kept`](crate::typed::kept) for a field a pattern keeps (a
 /// computed value, a copy, a tree's ancestors, the version, `_id`, ...): a typed
-/// [`Update`](crate::query::Update) has no setter for those.
+/// [`Update`](crate::typed::Update) has no setter for those.
 ///
 /// `M` is the model whose names these are (the struct itself for a `#[derive(Fields)]` struct,
 /// the enum for a polymorphic model's common fields): a typed
-/// [`Filter`](crate::query::Filter), [`Sort`](crate::query::Sort) or
-/// [`Update`](crate::query::Update) built from them is of that model, and another model's
+/// [`Filter`](crate::typed::Filter), [`Sort`](crate::typed::Sort) or
+/// [`Update`](crate::typed::Update) built from them is of that model, and another model's
 /// handle does not take it. `I` tells the field apart from the model's others (its place in
-/// the model): a typed [`Sort`](crate::query::Sort) knows its keys, so that a keyset page
+/// the model): a typed [`Sort`](crate::typed::Sort) knows its keys, so that a keyset page
 /// ([`Find::after`](crate::query::Find::after)) over a sort no index serves is a compile error.
 pub struct FieldName<T: ?Sized, K, M, const I: usize>(&'static str, Typed<T, K, M>);
 
@@ -84,8 +84,8 @@ pub struct FieldName<T: ?Sized, K, M, const I: usize>(&'static str, Typed<T, K, 
 /// `Send`, `Sync`).
 pub(crate) type Typed<T, K, M> = PhantomData<(fn() -> K, fn() -> T, fn() -> M)>;
 
-/// The kind of a field the model's own writes set: a typed [`Update`](crate::query::Update) may
-/// write it. The fields a pattern keeps have a kind of [`query::kept`](crate::query::kept).
+/// The kind of a field the model's own writes set: a typed [`Update`](crate::typed::Update) may
+/// write it. The fields a pattern keeps have a kind of [`query::kept`](crate::typed::kept).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Free;
 
@@ -114,26 +114,6 @@ impl<T: ?Sized, K, M, const I: usize> FieldName<T, K, M, I> {
     {
         <T::Inner as Fields>::FIELDS
     }
-
-    /// A typed dotted path to a field of the struct this field holds, for typed
-    /// [filters](crate::query::Filter), [sorts](crate::query::Sort) and
-    /// [updates](crate::query::Update): `Product::FIELDS.dimensions.then(|d| d.weight_grams)`
-    /// is `"dimensions.weightGrams"`, typed as the nested field. A misspelt step is a compile
-    /// error naming the nested struct's fields.
-    ///
-    /// A path through a `Vec` (or an array) reaches the field in every item: a filter matches a
-    /// document when any item matches, and an update cannot write it (its kind is
-    /// [`kept::ArrayItems`](crate::query::kept::ArrayItems)).
-    pub fn then<U: ?Sized, K2, N, const J: usize>(
-        self,
-        step: impl FnOnce(<T::Inner as Fields>::Names) -> FieldName<U, K2, N, J>,
-    ) -> crate::query::Path<U, crate::query::Then<K, T::Step, K2>, M>
-    where
-        T: Nests,
-        K: crate::query::FieldKind,
-    {
-        crate::query::Path::<T, K, M>::new(self.0.to_owned()).then(step)
-    }
 }
 
 /// A field type whose stored value is a struct with typed field names, possibly inside
@@ -152,10 +132,10 @@ impl<T: ?Sized, K, M, const I: usize> FieldName<T, K, M, I> {
 pub trait Nests {
     /// The struct the path continues in.
     type Inner: Fields;
-    /// [`Direct`](crate::query::Direct), or [`Array`](crate::query::Array) when the path goes
+    /// [`Direct`](super::kinds::Direct), or [`Array`](super::kinds::Array) when the path goes
     /// through the items of an array (an update cannot write such a path).
     #[doc(hidden)]
-    type Step: crate::query::Step;
+    type Step: super::kinds::Step;
 }
 #[diagnostic::do_not_recommend]
 impl<T: Nests> Nests for Option<T> {
@@ -165,7 +145,7 @@ impl<T: Nests> Nests for Option<T> {
 #[diagnostic::do_not_recommend]
 impl<T: Nests> Nests for Vec<T> {
     type Inner = T::Inner;
-    type Step = crate::query::Array;
+    type Step = super::kinds::Array;
 }
 #[diagnostic::do_not_recommend]
 impl<T: Nests> Nests for Box<T> {
@@ -175,7 +155,7 @@ impl<T: Nests> Nests for Box<T> {
 #[diagnostic::do_not_recommend]
 impl<T: Nests, const N: usize> Nests for [T; N] {
     type Inner = T::Inner;
-    type Step = crate::query::Array;
+    type Step = super::kinds::Array;
 }
 
 // By hand: derives would demand `T: Clone`, `T: Debug`, ... of the field's type.

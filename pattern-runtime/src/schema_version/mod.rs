@@ -7,20 +7,18 @@ use crate::finding::{Check, Finding};
 use crate::schema::{PatternSpec, Sample};
 
 mod converge;
-pub(crate) mod read;
 mod spec;
-pub(crate) mod upgrade;
 
-pub use converge::{Converged, VersionCounts, CONVERGE_BATCH};
-pub(crate) use read::{current_document, decode, decode_raw, decode_read};
 #[doc(hidden)]
-pub use spec::{
+pub use crate::stored::version::{
     read_shape, undeclared, upgrade_step, upgraded, SchemaVersionParts, UpgradeFailure, UpgradeFn,
 };
-pub use spec::{SchemaVersion, SchemaVersionSpec, SchemaVersioned, UpgradeFrom};
+pub use crate::stored::version::{SchemaVersion, SchemaVersionSpec, UpgradeFrom};
+pub use converge::{Converged, VersionCounts, CONVERGE_BATCH};
+pub use spec::SchemaVersioned;
 
 impl PatternSpec for SchemaVersionSpec {
-    /// The version field: every write stores the current version, and only [`converge`](crate::ModelCollection::converge) and
+    /// The version field: every write stores the current version, and only [`converge`](crate::model::ModelCollection::converge) and
     /// the upgrades of the toolkit's own reads and updates change it. A document labelled with
     /// another version than its shape's is unreadable.
     fn kept_fields(

@@ -372,7 +372,7 @@ where
     F: Model,
     E: Serialize + for<'a> From<&'a F>,
 {
-    let full: F = crate::schema_version::decode::<F>(stored).map_err(crate::error::refusal)?;
+    let full: F = crate::model::read::decode::<F>(stored).map_err(crate::error::refusal)?;
     Ok(Bson::Document(bson::serialize_to_document(&E::from(
         &full,
     ))?))
@@ -415,7 +415,7 @@ impl SubsetSpec {
         // Full items still stored in an older shape are rewritten at the current one first:
         // the sums below are the server's, over the stored field names.
         let items = doc! { spec.parent_key: parent_id.clone() };
-        crate::schema_version::upgrade::upgrade_matching(
+        crate::stored::upgrade::upgrade_matching(
             db,
             session.as_deref_mut(),
             self.full_schema(),
@@ -457,13 +457,13 @@ impl SubsetSpec {
                     // integers an `Int32`): a parent that agrees is then left unchanged.
                     let v = match totals.get(c.field) {
                         Some(Bson::Int32(n)) => {
-                            crate::validator::shape::integer_for(parent, c.field, i64::from(*n))
+                            crate::schema::shape::integer_for(parent, c.field, i64::from(*n))
                         }
                         Some(Bson::Int64(n)) => {
-                            crate::validator::shape::integer_for(parent, c.field, *n)
+                            crate::schema::shape::integer_for(parent, c.field, *n)
                         }
                         Some(other) => other.clone(),
-                        None => crate::validator::shape::integer_for(parent, c.field, 0),
+                        None => crate::schema::shape::integer_for(parent, c.field, 0),
                     };
                     set.insert(c.field, v);
                 }

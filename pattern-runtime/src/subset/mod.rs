@@ -47,7 +47,7 @@ crate::span::spanned!(impl<P: Model, F, E> Subset<P, F, E> => P::SCHEMA, P::SCHE
 crate::txn::bound!(impl<P, F, E> Subset<P, F, E>);
 
 crate::model::field_handle! {
-    /// A `#[subset(..)]` field's typed name: what [`ModelCollection::subset`](crate::ModelCollection::subset) takes.
+    /// A `#[subset(..)]` field's typed name: what [`ModelCollection::subset`](crate::model::ModelCollection::subset) takes.
     pub trait SubsetField {
         message = "`{Self}` is not a `#[subset(..)]` field of `{M}`",
         label = "not a subset field of `{M}`",
@@ -57,7 +57,7 @@ crate::model::field_handle! {
     /// `repair` (see [`Subset`]).
     ///
     /// Bound to this handle's transaction when it has one
-    /// ([`in_transaction`](crate::ModelCollection::in_transaction)).
+    /// ([`in_transaction`](crate::model::ModelCollection::in_transaction)).
     pub fn subset;
 }
 
@@ -138,7 +138,7 @@ where
                 // A parent stored in an older schema version is rewritten at the current one
                 // first, as before every toolkit update: an upgrade after the write would not
                 // know the subset's array and counters.
-                crate::schema_version::upgrade::upgrade_matching(
+                crate::stored::upgrade::upgrade_matching(
                     &self.db,
                     s.as_deref_mut(),
                     P::SCHEMA,
@@ -229,7 +229,7 @@ pub struct Push<'a, P, F, E> {
 
 impl<P, F, E> Push<'_, P, F, E> {
     /// Also `$set` these parent fields in the same update (`updatedAt`, say): a typed
-    /// [`Update`](crate::query::Update) made of `set`s
+    /// [`Update`](crate::typed::Update) made of `set`s
     /// (`.set(Update::new().set(Product::FIELDS.updated_at, now))`), or a document of fields
     /// (`.set(doc! { "updatedAt": now })`, the explicit escape). Keys are checked before
     /// anything is written; an `Update` holding another operator is [`Error::InvalidKey`].
@@ -245,7 +245,7 @@ impl<P, F, E> Push<'_, P, F, E> {
     }
 }
 
-/// What [`Push::set`] takes: a typed [`Update`](crate::query::Update) of `set`s of the parent
+/// What [`Push::set`] takes: a typed [`Update`](crate::typed::Update) of `set`s of the parent
 /// model `P`'s fields only, or a `bson::Document` of fields.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an update of the parent model `{P}`",
@@ -263,7 +263,7 @@ impl<P> ParentFields<P> for Document {
     }
 }
 
-impl<P> ParentFields<P> for crate::query::Update<P> {
+impl<P> ParentFields<P> for crate::typed::Update<P> {
     fn parent_fields(self) -> Result<Document> {
         let mut fields = Document::new();
         for (op, body) in self.into_document()? {

@@ -50,7 +50,7 @@ where
             .limit(i64::try_from(limit).unwrap_or(i64::MAX));
         // Bound: the cursor's batches are read through the transaction's session.
         let raws = collect_in!(find, session.as_deref_mut())?;
-        crate::schema_version::decode_read(&raws)
+        crate::model::read::decode_read(&raws)
     }
 
     /// How many items the parent has: its count field when one is declared (one read of one

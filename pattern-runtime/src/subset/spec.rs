@@ -45,7 +45,7 @@ pub struct SubsetSpec {
 
 /// A subset's embedded items and counters, kept from the full items: one entry of the
 /// [map of derived data](crate::derived). A full item inserted, written or deleted through
-/// another handle (the model handle ([`ModelCollection`](crate::ModelCollection)), a polymorphic variant) rebuilds the subset
+/// another handle (the model handle ([`ModelCollection`](crate::model::ModelCollection)), a polymorphic variant) rebuilds the subset
 /// of its parent (before and after), in the same transaction.
 #[derive(Debug)]
 struct SubsetItems {
@@ -69,7 +69,7 @@ impl crate::schema::Dependent for SubsetItems {
         "subset"
     }
 
-    /// A full item is an item, whichever handle writes it (a push, the model handle ([`ModelCollection`](crate::ModelCollection)),
+    /// A full item is an item, whichever handle writes it (a push, the model handle ([`ModelCollection`](crate::model::ModelCollection)),
     /// a variant): it goes into the parent's array as given, so no key with a leading `$`, a
     /// `.` or NUL and no nesting past [`MAX_VALUE_DEPTH`](crate::limits::MAX_VALUE_DEPTH) (the crate
     /// docs: [safety](crate::guide::safety)), and its summed fields are finite.

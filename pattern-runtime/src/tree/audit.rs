@@ -1,4 +1,4 @@
-//! The doctor's checks of a tree ([`PatternSpec::audit`](crate::PatternSpec::audit)): sampled
+//! The doctor's checks of a tree ([`PatternSpec::audit`](crate::schema::PatternSpec::audit)): sampled
 //! nodes whose ancestors disagree with the chain of their parents, sampled holders whose path
 //! disagrees with their node's chain. One `find` per level of the tree above the sample (the
 //! parent fields only); never writes.

@@ -44,7 +44,7 @@ crate::span::model_handle! {
     pub struct Tree<M: TreeNode> => M::TREE.collection();
 }
 
-impl<M: Model> crate::ModelCollection<M> {
+impl<M: Model> crate::model::ModelCollection<M> {
     /// The tree `M`'s documents form: `move_under`, `rename`, `delete`, `descendants`, `check`,
     /// `repair` (see [`Tree`]). Bound to this handle's transaction when it has one.
     pub fn tree(&self) -> Tree<M>
@@ -187,6 +187,6 @@ impl<M: TreeNode> Tree<M> {
 
 fn decode_all<T: Model>(docs: Vec<Document>) -> Result<Vec<T>> {
     docs.into_iter()
-        .map(crate::schema_version::decode::<T>)
+        .map(crate::model::read::decode::<T>)
         .collect()
 }

@@ -43,7 +43,7 @@ impl<M: TreeNode> Tree<M> {
         let raw = self.raw();
         let find = raw.find_one(filter);
         let found = in_session!(find, session.as_deref_mut())?;
-        found.map(crate::schema_version::decode::<M>).transpose()
+        found.map(crate::model::read::decode::<M>).transpose()
     }
 
     /// The node's children, in key order: one query on the `parent` index.

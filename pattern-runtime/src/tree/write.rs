@@ -211,7 +211,7 @@ impl<M: TreeNode> Tree<M> {
         match step {
             Step::Done(ready) => ready
                 .into_iter()
-                .map(crate::schema_version::decode::<M>)
+                .map(crate::model::read::decode::<M>)
                 .collect(),
             Step::Refused(e) => Err(e),
         }

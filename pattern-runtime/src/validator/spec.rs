@@ -3,7 +3,7 @@
 
 use bson::{doc, Bson, Document};
 
-use super::shape::{object_schema, Shape};
+use crate::schema::shape::{object_schema, Shape};
 use crate::schema::ModelSchema;
 
 /// `validationLevel`: which writes the server checks.
@@ -25,7 +25,7 @@ pub enum Level {
 pub enum Action {
     /// Logs it and writes it (the default here: nothing is refused until asked).
     Warn,
-    /// Refuses it: [`Error::ValidationFailed`](crate::Error::ValidationFailed).
+    /// Refuses it: [`Error::ValidationFailed`](crate::error::Error::ValidationFailed).
     Error,
 }
 

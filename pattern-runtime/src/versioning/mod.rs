@@ -9,10 +9,10 @@ use serde::{Deserialize, Serialize};
 use crate::derived;
 use crate::error::{check_size, Error, Result};
 use crate::index::IndexSpec;
+use crate::model::writes::{At, Revised, Writes, Written};
 use crate::model::{IntoId, Model, ModelCollection, Pending};
 use crate::schema::{ModelSchema, PatternSpec};
 use crate::txn::{collect_in, in_session, transact};
-use crate::writes::{At, Revised, Writes, Written};
 
 mod read;
 mod spec;

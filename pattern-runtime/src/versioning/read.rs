@@ -40,7 +40,7 @@ impl<M: Versioned> ModelCollection<M> {
 
     /// The document as it was at version `v`: the current one if `v` is current, else its
     /// archived revision. [`Error::NotFound`] when there is no such version: its
-    /// [`Missing::Revision`](crate::Missing::Revision) names the document and the version, and
+    /// [`Missing::Revision`](crate::error::Missing::Revision) names the document and the version, and
     /// its collection is the history's. In the handle's transaction if it has one
     /// ([`in_transaction`](Self::in_transaction)), like [`history`](Self::history).
     pub fn revision<'a>(
@@ -70,7 +70,7 @@ impl<M: Versioned> ModelCollection<M> {
         let documents = self.documents();
         let find = documents.find_one(doc! { "_id": id.clone(), field: v });
         if let Some(current) = in_session!(find, session.as_deref_mut())? {
-            return crate::schema_version::decode::<M>(current);
+            return crate::model::read::decode::<M>(current);
         }
         let history = self
             .database()
@@ -78,7 +78,7 @@ impl<M: Versioned> ModelCollection<M> {
         let find = history.find_one(doc! { "docId": id.clone(), "version": v });
         let found = in_session!(find, session.as_deref_mut())?;
         match found {
-            Some(r) => crate::schema_version::decode::<M>(r.snapshot),
+            Some(r) => crate::model::read::decode::<M>(r.snapshot),
             None => Err(Error::NotFound {
                 collection: spec::<M>().history().to_owned(),
                 missing: Box::new(crate::error::Missing::Revision { id, version: v }),
@@ -93,7 +93,7 @@ fn upgraded<M: Versioned>(r: Revision<Document>) -> Result<Revision<M>> {
     Ok(Revision {
         doc_id: r.doc_id,
         version: r.version,
-        snapshot: crate::schema_version::decode::<M>(r.snapshot)?,
+        snapshot: crate::model::read::decode::<M>(r.snapshot)?,
         archived_at: r.archived_at,
         deleted: r.deleted,
     })

@@ -2,8 +2,8 @@
 //! old revision archived in the same transaction, and the history trimmed to `keep`.
 
 use super::*;
-use crate::schema_version::upgrade::upgrade_matching_in;
 use crate::span::Spanned as _;
+use crate::stored::upgrade::upgrade_matching_in;
 
 /// A transaction's reason to abort: the updated document would be too large to archive as a
 /// revision later (its size).
@@ -56,7 +56,7 @@ fn check_archivable<M: Model>(doc: &Document) -> Result<()> {
 fn check_next_version<M: Versioned>(current: i64) -> Result<()> {
     let next = current.checked_add(1);
     let field = spec::<M>().version_field();
-    let max = match crate::validator::shape::declared_type(M::SCHEMA, field).as_deref() {
+    let max = match crate::schema::shape::declared_type(M::SCHEMA, field).as_deref() {
         Some("i32") => i64::from(i32::MAX),
         Some("u32") => i64::from(u32::MAX),
         _ => i64::MAX,
@@ -167,7 +167,7 @@ impl<M: Versioned> ModelCollection<M> {
         let mut d = d.clone();
         d.insert(
             field,
-            crate::validator::shape::integer_for(M::SCHEMA, field, v),
+            crate::schema::shape::integer_for(M::SCHEMA, field, v),
         );
         Ok((v, d))
     }
@@ -265,7 +265,7 @@ impl<M: Versioned> ModelCollection<M> {
         let mut attempt = 1;
         loop {
             let found = self.current(&id).await?;
-            let Some(mut doc) = found.map(crate::schema_version::decode::<M>).transpose()? else {
+            let Some(mut doc) = found.map(crate::model::read::decode::<M>).transpose()? else {
                 tracing::debug!("no such document");
                 return Err(Error::NotFound {
                     collection: M::SCHEMA.collection().to_owned(),
@@ -693,8 +693,8 @@ impl<M: Versioned> ModelCollection<M> {
 
     /// Makes revision `v` the current document again, as a new version (history keeps every
     /// version in between). Returns the new version. [`Error::NotFound`] when there is no
-    /// revision `v` ([`Missing::Revision`](crate::Missing::Revision)) or no document
-    /// ([`Missing::Document`](crate::Missing::Document)); nothing is written then.
+    /// revision `v` ([`Missing::Revision`](crate::error::Missing::Revision)) or no document
+    /// ([`Missing::Document`](crate::error::Missing::Document)); nothing is written then.
     pub fn revert<'a>(
         &'a self,
         id: impl IntoId<M::Id>,
@@ -714,7 +714,7 @@ impl<M: Versioned> ModelCollection<M> {
         let current = self
             .current(&id)
             .await?
-            .map(crate::schema_version::decode::<M>)
+            .map(crate::model::read::decode::<M>)
             .transpose()?
             .ok_or_else(|| Error::NotFound {
                 collection: M::SCHEMA.collection().to_owned(),

@@ -1,5 +1,10 @@
 //! The [`Model`] trait and the typed collection handle: what every pattern builds on.
 
+pub(crate) mod keyset;
+pub(crate) mod read;
+mod rewrite;
+pub(crate) mod writes;
+
 use std::fmt;
 
 use mongodb::{Collection, Database};
@@ -31,22 +36,22 @@ pub trait Model: Serialize + DeserializeOwned + Send + Sync + Unpin + Sized + 's
     /// `#[serde(with = ..)]`, or an enum whose variants do not share one `_id` type. Either way
     /// an id is checked before it is sent: one that would read as anything but an equality (an
     /// operator document, a regex, an array) is refused with
-    /// [`Error::InvalidValue`](crate::Error::InvalidValue).
+    /// [`Error::InvalidValue`](crate::error::Error::InvalidValue).
     type Id: Serialize + DeserializeOwned + Send + Sync + 'static;
 
-    /// How the model's own documents are written ([`Plain`](crate::writes::Plain), or
-    /// [`Revised`](crate::writes::Revised) for a `#[versioned]` model). Generated; not a stable
+    /// How the model's own documents are written ([`Plain`](crate::model::writes::Plain), or
+    /// [`Revised`](crate::model::writes::Revised) for a `#[versioned]` model). Generated; not a stable
     /// API.
     #[doc(hidden)]
-    type Writes: crate::writes::Writes<Self>;
+    type Writes: crate::model::writes::Writes<Self>;
 
     /// Why a stored document (already at the current schema version) does not read as `Self`,
     /// from serde's error: a polymorphic model names an unknown tag
-    /// ([`Error::UnknownVariant`](crate::Error::UnknownVariant)). Generated; not a stable API.
+    /// ([`Error::UnknownVariant`](crate::error::Error::UnknownVariant)). Generated; not a stable API.
     #[doc(hidden)]
-    fn unreadable(doc: &bson::Document, error: bson::error::Error) -> crate::Error {
+    fn unreadable(doc: &bson::Document, error: bson::error::Error) -> crate::error::Error {
         let _ = doc;
-        crate::Error::from(error)
+        crate::error::Error::from(error)
     }
 
     /// The typed handle on this model's collection in `db`.
@@ -78,8 +83,8 @@ pub trait Unversioned {}
 ///   one transaction with the write when there are any (one command otherwise); the fields a
 ///   pattern keeps itself are refused; documents of an older schema version are upgraded
 ///   first; a `#[versioned]` model's version is checked and its revision archived.
-/// - Filters and updates: a typed [`Filter`](crate::query::Filter) or
-///   [`Update`](crate::query::Update) from `M::FIELDS`, or a `bson::Document`.
+/// - Filters and updates: a typed [`Filter`](crate::typed::Filter) or
+///   [`Update`](crate::typed::Update) from `M::FIELDS`, or a `bson::Document`.
 /// - The index sync, a polymorphic model's [`variant`](Self::variant) handles, and the
 ///   driver's [`Collection<M>`] through [`raw`](Self::raw), an explicit choice because its
 ///   writes go around what the toolkit keeps.
@@ -90,11 +95,11 @@ pub trait Unversioned {}
 /// | --- | --- | --- |
 /// | `insert(doc)` | `&doc` | `&mut doc` (its version is set) |
 /// | `replace(doc)` | `&doc` | `&mut doc` (checked against the version it holds, which moves on) |
-/// | `update(target, update)` | the `_id` | [`At`](crate::At)`(id, version read)` |
+/// | `update(target, update)` | the `_id` | [`At`](crate::model::writes::At)`(id, version read)` |
 /// | `insert_many`, `update_many`, `delete_many` | as for one document | not built yet (each write needs its revision): write each document |
 ///
-/// On this handle one verb returns one type, whatever the model: `insert`, `update` and `replace` a [`Written`](crate::Written),
-/// `insert_many` a `Vec` of them, `update_many` an [`Updated`](crate::Updated), `delete`
+/// On this handle one verb returns one type, whatever the model: `insert`, `update` and `replace` a [`Written`](crate::model::writes::Written),
+/// `insert_many` a `Vec` of them, `update_many` an [`Updated`](crate::model::writes::Updated), `delete`
 /// nothing, `delete_many` the count.
 ///
 /// ```no_run
@@ -166,7 +171,7 @@ impl<M: Model> ModelCollection<M> {
     crate::txn::in_transaction! {
         /// The same collection in the caller's transaction `tx`: the toolkit's operations on it (a
         /// model's `insert`, `update`, `replace`, `delete`, ...) run in it, with what derives
-        /// from them, and commit or abort with it (see [`Transaction`](crate::Transaction)). The driver's own methods
+        /// from them, and commit or abort with it (see [`Transaction`](crate::txn::Transaction)). The driver's own methods
         /// (through [`raw`](Self::raw)) take the session themselves:
         /// `.session(&mut *tx.session().await)`.
     }
@@ -349,14 +354,17 @@ to_bson!(
 
 /// A struct of some of `V`'s fields, under the same BSON names and types: what
 /// [`Find::project`](crate::query::Find::project) and
-/// [`VariantCollection::find_as`](crate::VariantCollection::find_as) read. Declared with `#[projection(of = V)]` beside
+/// [`VariantCollection::find_as`](crate::polymorphic::VariantCollection::find_as) read. Declared with `#[projection(of = V)]` beside
 /// `#[derive(Fields)]`, which checks each field against `V` at compile time.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not declared a projection of `{V}`",
     label = "not a projection of `{V}`",
     note = "add `#[projection(of = {V})]` to `{Self}` (with `#[derive(Deserialize, Fields)]`): each of its fields is then checked to be a field of `{V}`"
 )]
-pub trait Projection<V>: crate::Fields + DeserializeOwned + Send + Sync + Unpin + 'static {}
+pub trait Projection<V>:
+    crate::schema::Fields + DeserializeOwned + Send + Sync + Unpin + 'static
+{
+}
 
 /// The projection document asking for the fields `keys` (`{k: 1, ..}`): what a
 /// [`Projection`]'s reads send.
@@ -368,7 +376,7 @@ pub(crate) fn projection_of(keys: &[&str]) -> bson::Document {
 
 /// A pattern's trait of the typed field names that lead to its handle, and the model handle's
 /// method that takes one: `products.subset(Product::FIELDS.recent_reviews)`. The derive
-/// implements the trait for the [`Handled`](crate::query::Handled) field names of the model's
+/// implements the trait for the [`Handled`](crate::typed::Handled) field names of the model's
 /// fields that carry the pattern.
 macro_rules! field_handle {
     (
@@ -391,7 +399,7 @@ macro_rules! field_handle {
             fn handle(db: &::mongodb::Database) -> Self::Handle;
         }
 
-        impl<M: $crate::Model> $crate::ModelCollection<M> {
+        impl<M: $crate::model::Model> $crate::model::ModelCollection<M> {
             $(#[$mdoc])*
             pub fn $method<F: $Trait<M>>(&self, field: F) -> F::Handle {
                 let _ = field;

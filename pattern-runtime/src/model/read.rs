@@ -1,7 +1,9 @@
 //! Reading a stored document as the current shape: the one decoding every read of a model goes
 //! through, and the model handle's reads.
 
+use super::keyset;
 use crate::span::Spanned as _;
+use crate::typed::order::{Keyset, NoSort};
 use bson::{Document, RawDocument, RawDocumentBuf};
 
 use crate::error::{Error, Result};
@@ -13,7 +15,7 @@ use crate::txn::{collect_in, in_session, Transaction};
 /// versions or a current document, upgraded otherwise. The errors are the document's own
 /// ([`Error::UnknownSchemaVersion`], [`Error::Upgrade`]).
 pub(crate) fn current_document(model: &'static ModelSchema, doc: Document) -> Result<Document> {
-    match model.spec::<super::SchemaVersionSpec>() {
+    match model.spec::<crate::stored::SchemaVersionSpec>() {
         None => Ok(doc),
         Some(spec) => spec.upgrade_document(model, doc),
     }
@@ -31,7 +33,7 @@ pub(crate) fn decode<M: Model>(doc: Document) -> Result<M> {
 /// document that does not read is the model's own error ([`Model::unreadable`]: an unknown
 /// variant of a polymorphic model).
 pub(crate) fn decode_raw<M: Model>(raw: &RawDocument) -> Result<M> {
-    if let Some(spec) = M::SCHEMA.spec::<super::SchemaVersionSpec>()
+    if let Some(spec) = M::SCHEMA.spec::<crate::stored::SchemaVersionSpec>()
         && !spec.is_current(raw)
     {
         let doc = Document::try_from(raw)?;
@@ -81,18 +83,18 @@ impl<M: Model> ModelCollection<M> {
         self.decode_all(&found).await.pop().transpose()
     }
 
-    /// The first document matching `filter` (a typed [`Filter`](crate::query::Filter), or a query
+    /// The first document matching `filter` (a typed [`Filter`](crate::typed::Filter), or a query
     /// document, sent as it is), if any.
     #[tracing::instrument(
         name = "pattern_runtime::model.find_one", level = "debug", skip_all, err(level = "debug"),
         fields(model = self.span_model(), collection = self.span_collection())
     )]
-    pub async fn find_one(&self, filter: impl crate::query::IntoFilter<M>) -> Result<Option<M>> {
+    pub async fn find_one(&self, filter: impl crate::typed::IntoFilter<M>) -> Result<Option<M>> {
         let found = self.read(filter.into_filter()?, Some(1)).await?;
         self.decode_all(&found).await.pop().transpose()
     }
 
-    /// The documents matching `filter` (a typed [`Filter`](crate::query::Filter), or a query
+    /// The documents matching `filter` (a typed [`Filter`](crate::typed::Filter), or a query
     /// document, sent as it is), each read as the current shape: a [`Find`](crate::query::Find) to narrow with
     /// [`sort`](Find::sort) and [`limit`](Find::limit), then `.await` it for a `Vec`, or
     /// [`stream`](Find::stream) it to read one document at a time from the server's cursor.
@@ -101,7 +103,7 @@ impl<M: Model> ModelCollection<M> {
     /// [unknown schema version](Error::UnknownSchemaVersion), a failed upgrade, a shape serde
     /// refuses) fails the whole read; [`find_each`](Self::find_each) returns each document's own
     /// result instead, and a stream yields each document's own result.
-    pub fn find(&self, filter: impl crate::query::IntoFilter<M>) -> Find<'_, M> {
+    pub fn find(&self, filter: impl crate::typed::IntoFilter<M>) -> Find<'_, M> {
         Find {
             on: self,
             filter: filter.into_filter(),
@@ -190,7 +192,7 @@ impl<M: Model> ModelCollection<M> {
         name = "pattern_runtime::model.find", level = "debug", skip_all, err(level = "debug"),
         fields(model = self.span_model(), collection = self.span_collection(), projected = true)
     )]
-    async fn project_op<P: crate::Fields + serde::de::DeserializeOwned + Send + 'static>(
+    async fn project_op<P: crate::schema::Fields + serde::de::DeserializeOwned + Send + 'static>(
         &self,
         filter: Document,
         sort: Option<Document>,
@@ -210,14 +212,14 @@ impl<M: Model> ModelCollection<M> {
         Ok(out)
     }
 
-    /// How many documents match `filter` (a typed [`Filter`](crate::query::Filter), or a query
+    /// How many documents match `filter` (a typed [`Filter`](crate::typed::Filter), or a query
     /// document, sent as it is): one `aggregate` (the driver's `countDocuments`), in the
     /// handle's transaction if it has one.
     #[tracing::instrument(
         name = "pattern_runtime::model.count", level = "debug", skip_all, err(level = "debug"),
         fields(model = self.span_model(), collection = self.span_collection())
     )]
-    pub async fn count(&self, filter: impl crate::query::IntoFilter<M>) -> Result<u64> {
+    pub async fn count(&self, filter: impl crate::typed::IntoFilter<M>) -> Result<u64> {
         let filter = filter.into_filter()?;
         let mut session = Transaction::session_of(self.transaction()).await?;
         let coll = self.documents();
@@ -233,7 +235,7 @@ impl<M: Model> ModelCollection<M> {
     )]
     pub async fn find_each(
         &self,
-        filter: impl crate::query::IntoFilter<M>,
+        filter: impl crate::typed::IntoFilter<M>,
     ) -> Result<Vec<Result<M>>> {
         let docs = self.read(filter.into_filter()?, None).await?;
         let out = self.decode_all(&docs).await;
@@ -247,7 +249,7 @@ impl<M: Model> ModelCollection<M> {
     /// the current one, each conditional on the document as read: one `update` for them all.
     /// A failure there is a `WARN` event, not the read's error: the documents stay as stored.
     async fn decode_all(&self, raws: &[RawDocumentBuf]) -> Vec<Result<M>> {
-        let spec = match M::SCHEMA.spec::<super::SchemaVersionSpec>() {
+        let spec = match M::SCHEMA.spec::<crate::stored::SchemaVersionSpec>() {
             Some(spec) if self.writes_back() && self.transaction().is_none() => spec,
             _ => return raws.iter().map(|raw| decode_raw::<M>(raw)).collect(),
         };
@@ -329,9 +331,9 @@ impl<M: Model> ModelCollection<M> {
 }
 
 /// A `find` of a model's documents ([`ModelCollection::find`]), sent once awaited or streamed.
-/// `S` holds the keys of its [`sort`](Find::sort) (see [`query::order`](crate::query::order)).
+/// `S` holds the keys of its [`sort`](Find::sort) (see [`query::order`](crate::typed::order)).
 #[must_use = "a find sends nothing until it is awaited or streamed"]
-pub struct Find<'a, M: Model, S = crate::query::order::NoSort> {
+pub struct Find<'a, M: Model, S = NoSort> {
     on: &'a ModelCollection<M>,
     filter: Result<Document>,
     sort: Option<Document>,
@@ -342,8 +344,8 @@ pub struct Find<'a, M: Model, S = crate::query::order::NoSort> {
 }
 
 impl<'a, M: Model, S> Find<'a, M, S> {
-    /// In the order of `sort`: a typed [`Sort`](crate::query::Sort) or a sort document.
-    pub fn sort<T: crate::query::IntoSort<M>>(self, sort: T) -> Find<'a, M, T::Keys> {
+    /// In the order of `sort`: a typed [`Sort`](crate::typed::Sort) or a sort document.
+    pub fn sort<T: crate::typed::IntoSort<M>>(self, sort: T) -> Find<'a, M, T::Keys> {
         Find {
             on: self.on,
             filter: self.filter,
@@ -371,10 +373,10 @@ impl<'a, M: Model, S> Find<'a, M, S> {
     /// the sort's order and directions, or all reversed (declare one with `#[index(..)]` on
     /// them): the model's own `#[index]`es and those its patterns declare on its collection (a
     /// relation's parent, a tree's key, a grid's resource and slot). With a typed
-    /// [`Sort`](crate::query::Sort) of the model's fields this is checked at compile time: a
+    /// [`Sort`](crate::typed::Sort) of the model's fields this is checked at compile time: a
     /// find without a sort, a sort that does not end with `_id`, or one no index serves has no
     /// `after`. A sort given as a document, through a dotted path, or
-    /// [`erase`](crate::query::Sort::erase)d is checked here, refused with
+    /// [`erase`](crate::typed::Sort::erase)d is checked here, refused with
     /// [`Error::Unsupported`] before anything is sent. An index does not serve it when it is
     /// sparse, hidden, partial or collated (the planner does not use it to sort every
     /// document), nor on an array field at compile time (an array sorts by one of its items).
@@ -408,7 +410,7 @@ impl<'a, M: Model, S> Find<'a, M, S> {
     /// ```
     pub fn after(mut self, last: &M) -> Self
     where
-        S: crate::query::order::Keyset<M>,
+        S: Keyset<M>,
     {
         self.after = Some(bson::serialize_to_document(last).map_err(Error::from));
         self
@@ -497,10 +499,16 @@ impl<'a, M: Model, S> Find<'a, M, S> {
 
 /// A stored document (the projection's fields only, or, for a model with older schema versions,
 /// the whole document, upgraded) read as the projection `P`.
-fn decode_projection<M: Model, P: crate::Fields + serde::de::DeserializeOwned + Send + 'static>(
+fn decode_projection<
+    M: Model,
+    P: crate::schema::Fields + serde::de::DeserializeOwned + Send + 'static,
+>(
     raw: &RawDocument,
 ) -> Result<P> {
-    if M::SCHEMA.spec::<super::SchemaVersionSpec>().is_some() {
+    if M::SCHEMA
+        .spec::<crate::stored::SchemaVersionSpec>()
+        .is_some()
+    {
         let current = decode_raw::<M>(raw)?;
         let doc: Document = bson::serialize_to_document(&current)?
             .into_iter()
@@ -514,8 +522,11 @@ fn decode_projection<M: Model, P: crate::Fields + serde::de::DeserializeOwned + 
 /// The projection document of `P` on `M`'s documents (`{k: 1, ..}`, `_id: 0` unless `P` has
 /// it), or `None` for a model with older schema versions (whole documents are read and
 /// upgraded). `P`'s fields are the model's: `#[projection(of = M)]` checked them.
-fn projection<M: Model, P: crate::Fields>() -> Option<Document> {
-    if M::SCHEMA.spec::<super::SchemaVersionSpec>().is_some() {
+fn projection<M: Model, P: crate::schema::Fields>() -> Option<Document> {
+    if M::SCHEMA
+        .spec::<crate::stored::SchemaVersionSpec>()
+        .is_some()
+    {
         return None;
     }
     let mut doc = crate::model::projection_of(P::KEYS);
@@ -528,14 +539,14 @@ fn projection<M: Model, P: crate::Fields>() -> Option<Document> {
 /// A [`Find`](crate::query::Find) whose documents are read as the projection `P` ([`Find::project`]): awaited, the
 /// `Vec<P>`; or [`stream`](Self::stream)ed.
 #[must_use = "a find sends nothing until it is awaited or streamed"]
-pub struct Projected<'a, M: Model, P, S = crate::query::order::NoSort> {
+pub struct Projected<'a, M: Model, P, S = NoSort> {
     find: Find<'a, M, S>,
     _projection: std::marker::PhantomData<fn() -> P>,
 }
 
 // Bounded by what reading needs, not by `Projection<M>`, which `Find::project` checks: a
 // struct not declared a projection is then one error there, not a second at `.await`.
-impl<'a, M: Model, P: crate::Fields + serde::de::DeserializeOwned + Send + 'static, S>
+impl<'a, M: Model, P: crate::schema::Fields + serde::de::DeserializeOwned + Send + 'static, S>
     Projected<'a, M, P, S>
 {
     /// At most `n` projections (see [`Find::limit`]).
@@ -551,7 +562,7 @@ impl<'a, M: Model, P: crate::Fields + serde::de::DeserializeOwned + Send + 'stat
     pub fn after(mut self, last: &P) -> Self
     where
         P: serde::Serialize,
-        S: crate::query::order::Keyset<M>,
+        S: Keyset<M>,
     {
         self.find.after = Some(bson::serialize_to_document(last).map_err(Error::from));
         self
@@ -587,7 +598,7 @@ impl<'a, M: Model, P: crate::Fields + serde::de::DeserializeOwned + Send + 'stat
     }
 }
 
-impl<'a, M: Model, P: crate::Fields + serde::de::DeserializeOwned + Send + 'static, S>
+impl<'a, M: Model, P: crate::schema::Fields + serde::de::DeserializeOwned + Send + 'static, S>
     std::future::IntoFuture for Projected<'a, M, P, S>
 {
     type Output = Result<Vec<P>>;
@@ -637,273 +648,5 @@ impl<M: Model, S> std::fmt::Debug for Find<'_, M, S> {
             .field("limit", &self.limit)
             .field("after", &self.after)
             .finish()
-    }
-}
-
-/// Keyset pages: what comes after a document in a sort, and whether an index serves the sort.
-pub(crate) mod keyset {
-    use bson::{Bson, Document};
-
-    use crate::error::{Error, Result};
-    use crate::index::{IndexKind, IndexSpec};
-    use crate::schema::ModelSchema;
-
-    /// Whether `value` is `1` or `-1`, as a number of any type.
-    fn plain_direction(value: &Bson) -> bool {
-        match value {
-            Bson::Int32(d) => d.abs() == 1,
-            Bson::Int64(d) => d.abs() == 1,
-            Bson::Double(d) => d.abs() == 1.0,
-            _ => false,
-        }
-    }
-
-    /// `1` or `-1` as a sort document holds it (any other value reads as ascending).
-    pub(super) fn direction(value: &Bson) -> i32 {
-        match value {
-            Bson::Int32(d) if *d < 0 => -1,
-            Bson::Int64(d) if *d < 0 => -1,
-            Bson::Double(d) if *d < 0.0 => -1,
-            _ => 1,
-        }
-    }
-
-    /// The indexes of `model`'s collection that can serve a sort of every document: its own
-    /// and those its patterns declare there, but not a sparse, hidden or partial one (the
-    /// planner does not use it for a query without its filter) nor one with a collation (it
-    /// orders strings by it).
-    fn indexes(model: &'static ModelSchema) -> impl Iterator<Item = &'static IndexSpec> {
-        let patterns = model
-            .patterns()
-            .iter()
-            .flat_map(move |p| p.indexes(model))
-            .filter(move |(collection, _)| *collection == model.collection())
-            .map(|(_, spec)| spec);
-        model.indexes().iter().chain(patterns).filter(|spec| {
-            !spec.is_sparse()
-                && !spec.is_hidden()
-                && spec.partial().is_empty()
-                && spec.collation().is_none()
-        })
-    }
-
-    /// The orders the indexes of `model`'s collection serve from their start, as the derive
-    /// lists them (`SchemaParts::orders`): each index's keys up to its first dotted, `_id`,
-    /// text, hashed or geo key, each order once.
-    pub(crate) fn orders(model: &'static ModelSchema) -> Vec<Vec<(&'static str, i32)>> {
-        let mut out: Vec<Vec<(&'static str, i32)>> = Vec::new();
-        for spec in indexes(model) {
-            let order: Vec<(&'static str, i32)> = spec
-                .keys()
-                .iter()
-                .map_while(|k| {
-                    let dir = match k.kind {
-                        IndexKind::Ascending => 1,
-                        IndexKind::Descending => -1,
-                        _ => return None,
-                    };
-                    (!k.path.contains('.') && k.path != "_id").then_some((k.path, dir))
-                })
-                .collect();
-            if !order.is_empty() && !out.contains(&order) {
-                out.push(order);
-            }
-        }
-        out
-    }
-
-    /// Refuses a sort (ending with `_id`) whose other keys no index of `model`'s collection
-    /// serves: one whose keys start with them, in their directions or all reversed (the last
-    /// ties, by `_id`, are few). `_id` alone is always served.
-    pub(super) fn served(model: &'static ModelSchema, sort: &Document) -> Result<()> {
-        if let Some((key, value)) = sort.iter().find(|(_, d)| !plain_direction(d)) {
-            return Err(Error::Unsupported {
-                operation: format!("after, sorted by {key}: {value}"),
-                reason: "a keyset page follows a sort of `1`s and `-1`s: a text score or \
-                         another sort value has no order its condition can compare",
-            });
-        }
-        let wanted: Vec<(&str, i32)> = sort
-            .iter()
-            .filter(|(k, _)| k.as_str() != "_id")
-            .map(|(k, d)| (k.as_str(), direction(d)))
-            .collect();
-        if wanted.is_empty() {
-            return Ok(());
-        }
-        let serves = |keys: &[crate::index::IndexKey]| {
-            let sign = |k: &crate::index::IndexKey| match k.kind {
-                IndexKind::Ascending => Some(1),
-                IndexKind::Descending => Some(-1),
-                _ => None,
-            };
-            wanted.len() <= keys.len()
-                && [1, -1].iter().any(|flip| {
-                    wanted.iter().zip(keys).all(|((path, dir), key)| {
-                        key.path == *path && sign(key).is_some_and(|s| s * flip == *dir)
-                    })
-                })
-        };
-        if indexes(model).any(|spec| serves(spec.keys())) {
-            return Ok(());
-        }
-        Err(Error::Unsupported {
-            operation: format!(
-                "after, sorted by {}",
-                wanted
-                    .iter()
-                    .map(|(k, _)| *k)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            reason: "no index of the model serves this sort, so each keyset page would sort \
-                     the collection: declare `#[index(..)]` on these fields, in the sort's \
-                     order and directions (or all reversed)",
-        })
-    }
-
-    /// The condition for the documents after `last` in `sort`: for keys `a, b, _id`,
-    /// `{$or: [{a: {$gt: la}}, {a: la, b: {$gt: lb}}, {a: la, b: lb, _id: {$gt: lid}}]}`
-    /// (`$lt` for a descending key).
-    ///
-    /// `$gt`/`$lt` compare within one type bracket (numbers, strings, dates, ...), while a sort
-    /// orders the brackets too (`null` < numbers < strings < documents < ... < dates < ...), so
-    /// each key's branch also takes the values of the brackets that sort after its own (a
-    /// `$type` condition), for a field that holds several types (a `Bson`):
-    /// - a key `last` lacks, or holds as `null`, is `null`: ascending, every value follows it
-    ///   (`$ne: null`); descending, nothing does, and the `null`s follow every value (a branch
-    ///   `{a: null}`, which also matches a missing field);
-    /// - NaN sorts below every other number but compares false with each: ascending, every
-    ///   other number follows a NaN (`$gte: -inf`); descending, the NaNs follow every other
-    ///   number (a branch `{a: NaN}`);
-    /// - a regex, JavaScript code, `MinKey` and `MaxKey` have no order the server compares, and
-    ///   an array has no single place in a sort (it sorts by one of its items):
-    ///   [`Error::InvalidValue`], nothing sent.
-    pub(super) fn after(sort: &Document, last: &Document) -> Result<Document> {
-        let keys: Vec<(&str, i32)> = sort
-            .iter()
-            .map(|(k, d)| (k.as_str(), direction(d)))
-            .collect();
-        let mut branches = Vec::with_capacity(keys.len() + 1);
-        let mut equal = Document::new();
-        for (key, dir) in &keys {
-            let value = value_at(last, key);
-            crate::literal::check_value(key, &value)?;
-            let rank = bracket(&value).ok_or_else(|| Error::InvalidValue {
-                field: (*key).to_owned(),
-                reason: "a keyset page cannot come after this value: the server compares a \
-                         regex, JavaScript code, MinKey or MaxKey for equality only, and sorts an \
-                         array by one of its items (sort by another field)"
-                    .to_owned(),
-            })?;
-            let nan = is_nan(&value);
-            let mut push = |condition: Document| {
-                let mut branch = equal.clone();
-                branch.insert(*key, condition);
-                branches.push(Bson::Document(branch));
-            };
-            if *dir > 0 {
-                match (rank, nan) {
-                    (NULL, _) => push(bson::doc! { "$ne": Bson::Null }),
-                    (_, true) => push(bson::doc! { "$gte": f64::NEG_INFINITY }),
-                    _ => push(bson::doc! { "$gt": value.clone() }),
-                }
-                if rank != NULL && *key != "_id" {
-                    push(bson::doc! { "$type": types_between(rank + 1, BRACKETS.len()) });
-                }
-            } else if rank != NULL {
-                if !nan {
-                    push(bson::doc! { "$lt": value.clone() });
-                }
-                if *key != "_id" {
-                    // The NaNs, of any number type, follow every other number descending.
-                    if rank == 1 && !nan {
-                        push(bson::doc! { "$eq": f64::NAN });
-                    }
-                    let mut earlier = types_between(NULL + 1, rank);
-                    earlier.push("minKey");
-                    push(bson::doc! { "$type": earlier });
-                    push(bson::doc! { "$eq": Bson::Null });
-                }
-            }
-            // Nothing sorts after `null` descending.
-            equal.insert(*key, bson::doc! { "$eq": value });
-        }
-        if branches.is_empty() {
-            // Only when every key is `null` descending: nothing follows.
-            return Ok(bson::doc! { "_id": { "$in": [] } });
-        }
-        Ok(bson::doc! { "$or": branches })
-    }
-
-    const NULL: usize = 0;
-
-    /// A double's or a decimal's NaN: below every other number in a sort, equal to no number
-    /// under `$gt`/`$lt`.
-    fn is_nan(value: &Bson) -> bool {
-        match value {
-            Bson::Double(v) => v.is_nan(),
-            Bson::Decimal128(d) => d.to_string().ends_with("NaN"),
-            _ => false,
-        }
-    }
-
-    /// The type brackets a sort orders, from `null` (`MinKey` is before it) to `MaxKey`, each
-    /// with the `$type` aliases of its types. Arrays are left out: a sort orders an array by
-    /// one of its items, so an array has no single place in it.
-    const BRACKETS: [&[&str]; 14] = [
-        &["null"],
-        &["double", "int", "long", "decimal"],
-        &["string", "symbol"],
-        &["object"],
-        &["binData"],
-        &["objectId"],
-        &["bool"],
-        &["date"],
-        &["timestamp"],
-        &["regex"],
-        &["dbPointer"],
-        &["javascript"],
-        &["javascriptWithScope"],
-        &["maxKey"],
-    ];
-
-    /// The place of `value`'s type in [`BRACKETS`], or `None` for a type with no order the
-    /// server compares with `$gt`/`$lt` (from the regexes on) and for an array.
-    fn bracket(value: &Bson) -> Option<usize> {
-        Some(match value {
-            Bson::Null | Bson::Undefined => NULL,
-            Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_) | Bson::Decimal128(_) => 1,
-            Bson::String(_) | Bson::Symbol(_) => 2,
-            Bson::Document(_) => 3,
-            Bson::Binary(_) => 4,
-            Bson::ObjectId(_) => 5,
-            Bson::Boolean(_) => 6,
-            Bson::DateTime(_) => 7,
-            Bson::Timestamp(_) => 8,
-            _ => return None,
-        })
-    }
-
-    /// The `$type` aliases of the brackets `from..to`.
-    fn types_between(from: usize, to: usize) -> Vec<&'static str> {
-        BRACKETS
-            .get(from..to)
-            .unwrap_or_default()
-            .iter()
-            .flat_map(|b| b.iter().copied())
-            .collect()
-    }
-
-    /// The value at the dotted `path` of `doc` (`null` when missing).
-    fn value_at(doc: &Document, path: &str) -> Bson {
-        let mut current = Bson::Document(doc.clone());
-        for part in path.split('.') {
-            current = match current {
-                Bson::Document(d) => d.get(part).cloned().unwrap_or(Bson::Null),
-                _ => return Bson::Null,
-            };
-        }
-        current
     }
 }

@@ -7,13 +7,14 @@ use std::marker::PhantomData;
 use bson::{Bson, Document};
 use serde::Serialize;
 
-use super::kinds::{Comparable, FieldPath, Items};
+use super::kinds::{FieldPath, Items};
 use super::order::{Asc, Desc, Unchecked};
 use super::value::IntoValue;
 use crate::error::{Error, Result};
-use crate::Fields;
+use crate::schema::kinds::Comparable;
+use crate::schema::Fields;
 
-/// A typed filter: see the [module docs](super). Combine with [`and`](Filter::and) (or
+/// A typed filter: see the [module docs](crate::query). Combine with [`and`](Filter::and) (or
 /// [`Filter::and_all`] of many), [`or`](Filter::or), `!filter`; `Filter::default()` matches
 /// every document.
 ///

@@ -4,15 +4,15 @@
 
 use bson::{doc, Bson, Document, RawBsonRef};
 
-use super::SchemaVersionSpec;
 use crate::error::{Error, Result};
 use crate::schema::ModelSchema;
+use crate::stored::SchemaVersionSpec;
 use crate::txn::{collect_in, in_session, Transaction};
 
 impl SchemaVersionSpec {
     /// Whether `raw` holds the current version as an integer (what every write stores): read
     /// from its bytes as it is. Anything else goes through [`version_of`](Self::version_of).
-    pub(super) fn is_current(&self, raw: &bson::RawDocument) -> bool {
+    pub(crate) fn is_current(&self, raw: &bson::RawDocument) -> bool {
         match raw.get(self.field()) {
             Ok(Some(RawBsonRef::Int32(v))) => i64::from(v) == i64::from(self.current()),
             Ok(Some(RawBsonRef::Int64(v))) => v == i64::from(self.current()),
@@ -90,7 +90,7 @@ fn doc_id(doc: &Document) -> Option<Box<Bson>> {
 /// says whether it was replaced. Both documents are `$literal`s: their values are data, never
 /// expressions. (A filter comparing `$$ROOT` in `$expr` holds the same condition, but the
 /// embedded server answers it by scanning the collection: `converge` was quadratic.)
-pub(super) fn replace_unchanged(stored: &Document, new: Document) -> (Document, Vec<Document>) {
+pub(crate) fn replace_unchanged(stored: &Document, new: Document) -> (Document, Vec<Document>) {
     let id = stored.get("_id").cloned().unwrap_or(Bson::Null);
     let same = doc! { "$eq": ["$$ROOT", { "$literal": stored.clone() }] };
     let pipeline = vec![doc! {

@@ -7,11 +7,12 @@ use bson::{Bson, Document};
 use serde::Serialize;
 
 use super::filter::serialize;
-use super::kinds::{FieldPath, Items, Number, Optional, Settable, When};
+use super::kinds::{FieldPath, Items, Number, Optional, When};
 use super::value::IntoValue;
 use crate::error::{Error, Result};
+use crate::schema::kinds::Settable;
 
-/// A typed operator update: see the [module docs](super). Each setter takes a field the
+/// A typed operator update: see the [module docs](crate::query). Each setter takes a field the
 /// model's own writes set ([`Free`](super::Free)); a field a pattern keeps has no setter.
 ///
 /// Operators come out in the order of their first use, fields in call order. A field written
@@ -167,7 +168,7 @@ impl<M> Update<M> {
     ///
     /// The server adds in the stored type and widens on overflow: an `i32` field pushed past
     /// `i32::MAX` is stored as a 64-bit integer, which no longer reads as the `i32`. The model's
-    /// validator (synced with [`SyncOptions::validators`](crate::SyncOptions::validators)) refuses that write
+    /// validator (synced with [`SyncOptions::validators`](crate::sync::SyncOptions::validators)) refuses that write
     /// (the field's shape is `int`); without it, use an `i64` field where a sum can grow.
     pub fn inc<P, V>(self, field: P, by: V) -> Update<M>
     where
@@ -184,7 +185,7 @@ impl<M> Update<M> {
     /// As with [`inc`](Self::inc), the server widens an `i32` product past `i32::MAX` to a
     /// 64-bit integer, which no longer reads as the `i32`: the model's validator refuses that
     /// write; without it, use an `i64` field. Past the `i64` range the server refuses it, as
-    /// [`Error::InvalidValue`](crate::Error::InvalidValue) naming the field.
+    /// [`Error::InvalidValue`](crate::error::Error::InvalidValue) naming the field.
     pub fn mul<P, V>(self, field: P, by: V) -> Update<M>
     where
         P: FieldPath<Model = M>,

@@ -24,7 +24,7 @@ use bson::{Bson, Document};
 
 use crate::error::Result;
 use crate::model::{IntoId, Model, ModelCollection, Pending, Unversioned};
-use crate::query::{IntoFilter, IntoUpdate};
+use crate::typed::{IntoFilter, IntoUpdate};
 
 /// What one document's write did: `insert`, `update` and `replace` return it.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,6 +67,12 @@ impl Updated {
     }
 }
 
+impl From<mongodb::results::UpdateResult> for Updated {
+    fn from(result: mongodb::results::UpdateResult) -> Self {
+        Updated::new(result.matched_count, result.modified_count)
+    }
+}
+
 impl std::fmt::Display for Updated {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} matched, {} modified", self.matched, self.modified)
@@ -75,7 +81,7 @@ impl std::fmt::Display for Updated {
 
 /// A `#[versioned]` model's document at the version it was read at: what its `update` names,
 /// as `At(id, version)`. The update is refused with
-/// [`Error::VersionConflict`](crate::Error::VersionConflict) when someone wrote the document
+/// [`Error::VersionConflict`](crate::error::Error::VersionConflict) when someone wrote the document
 /// since.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct At<I>(pub I, pub i64);
@@ -179,11 +185,11 @@ impl<M: Model> ModelCollection<M> {
     /// `doc` is passed `&mut`: it is inserted at version 1 (or after the revisions an earlier
     /// document of the same `_id` left), and `doc`'s version is set.
     ///
-    /// Refused with nothing written: [`Error::DuplicateKey`](crate::Error::DuplicateKey) for a
-    /// taken `_id`, [`Error::InvalidValue`](crate::Error::InvalidValue) for a value that cannot
-    /// be stored as given, [`Error::DocumentTooLarge`](crate::Error::DocumentTooLarge) over
-    /// 16 MiB, [`Error::NotFound`](crate::Error::NotFound) when a document it counts into does
-    /// not exist, [`Error::Unsupported`](crate::Error::Unsupported) where a pattern inserts the
+    /// Refused with nothing written: [`Error::DuplicateKey`](crate::error::Error::DuplicateKey) for a
+    /// taken `_id`, [`Error::InvalidValue`](crate::error::Error::InvalidValue) for a value that cannot
+    /// be stored as given, [`Error::DocumentTooLarge`](crate::error::Error::DocumentTooLarge) over
+    /// 16 MiB, [`Error::NotFound`](crate::error::Error::NotFound) when a document it counts into does
+    /// not exist, [`Error::Unsupported`](crate::error::Error::Unsupported) where a pattern inserts the
     /// model's documents itself (a tree's nodes: `Tree::insert`).
     pub fn insert<'a>(
         &'a self,
@@ -195,11 +201,11 @@ impl<M: Model> ModelCollection<M> {
     /// Replaces the stored document with `doc`'s `_id` by `doc`, and moves what other models
     /// derive from it from the old values to the new ones. On a `#[versioned]` model `doc` is
     /// passed `&mut`: the stored document must still be at the version `doc` holds
-    /// ([`Error::VersionConflict`](crate::Error::VersionConflict) otherwise), goes to history,
+    /// ([`Error::VersionConflict`](crate::error::Error::VersionConflict) otherwise), goes to history,
     /// and `doc` becomes the next version.
     ///
-    /// [`Error::NotFound`](crate::Error::NotFound) when no document has that `_id`;
-    /// [`Error::KeptField`](crate::Error::KeptField) when `doc` changes a field another
+    /// [`Error::NotFound`](crate::error::Error::NotFound) when no document has that `_id`;
+    /// [`Error::KeptField`](crate::error::Error::KeptField) when `doc` changes a field another
     /// pattern keeps (a tree's parent, a computed value, an outlier's count: read the document
     /// first, and change those through their pattern); nothing is written then.
     pub fn replace<'a>(
@@ -209,16 +215,16 @@ impl<M: Model> ModelCollection<M> {
         M::Writes::replace(self, doc)
     }
 
-    /// Applies an operator update (a typed [`Update`](crate::query::Update), or an update
+    /// Applies an operator update (a typed [`Update`](crate::typed::Update), or an update
     /// document, checked) to one document, and moves what other models derive from the fields
     /// it changes. `target` is the `_id`, or for a `#[versioned]` model [`At`]`(id, version)`:
     /// the stored version is checked and archived, and [`Written::version`] is the new one.
     ///
-    /// Refused before anything is sent: [`Error::InvalidKey`](crate::Error::InvalidKey) for a
+    /// Refused before anything is sent: [`Error::InvalidKey`](crate::error::Error::InvalidKey) for a
     /// key that is not an operator of a named field, or `_id`;
-    /// [`Error::KeptField`](crate::Error::KeptField) for a field a pattern keeps (a computed
+    /// [`Error::KeptField`](crate::error::Error::KeptField) for a field a pattern keeps (a computed
     /// value, a copy, a tree's parent, the version, the schema version; the message names the
-    /// handle that writes it). [`Error::NotFound`](crate::Error::NotFound) when there
+    /// handle that writes it). [`Error::NotFound`](crate::error::Error::NotFound) when there
     /// is no such document.
     pub fn update<'a>(
         &'a self,
@@ -230,8 +236,8 @@ impl<M: Model> ModelCollection<M> {
 
     /// Deletes the document `id`, and removes it from what other models derive from it (on a
     /// `#[versioned]` model, its last version is archived, marked deleted).
-    /// [`Error::NotFound`](crate::Error::NotFound) when there is no such document;
-    /// [`Error::Unsupported`](crate::Error::Unsupported) where a pattern deletes the model's
+    /// [`Error::NotFound`](crate::error::Error::NotFound) when there is no such document;
+    /// [`Error::Unsupported`](crate::error::Error::Unsupported) where a pattern deletes the model's
     /// documents itself (a tree's nodes: `Tree::delete`).
     pub fn delete<'a>(&'a self, id: impl IntoId<M::Id>) -> Pending<'a, Result<()>> {
         M::Writes::delete(self, id.into_id())
@@ -239,7 +245,7 @@ impl<M: Model> ModelCollection<M> {
 
     /// Inserts every document of `docs` (a slice, a `Vec`, an array of values or of
     /// references), in order, after checking them all: one `insert`, in one transaction with
-    /// what derives from them, so that a taken `_id` ([`Error::DuplicateKey`](crate::Error::DuplicateKey))
+    /// what derives from them, so that a taken `_id` ([`Error::DuplicateKey`](crate::error::Error::DuplicateKey))
     /// leaves none of them (without transactions, a standalone server keeps those before it).
     /// Not for a `#[versioned]` model yet: insert each document.
     pub fn insert_many<'a, I>(&'a self, docs: I) -> Pending<'a, Result<Vec<Written>>>
@@ -250,7 +256,7 @@ impl<M: Model> ModelCollection<M> {
     {
         let docs = docs
             .into_iter()
-            .map(|d| bson::serialize_to_document(d.borrow()).map_err(crate::Error::from))
+            .map(|d| bson::serialize_to_document(d.borrow()).map_err(crate::error::Error::from))
             .collect();
         <Plain as WritesMany<M>>::insert_many(self, docs)
     }

@@ -257,7 +257,7 @@ pub(crate) fn narrowest(n: i64) -> Bson {
 /// or `$max`, which replace the stored type: an `Int32` (when it fits) for an integer type
 /// narrower than 64 bits (`i32`, `u16`, ...), whose validator says `"int"`; an `Int64` for any
 /// other (`i64`, or a field the model does not declare), as the `bson` serializer writes it.
-pub(crate) fn integer_for(model: &crate::ModelSchema, field: &str, n: i64) -> Bson {
+pub(crate) fn integer_for(model: &crate::schema::ModelSchema, field: &str, n: i64) -> Bson {
     let narrow = declared_type(model, field)
         .is_some_and(|ty| matches!(ty.as_str(), "i32" | "i16" | "i8" | "u16" | "u8"));
     if narrow {
@@ -269,7 +269,7 @@ pub(crate) fn integer_for(model: &crate::ModelSchema, field: &str, n: i64) -> Bs
 
 /// The Rust type `model`'s field `field` (its BSON name) is declared with, without an
 /// `Option<..>` around it or a path before it (`i32` for `Option<std::primitive::i32>`).
-pub(crate) fn declared_type(model: &crate::ModelSchema, field: &str) -> Option<String> {
+pub(crate) fn declared_type(model: &crate::schema::ModelSchema, field: &str) -> Option<String> {
     let ty = model
         .field_by_bson_name(field)?
         .rust_type()
