@@ -11,6 +11,7 @@ use syn::parse::{ParseStream, Parser};
 use syn::{Ident, Lit, Token};
 
 use crate::ast::{Field, Model};
+use crate::attr::Attr;
 use crate::errors::{did_you_mean, Errors};
 use crate::schema::{Pattern, PatternDef};
 
@@ -53,25 +54,14 @@ struct Setting {
 }
 
 fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Option<ApproxField> {
-    let mut attrs = field
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("approximate"));
+    let mut attrs = field.attrs_of(Attr::Approximate);
     let attr = attrs.next()?;
     for extra in attrs {
         errors.spanned(extra, "one `#[approximate]` per field");
     }
-    for other in ["computed", "subset", "version"] {
-        if let Some(a) = field.attrs.iter().find(|a| a.path().is_ident(other)) {
-            errors.spanned(
-                a,
-                format!(
-                    "an `#[approximate]` counter cannot also be `#[{other}]`: its value is \
-                     written by the counter alone"
-                ),
-            );
-            return None;
-        }
+    // Refused beside `#[computed]`, `#[subset]` or `#[version]` (`combinations.rs`).
+    if crate::combinations::field_refuses(field, Attr::Approximate) {
+        return None;
     }
     let list = crate::ast::stored_field_list(
         field,

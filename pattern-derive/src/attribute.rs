@@ -13,6 +13,7 @@ use serde_derive_internals::{ast as serde_ast, Ctxt, Derive};
 use syn::{DeriveInput, Ident, LitStr};
 
 use crate::ast::{self, Field, Model};
+use crate::attr::Attr;
 use crate::errors::{did_you_mean, Errors};
 use crate::schema::{Pattern, PatternDef};
 
@@ -126,11 +127,7 @@ impl Pattern for AttributeFields {
 fn collect(model: &Model<'_>, errors: &mut Errors) -> Vec<AttributeField> {
     let mut out: Vec<AttributeField> = Vec::new();
     for field in &model.fields {
-        for attr in field
-            .attrs
-            .iter()
-            .filter(|a| a.path().is_ident("attribute"))
-        {
+        for attr in field.attrs_of(Attr::Attribute) {
             if let Some(a) = parse_field(attr, field, errors) {
                 if let Some(n) = &a.name {
                     if out
@@ -252,11 +249,7 @@ const ITEM_OPTIONS: &[&str] = &["key", "value", "qualifiers"];
 
 fn item(input: &DeriveInput, model: &Model<'_>, errors: &mut Errors) -> TokenStream {
     let mut out = TokenStream::new();
-    for attr in input
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("attribute"))
-    {
+    for attr in Attr::Attribute.find(&input.attrs) {
         let mut key: Option<Ident> = None;
         let mut value: Option<Ident> = None;
         let mut qualifiers: Vec<Ident> = Vec::new();

@@ -13,6 +13,7 @@ use syn::ext::IdentExt;
 use syn::{Ident, Token};
 
 use crate::ast::{Field, Model};
+use crate::attr::Attr;
 use crate::errors::{fail_with, Errors};
 use crate::schema::{Pattern, PatternDef};
 
@@ -20,9 +21,9 @@ use crate::schema::{Pattern, PatternDef};
 pub(crate) const PATTERN: PatternDef = PatternDef {
     model: |_, model, errors| {
         let declared = model.fields.iter().any(|f| {
-            f.attrs.iter().any(|a| {
-                a.path().is_ident("computed") && crate::ast::computed_from_another_model(a)
-            })
+            f.attrs
+                .iter()
+                .any(|a| Attr::Computed.is(a) && crate::ast::computed_from_another_model(a))
         });
         let fields = model
             .fields
@@ -72,7 +73,7 @@ fn parse_field(field: &Field<'_>, errors: &mut Errors) -> Option<FromField> {
     let attrs: Vec<&syn::Attribute> = field
         .attrs
         .iter()
-        .filter(|a| a.path().is_ident("computed") && crate::ast::computed_from_another_model(a))
+        .filter(|a| Attr::Computed.is(a) && crate::ast::computed_from_another_model(a))
         .collect();
     let attr = *attrs.first()?;
     for extra in &attrs[1..] {
@@ -82,11 +83,8 @@ fn parse_field(field: &Field<'_>, errors: &mut Errors) -> Option<FromField> {
              other computation",
         );
     }
-    if let Some(subset) = field.attrs.iter().find(|a| a.path().is_ident("subset")) {
-        errors.spanned(
-            subset,
-            "a `#[subset]` field cannot also be `#[computed]`: a computed field keeps a number",
-        );
+    // Refused beside `#[subset]` or `#[approximate]` (`combinations.rs`).
+    if crate::combinations::field_refuses(field, Attr::Computed) {
         return None;
     }
     let list =

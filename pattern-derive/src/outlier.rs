@@ -9,6 +9,7 @@ use syn::ext::IdentExt;
 use syn::{Ident, LitInt, LitStr, Token};
 
 use crate::ast::{Field, Model};
+use crate::attr::Attr;
 use crate::errors::Errors;
 use crate::schema::{Pattern, PatternDef};
 
@@ -97,7 +98,7 @@ fn default_parent(model: &Ident) -> String {
 }
 
 fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Option<OutlierField> {
-    let mut attrs = field.attrs.iter().filter(|a| a.path().is_ident("outlier"));
+    let mut attrs = field.attrs_of(Attr::Outlier);
     let attr = attrs.next()?;
     for extra in attrs {
         errors.spanned(extra, "one `#[outlier]` per field");
@@ -110,32 +111,8 @@ fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Opt
         );
         return None;
     };
-    if let Some(subset) = field.attrs.iter().find(|a| a.path().is_ident("subset")) {
-        errors.spanned(
-            subset,
-            "a field cannot be both `#[subset]` and `#[outlier]`: a subset keeps the first items \
-             and the full list elsewhere, an outlier array keeps every item, overflowing past its \
-             limit; choose one",
-        );
-        return None;
-    }
-    // A two-way relation's array (`#[relation(inverse = ..)]`) lists every child in the owner:
-    // `assign` writes it, the outlier's pushes would move entries to overflow documents that
-    // `assign` and the relation's check never read.
-    if let Some(relation) = field.attrs.iter().find(|a| {
-        a.path().is_ident("relation")
-            && a.meta
-                .require_list()
-                .is_ok_and(|l| l.tokens.to_string().contains("inverse"))
-    }) {
-        errors.spanned(
-            relation,
-            "a two-way relation's array cannot be an `#[outlier]` array: `assign` keeps every \
-             child listed in the owner document, and overflow documents would hide some from \
-             it. For owners with many children, drop `inverse` (the children's own field is \
-             the relation, queried with `#[relation(parent)]`), or keep the outlier array on \
-             another field",
-        );
+    // Refused beside `#[subset]` or a two-way relation (`combinations.rs`).
+    if crate::combinations::field_refuses(field, Attr::Outlier) {
         return None;
     }
     let list = crate::ast::stored_field_list(

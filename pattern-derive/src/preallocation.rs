@@ -9,6 +9,7 @@ use syn::ext::IdentExt;
 use syn::{DeriveInput, Ident, LitInt, Token};
 
 use crate::ast::{Field, Model};
+use crate::attr::Attr;
 use crate::errors::{fail_with, Errors};
 use crate::schema::{Pattern, PatternDef};
 
@@ -16,13 +17,10 @@ use crate::schema::{Pattern, PatternDef};
 pub(crate) const PATTERN: PatternDef = PatternDef {
     model: |input: &DeriveInput, model, errors| {
         refuse_on_fields(input, errors);
-        let mut attrs = input
-            .attrs
-            .iter()
-            .filter(|a| a.path().is_ident("preallocated"));
+        let mut attrs = Attr::Preallocated.find(&input.attrs);
         let grid = attrs.next().and_then(|attr| {
-            // Refused with the other patterns a versioned model cannot carry.
-            if crate::versioning::is_versioned(input) {
+            // Refused on a `#[versioned]` model (`combinations.rs`).
+            if crate::combinations::model_refuses(input, model, Attr::Preallocated) {
                 return None;
             }
             parse(attr, model, errors)
@@ -47,7 +45,7 @@ fn refuse_on_fields(input: &DeriveInput, errors: &mut Errors) {
         return;
     };
     for attr in s.fields.iter().flat_map(|f| &f.attrs) {
-        if attr.path().is_ident("preallocated") {
+        if Attr::Preallocated.is(attr) {
             errors.spanned(
                 attr,
                 format!("`#[preallocated(..)]` goes on the struct, naming its fields: {HELP}"),

@@ -14,6 +14,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::{Ident, LitInt};
 
 use crate::ast::{self, Field, Model};
+use crate::attr::Attr;
 use crate::errors::{did_you_mean, Errors};
 use crate::schema::{Pattern, PatternDef};
 
@@ -101,13 +102,8 @@ fn target_name(ty: &syn::Type) -> String {
 }
 
 fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Option<RelationField> {
-    let attr = field.attrs.iter().find(|a| a.path().is_ident("relation"))?;
-    if let Some(second) = field
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("relation"))
-        .nth(1)
-    {
+    let attr = field.attrs_of(Attr::Relation).next()?;
+    if let Some(second) = field.attrs_of(Attr::Relation).nth(1) {
         errors.spanned(
             second,
             "one `#[relation(...)]` per field: put every option in one attribute",
@@ -210,13 +206,7 @@ fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Opt
     if parent.is_none() {
         sort.clear();
     }
-    if let (Some(inv), true) = (
-        &inverse,
-        field
-            .attrs
-            .iter()
-            .any(|a| a.path().is_ident("extended_ref")),
-    ) {
+    if let (Some(inv), true) = (&inverse, field.has(Attr::ExtendedRef)) {
         errors.spanned(
             inv,
             format!(

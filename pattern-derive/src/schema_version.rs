@@ -10,6 +10,7 @@ use syn::spanned::Spanned;
 use syn::{DeriveInput, LitInt, Token, Type};
 
 use crate::ast::Model;
+use crate::attr::Attr;
 use crate::errors::Errors;
 use crate::schema::{Pattern, PatternDef};
 
@@ -163,10 +164,7 @@ fn version_type(ty: &Type) -> Option<VersionType> {
 }
 
 fn collect(input: &DeriveInput, model: &Model<'_>, errors: &mut Errors) -> Versions {
-    let mut attrs = input
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("schema_version"));
+    let mut attrs = Attr::SchemaVersion.find(&input.attrs);
     let attr = attrs.next();
     for extra in attrs {
         errors.spanned(
@@ -181,11 +179,7 @@ fn collect(input: &DeriveInput, model: &Model<'_>, errors: &mut Errors) -> Versi
         .filter_map(|f| version_type(f.ty).map(|v| (f, v)))
         .collect();
     for f in &model.fields {
-        for a in f
-            .attrs
-            .iter()
-            .filter(|a| a.path().is_ident("schema_version"))
-        {
+        for a in f.attrs_of(Attr::SchemaVersion) {
             errors.spanned(
                 a,
                 "`#[schema_version(...)]` goes on the struct; the version field is the field of \

@@ -12,6 +12,7 @@ use syn::spanned::Spanned;
 use syn::{DeriveInput, Ident, Token};
 
 use crate::ast::{Field, Model};
+use crate::attr::Attr;
 use crate::errors::{fail_with, type_string, Errors};
 use crate::schema::{Pattern, PatternDef};
 
@@ -19,11 +20,10 @@ use crate::schema::{Pattern, PatternDef};
 pub(crate) const PATTERN: PatternDef = PatternDef {
     model: |input: &DeriveInput, model, errors| {
         refuse_misplaced(input, errors);
-        // Refused with the other patterns a versioned model cannot carry.
-        let versioned = crate::versioning::is_versioned(input);
-        let mut trees = input.attrs.iter().filter(|a| a.path().is_ident("tree"));
+        // Refused on a `#[versioned]` model (`combinations.rs`).
+        let mut trees = Attr::Tree.find(&input.attrs);
         let tree = trees.next().and_then(|attr| {
-            if versioned {
+            if crate::combinations::model_refuses(input, model, Attr::Tree) {
                 return None;
             }
             parse_tree(attr, model, errors)
@@ -31,12 +31,10 @@ pub(crate) const PATTERN: PatternDef = PatternDef {
         for extra in trees {
             errors.spanned(extra, "one `#[tree(..)]` per model");
         }
-        let holders = input
-            .attrs
-            .iter()
-            .filter(|a| a.path().is_ident("in_tree"))
+        let holders = Attr::InTree
+            .find(&input.attrs)
             .filter_map(|attr| {
-                if versioned {
+                if crate::combinations::model_refuses(input, model, Attr::InTree) {
                     return None;
                 }
                 parse_holder(attr, model, errors)
@@ -408,7 +406,7 @@ fn parse_holder(
         let field =
             crate::ast::stored_field(model, ident, "the holder's copy of its node", errors)?;
         let propagated = field.attrs.iter().any(|a| {
-            a.path().is_ident("extended_ref")
+            Attr::ExtendedRef.is(a)
                 && a.meta
                     .require_list()
                     .is_ok_and(|l| l.tokens.to_string().contains("propagate"))

@@ -1,11 +1,12 @@
 //! `#[versioned(...)]` on the struct and `#[version]` on its integer field: parsing, checks, and
 //! the generated `VersionSpec` and `Versioned` impl.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::{Ident, LitInt, LitStr};
 
 use crate::ast::Model;
+use crate::attr::Attr;
 use crate::errors::Errors;
 use crate::schema::{Pattern, PatternDef};
 
@@ -67,182 +68,6 @@ pub(crate) fn unversioned(ident: &Ident, p: &TokenStream) -> TokenStream {
     }
 }
 
-/// Whether the model is `#[versioned]`.
-pub(crate) fn is_versioned(input: &syn::DeriveInput) -> bool {
-    input.attrs.iter().any(|a| a.path().is_ident("versioned"))
-}
-
-/// A pattern a `#[versioned]` model cannot carry: its writes would change the document without
-/// a new version or a copy of the old one.
-struct NotVersioned {
-    /// The attribute's name.
-    attr: &'static str,
-    /// On the struct (`true`) or on fields.
-    on_struct: bool,
-    /// Where the error points for an attribute of that name; `None`: the attribute is allowed
-    /// (a `#[computed]` of the subset's items, a relation without `inverse`).
-    at: fn(&syn::Attribute) -> Option<Span>,
-    /// How the message names it.
-    what: &'static str,
-    /// Whether it may be supported later (the message says "yet").
-    planned: bool,
-    /// Why, and the fix.
-    why: &'static str,
-}
-
-fn at_path(attr: &syn::Attribute) -> Option<Span> {
-    Some(attr.path().segments.first()?.ident.span())
-}
-
-/// The rule, written once: what a `#[versioned]` model refuses, checked before any pattern reads
-/// its options (so the model's other errors still show, and nothing else is said of these).
-const NOT_VERSIONED: &[NotVersioned] = &[
-    NotVersioned {
-        attr: "attribute",
-        on_struct: false,
-        at: at_path,
-        what: "`#[attribute]`",
-        planned: true,
-        why: "`set` and `unset` would change the document without a new version or a copy of \
-              the old one. Change the items through the versioned model's `modify`, without \
-              `#[attribute]` (declare the index with `#[index(keys(..))]` and the array's bound \
-              with `#[bounded(n)]`)",
-    },
-    NotVersioned {
-        attr: "subset",
-        on_struct: false,
-        at: at_path,
-        what: "`#[subset]`",
-        planned: true,
-        why: "its pushes and removals would change the document without a new version or a \
-              copy of the old one, and the next `save` would undo them. Keep the subset on a \
-              model of its own (the versioned model's fields in a document it references), or \
-              change the array through the versioned model's `modify`",
-    },
-    NotVersioned {
-        attr: "computed",
-        on_struct: false,
-        at: |a| {
-            if crate::ast::computed_from_another_model(a) {
-                at_path(a)
-            } else {
-                None
-            }
-        },
-        what: "a field computed from another model",
-        planned: true,
-        why: "the writes of its sources would change the document without a new version or a \
-              copy of the old one. Keep the computed values in a model of their own",
-    },
-    NotVersioned {
-        attr: "approximate",
-        on_struct: false,
-        at: at_path,
-        what: "`#[approximate]`",
-        planned: true,
-        why: "its counters would change the document without a new version or a copy of the \
-              old one. Count in a model of its own",
-    },
-    NotVersioned {
-        attr: "outlier",
-        on_struct: false,
-        at: at_path,
-        what: "`#[outlier]`",
-        planned: true,
-        why: "its pushes would change the document without a new version or a copy of the old \
-              one. Keep the array in a model of its own, or change it through the versioned \
-              model's `modify`",
-    },
-    NotVersioned {
-        attr: "relation",
-        on_struct: false,
-        at: inverse_value,
-        what: "a two-way relation (`inverse = ..`)",
-        planned: true,
-        why: "`assign` and `repair` would change its documents without a new version or a copy \
-              of the old one. Keep the reference loadable with `#[relation]` and change both \
-              sides through the versioned model's `modify`",
-    },
-    NotVersioned {
-        attr: "tree",
-        on_struct: true,
-        at: at_path,
-        what: "`#[tree]`",
-        planned: false,
-        why: "a move rewrites the ancestors of a whole subtree at once, without a new version or \
-              a copy of each old one. Keep the nodes' place in the tree (`parent`, `ancestors`) \
-              on a `#[tree]` model without `#[versioned]`, and what needs revisions in a \
-              `#[versioned]` model of its own, one document per node, holding the node's key",
-    },
-    NotVersioned {
-        attr: "in_tree",
-        on_struct: true,
-        at: at_path,
-        what: "`#[in_tree]`",
-        planned: false,
-        why: "a move of its node rewrites its path without a new version or a copy of the old \
-              one. Keep the node's key in a plain field (read the path with the tree's `path`), \
-              or place an unversioned model in the tree, holding the versioned document's `_id`",
-    },
-    NotVersioned {
-        attr: "preallocated",
-        on_struct: true,
-        at: at_path,
-        what: "`#[preallocated]`",
-        planned: false,
-        why: "a booking is one conditional update, which would change the slot without a new \
-              version or a copy of the old one. Keep the grid unversioned, and record each \
-              booking in a `#[versioned]` model of its own, written with the slot in one \
-              transaction (`Slots::in_transaction`)",
-    },
-];
-
-/// The value of `inverse = ..` in a `#[relation(..)]`.
-fn inverse_value(attr: &syn::Attribute) -> Option<Span> {
-    let syn::Meta::List(list) = &attr.meta else {
-        return None;
-    };
-    let tokens: Vec<proc_macro2::TokenTree> = list.tokens.clone().into_iter().collect();
-    tokens.windows(3).find_map(|w| match w {
-        [proc_macro2::TokenTree::Ident(key), proc_macro2::TokenTree::Punct(eq), value]
-            if key == "inverse" && eq.as_char() == '=' =>
-        {
-            Some(value.span())
-        }
-        _ => None,
-    })
-}
-
-/// Refuses, on a `#[versioned]` model, every attribute of [`NOT_VERSIONED`].
-pub(crate) fn refuse_unversionable(
-    input: &syn::DeriveInput,
-    model: &Model<'_>,
-    errors: &mut Errors,
-) {
-    if !is_versioned(input) {
-        return;
-    }
-    for rule in NOT_VERSIONED {
-        let attrs: Vec<&syn::Attribute> = if rule.on_struct {
-            input.attrs.iter().collect()
-        } else {
-            model.fields.iter().flat_map(|f| f.attrs).collect()
-        };
-        for attr in attrs.into_iter().filter(|a| a.path().is_ident(rule.attr)) {
-            if let Some(span) = (rule.at)(attr) {
-                let yet = if rule.planned { " yet" } else { "" };
-                errors.at(
-                    span,
-                    format!(
-                        "{} is not supported on a `#[versioned]` model{yet}: {}",
-                        rule.what, rule.why
-                    ),
-                );
-            }
-        }
-    }
-}
-
 /// A checked `#[versioned]` model.
 pub(crate) struct Versioning {
     history: String,
@@ -255,15 +80,11 @@ const OPTIONS: &[&str] = &["history", "keep", "expire_after"];
 
 /// Reads `#[versioned]` and `#[version]`; `None` when the model is not versioned (or is wrong).
 fn collect(input: &syn::DeriveInput, model: &Model<'_>, errors: &mut Errors) -> Option<Versioning> {
-    let attrs: Vec<&syn::Attribute> = input
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("versioned"))
-        .collect();
+    let attrs: Vec<&syn::Attribute> = Attr::Versioned.find(&input.attrs).collect();
     let marked: Vec<&crate::ast::Field<'_>> = model
         .fields
         .iter()
-        .filter(|f| f.attrs.iter().any(|a| a.path().is_ident("version")))
+        .filter(|f| f.has(Attr::Version))
         .collect();
     if attrs.is_empty() {
         for f in &marked {
