@@ -54,7 +54,7 @@ pub(crate) fn collect(
     indexes: &[Index],
     errors: &mut Errors,
 ) -> Option<ShardKey> {
-    let mut found = Attr::ShardKey.find(&attrs);
+    let mut found = Attr::ShardKey.find(attrs);
     let attr = found.next()?;
     for extra in found {
         errors.spanned(

@@ -54,7 +54,7 @@ const USAGE: &str = "write `#[json_schema(bson_type = \"string\")]` (or a list: 
 /// The field's `#[json_schema]`, its mistakes reported in `errors`. `stored` is whether serde
 /// stores the field at all.
 pub(crate) fn of_field(attrs: &[syn::Attribute], stored: bool, errors: &mut Errors) -> Validate {
-    let mut found = Attr::JsonSchema.find(&attrs);
+    let mut found = Attr::JsonSchema.find(attrs);
     let Some(attr) = found.next() else {
         return Validate::Derived;
     };

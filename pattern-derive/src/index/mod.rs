@@ -254,7 +254,7 @@ pub(crate) fn collect(
     errors: &mut Errors,
 ) -> Vec<Index> {
     let mut parsed: Vec<IndexAttr> = Vec::new();
-    for attr in Attr::Index.find(&container_attrs) {
+    for attr in Attr::Index.find(container_attrs) {
         if let Some(a) = parse_attr(attr, None, errors) {
             parsed.push(a);
         }

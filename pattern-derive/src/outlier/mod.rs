@@ -12,6 +12,7 @@ use crate::schema::{Pattern, PatternDef};
 
 mod expand;
 mod parse;
+mod validate;
 
 use parse::parse_field;
 

@@ -195,26 +195,7 @@ pub(super) fn parse_field(
     if count.is_none() {
         missing("count", "count = posts_count");
     }
-    // `flag` and `count` name fields of this model.
-    for ident in [&flag, &count].into_iter().flatten() {
-        let name = crate::ast::unraw(ident);
-        if model.field(&name).is_none() {
-            errors.spanned(ident, model.unknown_field_message(&name, "outlier field"));
-            return None;
-        }
-    }
-    let receipts = receipts_name(&field.bson_name);
-    if let Some(taken) = model.fields.iter().find(|f| f.bson_name == receipts) {
-        errors.spanned(
-            taken.ident,
-            format!(
-                "`{receipts}` is the field in which the outlier array `{}` keeps the receipts \
-                 of its last pushes: rename this field",
-                field.bson_name
-            ),
-        );
-        return None;
-    }
+    super::validate::check(field, model, [&flag, &count], errors)?;
     Some(OutlierField {
         ident: field.ident.clone(),
         bson_name: field.bson_name.clone(),

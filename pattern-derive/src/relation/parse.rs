@@ -10,8 +10,7 @@ use crate::errors::{did_you_mean, Errors};
 use super::validate::{target_name, written_many};
 use super::*;
 
-const HELP: &str =
-    "`#[relation]`, `#[relation(parent)]`, `#[relation(parent, sort(time = -1))]` \
+const HELP: &str = "`#[relation]`, `#[relation(parent)]`, `#[relation(parent, sort(time = -1))]` \
                     or `#[relation(inverse = other_side_field)]`";
 
 pub(super) fn parse_field(

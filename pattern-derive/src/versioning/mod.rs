@@ -10,6 +10,7 @@ use crate::schema::{Pattern, PatternDef};
 
 mod expand;
 mod parse;
+mod validate;
 
 use parse::collect;
 
