@@ -20,7 +20,7 @@ use crate::{
 
 /// The patterns of `#[derive(Model)]`, one line each, in the order their specs are listed in the
 /// schema. Adding a pattern: a module with a `PATTERN`, a line here, and its attribute names in
-/// `lib.rs`'s `proc_macro_derive` list.
+/// `lib.rs`'s `proc_macro_derive` list and in `attr.rs`'s `Attr`.
 const PATTERNS: &[&PatternDef] = &[
     &attribute::PATTERN,
     &subset::PATTERN,

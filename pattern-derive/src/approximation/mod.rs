@@ -3,6 +3,11 @@
 //! the `CounterField` impl behind `collection.counter(Model::FIELDS.field)` and the schema's
 //! `ApproximateSpec`. The settings are checked here; the field's type (an integer) by a constant
 //! of generated code.
+//!
+//! `parse.rs` reads the attribute (the kind, then its settings through `options::read`),
+//! `expand.rs` generates the counter's spec and handle. There is no `validate.rs`: the counter
+//! names nothing else of the model, and its refusals beside `#[computed]`, `#[subset]` and
+//! `#[version]` are in `combinations.rs`.
 
 use proc_macro2::TokenStream;
 use quote::quote;

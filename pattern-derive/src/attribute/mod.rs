@@ -6,6 +6,9 @@
 //! every field is one of them); the model's field is checked to be a `Vec`, and its items to be
 //! attribute items, by the generated `<Item as AttributeItem>` path at the element type. The
 //! index's paths are the item's serde names, concatenated at compile time.
+//!
+//! `parse.rs` reads the attributes through `options.rs`; `validate.rs` checks what was read against
+//! the model; `expand.rs` generates the code; `key.rs` is `derive(AttributeKey)`.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};

@@ -1,5 +1,10 @@
 //! `#[computed(sum = Order.amount, by = user_id)]`: fields computed from another model's
-//! documents (the `#[computed(..)]` forms without `by` summarise a subset: `subset.rs`).
+//! documents (the `#[computed(..)]` forms without `by` summarise a subset: `subset/`).
+//!
+//! `parse.rs` reads the attribute through `options::parse`, `expand.rs` generates the spec and
+//! the checks. There is no `validate.rs`: what the attribute names lives in another model, so
+//! nothing can be checked against this one inside the derive (its refusal beside `#[subset]` is
+//! in `combinations.rs`).
 //!
 //! Every check of a type is a constant of generated code, spanned at the token it is about: the
 //! source is a model (`<Order as Model>`, the source named once: `FromField::source_names`), the

@@ -2,6 +2,9 @@
 //! posts_count)]` on a `Vec<T>` field: the `OutlierSpec` (with the overflow collection's
 //! `{parent, seq}` index) and the `OutlierField` impl behind `collection.outlier(Model::FIELDS.field)`. The options are checked here; the
 //! flag's type (`bool`) and the count's (an integer) by constants of generated code.
+//!
+//! `parse.rs` reads the attributes through `options.rs`; `validate.rs` checks what was read against
+//! the model; `expand.rs` generates the code.
 
 use proc_macro2::TokenStream;
 use quote::quote;

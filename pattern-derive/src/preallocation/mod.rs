@@ -2,6 +2,9 @@
 //! half_hours, sub_slots = 48`) on a slot model: the `SlotSpec` with its unique `{resource,
 //! slot}` index, `Preallocated`, and so `Model::collection(&db).slots()`. The options are checked here; the
 //! fields' types by constants of generated code (the runtime's `preallocation::slot_probe`).
+//!
+//! `parse.rs` reads the attributes through `options.rs`; `validate.rs` checks what was read against
+//! the model; `expand.rs` generates the code.
 
 use proc_macro2::{Span, TokenStream};
 use syn::ext::IdentExt;

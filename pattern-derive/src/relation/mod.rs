@@ -8,6 +8,9 @@
 //! two-way relation is checked against the other side's `Relations` in a constant, which fails
 //! with a message naming both sides; a model with a mistake still lists its relation fields, so
 //! the models naming them are not told they are missing.
+//!
+//! `parse.rs` reads the attributes through `options.rs`; `validate.rs` checks what was read against
+//! the model; `expand.rs` generates the code.
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};

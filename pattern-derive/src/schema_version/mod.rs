@@ -3,6 +3,9 @@
 //! current version), and the upgrade function that reads a document of any of them as the
 //! current one (each step `UpgradeFrom`, spanned at the older type so that a missing `From`
 //! points there).
+//!
+//! `parse.rs` reads the attributes through `options.rs`; `validate.rs` checks what was read against
+//! the model; `expand.rs` generates the code.
 
 use proc_macro2::TokenStream;
 use quote::quote;

@@ -3,6 +3,9 @@
 //! documents sit in the tree: the `TreeSpec` and `HolderSpec` (with their indexes), `TreeNode`
 //! and `InTree`, and so `Model::collection(&db).tree()`. The options are checked here; the fields' types against
 //! the tree's key type by constants of generated code (the runtime's `tree::key_probe`).
+//!
+//! `parse.rs` reads the attributes through `options.rs`; `validate.rs` checks what was read against
+//! the model; `expand.rs` generates the code.
 
 use proc_macro2::{Span, TokenStream};
 use quote::format_ident;

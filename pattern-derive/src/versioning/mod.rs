@@ -1,5 +1,8 @@
 //! `#[versioned(...)]` on the struct and `#[version]` on its integer field: parsing, checks, and
 //! the generated `VersionSpec` and `Versioned` impl.
+//!
+//! `parse.rs` reads the attributes through `options.rs`; `validate.rs` checks what was read against
+//! the model; `expand.rs` generates the code.
 
 use proc_macro2::TokenStream;
 use quote::quote;
