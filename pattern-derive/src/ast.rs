@@ -9,6 +9,7 @@ use serde_derive_internals::{ast, Ctxt, Derive};
 use syn::punctuated::Punctuated;
 use syn::{Data, DeriveInput, Fields, Ident, LitStr, Token, Type};
 
+use crate::attr::{Attr, Attrs};
 use crate::errors::{did_you_mean, Errors};
 
 /// A struct with named fields, as the derive sees it.
@@ -26,6 +27,8 @@ pub(crate) struct Model<'a> {
     /// How messages name the type whose fields these are, when not `` `ident` `` (a generated
     /// struct of an enum model: "variant `Push` of `Notification`").
     pub described_as: Option<String>,
+    /// The toolkit attributes on the input itself (none on a model the derive generates).
+    pub carries: Attrs,
 }
 
 /// One named field.
@@ -45,9 +48,28 @@ pub(crate) struct Field<'a> {
     /// `#[json_schema(..)]`: what the server-side validator says of it.
     pub validate: crate::validate::Validate,
     pub attrs: &'a [syn::Attribute],
+    /// The toolkit attributes among `attrs`.
+    pub carries: Attrs,
+}
+
+impl Field<'_> {
+    /// Whether the field carries the toolkit attribute `attr`.
+    pub(crate) fn has(&self, attr: Attr) -> bool {
+        self.carries.has(attr)
+    }
+
+    /// The field's attributes `#[attr(..)]`, in order.
+    pub(crate) fn attrs_of(&self, attr: Attr) -> impl Iterator<Item = &syn::Attribute> {
+        attr.find(self.attrs)
+    }
 }
 
 impl Model<'_> {
+    /// Whether the input itself carries the toolkit attribute `attr`.
+    pub(crate) fn has(&self, attr: Attr) -> bool {
+        self.carries.has(attr)
+    }
+
     /// The type `Model::Id` names: the `_id` field's type when it is stored as that type's own
     /// serialization, else `Bson` (no `_id` field, or a custom serializer): ids are then
     /// checked at run time only.
@@ -213,13 +235,10 @@ pub(crate) fn parse_as<'a>(
         fields,
         partial_fields: Vec::new(),
         described_as: None,
+        carries: Attrs::of(&input.attrs),
     };
     if derive == DeriveKind::Model {
-        let referenced = input
-            .attrs
-            .iter()
-            .any(|a| a.path().is_ident("extended_ref"));
-        check_id(&model, referenced, errors);
+        check_id(&model, model.has(Attr::ExtendedRef), errors);
     }
     Ok(model)
 }
@@ -258,6 +277,7 @@ pub(crate) fn fields_of<'a>(
                 errors,
             ),
             attrs: &f.original.attrs,
+            carries: Attrs::of(&f.original.attrs),
         });
     }
     fields
@@ -352,7 +372,7 @@ const MODEL_KEYS: &[&str] = &["collection", "group", "crate", "derive"];
 pub(crate) fn parse_model_attrs(input: &DeriveInput, errors: &mut Errors) -> ModelAttrs {
     let mut out = ModelAttrs::default();
     let mut keys = crate::options::Keys::new("model", MODEL_KEYS);
-    for attr in input.attrs.iter().filter(|a| a.path().is_ident("model")) {
+    for attr in Attr::Model.find(&input.attrs) {
         keys.nested(attr, errors, |key, meta, errors| {
             if key == "derive" {
                 let content;

@@ -7,6 +7,7 @@ use quote::{format_ident, quote};
 use syn::LitInt;
 
 use crate::ast::{Field, Model};
+use crate::attr::Attr;
 use crate::errors::Errors;
 use crate::schema::{Pattern, PatternDef};
 
@@ -54,7 +55,7 @@ const USAGE: &str = "write the most items the array ever holds: `#[bounded(20)]`
 fn collect(model: &Model<'_>, errors: &mut Errors) -> Bounds {
     let mut out = Vec::new();
     for field in &model.fields {
-        let mut attrs = field.attrs.iter().filter(|a| a.path().is_ident("bounded"));
+        let mut attrs = field.attrs_of(Attr::Bounded);
         let Some(attr) = attrs.next() else { continue };
         for extra in attrs {
             errors.spanned(extra, "one `#[bounded(n)]` per field");

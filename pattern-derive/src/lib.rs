@@ -10,6 +10,8 @@ use syn::{parse_macro_input, DeriveInput};
 // the input and errors, index paths and specifications, what every model generates (`schema`,
 // with the `Pattern` trait), one module per pattern, then the derives.
 mod ast;
+mod attr;
+mod combinations;
 mod errors;
 mod index;
 mod keyset;

@@ -8,18 +8,19 @@ use quote::quote;
 use syn::DeriveInput;
 
 use crate::ast::{self, Model};
+use crate::attr::Attr;
 use crate::errors::Errors;
 use crate::index::{self, Index};
 use crate::schema::{self, Pattern, PatternDef};
 use crate::shard::{self, ShardKey};
 use crate::{
-    approximation, attribute, bounded, computed, extended_ref, outlier, polymorphic, preallocation,
-    relation, schema_version, subset, tree, versioning,
+    approximation, attribute, bounded, combinations, computed, extended_ref, outlier, polymorphic,
+    preallocation, relation, schema_version, subset, tree, versioning,
 };
 
 /// The patterns of `#[derive(Model)]`, one line each, in the order their specs are listed in the
 /// schema. Adding a pattern: a module with a `PATTERN`, a line here, and its attribute names in
-/// `lib.rs`'s `proc_macro_derive` list.
+/// `lib.rs`'s `proc_macro_derive` list and in `attr.rs`'s `Attr`.
 const PATTERNS: &[&PatternDef] = &[
     &attribute::PATTERN,
     &subset::PATTERN,
@@ -46,7 +47,7 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
         Ok(m) => {
             let indexes = index::collect(&input.attrs, m, &mut errors);
             let shard = shard::collect(&input.attrs, m, &indexes, &mut errors);
-            versioning::refuse_unversionable(input, m, &mut errors);
+            combinations::check(input, m, &mut errors);
             let patterns: Vec<Box<dyn Pattern>> = PATTERNS
                 .iter()
                 .map(|def| (def.model)(input, m, &mut errors))
@@ -58,10 +59,10 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     // `#[model]` on a field is a misplaced attribute.
     if let syn::Data::Struct(s) = &input.data {
         for attr in s.fields.iter().flat_map(|f| &f.attrs) {
-            if attr.path().is_ident("model") {
+            if Attr::Model.is(attr) {
                 errors.spanned(attr, "`#[model(...)]` goes on the struct, not on a field");
             }
-            if attr.path().is_ident("shard_key") {
+            if Attr::ShardKey.is(attr) {
                 errors.spanned(
                     attr,
                     "`#[shard_key(...)]` goes on the struct, naming its fields: \

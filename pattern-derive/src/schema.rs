@@ -331,7 +331,7 @@ pub(crate) fn names_items(
     let rust_names = stored.iter().map(|f| &f.rust_name);
     let approximate: Vec<&String> = stored
         .iter()
-        .filter(|f| f.attrs.iter().any(|a| a.path().is_ident("approximate")))
+        .filter(|f| f.has(crate::attr::Attr::Approximate))
         .map(|f| &f.bson_name)
         .collect();
     let struct_doc = format!("The serialized field names of [`{ident}`].");
@@ -500,6 +500,7 @@ fn fields_only(input: &DeriveInput) -> TokenStream {
                 omittable: false,
                 validate: crate::validate::Validate::Derived,
                 attrs: &f.attrs,
+                carries: crate::attr::Attrs::of(&f.attrs),
             })
         })
         .collect();
@@ -511,6 +512,7 @@ fn fields_only(input: &DeriveInput) -> TokenStream {
         fields,
         partial_fields: Vec::new(),
         described_as: None,
+        carries: crate::attr::Attrs::of(&input.attrs),
     };
     let names = field_names(&model, &[]);
     quote! {

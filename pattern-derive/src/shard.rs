@@ -25,6 +25,7 @@ use syn::parse::{ParseStream, Parser};
 use syn::{Ident, Token};
 
 use crate::ast::Model;
+use crate::attr::Attr;
 use crate::errors::Errors;
 use crate::index::{self, Index};
 
@@ -53,7 +54,7 @@ pub(crate) fn collect(
     indexes: &[Index],
     errors: &mut Errors,
 ) -> Option<ShardKey> {
-    let mut found = attrs.iter().filter(|a| a.path().is_ident("shard_key"));
+    let mut found = Attr::ShardKey.find(attrs);
     let attr = found.next()?;
     for extra in found {
         errors.spanned(

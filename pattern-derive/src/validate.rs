@@ -10,6 +10,7 @@ use quote::quote;
 use syn::parse::ParseStream;
 use syn::{LitStr, Token};
 
+use crate::attr::Attr;
 use crate::errors::{did_you_mean, Errors};
 
 /// What `#[json_schema]` says of one field.
@@ -53,7 +54,7 @@ const USAGE: &str = "write `#[json_schema(bson_type = \"string\")]` (or a list: 
 /// The field's `#[json_schema]`, its mistakes reported in `errors`. `stored` is whether serde
 /// stores the field at all.
 pub(crate) fn of_field(attrs: &[syn::Attribute], stored: bool, errors: &mut Errors) -> Validate {
-    let mut found = attrs.iter().filter(|a| a.path().is_ident("json_schema"));
+    let mut found = Attr::JsonSchema.find(attrs);
     let Some(attr) = found.next() else {
         return Validate::Derived;
     };

@@ -19,6 +19,7 @@ mod expand;
 mod parse;
 mod validate;
 
+use crate::attr::Attr;
 use expand::{expand, fallback};
 use parse::{opt_u64, parse_option};
 use validate::{collect, value_fields};
@@ -118,37 +119,14 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
         }
     };
     let bucket = collect(input, &mut model, &mut errors);
-    for attr in input.attrs.iter().filter(|a| a.path().is_ident("model")) {
+    for attr in Attr::Model.find(&input.attrs) {
         errors.spanned(
             attr,
             "`#[model(...)]` belongs to `derive(Model)`; a measurement's options go in `#[bucket(...)]`",
         );
     }
-    for attr in input
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("versioned"))
-    {
-        errors.spanned(
-            attr,
-            "a measurement cannot be `#[versioned]`: measurements are appended to bucket \
-             documents shared by many writers, which have no versions of their own. Keep what \
-             needs revisions (a device's settings) in a `#[versioned]` model of its own",
-        );
-    }
-    if let syn::Data::Struct(data) = &input.data {
-        for attr in data
-            .fields
-            .iter()
-            .flat_map(|f| &f.attrs)
-            .filter(|a| a.path().is_ident("version"))
-        {
-            errors.spanned(
-                attr,
-                "`#[version]` belongs to a `#[versioned]` model; a measurement has no version",
-            );
-        }
-    }
+    // `#[versioned]` and `#[version]` are refused (`combinations.rs`).
+    crate::combinations::check(input, &model, &mut errors);
     match (bucket, errors.into_result()) {
         (Some(b), Ok(())) => expand(&model, &b),
         (_, Err(e)) => {

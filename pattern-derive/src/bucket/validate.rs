@@ -1,17 +1,14 @@
 //! Checking the measurement: its key, time and value fields, and the options against them.
 
 use super::*;
+use crate::attr::Attr;
 
 pub(super) fn collect(
     input: &DeriveInput,
     model: &mut Model<'_>,
     errors: &mut Errors,
 ) -> Option<Bucket> {
-    let attrs: Vec<&syn::Attribute> = input
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("bucket"))
-        .collect();
+    let attrs: Vec<&syn::Attribute> = Attr::Bucket.find(&input.attrs).collect();
     let Some(attr) = attrs.first() else {
         errors.spanned(
             &input.ident,

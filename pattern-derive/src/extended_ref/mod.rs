@@ -21,6 +21,7 @@ use crate::schema::{Pattern, PatternDef};
 mod expand;
 mod parse;
 
+use crate::attr::Attr;
 use parse::{parse_embed, parse_shape};
 
 /// The extended reference pattern's entry points: shapes and embeddings on models, and on
@@ -118,11 +119,7 @@ const SHAPE_OPTIONS: &[&str] = &["snapshot", "derive"];
 /// Reads every `#[extended_ref]` of the model.
 fn collect(input: &syn::DeriveInput, model: &Model<'_>, errors: &mut Errors) -> ExtendedRefs {
     let mut out = ExtendedRefs::default();
-    for attr in input
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("extended_ref"))
-    {
+    for attr in Attr::ExtendedRef.find(&input.attrs) {
         if let Some(shape) = parse_shape(attr, model, errors) {
             if shape.ident == *model.ident {
                 errors.spanned(
@@ -143,13 +140,9 @@ fn collect(input: &syn::DeriveInput, model: &Model<'_>, errors: &mut Errors) -> 
             }
         }
     }
-    out.versioned = input.attrs.iter().any(|a| a.path().is_ident("versioned"));
+    out.versioned = model.has(Attr::Versioned);
     for field in &model.fields {
-        let attrs: Vec<&syn::Attribute> = field
-            .attrs
-            .iter()
-            .filter(|a| a.path().is_ident("extended_ref"))
-            .collect();
+        let attrs: Vec<&syn::Attribute> = field.attrs_of(Attr::ExtendedRef).collect();
         for extra in attrs.iter().skip(1) {
             errors.spanned(extra, "one `#[extended_ref(...)]` per field");
         }
@@ -188,11 +181,7 @@ fn collect(input: &syn::DeriveInput, model: &Model<'_>, errors: &mut Errors) -> 
 /// `#[extended_ref]` on a `#[derive(Fields)]` struct (registered there only to say this):
 /// shapes are declared on models, and modes go on the model's field holding the items.
 fn misplaced_on_fields(input: &syn::DeriveInput, errors: &mut Errors) {
-    for attr in input
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("extended_ref"))
-    {
+    for attr in Attr::ExtendedRef.find(&input.attrs) {
         errors.spanned(
             attr,
             "reference shapes are declared on a `#[derive(Model)]` struct: the source of the \
@@ -203,11 +192,7 @@ fn misplaced_on_fields(input: &syn::DeriveInput, errors: &mut Errors) {
         return;
     };
     for field in &s.fields {
-        for attr in field
-            .attrs
-            .iter()
-            .filter(|a| a.path().is_ident("extended_ref"))
-        {
+        for attr in Attr::ExtendedRef.find(&field.attrs) {
             let name = field
                 .ident
                 .as_ref()

@@ -2,6 +2,7 @@
 //! a holding field, each mistake into `Errors` at its token.
 
 use super::*;
+use crate::attr::Attr;
 
 fn key_of(path: &syn::Path) -> String {
     path.get_ident()
@@ -169,12 +170,7 @@ pub(super) fn parse_shape(
             );
         } else if fields.iter().any(|g| crate::ast::unraw(g) == name) {
             errors.spanned(&f, format!("`{name}` is listed twice"));
-        } else if !snapshot_only
-            && source
-                .attrs
-                .iter()
-                .any(|a| a.path().is_ident("approximate"))
-        {
+        } else if !snapshot_only && source.has(Attr::Approximate) {
             errors.spanned(
                 &f,
                 format!(

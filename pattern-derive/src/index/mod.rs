@@ -13,6 +13,7 @@ mod expand;
 mod parse;
 mod validate;
 
+use crate::attr::Attr;
 pub(crate) use expand::{directed_spec, from_keys, plain_spec};
 pub(crate) use parse::parse_duration;
 use parse::{is_bson_date, is_dynamic, parse_attr};
@@ -253,16 +254,13 @@ pub(crate) fn collect(
     errors: &mut Errors,
 ) -> Vec<Index> {
     let mut parsed: Vec<IndexAttr> = Vec::new();
-    for attr in container_attrs
-        .iter()
-        .filter(|a| a.path().is_ident("index"))
-    {
+    for attr in Attr::Index.find(container_attrs) {
         if let Some(a) = parse_attr(attr, None, errors) {
             parsed.push(a);
         }
     }
     for field in &model.fields {
-        for attr in field.attrs.iter().filter(|a| a.path().is_ident("index")) {
+        for attr in field.attrs_of(Attr::Index) {
             if let Some(a) = parse_attr(attr, Some(field), errors) {
                 parsed.push(a);
             }

@@ -2,6 +2,7 @@
 //! struct per variant, the schemas and the impls; and the projections of a variant's handle.
 
 use super::*;
+use crate::attr::Attr;
 
 pub(super) fn generate(
     poly: &Poly<'_>,
@@ -165,6 +166,7 @@ pub(super) fn generate(
         fields: Vec::new(),
         partial_fields: Vec::new(),
         described_as: None,
+        carries: crate::attr::Attrs::of(&poly.input.attrs),
     };
     let (collection, schema_fields) = if indexes.is_some() {
         (poly.collection(), field_schemas)
@@ -285,7 +287,7 @@ pub(super) fn generate(
         .variants
         .iter()
         .flat_map(|v| v.fields.iter())
-        .filter(|f| f.serialized && !f.attrs.iter().any(|a| a.path().is_ident("extended_ref")))
+        .filter(|f| f.serialized && !f.has(Attr::ExtendedRef))
         .map(|f| {
             let (lo, hi) = crate::errors::span_range(f.ty);
             let held = crate::errors::probe_closure(&p, f.ty, "held");
@@ -391,11 +393,7 @@ pub(crate) fn projections(
     let p = quote!(#krate::__private);
     let ident = model.ident;
     let mut out = TokenStream::new();
-    for attr in input
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("projection"))
-    {
+    for attr in Attr::Projection.find(&input.attrs) {
         let mut of: Option<syn::Type> = None;
         let result = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("of") {

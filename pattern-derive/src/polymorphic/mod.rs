@@ -17,25 +17,26 @@ use crate::shard::{self, ShardKey};
 mod expand;
 mod parse;
 
+use crate::attr::Attr;
 use expand::generate;
 pub(crate) use expand::projections;
 use parse::read;
 
 /// Attributes of other patterns, refused on an enum model (with where they would go).
-const REFUSED: &[&str] = &[
-    "versioned",
-    "version",
-    "subset",
-    "computed",
-    "approximate",
-    "outlier",
-    "extended_ref",
-    "attribute",
-    "relation",
-    "tree",
-    "in_tree",
-    "preallocated",
-    "bounded",
+const REFUSED: &[Attr] = &[
+    Attr::Versioned,
+    Attr::Version,
+    Attr::Subset,
+    Attr::Computed,
+    Attr::Approximate,
+    Attr::Outlier,
+    Attr::ExtendedRef,
+    Attr::Attribute,
+    Attr::Relation,
+    Attr::Tree,
+    Attr::InTree,
+    Attr::Preallocated,
+    Attr::Bounded,
 ];
 
 /// One struct variant.
@@ -127,6 +128,7 @@ fn common_model<'p>(
         omittable: false,
         validate: crate::validate::Validate::Derived,
         attrs: &[],
+        carries: crate::attr::Attrs::NONE,
     }];
     fields.extend(poly.common_fields().map(|f| Field {
         ident: f.ident,
@@ -138,6 +140,7 @@ fn common_model<'p>(
         omittable: f.omittable,
         validate: f.validate.clone(),
         attrs: &[],
+        carries: crate::attr::Attrs::NONE,
     }));
     Model {
         ident: &poly.common_ident,
@@ -147,6 +150,7 @@ fn common_model<'p>(
         fields,
         partial_fields: poly.partial.clone(),
         described_as: Some(format!("any variant of `{}`", poly.input.ident)),
+        carries: crate::attr::Attrs::of(&poly.input.attrs),
     }
 }
 
@@ -170,10 +174,12 @@ fn variant_model<'p>(poly: &'p Poly<'_>, v: &'p VariantDef<'_>) -> Model<'p> {
                 omittable: f.omittable,
                 validate: f.validate.clone(),
                 attrs: f.attrs,
+                carries: f.carries,
             })
             .collect(),
         partial_fields: Vec::new(),
         described_as: Some(format!("variant `{}` of `{}`", v.ident, poly.input.ident)),
+        carries: crate::attr::Attrs::of(&poly.input.attrs),
     }
 }
 

@@ -2,6 +2,7 @@
 //! attributes of other patterns, refused on an enum.
 
 use super::*;
+use crate::attr::Attr;
 
 /// Reads the enum; `None` when nothing can be generated (serde's attributes are wrong, which
 /// serde reports, or the enum is generic or not internally tagged).
@@ -185,7 +186,7 @@ fn refuse_other_patterns(input: &DeriveInput, errors: &mut Errors) {
         .iter()
         .flat_map(|v| v.attrs.iter().chain(v.fields.iter().flat_map(|f| &f.attrs)));
     for attr in input.attrs.iter().chain(on_fields) {
-        if attr.path().is_ident("schema_version") {
+        if Attr::SchemaVersion.is(attr) {
             errors.spanned(
                 attr.path(),
                 "`#[schema_version]` is not supported on an enum model (the polymorphic pattern) \
@@ -194,7 +195,7 @@ fn refuse_other_patterns(input: &DeriveInput, errors: &mut Errors) {
                  variant for the new shape",
             );
         }
-        if let Some(name) = REFUSED.iter().find(|n| attr.path().is_ident(n)) {
+        if let Some(name) = REFUSED.iter().find(|a| a.is(attr)).map(|a| a.name()) {
             errors.spanned(
                 attr.path(),
                 format!(
@@ -207,14 +208,14 @@ fn refuse_other_patterns(input: &DeriveInput, errors: &mut Errors) {
     }
     for v in &e.variants {
         for attr in v.fields.iter().flat_map(|f| &f.attrs).chain(&v.attrs) {
-            if attr.path().is_ident("shard_key") {
+            if Attr::ShardKey.is(attr) {
                 errors.spanned(
                     attr,
                     "`#[shard_key(...)]` goes on the enum: the variants share one collection, \
                      sharded by fields every variant has",
                 );
             }
-            if attr.path().is_ident("model") {
+            if Attr::Model.is(attr) {
                 errors.spanned(
                     attr,
                     "`#[model(...)]` goes on the enum, not on a variant or field",

@@ -7,6 +7,7 @@ use syn::{Ident, LitInt, Token};
 
 use super::*;
 use crate::ast::{Field, Model};
+use crate::attr::Attr;
 use crate::errors::{did_you_mean, Errors};
 
 const SUBSET_OPTIONS: &[&str] = &["limit", "sort", "full", "parent"];
@@ -17,16 +18,21 @@ const COMPUTED_KINDS: &[&str] = &["count", "sum", "avg"];
 pub(super) fn collect(model: &Model<'_>, errors: &mut Errors) -> Vec<SubsetField> {
     let mut subsets = Vec::new();
     for field in &model.fields {
-        for attr in field.attrs.iter().filter(|a| a.path().is_ident("subset")) {
+        for attr in field.attrs_of(Attr::Subset) {
             if let Some(s) = parse_subset(attr, field, errors) {
                 subsets.push(s);
             }
         }
     }
-    for field in &model.fields {
-        let of_subsets = field.attrs.iter().filter(|a| {
-            a.path().is_ident("computed") && !crate::ast::computed_from_another_model(a)
-        });
+    // A `#[subset]` field that is also `#[computed]` is refused (`combinations.rs`).
+    let computed = model
+        .fields
+        .iter()
+        .filter(|f| !crate::combinations::field_refuses(f, Attr::Computed));
+    for field in computed {
+        let of_subsets = field
+            .attrs_of(Attr::Computed)
+            .filter(|a| !crate::ast::computed_from_another_model(a));
         for attr in of_subsets {
             parse_computed(attr, field, &mut subsets, errors);
         }
@@ -246,12 +252,6 @@ fn parse_computed(
             ),
         );
     };
-    if subset.ident == *field.ident {
-        return errors.spanned(
-            field.ident,
-            "a `#[subset]` field cannot also be `#[computed]`",
-        );
-    }
     subset.computed.push(ComputedField {
         ident: field.ident.clone(),
         bson_name: field.bson_name.clone(),

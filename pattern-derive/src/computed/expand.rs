@@ -1,192 +1,17 @@
-//! `#[computed(sum = Order.amount, by = user_id)]`: fields computed from another model's
-//! documents (the `#[computed(..)]` forms without `by` summarise a subset: `subset.rs`).
-//!
-//! Every check of a type is a constant of generated code, spanned at the token it is about: the
-//! source is a model (`<Order as Model>`, the source named once: `FromField::source_names`), the
-//! summed field is a number, the kept field can hold the result (an integer for a count, a float
-//! for a sum of floats, an `Option` for a min or max), and `by` holds the target's `_id` (the
-//! `IdProbe` verdicts of the runtime's `relation`).
+//! The generated `ComputedSpec`s, the source's dependents and the constants that check the
+//! types named (the source model, the summed field, the kept field, `by`).
 
-use proc_macro2::{Span, TokenStream, TokenTree};
+use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
-use syn::ext::IdentExt;
-use syn::{Ident, Token};
+use syn::Ident;
 
-use crate::ast::{Field, Model};
-use crate::errors::{fail_with, Errors};
-use crate::schema::{Pattern, PatternDef};
+use crate::ast::Model;
+use crate::errors::fail_with;
 
-/// The computed pattern's entry points.
-pub(crate) const PATTERN: PatternDef = PatternDef {
-    model: |_, model, errors| {
-        let declared = model.fields.iter().any(|f| {
-            f.attrs.iter().any(|a| {
-                a.path().is_ident("computed") && crate::ast::computed_from_another_model(a)
-            })
-        });
-        let fields = model
-            .fields
-            .iter()
-            .filter_map(|f| parse_field(f, errors))
-            .collect();
-        Box::new(ComputedFrom { fields, declared })
-    },
-    fields: None,
-};
-
-/// The options: a computation (one of the first four) and `by`.
-const OPTIONS: &[&str] = &["count", "sum", "min", "max", "by"];
-
-const HELP: &str = "`#[computed(sum = Order.amount, by = user_id)]`, `#[computed(count = Order, \
-                    by = user_id)]`, `min = ..` or `max = ..`: `Order` is the model whose \
-                    documents are summarised, `user_id` its field holding this document's `_id`";
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Count,
-    Sum,
-    Min,
-    Max,
-}
-
-/// One field computed from another model.
-struct FromField {
-    /// The kept field.
-    ident: Ident,
-    kind: Kind,
-    /// The source model, as written.
-    source: syn::Path,
-    /// The source's summed field (not for a count).
-    source_field: Option<Ident>,
-    /// The source's field holding this document's `_id`.
-    by: Ident,
-}
-
-struct ComputedFrom {
-    fields: Vec<FromField>,
-    /// Whether any field declares one, read or not: the stubs keep `Model::computed`.
-    declared: bool,
-}
-
-fn parse_field(field: &Field<'_>, errors: &mut Errors) -> Option<FromField> {
-    let attrs: Vec<&syn::Attribute> = field
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("computed") && crate::ast::computed_from_another_model(a))
-        .collect();
-    let attr = *attrs.first()?;
-    for extra in &attrs[1..] {
-        errors.spanned(
-            extra,
-            "one `#[computed]` per field: a field keeps one value; declare another field for the \
-             other computation",
-        );
-    }
-    if let Some(subset) = field.attrs.iter().find(|a| a.path().is_ident("subset")) {
-        errors.spanned(
-            subset,
-            "a `#[subset]` field cannot also be `#[computed]`: a computed field keeps a number",
-        );
-        return None;
-    }
-    let list =
-        crate::ast::stored_field_list(field, attr, "computed", "a computed field", HELP, errors)?;
-    // An average has an answer of its own, not "unknown option".
-    let mut tokens = list.tokens.clone().into_iter().peekable();
-    while let Some(t) = tokens.next() {
-        let next_is_eq = matches!(tokens.peek(), Some(TokenTree::Punct(p)) if p.as_char() == '=');
-        if let TokenTree::Ident(i) = &t {
-            if i == "avg" && next_is_eq {
-                errors.at(
-                    i.span(),
-                    "an average across collections is not kept: declare a `sum` and a `count` \
-                     field and divide them when reading (both stay exact)",
-                );
-                return None;
-            }
-        }
-    }
-    // The computation and `by`, read by the options reader: an unknown or repeated key is an
-    // error at the key, and the rest is still read.
-    let mut kind: Option<(Ident, syn::Path, Option<Ident>)> = None;
-    let mut by: Option<Ident> = None;
-    let clean = crate::options::parse(
-        list.tokens.clone(),
-        "computed",
-        OPTIONS,
-        errors,
-        |key, input, _| {
-            input.parse::<Token![=]>()?;
-            if key == "by" {
-                by = Some(Ident::parse_any(input)?);
-                return Ok(());
-            }
-            let path = input.call(syn::Path::parse_mod_style)?;
-            let item = if input.peek(Token![.]) {
-                input.parse::<Token![.]>()?;
-                Some(Ident::parse_any(input)?)
-            } else {
-                None
-            };
-            if kind.is_some() {
-                return Err(syn::Error::new(
-                    key.span(),
-                    "one computation per field: `#[computed(sum = Order.amount, by = user_id)]`; \
-                     declare another field for the other computation",
-                ));
-            }
-            kind = Some((key.clone(), path, item));
-            Ok(())
-        },
-    );
-    if !clean {
-        return None;
-    }
-    let Some((kind_ident, source, source_field)) = kind else {
-        errors.spanned(attr, format!("say what is computed: {HELP}"));
-        return None;
-    };
-    let by = by?;
-    let kind = match kind_ident.to_string().as_str() {
-        "count" => Kind::Count,
-        "sum" => Kind::Sum,
-        "min" => Kind::Min,
-        "max" => Kind::Max,
-        // The options reader let only these through.
-        _ => return None,
-    };
-    let source_name = quote!(#source).to_string().replace(' ', "");
-    match (kind, &source_field) {
-        (Kind::Count, Some(item)) => {
-            errors.spanned(
-                item,
-                format!("`count` counts documents: write `count = {source_name}`, no field"),
-            );
-            return None;
-        }
-        (Kind::Sum | Kind::Min | Kind::Max, None) => {
-            errors.spanned(
-                &source,
-                format!(
-                    "`{kind_ident}` needs a field of the source: `{kind_ident} = \
-                     {source_name}.amount`"
-                ),
-            );
-            return None;
-        }
-        _ => {}
-    }
-    Some(FromField {
-        ident: field.ident.clone(),
-        kind,
-        source,
-        source_field,
-        by,
-    })
-}
+use super::*;
 
 impl FromField {
-    fn static_ident(&self) -> Ident {
+    pub(super) fn static_ident(&self) -> Ident {
         format_ident!(
             "__COMPUTED_FROM_{}",
             crate::ast::unraw(&self.ident).to_uppercase()
@@ -204,7 +29,7 @@ impl FromField {
     /// its note naming `#[derive(Model)]`: rustc prints one error per message and span), and
     /// the rest sees an error type and says nothing. (Named directly, `Order`'s `FIELDS` and
     /// `SCHEMA` failed apart: three errors.)
-    fn source_names(&self, p: &TokenStream) -> TokenStream {
+    pub(super) fn source_names(&self, p: &TokenStream) -> TokenStream {
         let source = &self.source;
         quote_spanned!(self.source_span()=> <#source as #p::Fields>::Names)
     }
@@ -227,7 +52,7 @@ impl FromField {
     }
 
     /// The static spec and the checks beside it.
-    fn expand(&self, model: &Model<'_>, p: &TokenStream) -> TokenStream {
+    pub(super) fn expand(&self, model: &Model<'_>, p: &TokenStream) -> TokenStream {
         let ident = model.ident;
         let target = &self.ident;
         let name = crate::ast::unraw(target);
@@ -450,46 +275,12 @@ fn verdict(p: &TokenStream, field: &TokenStream, method: &str, span: Span) -> To
 }
 
 /// `HasComputedFields` (behind `Model::collection(&db).computed()`).
-fn constructor(model: &Model<'_>) -> TokenStream {
+pub(super) fn constructor(model: &Model<'_>) -> TokenStream {
     let ident = model.ident;
     let krate = &model.krate;
     let p = quote!(#krate::__private);
     quote! {
         #[automatically_derived]
         impl #p::HasComputedFields for #ident {}
-    }
-}
-
-impl Pattern for ComputedFrom {
-    fn kept(&self, field: &Field<'_>) -> Option<&'static str> {
-        self.fields
-            .iter()
-            .any(|c| c.ident == *field.ident)
-            .then_some("ComputedValue")
-    }
-
-    fn items(&self, model: &Model<'_>) -> TokenStream {
-        if self.fields.is_empty() {
-            return TokenStream::new();
-        }
-        let krate = &model.krate;
-        let p = quote!(#krate::__private);
-        let specs = self.fields.iter().map(|f| f.expand(model, &p));
-        let constructor = constructor(model);
-        quote! {
-            #(#specs)*
-            #constructor
-        }
-    }
-
-    fn specs(&self) -> Vec<TokenStream> {
-        crate::schema::spec_refs(self.fields.iter().map(|f| f.static_ident()))
-    }
-
-    fn stubs(&self, model: &Model<'_>) -> TokenStream {
-        if !self.declared {
-            return TokenStream::new();
-        }
-        constructor(model)
     }
 }

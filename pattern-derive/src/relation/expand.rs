@@ -1,252 +1,20 @@
-//! Relationships: `#[relation]`, `#[relation(parent, sort(..))]` and `#[relation(inverse = ..)]`
-//! on fields holding references, and, for every struct model, what other models' references
-//! need of it (`Identified`: its `_id`; `Relations`: its relation fields, for the two-way checks).
-//!
-//! The field's type is checked to hold references by the `RefField` projection: every use of the
-//! type in generated code is spanned over the whole type (see `across`), so a type holding no
-//! reference is one error at the field's type, the same one from every item, printed once. A
-//! two-way relation is checked against the other side's `Relations` in a constant, which fails
-//! with a message naming both sides; a model with a mistake still lists its relation fields, so
-//! the models naming them are not told they are missing.
+//! The generated `RelationSpec`s, the identity checks of the references and the target's schema.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
-use syn::{Ident, LitInt};
+use quote::{format_ident, quote};
+use syn::Ident;
 
-use crate::ast::{self, Field, Model};
-use crate::errors::{did_you_mean, Errors};
-use crate::schema::{Pattern, PatternDef};
+use crate::ast::{self, Model};
 
-/// The relation pattern's entry points.
-pub(crate) const PATTERN: PatternDef = PatternDef {
-    model: |_, model, errors| {
-        Box::new(Relations {
-            fields: crate::schema::each_field(model, errors, parse_field),
-        })
-    },
-    fields: None,
-};
+use super::*;
 
-const HELP: &str = "`#[relation]`, `#[relation(parent)]`, `#[relation(parent, sort(time = -1))]` \
-                    or `#[relation(inverse = other_side_field)]`";
-
-struct Relations {
-    fields: Vec<RelationField>,
-}
-
-struct RelationField {
-    ident: Ident,
-    rust_name: String,
-    bson_name: String,
-    ty: syn::Type,
-    /// The field's type is written as a `Vec` (or `Option<Vec>`).
-    many: bool,
-    parent: bool,
-    /// `(BSON name, direction)`.
-    sort: Vec<(String, i32)>,
-    inverse: Option<Ident>,
-}
-
-impl RelationField {
-    /// The keys of the index the relation declares: parents and both sides of a two-way
-    /// relation are queried by the field (then the children's sort).
-    fn index_keys(&self) -> Option<Vec<(String, i32)>> {
-        (self.parent || self.inverse.is_some()).then(|| {
-            std::iter::once((self.bson_name.clone(), 1))
-                .chain(self.sort.iter().cloned())
-                .collect()
-        })
-    }
-}
-
-/// `Vec<T>` or `Option<Vec<T>>`, as written.
-fn written_many(ty: &syn::Type) -> bool {
-    if crate::types::vec_element(ty).is_some() {
-        return true;
-    }
-    let syn::Type::Path(p) = ty else { return false };
-    let Some(last) = p.path.segments.last() else {
-        return false;
-    };
-    if last.ident != "Option" {
-        return false;
-    }
-    match &last.arguments {
-        syn::PathArguments::AngleBracketed(a) => matches!(
-            a.args.first(),
-            Some(syn::GenericArgument::Type(t)) if crate::types::vec_element(t).is_some()
-        ),
-        _ => false,
-    }
-}
-
-/// The innermost type argument's last segment (`Task` in `Vec<Ref<Task>>`), for messages.
-fn target_name(ty: &syn::Type) -> String {
-    let mut ty = ty;
-    loop {
-        let syn::Type::Path(p) = ty else {
-            return crate::errors::type_string(ty);
-        };
-        let Some(last) = p.path.segments.last() else {
-            return crate::errors::type_string(ty);
-        };
-        match &last.arguments {
-            syn::PathArguments::AngleBracketed(a) => match a.args.first() {
-                Some(syn::GenericArgument::Type(t)) => ty = t,
-                _ => return last.ident.to_string(),
-            },
-            _ => return last.ident.to_string(),
-        }
-    }
-}
-
-fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Option<RelationField> {
-    let attr = field.attrs.iter().find(|a| a.path().is_ident("relation"))?;
-    if let Some(second) = field
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("relation"))
-        .nth(1)
-    {
-        errors.spanned(
-            second,
-            "one `#[relation(...)]` per field: put every option in one attribute",
-        );
-    }
-    if !field.serialized {
-        errors.spanned(
-            field.ident,
-            "a `#[relation]` field must be stored (no `#[serde(skip)]`)",
-        );
-        return None;
-    }
-    let mut parent: Option<Span> = None;
-    let mut sort: Vec<(String, i32)> = Vec::new();
-    let mut sort_span: Option<Span> = None;
-    let mut inverse: Option<Ident> = None;
-    if let syn::Meta::List(_) = &attr.meta {
-        // On a mistake the field is still listed with what was read (for the two-way checks of
-        // the models naming it, which would otherwise report it missing); the model's errors
-        // stop the rest of its generated code.
-        let options = ["parent", "sort", "inverse"];
-        let mut keys = crate::options::Keys::new("relation", &options).with_help(HELP);
-        keys.nested(attr, errors, |key, meta, _| {
-            if key == "parent" {
-                parent = Some(meta.path.segments[0].ident.span());
-            } else if key == "inverse" {
-                inverse = Some(meta.value()?.parse()?);
-            } else {
-                sort_span = Some(meta.path.segments[0].ident.span());
-                meta.parse_nested_meta(|key| {
-                    let Some(name) = key.path.get_ident() else {
-                        return Err(key.error("a sort key is a field of this model"));
-                    };
-                    let dir: LitInt = key.value()?.parse()?;
-                    let dir: i32 = match dir.base10_parse::<i32>() {
-                        Ok(d @ (1 | -1)) => d,
-                        _ => {
-                            return Err(syn::Error::new(
-                                dir.span(),
-                                "a sort direction is 1 (ascending) or -1 (descending)",
-                            ))
-                        }
-                    };
-                    let rust = ast::unraw(name);
-                    match model.field(&rust) {
-                        Some(f) if f.serialized => sort.push((f.bson_name.clone(), dir)),
-                        _ => {
-                            let names = model.fields.iter().map(|f| f.rust_name.as_str());
-                            return Err(syn::Error::new(
-                                name.span(),
-                                format!(
-                                    "`{rust}` is not a stored field of `{}`{}: the children are \
-                                     sorted by their own fields",
-                                    model.ident,
-                                    did_you_mean(&rust, names)
-                                ),
-                            ));
-                        }
-                    }
-                    Ok(())
-                })?;
-            }
-            Ok(())
-        });
-    } else if !matches!(attr.meta, syn::Meta::Path(_)) {
-        errors.spanned(
-            attr,
-            format!("`#[relation]` takes its options in parentheses: write {HELP}"),
-        );
-    }
-    let many = written_many(field.ty);
-    if let Some(span) = parent {
-        if many {
-            let target = target_name(field.ty);
-            errors.at(
-                span,
-                format!(
-                    "a parent reference is a single reference in the child (`{}: Ref<{target}>` \
-                     or `Option<Ref<{target}>>`), not an array: for an array of children's ids \
-                     in the parent, drop `parent` (`#[relation]`)",
-                    field.rust_name
-                ),
-            );
-            parent = None;
-        } else if inverse.is_some() {
-            errors.at(
-                span,
-                "`parent` and `inverse` do not go together: the single side of a two-way \
-                 relation is already indexed and queried like a parent reference; drop `parent`",
-            );
-            parent = None;
-        }
-    } else if let Some(span) = sort_span {
-        errors.at(
-            span,
-            "`sort(..)` orders a parent's children: it goes with `parent` \
-             (`#[relation(parent, sort(time = -1))]`)",
-        );
-    }
-    if parent.is_none() {
-        sort.clear();
-    }
-    if let (Some(inv), true) = (
-        &inverse,
-        field
-            .attrs
-            .iter()
-            .any(|a| a.path().is_ident("extended_ref")),
-    ) {
-        errors.spanned(
-            inv,
-            format!(
-                "a two-way relation's side holds bare `_id`s, which `assign` and `repair` write; \
-                 an extended-reference copy here would be overwritten by them: keep the relation \
-                 on a field of its own holding the other model's `_id` (`Ref<..>`, with \
-                 `#[relation(inverse = {inv})]`) and the copy beside it \
-                 (`#[extended_ref(propagate)]`)"
-            ),
-        );
-    }
-    Some(RelationField {
-        ident: field.ident.clone(),
-        rust_name: field.rust_name.clone(),
-        bson_name: field.bson_name.clone(),
-        ty: field.ty.clone(),
-        many,
-        parent: parent.is_some(),
-        sort,
-        inverse,
-    })
-}
-
-fn spec_static(i: usize) -> Ident {
+pub(super) fn spec_static(i: usize) -> Ident {
     format_ident!("__RELATION_{}", i)
 }
 
 /// `impl Identified` (when the `_id` is stored as its type's own serialization) and
 /// `impl Relations` for `model`, from `fields`.
-fn identity(model: &Model<'_>, fields: &[RelationField]) -> TokenStream {
+pub(super) fn identity(model: &Model<'_>, fields: &[RelationField]) -> TokenStream {
     let krate = &model.krate;
     let p = quote!(#krate::__private);
     let ident = model.ident;
@@ -304,7 +72,7 @@ fn identity(model: &Model<'_>, fields: &[RelationField]) -> TokenStream {
 /// Every use of the field's type in generated code is spanned over the whole type this way:
 /// the error each one reports for a type holding no reference is then the same error at the
 /// same span, which rustc prints once.
-fn across(
+pub(super) fn across(
     (lo, hi): (Span, Span),
     first: TokenStream,
     middle: impl quote::ToTokens,
@@ -316,13 +84,13 @@ fn across(
 }
 
 /// `<ty as RefField>::Target`, spanned over `ty`: a field holding no reference fails here.
-fn target_ty(p: &TokenStream, ty: &syn::Type) -> TokenStream {
+pub(super) fn target_ty(p: &TokenStream, ty: &syn::Type) -> TokenStream {
     let span = crate::errors::span_range(ty);
     across(span, quote!(<), ty, quote!(as #p::RefField>::Target))
 }
 
 /// `<<ty as RefField>::Target as Model>::SCHEMA`, spanned over `ty`.
-fn target_schema(p: &TokenStream, ty: &syn::Type) -> TokenStream {
+pub(super) fn target_schema(p: &TokenStream, ty: &syn::Type) -> TokenStream {
     let span = crate::errors::span_range(ty);
     across(
         span,
@@ -332,26 +100,9 @@ fn target_schema(p: &TokenStream, ty: &syn::Type) -> TokenStream {
     )
 }
 
-impl Pattern for Relations {
-    fn kept(&self, field: &Field<'_>) -> Option<&'static str> {
-        self.fields
-            .iter()
-            .any(|r| r.inverse.is_some() && r.ident == *field.ident)
-            .then_some("TwoWaySide")
-    }
-
-    fn handle(&self, field: &Field<'_>) -> bool {
-        self.fields.iter().any(|r| r.ident == *field.ident)
-    }
-
-    fn own_indexes(&self) -> Vec<Vec<(String, i32)>> {
-        self.fields
-            .iter()
-            .filter_map(RelationField::index_keys)
-            .collect()
-    }
-
-    fn items(&self, model: &Model<'_>) -> TokenStream {
+impl Relations {
+    /// The items of `Pattern::items`.
+    pub(super) fn expand(&self, model: &Model<'_>) -> TokenStream {
         let krate = &model.krate;
         let p = quote!(#krate::__private);
         let ident = model.ident;
@@ -541,21 +292,5 @@ impl Pattern for Relations {
             });
         }
         out
-    }
-
-    fn specs(&self) -> Vec<TokenStream> {
-        (0..self.fields.len())
-            .map(|i| {
-                let stat = spec_static(i);
-                quote!(&#stat)
-            })
-            .collect()
-    }
-
-    fn stubs(&self, model: &Model<'_>) -> TokenStream {
-        // What other models' references need of this one, its relation fields included (those
-        // with a mistake too, as far as they were read), so a mistake here does not show up
-        // again in every model referring to it.
-        identity(model, &self.fields)
     }
 }

@@ -1,28 +1,16 @@
-//! `#[approximate(batched, threshold = 100)]`, `#[approximate(sampled, p = 0.01)]` and
-//! `#[approximate(sharded, shards = 16)]` on an integer field: the counter handle
-//! the `CounterField` impl behind `collection.counter(Model::FIELDS.field)` and the schema's
-//! `ApproximateSpec`. The settings are checked here; the field's type (an integer) by a constant
-//! of generated code.
+//! Reading `#[approximate(kind, settings..)]` through `options.rs`: the kind, its settings, and the
+//! field's being stored.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::{Ident, Lit, Token};
 
 use crate::ast::{Field, Model};
+use crate::attr::Attr;
 use crate::errors::{did_you_mean, Errors};
-use crate::schema::{Pattern, PatternDef};
 
-/// The approximation pattern's entry points.
-pub(crate) const PATTERN: PatternDef = PatternDef {
-    model: |_, model, errors| {
-        Box::new(Approximate {
-            fields: crate::schema::each_field(model, errors, parse_field),
-        })
-    },
-    fields: None,
-};
+use super::*;
 
 const KINDS: &[&str] = &["batched", "sampled", "sharded"];
 
@@ -30,48 +18,25 @@ const HELP: &str = "`#[approximate(batched, threshold = 100)]` (one `$inc` per 1
                     `#[approximate(sampled, p = 0.01)]` (one write of 100 per 100 events on \
                     average) or `#[approximate(sharded, shards = 16)]` (16 shard documents)";
 
-enum Kind {
-    Batched { threshold: u32 },
-    Sampled { p: f64 },
-    Sharded { shards: u32, collection: String },
-}
-
-struct ApproxField {
-    ident: Ident,
-    bson_name: String,
-    kind: Kind,
-}
-
-struct Approximate {
-    fields: Vec<ApproxField>,
-}
-
 /// One `key = literal` setting.
 struct Setting {
     key: Ident,
     value: Lit,
 }
 
-fn parse_field(field: &Field<'_>, model: &Model<'_>, errors: &mut Errors) -> Option<ApproxField> {
-    let mut attrs = field
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("approximate"));
+pub(super) fn parse_field(
+    field: &Field<'_>,
+    model: &Model<'_>,
+    errors: &mut Errors,
+) -> Option<ApproxField> {
+    let mut attrs = field.attrs_of(Attr::Approximate);
     let attr = attrs.next()?;
     for extra in attrs {
         errors.spanned(extra, "one `#[approximate]` per field");
     }
-    for other in ["computed", "subset", "version"] {
-        if let Some(a) = field.attrs.iter().find(|a| a.path().is_ident(other)) {
-            errors.spanned(
-                a,
-                format!(
-                    "an `#[approximate]` counter cannot also be `#[{other}]`: its value is \
-                     written by the counter alone"
-                ),
-            );
-            return None;
-        }
+    // Refused beside `#[computed]`, `#[subset]` or `#[version]` (`combinations.rs`).
+    if crate::combinations::field_refuses(field, Attr::Approximate) {
+        return None;
     }
     let list = crate::ast::stored_field_list(
         field,
@@ -221,91 +186,5 @@ fn positive_int(value: &Lit, what: &str, unit: &str, errors: &mut Errors) -> Opt
             );
             None
         }
-    }
-}
-
-impl ApproxField {
-    fn static_ident(&self) -> Ident {
-        format_ident!(
-            "__APPROXIMATE_{}",
-            crate::ast::unraw(&self.ident).to_uppercase()
-        )
-    }
-
-    fn expand(&self, model: &Model<'_>, p: &TokenStream) -> TokenStream {
-        let ident = model.ident;
-        let field = &self.ident;
-        let name = crate::ast::unraw(field);
-        let span = field.span();
-        let model_ident = Ident::new(&ident.to_string(), span);
-        let (bson, check) = crate::errors::checked_name(
-            p,
-            quote_spanned!(span=> #model_ident::FIELDS.#field),
-            "integer",
-            &format!(
-                "`{name}` is an approximate counter: it counts in an integer field (i64, i32 or \
-                 u32)"
-            ),
-            span,
-        );
-        let collection = &model.collection;
-        let bson_name = &self.bson_name;
-        let static_ident = self.static_ident();
-        let id = quote!(<#ident as #p::Model>::Id);
-        let (approximation, handle_ty, body) = match &self.kind {
-            Kind::Batched { threshold } => (
-                quote!(#p::Approximation::Batched { threshold: #threshold }),
-                quote!(#p::BatchedCounter<#id>),
-                quote!(#p::BatchedCounter::declared(db.collection(#collection), #bson_name, #threshold)),
-            ),
-            Kind::Sampled { p: prob } => (
-                quote!(#p::Approximation::Sampled { p: #prob }),
-                quote!(#p::SampledCounter<#id>),
-                quote!(#p::SampledCounter::declared(db.collection(#collection), #bson_name, #prob)),
-            ),
-            Kind::Sharded {
-                shards,
-                collection: shards_collection,
-            } => (
-                quote!(#p::Approximation::Sharded {
-                    shards: #shards,
-                    collection: #shards_collection,
-                }),
-                quote!(#p::ShardedFields<#id>),
-                quote!(#p::ShardedFields::declared(
-                    db.collection(#collection),
-                    #bson_name,
-                    db.collection(#shards_collection),
-                    #shards,
-                )),
-            ),
-        };
-        let handle = model.field_handle(field, "CounterField", &handle_ty, &body, None);
-        quote! {
-            static #static_ident: #p::ApproximateSpec =
-                #p::ApproximateSpec::from_parts(#p::ApproximateParts {
-                    field: #bson,
-                    approximation: #approximation,
-                });
-            #check
-
-            #handle
-        }
-    }
-}
-
-impl Pattern for Approximate {
-    fn handle(&self, field: &Field<'_>) -> bool {
-        self.fields.iter().any(|f| &f.ident == field.ident)
-    }
-
-    fn items(&self, model: &Model<'_>) -> TokenStream {
-        let krate = &model.krate;
-        let p = quote!(#krate::__private);
-        self.fields.iter().map(|f| f.expand(model, &p)).collect()
-    }
-
-    fn specs(&self) -> Vec<TokenStream> {
-        crate::schema::spec_refs(self.fields.iter().map(|f| f.static_ident()))
     }
 }
