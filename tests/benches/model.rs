@@ -10,7 +10,11 @@
 //! - `model_stream`: `find(doc! {}).stream()` of all 10 000 notes vs the driver's cursor, both
 //!   read to the end.
 //!
-//! Before timing, both sides of each group are checked to send the same command names.
+//! Before timing, both sides of each group are checked to send the same command names. The
+//! sides are paired: each timed call of one side is followed by an untimed call of the other,
+//! so both see the same collection and the same load on the machine. Run it on a quiet
+//! machine: the process's CPU time (tried instead of wall time) moved as far under another
+//! build's load, the embedded server's background threads charged to whichever side ran.
 //!
 //! One run on the embedded server, 2 cores shared with another build (toolkit vs driver,
 //! criterion's estimate): insert 647 µs vs 702 µs (0.92x), update 782 µs vs 755 µs (1.03x),
@@ -25,8 +29,10 @@ use mongodb::{Collection, Database};
 use pattern_runtime::query::{Filter, Update};
 use pattern_runtime::{Model, ModelCollection};
 use serde::{Deserialize, Serialize};
+use std::future::Future;
+use std::hint::black_box;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
 
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
@@ -149,28 +155,74 @@ fn benches(c: &mut Criterion) {
     assert_eq!(streamed, rt.block_on(driver_stream(&raw)));
     same("stream", t, names(&test_db));
 
-    let mut g = group(c, "model_insert");
+    paired(
+        c,
+        &rt,
+        "model_insert",
+        || toolkit_insert(&notes),
+        || driver_insert(&raw),
+    );
+    paired(
+        c,
+        &rt,
+        "model_update",
+        || toolkit_update(&notes),
+        || driver_update(&raw),
+    );
+    paired(
+        c,
+        &rt,
+        "model_find",
+        || toolkit_find(&notes),
+        || driver_find(&raw),
+    );
+    paired(
+        c,
+        &rt,
+        "model_stream",
+        || toolkit_stream(&notes),
+        || driver_stream(&raw),
+    );
+}
+
+/// A group of the two sides, each timed with the other run untimed right after every timed
+/// call: both see the same collection (the inserts grow it) and the same machine, so a load
+/// that comes and goes during the run moves both alike and the ratio stays meaningful.
+fn paired<T, D, TF, DF, TO, DO>(c: &mut Criterion, rt: &Runtime, name: &str, toolkit: T, driver: D)
+where
+    T: Fn() -> TF,
+    D: Fn() -> DF,
+    TF: Future<Output = TO>,
+    DF: Future<Output = DO>,
+{
+    let mut g = group(c, name);
     g.bench_function("toolkit", |b| {
-        b.to_async(&rt).iter(|| toolkit_insert(&notes))
+        b.to_async(rt)
+            .iter_custom(|iters| timed(iters, &toolkit, &driver))
     });
-    g.bench_function("driver", |b| b.to_async(&rt).iter(|| driver_insert(&raw)));
-    g.finish();
-    let mut g = group(c, "model_update");
-    g.bench_function("toolkit", |b| {
-        b.to_async(&rt).iter(|| toolkit_update(&notes))
+    g.bench_function("driver", |b| {
+        b.to_async(rt)
+            .iter_custom(|iters| timed(iters, &driver, &toolkit))
     });
-    g.bench_function("driver", |b| b.to_async(&rt).iter(|| driver_update(&raw)));
     g.finish();
-    let mut g = group(c, "model_find");
-    g.bench_function("toolkit", |b| b.to_async(&rt).iter(|| toolkit_find(&notes)));
-    g.bench_function("driver", |b| b.to_async(&rt).iter(|| driver_find(&raw)));
-    g.finish();
-    let mut g = group(c, "model_stream");
-    g.bench_function("toolkit", |b| {
-        b.to_async(&rt).iter(|| toolkit_stream(&notes))
-    });
-    g.bench_function("driver", |b| b.to_async(&rt).iter(|| driver_stream(&raw)));
-    g.finish();
+}
+
+/// `iters` calls of `measured`, timed, each followed by an untimed call of `other`.
+async fn timed<M, O, MF, OF, MO, OO>(iters: u64, measured: &M, other: &O) -> Duration
+where
+    M: Fn() -> MF,
+    O: Fn() -> OF,
+    MF: Future<Output = MO>,
+    OF: Future<Output = OO>,
+{
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let start = Instant::now();
+        black_box(measured().await);
+        total += start.elapsed();
+        black_box(other().await);
+    }
+    total
 }
 
 /// A group of this file's settings.
