@@ -18,6 +18,11 @@ mod expand;
 mod parse;
 mod validate;
 
+const HELP: &str = "`#[preallocated(resource = room_id, slot = date, holder = booked_by)]`: one \
+                    document per resource and slot, `booked_by: Option<..>` `None` while free; \
+                    or `bitmap = half_hours, sub_slots = 48` for an integer whose bits are the \
+                    slot's sub-slots";
+
 use parse::parse;
 use validate::refuse_on_fields;
 

@@ -10,12 +10,6 @@ use crate::errors::Errors;
 use super::validate::named;
 use super::*;
 
-pub(super) const HELP: &str =
-    "`#[preallocated(resource = room_id, slot = date, holder = booked_by)]`: one \
-                    document per resource and slot, `booked_by: Option<..>` `None` while free; \
-                    or `bitmap = half_hours, sub_slots = 48` for an integer whose bits are the \
-                    slot's sub-slots";
-
 const OPTIONS: &[&str] = &["resource", "slot", "holder", "bitmap", "sub_slots"];
 
 pub(super) fn parse(attr: &syn::Attribute, model: &Model<'_>, errors: &mut Errors) -> Option<Grid> {

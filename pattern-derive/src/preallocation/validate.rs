@@ -7,7 +7,6 @@ use crate::ast::Model;
 use crate::attr::Attr;
 use crate::errors::Errors;
 
-use super::parse::HELP;
 use super::*;
 
 pub(super) fn refuse_on_fields(input: &DeriveInput, errors: &mut Errors) {

@@ -20,6 +20,17 @@ mod expand;
 mod parse;
 mod validate;
 
+const TREE_HELP: &str = "`#[tree(parent = parent, ancestors = ancestors)]`: `parent: \
+                         Option<K>` holds the parent's key, `ancestors: Vec<K>` the keys from the \
+                         root down to the parent; `key = name` names nodes by a field other than \
+                         `_id`";
+
+const HOLDER_HELP: &str = "`#[in_tree(Category, node = category, path = category_path)]`: \
+                           `category: K` (or `Option<K>`) holds the key of the node the document \
+                           sits in, `category_path: Vec<K>` the keys from the root down to it; \
+                           `copy = category_ref` names a field holding an extended reference to \
+                           that node, which then follows it";
+
 use parse::{parse_holder, parse_tree};
 use validate::refuse_misplaced;
 

@@ -12,18 +12,6 @@ use crate::errors::Errors;
 use super::validate::{same_fields, Role};
 use super::*;
 
-pub(super) const TREE_HELP: &str = "`#[tree(parent = parent, ancestors = ancestors)]`: `parent: \
-                         Option<K>` holds the parent's key, `ancestors: Vec<K>` the keys from the \
-                         root down to the parent; `key = name` names nodes by a field other than \
-                         `_id`";
-
-pub(super) const HOLDER_HELP: &str =
-    "`#[in_tree(Category, node = category, path = category_path)]`: \
-                           `category: K` (or `Option<K>`) holds the key of the node the document \
-                           sits in, `category_path: Vec<K>` the keys from the root down to it; \
-                           `copy = category_ref` names a field holding an extended reference to \
-                           that node, which then follows it";
-
 /// `key = value` pairs whose values are field names, with the keys allowed; `None` when one
 /// was unknown or did not parse (reported).
 fn parse_pairs(

@@ -3,11 +3,10 @@
 
 use syn::{DeriveInput, Ident};
 
+use super::{HOLDER_HELP, TREE_HELP};
 use crate::ast::{Field, Model};
 use crate::attr::Attr;
 use crate::errors::{type_string, Errors};
-
-use super::parse::{HOLDER_HELP, TREE_HELP};
 
 /// `#[tree]` or `#[in_tree]` on a field: they go on the struct.
 pub(super) fn refuse_misplaced(input: &DeriveInput, errors: &mut Errors) {
