@@ -151,6 +151,18 @@
 //! unused or redundant indexes, each pattern's drift on a sample) and never writes. Details:
 //! [`doctor`](mod@doctor), [patterns together](guide::together).
 //!
+//! # Writes made around the toolkit
+//!
+//! The toolkit's own writes keep what derives from them; a [`maintainer`] keeps it after
+//! anyone's (`raw()`, another service, the shell). It follows one change stream per database
+//! over every collection other documents derive data from, and rebuilds the dependents of each
+//! changed document from the sources as they are, within about a second on the embedded
+//! server. It stores its resume token after each batch and resumes there after a restart; a
+//! token the server no longer keeps, or a dropped source, is a full rebuild, recorded, never a
+//! silent restart from "now"; replicas share it through a lease; the doctor reports whether it
+//! runs and its lag. Not yet: the data of a source whose every document is gone after a lost
+//! history (the pattern's `repair()` mends it).
+//!
 //! # Sync
 //!
 //! [`sync(&db)`](sync()) syncs every model's indexes in one database; models in several
@@ -219,6 +231,7 @@ pub mod bucket;
 pub mod computed;
 pub mod doctor;
 pub mod extended_ref;
+pub mod maintainer;
 pub mod outlier;
 pub mod polymorphic;
 pub mod preallocation;

@@ -21,6 +21,7 @@ mod doctor;
 mod errors;
 mod extended_ref;
 mod hostile;
+mod maintainer;
 mod model_handle;
 mod non_finite;
 mod one_shape_across_patterns;

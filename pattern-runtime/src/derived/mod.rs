@@ -609,6 +609,17 @@ pub(crate) async fn dispatch(
     dispatch_as(db, session, dependents, changes, false).await
 }
 
+/// Rebuilds each dependent's data of `changes` from the sources as they are now
+/// ([`Dependent::rebuild`]), outside any transaction: the maintainer's step, for changes made
+/// around the toolkit (their `before` may be missing or a value the data never saw).
+pub(crate) async fn rebuild(
+    db: &Database,
+    dependents: &[&'static dyn Dependent],
+    changes: &[Change],
+) -> mongodb::error::Result<()> {
+    dispatch_as(db, None, dependents, changes, true).await
+}
+
 /// [`dispatch`], with [`Dependent::rebuild`] instead of `apply` when `rebuild`.
 async fn dispatch_as(
     db: &Database,

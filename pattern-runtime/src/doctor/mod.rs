@@ -183,6 +183,7 @@ async fn run(
         }
     }
     check_shard_keys(db, models, &mut report).await?;
+    report.maintainers = crate::maintainer::stored(db).await?;
     for s in &report.skipped {
         tracing::debug!(check = %s.check, collection = s.collection, reason = s.reason, "check skipped");
     }

@@ -98,6 +98,9 @@ pub struct DoctorReport {
     pub skipped: Vec<Skipped>,
     /// How many documents were sampled, per collection.
     pub sampled: Vec<(String, usize)>,
+    /// The database's [maintainers](crate::maintainer) as they last stored themselves: whether
+    /// each runs (holds its lease), its lag, its repairs. Empty when none ever ran.
+    pub maintainers: Vec<crate::maintainer::Stored>,
 }
 
 impl DoctorReport {
@@ -131,6 +134,23 @@ impl fmt::Display for DoctorReport {
                 .as_deref()
                 .map_or(String::new(), |c| format!(" on {c}"));
             writeln!(f, "[skipped] {}{on}: {}", s.check, s.reason)?;
+        }
+        for m in &self.maintainers {
+            let state = if m.running() {
+                "running"
+            } else {
+                "not running"
+            };
+            let lag = m
+                .lag
+                .map_or(String::new(), |lag| format!(", lag {} ms", lag.as_millis()));
+            writeln!(
+                f,
+                "[maintainer] {}: {state}, {} events applied{lag}, {} repairs after a lost history",
+                m.name,
+                m.applied,
+                m.repairs.len()
+            )?;
         }
         let documents: usize = self.sampled.iter().map(|(_, n)| n).sum();
         let findings = plural(self.findings.len(), "finding");

@@ -1,0 +1,208 @@
+//! The maintainer's document in `pattern_maintainers`: its lease, its resume token, what it
+//! applied and the repairs it ran. Every write to it is conditional on holding the lease.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bson::{doc, Bson, DateTime, Document};
+use futures_util::TryStreamExt;
+use mongodb::change_stream::event::ResumeToken;
+use mongodb::options::ReturnDocument;
+use mongodb::{Collection, Database};
+
+use super::{of, Stored, MAINTAINERS};
+use crate::error::{server_code, Error, Result, DUPLICATE_KEY};
+
+/// How many repairs a maintainer's document keeps.
+const REPAIRS_KEPT: i32 = 20;
+
+/// This process's maintainer: its pid, a counter and the time it started, unique enough for
+/// replicas of a service on several machines (each has its own start time).
+pub(super) fn holder_id() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let started = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!(
+        "{}-{}-{started:x}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+fn coll(db: &Database) -> Collection<Document> {
+    db.collection(MAINTAINERS)
+}
+
+fn until(lease: Duration) -> DateTime {
+    DateTime::from_millis(
+        DateTime::now()
+            .timestamp_millis()
+            .saturating_add(i64::try_from(lease.as_millis()).unwrap_or(i64::MAX)),
+    )
+}
+
+/// Takes the lease of `name` for `holder` when it is free (no holder, run out, or its own):
+/// the stored token when taken (`Some(None)`: taken, no token yet), `None` when another holds
+/// it.
+pub(super) async fn acquire(
+    db: &Database,
+    name: &str,
+    holder: &str,
+    lease: Duration,
+) -> Result<Option<Option<ResumeToken>>> {
+    let now = DateTime::now();
+    let filter = doc! {
+        "_id": name,
+        "$or": [
+            { "holder": Bson::Null },
+            { "holder": holder },
+            { "lease_until": { "$lt": now } },
+        ],
+    };
+    let update = doc! {
+        "$set": { "holder": holder, "lease_until": until(lease), "taken_at": now },
+        "$setOnInsert": { "applied": 0_i64, "repairs": [] },
+    };
+    let taken = coll(db)
+        .find_one_and_update(filter, update)
+        .upsert(true)
+        .return_document(ReturnDocument::After)
+        .await;
+    let taken = match taken {
+        Ok(Some(d)) => d,
+        Ok(None) => return Ok(None),
+        // Another holds it: the filter missed the document and the upsert met its `_id`.
+        Err(e) if server_code(&e) == Some(DUPLICATE_KEY) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let token = match taken.get("token") {
+        None | Some(Bson::Null) => None,
+        Some(t) => Some(
+            bson::deserialize_from_bson::<ResumeToken>(t.clone()).map_err(|e| {
+                Error::Malformed {
+                    collection: MAINTAINERS.to_owned(),
+                    reason: format!("maintainer `{name}`: its stored token does not read: {e}"),
+                }
+            })?,
+        ),
+    };
+    tracing::info!(name, holder, "pattern_runtime::maintainer.lease taken");
+    Ok(Some(token))
+}
+
+/// Stores where the stream is (`token`) and renews the lease, with `applied` more events:
+/// `false` when `holder` no longer holds it (another took it over: stop working).
+pub(super) async fn checkpoint(
+    db: &Database,
+    name: &str,
+    holder: &str,
+    lease: Duration,
+    token: Option<&ResumeToken>,
+    applied: u64,
+    lag: Option<Duration>,
+) -> Result<bool> {
+    let mut set = doc! { "lease_until": until(lease), "stored_at": DateTime::now() };
+    if let Some(lag) = lag {
+        set.insert("lag_ms", i64::try_from(lag.as_millis()).unwrap_or(i64::MAX));
+    }
+    if let Some(token) = token {
+        set.insert("token", bson::serialize_to_bson(token)?);
+    }
+    let result = coll(db)
+        .update_one(
+            doc! { "_id": name, "holder": holder },
+            doc! {
+                "$set": set,
+                "$inc": { "applied": i64::try_from(applied).unwrap_or(i64::MAX) },
+            },
+        )
+        .await?;
+    Ok(result.matched_count == 1)
+}
+
+/// Forgets the stored token (after a lost history: the fresh stream's goes in at the next
+/// checkpoint) and records the repair with `reason`.
+pub(super) async fn record_repair(
+    db: &Database,
+    name: &str,
+    holder: &str,
+    reason: &str,
+) -> Result<bool> {
+    let result = coll(db)
+        .update_one(
+            doc! { "_id": name, "holder": holder },
+            doc! {
+                "$set": { "token": Bson::Null },
+                "$push": { "repairs": {
+                    "$each": [{ "at": DateTime::now(), "reason": reason }],
+                    "$slice": -REPAIRS_KEPT,
+                } },
+            },
+        )
+        .await?;
+    Ok(result.matched_count == 1)
+}
+
+/// Gives the lease up: another maintainer of the name may take it at once.
+pub(super) async fn release(db: &Database, name: &str, holder: &str) -> Result<()> {
+    coll(db)
+        .update_one(
+            doc! { "_id": name, "holder": holder },
+            doc! { "$set": { "holder": Bson::Null, "lease_until": DateTime::now() } },
+        )
+        .await?;
+    tracing::info!(name, holder, "pattern_runtime::maintainer.lease released");
+    Ok(())
+}
+
+/// Every maintainer's document of `db`.
+pub(super) async fn read_all(db: &Database) -> Result<Vec<Stored>> {
+    let docs: Vec<Document> = coll(db)
+        .find(doc! {})
+        .sort(doc! { "_id": 1 })
+        .await?
+        .try_collect()
+        .await?;
+    Ok(docs.iter().map(read_one).collect())
+}
+
+fn read_one(d: &Document) -> Stored {
+    let repairs = d
+        .get_array("repairs")
+        .map(|a| {
+            a.iter()
+                .filter_map(|r| {
+                    let r = r.as_document()?;
+                    Some((
+                        r.get_datetime("at").ok().copied()?,
+                        r.get_str("reason").unwrap_or_default().to_owned(),
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Stored {
+        name: match d.get("_id") {
+            Some(Bson::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+            None => String::new(),
+        },
+        holder: d.get_str("holder").ok().map(str::to_owned),
+        lease_until: d.get_datetime("lease_until").ok().copied(),
+        has_token: !matches!(d.get("token"), None | Some(Bson::Null)),
+        applied: d.get_i64("applied").unwrap_or(0),
+        lag: d
+            .get_i64("lag_ms")
+            .ok()
+            .and_then(|ms| u64::try_from(ms).ok())
+            .map(Duration::from_millis),
+        repairs,
+    }
+}
+
+/// One maintainer's document, for tests and reports.
+#[allow(dead_code)]
+pub(super) async fn read(db: &Database, name: &str) -> Result<Option<Stored>> {
+    Ok(coll(db).find_one(of(name)).await?.as_ref().map(read_one))
+}

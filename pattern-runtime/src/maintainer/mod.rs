@@ -1,0 +1,307 @@
+//! Derived data kept right whoever writes: one change stream per database, its progress stored.
+//!
+//! Every copy, count and sum the toolkit keeps (the [map of derived data](crate::derived)) is
+//! kept by the toolkit's own writes. A [`Maintainer`] keeps it after everyone else's too: a
+//! `raw()` write, another service, a shell fix. It watches the database (one change stream for
+//! every source collection of the map) and, for each change, brings the data that derives from
+//! the changed document back in line, rebuilding it from the sources as they are now (the
+//! same code a repair runs), so a replayed event changes nothing.
+//!
+//! ```no_run
+//! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
+//! use pattern_runtime::maintainer::Maintainer;
+//!
+//! let running = Maintainer::new(&db).name("orders-service").start().await?;
+//! // ... the service runs; at shutdown, finish the current batch and hand the lease on:
+//! let report = running.stop().await?;
+//! println!("{} events applied", report.applied);
+//! # Ok(()) }
+//! ```
+//!
+//! What it promises:
+//! - **Durable progress.** After each batch it applies, the stream's resume token is stored in
+//!   the collection `pattern_maintainers`, under the maintainer's name; a restart resumes there.
+//!   An event applied twice (a crash between the batch and the token) is harmless: dependents
+//!   are rebuilt from the sources.
+//! - **Lost history is repaired, never skipped.** When the stored token is older than the
+//!   server keeps (`ChangeStreamHistoryLost`), or the stream is invalidated (a source collection
+//!   dropped or renamed), it opens a fresh stream, then rebuilds the dependents of every source
+//!   document, then goes on from the fresh stream: no change is missed. The repair is recorded
+//!   in the maintainer's document (`repairs`) and as a `WARN` event, with its progress through
+//!   [`Progress`](crate::progress::Progress).
+//! - **One at a time.** Maintainers of the same name (replicas of one service) share a lease
+//!   in that document: one works, the others wait, and one of them takes over within the lease
+//!   ([`MaintainerRun::lease`], 30 s by default) after the holder dies.
+//! - **Before images.** It turns on `changeStreamPreAndPostImages` for each source collection,
+//!   so that an update or delete says what the document held before (a sum moved from one
+//!   owner to another recomputes both). A change without its before image (written before the
+//!   option was on) is rebuilt from the document as it is now.
+//!
+//! What it does not do yet: the data of a source whose every document is gone stays as it was
+//! after a lost history (a count of a deleted owner's last order): the pattern's `repair()`
+//! mends that. The toolkit's own writes are seen too and rebuilt, which writes nothing.
+
+mod lease;
+mod stream;
+
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use bson::{doc, DateTime};
+use mongodb::Database;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::error::{Error, Result};
+use crate::schema::{group_members, registered_models, ModelSchema};
+
+/// The collection holding each maintainer's resume token, lease and repairs.
+pub const MAINTAINERS: &str = "pattern_maintainers";
+
+/// The lease a maintainer holds unless told otherwise.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+
+/// A maintainer to start: [`Maintainer::new`], then [`start`](MaintainerRun::start).
+#[must_use = "a maintainer does nothing until started"]
+#[derive(Debug, Clone)]
+pub struct MaintainerRun {
+    db: Database,
+    name: String,
+    group: Option<String>,
+    models: Option<Vec<&'static ModelSchema>>,
+    lease: Duration,
+    batch: usize,
+}
+
+/// The maintainer of a database's derived data: see the [module docs](self).
+pub struct Maintainer;
+
+impl Maintainer {
+    /// A maintainer of `db`, named `"default"`, for every registered model's dependents, with
+    /// a lease of [`DEFAULT_LEASE`].
+    #[allow(clippy::new_ret_no_self)]
+    pub fn new(db: &Database) -> MaintainerRun {
+        MaintainerRun {
+            db: db.clone(),
+            name: "default".to_owned(),
+            group: None,
+            models: None,
+            lease: DEFAULT_LEASE,
+            batch: 100,
+        }
+    }
+}
+
+impl MaintainerRun {
+    /// The name its progress and lease are stored under: maintainers of one name share one
+    /// lease and one token.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Only the dependents of the models of one `#[model(group = "...")]` (as the sources);
+    /// the last of `group` and `models` wins.
+    pub fn group(mut self, group: impl Into<String>) -> Self {
+        self.group = Some(group.into());
+        self.models = None;
+        self
+    }
+
+    /// Only the dependents of these source models; the last of `group` and `models` wins.
+    pub fn models(mut self, models: &[&'static ModelSchema]) -> Self {
+        self.models = Some(models.to_vec());
+        self.group = None;
+        self
+    }
+
+    /// How long the lease lasts without a renewal: another maintainer of the same name takes
+    /// over within this time after the holder dies. It is renewed after every batch and at
+    /// least every third of it while the stream is idle.
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease.max(Duration::from_millis(300));
+        self
+    }
+
+    /// The most events applied (and acknowledged with one token) at a time: 100 by default.
+    pub fn batch(mut self, events: usize) -> Self {
+        self.batch = events.max(1);
+        self
+    }
+
+    /// Starts it in the background (a tokio task): it takes the lease when it is free, opens
+    /// the stream where the stored token says, and applies changes until stopped.
+    ///
+    /// # Errors
+    /// [`Error::UnknownGroup`]; the driver's errors preparing the sources (their before
+    /// images); [`Error::InvalidValue`] for an empty name.
+    pub async fn start(self) -> Result<Running> {
+        if self.name.is_empty() {
+            return Err(Error::InvalidValue {
+                field: "name".to_owned(),
+                reason: "a maintainer's name is its document's `_id`: it cannot be empty"
+                    .to_owned(),
+            });
+        }
+        let models = match (&self.group, &self.models) {
+            (Some(group), _) => group_members(group)?,
+            (None, Some(models)) => models.clone(),
+            (None, None) => registered_models(),
+        };
+        let sources = stream::Sources::of(&models);
+        sources.prepare(&self.db).await?;
+        // Where a first stream starts (no token stored yet): every write after `start`
+        // returns is seen, whenever the background task opens the stream.
+        let pinged = self.db.run_command(doc! { "ping": 1 }).await?;
+        let started_at = match pinged.get("operationTime") {
+            Some(bson::Bson::Timestamp(t)) => Some(*t),
+            _ => None,
+        };
+        tracing::info!(
+            name = %self.name,
+            database = self.db.name(),
+            sources = sources.len(),
+            "pattern_runtime::maintainer.start"
+        );
+        let status = Arc::new(Mutex::new(Status::default()));
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let worker = stream::Worker {
+            db: self.db.clone(),
+            name: self.name.clone(),
+            holder: lease::holder_id(),
+            lease: self.lease,
+            batch: self.batch,
+            sources,
+            started_at,
+            status: status.clone(),
+            stop: stop_rx,
+        };
+        let task = tokio::spawn(worker.run());
+        Ok(Running {
+            name: self.name,
+            status,
+            stop: stop_tx,
+            task: Some(task),
+        })
+    }
+}
+
+/// A started maintainer. [`stop`](Running::stop) ends it gracefully; dropping it ends it at
+/// once, as a crash would (the lease then runs out before another takes over).
+pub struct Running {
+    name: String,
+    status: Arc<Mutex<Status>>,
+    stop: watch::Sender<bool>,
+    task: Option<JoinHandle<Result<()>>>,
+}
+
+impl fmt::Debug for Running {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Running")
+            .field("name", &self.name)
+            .field("status", &self.status())
+            .finish()
+    }
+}
+
+impl Running {
+    /// Where it is: whether it holds the lease, what it applied, its lag.
+    pub fn status(&self) -> Status {
+        self.status
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Finishes the current batch, stores its token, gives the lease up (another maintainer
+    /// of the same name may take it at once) and ends.
+    ///
+    /// # Errors
+    /// The error that ended it before the stop, if one did.
+    pub async fn stop(mut self) -> Result<Status> {
+        let _ = self.stop.send(true);
+        if let Some(task) = self.task.take() {
+            match task.await {
+                Ok(result) => result?,
+                Err(e) => {
+                    return Err(Error::Malformed {
+                        collection: MAINTAINERS.to_owned(),
+                        reason: format!("the maintainer's task ended abnormally: {e}"),
+                    })
+                }
+            }
+        }
+        Ok(self.status())
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+/// A maintainer's state: [`Running::status`].
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Status {
+    /// Whether it holds the lease (it works) or waits for it.
+    pub holding: bool,
+    /// Change events applied since it started.
+    pub applied: u64,
+    /// Batches applied since it started (each acknowledged with one stored token).
+    pub batches: u64,
+    /// Full repairs run after a lost history.
+    pub repairs: u64,
+    /// How far behind the newest event it applied was when applied: the time from the write
+    /// (the server's wall time of the event) to its dependents being rebuilt.
+    pub lag: Option<Duration>,
+    /// When it last stored its token.
+    pub stored_at: Option<DateTime>,
+}
+
+/// A maintainer's stored document, as [`stored`] reads it: where it stopped and what it did.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Stored {
+    /// Its name.
+    pub name: String,
+    /// The maintainer holding the lease (a process's id), if any.
+    pub holder: Option<String>,
+    /// Until when the lease holds without a renewal.
+    pub lease_until: Option<DateTime>,
+    /// Whether a resume token is stored.
+    pub has_token: bool,
+    /// Events applied, over every run.
+    pub applied: i64,
+    /// The lag of its last batch: from the newest event's write to its dependents rebuilt.
+    pub lag: Option<Duration>,
+    /// The full repairs it ran, each with when and why (the last 20).
+    pub repairs: Vec<(DateTime, String)>,
+}
+
+impl Stored {
+    /// Whether a maintainer holds the lease now.
+    pub fn running(&self) -> bool {
+        self.holder.is_some()
+            && self
+                .lease_until
+                .is_some_and(|until| until > DateTime::now())
+    }
+}
+
+/// Every maintainer's stored document in `db`, by name: whether one runs, where each stopped.
+///
+/// # Errors
+/// The driver's.
+pub async fn stored(db: &Database) -> Result<Vec<Stored>> {
+    lease::read_all(db).await
+}
+
+/// The filter of one maintainer's document.
+fn of(name: &str) -> bson::Document {
+    doc! { "_id": name }
+}

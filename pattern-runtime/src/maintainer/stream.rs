@@ -1,0 +1,429 @@
+//! The maintainer's work: hold the lease, follow the database's change stream, rebuild the
+//! dependents of each changed source document, store the token; repair all on lost history.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use bson::{doc, DateTime, Document};
+use futures_util::TryStreamExt;
+use mongodb::change_stream::event::{ChangeStreamEvent, OperationType, ResumeToken};
+use mongodb::change_stream::ChangeStream;
+use mongodb::options::{FullDocumentBeforeChangeType, FullDocumentType};
+use mongodb::{Collection, Database};
+use tokio::sync::watch;
+
+use super::{lease, Status};
+use crate::error::{server_code, Result};
+use crate::progress::Progress;
+use crate::schema::{Change, Dependent, ModelSchema};
+
+/// The server's code for a resume token older than the oplog keeps.
+const HISTORY_LOST: i32 = 286;
+/// The server's code for a change stream that cannot go on (a fatal error of its own).
+const STREAM_FATAL: i32 = 280;
+/// A stored token the server cannot read: where the stream was is unknown, as after a lost
+/// history.
+const INVALID_TOKEN: i32 = 40647;
+/// A collection that does not exist (`collMod` of a source not created yet).
+const NAMESPACE_NOT_FOUND: i32 = 26;
+/// How many source documents a full repair reads and rebuilds at a time.
+const REPAIR_BATCH: usize = 500;
+
+/// The source collections the maintainer watches, each with its model and dependents.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Sources {
+    by_collection: HashMap<String, (&'static ModelSchema, Vec<&'static dyn Dependent>)>,
+}
+
+impl Sources {
+    /// The models among `models` that other documents derive data from.
+    pub(super) fn of(models: &[&'static ModelSchema]) -> Self {
+        let mut by_collection = HashMap::new();
+        for model in models {
+            let dependents = crate::derived::dependents_of(model);
+            if !dependents.is_empty() {
+                by_collection.insert(model.collection().to_owned(), (*model, dependents));
+            }
+        }
+        Sources { by_collection }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.by_collection.len()
+    }
+
+    fn names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.by_collection.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        names
+    }
+
+    /// Turns on each source collection's before images (creating it when missing), so that an
+    /// update or delete says what the document held. A server that refuses the option is a
+    /// `WARN` event: changes are then rebuilt from the documents as they are.
+    pub(super) async fn prepare(&self, db: &Database) -> Result<()> {
+        for name in self.names() {
+            let images = doc! { "enabled": true };
+            let modified = db
+                .run_command(
+                    doc! { "collMod": name, "changeStreamPreAndPostImages": images.clone() },
+                )
+                .await;
+            let result = match modified {
+                Err(e) if server_code(&e) == Some(NAMESPACE_NOT_FOUND) => db
+                    .run_command(doc! { "create": name, "changeStreamPreAndPostImages": images })
+                    .await
+                    .map(drop),
+                other => other.map(drop),
+            };
+            if let Err(e) = result {
+                tracing::warn!(
+                    collection = name,
+                    error = %e,
+                    "before images refused: changes are rebuilt from the documents as they are"
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What ended a stint of following the stream.
+enum Outcome {
+    /// Asked to stop: the last batch is stored.
+    Stopped,
+    /// Another maintainer holds the lease now.
+    LostLease,
+}
+
+/// The background task of one maintainer.
+pub(super) struct Worker {
+    pub(super) db: Database,
+    pub(super) name: String,
+    pub(super) holder: String,
+    pub(super) lease: Duration,
+    pub(super) batch: usize,
+    pub(super) sources: Sources,
+    /// The server's time when `start` ran: where a stream with no token starts.
+    pub(super) started_at: Option<bson::Timestamp>,
+    pub(super) status: Arc<Mutex<Status>>,
+    pub(super) stop: watch::Receiver<bool>,
+}
+
+impl Worker {
+    fn stopping(&self) -> bool {
+        *self.stop.borrow()
+    }
+
+    fn status(&self, change: impl FnOnce(&mut Status)) {
+        change(&mut self.status.lock().unwrap_or_else(PoisonError::into_inner));
+    }
+
+    /// How long a `getMore` waits for events: the stream comes back this often when idle, to
+    /// see a stop and renew the lease.
+    fn idle_wait(&self) -> Duration {
+        (self.lease / 3).min(Duration::from_millis(500))
+    }
+
+    pub(super) async fn run(mut self) -> Result<()> {
+        let result = self.work().await;
+        if self
+            .status
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .holding
+        {
+            let released = lease::release(&self.db, &self.name, &self.holder).await;
+            self.status(|s| s.holding = false);
+            released?;
+        }
+        if let Err(e) = &result {
+            tracing::warn!(name = %self.name, error = %e, "pattern_runtime::maintainer ended");
+        }
+        result
+    }
+
+    async fn work(&mut self) -> Result<()> {
+        loop {
+            if self.stopping() {
+                return Ok(());
+            }
+            let Some(token) =
+                lease::acquire(&self.db, &self.name, &self.holder, self.lease).await?
+            else {
+                self.status(|s| s.holding = false);
+                // Another holds it: try again within a third of the lease, or stop.
+                let _ = tokio::time::timeout(self.lease / 3, self.stop.changed()).await;
+                continue;
+            };
+            self.status(|s| s.holding = true);
+            match self.follow(token).await? {
+                Outcome::Stopped => return Ok(()),
+                Outcome::LostLease => {
+                    tracing::warn!(name = %self.name, "pattern_runtime::maintainer.lease lost");
+                    self.status(|s| s.holding = false);
+                }
+            }
+        }
+    }
+
+    /// A change stream over the sources, from `token`; with none, from the time the maintainer
+    /// started (`from_start`), or from now (after a repair, which covers what came before).
+    async fn open(
+        &self,
+        token: Option<ResumeToken>,
+        from_start: bool,
+    ) -> mongodb::error::Result<ChangeStream<ChangeStreamEvent<Document>>> {
+        let start_at = if token.is_none() && from_start {
+            self.started_at
+        } else {
+            None
+        };
+        let pipeline = [doc! { "$match": { "$or": [
+            { "ns.coll": { "$in": self.sources.names() } },
+            { "operationType": { "$in": ["invalidate", "dropDatabase"] } },
+        ] } }];
+        let watch = self
+            .db
+            .watch()
+            .pipeline(pipeline)
+            .full_document(FullDocumentType::UpdateLookup)
+            .full_document_before_change(FullDocumentBeforeChangeType::WhenAvailable)
+            .max_await_time(self.idle_wait())
+            .resume_after(token);
+        match start_at {
+            Some(at) => watch.start_at_operation_time(at).await,
+            None => watch.await,
+        }
+    }
+
+    async fn follow(&mut self, token: Option<ResumeToken>) -> Result<Outcome> {
+        let resumed = token.is_some();
+        let mut stream = match self.open(token, true).await {
+            Ok(stream) => stream,
+            Err(e) if history_lost(&e) => match self.repair_all(&format!("{e}")).await? {
+                Some(stream) => stream,
+                None => return Ok(Outcome::LostLease),
+            },
+            Err(e) => return Err(e.into()),
+        };
+        tracing::debug!(name = %self.name, resumed, "pattern_runtime::maintainer stream opened");
+        let mut renewed = Instant::now();
+        loop {
+            let mut events = Vec::new();
+            let mut lost: Option<String> = None;
+            while events.len() < self.batch {
+                match stream.next_if_any().await {
+                    Ok(Some(event)) => match &event.operation_type {
+                        OperationType::Insert
+                        | OperationType::Update
+                        | OperationType::Replace
+                        | OperationType::Delete => events.push(event),
+                        other => {
+                            lost = Some(format!("the stream saw {other:?}"));
+                            break;
+                        }
+                    },
+                    Ok(None) => break,
+                    Err(e) if history_lost(&e) => {
+                        lost = Some(format!("{e}"));
+                        break;
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            let applied = events.len() as u64;
+            let lag = if events.is_empty() {
+                None
+            } else {
+                self.apply(&events).await?
+            };
+            if let Some(reason) = lost {
+                // What came before the loss is applied; its token is not worth keeping.
+                match self.repair_all(&reason).await? {
+                    Some(fresh) => stream = fresh,
+                    None => return Ok(Outcome::LostLease),
+                }
+                continue;
+            }
+            let stopping = self.stopping();
+            if applied > 0 || stopping || renewed.elapsed() >= self.lease / 3 {
+                let token = stream.resume_token();
+                let held = lease::checkpoint(
+                    &self.db,
+                    &self.name,
+                    &self.holder,
+                    self.lease,
+                    token.as_ref(),
+                    applied,
+                    lag,
+                )
+                .await?;
+                renewed = Instant::now();
+                let now = DateTime::now();
+                self.status(|s| {
+                    s.stored_at = Some(now);
+                    if applied > 0 {
+                        s.applied += applied;
+                        s.batches += 1;
+                    }
+                });
+                if applied > 0 {
+                    tracing::info!(
+                        name = %self.name,
+                        events = applied,
+                        "pattern_runtime::maintainer.batch applied"
+                    );
+                }
+                if !held {
+                    return Ok(Outcome::LostLease);
+                }
+            }
+            if stopping {
+                return Ok(Outcome::Stopped);
+            }
+        }
+    }
+
+    /// Rebuilds the dependents of each changed document, from the sources as they are now,
+    /// source by source in the order the events came.
+    async fn apply(&self, events: &[ChangeStreamEvent<Document>]) -> Result<Option<Duration>> {
+        let mut newest: Option<DateTime> = None;
+        let mut i = 0;
+        while i < events.len() {
+            let coll = collection_of(&events[i]);
+            let mut j = i;
+            let mut changes = Vec::new();
+            while j < events.len() && collection_of(&events[j]) == coll {
+                if let Some(change) = self.change_of(&events[j]) {
+                    changes.push(change);
+                }
+                newest = events[j].wall_time.or(newest);
+                j += 1;
+            }
+            if let Some((_, dependents)) = coll.and_then(|c| self.sources.by_collection.get(c)) {
+                crate::derived::rebuild(&self.db, dependents, &changes).await?;
+            }
+            i = j;
+        }
+        let lag = newest.map(|at| {
+            let lag = DateTime::now().timestamp_millis() - at.timestamp_millis();
+            Duration::from_millis(u64::try_from(lag).unwrap_or(0))
+        });
+        if lag.is_some() {
+            self.status(|s| s.lag = lag);
+        }
+        Ok(lag)
+    }
+
+    /// The change of one event, in the model's current shape: `None` when the event names no
+    /// document, or is a delete whose before image is gone (then nothing says what derived
+    /// from it: a `WARN` event, the pattern's `repair()` mends it).
+    fn change_of(&self, event: &ChangeStreamEvent<Document>) -> Option<Change> {
+        let (model, _) = self.sources.by_collection.get(collection_of(event)?)?;
+        let id = event.document_key.as_ref()?.get("_id")?.clone();
+        let current = |d: &Option<Document>| {
+            d.clone()
+                .map(|d| crate::model::read::current_document(model, d.clone()).unwrap_or(d))
+        };
+        let before = current(&event.full_document_before_change);
+        let after = match event.operation_type {
+            OperationType::Delete => None,
+            _ => current(&event.full_document),
+        };
+        if before.is_none() && after.is_none() {
+            tracing::warn!(
+                model = model.name(),
+                id = %id,
+                "a change without the document before or after it: its dependents are not rebuilt"
+            );
+            return None;
+        }
+        Some(Change { id, before, after })
+    }
+
+    /// After a lost history: records the repair, opens a fresh stream (so that nothing
+    /// written during the repair is missed), rebuilds the dependents of every source document,
+    /// and returns the fresh stream. `None` when the lease was lost meanwhile.
+    async fn repair_all(
+        &mut self,
+        reason: &str,
+    ) -> Result<Option<ChangeStream<ChangeStreamEvent<Document>>>> {
+        tracing::warn!(name = %self.name, reason, "pattern_runtime::maintainer.repair: history lost, rebuilding every source");
+        if !lease::record_repair(&self.db, &self.name, &self.holder, reason).await? {
+            return Ok(None);
+        }
+        // A dropped source comes back without its before images.
+        self.sources.prepare(&self.db).await?;
+        let stream = self.open(None, false).await?;
+        let mut done = 0_u64;
+        for name in self.sources.names() {
+            let (model, dependents) = &self.sources.by_collection[name];
+            let coll: Collection<Document> = self.db.collection(name);
+            let total = coll.estimated_document_count().await.ok();
+            let mut cursor = coll.find(doc! {}).await?;
+            let mut page = Vec::with_capacity(REPAIR_BATCH);
+            loop {
+                let next = cursor.try_next().await?;
+                let end = next.is_none();
+                if let Some(d) = next {
+                    let Some(id) = d.get("_id").cloned() else {
+                        continue;
+                    };
+                    let d = crate::model::read::current_document(model, d.clone()).unwrap_or(d);
+                    page.push(Change {
+                        id,
+                        before: None,
+                        after: Some(d),
+                    });
+                }
+                if page.len() == REPAIR_BATCH || (end && !page.is_empty()) {
+                    crate::derived::rebuild(&self.db, dependents, &page).await?;
+                    done += page.len() as u64;
+                    let progress = Progress::new("maintainer.repair", "documents", done, total)
+                        .item(model.name());
+                    tracing::info!(
+                        job = progress.job,
+                        done = progress.done,
+                        total = ?progress.total,
+                        item = model.name(),
+                        "progress"
+                    );
+                    page.clear();
+                    // Renew the lease during a long repair.
+                    if !lease::checkpoint(
+                        &self.db,
+                        &self.name,
+                        &self.holder,
+                        self.lease,
+                        None,
+                        0,
+                        None,
+                    )
+                    .await?
+                    {
+                        return Ok(None);
+                    }
+                }
+                if end {
+                    break;
+                }
+            }
+        }
+        self.status(|s| s.repairs += 1);
+        tracing::warn!(name = %self.name, documents = done, "pattern_runtime::maintainer.repair done");
+        Ok(Some(stream))
+    }
+}
+
+fn collection_of(event: &ChangeStreamEvent<Document>) -> Option<&str> {
+    event.ns.as_ref()?.coll.as_deref()
+}
+
+fn history_lost(e: &mongodb::error::Error) -> bool {
+    matches!(
+        server_code(e),
+        Some(HISTORY_LOST | STREAM_FATAL | INVALID_TOKEN)
+    ) || e.contains_label("NonResumableChangeStreamError")
+}
