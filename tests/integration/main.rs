@@ -41,8 +41,4 @@ mod shard;
 mod subset;
 mod tree;
 mod validator;
-mod validator_companion_promises;
-mod validator_companions;
-mod validator_declared;
-mod validator_promises;
 mod versioning;
