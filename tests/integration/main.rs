@@ -36,7 +36,6 @@ mod rollups_lives_and_shards;
 mod round_trips;
 mod same_names;
 mod schema_version;
-mod schema_version_promises;
 mod shard;
 mod subset;
 mod tree;
