@@ -1,6 +1,6 @@
-//! A newcomer's test of "One way in" (`Type::handle(&db)`), written from the docs alone
-//! (README, `docs/patterns.md`, the crate's doc comments): small programs that combine
-//! patterns, each handle reached only as an associated function of a type taking the
+//! Patterns combined through the handles a model's type gives ("One way in":
+//! `Type::collection(&db)`, `Type::handle(&db)`): small programs that combine patterns, each
+//! handle reached only as an associated function of a type taking the
 //! database, with hostile input and round trips counted with `take_commands()`.
 //!
 //! 1. polymorphic variants counted per member (`#[computed(count = Enum, by = ..)]`) and kept
@@ -16,9 +16,9 @@
 //! 8. a preallocated grid whose holder is counted per guest;
 //! 9. a tree whose keys read like operators and paths, moved and renamed.
 //!
-//! Written from the docs alone. Three of its tests found bugs, fixed since (each at a
-//! `// FOUND:` comment): a versioned `save` that read the document again, `ModelCollection::insert`
-//! of document ids every other operation refuses, and a float sum overflowing to infinity.
+//! Three of these tests guard bugs fixed since (each at a `// FOUND:` comment): a versioned
+//! `save` that read the document again, `ModelCollection::insert` of document ids every other
+//! operation refuses, and a float sum overflowing to infinity.
 
 use bson::{doc, oid::ObjectId, Bson, Document};
 use pattern_runtime::At;

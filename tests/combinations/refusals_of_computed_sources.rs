@@ -1,7 +1,7 @@
-//! A newcomer's review, written from the docs alone (the README, the crate docs' "What the
-//! toolkit sends" and "Patterns together", `Transaction`, and the `computed` and `subset` module
-//! docs), of the refusals of hostile values written to a model that is a `#[computed]` source
-//! *and* reached through another pattern's handle:
+//! The refusals of hostile values written to a model that is a `#[computed]` source *and*
+//! reached through another pattern's handle, as the README, the crate docs' "What the toolkit
+//! sends" and "Patterns together", `Transaction`, and the `computed` and `subset` module docs
+//! describe them:
 //!
 //! - a subset's full item ([`RefusalBook`], pushed by `Subset::push`, also written by
 //!   the model handle), summed and counted per owner;
@@ -557,7 +557,7 @@ async fn all_checks_clean(db: &TestDb) {
 /// NUL, nesting past [`MAX_VALUE_DEPTH`].
 #[tokio::test]
 async fn subset_push_refuses_non_finite_sums_and_hostile_by_values() {
-    let db = setup("newcomer_refusals_subset_nan").await;
+    let db = setup("refusals_subset_nan").await;
     let shelf = RefusalShelf::collection(&db).subset(RefusalShelf::FIELDS.recent);
     db.take_commands();
     shelf
@@ -663,7 +663,7 @@ async fn subset_push_refuses_non_finite_sums_and_hostile_by_values() {
 /// name"), and `$set` values "are checked like any stored value".
 #[tokio::test]
 async fn subset_push_refuses_dollar_and_dotted_keys_in_items_and_set() {
-    let db = setup("newcomer_refusals_subset_keys").await;
+    let db = setup("refusals_subset_keys").await;
     let shelf = RefusalShelf::collection(&db).subset(RefusalShelf::FIELDS.recent);
     shelf
         .push("s1", book("b0", owner_id("o1"), 5.0, 0, doc! {}))
@@ -753,7 +753,7 @@ async fn subset_push_refuses_dollar_and_dotted_keys_in_items_and_set() {
 /// "[`Error::DocumentTooLarge`] over 16 MiB ... nothing is written then".
 #[tokio::test]
 async fn values_over_16_mib_are_refused_before_they_are_sent() {
-    let db = setup("newcomer_refusals_16mib").await;
+    let db = setup("refusals_16mib").await;
     let huge = over_16_mib();
     let shelf = RefusalShelf::collection(&db).subset(RefusalShelf::FIELDS.recent);
     let books = RefusalBook::collection(&db);
@@ -936,7 +936,7 @@ async fn values_over_16_mib_are_refused_before_they_are_sent() {
 /// refused or stored literally.
 #[tokio::test]
 async fn tree_holder_insert_refuses_hostile_sources() {
-    let db = setup("newcomer_refusals_tree_holder").await;
+    let db = setup("refusals_tree_holder").await;
     let tree = RefusalAisle::collection(&db).tree();
     let holders = tree.holders::<RefusalGadget>();
     holders
@@ -1027,7 +1027,7 @@ async fn tree_holder_insert_refuses_hostile_sources() {
 /// like any stored value" (crate docs); versioning: "a `save` checks the size before sending".
 #[tokio::test]
 async fn versioned_writes_refuse_hostile_sources() {
-    let db = setup("newcomer_refusals_versioned").await;
+    let db = setup("refusals_versioned").await;
     let contracts = RefusalContract::collection(&db);
     let mut c1 = contract("c1", owner_id("o1"), 10.0);
     contracts.insert(&mut c1).await.unwrap();
@@ -1157,7 +1157,7 @@ async fn versioned_writes_refuse_hostile_sources() {
 /// `$set` of an update.
 #[tokio::test]
 async fn variant_writes_refuse_hostile_sources() {
-    let db = setup("newcomer_refusals_variant").await;
+    let db = setup("refusals_variant").await;
     let cards = RefusalPaymentCard::collection(&db);
     cards
         .insert(&card("p1", owner_id("o1"), 3.0))
@@ -1252,7 +1252,7 @@ async fn variant_writes_refuse_hostile_sources() {
 /// value, or of a value with `$`/dotted keys is [`Error::InvalidValue`] before anything is sent.
 #[tokio::test]
 async fn references_update_refuses_hostile_set_values() {
-    let db = setup("newcomer_refusals_references").await;
+    let db = setup("refusals_references").await;
     let part = RefusalPart {
         id: "p1".into(),
         title: "bolt".into(),
@@ -1347,7 +1347,7 @@ async fn references_update_refuses_hostile_set_values() {
 /// value" (crate docs).
 #[tokio::test]
 async fn computing_writes_refuse_hostile_values_before_sending() {
-    let db = setup("newcomer_refusals_computing").await;
+    let db = setup("refusals_computing").await;
     let books = RefusalBook::collection(&db);
     books
         .insert(&book("b0", owner_id("o1"), 5.0, 0, doc! {}))
@@ -1486,7 +1486,7 @@ async fn computing_writes_refuse_hostile_values_before_sending() {
 /// refusals of a caller's values are `InvalidValue`/`InvalidKey` (`Error::is_refused_input`).
 #[tokio::test]
 async fn a_sum_overflowing_a_double_is_refused_after_the_write_and_ends_the_transaction() {
-    let db = setup("newcomer_refusals_inc_nan").await;
+    let db = setup("refusals_inc_nan").await;
     let books = RefusalBook::collection(&db);
     books
         .insert(&book("b0", owner_id("o1"), 5.0, 0, doc! {}))
@@ -1638,7 +1638,7 @@ async fn a_sum_overflowing_a_double_is_refused_after_the_write_and_ends_the_tran
 /// nrr_shelves`, `commitTransaction`). Only a key with NUL is refused.
 #[tokio::test]
 async fn full_items_written_through_computing_are_held_to_the_item_rules() {
-    let db = setup("newcomer_refusals_full_items").await;
+    let db = setup("refusals_full_items").await;
     let books = RefusalBook::collection(&db);
     books
         .insert(&book("b0", owner_id("o1"), 5.0, 0, doc! {}))

@@ -1,4 +1,4 @@
-//! A newcomer's review, written from the documentation alone: models of plain scalars beside
+//! Models of plain scalars beside
 //! extended references (`propagate` / `snapshot`) under the test kit's `strict`/`error`
 //! validators, hostile keys and ids (attribute keys, update keys and values, ids of an untyped
 //! `_id`), index sync with options made by hand in equal but differently typed numbers, a

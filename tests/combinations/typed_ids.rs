@@ -1,5 +1,5 @@
-//! A newcomer's test of typed ids, from the docs alone ("What the toolkit sends", `IntoId`,
-//! `Model::Id`, `Preallocated::Resource`/`Slot`): models that combine several patterns, each
+//! Typed ids ("What the toolkit sends", `IntoId`, `Model::Id`,
+//! `Preallocated::Resource`/`Slot`): models that combine several patterns, each
 //! given integer literals, `&str`s, strings that look like operators or paths, and hostile
 //! values (operator documents, regexes, arrays, dotted or NUL keys, deep nesting) as ids,
 //! holders and `$set`/`$setOnInsert` values.
@@ -7,9 +7,8 @@
 //! Every refusal is checked against the raw BSON of every collection of the test's database,
 //! before and after: nothing written.
 //!
-//! Three findings of the first run (a NUL key reaching the driver as a BSON encoding error,
-//! not `InvalidValue`, through the versioned update, `References::replace` and
-//! `Tree::insert`) were fixed; their tests run.
+//! A NUL key reaches no driver as a BSON encoding error: it is `InvalidValue` through the
+//! versioned update, `References::replace` and `Tree::insert` too (three bugs fixed since).
 
 use pattern_runtime::At;
 use pattern_testkit::docs;
