@@ -22,6 +22,7 @@ mod doctor;
 mod errors;
 mod extended_ref;
 mod hostile;
+mod index_options;
 mod model_handle;
 mod non_finite;
 mod not_found_and_progress;
