@@ -1,4 +1,4 @@
-//! A newcomer's program from the docs alone: a tennis club's schema where most patterns meet.
+//! A tennis club's schema where most patterns meet.
 //!
 //! - `Member`: an outlier array of posts (count + flag), an attribute array of preferences, the
 //!   array side of a two-way relation to lockers, computed counts of its lockers, court bookings

@@ -10,6 +10,7 @@
 //! - a failure in the middle of a combined write leaves nothing partial;
 //! - 8 writers mixing tree and holder operations leave every count exact.
 
+use crate::support::{count_named, dump, refused_key, refused_value, sent};
 use bson::oid::ObjectId;
 use bson::{doc, Document};
 use futures_util::TryStreamExt;
@@ -1407,4 +1408,212 @@ async fn a_two_way_assignment_moves_the_owners_counts() {
 fn keyset_orders_compiled_are_those_the_indexes_serve() {
     let checked = pattern_testkit::assert_keyset_orders_agree();
     assert!(checked > 100, "only {checked} models registered");
+}
+
+// An extended-reference source that is also a computed source, written through
+// `Customer::collection(&db).references()`: the copies and the counts move together.
+
+// ---------------------------------------------------------------------------------------------
+// 3: an extended-reference source that is also counted per region
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+#[model(collection = "nwi_customers")]
+#[extended_ref(CustomerRef(name, city))]
+pub struct Customer {
+    #[serde(rename = "_id")]
+    pub id: String,
+    pub name: String,
+    pub city: String,
+    pub region_id: String,
+    pub loyalty: i64,
+    pub notes: Option<Document>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+#[model(collection = "nwi_regions")]
+pub struct Region {
+    #[serde(rename = "_id")]
+    pub id: String,
+    #[computed(count = Customer, by = region_id)]
+    pub customers: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+#[model(collection = "nwi_invoices")]
+pub struct CustomerInvoice {
+    #[serde(rename = "_id")]
+    pub id: i64,
+    #[extended_ref(propagate)]
+    pub customer: CustomerRef,
+    pub amount: i64,
+}
+
+async fn region_count(db: &TestDb, id: &str) -> i64 {
+    Region::collection(db)
+        .raw()
+        .find_one(doc! { "_id": id })
+        .await
+        .unwrap()
+        .unwrap()
+        .customers
+}
+
+#[tokio::test]
+async fn references_writes_move_counts_and_copies() {
+    let db = test_db("nwi_references_counts").await;
+    for r in [
+        pattern_runtime::sync(&db).models(&[Customer::SCHEMA]).await,
+        pattern_runtime::sync(&db).models(&[Region::SCHEMA]).await,
+        pattern_runtime::sync(&db)
+            .models(&[CustomerInvoice::SCHEMA])
+            .await,
+    ] {
+        r.unwrap();
+    }
+    for r in ["r1", "r2"] {
+        Region::collection(&db)
+            .insert(&Region {
+                id: r.into(),
+                customers: 0,
+            })
+            .await
+            .unwrap();
+    }
+    let ada = Customer {
+        id: "c1".into(),
+        name: "Ada".into(),
+        city: "London".into(),
+        region_id: "r1".into(),
+        loyalty: 0,
+        notes: None,
+    };
+    sent(&db);
+    Customer::collection(&db).insert(&ada).await.unwrap();
+    // The page: computed `insert` 3. The new customer has no copies yet, but the copies'
+    // `update` is sent all the same (4 commands), in the same transaction.
+    let cmds = sent(&db);
+    assert_eq!(
+        cmds[0],
+        ("insert".into(), "nwi_customers".into()),
+        "{cmds:?}"
+    );
+    assert_eq!(count_named(&cmds, "commitTransaction"), 1, "{cmds:?}");
+    assert!(
+        cmds.iter()
+            .any(|(n, t)| n == "update" && t == "nwi_regions"),
+        "{cmds:?}"
+    );
+    assert!(!cmds.iter().any(|(n, _)| n == "find"), "{cmds:?}");
+    assert_eq!(region_count(&db, "r1").await, 1);
+    for i in 1..=2 {
+        CustomerInvoice::collection(&db)
+            .insert(&CustomerInvoice {
+                id: i,
+                customer: CustomerRef::from(&ada),
+                amount: 100 * i,
+            })
+            .await
+            .unwrap();
+    }
+    sent(&db);
+
+    let customers = Customer::collection(&db).references();
+
+    // A copied field: the page's `update` 3 (findAndModify, one updateMany, the commit), even
+    // though the model is also a computed source (the region count reads `regionId` only).
+    Customer::collection(&db)
+        .update("c1", doc! { "$set": { "name": "$where" } })
+        .await
+        .unwrap();
+    let cmds = sent(&db);
+    assert_eq!(
+        cmds,
+        [
+            ("findAndModify".into(), "nwi_customers".into()),
+            ("update".into(), "nwi_invoices".into()),
+            ("commitTransaction".into(), "".into()),
+        ],
+        "References::update of a copied field: 3"
+    );
+    for inv in dump(&db, "nwi_invoices").await {
+        assert_eq!(
+            inv.get_document("customer")
+                .unwrap()
+                .get_str("name")
+                .unwrap(),
+            "$where",
+            "stored literally in every copy"
+        );
+    }
+    sent(&db);
+
+    // A field neither copied nor counted: the page's `update` (of a field not copied) 1.
+    Customer::collection(&db)
+        .update("c1", doc! { "$inc": { "loyalty": 5 } })
+        .await
+        .unwrap();
+    assert_eq!(
+        sent(&db),
+        [("update".into(), "nwi_customers".into())],
+        "References::update of a field not copied: 1"
+    );
+
+    // The counted field: the region counts move, in one transaction.
+    Customer::collection(&db)
+        .update("c1", doc! { "$set": { "regionId": "r2" } })
+        .await
+        .unwrap();
+    let cmds = sent(&db);
+    assert_eq!(count_named(&cmds, "commitTransaction"), 1, "{cmds:?}");
+    assert_eq!(region_count(&db, "r1").await, 0);
+    assert_eq!(region_count(&db, "r2").await, 1);
+
+    // Hostile updates: refused, nothing written.
+    let customers_before = dump(&db, "nwi_customers").await;
+    let invoices_before = dump(&db, "nwi_invoices").await;
+    let regions_before = dump(&db, "nwi_regions").await;
+    for (update, expected) in [
+        (doc! { "$set": { "regionId": "nowhere" } }, "not found"),
+        (doc! { "$set": { "$where": "1" } }, "key"),
+        (doc! { "name": "no operator" }, "key"),
+        (doc! { "$set": { "_id": "c9" } }, "key"),
+        (doc! { "$set": { "notes": { "a.b": 1 } } }, "value"),
+        (doc! { "$set": { "notes": { "$gt": "" } } }, "value"),
+    ] {
+        let e = Customer::collection(&db)
+            .update("c1", update.clone())
+            .await
+            .unwrap_err();
+        match expected {
+            "not found" => assert!(e.is_not_found(), "{update}: {e:?}"),
+            "key" => assert!(refused_key(&e), "{update}: {e:?}"),
+            _ => assert!(refused_value(&e), "{update}: {e:?}"),
+        }
+    }
+    // An id that reads like an operator is a literal id: nobody has it.
+    let e = Customer::collection(&db)
+        .update(r#"{"$gt": ""}"#, doc! { "$set": { "name": "x" } })
+        .await
+        .unwrap_err();
+    assert!(e.is_not_found(), "{e:?}");
+    let e = Customer::collection(&db)
+        .update("$where", doc! { "$set": { "name": "x" } })
+        .await
+        .unwrap_err();
+    assert!(e.is_not_found(), "{e:?}");
+    assert_eq!(dump(&db, "nwi_invoices").await, invoices_before);
+    assert_eq!(dump(&db, "nwi_regions").await, regions_before);
+    assert_eq!(dump(&db, "nwi_customers").await, customers_before);
+
+    assert!(customers.check().await.unwrap().is_clean());
+    assert!(Region::collection(&db)
+        .computed()
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
 }

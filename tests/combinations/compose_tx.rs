@@ -12,7 +12,8 @@
 //! - and every write passes the models' validators, installed `strict`, `error` and closed to
 //!   undeclared fields.
 
-use bson::{doc, Bson, DateTime, Document};
+use crate::support::{count_named, dump, raw_one, refused_value, sent};
+use bson::{doc, oid::ObjectId, Bson, DateTime, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::approximation::{SampledCounter, ShardedCounter};
 use pattern_runtime::validator::{sync_validators, ValidatorOptions};
@@ -704,4 +705,345 @@ async fn eight_writers_mixing_outlier_pushes_and_bookings_keep_every_copy_and_co
         assert!(report.is_clean(), "{report}");
     }
     assert_clean(&db).await;
+}
+
+// `Payment::collection(&db)` in a caller's transaction (aborted, ended by a refusal, committed)
+// keeps the wallets' sums; a preallocated grid whose holder is counted per guest, with hostile
+// holders.
+
+// ---------------------------------------------------------------------------------------------
+// 4: computed sums written in a caller's transaction
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+#[model(collection = "nwi_wallets")]
+pub struct Wallet {
+    #[serde(rename = "_id")]
+    pub id: String,
+    #[computed(sum = Payment.amount, by = wallet_id)]
+    pub balance: f64,
+    #[computed(count = Payment, by = wallet_id)]
+    pub payments: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+#[model(collection = "nwi_payments")]
+pub struct Payment {
+    #[serde(rename = "_id")]
+    pub id: i64,
+    pub wallet_id: String,
+    pub amount: f64,
+    pub memo: String,
+}
+
+fn payment(id: i64, wallet: &str, amount: f64) -> Payment {
+    Payment {
+        id,
+        wallet_id: wallet.into(),
+        amount,
+        memo: format!("$memo {id}"),
+    }
+}
+
+async fn wallets(db: &TestDb) -> Vec<(String, f64, i64)> {
+    dump(db, "nwi_wallets")
+        .await
+        .into_iter()
+        .map(|d| {
+            (
+                d.get_str("_id").unwrap().to_string(),
+                d.get_f64("balance").unwrap(),
+                d.get("payments").and_then(Bson::as_i64).unwrap(),
+            )
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// 8: a preallocated grid whose holder is counted per guest
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+#[model(collection = "nwi_room_days")]
+#[preallocated(resource = room_id, slot = date, holder = booked_by)]
+pub struct RoomDay {
+    #[serde(rename = "_id")]
+    pub id: ObjectId,
+    pub room_id: String,
+    pub date: String,
+    pub booked_by: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+#[model(collection = "nwi_guests")]
+pub struct Guest {
+    #[serde(rename = "_id")]
+    pub id: String,
+    #[computed(count = RoomDay, by = booked_by)]
+    pub nights: i64,
+}
+
+fn free(room: &str, date: &str) -> RoomDay {
+    RoomDay {
+        id: ObjectId::new(),
+        room_id: room.into(),
+        date: date.into(),
+        booked_by: None,
+    }
+}
+
+async fn nights(db: &TestDb, guest: &str) -> i64 {
+    Guest::collection(db)
+        .raw()
+        .find_one(doc! { "_id": guest })
+        .await
+        .unwrap()
+        .unwrap()
+        .nights
+}
+
+#[tokio::test]
+async fn computing_in_a_caller_transaction_aborted_ended_and_committed() {
+    let db = test_db("nwi_computing_tx").await;
+    pattern_runtime::sync(&db)
+        .models(&[Wallet::SCHEMA])
+        .await
+        .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Payment::SCHEMA])
+        .await
+        .unwrap();
+    for w in ["w1", "w2"] {
+        Wallet::collection(&db)
+            .insert(&Wallet {
+                id: w.into(),
+                balance: 0.0,
+                payments: 0,
+            })
+            .await
+            .unwrap();
+    }
+    let empty = wallets(&db).await;
+    sent(&db);
+
+    // Aborted: nothing kept. An insert in the caller's transaction sends the page's `insert` 3
+    // less the commit, which is the caller's.
+    let tx = Transaction::start(&db).await.unwrap();
+    let payments = Payment::collection(&db).in_transaction(&tx);
+    payments.insert(&payment(1, "w1", 10.5)).await.unwrap();
+    let cmds = sent(&db);
+    assert_eq!(
+        cmds,
+        [
+            ("insert".into(), "nwi_payments".into()),
+            ("update".into(), "nwi_wallets".into()),
+        ],
+        "ModelCollection::insert in a caller's transaction"
+    );
+    payments.insert(&payment(2, "w2", 4.0)).await.unwrap();
+    tx.abort().await.unwrap();
+    assert_eq!(tx.ended(), Some("aborted"));
+    assert!(dump(&db, "nwi_payments").await.is_empty());
+    assert_eq!(wallets(&db).await, empty);
+    sent(&db);
+    // A handle bound to an ended transaction sends nothing.
+    let e = payments.insert(&payment(3, "w1", 1.0)).await.unwrap_err();
+    assert!(e.is_transaction_ended(), "{e:?}");
+    assert!(sent(&db).is_empty());
+
+    // A refusal before anything is written leaves the transaction usable; a missing target,
+    // found by the count's write, ends it and nothing of it is kept.
+    let tx = Transaction::start(&db).await.unwrap();
+    let payments = Payment::collection(&db).in_transaction(&tx);
+    payments.insert(&payment(1, "w1", 10.5)).await.unwrap();
+    let e = payments
+        .insert(&payment(2, "w1", f64::NAN))
+        .await
+        .unwrap_err();
+    assert!(refused_value(&e), "{e:?}");
+    assert_eq!(tx.ended(), None, "a refusal before writing leaves it open");
+    let e = payments
+        .insert(&payment(3, "$where", 1.0))
+        .await
+        .unwrap_err();
+    assert!(e.is_not_found(), "{e:?}");
+    assert_eq!(tx.ended(), Some("aborted after a refusal"));
+    let e = tx.commit().await.unwrap_err();
+    assert!(e.is_transaction_ended(), "{e:?}");
+    assert!(!e.is_transient());
+    tx.abort().await.unwrap();
+    assert!(dump(&db, "nwi_payments").await.is_empty());
+    assert_eq!(wallets(&db).await, empty);
+
+    // Committed: two payments, one moved to the other wallet, one amount changed, with the
+    // references' handle of another model joined in the same transaction.
+    let tx = Transaction::start(&db).await.unwrap();
+    let payments = Payment::collection(&db).in_transaction(&tx);
+    payments.insert(&payment(1, "w1", 10.5)).await.unwrap();
+    payments.insert(&payment(2, "w1", 4.25)).await.unwrap();
+    payments
+        .update(2, doc! { "$set": { "walletId": "w2", "amount": 1e15 } })
+        .await
+        .unwrap();
+    payments.insert(&payment(3, "w2", -0.25)).await.unwrap();
+    payments.delete(3).await.unwrap();
+    // Not visible outside before the commit.
+    assert!(dump(&db, "nwi_payments").await.is_empty());
+    tx.commit().await.unwrap();
+    assert_eq!(tx.ended(), Some("committed"));
+    assert_eq!(
+        wallets(&db).await,
+        [("w1".to_string(), 10.5, 1), ("w2".to_string(), 1e15, 1)]
+    );
+    let p1 = raw_one(&db, "nwi_payments", 1i64).await.unwrap();
+    assert_eq!(p1.get_str("memo").unwrap(), "$memo 1");
+
+    // Outside a transaction, a field nothing computes from: the page's `update` 1.
+    sent(&db);
+    Payment::collection(&db)
+        .update(1, doc! { "$set": { "memo": "$$NOW" } })
+        .await
+        .unwrap();
+    assert_eq!(sent(&db), [("update".into(), "nwi_payments".into())]);
+    let p1 = raw_one(&db, "nwi_payments", 1i64).await.unwrap();
+    assert_eq!(
+        p1.get_str("memo").unwrap(),
+        "$$NOW",
+        "an operator update's value is literal"
+    );
+
+    let report = Wallet::collection(&db).computed().check().await.unwrap();
+    assert!(report.is_clean(), "{report:?}");
+}
+
+#[tokio::test]
+async fn grid_bookings_counted_per_guest_with_hostile_holders() {
+    let db = test_db_unvalidated("nwi_grid_counted").await;
+    pattern_runtime::sync(&db)
+        .models(&[RoomDay::SCHEMA])
+        .await
+        .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Guest::SCHEMA])
+        .await
+        .unwrap();
+    for g in ["alice", "$where"] {
+        Guest::collection(&db)
+            .insert(&Guest {
+                id: g.into(),
+                nights: 0,
+            })
+            .await
+            .unwrap();
+    }
+    let slots = RoomDay::collection(&db).slots();
+    sent(&db);
+    let days = ["2025-08-20", "2025-08-21", "2025-08-22"];
+    slots
+        .allocate(days.iter().map(|d| free("$101", d)))
+        .await
+        .unwrap();
+    let cmds = sent(&db);
+    // The page: `allocate` 2 (one listIndexes, one insert per 1 000 slots). Free slots are
+    // counted for nobody, so nothing derived should be sent.
+    assert_eq!(
+        cmds,
+        [
+            ("listIndexes".into(), "nwi_room_days".into()),
+            ("insert".into(), "nwi_room_days".into()),
+        ],
+        "allocate 2"
+    );
+
+    // A booking whose holder is counted: the booking and the count in one transaction.
+    let booked = slots.book("$101", "2025-08-20", "alice").await.unwrap();
+    assert_eq!(booked.booked_by.as_deref(), Some("alice"));
+    let cmds = sent(&db);
+    assert_eq!(count_named(&cmds, "commitTransaction"), 1, "{cmds:?}");
+    assert!(
+        cmds.iter()
+            .any(|(n, t)| n == "findAndModify" && t == "nwi_room_days"),
+        "{cmds:?}"
+    );
+    assert_eq!(nights(&db, "alice").await, 1);
+
+    // A holder that reads like an operator is a literal guest id.
+    slots.book("$101", "2025-08-21", "$where").await.unwrap();
+    assert_eq!(nights(&db, "$where").await, 1);
+
+    let grid_before = dump(&db, "nwi_room_days").await;
+    let guests_before = dump(&db, "nwi_guests").await;
+    // Hostile holders: an operator document, a value of another type, a guest that does not
+    // exist.
+    for holder in [
+        Bson::Document(doc! { "$ne": null }),
+        Bson::Document(doc! { "a.b": "x" }),
+        Bson::Int32(5),
+        Bson::String("nobody".into()),
+    ] {
+        let e = slots
+            .book("$101", "2025-08-22", holder.clone())
+            .await
+            .unwrap_err();
+        if holder == Bson::String("nobody".into()) {
+            assert!(e.is_not_found() && !e.is_not_allocated(), "{holder}: {e:?}");
+        } else {
+            assert!(refused_value(&e), "{holder}: {e:?}");
+        }
+    }
+    // A taken slot, and a slot never allocated.
+    let e = slots
+        .book("$101", "2025-08-20", "$where")
+        .await
+        .unwrap_err();
+    assert!(e.is_already_booked(), "{e:?}");
+    let e = slots.book("$101", "2031-01-01", "alice").await.unwrap_err();
+    assert!(e.is_not_allocated(), "{e:?}");
+    // A cancel by someone else.
+    let e = slots
+        .cancel("$101", "2025-08-20", "$where")
+        .await
+        .unwrap_err();
+    assert!(e.is_not_holder(), "{e:?}");
+    assert_eq!(dump(&db, "nwi_room_days").await, grid_before);
+    assert_eq!(dump(&db, "nwi_guests").await, guests_before);
+
+    // `book_all` in the caller's transaction with a computed write of another model, aborted.
+    let tx = Transaction::start(&db).await.unwrap();
+    slots
+        .in_transaction(&tx)
+        .book_all(&[("$101", "2025-08-22")], "alice")
+        .await
+        .unwrap();
+    Guest::collection(&db)
+        .in_transaction(&tx)
+        .insert(&Guest {
+            id: "carol".into(),
+            nights: 0,
+        })
+        .await
+        .unwrap();
+    tx.abort().await.unwrap();
+    assert_eq!(dump(&db, "nwi_room_days").await, grid_before);
+    assert_eq!(dump(&db, "nwi_guests").await, guests_before);
+
+    // Release moves the count back.
+    slots.release("$101", "2025-08-21").await.unwrap();
+    assert_eq!(nights(&db, "$where").await, 0);
+    let free_days = slots
+        .available("$101", "2025-08-20", "2025-08-23")
+        .await
+        .unwrap();
+    assert_eq!(free_days.len(), 2);
+    assert!(slots.check().await.unwrap().is_clean());
+    assert!(Guest::collection(&db)
+        .computed()
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
 }

@@ -1,4 +1,4 @@
-//! A newcomer's tests of patterns combined the way an application would (crate docs,
+//! Patterns combined the way an application would (crate docs,
 //! "Patterns together"): every write must keep every copy and count derived from what it
 //! changes, refuse hostile input with a typed error (nothing written) or store it literally,
 //! and leave nothing partial when a command fails in the middle.

@@ -1,7 +1,4 @@
-//! A newcomer's review, written from the documentation alone (the README, the crate, module and
-//! item docs of `pattern-runtime`, `docs/patterns.md`, the tour and the test kit's crate docs),
-//! of patterns combined on the same models, under many concurrent writers and hostile input.
-//! No other test was read. It covers:
+//! Patterns combined on the same models, under many concurrent writers and hostile input:
 //!
 //! - a tree whose nodes are extended-reference sources and count and sum (`#[computed]`) the
 //!   holders placed in them, under concurrent moves, label updates, holder inserts, placements
@@ -25,9 +22,9 @@
 //!   nesting, on models whose `_id` and computed `by` are `Bson` (checked at run time);
 //! - the caller's own transaction across every handle: aborted half-way, ended by a server
 //!   error, and committed after refusals that wrote nothing;
-//! - two tests of promises the library broke when this was written (each quoted above its
-//!   test, marked `FINDING (fixed)`): refusals made after sending, or not at all, and a NaN
-//!   refused in the caller's transaction yet committed with it.
+//! - refusals made before anything is sent, and a NaN refused in the caller's transaction
+//!   never committed with it (two bugs fixed since, each quoted above its test, marked
+//!   `FINDING (fixed)`).
 
 // The models' fields are read by serde and in the raw documents, not always by name.
 #![allow(dead_code)]
@@ -553,7 +550,7 @@ async fn shelf_tree(db: &Database) -> HashMap<String, Shelf> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn tree_refs_and_counts_under_concurrent_moves_labels_and_holders() {
-    let db = pattern_testkit::test_db("newcomer_concurrent_tree_refs_counts").await;
+    let db = pattern_testkit::test_db("concurrent_tree_refs_counts").await;
     let shelves = shelf_tree(&db).await;
     let holders = Shelf::collection(&db).tree().holders::<Book>();
     // Books placed before the writers start: 12 on each of m1a, s1 (whose labels change) and
@@ -691,7 +688,7 @@ async fn tree_refs_and_counts_under_concurrent_moves_labels_and_holders() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn tree_refs_and_counts_hostile_input_is_literal_or_refused_untouched() {
-    let db = pattern_testkit::test_db("newcomer_concurrent_tree_hostile").await;
+    let db = pattern_testkit::test_db("concurrent_tree_hostile").await;
     let shelves = shelf_tree(&db).await;
     let tree = Shelf::collection(&db).tree();
     let holders = tree.holders::<Book>();
@@ -1013,7 +1010,7 @@ struct Success {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn versioned_source_under_concurrent_updates_gapless_and_counted() {
-    let db = pattern_testkit::test_db("newcomer_concurrent_versioned").await;
+    let db = pattern_testkit::test_db("concurrent_versioned").await;
     versioned_setup(&db, 3).await;
     let database: Database = (*db).clone();
     let mut tasks = Vec::new();
@@ -1135,7 +1132,7 @@ async fn versioned_source_under_concurrent_updates_gapless_and_counted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn versioned_source_hostile_input_is_literal_or_refused_untouched() {
-    let db = pattern_testkit::test_db("newcomer_concurrent_versioned_hostile").await;
+    let db = pattern_testkit::test_db("concurrent_versioned_hostile").await;
     versioned_setup(&db, 2).await;
     let handle = Doc::collection(&db);
     let c = DOC_COLLECTIONS;
@@ -1410,7 +1407,7 @@ async fn assert_playlists_consistent(db: &Database) -> Vec<Track> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn subset_with_counts_under_concurrent_pushes_and_removals_then_hostile_items() {
-    let db = pattern_testkit::test_db("newcomer_concurrent_subset").await;
+    let db = pattern_testkit::test_db("concurrent_subset").await;
     playlist_setup(&db).await;
     let database: Database = (*db).clone();
     let mut tasks = Vec::new();
@@ -1701,7 +1698,7 @@ async fn assert_grid_consistent(db: &Database) -> Vec<RoomNight> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn grid_with_holder_counts_under_concurrent_bookings() {
-    let db = pattern_testkit::test_db("newcomer_concurrent_grid").await;
+    let db = pattern_testkit::test_db("concurrent_grid").await;
     let names: Vec<String> = (0..16).map(|g| format!("g{g}")).collect();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     grid_setup(&db, &refs).await;
@@ -1811,7 +1808,7 @@ async fn grid_with_holder_counts_under_concurrent_bookings() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn grid_with_holder_counts_hostile_holders_and_slots() {
-    let db = pattern_testkit::test_db("newcomer_concurrent_grid_hostile").await;
+    let db = pattern_testkit::test_db("concurrent_grid_hostile").await;
     grid_setup(&db, &["g0", "$dollar", "nul\0guest", "dot.ted"]).await;
     let slots = RoomNight::collection(&db).slots();
     slots.book("r1", 1, "g0").await.expect("g0 holds r1/1");
@@ -1953,7 +1950,7 @@ fn reading(meter: &str, writer: i32, seq: i32, kwh: f64) -> MeterReading {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn buckets_from_many_writers_lose_nothing_keep_their_cap_and_refuse_hostile_values() {
-    let db = pattern_testkit::test_db("newcomer_concurrent_buckets").await;
+    let db = pattern_testkit::test_db("concurrent_buckets").await;
     pattern_runtime::sync(&db)
         .models(&[MeterReading::SCHEMA])
         .options(&SyncOptions::new())
@@ -2182,7 +2179,7 @@ async fn buckets_from_many_writers_lose_nothing_keep_their_cap_and_refuse_hostil
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn operator_documents_as_ids_and_by_values_are_refused_before_anything_is_sent() {
-    let db = pattern_testkit::test_db("newcomer_concurrent_operator_ids").await;
+    let db = pattern_testkit::test_db("concurrent_operator_ids").await;
     sync(&db, &[Bin::SCHEMA, Item::SCHEMA, ItemTag::SCHEMA]).await;
     let bins: Vec<Bin> = [Bson::from("b1"), Bson::from("b2"), Bson::from("$b")]
         .into_iter()
@@ -2436,7 +2433,7 @@ async fn assert_everything_consistent(db: &Database) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn caller_transaction_across_handles_aborted_or_ended_keeps_nothing_committed_keeps_all() {
-    let db = pattern_testkit::test_db("newcomer_concurrent_tx").await;
+    let db = pattern_testkit::test_db("concurrent_tx").await;
     let shelves = everything(&db).await;
     let before = all_state(&db).await;
 
@@ -2751,7 +2748,7 @@ macro_rules! refusal_sends_nothing {
 // NaN, a booking for an operator holder.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn input_refusals_are_made_before_anything_is_sent() {
-    let db = pattern_testkit::test_db("newcomer_concurrent_finding_refusals").await;
+    let db = pattern_testkit::test_db("concurrent_finding_refusals").await;
     let shelves = everything(&db).await;
     sync(&db, &[Bin::SCHEMA, Item::SCHEMA, ItemTag::SCHEMA]).await;
     Bin::collection(&db)
@@ -2902,7 +2899,7 @@ async fn input_refusals_are_made_before_anything_is_sent() {
 // matches its sources.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_nan_refused_in_the_callers_transaction_is_never_committed() {
-    let db = pattern_testkit::test_db("newcomer_concurrent_finding_nan_commit").await;
+    let db = pattern_testkit::test_db("concurrent_finding_nan_commit").await;
     let shelves = shelf_tree(&db).await;
     Shelf::collection(&db)
         .tree()

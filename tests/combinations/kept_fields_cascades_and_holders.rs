@@ -1,6 +1,5 @@
-//! A newcomer's third wave, from the docs alone ("Patterns together", "What the toolkit sends",
-//! "One check and repair"): whole-document replaces against kept fields, tree cascades through
-//! two-way relations, grid slots that are tree holders and subset items, a holder that is an
+//! Patterns together ("Patterns together", "What the toolkit sends", "One check and repair"):
+//! whole-document replaces against kept fields, tree cascades through two-way relations, grid slots that are tree holders and subset items, a holder that is an
 //! extended-reference copy, repairs after raw writes, a server error inside a caller's
 //! transaction, and sums that leave the 64-bit range, each fed hostile values.
 //!

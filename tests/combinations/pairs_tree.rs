@@ -37,6 +37,7 @@ use pattern_runtime::At;
 use pattern_testkit::docs as raw;
 use std::collections::HashMap;
 
+use crate::support::{count_named, dump, refused_key, sent};
 use bson::oid::ObjectId;
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
@@ -3478,4 +3479,151 @@ async fn tree_x_polymorphic_listings_of_every_shape_counted_per_category() {
     assert_clean!(tree.check());
     assert_clean!(ShopCategory::collection(&db).computed().check());
     assert_doctor_clean(&db, "pt_poly").await;
+}
+
+// tree × holders: keys that read like operators and paths, moved and renamed, stay literal.
+
+// ---------------------------------------------------------------------------------------------
+// 9: a tree whose keys read like operators and paths
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+#[model(collection = "nwi_sections")]
+#[tree(parent = parent, ancestors = ancestors, key = name)]
+pub struct KeySection {
+    #[serde(rename = "_id")]
+    pub id: ObjectId,
+    pub name: String,
+    pub parent: Option<String>,
+    pub ancestors: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+#[model(collection = "nwi_articles")]
+#[in_tree(KeySection, node = section, path = section_path)]
+pub struct KeyArticle {
+    #[serde(rename = "_id")]
+    pub id: i64,
+    pub title: String,
+    pub section: String,
+    pub section_path: Vec<String>,
+}
+
+fn key_section(name: &str, parent: Option<&str>) -> KeySection {
+    KeySection {
+        id: ObjectId::new(),
+        name: name.into(),
+        parent: parent.map(str::to_owned),
+        ancestors: vec![],
+    }
+}
+
+async fn article_path(db: &TestDb, id: i64) -> Vec<String> {
+    KeyArticle::collection(db)
+        .raw()
+        .find_one(doc! { "_id": id })
+        .await
+        .unwrap()
+        .unwrap()
+        .section_path
+}
+
+#[tokio::test]
+async fn tree_keys_that_read_like_operators_are_literal() {
+    let db = test_db("nwi_tree_dollar_keys").await;
+    pattern_runtime::sync(&db)
+        .models(&[KeySection::SCHEMA])
+        .await
+        .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[KeyArticle::SCHEMA])
+        .await
+        .unwrap();
+    let tree = KeySection::collection(&db).tree();
+    sent(&db);
+
+    // A root reads no parent: 3 (the tree's lock document, the insert, the commit).
+    tree.insert(&key_section("$root", None)).await.unwrap();
+    let cmds = sent(&db);
+    assert_eq!(cmds.len(), 3, "Tree::insert of a root: {cmds:?}");
+    // The page: `insert` 4 (a node under a parent).
+    let child = tree
+        .insert(&key_section("$where", Some("$root")))
+        .await
+        .unwrap();
+    let cmds = sent(&db);
+    assert_eq!(cmds.len(), 4, "Tree::insert: {cmds:?}");
+    assert_eq!(count_named(&cmds, "commitTransaction"), 1, "{cmds:?}");
+    assert_eq!(child.ancestors, ["$root"]);
+    let leaf = tree
+        .insert(&key_section("a.b", Some("$where")))
+        .await
+        .unwrap();
+    assert_eq!(leaf.ancestors, ["$root", "$where"]);
+    // A parent that does not exist.
+    let e = tree
+        .insert(&key_section("orphan", Some("$exists")))
+        .await
+        .unwrap_err();
+    assert!(e.is_not_found(), "{e:?}");
+
+    let articles = tree.holders::<KeyArticle>();
+    sent(&db);
+    // The page: `Holders::insert` 3.
+    articles
+        .insert(&KeyArticle {
+            id: 1,
+            title: "$title".into(),
+            section: "a.b".into(),
+            section_path: vec![],
+        })
+        .await
+        .unwrap();
+    let cmds = sent(&db);
+    assert_eq!(cmds.len(), 3, "Holders::insert: {cmds:?}");
+    assert_eq!(article_path(&db, 1).await, ["$root", "$where", "a.b"]);
+
+    // The page: `descendants` 1 and `Holders::under` 1.
+    sent(&db);
+    let below = tree.descendants("$root").await.unwrap();
+    assert_eq!(below.len(), 2);
+    let cmds = sent(&db);
+    assert_eq!(cmds.len(), 1, "descendants 1: {cmds:?}");
+    let under = articles.under("$where").await.unwrap();
+    assert_eq!(under.len(), 1);
+    let cmds = sent(&db);
+    assert_eq!(cmds.len(), 1, "Holders::under 1: {cmds:?}");
+
+    // Moves and renames go through pipeline updates: `$` strings must stay strings.
+    tree.move_to_root("$where").await.unwrap();
+    assert_eq!(article_path(&db, 1).await, ["$where", "a.b"]);
+    tree.rename("$where", "$$ROOT").await.unwrap();
+    assert_eq!(article_path(&db, 1).await, ["$$ROOT", "a.b"]);
+    let leaf = tree.get("a.b").await.unwrap().unwrap();
+    assert_eq!(leaf.ancestors, ["$$ROOT"]);
+    assert_eq!(leaf.parent.as_deref(), Some("$$ROOT"));
+    tree.move_under("$$ROOT", "$root").await.unwrap();
+    assert_eq!(article_path(&db, 1).await, ["$root", "$$ROOT", "a.b"]);
+
+    // A cycle, and another handle writing the tree's fields: refused, nothing written.
+    let sections_before = dump(&db, "nwi_sections").await;
+    let articles_before = dump(&db, "nwi_articles").await;
+    let e = tree.move_under("$root", "a.b").await.unwrap_err();
+    assert!(matches!(e, Error::Cycle { .. }), "{e:?}");
+    let e = KeyArticle::collection(&db)
+        .update(1, doc! { "$set": { "sectionPath": ["$anything"] } })
+        .await
+        .unwrap_err();
+    assert!(refused_key(&e), "{e:?}");
+    let e = KeyArticle::collection(&db)
+        .update(1, doc! { "$set": { "section": "$root" } })
+        .await
+        .unwrap_err();
+    assert!(refused_key(&e), "{e:?}");
+    assert_eq!(dump(&db, "nwi_sections").await, sections_before);
+    assert_eq!(dump(&db, "nwi_articles").await, articles_before);
+
+    assert!(tree.check().await.unwrap().is_clean());
 }

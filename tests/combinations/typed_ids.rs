@@ -1,5 +1,5 @@
-//! A newcomer's test of typed ids, from the docs alone ("What the toolkit sends", `IntoId`,
-//! `Model::Id`, `Preallocated::Resource`/`Slot`): models that combine several patterns, each
+//! Typed ids ("What the toolkit sends", `IntoId`, `Model::Id`,
+//! `Preallocated::Resource`/`Slot`): models that combine several patterns, each
 //! given integer literals, `&str`s, strings that look like operators or paths, and hostile
 //! values (operator documents, regexes, arrays, dotted or NUL keys, deep nesting) as ids,
 //! holders and `$set`/`$setOnInsert` values.
@@ -7,14 +7,14 @@
 //! Every refusal is checked against the raw BSON of every collection of the test's database,
 //! before and after: nothing written.
 //!
-//! Three findings of the first run (a NUL key reaching the driver as a BSON encoding error,
-//! not `InvalidValue`, through the versioned update, `References::replace` and
-//! `Tree::insert`) were fixed; their tests run.
+//! A NUL key reaches no driver as a BSON encoding error: it is `InvalidValue` through the
+//! versioned update, `References::replace` and `Tree::insert` too (three bugs fixed since).
 
 use pattern_runtime::At;
 use pattern_testkit::docs;
 use std::marker::PhantomData;
 
+use crate::support::{dump, raw_one, refused_key, refused_value, sent};
 use bson::oid::ObjectId;
 use bson::{doc, Bson, Document};
 use pattern_runtime::approximation::{BatchedCounter, SampledCounter};
@@ -1996,4 +1996,211 @@ async fn a_replaced_source_with_a_nul_key_is_invalid_value() {
         NtiAuthor::collection(&db).replace(&replaced).await,
     );
     assert_eq!(everything(&db).await, before);
+}
+
+// Document-shaped ids that look like operators, through the model handle: refused; `$` strings
+// stay literal.
+
+// ---------------------------------------------------------------------------------------------
+// 6: document-shaped ids that look like operators
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+#[model(collection = "nwi_queues")]
+pub struct Queue {
+    #[serde(rename = "_id")]
+    pub id: String,
+    #[computed(count = Ticket, by = queue_id)]
+    pub open: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(rename_all = "camelCase")]
+#[model(collection = "nwi_tickets")]
+pub struct Ticket {
+    #[serde(rename = "_id")]
+    pub id: Document,
+    pub queue_id: String,
+    pub title: String,
+}
+
+/// Each queue's count, as the model reads it (a recompute may store it as another integer
+/// type than `$inc` did).
+async fn queue_counts(db: &TestDb) -> Vec<(String, i64)> {
+    use futures_util::TryStreamExt;
+    let queues: Vec<Queue> = Queue::collection(db)
+        .raw()
+        .find(doc! {})
+        .sort(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    queues.into_iter().map(|q| (q.id, q.open)).collect()
+}
+
+#[tokio::test]
+async fn operator_shaped_ids_are_refused_and_dollar_strings_are_literal() {
+    let db = test_db_unvalidated("nwi_hostile_ids").await;
+    pattern_runtime::sync(&db)
+        .models(&[Queue::SCHEMA])
+        .await
+        .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[Ticket::SCHEMA])
+        .await
+        .unwrap();
+    for q in ["$where", "support"] {
+        Queue::collection(&db)
+            .insert(&Queue {
+                id: q.into(),
+                open: 0,
+            })
+            .await
+            .unwrap();
+    }
+    let tickets = Ticket::collection(&db);
+    // Strings beginning with `$` are ids and values like any other.
+    for (n, q) in [(1, "$where"), (2, "support"), (3, "support")] {
+        tickets
+            .insert(&Ticket {
+                id: doc! { "n": n, "src": "$mail" },
+                queue_id: q.into(),
+                title: format!("$title {n}"),
+            })
+            .await
+            .unwrap();
+    }
+    let queues = dump(&db, "nwi_queues").await;
+    assert_eq!(queues[0].get_str("_id").unwrap(), "$where");
+    assert_eq!(queues[0].get_i64("open").unwrap(), 1);
+    assert_eq!(queues[1].get_i64("open").unwrap(), 2);
+
+    let tickets_before = dump(&db, "nwi_tickets").await;
+    let queues_before = queue_counts(&db).await;
+    sent(&db);
+    // An id that would match every document if it were sent as a filter.
+    let hostile_ids = [
+        doc! { "$exists": true },
+        doc! { "$gt": "" },
+        doc! { "n": { "$gte": 0 } },
+        doc! { "a.b": 1 },
+    ];
+    for bad in &hostile_ids {
+        let e = tickets.delete(bad.clone()).await.unwrap_err();
+        assert!(refused_value(&e), "delete {bad}: {e:?}");
+        let e = tickets
+            .update(bad.clone(), doc! { "$set": { "queueId": "$where" } })
+            .await
+            .unwrap_err();
+        assert!(refused_value(&e), "update {bad}: {e:?}");
+    }
+    assert_eq!(sent(&db), [], "a refused id sends nothing");
+    assert_eq!(dump(&db, "nwi_tickets").await, tickets_before);
+
+    // The same ids in a whole document inserted through `ModelCollection::insert`: the crate docs
+    // promise "refused with a typed error before anything is written" and "a `Document`-shaped
+    // id type cannot carry a `$` key either".
+    let mut sent_anyway = Vec::new();
+    sent(&db);
+    for bad in &hostile_ids {
+        let r = tickets
+            .insert(&Ticket {
+                id: bad.clone(),
+                queue_id: "support".into(),
+                title: "x".into(),
+            })
+            .await;
+        let cmds = sent(&db);
+        match r {
+            Err(e) if refused_value(&e) && cmds.is_empty() => {}
+            other => sent_anyway.push(format!("{bad}: {other:?} after sending {cmds:?}")),
+        }
+        if raw_one(&db, "nwi_tickets", bad.clone()).await.is_some() {
+            // Stored: and no handle of the toolkit can name it again.
+            let e = tickets.delete(bad.clone()).await.unwrap_err();
+            sent_anyway.push(format!("{bad}: stored, and then `delete` refuses it: {e}"));
+            // Take it away explicitly around the toolkit, and repair the count it moved.
+            Ticket::collection(&db)
+                .raw()
+                .delete_one(doc! { "_id": { "$eq": bad.clone() } })
+                .await
+                .unwrap();
+            Queue::collection(&db)
+                .computed()
+                .rebuild("support")
+                .await
+                .unwrap();
+        }
+        sent(&db);
+    }
+    assert_eq!(dump(&db, "nwi_tickets").await, tickets_before);
+    assert_eq!(queue_counts(&db).await, queues_before);
+
+    // A queue id that reads like an operator is a literal id.
+    let recomputed = Queue::collection(&db)
+        .computed()
+        .rebuild("$where")
+        .await
+        .unwrap();
+    assert_eq!(recomputed.repaired, 0);
+
+    // Keys with `.` or `$` inside an update's values, and update paths with `$`.
+    let id = doc! { "n": 2, "src": "$mail" };
+    for (update, key) in [
+        (
+            doc! { "$set": { "title": { "$concat": ["a", "b"] } } },
+            false,
+        ),
+        (doc! { "$set": { "title": { "x.y": 1 } } }, false),
+        (doc! { "$set": { "ti$tle": "x" } }, false),
+        (doc! { "$set": { "$title": "x" } }, true),
+        (doc! { "$set": { "open": 5 } }, false),
+        (doc! { "$where": "this.n > 0" }, true),
+    ] {
+        let r = tickets.update(id.clone(), update.clone()).await;
+        match r {
+            Err(e) if key => assert!(refused_key(&e), "{update}: {e:?}"),
+            Err(e) => assert!(e.is_refused_input(), "{update}: {e:?}"),
+            // `ti$tle` (a `$` inside a name) and `open` (a field of the queue, not the
+            // ticket) are ordinary field names of the ticket.
+            Ok(_) => assert!(
+                update
+                    .get_document("$set")
+                    .is_ok_and(|s| s.contains_key("ti$tle") || s.contains_key("open")),
+                "{update} accepted"
+            ),
+        }
+    }
+    assert_eq!(queue_counts(&db).await, queues_before);
+    let t2 = raw_one(&db, "nwi_tickets", id.clone()).await.unwrap();
+    assert_eq!(t2.get_str("title").unwrap(), "$title 2");
+
+    // The document id moves the ticket between queues, as a literal equality.
+    tickets
+        .update(id.clone(), doc! { "$set": { "queueId": "$where" } })
+        .await
+        .unwrap();
+    assert_eq!(
+        queue_counts(&db).await,
+        [("$where".to_string(), 2), ("support".to_string(), 1)]
+    );
+    tickets.delete(id).await.unwrap();
+    assert_eq!(dump(&db, "nwi_tickets").await.len(), 2);
+    assert!(Queue::collection(&db)
+        .computed()
+        .check()
+        .await
+        .unwrap()
+        .is_clean());
+
+    // FOUND (fixed): `ModelCollection::insert` of a model whose `_id` is a `Document` sends ids that
+    // every other operation refuses (crate docs, "What the toolkit sends": an id with a `$`
+    // key or a key with `.` is `Error::InvalidValue`, nothing sent; "a `Document`-shaped id
+    // type cannot carry a `$` key either"). `$`-keyed ids reach the server, which refuses them
+    // (an untyped `Error::Driver`, code 52); `{"a.b": 1}` is stored, and then `delete` and
+    // `update` of that id are refused: a document no handle can name again.
+    assert!(sent_anyway.is_empty(), "{sent_anyway:#?}");
 }

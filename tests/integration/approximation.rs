@@ -1,17 +1,18 @@
 //! The approximation pattern's counters against the server (seed 000, 近似值模式): batched in
 //! memory, sampled with probability p, sharded over several documents; concurrent writers, with
-//! the writes counted.
+//! the writes counted; `BatchedCounter::flush_every` (its `Flusher`'s last flush and the errors it
+//! keeps), and sharded totals at and past the 64-bit range.
 
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
-use std::sync::Arc;
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
-use pattern_runtime::approximation::{
-    Approximation, BatchedCounter, Random, SampledCounter, ShardedCounter,
+use crate::support::{is_invalid_value, synced};
+use pattern_runtime::{
+    approximation::{Approximation, BatchedCounter, Random, SampledCounter, ShardedCounter},
+    Error, Model,
 };
-use pattern_runtime::{Error, Model};
-use pattern_testkit::{test_db, test_db_unvalidated};
+use pattern_testkit::{docs, test_db, test_db_unvalidated};
 use serde::{Deserialize, Serialize};
 
 /// The counters declared on a model's fields.
@@ -551,4 +552,440 @@ async fn seeded_counters_repeat() {
         pattern_testkit::docs(&db, "approx_seeded_hits").await,
     ];
     assert_eq!(after, before);
+}
+
+// `BatchedCounter::flush_every`: the `Flusher`'s last flush when stopped, a failed last flush,
+// and the unread errors it keeps; `#[approximate(sharded)]` totals at and past the 64-bit range
+// (one shard's overflow or underflow, a snapshot into narrow fields, concurrent adds at the
+// edge).
+
+/// A batched counter.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(group = "nsh", collection = "nsh_pages")]
+pub struct NshPage {
+    #[serde(rename = "_id")]
+    pub id: String,
+    #[approximate(batched, threshold = 1000)]
+    pub views: i64,
+}
+
+fn int(d: &Document, key: &str) -> i64 {
+    match d.get(key) {
+        Some(Bson::Int32(n)) => i64::from(*n),
+        Some(Bson::Int64(n)) => *n,
+        other => panic!("{key} is {other:?} in {d}"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Models: sharded counters
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "ncl_pages")]
+struct NclPage {
+    #[serde(rename = "_id")]
+    id: String,
+    #[approximate(sharded, shards = 1)]
+    one: i64,
+    #[approximate(sharded, shards = 4)]
+    four: i64,
+    #[approximate(sharded, shards = 2)]
+    small: i32,
+    #[approximate(sharded, shards = 2)]
+    unsigned: u32,
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. Sharded counters past the 64-bit range
+// ---------------------------------------------------------------------------------------------
+
+async fn page(db: &mongodb::Database, id: &str) -> NclPage {
+    let p = NclPage {
+        id: id.into(),
+        one: 0,
+        four: 0,
+        small: 0,
+        unsigned: 0,
+    };
+    NclPage::collection(db).raw().insert_one(&p).await.unwrap();
+    p
+}
+
+async fn stored_page(db: &mongodb::Database, id: &str) -> NclPage {
+    NclPage::collection(db)
+        .get(id.to_string())
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. BatchedCounter::flush_every
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn flusher_stop_runs_a_last_flush() {
+    let db = synced("nsh_flusher").await;
+    let ids = ["home", "$home", "a.b", "", "x\u{7f}"];
+    // A declared counter "writes into the model's existing documents only": create them.
+    for id in ids {
+        db.collection::<Document>("nsh_pages")
+            .insert_one(doc! { "_id": id, "views": 0i64 })
+            .await
+            .unwrap();
+    }
+    let counter = Arc::new(NshPage::collection(&db).counter(NshPage::FIELDS.views));
+    let mut flusher = BatchedCounter::flush_every(counter.clone(), Duration::from_secs(3600));
+    // The first run is "now": nothing pending, no write.
+    assert_eq!(flusher.next().await.unwrap().unwrap(), 0);
+    for (k, id) in ids.iter().enumerate() {
+        for _ in 0..=k {
+            counter.add(*id, 2).await.unwrap();
+        }
+    }
+    counter.add("home", -1).await.unwrap();
+    // A page with no document: "dropped with a WARN event, never creating a document".
+    counter.add("gone", 7).await.unwrap();
+    assert_eq!(
+        counter.writes(),
+        0,
+        "under the threshold: nothing written yet"
+    );
+    assert_eq!(counter.pending(), 2 * 15 - 1 + 7);
+    let before = docs(&db, "nsh_pages").await;
+
+    let stopped = flusher.stop().await;
+    assert_eq!(
+        stopped.runs,
+        2,
+        "the first run and the last: {:?}",
+        stopped.unread.len()
+    );
+    assert_eq!(stopped.dropped, 0);
+    assert_eq!(stopped.errors().count(), 0);
+    let outcomes = stopped.into_result().unwrap();
+    assert_eq!(
+        outcomes.len(),
+        1,
+        "only the last flush unread: {outcomes:?}"
+    );
+    assert!(
+        outcomes[0] >= ids.len() as u64,
+        "the last flush: one $inc per page: {outcomes:?}"
+    );
+    assert_eq!(counter.pending(), 0);
+    let stored = docs(&db, "nsh_pages").await;
+    assert_eq!(
+        stored.len(),
+        before.len(),
+        "no document created for `gone`: {stored:?}"
+    );
+    for (k, id) in ids.iter().enumerate() {
+        let d = stored
+            .iter()
+            .find(|d| d.get_str("_id").ok() == Some(*id))
+            .unwrap_or_else(|| panic!("{id:?} missing: {stored:?}"));
+        let expected = 2 * (k as i64 + 1) - i64::from(*id == "home");
+        assert_eq!(int(d, "views"), expected, "{d}");
+    }
+    // `flush`: "Returns how many writes it sent"; `writes`: "$inc writes sent so far".
+    assert_eq!(
+        counter.writes(),
+        outcomes[0],
+        "writes() and the flush's count of writes sent agree"
+    );
+}
+
+#[tokio::test]
+async fn flusher_failed_last_flush_is_an_error_and_keeps_counts() {
+    let db = test_db("nsh_flusher_fail").await;
+    // Every document must have a string `views`: an `$inc` upsert can never pass.
+    db.create_collection("nsh_strict")
+        .validator(doc! { "views": { "$type": "string" } })
+        .await
+        .unwrap();
+    let counter = Arc::new(
+        BatchedCounter::new(db.collection::<Document>("nsh_strict"), "views", 1000).unwrap(),
+    );
+    let flusher = BatchedCounter::flush_every(counter.clone(), Duration::from_secs(3600));
+    counter.add(Bson::String("$p".into()), 3).await.unwrap();
+    let stopped = flusher.stop().await;
+    assert!(stopped.runs >= 1);
+    let last = stopped
+        .unread
+        .last()
+        .expect("the last run's outcome is kept");
+    assert!(last.is_err(), "the last flush failed: {:?}", stopped.unread);
+    assert!(stopped.errors().count() >= 1);
+    assert!(stopped.into_result().is_err());
+    assert_eq!(counter.pending(), 3, "a failed write puts its count back");
+    assert!(docs(&db, "nsh_strict").await.is_empty());
+    // BatchedCounter::new refuses hostile field names.
+    for field in ["$views", "a.b"] {
+        let e = BatchedCounter::new(db.collection::<Document>("nsh_strict"), field, 10)
+            .expect_err("refused");
+        assert!(matches!(e, Error::InvalidKey { .. }), "{field}: {e:?}");
+    }
+    let e = BatchedCounter::new(db.collection::<Document>("nsh_strict"), "v", 0)
+        .expect_err("zero threshold refused");
+    assert!(matches!(e, Error::InvalidValue { .. }), "{e:?}");
+}
+
+#[tokio::test]
+async fn flusher_keeps_at_most_64_unread_and_counts_the_rest() {
+    let db = synced("nsh_flusher_many").await;
+    db.collection::<Document>("nsh_pages")
+        .insert_one(doc! { "_id": "late", "views": 0i64 })
+        .await
+        .unwrap();
+    let counter = Arc::new(NshPage::collection(&db).counter(NshPage::FIELDS.views));
+    let flusher = BatchedCounter::flush_every(counter.clone(), Duration::from_millis(1));
+    // About a thousand runs in a second on an idle machine; the assertions below hold for any
+    // number of runs (no timing is asserted), the dropping one once more than 65 ran.
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    counter.add("late", 4).await.unwrap();
+    let stopped = flusher.stop().await;
+    assert_eq!(
+        stopped.unread.len() as u64 + stopped.dropped,
+        stopped.runs,
+        "every run kept or counted"
+    );
+    assert!(stopped.unread.len() <= 65, "{}", stopped.unread.len());
+    assert_eq!(
+        stopped.dropped > 0,
+        stopped.runs > 65,
+        "{} runs",
+        stopped.runs
+    );
+    let outcomes = stopped.into_result().unwrap();
+    assert!(!outcomes.is_empty(), "the last flush's outcome is kept");
+    // Whichever run wrote it, the stop's last flush leaves nothing behind.
+    assert_eq!(counter.pending(), 0);
+    assert_eq!(int(&docs(&db, "nsh_pages").await[0], "views"), 4);
+}
+
+#[tokio::test]
+async fn sharded_one_shard_overflow_is_invalid_value() {
+    let db = test_db("ncl_sharded_one_overflow").await;
+    page(&db, "p").await;
+    let c = NclPage::collection(&db)
+        .counter(NclPage::FIELDS.one)
+        .of("p");
+    c.add(i64::MAX).await.unwrap();
+    let e = c.add(1).await.expect_err("past i64::MAX");
+    assert!(is_invalid_value(&e), "expected InvalidValue, got {e:?}");
+    assert_eq!(c.read().await.unwrap(), i64::MAX, "nothing written");
+    c.add(-1).await.unwrap();
+    assert_eq!(c.read().await.unwrap(), i64::MAX - 1);
+    assert_eq!(c.snapshot().await.unwrap(), i64::MAX - 1);
+    assert_eq!(stored_page(&db, "p").await.one, i64::MAX - 1);
+}
+
+#[tokio::test]
+async fn sharded_one_shard_underflow_is_invalid_value() {
+    let db = test_db("ncl_sharded_one_underflow").await;
+    page(&db, "q").await;
+    let c = NclPage::collection(&db)
+        .counter(NclPage::FIELDS.one)
+        .of("q");
+    c.add(i64::MIN).await.unwrap();
+    let e = c.add(-1).await.expect_err("below i64::MIN");
+    assert!(is_invalid_value(&e), "expected InvalidValue, got {e:?}");
+    assert_eq!(c.read().await.unwrap(), i64::MIN);
+    assert_eq!(c.snapshot().await.unwrap(), i64::MIN);
+    c.add(i64::MAX).await.unwrap();
+    assert_eq!(c.read().await.unwrap(), -1);
+}
+
+#[tokio::test]
+async fn sharded_total_past_max_then_back_in_range() {
+    let db = test_db("ncl_sharded_four").await;
+    page(&db, "p").await;
+    let c = NclPage::collection(&db)
+        .counter(NclPage::FIELDS.four)
+        .of("p")
+        .with_random(Random::seeded(42));
+    // Add i64::MAX until two shards hold it (an add landing on a full shard must be refused).
+    let mut held = 0;
+    for _ in 0..40 {
+        match c.add(i64::MAX).await {
+            Ok(()) => held += 1,
+            Err(e) => assert!(is_invalid_value(&e), "add: {e:?}"),
+        }
+        if held == 2 {
+            break;
+        }
+    }
+    assert_eq!(held, 2);
+    let e = c.read().await.unwrap_err();
+    assert!(is_invalid_value(&e), "read past the range: {e:?}");
+    let e = c.snapshot().await.unwrap_err();
+    assert!(is_invalid_value(&e), "snapshot past the range: {e:?}");
+    assert_eq!(
+        stored_page(&db, "p").await.four,
+        0,
+        "snapshot wrote nothing"
+    );
+    // Negative adds bring it back, wherever they land.
+    let mut back = 0;
+    for _ in 0..40 {
+        match c.add(-i64::MAX).await {
+            Ok(()) => back += 1,
+            Err(e) => assert!(is_invalid_value(&e), "add: {e:?}"),
+        }
+        if back == 1 {
+            break;
+        }
+    }
+    assert_eq!(c.read().await.unwrap(), i64::MAX);
+    assert_eq!(c.snapshot().await.unwrap(), i64::MAX);
+    assert_eq!(stored_page(&db, "p").await.four, i64::MAX);
+    // Below the range as well.
+    let mut down = 0;
+    for _ in 0..80 {
+        match c.add(i64::MIN).await {
+            Ok(()) => down += 1,
+            Err(e) => assert!(is_invalid_value(&e), "add: {e:?}"),
+        }
+        if down == 3 {
+            break;
+        }
+    }
+    assert_eq!(down, 3);
+    // MAX + 3 * MIN = MIN - MAX - 1... = -2^64 + ... : below the range.
+    let e = c.read().await.unwrap_err();
+    assert!(is_invalid_value(&e), "read below the range: {e:?}");
+}
+
+#[tokio::test]
+async fn sharded_snapshot_into_narrow_fields() {
+    let db = test_db("ncl_sharded_narrow").await;
+    page(&db, "p").await;
+    let small = NclPage::collection(&db)
+        .counter(NclPage::FIELDS.small)
+        .of("p");
+    small.add(5).await.unwrap();
+    assert_eq!(small.snapshot().await.unwrap(), 5);
+    let raw = NclPage::collection(&db)
+        .raw()
+        .clone_with_type::<Document>()
+        .find_one(doc! { "_id": "p" })
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(matches!(raw.get("small"), Some(Bson::Int32(5))), "{raw}");
+    small.add(i32::MAX as i64).await.unwrap();
+    let e = small.snapshot().await.unwrap_err();
+    assert!(
+        e.is_validation_failed() || is_invalid_value(&e),
+        "an i32 field past i32::MAX: {e:?}"
+    );
+    if let Error::ValidationFailed { fields, .. } = &e {
+        assert!(fields.iter().any(|f| f == "small"), "{fields:?}");
+    }
+    assert_eq!(stored_page(&db, "p").await.small, 5, "nothing written");
+
+    let unsigned = NclPage::collection(&db)
+        .counter(NclPage::FIELDS.unsigned)
+        .of("p");
+    unsigned.add(-3).await.unwrap();
+    assert_eq!(unsigned.read().await.unwrap(), -3);
+    let e = unsigned.snapshot().await.unwrap_err();
+    assert!(
+        e.is_validation_failed() || is_invalid_value(&e),
+        "a u32 below 0: {e:?}"
+    );
+    assert_eq!(stored_page(&db, "p").await.unsigned, 0);
+    unsigned.add(3 + u32::MAX as i64).await.unwrap();
+    assert_eq!(unsigned.snapshot().await.unwrap(), u32::MAX as i64);
+    assert_eq!(stored_page(&db, "p").await.unsigned, u32::MAX);
+
+    // A snapshot of a page that does not exist: NotFound, nothing created.
+    let ghost = NclPage::collection(&db)
+        .counter(NclPage::FIELDS.one)
+        .of("ghost");
+    ghost.add(1).await.unwrap();
+    // Observed: the add counts into a shard of a page that does not exist.
+    assert_eq!(ghost.read().await.unwrap(), 1);
+    let e = ghost.snapshot().await.unwrap_err();
+    assert!(e.is_not_found(), "{e:?}");
+    assert!(NclPage::collection(&db)
+        .get("ghost".to_string())
+        .await
+        .unwrap()
+        .is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sharded_concurrent_adds_at_the_edge() {
+    // One shard 100 below i64::MAX; 8 writers add 1, 20 times each: exactly 100 land, the
+    // other 60 are InvalidValue, and the total ends at i64::MAX.
+    let db = test_db("ncl_sharded_edge").await;
+    page(&db, "e").await;
+    NclPage::collection(&db)
+        .counter(NclPage::FIELDS.one)
+        .of("e")
+        .add(i64::MAX - 100)
+        .await
+        .unwrap();
+    let barrier = Arc::new(tokio::sync::Barrier::new(8));
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let db: mongodb::Database = (*db).clone();
+        let barrier = barrier.clone();
+        tasks.push(tokio::spawn(async move {
+            let c = NclPage::collection(&db)
+                .counter(NclPage::FIELDS.one)
+                .of("e");
+            barrier.wait().await;
+            let (mut ok, mut refused, mut other) = (0, 0, Vec::new());
+            for _ in 0..20 {
+                match c.add(1).await {
+                    Ok(()) => ok += 1,
+                    Err(e) if is_invalid_value(&e) => refused += 1,
+                    Err(e) => other.push(format!("{e:?}")),
+                }
+            }
+            (ok, refused, other)
+        }));
+    }
+    let (mut ok, mut refused, mut other) = (0, 0, Vec::new());
+    for t in tasks {
+        let (o, r, x) = t.await.unwrap();
+        ok += o;
+        refused += r;
+        other.extend(x);
+    }
+    assert!(other.is_empty(), "{:?}", &other[..other.len().min(2)]);
+    assert_eq!((ok, refused), (100, 60));
+    let c = NclPage::collection(&db)
+        .counter(NclPage::FIELDS.one)
+        .of("e");
+    assert_eq!(c.read().await.unwrap(), i64::MAX);
+    // Concurrent mixed adds on four shards stay exact.
+    let mut tasks = Vec::new();
+    for w in 0..8i64 {
+        let db: mongodb::Database = (*db).clone();
+        tasks.push(tokio::spawn(async move {
+            let c = NclPage::collection(&db)
+                .counter(NclPage::FIELDS.four)
+                .of("e");
+            for i in 0..25i64 {
+                c.add(if (w + i) % 3 == 0 { -7 } else { 11 }).await.unwrap();
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let want: i64 = (0..8i64)
+        .flat_map(|w| (0..25i64).map(move |i| if (w + i) % 3 == 0 { -7 } else { 11 }))
+        .sum();
+    let c = NclPage::collection(&db)
+        .counter(NclPage::FIELDS.four)
+        .of("e");
+    assert_eq!(c.read().await.unwrap(), want);
+    assert_eq!(c.snapshot().await.unwrap(), want);
+    assert_eq!(stored_page(&db, "e").await.four, want);
 }

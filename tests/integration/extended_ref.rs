@@ -545,8 +545,9 @@ async fn bad_updates_are_refused_before_anything_is_sent() {
 
 /// The holder's own handle does not write a copied field, wherever it sits: in a single copy,
 /// in an array of copies, or in the items of an array, named by position or by an array
-/// filter. Each is `KeptField` (`InvalidKey` for the bare `$` segment) before anything is sent (a review found the array paths let
-/// through, forging copies that the source's next change did not mend).
+/// filter. Each is `KeptField` (`InvalidKey` for the bare `$` segment) before anything is sent
+/// (array paths once let it through, forging copies that the source's next change did not
+/// mend).
 #[tokio::test]
 async fn a_copied_field_is_refused_through_every_path_of_the_holder() {
     let db = test_db("extref_holder_paths").await;

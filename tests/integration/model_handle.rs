@@ -35,7 +35,7 @@ async fn stored(db: &mongodb::Database) -> Vec<Document> {
 }
 
 /// A taken `_id` in the middle of `insert_many` leaves none of the batch, as `insert` leaves
-/// nothing (found by a review written from the docs: the first document stayed).
+/// nothing (the first document once stayed).
 #[tokio::test]
 async fn insert_many_with_a_taken_id_writes_none_of_the_batch() {
     let db = test_db("mh_insert_many_dup").await;

@@ -1,10 +1,13 @@
 //! The polymorphic pattern against the server, on the seed's notification system (多态模式): one
-//! `notifications` collection holding email, sms and push notifications told apart by `type`.
+//! `notifications` collection holding email, sms and push notifications told apart by `type`; a
+//! variant's insert with hostile keys and values.
 
+use crate::support::{everything, synced};
 use bson::{doc, oid::ObjectId, Bson, DateTime, Document};
-use pattern_runtime::{sync::IndexStatus, Fields, Model, Polymorphic};
-use pattern_testkit::{test_db, test_db_unvalidated};
+use pattern_runtime::{sync::IndexStatus, Error, Fields, Model, Polymorphic};
+use pattern_testkit::{docs, test_db, test_db_unvalidated};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
 #[serde(
@@ -684,4 +687,138 @@ async fn a_bound_variant_handle_reads_its_transactions_writes() {
     assert!(outside.get(push.id).await.unwrap().is_none());
     tx.commit().await.unwrap();
     assert_eq!(outside.count(doc! {}).await.unwrap(), 1);
+}
+
+// A variant's insert with hostile keys and values.
+
+/// A polymorphic model.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(
+    tag = "type",
+    rename_all = "lowercase",
+    rename_all_fields = "camelCase"
+)]
+#[model(group = "nsh", collection = "nsh_events")]
+pub enum NshEvent {
+    Note {
+        #[serde(rename = "_id")]
+        id: String,
+        text: String,
+        attrs: BTreeMap<String, String>,
+    },
+    Blob {
+        #[serde(rename = "_id")]
+        id: String,
+        meta: Document,
+    },
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. VariantCollection::insert with hostile values
+// ---------------------------------------------------------------------------------------------
+
+fn note(id: &str, text: &str, attrs: &[(&str, &str)]) -> NshEventNote {
+    NshEventNote {
+        id: id.into(),
+        text: text.into(),
+        attrs: attrs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect(),
+    }
+}
+
+#[tokio::test]
+async fn variant_insert_hostile_values() {
+    let db = synced("nsh_variant").await;
+    let events = NshEvent::collection(&db);
+    let notes = events.variant::<NshEventNote>();
+    let blobs = events.variant::<NshEventBlob>();
+
+    // Strings starting with `$`, in values and as the id: stored literally.
+    let id = notes
+        .insert(&note("$id", "$where", &[("plain", "$set"), ("k", "a.b")]))
+        .await
+        .unwrap();
+    assert_eq!(id.id, Bson::String("$id".into()));
+    let stored = docs(&db, "nsh_events").await;
+    assert_eq!(stored.len(), 1);
+    let d = &stored[0];
+    // `document`: "the tag first, then the variant's fields".
+    let form = notes
+        .document(&note("$id", "$where", &[("plain", "$set"), ("k", "a.b")]))
+        .unwrap();
+    assert_eq!(
+        form.keys().next().map(String::as_str),
+        Some("type"),
+        "{form}"
+    );
+    assert_eq!(d.get_str("type").unwrap(), "note");
+    assert_eq!(d.get_str("text").unwrap(), "$where");
+    assert_eq!(
+        d.get_document("attrs").unwrap(),
+        &doc! { "k": "a.b", "plain": "$set" }
+    );
+    // Read back through the variant, filter by the `$` string as data.
+    let back = notes.find(doc! { "text": "$where" }).await.unwrap();
+    assert_eq!(back.len(), 1);
+    assert_eq!(back[0].attrs["plain"], "$set");
+    let before = everything(&db).await;
+
+    // Hostile keys: refused (InvalidValue per "What the toolkit sends"), nothing written.
+    for key in ["$gt", "$", "a.b", ".", "nul\0key"] {
+        let r = notes
+            .insert(&note(&format!("k-{key}"), "t", &[(key, "v")]))
+            .await;
+        match r {
+            Err(e) => assert!(
+                matches!(e, Error::InvalidValue { .. }),
+                "key {key:?}: {e:?}"
+            ),
+            Ok(id) => panic!("key {key:?} accepted as {id}"),
+        }
+    }
+    // A nested operator document in a Document field.
+    for meta in [
+        doc! { "$where": "sleep(1000)" },
+        doc! { "ok": { "$ne": null } },
+        doc! { "a": { "b.c": 1 } },
+    ] {
+        let r = blobs
+            .insert(&NshEventBlob {
+                id: format!("b-{meta}"),
+                meta: meta.clone(),
+            })
+            .await;
+        match r {
+            Err(e) => assert!(matches!(e, Error::InvalidValue { .. }), "{meta}: {e:?}"),
+            Ok(id) => panic!("{meta} accepted as {id}"),
+        }
+    }
+    // Nesting past MAX_VALUE_DEPTH.
+    let mut deep = doc! { "leaf": 1 };
+    for _ in 0..=pattern_runtime::limits::MAX_VALUE_DEPTH {
+        deep = doc! { "n": deep };
+    }
+    let e = blobs
+        .insert(&NshEventBlob {
+            id: "deep".into(),
+            meta: deep,
+        })
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidValue { .. }), "{e:?}");
+    // insert_many: every value checked before the first is written.
+    let e = notes
+        .insert_many(&[note("m1", "fine", &[]), note("m2", "bad", &[("$inc", "1")])])
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidValue { .. }), "{e:?}");
+    assert_eq!(before, everything(&db).await, "nothing written");
+
+    // A duplicate `$id`: DuplicateKey, not NotFound, nothing written.
+    let e = notes.insert(&note("$id", "again", &[])).await.unwrap_err();
+    assert!(e.is_duplicate_key(), "{e:?}");
+    assert_eq!(e.missing(), None);
+    assert_eq!(before, everything(&db).await, "nothing written");
 }

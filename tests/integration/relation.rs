@@ -10,8 +10,8 @@ use bson::oid::ObjectId;
 use bson::{doc, Bson, DateTime, Document};
 use futures_util::TryStreamExt;
 use pattern_runtime::relation::RelationKind;
-use pattern_runtime::{Model, Ref};
-use pattern_testkit::test_db;
+use pattern_runtime::{Error, Model, Ref, Transaction};
+use pattern_testkit::{docs as all, test_db};
 use serde::{Deserialize, Serialize};
 
 // ----- one-to-many: products and parts -----
@@ -1105,4 +1105,209 @@ async fn a_bound_relation_reads_its_transactions_writes() {
         (2, 0),
         "{checked}"
     );
+}
+
+// A two-way relation fed hostile ids: `assign` refuses them with nothing written; `check` reports
+// a stored owner field holding a regex or an operator document and `repair` adds no such child.
+
+fn assert_invalid_value(result: pattern_runtime::Result<impl std::fmt::Debug>, what: &str) {
+    match result {
+        Err(e @ Error::InvalidValue { .. }) => {
+            let text = e.to_string();
+            assert!(
+                text.contains("nothing was written"),
+                "not a sentence: {text}"
+            );
+            assert!(e.is_refused_input());
+        }
+        other => panic!("expected Error::InvalidValue for {what}, got {other:?}"),
+    }
+}
+
+async fn raw_get(db: &mongodb::Database, coll: &str, id: impl Into<Bson>) -> Option<Document> {
+    db.collection::<Document>(coll)
+        .find_one(doc! { "_id": id.into() })
+        .await
+        .unwrap()
+}
+
+fn regex(pattern: &str) -> bson::Regex {
+    bson::Regex {
+        pattern: pattern.to_owned().try_into().unwrap(),
+        options: String::new().try_into().unwrap(),
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "ns_people")]
+struct NsPerson {
+    #[serde(rename = "_id")]
+    id: Bson,
+    name: String,
+    #[relation(inverse = owner)]
+    tasks: Vec<Ref<NsTask>>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "ns_tasks")]
+struct NsTask {
+    #[serde(rename = "_id")]
+    id: Bson,
+    title: String,
+    #[relation(inverse = tasks)]
+    owner: Option<Ref<NsPerson>>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. Two-way relations with hostile ids
+// ---------------------------------------------------------------------------------------------
+
+async fn two_way_fixture(db: &mongodb::Database) {
+    let people = NsPerson::collection(db).raw().clone();
+    let tasks = NsTask::collection(db).raw().clone();
+    for (id, name) in [(1, "ann"), (2, "bob")] {
+        people
+            .insert_one(NsPerson {
+                id: Bson::Int32(id),
+                name: name.into(),
+                tasks: vec![],
+            })
+            .await
+            .unwrap();
+    }
+    for id in [10, 11] {
+        tasks
+            .insert_one(NsTask {
+                id: Bson::Int32(id),
+                title: format!("t{id}"),
+                owner: None,
+            })
+            .await
+            .unwrap();
+    }
+    let rel = NsTask::collection(db).relation(NsTask::FIELDS.owner);
+    rel.assign(&Bson::Int32(10), &Bson::Int32(1)).await.unwrap();
+}
+
+/// `assign` with an operator document, a regex, an array or a dotted key as either id is
+/// `InvalidValue`, and nothing is written.
+#[tokio::test]
+async fn two_way_assign_refuses_hostile_ids() {
+    let db = test_db("ns_two_way_assign").await;
+    two_way_fixture(&db).await;
+    let before = (all(&db, "ns_people").await, all(&db, "ns_tasks").await);
+    let rel = NsTask::collection(&db).relation(NsTask::FIELDS.owner);
+    let hostile = [
+        Bson::Document(doc! { "$ne": null }),
+        Bson::Document(doc! { "$in": [1, 2] }),
+        Bson::Document(doc! { "x": { "$gt": 0 } }),
+        Bson::RegularExpression(regex("^")),
+        Bson::JavaScriptCode("true".into()),
+        Bson::Array(vec![Bson::Int32(1), Bson::Int32(2)]),
+        Bson::Document(doc! { "a.b": 1 }),
+    ];
+    for bad in &hostile {
+        assert_invalid_value(
+            rel.assign(bad, &Bson::Int32(2)).await,
+            &format!("child {bad}"),
+        );
+        assert_invalid_value(
+            rel.assign(&Bson::Int32(11), bad).await,
+            &format!("owner {bad}"),
+        );
+    }
+    // Also in a caller's transaction: refused before writing, the transaction goes on.
+    let tx = Transaction::start(&db).await.unwrap();
+    assert_invalid_value(
+        rel.in_transaction(&tx)
+            .assign(&hostile[0], &Bson::Int32(2))
+            .await,
+        "child in tx",
+    );
+    assert_eq!(tx.ended(), None);
+    rel.in_transaction(&tx)
+        .assign(&Bson::Int32(11), &Bson::Int32(2))
+        .await
+        .unwrap();
+    tx.abort().await.unwrap();
+
+    assert_eq!(
+        (all(&db, "ns_people").await, all(&db, "ns_tasks").await),
+        before,
+        "nothing written"
+    );
+    assert!(rel.check().await.unwrap().is_clean());
+}
+
+/// A child whose stored owner field holds a regex or an operator document (written around the
+/// toolkit): `check` reports it and `repair` does not add the child to the owners such a value
+/// would match as a query; nothing else is written.
+#[tokio::test]
+async fn two_way_check_and_repair_with_hostile_stored_ids() {
+    let db = test_db("ns_two_way_repair").await;
+    two_way_fixture(&db).await;
+    let tasks = db.collection::<Document>("ns_tasks");
+    tasks
+        .insert_one(doc! {
+            "_id": 20, "title": "regex owner",
+            "owner": Bson::RegularExpression(regex(".*")),
+        })
+        .await
+        .unwrap();
+    tasks
+        .insert_one(doc! { "_id": 21, "title": "operator owner", "owner": { "$exists": true } })
+        .await
+        .unwrap();
+    // A child `_id` that is an operator document, listed by owner 2 by hand.
+    tasks
+        .insert_one(doc! { "_id": { "k": { "$ne": 0 } }, "title": "odd id", "owner": 2 })
+        .await
+        .ok();
+    let people_before = all(&db, "ns_people").await;
+
+    let rel = NsTask::collection(&db).relation(NsTask::FIELDS.owner);
+    let report = rel.check().await.unwrap();
+    assert!(
+        !report.is_clean(),
+        "the hostile owners are not found: {report:?}"
+    );
+    let docs = report.documents();
+    assert!(
+        docs.contains(&Bson::Int32(20)) && docs.contains(&Bson::Int32(21)),
+        "{docs:?}"
+    );
+
+    let repaired = rel.repair().await;
+    let people_after = all(&db, "ns_people").await;
+    for p in &people_after {
+        let ids = p.get_array("tasks").unwrap();
+        assert!(
+            !ids.contains(&Bson::Int32(20)) && !ids.contains(&Bson::Int32(21)),
+            "repair added a hostile child to {p} ({repaired:?})"
+        );
+    }
+    match repaired {
+        Ok(r) => assert!(!r.left.is_empty(), "the orphans are left: {r:?}"),
+        Err(e) => assert!(e.is_refused_input(), "untyped error: {e:?}"),
+    }
+    // Ann (1) still lists task 10; Bob (2) lists what his children name, nothing more.
+    let ann = people_after
+        .iter()
+        .find(|p| p.get_i32("_id").ok() == Some(1))
+        .unwrap();
+    assert_eq!(ann.get_array("tasks").unwrap(), &vec![Bson::Int32(10)]);
+    let bob_before = people_before
+        .iter()
+        .find(|p| p.get_i32("_id").ok() == Some(2))
+        .unwrap();
+    let bob_after = people_after
+        .iter()
+        .find(|p| p.get_i32("_id").ok() == Some(2))
+        .unwrap();
+    let odd_stored = raw_get(&db, "ns_tasks", doc! { "k": { "$ne": 0 } })
+        .await
+        .is_some();
+    if !odd_stored {
+        assert_eq!(bob_before, bob_after);
+    }
 }

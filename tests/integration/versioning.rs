@@ -1,10 +1,13 @@
-//! Document versioning against a real server: the seed's `articles` + `article_revisions`.
+//! Document versioning against a real server: the seed's `articles` + `article_revisions`; a
+//! document deleted and inserted again under the same `_id` (one gapless history across its
+//! lives), and `i32`/`u32` versions at their limit.
 
-use bson::{doc, Bson};
-use pattern_runtime::At;
-use pattern_runtime::{sync::list_indexes, versioning::Versioned, Error, Missing, Model};
-use pattern_testkit::test_db;
+use crate::support::{is_invalid_value, raw_insert};
+use bson::{doc, Bson, DateTime, Document};
+use pattern_runtime::{sync::list_indexes, versioning::Versioned, At, Error, Missing, Model};
+use pattern_testkit::{test_db, test_db_unvalidated};
 use serde::{Deserialize, Serialize};
+use std::{collections::BTreeSet, sync::Arc};
 
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
 #[model(collection = "articles")]
@@ -727,4 +730,570 @@ async fn a_bound_versioning_reads_its_transactions_writes() {
     tx.commit().await.unwrap();
     assert_eq!(revisions(&db, 1).await, [1, 2, 3, 4]);
     assert_eq!(outside.get(1).await.unwrap().unwrap().version, 5);
+}
+
+// A document deleted and inserted again under the same `_id`: its lives share one gapless
+// history (`keep` trims across them, `revert` reaches an earlier life), and `i32`/`u32` versions
+// at their limit.
+
+// ---------------------------------------------------------------------------------------------
+// Models: versioning
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "ncl_vdocs")]
+#[versioned(history = "ncl_vdoc_revisions")]
+struct NclVDoc {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[version]
+    version: i64,
+    title: String,
+    n: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "ncl_vkeeps")]
+#[versioned(history = "ncl_vkeep_revisions", keep = 2)]
+struct NclVKeep {
+    #[serde(rename = "_id")]
+    id: String,
+    #[version]
+    version: i64,
+    body: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "ncl_v32s")]
+#[versioned(history = "ncl_v32_revisions")]
+struct NclV32 {
+    #[serde(rename = "_id")]
+    id: i32,
+    #[version]
+    version: i32,
+    n: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "ncl_vu32s")]
+#[versioned(history = "ncl_vu32_revisions", keep = 3)]
+struct NclVU32 {
+    #[serde(rename = "_id")]
+    id: u32,
+    #[version]
+    version: u32,
+    n: i64,
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Versioned: deleted, then inserted again
+// ---------------------------------------------------------------------------------------------
+
+fn vdoc(id: i64, title: &str) -> NclVDoc {
+    NclVDoc {
+        id,
+        version: 0,
+        title: title.into(),
+        n: 0,
+    }
+}
+
+async fn versions_of(db: &mongodb::Database, id: i64) -> Vec<(i64, bool)> {
+    let mut v: Vec<(i64, bool)> = NclVDoc::collection(db)
+        .history(id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.version, r.deleted))
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+fn limit_revision(id: i32) -> Document {
+    doc! {
+        "_id": bson::oid::ObjectId::new(), "docId": id, "version": i32::MAX,
+        "snapshot": { "_id": id, "version": i32::MAX, "n": 1i64 },
+        "archivedAt": DateTime::now(), "deleted": true,
+    }
+}
+
+#[tokio::test]
+async fn versioned_delete_reinsert_cycles_gapless() {
+    let db = test_db("ncl_v_cycles").await;
+    pattern_runtime::sync(&db)
+        .models(&[NclVDoc::SCHEMA])
+        .await
+        .unwrap();
+    let docs = NclVDoc::collection(&db);
+    let mut expected_deleted = Vec::new();
+    let mut next = 1i64;
+    for life in 0..4 {
+        let mut d = vdoc(1, &format!("life {life}"));
+        d.version = 77; // whatever the caller holds is overwritten
+        docs.insert(&mut d).await.unwrap();
+        assert_eq!(d.version, next, "life {life}");
+        assert_eq!(docs.get(1).await.unwrap().unwrap().version, next);
+        for s in 0..life {
+            d.title = format!("life {life} save {s}");
+            let v = docs.replace(&mut d).await.unwrap();
+            next += 1;
+            assert_eq!(v.version, Some(next));
+        }
+        docs.delete(1).await.unwrap();
+        expected_deleted.push(next);
+        assert!(docs.get(1).await.unwrap().is_none());
+        next += 1;
+        let h = versions_of(&db, 1).await;
+        let want: Vec<(i64, bool)> = (1..next)
+            .map(|v| (v, expected_deleted.contains(&v)))
+            .collect();
+        assert_eq!(h, want, "life {life}");
+    }
+    // Every revision still reads back, from every life.
+    for v in 1..next {
+        let r = docs.revision(1, v).await.unwrap();
+        assert!(r.title.starts_with("life "), "{r:?}");
+    }
+    // The delete of a deleted document is NotFound, and archives nothing.
+    let e = docs.delete(1).await.unwrap_err();
+    assert!(e.is_not_found(), "{e:?}");
+    assert_eq!(versions_of(&db, 1).await.len() as i64, next - 1);
+}
+
+#[tokio::test]
+async fn versioned_keep_trims_across_lives() {
+    let db = test_db("ncl_v_keep").await;
+    pattern_runtime::sync(&db)
+        .models(&[NclVKeep::SCHEMA])
+        .await
+        .unwrap();
+    let docs = NclVKeep::collection(&db);
+    let hist = |db: mongodb::Database| async move {
+        let mut v: Vec<i64> = NclVKeep::collection(&db)
+            .history("k")
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.version)
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    let mut d = NclVKeep {
+        id: "k".into(),
+        version: 0,
+        body: "a".into(),
+    };
+    docs.insert(&mut d).await.unwrap();
+    for b in ["b", "c", "d"] {
+        d.body = b.into();
+        docs.replace(&mut d).await.unwrap();
+    }
+    assert_eq!(d.version, 4);
+    assert_eq!(hist((*db).clone()).await, vec![2, 3]);
+    docs.delete("k").await.unwrap(); // archives 4
+                                     // Inserted again: after 4, whatever the trimming kept.
+    let mut d = NclVKeep {
+        id: "k".into(),
+        version: 0,
+        body: "e".into(),
+    };
+    docs.insert(&mut d).await.unwrap();
+    assert_eq!(d.version, 5);
+    // Deleted at once, inserted again: 6.
+    docs.delete("k").await.unwrap();
+    let mut d = NclVKeep {
+        id: "k".into(),
+        version: 0,
+        body: "f".into(),
+    };
+    docs.insert(&mut d).await.unwrap();
+    assert_eq!(d.version, 6);
+    d.body = "g".into();
+    assert_eq!(docs.replace(&mut d).await.unwrap().version, Some(7));
+    let h = hist((*db).clone()).await;
+    assert_eq!(h, vec![5, 6], "keep = 2 after a save");
+    // keep trims but never the revision a later insert goes on from.
+    docs.delete("k").await.unwrap();
+    let mut d = NclVKeep {
+        id: "k".into(),
+        version: 0,
+        body: "h".into(),
+    };
+    docs.insert(&mut d).await.unwrap();
+    assert_eq!(d.version, 8);
+    d.body = "i".into();
+    assert_eq!(docs.replace(&mut d).await.unwrap().version, Some(9));
+    assert_eq!(hist((*db).clone()).await, vec![7, 8]);
+    // revert to a trimmed revision: NotFound of the revision, nothing written.
+    let e = docs.revert("k", 2).await.unwrap_err();
+    assert!(
+        matches!(e.missing(), Some(Missing::Revision { version: 2, .. })),
+        "{e:?}"
+    );
+    assert_eq!(docs.get("k").await.unwrap().unwrap().version, 9);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn versioned_concurrent_reinserts_then_saves_gapless() {
+    let db = test_db("ncl_v_concurrent_reinsert").await;
+    pattern_runtime::sync(&db)
+        .models(&[NclVDoc::SCHEMA])
+        .await
+        .unwrap();
+    let docs = NclVDoc::collection(&db);
+    let mut d = vdoc(5, "first");
+    docs.insert(&mut d).await.unwrap();
+    d.title = "second".into();
+    docs.replace(&mut d).await.unwrap();
+    docs.delete(5).await.unwrap(); // history 1, 2(deleted)
+
+    let n = 8;
+    let barrier = Arc::new(tokio::sync::Barrier::new(n));
+    let mut tasks = Vec::new();
+    for i in 0..n {
+        let docs = docs.clone();
+        let barrier = barrier.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut d = vdoc(5, &format!("writer {i}"));
+            barrier.wait().await;
+            docs.insert(&mut d).await.map(|_| d.version)
+        }));
+    }
+    let mut won = Vec::new();
+    for t in tasks {
+        match t.await.unwrap() {
+            Ok(v) => won.push(v),
+            Err(e) => assert!(e.is_duplicate_key(), "a losing insert: {e:?}"),
+        }
+    }
+    assert_eq!(won, vec![3], "exactly one insert, at version 3");
+
+    // Concurrent saves after the re-insert: every one lands, versions gapless.
+    let mut tasks = Vec::new();
+    for _ in 0..n {
+        let docs = docs.clone();
+        let barrier = barrier.clone();
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            let mut seen = Vec::new();
+            for _ in 0..5 {
+                let d = docs.modify(5, 200, |d| d.n += 1).await.unwrap();
+                seen.push(d.version);
+            }
+            seen
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    all.sort_unstable();
+    let want: Vec<i64> = (4..4 + 5 * n as i64).collect();
+    assert_eq!(all, want, "each save a version of its own");
+    let cur = docs.get(5).await.unwrap().unwrap();
+    assert_eq!(cur.n, 5 * n as i64);
+    assert_eq!(cur.version, 3 + 5 * n as i64);
+    let h: Vec<i64> = versions_of(&db, 5)
+        .await
+        .into_iter()
+        .map(|(v, _)| v)
+        .collect();
+    assert_eq!(h, (1..cur.version).collect::<Vec<_>>());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn versioned_concurrent_delete_insert_churn_gapless() {
+    let db = test_db("ncl_v_churn").await;
+    pattern_runtime::sync(&db)
+        .models(&[NclVDoc::SCHEMA])
+        .await
+        .unwrap();
+    let docs = NclVDoc::collection(&db);
+    let n = 6;
+    let mut tasks = Vec::new();
+    for w in 0..n {
+        let docs = docs.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut written = Vec::new();
+            let mut unexpected = Vec::new();
+            for i in 0..15 {
+                match (w + i) % 3 {
+                    0 => {
+                        let mut d = vdoc(9, &format!("{w}/{i}"));
+                        match docs.insert(&mut d).await {
+                            Ok(_) => written.push(d.version),
+                            Err(e) if e.is_duplicate_key() => {}
+                            Err(e) => unexpected.push(format!("insert: {e:?}")),
+                        }
+                    }
+                    1 => match docs.modify(9, 50, |d| d.n += 1).await {
+                        Ok(d) => written.push(d.version),
+                        Err(e) if e.is_not_found() => {}
+                        Err(e) => unexpected.push(format!("modify: {e:?}")),
+                    },
+                    _ => match docs.delete(9).await {
+                        Ok(()) => {}
+                        Err(e) if e.is_not_found() => {}
+                        Err(e) => unexpected.push(format!("delete: {e:?}")),
+                    },
+                }
+            }
+            (written, unexpected)
+        }));
+    }
+    let mut written = Vec::new();
+    let mut unexpected = Vec::new();
+    for t in tasks {
+        let (w, u) = t.await.unwrap();
+        written.extend(w);
+        unexpected.extend(u);
+    }
+    assert!(unexpected.is_empty(), "{unexpected:#?}");
+    let distinct: BTreeSet<i64> = written.iter().copied().collect();
+    assert_eq!(
+        distinct.len(),
+        written.len(),
+        "two writes got one version: {written:?}"
+    );
+    let mut all: Vec<i64> = versions_of(&db, 9)
+        .await
+        .into_iter()
+        .map(|(v, _)| v)
+        .collect();
+    if let Some(cur) = docs.get(9).await.unwrap() {
+        all.push(cur.version);
+    }
+    all.sort_unstable();
+    let max = *all.last().unwrap();
+    assert_eq!(
+        all,
+        (1..=max).collect::<Vec<_>>(),
+        "gapless, each version once"
+    );
+    // Whatever the race left, the document stays writable: a live one takes a modify (version
+    // max + 1) and a delete (which archives it), and the next life goes on after that.
+    let next = if docs.get(9).await.unwrap().is_some() {
+        docs.modify(9, 5, |d| d.n += 1).await.unwrap();
+        docs.delete(9).await.unwrap();
+        max + 2
+    } else {
+        max + 1
+    };
+    let mut d = vdoc(9, "after");
+    docs.insert(&mut d).await.unwrap();
+    assert_eq!(d.version, next);
+}
+
+#[tokio::test]
+async fn versioned_revert_to_an_earlier_life() {
+    let db = test_db("ncl_v_revert").await;
+    pattern_runtime::sync(&db)
+        .models(&[NclVDoc::SCHEMA])
+        .await
+        .unwrap();
+    let docs = NclVDoc::collection(&db);
+    let mut d = vdoc(2, "a");
+    docs.insert(&mut d).await.unwrap(); // 1
+    d.title = "b".into();
+    d.n = 7;
+    docs.replace(&mut d).await.unwrap(); // 2
+    docs.delete(2).await.unwrap(); // 2 archived, deleted
+    let mut d = vdoc(2, "c");
+    docs.insert(&mut d).await.unwrap(); // 3
+    assert_eq!(d.version, 3);
+    assert_eq!(docs.revert(2, 1).await.unwrap(), 4);
+    let cur = docs.get(2).await.unwrap().unwrap();
+    assert_eq!((cur.title.as_str(), cur.n, cur.version), ("a", 0, 4));
+    // The deleted revision of the earlier life.
+    assert_eq!(docs.revert(2, 2).await.unwrap(), 5);
+    let cur = docs.get(2).await.unwrap().unwrap();
+    assert_eq!((cur.title.as_str(), cur.n, cur.version), ("b", 7, 5));
+    // A version that never existed.
+    let e = docs.revert(2, 99).await.unwrap_err();
+    assert!(
+        matches!(e.missing(), Some(Missing::Revision { version: 99, .. })),
+        "{e:?}"
+    );
+    // Reverting the current version is a new version equal to it.
+    assert_eq!(docs.revert(2, 5).await.unwrap(), 6);
+    // Deleted again: revert is NotFound of the document, nothing written.
+    docs.delete(2).await.unwrap();
+    let before = versions_of(&db, 2).await;
+    let e = docs.revert(2, 1).await.unwrap_err();
+    assert!(
+        matches!(e.missing(), Some(Missing::Document { .. })),
+        "{e:?}"
+    );
+    assert_eq!(versions_of(&db, 2).await, before);
+    assert!(docs.get(2).await.unwrap().is_none());
+    let h: Vec<i64> = before.iter().map(|(v, _)| *v).collect();
+    assert_eq!(h, (1..=6).collect::<Vec<_>>());
+    let mut d = vdoc(2, "d");
+    docs.insert(&mut d).await.unwrap();
+    assert_eq!(d.version, 7);
+}
+
+#[tokio::test]
+async fn versioned_i32_and_u32_versions_across_lives() {
+    let db = test_db("ncl_v_narrow").await;
+    pattern_runtime::sync(&db)
+        .models(&[NclV32::SCHEMA])
+        .await
+        .unwrap();
+    pattern_runtime::sync(&db)
+        .models(&[NclVU32::SCHEMA])
+        .await
+        .unwrap();
+    let a = NclV32::collection(&db);
+    let b = NclVU32::collection(&db);
+    let mut expect = 0;
+    for life in 0..3 {
+        let mut x = NclV32 {
+            id: -4,
+            version: 0,
+            n: life,
+        };
+        a.insert(&mut x).await.unwrap();
+        expect += 1;
+        assert_eq!(x.version, expect);
+        x.n += 10;
+        assert_eq!(
+            a.replace(&mut x).await.unwrap().version,
+            Some(expect as i64 + 1)
+        );
+        expect += 1;
+        a.update(At(-4, expect as i64), doc! { "$inc": { "n": 1 } })
+            .await
+            .unwrap();
+        expect += 1;
+        a.delete(-4).await.unwrap(); // archives the current version
+    }
+    let stored = a.raw().clone_with_type::<Document>();
+    let mut x = NclV32 {
+        id: -4,
+        version: 0,
+        n: 0,
+    };
+    a.insert(&mut x).await.unwrap();
+    assert_eq!(x.version, expect + 1);
+    let raw = stored.find_one(doc! { "_id": -4 }).await.unwrap().unwrap();
+    assert!(matches!(raw.get("version"), Some(Bson::Int32(_))), "{raw}");
+    assert_eq!(a.revert(-4, 1).await.unwrap(), expect as i64 + 2);
+    let raw = stored.find_one(doc! { "_id": -4 }).await.unwrap().unwrap();
+    assert!(matches!(raw.get("version"), Some(Bson::Int32(_))), "{raw}");
+
+    let mut expect = 0u32;
+    for life in 0..4 {
+        let mut y = NclVU32 {
+            id: 7,
+            version: 0,
+            n: life,
+        };
+        b.insert(&mut y).await.unwrap();
+        expect += 1;
+        assert_eq!(y.version, expect, "life {life}");
+        for _ in 0..3 {
+            y.n += 1;
+            b.replace(&mut y).await.unwrap();
+            expect += 1;
+        }
+        assert_eq!(y.version, expect);
+        b.delete(7).await.unwrap();
+    }
+    let h = b.history(7).await.unwrap();
+    assert!(
+        h.len() <= 4,
+        "keep = 3 plus at most the deletes since: {}",
+        h.len()
+    );
+    let mut y = NclVU32 {
+        id: 7,
+        version: 0,
+        n: 0,
+    };
+    b.insert(&mut y).await.unwrap();
+    assert_eq!(y.version, expect + 1);
+}
+
+#[tokio::test]
+async fn versioned_i32_reinsert_after_limit_refused_under_validator() {
+    // A history written by another program ends at i32::MAX: the next life cannot be numbered
+    // in an i32. Under the validator: refused, typed, nothing written.
+    let db = test_db("ncl_v_i32_limit").await;
+    pattern_runtime::sync(&db)
+        .models(&[NclV32::SCHEMA])
+        .await
+        .unwrap();
+    raw_insert(&db, "ncl_v32_revisions", limit_revision(11))
+        .await
+        .expect("a revision of the documented shape");
+    let a = NclV32::collection(&db);
+    let mut x = NclV32 {
+        id: 11,
+        version: 0,
+        n: 2,
+    };
+    let e = a.insert(&mut x).await.unwrap_err();
+    assert!(e.is_validation_failed() || is_invalid_value(&e), "{e:?}");
+    assert!(a.get(11).await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn versioned_i32_reinsert_after_limit_unvalidated() {
+    let db = test_db_unvalidated("ncl_v_i32_limit_unvalidated").await;
+    pattern_runtime::sync(&db)
+        .models(&[NclV32::SCHEMA])
+        .await
+        .unwrap();
+    raw_insert(&db, "ncl_v32_revisions", limit_revision(11))
+        .await
+        .unwrap();
+    let a = NclV32::collection(&db);
+    let mut x = NclV32 {
+        id: 11,
+        version: 0,
+        n: 2,
+    };
+    let r = a.insert(&mut x).await;
+    let stored = a.get(11).await;
+    assert!(
+        matches!(stored, Ok(None)) && matches!(r, Err(Error::InvalidValue { .. })),
+        "insert {r:?} (caller's version {}), then get {stored:?}",
+        x.version
+    );
+}
+
+#[tokio::test]
+async fn versioned_i32_save_at_limit_refused() {
+    let db = test_db("ncl_v_i32_save_limit").await;
+    pattern_runtime::sync(&db)
+        .models(&[NclV32::SCHEMA])
+        .await
+        .unwrap();
+    raw_insert(
+        &db,
+        "ncl_v32s",
+        doc! { "_id": 12, "version": i32::MAX, "n": 1i64 },
+    )
+    .await
+    .unwrap();
+    let a = NclV32::collection(&db);
+    let mut y = a.get(12).await.unwrap().unwrap();
+    y.n = 5;
+    let r = a.replace(&mut y).await;
+    let stored = a.get(12).await.unwrap().unwrap();
+    assert!(
+        r.as_ref()
+            .is_err_and(|e| !matches!(e, Error::Driver { .. })),
+        "save returned {r:?}; stored {stored:?}; history {:?}",
+        a.history(12)
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.version)
+            .collect::<Vec<_>>()
+    );
+    assert_eq!((stored.version, stored.n), (i32::MAX, 1), "nothing written");
 }

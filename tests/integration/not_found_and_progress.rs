@@ -1,25 +1,19 @@
-//! A newcomer's test, from the docs alone, of recently changed APIs combined with other
-//! patterns and hostile inputs:
+//! Two shapes every pattern shares, against the server:
 //!
-//! 1. `Error::NotFound` with its `Missing` context (`Error::missing`, `is_not_found`,
-//!    `is_no_node`, `is_not_allocated`) from a tree, a preallocated grid, a versioned model
-//!    and computed fields, with nothing written (raw collections compared before/after);
-//! 2. `Progress`: one callback for the doctor and `allocate_with_progress`, and computed
-//!    fields repaired over several batches;
-//! 3. `BatchedCounter::flush_every` (a `Periodic`/`Flusher`), `Stopped`;
-//! 4. `VariantCollection::insert` with hostile keys and values.
+//! - `Error::NotFound` with its `Missing` context (`Error::missing`, `is_not_found`, `is_no_node`,
+//!   `is_not_allocated`) from a tree, a preallocated grid, a versioned model and computed fields,
+//!   with nothing written (the raw collections compared before and after);
+//! - `Progress`: one callback for the doctor and `allocate_with_progress`, and computed fields
+//!   repaired over several batches.
 
-use pattern_testkit::docs;
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
-use bson::{doc, Bson, Document};
-use pattern_runtime::approximation::BatchedCounter;
-use pattern_runtime::doctor::{doctor, DoctorOptions};
-use pattern_runtime::{sync, Error, Missing, Model, Progress, SyncOptions};
-use pattern_testkit::{test_db, TestDb};
+use crate::support::{everything, synced};
+use bson::{doc, Bson};
+use pattern_runtime::{
+    doctor::{doctor, DoctorOptions},
+    Error, Missing, Model, Progress,
+};
 use serde::{Deserialize, Serialize};
+use std::sync::Mutex;
 
 // ---------------------------------------------------------------------------------------------
 // Models (group "nsh")
@@ -98,71 +92,6 @@ pub struct NshOrder {
     pub amount: i64,
 }
 
-/// A batched counter.
-#[derive(Debug, Clone, Serialize, Deserialize, Model)]
-#[model(group = "nsh", collection = "nsh_pages")]
-pub struct NshPage {
-    #[serde(rename = "_id")]
-    pub id: String,
-    #[approximate(batched, threshold = 1000)]
-    pub views: i64,
-}
-
-/// A polymorphic model.
-#[derive(Debug, Clone, Serialize, Deserialize, Model)]
-#[serde(
-    tag = "type",
-    rename_all = "lowercase",
-    rename_all_fields = "camelCase"
-)]
-#[model(group = "nsh", collection = "nsh_events")]
-pub enum NshEvent {
-    Note {
-        #[serde(rename = "_id")]
-        id: String,
-        text: String,
-        attrs: BTreeMap<String, String>,
-    },
-    Blob {
-        #[serde(rename = "_id")]
-        id: String,
-        meta: Document,
-    },
-}
-
-// ---------------------------------------------------------------------------------------------
-// Helpers
-// ---------------------------------------------------------------------------------------------
-
-async fn synced(name: &str) -> TestDb {
-    let db = test_db(name).await;
-    sync(&db)
-        .group("nsh")
-        .options(&SyncOptions::default())
-        .await
-        .unwrap();
-    db
-}
-
-/// Every document of every collection, as text.
-async fn everything(db: &TestDb) -> String {
-    let mut names = db.list_collection_names().await.unwrap();
-    names.sort();
-    let mut out = String::new();
-    for c in names {
-        out.push_str(&format!("{c}: {:?}\n", docs(db, &c).await));
-    }
-    out
-}
-
-fn int(d: &Document, key: &str) -> i64 {
-    match d.get(key) {
-        Some(Bson::Int32(n)) => i64::from(*n),
-        Some(Bson::Int64(n)) => *n,
-        other => panic!("{key} is {other:?} in {d}"),
-    }
-}
-
 /// Asserts `e` is NotFound of `collection` with `missing`, and the predicates agree.
 fn assert_missing(e: &Error, collection: &str, missing: Missing) {
     assert!(e.is_not_found(), "not NotFound: {e:?}");
@@ -203,6 +132,48 @@ fn room(r: &str, date: &str) -> NshRoom {
         room_id: r.into(),
         date: date.into(),
         booked_by: None,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Progress: one callback for three jobs
+// ---------------------------------------------------------------------------------------------
+
+static SEEN: Mutex<Vec<Progress>> = Mutex::new(Vec::new());
+
+/// The one callback, of the shape the `Progress` docs show (`fn log(p: &Progress)`).
+fn record(p: &Progress) {
+    SEEN.lock().unwrap().push(*p);
+}
+
+fn take(job: &str) -> Vec<Progress> {
+    let mut seen = SEEN.lock().unwrap();
+    let (mine, rest): (Vec<_>, Vec<_>) = seen.drain(..).partition(|p| p.job == job);
+    *seen = rest;
+    mine
+}
+
+/// done never decreases; fraction agrees with done/total and stays within [0, 1].
+fn coherent(steps: &[Progress], unit: &str) {
+    assert!(!steps.is_empty(), "no progress for {unit}");
+    let mut last = 0;
+    for p in steps {
+        assert_eq!(p.unit, unit, "{p:?}");
+        assert!(p.done >= last, "done went down: {steps:?}");
+        last = p.done;
+        match p.total {
+            Some(t) if t > 0 => {
+                let f = p.fraction().expect("fraction with a known total");
+                assert!(
+                    (0.0..=1.0).contains(&f),
+                    "fraction {f} out of [0, 1]: {p:?}"
+                );
+                if p.done <= t {
+                    assert!((f - p.done as f64 / t as f64).abs() < 1e-9, "{p:?}");
+                }
+            }
+            _ => assert_eq!(p.fraction(), None, "{p:?}"),
+        }
     }
 }
 
@@ -471,48 +442,6 @@ async fn not_found_computed_target() {
     assert_eq!(before, everything(&db).await, "nothing written");
 }
 
-// ---------------------------------------------------------------------------------------------
-// 2. Progress: one callback for three jobs
-// ---------------------------------------------------------------------------------------------
-
-static SEEN: Mutex<Vec<Progress>> = Mutex::new(Vec::new());
-
-/// The one callback, of the shape the `Progress` docs show (`fn log(p: &Progress)`).
-fn record(p: &Progress) {
-    SEEN.lock().unwrap().push(*p);
-}
-
-fn take(job: &str) -> Vec<Progress> {
-    let mut seen = SEEN.lock().unwrap();
-    let (mine, rest): (Vec<_>, Vec<_>) = seen.drain(..).partition(|p| p.job == job);
-    *seen = rest;
-    mine
-}
-
-/// done never decreases; fraction agrees with done/total and stays within [0, 1].
-fn coherent(steps: &[Progress], unit: &str) {
-    assert!(!steps.is_empty(), "no progress for {unit}");
-    let mut last = 0;
-    for p in steps {
-        assert_eq!(p.unit, unit, "{p:?}");
-        assert!(p.done >= last, "done went down: {steps:?}");
-        last = p.done;
-        match p.total {
-            Some(t) if t > 0 => {
-                let f = p.fraction().expect("fraction with a known total");
-                assert!(
-                    (0.0..=1.0).contains(&f),
-                    "fraction {f} out of [0, 1]: {p:?}"
-                );
-                if p.done <= t {
-                    assert!((f - p.done as f64 / t as f64).abs() < 1e-9, "{p:?}");
-                }
-            }
-            _ => assert_eq!(p.fraction(), None, "{p:?}"),
-        }
-    }
-}
-
 #[tokio::test]
 async fn progress_one_callback_three_jobs() {
     let db = synced("nsh_progress").await;
@@ -609,259 +538,4 @@ async fn progress_one_callback_three_jobs() {
         SEEN.lock().unwrap().is_empty(),
         "only the three jobs' steps"
     );
-}
-
-// ---------------------------------------------------------------------------------------------
-// 3. BatchedCounter::flush_every
-// ---------------------------------------------------------------------------------------------
-
-#[tokio::test]
-async fn flusher_stop_runs_a_last_flush() {
-    let db = synced("nsh_flusher").await;
-    let ids = ["home", "$home", "a.b", "", "x\u{7f}"];
-    // A declared counter "writes into the model's existing documents only": create them.
-    for id in ids {
-        db.collection::<Document>("nsh_pages")
-            .insert_one(doc! { "_id": id, "views": 0i64 })
-            .await
-            .unwrap();
-    }
-    let counter = Arc::new(NshPage::collection(&db).counter(NshPage::FIELDS.views));
-    let mut flusher = BatchedCounter::flush_every(counter.clone(), Duration::from_secs(3600));
-    // The first run is "now": nothing pending, no write.
-    assert_eq!(flusher.next().await.unwrap().unwrap(), 0);
-    for (k, id) in ids.iter().enumerate() {
-        for _ in 0..=k {
-            counter.add(*id, 2).await.unwrap();
-        }
-    }
-    counter.add("home", -1).await.unwrap();
-    // A page with no document: "dropped with a WARN event, never creating a document".
-    counter.add("gone", 7).await.unwrap();
-    assert_eq!(
-        counter.writes(),
-        0,
-        "under the threshold: nothing written yet"
-    );
-    assert_eq!(counter.pending(), 2 * 15 - 1 + 7);
-    let before = docs(&db, "nsh_pages").await;
-
-    let stopped = flusher.stop().await;
-    assert_eq!(
-        stopped.runs,
-        2,
-        "the first run and the last: {:?}",
-        stopped.unread.len()
-    );
-    assert_eq!(stopped.dropped, 0);
-    assert_eq!(stopped.errors().count(), 0);
-    let outcomes = stopped.into_result().unwrap();
-    assert_eq!(
-        outcomes.len(),
-        1,
-        "only the last flush unread: {outcomes:?}"
-    );
-    assert!(
-        outcomes[0] >= ids.len() as u64,
-        "the last flush: one $inc per page: {outcomes:?}"
-    );
-    assert_eq!(counter.pending(), 0);
-    let stored = docs(&db, "nsh_pages").await;
-    assert_eq!(
-        stored.len(),
-        before.len(),
-        "no document created for `gone`: {stored:?}"
-    );
-    for (k, id) in ids.iter().enumerate() {
-        let d = stored
-            .iter()
-            .find(|d| d.get_str("_id").ok() == Some(*id))
-            .unwrap_or_else(|| panic!("{id:?} missing: {stored:?}"));
-        let expected = 2 * (k as i64 + 1) - i64::from(*id == "home");
-        assert_eq!(int(d, "views"), expected, "{d}");
-    }
-    // `flush`: "Returns how many writes it sent"; `writes`: "$inc writes sent so far".
-    assert_eq!(
-        counter.writes(),
-        outcomes[0],
-        "writes() and the flush's count of writes sent agree"
-    );
-}
-
-#[tokio::test]
-async fn flusher_failed_last_flush_is_an_error_and_keeps_counts() {
-    let db = test_db("nsh_flusher_fail").await;
-    // Every document must have a string `views`: an `$inc` upsert can never pass.
-    db.create_collection("nsh_strict")
-        .validator(doc! { "views": { "$type": "string" } })
-        .await
-        .unwrap();
-    let counter = Arc::new(
-        BatchedCounter::new(db.collection::<Document>("nsh_strict"), "views", 1000).unwrap(),
-    );
-    let flusher = BatchedCounter::flush_every(counter.clone(), Duration::from_secs(3600));
-    counter.add(Bson::String("$p".into()), 3).await.unwrap();
-    let stopped = flusher.stop().await;
-    assert!(stopped.runs >= 1);
-    let last = stopped
-        .unread
-        .last()
-        .expect("the last run's outcome is kept");
-    assert!(last.is_err(), "the last flush failed: {:?}", stopped.unread);
-    assert!(stopped.errors().count() >= 1);
-    assert!(stopped.into_result().is_err());
-    assert_eq!(counter.pending(), 3, "a failed write puts its count back");
-    assert!(docs(&db, "nsh_strict").await.is_empty());
-    // BatchedCounter::new refuses hostile field names.
-    for field in ["$views", "a.b"] {
-        let e = BatchedCounter::new(db.collection::<Document>("nsh_strict"), field, 10)
-            .expect_err("refused");
-        assert!(matches!(e, Error::InvalidKey { .. }), "{field}: {e:?}");
-    }
-    let e = BatchedCounter::new(db.collection::<Document>("nsh_strict"), "v", 0)
-        .expect_err("zero threshold refused");
-    assert!(matches!(e, Error::InvalidValue { .. }), "{e:?}");
-}
-
-#[tokio::test]
-async fn flusher_keeps_at_most_64_unread_and_counts_the_rest() {
-    let db = synced("nsh_flusher_many").await;
-    db.collection::<Document>("nsh_pages")
-        .insert_one(doc! { "_id": "late", "views": 0i64 })
-        .await
-        .unwrap();
-    let counter = Arc::new(NshPage::collection(&db).counter(NshPage::FIELDS.views));
-    let flusher = BatchedCounter::flush_every(counter.clone(), Duration::from_millis(1));
-    // About a thousand runs in a second on an idle machine; the assertions below hold for any
-    // number of runs (no timing is asserted), the dropping one once more than 65 ran.
-    tokio::time::sleep(Duration::from_millis(1000)).await;
-    counter.add("late", 4).await.unwrap();
-    let stopped = flusher.stop().await;
-    assert_eq!(
-        stopped.unread.len() as u64 + stopped.dropped,
-        stopped.runs,
-        "every run kept or counted"
-    );
-    assert!(stopped.unread.len() <= 65, "{}", stopped.unread.len());
-    assert_eq!(
-        stopped.dropped > 0,
-        stopped.runs > 65,
-        "{} runs",
-        stopped.runs
-    );
-    let outcomes = stopped.into_result().unwrap();
-    assert!(!outcomes.is_empty(), "the last flush's outcome is kept");
-    // Whichever run wrote it, the stop's last flush leaves nothing behind.
-    assert_eq!(counter.pending(), 0);
-    assert_eq!(int(&docs(&db, "nsh_pages").await[0], "views"), 4);
-}
-
-// ---------------------------------------------------------------------------------------------
-// 4. VariantCollection::insert with hostile values
-// ---------------------------------------------------------------------------------------------
-
-fn note(id: &str, text: &str, attrs: &[(&str, &str)]) -> NshEventNote {
-    NshEventNote {
-        id: id.into(),
-        text: text.into(),
-        attrs: attrs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect(),
-    }
-}
-
-#[tokio::test]
-async fn variant_insert_hostile_values() {
-    let db = synced("nsh_variant").await;
-    let events = NshEvent::collection(&db);
-    let notes = events.variant::<NshEventNote>();
-    let blobs = events.variant::<NshEventBlob>();
-
-    // Strings starting with `$`, in values and as the id: stored literally.
-    let id = notes
-        .insert(&note("$id", "$where", &[("plain", "$set"), ("k", "a.b")]))
-        .await
-        .unwrap();
-    assert_eq!(id.id, Bson::String("$id".into()));
-    let stored = docs(&db, "nsh_events").await;
-    assert_eq!(stored.len(), 1);
-    let d = &stored[0];
-    // `document`: "the tag first, then the variant's fields".
-    let form = notes
-        .document(&note("$id", "$where", &[("plain", "$set"), ("k", "a.b")]))
-        .unwrap();
-    assert_eq!(
-        form.keys().next().map(String::as_str),
-        Some("type"),
-        "{form}"
-    );
-    assert_eq!(d.get_str("type").unwrap(), "note");
-    assert_eq!(d.get_str("text").unwrap(), "$where");
-    assert_eq!(
-        d.get_document("attrs").unwrap(),
-        &doc! { "k": "a.b", "plain": "$set" }
-    );
-    // Read back through the variant, filter by the `$` string as data.
-    let back = notes.find(doc! { "text": "$where" }).await.unwrap();
-    assert_eq!(back.len(), 1);
-    assert_eq!(back[0].attrs["plain"], "$set");
-    let before = everything(&db).await;
-
-    // Hostile keys: refused (InvalidValue per "What the toolkit sends"), nothing written.
-    for key in ["$gt", "$", "a.b", ".", "nul\0key"] {
-        let r = notes
-            .insert(&note(&format!("k-{key}"), "t", &[(key, "v")]))
-            .await;
-        match r {
-            Err(e) => assert!(
-                matches!(e, Error::InvalidValue { .. }),
-                "key {key:?}: {e:?}"
-            ),
-            Ok(id) => panic!("key {key:?} accepted as {id}"),
-        }
-    }
-    // A nested operator document in a Document field.
-    for meta in [
-        doc! { "$where": "sleep(1000)" },
-        doc! { "ok": { "$ne": null } },
-        doc! { "a": { "b.c": 1 } },
-    ] {
-        let r = blobs
-            .insert(&NshEventBlob {
-                id: format!("b-{meta}"),
-                meta: meta.clone(),
-            })
-            .await;
-        match r {
-            Err(e) => assert!(matches!(e, Error::InvalidValue { .. }), "{meta}: {e:?}"),
-            Ok(id) => panic!("{meta} accepted as {id}"),
-        }
-    }
-    // Nesting past MAX_VALUE_DEPTH.
-    let mut deep = doc! { "leaf": 1 };
-    for _ in 0..=pattern_runtime::limits::MAX_VALUE_DEPTH {
-        deep = doc! { "n": deep };
-    }
-    let e = blobs
-        .insert(&NshEventBlob {
-            id: "deep".into(),
-            meta: deep,
-        })
-        .await
-        .unwrap_err();
-    assert!(matches!(e, Error::InvalidValue { .. }), "{e:?}");
-    // insert_many: every value checked before the first is written.
-    let e = notes
-        .insert_many(&[note("m1", "fine", &[]), note("m2", "bad", &[("$inc", "1")])])
-        .await
-        .unwrap_err();
-    assert!(matches!(e, Error::InvalidValue { .. }), "{e:?}");
-    assert_eq!(before, everything(&db).await, "nothing written");
-
-    // A duplicate `$id`: DuplicateKey, not NotFound, nothing written.
-    let e = notes.insert(&note("$id", "again", &[])).await.unwrap_err();
-    assert!(e.is_duplicate_key(), "{e:?}");
-    assert_eq!(e.missing(), None);
-    assert_eq!(before, everything(&db).await, "nothing written");
 }
