@@ -85,7 +85,7 @@ pub trait Unversioned {}
 ///   first; a `#[versioned]` model's version is checked and its revision archived.
 /// - Filters and updates: a typed [`Filter`](crate::typed::Filter) or
 ///   [`Update`](crate::typed::Update) from `M::FIELDS`, or a `bson::Document`.
-/// - The index sync, a polymorphic model's [`variant`](Self::variant) handles, and the
+/// - A polymorphic model's [`variant`](Self::variant) handles, and the
 ///   driver's [`Collection<M>`] through [`raw`](Self::raw), an explicit choice because its
 ///   writes go around what the toolkit keeps.
 ///

@@ -17,7 +17,8 @@ impl<V: Variant> VariantCollection<V> {
         Ok(out)
     }
 
-    /// Inserts `value` with its tag; returns its `_id` (the server's, if `value` has none).
+    /// Inserts `value` with its tag; returns what it wrote ([`Written`]: its `_id`, the server's
+    /// if `value` has none).
     /// Stored literally, as every value the toolkit writes: a key with `$`, `.` or NUL, or an
     /// operator document as the `_id`, is [`Error::InvalidValue`] before anything is sent (see
     /// [safety](crate::guide::safety)); a taken `_id` is [`Error::DuplicateKey`].

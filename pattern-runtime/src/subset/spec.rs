@@ -241,6 +241,7 @@ pub struct SubsetParts {
 /// Picks the `Embed` of `F` as `E` when the types allow it (generated code:
 /// `(&&RebuildProbe::<P, F, E>::new()).embed()`), a function that embeds nothing otherwise
 /// (the derive reports the types' error itself).
+#[doc(hidden)]
 #[allow(clippy::type_complexity)] // a marker of three types
 pub struct RebuildProbe<P, F, E>(PhantomData<fn() -> (P, F, E)>);
 
@@ -253,6 +254,7 @@ impl<P, F, E> RebuildProbe<P, F, E> {
 }
 
 /// The embedding of a subset whose types are right.
+#[doc(hidden)]
 pub trait ProbeRebuild {
     /// `E::from(&F)`, serialized.
     fn embed(&self) -> Embed;
@@ -269,6 +271,7 @@ where
 }
 
 /// The embedding of a subset whose types are wrong (never called: the code does not compile).
+#[doc(hidden)]
 pub trait ProbeNoRebuild {
     /// Embeds nothing.
     fn embed(&self) -> Embed {

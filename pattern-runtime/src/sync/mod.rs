@@ -8,7 +8,7 @@
 //!
 //! # Tracing
 //!
-//! Every sync ([`sync`](sync()), `Model::sync_indexes`) runs in one `INFO` span
+//! Every sync ([`sync`](sync())) runs in one `INFO` span
 //! `pattern_runtime::sync.sync_indexes` with the fields `database`, `group` (for
 //! [`SyncRun::group`]), `models` (how many) and `options`; each
 //! collection in a `DEBUG` span `pattern_runtime::sync.collection` with `collection` and

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::copies::Propagation;
 use crate::copies::{write_copies, CopyWrite, Partial};
-pub use crate::derived;
+use crate::derived;
 use crate::error::{check_size, Error, Result, NAMESPACE_EXISTS};
 use crate::finding::{CheckReport, RepairReport};
 use crate::index::IndexSpec;
