@@ -26,10 +26,11 @@ const CHAPTERS: &[&str] = &[
     "tree",
     "preallocation",
     "schema_version",
+    "maintainer",
 ];
 
 pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
-    crate::heading("Chapter 14: the doctor's report on the tour's own data");
+    crate::heading("Chapter 15: the doctor's report on the tour's own data");
     println!(
         "\npattern_runtime::doctor(&db).group(group).options(&DoctorOptions::new()) for each chapter \
          (100 documents sampled per collection, 5 s per command):"

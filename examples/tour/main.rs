@@ -23,6 +23,7 @@ mod bucket;
 mod doctor;
 mod extended_ref;
 mod indexes;
+mod maintainer;
 mod outlier;
 mod polymorphic;
 mod preallocation;
@@ -70,6 +71,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
     preallocation::run(&client).await?;
     println!();
     schema_version::run(&client).await?;
+    println!();
+    maintainer::run(&client).await?;
     println!();
     doctor::run(&client).await?;
 

@@ -121,9 +121,10 @@ impl Worker {
     }
 
     /// How long a `getMore` waits for events: the stream comes back this often when idle, to
-    /// see a stop and renew the lease.
+    /// see a stop and renew the lease. A server that answers a `getMore` only when this runs
+    /// out (the embedded one does) adds up to this much lag; MongoDB answers as events come.
     fn idle_wait(&self) -> Duration {
-        (self.lease / 3).min(Duration::from_millis(500))
+        (self.lease / 3).min(Duration::from_millis(250))
     }
 
     pub(super) async fn run(mut self) -> Result<()> {
