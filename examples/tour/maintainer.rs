@@ -76,7 +76,10 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
     shoppers
         .raw()
         .clone_with_type::<Document>()
-        .update_one(doc! { "_id": 1 }, doc! { "$set": { "name": "Ada Lovelace" } })
+        .update_one(
+            doc! { "_id": 1 },
+            doc! { "$set": { "name": "Ada Lovelace" } },
+        )
         .await?;
     purchases
         .raw()
@@ -121,17 +124,33 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
         println!(
             "`pattern_maintainers`: `{}` stored its resume token ({}), {} events in all, {}",
             stored.name,
-            if stored.has_token { "a restart resumes there" } else { "none yet" },
+            if stored.has_token {
+                "a restart resumes there"
+            } else {
+                "none yet"
+            },
             stored.applied,
-            if stored.running() { "running" } else { "not running (lease given up)" }
+            if stored.running() {
+                "running"
+            } else {
+                "not running (lease given up)"
+            }
         );
     }
     let check = Shopper::collection(&db).references().check().await?;
     let total = Shopper::collection(&db).computed().check().await?;
     println!(
         "checks: copies {}, totals {}",
-        if check.is_clean() { "clean" } else { "NOT clean" },
-        if total.is_clean() { "clean" } else { "NOT clean" }
+        if check.is_clean() {
+            "clean"
+        } else {
+            "NOT clean"
+        },
+        if total.is_clean() {
+            "clean"
+        } else {
+            "NOT clean"
+        }
     );
     Ok(())
 }

@@ -366,3 +366,237 @@ async fn two_maintainers_of_one_name_share_a_lease() {
     other.stop().await.unwrap();
     all_clean(db).await;
 }
+
+/// The chaos test's maintainer, in a child process the test kills (ignored when run alone: it
+/// does nothing without `PATTERN_CHAOS_DB`): a maintainer of that database on the server
+/// `PATTERN_CHAOS_URI`, until killed.
+#[tokio::test]
+#[ignore = "a child process of the_maintainer_survives_being_killed"]
+async fn chaos_child() {
+    let (Ok(db), Ok(uri)) = (
+        std::env::var("PATTERN_CHAOS_DB"),
+        std::env::var("PATTERN_CHAOS_URI"),
+    ) else {
+        return;
+    };
+    let file = std::fs::File::create(format!(
+        "/work/scratch/chaos_child.{}.trace",
+        std::process::id()
+    ))
+    .unwrap();
+    tracing_subscriber::fmt()
+        .with_writer(std::sync::Mutex::new(file))
+        .with_ansi(false)
+        .with_max_level(tracing::Level::DEBUG)
+        .init();
+    let client = mongodb::Client::with_uri_str(&uri).await.unwrap();
+    let db = client.database(&db);
+    let _running = Maintainer::new(&db)
+        .name("chaos")
+        .models(&sources())
+        .lease(CHAOS_LEASE)
+        .start()
+        .await
+        .unwrap();
+    std::future::pending::<()>().await;
+}
+
+const CHAOS_LEASE: Duration = Duration::from_millis(600);
+
+/// A small, seeded generator: the same run every time.
+struct Xorshift(u64);
+
+impl Xorshift {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+fn spawn_maintainer(db: &str) -> std::process::Child {
+    std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "maintainer::chaos_child",
+            "--ignored",
+            "--test-threads=1",
+        ])
+        .env("PATTERN_CHAOS_DB", db)
+        .env("PATTERN_CHAOS_URI", pattern_testkit::server().uri())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Raw writes of every kind (inserts, updates, moves between owners, replaces, deletes, and
+/// renames of the copied source) while the maintainer, a child process, is killed (SIGKILL) at
+/// 20 random moments of its life and started again. Afterwards the copies and the totals are right, no repair ran
+/// (no history was lost), and the stored count of applied events never went back.
+/// `PATTERN_CHAOS_WRITES` sets the writes (2 000 by default).
+#[tokio::test]
+async fn the_maintainer_survives_being_killed() {
+    let writes: u64 = std::env::var("PATTERN_CHAOS_WRITES")
+        .ok()
+        .and_then(|w| w.parse().ok())
+        .unwrap_or(2_000);
+    let kills: u64 = std::env::var("PATTERN_CHAOS_KILLS")
+        .ok()
+        .and_then(|k| k.parse().ok())
+        .unwrap_or(20);
+    let t = test_db("maintainer_chaos").await;
+    let db = t.db();
+    let users: Vec<String> = (0..8).map(|u| format!("u{u}")).collect();
+    for id in &users {
+        MtUser::collection(db)
+            .insert(&MtUser {
+                id: id.clone(),
+                total: 0,
+                orders: 0,
+            })
+            .await
+            .unwrap();
+    }
+    for id in 1..=4_i64 {
+        MtCustomer::collection(db)
+            .insert(&MtCustomer {
+                id,
+                name: format!("c{id}"),
+            })
+            .await
+            .unwrap();
+    }
+
+    let orders = MtOrder::collection(db).raw().clone_with_type::<Document>();
+    let customers = MtCustomer::collection(db)
+        .raw()
+        .clone_with_type::<Document>();
+    let mut names: Vec<String> = (1..=4).map(|c| format!("c{c}")).collect();
+    let mut rng = Xorshift(0x9E37_79B9_7F4A_7C15);
+    // A kill after every `writes / kills` writes, each at a random moment of the child's life
+    // (it waits up to a lease for the killed one's to run out, then works): the pause before it
+    // is drawn between 0 and 1.5 s.
+    let mut kill_at: Vec<u64> = (1..=kills).map(|k| k * writes / (kills + 1)).collect();
+    let mut child = spawn_maintainer(db.name());
+    let mut applied_seen: Vec<i64> = Vec::new();
+    let mut next_id = 0_i64;
+    let mut live: Vec<i64> = Vec::new();
+    for i in 0..writes {
+        while kill_at.first() == Some(&i) {
+            kill_at.remove(0);
+            tokio::time::sleep(Duration::from_millis(rng.below(1_500))).await;
+            child.kill().unwrap();
+            child.wait().unwrap();
+            let stored = maintainer::stored(db).await.unwrap();
+            let applied = stored
+                .iter()
+                .find(|s| s.name == "chaos")
+                .map_or(0, |s| s.applied);
+            applied_seen.push(applied);
+            child = spawn_maintainer(db.name());
+        }
+        let user = &users[rng.below(users.len() as u64) as usize];
+        let customer = rng.below(4) as i64 + 1;
+        let name = names[customer as usize - 1].clone();
+        let amount = rng.below(100) as i64;
+        let new_order = |id: i64| {
+            doc! { "_id": id, "user": user.as_str(), "amount": amount,
+            "customer": { "_id": customer, "name": name.as_str() } }
+        };
+        match rng.below(10) {
+            0..=3 => {
+                next_id += 1;
+                orders.insert_one(new_order(next_id)).await.unwrap();
+                live.push(next_id);
+            }
+            4 | 5 if !live.is_empty() => {
+                let id = live[rng.below(live.len() as u64) as usize];
+                orders
+                    .update_one(doc! { "_id": id }, doc! { "$inc": { "amount": 1 } })
+                    .await
+                    .unwrap();
+            }
+            6 if !live.is_empty() => {
+                let id = live[rng.below(live.len() as u64) as usize];
+                orders
+                    .update_one(
+                        doc! { "_id": id },
+                        doc! { "$set": { "user": user.as_str() } },
+                    )
+                    .await
+                    .unwrap();
+            }
+            7 if !live.is_empty() => {
+                let id = live[rng.below(live.len() as u64) as usize];
+                orders
+                    .replace_one(doc! { "_id": id }, new_order(id))
+                    .await
+                    .unwrap();
+            }
+            8 if !live.is_empty() => {
+                let at = rng.below(live.len() as u64) as usize;
+                let id = live.swap_remove(at);
+                orders.delete_one(doc! { "_id": id }).await.unwrap();
+            }
+            _ => {
+                let renamed = format!("c{customer}-{i}");
+                customers
+                    .update_one(
+                        doc! { "_id": customer },
+                        doc! { "$set": { "name": renamed.as_str() } },
+                    )
+                    .await
+                    .unwrap();
+                names[customer as usize - 1] = renamed;
+            }
+        }
+    }
+    // The last maintainer catches up: every check comes out clean.
+    let within = Duration::from_secs(
+        std::env::var("PATTERN_CHAOS_WITHIN")
+            .ok()
+            .and_then(|w| w.parse().ok())
+            .unwrap_or(120),
+    );
+    let start = Instant::now();
+    loop {
+        let computed = MtUser::collection(db).computed().check().await.unwrap();
+        let copies = MtCustomer::collection(db)
+            .references()
+            .check()
+            .await
+            .unwrap();
+        if computed.is_clean() && copies.is_clean() {
+            break;
+        }
+        if start.elapsed() >= within {
+            let stored = maintainer::stored(db).await.unwrap();
+            panic!("not caught up within {within:?}: {stored:?} {computed:?} {copies:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The data is right as soon as the batch is applied; its token follows it.
+    eventually("the last batch's token stored", SOON, || async {
+        let stored = maintainer::stored(db).await.unwrap();
+        stored.iter().any(|s| s.name == "chaos" && s.has_token)
+    })
+    .await;
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let stored = maintainer::stored(db).await.unwrap();
+    let chaos = stored.iter().find(|s| s.name == "chaos").unwrap();
+    assert!(chaos.repairs.is_empty(), "no history was lost: {chaos:?}");
+    assert!(
+        applied_seen.windows(2).all(|w| w[0] <= w[1]),
+        "the stored progress went back: {applied_seen:?}"
+    );
+    assert!(chaos.applied > 0, "{chaos:?}");
+    eprintln!(
+        "chaos: {writes} raw writes, {kills} kills, caught up {} ms after the last write, \
+         {} events applied, stored progress at each kill: {applied_seen:?}",
+        start.elapsed().as_millis(),
+        chaos.applied
+    );
+}

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use bson::{doc, Bson, DateTime, Document};
+use bson::{doc, Bson, DateTime, Document, Timestamp};
 use futures_util::TryStreamExt;
 use mongodb::change_stream::event::ResumeToken;
 use mongodb::options::ReturnDocument;
@@ -42,15 +42,24 @@ fn until(lease: Duration) -> DateTime {
     )
 }
 
+/// Where a maintainer's stream goes on from: its stored token, or with none (it never stored
+/// one, or a repair just cleared it) the server time it was first started at, or repaired at.
+pub(super) struct Resume {
+    pub(super) token: Option<ResumeToken>,
+    pub(super) from: Option<Timestamp>,
+}
+
 /// Takes the lease of `name` for `holder` when it is free (no holder, run out, or its own):
-/// the stored token when taken (`Some(None)`: taken, no token yet), `None` when another holds
-/// it.
+/// where to resume when taken, `None` when another holds it. The first maintainer of the name
+/// records `started_at` as where a stream with no token starts: a crash before the first
+/// token loses nothing.
 pub(super) async fn acquire(
     db: &Database,
     name: &str,
     holder: &str,
     lease: Duration,
-) -> Result<Option<Option<ResumeToken>>> {
+    started_at: Option<Timestamp>,
+) -> Result<Option<Resume>> {
     let now = DateTime::now();
     let filter = doc! {
         "_id": name,
@@ -62,7 +71,11 @@ pub(super) async fn acquire(
     };
     let update = doc! {
         "$set": { "holder": holder, "lease_until": until(lease), "taken_at": now },
-        "$setOnInsert": { "applied": 0_i64, "repairs": [] },
+        "$setOnInsert": {
+            "applied": 0_i64,
+            "repairs": [],
+            "from": started_at.map_or(Bson::Null, Bson::Timestamp),
+        },
     };
     let taken = coll(db)
         .find_one_and_update(filter, update)
@@ -87,8 +100,12 @@ pub(super) async fn acquire(
             })?,
         ),
     };
+    let from = match taken.get("from") {
+        Some(Bson::Timestamp(t)) => Some(*t),
+        _ => None,
+    };
     tracing::info!(name, holder, "pattern_runtime::maintainer.lease taken");
-    Ok(Some(token))
+    Ok(Some(Resume { token, from }))
 }
 
 /// Stores where the stream is (`token`) and renews the lease, with `applied` more events:
@@ -122,18 +139,20 @@ pub(super) async fn checkpoint(
 }
 
 /// Forgets the stored token (after a lost history: the fresh stream's goes in at the next
-/// checkpoint) and records the repair with `reason`.
+/// checkpoint), records that a stream with no token starts at `from` (the repair's start), and
+/// the repair with `reason`.
 pub(super) async fn record_repair(
     db: &Database,
     name: &str,
     holder: &str,
     reason: &str,
+    from: Option<Timestamp>,
 ) -> Result<bool> {
     let result = coll(db)
         .update_one(
             doc! { "_id": name, "holder": holder },
             doc! {
-                "$set": { "token": Bson::Null },
+                "$set": { "token": Bson::Null, "from": from.map_or(Bson::Null, Bson::Timestamp) },
                 "$push": { "repairs": {
                     "$each": [{ "at": DateTime::now(), "reason": reason }],
                     "$slice": -REPAIRS_KEPT,

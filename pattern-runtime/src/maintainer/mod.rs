@@ -21,6 +21,9 @@
 //! What it promises:
 //! - **Durable progress.** After each batch it applies, the stream's resume token is stored in
 //!   the collection `pattern_maintainers`, under the maintainer's name; a restart resumes there.
+//!   Before its first token, the server time of the first start is stored: a maintainer killed
+//!   before its first batch loses nothing either. What was written before the first start is
+//!   not followed (the patterns' `repair()` mends it).
 //!   An event applied twice (a crash between the batch and the token) is harmless: dependents
 //!   are rebuilt from the sources.
 //! - **Lost history is repaired, never skipped.** When the stored token is older than the
@@ -153,11 +156,7 @@ impl MaintainerRun {
         sources.prepare(&self.db).await?;
         // Where a first stream starts (no token stored yet): every write after `start`
         // returns is seen, whenever the background task opens the stream.
-        let pinged = self.db.run_command(doc! { "ping": 1 }).await?;
-        let started_at = match pinged.get("operationTime") {
-            Some(bson::Bson::Timestamp(t)) => Some(*t),
-            _ => None,
-        };
+        let started_at = stream::server_time(&self.db).await?;
         tracing::info!(
             name = %self.name,
             database = self.db.name(),

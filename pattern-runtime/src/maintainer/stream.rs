@@ -150,8 +150,14 @@ impl Worker {
             if self.stopping() {
                 return Ok(());
             }
-            let Some(token) =
-                lease::acquire(&self.db, &self.name, &self.holder, self.lease).await?
+            let Some(resume) = lease::acquire(
+                &self.db,
+                &self.name,
+                &self.holder,
+                self.lease,
+                self.started_at,
+            )
+            .await?
             else {
                 self.status(|s| s.holding = false);
                 // Another holds it: try again within a third of the lease, or stop.
@@ -159,7 +165,7 @@ impl Worker {
                 continue;
             };
             self.status(|s| s.holding = true);
-            match self.follow(token).await? {
+            match self.follow(resume).await? {
                 Outcome::Stopped => return Ok(()),
                 Outcome::LostLease => {
                     tracing::warn!(name = %self.name, "pattern_runtime::maintainer.lease lost");
@@ -169,18 +175,14 @@ impl Worker {
         }
     }
 
-    /// A change stream over the sources, from `token`; with none, from the time the maintainer
-    /// started (`from_start`), or from now (after a repair, which covers what came before).
+    /// A change stream over the sources, from `token`; with none, from the server time
+    /// `from` (the first start's, or the last repair's), or from now.
     async fn open(
         &self,
         token: Option<ResumeToken>,
-        from_start: bool,
+        from: Option<bson::Timestamp>,
     ) -> mongodb::error::Result<ChangeStream<ChangeStreamEvent<Document>>> {
-        let start_at = if token.is_none() && from_start {
-            self.started_at
-        } else {
-            None
-        };
+        let start_at = if token.is_none() { from } else { None };
         let pipeline = [doc! { "$match": { "$or": [
             { "ns.coll": { "$in": self.sources.names() } },
             { "operationType": { "$in": ["invalidate", "dropDatabase"] } },
@@ -199,9 +201,10 @@ impl Worker {
         }
     }
 
-    async fn follow(&mut self, token: Option<ResumeToken>) -> Result<Outcome> {
-        let resumed = token.is_some();
-        let mut stream = match self.open(token, true).await {
+    async fn follow(&mut self, resume: lease::Resume) -> Result<Outcome> {
+        let resumed = resume.token.is_some();
+        let from = resume.from.or(self.started_at);
+        let mut stream = match self.open(resume.token, from).await {
             Ok(stream) => stream,
             Err(e) if history_lost(&e) => match self.repair_all(&format!("{e}")).await? {
                 Some(stream) => stream,
@@ -297,7 +300,10 @@ impl Worker {
             let mut j = i;
             let mut changes = Vec::new();
             while j < events.len() && collection_of(&events[j]) == coll {
-                if let Some(change) = self.change_of(&events[j]) {
+                if !self.reads_touched(&events[j]) {
+                    // An update of fields no dependent reads (often the echo of a rebuild's
+                    // own write): nothing derives from it.
+                } else if let Some(change) = self.change_of(&events[j]) {
                     changes.push(change);
                 }
                 newest = events[j].wall_time.or(newest);
@@ -316,6 +322,31 @@ impl Worker {
             self.status(|s| s.lag = lag);
         }
         Ok(lag)
+    }
+
+    /// Whether an event may change what a dependent of its source reads: any but an update
+    /// whose changed fields (top-level names) none of them reads.
+    fn reads_touched(&self, event: &ChangeStreamEvent<Document>) -> bool {
+        let (OperationType::Update, Some(d)) = (&event.operation_type, &event.update_description)
+        else {
+            return true;
+        };
+        let Some((_, dependents)) =
+            collection_of(event).and_then(|c| self.sources.by_collection.get(c))
+        else {
+            return true;
+        };
+        let top = |path: &str| path.split('.').next().unwrap_or(path).to_owned();
+        let touched: Vec<String> = d
+            .updated_fields
+            .keys()
+            .map(|k| top(k))
+            .chain(d.removed_fields.iter().map(|k| top(k)))
+            .chain(d.truncated_arrays.iter().flatten().map(|t| top(&t.field)))
+            .collect();
+        dependents
+            .iter()
+            .any(|dep| dep.reads().iter().any(|r| touched.iter().any(|t| t == r)))
     }
 
     /// The change of one event, in the model's current shape: `None` when the event names no
@@ -352,12 +383,13 @@ impl Worker {
         reason: &str,
     ) -> Result<Option<ChangeStream<ChangeStreamEvent<Document>>>> {
         tracing::warn!(name = %self.name, reason, "pattern_runtime::maintainer.repair: history lost, rebuilding every source");
-        if !lease::record_repair(&self.db, &self.name, &self.holder, reason).await? {
-            return Ok(None);
-        }
         // A dropped source comes back without its before images.
         self.sources.prepare(&self.db).await?;
-        let stream = self.open(None, false).await?;
+        let now = server_time(&self.db).await?;
+        if !lease::record_repair(&self.db, &self.name, &self.holder, reason, now).await? {
+            return Ok(None);
+        }
+        let stream = self.open(None, now).await?;
         let mut done = 0_u64;
         for name in self.sources.names() {
             let (model, dependents) = &self.sources.by_collection[name];
@@ -416,6 +448,16 @@ impl Worker {
         tracing::warn!(name = %self.name, documents = done, "pattern_runtime::maintainer.repair done");
         Ok(Some(stream))
     }
+}
+
+/// The server's time now (a `ping`'s `operationTime`), where a stream opened later starts so
+/// as to miss nothing in between; `None` from a server that does not say.
+pub(super) async fn server_time(db: &Database) -> Result<Option<bson::Timestamp>> {
+    let pinged = db.run_command(doc! { "ping": 1 }).await?;
+    Ok(match pinged.get("operationTime") {
+        Some(bson::Bson::Timestamp(t)) => Some(*t),
+        _ => None,
+    })
 }
 
 fn collection_of(event: &ChangeStreamEvent<Document>) -> Option<&str> {
