@@ -612,3 +612,40 @@ async fn outlier_pushes_run_in_spans_and_say_what_overflowed() {
     assert_eq!(created.len(), 2, "{created:#?}");
     assert_eq!(created[0].spans, ["pattern_runtime::outlier.push"]);
 }
+
+#[tokio::test]
+async fn an_operations_error_is_a_debug_event_of_its_span() {
+    let (capture, _guard) = capture();
+    let db = test_db("tracing_error").await;
+    let products = Product::collection(&db);
+    let product = Product {
+        id: "p1".into(),
+        recent_reviews: vec![],
+        rating_count: 0,
+    };
+    products.insert(&product).await.unwrap();
+    let again = products.insert(&product).await.unwrap_err();
+    assert!(again.is_duplicate_key(), "{again:?}");
+    // The error, once, at DEBUG (the caller decides whether it is an error), inside the
+    // operation's span, which names the model and its collection.
+    let errors: Vec<Captured> = capture
+        .seen()
+        .into_iter()
+        .filter_map(|s| match s {
+            Seen::Event(e) if e.fields.get("error").is_some() => Some(e),
+            _ => None,
+        })
+        .collect();
+    let [error] = errors.as_slice() else {
+        panic!("one error event: {errors:?}");
+    };
+    assert_eq!(error.level, Level::DEBUG);
+    assert_eq!(
+        error.spans.last().copied(),
+        Some("pattern_runtime::model.insert")
+    );
+    let spans = capture.entered("pattern_runtime::model.insert");
+    let entered = spans.last().expect("the insert's span was entered");
+    assert_eq!(entered.get("model"), Some("Product"));
+    assert_eq!(entered.get("collection"), Some("products"));
+}

@@ -284,7 +284,8 @@ pub use bucket::{Measurement, Series};
 pub use computed::ComputedFields;
 pub use doctor::{doctor, DoctorOptions};
 pub use error::{Error, Missing, Result};
-pub use extended_ref::{Referenced, References};
+pub use extended_ref::References;
+pub use model::writes::{At, Target, Updated, Written};
 pub use model::{IntoId, Model, ModelCollection, Pending};
 pub use outlier::Outlier;
 pub use periodic::{Periodic, Stopped};
@@ -295,7 +296,6 @@ pub use relation::{Ref, Relation, TwoWay};
 pub use schema::{FieldName, Fields, ModelSchema};
 // The plugin interface between the patterns and the schema, and what generated code names: not
 // a user's API (each pattern's handle is), so not on the crate's face.
-pub use model::writes::{At, Target, Updated, Written};
 #[doc(hidden)]
 pub use schema::{
     Annotation, Companion, FieldSchema, IndexesNeeded, KeptFields, Nests, PatternSpec,

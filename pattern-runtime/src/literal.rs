@@ -73,7 +73,7 @@ pub(crate) fn typed_id<T: serde::Serialize>(field: &str, id: T) -> Result<Bson> 
 }
 
 /// A caller's `_id` as [`typed_id`] checks it, recorded as the `id` field of the current
-/// operation's span (declared `id = tracing::field::Empty` in its `#[tracing::instrument]`).
+/// operation's span (declared `id = tracing::field::Empty` where the span is opened).
 pub(crate) fn span_id<T: serde::Serialize>(id: T) -> Result<Bson> {
     let id = typed_id("_id", id)?;
     tracing::Span::current().record("id", tracing::field::display(&id));

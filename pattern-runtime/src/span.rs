@@ -1,8 +1,25 @@
-//! What every operation span of a handle records: the model and its collection. The runtime's
-//! operations carry `tracing`'s own `#[tracing::instrument(name = "pattern_runtime::tree.insert",
-//! skip_all, err(level = "debug"), fields(model = self.span_model(), collection =
-//! self.span_collection(), ..))]`: [`Spanned`] gives the two names, the extra fields follow,
-//! and a returned error is a `DEBUG` event, never `ERROR` (the caller decides).
+//! What every operation span of a handle records, and how it runs in it. Each operation opens
+//! its span with `tracing`'s own macros (`info_span!("pattern_runtime::tree.insert", model =
+//! self.span_model(), collection = self.span_collection(), ..)`, `debug_span!` for the cheap
+//! reads) and runs its body in it through [`operation`]: [`Spanned`] gives the two names, the
+//! extra fields follow (`tracing::field::Empty` for those the body records later), and a
+//! returned error is a `DEBUG` event, never `ERROR` (the caller decides). No attribute macro:
+//! what a span holds is written where the operation is.
+
+use std::future::Future;
+
+/// Runs an operation's `body` in its `span`; a returned error is a `DEBUG` event of the span
+/// (field `error`), as `tracing`'s `#[instrument(err(level = "debug"))]` would record it.
+pub(crate) async fn operation<T, E: std::fmt::Display>(
+    span: tracing::Span,
+    body: impl Future<Output = Result<T, E>>,
+) -> Result<T, E> {
+    let result = tracing::Instrument::instrument(body, span.clone()).await;
+    if let Err(e) = &result {
+        span.in_scope(|| tracing::debug!(error = %e));
+    }
+    result
+}
 
 /// A handle whose operations open spans: the model it works on and the collection it writes.
 pub(crate) trait Spanned {

@@ -75,16 +75,22 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
     /// twice or an item a query cannot name
     /// ([`Check::AttributeDrift`], listing them), as the
     /// [doctor](mod@crate::doctor) does over a sample. Writes nothing.
-    #[tracing::instrument(
-        name = "pattern_runtime::attribute.check", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            field = self.spec.field())
-    )]
     pub async fn check(&self) -> Result<CheckReport> {
-        crate::maintenance::check(
-            &self.db,
-            self.tx.as_ref(),
-            &[(M::SCHEMA, self.spec as &dyn PatternSpec)],
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::attribute.check",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                field = self.spec.field()
+            ),
+            async move {
+                crate::maintenance::check(
+                    &self.db,
+                    self.tx.as_ref(),
+                    &[(M::SCHEMA, self.spec as &dyn PatternSpec)],
+                )
+                .await
+            },
         )
         .await
     }
@@ -93,43 +99,51 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
     /// key (what [`get`](Self::get) reads): one `update` per document, whose filter carries the
     /// array as read, so a document changed meanwhile is left for the next run. Items no
     /// query can name are left (see [`CheckReport`]). Then a check again.
-    #[tracing::instrument(
-        name = "pattern_runtime::attribute.repair", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            field = self.spec.field())
-    )]
     pub async fn repair(&self) -> Result<RepairReport> {
-        let targets = [(M::SCHEMA, self.spec as &dyn PatternSpec)];
-        let found = crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await?;
-        let field = self.spec.field();
-        let mut repaired = 0;
-        for id in found.documents() {
-            let doc = {
-                let mut session = crate::txn::Transaction::session_of(self.tx.as_ref()).await?;
-                let raw = self.raw();
-                let find = raw
-                    .find_one(doc! { "_id": id.clone() })
-                    .projection(doc! { field: 1 });
-                crate::txn::in_session!(find, session.as_deref_mut())?
-            };
-            let Some(doc) = doc else {
-                continue;
-            };
-            let Some((kept, true)) = self.spec.deduplicated(&doc) else {
-                continue;
-            };
-            let was = doc.get(field).cloned().unwrap_or(Bson::Null);
-            repaired += crate::derived::update_one(
-                &self.db,
-                self.tx.as_ref(),
-                M::SCHEMA,
-                doc! { "_id": id, field: { "$eq": was } },
-                doc! { "$set": { field: kept } },
-                &[field],
-            )
-            .await?
-            .modified_count;
-        }
-        crate::maintenance::after_repair(&self.db, self.tx.as_ref(), &targets, repaired).await
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::attribute.repair",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                field = self.spec.field()
+            ),
+            async move {
+                let targets = [(M::SCHEMA, self.spec as &dyn PatternSpec)];
+                let found = crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await?;
+                let field = self.spec.field();
+                let mut repaired = 0;
+                for id in found.documents() {
+                    let doc = {
+                        let mut session =
+                            crate::txn::Transaction::session_of(self.tx.as_ref()).await?;
+                        let raw = self.raw();
+                        let find = raw
+                            .find_one(doc! { "_id": id.clone() })
+                            .projection(doc! { field: 1 });
+                        crate::txn::in_session!(find, session.as_deref_mut())?
+                    };
+                    let Some(doc) = doc else {
+                        continue;
+                    };
+                    let Some((kept, true)) = self.spec.deduplicated(&doc) else {
+                        continue;
+                    };
+                    let was = doc.get(field).cloned().unwrap_or(Bson::Null);
+                    repaired += crate::derived::update_one(
+                        &self.db,
+                        self.tx.as_ref(),
+                        M::SCHEMA,
+                        doc! { "_id": id, field: { "$eq": was } },
+                        doc! { "$set": { field: kept } },
+                        &[field],
+                    )
+                    .await?
+                    .modified_count;
+                }
+                crate::maintenance::after_repair(&self.db, self.tx.as_ref(), &targets, repaired)
+                    .await
+            },
+        )
+        .await
     }
 }

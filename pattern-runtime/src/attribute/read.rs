@@ -145,93 +145,111 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
         crate::model::Pending::new(self.get_op(id.into_id(), key.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::attribute.get", level = "debug", skip_all,
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     async fn get_op(&self, id: M::Id, key: I::Key) -> Result<Option<I>> {
-        let id = crate::literal::typed_id("_id", id)?;
-        let key = Self::key_str(&key)?;
-        let field = self.spec.field();
-        let raw = self.raw();
-        let read = raw
-            .find_one(doc! { "_id": id.clone() })
-            .projection(doc! { field: { "$elemMatch": { I::KEY: &key } } });
-        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
-        let found = in_session!(read, session.as_deref_mut())?;
-        let Some(doc) = found else {
-            return Err(Self::not_found(id));
-        };
-        match doc.get_array(field).ok().and_then(|a| a.first()) {
-            Some(item) => Ok(Some(bson::deserialize_from_bson(item.clone())?)),
-            None => Ok(None),
-        }
+        tracing::Instrument::instrument(
+            async move {
+                let id = crate::literal::typed_id("_id", id)?;
+                let key = Self::key_str(&key)?;
+                let field = self.spec.field();
+                let raw = self.raw();
+                let read = raw
+                    .find_one(doc! { "_id": id.clone() })
+                    .projection(doc! { field: { "$elemMatch": { I::KEY: &key } } });
+                let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+                let found = in_session!(read, session.as_deref_mut())?;
+                let Some(doc) = found else {
+                    return Err(Self::not_found(id));
+                };
+                match doc.get_array(field).ok().and_then(|a| a.first()) {
+                    Some(item) => Ok(Some(bson::deserialize_from_bson(item.clone())?)),
+                    None => Ok(None),
+                }
+            },
+            tracing::debug_span!(
+                "pattern_runtime::attribute.get",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+        )
+        .await
     }
 
     /// The documents matching `filter` (an attribute condition, [`and`]/[`or`] of them, or any
     /// filter).
-    #[tracing::instrument(
-        name = "pattern_runtime::attribute.find", level = "debug", skip_all,
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     pub async fn find(&self, filter: impl crate::typed::IntoFilter<M>) -> Result<Vec<M>> {
-        let filter = filter.into_filter()?;
-        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
-        let coll = self.db.collection::<RawDocumentBuf>(M::SCHEMA.collection());
-        let found = collect_in!(coll.find(filter), session.as_deref_mut())?;
-        crate::model::read::decode_read(&found)
+        tracing::Instrument::instrument(
+            async move {
+                let filter = filter.into_filter()?;
+                let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+                let coll = self.db.collection::<RawDocumentBuf>(M::SCHEMA.collection());
+                let found = collect_in!(coll.find(filter), session.as_deref_mut())?;
+                crate::model::read::decode_read(&found)
+            },
+            tracing::debug_span!(
+                "pattern_runtime::attribute.find",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+        )
+        .await
     }
 
     /// The documents matching `filter` that have the attribute `key`, sorted by its value (the
     /// first item with the key), then by `_id`. One aggregation: the documents are matched on
     /// the index (`{<field>.<key>: key}`), the sort value is computed per document; nothing is
     /// unwound.
-    #[tracing::instrument(
-        name = "pattern_runtime::attribute.find_sorted", level = "debug", skip_all,
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     pub async fn find_sorted(
         &self,
         filter: impl crate::typed::IntoFilter<M>,
         key: impl IntoId<I::Key>,
         order: Order,
     ) -> Result<Vec<M>> {
-        let filter = filter.into_filter()?;
-        let key = Self::key_str(&key.into_id())?;
-        let field = self.spec.field();
-        let has = doc! { field: { "$elemMatch": { I::KEY: &key } } };
-        let matched = if filter.is_empty() {
-            has
-        } else {
-            and([filter, has])
-        };
-        let direction = match order {
-            Order::Ascending => 1,
-            Order::Descending => -1,
-        };
-        const SORT: &str = "__patternSortValue";
-        let pipeline = vec![
-            doc! { "$match": matched },
-            doc! { "$addFields": { SORT: { "$arrayElemAt": [
-                { "$map": {
-                    "input": { "$filter": {
-                        "input": format!("${field}"),
-                        "cond": { "$eq": [
-                            format!("$$this.{}", I::KEY),
-                            crate::literal::literal(key.as_str()),
-                        ] },
-                    } },
-                    "in": format!("$$this.{}", I::VALUE),
-                } },
-                0,
-            ] } } },
-            doc! { "$sort": { SORT: direction, "_id": 1 } },
-            doc! { "$project": { SORT: 0 } },
-        ];
-        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
-        let raw = self.raw();
-        let sorted = raw.aggregate(pipeline).with_type::<RawDocumentBuf>();
-        let found = collect_in!(sorted, session.as_deref_mut())?;
-        crate::model::read::decode_read(&found)
+        tracing::Instrument::instrument(
+            async move {
+                let filter = filter.into_filter()?;
+                let key = Self::key_str(&key.into_id())?;
+                let field = self.spec.field();
+                let has = doc! { field: { "$elemMatch": { I::KEY: &key } } };
+                let matched = if filter.is_empty() {
+                    has
+                } else {
+                    and([filter, has])
+                };
+                let direction = match order {
+                    Order::Ascending => 1,
+                    Order::Descending => -1,
+                };
+                const SORT: &str = "__patternSortValue";
+                let pipeline = vec![
+                    doc! { "$match": matched },
+                    doc! { "$addFields": { SORT: { "$arrayElemAt": [
+                        { "$map": {
+                            "input": { "$filter": {
+                                "input": format!("${field}"),
+                                "cond": { "$eq": [
+                                    format!("$$this.{}", I::KEY),
+                                    crate::literal::literal(key.as_str()),
+                                ] },
+                            } },
+                            "in": format!("$$this.{}", I::VALUE),
+                        } },
+                        0,
+                    ] } } },
+                    doc! { "$sort": { SORT: direction, "_id": 1 } },
+                    doc! { "$project": { SORT: 0 } },
+                ];
+                let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+                let raw = self.raw();
+                let sorted = raw.aggregate(pipeline).with_type::<RawDocumentBuf>();
+                let found = collect_in!(sorted, session.as_deref_mut())?;
+                crate::model::read::decode_read(&found)
+            },
+            tracing::debug_span!(
+                "pattern_runtime::attribute.find_sorted",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+        )
+        .await
     }
 }

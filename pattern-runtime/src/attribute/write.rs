@@ -15,12 +15,8 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
         crate::model::Pending::new(self.set_op(id.into_id(), item))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::attribute.set", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            id = tracing::field::Empty)
-    )]
     async fn set_op(&self, id: M::Id, item: &I) -> Result<()> {
+        crate::span::operation(tracing::info_span!("pattern_runtime::attribute.set", model = self.span_model(), collection = self.span_collection(), id = tracing::field::Empty), async move {
         let id = crate::literal::span_id(id)?;
         let key = Self::key_str(item.key())?;
         let item = bson::serialize_to_document(item)?;
@@ -71,6 +67,8 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
         }
         tracing::debug!(key, modified = result.modified_count, "attribute set");
         Ok(())
+    })
+        .await
     }
 
     /// Removes every item with `key` from document `id` (nothing to remove is not an error).
@@ -83,27 +81,33 @@ impl<M: Model, I: AttributeItem> Attributes<M, I> {
         crate::model::Pending::new(self.unset_op(id.into_id(), key.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::attribute.unset", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            id = tracing::field::Empty)
-    )]
     async fn unset_op(&self, id: M::Id, key: I::Key) -> Result<()> {
-        let id = crate::literal::span_id(id)?;
-        let key = Self::key_str(&key)?;
-        let result = crate::derived::update_one(
-            &self.db,
-            self.tx.as_ref(),
-            M::SCHEMA,
-            doc! { "_id": id.clone() },
-            doc! { "$pull": { self.spec.field(): { I::KEY: &key } } },
-            &[self.spec.field()],
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::attribute.unset",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                id = tracing::field::Empty
+            ),
+            async move {
+                let id = crate::literal::span_id(id)?;
+                let key = Self::key_str(&key)?;
+                let result = crate::derived::update_one(
+                    &self.db,
+                    self.tx.as_ref(),
+                    M::SCHEMA,
+                    doc! { "_id": id.clone() },
+                    doc! { "$pull": { self.spec.field(): { I::KEY: &key } } },
+                    &[self.spec.field()],
+                )
+                .await?;
+                if result.matched_count == 0 {
+                    return Err(Self::not_found(id));
+                }
+                tracing::debug!(key, removed = result.modified_count, "attribute unset");
+                Ok(())
+            },
         )
-        .await?;
-        if result.matched_count == 0 {
-            return Err(Self::not_found(id));
-        }
-        tracing::debug!(key, removed = result.modified_count, "attribute unset");
-        Ok(())
+        .await
     }
 }

@@ -13,46 +13,49 @@ use crate::schema::Sample;
 
 /// Creates the native time-series collection of `spec`, or checks the existing one. An error is
 /// not an event here: the operation that called this reports it.
-#[tracing::instrument(
-    name = "pattern_runtime::bucket.ensure_timeseries",
-    level = "debug",
-    skip_all,
-    fields(collection = spec.collection())
-)]
 pub(crate) async fn ensure_timeseries(db: &Database, spec: &'static SeriesSpec) -> Result<()> {
-    let name = spec.collection();
-    for _ in 0..2 {
-        let existing: Vec<_> = db
-            .list_collections()
-            .filter(doc! { "name": name })
-            .await?
-            .try_collect()
-            .await?;
-        if let Some(found) = existing.first() {
-            check_timeseries(spec, found)?;
-            tracing::debug!("time-series collection exists with the declared options");
-            return Ok(());
-        }
-        let mut create = db
-            .create_collection(name)
-            .timeseries(spec.timeseries_options());
-        if let Some(secs) = spec.expire_after_seconds() {
-            create = create.expire_after_seconds(Duration::from_secs(secs));
-        }
-        match create.await {
-            Ok(()) => {
-                tracing::debug!(created = 1, "time-series collection created");
-                return Ok(());
+    tracing::Instrument::instrument(
+        async move {
+            let name = spec.collection();
+            for _ in 0..2 {
+                let existing: Vec<_> = db
+                    .list_collections()
+                    .filter(doc! { "name": name })
+                    .await?
+                    .try_collect()
+                    .await?;
+                if let Some(found) = existing.first() {
+                    check_timeseries(spec, found)?;
+                    tracing::debug!("time-series collection exists with the declared options");
+                    return Ok(());
+                }
+                let mut create = db
+                    .create_collection(name)
+                    .timeseries(spec.timeseries_options());
+                if let Some(secs) = spec.expire_after_seconds() {
+                    create = create.expire_after_seconds(Duration::from_secs(secs));
+                }
+                match create.await {
+                    Ok(()) => {
+                        tracing::debug!(created = 1, "time-series collection created");
+                        return Ok(());
+                    }
+                    // Created concurrently (or exists as something else): check what is there.
+                    Err(e) if server_code(&e) == Some(crate::error::NAMESPACE_EXISTS) => continue,
+                    Err(e) => return Err(e.into()),
+                }
             }
-            // Created concurrently (or exists as something else): check what is there.
-            Err(e) if server_code(&e) == Some(crate::error::NAMESPACE_EXISTS) => continue,
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(Error::CollectionConflict {
-        collection: name.to_owned(),
-        reason: "it could neither be created nor found".to_owned(),
-    })
+            Err(Error::CollectionConflict {
+                collection: name.to_owned(),
+                reason: "it could neither be created nor found".to_owned(),
+            })
+        },
+        tracing::debug_span!(
+            "pattern_runtime::bucket.ensure_timeseries",
+            collection = spec.collection()
+        ),
+    )
+    .await
 }
 
 fn check_timeseries(

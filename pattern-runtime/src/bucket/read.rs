@@ -57,17 +57,13 @@ impl<M: Measurement> Series<M> {
     }
 
     // `range` without the bound, which only the call needs.
-    #[tracing::instrument(
-        name = "pattern_runtime::bucket.range", level = "debug", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(), from = %from,
-            to = %to, key = tracing::field::Empty)
-    )]
     async fn read_range(
         &self,
         key: M::Key,
         from: DateTime,
         to: DateTime,
     ) -> Result<Measurements<M>> {
+        crate::span::operation(tracing::debug_span!("pattern_runtime::bucket.range", model = self.span_model(), collection = self.span_collection(), from = %from, to = %to, key = tracing::field::Empty), async move {
         let key = key_filter::<M>(&key)?;
         tracing::Span::current().record("key", tracing::field::display(&key));
         let spec = M::SERIES;
@@ -123,6 +119,8 @@ impl<M: Measurement> Series<M> {
                 Ok(Measurements { inner })
             }
         }
+    })
+        .await
     }
 
     /// The count, first and last time, and the declared summaries of the measurements of `key`
@@ -153,12 +151,8 @@ impl<M: Measurement> Series<M> {
         crate::model::Pending::new(self.summary_op(key.into_id(), from, to))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::bucket.summary", level = "debug", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(), from = %from,
-            to = %to, key = tracing::field::Empty)
-    )]
     async fn summary_op(&self, key: M::Key, from: DateTime, to: DateTime) -> Result<Summary> {
+        crate::span::operation(tracing::debug_span!("pattern_runtime::bucket.summary", model = self.span_model(), collection = self.span_collection(), from = %from, to = %to, key = tracing::field::Empty), async move {
         let key = key_filter::<M>(&key)?;
         tracing::Span::current().record("key", tracing::field::display(&key));
         let spec = M::SERIES;
@@ -248,6 +242,8 @@ impl<M: Measurement> Series<M> {
             last: row.get_datetime("last").ok().copied(),
             fields: summary_fields(spec, &row),
         })
+    })
+        .await
     }
 }
 

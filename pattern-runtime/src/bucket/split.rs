@@ -37,35 +37,49 @@ impl<M: Measurement> Series<M> {
     /// them); for a native series, whether the collection's `expireAfterSeconds` is the
     /// declared `expire_after` (no document is read). Other layouts keep no cap: nothing to
     /// check. Writes nothing.
-    #[tracing::instrument(
-        name = "pattern_runtime::bucket.check", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     pub async fn check(&self) -> Result<CheckReport> {
-        let targets = [(M::SCHEMA, M::SERIES as &dyn PatternSpec)];
-        match M::SERIES.storage() {
-            Storage::Buckets { .. } => {
-                crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await
-            }
-            Storage::Native { .. } => crate::maintenance::check_settings(&self.db, &targets).await,
-            Storage::Rollup { .. } | Storage::Slots { .. } => Ok(CheckReport::default()),
-        }
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::bucket.check",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move {
+                let targets = [(M::SCHEMA, M::SERIES as &dyn PatternSpec)];
+                match M::SERIES.storage() {
+                    Storage::Buckets { .. } => {
+                        crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await
+                    }
+                    Storage::Native { .. } => {
+                        crate::maintenance::check_settings(&self.db, &targets).await
+                    }
+                    Storage::Rollup { .. } | Storage::Slots { .. } => Ok(CheckReport::default()),
+                }
+            },
+        )
+        .await
     }
 
     /// [`split_overfull`](Self::split_overfull) (array buckets), then [`check`](Self::check)
     /// again: `repaired` counts the buckets split. A native series' expiry is left (sync the
     /// series' indexes with the drop-and-recreate options, or `collMod` it).
-    #[tracing::instrument(
-        name = "pattern_runtime::bucket.repair", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     pub async fn repair(&self) -> Result<RepairReport> {
-        let split = self.split_overfull().await?;
-        let left = self.check().await?.findings;
-        Ok(RepairReport {
-            repaired: split.buckets as u64,
-            left,
-        })
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::bucket.repair",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move {
+                let split = self.split_overfull().await?;
+                let left = self.check().await?.findings;
+                Ok(RepairReport {
+                    repaired: split.buckets as u64,
+                    left,
+                })
+            },
+        )
+        .await
     }
 
     /// Splits every array bucket holding more than `max_count` measurements (written by other
@@ -90,11 +104,8 @@ impl<M: Measurement> Series<M> {
     /// # Tracing
     /// A span `pattern_runtime::bucket.split_overfull`; an `INFO` event per bucket split, a
     /// `WARN` event per bucket left (see [`SplitReport::left`]).
-    #[tracing::instrument(
-        name = "pattern_runtime::bucket.split_overfull", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     pub async fn split_overfull(&self) -> Result<SplitReport> {
+        crate::span::operation(tracing::info_span!("pattern_runtime::bucket.split_overfull", model = self.span_model(), collection = self.span_collection()), async move {
         let Storage::Buckets { max_count, .. } = M::SERIES.storage() else {
             return Ok(SplitReport::default());
         };
@@ -175,6 +186,8 @@ impl<M: Measurement> Series<M> {
             }
         }
         Ok(report)
+    })
+        .await
     }
 }
 

@@ -40,60 +40,75 @@ impl<M: Measurement> Series<M> {
     /// (or anything else an id cannot be, see the crate docs); with `slots`,
     /// [`Error::InvalidValue`] when the time is not on a slot or the measurement has no value;
     /// the driver's errors.
-    #[tracing::instrument(
-        name = "pattern_runtime::bucket.insert", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            storage = storage_name(M::SERIES), key = tracing::field::Empty)
-    )]
     pub async fn insert(&self, measurement: &M) -> Result<()> {
-        if self.tx.is_some() {
-            return self
-                .insert_many(std::slice::from_ref(measurement))
-                .await
-                .map(|_| ());
-        }
-        let prepared = prepare::<M>(measurement)?;
-        tracing::Span::current().record("key", tracing::field::display(&prepared.key));
-        match M::SERIES.storage() {
-            Storage::Native { .. } => {
-                self.ensure_native().await?;
-                self.collection.insert_one(prepared.document).await?;
-                tracing::debug!(inserted = 1, "measurement inserted");
-            }
-            Storage::Rollup { span_seconds } | Storage::Slots { span_seconds, .. } => {
-                let group = Group::new(prepared, span_seconds);
-                let (filter, update) =
-                    super::keyed::statement(M::SERIES, &group.key, group.window, &group.items)?;
-                let new = self.upsert(filter, update).await?;
-                tracing::debug!(
-                    window = %DateTime::from_millis(group.window),
-                    new_window = new,
-                    "measurement written to its window"
-                );
-            }
-            Storage::Buckets {
-                max_count,
-                span_seconds,
-            } => {
-                let group = Group::new(prepared, span_seconds);
-                let (filter, update) =
-                    group.statement(M::SERIES, max_count, span_seconds, 0..group.items.len())?;
-                let r = self
-                    .collection
-                    .update_one(filter, update)
-                    .upsert(true)
-                    .await
-                    .map_err(|e| refused_sum(M::SERIES, e))?;
-                tracing::debug!(
-                    window = %DateTime::from_millis(group.window),
-                    matched = r.matched_count,
-                    modified = r.modified_count,
-                    new_bucket = r.upserted_id.is_some(),
-                    "measurement added to its bucket"
-                );
-            }
-        }
-        Ok(())
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::bucket.insert",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                storage = storage_name(M::SERIES),
+                key = tracing::field::Empty
+            ),
+            async move {
+                if self.tx.is_some() {
+                    return self
+                        .insert_many(std::slice::from_ref(measurement))
+                        .await
+                        .map(|_| ());
+                }
+                let prepared = prepare::<M>(measurement)?;
+                tracing::Span::current().record("key", tracing::field::display(&prepared.key));
+                match M::SERIES.storage() {
+                    Storage::Native { .. } => {
+                        self.ensure_native().await?;
+                        self.collection.insert_one(prepared.document).await?;
+                        tracing::debug!(inserted = 1, "measurement inserted");
+                    }
+                    Storage::Rollup { span_seconds } | Storage::Slots { span_seconds, .. } => {
+                        let group = Group::new(prepared, span_seconds);
+                        let (filter, update) = super::keyed::statement(
+                            M::SERIES,
+                            &group.key,
+                            group.window,
+                            &group.items,
+                        )?;
+                        let new = self.upsert(filter, update).await?;
+                        tracing::debug!(
+                            window = %DateTime::from_millis(group.window),
+                            new_window = new,
+                            "measurement written to its window"
+                        );
+                    }
+                    Storage::Buckets {
+                        max_count,
+                        span_seconds,
+                    } => {
+                        let group = Group::new(prepared, span_seconds);
+                        let (filter, update) = group.statement(
+                            M::SERIES,
+                            max_count,
+                            span_seconds,
+                            0..group.items.len(),
+                        )?;
+                        let r = self
+                            .collection
+                            .update_one(filter, update)
+                            .upsert(true)
+                            .await
+                            .map_err(|e| refused_sum(M::SERIES, e))?;
+                        tracing::debug!(
+                            window = %DateTime::from_millis(group.window),
+                            matched = r.matched_count,
+                            modified = r.modified_count,
+                            new_bucket = r.upserted_id.is_some(),
+                            "measurement added to its bucket"
+                        );
+                    }
+                }
+                Ok(())
+            },
+        )
+        .await
     }
 
     /// Stores many measurements with the fewest writes: grouped by key and window, each group
@@ -107,68 +122,80 @@ impl<M: Measurement> Series<M> {
     /// # Errors
     /// As [`insert`](Self::insert); when the server refuses some writes after others succeeded,
     /// [`Error::Incomplete`] says how many measurements were written.
-    #[tracing::instrument(
-        name = "pattern_runtime::bucket.insert_many", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            storage = storage_name(M::SERIES), measurements = measurements.len())
-    )]
     pub async fn insert_many(&self, measurements: &[M]) -> Result<BatchReport> {
-        if measurements.is_empty() {
-            return Ok(BatchReport::default());
-        }
-        let prepared = measurements
-            .iter()
-            .map(prepare::<M>)
-            .collect::<Result<Vec<_>>>()?;
-        match M::SERIES.storage() {
-            Storage::Native { .. } => {
-                self.ensure_native().await?;
-                let docs: Vec<Document> = prepared.into_iter().map(|p| p.document).collect();
-                let n = docs.len();
-                if let Some(tx) = &self.tx {
-                    let insert = self.collection.insert_many(docs);
-                    let mut session = crate::txn::Transaction::session_of(Some(tx)).await?;
-                    crate::txn::in_session!(insert, session.as_deref_mut())?;
-                    tracing::debug!(inserted = n, in_transaction = true, "measurements inserted");
-                    return Ok(BatchReport {
-                        measurements: n,
-                        writes: n,
-                        new_buckets: 0,
-                    });
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::bucket.insert_many",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                storage = storage_name(M::SERIES),
+                measurements = measurements.len()
+            ),
+            async move {
+                if measurements.is_empty() {
+                    return Ok(BatchReport::default());
                 }
-                match self.collection.insert_many(docs).ordered(false).await {
-                    Ok(_) => {
-                        tracing::debug!(inserted = n, "measurements inserted");
-                        Ok(BatchReport {
-                            measurements: n,
-                            writes: n,
-                            new_buckets: 0,
-                        })
-                    }
-                    Err(e) => Err(match e.kind.as_ref() {
-                        ErrorKind::InsertMany(m) => {
-                            let failed = m.write_errors.as_ref().map_or(0, Vec::len);
-                            Error::Incomplete {
-                                written: n.saturating_sub(failed),
-                                failed,
-                                source: Box::new(Error::from(e)),
-                            }
+                let prepared = measurements
+                    .iter()
+                    .map(prepare::<M>)
+                    .collect::<Result<Vec<_>>>()?;
+                match M::SERIES.storage() {
+                    Storage::Native { .. } => {
+                        self.ensure_native().await?;
+                        let docs: Vec<Document> =
+                            prepared.into_iter().map(|p| p.document).collect();
+                        let n = docs.len();
+                        if let Some(tx) = &self.tx {
+                            let insert = self.collection.insert_many(docs);
+                            let mut session = crate::txn::Transaction::session_of(Some(tx)).await?;
+                            crate::txn::in_session!(insert, session.as_deref_mut())?;
+                            tracing::debug!(
+                                inserted = n,
+                                in_transaction = true,
+                                "measurements inserted"
+                            );
+                            return Ok(BatchReport {
+                                measurements: n,
+                                writes: n,
+                                new_buckets: 0,
+                            });
                         }
-                        _ => Error::from(e),
-                    }),
+                        match self.collection.insert_many(docs).ordered(false).await {
+                            Ok(_) => {
+                                tracing::debug!(inserted = n, "measurements inserted");
+                                Ok(BatchReport {
+                                    measurements: n,
+                                    writes: n,
+                                    new_buckets: 0,
+                                })
+                            }
+                            Err(e) => Err(match e.kind.as_ref() {
+                                ErrorKind::InsertMany(m) => {
+                                    let failed = m.write_errors.as_ref().map_or(0, Vec::len);
+                                    Error::Incomplete {
+                                        written: n.saturating_sub(failed),
+                                        failed,
+                                        source: Box::new(Error::from(e)),
+                                    }
+                                }
+                                _ => Error::from(e),
+                            }),
+                        }
+                    }
+                    Storage::Buckets {
+                        max_count,
+                        span_seconds,
+                    } => {
+                        self.insert_buckets(prepared, Some(max_count), span_seconds)
+                            .await
+                    }
+                    Storage::Rollup { span_seconds } | Storage::Slots { span_seconds, .. } => {
+                        self.insert_buckets(prepared, None, span_seconds).await
+                    }
                 }
-            }
-            Storage::Buckets {
-                max_count,
-                span_seconds,
-            } => {
-                self.insert_buckets(prepared, Some(max_count), span_seconds)
-                    .await
-            }
-            Storage::Rollup { span_seconds } | Storage::Slots { span_seconds, .. } => {
-                self.insert_buckets(prepared, None, span_seconds).await
-            }
-        }
+            },
+        )
+        .await
     }
 
     /// One upsert; a duplicate key (two writers opening the same window of a `rollup` or `slots`

@@ -171,21 +171,27 @@ impl<M: Model> ComputedFields<M> {
         crate::model::Pending::new(self.rebuild_op(id.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::computed.rebuild", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            id = tracing::field::Empty)
-    )]
     async fn rebuild_op(&self, id: M::Id) -> Result<crate::finding::RebuildReport> {
-        let id = crate::literal::span_id(id)?;
-        let batch = self.batch(vec![id.clone()]).await?;
-        if batch.done.checked == 0 {
-            return Err(Error::NotFound {
-                collection: M::SCHEMA.collection().to_owned(),
-                missing: Box::new(crate::error::Missing::Document { id }),
-            });
-        }
-        Ok(crate::finding::RebuildReport::new(batch.done.repaired))
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::computed.rebuild",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                id = tracing::field::Empty
+            ),
+            async move {
+                let id = crate::literal::span_id(id)?;
+                let batch = self.batch(vec![id.clone()]).await?;
+                if batch.done.checked == 0 {
+                    return Err(Error::NotFound {
+                        collection: M::SCHEMA.collection().to_owned(),
+                        missing: Box::new(crate::error::Missing::Document { id }),
+                    });
+                }
+                Ok(crate::finding::RebuildReport::new(batch.done.repaired))
+            },
+        )
+        .await
     }
 
     /// One pass of a [`Refresher`]: recomputes the computed fields of every document of the
@@ -210,29 +216,42 @@ impl<M: Model> ComputedFields<M> {
     /// that disagree with their sources ([`Check::ComputedDrift`], one finding per field and
     /// page, listing the documents), as the [doctor](mod@crate::doctor) does over a sample.
     /// Writes nothing.
-    #[tracing::instrument(
-        name = "pattern_runtime::computed.check", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     pub async fn check(&self) -> Result<crate::finding::CheckReport> {
-        let targets = crate::maintenance::targets::<ComputedFromSpec>(M::SCHEMA);
-        crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::computed.check",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move {
+                let targets = crate::maintenance::targets::<ComputedFromSpec>(M::SCHEMA);
+                crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await
+            },
+        )
+        .await
     }
 
     /// [`check`](Self::check), then a recomputation of each document it lists ([`BATCH`] per
     /// transaction, as [`rebuild`](Self::rebuild)), then a check again.
-    #[tracing::instrument(
-        name = "pattern_runtime::computed.repair", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     pub async fn repair(&self) -> Result<crate::finding::RepairReport> {
-        let targets = crate::maintenance::targets::<ComputedFromSpec>(M::SCHEMA);
-        let found = crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await?;
-        let mut repaired = 0;
-        for ids in found.documents().chunks(BATCH) {
-            repaired += self.batch(ids.to_vec()).await?.done.repaired;
-        }
-        crate::maintenance::after_repair(&self.db, self.tx.as_ref(), &targets, repaired).await
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::computed.repair",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move {
+                let targets = crate::maintenance::targets::<ComputedFromSpec>(M::SCHEMA);
+                let found = crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await?;
+                let mut repaired = 0;
+                for ids in found.documents().chunks(BATCH) {
+                    repaired += self.batch(ids.to_vec()).await?.done.repaired;
+                }
+                crate::maintenance::after_repair(&self.db, self.tx.as_ref(), &targets, repaired)
+                    .await
+            },
+        )
+        .await
     }
 
     /// Runs `batch` over every document's `_id`, in pages of [`BATCH`] by `_id`.

@@ -163,202 +163,242 @@ impl Writes {
 
     /// `insert` of the serialized document: one `insert` when nothing derives from the model
     /// and no transaction is bound, otherwise in a transaction with what derives from it.
-    #[tracing::instrument(
-        name = "pattern_runtime::model.insert", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            id = tracing::field::Empty)
-    )]
     pub(crate) async fn insert(&self, new: Document) -> Result<Written> {
-        let new = with_id(new);
-        let id = new.get("_id").cloned().unwrap_or(Bson::Null);
-        tracing::Span::current().record("id", tracing::field::display(&id));
-        crate::literal::check_document(self.schema.name(), &new)?;
-        derived::check_document_write(self.schema, "insert", Some(&new))?;
-        check_size(&new, self.schema.name())?;
-        let raw = self.raw();
-        if self.tx.is_none() && !derived::has_insert_dependents(self.schema) {
-            raw.insert_one(new).await?;
-            tracing::debug!(inserted = 1, "document inserted");
-            return Ok(Written::new(id, None));
-        }
-        let result = transact!(self.db, self.tx.as_ref(), |s| async {
-            let mut s: Option<&mut ClientSession> = s;
-            let insert = raw.insert_one(new.clone());
-            in_session!(insert, s.as_deref_mut())?;
-            self.apply(s, None, Some(&new)).await
-        });
-        self.finish(Some(id.clone()), result)?;
-        tracing::debug!(inserted = 1, "document inserted, derived data kept");
-        Ok(Written::new(id, None))
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::model.insert",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                id = tracing::field::Empty
+            ),
+            async move {
+                let new = with_id(new);
+                let id = new.get("_id").cloned().unwrap_or(Bson::Null);
+                tracing::Span::current().record("id", tracing::field::display(&id));
+                crate::literal::check_document(self.schema.name(), &new)?;
+                derived::check_document_write(self.schema, "insert", Some(&new))?;
+                check_size(&new, self.schema.name())?;
+                let raw = self.raw();
+                if self.tx.is_none() && !derived::has_insert_dependents(self.schema) {
+                    raw.insert_one(new).await?;
+                    tracing::debug!(inserted = 1, "document inserted");
+                    return Ok(Written::new(id, None));
+                }
+                let result = transact!(self.db, self.tx.as_ref(), |s| async {
+                    let mut s: Option<&mut ClientSession> = s;
+                    let insert = raw.insert_one(new.clone());
+                    in_session!(insert, s.as_deref_mut())?;
+                    self.apply(s, None, Some(&new)).await
+                });
+                self.finish(Some(id.clone()), result)?;
+                tracing::debug!(inserted = 1, "document inserted, derived data kept");
+                Ok(Written::new(id, None))
+            },
+        )
+        .await
     }
 
     /// `insert_many` of the serialized documents, every one checked before the first is sent.
-    #[tracing::instrument(
-        name = "pattern_runtime::model.insert_many", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(), count = new.len())
-    )]
     pub(crate) async fn insert_many(&self, new: Vec<Document>) -> Result<Vec<Written>> {
-        if new.is_empty() {
-            return Ok(Vec::new());
-        }
-        let new: Vec<Document> = new.into_iter().map(with_id).collect();
-        for d in &new {
-            crate::literal::check_document(self.schema.name(), d)?;
-            derived::check_document_write(self.schema, "insert", Some(d))?;
-            check_size(d, self.schema.name())?;
-        }
-        let written: Vec<Written> = new
-            .iter()
-            .map(|d| Written::new(d.get("_id").cloned().unwrap_or(Bson::Null), None))
-            .collect();
-        let raw = self.raw();
-        // One document alone is all or nothing; several are, in a transaction (the driver's
-        // `insert` would keep those before a taken `_id`).
-        if self.tx.is_none() && new.len() == 1 && !derived::has_insert_dependents(self.schema) {
-            raw.insert_many(new).await?;
-        } else {
-            let result = transact!(self.db, self.tx.as_ref(), |s| async {
-                let mut s: Option<&mut ClientSession> = s;
-                let insert = raw.insert_many(new.clone());
-                in_session!(insert, s.as_deref_mut())?;
-                derived::inserted(&self.db, s, self.schema, &new).await
-            });
-            self.finish(None, result)?;
-        }
-        tracing::debug!(inserted = written.len(), "documents inserted");
-        Ok(written)
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::model.insert_many",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                count = new.len()
+            ),
+            async move {
+                if new.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let new: Vec<Document> = new.into_iter().map(with_id).collect();
+                for d in &new {
+                    crate::literal::check_document(self.schema.name(), d)?;
+                    derived::check_document_write(self.schema, "insert", Some(d))?;
+                    check_size(d, self.schema.name())?;
+                }
+                let written: Vec<Written> = new
+                    .iter()
+                    .map(|d| Written::new(d.get("_id").cloned().unwrap_or(Bson::Null), None))
+                    .collect();
+                let raw = self.raw();
+                // One document alone is all or nothing; several are, in a transaction (the driver's
+                // `insert` would keep those before a taken `_id`).
+                if self.tx.is_none()
+                    && new.len() == 1
+                    && !derived::has_insert_dependents(self.schema)
+                {
+                    raw.insert_many(new).await?;
+                } else {
+                    let result = transact!(self.db, self.tx.as_ref(), |s| async {
+                        let mut s: Option<&mut ClientSession> = s;
+                        let insert = raw.insert_many(new.clone());
+                        in_session!(insert, s.as_deref_mut())?;
+                        derived::inserted(&self.db, s, self.schema, &new).await
+                    });
+                    self.finish(None, result)?;
+                }
+                tracing::debug!(inserted = written.len(), "documents inserted");
+                Ok(written)
+            },
+        )
+        .await
     }
 
     /// `replace` of the serialized document, whose `_id` is `id`, where the stored one also
     /// meets `scope` (a variant's tag; empty for any document): one `replace` when nothing
     /// derives from the model and no transaction is bound.
-    #[tracing::instrument(
-        name = "pattern_runtime::model.replace", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            id = tracing::field::Empty)
-    )]
     pub(crate) async fn replace(
         &self,
         new: Document,
         id: Bson,
         scope: Document,
     ) -> Result<Written> {
-        crate::literal::check_id("_id", &id)?;
-        tracing::Span::current().record("id", tracing::field::display(&id));
-        crate::literal::check_document(self.schema.name(), &new)?;
-        let raw = self.raw();
-        if self.tx.is_none() && !derived::has_dependents(self.schema, None) {
-            let mut filter = doc! { "_id": id.clone() };
-            filter.extend(scope.clone());
-            filter.extend(derived::kept_filter(self.schema, &new));
-            let result = raw.replace_one(filter, new.clone()).await?;
-            if result.matched_count == 0 {
-                let refused = derived::kept_refusal(&self.db, None, self.schema, &id, &new).await?;
-                return Err(match refused {
-                    Some(refused) => crate::error::refusal(refused).into(),
-                    None => self.not_found(id),
-                });
-            }
-            tracing::debug!(replaced = 1, "document replaced");
-            return Ok(Written::new(id, None));
-        }
-        let projection = self.projection();
-        let result = transact!(self.db, self.tx.as_ref(), |s| async {
-            let mut s: Option<&mut ClientSession> = s;
-            let mut filter = doc! { "_id": id.clone() };
-            filter.extend(scope.clone());
-            filter.extend(derived::kept_filter(self.schema, &new));
-            let replace = raw
-                .find_one_and_replace(filter, new.clone())
-                .projection(projection.clone())
-                .return_document(ReturnDocument::Before);
-            let Some(before) = in_session!(replace, s.as_deref_mut())? else {
-                let refused =
-                    derived::kept_refusal(&self.db, s.as_deref_mut(), self.schema, &id, &new)
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::model.replace",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                id = tracing::field::Empty
+            ),
+            async move {
+                crate::literal::check_id("_id", &id)?;
+                tracing::Span::current().record("id", tracing::field::display(&id));
+                crate::literal::check_document(self.schema.name(), &new)?;
+                let raw = self.raw();
+                if self.tx.is_none() && !derived::has_dependents(self.schema, None) {
+                    let mut filter = doc! { "_id": id.clone() };
+                    filter.extend(scope.clone());
+                    filter.extend(derived::kept_filter(self.schema, &new));
+                    let result = raw.replace_one(filter, new.clone()).await?;
+                    if result.matched_count == 0 {
+                        let refused =
+                            derived::kept_refusal(&self.db, None, self.schema, &id, &new).await?;
+                        return Err(match refused {
+                            Some(refused) => crate::error::refusal(refused).into(),
+                            None => self.not_found(id),
+                        });
+                    }
+                    tracing::debug!(replaced = 1, "document replaced");
+                    return Ok(Written::new(id, None));
+                }
+                let projection = self.projection();
+                let result = transact!(self.db, self.tx.as_ref(), |s| async {
+                    let mut s: Option<&mut ClientSession> = s;
+                    let mut filter = doc! { "_id": id.clone() };
+                    filter.extend(scope.clone());
+                    filter.extend(derived::kept_filter(self.schema, &new));
+                    let replace = raw
+                        .find_one_and_replace(filter, new.clone())
+                        .projection(projection.clone())
+                        .return_document(ReturnDocument::Before);
+                    let Some(before) = in_session!(replace, s.as_deref_mut())? else {
+                        let refused = derived::kept_refusal(
+                            &self.db,
+                            s.as_deref_mut(),
+                            self.schema,
+                            &id,
+                            &new,
+                        )
                         .await?;
-                return Err(match refused {
-                    Some(refused) => crate::error::refusal(refused),
-                    None => abort(Abort::NoSource),
+                        return Err(match refused {
+                            Some(refused) => crate::error::refusal(refused),
+                            None => abort(Abort::NoSource),
+                        });
+                    };
+                    self.apply(s, Some(&before), Some(&new)).await
                 });
-            };
-            self.apply(s, Some(&before), Some(&new)).await
-        });
-        self.finish(Some(id.clone()), result)?;
-        tracing::debug!(replaced = 1, "document replaced, derived data kept");
-        Ok(Written::new(id, None))
+                self.finish(Some(id.clone()), result)?;
+                tracing::debug!(replaced = 1, "document replaced, derived data kept");
+                Ok(Written::new(id, None))
+            },
+        )
+        .await
     }
 
     /// `update` of the document `id`: one `update` when nothing derives from the fields it
     /// touches and no transaction is bound.
-    #[tracing::instrument(
-        name = "pattern_runtime::model.update", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            id = tracing::field::Empty)
-    )]
     async fn update(&self, id: Bson, update: Document) -> Result<Written> {
-        tracing::Span::current().record("id", tracing::field::display(&id));
-        let touched = touched_fields(
-            &update,
-            "a document's `_id` never changes: insert another document instead",
-        )?;
-        derived::check_update(self.schema, &update)?;
-        let one = doc! { "_id": id.clone() };
-        upgrade_matching_in(&self.db, self.tx.as_ref(), self.schema, &one).await?;
-        let relevant = touched.iter().any(|f| self.read(f));
-        let raw = self.raw();
-        if !relevant && self.tx.is_none() {
-            let result = match raw.update_one(one.clone(), update.clone()).await {
-                Ok(result) => result,
-                Err(e) => {
-                    let e = derived::own_overflow(&self.db, self.schema, &one, &update, e).await;
-                    return Err(e.into());
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::model.update",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                id = tracing::field::Empty
+            ),
+            async move {
+                tracing::Span::current().record("id", tracing::field::display(&id));
+                let touched = touched_fields(
+                    &update,
+                    "a document's `_id` never changes: insert another document instead",
+                )?;
+                derived::check_update(self.schema, &update)?;
+                let one = doc! { "_id": id.clone() };
+                upgrade_matching_in(&self.db, self.tx.as_ref(), self.schema, &one).await?;
+                let relevant = touched.iter().any(|f| self.read(f));
+                let raw = self.raw();
+                if !relevant && self.tx.is_none() {
+                    let result = match raw.update_one(one.clone(), update.clone()).await {
+                        Ok(result) => result,
+                        Err(e) => {
+                            let e = derived::own_overflow(&self.db, self.schema, &one, &update, e)
+                                .await;
+                            return Err(e.into());
+                        }
+                    };
+                    tracing::debug!(
+                        matched = result.matched_count,
+                        "the update touches no field a computed field reads: one plain update"
+                    );
+                    if result.matched_count == 0 {
+                        return Err(self.not_found(id));
+                    }
+                    return Ok(Written::new(id, None));
                 }
-            };
-            tracing::debug!(
-                matched = result.matched_count,
-                "the update touches no field a computed field reads: one plain update"
-            );
-            if result.matched_count == 0 {
-                return Err(self.not_found(id));
-            }
-            return Ok(Written::new(id, None));
-        }
-        let projection = self.projection();
-        let result = transact!(self.db, self.tx.as_ref(), |s| async {
-            let mut s: Option<&mut ClientSession> = s;
-            let write = raw
-                .find_one_and_update(one.clone(), update.clone())
-                .projection(projection.clone())
-                .return_document(ReturnDocument::Before);
-            let before = match in_session!(write, s.as_deref_mut()) {
-                Ok(before) => before,
-                Err(e) => {
-                    return Err(
-                        derived::own_overflow(&self.db, self.schema, &one, &update, e).await,
-                    )
-                }
-            };
-            let Some(before) = before else {
-                return Err(abort(Abort::NoSource));
-            };
-            let after = match self.after_locally(&before, &update) {
-                Some(after) => Some(after),
-                None => {
-                    let read = raw
-                        .find_one(doc! { "_id": id.clone() })
-                        .projection(projection.clone());
-                    in_session!(read, s.as_deref_mut())?
-                }
-            };
-            // What only the write could tell (a `$mul` to infinity): it was sent, so a caller's
-            // transaction it ran in is ended, not left holding it.
-            if let Some(a) = after.as_ref().and_then(|after| self.refused(after)) {
-                return Err(crate::error::after_write(abort(a)));
-            }
-            self.apply(s, Some(&before), after.as_ref()).await
-        });
-        self.finish(Some(id.clone()), result)?;
-        Ok(Written::new(id, None))
+                let projection = self.projection();
+                let result = transact!(self.db, self.tx.as_ref(), |s| async {
+                    let mut s: Option<&mut ClientSession> = s;
+                    let write = raw
+                        .find_one_and_update(one.clone(), update.clone())
+                        .projection(projection.clone())
+                        .return_document(ReturnDocument::Before);
+                    let before = match in_session!(write, s.as_deref_mut()) {
+                        Ok(before) => before,
+                        Err(e) => {
+                            return Err(derived::own_overflow(
+                                &self.db,
+                                self.schema,
+                                &one,
+                                &update,
+                                e,
+                            )
+                            .await)
+                        }
+                    };
+                    let Some(before) = before else {
+                        return Err(abort(Abort::NoSource));
+                    };
+                    let after = match self.after_locally(&before, &update) {
+                        Some(after) => Some(after),
+                        None => {
+                            let read = raw
+                                .find_one(doc! { "_id": id.clone() })
+                                .projection(projection.clone());
+                            in_session!(read, s.as_deref_mut())?
+                        }
+                    };
+                    // What only the write could tell (a `$mul` to infinity): it was sent, so a caller's
+                    // transaction it ran in is ended, not left holding it.
+                    if let Some(a) = after.as_ref().and_then(|after| self.refused(after)) {
+                        return Err(crate::error::after_write(abort(a)));
+                    }
+                    self.apply(s, Some(&before), after.as_ref()).await
+                });
+                self.finish(Some(id.clone()), result)?;
+                Ok(Written::new(id, None))
+            },
+        )
+        .await
     }
 
     /// The fields the dependents read after `update`, computed from `before` when every key they read
@@ -403,87 +443,105 @@ impl Writes {
 
     /// `delete` of the document `id`: one `delete` when nothing derives from the model and no
     /// transaction is bound.
-    #[tracing::instrument(
-        name = "pattern_runtime::model.delete", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            id = tracing::field::Empty)
-    )]
     async fn delete(&self, id: Bson) -> Result<()> {
-        tracing::Span::current().record("id", tracing::field::display(&id));
-        derived::check_document_write(self.schema, "delete", None)?;
-        let raw = self.raw();
-        if self.tx.is_none() && !derived::has_dependents(self.schema, None) {
-            if raw
-                .delete_one(doc! { "_id": id.clone() })
-                .await?
-                .deleted_count
-                == 0
-            {
-                return Err(self.not_found(id));
-            }
-            tracing::debug!(deleted = 1, "document deleted");
-            return Ok(());
-        }
-        let projection = self.projection();
-        let result = transact!(self.db, self.tx.as_ref(), |s| async {
-            let mut s: Option<&mut ClientSession> = s;
-            let delete = raw
-                .find_one_and_delete(doc! { "_id": id.clone() })
-                .projection(projection.clone());
-            let Some(before) = in_session!(delete, s.as_deref_mut())? else {
-                return Err(abort(Abort::NoSource));
-            };
-            self.apply(s, Some(&before), None).await
-        });
-        self.finish(Some(id), result)
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::model.delete",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                id = tracing::field::Empty
+            ),
+            async move {
+                tracing::Span::current().record("id", tracing::field::display(&id));
+                derived::check_document_write(self.schema, "delete", None)?;
+                let raw = self.raw();
+                if self.tx.is_none() && !derived::has_dependents(self.schema, None) {
+                    if raw
+                        .delete_one(doc! { "_id": id.clone() })
+                        .await?
+                        .deleted_count
+                        == 0
+                    {
+                        return Err(self.not_found(id));
+                    }
+                    tracing::debug!(deleted = 1, "document deleted");
+                    return Ok(());
+                }
+                let projection = self.projection();
+                let result = transact!(self.db, self.tx.as_ref(), |s| async {
+                    let mut s: Option<&mut ClientSession> = s;
+                    let delete = raw
+                        .find_one_and_delete(doc! { "_id": id.clone() })
+                        .projection(projection.clone());
+                    let Some(before) = in_session!(delete, s.as_deref_mut())? else {
+                        return Err(abort(Abort::NoSource));
+                    };
+                    self.apply(s, Some(&before), None).await
+                });
+                self.finish(Some(id), result)
+            },
+        )
+        .await
     }
 
     /// `update_many` of the documents matching `filter`: one `update` when nothing derives from
     /// the fields it touches and no transaction is bound; otherwise a `find` before and after,
     /// in a transaction, for what derives from them.
-    #[tracing::instrument(
-        name = "pattern_runtime::model.update_many", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     async fn update_many(&self, filter: Document, update: Document) -> Result<Updated> {
-        let touched = touched_fields(&update, "an update never changes `_id`")?;
-        derived::check_update(self.schema, &update)?;
-        let fields: Vec<&str> = touched.iter().map(String::as_str).collect();
-        let tx = self.tx.as_ref();
-        derived::update_kept(
-            &self.db,
-            tx,
-            self.schema,
-            filter,
-            update,
-            Some(&fields),
-            true,
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::model.update_many",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move {
+                let touched = touched_fields(&update, "an update never changes `_id`")?;
+                derived::check_update(self.schema, &update)?;
+                let fields: Vec<&str> = touched.iter().map(String::as_str).collect();
+                let tx = self.tx.as_ref();
+                derived::update_kept(
+                    &self.db,
+                    tx,
+                    self.schema,
+                    filter,
+                    update,
+                    Some(&fields),
+                    true,
+                )
+                .await
+                .map(Updated::from)
+            },
         )
         .await
-        .map(Updated::from)
     }
 
     /// `delete_many` of the documents matching `filter`: one `delete` when nothing derives from
     /// the model and no transaction is bound.
-    #[tracing::instrument(
-        name = "pattern_runtime::model.delete_many", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     pub(crate) async fn delete_many(&self, filter: Document) -> Result<u64> {
-        derived::check_document_write(self.schema, "delete", None)?;
-        let deleted = if self.tx.is_none() && !derived::has_dependents(self.schema, None) {
-            self.raw().delete_many(filter).await?.deleted_count
-        } else {
-            transact!(self.db, self.tx.as_ref(), |s| derived::delete(
-                &self.db,
-                s,
-                self.schema,
-                filter.clone(),
-                true,
-            ))?
-        };
-        tracing::debug!(deleted, "documents deleted");
-        Ok(deleted)
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::model.delete_many",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move {
+                derived::check_document_write(self.schema, "delete", None)?;
+                let deleted = if self.tx.is_none() && !derived::has_dependents(self.schema, None) {
+                    self.raw().delete_many(filter).await?.deleted_count
+                } else {
+                    transact!(self.db, self.tx.as_ref(), |s| derived::delete(
+                        &self.db,
+                        s,
+                        self.schema,
+                        filter.clone(),
+                        true,
+                    ))?
+                };
+                tracing::debug!(deleted, "documents deleted");
+                Ok(deleted)
+            },
+        )
+        .await
     }
 
     fn not_found(&self, id: Bson) -> Error {

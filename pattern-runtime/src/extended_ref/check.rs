@@ -124,28 +124,41 @@ impl<M: Model> References<M> {
     /// ([`Check::StaleCopy`]; a finding lists the *source*
     /// `_id`s, what [`rebuild`](Self::rebuild) takes), as the [doctor](mod@crate::doctor) does
     /// over a sample. Writes nothing.
-    #[tracing::instrument(
-        name = "pattern_runtime::extended_ref.check", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     pub async fn check(&self) -> Result<crate::finding::CheckReport> {
-        crate::maintenance::check(&self.db, self.tx.as_ref(), &self.copy_targets()).await
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::extended_ref.check",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move {
+                crate::maintenance::check(&self.db, self.tx.as_ref(), &self.copy_targets()).await
+            },
+        )
+        .await
     }
 
     /// [`check`](Self::check), then [`rebuild`](Self::rebuild) of each source it lists, then a
     /// check again. `repaired` counts the embedding documents rewritten.
-    #[tracing::instrument(
-        name = "pattern_runtime::extended_ref.repair", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     pub async fn repair(&self) -> Result<crate::finding::RepairReport> {
-        let targets = self.copy_targets();
-        let found = crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await?;
-        let mut repaired = 0;
-        for id in found.documents() {
-            repaired += self.rebuild_at(id).await?.modified();
-        }
-        crate::maintenance::after_repair(&self.db, self.tx.as_ref(), &targets, repaired).await
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::extended_ref.repair",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move {
+                let targets = self.copy_targets();
+                let found = crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await?;
+                let mut repaired = 0;
+                for id in found.documents() {
+                    repaired += self.rebuild_at(id).await?.modified();
+                }
+                crate::maintenance::after_repair(&self.db, self.tx.as_ref(), &targets, repaired)
+                    .await
+            },
+        )
+        .await
     }
 
     /// Rewrites every `propagate` copy of the document `id` from its stored version: after
@@ -160,15 +173,22 @@ impl<M: Model> References<M> {
         crate::model::Pending::new(self.rebuild_op(id.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::extended_ref.rebuild", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            id = tracing::field::Empty, embeddings = tracing::field::Empty)
-    )]
     async fn rebuild_op(&self, id: M::Id) -> Result<crate::finding::RebuildReport> {
-        let id = crate::literal::typed_id("_id", id)?;
-        let done = self.rebuild_at(id).await?;
-        Ok(crate::finding::RebuildReport::new(done.modified()))
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::extended_ref.rebuild",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                id = tracing::field::Empty,
+                embeddings = tracing::field::Empty
+            ),
+            async move {
+                let id = crate::literal::typed_id("_id", id)?;
+                let done = self.rebuild_at(id).await?;
+                Ok(crate::finding::RebuildReport::new(done.modified()))
+            },
+        )
+        .await
     }
 
     /// [`rebuild`](Self::rebuild) of an id already checked.

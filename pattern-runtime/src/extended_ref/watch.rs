@@ -122,28 +122,34 @@ impl<M: Model> References<M> {
     ///
     /// Changes made through [`References`] are seen too and propagated a second time, which
     /// changes nothing (`modified` is 0): run a watcher when writes also come from elsewhere.
-    #[tracing::instrument(
-        name = "pattern_runtime::extended_ref.watch", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            resumed = resume_after.is_some())
-    )]
     pub async fn watch(&self, resume_after: Option<ResumeToken>) -> Result<Watcher<M>>
     where
         M: Referenced,
     {
-        let stream = self
-            .raw()
-            .watch()
-            .pipeline([doc! {
-                "$match": { "operationType": { "$in": ["update", "replace"] } }
-            }])
-            .full_document(FullDocumentType::UpdateLookup)
-            .resume_after(resume_after)
-            .await?;
-        tracing::debug!("change stream opened");
-        Ok(Watcher {
-            references: self.clone(),
-            stream,
-        })
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::extended_ref.watch",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                resumed = resume_after.is_some()
+            ),
+            async move {
+                let stream = self
+                    .raw()
+                    .watch()
+                    .pipeline([doc! {
+                        "$match": { "operationType": { "$in": ["update", "replace"] } }
+                    }])
+                    .full_document(FullDocumentType::UpdateLookup)
+                    .resume_after(resume_after)
+                    .await?;
+                tracing::debug!("change stream opened");
+                Ok(Watcher {
+                    references: self.clone(),
+                    stream,
+                })
+            },
+        )
+        .await
     }
 }

@@ -72,26 +72,38 @@ impl<M: Model> ModelCollection<M> {
         crate::model::Pending::new(self.get_op(id.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::model.get", level = "debug", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            id = tracing::field::Empty)
-    )]
     async fn get_op(&self, id: M::Id) -> Result<Option<M>> {
-        let id = crate::literal::span_id(id)?;
-        let found = self.read(bson::doc! { "_id": id }, Some(1)).await?;
-        self.decode_all(&found).await.pop().transpose()
+        crate::span::operation(
+            tracing::debug_span!(
+                "pattern_runtime::model.get",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                id = tracing::field::Empty
+            ),
+            async move {
+                let id = crate::literal::span_id(id)?;
+                let found = self.read(bson::doc! { "_id": id }, Some(1)).await?;
+                self.decode_all(&found).await.pop().transpose()
+            },
+        )
+        .await
     }
 
     /// The first document matching `filter` (a typed [`Filter`](crate::typed::Filter), or a query
     /// document, sent as it is), if any.
-    #[tracing::instrument(
-        name = "pattern_runtime::model.find_one", level = "debug", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     pub async fn find_one(&self, filter: impl crate::typed::IntoFilter<M>) -> Result<Option<M>> {
-        let found = self.read(filter.into_filter()?, Some(1)).await?;
-        self.decode_all(&found).await.pop().transpose()
+        crate::span::operation(
+            tracing::debug_span!(
+                "pattern_runtime::model.find_one",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move {
+                let found = self.read(filter.into_filter()?, Some(1)).await?;
+                self.decode_all(&found).await.pop().transpose()
+            },
+        )
+        .await
     }
 
     /// The documents matching `filter` (a typed [`Filter`](crate::typed::Filter), or a query
@@ -114,31 +126,33 @@ impl<M: Model> ModelCollection<M> {
         }
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::model.find", level = "debug", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     async fn find_op(
         &self,
         filter: Document,
         sort: Option<Document>,
         limit: Option<i64>,
     ) -> Result<Vec<M>> {
-        if limit == Some(0) {
-            return Ok(Vec::new());
-        }
-        let docs = self.read_sorted(filter, sort, limit, None).await?;
-        let out = self.decode_all(&docs).await;
-        tracing::debug!(read = out.len(), "documents read");
-        out.into_iter().collect()
+        crate::span::operation(
+            tracing::debug_span!(
+                "pattern_runtime::model.find",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move {
+                if limit == Some(0) {
+                    return Ok(Vec::new());
+                }
+                let docs = self.read_sorted(filter, sort, limit, None).await?;
+                let out = self.decode_all(&docs).await;
+                tracing::debug!(read = out.len(), "documents read");
+                out.into_iter().collect()
+            },
+        )
+        .await
     }
 
     /// The documents of a find as a stream, each read by `decode` (as `M`, or as a projection),
     /// with `projection` sent if any.
-    #[tracing::instrument(
-        name = "pattern_runtime::model.find", level = "debug", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(), stream = true)
-    )]
     async fn stream_op<T: Send + 'static>(
         &self,
         filter: Document,
@@ -147,101 +161,132 @@ impl<M: Model> ModelCollection<M> {
         projection: Option<Document>,
         decode: fn(&RawDocument) -> Result<T>,
     ) -> Result<futures_util::stream::BoxStream<'static, Result<T>>> {
-        use futures_util::StreamExt;
-        if limit == Some(0) {
-            return Ok(futures_util::stream::empty().boxed());
-        }
-        if self.transaction().is_some() {
-            // The transaction's session is shared by the caller's other operations: the
-            // documents are read in it first, then yielded.
-            let docs = self.read_sorted(filter, sort, limit, projection).await?;
-            let out = docs.iter().map(|raw| decode(raw)).collect::<Vec<_>>();
-            return Ok(futures_util::stream::iter(out).boxed());
-        }
-        let coll: mongodb::Collection<RawDocumentBuf> =
-            self.database().collection(M::SCHEMA.collection());
-        let mut find = coll.find(filter);
-        if let Some(sort) = sort {
-            find = find.sort(sort);
-        }
-        if let Some(n) = limit {
-            find = find.limit(n);
-        }
-        if let Some(projection) = projection {
-            find = find.projection(projection);
-        }
-        let cursor = find.await?;
-        // Each document decoded where the cursor's batch holds it, not copied out first: the
-        // cost of a stream is then the driver's own. A cursor's error ends the stream.
-        let documents = futures_util::stream::unfold(Some(cursor), move |cursor| async move {
-            let mut cursor = cursor?;
-            match cursor.advance().await {
-                Ok(true) => {
-                    let decoded = decode(cursor.current());
-                    Some((decoded, Some(cursor)))
+        crate::span::operation(
+            tracing::debug_span!(
+                "pattern_runtime::model.find",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                stream = true
+            ),
+            async move {
+                use futures_util::StreamExt;
+                if limit == Some(0) {
+                    return Ok(futures_util::stream::empty().boxed());
                 }
-                Ok(false) => None,
-                Err(e) => Some((Err(Error::from(e)), None)),
-            }
-        });
-        Ok(documents.boxed())
+                if self.transaction().is_some() {
+                    // The transaction's session is shared by the caller's other operations: the
+                    // documents are read in it first, then yielded.
+                    let docs = self.read_sorted(filter, sort, limit, projection).await?;
+                    let out = docs.iter().map(|raw| decode(raw)).collect::<Vec<_>>();
+                    return Ok(futures_util::stream::iter(out).boxed());
+                }
+                let coll: mongodb::Collection<RawDocumentBuf> =
+                    self.database().collection(M::SCHEMA.collection());
+                let mut find = coll.find(filter);
+                if let Some(sort) = sort {
+                    find = find.sort(sort);
+                }
+                if let Some(n) = limit {
+                    find = find.limit(n);
+                }
+                if let Some(projection) = projection {
+                    find = find.projection(projection);
+                }
+                let cursor = find.await?;
+                // Each document decoded where the cursor's batch holds it, not copied out first: the
+                // cost of a stream is then the driver's own. A cursor's error ends the stream.
+                let documents =
+                    futures_util::stream::unfold(Some(cursor), move |cursor| async move {
+                        let mut cursor = cursor?;
+                        match cursor.advance().await {
+                            Ok(true) => {
+                                let decoded = decode(cursor.current());
+                                Some((decoded, Some(cursor)))
+                            }
+                            Ok(false) => None,
+                            Err(e) => Some((Err(Error::from(e)), None)),
+                        }
+                    });
+                Ok(documents.boxed())
+            },
+        )
+        .await
     }
 
     /// The documents of a find read as the projection `P`.
-    #[tracing::instrument(
-        name = "pattern_runtime::model.find", level = "debug", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(), projected = true)
-    )]
     async fn project_op<P: crate::schema::Fields + serde::de::DeserializeOwned + Send + 'static>(
         &self,
         filter: Document,
         sort: Option<Document>,
         limit: Option<i64>,
     ) -> Result<Vec<P>> {
-        if limit == Some(0) {
-            return Ok(Vec::new());
-        }
-        let docs = self
-            .read_sorted(filter, sort, limit, projection::<M, P>())
-            .await?;
-        let out = docs
-            .iter()
-            .map(|raw| decode_projection::<M, P>(raw))
-            .collect::<Result<Vec<P>>>()?;
-        tracing::debug!(read = out.len(), "documents read");
-        Ok(out)
+        crate::span::operation(
+            tracing::debug_span!(
+                "pattern_runtime::model.find",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                projected = true
+            ),
+            async move {
+                if limit == Some(0) {
+                    return Ok(Vec::new());
+                }
+                let docs = self
+                    .read_sorted(filter, sort, limit, projection::<M, P>())
+                    .await?;
+                let out = docs
+                    .iter()
+                    .map(|raw| decode_projection::<M, P>(raw))
+                    .collect::<Result<Vec<P>>>()?;
+                tracing::debug!(read = out.len(), "documents read");
+                Ok(out)
+            },
+        )
+        .await
     }
 
     /// How many documents match `filter` (a typed [`Filter`](crate::typed::Filter), or a query
     /// document, sent as it is): one `aggregate` (the driver's `countDocuments`), in the
     /// handle's transaction if it has one.
-    #[tracing::instrument(
-        name = "pattern_runtime::model.count", level = "debug", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     pub async fn count(&self, filter: impl crate::typed::IntoFilter<M>) -> Result<u64> {
-        let filter = filter.into_filter()?;
-        let mut session = Transaction::session_of(self.transaction()).await?;
-        let coll = self.documents();
-        let count = coll.count_documents(filter);
-        Ok(in_session!(count, session.as_deref_mut())?)
+        crate::span::operation(
+            tracing::debug_span!(
+                "pattern_runtime::model.count",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move {
+                let filter = filter.into_filter()?;
+                let mut session = Transaction::session_of(self.transaction()).await?;
+                let coll = self.documents();
+                let count = coll.count_documents(filter);
+                Ok(in_session!(count, session.as_deref_mut())?)
+            },
+        )
+        .await
     }
 
     /// Every document matching `filter`, each read on its own: a document of an unknown schema
     /// version is its own `Err`, the others are still read.
-    #[tracing::instrument(
-        name = "pattern_runtime::model.find_each", level = "debug", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     pub async fn find_each(
         &self,
         filter: impl crate::typed::IntoFilter<M>,
     ) -> Result<Vec<Result<M>>> {
-        let docs = self.read(filter.into_filter()?, None).await?;
-        let out = self.decode_all(&docs).await;
-        let unreadable = out.iter().filter(|r| r.is_err()).count();
-        tracing::debug!(read = out.len(), unreadable, "documents read");
-        Ok(out)
+        crate::span::operation(
+            tracing::debug_span!(
+                "pattern_runtime::model.find_each",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move {
+                let docs = self.read(filter.into_filter()?, None).await?;
+                let out = self.decode_all(&docs).await;
+                let unreadable = out.iter().filter(|r| r.is_err()).count();
+                tracing::debug!(read = out.len(), unreadable, "documents read");
+                Ok(out)
+            },
+        )
+        .await
     }
 
     /// Each stored document as `M`. On a handle [`writing_back`](Self::writing_back) (and not

@@ -118,59 +118,79 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         crate::model::Pending::new(self.state_op(id.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::outlier.state", level = "debug", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            field = self.spec.field(), id = tracing::field::Empty)
-    )]
     async fn state_op(&self, id: P::Id) -> Result<OutlierState> {
-        let id = crate::literal::span_id(id)?;
-        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
-        let outcome = self
-            .state_in(session.as_deref_mut(), &id)
-            .await
-            .map_err(Error::from);
-        self.map_no_parent(id, outcome)
+        crate::span::operation(
+            tracing::debug_span!(
+                "pattern_runtime::outlier.state",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                field = self.spec.field(),
+                id = tracing::field::Empty
+            ),
+            async move {
+                let id = crate::literal::span_id(id)?;
+                let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+                let outcome = self
+                    .state_in(session.as_deref_mut(), &id)
+                    .await
+                    .map_err(Error::from);
+                self.map_no_parent(id, outcome)
+            },
+        )
+        .await
     }
 
     /// Reads every document of the model, a page at a time, with its overflow documents'
     /// sizes, and reports those whose count or flag disagrees with their items
     /// ([`Check::OutlierDrift`](crate::doctor::Check::OutlierDrift), listing them), as the
     /// [doctor](mod@crate::doctor) does over a sample. Writes nothing.
-    #[tracing::instrument(
-        name = "pattern_runtime::outlier.check", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            field = self.spec.field())
-    )]
     pub async fn check(&self) -> Result<CheckReport> {
-        crate::maintenance::check(
-            &self.db,
-            self.tx.as_ref(),
-            &[(P::SCHEMA, self.spec as &dyn PatternSpec)],
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::outlier.check",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                field = self.spec.field()
+            ),
+            async move {
+                crate::maintenance::check(
+                    &self.db,
+                    self.tx.as_ref(),
+                    &[(P::SCHEMA, self.spec as &dyn PatternSpec)],
+                )
+                .await
+            },
         )
         .await
     }
 
     /// [`check`](Self::check), then [`rebuild`](Self::rebuild) of each document it lists,
     /// then a check again.
-    #[tracing::instrument(
-        name = "pattern_runtime::outlier.repair", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            field = self.spec.field())
-    )]
     pub async fn repair(&self) -> Result<RepairReport> {
-        let targets = [(P::SCHEMA, self.spec as &dyn PatternSpec)];
-        let found = crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await?;
-        let mut repaired = 0;
-        for id in found.documents() {
-            match self.rebuild_at(id).await {
-                Ok(_) => repaired += 1,
-                // Deleted since the check: nothing to repair.
-                Err(e) if e.is_not_found() => {}
-                Err(e) => return Err(e),
-            }
-        }
-        crate::maintenance::after_repair(&self.db, self.tx.as_ref(), &targets, repaired).await
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::outlier.repair",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                field = self.spec.field()
+            ),
+            async move {
+                let targets = [(P::SCHEMA, self.spec as &dyn PatternSpec)];
+                let found = crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await?;
+                let mut repaired = 0;
+                for id in found.documents() {
+                    match self.rebuild_at(id).await {
+                        Ok(_) => repaired += 1,
+                        // Deleted since the check: nothing to repair.
+                        Err(e) if e.is_not_found() => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                crate::maintenance::after_repair(&self.db, self.tx.as_ref(), &targets, repaired)
+                    .await
+            },
+        )
+        .await
     }
 
     /// Writes the count and the flag of the document `id` from its items (after edits made
@@ -184,17 +204,24 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         crate::model::Pending::new(self.rebuild_op(id.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::outlier.rebuild", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            field = self.spec.field(), id = tracing::field::Empty)
-    )]
     async fn rebuild_op(&self, id: P::Id) -> Result<crate::finding::RebuildReport> {
-        let id = crate::literal::typed_id("_id", id)?;
-        let before = self.rebuild_at(id).await?;
-        Ok(crate::finding::RebuildReport::new(u64::from(
-            !before.is_consistent(),
-        )))
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::outlier.rebuild",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                field = self.spec.field(),
+                id = tracing::field::Empty
+            ),
+            async move {
+                let id = crate::literal::typed_id("_id", id)?;
+                let before = self.rebuild_at(id).await?;
+                Ok(crate::finding::RebuildReport::new(u64::from(
+                    !before.is_consistent(),
+                )))
+            },
+        )
+        .await
     }
 
     /// [`rebuild`](Self::rebuild) of an id already checked.

@@ -40,14 +40,21 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         crate::model::Pending::new(self.stream_op(id.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::outlier.stream", level = "debug", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            field = self.spec.field(), id = tracing::field::Empty)
-    )]
     async fn stream_op(&self, id: P::Id) -> Result<BoxStream<'static, Result<T>>> {
-        let id = crate::literal::typed_id("_id", id)?;
-        self.stream_at(id).await
+        crate::span::operation(
+            tracing::debug_span!(
+                "pattern_runtime::outlier.stream",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                field = self.spec.field(),
+                id = tracing::field::Empty
+            ),
+            async move {
+                let id = crate::literal::typed_id("_id", id)?;
+                self.stream_at(id).await
+            },
+        )
+        .await
     }
 
     /// [`stream`](Self::stream) of an id already checked.
@@ -93,14 +100,21 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         crate::model::Pending::new(self.items_op(id.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::outlier.items", level = "debug", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            field = self.spec.field(), id = tracing::field::Empty)
-    )]
     async fn items_op(&self, id: P::Id) -> Result<Vec<T>> {
-        let id = crate::literal::typed_id("_id", id)?;
-        self.stream_at(id).await?.try_collect().await
+        crate::span::operation(
+            tracing::debug_span!(
+                "pattern_runtime::outlier.items",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                field = self.spec.field(),
+                id = tracing::field::Empty
+            ),
+            async move {
+                let id = crate::literal::typed_id("_id", id)?;
+                self.stream_at(id).await?.try_collect().await
+            },
+        )
+        .await
     }
 
     /// The items of the document `id` in push order: `skip` of them, then at most `limit` (no
@@ -115,57 +129,66 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         crate::model::Pending::new(self.page_op(id.into_id(), skip, limit))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::outlier.page", level = "debug", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            field = self.spec.field(), skip, limit, id = tracing::field::Empty)
-    )]
     async fn page_op(&self, id: P::Id, skip: u64, limit: u64) -> Result<Vec<T>> {
-        let id = crate::literal::span_id(id)?;
-        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
-        let (outlier, _, embedded) = self.read_main(session.as_deref_mut(), &id).await?;
-        let (skip, limit) = (
-            usize::try_from(skip).unwrap_or(usize::MAX),
-            usize::try_from(limit).unwrap_or(usize::MAX),
-        );
-        let embedded_len = embedded.len();
-        let end = skip.saturating_add(limit);
-        let mut page: Vec<T> = embedded.into_iter().skip(skip).take(limit).collect();
-        if !outlier || end <= embedded_len || limit == 0 {
-            return Ok(page);
-        }
-        // Overflow item k is item `embedded_len + k`: the page wants overflow items from..to.
-        let (from, to) = (skip.saturating_sub(embedded_len), end - embedded_len);
-        let mut wanted: Vec<i64> = Vec::new();
-        let mut skip_in_first = 0;
-        let mut at = 0usize;
-        for (seq, n) in self.overflow_sizes(session.as_deref_mut(), &id).await? {
-            if at + n > from && at < to {
-                if wanted.is_empty() {
-                    skip_in_first = from.saturating_sub(at);
+        crate::span::operation(
+            tracing::debug_span!(
+                "pattern_runtime::outlier.page",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                field = self.spec.field(),
+                skip,
+                limit,
+                id = tracing::field::Empty
+            ),
+            async move {
+                let id = crate::literal::span_id(id)?;
+                let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+                let (outlier, _, embedded) = self.read_main(session.as_deref_mut(), &id).await?;
+                let (skip, limit) = (
+                    usize::try_from(skip).unwrap_or(usize::MAX),
+                    usize::try_from(limit).unwrap_or(usize::MAX),
+                );
+                let embedded_len = embedded.len();
+                let end = skip.saturating_add(limit);
+                let mut page: Vec<T> = embedded.into_iter().skip(skip).take(limit).collect();
+                if !outlier || end <= embedded_len || limit == 0 {
+                    return Ok(page);
                 }
-                wanted.push(seq);
-            }
-            at += n;
-            if at >= to {
-                break;
-            }
-        }
-        if wanted.is_empty() {
-            return Ok(page);
-        }
-        let overflow = self.overflow();
-        let find = overflow
-            .find(doc! { self.spec.parent(): id, SEQ: { "$in": wanted } })
-            .projection(doc! { self.spec.field(): 1 })
-            .sort(doc! { SEQ: 1 });
-        let mut items = Vec::new();
-        for d in collect_in!(find, session.as_deref_mut())? {
-            items.extend(items_in(&d, self.spec.field())?);
-        }
-        let room = limit - page.len();
-        page.extend(items.into_iter().skip(skip_in_first).take(room));
-        Ok(page)
+                // Overflow item k is item `embedded_len + k`: the page wants overflow items from..to.
+                let (from, to) = (skip.saturating_sub(embedded_len), end - embedded_len);
+                let mut wanted: Vec<i64> = Vec::new();
+                let mut skip_in_first = 0;
+                let mut at = 0usize;
+                for (seq, n) in self.overflow_sizes(session.as_deref_mut(), &id).await? {
+                    if at + n > from && at < to {
+                        if wanted.is_empty() {
+                            skip_in_first = from.saturating_sub(at);
+                        }
+                        wanted.push(seq);
+                    }
+                    at += n;
+                    if at >= to {
+                        break;
+                    }
+                }
+                if wanted.is_empty() {
+                    return Ok(page);
+                }
+                let overflow = self.overflow();
+                let find = overflow
+                    .find(doc! { self.spec.parent(): id, SEQ: { "$in": wanted } })
+                    .projection(doc! { self.spec.field(): 1 })
+                    .sort(doc! { SEQ: 1 });
+                let mut items = Vec::new();
+                for d in collect_in!(find, session.as_deref_mut())? {
+                    items.extend(items_in(&d, self.spec.field())?);
+                }
+                let room = limit - page.len();
+                page.extend(items.into_iter().skip(skip_in_first).take(room));
+                Ok(page)
+            },
+        )
+        .await
     }
 
     /// The overflow documents of `id`: `(seq, items)`, in `seq` order (one aggregation), in
@@ -198,19 +221,27 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         crate::model::Pending::new(self.count_op(id.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::outlier.count", level = "debug", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            field = self.spec.field(), id = tracing::field::Empty)
-    )]
     async fn count_op(&self, id: P::Id) -> Result<i64> {
-        let id = crate::literal::span_id(id)?;
-        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
-        let main = self.main();
-        let find = main
-            .find_one(doc! { "_id": id.clone() })
-            .projection(doc! { self.spec.count(): 1 });
-        let main = in_session!(find, session.as_deref_mut())?.ok_or_else(|| self.not_found(id))?;
-        Ok(int(main.get(self.spec.count())))
+        crate::span::operation(
+            tracing::debug_span!(
+                "pattern_runtime::outlier.count",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                field = self.spec.field(),
+                id = tracing::field::Empty
+            ),
+            async move {
+                let id = crate::literal::span_id(id)?;
+                let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+                let main = self.main();
+                let find = main
+                    .find_one(doc! { "_id": id.clone() })
+                    .projection(doc! { self.spec.count(): 1 });
+                let main =
+                    in_session!(find, session.as_deref_mut())?.ok_or_else(|| self.not_found(id))?;
+                Ok(int(main.get(self.spec.count())))
+            },
+        )
+        .await
     }
 }

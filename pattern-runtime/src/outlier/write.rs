@@ -210,91 +210,102 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         crate::model::Pending::new(self.push_many_op(id.into_id(), items))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::outlier.push", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            field = self.spec.field(), items = items.len(), id = tracing::field::Empty,
-            overflowed = tracing::field::Empty)
-    )]
     async fn push_many_op(&self, id: P::Id, items: Vec<T>) -> Result<()> {
-        let id = crate::literal::typed_id("_id", id)?;
-        let span = tracing::Span::current();
-        span.record("id", tracing::field::display(&id));
-        if items.is_empty() {
-            return Ok(());
-        }
-        let spec = self.spec;
-        // An item alone in an overflow document: `_id`, parent, seq and the array around it,
-        // measured once with an empty item; each item adds its own bytes to that.
-        let around = check_size(
-            &doc! {
-                "_id": format!("{}_{}_0000000000", spec.field(), id_text(&id)),
-                spec.parent(): id.clone(),
-                SEQ: 0,
-                spec.field(): [Document::new()],
-                BYTES: 0_i64,
-                FULL: true,
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::outlier.push",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                field = self.spec.field(),
+                items = items.len(),
+                id = tracing::field::Empty,
+                overflowed = tracing::field::Empty
+            ),
+            async move {
+                let id = crate::literal::typed_id("_id", id)?;
+                let span = tracing::Span::current();
+                span.record("id", tracing::field::display(&id));
+                if items.is_empty() {
+                    return Ok(());
+                }
+                let spec = self.spec;
+                // An item alone in an overflow document: `_id`, parent, seq and the array around it,
+                // measured once with an empty item; each item adds its own bytes to that.
+                let around = check_size(
+                    &doc! {
+                        "_id": format!("{}_{}_0000000000", spec.field(), id_text(&id)),
+                        spec.parent(): id.clone(),
+                        SEQ: 0,
+                        spec.field(): [Document::new()],
+                        BYTES: 0_i64,
+                        FULL: true,
+                    },
+                    "an outlier's overflow document",
+                )? - EMPTY_DOCUMENT;
+                let mut docs: Vec<(Bson, usize)> = Vec::with_capacity(items.len());
+                for item in &items {
+                    // A document or a scalar (a `Vec<String>` of tags): stored as serde gives it.
+                    let doc = bson::serialize_to_bson(item)?;
+                    crate::literal::check_value(spec.field(), &doc)?;
+                    let c = value_cost(&doc)?;
+                    let alone = around + c - ELEMENT_OVERHEAD;
+                    if alone > crate::error::MAX_DOCUMENT_SIZE {
+                        return Err(Error::DocumentTooLarge {
+                            what: "an item of an outlier array, inside its overflow document,"
+                                .to_owned(),
+                            size: Some(alone),
+                            limit: crate::error::MAX_DOCUMENT_SIZE,
+                        });
+                    }
+                    docs.push((doc, c));
+                }
+                // A main document stored in an older schema version is rewritten at the current one
+                // first, as before every toolkit update (one `find`, only for a model with older
+                // versions): an upgrade after the push would not know the items.
+                crate::stored::upgrade::upgrade_matching_in(
+                    &self.db,
+                    self.tx.as_ref(),
+                    P::SCHEMA,
+                    &doc! { "_id": id.clone() },
+                )
+                .await?;
+                let fields = [spec.field(), spec.count(), spec.flag()];
+                // The push's token: its receipt in the main document makes the write apply once, were
+                // it sent twice.
+                let token = ObjectId::new();
+                if self.tx.is_none() && !crate::derived::has_dependents(P::SCHEMA, Some(&fields)) {
+                    // Nothing derives from the main document's items or count: no transaction (see
+                    // the module documentation).
+                    return self.push_in(None, &id, docs, token).await;
+                }
+                // In the caller's transaction, or in one of its own so that what derives from the
+                // count or the items moves with them: the same writes, in one session.
+                let runs = std::sync::atomic::AtomicU32::new(0);
+                transact!(self.db, self.tx.as_ref(), |s| async {
+                    let mut s: Option<&mut ClientSession> = s;
+                    if runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed) > 0
+                        && self.applied(s.as_deref_mut(), &id, token).await?
+                    {
+                        // The body runs again after a commit whose answer was lost, and that commit
+                        // went through: its writes (the items, the overflow documents, what derives
+                        // from them) are all in, or none would be.
+                        tracing::debug!(
+                            "push applied by a transaction whose commit answer was lost"
+                        );
+                        return Ok(());
+                    }
+                    let watch = self.watch_main(s.as_deref_mut(), &id).await?;
+                    self.push_in(s.as_deref_mut(), &id, docs.clone(), token)
+                        .await
+                        .map_err(crate::error::into_body)?;
+                    if let Some(watch) = watch {
+                        watch.after(&self.db, s).await?;
+                    }
+                    Ok(())
+                })
             },
-            "an outlier's overflow document",
-        )? - EMPTY_DOCUMENT;
-        let mut docs: Vec<(Bson, usize)> = Vec::with_capacity(items.len());
-        for item in &items {
-            // A document or a scalar (a `Vec<String>` of tags): stored as serde gives it.
-            let doc = bson::serialize_to_bson(item)?;
-            crate::literal::check_value(spec.field(), &doc)?;
-            let c = value_cost(&doc)?;
-            let alone = around + c - ELEMENT_OVERHEAD;
-            if alone > crate::error::MAX_DOCUMENT_SIZE {
-                return Err(Error::DocumentTooLarge {
-                    what: "an item of an outlier array, inside its overflow document,".to_owned(),
-                    size: Some(alone),
-                    limit: crate::error::MAX_DOCUMENT_SIZE,
-                });
-            }
-            docs.push((doc, c));
-        }
-        // A main document stored in an older schema version is rewritten at the current one
-        // first, as before every toolkit update (one `find`, only for a model with older
-        // versions): an upgrade after the push would not know the items.
-        crate::stored::upgrade::upgrade_matching_in(
-            &self.db,
-            self.tx.as_ref(),
-            P::SCHEMA,
-            &doc! { "_id": id.clone() },
         )
-        .await?;
-        let fields = [spec.field(), spec.count(), spec.flag()];
-        // The push's token: its receipt in the main document makes the write apply once, were
-        // it sent twice.
-        let token = ObjectId::new();
-        if self.tx.is_none() && !crate::derived::has_dependents(P::SCHEMA, Some(&fields)) {
-            // Nothing derives from the main document's items or count: no transaction (see
-            // the module documentation).
-            return self.push_in(None, &id, docs, token).await;
-        }
-        // In the caller's transaction, or in one of its own so that what derives from the
-        // count or the items moves with them: the same writes, in one session.
-        let runs = std::sync::atomic::AtomicU32::new(0);
-        transact!(self.db, self.tx.as_ref(), |s| async {
-            let mut s: Option<&mut ClientSession> = s;
-            if runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed) > 0
-                && self.applied(s.as_deref_mut(), &id, token).await?
-            {
-                // The body runs again after a commit whose answer was lost, and that commit
-                // went through: its writes (the items, the overflow documents, what derives
-                // from them) are all in, or none would be.
-                tracing::debug!("push applied by a transaction whose commit answer was lost");
-                return Ok(());
-            }
-            let watch = self.watch_main(s.as_deref_mut(), &id).await?;
-            self.push_in(s.as_deref_mut(), &id, docs.clone(), token)
-                .await
-                .map_err(crate::error::into_body)?;
-            if let Some(watch) = watch {
-                watch.after(&self.db, s).await?;
-            }
-            Ok(())
-        })
+        .await
     }
 
     /// Whether the main document `id` holds the receipt of the push `token` (a read, made only
@@ -583,51 +594,59 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         crate::model::Pending::new(self.remove_op(id.into_id(), item))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::outlier.remove", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            field = self.spec.field(), id = tracing::field::Empty)
-    )]
     async fn remove_op(&self, id: P::Id, item: &T) -> Result<u64> {
-        let id = crate::literal::span_id(id)?;
-        let item = bson::serialize_to_bson(item)?;
-        crate::literal::check_value(self.spec.field(), &item)?;
-        // `$eq`: the item is compared whole, never read as a query on its fields (a regex in
-        // it would match by pattern).
-        let item = Bson::Document(doc! { "$eq": item });
-        let spec = self.spec;
-        let (main, overflow) = (self.main(), self.overflow());
-        let outcome = transact!(self.db, self.tx.as_ref(), |s| async {
-            let mut s: Option<&mut ClientSession> = s;
-            crate::stored::upgrade::upgrade_matching(
-                &self.db,
-                s.as_deref_mut(),
-                P::SCHEMA,
-                &doc! { "_id": id.clone() },
-            )
-            .await?;
-            let watch = self.watch_main(s.as_deref_mut(), &id).await?;
-            let before = self.state_in(s.as_deref_mut(), &id).await?;
-            let pull = main.update_one(
-                doc! { "_id": id.clone() },
-                doc! { "$pull": { spec.field(): item.clone() } },
-            );
-            in_session!(pull, s.as_deref_mut())?;
-            let pull = overflow.update_many(
-                doc! { spec.parent(): id.clone() },
-                doc! { "$pull": { spec.field(): item.clone() } },
-            );
-            in_session!(pull, s.as_deref_mut())?;
-            let empty = overflow
-                .delete_many(doc! { spec.parent(): id.clone(), spec.field(): { "$size": 0 } });
-            in_session!(empty, s.as_deref_mut())?;
-            let after = self.write_state(s.as_deref_mut(), &id).await?;
-            if let Some(watch) = watch {
-                watch.after(&self.db, s).await?;
-            }
-            Ok((before.embedded + before.overflowed) - (after.embedded + after.overflowed))
-        });
-        self.map_no_parent(id, outcome)
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::outlier.remove",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                field = self.spec.field(),
+                id = tracing::field::Empty
+            ),
+            async move {
+                let id = crate::literal::span_id(id)?;
+                let item = bson::serialize_to_bson(item)?;
+                crate::literal::check_value(self.spec.field(), &item)?;
+                // `$eq`: the item is compared whole, never read as a query on its fields (a regex in
+                // it would match by pattern).
+                let item = Bson::Document(doc! { "$eq": item });
+                let spec = self.spec;
+                let (main, overflow) = (self.main(), self.overflow());
+                let outcome = transact!(self.db, self.tx.as_ref(), |s| async {
+                    let mut s: Option<&mut ClientSession> = s;
+                    crate::stored::upgrade::upgrade_matching(
+                        &self.db,
+                        s.as_deref_mut(),
+                        P::SCHEMA,
+                        &doc! { "_id": id.clone() },
+                    )
+                    .await?;
+                    let watch = self.watch_main(s.as_deref_mut(), &id).await?;
+                    let before = self.state_in(s.as_deref_mut(), &id).await?;
+                    let pull = main.update_one(
+                        doc! { "_id": id.clone() },
+                        doc! { "$pull": { spec.field(): item.clone() } },
+                    );
+                    in_session!(pull, s.as_deref_mut())?;
+                    let pull = overflow.update_many(
+                        doc! { spec.parent(): id.clone() },
+                        doc! { "$pull": { spec.field(): item.clone() } },
+                    );
+                    in_session!(pull, s.as_deref_mut())?;
+                    let empty = overflow.delete_many(
+                        doc! { spec.parent(): id.clone(), spec.field(): { "$size": 0 } },
+                    );
+                    in_session!(empty, s.as_deref_mut())?;
+                    let after = self.write_state(s.as_deref_mut(), &id).await?;
+                    if let Some(watch) = watch {
+                        watch.after(&self.db, s).await?;
+                    }
+                    Ok((before.embedded + before.overflowed) - (after.embedded + after.overflowed))
+                });
+                self.map_no_parent(id, outcome)
+            },
+        )
+        .await
     }
 
     /// Before a write of the main document's items, count or flag: what other patterns keep

@@ -19,20 +19,26 @@ impl<M: Polymorphic> ModelCollection<M> {
 
     /// The documents of every variant matching `filter`, projected to the tag and the common
     /// fields (the generated `Common` struct).
-    #[tracing::instrument(
-        name = "pattern_runtime::polymorphic.find_common", level = "debug", skip_all,
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     pub async fn find_common(&self, filter: impl IntoFilter<M>) -> Result<Vec<M::Common>> {
-        let filter = filter.into_filter()?;
-        let projection = crate::model::projection_of(<M::Common as Fields>::KEYS);
-        let mut session = Transaction::session_of(self.transaction()).await?;
-        let coll = self
-            .database()
-            .collection::<M::Common>(M::SCHEMA.collection());
-        let find = || coll.find(filter.clone()).projection(projection.clone());
-        let found = collect_in!(find(), session.as_deref_mut())?;
-        Ok(read(found))
+        tracing::Instrument::instrument(
+            async move {
+                let filter = filter.into_filter()?;
+                let projection = crate::model::projection_of(<M::Common as Fields>::KEYS);
+                let mut session = Transaction::session_of(self.transaction()).await?;
+                let coll = self
+                    .database()
+                    .collection::<M::Common>(M::SCHEMA.collection());
+                let find = || coll.find(filter.clone()).projection(projection.clone());
+                let found = collect_in!(find(), session.as_deref_mut())?;
+                Ok(read(found))
+            },
+            tracing::debug_span!(
+                "pattern_runtime::polymorphic.find_common",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+        )
+        .await
     }
 }
 
@@ -51,66 +57,90 @@ impl<V: Variant> VariantCollection<V> {
     }
 
     /// The variant's documents matching `filter`.
-    #[tracing::instrument(
-        name = "pattern_runtime::polymorphic.find", level = "debug", skip_all,
-        fields(model = self.span_model(), collection = self.span_collection(),
-            variant = V::TAG_VALUE)
-    )]
     pub async fn find(&self, filter: impl IntoFilter<V>) -> Result<Vec<V>> {
-        let filter = self.filter(filter)?;
-        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
-        let found = collect_in!(
-            self.raw.clone_with_type::<V>().find(filter),
-            session.as_deref_mut()
-        )?;
-        Ok(read(found))
+        tracing::Instrument::instrument(
+            async move {
+                let filter = self.filter(filter)?;
+                let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+                let found = collect_in!(
+                    self.raw.clone_with_type::<V>().find(filter),
+                    session.as_deref_mut()
+                )?;
+                Ok(read(found))
+            },
+            tracing::debug_span!(
+                "pattern_runtime::polymorphic.find",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                variant = V::TAG_VALUE
+            ),
+        )
+        .await
     }
 
     /// The first of the variant's documents matching `filter`.
-    #[tracing::instrument(
-        name = "pattern_runtime::polymorphic.find_one", level = "debug", skip_all,
-        fields(model = self.span_model(), collection = self.span_collection(),
-            variant = V::TAG_VALUE)
-    )]
     pub async fn find_one(&self, filter: impl IntoFilter<V>) -> Result<Option<V>> {
-        let filter = self.filter(filter)?;
-        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
-        let coll = self.raw.clone_with_type::<V>();
-        let find = coll.find_one(filter);
-        Ok(in_session!(find, session.as_deref_mut())?)
+        tracing::Instrument::instrument(
+            async move {
+                let filter = self.filter(filter)?;
+                let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+                let coll = self.raw.clone_with_type::<V>();
+                let find = coll.find_one(filter);
+                Ok(in_session!(find, session.as_deref_mut())?)
+            },
+            tracing::debug_span!(
+                "pattern_runtime::polymorphic.find_one",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                variant = V::TAG_VALUE
+            ),
+        )
+        .await
     }
 
     /// The variant's documents matching `filter`, projected to `P`'s fields: `P` is a
     /// `#[derive(Deserialize, Fields)]` struct declared `#[projection(of = V)]`, so every field of
     /// `P` is known at compile time to be a field of the variant. The server adds `_id` unless
     /// asked not to, and `P` may leave it out.
-    #[tracing::instrument(
-        name = "pattern_runtime::polymorphic.find_as", level = "debug", skip_all,
-        fields(model = self.span_model(), collection = self.span_collection(),
-            variant = V::TAG_VALUE)
-    )]
     pub async fn find_as<P: Projection<V>>(&self, filter: impl IntoFilter<V>) -> Result<Vec<P>> {
-        let filter = self.filter(filter)?;
-        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
-        let coll = self.raw.clone_with_type::<P>();
-        let find = || {
-            coll.find(filter.clone())
-                .projection(crate::model::projection_of(P::KEYS))
-        };
-        let found = collect_in!(find(), session.as_deref_mut())?;
-        Ok(read(found))
+        tracing::Instrument::instrument(
+            async move {
+                let filter = self.filter(filter)?;
+                let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+                let coll = self.raw.clone_with_type::<P>();
+                let find = || {
+                    coll.find(filter.clone())
+                        .projection(crate::model::projection_of(P::KEYS))
+                };
+                let found = collect_in!(find(), session.as_deref_mut())?;
+                Ok(read(found))
+            },
+            tracing::debug_span!(
+                "pattern_runtime::polymorphic.find_as",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                variant = V::TAG_VALUE
+            ),
+        )
+        .await
     }
 
     /// How many of the variant's documents match `filter`.
-    #[tracing::instrument(
-        name = "pattern_runtime::polymorphic.count", level = "debug", skip_all,
-        fields(model = self.span_model(), collection = self.span_collection(),
-            variant = V::TAG_VALUE)
-    )]
     pub async fn count(&self, filter: impl IntoFilter<V>) -> Result<u64> {
-        let filter = self.filter(filter)?;
-        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
-        let count = self.raw.count_documents(filter);
-        Ok(in_session!(count, session.as_deref_mut())?)
+        tracing::Instrument::instrument(
+            async move {
+                let filter = self.filter(filter)?;
+                let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+                let count = self.raw.count_documents(filter);
+                Ok(in_session!(count, session.as_deref_mut())?)
+            },
+            tracing::debug_span!(
+                "pattern_runtime::polymorphic.count",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                variant = V::TAG_VALUE
+            ),
+        )
+        .await
     }
 }

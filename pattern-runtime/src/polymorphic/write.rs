@@ -22,30 +22,43 @@ impl<V: Variant> VariantCollection<V> {
     /// Stored literally, as every value the toolkit writes: a key with `$`, `.` or NUL, or an
     /// operator document as the `_id`, is [`Error::InvalidValue`] before anything is sent (see
     /// [safety](crate::guide::safety)); a taken `_id` is [`Error::DuplicateKey`].
-    #[tracing::instrument(
-        name = "pattern_runtime::polymorphic.insert", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            variant = V::TAG_VALUE)
-    )]
     pub async fn insert(&self, value: &V) -> Result<Written> {
-        let doc = self.document(value)?;
-        self.writes().insert(doc).await
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::polymorphic.insert",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                variant = V::TAG_VALUE
+            ),
+            async move {
+                let doc = self.document(value)?;
+                self.writes().insert(doc).await
+            },
+        )
+        .await
     }
 
     /// Inserts every value with its tag, in order, all or nothing (one transaction for
     /// several); returns their `_id`s. Every document is serialized and checked before the
     /// first is written.
-    #[tracing::instrument(
-        name = "pattern_runtime::polymorphic.insert_many", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            variant = V::TAG_VALUE, count = values.len())
-    )]
     pub async fn insert_many(&self, values: &[V]) -> Result<Vec<Written>> {
-        let docs = values
-            .iter()
-            .map(|v| self.document(v))
-            .collect::<Result<Vec<_>>>()?;
-        self.writes().insert_many(docs).await
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::polymorphic.insert_many",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                variant = V::TAG_VALUE,
+                count = values.len()
+            ),
+            async move {
+                let docs = values
+                    .iter()
+                    .map(|v| self.document(v))
+                    .collect::<Result<Vec<_>>>()?;
+                self.writes().insert_many(docs).await
+            },
+        )
+        .await
     }
 
     /// Replaces the variant's stored document with `value`'s `_id` by `value` (its tag first),
@@ -53,17 +66,23 @@ impl<V: Variant> VariantCollection<V> {
     /// that `_id` (a document of another variant is not replaced: change a document's variant
     /// through the enum's handle); [`Error::KeptField`] when `value` changes a field another
     /// pattern keeps. Nothing is written then.
-    #[tracing::instrument(
-        name = "pattern_runtime::polymorphic.replace", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            variant = V::TAG_VALUE)
-    )]
     pub async fn replace(&self, value: &V) -> Result<Written> {
-        let doc = self.document(value)?;
-        let id = crate::derived::replaced_id(&doc)?;
-        let tag = <V::Model as Polymorphic>::TAG;
-        let scope = bson::doc! { tag: V::TAG_VALUE };
-        self.writes().replace(doc, id, scope).await
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::polymorphic.replace",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                variant = V::TAG_VALUE
+            ),
+            async move {
+                let doc = self.document(value)?;
+                let id = crate::derived::replaced_id(&doc)?;
+                let tag = <V::Model as Polymorphic>::TAG;
+                let scope = bson::doc! { tag: V::TAG_VALUE };
+                self.writes().replace(doc, id, scope).await
+            },
+        )
+        .await
     }
 
     /// Applies an operator update (a typed [`Update`](crate::typed::Update), or an update
@@ -82,39 +101,52 @@ impl<V: Variant> VariantCollection<V> {
         })
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::polymorphic.update", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            variant = V::TAG_VALUE, id = tracing::field::Empty)
-    )]
     async fn update_one_op(&self, id: Bson, update: Document) -> Result<Written> {
-        tracing::Span::current().record("id", tracing::field::display(&id));
-        let result = self
-            .write(bson::doc! { "_id": id.clone() }, update, false)
-            .await?;
-        if result.matched == 0 {
-            return Err(Error::NotFound {
-                collection: <V::Model as Model>::SCHEMA.collection().to_owned(),
-                missing: Box::new(crate::error::Missing::Document { id }),
-            });
-        }
-        Ok(Written::new(id, None))
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::polymorphic.update",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                variant = V::TAG_VALUE,
+                id = tracing::field::Empty
+            ),
+            async move {
+                tracing::Span::current().record("id", tracing::field::display(&id));
+                let result = self
+                    .write(bson::doc! { "_id": id.clone() }, update, false)
+                    .await?;
+                if result.matched == 0 {
+                    return Err(Error::NotFound {
+                        collection: <V::Model as Model>::SCHEMA.collection().to_owned(),
+                        missing: Box::new(crate::error::Missing::Document { id }),
+                    });
+                }
+                Ok(Written::new(id, None))
+            },
+        )
+        .await
     }
 
     /// Applies an operator update to every one of the variant's documents matching `filter`;
     /// checked as [`update`](Self::update) is.
-    #[tracing::instrument(
-        name = "pattern_runtime::polymorphic.update_many", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            variant = V::TAG_VALUE)
-    )]
     pub async fn update_many(
         &self,
         filter: impl IntoFilter<V>,
         update: impl IntoUpdate<V>,
     ) -> Result<Updated> {
-        self.write(filter.into_filter()?, update.into_update()?, true)
-            .await
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::polymorphic.update_many",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                variant = V::TAG_VALUE
+            ),
+            async move {
+                self.write(filter.into_filter()?, update.into_update()?, true)
+                    .await
+            },
+        )
+        .await
     }
 
     /// `update` or `update_many`, inside the caller's span.
@@ -159,14 +191,20 @@ impl<V: Variant> VariantCollection<V> {
         self.remove(filter.into_filter()?).await
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::polymorphic.delete", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            variant = V::TAG_VALUE)
-    )]
     async fn remove(&self, filter: Document) -> Result<u64> {
-        let filter = self.filter(filter)?;
-        self.writes().delete_many(filter).await
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::polymorphic.delete",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                variant = V::TAG_VALUE
+            ),
+            async move {
+                let filter = self.filter(filter)?;
+                self.writes().delete_many(filter).await
+            },
+        )
+        .await
     }
 
     /// The model's write bodies, on this handle's transaction: a variant's documents are the

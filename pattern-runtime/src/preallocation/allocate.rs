@@ -123,122 +123,137 @@ impl<M: Preallocated> Slots<M> {
     /// an insert (another unique index, a validator) is returned too. When earlier batches were
     /// written, the error is [`Error::Incomplete`] with how many slots were inserted: run it again
     /// once the cause is fixed.
-    #[tracing::instrument(
-        name = "pattern_runtime::preallocation.allocate", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     pub async fn allocate(&self, slots: impl IntoIterator<Item = M>) -> Result<Allocated> {
-        self.allocate_with_progress(slots, |_| {}).await
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::preallocation.allocate",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move { self.allocate_with_progress(slots, |_| {}).await },
+        )
+        .await
     }
 
     /// [`Slots::allocate`], calling `progress` after each batch: `done` counts the slots
     /// written or found existing so far (the total is not known: `slots` is an iterator).
-    #[tracing::instrument(
-        name = "pattern_runtime::preallocation.allocate", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     pub async fn allocate_with_progress(
         &self,
         slots: impl IntoIterator<Item = M>,
         mut progress: impl FnMut(&crate::progress::Progress),
     ) -> Result<Allocated> {
-        let mut total = Allocated::default();
-        // After a batch was written, an error says how much was.
-        let partly = |total: Allocated, failed: usize, e: Error| {
-            if total.inserted + total.existing == 0 {
-                e
-            } else {
-                Error::Incomplete {
-                    written: total.inserted as usize,
-                    failed,
-                    source: Box::new(e),
-                }
-            }
-        };
-        self.check_unique_index().await?;
-        let mut batch = Vec::with_capacity(BATCH);
-        let mut slots = slots.into_iter().peekable();
-        while slots.peek().is_some() {
-            batch.clear();
-            for slot in slots.by_ref().take(BATCH) {
-                let d = bson::serialize_to_document(&slot)?;
-                // A slot placed in a tree gets its node's path below (as `Holders::insert`).
-                let not_holder = |spec: &'static dyn PatternSpec| {
-                    (spec as &dyn std::any::Any).is::<crate::tree::HolderSpec>()
-                };
-                let checked = check_size(&d, M::SCHEMA.name())
-                    .and_then(|_| check_free(M::SLOTS, &d))
-                    .and_then(|_| {
-                        crate::derived::check_document_write_except(
-                            M::SCHEMA,
-                            "insert",
-                            Some(&d),
-                            &not_holder,
-                        )
-                    });
-                if let Err(e) = checked {
-                    return Err(partly(total, 1, e));
-                }
-                batch.push(d);
-            }
-            for holder in M::SCHEMA.specs::<crate::tree::HolderSpec>() {
-                if let Err(e) = holder.set_paths(&self.db, &mut batch).await {
-                    return Err(partly(total, batch.len(), e));
-                }
-            }
-            let sent = batch.len() as u64;
-            let skipped = match self.raw().insert_many(batch.clone()).ordered(false).await {
-                Ok(_) => Vec::new(),
-                Err(e) => match grid_duplicates(&e, M::SLOTS.index().name()) {
-                    Ok(skipped) => skipped,
-                    Err(failed) => {
-                        let inserted = sent.saturating_sub(failed.total);
-                        total.inserted += inserted;
-                        let code = crate::error::server_code(&e);
-                        tracing::debug!(inserted, failed = failed.other, "allocation batch failed");
-                        return Err(Error::Incomplete {
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::preallocation.allocate",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move {
+                let mut total = Allocated::default();
+                // After a batch was written, an error says how much was.
+                let partly = |total: Allocated, failed: usize, e: Error| {
+                    if total.inserted + total.existing == 0 {
+                        e
+                    } else {
+                        Error::Incomplete {
                             written: total.inserted as usize,
-                            failed: failed.other as usize,
-                            source: Box::new(Error::Driver {
-                                code: failed.code.or(code),
-                                source: Box::new(e),
-                            }),
-                        });
+                            failed,
+                            source: Box::new(e),
+                        }
                     }
-                },
-            };
-            let existing = skipped.len() as u64;
-            // What derives from the slots (a subset of them, a count per holder) gets the
-            // slots this batch inserted, after the batch: allocation runs in no transaction,
-            // so a failure between the two leaves them for the dependents' `repair()`.
-            if crate::derived::has_insert_dependents(M::SCHEMA) {
-                let inserted: Vec<Document> = batch
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| !skipped.contains(i))
-                    .map(|(_, d)| d.clone())
-                    .collect();
-                let kept = crate::derived::inserted(&self.db, None, M::SCHEMA, &inserted).await;
-                if let Err(e) = kept {
+                };
+                self.check_unique_index().await?;
+                let mut batch = Vec::with_capacity(BATCH);
+                let mut slots = slots.into_iter().peekable();
+                while slots.peek().is_some() {
+                    batch.clear();
+                    for slot in slots.by_ref().take(BATCH) {
+                        let d = bson::serialize_to_document(&slot)?;
+                        // A slot placed in a tree gets its node's path below (as `Holders::insert`).
+                        let not_holder = |spec: &'static dyn PatternSpec| {
+                            (spec as &dyn std::any::Any).is::<crate::tree::HolderSpec>()
+                        };
+                        let checked = check_size(&d, M::SCHEMA.name())
+                            .and_then(|_| check_free(M::SLOTS, &d))
+                            .and_then(|_| {
+                                crate::derived::check_document_write_except(
+                                    M::SCHEMA,
+                                    "insert",
+                                    Some(&d),
+                                    &not_holder,
+                                )
+                            });
+                        if let Err(e) = checked {
+                            return Err(partly(total, 1, e));
+                        }
+                        batch.push(d);
+                    }
+                    for holder in M::SCHEMA.specs::<crate::tree::HolderSpec>() {
+                        if let Err(e) = holder.set_paths(&self.db, &mut batch).await {
+                            return Err(partly(total, batch.len(), e));
+                        }
+                    }
+                    let sent = batch.len() as u64;
+                    let skipped = match self.raw().insert_many(batch.clone()).ordered(false).await {
+                        Ok(_) => Vec::new(),
+                        Err(e) => match grid_duplicates(&e, M::SLOTS.index().name()) {
+                            Ok(skipped) => skipped,
+                            Err(failed) => {
+                                let inserted = sent.saturating_sub(failed.total);
+                                total.inserted += inserted;
+                                let code = crate::error::server_code(&e);
+                                tracing::debug!(
+                                    inserted,
+                                    failed = failed.other,
+                                    "allocation batch failed"
+                                );
+                                return Err(Error::Incomplete {
+                                    written: total.inserted as usize,
+                                    failed: failed.other as usize,
+                                    source: Box::new(Error::Driver {
+                                        code: failed.code.or(code),
+                                        source: Box::new(e),
+                                    }),
+                                });
+                            }
+                        },
+                    };
+                    let existing = skipped.len() as u64;
+                    // What derives from the slots (a subset of them, a count per holder) gets the
+                    // slots this batch inserted, after the batch: allocation runs in no transaction,
+                    // so a failure between the two leaves them for the dependents' `repair()`.
+                    if crate::derived::has_insert_dependents(M::SCHEMA) {
+                        let inserted: Vec<Document> = batch
+                            .iter()
+                            .enumerate()
+                            .filter(|(i, _)| !skipped.contains(i))
+                            .map(|(_, d)| d.clone())
+                            .collect();
+                        let kept =
+                            crate::derived::inserted(&self.db, None, M::SCHEMA, &inserted).await;
+                        if let Err(e) = kept {
+                            total.inserted += sent - existing;
+                            return Err(partly(total, 0, e.into()));
+                        }
+                    }
                     total.inserted += sent - existing;
-                    return Err(partly(total, 0, e.into()));
+                    total.existing += existing;
+                    tracing::info!(
+                        inserted = sent - existing,
+                        existing,
+                        "allocation batch written"
+                    );
+                    progress(&crate::progress::Progress::new(
+                        "preallocation.allocate",
+                        "slots",
+                        total.inserted + total.existing,
+                        None,
+                    ));
                 }
-            }
-            total.inserted += sent - existing;
-            total.existing += existing;
-            tracing::info!(
-                inserted = sent - existing,
-                existing,
-                "allocation batch written"
-            );
-            progress(&crate::progress::Progress::new(
-                "preallocation.allocate",
-                "slots",
-                total.inserted + total.existing,
-                None,
-            ));
-        }
-        Ok(total)
+                Ok(total)
+            },
+        )
+        .await
     }
 
     /// The grid's unique index is on the server (one `listIndexes`): without it, allocating

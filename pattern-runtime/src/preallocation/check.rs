@@ -114,15 +114,21 @@ impl<M: Preallocated> Slots<M> {
     /// bitmaps with bits past the sub-slots
     /// ([`Check::GridDrift`], listing them), as the
     /// [doctor](mod@crate::doctor) does over a sample. Writes nothing.
-    #[tracing::instrument(
-        name = "pattern_runtime::preallocation.check", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     pub async fn check(&self) -> Result<CheckReport> {
-        crate::maintenance::check(
-            &self.db,
-            self.tx.as_ref(),
-            &[(M::SCHEMA, M::SLOTS as &dyn PatternSpec)],
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::preallocation.check",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move {
+                crate::maintenance::check(
+                    &self.db,
+                    self.tx.as_ref(),
+                    &[(M::SCHEMA, M::SLOTS as &dyn PatternSpec)],
+                )
+                .await
+            },
         )
         .await
     }
@@ -131,56 +137,68 @@ impl<M: Preallocated> Slots<M> {
     /// (one read and one conditional `$set` per slot, the bitmap keeping its stored integer
     /// type), then a check again. Slots allocated twice are
     /// left: which of the documents to keep is the application's call.
-    #[tracing::instrument(
-        name = "pattern_runtime::preallocation.repair", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     pub async fn repair(&self) -> Result<RepairReport> {
-        let s = M::SLOTS;
-        let targets = [(M::SCHEMA, s as &dyn PatternSpec)];
-        let found = crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await?;
-        let mut repaired = 0;
-        if let Some(bitmap) = s.bitmap() {
-            let stray: Vec<Bson> = found
-                .findings
-                .iter()
-                .filter(|f| f.subject == bitmap)
-                .flat_map(|f| f.documents.iter().cloned())
-                .collect();
-            let Bson::Int64(mask) = full_mask(s.sub_slots()) else {
-                return crate::maintenance::after_repair(&self.db, self.tx.as_ref(), &targets, 0)
-                    .await;
-            };
-            let raw = self.raw();
-            for id in stray {
-                let read = raw
-                    .find_one(doc! { "_id": id.clone() })
-                    .projection(doc! { bitmap: 1 });
-                let found = {
-                    let mut session = self.session().await?;
-                    in_session!(read, session.as_deref_mut())?
-                };
-                // The bits kept, in the type stored (an `i32` bitmap stays one).
-                let (stored, kept) = match found.as_ref().and_then(|d| d.get(bitmap)) {
-                    Some(Bson::Int32(b)) => {
-                        (Bson::Int32(*b), Bson::Int32((i64::from(*b) & mask) as i32))
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::preallocation.repair",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move {
+                let s = M::SLOTS;
+                let targets = [(M::SCHEMA, s as &dyn PatternSpec)];
+                let found = crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await?;
+                let mut repaired = 0;
+                if let Some(bitmap) = s.bitmap() {
+                    let stray: Vec<Bson> = found
+                        .findings
+                        .iter()
+                        .filter(|f| f.subject == bitmap)
+                        .flat_map(|f| f.documents.iter().cloned())
+                        .collect();
+                    let Bson::Int64(mask) = full_mask(s.sub_slots()) else {
+                        return crate::maintenance::after_repair(
+                            &self.db,
+                            self.tx.as_ref(),
+                            &targets,
+                            0,
+                        )
+                        .await;
+                    };
+                    let raw = self.raw();
+                    for id in stray {
+                        let read = raw
+                            .find_one(doc! { "_id": id.clone() })
+                            .projection(doc! { bitmap: 1 });
+                        let found = {
+                            let mut session = self.session().await?;
+                            in_session!(read, session.as_deref_mut())?
+                        };
+                        // The bits kept, in the type stored (an `i32` bitmap stays one).
+                        let (stored, kept) = match found.as_ref().and_then(|d| d.get(bitmap)) {
+                            Some(Bson::Int32(b)) => {
+                                (Bson::Int32(*b), Bson::Int32((i64::from(*b) & mask) as i32))
+                            }
+                            Some(Bson::Int64(b)) => (Bson::Int64(*b), Bson::Int64(*b & mask)),
+                            _ => continue,
+                        };
+                        // Conditional on the bits read: a booking meanwhile is left for the next run.
+                        repaired += crate::derived::update_one(
+                            &self.db,
+                            self.tx.as_ref(),
+                            M::SCHEMA,
+                            doc! { "_id": id, bitmap: stored },
+                            doc! { "$set": { bitmap: kept } },
+                            &[bitmap],
+                        )
+                        .await?
+                        .modified_count;
                     }
-                    Some(Bson::Int64(b)) => (Bson::Int64(*b), Bson::Int64(*b & mask)),
-                    _ => continue,
-                };
-                // Conditional on the bits read: a booking meanwhile is left for the next run.
-                repaired += crate::derived::update_one(
-                    &self.db,
-                    self.tx.as_ref(),
-                    M::SCHEMA,
-                    doc! { "_id": id, bitmap: stored },
-                    doc! { "$set": { bitmap: kept } },
-                    &[bitmap],
-                )
-                .await?
-                .modified_count;
-            }
-        }
-        crate::maintenance::after_repair(&self.db, self.tx.as_ref(), &targets, repaired).await
+                }
+                crate::maintenance::after_repair(&self.db, self.tx.as_ref(), &targets, repaired)
+                    .await
+            },
+        )
+        .await
     }
 }

@@ -14,18 +14,25 @@ impl<M: Preallocated> Slots<M> {
         crate::model::Pending::new(self.get_op(resource.into_id(), slot.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::preallocation.get", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            resource = tracing::field::Empty, slot = tracing::field::Empty)
-    )]
     async fn get_op(&self, resource: M::Resource, slot: M::Slot) -> Result<Option<M>> {
-        let (resource, slot) = Self::ids(resource, slot)?;
-        let mut session = self.session().await?;
-        let raw = self.raw();
-        let op = raw.find_one(Self::key(&resource, &slot));
-        let found = in_session!(op, session.as_deref_mut())?;
-        found.map(crate::model::read::decode::<M>).transpose()
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::preallocation.get",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                resource = tracing::field::Empty,
+                slot = tracing::field::Empty
+            ),
+            async move {
+                let (resource, slot) = Self::ids(resource, slot)?;
+                let mut session = self.session().await?;
+                let raw = self.raw();
+                let op = raw.find_one(Self::key(&resource, &slot));
+                let found = in_session!(op, session.as_deref_mut())?;
+                found.map(crate::model::read::decode::<M>).transpose()
+            },
+        )
+        .await
     }
 
     /// The free slots of `resource` from `from` (included) to `to` (excluded), in slot order:
@@ -45,42 +52,48 @@ impl<M: Preallocated> Slots<M> {
         ))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::preallocation.available", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     async fn available_op(
         &self,
         resource: M::Resource,
         from: M::Slot,
         to: M::Slot,
     ) -> Result<Vec<M>> {
-        let s = M::SLOTS;
-        let resource = crate::literal::typed_id(s.resource(), resource)?;
-        let (from, to) = (
-            crate::literal::typed_id(s.slot(), from)?,
-            crate::literal::typed_id(s.slot(), to)?,
-        );
-        let mut filter = doc! {
-            s.resource(): resource,
-            s.slot(): { "$gte": from, "$lt": to },
-        };
-        match (s.holder(), s.bitmap()) {
-            (Some(holder), _) => {
-                filter.insert(holder, Bson::Null);
-            }
-            (None, Some(bitmap)) => {
-                filter.insert(bitmap, doc! { "$bitsAnyClear": full_mask(s.sub_slots()) });
-            }
-            (None, None) => {}
-        }
-        let mut session = self.session().await?;
-        let raw = self.raw();
-        let find = raw.find(filter).sort(doc! { s.slot(): 1 });
-        let docs: Vec<Document> = collect_in!(find, session.as_deref_mut())?;
-        docs.into_iter()
-            .map(crate::model::read::decode::<M>)
-            .collect()
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::preallocation.available",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move {
+                let s = M::SLOTS;
+                let resource = crate::literal::typed_id(s.resource(), resource)?;
+                let (from, to) = (
+                    crate::literal::typed_id(s.slot(), from)?,
+                    crate::literal::typed_id(s.slot(), to)?,
+                );
+                let mut filter = doc! {
+                    s.resource(): resource,
+                    s.slot(): { "$gte": from, "$lt": to },
+                };
+                match (s.holder(), s.bitmap()) {
+                    (Some(holder), _) => {
+                        filter.insert(holder, Bson::Null);
+                    }
+                    (None, Some(bitmap)) => {
+                        filter.insert(bitmap, doc! { "$bitsAnyClear": full_mask(s.sub_slots()) });
+                    }
+                    (None, None) => {}
+                }
+                let mut session = self.session().await?;
+                let raw = self.raw();
+                let find = raw.find(filter).sort(doc! { s.slot(): 1 });
+                let docs: Vec<Document> = collect_in!(find, session.as_deref_mut())?;
+                docs.into_iter()
+                    .map(crate::model::read::decode::<M>)
+                    .collect()
+            },
+        )
+        .await
     }
 
     /// The free sub-slots of the slot, as ranges (`[0..18, 20..48]`): one read.
@@ -93,32 +106,39 @@ impl<M: Preallocated> Slots<M> {
         crate::model::Pending::new(self.free_ranges_op(resource.into_id(), slot.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::preallocation.free_ranges", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            resource = tracing::field::Empty, slot = tracing::field::Empty)
-    )]
     async fn free_ranges_op(
         &self,
         resource: M::Resource,
         slot: M::Slot,
     ) -> Result<Vec<Range<u32>>> {
-        let bitmap = self.bitmap_field("free_ranges", &(0..1))?;
-        let (resource, slot) = Self::ids(resource, slot)?;
-        let mut session = self.session().await?;
-        let raw = self.raw();
-        let op = raw
-            .find_one(Self::key(&resource, &slot))
-            .projection(doc! { bitmap: 1 });
-        let found = in_session!(op, session.as_deref_mut())?;
-        let Some(d) = found else {
-            return Err(self.not_allocated(&resource, &slot));
-        };
-        let bits = match d.get(bitmap) {
-            Some(Bson::Int32(b)) => i64::from(*b),
-            Some(Bson::Int64(b)) => *b,
-            _ => return Err(not_a_bitmap(bitmap)),
-        };
-        Ok(free_runs(bits, M::SLOTS.sub_slots()))
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::preallocation.free_ranges",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                resource = tracing::field::Empty,
+                slot = tracing::field::Empty
+            ),
+            async move {
+                let bitmap = self.bitmap_field("free_ranges", &(0..1))?;
+                let (resource, slot) = Self::ids(resource, slot)?;
+                let mut session = self.session().await?;
+                let raw = self.raw();
+                let op = raw
+                    .find_one(Self::key(&resource, &slot))
+                    .projection(doc! { bitmap: 1 });
+                let found = in_session!(op, session.as_deref_mut())?;
+                let Some(d) = found else {
+                    return Err(self.not_allocated(&resource, &slot));
+                };
+                let bits = match d.get(bitmap) {
+                    Some(Bson::Int32(b)) => i64::from(*b),
+                    Some(Bson::Int64(b)) => *b,
+                    _ => return Err(not_a_bitmap(bitmap)),
+                };
+                Ok(free_runs(bits, M::SLOTS.sub_slots()))
+            },
+        )
+        .await
     }
 }

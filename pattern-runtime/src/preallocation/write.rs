@@ -26,62 +26,71 @@ impl<M: Preallocated> Slots<M> {
         crate::model::Pending::new(self.book_op(resource.into_id(), slot.into_id(), holder.into()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::preallocation.book", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            resource = tracing::field::Empty, slot = tracing::field::Empty)
-    )]
     async fn book_op(&self, resource: M::Resource, slot: M::Slot, holder: Bson) -> Result<M> {
-        let holder_field = self.holder_field("book")?;
-        let (resource, slot) = Self::ids(resource, slot)?;
-        Self::check_holder(&holder, holder_field)?;
-        if self.keeps_derived(holder_field) {
-            // In a transaction (the caller's, or one of its own because other data derives
-            // from the holder), with what derives from the holder brought up to date in it; a
-            // booking the model cannot read back is aborted with the rest.
-            let key = Self::key(&resource, &slot);
-            let booked = transact!(self.db, self.tx.as_ref(), |s| async {
-                let mut s: Option<&mut ClientSession> = s;
-                let watch = crate::derived::watch(
-                    &self.db,
-                    s.as_deref_mut(),
-                    M::SCHEMA,
-                    Some(&[holder_field]),
-                    &key,
-                )
-                .await?;
-                let booked = self
-                    .book_in(s.as_deref_mut(), &resource, &slot, &holder, holder_field)
-                    .await?
-                    .map_err(crate::error::refusal)?;
-                let read: M = bson::deserialize_from_document(booked.clone())
-                    .map_err(|e| crate::error::refusal(Self::wrong_holder(holder_field, e)))?;
-                if let Some(watch) = watch {
-                    watch.after(&self.db, s).await?;
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::preallocation.book",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                resource = tracing::field::Empty,
+                slot = tracing::field::Empty
+            ),
+            async move {
+                let holder_field = self.holder_field("book")?;
+                let (resource, slot) = Self::ids(resource, slot)?;
+                Self::check_holder(&holder, holder_field)?;
+                if self.keeps_derived(holder_field) {
+                    // In a transaction (the caller's, or one of its own because other data derives
+                    // from the holder), with what derives from the holder brought up to date in it; a
+                    // booking the model cannot read back is aborted with the rest.
+                    let key = Self::key(&resource, &slot);
+                    let booked = transact!(self.db, self.tx.as_ref(), |s| async {
+                        let mut s: Option<&mut ClientSession> = s;
+                        let watch = crate::derived::watch(
+                            &self.db,
+                            s.as_deref_mut(),
+                            M::SCHEMA,
+                            Some(&[holder_field]),
+                            &key,
+                        )
+                        .await?;
+                        let booked = self
+                            .book_in(s.as_deref_mut(), &resource, &slot, &holder, holder_field)
+                            .await?
+                            .map_err(crate::error::refusal)?;
+                        let read: M =
+                            bson::deserialize_from_document(booked.clone()).map_err(|e| {
+                                crate::error::refusal(Self::wrong_holder(holder_field, e))
+                            })?;
+                        if let Some(watch) = watch {
+                            watch.after(&self.db, s).await?;
+                        }
+                        Ok(read)
+                    })?;
+                    return Ok(booked);
                 }
-                Ok(read)
-            })?;
-            return Ok(booked);
-        }
-        let mut session = self.session().await?;
-        let booked = self
-            .book_in(
-                session.as_deref_mut(),
-                &resource,
-                &slot,
-                &holder,
-                holder_field,
-            )
-            .await??;
-        match bson::deserialize_from_document(booked) {
-            Ok(m) => Ok(m),
-            Err(e) => {
-                let slots = [(resource, slot)];
-                self.unbook(session.as_deref_mut(), &slots, &holder, holder_field)
-                    .await?;
-                Err(Self::wrong_holder(holder_field, e))
-            }
-        }
+                let mut session = self.session().await?;
+                let booked = self
+                    .book_in(
+                        session.as_deref_mut(),
+                        &resource,
+                        &slot,
+                        &holder,
+                        holder_field,
+                    )
+                    .await??;
+                match bson::deserialize_from_document(booked) {
+                    Ok(m) => Ok(m),
+                    Err(e) => {
+                        let slots = [(resource, slot)];
+                        self.unbook(session.as_deref_mut(), &slots, &holder, holder_field)
+                            .await?;
+                        Err(Self::wrong_holder(holder_field, e))
+                    }
+                }
+            },
+        )
+        .await
     }
 
     /// Whether a write of the holder runs in a transaction: the caller's, or one of its own
@@ -158,77 +167,85 @@ impl<M: Preallocated> Slots<M> {
     /// them, or none. The first that is taken or missing undoes the others in the same
     /// transaction and is returned ([`Error::AlreadyBooked`], [`Error::NotFound`] of the slot). Without
     /// transactions the undo is a second write, best effort.
-    #[tracing::instrument(
-        name = "pattern_runtime::preallocation.book_all", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(), slots = slots.len())
-    )]
     pub async fn book_all<R, S>(&self, slots: &[(R, S)], holder: impl Into<Bson>) -> Result<Vec<M>>
     where
         R: Clone + IntoId<M::Resource>,
         S: Clone + IntoId<M::Slot>,
     {
-        let holder_field = self.holder_field("book_all")?;
-        let holder = holder.into();
-        Self::check_holder(&holder, holder_field)?;
-        let slots: Vec<(Bson, Bson)> = slots
-            .iter()
-            .map(|(r, s)| Self::ids(r.clone(), s.clone()))
-            .collect::<Result<_>>()?;
-        for (i, (r, s)) in slots.iter().enumerate() {
-            if slots[..i].contains(&(r.clone(), s.clone())) {
-                return Err(Error::InvalidValue {
-                    field: M::SLOTS.slot().to_owned(),
-                    reason: format!("slot {s} of {r} is asked for twice"),
-                });
-            }
-        }
-        let outcome = transact!(self.db, self.tx.as_ref(), |s| async {
-            let mut s: Option<&mut ClientSession> = s;
-            let keys: Vec<Document> = slots.iter().map(|(r, sl)| Self::key(r, sl)).collect();
-            let watch = crate::derived::watch(
-                &self.db,
-                s.as_deref_mut(),
-                M::SCHEMA,
-                Some(&[holder_field]),
-                &doc! { "$or": keys },
-            )
-            .await?;
-            let mut booked: Vec<Document> = Vec::with_capacity(slots.len());
-            for (resource, slot) in &slots {
-                match self
-                    .book_in(s.as_deref_mut(), resource, slot, &holder, holder_field)
-                    .await?
-                {
-                    Ok(d) => booked.push(d),
-                    Err(e) => {
-                        // Undo what this call booked: the transaction then commits no change.
-                        let done = &slots[..booked.len()];
-                        self.unbook(s.as_deref_mut(), done, &holder, holder_field)
-                            .await?;
-                        tracing::debug!("a slot was not free: none booked");
-                        return Ok(Err(e));
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::preallocation.book_all",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                slots = slots.len()
+            ),
+            async move {
+                let holder_field = self.holder_field("book_all")?;
+                let holder = holder.into();
+                Self::check_holder(&holder, holder_field)?;
+                let slots: Vec<(Bson, Bson)> = slots
+                    .iter()
+                    .map(|(r, s)| Self::ids(r.clone(), s.clone()))
+                    .collect::<Result<_>>()?;
+                for (i, (r, s)) in slots.iter().enumerate() {
+                    if slots[..i].contains(&(r.clone(), s.clone())) {
+                        return Err(Error::InvalidValue {
+                            field: M::SLOTS.slot().to_owned(),
+                            reason: format!("slot {s} of {r} is asked for twice"),
+                        });
                     }
                 }
-            }
-            if let Some(watch) = watch {
-                watch.after(&self.db, s).await?;
-            }
-            Ok(Ok(booked))
-        })?;
-        let booked = outcome?;
-        let mut out = Vec::with_capacity(booked.len());
-        for d in booked {
-            match bson::deserialize_from_document(d) {
-                Ok(m) => out.push(m),
-                Err(e) => {
-                    let mut session = self.session().await?;
-                    self.unbook(session.as_deref_mut(), &slots, &holder, holder_field)
-                        .await?;
-                    return Err(Self::wrong_holder(holder_field, e));
+                let outcome = transact!(self.db, self.tx.as_ref(), |s| async {
+                    let mut s: Option<&mut ClientSession> = s;
+                    let keys: Vec<Document> =
+                        slots.iter().map(|(r, sl)| Self::key(r, sl)).collect();
+                    let watch = crate::derived::watch(
+                        &self.db,
+                        s.as_deref_mut(),
+                        M::SCHEMA,
+                        Some(&[holder_field]),
+                        &doc! { "$or": keys },
+                    )
+                    .await?;
+                    let mut booked: Vec<Document> = Vec::with_capacity(slots.len());
+                    for (resource, slot) in &slots {
+                        match self
+                            .book_in(s.as_deref_mut(), resource, slot, &holder, holder_field)
+                            .await?
+                        {
+                            Ok(d) => booked.push(d),
+                            Err(e) => {
+                                // Undo what this call booked: the transaction then commits no change.
+                                let done = &slots[..booked.len()];
+                                self.unbook(s.as_deref_mut(), done, &holder, holder_field)
+                                    .await?;
+                                tracing::debug!("a slot was not free: none booked");
+                                return Ok(Err(e));
+                            }
+                        }
+                    }
+                    if let Some(watch) = watch {
+                        watch.after(&self.db, s).await?;
+                    }
+                    Ok(Ok(booked))
+                })?;
+                let booked = outcome?;
+                let mut out = Vec::with_capacity(booked.len());
+                for d in booked {
+                    match bson::deserialize_from_document(d) {
+                        Ok(m) => out.push(m),
+                        Err(e) => {
+                            let mut session = self.session().await?;
+                            self.unbook(session.as_deref_mut(), &slots, &holder, holder_field)
+                                .await?;
+                            return Err(Self::wrong_holder(holder_field, e));
+                        }
+                    }
                 }
-            }
-        }
-        Ok(out)
+                Ok(out)
+            },
+        )
+        .await
     }
 
     /// Frees the slot if `holder` holds it; returns it as freed (also when it was free already).
@@ -250,28 +267,35 @@ impl<M: Preallocated> Slots<M> {
         ))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::preallocation.cancel", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            resource = tracing::field::Empty, slot = tracing::field::Empty)
-    )]
     async fn cancel_op(&self, resource: M::Resource, slot: M::Slot, holder: Bson) -> Result<M> {
-        let holder_field = self.holder_field("cancel")?;
-        let (resource, slot) = Self::ids(resource, slot)?;
-        Self::check_holder(&holder, holder_field)?;
-        let mut filter = Self::key(&resource, &slot);
-        match holder {
-            // A holder that is a copy of another document (an extended reference) is that
-            // document, whatever its copied fields say now (a rename rewrites them).
-            Bson::Document(d) if d.contains_key("_id") => {
-                let id = d.get("_id").cloned().unwrap_or(Bson::Null);
-                filter.insert(format!("{holder_field}._id"), doc! { "$eq": id });
-            }
-            holder => {
-                filter.insert(holder_field, doc! { "$eq": holder });
-            }
-        }
-        self.free(filter, &resource, &slot, holder_field).await
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::preallocation.cancel",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                resource = tracing::field::Empty,
+                slot = tracing::field::Empty
+            ),
+            async move {
+                let holder_field = self.holder_field("cancel")?;
+                let (resource, slot) = Self::ids(resource, slot)?;
+                Self::check_holder(&holder, holder_field)?;
+                let mut filter = Self::key(&resource, &slot);
+                match holder {
+                    // A holder that is a copy of another document (an extended reference) is that
+                    // document, whatever its copied fields say now (a rename rewrites them).
+                    Bson::Document(d) if d.contains_key("_id") => {
+                        let id = d.get("_id").cloned().unwrap_or(Bson::Null);
+                        filter.insert(format!("{holder_field}._id"), doc! { "$eq": id });
+                    }
+                    holder => {
+                        filter.insert(holder_field, doc! { "$eq": holder });
+                    }
+                }
+                self.free(filter, &resource, &slot, holder_field).await
+            },
+        )
+        .await
     }
 
     /// Frees the slot whoever holds it; returns it as freed. [`Error::NotFound`] of the slot when it was
@@ -284,16 +308,23 @@ impl<M: Preallocated> Slots<M> {
         crate::model::Pending::new(self.release_op(resource.into_id(), slot.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::preallocation.release", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            resource = tracing::field::Empty, slot = tracing::field::Empty)
-    )]
     async fn release_op(&self, resource: M::Resource, slot: M::Slot) -> Result<M> {
-        let holder_field = self.holder_field("release")?;
-        let (resource, slot) = Self::ids(resource, slot)?;
-        self.free(Self::key(&resource, &slot), &resource, &slot, holder_field)
-            .await
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::preallocation.release",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                resource = tracing::field::Empty,
+                slot = tracing::field::Empty
+            ),
+            async move {
+                let holder_field = self.holder_field("release")?;
+                let (resource, slot) = Self::ids(resource, slot)?;
+                self.free(Self::key(&resource, &slot), &resource, &slot, holder_field)
+                    .await
+            },
+        )
+        .await
     }
 
     async fn free(
@@ -404,29 +435,36 @@ impl<M: Preallocated> Slots<M> {
         ))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::preallocation.book_range", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            resource = tracing::field::Empty, slot = tracing::field::Empty)
-    )]
     async fn book_range_op(
         &self,
         resource: M::Resource,
         slot: M::Slot,
         sub_slots: Range<u32>,
     ) -> Result<()> {
-        let bitmap = self.bitmap_field("book_range", &sub_slots)?;
-        let (resource, slot) = Self::ids(resource, slot)?;
-        let mask = Self::mask(&sub_slots);
-        let bits = BitUpdate {
-            bitmap,
-            test: ("$bitsAllClear", mask.clone()),
-            op: ("or", mask),
-            done: "sub-slots booked",
-        };
-        self.update_bits(&resource, &slot, bits, || {
-            self.already_booked(&resource, &slot, None)
-        })
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::preallocation.book_range",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                resource = tracing::field::Empty,
+                slot = tracing::field::Empty
+            ),
+            async move {
+                let bitmap = self.bitmap_field("book_range", &sub_slots)?;
+                let (resource, slot) = Self::ids(resource, slot)?;
+                let mask = Self::mask(&sub_slots);
+                let bits = BitUpdate {
+                    bitmap,
+                    test: ("$bitsAllClear", mask.clone()),
+                    op: ("or", mask),
+                    done: "sub-slots booked",
+                };
+                self.update_bits(&resource, &slot, bits, || {
+                    self.already_booked(&resource, &slot, None)
+                })
+                .await
+            },
+        )
         .await
     }
 
@@ -447,38 +485,45 @@ impl<M: Preallocated> Slots<M> {
         ))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::preallocation.free_range", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            resource = tracing::field::Empty, slot = tracing::field::Empty)
-    )]
     async fn free_range_op(
         &self,
         resource: M::Resource,
         slot: M::Slot,
         sub_slots: Range<u32>,
     ) -> Result<()> {
-        let bitmap = self.bitmap_field("free_range", &sub_slots)?;
-        let (resource, slot) = Self::ids(resource, slot)?;
-        let mask = Self::mask(&sub_slots);
-        let keep = match &mask {
-            Bson::Int64(m) => Bson::Int64(!m),
-            Bson::Int32(m) => Bson::Int32(!m),
-            other => other.clone(),
-        };
-        let bits = BitUpdate {
-            bitmap,
-            test: ("$bitsAllSet", mask),
-            op: ("and", keep),
-            done: "sub-slots freed",
-        };
-        self.update_bits(&resource, &slot, bits, || Error::InvalidValue {
-            field: bitmap.to_owned(),
-            reason: format!(
-                "sub-slots {}..{} are not all booked",
-                sub_slots.start, sub_slots.end
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::preallocation.free_range",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                resource = tracing::field::Empty,
+                slot = tracing::field::Empty
             ),
-        })
+            async move {
+                let bitmap = self.bitmap_field("free_range", &sub_slots)?;
+                let (resource, slot) = Self::ids(resource, slot)?;
+                let mask = Self::mask(&sub_slots);
+                let keep = match &mask {
+                    Bson::Int64(m) => Bson::Int64(!m),
+                    Bson::Int32(m) => Bson::Int32(!m),
+                    other => other.clone(),
+                };
+                let bits = BitUpdate {
+                    bitmap,
+                    test: ("$bitsAllSet", mask),
+                    op: ("and", keep),
+                    done: "sub-slots freed",
+                };
+                self.update_bits(&resource, &slot, bits, || Error::InvalidValue {
+                    field: bitmap.to_owned(),
+                    reason: format!(
+                        "sub-slots {}..{} are not all booked",
+                        sub_slots.start, sub_slots.end
+                    ),
+                })
+                .await
+            },
+        )
         .await
     }
 

@@ -122,17 +122,23 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
     /// Bound to a transaction ([`in_transaction`](Self::in_transaction)), it reads in it.
     ///
     /// [`Check::TwoWayDrift`]: crate::doctor::Check::TwoWayDrift
-    #[tracing::instrument(
-        name = "pattern_runtime::relation.check", level = "debug", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            field = self.relation.spec.field())
-    )]
     pub async fn check(&self) -> Result<CheckReport> {
-        let (examined, found) = self.check_inner().await?;
-        Ok(CheckReport {
-            examined,
-            findings: self.findings(&found),
-        })
+        crate::span::operation(
+            tracing::debug_span!(
+                "pattern_runtime::relation.check",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                field = self.relation.spec.field()
+            ),
+            async move {
+                let (examined, found) = self.check_inner().await?;
+                Ok(CheckReport {
+                    examined,
+                    findings: self.findings(&found),
+                })
+            },
+        )
+        .await
     }
 
     /// The disagreements as findings, one per kind.
@@ -291,49 +297,55 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
     /// which owner a child has): adds missing entries, pulls wrong ones and those of children
     /// that do not exist; then checks again. Children whose owner does not exist are left,
     /// and reported in [`RepairReport::left`].
-    #[tracing::instrument(
-        name = "pattern_runtime::relation.repair", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            field = self.relation.spec.field())
-    )]
     pub async fn repair(&self) -> Result<RepairReport> {
-        let spec = self.relation.spec;
-        let owners = self
-            .relation
-            .db
-            .collection::<Document>(spec.target().collection());
-        let inverse = self.inverse();
-        let (mut added, mut pulled, mut orphans) = (0u64, 0u64, 0usize);
-        // One `update_one` of an owner's array per disagreement it can mend.
-        let mend = |owner: Bson, op: &str, child: Bson| {
-            owners.update_one(doc! { "_id": owner }, doc! { op: { inverse: child } })
-        };
-        for d in self.check_inner().await?.1 {
-            let mut session = crate::txn::Transaction::session_of(self.tx()).await?;
-            match d {
-                Disagreement::NotListed { child, owner } => {
-                    let op = mend(owner, "$addToSet", child);
-                    added += in_session!(op, session.as_deref_mut())?.modified_count;
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::relation.repair",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                field = self.relation.spec.field()
+            ),
+            async move {
+                let spec = self.relation.spec;
+                let owners = self
+                    .relation
+                    .db
+                    .collection::<Document>(spec.target().collection());
+                let inverse = self.inverse();
+                let (mut added, mut pulled, mut orphans) = (0u64, 0u64, 0usize);
+                // One `update_one` of an owner's array per disagreement it can mend.
+                let mend = |owner: Bson, op: &str, child: Bson| {
+                    owners.update_one(doc! { "_id": owner }, doc! { op: { inverse: child } })
+                };
+                for d in self.check_inner().await?.1 {
+                    let mut session = crate::txn::Transaction::session_of(self.tx()).await?;
+                    match d {
+                        Disagreement::NotListed { child, owner } => {
+                            let op = mend(owner, "$addToSet", child);
+                            added += in_session!(op, session.as_deref_mut())?.modified_count;
+                        }
+                        Disagreement::ListedElsewhere { owner, child, .. }
+                        | Disagreement::MissingChild { owner, child } => {
+                            let op = mend(owner, "$pull", child);
+                            pulled += in_session!(op, session.as_deref_mut())?.modified_count;
+                        }
+                        Disagreement::MissingOwner { .. } => orphans += 1,
+                    }
                 }
-                Disagreement::ListedElsewhere { owner, child, .. }
-                | Disagreement::MissingChild { owner, child } => {
-                    let op = mend(owner, "$pull", child);
-                    pulled += in_session!(op, session.as_deref_mut())?.modified_count;
-                }
-                Disagreement::MissingOwner { .. } => orphans += 1,
-            }
-        }
-        tracing::debug!(
-            target: "pattern_runtime::relation",
-            added,
-            pulled,
-            orphans,
-            "repaired"
-        );
-        let (_, left) = self.check_inner().await?;
-        Ok(RepairReport {
-            repaired: added + pulled,
-            left: self.findings(&left),
-        })
+                tracing::debug!(
+                    target: "pattern_runtime::relation",
+                    added,
+                    pulled,
+                    orphans,
+                    "repaired"
+                );
+                let (_, left) = self.check_inner().await?;
+                Ok(RepairReport {
+                    repaired: added + pulled,
+                    left: self.findings(&left),
+                })
+            },
+        )
+        .await
     }
 }

@@ -167,19 +167,26 @@ impl<S: Identified, T: Identified> TwoWay<S, T> {
         crate::model::Pending::new(self.assign_op(child.into_id(), owner.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::relation.assign", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            field = self.relation.spec.field(), child = tracing::field::Empty,
-            owner = tracing::field::Empty)
-    )]
     async fn assign_op(&self, child: S::Id, owner: T::Id) -> Result<Assigned> {
-        let child = bson::serialize_to_bson(&child)?;
-        let owner = bson::serialize_to_bson(&owner)?;
-        let span = tracing::Span::current();
-        span.record("child", tracing::field::display(&child));
-        span.record("owner", tracing::field::display(&owner));
-        self.assign_inner(child, owner).await
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::relation.assign",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                field = self.relation.spec.field(),
+                child = tracing::field::Empty,
+                owner = tracing::field::Empty
+            ),
+            async move {
+                let child = bson::serialize_to_bson(&child)?;
+                let owner = bson::serialize_to_bson(&owner)?;
+                let span = tracing::Span::current();
+                span.record("child", tracing::field::display(&child));
+                span.record("owner", tracing::field::display(&owner));
+                self.assign_inner(child, owner).await
+            },
+        )
+        .await
     }
 
     async fn assign_inner(&self, child: Bson, owner: Bson) -> Result<Assigned> {

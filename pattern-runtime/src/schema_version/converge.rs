@@ -107,14 +107,11 @@ impl<M: SchemaVersioned> ModelCollection<M> {
     ///
     /// Not in the caller's transaction: a handle bound to one is refused with
     /// [`Error::Unsupported`], before anything is sent.
-    #[tracing::instrument(
-        name = "pattern_runtime::schema_version.converge", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     pub async fn converge_with_progress(
         &self,
         mut progress: impl FnMut(&Progress) + Send,
     ) -> Result<Converged> {
+        crate::span::operation(tracing::info_span!("pattern_runtime::schema_version.converge", model = self.span_model(), collection = self.span_collection()), async move {
         if self.transaction().is_some() {
             return Err(Error::Unsupported {
                 operation: "converge".to_owned(),
@@ -233,6 +230,8 @@ impl<M: SchemaVersioned> ModelCollection<M> {
             }
         }
         Ok(done)
+    })
+        .await
     }
 
     /// The same handle, whose reads ([`get`](Self::get), [`find`](Self::find),
@@ -252,12 +251,16 @@ impl<M: SchemaVersioned> ModelCollection<M> {
     /// The documents of the collection per stored version (one aggregation over the whole
     /// collection): how far a [`converge`](Self::converge) has to go, and the documents of
     /// versions the model does not know.
-    #[tracing::instrument(
-        name = "pattern_runtime::schema_version.counts", level = "debug", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     pub async fn schema_versions(&self) -> Result<VersionCounts> {
-        version_counts(self.database(), M::SCHEMA, M::VERSIONS, None).await
+        crate::span::operation(
+            tracing::debug_span!(
+                "pattern_runtime::schema_version.counts",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move { version_counts(self.database(), M::SCHEMA, M::VERSIONS, None).await },
+        )
+        .await
     }
 }
 

@@ -182,22 +182,28 @@ where
     /// sample; then those whose embedded items are not what `E::from` makes of the first full
     /// items now (one indexed `find` per parent; the doctor, which has no `E`, cannot see
     /// this). Writes nothing.
-    #[tracing::instrument(
-        name = "pattern_runtime::subset.check", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            field = self.spec.field())
-    )]
     pub async fn check(&self) -> Result<crate::finding::CheckReport> {
-        let mut report = crate::maintenance::check(
-            &self.db,
-            self.tx.as_ref(),
-            &[(P::SCHEMA, self.spec as &dyn PatternSpec)],
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::subset.check",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                field = self.spec.field()
+            ),
+            async move {
+                let mut report = crate::maintenance::check(
+                    &self.db,
+                    self.tx.as_ref(),
+                    &[(P::SCHEMA, self.spec as &dyn PatternSpec)],
+                )
+                .await?;
+                if let Some(stale) = self.stale_items(&report.documents()).await? {
+                    report.findings.push(stale);
+                }
+                Ok(report)
+            },
         )
-        .await?;
-        if let Some(stale) = self.stale_items(&report.documents()).await? {
-            report.findings.push(stale);
-        }
-        Ok(report)
+        .await
     }
 
     /// The parents (not already listed in `listed`) whose embedded items are not what
@@ -277,24 +283,30 @@ where
 
     /// [`check`](Self::check), then [`rebuild`](Self::rebuild) of each parent it lists, then a
     /// check again.
-    #[tracing::instrument(
-        name = "pattern_runtime::subset.repair", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            field = self.spec.field())
-    )]
     pub async fn repair(&self) -> Result<crate::finding::RepairReport> {
-        let found = self.check().await?;
-        let mut repaired = 0;
-        for id in found.documents() {
-            match self.rebuild_at(id).await {
-                Ok(done) => repaired += done.repaired,
-                Err(e) if e.is_not_found() => {}
-                Err(e) => return Err(e),
-            }
-        }
-        let left = self.check().await?.findings;
-        tracing::info!(repaired, left = left.len(), "repaired");
-        Ok(crate::finding::RepairReport { repaired, left })
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::subset.repair",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                field = self.spec.field()
+            ),
+            async move {
+                let found = self.check().await?;
+                let mut repaired = 0;
+                for id in found.documents() {
+                    match self.rebuild_at(id).await {
+                        Ok(done) => repaired += done.repaired,
+                        Err(e) if e.is_not_found() => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                let left = self.check().await?.findings;
+                tracing::info!(repaired, left = left.len(), "repaired");
+                Ok(crate::finding::RepairReport { repaired, left })
+            },
+        )
+        .await
     }
 
     /// Recomputes the embedded array and every computed field from the full collection: the repair
@@ -309,15 +321,22 @@ where
         crate::model::Pending::new(self.rebuild_op(parent_id.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::subset.rebuild", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            items_collection = self.spec.full_collection(), field = self.spec.field(),
-            id = tracing::field::Empty)
-    )]
     async fn rebuild_op(&self, parent_id: P::Id) -> Result<crate::finding::RebuildReport> {
-        let parent_id = crate::literal::typed_id("_id", parent_id)?;
-        self.rebuild_at(parent_id).await
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::subset.rebuild",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                items_collection = self.spec.full_collection(),
+                field = self.spec.field(),
+                id = tracing::field::Empty
+            ),
+            async move {
+                let parent_id = crate::literal::typed_id("_id", parent_id)?;
+                self.rebuild_at(parent_id).await
+            },
+        )
+        .await
     }
 
     /// [`rebuild`](Self::rebuild) of an id already checked.

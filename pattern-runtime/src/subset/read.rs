@@ -24,33 +24,42 @@ where
         crate::model::Pending::new(self.page_op(parent_id.into_id(), skip, limit))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::subset.page", level = "debug", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            items_collection = self.spec.full_collection(), field = self.spec.field(), skip,
-            limit, id = tracing::field::Empty)
-    )]
     async fn page_op(&self, parent_id: P::Id, skip: u64, limit: u64) -> Result<Vec<F>> {
-        let parent_id = crate::literal::typed_id("_id", parent_id)?;
-        tracing::Span::current().record("id", tracing::field::display(&parent_id));
-        // The server reads a limit of 0 as no limit at all, and takes neither a skip nor a
-        // limit past `i64::MAX`: a skip that large is past every collection's last item.
-        if limit == 0 || i64::try_from(skip).is_err() {
-            return Ok(Vec::new());
-        }
-        let filter = doc! { self.spec.parts.parent_key: parent_id };
-        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
-        let fulls = self
-            .db
-            .collection::<bson::RawDocumentBuf>(self.spec.full_collection());
-        let find = fulls
-            .find(filter)
-            .sort(self.spec.sort_document())
-            .skip(skip)
-            .limit(i64::try_from(limit).unwrap_or(i64::MAX));
-        // Bound: the cursor's batches are read through the transaction's session.
-        let raws = collect_in!(find, session.as_deref_mut())?;
-        crate::model::read::decode_read(&raws)
+        crate::span::operation(
+            tracing::debug_span!(
+                "pattern_runtime::subset.page",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                items_collection = self.spec.full_collection(),
+                field = self.spec.field(),
+                skip,
+                limit,
+                id = tracing::field::Empty
+            ),
+            async move {
+                let parent_id = crate::literal::typed_id("_id", parent_id)?;
+                tracing::Span::current().record("id", tracing::field::display(&parent_id));
+                // The server reads a limit of 0 as no limit at all, and takes neither a skip nor a
+                // limit past `i64::MAX`: a skip that large is past every collection's last item.
+                if limit == 0 || i64::try_from(skip).is_err() {
+                    return Ok(Vec::new());
+                }
+                let filter = doc! { self.spec.parts.parent_key: parent_id };
+                let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+                let fulls = self
+                    .db
+                    .collection::<bson::RawDocumentBuf>(self.spec.full_collection());
+                let find = fulls
+                    .find(filter)
+                    .sort(self.spec.sort_document())
+                    .skip(skip)
+                    .limit(i64::try_from(limit).unwrap_or(i64::MAX));
+                // Bound: the cursor's batches are read through the transaction's session.
+                let raws = collect_in!(find, session.as_deref_mut())?;
+                crate::model::read::decode_read(&raws)
+            },
+        )
+        .await
     }
 
     /// How many items the parent has: its count field when one is declared (one read of one
@@ -62,35 +71,42 @@ where
         crate::model::Pending::new(self.count_op(parent_id.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::subset.count", level = "debug", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            items_collection = self.spec.full_collection(), field = self.spec.field(),
-            id = tracing::field::Empty)
-    )]
     async fn count_op(&self, parent_id: P::Id) -> Result<i64> {
-        let parent_id = crate::literal::typed_id("_id", parent_id)?;
-        tracing::Span::current().record("id", tracing::field::display(&parent_id));
-        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
-        let Some(field) = self.spec.count_field() else {
-            let filter = doc! { self.spec.parts.parent_key: parent_id };
-            let fulls = self.fulls();
-            let count = fulls.count_documents(filter);
-            let n = in_session!(count, session.as_deref_mut())?;
-            return Ok(i64::try_from(n).unwrap_or(i64::MAX));
-        };
-        let parents = self.parents();
-        let find = parents
-            .find_one(doc! { "_id": parent_id.clone() })
-            .projection(doc! { field: 1 });
-        let parent = in_session!(find, session.as_deref_mut())?
-            .ok_or_else(|| self.parent_not_found(parent_id))?;
-        Ok(match parent.get(field) {
-            Some(Bson::Int32(i)) => i64::from(*i),
-            Some(Bson::Int64(i)) => *i,
-            #[allow(clippy::cast_possible_truncation)]
-            Some(Bson::Double(d)) => *d as i64,
-            _ => 0,
-        })
+        crate::span::operation(
+            tracing::debug_span!(
+                "pattern_runtime::subset.count",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                items_collection = self.spec.full_collection(),
+                field = self.spec.field(),
+                id = tracing::field::Empty
+            ),
+            async move {
+                let parent_id = crate::literal::typed_id("_id", parent_id)?;
+                tracing::Span::current().record("id", tracing::field::display(&parent_id));
+                let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+                let Some(field) = self.spec.count_field() else {
+                    let filter = doc! { self.spec.parts.parent_key: parent_id };
+                    let fulls = self.fulls();
+                    let count = fulls.count_documents(filter);
+                    let n = in_session!(count, session.as_deref_mut())?;
+                    return Ok(i64::try_from(n).unwrap_or(i64::MAX));
+                };
+                let parents = self.parents();
+                let find = parents
+                    .find_one(doc! { "_id": parent_id.clone() })
+                    .projection(doc! { field: 1 });
+                let parent = in_session!(find, session.as_deref_mut())?
+                    .ok_or_else(|| self.parent_not_found(parent_id))?;
+                Ok(match parent.get(field) {
+                    Some(Bson::Int32(i)) => i64::from(*i),
+                    Some(Bson::Int64(i)) => *i,
+                    #[allow(clippy::cast_possible_truncation)]
+                    Some(Bson::Double(d)) => *d as i64,
+                    _ => 0,
+                })
+            },
+        )
+        .await
     }
 }

@@ -277,75 +277,84 @@ where
         Ok(true)
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::subset.push", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            items_collection = self.spec.full_collection(), field = self.spec.field(),
-            items = items.len(), id = tracing::field::Empty)
-    )]
     pub(super) async fn run_push(
         &self,
         parent_id: Result<Bson>,
         items: Vec<F>,
         set: Document,
     ) -> Result<()> {
-        let parent_id = parent_id?;
-        tracing::Span::current().record("id", tracing::field::display(&parent_id));
-        if items.is_empty() {
-            return Ok(());
-        }
-        self.validate_set(&set)?;
-        let what = format!("the {} item", F::SCHEMA.name());
-        let mut full = Vec::with_capacity(items.len());
-        let mut embedded = Vec::with_capacity(items.len());
-        for item in &items {
-            let mut doc = bson::serialize_to_document(item)?;
-            check_size(&doc, &what)?;
-            self.check_item(&doc)?;
-            // The item belongs to the parent it is pushed to: a parent field naming another
-            // one is a mistake, refused (a missing or null one is filled in).
-            let key = self.spec.parts.parent_key;
-            match doc.get(key) {
-                None | Some(Bson::Null) => {}
-                Some(named)
-                    if crate::finding::id_key(named) == crate::finding::id_key(&parent_id) => {}
-                Some(named) => {
-                    return Err(Error::InvalidValue {
-                        field: key.to_owned(),
-                        reason: format!(
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::subset.push",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                items_collection = self.spec.full_collection(),
+                field = self.spec.field(),
+                items = items.len(),
+                id = tracing::field::Empty
+            ),
+            async move {
+                let parent_id = parent_id?;
+                tracing::Span::current().record("id", tracing::field::display(&parent_id));
+                if items.is_empty() {
+                    return Ok(());
+                }
+                self.validate_set(&set)?;
+                let what = format!("the {} item", F::SCHEMA.name());
+                let mut full = Vec::with_capacity(items.len());
+                let mut embedded = Vec::with_capacity(items.len());
+                for item in &items {
+                    let mut doc = bson::serialize_to_document(item)?;
+                    check_size(&doc, &what)?;
+                    self.check_item(&doc)?;
+                    // The item belongs to the parent it is pushed to: a parent field naming another
+                    // one is a mistake, refused (a missing or null one is filled in).
+                    let key = self.spec.parts.parent_key;
+                    match doc.get(key) {
+                        None | Some(Bson::Null) => {}
+                        Some(named)
+                            if crate::finding::id_key(named)
+                                == crate::finding::id_key(&parent_id) => {}
+                        Some(named) => {
+                            return Err(Error::InvalidValue {
+                                field: key.to_owned(),
+                                reason: format!(
                             "the item names the parent {named}, but it is pushed to {parent_id}: \
                              push it to its own parent, or set `{key}` to this one"
                         ),
-                    })
-                }
-            }
-            doc.insert(key, parent_id.clone());
-            full.push(doc);
-            let e = bson::serialize_to_document(&E::from(item))?;
-            check_size(&e, &format!("the embedded form of {what}"))?;
-            crate::literal::check_document(self.spec.field(), &e)?;
-            for (key, _) in self.spec.parts.sort {
-                if !e.contains_key(key) {
-                    return Err(crate::literal::invalid(
-                        &format!("{}.{key}", self.spec.field()),
-                        "the embedded item has no such field, yet the subset sorts by it: \
+                            })
+                        }
+                    }
+                    doc.insert(key, parent_id.clone());
+                    full.push(doc);
+                    let e = bson::serialize_to_document(&E::from(item))?;
+                    check_size(&e, &format!("the embedded form of {what}"))?;
+                    crate::literal::check_document(self.spec.field(), &e)?;
+                    for (key, _) in self.spec.parts.sort {
+                        if !e.contains_key(key) {
+                            return Err(crate::literal::invalid(
+                                &format!("{}.{key}", self.spec.field()),
+                                "the embedded item has no such field, yet the subset sorts by it: \
                          serialize it under the same name as in the full item",
-                    ));
+                            ));
+                        }
+                    }
+                    embedded.push(Bson::Document(e));
                 }
-            }
-            embedded.push(Bson::Document(e));
-        }
-        let update = self.update_from_docs(&full, embedded, set);
-        let write = ParentWrite::Push {
-            full: &full,
-            update: &update,
-        };
-        let found = self.write_parent(&parent_id, write).await?;
-        if found.is_some() {
-            Ok(())
-        } else {
-            Err(self.parent_not_found(parent_id))
-        }
+                let update = self.update_from_docs(&full, embedded, set);
+                let write = ParentWrite::Push {
+                    full: &full,
+                    update: &update,
+                };
+                let found = self.write_parent(&parent_id, write).await?;
+                if found.is_some() {
+                    Ok(())
+                } else {
+                    Err(self.parent_not_found(parent_id))
+                }
+            },
+        )
+        .await
     }
 
     /// Deletes the full item `item_id` of the parent and keeps the subset and computed fields
@@ -359,28 +368,36 @@ where
         crate::model::Pending::new(self.remove_op(parent_id.into_id(), item_id.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::subset.remove", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            items_collection = self.spec.full_collection(), field = self.spec.field(),
-            id = tracing::field::Empty, item_id = tracing::field::Empty)
-    )]
     async fn remove_op(&self, parent_id: P::Id, item_id: F::Id) -> Result<()> {
-        let parent_id = crate::literal::typed_id("_id", parent_id)?;
-        let item_id = crate::literal::typed_id("_id", item_id)?;
-        let span = tracing::Span::current();
-        span.record("id", tracing::field::display(&parent_id));
-        span.record("item_id", tracing::field::display(&item_id));
-        let write = ParentWrite::Remove { item_id: &item_id };
-        let removed = self.write_parent(&parent_id, write).await?;
-        if removed.is_some() {
-            Ok(())
-        } else {
-            Err(Error::NotFound {
-                collection: self.spec.full_collection().to_owned(),
-                missing: Box::new(crate::error::Missing::Document { id: item_id }),
-            })
-        }
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::subset.remove",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                items_collection = self.spec.full_collection(),
+                field = self.spec.field(),
+                id = tracing::field::Empty,
+                item_id = tracing::field::Empty
+            ),
+            async move {
+                let parent_id = crate::literal::typed_id("_id", parent_id)?;
+                let item_id = crate::literal::typed_id("_id", item_id)?;
+                let span = tracing::Span::current();
+                span.record("id", tracing::field::display(&parent_id));
+                span.record("item_id", tracing::field::display(&item_id));
+                let write = ParentWrite::Remove { item_id: &item_id };
+                let removed = self.write_parent(&parent_id, write).await?;
+                if removed.is_some() {
+                    Ok(())
+                } else {
+                    Err(Error::NotFound {
+                        collection: self.spec.full_collection().to_owned(),
+                        missing: Box::new(crate::error::Missing::Document { id: item_id }),
+                    })
+                }
+            },
+        )
+        .await
     }
 
     pub(super) async fn write_remove(

@@ -198,22 +198,25 @@ async fn sync_group_in(
 
 /// Lists a collection's indexes as the server reports them (`listIndexes`); a missing collection
 /// has none.
-#[tracing::instrument(
-    name = "pattern_runtime::sync.list_indexes",
-    level = "debug",
-    skip_all,
-    fields(database = db.name(), collection = collection),
-    err(level = "debug")
-)]
 pub async fn list_indexes(db: &Database, collection: &str) -> Result<Vec<Document>> {
-    let command = doc! { "listIndexes": collection };
-    let indexes: Vec<Document> = match db.run_cursor_command(command).await {
-        Ok(cursor) => cursor.try_collect().await?,
-        Err(e) if server_code(&e) == Some(NAMESPACE_NOT_FOUND) => Vec::new(),
-        Err(e) => return Err(e.into()),
-    };
-    tracing::debug!(indexes = indexes.len(), "indexes listed");
-    Ok(indexes)
+    crate::span::operation(
+        tracing::debug_span!(
+            "pattern_runtime::sync.list_indexes",
+            database = db.name(),
+            collection = collection
+        ),
+        async move {
+            let command = doc! { "listIndexes": collection };
+            let indexes: Vec<Document> = match db.run_cursor_command(command).await {
+                Ok(cursor) => cursor.try_collect().await?,
+                Err(e) if server_code(&e) == Some(NAMESPACE_NOT_FOUND) => Vec::new(),
+                Err(e) => return Err(e.into()),
+            };
+            tracing::debug!(indexes = indexes.len(), "indexes listed");
+            Ok(indexes)
+        },
+    )
+    .await
 }
 
 /// A declared index and the model that declares it.

@@ -113,12 +113,11 @@ impl<M: TreeNode> Tree<M> {
     /// path).
     ///
     /// [`Check::TreeDrift`]: crate::doctor::Check::TreeDrift
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.check", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     pub async fn check(&self) -> Result<CheckReport> {
+        crate::span::operation(tracing::info_span!("pattern_runtime::tree.check", model = self.span_model(), collection = self.span_collection()), async move {
         crate::maintenance::check(&self.db, self.tx.as_ref(), &Self::targets()).await
+    })
+        .await
     }
 
     /// Every ancestors list and path that disagrees with the parents, with the value the
@@ -231,26 +230,37 @@ impl<M: TreeNode> Tree<M> {
     /// a holder whose node is missing. Each update's filter carries the stale value, so a copy
     /// changed meanwhile is left as it is. Run it after an [`Error::Incomplete`] or after
     /// changes made outside the toolkit.
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.repair", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     pub async fn repair(&self) -> Result<RepairReport> {
-        let report = self.stale_copies().await?;
-        let mut repaired = 0;
-        for s in &report.stale {
-            let Some(expected) = &s.expected else {
-                continue;
-            };
-            let coll: Collection<Document> = self.db.collection(s.collection);
-            let op = coll.update_one(
-                doc! { "_id": s.id.clone(), s.field: s.stored.clone() },
-                doc! { "$set": { s.field: expected.clone() } },
-            );
-            let mut session = Transaction::session_of(self.tx.as_ref()).await?;
-            repaired += in_session!(op, session.as_deref_mut())?.modified_count;
-        }
-        crate::maintenance::after_repair(&self.db, self.tx.as_ref(), &Self::targets(), repaired)
-            .await
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::tree.repair",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move {
+                let report = self.stale_copies().await?;
+                let mut repaired = 0;
+                for s in &report.stale {
+                    let Some(expected) = &s.expected else {
+                        continue;
+                    };
+                    let coll: Collection<Document> = self.db.collection(s.collection);
+                    let op = coll.update_one(
+                        doc! { "_id": s.id.clone(), s.field: s.stored.clone() },
+                        doc! { "$set": { s.field: expected.clone() } },
+                    );
+                    let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+                    repaired += in_session!(op, session.as_deref_mut())?.modified_count;
+                }
+                crate::maintenance::after_repair(
+                    &self.db,
+                    self.tx.as_ref(),
+                    &Self::targets(),
+                    repaired,
+                )
+                .await
+            },
+        )
+        .await
     }
 }

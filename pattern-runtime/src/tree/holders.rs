@@ -237,32 +237,38 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
     /// Inserts `holder` with the path of the node it names (whatever it holds in its path
     /// field). [`Error::NotFound`] of the node when the node is missing, [`Error::DuplicateKey`] when the
     /// `_id` is taken; nothing is written then. Two reads and the insert when no move runs.
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.holders.insert", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     pub async fn insert(&self, holder: &H) -> Result<()> {
-        let h = H::HOLDER;
-        let mut d = bson::serialize_to_document(holder)?;
-        crate::error::check_encodable(H::SCHEMA.name(), &d)?;
-        crate::literal::check_stored_id(&d)?;
-        derived::check_written(H::SCHEMA, &d)?;
-        let node = d.get(h.node()).cloned().unwrap_or(Bson::Null);
-        crate::literal::check_id(h.node(), &node)?;
-        let path = self.path_for(&node).await?;
-        d.insert(h.path(), path.clone());
-        check_size(&d, H::SCHEMA.name())?;
-        let id = match d.get("_id") {
-            Some(id) => id.clone(),
-            None => {
-                let id = Bson::ObjectId(bson::oid::ObjectId::new());
-                d.insert("_id", id.clone());
-                id
-            }
-        };
-        self.insert_docs(vec![d]).await?;
-        tracing::debug!(written = 1, "holder inserted");
-        self.settle(&id, &node, path, None).await
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::tree.holders.insert",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move {
+                let h = H::HOLDER;
+                let mut d = bson::serialize_to_document(holder)?;
+                crate::error::check_encodable(H::SCHEMA.name(), &d)?;
+                crate::literal::check_stored_id(&d)?;
+                derived::check_written(H::SCHEMA, &d)?;
+                let node = d.get(h.node()).cloned().unwrap_or(Bson::Null);
+                crate::literal::check_id(h.node(), &node)?;
+                let path = self.path_for(&node).await?;
+                d.insert(h.path(), path.clone());
+                check_size(&d, H::SCHEMA.name())?;
+                let id = match d.get("_id") {
+                    Some(id) => id.clone(),
+                    None => {
+                        let id = Bson::ObjectId(bson::oid::ObjectId::new());
+                        d.insert("_id", id.clone());
+                        id
+                    }
+                };
+                self.insert_docs(vec![d]).await?;
+                tracing::debug!(written = 1, "holder inserted");
+                self.settle(&id, &node, path, None).await
+            },
+        )
+        .await
     }
 
     /// Inserts `holders` (one `insert` command, in order), each with the path of the node it
@@ -270,99 +276,106 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
     /// missing, with nothing written. After the insert, the nodes' paths are read again (one
     /// query) and the holders of any node that moved meanwhile get its new path (one `update`
     /// per such node).
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.holders.insert_many", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            holders = holders.len())
-    )]
     pub async fn insert_many(&self, holders: &[H]) -> Result<()> {
-        let h = H::HOLDER;
-        let mut docs = Vec::with_capacity(holders.len());
-        let mut nodes: Vec<Bson> = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        for holder in holders {
-            let d = bson::serialize_to_document(holder)?;
-            crate::error::check_encodable(H::SCHEMA.name(), &d)?;
-            crate::literal::check_stored_id(&d)?;
-            derived::check_written(H::SCHEMA, &d)?;
-            let node = d.get(h.node()).cloned().unwrap_or(Bson::Null);
-            crate::literal::check_id(h.node(), &node)?;
-            if !matches!(node, Bson::Null) && seen.insert(crate::finding::id_key(&node)) {
-                nodes.push(node);
-            }
-            docs.push(d);
-        }
-        if docs.is_empty() {
-            return Ok(());
-        }
-        let tree = self.tree();
-        let mut paths = self.paths_of(&tree, &nodes).await?;
-        for d in &mut docs {
-            let path = match d.get(h.node()) {
-                None | Some(Bson::Null) => Vec::new(),
-                Some(node) => match paths.get(&crate::finding::id_key(node)) {
-                    Some(path) => path.clone(),
-                    None => return Err(tree.no_node(node.clone())),
-                },
-            };
-            d.insert(h.path(), path);
-            check_size(d, H::SCHEMA.name())?;
-        }
-        self.insert_docs(docs).await?;
-        tracing::debug!(written = holders.len(), "holders inserted");
-        let mut removed: u64 = 0;
-        let mut gone: Option<Bson> = None;
-        for _ in 0..PLACE_ATTEMPTS {
-            let now = self.paths_of(&tree, &nodes).await?;
-            let moved: Vec<&Bson> = nodes
-                .iter()
-                .filter(|n| {
-                    now.get(&crate::finding::id_key(n)) != paths.get(&crate::finding::id_key(n))
-                })
-                .collect();
-            if moved.is_empty() {
-                return match gone {
-                    None => Ok(()),
-                    Some(node) => Err(Error::Incomplete {
-                        written: holders.len() - removed as usize,
-                        failed: removed as usize,
-                        source: Box::new(tree.no_node(node)),
-                    }),
-                };
-            }
-            for node in moved {
-                match (
-                    paths.get(&crate::finding::id_key(node)),
-                    now.get(&crate::finding::id_key(node)),
-                ) {
-                    (Some(old), Some(new)) => {
-                        tracing::debug!(
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::tree.holders.insert_many",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                holders = holders.len()
+            ),
+            async move {
+                let h = H::HOLDER;
+                let mut docs = Vec::with_capacity(holders.len());
+                let mut nodes: Vec<Bson> = Vec::new();
+                let mut seen = std::collections::HashSet::new();
+                for holder in holders {
+                    let d = bson::serialize_to_document(holder)?;
+                    crate::error::check_encodable(H::SCHEMA.name(), &d)?;
+                    crate::literal::check_stored_id(&d)?;
+                    derived::check_written(H::SCHEMA, &d)?;
+                    let node = d.get(h.node()).cloned().unwrap_or(Bson::Null);
+                    crate::literal::check_id(h.node(), &node)?;
+                    if !matches!(node, Bson::Null) && seen.insert(crate::finding::id_key(&node)) {
+                        nodes.push(node);
+                    }
+                    docs.push(d);
+                }
+                if docs.is_empty() {
+                    return Ok(());
+                }
+                let tree = self.tree();
+                let mut paths = self.paths_of(&tree, &nodes).await?;
+                for d in &mut docs {
+                    let path = match d.get(h.node()) {
+                        None | Some(Bson::Null) => Vec::new(),
+                        Some(node) => match paths.get(&crate::finding::id_key(node)) {
+                            Some(path) => path.clone(),
+                            None => return Err(tree.no_node(node.clone())),
+                        },
+                    };
+                    d.insert(h.path(), path);
+                    check_size(d, H::SCHEMA.name())?;
+                }
+                self.insert_docs(docs).await?;
+                tracing::debug!(written = holders.len(), "holders inserted");
+                let mut removed: u64 = 0;
+                let mut gone: Option<Bson> = None;
+                for _ in 0..PLACE_ATTEMPTS {
+                    let now = self.paths_of(&tree, &nodes).await?;
+                    let moved: Vec<&Bson> = nodes
+                        .iter()
+                        .filter(|n| {
+                            now.get(&crate::finding::id_key(n))
+                                != paths.get(&crate::finding::id_key(n))
+                        })
+                        .collect();
+                    if moved.is_empty() {
+                        return match gone {
+                            None => Ok(()),
+                            Some(node) => Err(Error::Incomplete {
+                                written: holders.len() - removed as usize,
+                                failed: removed as usize,
+                                source: Box::new(tree.no_node(node)),
+                            }),
+                        };
+                    }
+                    for node in moved {
+                        match (
+                            paths.get(&crate::finding::id_key(node)),
+                            now.get(&crate::finding::id_key(node)),
+                        ) {
+                            (Some(old), Some(new)) => {
+                                tracing::debug!(
                             "a node moved while its holders were written: writing its new path"
                         );
-                        self.update_holders(
-                            doc! { h.node(): node.clone(), h.path(): old.clone() },
-                            doc! { "$set": { h.path(): new.clone() } },
-                            true,
-                        )
-                        .await?;
+                                self.update_holders(
+                                    doc! { h.node(): node.clone(), h.path(): old.clone() },
+                                    doc! { "$set": { h.path(): new.clone() } },
+                                    true,
+                                )
+                                .await?;
+                            }
+                            (Some(old), None) => {
+                                // Deleted (or renamed) meanwhile: take back its holders still as written
+                                // (the change's own sweep moved the others).
+                                removed += self
+                                    .delete_holders(
+                                        doc! { h.node(): node.clone(), h.path(): old.clone() },
+                                        true,
+                                    )
+                                    .await?;
+                                gone.get_or_insert_with(|| node.clone());
+                            }
+                            _ => {}
+                        }
                     }
-                    (Some(old), None) => {
-                        // Deleted (or renamed) meanwhile: take back its holders still as written
-                        // (the change's own sweep moved the others).
-                        removed += self
-                            .delete_holders(
-                                doc! { h.node(): node.clone(), h.path(): old.clone() },
-                                true,
-                            )
-                            .await?;
-                        gone.get_or_insert_with(|| node.clone());
-                    }
-                    _ => {}
+                    paths = now;
                 }
-            }
-            paths = now;
-        }
-        Err(self.kept_moving(holders.len()))
+                Err(self.kept_moving(holders.len()))
+            },
+        )
+        .await
     }
 
     /// The paths of `nodes` as stored now, by key (missing nodes left out): one query.
@@ -409,62 +422,71 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         crate::model::Pending::new(self.place_op(id.into_id(), node.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.holders.place", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     async fn place_op(&self, id: H::Id, node: M::Key) -> Result<()> {
-        let h = H::HOLDER;
-        let (id, node) = (
-            crate::literal::typed_id("_id", id)?,
-            super::key_bson::<M>(H::HOLDER.node(), node)?,
-        );
-        let (node_id, path) = if matches!(node, Bson::Null) {
-            (Bson::Null, Vec::new())
-        } else {
-            let found = {
-                let mut session = self.session().await?;
-                self.tree()
-                    .node_where(session.as_deref_mut(), doc! { M::TREE.key(): node.clone() })
-                    .await?
-            };
-            match found {
-                Some((node_id, _, path)) => (node_id, path),
-                None => return Err(self.tree().no_node(node.clone())),
-            }
-        };
-        let not_found = || Error::NotFound {
-            collection: h.collection().to_owned(),
-            missing: Box::new(crate::error::Missing::Document { id: id.clone() }),
-        };
-        // Where it was: what a placement the tree's changes overtake goes back to.
-        let was = {
-            let mut session = self.session().await?;
-            let raw = self.raw();
-            let find = raw
-                .find_one(doc! { "_id": id.clone() })
-                .projection(doc! { h.node(): 1, h.path(): 1 });
-            in_session!(find, session.as_deref_mut())?.ok_or_else(not_found)?
-        };
-        let placed = Placed {
-            node_id,
-            was_node: was.get(h.node()).cloned().unwrap_or(Bson::Null),
-            was_path: was
-                .get(h.path())
-                .cloned()
-                .unwrap_or(Bson::Array(Vec::new())),
-        };
-        let result = self
-            .update_holders(
-                doc! { "_id": id.clone() },
-                doc! { "$set": { h.node(): node.clone(), h.path(): path.clone() } },
-                false,
-            )
-            .await?;
-        if result.matched_count == 0 {
-            return Err(not_found());
-        }
-        self.settle(&id, &node, path, Some(&placed)).await
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::tree.holders.place",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move {
+                let h = H::HOLDER;
+                let (id, node) = (
+                    crate::literal::typed_id("_id", id)?,
+                    super::key_bson::<M>(H::HOLDER.node(), node)?,
+                );
+                let (node_id, path) = if matches!(node, Bson::Null) {
+                    (Bson::Null, Vec::new())
+                } else {
+                    let found = {
+                        let mut session = self.session().await?;
+                        self.tree()
+                            .node_where(
+                                session.as_deref_mut(),
+                                doc! { M::TREE.key(): node.clone() },
+                            )
+                            .await?
+                    };
+                    match found {
+                        Some((node_id, _, path)) => (node_id, path),
+                        None => return Err(self.tree().no_node(node.clone())),
+                    }
+                };
+                let not_found = || Error::NotFound {
+                    collection: h.collection().to_owned(),
+                    missing: Box::new(crate::error::Missing::Document { id: id.clone() }),
+                };
+                // Where it was: what a placement the tree's changes overtake goes back to.
+                let was = {
+                    let mut session = self.session().await?;
+                    let raw = self.raw();
+                    let find = raw
+                        .find_one(doc! { "_id": id.clone() })
+                        .projection(doc! { h.node(): 1, h.path(): 1 });
+                    in_session!(find, session.as_deref_mut())?.ok_or_else(not_found)?
+                };
+                let placed = Placed {
+                    node_id,
+                    was_node: was.get(h.node()).cloned().unwrap_or(Bson::Null),
+                    was_path: was
+                        .get(h.path())
+                        .cloned()
+                        .unwrap_or(Bson::Array(Vec::new())),
+                };
+                let result = self
+                    .update_holders(
+                        doc! { "_id": id.clone() },
+                        doc! { "$set": { h.node(): node.clone(), h.path(): path.clone() } },
+                        false,
+                    )
+                    .await?;
+                if result.matched_count == 0 {
+                    return Err(not_found());
+                }
+                self.settle(&id, &node, path, Some(&placed)).await
+            },
+        )
+        .await
     }
 
     /// The holders in the node or below it: one query on the `path` index.
@@ -475,12 +497,16 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         crate::model::Pending::new(self.under_op(key.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.holders.under", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     async fn under_op(&self, key: M::Key) -> Result<Vec<H>> {
-        self.holding(H::HOLDER.path(), key).await
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::tree.holders.under",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move { self.holding(H::HOLDER.path(), key).await },
+        )
+        .await
     }
 
     /// The holders directly in the node: one query on the `node` index.
@@ -491,12 +517,16 @@ impl<M: TreeNode, H: InTree<M>> Holders<M, H> {
         crate::model::Pending::new(self.directly_in_op(key.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.holders.directly_in", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     async fn directly_in_op(&self, key: M::Key) -> Result<Vec<H>> {
-        self.holding(H::HOLDER.node(), key).await
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::tree.holders.directly_in",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move { self.holding(H::HOLDER.node(), key).await },
+        )
+        .await
     }
 
     /// The holders whose `field` (the path or the node) holds the node `key`.

@@ -33,17 +33,23 @@ impl<M: TreeNode> Tree<M> {
         crate::model::Pending::new(self.get_op(key.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.get", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     async fn get_op(&self, key: M::Key) -> Result<Option<M>> {
-        let filter = doc! { M::TREE.key(): key_bson::<M>(M::TREE.key(), key)? };
-        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
-        let raw = self.raw();
-        let find = raw.find_one(filter);
-        let found = in_session!(find, session.as_deref_mut())?;
-        found.map(crate::model::read::decode::<M>).transpose()
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::tree.get",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move {
+                let filter = doc! { M::TREE.key(): key_bson::<M>(M::TREE.key(), key)? };
+                let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+                let raw = self.raw();
+                let find = raw.find_one(filter);
+                let found = in_session!(find, session.as_deref_mut())?;
+                found.map(crate::model::read::decode::<M>).transpose()
+            },
+        )
+        .await
     }
 
     /// The node's children, in key order: one query on the `parent` index.
@@ -54,14 +60,20 @@ impl<M: TreeNode> Tree<M> {
         crate::model::Pending::new(self.children_op(key.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.children", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     async fn children_op(&self, key: M::Key) -> Result<Vec<M>> {
-        let t = M::TREE;
-        let parent = doc! { t.parent(): key_bson::<M>(t.key(), key)? };
-        self.nodes(parent, Some(doc! { t.key(): 1 })).await
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::tree.children",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move {
+                let t = M::TREE;
+                let parent = doc! { t.parent(): key_bson::<M>(t.key(), key)? };
+                self.nodes(parent, Some(doc! { t.key(): 1 })).await
+            },
+        )
+        .await
     }
 
     /// Every node below the node, in no particular order: one query on the `ancestors` index.
@@ -72,13 +84,19 @@ impl<M: TreeNode> Tree<M> {
         crate::model::Pending::new(self.descendants_op(key.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.descendants", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     async fn descendants_op(&self, key: M::Key) -> Result<Vec<M>> {
-        let below = doc! { M::TREE.ancestors(): key_bson::<M>(M::TREE.key(), key)? };
-        self.nodes(below, None).await
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::tree.descendants",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move {
+                let below = doc! { M::TREE.ancestors(): key_bson::<M>(M::TREE.key(), key)? };
+                self.nodes(below, None).await
+            },
+        )
+        .await
     }
 
     /// The nodes `filter` matches (in `sort` order, if any), read as the current shape, in the
@@ -107,24 +125,30 @@ impl<M: TreeNode> Tree<M> {
         crate::model::Pending::new(self.subtree_op(key.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.subtree", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     async fn subtree_op(&self, key: M::Key) -> Result<Vec<M>> {
-        let t = M::TREE;
-        let key = key_bson::<M>(M::TREE.key(), key)?;
-        let mut session = Transaction::session_of(self.tx.as_ref()).await?;
-        let raw = self.raw();
-        let find = raw.find_one(doc! { t.key(): key.clone() });
-        let Some(node) = in_session!(find, session.as_deref_mut())? else {
-            return Ok(Vec::new());
-        };
-        let find = raw.find(doc! { t.ancestors(): key });
-        let mut docs = collect_in!(find, session.as_deref_mut())?;
-        docs.sort_by_key(|d| d.get_array(t.ancestors()).map_or(0, Vec::len));
-        docs.insert(0, node);
-        decode_all(docs)
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::tree.subtree",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move {
+                let t = M::TREE;
+                let key = key_bson::<M>(M::TREE.key(), key)?;
+                let mut session = Transaction::session_of(self.tx.as_ref()).await?;
+                let raw = self.raw();
+                let find = raw.find_one(doc! { t.key(): key.clone() });
+                let Some(node) = in_session!(find, session.as_deref_mut())? else {
+                    return Ok(Vec::new());
+                };
+                let find = raw.find(doc! { t.ancestors(): key });
+                let mut docs = collect_in!(find, session.as_deref_mut())?;
+                docs.sort_by_key(|d| d.get_array(t.ancestors()).map_or(0, Vec::len));
+                docs.insert(0, node);
+                decode_all(docs)
+            },
+        )
+        .await
     }
 
     /// The node's ancestors, root first: one aggregation (the node, then a `$lookup` of its
@@ -136,11 +160,8 @@ impl<M: TreeNode> Tree<M> {
         crate::model::Pending::new(self.ancestors_op(key.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.ancestors", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     async fn ancestors_op(&self, key: M::Key) -> Result<Vec<M>> {
+        crate::span::operation(tracing::info_span!("pattern_runtime::tree.ancestors", model = self.span_model(), collection = self.span_collection()), async move {
         let t = M::TREE;
         let key = key_bson::<M>(M::TREE.key(), key)?;
         let pipeline = [
@@ -183,6 +204,8 @@ impl<M: TreeNode> Tree<M> {
             .unwrap_or_default();
         let docs = order.iter().filter_map(|k| by_key.remove(k)).collect();
         decode_all(docs)
+    })
+        .await
     }
 
     /// The path of a holder placed in the node: its ancestors, then its own key.

@@ -111,110 +111,126 @@ impl<M: TreeNode> Tree<M> {
     ///
     /// A parent that does not exist is [`Error::NotFound`] of the node; a key already taken is
     /// [`Error::DuplicateKey`]. Nothing is written then.
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.insert", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection())
-    )]
     pub async fn insert(&self, node: &M) -> Result<M> {
-        let mut stored = self.insert_many(std::slice::from_ref(node)).await?;
-        stored.pop().ok_or_else(|| Error::InvalidValue {
-            field: M::TREE.key().to_owned(),
-            reason: "the node was not stored".to_owned(),
-        })
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::tree.insert",
+                model = self.span_model(),
+                collection = self.span_collection()
+            ),
+            async move {
+                let mut stored = self.insert_many(std::slice::from_ref(node)).await?;
+                stored.pop().ok_or_else(|| Error::InvalidValue {
+                    field: M::TREE.key().to_owned(),
+                    reason: "the node was not stored".to_owned(),
+                })
+            },
+        )
+        .await
     }
 
     /// Inserts `nodes` in one transaction, each under the parent it names: an existing node or
     /// one earlier in `nodes`. Returns them as stored. All or nothing: a missing parent is
     /// [`Error::NotFound`] of the node, a key taken [`Error::DuplicateKey`].
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.insert_many", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(), nodes = nodes.len())
-    )]
     pub async fn insert_many(&self, nodes: &[M]) -> Result<Vec<M>> {
-        let t = M::TREE;
-        let mut docs = Vec::with_capacity(nodes.len());
-        for node in nodes {
-            let d = bson::serialize_to_document(node)?;
-            crate::literal::check_stored_id(&d)?;
-            crate::derived::check_written(M::SCHEMA, &d)?;
-            check_size(&d, M::SCHEMA.name())?;
-            match d.get(t.key()) {
-                None | Some(Bson::Null) => {
-                    return Err(Error::InvalidValue {
-                        field: t.key().to_owned(),
-                        reason: "a node needs its key: parents, ancestors and paths name it"
-                            .to_owned(),
-                    })
-                }
-                Some(k) => crate::literal::check_id(t.key(), k)?,
-            }
-            if let Some(parent) = d.get(t.parent()).filter(|p| !matches!(p, Bson::Null)) {
-                crate::literal::check_id(t.parent(), parent)?;
-            }
-            docs.push(d);
-        }
-        if docs.is_empty() {
-            return Ok(Vec::new());
-        }
-        // Parents that are not in the batch are read from the tree.
-        let in_batch: std::collections::HashSet<String> = docs
-            .iter()
-            .filter_map(|d| d.get(t.key()).map(crate::finding::id_key))
-            .collect();
-        let outside: Vec<Bson> = docs
-            .iter()
-            .filter_map(|d| d.get(t.parent()))
-            .filter(|p| !matches!(p, Bson::Null) && !in_batch.contains(&crate::finding::id_key(p)))
-            .cloned()
-            .collect();
-        let raw = self.raw();
-        let step = transact!(self.db, self.tx.as_ref(), |s| async {
-            let mut s: Option<&mut ClientSession> = s;
-            let mut known = if outside.is_empty() {
-                HashMap::new()
-            } else {
-                self.read_nodes(s.as_deref_mut(), &outside).await?
-            };
-            let mut ready = docs.clone();
-            for d in &mut ready {
-                let parent = d.get(t.parent()).cloned().unwrap_or(Bson::Null);
-                let ancestors = if matches!(parent, Bson::Null) {
-                    Vec::new()
-                } else {
-                    match known.get(&crate::finding::id_key(&parent)) {
-                        Some(p) => p.path(),
-                        None => return Ok(Step::Refused(self.no_node(parent))),
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::tree.insert_many",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                nodes = nodes.len()
+            ),
+            async move {
+                let t = M::TREE;
+                let mut docs = Vec::with_capacity(nodes.len());
+                for node in nodes {
+                    let d = bson::serialize_to_document(node)?;
+                    crate::literal::check_stored_id(&d)?;
+                    crate::derived::check_written(M::SCHEMA, &d)?;
+                    check_size(&d, M::SCHEMA.name())?;
+                    match d.get(t.key()) {
+                        None | Some(Bson::Null) => {
+                            return Err(Error::InvalidValue {
+                                field: t.key().to_owned(),
+                                reason:
+                                    "a node needs its key: parents, ancestors and paths name it"
+                                        .to_owned(),
+                            })
+                        }
+                        Some(k) => crate::literal::check_id(t.key(), k)?,
                     }
-                };
-                d.insert(t.ancestors(), ancestors.clone());
-                let n = NodeRef {
-                    key: d.get(t.key()).cloned().unwrap_or(Bson::Null),
-                    parent,
-                    ancestors,
-                };
-                known.insert(crate::finding::id_key(&n.key), n);
-            }
-            self.lock(s.as_deref_mut()).await?;
-            let insert = raw.insert_many(ready.clone());
-            let inserted = in_session!(insert, s.as_deref_mut())?;
-            tracing::debug!(written = ready.len(), "nodes inserted");
-            // What other models derive from the nodes (a count of sections per store).
-            let mut stored = ready.clone();
-            for (i, id) in inserted.inserted_ids {
-                if let Some(d) = stored.get_mut(i) {
-                    d.insert("_id", id);
+                    if let Some(parent) = d.get(t.parent()).filter(|p| !matches!(p, Bson::Null)) {
+                        crate::literal::check_id(t.parent(), parent)?;
+                    }
+                    docs.push(d);
                 }
-            }
-            crate::derived::inserted(&self.db, s, M::SCHEMA, &stored).await?;
-            Ok(Step::Done(ready))
-        })?;
-        match step {
-            Step::Done(ready) => ready
-                .into_iter()
-                .map(crate::model::read::decode::<M>)
-                .collect(),
-            Step::Refused(e) => Err(e),
-        }
+                if docs.is_empty() {
+                    return Ok(Vec::new());
+                }
+                // Parents that are not in the batch are read from the tree.
+                let in_batch: std::collections::HashSet<String> = docs
+                    .iter()
+                    .filter_map(|d| d.get(t.key()).map(crate::finding::id_key))
+                    .collect();
+                let outside: Vec<Bson> = docs
+                    .iter()
+                    .filter_map(|d| d.get(t.parent()))
+                    .filter(|p| {
+                        !matches!(p, Bson::Null) && !in_batch.contains(&crate::finding::id_key(p))
+                    })
+                    .cloned()
+                    .collect();
+                let raw = self.raw();
+                let step = transact!(self.db, self.tx.as_ref(), |s| async {
+                    let mut s: Option<&mut ClientSession> = s;
+                    let mut known = if outside.is_empty() {
+                        HashMap::new()
+                    } else {
+                        self.read_nodes(s.as_deref_mut(), &outside).await?
+                    };
+                    let mut ready = docs.clone();
+                    for d in &mut ready {
+                        let parent = d.get(t.parent()).cloned().unwrap_or(Bson::Null);
+                        let ancestors = if matches!(parent, Bson::Null) {
+                            Vec::new()
+                        } else {
+                            match known.get(&crate::finding::id_key(&parent)) {
+                                Some(p) => p.path(),
+                                None => return Ok(Step::Refused(self.no_node(parent))),
+                            }
+                        };
+                        d.insert(t.ancestors(), ancestors.clone());
+                        let n = NodeRef {
+                            key: d.get(t.key()).cloned().unwrap_or(Bson::Null),
+                            parent,
+                            ancestors,
+                        };
+                        known.insert(crate::finding::id_key(&n.key), n);
+                    }
+                    self.lock(s.as_deref_mut()).await?;
+                    let insert = raw.insert_many(ready.clone());
+                    let inserted = in_session!(insert, s.as_deref_mut())?;
+                    tracing::debug!(written = ready.len(), "nodes inserted");
+                    // What other models derive from the nodes (a count of sections per store).
+                    let mut stored = ready.clone();
+                    for (i, id) in inserted.inserted_ids {
+                        if let Some(d) = stored.get_mut(i) {
+                            d.insert("_id", id);
+                        }
+                    }
+                    crate::derived::inserted(&self.db, s, M::SCHEMA, &stored).await?;
+                    Ok(Step::Done(ready))
+                })?;
+                match step {
+                    Step::Done(ready) => ready
+                        .into_iter()
+                        .map(crate::model::read::decode::<M>)
+                        .collect(),
+                    Step::Refused(e) => Err(e),
+                }
+            },
+        )
+        .await
     }
 
     /// Moves the node and its subtree under `parent`: in one transaction, the node's parent and
@@ -231,15 +247,21 @@ impl<M: TreeNode> Tree<M> {
         crate::model::Pending::new(self.move_under_op(key.into_id(), parent.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.move_under", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            key = tracing::field::Empty)
-    )]
     async fn move_under_op(&self, key: M::Key, parent: M::Key) -> Result<Propagation> {
-        self.move_node(
-            key_bson::<M>(M::TREE.key(), key)?,
-            Some(key_bson::<M>(M::TREE.parent(), parent)?),
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::tree.move_under",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                key = tracing::field::Empty
+            ),
+            async move {
+                self.move_node(
+                    key_bson::<M>(M::TREE.key(), key)?,
+                    Some(key_bson::<M>(M::TREE.parent(), parent)?),
+                )
+                .await
+            },
         )
         .await
     }
@@ -252,14 +274,20 @@ impl<M: TreeNode> Tree<M> {
         crate::model::Pending::new(self.move_to_root_op(key.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.move_to_root", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            key = tracing::field::Empty)
-    )]
     async fn move_to_root_op(&self, key: M::Key) -> Result<Propagation> {
-        self.move_node(key_bson::<M>(M::TREE.key(), key)?, None)
-            .await
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::tree.move_to_root",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                key = tracing::field::Empty
+            ),
+            async move {
+                self.move_node(key_bson::<M>(M::TREE.key(), key)?, None)
+                    .await
+            },
+        )
+        .await
     }
 
     async fn move_node(&self, key: Bson, parent: Option<Bson>) -> Result<Propagation> {
@@ -445,12 +473,8 @@ impl<M: TreeNode> Tree<M> {
         Box::pin(self.rename_keys(key.into_id(), new_key.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.rename", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            key = tracing::field::Empty)
-    )]
     async fn rename_keys(&self, key: M::Key, new_key: M::Key) -> Result<Propagation> {
+        crate::span::operation(tracing::info_span!("pattern_runtime::tree.rename", model = self.span_model(), collection = self.span_collection(), key = tracing::field::Empty), async move {
         let t = M::TREE;
         let (key, new_key) = (
             key_bson::<M>(M::TREE.key(), key)?,
@@ -508,6 +532,8 @@ impl<M: TreeNode> Tree<M> {
         )
         .await;
         Ok(propagation)
+    })
+        .await
     }
 
     /// Deletes the node, and what is below it as `how` says, in one transaction. See
@@ -520,12 +546,8 @@ impl<M: TreeNode> Tree<M> {
         crate::model::Pending::new(self.delete_op(key.into_id(), how))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::tree.delete", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(), how = ?how,
-            key = tracing::field::Empty)
-    )]
     async fn delete_op(&self, key: M::Key, how: Deletion) -> Result<Deleted> {
+        crate::span::operation(tracing::info_span!("pattern_runtime::tree.delete", model = self.span_model(), collection = self.span_collection(), how = ?how, key = tracing::field::Empty), async move {
         let t = M::TREE;
         let key = key_bson::<M>(M::TREE.key(), key)?;
         tracing::Span::current().record("key", tracing::field::display(&key));
@@ -619,6 +641,8 @@ impl<M: TreeNode> Tree<M> {
         };
         self.sweep(late, &holders).await;
         Ok(deleted)
+    })
+        .await
     }
 
     /// The `updateMany`s that take `key` out of every copy, its children and holders moving up

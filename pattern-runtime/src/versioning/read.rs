@@ -15,27 +15,33 @@ impl<M: Versioned> ModelCollection<M> {
         crate::model::Pending::new(self.history_op(id.into_id()))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::versioning.history", level = "debug", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            id = tracing::field::Empty)
-    )]
     async fn history_op(&self, id: M::Id) -> Result<Vec<Revision<M>>> {
-        let id = crate::literal::span_id(id)?;
-        let mut session = Transaction::session_of(self.transaction()).await?;
-        let history = self
-            .database()
-            .collection::<Revision<Document>>(spec::<M>().history());
-        let find = history
-            .find(doc! { "docId": id })
-            .sort(doc! { "version": -1 });
-        let stored = collect_in!(find, session.as_deref_mut())?;
-        let revisions = stored
-            .into_iter()
-            .map(upgraded)
-            .collect::<Result<Vec<Revision<M>>>>()?;
-        tracing::debug!(read = revisions.len(), "revisions read");
-        Ok(revisions)
+        crate::span::operation(
+            tracing::debug_span!(
+                "pattern_runtime::versioning.history",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                id = tracing::field::Empty
+            ),
+            async move {
+                let id = crate::literal::span_id(id)?;
+                let mut session = Transaction::session_of(self.transaction()).await?;
+                let history = self
+                    .database()
+                    .collection::<Revision<Document>>(spec::<M>().history());
+                let find = history
+                    .find(doc! { "docId": id })
+                    .sort(doc! { "version": -1 });
+                let stored = collect_in!(find, session.as_deref_mut())?;
+                let revisions = stored
+                    .into_iter()
+                    .map(upgraded)
+                    .collect::<Result<Vec<Revision<M>>>>()?;
+                tracing::debug!(read = revisions.len(), "revisions read");
+                Ok(revisions)
+            },
+        )
+        .await
     }
 
     /// The document as it was at version `v`: the current one if `v` is current, else its
@@ -51,14 +57,21 @@ impl<M: Versioned> ModelCollection<M> {
         crate::model::Pending::new(self.revision_op(id.into_id(), v))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::versioning.revision", level = "debug", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(), version = v,
-            id = tracing::field::Empty)
-    )]
     async fn revision_op(&self, id: M::Id, v: i64) -> Result<M> {
-        let id = crate::literal::typed_id("_id", id)?;
-        self.revision_at(id, v).await
+        crate::span::operation(
+            tracing::debug_span!(
+                "pattern_runtime::versioning.revision",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                version = v,
+                id = tracing::field::Empty
+            ),
+            async move {
+                let id = crate::literal::typed_id("_id", id)?;
+                self.revision_at(id, v).await
+            },
+        )
+        .await
     }
 
     /// [`revision`](Self::revision) of an id already checked: two reads at most, in the

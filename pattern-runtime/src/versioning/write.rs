@@ -107,33 +107,40 @@ impl<M: Versioned> ModelCollection<M> {
     /// version}` index), the insert, and what derives from the document. [`Error::DuplicateKey`]
     /// when a document with this `_id` exists; [`Error::InvalidValue`] when the next version
     /// does not fit the version field's type; nothing is written then.
-    #[tracing::instrument(
-        name = "pattern_runtime::versioning.insert", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            id = tracing::field::Empty)
-    )]
     async fn insert_revised(&self, doc: &mut M) -> Result<Written> {
-        doc.set_version(1);
-        let d = bson::serialize_to_document(&*doc)?;
-        let id = d.get("_id").cloned().unwrap_or(Bson::Null);
-        tracing::Span::current().record("id", tracing::field::display(&id));
-        crate::literal::check_stored_id(&d)?;
-        check_archivable::<M>(&d)?;
-        let raw = self.documents();
-        // In one transaction, so that the history read is the one the insert goes with: a
-        // `delete` of the same `_id` committing in between is a write conflict, and the
-        // transaction runs again.
-        let version = transact!(self.database(), self.transaction(), |s| async {
-            let mut s: Option<&mut ClientSession> = s;
-            let (v, d) = self.at_next_version(s.as_deref_mut(), &id, &d).await?;
-            let insert = raw.insert_one(d.clone());
-            in_session!(insert, s.as_deref_mut())?;
-            derived::inserted(self.database(), s, M::SCHEMA, std::slice::from_ref(&d)).await?;
-            Ok::<_, mongodb::error::Error>(v)
-        })?;
-        doc.set_version(version);
-        tracing::debug!(inserted = 1, version, "document inserted");
-        Ok(Written::new(id, Some(version)))
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::versioning.insert",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                id = tracing::field::Empty
+            ),
+            async move {
+                doc.set_version(1);
+                let d = bson::serialize_to_document(&*doc)?;
+                let id = d.get("_id").cloned().unwrap_or(Bson::Null);
+                tracing::Span::current().record("id", tracing::field::display(&id));
+                crate::literal::check_stored_id(&d)?;
+                check_archivable::<M>(&d)?;
+                let raw = self.documents();
+                // In one transaction, so that the history read is the one the insert goes with: a
+                // `delete` of the same `_id` committing in between is a write conflict, and the
+                // transaction runs again.
+                let version = transact!(self.database(), self.transaction(), |s| async {
+                    let mut s: Option<&mut ClientSession> = s;
+                    let (v, d) = self.at_next_version(s.as_deref_mut(), &id, &d).await?;
+                    let insert = raw.insert_one(d.clone());
+                    in_session!(insert, s.as_deref_mut())?;
+                    derived::inserted(self.database(), s, M::SCHEMA, std::slice::from_ref(&d))
+                        .await?;
+                    Ok::<_, mongodb::error::Error>(v)
+                })?;
+                doc.set_version(version);
+                tracing::debug!(inserted = 1, version, "document inserted");
+                Ok(Written::new(id, Some(version)))
+            },
+        )
+        .await
     }
 
     /// `d` at the version a new document of `_id` `id` starts at: 1, or the one after the last
@@ -248,71 +255,86 @@ impl<M: Versioned> ModelCollection<M> {
     ///     .await?;
     /// # Ok(()) }
     /// ```
-    #[tracing::instrument(
-        name = "pattern_runtime::versioning.modify", skip_all,
-        fields(model = self.span_model(), collection = self.span_collection(), attempts,
-            id = tracing::field::Empty)
-    )]
     pub async fn try_modify<E: From<Error>>(
         &self,
         id: impl IntoId<M::Id>,
         attempts: u32,
         mut change: impl FnMut(&mut M) -> std::result::Result<(), E> + Send,
     ) -> std::result::Result<M, E> {
-        let id: Bson = crate::literal::typed_id("_id", id.into_id())?;
-        tracing::Span::current().record("id", tracing::field::display(&id));
-        let attempts = attempts.max(1);
-        let mut attempt = 1;
-        loop {
-            let found = self.current(&id).await?;
-            let Some(mut doc) = found.map(crate::model::read::decode::<M>).transpose()? else {
-                tracing::debug!("no such document");
-                return Err(Error::NotFound {
-                    collection: M::SCHEMA.collection().to_owned(),
-                    missing: Box::new(crate::error::Missing::Document { id }),
-                }
-                .into());
-            };
-            change(&mut doc)?;
-            match self.save(&mut doc).await {
-                Ok(_) => return Ok(doc),
-                Err(e) if e.is_conflict() && attempt < attempts => {
-                    tracing::debug!(
+        tracing::Instrument::instrument(
+            async move {
+                let id: Bson = crate::literal::typed_id("_id", id.into_id())?;
+                tracing::Span::current().record("id", tracing::field::display(&id));
+                let attempts = attempts.max(1);
+                let mut attempt = 1;
+                loop {
+                    let found = self.current(&id).await?;
+                    let Some(mut doc) = found.map(crate::model::read::decode::<M>).transpose()?
+                    else {
+                        tracing::debug!("no such document");
+                        return Err(Error::NotFound {
+                            collection: M::SCHEMA.collection().to_owned(),
+                            missing: Box::new(crate::error::Missing::Document { id }),
+                        }
+                        .into());
+                    };
+                    change(&mut doc)?;
+                    match self.save(&mut doc).await {
+                        Ok(_) => return Ok(doc),
+                        Err(e) if e.is_conflict() && attempt < attempts => {
+                            tracing::debug!(
                         attempt,
                         attempts,
                         "version conflict: someone saved the document since it was loaded; \
                          loading it again"
                     );
-                    attempt += 1;
-                }
-                Err(e) => {
-                    if e.is_conflict() {
-                        tracing::info!(attempts, "still conflicting after the last try");
+                            attempt += 1;
+                        }
+                        Err(e) => {
+                            if e.is_conflict() {
+                                tracing::info!(attempts, "still conflicting after the last try");
+                            }
+                            return Err(e.into());
+                        }
                     }
-                    return Err(e.into());
                 }
-            }
-        }
+            },
+            tracing::info_span!(
+                "pattern_runtime::versioning.modify",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                attempts,
+                id = tracing::field::Empty
+            ),
+        )
+        .await
     }
 
     /// Saves `doc` over the stored version it was read at: the stored document goes to history,
     /// `doc` becomes version `v + 1` (set on `doc` too), in one transaction. Returns the new
     /// version. [`Error::VersionConflict`] when someone saved since, [`Error::NotFound`] when the
     /// document is gone; nothing is written then.
-    #[tracing::instrument(
-        name = "pattern_runtime::versioning.replace", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            expected_version = doc.version(), id = tracing::field::Empty)
-    )]
     async fn save(&self, doc: &mut M) -> Result<Written> {
-        let v = doc.version();
-        check_next_version::<M>(v)?;
-        doc.set_version(v + 1);
-        let result = self.save_document(doc, v).await;
-        if result.is_err() {
-            doc.set_version(v);
-        }
-        result
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::versioning.replace",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                expected_version = doc.version(),
+                id = tracing::field::Empty
+            ),
+            async move {
+                let v = doc.version();
+                check_next_version::<M>(v)?;
+                doc.set_version(v + 1);
+                let result = self.save_document(doc, v).await;
+                if result.is_err() {
+                    doc.set_version(v);
+                }
+                result
+            },
+        )
+        .await
     }
 
     async fn save_document(&self, doc: &M, v: i64) -> Result<Written> {
@@ -336,63 +358,65 @@ impl<M: Versioned> ModelCollection<M> {
     /// Applies an operator update (`{ "$set": {..} }`) to the document at `expected_version`,
     /// archiving the stored version first, in one transaction; returns the new version. The
     /// update may not touch the version field or `_id`.
-    #[tracing::instrument(
-        name = "pattern_runtime::versioning.update", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(), expected_version,
-            id = tracing::field::Empty)
-    )]
     async fn update_op(
         &self,
         id: M::Id,
         expected_version: i64,
         update: Document,
     ) -> Result<Written> {
-        let id = crate::literal::span_id(id)?;
-        check_next_version::<M>(expected_version)?;
-        let field = spec::<M>().version_field();
-        let mut update = update;
-        check_size(&update, "the update")?;
-        // Operators of named fields only, `$rename` targets included; never `_id` or the
-        // version.
-        let touched = crate::literal::touched_fields(
-            &update,
-            "the toolkit sets the version and never changes `_id`",
-        )?;
-        if let Some(key) = touched.iter().find(|k| k.as_str() == field) {
-            return Err(Error::KeptField {
-                field: key.clone(),
-                reason: "the version is the toolkit's: each versioned write sets it",
-            });
-        }
-        derived::check_update(M::SCHEMA, &update)?;
-        let one = doc! { "_id": id.clone() };
-        upgrade_matching_in(self.database(), self.transaction(), M::SCHEMA, &one).await?;
-        let mut inc = update.get_document("$inc").cloned().unwrap_or_default();
-        inc.insert(field, 1);
-        update.insert("$inc", inc);
-        let attempt = Attempt::new();
-        let outcome = transact!(self.database(), self.transaction(), |s| self.write_change(
-            s,
-            &id,
-            expected_version,
-            Change::Update(&update),
-            &attempt
-        ));
-        let outcome = match outcome {
-            Err(Error::Driver { source, .. })
-                if source.get_custom::<TooLargeToArchive>().is_some() =>
-            {
-                let size = source.get_custom::<TooLargeToArchive>().map_or(0, |t| t.0);
-                return Err(too_large_to_archive(
-                    M::SCHEMA.name(),
-                    size,
-                    archivable(&id),
-                ));
-            }
-            other => other?,
-        };
-        let version = self.outcome(id.clone(), expected_version, outcome)?;
-        Ok(Written::new(id, Some(version)))
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::versioning.update",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                expected_version,
+                id = tracing::field::Empty
+            ),
+            async move {
+                let id = crate::literal::span_id(id)?;
+                check_next_version::<M>(expected_version)?;
+                let field = spec::<M>().version_field();
+                let mut update = update;
+                check_size(&update, "the update")?;
+                // Operators of named fields only, `$rename` targets included; never `_id` or the
+                // version.
+                let touched = crate::literal::touched_fields(
+                    &update,
+                    "the toolkit sets the version and never changes `_id`",
+                )?;
+                if let Some(key) = touched.iter().find(|k| k.as_str() == field) {
+                    return Err(Error::KeptField {
+                        field: key.clone(),
+                        reason: "the version is the toolkit's: each versioned write sets it",
+                    });
+                }
+                derived::check_update(M::SCHEMA, &update)?;
+                let one = doc! { "_id": id.clone() };
+                upgrade_matching_in(self.database(), self.transaction(), M::SCHEMA, &one).await?;
+                let mut inc = update.get_document("$inc").cloned().unwrap_or_default();
+                inc.insert(field, 1);
+                update.insert("$inc", inc);
+                let attempt = Attempt::new();
+                let outcome = transact!(self.database(), self.transaction(), |s| self
+                    .write_change(s, &id, expected_version, Change::Update(&update), &attempt));
+                let outcome = match outcome {
+                    Err(Error::Driver { source, .. })
+                        if source.get_custom::<TooLargeToArchive>().is_some() =>
+                    {
+                        let size = source.get_custom::<TooLargeToArchive>().map_or(0, |t| t.0);
+                        return Err(too_large_to_archive(
+                            M::SCHEMA.name(),
+                            size,
+                            archivable(&id),
+                        ));
+                    }
+                    other => other?,
+                };
+                let version = self.outcome(id.clone(), expected_version, outcome)?;
+                Ok(Written::new(id, Some(version)))
+            },
+        )
+        .await
     }
 
     fn revision_doc(
@@ -703,38 +727,51 @@ impl<M: Versioned> ModelCollection<M> {
         crate::model::Pending::new(self.revert_op(id.into_id(), v))
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::versioning.revert", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(), version = v,
-            id = tracing::field::Empty)
-    )]
     async fn revert_op(&self, id: M::Id, v: i64) -> Result<i64> {
-        let id = crate::literal::span_id(id)?;
-        let mut old = self.revision_at(id.clone(), v).await?;
-        let current = self
-            .current(&id)
-            .await?
-            .map(crate::model::read::decode::<M>)
-            .transpose()?
-            .ok_or_else(|| Error::NotFound {
-                collection: M::SCHEMA.collection().to_owned(),
-                missing: Box::new(crate::error::Missing::Document { id }),
-            })?;
-        old.set_version(current.version());
-        Ok(self.save(&mut old).await?.version.unwrap_or_default())
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::versioning.revert",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                version = v,
+                id = tracing::field::Empty
+            ),
+            async move {
+                let id = crate::literal::span_id(id)?;
+                let mut old = self.revision_at(id.clone(), v).await?;
+                let current = self
+                    .current(&id)
+                    .await?
+                    .map(crate::model::read::decode::<M>)
+                    .transpose()?
+                    .ok_or_else(|| Error::NotFound {
+                        collection: M::SCHEMA.collection().to_owned(),
+                        missing: Box::new(crate::error::Missing::Document { id }),
+                    })?;
+                old.set_version(current.version());
+                Ok(self.save(&mut old).await?.version.unwrap_or_default())
+            },
+        )
+        .await
     }
 
-    #[tracing::instrument(
-        name = "pattern_runtime::versioning.delete", skip_all, err(level = "debug"),
-        fields(model = self.span_model(), collection = self.span_collection(),
-            id = tracing::field::Empty)
-    )]
     async fn delete_op(&self, id: M::Id) -> Result<()> {
-        let id = crate::literal::span_id(id)?;
-        let attempt = Attempt::new();
-        let outcome = transact!(self.database(), self.transaction(), |s| self
-            .write_delete(s, &id, &attempt))?;
-        self.outcome(id, 0, outcome)
+        crate::span::operation(
+            tracing::info_span!(
+                "pattern_runtime::versioning.delete",
+                model = self.span_model(),
+                collection = self.span_collection(),
+                id = tracing::field::Empty
+            ),
+            async move {
+                let id = crate::literal::span_id(id)?;
+                let attempt = Attempt::new();
+                let outcome = transact!(self.database(), self.transaction(), |s| self
+                    .write_delete(s, &id, &attempt))?;
+                self.outcome(id, 0, outcome)
+            },
+        )
+        .await
     }
 
     async fn write_delete(

@@ -26,7 +26,7 @@ struct Order {
     frozen: CustomerSnapshot,
 }
 
-fn kept_through_references<M: pattern_runtime::Referenced>() {}
+fn kept_through_references<M: pattern_runtime::extended_ref::Referenced>() {}
 
 fn writes() {
     kept_through_references::<Customer>();
