@@ -112,6 +112,27 @@ pub fn dependents_of(model: &'static ModelSchema) -> Vec<&'static dyn Dependent>
         .unwrap_or_default()
 }
 
+/// The top-level fields a change stream's update event says changed: those set, removed or
+/// truncated (`items.3.qty` is `items`).
+pub(crate) fn event_fields(
+    update: &mongodb::change_stream::event::UpdateDescription,
+) -> BTreeSet<String> {
+    let top = |path: &str| path.split('.').next().unwrap_or(path).to_owned();
+    update
+        .updated_fields
+        .keys()
+        .map(|k| top(k))
+        .chain(update.removed_fields.iter().map(|k| top(k)))
+        .chain(
+            update
+                .truncated_arrays
+                .iter()
+                .flatten()
+                .map(|t| top(&t.field)),
+        )
+        .collect()
+}
+
 /// The top-level fields an update can change: the keys of an operator update (`$rename`'s
 /// targets too), the fields a pipeline's `$set`/`$addFields`/`$unset` stages name. `None` when
 /// it cannot tell (a `$project`, `$replaceRoot`, ...): any field then.

@@ -36,19 +36,7 @@ impl<M: Referenced> Watcher<M> {
             .cloned()
             .unwrap_or(Bson::Null);
         let touched: BTreeSet<String> = match (&event.operation_type, &event.update_description) {
-            (OperationType::Update, Some(d)) => d
-                .updated_fields
-                .keys()
-                .map(String::as_str)
-                .chain(d.removed_fields.iter().map(String::as_str))
-                .chain(
-                    d.truncated_arrays
-                        .iter()
-                        .flatten()
-                        .map(|t| t.field.as_str()),
-                )
-                .map(|path| path.split('.').next().unwrap_or(path).to_owned())
-                .collect(),
+            (OperationType::Update, Some(d)) => crate::derived::event_fields(d),
             // A replacement: the stream does not say what changed.
             _ => M::SCHEMA
                 .specs::<super::RefSpec>()

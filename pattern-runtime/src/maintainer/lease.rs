@@ -10,7 +10,7 @@ use mongodb::change_stream::event::ResumeToken;
 use mongodb::options::ReturnDocument;
 use mongodb::{Collection, Database};
 
-use super::{of, Stored, MAINTAINERS};
+use super::{Stored, MAINTAINERS};
 use crate::error::{server_code, Error, Result, DUPLICATE_KEY};
 
 /// How many repairs a maintainer's document keeps.
@@ -218,10 +218,4 @@ fn read_one(d: &Document) -> Stored {
             .map(Duration::from_millis),
         repairs,
     }
-}
-
-/// One maintainer's document, for tests and reports.
-#[allow(dead_code)]
-pub(super) async fn read(db: &Database, name: &str) -> Result<Option<Stored>> {
-    Ok(coll(db).find_one(of(name)).await?.as_ref().map(read_one))
 }

@@ -51,7 +51,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use bson::{doc, DateTime};
+use bson::DateTime;
 use mongodb::Database;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -298,9 +298,4 @@ impl Stored {
 /// The driver's.
 pub async fn stored(db: &Database) -> Result<Vec<Stored>> {
     lease::read_all(db).await
-}
-
-/// The filter of one maintainer's document.
-fn of(name: &str) -> bson::Document {
-    doc! { "_id": name }
 }

@@ -336,17 +336,10 @@ impl Worker {
         else {
             return true;
         };
-        let top = |path: &str| path.split('.').next().unwrap_or(path).to_owned();
-        let touched: Vec<String> = d
-            .updated_fields
-            .keys()
-            .map(|k| top(k))
-            .chain(d.removed_fields.iter().map(|k| top(k)))
-            .chain(d.truncated_arrays.iter().flatten().map(|t| top(&t.field)))
-            .collect();
+        let touched = crate::derived::event_fields(d);
         dependents
             .iter()
-            .any(|dep| dep.reads().iter().any(|r| touched.iter().any(|t| t == r)))
+            .any(|dep| dep.reads().iter().any(|r| touched.contains(*r)))
     }
 
     /// The change of one event, in the model's current shape: `None` when the event names no
