@@ -26,8 +26,7 @@ pub use crate::extended_ref::slot::{
     ProbeSnapshotOnly, ProbeSyncable, Propagatable, RefProbe,
 };
 pub use crate::extended_ref::{
-    Copied, Embedding, EmbeddingParts, ExtendedRef, HasCopies, RefParts, RefSpec, Referenced,
-    References, Slot,
+    Copied, Embedding, EmbeddingParts, ExtendedRef, HasCopies, RefParts, RefSpec, References, Slot,
 };
 pub use crate::index::{
     Collation, IndexKey, IndexKind, IndexParts, IndexSpec, Literal, PartialClause, PartialOp,

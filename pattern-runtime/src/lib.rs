@@ -157,11 +157,11 @@
 //! anyone's (`raw()`, another service, the shell). It follows one change stream per database
 //! over every collection other documents derive data from, and rebuilds the dependents of each
 //! changed document from the sources as they are, within about a second on the embedded
-//! server. It stores its resume token after each batch and resumes there after a restart; a
-//! token the server no longer keeps, or a dropped source, is a full rebuild, recorded, never a
-//! silent restart from "now"; replicas share it through a lease; the doctor reports whether it
-//! runs and its lag. Not yet: the data of a source whose every document is gone after a lost
-//! history (the pattern's `repair()` mends it).
+//! server. Its first start rebuilds everything once (what was written before had no one to
+//! follow it). It stores its resume token after each batch and resumes there after a restart;
+//! a token the server no longer keeps, or a dropped source, is a full rebuild, recorded, never
+//! a silent restart from "now"; replicas share it through a lease; the doctor reports whether
+//! it runs and its lag.
 //!
 //! # Sync
 //!

@@ -463,7 +463,20 @@ pub trait Dependent: Send + Sync + fmt::Debug + 'static {
     fn rebuild<'a>(&'a self, changed: Changed<'a>) -> Applying<'a> {
         self.apply(changed)
     }
+
+    /// After a lost history, when no event says which source documents went away: a delete
+    /// for each document this data may still be kept for, whose [`rebuild`](Self::rebuild)
+    /// brings it back in line with the sources as they are (a count of an owner whose last
+    /// order was deleted). `before` holds what the data names the source by. By default none:
+    /// the data outlives its source (a copy), or its pattern's check reports it.
+    fn held<'a>(&'a self, db: &'a Database) -> Held<'a> {
+        let _ = db;
+        Box::pin(async { Ok(Vec::new()) })
+    }
 }
+
+/// What [`Dependent::held`] finds, to await.
+pub type Held<'a> = BoxFuture<'a, mongodb::error::Result<Vec<Change>>>;
 
 /// A sample of one model's stored documents, as the doctor hands it to each of the model's
 /// patterns ([`PatternSpec::audit`](crate::schema::PatternSpec::audit)). Read only.

@@ -1,9 +1,8 @@
 //! Fields computed from another collection against the server (seed 000, 计算模式): a user's
 //! `totalSpent` kept by `$inc` as orders are written through the model handle, repaired by
-//! `rebuild`, checked by `check`, refreshed in the background.
+//! `rebuild` and `repair`, checked by `check`.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use bson::{doc, Bson, Document};
 use pattern_runtime::computed::BATCH;
@@ -574,37 +573,6 @@ async fn check_reports_drift_and_rebuild_repairs_it() {
     assert_eq!(stored(&db, "u2").await.total_spent, 70);
     // Nothing left to repair.
     assert_eq!(computed.repair().await.unwrap().repaired, 0);
-}
-
-/// The background refresher repairs on its interval, stops cleanly, and reports a failed run
-/// instead of losing it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_refresher_repairs_stops_and_reports_failures() {
-    let db = setup("computed_refresher", &["u1"]).await;
-    Order::collection(&db)
-        .raw()
-        .insert_one(order(1, "u1", 40))
-        .await
-        .unwrap();
-    let mut refresher = User::collection(&db)
-        .computed()
-        .refresh_every(Duration::from_millis(20));
-    let first = refresher.next().await.unwrap().unwrap();
-    assert_eq!((first.checked, first.repaired), (1, 1));
-    assert_eq!(stored(&db, "u1").await.total_spent, 40);
-    // The server fails the next aggregations: the failure is an outcome, not lost.
-    db.fail_command(&["aggregate"], 1000, doc! { "errorCode": 2 })
-        .await;
-    let failed = loop {
-        match refresher.next().await.unwrap() {
-            Err(e) => break e,
-            Ok(_) => continue,
-        }
-    };
-    assert_eq!(failed.code(), Some(2), "{failed}");
-    let done = refresher.stop().await;
-    assert!(done.runs >= 2, "{done:?}");
-    assert!(done.errors().all(|e| e.code() == Some(2)), "{done:?}");
 }
 
 /// The index on the source's `by` field is declared by the target and synced with it, under

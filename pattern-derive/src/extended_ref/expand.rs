@@ -92,7 +92,7 @@ impl ExtendedRefs {
     }
 
     /// The impls and statics, inside the derive's `const _` block: `From<&Source>`, the
-    /// `RefSpec`s, `ExtendedRef`, `Propagatable`, `Referenced`, and the probes.
+    /// `RefSpec`s, `ExtendedRef`, `Propagatable`, and the probes.
     pub(super) fn items(&self, model: &Model<'_>, with_probes: bool) -> TokenStream {
         let krate = &model.krate;
         let p = quote!(#krate::__private);
@@ -193,12 +193,6 @@ impl ExtendedRefs {
                 #[automatically_derived]
                 impl #p::HasCopies for #source {}
             });
-            if !self.versioned {
-                out.extend(quote! {
-                    #[automatically_derived]
-                    impl #p::Referenced for #source {}
-                });
-            }
         }
         if with_probes {
             for probe in &self.probes {

@@ -63,9 +63,9 @@ pub(super) async fn audit_computed(
 
 // ----- the target's side: check, repair and rebuild -----
 
-/// What one run of a [`Refresher`] did.
+/// What one batch of a recomputation did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Recomputed {
+pub(crate) struct Recomputed {
     /// Target documents read.
     pub checked: u64,
     /// Documents whose computed fields were rewritten (they had drifted).
@@ -73,14 +73,6 @@ pub struct Recomputed {
     /// Documents left alone because their value changed between the read and the write (only
     /// without transactions: a later run sees them again).
     pub skipped: u64,
-}
-
-impl std::ops::AddAssign for Recomputed {
-    fn add_assign(&mut self, other: Recomputed) {
-        self.checked += other.checked;
-        self.repaired += other.repaired;
-        self.skipped += other.skipped;
-    }
 }
 
 /// The operations on the computed fields of a target model: `User::collection(&db).computed()`.
@@ -194,24 +186,6 @@ impl<M: Model> ComputedFields<M> {
         .await
     }
 
-    /// One pass of a [`Refresher`]: recomputes the computed fields of every document of the
-    /// model, [`BATCH`] documents per transaction, and writes those that differ.
-    async fn refresh_all(&self) -> Result<Recomputed> {
-        let mut done = Recomputed::default();
-        self.each_batch(|batch, total| {
-            done += batch.done;
-            tracing::info!(
-                checked = done.checked,
-                repaired = done.repaired,
-                skipped = done.skipped,
-                total,
-                "recomputing"
-            );
-        })
-        .await?;
-        Ok(done)
-    }
-
     /// Reads every document of the model, a page at a time, and reports the computed values
     /// that disagree with their sources ([`Check::ComputedDrift`], one finding per field and
     /// page, listing the documents), as the [doctor](mod@crate::doctor) does over a sample.
@@ -243,51 +217,25 @@ impl<M: Model> ComputedFields<M> {
             async move {
                 let targets = crate::maintenance::targets::<ComputedFromSpec>(M::SCHEMA);
                 let found = crate::maintenance::check(&self.db, self.tx.as_ref(), &targets).await?;
-                let mut repaired = 0;
+                let mut done = Recomputed::default();
                 for ids in found.documents().chunks(BATCH) {
-                    repaired += self.batch(ids.to_vec()).await?.done.repaired;
+                    let batch = self.batch(ids.to_vec()).await?.done;
+                    done.checked += batch.checked;
+                    done.repaired += batch.repaired;
+                    done.skipped += batch.skipped;
+                    tracing::info!(
+                        checked = done.checked,
+                        repaired = done.repaired,
+                        skipped = done.skipped,
+                        "recomputing"
+                    );
                 }
+                let repaired = done.repaired;
                 crate::maintenance::after_repair(&self.db, self.tx.as_ref(), &targets, repaired)
                     .await
             },
         )
         .await
-    }
-
-    /// Runs `batch` over every document's `_id`, in pages of [`BATCH`] by `_id`.
-    async fn each_batch(&self, mut each: impl FnMut(Batch, u64) + Send) -> Result<()> {
-        let raw = self.raw();
-        let total = raw.estimated_document_count().await?;
-        let mut last: Option<Bson> = None;
-        loop {
-            let filter = match &last {
-                Some(l) => doc! { "_id": { "$gt": l.clone() } },
-                None => Document::new(),
-            };
-            let find = raw
-                .find(filter)
-                .projection(doc! { "_id": 1 })
-                .sort(doc! { "_id": 1 })
-                .limit(BATCH as i64)
-                .batch_size(BATCH as u32 + 1);
-            let read = {
-                let mut session = Transaction::session_of(self.tx.as_ref()).await?;
-                collect_in!(find, session.as_deref_mut())?
-            };
-            let page: Vec<Bson> = read
-                .into_iter()
-                .filter_map(|d| d.get("_id").cloned())
-                .collect();
-            let Some(end) = page.last().cloned() else {
-                return Ok(());
-            };
-            let full = page.len() == BATCH;
-            each(self.batch(page).await?, total);
-            if !full {
-                return Ok(());
-            }
-            last = Some(end);
-        }
     }
 
     /// Reads the targets `ids`, aggregates their sources, and rewrites what differs: one
@@ -396,35 +344,7 @@ impl<M: Model> ComputedFields<M> {
             Ok(Batch { done })
         })
     }
-
-    /// Recomputes every document every `interval`, in a background task, starting now: for
-    /// values whose freshness need is low (a dashboard's totals). Each run's outcome is kept
-    /// until read ([`Refresher::next`]) or returned by [`Refresher::stop`]; a failed run is
-    /// also an `ERROR` event. Needs a Tokio runtime.
-    pub fn refresh_every(&self, interval: Duration) -> Refresher
-    where
-        M: Send + Sync + 'static,
-    {
-        let fields = self.clone();
-        Periodic::start(
-            "computed.refresh",
-            M::SCHEMA.name(),
-            interval,
-            false,
-            move || {
-                let fields = fields.clone();
-                async move { fields.refresh_all().await }
-            },
-        )
-    }
 }
-
-/// A background recomputation from [`ComputedFields::refresh_every`]: a [`Periodic`] whose
-/// runs recompute every document of the model and rewrite those that differ.
-pub type Refresher = Periodic<Recomputed>;
-
-/// What a [`Refresher`] did, from [`Periodic::stop`].
-pub type Refreshed = Stopped<Recomputed>;
 
 impl Feed {
     /// Before a recomputation that writes: the sources of `targets` still stored in an older

@@ -312,6 +312,15 @@ impl Dependent for Feed {
     fn rebuild<'a>(&'a self, changed: Changed<'a>) -> Applying<'a> {
         Box::pin(self.rebuild_targets(changed.db, changed.session, changed.changes))
     }
+
+    /// Every target: one whose sources are all gone still holds what they summed.
+    fn held<'a>(&'a self, db: &'a Database) -> crate::derived::Held<'a> {
+        Box::pin(crate::derived::held_in(
+            db,
+            self.target.collection(),
+            self.by,
+        ))
+    }
 }
 
 impl Feed {

@@ -17,7 +17,6 @@ use crate::finding::{id_key, Check, Finding};
 use crate::index::IndexSpec;
 use crate::literal::touched_fields;
 use crate::model::{IntoId, Model};
-use crate::periodic::{Periodic, Stopped};
 use crate::schema::{registered_models, ModelSchema, PatternSpec, Sample};
 use crate::txn::{collect_in, in_session, transact, Transaction};
 
@@ -27,11 +26,11 @@ mod num;
 mod spec;
 pub(crate) mod write;
 
-pub use check::{ComputedFields, HasComputedFields, Recomputed, Refreshed, Refresher};
+pub use check::{ComputedFields, HasComputedFields};
 use feed::{abort, aggregate_many, aggregate_many_within, Abort, Feed};
 use num::{agrees, Num};
 pub use spec::{Aggregate, ComputedFromParts, ComputedFromSpec};
 
-/// How many target documents [`ComputedFields::repair`] and a [`Refresher`] read, aggregate and
-/// write per round.
+/// How many target documents [`ComputedFields::repair`] reads, aggregates and
+/// writes per round.
 pub const BATCH: usize = 1000;

@@ -75,7 +75,7 @@ use mongodb::results::UpdateResult;
 use mongodb::{ClientSession, Collection, Database};
 
 use crate::schema::{registered_models, ModelSchema};
-pub use crate::schema::{Applying, Change, Changed, Dependent};
+pub use crate::schema::{Applying, Change, Changed, Dependent, Held};
 use crate::txn::{collect_in, in_session, transact, Transaction};
 
 mod kept;
@@ -110,6 +110,51 @@ pub fn dependents_of(model: &'static ModelSchema) -> Vec<&'static dyn Dependent>
         .get(&key(model))
         .map(|deps| deps.iter().map(|d| &**d).collect())
         .unwrap_or_default()
+}
+
+/// [`Dependent::held`] of data kept in every document of `collection`, by its `_id`: a delete
+/// whose `before` names that `_id` under `by` (a dotted path), for each.
+pub(crate) async fn held_in(
+    db: &Database,
+    collection: &str,
+    by: &str,
+) -> mongodb::error::Result<Vec<Change>> {
+    use futures_util::TryStreamExt as _;
+    let holders: Vec<Document> = db
+        .collection::<Document>(collection)
+        .find(doc! {})
+        .projection(doc! { "_id": 1 })
+        .await?
+        .try_collect()
+        .await?;
+    Ok(holders
+        .into_iter()
+        .filter_map(|d| d.get("_id").cloned())
+        .map(|id| Change {
+            id: Bson::Null,
+            before: Some(nested(by, id)),
+            after: None,
+        })
+        .collect())
+}
+
+/// [`Dependent::held`] of data kept for documents that are gone, `ids`: a delete of each.
+pub(crate) fn deleted(ids: Vec<Bson>) -> Vec<Change> {
+    ids.into_iter()
+        .map(|id| Change {
+            before: Some(doc! { "_id": id.clone() }),
+            id,
+            after: None,
+        })
+        .collect()
+}
+
+/// `{a: {b: value}}` for the path `a.b`.
+fn nested(path: &str, value: Bson) -> Document {
+    match path.split_once('.') {
+        Some((head, rest)) => doc! { head: nested(rest, value) },
+        None => doc! { path: value },
+    }
 }
 
 /// The top-level fields a change stream's update event says changed: those set, removed or
@@ -639,6 +684,20 @@ pub(crate) async fn rebuild(
     changes: &[Change],
 ) -> mongodb::error::Result<()> {
     dispatch_as(db, None, dependents, changes, true).await
+}
+
+/// [`rebuild`] in a transaction of its own: the sources and the data derived from them are
+/// read from one snapshot, so a toolkit write committed in between (which keeps both in its
+/// own transaction) is seen whole or not at all, and the rebuild finds nothing to write; one
+/// that conflicts is retried. Without transactions, as [`rebuild`].
+pub(crate) async fn rebuild_consistent(
+    db: &Database,
+    dependents: &[&'static dyn Dependent],
+    changes: &[Change],
+) -> crate::error::Result<()> {
+    transact!(db, |s| async {
+        dispatch_as(db, s, dependents, changes, true).await
+    })
 }
 
 /// [`dispatch`], with [`Dependent::rebuild`] instead of `apply` when `rebuild`.

@@ -146,10 +146,13 @@ impl fmt::Display for DoctorReport {
                 .map_or(String::new(), |lag| format!(", lag {} ms", lag.as_millis()));
             writeln!(
                 f,
-                "[maintainer] {}: {state}, {} events applied{lag}, {} repairs after a lost history",
+                "[maintainer] {}: {state}, {} events applied{lag}, {}{}",
                 m.name,
                 m.applied,
-                m.repairs.len()
+                plural(m.repairs.len(), "full repair"),
+                m.repairing
+                    .as_ref()
+                    .map_or(String::new(), |why| format!(", one under way ({why})"))
             )?;
         }
         let documents: usize = self.sampled.iter().map(|(_, n)| n).sum();

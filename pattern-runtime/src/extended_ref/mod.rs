@@ -1,18 +1,12 @@
 #![doc = include_str!("../../docs/extended_ref.md")]
 
 use std::collections::{BTreeSet, HashMap};
-use std::fmt;
 use std::marker::PhantomData;
 use std::sync::{Mutex, OnceLock};
 
 use bson::{doc, Bson, Document};
 use futures_util::future::BoxFuture;
-use futures_util::StreamExt;
-use mongodb::change_stream::event::{ChangeStreamEvent, OperationType, ResumeToken};
-use mongodb::change_stream::ChangeStream;
-use mongodb::options::FullDocumentType;
 use mongodb::{ClientSession, Collection};
-use tracing::Instrument;
 
 use crate::copies::{write_copies, CopyWrite, Partial};
 pub use crate::copies::{CopiesUpdated, Propagation};
@@ -27,14 +21,9 @@ use crate::txn::{in_session, transact};
 
 mod check;
 mod spec;
-mod watch;
 mod write;
 
-pub use spec::{
-    Copied, Embedding, EmbeddingParts, ExtendedRef, RefParts, RefSpec, Referenced, Slot,
-};
-
-pub use watch::Watcher;
+pub use spec::{Copied, Embedding, EmbeddingParts, ExtendedRef, RefParts, RefSpec, Slot};
 
 crate::span::model_handle! {
     /// The operations on a model other models copy from that keep the copies in sync: from
@@ -53,7 +42,7 @@ crate::span::model_handle! {
 pub trait HasCopies: Model {}
 
 impl<M: Model> crate::model::ModelCollection<M> {
-    /// The copies other models keep of `M`'s documents: `check`, `repair`, `rebuild`, `watch`
+    /// The copies other models keep of `M`'s documents: `check`, `repair`, `rebuild`
     /// (see [`References`]). `M`'s own writes (`insert`, `update`, ...) keep them already.
     /// Bound to this handle's transaction when it has one.
     pub fn references(&self) -> References<M>

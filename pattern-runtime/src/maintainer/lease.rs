@@ -47,7 +47,13 @@ fn until(lease: Duration) -> DateTime {
 pub(super) struct Resume {
     pub(super) token: Option<ResumeToken>,
     pub(super) from: Option<Timestamp>,
+    /// A full repair to run before following: the first start's, or one a crash interrupted.
+    pub(super) repairing: Option<String>,
 }
+
+/// Why the first maintainer of a name repairs everything before following the stream.
+pub(super) const FIRST_START: &str =
+    "first start: what was written before it had no maintainer to follow it";
 
 /// Takes the lease of `name` for `holder` when it is free (no holder, run out, or its own):
 /// where to resume when taken, `None` when another holds it. The first maintainer of the name
@@ -75,6 +81,7 @@ pub(super) async fn acquire(
             "applied": 0_i64,
             "repairs": [],
             "from": started_at.map_or(Bson::Null, Bson::Timestamp),
+            "repairing": FIRST_START,
         },
     };
     let taken = coll(db)
@@ -104,8 +111,16 @@ pub(super) async fn acquire(
         Some(Bson::Timestamp(t)) => Some(*t),
         _ => None,
     };
+    let repairing = match taken.get("repairing") {
+        Some(Bson::String(reason)) => Some(reason.clone()),
+        _ => None,
+    };
     tracing::info!(name, holder, "pattern_runtime::maintainer.lease taken");
-    Ok(Some(Resume { token, from }))
+    Ok(Some(Resume {
+        token,
+        from,
+        repairing,
+    }))
 }
 
 /// Stores where the stream is (`token`) and renews the lease, with `applied` more events:
@@ -140,7 +155,8 @@ pub(super) async fn checkpoint(
 
 /// Forgets the stored token (after a lost history: the fresh stream's goes in at the next
 /// checkpoint), records that a stream with no token starts at `from` (the repair's start), and
-/// the repair with `reason`.
+/// the repair with `reason`, as under way until [`repaired`]: a maintainer taking over from
+/// one that died in the middle runs it again.
 pub(super) async fn record_repair(
     db: &Database,
     name: &str,
@@ -152,12 +168,27 @@ pub(super) async fn record_repair(
         .update_one(
             doc! { "_id": name, "holder": holder },
             doc! {
-                "$set": { "token": Bson::Null, "from": from.map_or(Bson::Null, Bson::Timestamp) },
+                "$set": {
+                    "token": Bson::Null,
+                    "from": from.map_or(Bson::Null, Bson::Timestamp),
+                    "repairing": reason,
+                },
                 "$push": { "repairs": {
                     "$each": [{ "at": DateTime::now(), "reason": reason }],
                     "$slice": -REPAIRS_KEPT,
                 } },
             },
+        )
+        .await?;
+    Ok(result.matched_count == 1)
+}
+
+/// Records the repair under way as done: `false` when `holder` no longer holds the lease.
+pub(super) async fn repaired(db: &Database, name: &str, holder: &str) -> Result<bool> {
+    let result = coll(db)
+        .update_one(
+            doc! { "_id": name, "holder": holder },
+            doc! { "$set": { "repairing": Bson::Null } },
         )
         .await?;
     Ok(result.matched_count == 1)
@@ -217,5 +248,6 @@ fn read_one(d: &Document) -> Stored {
             .and_then(|ms| u64::try_from(ms).ok())
             .map(Duration::from_millis),
         repairs,
+        repairing: d.get_str("repairing").ok().map(str::to_owned),
     }
 }

@@ -22,16 +22,20 @@
 //! - **Durable progress.** After each batch it applies, the stream's resume token is stored in
 //!   the collection `pattern_maintainers`, under the maintainer's name; a restart resumes there.
 //!   Before its first token, the server time of the first start is stored: a maintainer killed
-//!   before its first batch loses nothing either. What was written before the first start is
-//!   not followed (the patterns' `repair()` mends it).
-//!   An event applied twice (a crash between the batch and the token) is harmless: dependents
-//!   are rebuilt from the sources.
+//!   before its first batch loses nothing either. An event applied twice (a crash between the
+//!   batch and the token) is harmless: dependents are rebuilt from the sources.
+//! - **The first start rebuilds everything.** What was written before any maintainer of the
+//!   name ran had no one to follow it: the first start runs a full repair (below), recorded
+//!   with the reason `first start`. Later starts resume at the token.
 //! - **Lost history is repaired, never skipped.** When the stored token is older than the
 //!   server keeps (`ChangeStreamHistoryLost`), or the stream is invalidated (a source collection
 //!   dropped or renamed), it opens a fresh stream, then rebuilds the dependents of every source
-//!   document, then goes on from the fresh stream: no change is missed. The repair is recorded
-//!   in the maintainer's document (`repairs`) and as a `WARN` event, with its progress through
-//!   [`Progress`](crate::progress::Progress).
+//!   document, and the data still kept for sources that are gone (a count of an owner whose
+//!   last order was deleted meanwhile, counter shards and overflow documents of deleted
+//!   documents), then goes on from the fresh stream: no change is missed. The repair is
+//!   recorded in the maintainer's document (`repairs`, and `repairing` while it runs: one
+//!   interrupted by a crash or a stop is run again by the next holder) and as a `WARN` event,
+//!   with its progress through [`Progress`] ([`MaintainerRun::on_progress`]).
 //! - **One at a time.** Maintainers of the same name (replicas of one service) share a lease
 //!   in that document: one works, the others wait, and one of them takes over within the lease
 //!   ([`MaintainerRun::lease`], 30 s by default) after the holder dies.
@@ -40,9 +44,8 @@
 //!   owner to another recomputes both). A change without its before image (written before the
 //!   option was on) is rebuilt from the document as it is now.
 //!
-//! What it does not do yet: the data of a source whose every document is gone stays as it was
-//! after a lost history (a count of a deleted owner's last order): the pattern's `repair()`
-//! mends that. The toolkit's own writes are seen too and rebuilt, which writes nothing.
+//! The toolkit's own writes are seen too: an update of fields no dependent reads is skipped
+//! from the event alone; any other is rebuilt, which finds the data right and writes nothing.
 
 mod lease;
 mod stream;
@@ -57,6 +60,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::error::{Error, Result};
+use crate::progress::Progress;
 use crate::schema::{group_members, registered_models, ModelSchema};
 
 /// The collection holding each maintainer's resume token, lease and repairs.
@@ -67,7 +71,7 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 
 /// A maintainer to start: [`Maintainer::new`], then [`start`](MaintainerRun::start).
 #[must_use = "a maintainer does nothing until started"]
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct MaintainerRun {
     db: Database,
     name: String,
@@ -75,6 +79,30 @@ pub struct MaintainerRun {
     models: Option<Vec<&'static ModelSchema>>,
     lease: Duration,
     batch: usize,
+    progress: Option<ProgressFn>,
+}
+
+/// A full repair's progress callback.
+pub(super) type ProgressFn = Arc<Mutex<dyn FnMut(&Progress) + Send>>;
+
+impl fmt::Debug for MaintainerRun {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MaintainerRun")
+            .field("database", &self.db.name())
+            .field("name", &self.name)
+            .field("group", &self.group)
+            .field(
+                "models",
+                &self
+                    .models
+                    .as_ref()
+                    .map(|m| m.iter().map(|m| m.name()).collect::<Vec<_>>()),
+            )
+            .field("lease", &self.lease)
+            .field("batch", &self.batch)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
 }
 
 /// The maintainer of a database's derived data: see the [module docs](self).
@@ -92,6 +120,7 @@ impl Maintainer {
             models: None,
             lease: DEFAULT_LEASE,
             batch: 100,
+            progress: None,
         }
     }
 }
@@ -130,6 +159,14 @@ impl MaintainerRun {
     /// The most events applied (and acknowledged with one token) at a time: 100 by default.
     pub fn batch(mut self, events: usize) -> Self {
         self.batch = events.max(1);
+        self
+    }
+
+    /// Called after each page of a full repair (the first start's, or one after a lost
+    /// history) with where it is: job `"maintainer.repair"`, in source documents, the item
+    /// being the source model. The same [`Progress`] every long job reports.
+    pub fn on_progress(mut self, progress: impl FnMut(&Progress) + Send + 'static) -> Self {
+        self.progress = Some(Arc::new(Mutex::new(progress)));
         self
     }
 
@@ -173,6 +210,7 @@ impl MaintainerRun {
             batch: self.batch,
             sources,
             started_at,
+            progress: self.progress,
             status: status.clone(),
             stop: stop_rx,
         };
@@ -253,7 +291,7 @@ pub struct Status {
     pub applied: u64,
     /// Batches applied since it started (each acknowledged with one stored token).
     pub batches: u64,
-    /// Full repairs run after a lost history.
+    /// Full repairs it ran to their end (the first start's, after a lost history).
     pub repairs: u64,
     /// How far behind the newest event it applied was when applied: the time from the write
     /// (the server's wall time of the event) to its dependents being rebuilt.
@@ -278,8 +316,10 @@ pub struct Stored {
     pub applied: i64,
     /// The lag of its last batch: from the newest event's write to its dependents rebuilt.
     pub lag: Option<Duration>,
-    /// The full repairs it ran, each with when and why (the last 20).
+    /// The full repairs it started, each with when and why (the last 20).
     pub repairs: Vec<(DateTime, String)>,
+    /// The full repair under way, or interrupted (the next holder runs it again), if any.
+    pub repairing: Option<String>,
 }
 
 impl Stored {

@@ -107,6 +107,7 @@ pub(super) struct Worker {
     pub(super) sources: Sources,
     /// The server's time when `start` ran: where a stream with no token starts.
     pub(super) started_at: Option<bson::Timestamp>,
+    pub(super) progress: Option<super::ProgressFn>,
     pub(super) status: Arc<Mutex<Status>>,
     pub(super) stop: watch::Receiver<bool>,
 }
@@ -204,13 +205,17 @@ impl Worker {
     async fn follow(&mut self, resume: lease::Resume) -> Result<Outcome> {
         let resumed = resume.token.is_some();
         let from = resume.from.or(self.started_at);
-        let mut stream = match self.open(resume.token, from).await {
-            Ok(stream) => stream,
-            Err(e) if history_lost(&e) => match self.repair_all(&format!("{e}")).await? {
-                Some(stream) => stream,
-                None => return Ok(Outcome::LostLease),
+        let opened = match resume.repairing {
+            // The first start's repair, or one a crash interrupted: run (again) before following.
+            Some(reason) => self.repair_all(&reason).await?,
+            None => match self.open(resume.token, from).await {
+                Ok(stream) => Some(stream),
+                Err(e) if history_lost(&e) => self.repair_all(&format!("{e}")).await?,
+                Err(e) => return Err(e.into()),
             },
-            Err(e) => return Err(e.into()),
+        };
+        let Some(mut stream) = opened else {
+            return Ok(self.ended());
         };
         tracing::debug!(name = %self.name, resumed, "pattern_runtime::maintainer stream opened");
         let mut renewed = Instant::now();
@@ -247,7 +252,7 @@ impl Worker {
                 // What came before the loss is applied; its token is not worth keeping.
                 match self.repair_all(&reason).await? {
                     Some(fresh) => stream = fresh,
-                    None => return Ok(Outcome::LostLease),
+                    None => return Ok(self.ended()),
                 }
                 continue;
             }
@@ -310,7 +315,7 @@ impl Worker {
                 j += 1;
             }
             if let Some((_, dependents)) = coll.and_then(|c| self.sources.by_collection.get(c)) {
-                crate::derived::rebuild(&self.db, dependents, &changes).await?;
+                crate::derived::rebuild_consistent(&self.db, dependents, &changes).await?;
             }
             i = j;
         }
@@ -325,17 +330,26 @@ impl Worker {
     }
 
     /// Whether an event may change what a dependent of its source reads: any but an update
-    /// whose changed fields (top-level names) none of them reads.
+    /// of a document in the current shape whose changed fields (top-level names) none of them
+    /// reads.
     fn reads_touched(&self, event: &ChangeStreamEvent<Document>) -> bool {
         let (OperationType::Update, Some(d)) = (&event.operation_type, &event.update_description)
         else {
             return true;
         };
-        let Some((_, dependents)) =
+        let Some((model, dependents)) =
             collection_of(event).and_then(|c| self.sources.by_collection.get(c))
         else {
             return true;
         };
+        // A document written in an older shape: the event names the old shape's fields.
+        let older = model
+            .spec::<crate::stored::SchemaVersionSpec>()
+            .zip(event.full_document.as_ref())
+            .is_some_and(|(spec, d)| spec.version_of(d) != Ok(spec.current()));
+        if older {
+            return true;
+        }
         let touched = crate::derived::event_fields(d);
         dependents
             .iter()
@@ -368,9 +382,21 @@ impl Worker {
         Some(Change { id, before, after })
     }
 
-    /// After a lost history: records the repair, opens a fresh stream (so that nothing
-    /// written during the repair is missed), rebuilds the dependents of every source document,
-    /// and returns the fresh stream. `None` when the lease was lost meanwhile.
+    /// Why a repair gave no stream: asked to stop, or the lease was lost.
+    fn ended(&self) -> Outcome {
+        if self.stopping() {
+            Outcome::Stopped
+        } else {
+            Outcome::LostLease
+        }
+    }
+
+    /// A full repair (after a lost history, or at the first start): records it as under way,
+    /// opens a fresh stream (so that nothing written during the repair is missed), rebuilds the
+    /// dependents of every source document, then the data held for sources that are gone
+    /// ([`Dependent::held`]), records it done and returns the fresh stream. `None` when the
+    /// lease was lost meanwhile, or a stop was asked between two pages: the repair stays
+    /// recorded as under way, and the next holder runs it again.
     async fn repair_all(
         &mut self,
         reason: &str,
@@ -384,10 +410,20 @@ impl Worker {
         }
         let stream = self.open(None, now).await?;
         let mut done = 0_u64;
+        // Every source's documents, as estimated now: `done` may pass it.
+        let mut total = Some(0_u64);
+        for name in self.sources.names() {
+            let count = self
+                .db
+                .collection::<Document>(name)
+                .estimated_document_count()
+                .await
+                .ok();
+            total = total.zip(count).map(|(t, c)| t + c);
+        }
         for name in self.sources.names() {
             let (model, dependents) = &self.sources.by_collection[name];
             let coll: Collection<Document> = self.db.collection(name);
-            let total = coll.estimated_document_count().await.ok();
             let mut cursor = coll.find(doc! {}).await?;
             let mut page = Vec::with_capacity(REPAIR_BATCH);
             loop {
@@ -407,28 +443,12 @@ impl Worker {
                 if page.len() == REPAIR_BATCH || (end && !page.is_empty()) {
                     crate::derived::rebuild(&self.db, dependents, &page).await?;
                     done += page.len() as u64;
-                    let progress = Progress::new("maintainer.repair", "documents", done, total)
-                        .item(model.name());
-                    tracing::info!(
-                        job = progress.job,
-                        done = progress.done,
-                        total = ?progress.total,
-                        item = model.name(),
-                        "progress"
+                    self.progress(
+                        Progress::new("maintainer.repair", "documents", done, total)
+                            .item(model.name()),
                     );
                     page.clear();
-                    // Renew the lease during a long repair.
-                    if !lease::checkpoint(
-                        &self.db,
-                        &self.name,
-                        &self.holder,
-                        self.lease,
-                        None,
-                        0,
-                        None,
-                    )
-                    .await?
-                    {
+                    if !self.renew().await? {
                         return Ok(None);
                     }
                 }
@@ -436,10 +456,58 @@ impl Worker {
                     break;
                 }
             }
+            // The data kept for source documents that are gone (deleted while the history
+            // was lost): rebuilt as for a delete.
+            for dependent in dependents {
+                let held = dependent.held(&self.db).await?;
+                for page in held.chunks(REPAIR_BATCH) {
+                    crate::derived::rebuild(&self.db, &[*dependent], page).await?;
+                    if !self.renew().await? {
+                        return Ok(None);
+                    }
+                }
+            }
+        }
+        if !lease::repaired(&self.db, &self.name, &self.holder).await? {
+            return Ok(None);
         }
         self.status(|s| s.repairs += 1);
         tracing::warn!(name = %self.name, documents = done, "pattern_runtime::maintainer.repair done");
         Ok(Some(stream))
+    }
+}
+
+impl Worker {
+    /// Reports a full repair's progress: an `INFO` event, and the callback when there is one.
+    fn progress(&self, progress: Progress) {
+        tracing::info!(
+            job = progress.job,
+            done = progress.done,
+            total = ?progress.total,
+            item = progress.item,
+            "progress"
+        );
+        if let Some(callback) = &self.progress {
+            (callback.lock().unwrap_or_else(PoisonError::into_inner))(&progress);
+        }
+    }
+
+    /// Between two pages of a full repair: renews the lease; `false` when it is lost or a stop
+    /// was asked (the repair is left under way).
+    async fn renew(&self) -> Result<bool> {
+        if self.stopping() {
+            return Ok(false);
+        }
+        lease::checkpoint(
+            &self.db,
+            &self.name,
+            &self.holder,
+            self.lease,
+            None,
+            0,
+            None,
+        )
+        .await
     }
 }
 

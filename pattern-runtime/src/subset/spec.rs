@@ -133,6 +133,15 @@ impl crate::schema::Dependent for SubsetItems {
             Ok(())
         })
     }
+
+    /// Every parent: one whose full items are all gone still embeds them.
+    fn held<'a>(&'a self, db: &'a mongodb::Database) -> crate::derived::Held<'a> {
+        Box::pin(crate::derived::held_in(
+            db,
+            self.parent.collection(),
+            self.spec.parts.parent_key,
+        ))
+    }
 }
 
 impl PatternSpec for SubsetSpec {

@@ -1,7 +1,5 @@
-// `References::update` writes around a versioned source's revisions: its own `update` and `save`
-// keep its copies and archive each revision. While `References`' writes take `M: Referenced` on
-// their `impl` block, rustc reports the call as E0599 and names the unmet bound alone; with the
-// bound on each write itself (a runtime change), the error is `Referenced`'s own message.
+// A versioned source's `update` names the version it read: its own writes keep its copies and
+// archive each revision.
 use pattern_runtime::Model;
 use serde::{Deserialize, Serialize};
 
