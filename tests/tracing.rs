@@ -191,7 +191,7 @@ struct Product {
     id: String,
     #[subset(limit = 10, sort(created_at = -1), full = Review, parent = product_id)]
     recent_reviews: Vec<ReviewExcerpt>,
-    #[computed(count = recent_reviews)]
+    #[summary(count = recent_reviews)]
     rating_count: i64,
 }
 

@@ -53,7 +53,7 @@ struct Post {
     article: String,
     #[subset(limit = 10, sort(at = -1), full = Comment, parent = post_id)]
     recent_comments: Vec<Excerpt>,
-    #[computed(count = recent_comments)]
+    #[summary(count = recent_comments)]
     comment_count: i64,
 }
 

@@ -1,4 +1,4 @@
-//! Chapter 2: the subset pattern, with computed fields.
+//! Chapter 2: the subset pattern, with its summaries.
 //!
 //! A shop: a product keeps its 10 newest reviews (as excerpts) next to
 //! `ratingCount`, `ratingSum` and `ratingAvg`; every review lives in `product_reviews`.
@@ -19,11 +19,11 @@ pub struct Product {
     pub price: f64,
     #[subset(limit = 10, sort(created_at = -1), full = Review, parent = product_id)]
     pub recent_reviews: Vec<ReviewExcerpt>,
-    #[computed(count = recent_reviews)]
+    #[summary(count = recent_reviews)]
     pub rating_count: i64,
-    #[computed(sum = recent_reviews.stars)]
+    #[summary(sum = recent_reviews.stars)]
     pub rating_sum: i64,
-    #[computed(avg = recent_reviews.stars)]
+    #[summary(avg = recent_reviews.stars)]
     pub rating_avg: Option<f64>,
     pub updated_at: Option<DateTime>,
 }
@@ -81,7 +81,7 @@ fn review(n: i64) -> Review {
 }
 
 pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
-    crate::heading("Chapter 2: subset, with computed fields");
+    crate::heading("Chapter 2: subset, with its summaries");
     let db = crate::chapter_db(client, "subset").await?;
     pattern_runtime::sync(&db)
         .models(&[Product::SCHEMA])

@@ -660,19 +660,6 @@ pub(crate) fn stored_field<'a>(
     Some(field)
 }
 
-/// Whether a `#[computed(..)]` attribute computes from another model (it has `by = ..`, handled
-/// by the `computed` pattern) rather than from a subset of the same struct (the `subset` pattern).
-pub(crate) fn computed_from_another_model(attr: &syn::Attribute) -> bool {
-    let syn::Meta::List(list) = &attr.meta else {
-        return false;
-    };
-    let tokens: Vec<proc_macro2::TokenTree> = list.tokens.clone().into_iter().collect();
-    tokens.windows(2).any(|w| {
-        matches!(&w[0], proc_macro2::TokenTree::Ident(i) if i == "by")
-            && matches!(&w[1], proc_macro2::TokenTree::Punct(p) if p.as_char() == '=')
-    })
-}
-
 /// [`Model::id_type`] of `fields`.
 pub(crate) fn id_type<'f, 'a: 'f>(
     fields: impl IntoIterator<Item = &'f Field<'a>>,

@@ -12,6 +12,7 @@ pub(crate) enum Attr {
     Index,
     ShardKey,
     Subset,
+    Summary,
     Computed,
     Approximate,
     Outlier,
@@ -32,11 +33,12 @@ pub(crate) enum Attr {
 
 impl Attr {
     /// Every attribute, in the order of [`Attr`].
-    pub(crate) const ALL: [Attr; 20] = [
+    pub(crate) const ALL: [Attr; 21] = [
         Attr::Model,
         Attr::Index,
         Attr::ShardKey,
         Attr::Subset,
+        Attr::Summary,
         Attr::Computed,
         Attr::Approximate,
         Attr::Outlier,
@@ -62,6 +64,7 @@ impl Attr {
             Attr::Index => "index",
             Attr::ShardKey => "shard_key",
             Attr::Subset => "subset",
+            Attr::Summary => "summary",
             Attr::Computed => "computed",
             Attr::Approximate => "approximate",
             Attr::Outlier => "outlier",

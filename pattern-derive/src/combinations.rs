@@ -5,10 +5,12 @@
 //! other errors still show), and a pattern whose attribute a rule refuses reads nothing of it
 //! ([`field_refuses`], [`model_refuses`]): nothing else is said of it.
 //!
-//! A rule may be about one form of an attribute ([`Form`]: a `#[computed]` with `by`, a
-//! `#[relation]` with `inverse`): the form is seen in the attribute's tokens, before any pattern
-//! reads them. Refusals that depend on more than that stay in their pattern:
-//! - `subset`: a `#[computed]` without `by` naming a field that is not a `#[subset]`;
+//! A rule may be about one form of an attribute ([`Form`]: a `#[relation]` with `inverse`): the
+//! form is seen in the attribute's tokens, before any pattern reads them. Refusals that depend
+//! on more than that stay in their pattern:
+//! - `subset`: a `#[summary]` naming a field that is not a `#[subset]`, or another model's
+//!   field (`by = ..`: that is `#[computed]`);
+//! - `computed`: a `#[computed]` without `by` (a subset's summary is `#[summary]`);
 //! - `extended_ref`: an `#[approximate]` counter listed among a reference's copied fields
 //!   (unless `snapshot`), a `#[versioned]` source's copies kept live;
 //! - `relation`: `inverse` together with `#[extended_ref]` on the same field (the message points
@@ -40,9 +42,6 @@ enum Place {
 enum Form {
     /// Any.
     Any,
-    /// `#[computed(.., by = ..)]`: computed from another model (without `by`, it summarises a
-    /// subset of the same struct).
-    ComputedFromAnotherModel,
     /// `#[relation(inverse = ..)]`: a two-way relation.
     TwoWay,
 }
@@ -105,6 +104,16 @@ const RULES: &[Rule] = &[
                   outlier array on another field",
     },
     Rule {
+        with: Attr::Summary,
+        refused: Attr::Subset,
+        form: Form::Any,
+        place: Place::SameField,
+        at: At::Attribute,
+        stands_down: Some(Attr::Summary),
+        message: "a `#[subset]` field cannot also be a `#[summary]`: a summary field keeps a \
+                  number (declare it on a field of its own beside the subset)",
+    },
+    Rule {
         with: Attr::Computed,
         refused: Attr::Subset,
         form: Form::Any,
@@ -113,6 +122,27 @@ const RULES: &[Rule] = &[
         stands_down: Some(Attr::Computed),
         message: "a `#[subset]` field cannot also be `#[computed]`: a computed field keeps a \
                   number",
+    },
+    // A field keeps one value: a subset's summary or a value computed from another model.
+    Rule {
+        with: Attr::Summary,
+        refused: Attr::Computed,
+        form: Form::Any,
+        place: Place::SameField,
+        at: At::Attribute,
+        stands_down: Some(Attr::Summary),
+        message: "a `#[summary]` field cannot also be `#[computed]`: a field keeps one value; \
+                  declare another field for the other",
+    },
+    Rule {
+        with: Attr::Approximate,
+        refused: Attr::Summary,
+        form: Form::Any,
+        place: Place::SameField,
+        at: At::Attribute,
+        stands_down: Some(Attr::Approximate),
+        message: "an `#[approximate]` counter cannot also be a `#[summary]`: its value is \
+                  written by the counter alone",
     },
     Rule {
         with: Attr::Approximate,
@@ -175,7 +205,7 @@ const RULES: &[Rule] = &[
     Rule {
         with: Attr::Versioned,
         refused: Attr::Computed,
-        form: Form::ComputedFromAnotherModel,
+        form: Form::Any,
         place: Place::Fields,
         at: At::Name,
         stands_down: None,
@@ -285,7 +315,6 @@ impl Form {
     fn matches(self, attr: &syn::Attribute) -> bool {
         match self {
             Form::Any => true,
-            Form::ComputedFromAnotherModel => crate::ast::computed_from_another_model(attr),
             Form::TwoWay => inverse_value(attr).is_some(),
         }
     }

@@ -129,6 +129,40 @@ pub(crate) fn type_string(ty: &syn::Type) -> String {
     out.trim().to_owned()
 }
 
+/// An attribute's options as a person writes them, for a message that gives the attribute back
+/// under another name: `sum = Order.amount, by = user_id`.
+pub(crate) fn options_string(tokens: &TokenStream) -> String {
+    use proc_macro2::{Delimiter, TokenTree};
+    let mut out = String::new();
+    for tt in tokens.clone() {
+        match &tt {
+            TokenTree::Punct(p) if p.as_char() == ',' => out.push_str(", "),
+            TokenTree::Punct(p) if p.as_char() == '=' => out.push_str(" = "),
+            TokenTree::Group(g) => {
+                let (open, close) = match g.delimiter() {
+                    Delimiter::Parenthesis => ("(", ")"),
+                    Delimiter::Bracket => ("[", "]"),
+                    Delimiter::Brace => ("{", "}"),
+                    Delimiter::None => ("", ""),
+                };
+                out.push_str(open);
+                out.push_str(&options_string(&g.stream()));
+                out.push_str(close);
+            }
+            other => {
+                // Two words in a row keep their space (`r#type` is one token).
+                let word = |c: char| c.is_alphanumeric() || c == '_';
+                let text = other.to_string();
+                if out.ends_with(word) && text.starts_with(word) {
+                    out.push(' ');
+                }
+                out.push_str(&text);
+            }
+        }
+    }
+    out
+}
+
 /// The spans of the first and last tokens of `tokens`. Generated code starting at the first and
 /// ending at the second makes rustc point at all of `tokens` (a proc macro cannot join spans on
 /// stable Rust).
@@ -236,5 +270,23 @@ mod tests {
         assert_eq!(t("&'a str"), "&'a str");
         assert_eq!(t("HashMap<String, u8>"), "HashMap<String, u8>");
         assert_eq!(t("[u8; 4]"), "[u8; 4]");
+    }
+
+    #[test]
+    fn options_print_as_written() {
+        let o = |s: &str| options_string(&s.parse().unwrap());
+        assert_eq!(
+            o("sum = Order . amount , by = user_id"),
+            "sum = Order.amount, by = user_id"
+        );
+        assert_eq!(o("count = recent_reviews"), "count = recent_reviews");
+        assert_eq!(
+            o("sum = crate::orders::Order.amount,by=user_id"),
+            "sum = crate::orders::Order.amount, by = user_id"
+        );
+        assert_eq!(
+            o("sort(created_at = -1), limit = 10"),
+            "sort(created_at = -1), limit = 10"
+        );
     }
 }

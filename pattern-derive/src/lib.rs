@@ -49,6 +49,7 @@ mod snapshots;
         index,
         shard_key,
         subset,
+        summary,
         computed,
         approximate,
         outlier,

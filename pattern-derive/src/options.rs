@@ -116,6 +116,20 @@ pub(crate) fn skip_value(input: ParseStream<'_>) -> syn::Result<()> {
     Ok(())
 }
 
+/// Whether `key = ..` is among the top-level options of `attr`, before any reader parses them:
+/// for an attribute whose form says which reader, or which message, fits it (`by` tells a value
+/// `#[computed]` from another model from a subset's `#[summary]`).
+pub(crate) fn has_key(attr: &syn::Attribute, key: &str) -> bool {
+    let syn::Meta::List(list) = &attr.meta else {
+        return false;
+    };
+    let tokens: Vec<TokenTree> = list.tokens.clone().into_iter().collect();
+    tokens.windows(2).any(|w| {
+        matches!(&w[0], TokenTree::Ident(i) if i == key)
+            && matches!(&w[1], TokenTree::Punct(p) if p.as_char() == '=')
+    })
+}
+
 /// Reads `tokens` (an attribute's list) as options of `allowed`, calling `value` with each key
 /// and the input right after it (`= ..`, `(..)`, or nothing for a flag). Returns whether every
 /// option parsed and was known (so that the caller reports missing keys only then); repeated

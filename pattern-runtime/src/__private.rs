@@ -62,8 +62,8 @@ pub use crate::schema_version::{
 };
 pub use crate::shard::{ShardKey, ShardKeyParts};
 pub use crate::subset::{
-    Computed, ComputedKind, ProbeNoRebuild, ProbeRebuild, RebuildProbe, Subset, SubsetField,
-    SubsetParts, SubsetSpec,
+    ProbeNoRebuild, ProbeRebuild, RebuildProbe, Subset, SubsetField, SubsetParts, SubsetSpec,
+    Summary, SummaryKind,
 };
 pub use crate::tree::key_probe::{KeyProbe, ProbeKey, ProbeKeys, ProbeOptionalKey, ProbeOtherKey};
 pub use crate::tree::{

@@ -103,8 +103,8 @@ pub const fn unless<V: Verdict>(_check: fn() -> V, message: &'static str) -> Opt
     }
 }
 
-/// A numeric type: what a bucket summarises, and what a computed count or sum is kept in or
-/// read from.
+/// A numeric type: what a bucket summarises, and what a summary's or computed count or sum is
+/// kept in or read from.
 pub trait Numeric {}
 macro_rules! numeric {
     ($($t:ty),*) => { $(impl Numeric for $t {})* };

@@ -110,7 +110,7 @@
 //! | pattern | attribute | handle |
 //! | --- | --- | --- |
 //! | [`versioning`]: document versions with optimistic locking and a history | `#[versioned(history = "article_revisions")]`, `#[version]` on an integer field | the model's handle ([`ModelCollection`]) |
-//! | [`subset`]: the newest items embedded, all of them in their own collection | `#[subset(limit = 10, sort(created_at = -1), full = Review, parent = product_id)]` on a `Vec` | `products.subset(Product::FIELDS.recent_reviews)` → [`Subset`] |
+//! | [`subset`]: the newest items embedded, all of them in their own collection, with their count, sum or average | `#[subset(limit = 10, sort(created_at = -1), full = Review, parent = product_id)]` on a `Vec`, `#[summary(count = recent_reviews)]`, `sum`, `avg` beside it | `products.subset(Product::FIELDS.recent_reviews)` → [`Subset`] |
 //! | [`extended_ref`]: copied fields kept in sync, or kept as snapshots | `#[extended_ref(CustomerRef(name, address))]` on the source, `#[extended_ref(propagate)]` on the field holding it | `customers.references()` → [`References`] |
 //! | [`attribute`]: varying properties as `[{key, value}]` under one index | `#[attribute(key = name, value = value)]` on the item, `#[attribute]` on the `Vec` | `records.attributes(Record::FIELDS.specs)` → [`Attributes`] |
 //! | [`polymorphic`]: several shapes in one collection, told apart by a tag | `#[derive(Model)]` on an enum with `#[serde(tag = "type")]` | `NotificationEmail::collection(&db)` → [`VariantCollection`] |

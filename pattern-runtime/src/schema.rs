@@ -596,8 +596,8 @@ pub enum Annotation {
     },
     /// The field is the version of a `#[versioned]` model.
     Version,
-    /// The field is computed from a subset's items (`#[computed(...)]`).
-    Computed {
+    /// The field summarises a subset's full items (`#[summary(...)]`).
+    Summary {
         /// The subset's field (BSON name).
         subset: &'static str,
     },

@@ -2,7 +2,7 @@
 # What the derives cost a user at compile time.
 #
 # Generates two crates of the same 320 types (40 groups of 8: an indexed model, a subset parent
-# with computed fields, its full item and its excerpt, a versioned model, an extended-reference
+# with its summaries, its full item and its excerpt, a versioned model, an extended-reference
 # source, a model holding its copy, and a bucketed measurement), one deriving this toolkit's
 # macros, one deriving serde alone, then times building each crate's own code (its dependencies
 # already built) and prints the ratio. Issue 35's bound is 2.0x; the aim is 1.5x.
@@ -60,9 +60,9 @@ pub mod g@N {
         pub name: String,
         #[subset(limit = 10, sort(created_at = -1), full = Review, parent = product_id)]
         pub recent_reviews: Vec<ReviewExcerpt>,
-        #[computed(count = recent_reviews)]
+        #[summary(count = recent_reviews)]
         pub rating_count: i64,
-        #[computed(sum = recent_reviews.stars)]
+        #[summary(sum = recent_reviews.stars)]
         pub rating_sum: i64,
     }
 
@@ -141,7 +141,7 @@ EOF
         # The same structs with serde alone: the toolkit's attributes and derives taken out, and
         # `CustomerRef`, which `#[extended_ref(..)]` declares, declared by hand.
         group "$n" toolkit | sed -E \
-            -e '/^ *#\[(model|index|subset|computed|versioned|version|extended_ref|bucket)(\(|\])/d' \
+            -e '/^ *#\[(model|index|subset|summary|computed|versioned|version|extended_ref|bucket)(\(|\])/d' \
             -e 's/, (Model|Measurement|Fields)\)\]/)]/' \
             -e "s/^    use pattern_runtime::.*$/    use super::g${n}_ref::CustomerRef;/"
         sed "s/@N/$n/g" <<'EOF'

@@ -111,9 +111,9 @@ struct ScProduct {
     id: String,
     #[subset(limit = 10, sort(created_at = -1), full = ScReview, parent = product_id)]
     recent_reviews: Vec<ScReviewExcerpt>,
-    #[computed(count = recent_reviews)]
+    #[summary(count = recent_reviews)]
     rating_count: i64,
-    #[computed(sum = recent_reviews.stars)]
+    #[summary(sum = recent_reviews.stars)]
     rating_sum: i64,
 }
 

@@ -24,11 +24,11 @@ struct Product {
     id: String,
     #[subset(limit = 10, sort(created_at = -1), full = Review, parent = product_id)]
     recent_reviews: Vec<ReviewExcerpt>,
-    #[computed(count = recent_reviews)]
+    #[summary(count = recent_reviews)]
     rating_count: i64,
-    #[computed(sum = recent_reviews.stars)]
+    #[summary(sum = recent_reviews.stars)]
     rating_sum: i64,
-    #[computed(avg = recent_reviews.stars)]
+    #[summary(avg = recent_reviews.stars)]
     rating_avg: Option<f64>,
 }
 

@@ -95,9 +95,9 @@ pub struct Club {
     pub member_count: i64,
     #[subset(limit = 3, sort(created_at = -1), full = Review, parent = club_id)]
     pub recent_reviews: Vec<ReviewExcerpt>,
-    #[computed(count = recent_reviews)]
+    #[summary(count = recent_reviews)]
     pub review_count: i64,
-    #[computed(sum = recent_reviews.stars)]
+    #[summary(sum = recent_reviews.stars)]
     pub star_sum: i64,
     #[computed(count = Event, by = club_id)]
     pub event_count: i64,
@@ -2394,7 +2394,7 @@ async fn a_handle_bound_to_a_committed_transaction_is_refused() {
 
 /// The crate docs: "a tree's or a computed field written through another pattern's update |
 /// refused (InvalidKey naming the operation to use)". `reviewCount` is declared
-/// `#[computed(count = recent_reviews)]`, yet `References::update` sets it (and pushes into the
+/// `#[summary(count = recent_reviews)]`, yet `References::update` sets it (and pushes into the
 /// subset's array), leaving SubsetDrift.
 #[tokio::test]
 async fn references_update_of_a_subset_counter_is_refused() {

@@ -3,8 +3,8 @@
 //!
 //! - a tree whose nodes are extended-reference sources, the key among the copied fields: a
 //!   rename rewrites the copies;
-//! - a tree whose nodes count the holders placed in them (`#[computed(count = ..)]`): inserts,
-//!   placements and deletions (leaf, reparent, cascade) keep every count;
+//! - a tree whose nodes count the holders placed in them (`#[computed(count = .., by = ..)]`):
+//!   inserts, placements and deletions (leaf, reparent, cascade) keep every count;
 //! - a model that is both a computed source and an extended-reference source: the writes of
 //!   either pattern keep the other's data;
 //! - a failure in the middle of a combined write leaves nothing partial;

@@ -10,7 +10,7 @@
 //! - a `#[versioned]` model that is an extended-reference source and a computed source, updated
 //!   by many writers at once: gapless versions, one revision per successful update, every
 //!   failure a `VersionConflict`; then its hostile input;
-//! - a subset with computed count and sum whose full items are also counted and summed by
+//! - a subset with a summary count and sum whose full items are also counted and summed by
 //!   another model, under concurrent pushes and removals (cap, order, counts and sums against
 //!   the full collection), then hostile items;
 //! - a preallocated grid whose holders are counted by a `#[computed]` model, booked, booked all
@@ -132,9 +132,9 @@ pub struct Playlist {
     pub name: String,
     #[subset(limit = 5, sort(added_at = -1), full = Track, parent = playlist_id)]
     pub recent: Vec<TrackExcerpt>,
-    #[computed(count = recent)]
+    #[summary(count = recent)]
     pub track_count: i64,
-    #[computed(sum = recent.seconds)]
+    #[summary(sum = recent.seconds)]
     pub total_seconds: f64,
 }
 

@@ -1063,7 +1063,7 @@ pub struct SRoom {
     pub id: String,
     #[subset(limit = 2, sort(day = 1), full = SDesk, parent = room)]
     pub desks: Vec<DeskLine>,
-    #[computed(count = desks)]
+    #[summary(count = desks)]
     pub desk_count: i64,
 }
 
@@ -1544,9 +1544,9 @@ pub struct FShop {
     pub mall_id: String,
     #[subset(limit = 2, sort(at = -1), full = FReview, parent = shop_id)]
     pub recent: Vec<FReviewLine>,
-    #[computed(count = recent)]
+    #[summary(count = recent)]
     pub review_count: i64,
-    #[computed(sum = recent.stars)]
+    #[summary(sum = recent.stars)]
     pub star_sum: i64,
 }
 

@@ -12,7 +12,7 @@
 //! | polymorphic × two-way | `#[relation]` in a variant and `Ref<Enum>` are refused; a ticket enum plus a struct model per ticket (same `_id`) that is the child side of a two-way relation with agents | `polymorphic_tickets_assigned_through_a_two_way_struct_model` |
 //! | polymorphic × preallocation | `#[preallocated]` on an enum is refused; a court grid whose holder is the `_id` of a polymorphic booking (lessons, matches) | `a_court_grid_held_by_polymorphic_bookings` |
 //! | attribute × outlier | one model: an attribute array (vitals) and an outlier array (visits) | `a_patient_with_attribute_vitals_and_outlier_visits` |
-//! | attribute × subset | one model: an attribute array (specs) and a subset of reviews with a computed count, sum and average | `a_product_with_attribute_specs_and_a_subset_of_reviews` |
+//! | attribute × subset | one model: an attribute array (specs) and a subset of reviews with its summaries (count, sum and average) | `a_product_with_attribute_specs_and_a_subset_of_reviews` |
 //! | attribute × two-way | one model: a chore with an attribute array (properties), the child side of a two-way relation | `tasks_with_attribute_properties_in_a_two_way_relation` |
 //! | attribute × preallocation | slots carrying an attribute array: a holder grid (room nights with rates) and a bitmap grid (meeting-room days with equipment) | `grids_whose_slots_carry_attribute_arrays`; bug (preallocation alone): `allocating_again_skips_slots_whose_id_names_them` |
 //! | outlier × subset | on one field refused at compile time; one model with a subset (latest books) and an outlier array (fan mail) | `an_author_with_a_subset_of_books_and_outlier_fan_mail` |
@@ -630,9 +630,9 @@ struct Feed {
     id: i64,
     #[subset(limit = 2, sort(at = -1), full = Activity, parent = user_id)]
     recent: Vec<ActivityLine>,
-    #[computed(count = recent)]
+    #[summary(count = recent)]
     activity_count: i64,
-    #[computed(sum = recent.points)]
+    #[summary(sum = recent.points)]
     points: i64,
     seen_at: Option<i64>,
 }
@@ -1547,11 +1547,11 @@ struct Product {
     specs: Vec<Spec>,
     #[subset(limit = 2, sort(at = -1), full = Review, parent = product_id)]
     recent_reviews: Vec<ReviewLine>,
-    #[computed(count = recent_reviews)]
+    #[summary(count = recent_reviews)]
     review_count: i64,
-    #[computed(sum = recent_reviews.stars)]
+    #[summary(sum = recent_reviews.stars)]
     star_sum: i64,
-    #[computed(avg = recent_reviews.stars)]
+    #[summary(avg = recent_reviews.stars)]
     star_avg: Option<f64>,
 }
 
@@ -2114,7 +2114,7 @@ struct Author {
     id: String,
     #[subset(limit = 2, sort(year = -1), full = Novel, parent = author_id)]
     latest: Vec<NovelLine>,
-    #[computed(count = latest)]
+    #[summary(count = latest)]
     novel_count: i64,
     #[outlier(limit = 2, overflow = "os_author_mail", capacity = 2, flag = famous, count = letter_count)]
     mail: Vec<Line>,
@@ -2674,7 +2674,7 @@ struct Member {
     duties: Vec<Ref<Duty>>,
     #[subset(limit = 2, sort(at = -1), full = MemberNote, parent = member_id)]
     recent_notes: Vec<NoteLine>,
-    #[computed(count = recent_notes)]
+    #[summary(count = recent_notes)]
     note_count: i64,
 }
 
@@ -2837,7 +2837,7 @@ struct Owner {
     tasks: Vec<Ref<Job>>,
     #[subset(limit = 2, sort(due = 1), full = Job, parent = owner)]
     next: Vec<JobLine>,
-    #[computed(count = next)]
+    #[summary(count = next)]
     open: i64,
 }
 
@@ -2984,7 +2984,7 @@ struct Suite {
     id: String,
     #[subset(limit = 2, sort(night = 1), full = SuiteNight, parent = suite)]
     upcoming: Vec<SuiteNightLine>,
-    #[computed(count = upcoming)]
+    #[summary(count = upcoming)]
     nights: i64,
 }
 
@@ -3088,7 +3088,7 @@ struct Hall {
     id: String,
     #[subset(limit = 2, sort(day = 1), full = HallDay, parent = hall)]
     first_days: Vec<HallDayLine>,
-    #[computed(count = first_days)]
+    #[summary(count = first_days)]
     day_count: i64,
 }
 

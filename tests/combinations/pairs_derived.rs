@@ -1246,9 +1246,9 @@ struct Traveller {
     id: String,
     #[subset(limit = 2, sort(night = -1), full = Stay, parent = traveller)]
     latest: Vec<StayLine>,
-    #[computed(count = latest)]
+    #[summary(count = latest)]
     stay_count: i64,
-    #[computed(sum = latest.amount)]
+    #[summary(sum = latest.amount)]
     spent: i64,
 }
 
@@ -2036,7 +2036,7 @@ async fn extended_ref_x_outlier_references_may_not_write_the_outliers_fields() {
 }
 
 // ======================================================================================
-// extended reference × subset: a subset parent's name, embedded items and computed count are
+// extended reference × subset: a subset parent's name, embedded items and summary count are
 // copied into another model.
 // ======================================================================================
 
@@ -2052,7 +2052,7 @@ struct Course {
     title: String,
     #[subset(limit = 2, sort(day = -1), full = Lesson, parent = course)]
     latest: Vec<LessonLine>,
-    #[computed(count = latest)]
+    #[summary(count = latest)]
     lesson_count: i64,
 }
 
@@ -2693,7 +2693,7 @@ struct Album {
     id: String,
     #[subset(limit = 2, sort(no = 1), full = Track, parent = album)]
     first_tracks: Vec<TrackLine>,
-    #[computed(count = first_tracks)]
+    #[summary(count = first_tracks)]
     track_count: i64,
     #[approximate(batched, threshold = 2)]
     views: i64,

@@ -85,7 +85,7 @@ pub struct Feed {
     pub id: String,
     #[subset(limit = 2, sort(at = -1), full = Activity, parent = user_id)]
     pub recent: Vec<ActivityLine>,
-    #[computed(count = recent)]
+    #[summary(count = recent)]
     pub total: i64,
 }
 

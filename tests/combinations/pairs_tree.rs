@@ -1792,7 +1792,7 @@ struct Category {
     ancestors: Vec<String>,
     #[subset(limit = 1, sort(at = -1), full = Notice, parent = category_id)]
     newest_notices: Vec<NoticeExcerpt>,
-    #[computed(count = newest_notices)]
+    #[summary(count = newest_notices)]
     notice_count: i64,
 }
 
@@ -1834,11 +1834,11 @@ struct Product {
     category_path: Vec<String>,
     #[subset(limit = 2, sort(at = -1), full = Review, parent = product_id)]
     recent_reviews: Vec<ReviewExcerpt>,
-    #[computed(count = recent_reviews)]
+    #[summary(count = recent_reviews)]
     rating_count: i64,
-    #[computed(sum = recent_reviews.stars)]
+    #[summary(sum = recent_reviews.stars)]
     rating_sum: i64,
-    #[computed(avg = recent_reviews.stars)]
+    #[summary(avg = recent_reviews.stars)]
     rating_avg: Option<f64>,
 }
 

@@ -70,7 +70,7 @@ struct RefusalShelf {
     id: String,
     #[subset(limit = 3, sort(at = -1), full = RefusalBook, parent = shelf_id)]
     recent: Vec<RefusalBookExcerpt>,
-    #[computed(count = recent)]
+    #[summary(count = recent)]
     shelved: i64,
     meta: Document,
 }

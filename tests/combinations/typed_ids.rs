@@ -205,7 +205,7 @@ pub struct NtiFeed {
     pub posts_count: i64,
     #[subset(limit = 2, sort(seq = -1), full = NtiEvent, parent = feed_id)]
     pub recent: Vec<NtiEventExcerpt>,
-    #[computed(count = recent)]
+    #[summary(count = recent)]
     pub event_count: i64,
     #[approximate(batched, threshold = 3)]
     pub views: i64,

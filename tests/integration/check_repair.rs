@@ -151,7 +151,7 @@ struct Shelf {
     id: String,
     #[subset(limit = 3, sort(added_at = -1), full = ShelfBook, parent = shelf_id)]
     recent: Vec<BookExcerpt>,
-    #[computed(count = recent)]
+    #[summary(count = recent)]
     book_count: i64,
 }
 
@@ -354,9 +354,9 @@ struct Till {
     id: String,
     #[subset(limit = 2, sort(at = -1), full = Sale, parent = till_id)]
     latest: Vec<SaleLine>,
-    #[computed(count = latest)]
+    #[summary(count = latest)]
     sales: i64,
-    #[computed(sum = latest.amount)]
+    #[summary(sum = latest.amount)]
     takings: i64,
 }
 
@@ -1770,9 +1770,9 @@ mod rebuild {
         id: String,
         #[subset(limit = 2, sort(seq = -1), full = Book, parent = shelf_id)]
         recent: Vec<BookExcerpt>,
-        #[computed(count = recent)]
+        #[summary(count = recent)]
         book_count: i64,
-        #[computed(sum = recent.pages)]
+        #[summary(sum = recent.pages)]
         page_sum: i64,
         #[outlier(limit = 2, overflow = "rvm_shelf_notes", capacity = 2, flag = is_outlier, count = note_count)]
         notes: Vec<Note>,

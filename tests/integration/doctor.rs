@@ -78,7 +78,7 @@ struct Product {
     id: String,
     #[subset(limit = 3, sort(created_at = -1), full = Review, parent = product_id)]
     recent: Vec<Excerpt>,
-    #[computed(count = recent)]
+    #[summary(count = recent)]
     review_count: i64,
 }
 

@@ -1,5 +1,5 @@
 //! NaN and infinities in summarised fields, against the server: a bucket summary (min, max, sum)
-//! and a subset's computed sum and average refuse them with a typed error before anything is
+//! and a subset's summary sum and average refuse them with a typed error before anything is
 //! written, so one bad reading cannot spoil a summary for good.
 
 use bson::{doc, DateTime};
@@ -79,11 +79,11 @@ struct Meter {
     id: String,
     #[subset(limit = 5, sort(at = -1), full = Reading, parent = meter_id)]
     recent: Vec<RecentReading>,
-    #[computed(count = recent)]
+    #[summary(count = recent)]
     readings: i64,
-    #[computed(sum = recent.kwh)]
+    #[summary(sum = recent.kwh)]
     total_kwh: f64,
-    #[computed(avg = recent.kwh)]
+    #[summary(avg = recent.kwh)]
     mean_kwh: Option<f64>,
 }
 

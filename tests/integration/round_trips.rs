@@ -285,9 +285,9 @@ struct Product {
     id: String,
     #[subset(limit = 10, sort(created_at = -1), full = Review, parent = product_id)]
     recent_reviews: Vec<ReviewExcerpt>,
-    #[computed(count = recent_reviews)]
+    #[summary(count = recent_reviews)]
     review_count: i64,
-    #[computed(sum = recent_reviews.stars)]
+    #[summary(sum = recent_reviews.stars)]
     star_sum: i64,
 }
 

@@ -16,11 +16,11 @@ struct Product {
     name: String,
     #[subset(limit = 10, sort(created_at = -1), full = Review, parent = product_id)]
     recent_reviews: Vec<ReviewExcerpt>,
-    #[computed(count = recent_reviews)]
+    #[summary(count = recent_reviews)]
     rating_count: i64,
-    #[computed(sum = recent_reviews.stars)]
+    #[summary(sum = recent_reviews.stars)]
     rating_sum: i64,
-    #[computed(avg = recent_reviews.stars)]
+    #[summary(avg = recent_reviews.stars)]
     rating_avg: Option<f64>,
     updated_at: Option<DateTime>,
 }
@@ -193,7 +193,7 @@ struct SeedProduct {
     id: String,
     #[subset(limit = 10, sort(created_at = -1), full = SeedReview, parent = product_id)]
     recent_reviews: Vec<ReviewExcerpt>,
-    #[computed(count = recent_reviews)]
+    #[summary(count = recent_reviews)]
     rating_count: i64,
 }
 
@@ -447,7 +447,7 @@ struct Post {
     id: u32,
     #[subset(limit = 5, sort(at = -1), full = Comment, parent = post)]
     latest: Vec<Comment>,
-    #[computed(count = latest)]
+    #[summary(count = latest)]
     comments: i64,
 }
 

@@ -6,8 +6,8 @@
 //!
 //! `parse.rs` reads the attribute (the kind, then its settings through `options::read`),
 //! `expand.rs` generates the counter's spec and handle. There is no `validate.rs`: the counter
-//! names nothing else of the model, and its refusals beside `#[computed]`, `#[subset]` and
-//! `#[version]` are in `combinations.rs`.
+//! names nothing else of the model, and its refusals beside `#[computed]`, `#[summary]`,
+//! `#[subset]` and `#[version]` are in `combinations.rs`.
 
 use proc_macro2::TokenStream;
 use quote::quote;

@@ -34,7 +34,8 @@ pub(super) fn parse_field(
     for extra in attrs {
         errors.spanned(extra, "one `#[approximate]` per field");
     }
-    // Refused beside `#[computed]`, `#[subset]` or `#[version]` (`combinations.rs`).
+    // Refused beside `#[computed]`, `#[summary]`, `#[subset]` or `#[version]`
+    // (`combinations.rs`).
     if crate::combinations::field_refuses(field, Attr::Approximate) {
         return None;
     }

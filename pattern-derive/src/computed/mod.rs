@@ -1,5 +1,6 @@
 //! `#[computed(sum = Order.amount, by = user_id)]`: fields computed from another model's
-//! documents (the `#[computed(..)]` forms without `by` summarise a subset: `subset/`).
+//! documents (a count, sum or average of a subset of the same struct is a `#[summary]`:
+//! `subset/`; a `#[computed]` without `by` written for one is an error that says so).
 //!
 //! `parse.rs` reads the attribute through `options::parse`, `expand.rs` generates the spec and
 //! the checks. There is no `validate.rs`: what the attribute names lives in another model, so
@@ -29,15 +30,11 @@ use parse::parse_field;
 /// The computed pattern's entry points.
 pub(crate) const PATTERN: PatternDef = PatternDef {
     model: |_, model, errors| {
-        let declared = model.fields.iter().any(|f| {
-            f.attrs
-                .iter()
-                .any(|a| Attr::Computed.is(a) && crate::ast::computed_from_another_model(a))
-        });
+        let declared = model.fields.iter().any(|f| f.has(Attr::Computed));
         let fields = model
             .fields
             .iter()
-            .filter_map(|f| parse_field(f, errors))
+            .filter_map(|f| parse_field(model, f, errors))
             .collect();
         Box::new(ComputedFrom { fields, declared })
     },

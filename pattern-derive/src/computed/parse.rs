@@ -1,11 +1,11 @@
 //! Reading `#[computed(sum = Order.amount, by = user_id)]` through `options.rs`.
 
-use proc_macro2::TokenTree;
+use proc_macro2::{Span, TokenTree};
 use quote::quote;
 use syn::ext::IdentExt;
 use syn::{Ident, Token};
 
-use crate::ast::Field;
+use crate::ast::{Field, Model};
 use crate::attr::Attr;
 use crate::errors::Errors;
 
@@ -18,12 +18,12 @@ const HELP: &str = "`#[computed(sum = Order.amount, by = user_id)]`, `#[computed
                     by = user_id)]`, `min = ..` or `max = ..`: `Order` is the model whose \
                     documents are summarised, `user_id` its field holding this document's `_id`";
 
-pub(super) fn parse_field(field: &Field<'_>, errors: &mut Errors) -> Option<FromField> {
-    let attrs: Vec<&syn::Attribute> = field
-        .attrs
-        .iter()
-        .filter(|a| Attr::Computed.is(a) && crate::ast::computed_from_another_model(a))
-        .collect();
+pub(super) fn parse_field(
+    model: &Model<'_>,
+    field: &Field<'_>,
+    errors: &mut Errors,
+) -> Option<FromField> {
+    let attrs: Vec<&syn::Attribute> = field.attrs_of(Attr::Computed).collect();
     let attr = *attrs.first()?;
     for extra in &attrs[1..] {
         errors.spanned(
@@ -38,6 +38,10 @@ pub(super) fn parse_field(field: &Field<'_>, errors: &mut Errors) -> Option<From
     }
     let list =
         crate::ast::stored_field_list(field, attr, "computed", "a computed field", HELP, errors)?;
+    if !crate::options::has_key(attr, "by") {
+        without_by(model, attr, list, errors);
+        return None;
+    }
     // An average has an answer of its own, not "unknown option".
     let mut tokens = list.tokens.clone().into_iter().peekable();
     while let Some(t) = tokens.next() {
@@ -130,4 +134,51 @@ pub(super) fn parse_field(field: &Field<'_>, errors: &mut Errors) -> Option<From
         source_field,
         by,
     })
+}
+
+/// A `#[computed]` without `by`: a subset's summary under the name it had before `#[summary]`
+/// (what it reads is a field of this struct: a `#[subset]`, or a name in lowercase, where a
+/// model's is a type's), or a value from another model whose `by` is missing. One error, at the
+/// attribute's name for the first (the fix is another name), at the attribute for the second.
+fn without_by(model: &Model<'_>, attr: &syn::Attribute, list: &syn::MetaList, errors: &mut Errors) {
+    let mut tokens = list.tokens.clone().into_iter();
+    let source = match (tokens.next(), tokens.next(), tokens.next()) {
+        (Some(TokenTree::Ident(_)), Some(TokenTree::Punct(eq)), Some(TokenTree::Ident(source)))
+            if eq.as_char() == '=' =>
+        {
+            Some(source)
+        }
+        _ => None,
+    };
+    let of_this_struct = source.is_some_and(|source| {
+        let name = crate::ast::unraw(&source);
+        let subset = model
+            .fields
+            .iter()
+            .any(|f| f.has(Attr::Subset) && crate::ast::unraw(f.ident) == name);
+        subset || name.starts_with(|c: char| c.is_lowercase() || c == '_')
+    });
+    if of_this_struct {
+        let name = attr
+            .path()
+            .get_ident()
+            .map_or_else(Span::call_site, Ident::span);
+        errors.at(
+            name,
+            format!(
+                "`#[computed]` computes a value from another model's documents, named with \
+                 `by = ..`; a count, sum or average of a `#[subset]` field of this struct is a \
+                 `#[summary]`: write `#[summary({})]`",
+                crate::errors::options_string(&list.tokens)
+            ),
+        );
+    } else {
+        errors.spanned(
+            attr,
+            format!(
+                "`#[computed]` needs `by = ..`, the source's field holding this document's \
+                 `_id`: {HELP}"
+            ),
+        );
+    }
 }

@@ -27,6 +27,7 @@ const REFUSED: &[Attr] = &[
     Attr::Versioned,
     Attr::Version,
     Attr::Subset,
+    Attr::Summary,
     Attr::Computed,
     Attr::Approximate,
     Attr::Outlier,

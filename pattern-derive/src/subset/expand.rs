@@ -35,7 +35,7 @@ impl SubsetField {
         let numeric_of = |ident: &Ident| {
             let full = respan(quote!(#full), ident.span());
             let message = format!(
-                "`{}` of `{full_name}` is not a number: a computed sum or average reads a numeric \
+                "`{}` of `{full_name}` is not a number: a summary's sum or average reads a numeric \
                  field; use i32, i64, u32, f32 or f64 (or an Option of one)",
                 crate::ast::unraw(ident)
             );
@@ -76,22 +76,22 @@ impl SubsetField {
             .map_or_else(Span::call_site, |s| s.ident.span());
         let full_schema = quote_spanned!(full_span=> <#full as #p::Model>::SCHEMA);
         let count_field = self
-            .computed
+            .summaries
             .iter()
             .find(|c| c.kind == Kind::Count)
             .map(|c| c.bson_name.clone())
             .unwrap_or_default();
-        let computed = self.computed.iter().map(|c| {
+        let summaries = self.summaries.iter().map(|c| {
             let target = checked(c.target_check(model, &p));
             let kind = match (c.kind, &c.item_field) {
                 (Kind::Sum, Some(item)) => {
                     let item = numeric_of(item);
-                    quote!(#p::ComputedKind::Sum { item_field: #item })
+                    quote!(#p::SummaryKind::Sum { item_field: #item })
                 }
                 (Kind::Avg, Some(item)) => {
                     let item_str = item.to_string();
                     let sum_field = self
-                        .computed
+                        .summaries
                         .iter()
                         .find(|s| {
                             s.kind == Kind::Sum
@@ -100,15 +100,15 @@ impl SubsetField {
                         .map(|s| s.bson_name.clone())
                         .unwrap_or_default();
                     let item = numeric_of(item);
-                    quote!(#p::ComputedKind::Avg {
+                    quote!(#p::SummaryKind::Avg {
                         item_field: #item,
                         sum_field: #sum_field,
                         count_field: #count_field,
                     })
                 }
-                _ => quote!(#p::ComputedKind::Count),
+                _ => quote!(#p::SummaryKind::Count),
             };
-            quote!(#p::Computed { field: #target, kind: #kind })
+            quote!(#p::Summary { field: #target, kind: #kind })
         });
         let elem = &self.elem;
         let spec = quote! {
@@ -124,18 +124,18 @@ impl SubsetField {
                     (&&#p::RebuildProbe::<#model_ident, #full, #elem>::new()).embed()
                 },
                 full_index: #full_index,
-                computed: &[#(#computed),*],
+                summaries: &[#(#summaries),*],
             })
         };
         (spec, checks.into_inner())
     }
 
-    /// The checks of the computed fields' own types, also emitted with the stubs: a mistake
+    /// The checks of the summary fields' own types, also emitted with the stubs: a mistake
     /// elsewhere in the model (an average without its sum and count) does not hide them.
     pub(super) fn target_checks(&self, model: &Model<'_>) -> TokenStream {
         let krate = &model.krate;
         let p = quote!(#krate::__private);
-        self.computed
+        self.summaries
             .iter()
             .map(|c| c.target_check(model, &p).1)
             .collect()
@@ -268,18 +268,18 @@ impl SubsetField {
         }
     }
 
-    /// The schema annotation of the subset field, and of each computed field.
-    /// The kind of a field this subset keeps: its array, and its computed values.
+    /// The kind of a field this subset keeps: its array, and its summaries.
     pub(super) fn kept(&self, field: &Field<'_>) -> Option<&'static str> {
         if *field.ident == self.ident {
             return Some("SubsetArray");
         }
-        self.computed
+        self.summaries
             .iter()
             .any(|c| c.ident == *field.ident)
-            .then_some("ComputedValue")
+            .then_some("SummaryValue")
     }
 
+    /// The schema annotation of the subset field, and of each summary field.
     pub(super) fn annotations(&self, field: &Field<'_>, p: &TokenStream) -> Vec<TokenStream> {
         let mut out = Vec::new();
         if *field.ident == self.ident {
@@ -288,15 +288,15 @@ impl SubsetField {
             let limit = self.limit;
             out.push(quote!(#p::Annotation::Subset { full_model: #full_name, limit: #limit }));
         }
-        if self.computed.iter().any(|c| c.ident == *field.ident) {
+        if self.summaries.iter().any(|c| c.ident == *field.ident) {
             let subset = &self.bson_name;
-            out.push(quote!(#p::Annotation::Computed { subset: #subset }));
+            out.push(quote!(#p::Annotation::Summary { subset: #subset }));
         }
         out
     }
 }
 
-impl ComputedField {
+impl SummaryField {
     /// The field's BSON name, and the check that its type can hold the result: a number for a
     /// count or sum, a float for an average.
     fn target_check(&self, model: &Model<'_>, p: &TokenStream) -> (TokenStream, TokenStream) {
@@ -316,7 +316,7 @@ impl ComputedField {
             (
                 "numeric",
                 format!(
-                    "`{name}` is not a number: a computed count or sum is kept in a numeric \
+                    "`{name}` is not a number: a summary's count or sum is kept in a numeric \
                      field; use i32, i64, u32, f32 or f64 (or an Option of one)"
                 ),
             )

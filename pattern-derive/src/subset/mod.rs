@@ -1,8 +1,8 @@
-//! `#[subset(...)]` and `#[computed(...)]`: parsing, checks, and the generated `SubsetSpec`,
+//! `#[subset(...)]` and `#[summary(...)]`: parsing, checks, and the generated `SubsetSpec`,
 //! operations constructor and compile-time assertions.
 //!
 //! What can be checked inside this derive is checked here (the field is a `Vec`, a limit above 0,
-//! one `full` type, computed fields naming a subset of this struct). What lives in other types
+//! one `full` type, summary fields naming a subset of this struct). What lives in other types
 //! (the sort, parent and summed fields of the full item, its `Model` impl, the conversion to the
 //! embedded type, the sort fields of the embedded type under the full item's BSON names, numeric
 //! types) is checked by code generated at the user's tokens, so rustc's error points at the
@@ -26,7 +26,7 @@ pub(crate) const PATTERN: PatternDef = PatternDef {
     fields: None,
 };
 
-/// Every `#[subset]` field of a model, each with its `#[computed]` fields.
+/// Every `#[subset]` field of a model, each with its `#[summary]` fields.
 struct Subsets(Vec<SubsetField>);
 
 impl Pattern for Subsets {
@@ -91,7 +91,7 @@ impl Pattern for Subsets {
             .collect()
     }
 
-    /// The computed fields' type checks: an average kept in an integer is reported with the
+    /// The summary fields' type checks: an average kept in an integer is reported with the
     /// model's other mistakes (its missing sum and count), not in a second build.
     fn stubs(&self, model: &Model<'_>) -> TokenStream {
         self.0.iter().map(|s| s.target_checks(model)).collect()
@@ -121,7 +121,7 @@ pub(crate) struct SubsetField {
     sort: Vec<(Ident, i32)>,
     full: syn::Path,
     parent: Ident,
-    computed: Vec<ComputedField>,
+    summaries: Vec<SummaryField>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -131,8 +131,8 @@ enum Kind {
     Avg,
 }
 
-/// A parsed `#[computed(...)]` field.
-struct ComputedField {
+/// A parsed `#[summary(...)]` field.
+struct SummaryField {
     /// The parent field.
     ident: Ident,
     bson_name: String,

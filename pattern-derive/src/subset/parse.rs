@@ -1,4 +1,4 @@
-//! Reading `#[subset(..)]` and its `#[computed(..)]` fields, with the checks that need no other type.
+//! Reading `#[subset(..)]` and its `#[summary(..)]` fields, with the checks that need no other type.
 
 use proc_macro2::Span;
 use syn::ext::IdentExt;
@@ -12,9 +12,9 @@ use crate::errors::{did_you_mean, Errors};
 
 const SUBSET_OPTIONS: &[&str] = &["limit", "sort", "full", "parent"];
 const LIMIT_ABOVE_ZERO: &str = "`limit` is how many items the parent keeps: a whole number above 0";
-const COMPUTED_KINDS: &[&str] = &["count", "sum", "avg"];
+const SUMMARY_KINDS: &[&str] = &["count", "sum", "avg"];
 
-/// Every subset of the model, with its computed fields.
+/// Every subset of the model, with its summary fields.
 pub(super) fn collect(model: &Model<'_>, errors: &mut Errors) -> Vec<SubsetField> {
     let mut subsets = Vec::new();
     for field in &model.fields {
@@ -24,17 +24,15 @@ pub(super) fn collect(model: &Model<'_>, errors: &mut Errors) -> Vec<SubsetField
             }
         }
     }
-    // A `#[subset]` field that is also `#[computed]` is refused (`combinations.rs`).
-    let computed = model
+    // A `#[subset]` field that is also a `#[summary]` is refused (`combinations.rs`), and so
+    // is a `#[summary]` that is also `#[computed]`.
+    let summaries = model
         .fields
         .iter()
-        .filter(|f| !crate::combinations::field_refuses(f, Attr::Computed));
-    for field in computed {
-        let of_subsets = field
-            .attrs_of(Attr::Computed)
-            .filter(|a| !crate::ast::computed_from_another_model(a));
-        for attr in of_subsets {
-            parse_computed(attr, field, &mut subsets, errors);
+        .filter(|f| !crate::combinations::field_refuses(f, Attr::Summary));
+    for field in summaries {
+        for attr in field.attrs_of(Attr::Summary) {
+            parse_summary(attr, field, &mut subsets, errors);
         }
     }
     for s in &subsets {
@@ -169,7 +167,7 @@ fn parse_subset(
         sort: sort?,
         full: full?,
         parent: parent?,
-        computed: Vec::new(),
+        summaries: Vec::new(),
     })
 }
 
@@ -177,12 +175,25 @@ const SUBSET_HELP: &str = "`#[subset(limit = 10, sort(created_at = -1), full = R
      parent = product_id)]`: keep the first 10 `Review`s by `created_at` descending, the full \
      items being in `Review`'s collection with `product_id` pointing at this document";
 
-fn parse_computed(
+fn parse_summary(
     attr: &syn::Attribute,
     field: &Field<'_>,
     subsets: &mut [SubsetField],
     errors: &mut Errors,
 ) {
+    // `by = ..` names another model's field: a value computed from its documents.
+    if crate::options::has_key(attr, "by") {
+        if let syn::Meta::List(list) = &attr.meta {
+            return errors.spanned(
+                attr.path(),
+                format!(
+                    "`#[summary]` summarises a `#[subset]` field of this struct; a value computed \
+                     from another model's documents is `#[computed]`: write `#[computed({})]`",
+                    crate::errors::options_string(&list.tokens)
+                ),
+            );
+        }
+    }
     let parser = |input: ParseStream<'_>| -> syn::Result<(Ident, Ident, Option<Ident>)> {
         let kind = Ident::parse_any(input)?;
         input.parse::<Token![=]>()?;
@@ -194,15 +205,13 @@ fn parse_computed(
             None
         };
         if !input.is_empty() {
-            return Err(
-                input.error("one computation per field: `#[computed(sum = reviews.stars)]`")
-            );
+            return Err(input.error("one summary per field: `#[summary(sum = reviews.stars)]`"));
         }
         Ok((kind, subset, item))
     };
     let parsed = match &attr.meta {
         syn::Meta::List(list) => parser.parse2(list.tokens.clone()),
-        other => Err(syn::Error::new_spanned(other, COMPUTED_HELP)),
+        other => Err(syn::Error::new_spanned(other, SUMMARY_HELP)),
     };
     let (kind_ident, subset_ident, item) = match parsed {
         Ok(p) => p,
@@ -216,9 +225,9 @@ fn parse_computed(
             return errors.at(
                 kind_ident.span(),
                 format!(
-                    "unknown computation `{other}`{}; expected one of: {}",
-                    did_you_mean(other, COMPUTED_KINDS.iter().copied()),
-                    COMPUTED_KINDS.join(", ")
+                    "unknown summary `{other}`{}; expected one of: {}",
+                    did_you_mean(other, SUMMARY_KINDS.iter().copied()),
+                    SUMMARY_KINDS.join(", ")
                 ),
             )
         }
@@ -245,14 +254,15 @@ fn parse_computed(
         return errors.spanned(
             &subset_ident,
             format!(
-                "`{subset_ident}` is not a `#[subset]` field of this struct{}; to compute from \
-                 another model's documents, name its field that holds this document's `_id`: \
-                 `#[computed(sum = Order.amount, by = user_id)]`",
+                "`{subset_ident}` is not a `#[subset]` field of this struct{}: a `#[summary]` \
+                 summarises one; a value computed from another model's documents is \
+                 `#[computed(sum = Order.amount, by = user_id)]`, `by` naming its field that \
+                 holds this document's `_id`",
                 did_you_mean(&subset_ident.to_string(), names.iter().map(String::as_str))
             ),
         );
     };
-    subset.computed.push(ComputedField {
+    subset.summaries.push(SummaryField {
         ident: field.ident.clone(),
         bson_name: field.bson_name.clone(),
         kind,
@@ -260,24 +270,24 @@ fn parse_computed(
     });
 }
 
-const COMPUTED_HELP: &str = "`#[computed(count = reviews)]`, `#[computed(sum = reviews.stars)]` \
-     or `#[computed(avg = reviews.stars)]`";
+const SUMMARY_HELP: &str = "`#[summary(count = reviews)]`, `#[summary(sum = reviews.stars)]` \
+     or `#[summary(avg = reviews.stars)]`";
 
 /// An average is kept as sum / count: both must be declared.
 fn check_averages(s: &SubsetField, errors: &mut Errors) {
-    let has_count = s.computed.iter().any(|c| c.kind == Kind::Count);
-    for avg in s.computed.iter().filter(|c| c.kind == Kind::Avg) {
+    let has_count = s.summaries.iter().any(|c| c.kind == Kind::Count);
+    for avg in s.summaries.iter().filter(|c| c.kind == Kind::Avg) {
         let item = avg.item_field.as_ref().map(ToString::to_string);
         let has_sum = s
-            .computed
+            .summaries
             .iter()
             .any(|c| c.kind == Kind::Sum && c.item_field.as_ref().map(ToString::to_string) == item);
         if !has_count || !has_sum {
             errors.spanned(
                 &avg.ident,
                 format!(
-                    "an average is kept as sum / count: also declare `#[computed(sum = {}.{})]` and \
-                     `#[computed(count = {})]` on two numeric fields",
+                    "an average is kept as sum / count: also declare `#[summary(sum = {}.{})]` and \
+                     `#[summary(count = {})]` on two numeric fields",
                     s.ident,
                     item.unwrap_or_default(),
                     s.ident

@@ -35,8 +35,12 @@ pub mod kept {
     kinds! {
         /// `_id`: written once, by `insert`.
         IdField,
-        /// A `#[computed(..)]` value: kept by the toolkit from the items it is computed from.
+        /// A `#[computed(..)]` value: kept by the toolkit from the other model's documents it is
+        /// computed from (write those documents).
         ComputedValue,
+        /// A `#[summary(..)]` value: a subset's count, sum or average of its full items, kept by
+        /// the subset's handle (`push`, `remove`).
+        SummaryValue,
         /// An `#[extended_ref(..)]` copy: kept from its source document (write the source).
         ExtendedRefCopy,
         /// A tree's parent, ancestors or path (`#[tree]`), or a holder's place in a tree
@@ -109,6 +113,7 @@ macro_rules! comparable {
 comparable!(
     IdField,
     ComputedValue,
+    SummaryValue,
     ExtendedRefCopy,
     TreeLink,
     VersionField,

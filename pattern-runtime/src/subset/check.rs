@@ -1,4 +1,4 @@
-//! The subset's check and repair: the embedded items and computed fields against the full
+//! The subset's check and repair: the embedded items and summaries against the full
 //! collection, and the rebuild of one parent.
 
 use super::*;
@@ -14,10 +14,10 @@ pub(super) async fn audit_subset(
     let mut first_miscount: Option<String> = None;
     // The sums kept beside the subset, each compared with the full items' (like the count).
     let sums: Vec<(&'static str, &'static str)> = spec
-        .computed()
+        .summaries()
         .iter()
         .filter_map(|c| match c.kind {
-            ComputedKind::Sum { item_field } => Some((c.field, item_field)),
+            SummaryKind::Sum { item_field } => Some((c.field, item_field)),
             _ => None,
         })
         .collect();
@@ -108,7 +108,7 @@ pub(super) async fn audit_subset(
         .map_or(spec.field(), |f| f.rust_name());
     let fix = format!(
         "`{model}::collection(&db).subset({model}::FIELDS.{rust}).repair()` (or `rebuild(parent_id)` for each), which \
-         refills the subset and its computed fields from `{}`",
+         refills the subset and its summaries from `{}`",
         spec.full_collection(),
         model = sample.model.name(),
     );
@@ -309,7 +309,7 @@ where
         .await
     }
 
-    /// Recomputes the embedded array and every computed field from the full collection: the repair
+    /// Recomputes the embedded array and every summary from the full collection: the repair
     /// after manual edits or a crash between two non-transactional writes. Reads the first N items
     /// through the `{parent, sort}` index and sums the rest with one `$group`. `repaired` is 1
     /// when the parent changed, 0 when it already agreed. [`Error::NotFound`] when there is no
@@ -445,13 +445,13 @@ impl SubsetSpec {
             .first_items(db, embed, session.as_deref_mut(), parent_id)
             .await?;
         let mut group = doc! { "_id": Bson::Null };
-        for c in spec.computed {
+        for c in spec.summaries {
             match c.kind {
-                ComputedKind::Count => group.insert(c.field, doc! { "$sum": 1 }),
-                ComputedKind::Sum { item_field } => {
+                SummaryKind::Count => group.insert(c.field, doc! { "$sum": 1 }),
+                SummaryKind::Sum { item_field } => {
                     group.insert(c.field, doc! { "$sum": format!("${item_field}") })
                 }
-                ComputedKind::Avg { .. } => None,
+                SummaryKind::Avg { .. } => None,
             };
         }
         let pipeline = vec![
@@ -469,9 +469,9 @@ impl SubsetSpec {
         let totals = totals.into_iter().next().unwrap_or_default();
         let first_len = first.len();
         let mut set = doc! { spec.field: first };
-        for c in spec.computed {
+        for c in spec.summaries {
             match c.kind {
-                ComputedKind::Count | ComputedKind::Sum { .. } => {
+                SummaryKind::Count | SummaryKind::Sum { .. } => {
                     // An integer as the field is stored (the server's `$sum` keeps small
                     // integers an `Int32`): a parent that agrees is then left unchanged.
                     let v = match totals.get(c.field) {
@@ -486,7 +486,7 @@ impl SubsetSpec {
                     };
                     set.insert(c.field, v);
                 }
-                ComputedKind::Avg { .. } => {}
+                SummaryKind::Avg { .. } => {}
             }
         }
         let parents = db.collection::<Document>(parent.collection());

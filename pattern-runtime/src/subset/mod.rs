@@ -24,7 +24,7 @@ mod spec;
 mod write;
 
 pub use spec::{
-    Computed, ComputedKind, ProbeNoRebuild, ProbeRebuild, RebuildProbe, SubsetParts, SubsetSpec,
+    ProbeNoRebuild, ProbeRebuild, RebuildProbe, SubsetParts, SubsetSpec, Summary, SummaryKind,
 };
 
 /// The parent, full item and embedded item types of a [`Subset`], without owning any.
@@ -117,7 +117,7 @@ where
     ) -> mongodb::error::Result<Option<derived::Watch>> {
         let parts = &self.spec.parts;
         let mut fields: Vec<&str> = vec![parts.field];
-        fields.extend(parts.computed.iter().map(|c| c.field));
+        fields.extend(parts.summaries.iter().map(|c| c.field));
         derived::watch(
             &self.db,
             session,

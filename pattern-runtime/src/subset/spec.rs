@@ -1,4 +1,4 @@
-//! The subset pattern's static data: the spec generated code builds, the computed fields it
+//! The subset pattern's static data: the spec generated code builds, the summaries it
 //! keeps, the map of derived data's dependent (full items' writes reach the parent), and the
 //! probe that gives generated code the typed rebuild.
 
@@ -6,10 +6,10 @@ use super::check::Embed;
 use super::*;
 use crate::schema::{Applying, Changed, IndexesNeeded, KeptFields};
 
-/// What a computed field summarises.
+/// What a summary field keeps of a subset's full items.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum ComputedKind {
+pub enum SummaryKind {
     /// The number of items.
     Count,
     /// The sum of an item field (BSON name in the full item).
@@ -28,13 +28,13 @@ pub enum ComputedKind {
     },
 }
 
-/// A parent field computed from a subset's items.
+/// A parent field summarising a subset's full items (`#[summary(..)]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Computed {
+pub struct Summary {
     /// The parent field's BSON name.
     pub field: &'static str,
     /// What it holds.
-    pub kind: ComputedKind,
+    pub kind: SummaryKind,
 }
 
 /// A `#[subset(...)]` field, as static data.
@@ -75,10 +75,9 @@ impl crate::schema::Dependent for SubsetItems {
     /// docs: [safety](crate::guide::safety)), and its summed fields are finite.
     fn check_written(&self, fields: &Document) -> crate::error::Result<()> {
         crate::literal::check_document(self.full.name(), fields)?;
-        for c in self.spec.parts.computed {
-            if let ComputedKind::Sum { item_field } | ComputedKind::Avg { item_field, .. } = c.kind
-            {
-                crate::error::check_finite(fields, item_field, "a computed sum or average")?;
+        for c in self.spec.parts.summaries {
+            if let SummaryKind::Sum { item_field } | SummaryKind::Avg { item_field, .. } = c.kind {
+                crate::error::check_finite(fields, item_field, "a summary's sum or average")?;
             }
         }
         Ok(())
@@ -112,7 +111,7 @@ impl crate::schema::Dependent for SubsetItems {
             }
             // What derives from the parents' subsets (a copy of a count) follows too.
             let mut fields: Vec<&str> = vec![self.spec.parts.field];
-            fields.extend(self.spec.parts.computed.iter().map(|c| c.field));
+            fields.extend(self.spec.parts.summaries.iter().map(|c| c.field));
             let watch = derived::watch(
                 db,
                 session.as_deref_mut(),
@@ -162,7 +161,7 @@ impl PatternSpec for SubsetSpec {
         let why = "the subset keeps it from its full items: `push`, `remove` or `rebuild` \
                    through the field's `Subset` handle";
         std::iter::once(self.parts.field)
-            .chain(self.parts.computed.iter().map(|c| c.field))
+            .chain(self.parts.summaries.iter().map(|c| c.field))
             .map(|f| (f, why))
             .collect()
     }
@@ -177,7 +176,7 @@ impl PatternSpec for SubsetSpec {
     }
 
     /// The sampled parents whose subset is over its limit, out of its order, or (with a
-    /// computed count) disagrees with the full collection: a count that differs, or fewer items
+    /// summary count) disagrees with the full collection: a count that differs, or fewer items
     /// than the full collection could fill. One aggregation of the full collection.
     fn audit<'a>(
         &'static self,
@@ -239,7 +238,7 @@ pub struct SubsetParts {
     /// their schema constants depend on each other.
     pub full: fn() -> &'static ModelSchema,
     pub full_index: IndexSpec,
-    pub computed: &'static [Computed],
+    pub summaries: &'static [Summary],
     /// A full item as the parent embeds it, for the rebuild of one parent that the map of
     /// derived data runs when a full item is written through another handle. A function giving
     /// it, so that generated code picks it by autoref (`RebuildProbe`) and a wrong type is
@@ -330,9 +329,9 @@ impl SubsetSpec {
         &self.parts.full_index
     }
 
-    /// The computed fields of the parent that summarise this subset.
-    pub fn computed(&self) -> &'static [Computed] {
-        self.parts.computed
+    /// The parent's summary fields of this subset (`#[summary(..)]`).
+    pub fn summaries(&self) -> &'static [Summary] {
+        self.parts.summaries
     }
 
     /// The model name of the full items.
@@ -351,9 +350,9 @@ impl SubsetSpec {
 
     pub(super) fn count_field(&self) -> Option<&'static str> {
         self.parts
-            .computed
+            .summaries
             .iter()
-            .find(|c| c.kind == ComputedKind::Count)
+            .find(|c| c.kind == SummaryKind::Count)
             .map(|c| c.field)
     }
 }

@@ -1,11 +1,11 @@
-//! Writing a subset: pushes (the full item inserted, the parent's capped array and computed
-//! fields updated in one `$push`/`$inc`) and removals (the array refilled from the full
+//! Writing a subset: pushes (the full item inserted, the parent's capped array and summaries
+//! updated in one `$push`/`$inc`) and removals (the array refilled from the full
 //! collection).
 
 use super::*;
 use crate::span::Spanned as _;
 
-/// Sums of the items' fields, as one `$inc` value per computed sum.
+/// Sums of the items' fields, as one `$inc` value per summary's sum.
 fn sum_of(item: &Document, field: &str) -> Bson {
     match item.get(field) {
         Some(Bson::Int32(i)) => Bson::Int64(i64::from(*i)),
@@ -55,7 +55,7 @@ where
     F: Model,
     E: Serialize + for<'a> From<&'a F> + Send + Sync,
 {
-    /// Writes `item` to the full collection and adds it to the parent's subset and computed
+    /// Writes `item` to the full collection and adds it to the parent's subset and summary
     /// fields. Chain `.set(..)` to set more parent fields in the same update.
     ///
     /// Errors: [`Error::InvalidValue`] when the item's parent field names another parent than
@@ -102,27 +102,27 @@ where
         Ok(self.update_from_docs(&full, embedded, set))
     }
 
-    /// [`Error::InvalidValue`] when a field the computed sums and averages add up is NaN or
+    /// [`Error::InvalidValue`] when a field the summaries' sums and averages add up is NaN or
     /// infinite: one such value would spoil the running sum for good.
     fn update_from_docs(&self, full: &[Document], embedded: Vec<Bson>, set: Document) -> Document {
         let spec = &self.spec.parts;
         let mut inc = Document::new();
-        for c in spec.computed {
+        for c in spec.summaries {
             match c.kind {
-                ComputedKind::Count => {
+                SummaryKind::Count => {
                     inc.insert(
                         c.field,
                         small(Bson::Int64(i64::try_from(full.len()).unwrap_or(i64::MAX))),
                     );
                 }
-                ComputedKind::Sum { item_field } => {
+                SummaryKind::Sum { item_field } => {
                     let total = full
                         .iter()
                         .map(|d| sum_of(d, item_field))
                         .fold(Bson::Int64(0), add);
                     inc.insert(c.field, small(total));
                 }
-                ComputedKind::Avg { .. } => {}
+                SummaryKind::Avg { .. } => {}
             }
         }
         let mut update = Document::new();
@@ -166,7 +166,7 @@ where
                     reason: "a document's `_id` never changes",
                 });
             }
-            if key == spec.field || spec.computed.iter().any(|c| c.field == key) {
+            if key == spec.field || spec.summaries.iter().any(|c| c.field == key) {
                 return Err(Error::KeptField {
                     field: key.clone(),
                     reason: "the subset already writes this field in the same update",
@@ -187,7 +187,7 @@ where
         filter: &Document,
         update: &Document,
     ) -> mongodb::error::Error {
-        let fields: Vec<&str> = self.spec.parts.computed.iter().map(|c| c.field).collect();
+        let fields: Vec<&str> = self.spec.parts.summaries.iter().map(|c| c.field).collect();
         let what = format!("{}.{}", P::SCHEMA.name(), fields.join(", "));
         crate::error::update_overflow(e, &self.parents(), filter, update, &what).await
     }
@@ -357,7 +357,7 @@ where
         .await
     }
 
-    /// Deletes the full item `item_id` of the parent and keeps the subset and computed fields
+    /// Deletes the full item `item_id` of the parent and keeps the subset and summary fields
     /// right: the counters go down by the item, and the embedded array is refilled from the full
     /// collection. [`Error::NotFound`] when the parent has no such item.
     pub fn remove<'a>(
@@ -432,15 +432,15 @@ where
         )
         .await?;
         let mut inc = Document::new();
-        for c in spec.computed {
+        for c in spec.summaries {
             match c.kind {
-                ComputedKind::Count => {
+                SummaryKind::Count => {
                     inc.insert(c.field, -1i32);
                 }
-                ComputedKind::Sum { item_field } => {
+                SummaryKind::Sum { item_field } => {
                     inc.insert(c.field, small(negate(sum_of(&removed, item_field))));
                 }
-                ComputedKind::Avg { .. } => {}
+                SummaryKind::Avg { .. } => {}
             }
         }
         let first = self.first_items(session.as_deref_mut(), parent_id).await?;
@@ -480,8 +480,8 @@ impl SubsetSpec {
     /// The pipeline update that recomputes every average from its sum and count, or `None`.
     pub(super) fn average_update(&self) -> Option<Vec<Document>> {
         let mut set = Document::new();
-        for c in self.parts.computed {
-            if let ComputedKind::Avg {
+        for c in self.parts.summaries {
+            if let SummaryKind::Avg {
                 sum_field,
                 count_field,
                 ..

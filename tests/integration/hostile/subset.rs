@@ -10,9 +10,9 @@ struct HProduct {
     id: Bson,
     #[subset(limit = 2, sort(n = -1), full = HReview, parent = product_id)]
     recent: Vec<HExcerpt>,
-    #[computed(count = recent)]
+    #[summary(count = recent)]
     review_count: i64,
-    #[computed(sum = recent.n)]
+    #[summary(sum = recent.n)]
     n_sum: i64,
 }
 

@@ -208,7 +208,7 @@ struct Writer {
     notes_count: i64,
     #[subset(limit = 2, sort(at = -1), full = Letter, parent = writer)]
     letters: Vec<Letter>,
-    #[computed(count = letters)]
+    #[summary(count = letters)]
     letter_count: i64,
 }
 
@@ -511,9 +511,9 @@ struct NsvProduct {
     id: String,
     #[subset(limit = 2, sort(created_at = -1), full = NsvReview, parent = product_id)]
     recent: Vec<NsvReviewExcerpt>,
-    #[computed(count = recent)]
+    #[summary(count = recent)]
     review_count: i64,
-    #[computed(sum = recent.stars)]
+    #[summary(sum = recent.stars)]
     star_sum: i64,
 }
 

@@ -41,7 +41,7 @@ struct NvcTick {
     weight: i32,
 }
 
-/// A subset with `i32` computed count and sum.
+/// A subset with an `i32` summary count and sum.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
 #[model(collection = "nvc_shelves")]
 struct NvcShelf {
@@ -49,9 +49,9 @@ struct NvcShelf {
     id: i64,
     #[subset(limit = 2, sort(at = -1), full = NvcVolume, parent = shelf_id)]
     recent: Vec<NvcVolumeExcerpt>,
-    #[computed(count = recent)]
+    #[summary(count = recent)]
     n: i32,
-    #[computed(sum = recent.pages)]
+    #[summary(sum = recent.pages)]
     pages: i32,
 }
 

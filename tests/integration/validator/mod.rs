@@ -63,7 +63,7 @@ struct VProduct {
     legacy_code: i64,
     #[subset(limit = 3, sort(stars = -1), full = VReview, parent = product_id)]
     top_reviews: Vec<VExcerpt>,
-    #[computed(count = top_reviews)]
+    #[summary(count = top_reviews)]
     review_count: i64,
 }
 

@@ -8,7 +8,7 @@ struct Product {
     id: u32,
     #[subset(limit = 10, sort(created_at = -1), full = Review, parent = product_id)]
     recent: Vec<Excerpt>,
-    #[computed(avg = recent.stars)]
+    #[summary(avg = recent.stars)]
     mean_stars: i64,
 }
 

@@ -7,13 +7,13 @@ struct Product {
     id: u32,
     #[subset(limit = 10, sort(created_at = -1), full = Review, parent = product_id)]
     recent: Vec<Excerpt>,
-    #[computed(count = recnt)]
+    #[summary(count = recnt)]
     count: i64,
-    #[computed(total = recent.stars)]
+    #[summary(total = recent.stars)]
     total: i64,
-    #[computed(avg = recent.stars)]
+    #[summary(avg = recent.stars)]
     average: Option<f64>,
-    #[computed(sum = recent)]
+    #[summary(sum = recent)]
     sum: i64,
 }
 

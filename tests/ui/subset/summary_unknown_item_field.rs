@@ -7,7 +7,7 @@ struct Product {
     id: u32,
     #[subset(limit = 10, sort(created_at = -1), full = Review, parent = product_id)]
     recent: Vec<Excerpt>,
-    #[computed(sum = recent.starz)]
+    #[summary(sum = recent.starz)]
     star_sum: i64,
 }
 

@@ -7,14 +7,14 @@ struct Product {
     id: u32,
     #[subset(limit = 10, sort(created_at = -1), full = Review, parent = product_id)]
     recent: Vec<Excerpt>,
-    #[computed(count = recent)]
+    #[summary(count = recent)]
     review_count: String,
-    #[computed(sum = recent.title)]
+    #[summary(sum = recent.title)]
     title_sum: i64,
-    #[computed(sum = recent.stars)]
+    #[summary(sum = recent.stars)]
     star_sum: i64,
     // An average is a float: an integer field cannot hold it.
-    #[computed(avg = recent.stars)]
+    #[summary(avg = recent.stars)]
     mean_stars: i64,
 }
 
