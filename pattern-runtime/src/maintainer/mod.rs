@@ -45,7 +45,23 @@
 //!   option was on) is rebuilt from the document as it is now.
 //!
 //! The toolkit's own writes are seen too: an update of fields no dependent reads is skipped
-//! from the event alone; any other is rebuilt, which finds the data right and writes nothing.
+//! from the event alone; any other is rebuilt, in one transaction per batch so that it reads
+//! the toolkit's write whole, finds the data right and writes nothing.
+//!
+//! # Cost and lag
+//!
+//! Measured on the embedded server, on 2 cores (the project's maintainer tests print them):
+//! - **Lag.** Eight writers inserting around the toolkit at full speed (about 900 writes a
+//!   second): a write's dependents were right 0.12 to 0.24 s after it at the median, 0.41 to
+//!   0.46 s at the 99th percentile (two runs). The lag the maintainer reports
+//!   ([`Status::lag`], the newest applied event's age) was higher, 0.57 to 0.67 s at the median:
+//!   a rebuild reads the sources as they are, so it also makes right the writes whose events
+//!   come later.
+//! - **Cost.** With a maintainer following 200 toolkit writes made one after another, it sent
+//!   1.06 commands per write: one `getMore` (the stream hands over each event as it comes),
+//!   and, per batch, one `$group` and one `$set` per target named, its commit and its token.
+//!   None of them is a round trip of the write itself. Idle, it sends about 4 commands a
+//!   second.
 
 mod lease;
 mod stream;
