@@ -458,6 +458,67 @@ async fn two_maintainers_of_one_name_share_a_lease() {
     all_clean(db).await;
 }
 
+/// A full repair stopped between two pages goes on where it was at the next start: the
+/// stored document says it is under way, and the second run rebuilds only what the first did
+/// not reach.
+#[tokio::test]
+async fn an_interrupted_repair_goes_on_where_it_was() {
+    let t = test_db("maintainer_resume").await;
+    let db = t.db();
+    seed(db).await;
+    let orders = MtOrder::collection(db).raw().clone_with_type::<Document>();
+    let many: Vec<Document> = (0..1_500_i64)
+        .map(|i| order(i, if i % 2 == 0 { "ann" } else { "bob" }, 1, "Acme"))
+        .collect();
+    orders.insert_many(many).await.unwrap();
+    let (first_page, paged) = tokio::sync::oneshot::channel::<()>();
+    let first_page = std::sync::Mutex::new(Some(first_page));
+    let running = Maintainer::new(db)
+        .models(&sources())
+        .on_progress(move |p| {
+            if p.item == Some("MtOrder") {
+                if let Some(tx) = first_page.lock().unwrap().take() {
+                    let _ = tx.send(());
+                }
+            }
+        })
+        .start()
+        .await
+        .unwrap();
+    tokio::time::timeout(SOON, paged).await.unwrap().unwrap();
+    let status = running.stop().await.unwrap();
+    assert_eq!(status.repairs, 0, "stopped before the end: {status:?}");
+    let stored = maintainer::stored(db).await.unwrap();
+    assert!(
+        stored[0]
+            .repairing
+            .as_deref()
+            .is_some_and(|r| r.starts_with("first start")),
+        "{stored:?}"
+    );
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let again = Maintainer::new(db)
+        .models(&sources())
+        .on_progress(move |p| log.lock().unwrap().push(*p))
+        .start()
+        .await
+        .unwrap();
+    repaired(&again).await;
+    again.stop().await.unwrap();
+    let progress = seen.lock().unwrap().clone();
+    let last = progress.last().expect("progress reported");
+    assert!(
+        last.done < 1_500,
+        "the second run went over every order again: {progress:?}"
+    );
+    assert!(totals_are(db, "ann", 750, 750).await);
+    assert!(totals_are(db, "bob", 750, 750).await);
+    let stored = maintainer::stored(db).await.unwrap();
+    assert_first_start_only(&stored[0]);
+    all_clean(db).await;
+}
+
 /// A stored token older than the server's oplog keeps (a real `ChangeStreamHistoryLost`, not a
 /// forged token): a full repair, recorded, and every check clean. The oplog is capped and pruned
 /// for the whole server, so this runs in a child process with an embedded server of its own

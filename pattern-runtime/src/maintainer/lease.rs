@@ -49,6 +49,39 @@ pub(super) struct Resume {
     pub(super) from: Option<Timestamp>,
     /// A full repair to run before following: the first start's, or one a crash interrupted.
     pub(super) repairing: Option<String>,
+    /// Where that repair was when interrupted, if it had done a page.
+    pub(super) repair_at: Option<RepairAt>,
+}
+
+/// Where a full repair is: every source collection named before `coll` is done; of `coll`, the
+/// documents up to `after` (in `_id` order), and its held data too when `held`.
+#[derive(Debug, Clone)]
+pub(super) struct RepairAt {
+    pub(super) coll: String,
+    pub(super) after: Option<Bson>,
+    pub(super) held: bool,
+}
+
+impl RepairAt {
+    fn to_document(&self) -> Document {
+        doc! {
+            "coll": &self.coll,
+            "after": self.after.clone().unwrap_or(Bson::Null),
+            "has_after": self.after.is_some(),
+            "held": self.held,
+        }
+    }
+
+    fn from_document(d: &Document) -> Option<RepairAt> {
+        Some(RepairAt {
+            coll: d.get_str("coll").ok()?.to_owned(),
+            after: match d.get_bool("has_after") {
+                Ok(true) => d.get("after").cloned(),
+                _ => None,
+            },
+            held: d.get_bool("held").unwrap_or(false),
+        })
+    }
 }
 
 /// Why the first maintainer of a name repairs everything before following the stream.
@@ -115,11 +148,16 @@ pub(super) async fn acquire(
         Some(Bson::String(reason)) => Some(reason.clone()),
         _ => None,
     };
+    let repair_at = taken
+        .get_document("repair_at")
+        .ok()
+        .and_then(RepairAt::from_document);
     tracing::info!(name, holder, "pattern_runtime::maintainer.lease taken");
     Ok(Some(Resume {
         token,
         from,
         repairing,
+        repair_at,
     }))
 }
 
@@ -172,6 +210,7 @@ pub(super) async fn record_repair(
                     "token": Bson::Null,
                     "from": from.map_or(Bson::Null, Bson::Timestamp),
                     "repairing": reason,
+                    "repair_at": Bson::Null,
                 },
                 "$push": { "repairs": {
                     "$each": [{ "at": DateTime::now(), "reason": reason }],
@@ -188,7 +227,25 @@ pub(super) async fn repaired(db: &Database, name: &str, holder: &str) -> Result<
     let result = coll(db)
         .update_one(
             doc! { "_id": name, "holder": holder },
-            doc! { "$set": { "repairing": Bson::Null } },
+            doc! { "$set": { "repairing": Bson::Null, "repair_at": Bson::Null } },
+        )
+        .await?;
+    Ok(result.matched_count == 1)
+}
+
+/// Stores where the repair under way is and renews the lease: `false` when `holder` no longer
+/// holds it.
+pub(super) async fn repair_step(
+    db: &Database,
+    name: &str,
+    holder: &str,
+    lease: Duration,
+    at: &RepairAt,
+) -> Result<bool> {
+    let result = coll(db)
+        .update_one(
+            doc! { "_id": name, "holder": holder },
+            doc! { "$set": { "lease_until": until(lease), "repair_at": at.to_document() } },
         )
         .await?;
     Ok(result.matched_count == 1)

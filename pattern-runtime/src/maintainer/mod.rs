@@ -33,9 +33,10 @@
 //!   document, and the data still kept for sources that are gone (a count of an owner whose
 //!   last order was deleted meanwhile, counter shards and overflow documents of deleted
 //!   documents), then goes on from the fresh stream: no change is missed. The repair is
-//!   recorded in the maintainer's document (`repairs`, and `repairing` while it runs: one
-//!   interrupted by a crash or a stop is run again by the next holder) and as a `WARN` event,
-//!   with its progress through [`Progress`] ([`MaintainerRun::on_progress`]).
+//!   recorded in the maintainer's document (`repairs`; `repairing` and where it is while it
+//!   runs, a source collection at a time in `_id` order: one interrupted by a crash or a stop
+//!   goes on from there with the next holder) and as a `WARN` event, with its progress through
+//!   [`Progress`] ([`MaintainerRun::on_progress`]).
 //! - **One at a time.** Maintainers of the same name (replicas of one service) share a lease
 //!   in that document: one works, the others wait, and one of them takes over within the lease
 //!   ([`MaintainerRun::lease`], 30 s by default) after the holder dies.

@@ -25,8 +25,14 @@ const STREAM_FATAL: i32 = 280;
 /// A stored token the server cannot read: where the stream was is unknown, as after a lost
 /// history.
 const INVALID_TOKEN: i32 = 40647;
+/// A command argument the server cannot parse: on opening at a stored token, the token.
+const FAILED_TO_PARSE: i32 = 9;
 /// A collection that does not exist (`collMod` of a source not created yet).
 const NAMESPACE_NOT_FOUND: i32 = 26;
+/// An empty answer to a `getMore` this fast did not wait for events.
+const QUICK_EMPTY: Duration = Duration::from_millis(20);
+/// The pause after such an answer.
+const IDLE_PAUSE: Duration = Duration::from_millis(50);
 /// How many source documents a full repair reads and rebuilds at a time.
 const REPAIR_BATCH: usize = 500;
 
@@ -207,10 +213,15 @@ impl Worker {
         let from = resume.from.or(self.started_at);
         let opened = match resume.repairing {
             // The first start's repair, or one a crash interrupted: run (again) before following.
-            Some(reason) => self.repair_all(&reason).await?,
+            Some(reason) => {
+                let resume_at = resume.repair_at.map(|at| (at, resume.from));
+                self.repair_all(&reason, resume_at).await?
+            }
             None => match self.open(resume.token, from).await {
                 Ok(stream) => Some(stream),
-                Err(e) if history_lost(&e) => self.repair_all(&format!("{e}")).await?,
+                Err(e) if history_lost(&e) || (resumed && token_refused(&e)) => {
+                    self.repair_all(&format!("{e}"), None).await?
+                }
                 Err(e) => return Err(e.into()),
             },
         };
@@ -222,6 +233,7 @@ impl Worker {
         loop {
             let mut events = Vec::new();
             let mut lost: Option<String> = None;
+            let polled = Instant::now();
             while events.len() < self.batch {
                 match stream.next_if_any().await {
                     Ok(Some(event)) => match &event.operation_type {
@@ -242,6 +254,11 @@ impl Worker {
                     Err(e) => return Err(e.into()),
                 }
             }
+            if events.is_empty() && lost.is_none() && polled.elapsed() < QUICK_EMPTY {
+                // A server that answers an idle `getMore` at once, without the wait asked for
+                // (the second server does): pause rather than poll in a tight loop.
+                let _ = tokio::time::timeout(IDLE_PAUSE, self.stop.changed()).await;
+            }
             let applied = events.len() as u64;
             let lag = if events.is_empty() {
                 None
@@ -250,7 +267,7 @@ impl Worker {
             };
             if let Some(reason) = lost {
                 // What came before the loss is applied; its token is not worth keeping.
-                match self.repair_all(&reason).await? {
+                match self.repair_all(&reason, None).await? {
                     Some(fresh) => stream = fresh,
                     None => return Ok(self.ended()),
                 }
@@ -393,22 +410,35 @@ impl Worker {
 
     /// A full repair (after a lost history, or at the first start): records it as under way,
     /// opens a fresh stream (so that nothing written during the repair is missed), rebuilds the
-    /// dependents of every source document, then the data held for sources that are gone
-    /// ([`Dependent::held`]), records it done and returns the fresh stream. `None` when the
-    /// lease was lost meanwhile, or a stop was asked between two pages: the repair stays
-    /// recorded as under way, and the next holder runs it again.
+    /// dependents of every source document, a source collection at a time in `_id` order, then
+    /// the data held for its sources that are gone ([`Dependent::held`]), records it done and
+    /// returns the fresh stream. Where it is is stored after each page: `resume` (where an
+    /// interrupted one was, and the server time it started at) goes on from there, its stream
+    /// opened at that time. `None` when the lease was lost meanwhile, or a stop was asked
+    /// between two pages: the repair stays recorded as under way, and the next holder goes on
+    /// with it.
     async fn repair_all(
         &mut self,
         reason: &str,
+        resume: Option<(lease::RepairAt, Option<bson::Timestamp>)>,
     ) -> Result<Option<ChangeStream<ChangeStreamEvent<Document>>>> {
-        tracing::warn!(name = %self.name, reason, "pattern_runtime::maintainer.repair: history lost, rebuilding every source");
         // A dropped source comes back without its before images.
         self.sources.prepare(&self.db).await?;
-        let now = server_time(&self.db).await?;
-        if !lease::record_repair(&self.db, &self.name, &self.holder, reason, now).await? {
-            return Ok(None);
-        }
-        let stream = self.open(None, now).await?;
+        let (from, resume_at) = match resume {
+            Some((at, from)) => {
+                tracing::warn!(name = %self.name, reason, at = ?at, "pattern_runtime::maintainer.repair resumed");
+                (from, Some(at))
+            }
+            None => {
+                tracing::warn!(name = %self.name, reason, "pattern_runtime::maintainer.repair: rebuilding every source");
+                let now = server_time(&self.db).await?;
+                if !lease::record_repair(&self.db, &self.name, &self.holder, reason, now).await? {
+                    return Ok(None);
+                }
+                (now, None)
+            }
+        };
+        let stream = self.open(None, from).await?;
         let mut done = 0_u64;
         // Every source's documents, as estimated now: `done` may pass it.
         let mut total = Some(0_u64);
@@ -423,38 +453,61 @@ impl Worker {
         }
         for name in self.sources.names() {
             let (model, dependents) = &self.sources.by_collection[name];
-            let coll: Collection<Document> = self.db.collection(name);
-            let mut cursor = coll.find(doc! {}).await?;
-            let mut page = Vec::with_capacity(REPAIR_BATCH);
-            loop {
-                let next = cursor.try_next().await?;
-                let end = next.is_none();
-                if let Some(d) = next {
-                    let Some(id) = d.get("_id").cloned() else {
-                        continue;
-                    };
-                    let d = crate::model::read::current_document(model, d.clone()).unwrap_or(d);
-                    page.push(Change {
-                        id,
-                        before: None,
-                        after: Some(d),
-                    });
+            let mut at = lease::RepairAt {
+                coll: name.to_owned(),
+                after: None,
+                held: false,
+            };
+            if let Some(was) = &resume_at {
+                match name.cmp(was.coll.as_str()) {
+                    std::cmp::Ordering::Less => continue,
+                    std::cmp::Ordering::Equal => at = was.clone(),
+                    std::cmp::Ordering::Greater => {}
                 }
-                if page.len() == REPAIR_BATCH || (end && !page.is_empty()) {
-                    crate::derived::rebuild(&self.db, dependents, &page).await?;
-                    done += page.len() as u64;
-                    self.progress(
-                        Progress::new("maintainer.repair", "documents", done, total)
-                            .item(model.name()),
-                    );
-                    page.clear();
-                    if !self.renew().await? {
-                        return Ok(None);
+            }
+            if !at.held {
+                let coll: Collection<Document> = self.db.collection(name);
+                // After the last `_id` done, in the server's order of every BSON type.
+                let filter = match &at.after {
+                    Some(after) => {
+                        doc! { "$expr": { "$gt": ["$_id", { "$literal": after.clone() }] } }
+                    }
+                    None => doc! {},
+                };
+                let mut cursor = coll.find(filter).sort(doc! { "_id": 1 }).await?;
+                let mut page = Vec::with_capacity(REPAIR_BATCH);
+                loop {
+                    let next = cursor.try_next().await?;
+                    let end = next.is_none();
+                    if let Some(d) = next {
+                        let Some(id) = d.get("_id").cloned() else {
+                            continue;
+                        };
+                        let d = crate::model::read::current_document(model, d.clone()).unwrap_or(d);
+                        page.push(Change {
+                            id,
+                            before: None,
+                            after: Some(d),
+                        });
+                    }
+                    if page.len() == REPAIR_BATCH || (end && !page.is_empty()) {
+                        crate::derived::rebuild(&self.db, dependents, &page).await?;
+                        done += page.len() as u64;
+                        at.after = page.last().map(|c| c.id.clone());
+                        self.progress(
+                            Progress::new("maintainer.repair", "documents", done, total)
+                                .item(model.name()),
+                        );
+                        page.clear();
+                        if !self.step(&at).await? {
+                            return Ok(None);
+                        }
+                    }
+                    if end {
+                        break;
                     }
                 }
-                if end {
-                    break;
-                }
+                at.held = true;
             }
             // The data kept for source documents that are gone (deleted while the history
             // was lost): rebuilt as for a delete.
@@ -462,7 +515,7 @@ impl Worker {
                 let held = dependent.held(&self.db).await?;
                 for page in held.chunks(REPAIR_BATCH) {
                     crate::derived::rebuild(&self.db, &[*dependent], page).await?;
-                    if !self.renew().await? {
+                    if !self.step(&at).await? {
                         return Ok(None);
                     }
                 }
@@ -492,22 +545,12 @@ impl Worker {
         }
     }
 
-    /// Between two pages of a full repair: renews the lease; `false` when it is lost or a stop
-    /// was asked (the repair is left under way).
-    async fn renew(&self) -> Result<bool> {
-        if self.stopping() {
-            return Ok(false);
-        }
-        lease::checkpoint(
-            &self.db,
-            &self.name,
-            &self.holder,
-            self.lease,
-            None,
-            0,
-            None,
-        )
-        .await
+    /// After a page of a full repair: stores where it is and renews the lease; `false` when
+    /// the lease is lost or a stop was asked (the repair is left under way, to go on from
+    /// there).
+    async fn step(&self, at: &lease::RepairAt) -> Result<bool> {
+        let held = lease::repair_step(&self.db, &self.name, &self.holder, self.lease, at).await?;
+        Ok(held && !self.stopping())
     }
 }
 
@@ -523,6 +566,13 @@ pub(super) async fn server_time(db: &Database) -> Result<Option<bson::Timestamp>
 
 fn collection_of(event: &ChangeStreamEvent<Document>) -> Option<&str> {
     event.ns.as_ref()?.coll.as_deref()
+}
+
+/// Whether the server refused to open a stream at a stored token as one it cannot read: some
+/// servers answer `FailedToParse` (the second server does). The stream's pipeline is the
+/// toolkit's own, so the token is what failed to parse.
+fn token_refused(e: &mongodb::error::Error) -> bool {
+    server_code(e) == Some(FAILED_TO_PARSE)
 }
 
 fn history_lost(e: &mongodb::error::Error) -> bool {
