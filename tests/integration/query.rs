@@ -956,6 +956,16 @@ async fn a_projected_find_reads_only_the_projections_fields() {
         nickname: Some(format!("{{$gt: {n}}}")),
     };
     assert_eq!(cheap, [expected(3), expected(2)]);
+    // The sort and the limit read the same after `project`.
+    let after_project: Vec<Listing> = products
+        .find(Filter::lt(f.price, 4.0))
+        .project::<Listing>()
+        .sort(Sort::desc(f.price))
+        .limit(2)
+        .await
+        .unwrap();
+    assert_eq!(db.take_command_bodies(), sent);
+    assert_eq!(after_project, cheap);
 
     let prices: Vec<PriceOnly> = products
         .find(doc! {})

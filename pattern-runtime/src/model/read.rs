@@ -594,6 +594,14 @@ pub struct Projected<'a, M: Model, P, S = NoSort> {
 impl<'a, M: Model, P: crate::schema::Fields + serde::de::DeserializeOwned + Send + 'static, S>
     Projected<'a, M, P, S>
 {
+    /// In the order of `sort` (see [`Find::sort`]): the same before or after `project`.
+    pub fn sort<T: crate::typed::IntoSort<M>>(self, sort: T) -> Projected<'a, M, P, T::Keys> {
+        Projected {
+            find: self.find.sort(sort),
+            _projection: std::marker::PhantomData,
+        }
+    }
+
     /// At most `n` projections (see [`Find::limit`]).
     pub fn limit(mut self, n: u64) -> Self {
         self.find = self.find.limit(n);
