@@ -227,6 +227,14 @@ async fn the_first_start_rebuilds_what_was_written_before() {
     let t = test_db("maintainer_first").await;
     let db = t.db();
     seed(db).await;
+    MtUser::collection(db)
+        .insert(&MtUser {
+            id: "dan".into(),
+            total: 0,
+            orders: 0,
+        })
+        .await
+        .unwrap();
     let orders = MtOrder::collection(db).raw().clone_with_type::<Document>();
     orders
         .insert_many([order(1, "ann", 10, "Old name"), order(2, "ann", 5, "Acme")])
@@ -258,6 +266,9 @@ async fn the_first_start_rebuilds_what_was_written_before() {
     .await;
     let status = running.stop().await.unwrap();
     assert_eq!(status.repairs, 1, "{status:?}");
+    // A total that was right is not rewritten: its stored type stays the toolkit's.
+    let dan = user(db, "dan").await;
+    assert_eq!(dan.get("total"), Some(&Bson::Int64(0)), "{dan}");
     let progress = seen.lock().unwrap().clone();
     assert!(
         progress
@@ -399,6 +410,11 @@ async fn a_dropped_and_refilled_source_is_a_full_repair() {
     // Ann's orders are all gone with the drop: no source names her, and the repair rebuilds
     // her sum from every target.
     eventually("ann's sum rebuilt", SOON, || totals_are(db, "ann", 0, 0)).await;
+    // The data is right before the repair has gone over everything: let it end.
+    eventually("the drop's repair done", SOON, || async {
+        running.status().repairs >= 2
+    })
+    .await;
     let status = running.stop().await.unwrap();
     assert!(
         status.repairs >= 2,
@@ -456,6 +472,73 @@ async fn two_maintainers_of_one_name_share_a_lease() {
     .await;
     other.stop().await.unwrap();
     all_clean(db).await;
+}
+
+/// A change whose dependents cannot be rebuilt (an order stored around the validator with a
+/// NaN amount: the total would be NaN for good) is skipped and recorded; the changes around it
+/// are followed, and the maintainer goes on.
+#[tokio::test]
+async fn a_change_that_cannot_be_rebuilt_is_skipped_and_recorded() {
+    let t = test_db("maintainer_skip").await;
+    let db = t.db();
+    seed(db).await;
+    let running = Maintainer::new(db)
+        .models(&sources())
+        .start()
+        .await
+        .unwrap();
+    repaired(&running).await;
+    let orders = MtOrder::collection(db).raw().clone_with_type::<Document>();
+    orders
+        .insert_one(doc! { "_id": 1_i64, "user": "ann", "amount": f64::NAN, "customer": { "_id": 1_i64, "name": "Acme" } })
+        .bypass_document_validation(true)
+        .await
+        .unwrap();
+    orders.insert_one(order(2, "bob", 5, "Acme")).await.unwrap();
+    eventually("bob's order followed", SOON, || totals_are(db, "bob", 5, 1)).await;
+    eventually("the bad change recorded", SOON, || async {
+        running.status().skipped >= 1
+    })
+    .await;
+    // It goes on.
+    orders.insert_one(order(3, "bob", 1, "Acme")).await.unwrap();
+    eventually("followed after the skip", SOON, || {
+        totals_are(db, "bob", 6, 2)
+    })
+    .await;
+    let status = running.status();
+    assert!(status.holding && status.error.is_none(), "{status:?}");
+    running.stop().await.unwrap();
+    // Ann's total stays as it was: not a NaN.
+    assert!(totals_are(db, "ann", 0, 0).await);
+    let stored = maintainer::stored(db).await.unwrap();
+    let skipped = &stored[0].skipped;
+    assert_eq!(stored[0].skipped_total, skipped.len() as i64, "{stored:?}");
+    assert!(
+        skipped
+            .iter()
+            .all(|s| s.model == "MtOrder" && s.id == Bson::Int64(1) && s.error.contains("NaN")),
+        "{skipped:?}"
+    );
+    // The check reports what the skip left.
+    let computed = MtUser::collection(db).computed().check().await.unwrap();
+    assert!(!computed.is_clean(), "{computed:?}");
+}
+
+/// Models no document derives data from: nothing to follow, refused before anything starts.
+#[tokio::test]
+async fn a_maintainer_of_nothing_is_refused() {
+    let t = test_db("maintainer_nothing").await;
+    let e = Maintainer::new(t.db())
+        .models(&[MtUser::SCHEMA])
+        .start()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, pattern_runtime::Error::InvalidValue { .. }),
+        "{e:?}"
+    );
+    assert!(maintainer::stored(t.db()).await.unwrap().is_empty());
 }
 
 /// A full repair stopped between two pages goes on where it was at the next start: the

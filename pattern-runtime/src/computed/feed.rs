@@ -376,9 +376,32 @@ impl Feed {
         let watch = self
             .watch_target(db, s.as_deref_mut(), target, extremes)
             .await?;
+        // A NaN or an infinity summed from sources written around the toolkit: refused, as
+        // the toolkit's own writes refuse one (the value would stay for good).
+        if let Some((field, _)) = values
+            .iter()
+            .find(|(_, v)| matches!(v, Bson::Double(d) if !d.is_finite()))
+        {
+            return Err(crate::error::refusal(Error::InvalidValue {
+                field: field.clone(),
+                reason: format!(
+                    "its sources, as stored, compute to a NaN or an infinity for `{target}`: \
+                     fix the source documents"
+                ),
+            }));
+        }
         let collection = self.target_collection(db);
+        // Only where a value differs (numerically: a stored `Int64` 0 is a computed `Int32` 0):
+        // a target already right is not rewritten, and keeps its stored types.
+        let differs: Vec<Document> = values
+            .iter()
+            .map(|(field, value)| doc! { field: { "$ne": value.clone() } })
+            .collect();
+        if differs.is_empty() {
+            return Ok(());
+        }
         let write = collection.update_one(
-            doc! { "_id": target.clone() },
+            doc! { "_id": target.clone(), "$or": differs },
             doc! { "$set": values.clone() },
         );
         let result = in_session!(write, s.as_deref_mut())?;

@@ -154,6 +154,17 @@ impl fmt::Display for DoctorReport {
                     .as_ref()
                     .map_or(String::new(), |why| format!(", one under way ({why})"))
             )?;
+            if m.skipped_total > 0 {
+                writeln!(
+                    f,
+                    "  {} skipped (their dependents could not be rebuilt); the last: {}",
+                    plural(m.skipped_total, "change"),
+                    m.skipped.last().map_or(String::new(), |s| format!(
+                        "{} `_id` {}: {}",
+                        s.model, s.id, s.error
+                    ))
+                )?;
+            }
         }
         let documents: usize = self.sampled.iter().map(|(_, n)| n).sum();
         let findings = plural(self.findings.len(), "finding");

@@ -10,7 +10,7 @@ use mongodb::change_stream::event::ResumeToken;
 use mongodb::options::ReturnDocument;
 use mongodb::{Collection, Database};
 
-use super::{Stored, MAINTAINERS};
+use super::{Skipped, Stored, MAINTAINERS};
 use crate::error::{server_code, Error, Result, DUPLICATE_KEY};
 
 /// How many repairs a maintainer's document keeps.
@@ -233,6 +233,39 @@ pub(super) async fn repaired(db: &Database, name: &str, holder: &str) -> Result<
     Ok(result.matched_count == 1)
 }
 
+/// How many skipped changes a maintainer's document keeps.
+const SKIPPED_KEPT: i32 = 20;
+
+/// Records a change whose dependents could not be rebuilt (`error`): kept in the maintainer's
+/// document (the last 20), counted in `skipped_total`.
+pub(super) async fn skipped(
+    db: &Database,
+    name: &str,
+    holder: &str,
+    model: &str,
+    id: &Bson,
+    error: &Error,
+) -> Result<()> {
+    coll(db)
+        .update_one(
+            doc! { "_id": name, "holder": holder },
+            doc! {
+                "$push": { "skipped": {
+                    "$each": [{
+                        "at": DateTime::now(),
+                        "model": model,
+                        "id": id.clone(),
+                        "error": error.to_string(),
+                    }],
+                    "$slice": -SKIPPED_KEPT,
+                } },
+                "$inc": { "skipped_total": 1_i64 },
+            },
+        )
+        .await?;
+    Ok(())
+}
+
 /// Stores where the repair under way is and renews the lease: `false` when `holder` no longer
 /// holds it.
 pub(super) async fn repair_step(
@@ -306,5 +339,22 @@ fn read_one(d: &Document) -> Stored {
             .map(Duration::from_millis),
         repairs,
         repairing: d.get_str("repairing").ok().map(str::to_owned),
+        skipped: d
+            .get_array("skipped")
+            .map(|a| {
+                a.iter()
+                    .filter_map(|r| {
+                        let r = r.as_document()?;
+                        Some(Skipped {
+                            at: r.get_datetime("at").ok().copied()?,
+                            model: r.get_str("model").unwrap_or_default().to_owned(),
+                            id: r.get("id").cloned().unwrap_or(Bson::Null),
+                            error: r.get_str("error").unwrap_or_default().to_owned(),
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        skipped_total: d.get_i64("skipped_total").unwrap_or(0),
     }
 }

@@ -26,7 +26,7 @@
 //!   batch and the token) is harmless: dependents are rebuilt from the sources.
 //! - **The first start rebuilds everything.** What was written before any maintainer of the
 //!   name ran had no one to follow it: the first start runs a full repair (below), recorded
-//!   with the reason `first start`. Later starts resume at the token.
+//!   with a reason that begins `first start`. Later starts resume at the token.
 //! - **Lost history is repaired, never skipped.** When the stored token is older than the
 //!   server keeps (`ChangeStreamHistoryLost`), or the stream is invalidated (a source collection
 //!   dropped or renamed), it opens a fresh stream, then rebuilds the dependents of every source
@@ -44,6 +44,14 @@
 //!   so that an update or delete says what the document held before (a sum moved from one
 //!   owner to another recomputes both). A change without its before image (written before the
 //!   option was on) is rebuilt from the document as it is now.
+//!
+//! - **A bad document does not stop it.** A change whose dependents cannot be rebuilt (a sum
+//!   of a NaN, a source that does not read as its model, a result the validator refuses) is
+//!   skipped and recorded ([`Skipped`], in [`Stored::skipped`] and [`Status::skipped`], an
+//!   `ERROR` event); the other changes go on. What derives from it stays as it was, for the
+//!   pattern's `check()` to report. An error of the server or the connection ends the
+//!   maintainer: [`Status::error`] says it, [`Running::stop`] returns it, and the next start
+//!   resumes at the stored token.
 //!
 //! The toolkit's own writes are seen too: an update of fields no dependent reads is skipped
 //! from the event alone; any other is rebuilt, in one transaction per batch so that it reads
@@ -167,7 +175,8 @@ impl MaintainerRun {
 
     /// How long the lease lasts without a renewal: another maintainer of the same name takes
     /// over within this time after the holder dies. It is renewed after every batch and at
-    /// least every third of it while the stream is idle.
+    /// least every third of it while the stream is idle. At least 300 ms (a shorter one is
+    /// taken as 300 ms).
     pub fn lease(mut self, lease: Duration) -> Self {
         self.lease = lease.max(Duration::from_millis(300));
         self
@@ -192,7 +201,8 @@ impl MaintainerRun {
     ///
     /// # Errors
     /// [`Error::UnknownGroup`]; the driver's errors preparing the sources (their before
-    /// images); [`Error::InvalidValue`] for an empty name.
+    /// images); [`Error::InvalidValue`] for an empty name, or models no document derives data
+    /// from (nothing to follow).
     pub async fn start(self) -> Result<Running> {
         if self.name.is_empty() {
             return Err(Error::InvalidValue {
@@ -207,6 +217,14 @@ impl MaintainerRun {
             (None, None) => registered_models(),
         };
         let sources = stream::Sources::of(&models);
+        if sources.len() == 0 {
+            return Err(Error::InvalidValue {
+                field: "models".to_owned(),
+                reason: "no document derives data from these models: a maintainer of them \
+                         would have nothing to follow"
+                    .to_owned(),
+            });
+        }
         sources.prepare(&self.db).await?;
         // Where a first stream starts (no token stored yet): every write after `start`
         // returns is seen, whenever the background task opens the stream.
@@ -315,6 +333,12 @@ pub struct Status {
     pub lag: Option<Duration>,
     /// When it last stored its token.
     pub stored_at: Option<DateTime>,
+    /// Changes whose dependents it could not rebuild, skipped and recorded
+    /// ([`Stored::skipped`]) since it started.
+    pub skipped: u64,
+    /// The error that ended it, if one did (then it works no more: [`Running::stop`] returns
+    /// the error).
+    pub error: Option<String>,
 }
 
 /// A maintainer's stored document, as [`stored`] reads it: where it stopped and what it did.
@@ -335,8 +359,30 @@ pub struct Stored {
     pub lag: Option<Duration>,
     /// The full repairs it started, each with when and why (the last 20).
     pub repairs: Vec<(DateTime, String)>,
-    /// The full repair under way, or interrupted (the next holder runs it again), if any.
+    /// The full repair under way, or interrupted (the next holder goes on with it), if any.
     pub repairing: Option<String>,
+    /// The last 20 changes whose dependents could not be rebuilt, skipped.
+    pub skipped: Vec<Skipped>,
+    /// How many changes were skipped, over every run.
+    pub skipped_total: i64,
+}
+
+/// A change whose dependents a maintainer could not rebuild, and skipped: a value the derived
+/// data cannot hold (a sum past the 64-bit range, a NaN, a string where a number is summed), a
+/// source document that does not read as its model, a validator's refusal of the result. The
+/// data that derives from it stays as it was: the pattern's `check()` reports it, its
+/// `repair()` mends it once the source is fixed.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Skipped {
+    /// When.
+    pub at: DateTime,
+    /// The source model.
+    pub model: String,
+    /// The source document's `_id`.
+    pub id: bson::Bson,
+    /// Why, as the error said it.
+    pub error: String,
 }
 
 impl Stored {

@@ -147,7 +147,9 @@ impl Worker {
             released?;
         }
         if let Err(e) = &result {
-            tracing::warn!(name = %self.name, error = %e, "pattern_runtime::maintainer ended");
+            tracing::error!(name = %self.name, error = %e, "pattern_runtime::maintainer ended");
+            let said = e.to_string();
+            self.status(|s| s.error = Some(said));
         }
         result
     }
@@ -331,8 +333,9 @@ impl Worker {
                 newest = events[j].wall_time.or(newest);
                 j += 1;
             }
-            if let Some((_, dependents)) = coll.and_then(|c| self.sources.by_collection.get(c)) {
-                crate::derived::rebuild_consistent(&self.db, dependents, &changes).await?;
+            if let Some((model, dependents)) = coll.and_then(|c| self.sources.by_collection.get(c))
+            {
+                self.rebuild(model, dependents, &changes, true).await?;
             }
             i = j;
         }
@@ -491,7 +494,7 @@ impl Worker {
                         });
                     }
                     if page.len() == REPAIR_BATCH || (end && !page.is_empty()) {
-                        crate::derived::rebuild(&self.db, dependents, &page).await?;
+                        self.rebuild(model, dependents, &page, false).await?;
                         done += page.len() as u64;
                         at.after = page.last().map(|c| c.id.clone());
                         self.progress(
@@ -514,7 +517,7 @@ impl Worker {
             for dependent in dependents {
                 let held = dependent.held(&self.db).await?;
                 for page in held.chunks(REPAIR_BATCH) {
-                    crate::derived::rebuild(&self.db, &[*dependent], page).await?;
+                    self.rebuild(model, &[*dependent], page, false).await?;
                     if !self.step(&at).await? {
                         return Ok(None);
                     }
@@ -531,6 +534,64 @@ impl Worker {
 }
 
 impl Worker {
+    /// Rebuilds the dependents of `changes` (in one transaction when `consistent`). When that
+    /// fails for a reason of the documents (a value the derived data cannot hold, a source
+    /// that does not read, a validator's refusal), each change is rebuilt alone, and those
+    /// that still fail are skipped and recorded ([`lease::skipped`], an `ERROR` event): one bad
+    /// document does not stop the others. An error of the server or the connection ends the
+    /// work (the stream resumes at the last stored token).
+    async fn rebuild(
+        &self,
+        model: &'static ModelSchema,
+        dependents: &[&'static dyn Dependent],
+        changes: &[Change],
+        consistent: bool,
+    ) -> Result<()> {
+        let run = |changes: &[Change]| {
+            let changes = changes.to_vec();
+            async move {
+                if consistent {
+                    crate::derived::rebuild_consistent(&self.db, dependents, &changes).await
+                } else {
+                    crate::derived::rebuild(&self.db, dependents, &changes)
+                        .await
+                        .map_err(crate::error::Error::from)
+                }
+            }
+        };
+        match run(changes).await {
+            Ok(()) => return Ok(()),
+            Err(e) if ends_the_work(&e) => return Err(e),
+            Err(_) => {}
+        }
+        for change in changes {
+            match run(std::slice::from_ref(change)).await {
+                Ok(()) => {}
+                Err(e) if ends_the_work(&e) => return Err(e),
+                Err(e) => {
+                    tracing::error!(
+                        name = %self.name,
+                        model = model.name(),
+                        id = %change.id,
+                        error = %e,
+                        "pattern_runtime::maintainer: a change's dependents could not be rebuilt; skipped"
+                    );
+                    self.status(|s| s.skipped += 1);
+                    lease::skipped(
+                        &self.db,
+                        &self.name,
+                        &self.holder,
+                        model.name(),
+                        &change.id,
+                        &e,
+                    )
+                    .await?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Reports a full repair's progress: an `INFO` event, and the callback when there is one.
     fn progress(&self, progress: Progress) {
         tracing::info!(
@@ -573,6 +634,25 @@ fn collection_of(event: &ChangeStreamEvent<Document>) -> Option<&str> {
 /// toolkit's own, so the token is what failed to parse.
 fn token_refused(e: &mongodb::error::Error) -> bool {
     server_code(e) == Some(FAILED_TO_PARSE)
+}
+
+/// Whether an error is the server's or the connection's (the work stops, to resume at the
+/// stored token) rather than a document's.
+fn ends_the_work(e: &crate::error::Error) -> bool {
+    let crate::error::Error::Driver { source, .. } = e else {
+        return false;
+    };
+    source.contains_label(mongodb::error::TRANSIENT_TRANSACTION_ERROR)
+        || source.contains_label(mongodb::error::RETRYABLE_WRITE_ERROR)
+        || source.contains_label(mongodb::error::UNKNOWN_TRANSACTION_COMMIT_RESULT)
+        || matches!(
+            *source.kind,
+            mongodb::error::ErrorKind::Io(_)
+                | mongodb::error::ErrorKind::ServerSelection { .. }
+                | mongodb::error::ErrorKind::Shutdown
+                | mongodb::error::ErrorKind::ConnectionPoolCleared { .. }
+                | mongodb::error::ErrorKind::Authentication { .. }
+        )
 }
 
 fn history_lost(e: &mongodb::error::Error) -> bool {
