@@ -688,6 +688,7 @@ mod attribute;
 mod bucket;
 mod computed;
 mod extended_ref;
+mod maintainer;
 mod outlier;
 mod preallocation;
 mod relation;
