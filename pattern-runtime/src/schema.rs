@@ -343,6 +343,15 @@ pub trait PatternSpec: Any + Send + Sync + fmt::Debug {
         Vec::new()
     }
 
+    /// Data derived from other documents that the pattern's own handle keeps in its writes,
+    /// and that only a [maintainer](crate::maintainer) rebuilds after a change made around the
+    /// toolkit (a tree's ancestors and its holders' paths): not in the map of derived data, so
+    /// no other write pays for it. Only [`Dependent::rebuild`] is called. Defaults to none.
+    fn maintained(&'static self, model: &'static ModelSchema) -> Vec<Box<dyn Dependent>> {
+        let _ = model;
+        Vec::new()
+    }
+
     /// The documents this pattern keeps for `model` in other collections (a history of
     /// revisions, overflow documents, counter shards), each with its collection and shape: the
     /// validators [`sync_validators`](crate::validator::sync_validators) installs beside the

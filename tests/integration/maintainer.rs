@@ -45,6 +45,27 @@ struct MtOrder {
     customer: MtCustomerRef,
 }
 
+/// A tree named by `_id`, and things placed in it.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "mt_shelves")]
+#[tree(parent = parent, ancestors = ancestors)]
+struct MtShelf {
+    #[serde(rename = "_id")]
+    id: String,
+    parent: Option<String>,
+    ancestors: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "mt_books")]
+#[in_tree(MtShelf, node = shelf, path = path)]
+struct MtBook {
+    #[serde(rename = "_id")]
+    id: i64,
+    shelf: String,
+    path: Vec<String>,
+}
+
 /// The models whose changes these tests' maintainers follow.
 fn sources() -> [&'static pattern_runtime::ModelSchema; 3] {
     [MtCustomer::SCHEMA, MtUser::SCHEMA, MtOrder::SCHEMA]
@@ -523,6 +544,92 @@ async fn a_change_that_cannot_be_rebuilt_is_skipped_and_recorded() {
     // The check reports what the skip left.
     let computed = MtUser::collection(db).computed().check().await.unwrap();
     assert!(!computed.is_clean(), "{computed:?}");
+}
+
+/// A tree's shape follows writes made around the toolkit: a node moved by a raw `$set` of its
+/// parent (its subtree's ancestors and the holders' paths follow), and a holder moved to
+/// another node by a raw `$set` (its path follows).
+#[tokio::test]
+async fn a_raw_move_in_a_tree_is_followed() {
+    let t = test_db("maintainer_tree").await;
+    let db = t.db();
+    let tree = MtShelf::collection(db).tree();
+    for (id, parent) in [
+        ("root", None),
+        ("a", Some("root")),
+        ("b", Some("root")),
+        ("a1", Some("a")),
+    ] {
+        tree.insert(&MtShelf {
+            id: id.into(),
+            parent: parent.map(Into::into),
+            ancestors: Vec::new(),
+        })
+        .await
+        .unwrap();
+    }
+    let books = tree.holders::<MtBook>();
+    books
+        .insert(&MtBook {
+            id: 1,
+            shelf: "a1".into(),
+            path: Vec::new(),
+        })
+        .await
+        .unwrap();
+    books
+        .insert(&MtBook {
+            id: 2,
+            shelf: "b".into(),
+            path: Vec::new(),
+        })
+        .await
+        .unwrap();
+    let running = Maintainer::new(db)
+        .models(&[MtShelf::SCHEMA, MtBook::SCHEMA])
+        .start()
+        .await
+        .unwrap();
+    repaired(&running).await;
+    // `a` moved under `b` around the toolkit: `a1` and book 1 are now under root/b/a.
+    MtShelf::collection(db)
+        .raw()
+        .clone_with_type::<Document>()
+        .update_one(doc! { "_id": "a" }, doc! { "$set": { "parent": "b" } })
+        .await
+        .unwrap();
+    // Book 2 moved to `a1` around the toolkit.
+    MtBook::collection(db)
+        .raw()
+        .clone_with_type::<Document>()
+        .update_one(doc! { "_id": 2_i64 }, doc! { "$set": { "shelf": "a1" } })
+        .await
+        .unwrap();
+    let path_of = |id: i64| async move {
+        MtBook::collection(db)
+            .raw()
+            .clone_with_type::<Document>()
+            .find_one(doc! { "_id": id })
+            .await
+            .unwrap()
+            .unwrap()
+            .get_array("path")
+            .unwrap()
+            .clone()
+    };
+    let want: Vec<Bson> = ["root", "b", "a", "a1"]
+        .into_iter()
+        .map(Bson::from)
+        .collect();
+    eventually("the tree's shape followed", SOON, || async {
+        path_of(1).await == want && path_of(2).await == want
+    })
+    .await;
+    running.stop().await.unwrap();
+    let a1 = tree.get("a1".to_owned()).await.unwrap().unwrap();
+    assert_eq!(a1.ancestors, ["root", "b", "a"]);
+    let check = tree.check().await.unwrap();
+    assert!(check.is_clean(), "{check:?}");
 }
 
 /// Models no document derives data from: nothing to follow, refused before anything starts.

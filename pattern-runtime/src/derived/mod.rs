@@ -104,6 +104,36 @@ fn map() -> &'static Map {
     })
 }
 
+/// The data only a maintainer rebuilds from `model`'s documents ([`PatternSpec::maintained`]),
+/// by source model.
+fn maintained_map() -> &'static Map {
+    static MAP: OnceLock<Map> = OnceLock::new();
+    MAP.get_or_init(|| {
+        let mut map: Map = HashMap::new();
+        for model in registered_models() {
+            for spec in model.patterns() {
+                for dependent in spec.maintained(model) {
+                    map.entry(key(dependent.source()))
+                        .or_default()
+                        .push(dependent);
+                }
+            }
+        }
+        map
+    })
+}
+
+/// What a [maintainer](crate::maintainer) rebuilds after a change of `model`'s documents: its
+/// dependents ([`dependents_of`]) and the data only a maintainer rebuilds
+/// ([`PatternSpec::maintained`](crate::schema::PatternSpec::maintained)).
+pub(crate) fn maintained_of(model: &'static ModelSchema) -> Vec<&'static dyn Dependent> {
+    let mut all = dependents_of(model);
+    if let Some(more) = maintained_map().get(&key(model)) {
+        all.extend(more.iter().map(|d| &**d));
+    }
+    all
+}
+
 /// Every dependent of `model`: the data other documents derive from its fields.
 pub fn dependents_of(model: &'static ModelSchema) -> Vec<&'static dyn Dependent> {
     map()

@@ -3,9 +3,14 @@
 //! Every copy, count and sum the toolkit keeps (the [map of derived data](crate::derived)) is
 //! kept by the toolkit's own writes. A [`Maintainer`] keeps it after everyone else's too: a
 //! `raw()` write, another service, a shell fix. It watches the database (one change stream for
-//! every source collection of the map) and, for each change, brings the data that derives from
-//! the changed document back in line, rebuilding it from the sources as they are now (the
-//! same code a repair runs), so a replayed event changes nothing.
+//! every source collection of the map, and the nodes and holders of every tree) and, for each
+//! change, brings the data that derives from the changed document back in line, rebuilding it
+//! from the sources as they are now (the same code a repair runs), so a replayed event changes
+//! nothing. What it keeps: extended-reference copies, computed values, subsets and their
+//! summaries, a tree's ancestors and its holders' paths and copies (the whole tree is read
+//! after a node's parent or a holder's node changed), two-way relations, and the counter shards
+//! and overflow documents of deleted documents; a source still in an older schema version is
+//! read as its upgrade.
 //!
 //! ```no_run
 //! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {

@@ -47,7 +47,7 @@ impl Sources {
     pub(super) fn of(models: &[&'static ModelSchema]) -> Self {
         let mut by_collection = HashMap::new();
         for model in models {
-            let dependents = crate::derived::dependents_of(model);
+            let dependents = crate::derived::maintained_of(model);
             if !dependents.is_empty() {
                 by_collection.insert(model.collection().to_owned(), (*model, dependents));
             }

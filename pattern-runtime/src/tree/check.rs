@@ -123,105 +123,9 @@ impl<M: TreeNode> Tree<M> {
     /// Every ancestors list and path that disagrees with the parents, with the value the
     /// parents give (one read of every node and holder).
     async fn stale_copies(&self) -> Result<TreeCheck> {
-        let t = M::TREE;
-        // The node fields the holders copy, beside the shape.
-        let mut projection = doc! { "_id": 1, t.key(): 1, t.parent(): 1, t.ancestors(): 1 };
-        for h in t.holders() {
-            for (_, fields) in h.node_copies() {
-                for f in fields {
-                    projection.insert(*f, 1);
-                }
-            }
-        }
         // In the handle's transaction when it has one: the copies it wrote are the ones to see.
         let mut session = Transaction::session_of(self.tx.as_ref()).await?;
-        let raw = self.raw();
-        let docs: Vec<Document> = collect_in!(
-            raw.find(doc! {}).projection(projection),
-            session.as_deref_mut()
-        )?;
-        let nodes: HashMap<String, Document> = docs
-            .iter()
-            .map(|d| {
-                (
-                    d.get(t.key())
-                        .map(crate::finding::id_key)
-                        .unwrap_or_default(),
-                    d.clone(),
-                )
-            })
-            .collect();
-        let mut expected_paths: HashMap<String, Option<Vec<Bson>>> = HashMap::new();
-        let mut report = TreeCheck {
-            nodes: docs.len() as u64,
-            ..TreeCheck::default()
-        };
-        for d in &docs {
-            let expected = expected_ancestors(t, d, &nodes);
-            let of = (t.model(), t.collection(), t.ancestors());
-            report.stale.extend(Stale::of(of, d, expected.as_ref()));
-            let key = d.get(t.key()).cloned().unwrap_or(Bson::Null);
-            expected_paths.insert(
-                crate::finding::id_key(&key),
-                expected.map(|mut e| {
-                    e.push(key);
-                    e
-                }),
-            );
-        }
-        for h in t.holders() {
-            let coll: Collection<Document> = self.db.collection(h.collection());
-            let copies = h.node_copies();
-            let mut projection = doc! { "_id": 1, h.node(): 1, h.path(): 1 };
-            for (field, _) in &copies {
-                projection.insert(*field, 1);
-            }
-            let holders: Vec<Document> = collect_in!(
-                coll.find(doc! {}).projection(projection),
-                session.as_deref_mut()
-            )?;
-            for d in holders {
-                report.holders += 1;
-                let node = d.get(h.node()).filter(|n| !matches!(n, Bson::Null));
-                let expected = match node {
-                    None => Some(Vec::new()),
-                    Some(node) => expected_paths
-                        .get(&crate::finding::id_key(node))
-                        .cloned()
-                        .flatten(),
-                };
-                let of = (h.model(), h.collection(), h.path());
-                report.stale.extend(Stale::of(of, &d, expected.as_ref()));
-                // Its copies of its node point at that node.
-                let Some(node) = node.and_then(|n| nodes.get(&crate::finding::id_key(n))) else {
-                    continue;
-                };
-                for (field, fields) in &copies {
-                    let stored = d.get(*field).cloned().unwrap_or(Bson::Null);
-                    let copied = stored.as_document().and_then(|c| c.get("_id"));
-                    if copied.map(crate::finding::id_key)
-                        == node.get("_id").map(crate::finding::id_key)
-                    {
-                        continue;
-                    }
-                    report.stale.push(Stale {
-                        model: h.model(),
-                        collection: h.collection(),
-                        id: d.get("_id").cloned().unwrap_or(Bson::Null),
-                        field,
-                        stored,
-                        expected: Some(Bson::Document(super::audit::copy_of(node, fields))),
-                    });
-                }
-            }
-        }
-        tracing::debug!(
-            nodes = report.nodes,
-            holders = report.holders,
-            stale = report.stale.len(),
-            "stale copies read"
-        );
-        Ok(report)
+        stale_copies_of(&self.db, session.as_deref_mut(), M::TREE).await
     }
 
     /// Reads every node and holder, then sends one `update` per stale ancestors list or path
@@ -263,4 +167,108 @@ impl<M: TreeNode> Tree<M> {
         )
         .await
     }
+}
+
+/// Every stored copy of `t`'s shape (the nodes' ancestors, the holders' paths and copies of
+/// their node) against the parents, read in `session` when there is one.
+pub(crate) async fn stale_copies_of(
+    db: &Database,
+    mut session: Option<&mut ClientSession>,
+    t: &'static TreeSpec,
+) -> Result<TreeCheck> {
+    // The node fields the holders copy, beside the shape.
+    let mut projection = doc! { "_id": 1, t.key(): 1, t.parent(): 1, t.ancestors(): 1 };
+    for h in t.holders() {
+        for (_, fields) in h.node_copies() {
+            for f in fields {
+                projection.insert(*f, 1);
+            }
+        }
+    }
+    let raw: Collection<Document> = db.collection(t.collection());
+    let docs: Vec<Document> = collect_in!(
+        raw.find(doc! {}).projection(projection),
+        session.as_deref_mut()
+    )?;
+    let nodes: HashMap<String, Document> = docs
+        .iter()
+        .map(|d| {
+            (
+                d.get(t.key())
+                    .map(crate::finding::id_key)
+                    .unwrap_or_default(),
+                d.clone(),
+            )
+        })
+        .collect();
+    let mut expected_paths: HashMap<String, Option<Vec<Bson>>> = HashMap::new();
+    let mut report = TreeCheck {
+        nodes: docs.len() as u64,
+        ..TreeCheck::default()
+    };
+    for d in &docs {
+        let expected = expected_ancestors(t, d, &nodes);
+        let of = (t.model(), t.collection(), t.ancestors());
+        report.stale.extend(Stale::of(of, d, expected.as_ref()));
+        let key = d.get(t.key()).cloned().unwrap_or(Bson::Null);
+        expected_paths.insert(
+            crate::finding::id_key(&key),
+            expected.map(|mut e| {
+                e.push(key);
+                e
+            }),
+        );
+    }
+    for h in t.holders() {
+        let coll: Collection<Document> = db.collection(h.collection());
+        let copies = h.node_copies();
+        let mut projection = doc! { "_id": 1, h.node(): 1, h.path(): 1 };
+        for (field, _) in &copies {
+            projection.insert(*field, 1);
+        }
+        let holders: Vec<Document> = collect_in!(
+            coll.find(doc! {}).projection(projection),
+            session.as_deref_mut()
+        )?;
+        for d in holders {
+            report.holders += 1;
+            let node = d.get(h.node()).filter(|n| !matches!(n, Bson::Null));
+            let expected = match node {
+                None => Some(Vec::new()),
+                Some(node) => expected_paths
+                    .get(&crate::finding::id_key(node))
+                    .cloned()
+                    .flatten(),
+            };
+            let of = (h.model(), h.collection(), h.path());
+            report.stale.extend(Stale::of(of, &d, expected.as_ref()));
+            // Its copies of its node point at that node.
+            let Some(node) = node.and_then(|n| nodes.get(&crate::finding::id_key(n))) else {
+                continue;
+            };
+            for (field, fields) in &copies {
+                let stored = d.get(*field).cloned().unwrap_or(Bson::Null);
+                let copied = stored.as_document().and_then(|c| c.get("_id"));
+                if copied.map(crate::finding::id_key) == node.get("_id").map(crate::finding::id_key)
+                {
+                    continue;
+                }
+                report.stale.push(Stale {
+                    model: h.model(),
+                    collection: h.collection(),
+                    id: d.get("_id").cloned().unwrap_or(Bson::Null),
+                    field,
+                    stored,
+                    expected: Some(Bson::Document(super::audit::copy_of(node, fields))),
+                });
+            }
+        }
+    }
+    tracing::debug!(
+        nodes = report.nodes,
+        holders = report.holders,
+        stale = report.stale.len(),
+        "stale copies read"
+    );
+    Ok(report)
 }

@@ -102,7 +102,88 @@ impl TreeSpec {
     }
 }
 
+/// The shape of a tree kept in other documents (each node's ancestors, each holder's path and
+/// copies of its node), as a maintainer rebuilds it after a node's parent or key, or a holder's
+/// node, changed around the toolkit: the whole tree and its holders are read, and what is stale
+/// is rewritten, each write conditional on the stale value ([`Tree::repair`]'s work). The
+/// toolkit's own writes keep the shape themselves: not in the map of derived data.
+#[derive(Debug)]
+struct TreeShape {
+    tree: &'static TreeSpec,
+    source: &'static ModelSchema,
+    reads: Vec<&'static str>,
+}
+
+impl crate::schema::Dependent for TreeShape {
+    fn source(&self) -> &'static ModelSchema {
+        self.source
+    }
+
+    fn reads(&self) -> Vec<&'static str> {
+        self.reads.clone()
+    }
+
+    fn pattern(&self) -> &'static str {
+        "tree"
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{}.{} and the holders' paths (the shape of the tree, from {})",
+            self.tree.model(),
+            self.tree.ancestors(),
+            self.source.name()
+        )
+    }
+
+    /// Nothing: the toolkit's writes of nodes and holders go through `Tree` and `Holders`,
+    /// which keep the shape.
+    fn apply<'a>(&'a self, _changed: crate::schema::Changed<'a>) -> crate::schema::Applying<'a> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn rebuild<'a>(&'a self, changed: crate::schema::Changed<'a>) -> crate::schema::Applying<'a> {
+        let (db, mut session, _) = changed.into_parts();
+        Box::pin(async move {
+            let report = super::check::stale_copies_of(db, session.as_deref_mut(), self.tree)
+                .await
+                .map_err(crate::error::refusal)?;
+            for stale in &report.stale {
+                let Some(expected) = &stale.expected else {
+                    // What the parents cannot say (a missing parent, a loop): the check's.
+                    continue;
+                };
+                let coll: Collection<Document> = db.collection(stale.collection);
+                let write = coll.update_one(
+                    doc! { "_id": stale.id.clone(), stale.field: stale.stored.clone() },
+                    doc! { "$set": { stale.field: expected.clone() } },
+                );
+                crate::txn::in_session!(write, session.as_deref_mut())?;
+            }
+            tracing::debug!(
+                tree = self.tree.model(),
+                rewritten = report.stale.len(),
+                "the tree's shape rebuilt"
+            );
+            Ok(())
+        })
+    }
+}
+
 impl PatternSpec for TreeSpec {
+    /// A node's ancestors (and the holders' paths) follow its parent and its key, whoever
+    /// writes them: a maintainer rebuilds the shape.
+    fn maintained(
+        &'static self,
+        model: &'static ModelSchema,
+    ) -> Vec<Box<dyn crate::schema::Dependent>> {
+        vec![Box::new(TreeShape {
+            tree: self,
+            source: model,
+            reads: vec![self.parent(), self.key()],
+        })]
+    }
+
     /// The sampled nodes whose ancestors disagree with their parent's: one `find` of the
     /// parents.
     fn audit<'a>(
@@ -419,6 +500,18 @@ impl crate::schema::Dependent for NodeCopies {
 }
 
 impl PatternSpec for HolderSpec {
+    /// A holder's path follows its node, whoever writes it: a maintainer rebuilds the shape.
+    fn maintained(
+        &'static self,
+        model: &'static ModelSchema,
+    ) -> Vec<Box<dyn crate::schema::Dependent>> {
+        vec![Box::new(TreeShape {
+            tree: self.tree(),
+            source: model,
+            reads: vec![self.node()],
+        })]
+    }
+
     /// A holder's copies of its node (its `copy = ..` fields) follow its node.
     fn dependents(
         &'static self,
