@@ -213,3 +213,18 @@ pub(crate) async fn orphans(
     }
     Ok((missing, documents))
 }
+
+/// [`Dependent::held`](crate::schema::Dependent::held) of documents kept in `kept_in` for
+/// `model`'s documents (by `key`, a dotted path): a delete of each `model` document they name
+/// and that is gone.
+pub(crate) async fn held_for_gone(
+    db: &Database,
+    model: &'static ModelSchema,
+    kept_in: &str,
+    key: &str,
+) -> mongodb::error::Result<Vec<crate::schema::Change>> {
+    let (gone, _) = orphans(db, None, model, kept_in, key, None, MAX_TIME)
+        .await
+        .map_err(crate::error::refusal)?;
+    Ok(crate::derived::deleted(gone))
+}

@@ -108,20 +108,12 @@ impl crate::schema::Dependent for ShardsOfDeleted {
 
     /// The documents whose shards are left: a delete of each.
     fn held<'a>(&'a self, db: &'a mongodb::Database) -> crate::derived::Held<'a> {
-        Box::pin(async move {
-            let (gone, _) = crate::maintenance::orphans(
-                db,
-                None,
-                self.model,
-                self.collection,
-                "_id.of",
-                None,
-                std::time::Duration::from_secs(120),
-            )
-            .await
-            .map_err(crate::error::refusal)?;
-            Ok(crate::derived::deleted(gone))
-        })
+        Box::pin(crate::maintenance::held_for_gone(
+            db,
+            self.model,
+            self.collection,
+            "_id.of",
+        ))
     }
 }
 

@@ -89,38 +89,34 @@ fn key(model: &'static ModelSchema) -> usize {
 
 fn map() -> &'static Map {
     static MAP: OnceLock<Map> = OnceLock::new();
-    MAP.get_or_init(|| {
-        let mut map: Map = HashMap::new();
-        for model in registered_models() {
-            for spec in model.patterns() {
-                for dependent in spec.dependents(model) {
-                    map.entry(key(dependent.source()))
-                        .or_default()
-                        .push(dependent);
-                }
+    MAP.get_or_init(|| map_of(|spec, model| spec.dependents(model)))
+}
+
+/// Every registered model's `listed` dependents, by source model.
+fn map_of(
+    listed: impl Fn(
+        &'static dyn crate::schema::PatternSpec,
+        &'static ModelSchema,
+    ) -> Vec<Box<dyn Dependent>>,
+) -> Map {
+    let mut map: Map = HashMap::new();
+    for model in registered_models() {
+        for spec in model.patterns() {
+            for dependent in listed(*spec, model) {
+                map.entry(key(dependent.source()))
+                    .or_default()
+                    .push(dependent);
             }
         }
-        map
-    })
+    }
+    map
 }
 
 /// The data only a maintainer rebuilds from `model`'s documents ([`PatternSpec::maintained`]),
 /// by source model.
 fn maintained_map() -> &'static Map {
     static MAP: OnceLock<Map> = OnceLock::new();
-    MAP.get_or_init(|| {
-        let mut map: Map = HashMap::new();
-        for model in registered_models() {
-            for spec in model.patterns() {
-                for dependent in spec.maintained(model) {
-                    map.entry(key(dependent.source()))
-                        .or_default()
-                        .push(dependent);
-                }
-            }
-        }
-        map
-    })
+    MAP.get_or_init(|| map_of(|spec, model| spec.maintained(model)))
 }
 
 /// What a [maintainer](crate::maintainer) rebuilds after a change of `model`'s documents: its

@@ -143,20 +143,12 @@ impl crate::schema::Dependent for OverflowOfDeleted {
 
     /// The main documents whose overflow documents are left: a delete of each.
     fn held<'a>(&'a self, db: &'a mongodb::Database) -> crate::derived::Held<'a> {
-        Box::pin(async move {
-            let (gone, _) = crate::maintenance::orphans(
-                db,
-                None,
-                self.model,
-                self.spec.overflow(),
-                self.spec.parent(),
-                None,
-                std::time::Duration::from_secs(120),
-            )
-            .await
-            .map_err(crate::error::refusal)?;
-            Ok(crate::derived::deleted(gone))
-        })
+        Box::pin(crate::maintenance::held_for_gone(
+            db,
+            self.model,
+            self.spec.overflow(),
+            self.spec.parent(),
+        ))
     }
 }
 
