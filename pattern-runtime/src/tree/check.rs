@@ -143,19 +143,10 @@ impl<M: TreeNode> Tree<M> {
             ),
             async move {
                 let report = self.stale_copies().await?;
-                let mut repaired = 0;
-                for s in &report.stale {
-                    let Some(expected) = &s.expected else {
-                        continue;
-                    };
-                    let coll: Collection<Document> = self.db.collection(s.collection);
-                    let op = coll.update_one(
-                        doc! { "_id": s.id.clone(), s.field: s.stored.clone() },
-                        doc! { "$set": { s.field: expected.clone() } },
-                    );
+                let repaired = {
                     let mut session = Transaction::session_of(self.tx.as_ref()).await?;
-                    repaired += in_session!(op, session.as_deref_mut())?.modified_count;
-                }
+                    rewrite_stale(&self.db, session.as_deref_mut(), &report).await?
+                };
                 crate::maintenance::after_repair(
                     &self.db,
                     self.tx.as_ref(),
@@ -271,4 +262,27 @@ pub(crate) async fn stale_copies_of(
         "stale copies read"
     );
     Ok(report)
+}
+
+/// Rewrites each stale copy of `report` whose right value the parents give, each write
+/// conditional on the stale value (a copy changed meanwhile is left as it is), in `session`
+/// when there is one: the documents modified.
+pub(crate) async fn rewrite_stale(
+    db: &Database,
+    mut session: Option<&mut ClientSession>,
+    report: &TreeCheck,
+) -> mongodb::error::Result<u64> {
+    let mut modified = 0;
+    for s in &report.stale {
+        let Some(expected) = &s.expected else {
+            continue;
+        };
+        let coll: Collection<Document> = db.collection(s.collection);
+        let op = coll.update_one(
+            doc! { "_id": s.id.clone(), s.field: s.stored.clone() },
+            doc! { "$set": { s.field: expected.clone() } },
+        );
+        modified += in_session!(op, session.as_deref_mut())?.modified_count;
+    }
+    Ok(modified)
 }

@@ -148,18 +148,8 @@ impl crate::schema::Dependent for TreeShape {
             let report = super::check::stale_copies_of(db, session.as_deref_mut(), self.tree)
                 .await
                 .map_err(crate::error::refusal)?;
-            for stale in &report.stale {
-                let Some(expected) = &stale.expected else {
-                    // What the parents cannot say (a missing parent, a loop): the check's.
-                    continue;
-                };
-                let coll: Collection<Document> = db.collection(stale.collection);
-                let write = coll.update_one(
-                    doc! { "_id": stale.id.clone(), stale.field: stale.stored.clone() },
-                    doc! { "$set": { stale.field: expected.clone() } },
-                );
-                crate::txn::in_session!(write, session.as_deref_mut())?;
-            }
+            // What the parents cannot say (a missing parent, a loop) is left to the check.
+            super::check::rewrite_stale(db, session, &report).await?;
             tracing::debug!(
                 tree = self.tree.model(),
                 rewritten = report.stale.len(),
