@@ -1086,7 +1086,20 @@ async fn tree_x_extended_ref_copies_of_nodes_and_holders_follow_every_write() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;
     }
-    // Followed as an event, or rebuilt by the first start's repair if it came first.
+    // Followed as an event, or rebuilt by the first start's repair if it came first; the data
+    // can be right before the repair has ended, so wait for either to be counted.
+    let start = std::time::Instant::now();
+    while {
+        let status = running.status();
+        status.applied + status.repairs == 0
+    } {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "{:?}",
+            running.status()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
     let status = running.stop().await.unwrap();
     assert!(status.applied + status.repairs >= 1, "{status:?}");
     assert_library(&db, &gone).await;
