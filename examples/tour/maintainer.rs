@@ -117,8 +117,13 @@ pub async fn run(client: &mongodb::Client) -> Result<(), Box<dyn std::error::Err
 
     let status = running.stop().await?;
     println!(
-        "stopped: {} change events applied in {} batches, lag of the last {:?}",
-        status.applied, status.batches, status.lag
+        "stopped: {} change events applied in {} batches, lag of the last {:?}, {} behind",
+        status.applied,
+        status.batches,
+        status.lag,
+        status
+            .behind
+            .map_or("events unknown".to_owned(), |n| format!("{n} events")),
     );
     for stored in maintainer::stored(&db).await? {
         println!(

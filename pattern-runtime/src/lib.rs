@@ -158,11 +158,12 @@
 //! over every collection other documents derive data from, and rebuilds the dependents of each
 //! changed document from the sources as they are: with eight writers writing around the
 //! toolkit at full speed on the embedded server, a write's dependents were right after 0.12 to
-//! 0.24 s at the median and 0.41 to 0.46 s at the 99th percentile. Its first start rebuilds everything once (what was written before had no one to
-//! follow it). It stores its resume token after each batch and resumes there after a restart;
-//! a token the server no longer keeps, or a dropped source, is a full rebuild, recorded, never
-//! a silent restart from "now"; replicas share it through a lease; the doctor reports whether
-//! it runs and its lag.
+//! 0.24 s at the median and 0.41 to 0.46 s at the 99th percentile. Its first start rebuilds
+//! everything once (what was written before had no one to follow it). It stores its resume
+//! token after each batch and resumes there after a restart; a token the server no longer
+//! keeps, or a dropped source, is a full rebuild, recorded, never a silent restart from "now";
+//! replicas share it through a lease; the doctor reports whether it runs, its lag and the
+//! events it is behind.
 //!
 //! # Sync
 //!

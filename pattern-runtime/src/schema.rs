@@ -438,6 +438,14 @@ pub trait Dependent: Send + Sync + fmt::Debug + 'static {
     /// The source's fields it reads (top-level BSON names).
     fn reads(&self) -> Vec<&'static str>;
 
+    /// The collection whose documents' changes it follows: by default the source model's own;
+    /// another for data a pattern keeps from documents of its own that are no model (an
+    /// outlier's count, from the overflow documents). A [maintainer](crate::maintainer) watches
+    /// it, and hands this dependent those documents' changes (`reads` names their fields).
+    fn collection(&self) -> &'static str {
+        self.source().collection()
+    }
+
     /// The pattern that keeps it (`extended_ref`, `computed`), as the module is named.
     fn pattern(&self) -> &'static str;
 

@@ -66,6 +66,19 @@ struct MtBook {
     path: Vec<String>,
 }
 
+/// An outlier: two items in the main document, two per overflow document.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "mt_channels")]
+#[serde(rename_all = "camelCase")]
+struct MtChannel {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[outlier(limit = 2, overflow = "mt_channel_messages", capacity = 2, parent = "channel", flag = is_outlier, count = message_count)]
+    messages: Vec<String>,
+    is_outlier: bool,
+    message_count: i64,
+}
+
 /// The models whose changes these tests' maintainers follow.
 fn sources() -> [&'static pattern_runtime::ModelSchema; 3] {
     [MtCustomer::SCHEMA, MtUser::SCHEMA, MtOrder::SCHEMA]
@@ -538,9 +551,10 @@ async fn a_change_that_cannot_be_rebuilt_is_skipped_and_recorded() {
     let skipped = &stored[0].skipped;
     assert_eq!(stored[0].skipped_total, skipped.len() as i64, "{stored:?}");
     assert!(
-        skipped
-            .iter()
-            .all(|s| s.model == "MtOrder" && s.id == Bson::Int64(1) && s.error.contains("NaN")),
+        skipped.iter().all(|s| s.model == "MtOrder"
+            && s.collection == "mt_orders"
+            && s.id == Bson::Int64(1)
+            && s.error.contains("NaN")),
         "{skipped:?}"
     );
     // The check reports what the skip left.
@@ -1264,4 +1278,143 @@ async fn the_maintainer_survives_being_killed() {
         start.elapsed().as_millis(),
         chaos.applied
     );
+}
+
+/// An outlier's count and flag follow raw writes of its items, in the main document and in the
+/// overflow documents: a `$pull` from the main document, a `$push` to an overflow document, an
+/// overflow document deleted or inserted, and the count itself overwritten.
+#[tokio::test]
+async fn raw_writes_of_outlier_items_are_recounted() {
+    let t = test_db("maintainer_outlier").await;
+    let db = t.db();
+    let channels = MtChannel::collection(db);
+    for id in [1, 2] {
+        channels
+            .insert(&MtChannel {
+                id,
+                messages: vec![],
+                is_outlier: false,
+                message_count: 0,
+            })
+            .await
+            .unwrap();
+    }
+    let messages = channels.outlier(MtChannel::FIELDS.messages);
+    // Channel 1: two in the main document, three in two overflow documents.
+    for n in 0..5 {
+        messages.push(1, format!("m{n}")).await.unwrap();
+    }
+    let running = Maintainer::new(db)
+        .models(&[MtChannel::SCHEMA])
+        .start()
+        .await
+        .unwrap();
+    repaired(&running).await;
+    let main = channels.raw().clone_with_type::<Document>();
+    let overflow = db.collection::<Document>("mt_channel_messages");
+    let state_is = |id: i64, count: i64, flag: bool| {
+        let messages = messages.clone();
+        async move {
+            let s = messages.state(id).await.unwrap();
+            s.is_consistent() && s.stored_count == count && s.stored_flag == flag
+        }
+    };
+    // A `$pull` from the main document around the toolkit (its validator keeps a `$push`
+    // past the limit out).
+    main.update_one(doc! { "_id": 1 }, doc! { "$pull": { "messages": "m0" } })
+        .await
+        .unwrap();
+    eventually("main pull counted", SOON, || state_is(1, 4, true)).await;
+    // One to the last overflow document, which has room.
+    overflow
+        .update_one(
+            doc! { "channel": 1, "seq": 2 },
+            doc! { "$push": { "messages": "raw2" } },
+        )
+        .await
+        .unwrap();
+    eventually("overflow push counted", SOON, || state_is(1, 5, true)).await;
+    // An overflow document deleted: its items go from the count.
+    let gone = overflow
+        .find_one_and_delete(doc! { "channel": 1, "seq": 1 })
+        .await
+        .unwrap()
+        .unwrap();
+    let left = 5 - gone.get_array("messages").unwrap().len() as i64;
+    eventually("overflow delete counted", SOON, || state_is(1, left, true)).await;
+    // An overflow document inserted for channel 2: it becomes an outlier.
+    overflow
+        .insert_one(doc! { "_id": "c2-1", "channel": 2, "seq": 1, "messages": ["x", "y"] })
+        .await
+        .unwrap();
+    eventually("overflow insert counted", SOON, || state_is(2, 2, true)).await;
+    // The count itself overwritten.
+    main.update_one(doc! { "_id": 2 }, doc! { "$set": { "messageCount": 99 } })
+        .await
+        .unwrap();
+    eventually("count rebuilt", SOON, || state_is(2, 2, true)).await;
+    // The last overflow document of channel 2 deleted: the flag goes down.
+    overflow.delete_one(doc! { "_id": "c2-1" }).await.unwrap();
+    eventually("flag lowered", SOON, || state_is(2, 0, false)).await;
+    // The toolkit's own pushes still count right with the maintainer rebuilding beside them.
+    for n in 0..4 {
+        messages.push(2, format!("t{n}")).await.unwrap();
+    }
+    assert!(state_is(2, 4, true).await);
+    let status = running.stop().await.unwrap();
+    assert!(status.error.is_none() && status.skipped == 0, "{status:?}");
+    let check = messages.check().await.unwrap();
+    assert!(check.is_clean(), "{check}");
+}
+
+/// The events behind count down as a maintainer catches up, batch by batch: after each batch,
+/// the events applied and those behind add up to those written while it was stopped.
+#[tokio::test]
+async fn the_events_behind_count_down_to_none() {
+    let t = test_db("maintainer_behind").await;
+    let db = t.db();
+    seed(db).await;
+    let start = || {
+        Maintainer::new(db)
+            .name("behind")
+            .models(&sources())
+            .batch(5)
+            .start()
+    };
+    let first = start().await.unwrap();
+    repaired(&first).await;
+    first.stop().await.unwrap();
+    const WRITTEN: u64 = 40;
+    let orders = MtOrder::collection(db).raw().clone_with_type::<Document>();
+    for n in 0..WRITTEN {
+        orders
+            .insert_one(order(n as i64, "ann", 1, "Acme"))
+            .await
+            .unwrap();
+    }
+    let running = start().await.unwrap();
+    let mut seen = Vec::new();
+    let began = Instant::now();
+    loop {
+        let s = running.status();
+        if s.applied > 0 && seen.last() != Some(&(s.applied, s.behind)) {
+            seen.push((s.applied, s.behind));
+        }
+        if s.applied >= WRITTEN {
+            break;
+        }
+        assert!(began.elapsed() < SOON, "not caught up: {s:?}");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let status = running.stop().await.unwrap();
+    assert_eq!(status.behind, Some(0), "{status:?}");
+    assert!(
+        seen.iter()
+            .all(|(applied, behind)| behind.map(|b| applied + b) == Some(WRITTEN)),
+        "{seen:?}"
+    );
+    assert!(seen.iter().any(|(_, b)| *b > Some(0)), "{seen:?}");
+    let stored = maintainer::stored(db).await.unwrap();
+    assert_eq!(stored[0].behind, Some(0), "{stored:?}");
+    assert!(totals_are(db, "ann", WRITTEN as i64, WRITTEN as i64).await);
 }

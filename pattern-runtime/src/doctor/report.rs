@@ -143,7 +143,9 @@ impl fmt::Display for DoctorReport {
             };
             let lag = m
                 .lag
-                .map_or(String::new(), |lag| format!(", lag {} ms", lag.as_millis()));
+                .map_or(String::new(), |lag| format!(", lag {} ms", lag.as_millis()))
+                + &m.behind
+                    .map_or(String::new(), |n| format!(", {n} events behind"));
             writeln!(
                 f,
                 "[maintainer] {}: {state}, {} events applied{lag}, {}{}",

@@ -168,15 +168,21 @@ pub(super) async fn checkpoint(
     name: &str,
     holder: &str,
     lease: Duration,
-    token: Option<&ResumeToken>,
-    applied: u64,
-    lag: Option<Duration>,
+    batch: &Batch<'_>,
 ) -> Result<bool> {
     let mut set = doc! { "lease_until": until(lease), "stored_at": DateTime::now() };
-    if let Some(lag) = lag {
+    if let Some(lag) = batch.lag {
         set.insert("lag_ms", i64::try_from(lag.as_millis()).unwrap_or(i64::MAX));
     }
-    if let Some(token) = token {
+    if batch.applied > 0 {
+        set.insert(
+            "behind",
+            batch.behind.map_or(Bson::Null, |n| {
+                Bson::Int64(i64::try_from(n).unwrap_or(i64::MAX))
+            }),
+        );
+    }
+    if let Some(token) = batch.token {
         set.insert("token", bson::serialize_to_bson(token)?);
     }
     let result = coll(db)
@@ -184,11 +190,21 @@ pub(super) async fn checkpoint(
             doc! { "_id": name, "holder": holder },
             doc! {
                 "$set": set,
-                "$inc": { "applied": i64::try_from(applied).unwrap_or(i64::MAX) },
+                "$inc": { "applied": i64::try_from(batch.applied).unwrap_or(i64::MAX) },
             },
         )
         .await?;
     Ok(result.matched_count == 1)
+}
+
+/// What a checkpoint stores: the stream's token after a batch, and what the batch did.
+pub(super) struct Batch<'a> {
+    pub(super) token: Option<&'a ResumeToken>,
+    /// Events applied (0: a renewal of the lease alone).
+    pub(super) applied: u64,
+    pub(super) lag: Option<Duration>,
+    /// Events written after the batch's last, when known.
+    pub(super) behind: Option<u64>,
 }
 
 /// Forgets the stored token (after a lost history: the fresh stream's goes in at the next
@@ -243,6 +259,7 @@ pub(super) async fn skipped(
     name: &str,
     holder: &str,
     model: &str,
+    collection: &str,
     id: &Bson,
     error: &Error,
 ) -> Result<()> {
@@ -254,6 +271,7 @@ pub(super) async fn skipped(
                     "$each": [{
                         "at": DateTime::now(),
                         "model": model,
+                        "collection": collection,
                         "id": id.clone(),
                         "error": error.to_string(),
                     }],
@@ -332,6 +350,7 @@ fn read_one(d: &Document) -> Stored {
         lease_until: d.get_datetime("lease_until").ok().copied(),
         has_token: !matches!(d.get("token"), None | Some(Bson::Null)),
         applied: d.get_i64("applied").unwrap_or(0),
+        behind: d.get_i64("behind").ok().and_then(|n| u64::try_from(n).ok()),
         lag: d
             .get_i64("lag_ms")
             .ok()
@@ -348,6 +367,7 @@ fn read_one(d: &Document) -> Stored {
                         Some(Skipped {
                             at: r.get_datetime("at").ok().copied()?,
                             model: r.get_str("model").unwrap_or_default().to_owned(),
+                            collection: r.get_str("collection").unwrap_or_default().to_owned(),
                             id: r.get("id").cloned().unwrap_or(Bson::Null),
                             error: r.get_str("error").unwrap_or_default().to_owned(),
                         })

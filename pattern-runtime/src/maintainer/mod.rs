@@ -8,9 +8,10 @@
 //! from the sources as they are now (the same code a repair runs), so a replayed event changes
 //! nothing. What it keeps: extended-reference copies, computed values, subsets and their
 //! summaries, a tree's ancestors and its holders' paths and copies (the whole tree is read
-//! after a node's parent or a holder's node changed), two-way relations, and the counter shards
-//! and overflow documents of deleted documents; a source still in an older schema version is
-//! read as its upgrade.
+//! after a node's parent or a holder's node changed), two-way relations, an outlier's count and
+//! flag (after its items changed, in the main document or in an overflow document), and the
+//! counter shards and overflow documents of deleted documents; a source still in an older
+//! schema version is read as its upgrade.
 //!
 //! ```no_run
 //! # async fn run(db: mongodb::Database) -> pattern_runtime::Result<()> {
@@ -70,7 +71,10 @@
 //!   0.46 s at the 99th percentile (two runs). The lag the maintainer reports
 //!   ([`Status::lag`], the newest applied event's age) was higher, 0.57 to 0.67 s at the median:
 //!   a rebuild reads the sources as they are, so it also makes right the writes whose events
-//!   come later.
+//!   come later. [`Status::behind`] says how many events were left after the last batch: 0
+//!   when the stream had no more, otherwise a count of the server's oplog (one `aggregate` of
+//!   `local.oplog.rs` after a batch that came full, that is while it catches up; `None` where
+//!   the server does not let it be read).
 //! - **Cost.** With a maintainer following 200 toolkit writes made one after another, it sent
 //!   1.06 commands per write: one `getMore` (the stream hands over each event as it comes),
 //!   and, per batch, one `$group` and one `$set` per target named, its commit and its token.
@@ -336,6 +340,11 @@ pub struct Status {
     /// How far behind the newest event it applied was when applied: the time from the write
     /// (the server's wall time of the event) to its dependents being rebuilt.
     pub lag: Option<Duration>,
+    /// How many events of its sources were written after the last one it applied, as counted
+    /// after its last batch: 0 when the stream had nothing more, a count of the server's oplog
+    /// when the batch came full. `None` before its first batch, or when the server does not
+    /// let the oplog be read (`local.oplog.rs` needs the `clusterMonitor` role or more).
+    pub behind: Option<u64>,
     /// When it last stored its token.
     pub stored_at: Option<DateTime>,
     /// Changes whose dependents it could not rebuild, skipped and recorded
@@ -362,6 +371,8 @@ pub struct Stored {
     pub applied: i64,
     /// The lag of its last batch: from the newest event's write to its dependents rebuilt.
     pub lag: Option<Duration>,
+    /// The events behind after its last batch ([`Status::behind`]).
+    pub behind: Option<u64>,
     /// The full repairs it started, each with when and why (the last 20).
     pub repairs: Vec<(DateTime, String)>,
     /// The full repair under way, or interrupted (the next holder goes on with it), if any.
@@ -384,7 +395,10 @@ pub struct Skipped {
     pub at: DateTime,
     /// The source model.
     pub model: String,
-    /// The source document's `_id`.
+    /// The changed document's collection: the model's, or one of documents its pattern keeps
+    /// (an outlier's overflow documents).
+    pub collection: String,
+    /// The changed document's `_id`.
     pub id: bson::Bson,
     /// Why, as the error said it.
     pub error: String,

@@ -39,17 +39,57 @@ const REPAIR_BATCH: usize = 500;
 /// The source collections the maintainer watches, each with its model and dependents.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Sources {
-    by_collection: HashMap<String, (&'static ModelSchema, Vec<&'static dyn Dependent>)>,
+    by_collection: HashMap<String, Source>,
+}
+
+/// One watched collection.
+#[derive(Debug, Clone)]
+struct Source {
+    /// The model the dependents derive from.
+    model: &'static ModelSchema,
+    /// Whether the collection holds the model's documents; if not, documents a pattern of the
+    /// model keeps (an outlier's overflow documents), read as they are.
+    own: bool,
+    dependents: Vec<&'static dyn Dependent>,
+}
+
+impl Source {
+    /// A document of this collection as the dependents read it: a model's in its current shape.
+    fn current(&self, d: Document) -> Document {
+        if self.own {
+            crate::model::read::current_document(self.model, d.clone()).unwrap_or(d)
+        } else {
+            d
+        }
+    }
 }
 
 impl Sources {
     /// The models among `models` that other documents derive data from.
     pub(super) fn of(models: &[&'static ModelSchema]) -> Self {
-        let mut by_collection = HashMap::new();
+        let mut by_collection: HashMap<String, Source> = HashMap::new();
         for model in models {
-            let dependents = crate::derived::maintained_of(model);
-            if !dependents.is_empty() {
-                by_collection.insert(model.collection().to_owned(), (*model, dependents));
+            let (own, kept): (Vec<_>, Vec<_>) = crate::derived::maintained_of(model)
+                .into_iter()
+                .partition(|d| d.collection() == model.collection());
+            if !own.is_empty() {
+                let source = Source {
+                    model,
+                    own: true,
+                    dependents: own,
+                };
+                by_collection.insert(model.collection().to_owned(), source);
+            }
+            for dependent in kept {
+                by_collection
+                    .entry(dependent.collection().to_owned())
+                    .or_insert_with(|| Source {
+                        model,
+                        own: false,
+                        dependents: Vec::new(),
+                    })
+                    .dependents
+                    .push(dependent);
             }
         }
         Sources { by_collection }
@@ -262,10 +302,17 @@ impl Worker {
                 let _ = tokio::time::timeout(IDLE_PAUSE, self.stop.changed()).await;
             }
             let applied = events.len() as u64;
+            let full = events.len() == self.batch;
             let lag = if events.is_empty() {
                 None
             } else {
                 self.apply(&events).await?
+            };
+            // None left when the stream ran dry; counted in the oplog when the batch came full.
+            let behind = match events.last() {
+                Some(last) if full && lost.is_none() => self.behind(last).await,
+                Some(_) => Some(0),
+                None => None,
             };
             if let Some(reason) = lost {
                 // What came before the loss is applied; its token is not worth keeping.
@@ -278,16 +325,15 @@ impl Worker {
             let stopping = self.stopping();
             if applied > 0 || stopping || renewed.elapsed() >= self.lease / 3 {
                 let token = stream.resume_token();
-                let held = lease::checkpoint(
-                    &self.db,
-                    &self.name,
-                    &self.holder,
-                    self.lease,
-                    token.as_ref(),
+                let batch = lease::Batch {
+                    token: token.as_ref(),
                     applied,
                     lag,
-                )
-                .await?;
+                    behind,
+                };
+                let held =
+                    lease::checkpoint(&self.db, &self.name, &self.holder, self.lease, &batch)
+                        .await?;
                 renewed = Instant::now();
                 let now = DateTime::now();
                 self.status(|s| {
@@ -295,12 +341,15 @@ impl Worker {
                     if applied > 0 {
                         s.applied += applied;
                         s.batches += 1;
+                        s.behind = behind;
                     }
                 });
                 if applied > 0 {
                     tracing::info!(
                         name = %self.name,
                         events = applied,
+                        lag_ms = lag.map(|l| l.as_millis() as u64),
+                        behind,
                         "pattern_runtime::maintainer.batch applied"
                     );
                 }
@@ -333,9 +382,9 @@ impl Worker {
                 newest = events[j].wall_time.or(newest);
                 j += 1;
             }
-            if let Some((model, dependents)) = coll.and_then(|c| self.sources.by_collection.get(c))
-            {
-                self.rebuild(model, dependents, &changes, true).await?;
+            if let Some(source) = coll.and_then(|c| self.sources.by_collection.get(c)) {
+                self.rebuild(source, &source.dependents, &changes, true)
+                    .await?;
             }
             i = j;
         }
@@ -349,6 +398,61 @@ impl Worker {
         Ok(lag)
     }
 
+    /// How many events of the sources the server wrote after `last`: a count of its oplog's
+    /// entries since (an entry of a transaction counts each of its operations on a source).
+    /// `None` when the server does not let the oplog be read, or `last` has no time.
+    async fn behind(&self, last: &ChangeStreamEvent<Document>) -> Option<u64> {
+        let at = last.cluster_time?;
+        let db = self.db.name();
+        let names: Vec<String> = self
+            .sources
+            .names()
+            .into_iter()
+            .map(|c| format!("{db}.{c}"))
+            .collect();
+        let oplog = self
+            .db
+            .client()
+            .database("local")
+            .collection::<Document>("oplog.rs");
+        let counted = oplog
+            .aggregate([
+                doc! { "$match": {
+                    "ts": { "$gt": at },
+                    "$or": [
+                        { "ns": { "$in": names.clone() } },
+                        { "o.applyOps.ns": { "$in": names.clone() } },
+                    ],
+                } },
+                doc! { "$group": { "_id": null, "n": { "$sum": { "$cond": [
+                    { "$isArray": "$o.applyOps" },
+                    { "$size": { "$filter": {
+                        "input": "$o.applyOps",
+                        "cond": { "$in": ["$$this.ns", names] },
+                    } } },
+                    1,
+                ] } } } },
+            ])
+            .await;
+        let counted: mongodb::error::Result<Vec<Document>> = match counted {
+            Ok(cursor) => cursor.try_collect().await,
+            Err(e) => Err(e),
+        };
+        match counted {
+            Ok(groups) => Some(
+                groups
+                    .first()
+                    .and_then(|g| g.get("n"))
+                    .and_then(crate::finding::number)
+                    .map_or(0, |n| n as u64),
+            ),
+            Err(e) => {
+                tracing::debug!(name = %self.name, error = %e, "the oplog could not be read: events behind unknown");
+                None
+            }
+        }
+    }
+
     /// Whether an event may change what a dependent of its source reads: any but an update
     /// of a document in the current shape whose changed fields (top-level names) none of them
     /// reads.
@@ -357,21 +461,23 @@ impl Worker {
         else {
             return true;
         };
-        let Some((model, dependents)) =
-            collection_of(event).and_then(|c| self.sources.by_collection.get(c))
+        let Some(source) = collection_of(event).and_then(|c| self.sources.by_collection.get(c))
         else {
             return true;
         };
         // A document written in an older shape: the event names the old shape's fields.
-        let older = model
-            .spec::<crate::stored::SchemaVersionSpec>()
-            .zip(event.full_document.as_ref())
-            .is_some_and(|(spec, d)| spec.version_of(d) != Ok(spec.current()));
+        let older = source.own
+            && source
+                .model
+                .spec::<crate::stored::SchemaVersionSpec>()
+                .zip(event.full_document.as_ref())
+                .is_some_and(|(spec, d)| spec.version_of(d) != Ok(spec.current()));
         if older {
             return true;
         }
         let touched = crate::derived::event_fields(d);
-        dependents
+        source
+            .dependents
             .iter()
             .any(|dep| dep.reads().iter().any(|r| touched.contains(*r)))
     }
@@ -380,12 +486,10 @@ impl Worker {
     /// document, or is a delete whose before image is gone (then nothing says what derived
     /// from it: a `WARN` event, the pattern's `repair()` mends it).
     fn change_of(&self, event: &ChangeStreamEvent<Document>) -> Option<Change> {
-        let (model, _) = self.sources.by_collection.get(collection_of(event)?)?;
+        let source = self.sources.by_collection.get(collection_of(event)?)?;
+        let model = source.model;
         let id = event.document_key.as_ref()?.get("_id")?.clone();
-        let current = |d: &Option<Document>| {
-            d.clone()
-                .map(|d| crate::model::read::current_document(model, d.clone()).unwrap_or(d))
-        };
+        let current = |d: &Option<Document>| d.clone().map(|d| source.current(d));
         let before = current(&event.full_document_before_change);
         let after = match event.operation_type {
             OperationType::Delete => None,
@@ -455,7 +559,7 @@ impl Worker {
             total = total.zip(count).map(|(t, c)| t + c);
         }
         for name in self.sources.names() {
-            let (model, dependents) = &self.sources.by_collection[name];
+            let source = &self.sources.by_collection[name];
             let mut at = lease::RepairAt {
                 coll: name.to_owned(),
                 after: None,
@@ -486,7 +590,7 @@ impl Worker {
                         let Some(id) = d.get("_id").cloned() else {
                             continue;
                         };
-                        let d = crate::model::read::current_document(model, d.clone()).unwrap_or(d);
+                        let d = source.current(d);
                         page.push(Change {
                             id,
                             before: None,
@@ -494,12 +598,13 @@ impl Worker {
                         });
                     }
                     if page.len() == REPAIR_BATCH || (end && !page.is_empty()) {
-                        self.rebuild(model, dependents, &page, false).await?;
+                        self.rebuild(source, &source.dependents, &page, false)
+                            .await?;
                         done += page.len() as u64;
                         at.after = page.last().map(|c| c.id.clone());
                         self.progress(
                             Progress::new("maintainer.repair", "documents", done, total)
-                                .item(model.name()),
+                                .item(source.model.name()),
                         );
                         page.clear();
                         if !self.step(&at).await? {
@@ -514,10 +619,10 @@ impl Worker {
             }
             // The data kept for source documents that are gone (deleted while the history
             // was lost): rebuilt as for a delete.
-            for dependent in dependents {
+            for dependent in &source.dependents {
                 let held = dependent.held(&self.db).await?;
                 for page in held.chunks(REPAIR_BATCH) {
-                    self.rebuild(model, &[*dependent], page, false).await?;
+                    self.rebuild(source, &[*dependent], page, false).await?;
                     if !self.step(&at).await? {
                         return Ok(None);
                     }
@@ -542,11 +647,12 @@ impl Worker {
     /// work (the stream resumes at the last stored token).
     async fn rebuild(
         &self,
-        model: &'static ModelSchema,
+        source: &Source,
         dependents: &[&'static dyn Dependent],
         changes: &[Change],
         consistent: bool,
     ) -> Result<()> {
+        let collection = dependents.first().map_or("", |d| d.collection());
         let run = |changes: &[Change]| {
             let changes = changes.to_vec();
             async move {
@@ -571,7 +677,8 @@ impl Worker {
                 Err(e) => {
                     tracing::error!(
                         name = %self.name,
-                        model = model.name(),
+                        model = source.model.name(),
+                        collection = collection,
                         id = %change.id,
                         error = %e,
                         "pattern_runtime::maintainer: a change's dependents could not be rebuilt; skipped"
@@ -581,7 +688,8 @@ impl Worker {
                         &self.db,
                         &self.name,
                         &self.holder,
-                        model.name(),
+                        source.model.name(),
+                        collection,
                         &change.id,
                         &e,
                     )

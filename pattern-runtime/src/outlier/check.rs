@@ -309,3 +309,74 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         Ok(state)
     }
 }
+
+/// Writes the count and the flag of the main documents `ids` where they disagree with their
+/// items (a [maintainer](crate::maintainer)'s rebuild after a change around the toolkit), in
+/// `s`: one read of the main documents, one `$group` of their overflow documents, and a `$set`
+/// for each that disagrees, conditional on the count and the flag read (a push committed in
+/// between is not undone: its own event rebuilds again). Returns how many it rewrote.
+pub(super) async fn rebuild_counts(
+    db: &Database,
+    mut s: Option<&mut ClientSession>,
+    spec: &'static OutlierSpec,
+    model: &'static ModelSchema,
+    ids: Vec<Bson>,
+) -> mongodb::error::Result<u64> {
+    let main: Collection<Document> = db.collection(model.collection());
+    let read = main.aggregate([
+        doc! { "$match": { "_id": { "$in": ids.clone() } } },
+        doc! { "$project": {
+            spec.flag(): 1,
+            spec.count(): 1,
+            length_key(spec): { "$size": { "$ifNull": [format!("${}", spec.field()), []] } },
+        } },
+    ]);
+    let mains: Vec<Document> = collect_in!(read, s.as_deref_mut())?;
+    let overflow: Collection<Document> = db.collection(spec.overflow());
+    let read = overflow.aggregate([
+        doc! { "$match": { spec.parent(): { "$in": ids } } },
+        doc! { "$group": {
+            "_id": format!("${}", spec.parent()),
+            "docs": { "$sum": 1 },
+            "items": { "$sum": { "$size": format!("${}", spec.field()) } },
+        } },
+    ]);
+    let groups: Vec<Document> = collect_in!(read, s.as_deref_mut())?;
+    let overflowed: std::collections::HashMap<String, (i64, i64)> = groups
+        .iter()
+        .filter_map(|g| {
+            Some((
+                crate::finding::id_key(g.get("_id")?),
+                (int(g.get("docs")), int(g.get("items"))),
+            ))
+        })
+        .collect();
+    let mut rewritten = 0;
+    for d in &mains {
+        let Some(id) = d.get("_id") else { continue };
+        let (docs, items) = overflowed
+            .get(&crate::finding::id_key(id))
+            .copied()
+            .unwrap_or((0, 0));
+        let count = int(d.get(length_key(spec).as_str())) + items;
+        let flag = docs > 0;
+        if int(d.get(spec.count())) == count && d.get_bool(spec.flag()).unwrap_or(false) == flag {
+            continue;
+        }
+        let read_as = |field: &str| d.get(field).cloned().unwrap_or(Bson::Null);
+        let write = main.update_one(
+            doc! {
+                "_id": id.clone(),
+                spec.count(): read_as(spec.count()),
+                spec.flag(): read_as(spec.flag()),
+            },
+            // The field's own integer type: an `i32` count stays an `Int32`, an `i64` an `Int64`.
+            doc! { "$set": {
+                spec.count(): crate::schema::shape::integer_for(model, spec.count(), count),
+                spec.flag(): flag,
+            } },
+        );
+        rewritten += in_session!(write, s.as_deref_mut())?.modified_count;
+    }
+    Ok(rewritten)
+}

@@ -152,7 +152,118 @@ impl crate::schema::Dependent for OverflowOfDeleted {
     }
 }
 
+/// The count and the flag of a main document, as a [maintainer](crate::maintainer) rebuilds them
+/// after its items changed around the toolkit: in the main document (`overflow: false`), or in
+/// its overflow documents (`overflow: true`, the changes of the overflow collection, whose
+/// main documents they name by `parent`). The toolkit's pushes and removals keep them
+/// themselves: not in the map of derived data.
+#[derive(Debug)]
+struct OutlierCount {
+    spec: &'static OutlierSpec,
+    model: &'static ModelSchema,
+    overflow: bool,
+}
+
+impl crate::schema::Dependent for OutlierCount {
+    fn source(&self) -> &'static ModelSchema {
+        self.model
+    }
+
+    fn collection(&self) -> &'static str {
+        if self.overflow {
+            self.spec.overflow()
+        } else {
+            self.model.collection()
+        }
+    }
+
+    /// The items and, in a main document, the count and the flag themselves (derived data
+    /// written around the toolkit is rebuilt too); in an overflow document, the items and the
+    /// main document it names.
+    fn reads(&self) -> Vec<&'static str> {
+        if self.overflow {
+            vec![self.spec.field(), self.spec.parent()]
+        } else {
+            vec![self.spec.field(), self.spec.count(), self.spec.flag()]
+        }
+    }
+
+    fn pattern(&self) -> &'static str {
+        "outlier"
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{}.{} and {} (from {}.{}{})",
+            self.model.name(),
+            self.spec.count(),
+            self.spec.flag(),
+            self.model.name(),
+            self.spec.field(),
+            if self.overflow {
+                format!(" in {}", self.spec.overflow())
+            } else {
+                String::new()
+            }
+        )
+    }
+
+    /// Nothing: the toolkit's pushes and removals keep the count and the flag.
+    fn apply<'a>(&'a self, _changed: Changed<'a>) -> Applying<'a> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn rebuild<'a>(&'a self, changed: Changed<'a>) -> Applying<'a> {
+        let (db, session, changes) = changed.into_parts();
+        Box::pin(async move {
+            let mut ids: Vec<Bson> = Vec::new();
+            for change in changes {
+                if self.overflow {
+                    for d in [&change.before, &change.after].into_iter().flatten() {
+                        if let Some(parent) = d.get(self.spec.parent()) {
+                            ids.push(parent.clone());
+                        }
+                    }
+                } else if change.after.is_some() {
+                    ids.push(change.id.clone());
+                }
+            }
+            ids.dedup();
+            if ids.is_empty() {
+                return Ok(());
+            }
+            let rewritten =
+                super::check::rebuild_counts(db, session, self.spec, self.model, ids).await?;
+            tracing::debug!(
+                model = self.model.name(),
+                field = self.spec.field(),
+                rewritten,
+                "outlier counts rebuilt"
+            );
+            Ok(())
+        })
+    }
+}
+
 impl PatternSpec for OutlierSpec {
+    /// The count and the flag follow the items, whoever writes them: a maintainer rebuilds
+    /// them after a change of the main documents' items or of the overflow documents.
+    fn maintained(
+        &'static self,
+        model: &'static ModelSchema,
+    ) -> Vec<Box<dyn crate::schema::Dependent>> {
+        [false, true]
+            .into_iter()
+            .map(|overflow| {
+                Box::new(OutlierCount {
+                    spec: self,
+                    model,
+                    overflow,
+                }) as Box<dyn crate::schema::Dependent>
+            })
+            .collect()
+    }
+
     /// The overflow documents, deleted with their main document.
     fn dependents(
         &'static self,
