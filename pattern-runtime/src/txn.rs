@@ -62,15 +62,21 @@ macro_rules! transact {
         }
     }};
     ($db:expr, |$session:ident| $body:expr) => {{
+        let mut owned = $db.client().start_session().await?;
+        $crate::txn::transact!(@session &mut owned, |$session| $body)
+    }};
+    // In a session of the caller's (`&mut ClientSession`, no transaction open on it): the
+    // transactions run in it, so the caller knows their session (a maintainer records it).
+    (@session $owned:expr, |$session:ident| $body:expr) => {{
         use ::mongodb::error::{TRANSIENT_TRANSACTION_ERROR, UNKNOWN_TRANSACTION_COMMIT_RESULT};
         let started = ::std::time::Instant::now();
         // Failed tries so far (body runs and commits alike): the backoff grows with it.
         let mut attempt: u32 = 0;
-        let mut session = $db.client().start_session().await?;
+        let session: &mut ::mongodb::ClientSession = $owned;
         let outcome: $crate::error::Result<_> = 'attempts: loop {
             session.start_transaction().await?;
             let result = {
-                let $session = ::core::option::Option::Some(&mut session);
+                let $session = ::core::option::Option::Some(&mut *session);
                 $body.await
             };
             let value = match result {

@@ -715,13 +715,16 @@ pub(crate) async fn rebuild(
 /// [`rebuild`] in a transaction of its own: the sources and the data derived from them are
 /// read from one snapshot, so a toolkit write committed in between (which keeps both in its
 /// own transaction) is seen whole or not at all, and the rebuild finds nothing to write; one
-/// that conflicts is retried. Without transactions, as [`rebuild`].
+/// that conflicts is retried. Without transactions, as [`rebuild`]. The transactions run in
+/// `session` (a maintainer's, whose id it records so that a successor can end a transaction
+/// it left open).
 pub(crate) async fn rebuild_consistent(
     db: &Database,
+    session: &mut ClientSession,
     dependents: &[&'static dyn Dependent],
     changes: &[Change],
 ) -> crate::error::Result<()> {
-    transact!(db, |s| async {
+    transact!(@session session, |s| async {
         dispatch_as(db, s, dependents, changes, true).await
     })
 }

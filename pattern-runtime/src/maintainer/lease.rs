@@ -98,6 +98,7 @@ pub(super) async fn acquire(
     holder: &str,
     lease: Duration,
     started_at: Option<Timestamp>,
+    session: &Document,
 ) -> Result<Option<Resume>> {
     let now = DateTime::now();
     let filter = doc! {
@@ -109,7 +110,12 @@ pub(super) async fn acquire(
         ],
     };
     let update = doc! {
-        "$set": { "holder": holder, "lease_until": until(lease), "taken_at": now },
+        "$set": {
+            "holder": holder,
+            "lease_until": until(lease),
+            "taken_at": now,
+            "session": session.clone(),
+        },
         "$setOnInsert": {
             "applied": 0_i64,
             "repairs": [],
@@ -117,14 +123,25 @@ pub(super) async fn acquire(
             "repairing": FIRST_START,
         },
     };
+    // The document before: what the update leaves as it was (the token, the repair), and the
+    // session of the holder before, if another.
     let taken = coll(db)
         .find_one_and_update(filter, update)
         .upsert(true)
-        .return_document(ReturnDocument::After)
+        .return_document(ReturnDocument::Before)
         .await;
     let taken = match taken {
         Ok(Some(d)) => d,
-        Ok(None) => return Ok(None),
+        // Inserted: a first start.
+        Ok(None) => {
+            tracing::info!(name, holder, "pattern_runtime::maintainer.lease taken");
+            return Ok(Some(Resume {
+                token: None,
+                from: started_at,
+                repairing: Some(FIRST_START.to_owned()),
+                repair_at: None,
+            }));
+        }
         // Another holds it: the filter missed the document and the upsert met its `_id`.
         Err(e) if server_code(&e) == Some(DUPLICATE_KEY) => return Ok(None),
         Err(e) => return Err(e.into()),
@@ -152,6 +169,12 @@ pub(super) async fn acquire(
         .get_document("repair_at")
         .ok()
         .and_then(RepairAt::from_document);
+    if let Ok(before) = taken.get_document("session")
+        && before != session
+        && !before.is_empty()
+    {
+        end_session(db, name, before).await;
+    }
     tracing::info!(name, holder, "pattern_runtime::maintainer.lease taken");
     Ok(Some(Resume {
         token,
@@ -159,6 +182,27 @@ pub(super) async fn acquire(
         repairing,
         repair_at,
     }))
+}
+
+/// Ends the session of the holder before (`killSessions`): a transaction it left open, dying
+/// in the middle of a rebuild, is aborted now rather than at the server's transaction time
+/// limit, and no longer holds the documents it wrote. A server that refuses is a `WARN` event:
+/// conflicting rebuilds are then retried until that limit.
+async fn end_session(db: &Database, name: &str, session: &Document) {
+    let killed = db
+        .client()
+        .database("admin")
+        .run_command(doc! { "killSessions": [session.clone()] })
+        .await;
+    match killed {
+        Ok(_) => tracing::info!(
+            name,
+            "pattern_runtime::maintainer: the previous holder's session ended"
+        ),
+        Err(e) => {
+            tracing::warn!(name, error = %e, "pattern_runtime::maintainer: the previous holder's session could not be ended")
+        }
+    }
 }
 
 /// Stores where the stream is (`token`) and renews the lease, with `applied` more events:

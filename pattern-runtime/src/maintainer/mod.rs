@@ -45,7 +45,10 @@
 //!   [`Progress`] ([`MaintainerRun::on_progress`]).
 //! - **One at a time.** Maintainers of the same name (replicas of one service) share a lease
 //!   in that document: one works, the others wait, and one of them takes over within the lease
-//!   ([`MaintainerRun::lease`], 30 s by default) after the holder dies.
+//!   ([`MaintainerRun::lease`], 30 s by default) after the holder dies. The holder's session
+//!   is stored with the lease, and the one taking over ends it (`killSessions`): a
+//!   transaction the dead one left open is aborted then, instead of holding its documents
+//!   until the server's transaction time limit (60 s on MongoDB).
 //! - **Before images.** It turns on `changeStreamPreAndPostImages` for each source collection,
 //!   so that an update or delete says what the document held before (a sum moved from one
 //!   owner to another recomputes both). A change without its before image (written before the
@@ -72,9 +75,10 @@
 //!   ([`Status::lag`], the newest applied event's age) was higher, 0.57 to 0.67 s at the median:
 //!   a rebuild reads the sources as they are, so it also makes right the writes whose events
 //!   come later. [`Status::behind`] says how many events were left after the last batch: 0
-//!   when the stream had no more, otherwise a count of the server's oplog (one `aggregate` of
-//!   `local.oplog.rs` after a batch that came full, that is while it catches up; `None` where
-//!   the server does not let it be read).
+//!   when the stream had no more; while it catches up, a count of the server's oplog, one
+//!   `aggregate` of `local.oplog.rs` at most every 5 s, in the background (the embedded
+//!   server reads its whole oplog for it: under a second for the tests' databases), less
+//!   the events applied since; `None` where the server does not let the oplog be read.
 //! - **Cost.** With a maintainer following 200 toolkit writes made one after another, it sent
 //!   1.06 commands per write: one `getMore` (the stream hands over each event as it comes),
 //!   and, per batch, one `$group` and one `$set` per target named, its commit and its token.
@@ -246,7 +250,10 @@ impl MaintainerRun {
         );
         let status = Arc::new(Mutex::new(Status::default()));
         let (stop_tx, stop_rx) = watch::channel(false);
+        // The session of every rebuild's transaction, recorded with the lease.
+        let session = self.db.client().start_session().await?;
         let worker = stream::Worker {
+            session: tokio::sync::Mutex::new(session),
             db: self.db.clone(),
             name: self.name.clone(),
             holder: lease::holder_id(),
@@ -340,10 +347,12 @@ pub struct Status {
     /// How far behind the newest event it applied was when applied: the time from the write
     /// (the server's wall time of the event) to its dependents being rebuilt.
     pub lag: Option<Duration>,
-    /// How many events of its sources were written after the last one it applied, as counted
-    /// after its last batch: 0 when the stream had nothing more, a count of the server's oplog
-    /// when the batch came full. `None` before its first batch, or when the server does not
-    /// let the oplog be read (`local.oplog.rs` needs the `clusterMonitor` role or more).
+    /// How many events of its sources were left after its last batch: 0 when the stream had
+    /// nothing more; while it catches up (its batches come full), the last count of the
+    /// server's oplog (taken in the background, at most one every 5 s) less the events applied
+    /// since, so events written after that count show at the next. `None` before its first
+    /// batch, before the first count comes back, or when the server does not let the oplog be
+    /// read (`local.oplog.rs` needs the `clusterMonitor` role or more).
     pub behind: Option<u64>,
     /// When it last stored its token.
     pub stored_at: Option<DateTime>,

@@ -135,6 +135,147 @@ impl Sources {
     }
 }
 
+/// The least time between two counts of the events behind.
+const COUNT_EVERY: Duration = Duration::from_secs(5);
+
+/// The events behind, after each batch: 0 when the stream ran dry; while it catches up (the
+/// batches come full), a count of the server's oplog since the last event applied, taken in
+/// the background (the embedded server reads its whole oplog for it, MongoDB the entries since),
+/// at most one at a time and one per [`COUNT_EVERY`]; between two counts, the last one less
+/// the events applied since it was taken.
+#[derive(Default)]
+struct Behind {
+    /// The count under way, with the events applied when it was taken.
+    counting: Option<(tokio::task::JoinHandle<Option<u64>>, u64)>,
+    started: Option<Instant>,
+    /// The last count, with the events applied when it was taken.
+    known: Option<(u64, u64)>,
+    /// Events applied in this stint.
+    applied: u64,
+}
+
+impl Behind {
+    fn after(
+        &mut self,
+        worker: &Worker,
+        last: Option<&ChangeStreamEvent<Document>>,
+        full: bool,
+    ) -> Option<u64> {
+        let Some(last) = last else {
+            return self.estimate();
+        };
+        if !full {
+            self.abort();
+            self.known = Some((0, self.applied));
+            return Some(0);
+        }
+        if let Some((task, at)) = &mut self.counting
+            && task.is_finished()
+        {
+            let at = *at;
+            let counted = futures_util::FutureExt::now_or_never(task)
+                .and_then(Result::ok)
+                .flatten();
+            self.counting = None;
+            self.known = counted.map(|n| (n, at));
+        }
+        let due = self.started.is_none_or(|t| t.elapsed() >= COUNT_EVERY);
+        if self.counting.is_none()
+            && due
+            && let Some(ts) = last.cluster_time
+        {
+            let names = worker
+                .sources
+                .names()
+                .into_iter()
+                .map(|c| format!("{}.{c}", worker.db.name()))
+                .collect();
+            let task = tokio::spawn(count_behind(
+                worker.db.clone(),
+                worker.name.clone(),
+                names,
+                ts,
+            ));
+            self.counting = Some((task, self.applied));
+            self.started = Some(Instant::now());
+        }
+        self.estimate()
+    }
+
+    /// Events applied in a batch (before [`after`](Self::after) is told of it).
+    fn applied(&mut self, events: u64) {
+        self.applied += events;
+    }
+
+    fn estimate(&self) -> Option<u64> {
+        self.known
+            .map(|(n, at)| n.saturating_sub(self.applied.saturating_sub(at)))
+    }
+
+    fn abort(&mut self) {
+        if let Some((task, _)) = self.counting.take() {
+            task.abort();
+        }
+    }
+}
+
+impl Drop for Behind {
+    fn drop(&mut self) {
+        self.abort();
+    }
+}
+
+/// How many events of the namespaces `names` the server wrote after `at`: a count of its
+/// oplog's entries since (an entry of a transaction counts each of its operations on them).
+/// `None` when the server does not let the oplog be read.
+async fn count_behind(
+    db: Database,
+    name: String,
+    names: Vec<String>,
+    at: bson::Timestamp,
+) -> Option<u64> {
+    let oplog = db
+        .client()
+        .database("local")
+        .collection::<Document>("oplog.rs");
+    let counted = oplog
+        .aggregate([
+            doc! { "$match": {
+                "ts": { "$gt": at },
+                "$or": [
+                    { "ns": { "$in": names.clone() } },
+                    { "o.applyOps.ns": { "$in": names.clone() } },
+                ],
+            } },
+            doc! { "$group": { "_id": null, "n": { "$sum": { "$cond": [
+                { "$isArray": "$o.applyOps" },
+                { "$size": { "$filter": {
+                    "input": "$o.applyOps",
+                    "cond": { "$in": ["$$this.ns", names] },
+                } } },
+                1,
+            ] } } } },
+        ])
+        .await;
+    let counted: mongodb::error::Result<Vec<Document>> = match counted {
+        Ok(cursor) => cursor.try_collect().await,
+        Err(e) => Err(e),
+    };
+    match counted {
+        Ok(groups) => Some(
+            groups
+                .first()
+                .and_then(|g| g.get("n"))
+                .and_then(crate::finding::number)
+                .map_or(0, |n| n as u64),
+        ),
+        Err(e) => {
+            tracing::debug!(name = %name, error = %e, "the oplog could not be read: events behind unknown");
+            None
+        }
+    }
+}
+
 /// What ended a stint of following the stream.
 enum Outcome {
     /// Asked to stop: the last batch is stored.
@@ -156,6 +297,11 @@ pub(super) struct Worker {
     pub(super) progress: Option<super::ProgressFn>,
     pub(super) status: Arc<Mutex<Status>>,
     pub(super) stop: watch::Receiver<bool>,
+    /// The session its rebuilds' transactions run in: its id is stored with the lease, and a
+    /// maintainer that takes the lease over from a dead one ends that one's session, so that a
+    /// transaction the dead one left open does not hold its documents until the server's
+    /// transaction time limit (60 s on MongoDB).
+    pub(super) session: tokio::sync::Mutex<mongodb::ClientSession>,
 }
 
 impl Worker {
@@ -199,12 +345,14 @@ impl Worker {
             if self.stopping() {
                 return Ok(());
             }
+            let session = self.session.lock().await.id().clone();
             let Some(resume) = lease::acquire(
                 &self.db,
                 &self.name,
                 &self.holder,
                 self.lease,
                 self.started_at,
+                &session,
             )
             .await?
             else {
@@ -272,6 +420,7 @@ impl Worker {
         };
         tracing::debug!(name = %self.name, resumed, "pattern_runtime::maintainer stream opened");
         let mut renewed = Instant::now();
+        let mut behind = Behind::default();
         loop {
             let mut events = Vec::new();
             let mut lost: Option<String> = None;
@@ -308,12 +457,8 @@ impl Worker {
             } else {
                 self.apply(&events).await?
             };
-            // None left when the stream ran dry; counted in the oplog when the batch came full.
-            let behind = match events.last() {
-                Some(last) if full && lost.is_none() => self.behind(last).await,
-                Some(_) => Some(0),
-                None => None,
-            };
+            behind.applied(applied);
+            let behind = behind.after(self, events.last(), full);
             if let Some(reason) = lost {
                 // What came before the loss is applied; its token is not worth keeping.
                 match self.repair_all(&reason, None).await? {
@@ -396,61 +541,6 @@ impl Worker {
             self.status(|s| s.lag = lag);
         }
         Ok(lag)
-    }
-
-    /// How many events of the sources the server wrote after `last`: a count of its oplog's
-    /// entries since (an entry of a transaction counts each of its operations on a source).
-    /// `None` when the server does not let the oplog be read, or `last` has no time.
-    async fn behind(&self, last: &ChangeStreamEvent<Document>) -> Option<u64> {
-        let at = last.cluster_time?;
-        let db = self.db.name();
-        let names: Vec<String> = self
-            .sources
-            .names()
-            .into_iter()
-            .map(|c| format!("{db}.{c}"))
-            .collect();
-        let oplog = self
-            .db
-            .client()
-            .database("local")
-            .collection::<Document>("oplog.rs");
-        let counted = oplog
-            .aggregate([
-                doc! { "$match": {
-                    "ts": { "$gt": at },
-                    "$or": [
-                        { "ns": { "$in": names.clone() } },
-                        { "o.applyOps.ns": { "$in": names.clone() } },
-                    ],
-                } },
-                doc! { "$group": { "_id": null, "n": { "$sum": { "$cond": [
-                    { "$isArray": "$o.applyOps" },
-                    { "$size": { "$filter": {
-                        "input": "$o.applyOps",
-                        "cond": { "$in": ["$$this.ns", names] },
-                    } } },
-                    1,
-                ] } } } },
-            ])
-            .await;
-        let counted: mongodb::error::Result<Vec<Document>> = match counted {
-            Ok(cursor) => cursor.try_collect().await,
-            Err(e) => Err(e),
-        };
-        match counted {
-            Ok(groups) => Some(
-                groups
-                    .first()
-                    .and_then(|g| g.get("n"))
-                    .and_then(crate::finding::number)
-                    .map_or(0, |n| n as u64),
-            ),
-            Err(e) => {
-                tracing::debug!(name = %self.name, error = %e, "the oplog could not be read: events behind unknown");
-                None
-            }
-        }
     }
 
     /// Whether an event may change what a dependent of its source reads: any but an update
@@ -641,10 +731,12 @@ impl Worker {
 impl Worker {
     /// Rebuilds the dependents of `changes` (in one transaction when `consistent`). When that
     /// fails for a reason of the documents (a value the derived data cannot hold, a source
-    /// that does not read, a validator's refusal), each change is rebuilt alone, and those
-    /// that still fail are skipped and recorded ([`lease::skipped`], an `ERROR` event): one bad
-    /// document does not stop the others. An error of the server or the connection ends the
-    /// work (the stream resumes at the last stored token).
+    /// that does not read, a validator's refusal), each change is rebuilt alone, one dependent
+    /// at a time, and what still fails is skipped and recorded ([`lease::skipped`], an `ERROR`
+    /// event): one bad document does not stop the others, and a dependent that fails does not
+    /// stop the others of the same change (an outlier's count overwritten with a NaN is
+    /// rewritten, although a sum of it fails until then). An error of the server or the
+    /// connection ends the work (the stream resumes at the last stored token).
     async fn rebuild(
         &self,
         source: &Source,
@@ -653,11 +745,14 @@ impl Worker {
         consistent: bool,
     ) -> Result<()> {
         let collection = dependents.first().map_or("", |d| d.collection());
-        let run = |changes: &[Change]| {
-            let changes = changes.to_vec();
+        let run = |dependents: &[&'static dyn Dependent], changes: &[Change]| {
+            let (dependents, changes) = (dependents.to_vec(), changes.to_vec());
             async move {
+                let dependents = dependents.as_slice();
                 if consistent {
-                    crate::derived::rebuild_consistent(&self.db, dependents, &changes).await
+                    let mut session = self.session.lock().await;
+                    crate::derived::rebuild_consistent(&self.db, &mut session, dependents, &changes)
+                        .await
                 } else {
                     crate::derived::rebuild(&self.db, dependents, &changes)
                         .await
@@ -665,16 +760,23 @@ impl Worker {
                 }
             }
         };
-        match run(changes).await {
+        match run(dependents, changes).await {
             Ok(()) => return Ok(()),
             Err(e) if ends_the_work(&e) => return Err(e),
             Err(_) => {}
         }
         for change in changes {
-            match run(std::slice::from_ref(change)).await {
-                Ok(()) => {}
-                Err(e) if ends_the_work(&e) => return Err(e),
-                Err(e) => {
+            let mut failed = None;
+            for dependent in dependents {
+                match run(&[*dependent], std::slice::from_ref(change)).await {
+                    Ok(()) => {}
+                    Err(e) if ends_the_work(&e) => return Err(e),
+                    Err(e) => failed = failed.or(Some(e)),
+                }
+            }
+            match failed {
+                None => {}
+                Some(e) => {
                     tracing::error!(
                         name = %self.name,
                         model = source.model.name(),

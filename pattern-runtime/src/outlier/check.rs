@@ -265,7 +265,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         };
         let overflow_collection = self.overflow();
         let read = overflow_collection.aggregate([
-            doc! { "$match": { spec.parent(): id.clone() } },
+            doc! { "$match": { spec.parent(): parent_is(id) } },
             doc! { "$group": {
                 "_id": Bson::Null,
                 "docs": { "$sum": 1 },
@@ -363,10 +363,11 @@ pub(super) async fn rebuild_counts(
         if int(d.get(spec.count())) == count && d.get_bool(spec.flag()).unwrap_or(false) == flag {
             continue;
         }
-        let read_as = |field: &str| d.get(field).cloned().unwrap_or(Bson::Null);
+        // As read, compared literally (`$eq`: a stored `{"$gt": 0}` is a value, not a test).
+        let read_as = |field: &str| doc! { "$eq": d.get(field).cloned().unwrap_or(Bson::Null) };
         let write = main.update_one(
             doc! {
-                "_id": id.clone(),
+                "_id": { "$eq": id.clone() },
                 spec.count(): read_as(spec.count()),
                 spec.flag(): read_as(spec.flag()),
             },

@@ -130,6 +130,13 @@ fn length_key(spec: &OutlierSpec) -> String {
     key
 }
 
+/// The condition on an overflow document's parent field naming the main document `id`: equal,
+/// and not an array (an array holding `id` would match a plain equality, and the checks, which
+/// group by the field, do not count such a document as `id`'s).
+fn parent_is(id: &Bson) -> Document {
+    doc! { "$eq": id.clone(), "$not": { "$type": "array" } }
+}
+
 fn int(value: Option<&Bson>) -> i64 {
     match value {
         Some(Bson::Int32(n)) => i64::from(*n),

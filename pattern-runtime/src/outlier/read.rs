@@ -69,7 +69,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
         let field = self.spec.field();
         let overflow = self.overflow();
         let find = overflow
-            .find(doc! { self.spec.parent(): id })
+            .find(doc! { self.spec.parent(): parent_is(&id) })
             .projection(doc! { field: 1 })
             .sort(doc! { SEQ: 1 });
         if session.is_some() {
@@ -176,7 +176,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                 }
                 let overflow = self.overflow();
                 let find = overflow
-                    .find(doc! { self.spec.parent(): id, SEQ: { "$in": wanted } })
+                    .find(doc! { self.spec.parent(): parent_is(&id), SEQ: { "$in": wanted } })
                     .projection(doc! { self.spec.field(): 1 })
                     .sort(doc! { SEQ: 1 });
                 let mut items = Vec::new();
@@ -200,7 +200,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     ) -> Result<Vec<(i64, usize)>> {
         let overflow = self.overflow();
         let sizes = overflow.aggregate([
-            doc! { "$match": { self.spec.parent(): id.clone() } },
+            doc! { "$match": { self.spec.parent(): parent_is(id) } },
             doc! { "$sort": { SEQ: 1 } },
             doc! { "$project": { SEQ: 1, "n": { "$size": format!("${}", self.spec.field()) } } },
         ]);

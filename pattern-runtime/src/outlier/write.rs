@@ -475,7 +475,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
             }
             // No room for all: the last document, its items and its bytes.
             let read = overflow.aggregate([
-                doc! { "$match": { spec.parent(): id.clone() } },
+                doc! { "$match": { spec.parent(): parent_is(id) } },
                 doc! { "$sort": { SEQ: -1 } },
                 doc! { "$limit": 1 },
                 doc! { "$project": {
@@ -518,7 +518,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
             }
             if last.is_some() && open {
                 let close = overflow.update_one(
-                    doc! { spec.parent(): id.clone(), SEQ: seq },
+                    doc! { spec.parent(): parent_is(id), SEQ: seq },
                     doc! { "$set": { FULL: true } },
                 );
                 in_session!(close, s.as_deref_mut())?;
@@ -550,7 +550,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                 }
                 if Error::from(e.clone()).is_duplicate_key()
                     && overflow
-                        .find_one(doc! { spec.parent(): id.clone(), SEQ: seq })
+                        .find_one(doc! { spec.parent(): parent_is(id), SEQ: seq })
                         .projection(doc! { "_id": 1 })
                         .await?
                         .is_none()
@@ -570,7 +570,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                     // Another writer created it first (read the last document again), unless
                     // the `_id` is another parent's (`1` and `"1"` read alike in an `_id`).
                     let raced = overflow
-                        .find_one(doc! { spec.parent(): id.clone(), SEQ: seq })
+                        .find_one(doc! { spec.parent(): parent_is(id), SEQ: seq })
                         .projection(doc! { "_id": 1 })
                         .await?;
                     if raced.is_none() {
@@ -629,12 +629,12 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
                     );
                     in_session!(pull, s.as_deref_mut())?;
                     let pull = overflow.update_many(
-                        doc! { spec.parent(): id.clone() },
+                        doc! { spec.parent(): parent_is(&id) },
                         doc! { "$pull": { spec.field(): item.clone() } },
                     );
                     in_session!(pull, s.as_deref_mut())?;
                     let empty = overflow.delete_many(
-                        doc! { spec.parent(): id.clone(), spec.field(): { "$size": 0 } },
+                        doc! { spec.parent(): parent_is(&id), spec.field(): { "$size": 0 } },
                     );
                     in_session!(empty, s.as_deref_mut())?;
                     let after = self.write_state(s.as_deref_mut(), &id).await?;

@@ -689,6 +689,7 @@ mod bucket;
 mod computed;
 mod extended_ref;
 mod maintainer;
+mod maintainer_outlier;
 mod outlier;
 mod preallocation;
 mod relation;
