@@ -20,14 +20,30 @@ const REPAIRS_KEPT: i32 = 20;
 /// replicas of a service on several machines (each has its own start time).
 pub(super) fn holder_id() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
-    let started = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
     format!(
-        "{}-{}-{started:x}",
-        std::process::id(),
+        "{}-{}",
+        this_process(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     )
+}
+
+/// This process, as the holder ids of its maintainers begin: its id and when it first named
+/// one (two containers may both run as process 1).
+fn this_process() -> &'static str {
+    static PROCESS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PROCESS.get_or_init(|| {
+        let started = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        format!("{}-{started:x}", std::process::id())
+    })
+}
+
+/// Whether `holder` is a maintainer of this process.
+fn ours(holder: &str) -> bool {
+    holder
+        .strip_prefix(this_process())
+        .is_some_and(|rest| rest.starts_with('-'))
 }
 
 fn coll(db: &Database) -> Collection<Document> {
@@ -169,9 +185,13 @@ pub(super) async fn acquire(
         .get_document("repair_at")
         .ok()
         .and_then(RepairAt::from_document);
+    // A holder of another process that died: its session may still hold a transaction open.
+    // Not one of this process: its session went back to the client's pool when it ended (the
+    // driver aborting its transaction), and may be in use by another operation now.
     if let Ok(before) = taken.get_document("session")
         && before != session
         && !before.is_empty()
+        && !taken.get_str("holder").is_ok_and(ours)
     {
         end_session(db, name, before).await;
     }

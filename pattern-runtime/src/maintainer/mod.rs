@@ -46,9 +46,11 @@
 //! - **One at a time.** Maintainers of the same name (replicas of one service) share a lease
 //!   in that document: one works, the others wait, and one of them takes over within the lease
 //!   ([`MaintainerRun::lease`], 30 s by default) after the holder dies. The holder's session
-//!   is stored with the lease, and the one taking over ends it (`killSessions`): a
-//!   transaction the dead one left open is aborted then, instead of holding its documents
-//!   until the server's transaction time limit (60 s on MongoDB).
+//!   is stored with the lease, and one taking over from another process ends it
+//!   (`killSessions`): a transaction the dead one left open is aborted then, instead of
+//!   holding its documents until the server's transaction time limit (60 s on MongoDB). (In
+//!   one process, a dropped maintainer's transaction is aborted by the driver, and its session
+//!   goes back to the client's pool for other operations: it is not ended.)
 //! - **Before images.** It turns on `changeStreamPreAndPostImages` for each source collection,
 //!   so that an update or delete says what the document held before (a sum moved from one
 //!   owner to another recomputes both). A change without its before image (written before the
