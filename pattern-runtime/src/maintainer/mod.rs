@@ -9,7 +9,10 @@
 //! nothing. What it keeps: extended-reference copies, computed values, subsets and their
 //! summaries, a tree's ancestors and its holders' paths and copies (the whole tree is read
 //! after a node's parent or a holder's node changed), two-way relations, an outlier's count and
-//! flag (after its items changed, in the main document or in an overflow document), and the
+//! flag (after its items changed around the toolkit, in the main document or in an overflow
+//! document; a rebuild that meets a toolkit push between its count and its items, which it
+//! writes in that order, can set the count one push behind until that push's own event
+//! comes, a moment later), and the
 //! counter shards and overflow documents of deleted documents; a source still in an older
 //! schema version is read as its upgrade.
 //!

@@ -224,8 +224,18 @@ impl crate::schema::Dependent for OutlierCount {
                             ids.push(parent.clone());
                         }
                     }
-                } else if change.after.is_some() {
-                    ids.push(change.id.clone());
+                } else if let Some(after) = &change.after {
+                    // A push through the toolkit (its receipt changed): it keeps the count
+                    // itself, and its items may still be on their way to the overflow
+                    // documents (the count goes first), so a rebuild now would undercount.
+                    let receipts = self.spec.receipts();
+                    let pushed = change
+                        .before
+                        .as_ref()
+                        .is_some_and(|before| before.get(receipts) != after.get(receipts));
+                    if !pushed {
+                        ids.push(change.id.clone());
+                    }
                 }
             }
             ids.dedup();
