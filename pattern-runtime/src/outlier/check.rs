@@ -13,26 +13,13 @@ pub(super) async fn audit_outlier(
     }
     let groups: Vec<Document> = {
         let coll = sample.db.collection::<Document>(spec.overflow());
-        let action = coll.aggregate([
-            doc! { "$match": { spec.parent(): { "$in": ids } } },
-            doc! { "$group": {
-                "_id": format!("${}", spec.parent()),
-                "docs": { "$sum": 1 },
-                "items": { "$sum": { "$size": { "$ifNull": [format!("${}", spec.field()), []] } } },
-            } },
-        ]).max_time(sample.max_time);
+        let action = coll
+            .aggregate(overflow_groups(spec, ids))
+            .max_time(sample.max_time);
         let mut session = crate::txn::Transaction::session_of(sample.tx).await?;
         crate::txn::collect_in!(action, session.as_deref_mut())?
     };
-    let overflow: std::collections::HashMap<String, (i64, i64)> = groups
-        .iter()
-        .filter_map(|g| {
-            Some((
-                crate::finding::id_key(g.get("_id")?),
-                (int(g.get("docs")), int(g.get("items"))),
-            ))
-        })
-        .collect();
+    let overflow = by_parent(&groups);
     let mut drifted = Vec::new();
     let mut first = None;
     for (id, d) in sample.identified() {
@@ -82,6 +69,32 @@ pub(super) async fn audit_outlier(
             ),
         )
         .about(drifted)])
+}
+
+/// The overflow documents of the main documents `ids`, grouped by the main document: how many,
+/// and how many items they hold.
+fn overflow_groups(spec: &OutlierSpec, ids: Vec<Bson>) -> [Document; 2] {
+    [
+        doc! { "$match": { spec.parent(): { "$in": ids } } },
+        doc! { "$group": {
+            "_id": format!("${}", spec.parent()),
+            "docs": { "$sum": 1 },
+            "items": { "$sum": { "$size": { "$ifNull": [format!("${}", spec.field()), []] } } },
+        } },
+    ]
+}
+
+/// [`overflow_groups`]' answer by main document (its `_id` as a key): documents and items.
+fn by_parent(groups: &[Document]) -> std::collections::HashMap<String, (i64, i64)> {
+    groups
+        .iter()
+        .filter_map(|g| {
+            Some((
+                crate::finding::id_key(g.get("_id")?),
+                (int(g.get("docs")), int(g.get("items"))),
+            ))
+        })
+        .collect()
 }
 
 /// What a document holds against its count and flag, from [`Outlier::state`]: the items in
@@ -333,24 +346,9 @@ pub(super) async fn rebuild_counts(
     ]);
     let mains: Vec<Document> = collect_in!(read, s.as_deref_mut())?;
     let overflow: Collection<Document> = db.collection(spec.overflow());
-    let read = overflow.aggregate([
-        doc! { "$match": { spec.parent(): { "$in": ids } } },
-        doc! { "$group": {
-            "_id": format!("${}", spec.parent()),
-            "docs": { "$sum": 1 },
-            "items": { "$sum": { "$size": format!("${}", spec.field()) } },
-        } },
-    ]);
+    let read = overflow.aggregate(overflow_groups(spec, ids));
     let groups: Vec<Document> = collect_in!(read, s.as_deref_mut())?;
-    let overflowed: std::collections::HashMap<String, (i64, i64)> = groups
-        .iter()
-        .filter_map(|g| {
-            Some((
-                crate::finding::id_key(g.get("_id")?),
-                (int(g.get("docs")), int(g.get("items"))),
-            ))
-        })
-        .collect();
+    let overflowed = by_parent(&groups);
     let mut rewritten = 0;
     for d in &mains {
         let Some(id) = d.get("_id") else { continue };
