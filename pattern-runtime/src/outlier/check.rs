@@ -84,6 +84,19 @@ fn overflow_groups(spec: &OutlierSpec, ids: Vec<Bson>) -> [Document; 2] {
     ]
 }
 
+/// The main documents `filter` matches, with their count and flag and the length of their
+/// items (under [`length_key`]), not the items.
+fn main_lengths(spec: &OutlierSpec, filter: Document) -> [Document; 2] {
+    [
+        doc! { "$match": filter },
+        doc! { "$project": {
+            spec.flag(): 1,
+            spec.count(): 1,
+            length_key(spec): { "$size": { "$ifNull": [format!("${}", spec.field()), []] } },
+        } },
+    ]
+}
+
 /// [`overflow_groups`]' answer by main document (its `_id` as a key): documents and items.
 fn by_parent(groups: &[Document]) -> std::collections::HashMap<String, (i64, i64)> {
     groups
@@ -264,14 +277,7 @@ impl<P: Model, T: Serialize + DeserializeOwned + Send + Sync + 'static> Outlier<
     ) -> mongodb::error::Result<OutlierState> {
         let spec = self.spec;
         let main_collection = self.main();
-        let read = main_collection.aggregate([
-            doc! { "$match": { "_id": id.clone() } },
-            doc! { "$project": {
-                spec.flag(): 1,
-                spec.count(): 1,
-                length_key(spec): { "$size": { "$ifNull": [format!("${}", spec.field()), []] } },
-            } },
-        ]);
+        let read = main_collection.aggregate(main_lengths(spec, doc! { "_id": id.clone() }));
         let main: Option<Document> = collect_in!(read, s.as_deref_mut())?.pop();
         let Some(main) = main else {
             return Err(mongodb::error::Error::custom(NoParent));
@@ -336,14 +342,7 @@ pub(super) async fn rebuild_counts(
     ids: Vec<Bson>,
 ) -> mongodb::error::Result<u64> {
     let main: Collection<Document> = db.collection(model.collection());
-    let read = main.aggregate([
-        doc! { "$match": { "_id": { "$in": ids.clone() } } },
-        doc! { "$project": {
-            spec.flag(): 1,
-            spec.count(): 1,
-            length_key(spec): { "$size": { "$ifNull": [format!("${}", spec.field()), []] } },
-        } },
-    ]);
+    let read = main.aggregate(main_lengths(spec, doc! { "_id": { "$in": ids.clone() } }));
     let mains: Vec<Document> = collect_in!(read, s.as_deref_mut())?;
     let overflow: Collection<Document> = db.collection(spec.overflow());
     let read = overflow.aggregate(overflow_groups(spec, ids));
